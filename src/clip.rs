@@ -1,0 +1,111 @@
+//! Clips in authoring form: per-joint translation, rotation and scale tracks with key times,
+//! values and an interpolation mode (glTF 2.0 semantics). [`crate::library::LibraryBuilder`]
+//! validates them against a skeleton and packs them for the GPU.
+
+use glam::{Quat, Vec3};
+
+/// How values between two keys are computed (glTF 2.0 `sampler.interpolation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Interpolation {
+    /// Hold the earlier key's value until the next key.
+    Step,
+    /// Lerp translation and scale; slerp rotation along the shorter arc.
+    #[default]
+    Linear,
+    /// Cubic Hermite spline; each key has an in-tangent, a value and an out-tangent, and tangents
+    /// are scaled by the key interval. Rotations are normalized after.
+    CubicSpline,
+}
+
+impl Interpolation {
+    /// The code the GPU uses (`INTERP_*` in `shaders/shared/types.wgsl`).
+    #[must_use]
+    pub const fn gpu_code(self) -> u32 {
+        match self {
+            Interpolation::Step => 0,
+            Interpolation::Linear => 1,
+            Interpolation::CubicSpline => 2,
+        }
+    }
+}
+
+/// Keys of one channel. For [`Interpolation::CubicSpline`], `values` holds three entries per key,
+/// `[in_tangent, value, out_tangent]`, as glTF stores them; otherwise one per key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Track<T> {
+    /// How to interpolate between keys.
+    pub interpolation: Interpolation,
+    /// Key times in seconds, strictly increasing.
+    pub times: Vec<f32>,
+    /// Key values (see the type's docs for cubic splines).
+    pub values: Vec<T>,
+}
+
+impl<T: Copy> Track<T> {
+    /// A track that holds one value for the whole clip (stored once).
+    #[must_use]
+    pub fn constant(value: T) -> Self {
+        Self {
+            interpolation: Interpolation::Step,
+            times: vec![0.0],
+            values: vec![value],
+        }
+    }
+
+    /// A linearly interpolated track from `(time, value)` pairs.
+    #[must_use]
+    pub fn linear(keys: impl IntoIterator<Item = (f32, T)>) -> Self {
+        let (times, values) = keys.into_iter().unzip();
+        Self {
+            interpolation: Interpolation::Linear,
+            times,
+            values,
+        }
+    }
+}
+
+/// The tracks that animate one joint, named by the joint. A missing channel holds the skeleton's
+/// rest value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JointTrack {
+    /// The joint's name in the skeleton.
+    pub joint: String,
+    /// Translation keys.
+    pub translation: Option<Track<Vec3>>,
+    /// Rotation keys (normalized when the library is built).
+    pub rotation: Option<Track<Quat>>,
+    /// Scale keys.
+    pub scale: Option<Track<Vec3>>,
+}
+
+/// A clip: a named set of joint tracks over `[0, duration]`.
+///
+/// A looping clip should end on the pose it starts with; sampling wraps from `duration` to 0, so
+/// when it does there is no seam.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clip {
+    /// Name, unique within its skeleton's clips.
+    pub name: String,
+    /// Length in seconds (> 0). Keys past it are never reached.
+    pub duration: f32,
+    /// Whether instances loop it by default.
+    pub looping: bool,
+    /// Tracks, at most one per joint.
+    pub tracks: Vec<JointTrack>,
+}
+
+impl Clip {
+    /// The latest key time over all tracks.
+    #[must_use]
+    pub fn last_key_time(&self) -> f32 {
+        let last = |t: Option<&[f32]>| t.and_then(|t| t.last().copied()).unwrap_or(0.0);
+        self.tracks
+            .iter()
+            .map(|t| {
+                last(t.translation.as_ref().map(|t| t.times.as_slice()))
+                    .max(last(t.rotation.as_ref().map(|t| t.times.as_slice())))
+                    .max(last(t.scale.as_ref().map(|t| t.times.as_slice())))
+            })
+            .fold(0.0, f32::max)
+    }
+}

@@ -1,0 +1,104 @@
+//! Errors. Every error names what is wrong and where: the skeleton, clip, joint, track or instance.
+
+/// Which channel of a joint track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    /// Translation keys.
+    Translation,
+    /// Rotation keys.
+    Rotation,
+    /// Scale keys.
+    Scale,
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Channel::Translation => "translation",
+            Channel::Rotation => "rotation",
+            Channel::Scale => "scale",
+        })
+    }
+}
+
+/// Everything that can go wrong in this crate. No public function panics on user input; it returns
+/// one of these instead, and leaves its target unchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A skeleton failed validation.
+    #[error("skeleton '{skeleton}': joint {joint} ('{joint_name}'): {what}")]
+    Skeleton {
+        /// Skeleton name.
+        skeleton: String,
+        /// Joint index, in the order given.
+        joint: usize,
+        /// Joint name.
+        joint_name: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A skeleton as a whole is unusable (empty, too many joints, a cycle).
+    #[error("skeleton '{skeleton}': {what}")]
+    SkeletonShape {
+        /// Skeleton name.
+        skeleton: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A clip failed validation.
+    #[error("clip '{clip}': {what}")]
+    Clip {
+        /// Clip name.
+        clip: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A track of a clip failed validation.
+    #[error("clip '{clip}', joint '{joint}', {channel} track: {what}")]
+    Track {
+        /// Clip name.
+        clip: String,
+        /// Joint name.
+        joint: String,
+        /// The channel.
+        channel: Channel,
+        /// What is wrong.
+        what: String,
+    },
+    /// A mesh failed validation.
+    #[error("mesh '{mesh}': {what}")]
+    Mesh {
+        /// Mesh name.
+        mesh: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// An instance names something that does not exist or has bad parameters.
+    #[error("instance {instance}: {what}")]
+    Instance {
+        /// Instance index.
+        instance: usize,
+        /// What is wrong.
+        what: String,
+    },
+    /// A capacity or device limit would be exceeded.
+    #[error("limit exceeded: {what}")]
+    Limit {
+        /// What limit, and by how much.
+        what: String,
+    },
+    /// No suitable GPU adapter or device.
+    #[error("no GPU device: {0}")]
+    Device(String),
+    /// An asset file could not be read or is malformed.
+    #[error("{file}: {what}")]
+    Asset {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// Shorthand for this crate's results.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,34 @@
+//! # wgpu-anim
+//!
+//! Skeletal animation for crowds of skinned characters, evaluated entirely on the GPU with wgpu.
+//!
+//! A frame flows one way: **instance state → sample → local_to_model → palette → skin**.
+//!
+//! - Authoring data — [`Skeleton`], [`Clip`], [`SkinnedMesh`] — is validated and packed by
+//!   [`LibraryBuilder`] into an [`AnimationLibrary`]: flat arrays, the exact bytes the GPU reads.
+//! - [`Animator`] takes *your* `wgpu::Device`, uploads the library once, keeps every instance's
+//!   parameters and clock in GPU buffers and records the compute passes into *your* encoder with
+//!   [`Animator::encode`]. Its palette buffer holds every instance's skinning matrices.
+//! - [`SkinnedRenderer`] draws all instances of a mesh with one instanced draw; or skin in your own
+//!   vertex shader with [`shaders::SKIN_FUNCTIONS`].
+//! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
+//!   [`reference`] is an f64 implementation used as the accuracy oracle.
+//! - [`mannequin`] builds the built-in humanoid, its mesh and its clips in code.
+
+pub mod clip;
+pub mod cpu;
+pub mod error;
+pub mod layout;
+pub mod library;
+pub mod mannequin;
+pub mod math;
+pub mod mesh;
+pub mod reference;
+pub mod skeleton;
+
+pub use clip::{Clip, Interpolation, JointTrack, Track};
+pub use error::{Channel, Error, Result};
+pub use library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
+pub use math::{Affine, Transform};
+pub use mesh::{SkinVertex, SkinnedMesh};
+pub use skeleton::{JointDesc, Skeleton};

@@ -1,0 +1,463 @@
+//! The runtime clip library: skeletons and clips validated and packed into flat arrays, exactly the
+//! bytes the GPU reads (and the CPU mirror reads too). [`LibraryBuilder`] joins the authoring types
+//! ([`Skeleton`], [`Clip`]) to this runtime form.
+
+use crate::clip::{Clip, Interpolation, Track};
+use crate::error::{Channel, Error, Result};
+use crate::layout::{GpuClip, GpuSkeleton, GpuTrack};
+use crate::math::Affine;
+use crate::skeleton::Skeleton;
+use glam::{Quat, Vec3, Vec4};
+use std::collections::HashMap;
+
+/// Index of a skeleton in a library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SkeletonId(pub u32);
+
+/// Index of a clip in a library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClipId(pub u32);
+
+/// Collects skeletons and clips, validating each as it is added.
+#[derive(Default)]
+pub struct LibraryBuilder {
+    lib: AnimationLibrary,
+}
+
+/// Skeletons and clips in runtime form. Build one with [`LibraryBuilder`].
+#[derive(Clone, Debug, Default)]
+pub struct AnimationLibrary {
+    /// Authoring skeletons (names, rest pose), by [`SkeletonId`].
+    pub skeletons: Vec<Skeleton>,
+    /// Clip names, by [`ClipId`].
+    pub clip_names: Vec<String>,
+    /// Per skeleton: where its joints live in `parents` and `inverse_binds`.
+    pub gpu_skeletons: Vec<GpuSkeleton>,
+    /// Parent of each joint, relative to its skeleton; -1 for roots.
+    pub parents: Vec<i32>,
+    /// Inverse bind matrices.
+    pub inverse_binds: Vec<Affine>,
+    /// Per clip: skeleton, duration, tracks.
+    pub clips: Vec<GpuClip>,
+    /// Three tracks (translation, rotation, scale) per joint per clip.
+    pub tracks: Vec<GpuTrack>,
+    /// Key times of all tracks.
+    pub times: Vec<f32>,
+    /// Key values of all tracks: translation and scale in xyz, rotations as (x, y, z, w).
+    pub values: Vec<Vec4>,
+}
+
+impl AnimationLibrary {
+    /// The clip called `name` of skeleton `skeleton`.
+    #[must_use]
+    pub fn clip_id(&self, skeleton: SkeletonId, name: &str) -> Option<ClipId> {
+        (0..self.clips.len())
+            .find(|&c| self.clips[c].skeleton == skeleton.0 && self.clip_names[c] == name)
+            .map(|c| ClipId(c as u32))
+    }
+
+    /// The skeleton a clip animates.
+    #[must_use]
+    pub fn clip_skeleton(&self, clip: ClipId) -> Option<SkeletonId> {
+        self.clips
+            .get(clip.0 as usize)
+            .map(|c| SkeletonId(c.skeleton))
+    }
+
+    /// Duration of a clip in seconds.
+    #[must_use]
+    pub fn clip_duration(&self, clip: ClipId) -> Option<f32> {
+        self.clips.get(clip.0 as usize).map(|c| c.duration)
+    }
+
+    /// Bytes of clip data the GPU holds (headers, tracks, times, values).
+    #[must_use]
+    pub fn clip_bytes(&self) -> usize {
+        self.clips.len() * size_of::<GpuClip>()
+            + self.tracks.len() * size_of::<GpuTrack>()
+            + self.times.len() * 4
+            + self.values.len() * 16
+    }
+}
+
+impl LibraryBuilder {
+    /// An empty library.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a skeleton.
+    pub fn add_skeleton(&mut self, skeleton: Skeleton) -> SkeletonId {
+        let lib = &mut self.lib;
+        let id = SkeletonId(lib.skeletons.len() as u32);
+        lib.gpu_skeletons.push(GpuSkeleton {
+            joint_count: skeleton.joint_count() as u32,
+            joint_offset: lib.parents.len() as u32,
+            _pad: [0; 2],
+        });
+        lib.parents.extend(
+            skeleton
+                .parents()
+                .iter()
+                .map(|p| p.map_or(-1, |p| p as i32)),
+        );
+        lib.inverse_binds
+            .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
+        lib.skeletons.push(skeleton);
+        id
+    }
+
+    /// The skeleton added as `id`.
+    #[must_use]
+    pub fn skeleton(&self, id: SkeletonId) -> Option<&Skeleton> {
+        self.lib.skeletons.get(id.0 as usize)
+    }
+
+    /// Validates `clip` against skeleton `skeleton` and packs it. On error nothing is added.
+    ///
+    /// Errors: an unknown skeleton; a duplicate clip name for the skeleton; a duration that is not
+    /// finite and positive; a track for a joint the skeleton lacks, or two for one joint; a track
+    /// with no keys, non-finite or negative or unsorted key times, a value count that does not
+    /// match, non-finite values, or a zero-length rotation.
+    pub fn add_clip(&mut self, skeleton: SkeletonId, clip: &Clip) -> Result<ClipId> {
+        let cerr = |what: String| Error::Clip {
+            clip: clip.name.clone(),
+            what,
+        };
+        let skel = self
+            .lib
+            .skeletons
+            .get(skeleton.0 as usize)
+            .ok_or_else(|| cerr(format!("skeleton {} does not exist", skeleton.0)))?;
+        if self.lib.clip_id(skeleton, &clip.name).is_some() {
+            return Err(cerr(format!(
+                "skeleton '{}' already has a clip of that name",
+                skel.name()
+            )));
+        }
+        if !clip.duration.is_finite() || clip.duration <= 0.0 {
+            return Err(cerr(format!(
+                "duration {} must be finite and positive",
+                clip.duration
+            )));
+        }
+        let n = skel.joint_count();
+        let mut by_joint: Vec<Option<usize>> = vec![None; n];
+        for (k, t) in clip.tracks.iter().enumerate() {
+            let j = skel.joint_index(&t.joint).ok_or_else(|| {
+                cerr(format!(
+                    "animates joint '{}', which skeleton '{}' does not have",
+                    t.joint,
+                    skel.name()
+                ))
+            })?;
+            if by_joint[j].replace(k).is_some() {
+                return Err(cerr(format!("has two tracks for joint '{}'", t.joint)));
+            }
+        }
+        // Validate everything before packing so an error leaves the library unchanged.
+        let mut packed: Vec<[PackedTrack; 3]> = Vec::with_capacity(n);
+        for j in 0..n {
+            let rest = skel.rest_pose()[j];
+            let jt = by_joint[j].map(|k| &clip.tracks[k]);
+            let name = &skel.joint_names()[j];
+            let terr = |channel, what: String| Error::Track {
+                clip: clip.name.clone(),
+                joint: name.clone(),
+                channel,
+                what,
+            };
+            let t = pack_track(
+                jt.and_then(|t| t.translation.as_ref()),
+                rest.translation,
+                |v| v.extend(0.0),
+            )
+            .map_err(|e| terr(Channel::Translation, e))?;
+            let r = pack_rotation(jt.and_then(|t| t.rotation.as_ref()), rest.rotation)
+                .map_err(|e| terr(Channel::Rotation, e))?;
+            let s = pack_track(jt.and_then(|t| t.scale.as_ref()), rest.scale, |v| {
+                v.extend(0.0)
+            })
+            .map_err(|e| terr(Channel::Scale, e))?;
+            packed.push([t, r, s]);
+        }
+        let lib = &mut self.lib;
+        let id = ClipId(lib.clips.len() as u32);
+        lib.clips.push(GpuClip {
+            skeleton: skeleton.0,
+            joint_count: n as u32,
+            track_offset: lib.tracks.len() as u32,
+            flags: u32::from(clip.looping),
+            duration: clip.duration,
+            _pad: [0; 3],
+        });
+        lib.clip_names.push(clip.name.clone());
+        let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
+        for tracks in packed {
+            for t in tracks {
+                let key: Vec<u32> = t.times.iter().map(|x| x.to_bits()).collect();
+                let time_offset = *time_arrays.entry(key).or_insert_with(|| {
+                    let o = lib.times.len() as u32;
+                    lib.times.extend_from_slice(&t.times);
+                    o
+                });
+                lib.tracks.push(GpuTrack {
+                    time_offset,
+                    key_count: t.times.len() as u32,
+                    value_offset: lib.values.len() as u32,
+                    interpolation: t.interpolation.gpu_code(),
+                });
+                lib.values.extend_from_slice(&t.values);
+            }
+        }
+        Ok(id)
+    }
+
+    /// The finished library.
+    #[must_use]
+    pub fn build(self) -> AnimationLibrary {
+        self.lib
+    }
+}
+
+struct PackedTrack {
+    interpolation: Interpolation,
+    times: Vec<f32>,
+    values: Vec<Vec4>,
+}
+
+fn check_times(times: &[f32]) -> std::result::Result<(), String> {
+    if times.is_empty() {
+        return Err("has no keys".into());
+    }
+    for (k, &t) in times.iter().enumerate() {
+        if !t.is_finite() || t < 0.0 {
+            return Err(format!("key {k}: time {t} must be finite and not negative"));
+        }
+        if k > 0 && t <= times[k - 1] {
+            return Err(format!(
+                "key {k}: time {t} is not after the previous key's {}",
+                times[k - 1]
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_counts<T>(track: &Track<T>) -> std::result::Result<(), String> {
+    let per_key = if track.interpolation == Interpolation::CubicSpline {
+        3
+    } else {
+        1
+    };
+    if track.values.len() != track.times.len() * per_key {
+        return Err(format!(
+            "{} keys need {} values ({per_key} per key), found {}",
+            track.times.len(),
+            track.times.len() * per_key,
+            track.values.len()
+        ));
+    }
+    Ok(())
+}
+
+/// A track whose every key holds one value is stored once, as a single step key.
+fn collapse(interpolation: Interpolation, times: Vec<f32>, values: Vec<Vec4>) -> PackedTrack {
+    let constant = match interpolation {
+        Interpolation::CubicSpline => values
+            .chunks_exact(3)
+            .all(|k| k[0] == Vec4::ZERO && k[2] == Vec4::ZERO && k[1] == values[1]),
+        _ => values.iter().all(|v| *v == values[0]),
+    };
+    if constant {
+        let v = if interpolation == Interpolation::CubicSpline {
+            values[1]
+        } else {
+            values[0]
+        };
+        return PackedTrack {
+            interpolation: Interpolation::Step,
+            times: vec![0.0],
+            values: vec![v],
+        };
+    }
+    PackedTrack {
+        interpolation,
+        times,
+        values,
+    }
+}
+
+fn pack_track(
+    track: Option<&Track<Vec3>>,
+    rest: Vec3,
+    f: impl Fn(Vec3) -> Vec4,
+) -> std::result::Result<PackedTrack, String> {
+    let Some(track) = track else {
+        return Ok(collapse(Interpolation::Step, vec![0.0], vec![f(rest)]));
+    };
+    check_times(&track.times)?;
+    check_counts(track)?;
+    if let Some(k) = track.values.iter().position(|v| !v.is_finite()) {
+        return Err(format!("value {k} is not finite"));
+    }
+    Ok(collapse(
+        track.interpolation,
+        track.times.clone(),
+        track.values.iter().map(|v| f(*v)).collect(),
+    ))
+}
+
+fn pack_rotation(
+    track: Option<&Track<Quat>>,
+    rest: Quat,
+) -> std::result::Result<PackedTrack, String> {
+    let Some(track) = track else {
+        return Ok(collapse(
+            Interpolation::Step,
+            vec![0.0],
+            vec![Vec4::from(rest)],
+        ));
+    };
+    check_times(&track.times)?;
+    check_counts(track)?;
+    let cubic = track.interpolation == Interpolation::CubicSpline;
+    let mut values = Vec::with_capacity(track.values.len());
+    for (k, q) in track.values.iter().enumerate() {
+        if !q.is_finite() {
+            return Err(format!("value {k} is not finite"));
+        }
+        let is_key_value = !cubic || k % 3 == 1;
+        if is_key_value {
+            let len = q.length();
+            if len < 1e-6 {
+                return Err(format!("value {k} is a zero-length quaternion"));
+            }
+            values.push(Vec4::from(*q) / len);
+        } else {
+            values.push(Vec4::from(*q)); // tangents are not normalized
+        }
+    }
+    Ok(collapse(track.interpolation, track.times.clone(), values))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clip::JointTrack;
+    use crate::math::Transform;
+
+    fn skel() -> Skeleton {
+        Skeleton::from_rest_pose(
+            "s",
+            vec![
+                ("root".into(), None, Transform::IDENTITY),
+                ("arm".into(), Some(0), Transform::from_translation(Vec3::Y)),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn clip(tracks: Vec<JointTrack>) -> Clip {
+        Clip {
+            name: "c".into(),
+            duration: 1.0,
+            looping: true,
+            tracks,
+        }
+    }
+
+    #[test]
+    fn missing_channels_hold_the_rest_pose_and_constants_are_stored_once() {
+        let mut b = LibraryBuilder::new();
+        let s = b.add_skeleton(skel());
+        let c = b
+            .add_clip(
+                s,
+                &clip(vec![JointTrack {
+                    joint: "arm".into(),
+                    rotation: Some(Track::linear([
+                        (0.0, Quat::IDENTITY),
+                        (1.0, Quat::IDENTITY),
+                    ])),
+                    ..Default::default()
+                }]),
+            )
+            .unwrap();
+        let lib = b.build();
+        assert_eq!(lib.clips[c.0 as usize].joint_count, 2);
+        assert_eq!(lib.tracks.len(), 6);
+        assert!(lib.tracks.iter().all(|t| t.key_count == 1));
+        assert_eq!(
+            lib.values[lib.tracks[3].value_offset as usize],
+            Vec4::new(0.0, 1.0, 0.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn bad_clips_are_rejected_with_names_and_leave_the_library_unchanged() {
+        let mut b = LibraryBuilder::new();
+        let s = b.add_skeleton(skel());
+        let cases: Vec<(JointTrack, &str)> = vec![
+            (
+                JointTrack {
+                    joint: "tail".into(),
+                    ..Default::default()
+                },
+                "'tail'",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    translation: Some(Track::linear([(0.5, Vec3::ZERO), (0.2, Vec3::ONE)])),
+                    ..Default::default()
+                },
+                "not after",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    translation: Some(Track::linear([(0.0, Vec3::ZERO), (0.2, Vec3::NAN)])),
+                    ..Default::default()
+                },
+                "not finite",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    rotation: Some(Track::linear([(0.0, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))])),
+                    ..Default::default()
+                },
+                "zero-length",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    scale: Some(Track {
+                        interpolation: Interpolation::CubicSpline,
+                        times: vec![0.0],
+                        values: vec![Vec3::ONE],
+                    }),
+                    ..Default::default()
+                },
+                "need 3 values",
+            ),
+        ];
+        for (track, expect) in cases {
+            let e = b.add_clip(s, &clip(vec![track])).unwrap_err().to_string();
+            assert!(e.contains("clip 'c'") && e.contains(expect), "{e}");
+        }
+        let mut zero = clip(vec![]);
+        zero.duration = 0.0;
+        assert!(
+            b.add_clip(s, &zero)
+                .unwrap_err()
+                .to_string()
+                .contains("duration")
+        );
+        assert!(b.add_clip(SkeletonId(9), &clip(vec![])).is_err());
+        let lib = b.build();
+        assert!(lib.clips.is_empty() && lib.tracks.is_empty() && lib.values.is_empty());
+    }
+}

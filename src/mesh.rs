@@ -1,0 +1,169 @@
+//! Skinned meshes in authoring form.
+
+use crate::error::{Error, Result};
+use glam::{Vec2, Vec3};
+
+/// The most joints that influence one vertex.
+pub const MAX_INFLUENCES: usize = 4;
+
+/// One vertex as the GPU reads it (`VertexIn` in `shaders/skin.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SkinVertex {
+    /// Bind-pose position, model space.
+    pub position: [f32; 3],
+    /// Bind-pose normal, model space, unit length.
+    pub normal: [f32; 3],
+    /// Texture coordinates.
+    pub uv: [f32; 2],
+    /// Skeleton joint indices of up to four influences (unused ones have weight 0).
+    pub joints: [u16; 4],
+    /// Influence weights, summing to 1.
+    pub weights: [f32; 4],
+}
+const _: () = assert!(std::mem::size_of::<SkinVertex>() == 56);
+
+/// A triangle mesh bound to a skeleton with up to [`MAX_INFLUENCES`] influences per vertex.
+#[derive(Clone, Debug, Default)]
+pub struct SkinnedMesh {
+    /// Name, used in errors.
+    pub name: String,
+    /// Bind-pose positions (model space).
+    pub positions: Vec<Vec3>,
+    /// Bind-pose normals; computed from the triangles by [`SkinnedMesh::validate`] when empty.
+    pub normals: Vec<Vec3>,
+    /// Texture coordinates; zero when empty.
+    pub uvs: Vec<Vec2>,
+    /// Joint indices per vertex.
+    pub joints: Vec<[u16; 4]>,
+    /// Weights per vertex; normalized by [`SkinnedMesh::validate`].
+    pub weights: Vec<[f32; 4]>,
+    /// Triangle list indices.
+    pub indices: Vec<u32>,
+}
+
+impl SkinnedMesh {
+    /// Checks the mesh against a skeleton of `joint_count` joints, normalizes weights, fills in
+    /// missing normals and texture coordinates.
+    ///
+    /// Errors: arrays of different lengths, an index out of range, a joint index out of range with
+    /// a non-zero weight, negative or non-finite weights, a vertex whose weights sum to zero,
+    /// non-finite positions.
+    pub fn validate(&mut self, joint_count: usize) -> Result<()> {
+        let err = |what: String| Error::Mesh {
+            mesh: self.name.clone(),
+            what,
+        };
+        let n = self.positions.len();
+        if n == 0 || self.indices.is_empty() {
+            return Err(err("has no vertices or no triangles".into()));
+        }
+        if self.joints.len() != n || self.weights.len() != n {
+            return Err(err(format!(
+                "{n} positions but {} joint and {} weight entries",
+                self.joints.len(),
+                self.weights.len()
+            )));
+        }
+        if !self.normals.is_empty() && self.normals.len() != n {
+            return Err(err(format!(
+                "{n} positions but {} normals",
+                self.normals.len()
+            )));
+        }
+        if !self.uvs.is_empty() && self.uvs.len() != n {
+            return Err(err(format!(
+                "{n} positions but {} texture coordinates",
+                self.uvs.len()
+            )));
+        }
+        if self.indices.len() % 3 != 0 {
+            return Err(err(format!(
+                "{} indices is not a whole number of triangles",
+                self.indices.len()
+            )));
+        }
+        if let Some((i, &ix)) = self
+            .indices
+            .iter()
+            .enumerate()
+            .find(|&(_, &ix)| ix as usize >= n)
+        {
+            return Err(err(format!("index {i} is {ix}, out of range (0..{n})")));
+        }
+        if let Some(v) = self.positions.iter().position(|p| !p.is_finite()) {
+            return Err(err(format!("vertex {v}: position is not finite")));
+        }
+        for v in 0..n {
+            let w = self.weights[v];
+            if w.iter().any(|w| !w.is_finite() || *w < 0.0) {
+                return Err(err(format!(
+                    "vertex {v}: weights {w:?} must be finite and non-negative"
+                )));
+            }
+            let sum: f32 = w.iter().sum();
+            if sum <= 1e-8 {
+                return Err(err(format!("vertex {v}: weights sum to zero")));
+            }
+            for k in 0..4 {
+                if w[k] > 0.0 && self.joints[v][k] as usize >= joint_count {
+                    return Err(err(format!(
+                        "vertex {v}: joint index {} out of range (skeleton has {joint_count} joints)",
+                        self.joints[v][k]
+                    )));
+                }
+                if w[k] == 0.0 {
+                    self.joints[v][k] = 0; // never read out of range on the GPU
+                }
+            }
+            self.weights[v] = w.map(|x| x / sum);
+        }
+        if self.normals.is_empty() {
+            self.normals = compute_normals(&self.positions, &self.indices);
+        }
+        if self.uvs.is_empty() {
+            self.uvs = vec![Vec2::ZERO; n];
+        }
+        Ok(())
+    }
+
+    /// Interleaved vertices for the GPU. Call [`SkinnedMesh::validate`] first.
+    #[must_use]
+    pub fn gpu_vertices(&self) -> Vec<SkinVertex> {
+        (0..self.positions.len())
+            .map(|v| SkinVertex {
+                position: self.positions[v].to_array(),
+                normal: self.normals.get(v).copied().unwrap_or(Vec3::Y).to_array(),
+                uv: self.uvs.get(v).copied().unwrap_or(Vec2::ZERO).to_array(),
+                joints: self.joints[v],
+                weights: self.weights[v],
+            })
+            .collect()
+    }
+
+    /// Bounding box of the bind-pose positions.
+    #[must_use]
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        self.positions.iter().fold(
+            (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+        )
+    }
+}
+
+/// Area-weighted vertex normals of a triangle list.
+#[must_use]
+pub fn compute_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
+    let mut normals = vec![Vec3::ZERO; positions.len()];
+    for t in indices.chunks_exact(3) {
+        let (a, b, c) = (t[0] as usize, t[1] as usize, t[2] as usize);
+        let n = (positions[b] - positions[a]).cross(positions[c] - positions[a]);
+        normals[a] += n;
+        normals[b] += n;
+        normals[c] += n;
+    }
+    normals
+        .iter()
+        .map(|n| n.try_normalize().unwrap_or(Vec3::Y))
+        .collect()
+}

@@ -1,0 +1,293 @@
+//! Skeletons: joint names, parents (every parent before its children), rest pose, inverse binds.
+
+use crate::error::{Error, Result};
+use crate::math::Transform;
+use glam::Mat4;
+
+/// The most joints one skeleton may have. The GPU stages loop over joints with no fixed-size
+/// arrays, so this is a sanity bound on input, not a shader limit.
+pub const MAX_JOINTS: usize = 4096;
+
+/// One joint as the user describes it, in any order.
+#[derive(Clone, Debug)]
+pub struct JointDesc {
+    /// Unique name; clips refer to joints by name.
+    pub name: String,
+    /// Index of the parent in the list given to [`Skeleton::new`], or `None` for a root.
+    pub parent: Option<usize>,
+    /// Rest (bind) pose, local to the parent.
+    pub rest: Transform,
+    /// `joint_from_model` at bind time: the inverse of the joint's model-space bind matrix.
+    pub inverse_bind: Mat4,
+}
+
+/// A validated skeleton whose joints are ordered parents-first, so model-space propagation is one
+/// forward loop: `model[i] = model[parent[i]] * local[i]`.
+#[derive(Clone, Debug)]
+pub struct Skeleton {
+    name: String,
+    names: Vec<String>,
+    parents: Vec<Option<u32>>,
+    rest: Vec<Transform>,
+    inverse_binds: Vec<Mat4>,
+    source_index: Vec<usize>,
+}
+
+impl Skeleton {
+    /// Validates `joints` and orders them parents-first (a stable reorder: joints already after
+    /// their parents keep their relative order). [`Skeleton::source_index`] maps back.
+    ///
+    /// Errors: no joints, more than [`MAX_JOINTS`], an empty or duplicate name, a parent index out
+    /// of range, a cycle, a non-finite rest pose or inverse bind, a rest rotation that is not a
+    /// unit quaternion (beyond 1e-3; nearly-unit ones are normalized), a zero rest scale.
+    pub fn new(name: impl Into<String>, joints: Vec<JointDesc>) -> Result<Self> {
+        let name = name.into();
+        let shape = |what: String| Error::SkeletonShape {
+            skeleton: name.clone(),
+            what,
+        };
+        if joints.is_empty() {
+            return Err(shape("has no joints".into()));
+        }
+        if joints.len() > MAX_JOINTS {
+            return Err(shape(format!(
+                "has {} joints, more than the limit of {MAX_JOINTS}",
+                joints.len()
+            )));
+        }
+        let joint_err = |i: usize, what: String| Error::Skeleton {
+            skeleton: name.clone(),
+            joint: i,
+            joint_name: joints[i].name.clone(),
+            what,
+        };
+        let mut seen = std::collections::HashMap::new();
+        for (i, j) in joints.iter().enumerate() {
+            if j.name.is_empty() {
+                return Err(joint_err(i, "empty name".into()));
+            }
+            if let Some(prev) = seen.insert(j.name.as_str(), i) {
+                return Err(joint_err(i, format!("duplicate name (also joint {prev})")));
+            }
+            if let Some(p) = j.parent {
+                if p >= joints.len() {
+                    return Err(joint_err(
+                        i,
+                        format!("parent index {p} out of range (0..{})", joints.len()),
+                    ));
+                }
+                if p == i {
+                    return Err(joint_err(i, "is its own parent".into()));
+                }
+            }
+            if !j.rest.is_finite() {
+                return Err(joint_err(i, "rest pose is not finite".into()));
+            }
+            let len = j.rest.rotation.length();
+            if (len - 1.0).abs() > 1e-3 {
+                return Err(joint_err(
+                    i,
+                    format!("rest rotation is not a unit quaternion (length {len})"),
+                ));
+            }
+            if j.rest.scale.abs().min_element() < 1e-12 {
+                return Err(joint_err(i, "rest scale has a zero component".into()));
+            }
+            if !j.inverse_bind.is_finite() {
+                return Err(joint_err(i, "inverse bind matrix is not finite".into()));
+            }
+        }
+        // Stable topological order: repeatedly emit joints whose parent is already emitted.
+        let n = joints.len();
+        let mut new_index = vec![usize::MAX; n];
+        let mut order = Vec::with_capacity(n);
+        let mut progressed = true;
+        while order.len() < n && progressed {
+            progressed = false;
+            for i in 0..n {
+                if new_index[i] != usize::MAX {
+                    continue;
+                }
+                let ready = match joints[i].parent {
+                    None => true,
+                    Some(p) => new_index[p] != usize::MAX,
+                };
+                if ready {
+                    new_index[i] = order.len();
+                    order.push(i);
+                    progressed = true;
+                }
+            }
+        }
+        if order.len() < n {
+            let stuck = (0..n).find(|&i| new_index[i] == usize::MAX).unwrap_or(0);
+            return Err(joint_err(stuck, "is part of a parent cycle".into()));
+        }
+        Ok(Self {
+            names: order.iter().map(|&i| joints[i].name.clone()).collect(),
+            parents: order
+                .iter()
+                .map(|&i| joints[i].parent.map(|p| new_index[p] as u32))
+                .collect(),
+            rest: order
+                .iter()
+                .map(|&i| {
+                    let mut r = joints[i].rest;
+                    r.rotation = r.rotation.normalize();
+                    r
+                })
+                .collect(),
+            inverse_binds: order.iter().map(|&i| joints[i].inverse_bind).collect(),
+            source_index: order,
+            name,
+        })
+    }
+
+    /// Builds a skeleton whose inverse bind matrices are the inverses of its rest pose in model
+    /// space (so the palette is the identity in the rest pose).
+    pub fn from_rest_pose(
+        name: impl Into<String>,
+        joints: Vec<(String, Option<usize>, Transform)>,
+    ) -> Result<Self> {
+        let descs: Vec<JointDesc> = joints
+            .into_iter()
+            .map(|(name, parent, rest)| JointDesc {
+                name,
+                parent,
+                rest,
+                inverse_bind: Mat4::IDENTITY,
+            })
+            .collect();
+        let mut s = Self::new(name, descs)?;
+        let model = s.rest_model_matrices();
+        s.inverse_binds = model.iter().map(|m| m.inverse()).collect();
+        Ok(s)
+    }
+
+    /// The skeleton's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Number of joints.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.names.len()
+    }
+    /// Joint names, parents-first order.
+    #[must_use]
+    pub fn joint_names(&self) -> &[String] {
+        &self.names
+    }
+    /// Parent of each joint (always a smaller index), `None` for roots.
+    #[must_use]
+    pub fn parents(&self) -> &[Option<u32>] {
+        &self.parents
+    }
+    /// Rest pose, local to each parent.
+    #[must_use]
+    pub fn rest_pose(&self) -> &[Transform] {
+        &self.rest
+    }
+    /// Inverse bind matrices.
+    #[must_use]
+    pub fn inverse_binds(&self) -> &[Mat4] {
+        &self.inverse_binds
+    }
+    /// For each joint, its index in the list given to [`Skeleton::new`].
+    #[must_use]
+    pub fn source_index(&self) -> &[usize] {
+        &self.source_index
+    }
+    /// Index of the joint called `name`.
+    #[must_use]
+    pub fn joint_index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+    /// Depth of each joint (roots are 0).
+    #[must_use]
+    pub fn depths(&self) -> Vec<u32> {
+        let mut d = vec![0u32; self.parents.len()];
+        for i in 0..d.len() {
+            if let Some(p) = self.parents[i] {
+                d[i] = d[p as usize] + 1;
+            }
+        }
+        d
+    }
+    /// The rest pose in model space (`model_from_joint`).
+    #[must_use]
+    pub fn rest_model_matrices(&self) -> Vec<Mat4> {
+        let mut m: Vec<Mat4> = Vec::with_capacity(self.rest.len());
+        for (i, r) in self.rest.iter().enumerate() {
+            let local = r.to_mat4();
+            m.push(match self.parents[i] {
+                Some(p) => m[p as usize] * local,
+                None => local,
+            });
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+
+    fn j(name: &str, parent: Option<usize>) -> JointDesc {
+        JointDesc {
+            name: name.into(),
+            parent,
+            rest: Transform::from_translation(Vec3::Y),
+            inverse_bind: Mat4::IDENTITY,
+        }
+    }
+
+    #[test]
+    fn reorders_children_listed_before_parents() {
+        let s = Skeleton::new(
+            "s",
+            vec![j("hand", Some(2)), j("root", None), j("arm", Some(1))],
+        )
+        .unwrap();
+        assert_eq!(s.joint_names(), ["root", "arm", "hand"]);
+        assert_eq!(s.parents(), [None, Some(0), Some(1)]);
+        assert_eq!(s.source_index(), [1, 2, 0]);
+    }
+
+    #[test]
+    fn rejects_cycles_duplicates_and_bad_parents() {
+        let e = Skeleton::new("s", vec![j("a", Some(1)), j("b", Some(0))]).unwrap_err();
+        assert!(e.to_string().contains("cycle"), "{e}");
+        let e = Skeleton::new("s", vec![j("a", None), j("a", Some(0))]).unwrap_err();
+        assert!(e.to_string().contains("duplicate"), "{e}");
+        let e = Skeleton::new("s", vec![j("a", Some(7))]).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        assert!(Skeleton::new("s", vec![]).is_err());
+        let mut bad = j("nan", None);
+        bad.rest.translation.x = f32::NAN;
+        let e = Skeleton::new("s", vec![bad]).unwrap_err();
+        assert!(
+            e.to_string().contains("'nan'") && e.to_string().contains("not finite"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn supports_long_chains_beyond_256_joints() {
+        let joints: Vec<_> = (0..1500usize)
+            .map(|i| j(&format!("j{i}"), i.checked_sub(1)))
+            .collect();
+        let s = Skeleton::new("chain", joints).unwrap();
+        assert_eq!(s.joint_count(), 1500);
+        let e = Skeleton::new(
+            "huge",
+            (0..MAX_JOINTS + 1)
+                .map(|i| j(&format!("j{i}"), None))
+                .collect(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("limit"), "{e}");
+    }
+}

@@ -1,1 +1,242 @@
-//! f64 reference.
+//! The accuracy oracle: sampling, hierarchy propagation, palette and skinning in f64, computed from
+//! the *authoring* data ([`Skeleton`], [`Clip`], [`SkinnedMesh`]) rather than the packed library,
+//! with exact slerp and no shortcuts. Slow and simple on purpose; tests compare the f32 CPU mirror
+//! and the GPU against it.
+
+use crate::clip::{Clip, Interpolation, Track};
+use crate::mesh::SkinnedMesh;
+use crate::skeleton::Skeleton;
+use glam::{DMat4, DQuat, DVec3, DVec4, Quat, Vec3};
+
+/// A local joint pose in f64.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransformF64 {
+    /// Translation.
+    pub translation: DVec3,
+    /// Rotation (unit).
+    pub rotation: DQuat,
+    /// Scale.
+    pub scale: DVec3,
+}
+
+impl TransformF64 {
+    /// `parent_from_joint`.
+    #[must_use]
+    pub fn to_mat4(&self) -> DMat4 {
+        DMat4::from_scale_rotation_translation(self.scale, self.rotation, self.translation)
+    }
+}
+
+/// Finds the key interval around `t` (clamped to the keys): `(k0, k1, u, dt)`.
+fn locate(times: &[f32], t: f64) -> (usize, usize, f64, f64) {
+    let n = times.len();
+    if n == 1 || t <= f64::from(times[0]) {
+        return (0, 0, 0.0, 0.0);
+    }
+    if t >= f64::from(times[n - 1]) {
+        return (n - 1, n - 1, 0.0, 0.0);
+    }
+    let k = times.partition_point(|&x| f64::from(x) <= t) - 1;
+    let (t0, t1) = (f64::from(times[k]), f64::from(times[k + 1]));
+    (k, k + 1, (t - t0) / (t1 - t0), t1 - t0)
+}
+
+fn hermite(p0: DVec4, m0: DVec4, p1: DVec4, m1: DVec4, u: f64) -> DVec4 {
+    let (u2, u3) = (u * u, u * u * u);
+    p0 * (2.0 * u3 - 3.0 * u2 + 1.0)
+        + m0 * (u3 - 2.0 * u2 + u)
+        + p1 * (-2.0 * u3 + 3.0 * u2)
+        + m1 * (u3 - u2)
+}
+
+fn sample_vec4(
+    interp: Interpolation,
+    times: &[f32],
+    values: &[DVec4],
+    t: f64,
+    lerp: impl Fn(DVec4, DVec4, f64) -> DVec4,
+) -> DVec4 {
+    let (k0, k1, u, dt) = locate(times, t);
+    match interp {
+        Interpolation::Step => values[k0],
+        Interpolation::Linear => {
+            if k0 == k1 {
+                values[k0]
+            } else {
+                lerp(values[k0], values[k1], u)
+            }
+        }
+        Interpolation::CubicSpline => {
+            if k0 == k1 {
+                values[3 * k0 + 1]
+            } else {
+                hermite(
+                    values[3 * k0 + 1],
+                    values[3 * k0 + 2] * dt,
+                    values[3 * k1 + 1],
+                    values[3 * k1] * dt,
+                    u,
+                )
+            }
+        }
+    }
+}
+
+/// A translation or scale track at time `t` (seconds, clamped to the keys).
+#[must_use]
+pub fn sample_vec3(track: &Track<Vec3>, t: f64) -> DVec3 {
+    let values: Vec<DVec4> = track
+        .values
+        .iter()
+        .map(|v| v.as_dvec3().extend(0.0))
+        .collect();
+    sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| {
+        a.lerp(b, u)
+    })
+    .truncate()
+}
+
+/// A rotation track at time `t`: keys normalized, exact slerp along the shorter arc for linear,
+/// Hermite then normalize for cubic splines.
+#[must_use]
+pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
+    let cubic = track.interpolation == Interpolation::CubicSpline;
+    let values: Vec<DVec4> = track
+        .values
+        .iter()
+        .enumerate()
+        .map(|(k, q)| {
+            let v = DVec4::new(q.x.into(), q.y.into(), q.z.into(), q.w.into());
+            if !cubic || k % 3 == 1 {
+                v.normalize()
+            } else {
+                v
+            }
+        })
+        .collect();
+    let v = sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| {
+        let (qa, qb) = (DQuat::from_vec4(a), DQuat::from_vec4(b));
+        let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
+        let d = qa.dot(qb).min(1.0);
+        let theta = d.acos();
+        if theta < 1e-12 {
+            return a;
+        }
+        let (wa, wb) = (
+            ((1.0 - u) * theta).sin() / theta.sin(),
+            (u * theta).sin() / theta.sin(),
+        );
+        DVec4::from(qa) * wa + DVec4::from(qb) * wb
+    });
+    DQuat::from_vec4(v.normalize())
+}
+
+/// The local pose of every skeleton joint at clip time `t`; joints or channels without a track
+/// hold the rest pose. Tracks naming joints the skeleton lacks are ignored.
+#[must_use]
+pub fn sample(skeleton: &Skeleton, clip: &Clip, t: f64) -> Vec<TransformF64> {
+    let mut pose: Vec<TransformF64> = skeleton
+        .rest_pose()
+        .iter()
+        .map(|r| TransformF64 {
+            translation: r.translation.as_dvec3(),
+            rotation: r.rotation.as_dquat().normalize(),
+            scale: r.scale.as_dvec3(),
+        })
+        .collect();
+    for track in &clip.tracks {
+        let Some(j) = skeleton.joint_index(&track.joint) else {
+            continue;
+        };
+        if let Some(tr) = &track.translation {
+            pose[j].translation = sample_vec3(tr, t);
+        }
+        if let Some(r) = &track.rotation {
+            pose[j].rotation = sample_quat(r, t);
+        }
+        if let Some(s) = &track.scale {
+            pose[j].scale = sample_vec3(s, t);
+        }
+    }
+    pose
+}
+
+/// `model_from_joint` for every joint: `model[i] = model[parent[i]] * local[i]`.
+#[must_use]
+pub fn local_to_model(skeleton: &Skeleton, local: &[TransformF64]) -> Vec<DMat4> {
+    let mut model: Vec<DMat4> = Vec::with_capacity(local.len());
+    for (i, l) in local.iter().enumerate() {
+        let m = l.to_mat4();
+        model.push(match skeleton.parents()[i] {
+            Some(p) => model[p as usize] * m,
+            None => m,
+        });
+    }
+    model
+}
+
+/// Skinning matrices: `model[j] * inverse_bind[j]`.
+#[must_use]
+pub fn palette(skeleton: &Skeleton, model: &[DMat4]) -> Vec<DMat4> {
+    model
+        .iter()
+        .zip(skeleton.inverse_binds())
+        .map(|(m, ib)| *m * ib.as_dmat4())
+        .collect()
+}
+
+/// Linear blend skinning of every vertex position: `Σ w_i K[j_i] (p, 1)`.
+#[must_use]
+pub fn skin(mesh: &SkinnedMesh, palette: &[DMat4]) -> Vec<DVec3> {
+    (0..mesh.positions.len())
+        .map(|v| {
+            let p = mesh.positions[v].as_dvec3();
+            (0..4)
+                .map(|k| {
+                    let w = f64::from(mesh.weights[v][k]);
+                    if w == 0.0 {
+                        DVec3::ZERO
+                    } else {
+                        palette[mesh.joints[v][k] as usize].transform_point3(p) * w
+                    }
+                })
+                .sum()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_holds_the_earlier_key_and_times_clamp() {
+        let tr = Track {
+            interpolation: Interpolation::Step,
+            times: vec![1.0, 2.0],
+            values: vec![Vec3::X, Vec3::Y],
+        };
+        assert_eq!(sample_vec3(&tr, 0.0), DVec3::X);
+        assert_eq!(sample_vec3(&tr, 1.99), DVec3::X);
+        assert_eq!(sample_vec3(&tr, 2.0), DVec3::Y);
+        assert_eq!(sample_vec3(&tr, 9.0), DVec3::Y);
+    }
+
+    #[test]
+    fn cubic_spline_with_zero_tangents_is_smoothstep() {
+        let tr = Track {
+            interpolation: Interpolation::CubicSpline,
+            times: vec![0.0, 2.0],
+            values: vec![
+                Vec3::ZERO,
+                Vec3::ZERO,
+                Vec3::ZERO,
+                Vec3::ZERO,
+                Vec3::ONE,
+                Vec3::ZERO,
+            ],
+        };
+        assert!((sample_vec3(&tr, 1.0).x - 0.5).abs() < 1e-12);
+        assert!((sample_vec3(&tr, 0.5).x - 0.15625).abs() < 1e-12);
+    }
+}

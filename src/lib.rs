@@ -18,16 +18,19 @@
 pub mod clip;
 pub mod cpu;
 pub mod error;
+pub mod gpu;
 pub mod layout;
 pub mod library;
 pub mod mannequin;
 pub mod math;
 pub mod mesh;
 pub mod reference;
+pub mod shaders;
 pub mod skeleton;
 
 pub use clip::{Clip, Interpolation, JointTrack, Track};
 pub use error::{Channel, Error, Result};
+pub use gpu::{Animator, AnimatorDesc, InstanceDesc, LoopMode, SkinnedRenderer};
 pub use library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
 pub use math::{Affine, Transform};
 pub use mesh::{SkinVertex, SkinnedMesh};

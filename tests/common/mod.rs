@@ -190,7 +190,7 @@ pub fn compare<T>(
     let mut worst = 0.0f32;
     for (j, (g, w)) in got.iter().zip(want).enumerate() {
         let e = error(g, w);
-        if !(e <= tolerance) {
+        if e.is_nan() || e > tolerance {
             return Err(format!("{what}: entry {j} off by {e:e} (tolerance {tolerance:e})"));
         }
         worst = worst.max(e);

@@ -25,6 +25,7 @@ pub mod mannequin;
 pub mod math;
 pub mod mesh;
 pub mod reference;
+pub mod scene;
 pub mod shaders;
 pub mod skeleton;
 

@@ -8,6 +8,8 @@ pub const TYPES: &str = include_str!("../shaders/shared/types.wgsl");
 pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
 /// The animation passes' resource bindings (`shaders/shared/bindings.wgsl`).
 pub const BINDINGS: &str = include_str!("../shaders/shared/bindings.wgsl");
+/// The ground plane of the built-in scenes (`shaders/ground.wgsl`); not an animation stage.
+pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
 /// Skinning functions (`shaders/shared/skinning.wgsl`).
 pub const SKINNING: &str = include_str!("../shaders/shared/skinning.wgsl");
 

@@ -33,6 +33,11 @@ fn every_stage_module_validates() {
 }
 
 #[test]
+fn the_ground_shader_validates() {
+    shaders::validate(shaders::GROUND).unwrap();
+}
+
+#[test]
 fn skin_functions_validate_in_a_user_module() {
     let user = format!(
         "{}\n@group(2) @binding(0) var<storage, read> palettes: array<Affine>;\n\

@@ -9,7 +9,7 @@ mod timing;
 
 pub use animator::{Animator, AnimatorDesc, InstanceDesc, LoopMode, evaluate_poses};
 pub use readback::read_buffer;
-pub use renderer::{Camera, OffscreenTarget, SkinnedRenderer, skin_on_gpu};
+pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, skin_on_gpu};
 pub use timing::PassTimer;
 
 use crate::error::{Error, Result};

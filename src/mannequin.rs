@@ -1656,6 +1656,6 @@ mod tests {
         assert_eq!(m.clips.len(), 6);
         assert_eq!(m.gaits.len(), 6);
         assert_eq!(m.mesh.joints.len(), m.mesh.positions.len());
-        assert!(m.mesh.indices.len() % 3 == 0);
+        assert!(m.mesh.indices.len().is_multiple_of(3));
     }
 }

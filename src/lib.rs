@@ -19,6 +19,7 @@ pub mod clip;
 pub mod cpu;
 pub mod error;
 pub mod gpu;
+pub mod image;
 pub mod layout;
 pub mod library;
 pub mod mannequin;

@@ -1,0 +1,531 @@
+//! The crowd demo: built-in mannequins idling, walking and running across a field, every one
+//! animated on the GPU with its own clip, phase and rate.
+//!
+//! ```text
+//! cargo run --release --example crowd -- [--count N] [--frames N --screenshot PATH] [--headless]
+//! ```
+//!
+//! Mouse: drag to orbit, wheel to zoom. Keys: Space pauses, +/- change the time scale,
+//! Up/Down add or remove 10 % of the characters, R resets the camera, Esc quits.
+//! The window title shows the frame time, the character count and the GPU time of the
+//! animation passes (when the adapter has timestamp queries).
+//!
+//! `--frames N --screenshot PATH` runs N frames of 1/60 s and saves the last one as a PNG (with
+//! `--headless`, without opening a window).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget, PassTimer};
+use wgpu_anim::scene::{Crowd, CrowdDesc};
+use winit::application::ApplicationHandler;
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::keyboard::{Key, NamedKey};
+use winit::window::{Window, WindowId};
+
+const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+struct Args {
+    count: Option<u32>,
+    frames: Option<u32>,
+    screenshot: Option<PathBuf>,
+    headless: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args {
+        count: None,
+        frames: None,
+        screenshot: None,
+        headless: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--count" => a.count = Some(value()?.parse().map_err(|e| format!("--count: {e}"))?),
+            "--frames" => a.frames = Some(value()?.parse().map_err(|e| format!("--frames: {e}"))?),
+            "--screenshot" => a.screenshot = Some(PathBuf::from(value()?)),
+            "--headless" => a.headless = true,
+            "-h" | "--help" => {
+                println!("usage: crowd [--count N] [--frames N --screenshot PATH] [--headless]");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other} (try --help)")),
+        }
+    }
+    if a.screenshot.is_some() && a.frames.is_none() {
+        a.frames = Some(120);
+    }
+    Ok(a)
+}
+
+/// The character count: what was asked, or a default that suits the adapter.
+fn character_count(args: &Args, adapter: &wgpu::AdapterInfo) -> u32 {
+    if let Some(n) = args.count {
+        return n;
+    }
+    if adapter.device_type == wgpu::DeviceType::Cpu {
+        println!(
+            "{} is a software adapter: starting with 1,000 characters (set more with --count)",
+            adapter.name
+        );
+        1_000
+    } else {
+        10_000
+    }
+}
+
+/// An orbit camera around the crowd's centre.
+struct Orbit {
+    yaw: f32,
+    pitch: f32,
+    distance: f32,
+    home: (f32, f32, f32),
+}
+
+impl Orbit {
+    fn new(extent: f32) -> Self {
+        let home = (0.6, 0.45, extent * 2.0 + 6.0);
+        Self {
+            yaw: home.0,
+            pitch: home.1,
+            distance: home.2,
+            home,
+        }
+    }
+    fn camera(&self, aspect: f32) -> Camera {
+        let dir = glam::Vec3::new(
+            self.yaw.sin() * self.pitch.cos(),
+            self.pitch.sin(),
+            self.yaw.cos() * self.pitch.cos(),
+        );
+        let target = glam::Vec3::new(0.0, 0.8, 0.0);
+        Camera::look_at(
+            target + dir * self.distance,
+            target,
+            45f32.to_radians(),
+            aspect,
+            0.1,
+            3000.0,
+        )
+    }
+}
+
+struct Gpu {
+    window: Arc<Window>,
+    surface: wgpu::Surface<'static>,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    config: wgpu::SurfaceConfiguration,
+    depth: wgpu::TextureView,
+    crowd: Crowd,
+    full_count: usize,
+    timer: Option<PassTimer>,
+    orbit: Orbit,
+}
+
+#[derive(Default)]
+struct App {
+    gpu: Option<Gpu>,
+    args: Option<Args>,
+    error: Option<String>,
+    last: Option<Instant>,
+    frame_ms: f32,
+    gpu_ms: Option<f64>,
+    frames_done: u32,
+    paused: bool,
+    time_scale: f32,
+    dragging: bool,
+    cursor: Option<(f64, f64)>,
+    last_title: Option<Instant>,
+}
+
+fn depth_view(device: &wgpu::Device, width: u32, height: u32) -> wgpu::TextureView {
+    device
+        .create_texture(&wgpu::TextureDescriptor {
+            label: Some("crowd depth"),
+            size: wgpu::Extent3d {
+                width,
+                height,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: DEPTH,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+            view_formats: &[],
+        })
+        .create_view(&Default::default())
+}
+
+impl App {
+    fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<(), Box<dyn std::error::Error>> {
+        let attrs = Window::default_attributes()
+            .with_title("wgpu-anim crowd")
+            .with_inner_size(winit::dpi::LogicalSize::new(1280.0, 720.0));
+        let window = Arc::new(event_loop.create_window(attrs)?);
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(
+            event_loop.owned_display_handle(),
+        )));
+        let surface = instance.create_surface(window.clone())?;
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: Some(&surface),
+            apply_limit_buckets: false,
+        }))?;
+        let (device, queue) = wgpu_anim::gpu::request_device(&adapter)?;
+        let size = window.inner_size();
+        let config = surface
+            .get_default_config(&adapter, size.width.max(1), size.height.max(1))
+            .ok_or("the surface is not supported by the adapter")?;
+        surface.configure(&device, &config);
+        let args = self.args.as_ref().ok_or("no arguments")?;
+        let count = character_count(args, &adapter.get_info());
+        let crowd = Crowd::new(
+            &device,
+            config.format,
+            Some(DEPTH),
+            1,
+            &CrowdDesc {
+                count,
+                ..Default::default()
+            },
+        )?;
+        let timer = PassTimer::new(&device, &queue, crowd.animator.dispatches_per_frame());
+        let depth = depth_view(&device, config.width, config.height);
+        let orbit = Orbit::new(crowd.half_extent());
+        self.time_scale = 1.0;
+        self.gpu = Some(Gpu {
+            window,
+            surface,
+            device,
+            queue,
+            config,
+            depth,
+            full_count: crowd.count(),
+            crowd,
+            timer,
+            orbit,
+        });
+        Ok(())
+    }
+
+    fn fail(&mut self, event_loop: &ActiveEventLoop, e: impl std::fmt::Display) {
+        self.error = Some(e.to_string());
+        event_loop.exit();
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) {
+        let now = Instant::now();
+        let real_dt = self.last.map_or(1.0 / 60.0, |l| (now - l).as_secs_f32()).min(0.1);
+        self.last = Some(now);
+        self.frame_ms = self.frame_ms * 0.9 + real_dt * 1000.0 * 0.1;
+        let fixed = self.args.as_ref().is_some_and(|a| a.frames.is_some());
+        let dt = if self.paused {
+            0.0
+        } else if fixed {
+            1.0 / 60.0
+        } else {
+            real_dt * self.time_scale
+        };
+        let Some(g) = self.gpu.as_mut() else { return };
+        if g.config.width == 0 || g.config.height == 0 {
+            return; // minimised
+        }
+        let frame = match g.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(f) | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                g.surface.configure(&g.device, &g.config);
+                return;
+            }
+            wgpu::CurrentSurfaceTexture::Timeout | wgpu::CurrentSurfaceTexture::Occluded => return,
+            other => {
+                let msg = format!("surface error: {other:?}");
+                self.fail(event_loop, msg);
+                return;
+            }
+        };
+        let aspect = g.config.width as f32 / g.config.height as f32;
+        g.crowd.update(&g.queue, dt);
+        g.crowd.set_camera(&g.queue, &g.orbit.camera(aspect));
+        let view = frame.texture.create_view(&Default::default());
+        let mut encoder = g.device.create_command_encoder(&Default::default());
+        g.crowd.animator.encode_timed(&mut encoder, g.timer.as_ref());
+        if let Some(t) = &g.timer {
+            t.resolve(&mut encoder);
+        }
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("crowd"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(GroundRenderer::SKY),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &g.depth,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            g.crowd.draw(&mut pass);
+        }
+        g.queue.submit([encoder.finish()]);
+        g.window.pre_present_notify();
+        g.queue.present(frame);
+        self.frames_done += 1;
+        // Timestamps: read about twice a second (reading waits for the GPU).
+        if self.last_title.is_none_or(|t| t.elapsed().as_secs_f32() > 0.5) {
+            if let Some(t) = &g.timer {
+                self.gpu_ms = t.read_ms(&g.device, &g.queue).ok().map(|v| v.iter().sum());
+            }
+            let gpu = self.gpu_ms.map_or("n/a".to_string(), |ms| format!("{ms:.2} ms"));
+            g.window.set_title(&format!(
+                "wgpu-anim crowd — {:.1} ms/frame — {} characters — animation GPU {gpu} — x{:.2}{}",
+                self.frame_ms,
+                g.crowd.count(),
+                self.time_scale,
+                if self.paused { " (paused)" } else { "" }
+            ));
+            self.last_title = Some(Instant::now());
+        }
+        if let Some(args) = &self.args {
+            if args.frames.is_some_and(|n| self.frames_done >= n) {
+                if let Some(path) = &args.screenshot {
+                    if let Err(e) = screenshot(
+                        &g.device,
+                        &g.queue,
+                        &g.crowd,
+                        &g.orbit,
+                        g.config.width,
+                        g.config.height,
+                        path,
+                    ) {
+                        self.fail(event_loop, e);
+                        return;
+                    }
+                    println!("saved {}", path.display());
+                }
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn key(&mut self, key: &Key, event_loop: &ActiveEventLoop) {
+        let Some(g) = self.gpu.as_mut() else { return };
+        match key {
+            Key::Named(NamedKey::Escape) => event_loop.exit(),
+            Key::Named(NamedKey::Space) => self.paused = !self.paused,
+            Key::Named(NamedKey::ArrowDown) => {
+                let n = g.crowd.count() * 9 / 10;
+                g.crowd.truncate(n);
+            }
+            Key::Named(NamedKey::ArrowUp) => {
+                // Characters removed earlier come back by rebuilding at the larger count.
+                let n = (g.crowd.count() * 11 / 10 + 1).min(g.full_count.max(1));
+                if n > g.crowd.count() {
+                    match Crowd::new(
+                        &g.device,
+                        g.config.format,
+                        Some(DEPTH),
+                        1,
+                        &CrowdDesc {
+                            count: n as u32,
+                            ..Default::default()
+                        },
+                    ) {
+                        Ok(c) => g.crowd = c,
+                        Err(e) => eprintln!("{e}"),
+                    }
+                }
+            }
+            Key::Character(c) if c.as_str() == "+" || c.as_str() == "=" => {
+                self.time_scale = (self.time_scale * 1.25).min(8.0)
+            }
+            Key::Character(c) if c.as_str() == "-" => self.time_scale = (self.time_scale / 1.25).max(0.05),
+            Key::Character(c) if c.as_str() == "r" => {
+                (g.orbit.yaw, g.orbit.pitch, g.orbit.distance) = g.orbit.home;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Renders the current state offscreen at the window's size and saves it.
+fn screenshot(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    crowd: &Crowd,
+    orbit: &Orbit,
+    width: u32,
+    height: u32,
+    path: &std::path::Path,
+) -> Result<(), wgpu_anim::Error> {
+    let target = OffscreenTarget::new(device, width, height)?;
+    // The crowd's renderers were built for the surface format; build a second crowd view only
+    // if the formats differ. The animation state is shared through the same animator, so draw
+    // with a renderer for the offscreen format.
+    let renderer = wgpu_anim::SkinnedRenderer::new(
+        device,
+        &crowd.animator,
+        &crowd.mannequin.mesh,
+        crowd.mannequin.skeleton.joint_count(),
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+    )?;
+    let ground = GroundRenderer::new(
+        device,
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+    );
+    let camera = orbit.camera(width as f32 / height as f32);
+    renderer.set_camera(queue, &camera);
+    ground.set_camera(queue, &camera);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+        ground.draw(&mut pass);
+        renderer.draw(&mut pass, 0..crowd.count() as u32);
+    }
+    queue.submit([encoder.finish()]);
+    wgpu_anim::image::save_png(path, width, height, &target.read_rgba(device, queue)?)
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.gpu.is_none() {
+            if let Err(e) = self.init(event_loop) {
+                self.fail(event_loop, e);
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(size) => {
+                if let Some(g) = self.gpu.as_mut() {
+                    g.config.width = size.width;
+                    g.config.height = size.height;
+                    if size.width > 0 && size.height > 0 {
+                        g.surface.configure(&g.device, &g.config);
+                        g.depth = depth_view(&g.device, size.width, size.height);
+                    }
+                }
+            }
+            WindowEvent::RedrawRequested => self.redraw(event_loop),
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
+                self.key(&event.logical_key, event_loop)
+            }
+            WindowEvent::MouseInput {
+                state,
+                button: MouseButton::Left,
+                ..
+            } => self.dragging = state == ElementState::Pressed,
+            WindowEvent::CursorMoved { position, .. } => {
+                if let (true, Some((x, y)), Some(g)) = (self.dragging, self.cursor, self.gpu.as_mut()) {
+                    g.orbit.yaw -= (position.x - x) as f32 * 0.005;
+                    g.orbit.pitch = (g.orbit.pitch + (position.y - y) as f32 * 0.005).clamp(0.05, 1.5);
+                }
+                self.cursor = Some((position.x, position.y));
+            }
+            WindowEvent::MouseWheel { delta, .. } => {
+                if let Some(g) = self.gpu.as_mut() {
+                    let lines = match delta {
+                        MouseScrollDelta::LineDelta(_, y) => y,
+                        MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
+                    };
+                    g.orbit.distance = (g.orbit.distance * 0.9f32.powf(lines)).clamp(2.0, 2000.0);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(g) = &self.gpu {
+            g.window.request_redraw();
+        }
+    }
+}
+
+/// `--headless`: the same crowd and camera, rendered offscreen for `--frames` frames.
+fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (device, queue) = wgpu_anim::gpu::headless_device()?;
+    let (width, height) = (1280, 720);
+    let count = args.count.unwrap_or(1_000);
+    let mut crowd = Crowd::new(
+        &device,
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+        &CrowdDesc {
+            count,
+            ..Default::default()
+        },
+    )?;
+    let orbit = Orbit::new(crowd.half_extent());
+    let frames = args.frames.unwrap_or(120);
+    let started = Instant::now();
+    for _ in 0..frames {
+        crowd.update(&queue, 1.0 / 60.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        crowd.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    }
+    device.poll(wgpu::PollType::wait_indefinitely())?;
+    println!(
+        "{count} characters, {frames} animation frames in {:.1} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    if let Some(path) = &args.screenshot {
+        screenshot(&device, &queue, &crowd, &orbit, width, height, path)?;
+        println!("saved {}", path.display());
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
+    if args.headless {
+        if let Err(e) = run_headless(&args) {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    let result = EventLoop::new().map_err(|e| e.to_string()).and_then(|event_loop| {
+        let mut app = App {
+            args: Some(args),
+            ..Default::default()
+        };
+        event_loop.run_app(&mut app).map_err(|e| e.to_string())?;
+        app.error.map_or(Ok(()), Err)
+    });
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}

@@ -18,6 +18,7 @@
 pub mod clip;
 pub mod cpu;
 pub mod error;
+pub mod gltf_import;
 pub mod layout;
 pub mod library;
 pub mod mannequin;

@@ -26,7 +26,7 @@ use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
 use crate::math::Transform;
 use crate::mesh::{MAX_INFLUENCES, SkinnedMesh};
 use crate::skeleton::{JointDesc, MAX_JOINTS, Skeleton};
-use glam::{Mat4, Quat, Vec2, Vec3};
+use glam::{DMat4, DVec3, Mat4, Quat, Vec2, Vec3};
 use gltf::accessor::{DataType, Dimensions};
 use gltf::animation::Property;
 use gltf::mesh::Mode;
@@ -214,6 +214,107 @@ impl Imported {
         self.meshes
             .iter()
             .find(|m| m.mesh_index == mesh && m.primitive == primitive)
+    }
+}
+
+/// One joint of a [`GltfPose`].
+#[derive(Clone, Debug)]
+pub struct GltfJoint {
+    /// Index in the skin's `joints` (skinned files only).
+    pub index: Option<usize>,
+    /// The glTF node.
+    pub node: usize,
+    /// The joint's name in the skeleton.
+    pub name: String,
+    /// The node's world matrix (model space of the skeleton = glTF world space).
+    pub world: DMat4,
+}
+
+/// A pose in glTF terms: what the conformance fixtures and `wgpu-anim sample --json` list.
+#[derive(Clone, Debug)]
+pub struct GltfPose {
+    /// Whether the skeleton came from a skin.
+    pub skinned: bool,
+    /// Skin joints in skin order when skinned, else every skeleton joint in node order.
+    pub joints: Vec<GltfJoint>,
+    /// Per skin joint: world × inverse bind (empty when unskinned).
+    pub skin_matrices: Vec<DMat4>,
+    /// Skinned positions of every vertex of mesh 0, primitive 0 when it is bound to this skeleton
+    /// and the skeleton is skinned (empty otherwise).
+    pub vertices: Vec<DVec3>,
+}
+
+impl Imported {
+    /// The skeleton the fixtures describe: the first skin's, or the scene's when unskinned.
+    #[must_use]
+    pub fn primary_skeleton(&self) -> Option<usize> {
+        self.skeleton_of_skin(0)
+            .or_else(|| (!self.skeletons.is_empty()).then_some(0))
+    }
+
+    /// Maps a pose of skeleton `skeleton` (its model matrices and palette, in skeleton joint
+    /// order) to glTF terms: joints in skin order (or node order), skin matrices, and the skinned
+    /// vertices of mesh 0, primitive 0.
+    pub fn gltf_pose(
+        &self,
+        skeleton: usize,
+        model: &[DMat4],
+        palette: &[DMat4],
+    ) -> Result<GltfPose> {
+        let s = self
+            .skeletons
+            .get(skeleton)
+            .ok_or_else(|| asset(&self.file, format!("no skeleton {skeleton}")))?;
+        let n = s.skeleton.joint_count();
+        if model.len() != n || palette.len() != n {
+            return Err(asset(
+                &self.file,
+                format!(
+                    "pose has {} model and {} palette matrices for {n} joints",
+                    model.len(),
+                    palette.len()
+                ),
+            ));
+        }
+        let names = s.skeleton.joint_names();
+        let skinned = s.skin.is_some();
+        let joints: Vec<GltfJoint> = if skinned {
+            s.skin_joints
+                .iter()
+                .enumerate()
+                .map(|(i, &j)| GltfJoint {
+                    index: Some(i),
+                    node: s.joint_nodes[j],
+                    name: names[j].clone(),
+                    world: model[j],
+                })
+                .collect()
+        } else {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&j| s.joint_nodes[j]);
+            order
+                .into_iter()
+                .map(|j| GltfJoint {
+                    index: None,
+                    node: s.joint_nodes[j],
+                    name: names[j].clone(),
+                    world: model[j],
+                })
+                .collect()
+        };
+        let skin_matrices = s.skin_joints.iter().map(|&j| palette[j]).collect();
+        let vertices = match self.mesh(0, 0) {
+            Some(m) if skinned && m.skeleton == skeleton => {
+                crate::reference::skin(&m.mesh, palette)
+            }
+            _ => Vec::new(),
+        };
+        Ok(GltfPose {
+            skinned,
+            joints,
+            skin_matrices,
+            vertices,
+        })
     }
 }
 
@@ -502,9 +603,16 @@ impl Importer<'_> {
             Some(view) => self.read_elements(&view, acc.offset(), count, n, t, norm, &what)?,
             None => {
                 if acc.sparse().is_none() {
-                    return Err(self.err(format!("{what}: has neither a buffer view nor sparse data")));
+                    return Err(
+                        self.err(format!("{what}: has neither a buffer view nor sparse data"))
+                    );
                 }
-                vec![0.0; count.checked_mul(n).ok_or_else(|| self.err(format!("{what}: count too large")))?]
+                vec![
+                    0.0;
+                    count
+                        .checked_mul(n)
+                        .ok_or_else(|| self.err(format!("{what}: count too large")))?
+                ]
             }
         };
         if let Some(sparse) = acc.sparse() {
@@ -589,7 +697,8 @@ impl Importer<'_> {
         // Parents of scene nodes; a node reached twice means a cycle or a shared child.
         let mut parent: Vec<Option<usize>> = vec![None; node_count];
         let mut in_scene = vec![false; node_count];
-        let mut stack: Vec<(usize, Option<usize>)> = roots.iter().rev().map(|&r| (r, None)).collect();
+        let mut stack: Vec<(usize, Option<usize>)> =
+            roots.iter().rev().map(|&r| (r, None)).collect();
         let nodes: Vec<gltf::Node<'_>> = doc.nodes().collect();
         while let Some((n, p)) = stack.pop() {
             if n >= node_count {
@@ -838,7 +947,8 @@ impl Importer<'_> {
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("animation_{ai}"));
             // Per skeleton: node → track.
-            let mut tracks: Vec<BTreeMap<usize, JointTrack>> = vec![BTreeMap::new(); skeletons.len()];
+            let mut tracks: Vec<BTreeMap<usize, JointTrack>> =
+                vec![BTreeMap::new(); skeletons.len()];
             let mut channels = Vec::new();
             let (mut first, mut last) = (f32::INFINITY, 0.0f32);
             let mut weights_channels = 0;
@@ -877,7 +987,11 @@ impl Importer<'_> {
                 }
                 first = first.min(times.first().copied().unwrap_or(0.0));
                 last = last.max(times.last().copied().unwrap_or(0.0));
-                let per_key = if interp == Interpolation::CubicSpline { 3 } else { 1 };
+                let per_key = if interp == Interpolation::CubicSpline {
+                    3
+                } else {
+                    1
+                };
                 let path = match ch.target().property() {
                     Property::Translation => ChannelPath::Translation,
                     Property::Rotation => ChannelPath::Rotation,
@@ -1087,7 +1201,9 @@ impl Importer<'_> {
                         .unwrap_or_else(|| format!("mesh_{}", mesh.index())),
                     prim.index()
                 );
-                if let Some(m) = self.primitive(&prim, &mname, &bind, skel, (mesh.index(), ni, s))? {
+                if let Some(m) =
+                    self.primitive(&prim, &mname, &bind, skel, (mesh.index(), ni, s))?
+                {
                     out.push(m);
                 }
             }
@@ -1106,12 +1222,17 @@ impl Importer<'_> {
     ) -> Result<Option<ImportedMesh>> {
         let what = format!("mesh '{name}' (node {node})");
         let mode = prim.mode();
-        if !matches!(mode, Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
-            self.notes.push(format!("{what}: {mode:?} primitive not imported"));
+        if !matches!(
+            mode,
+            Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+        ) {
+            self.notes
+                .push(format!("{what}: {mode:?} primitive not imported"));
             return Ok(None);
         }
         let Some(pos_acc) = prim.get(&gltf::Semantic::Positions) else {
-            self.notes.push(format!("{what}: no POSITION; not imported"));
+            self.notes
+                .push(format!("{what}: no POSITION; not imported"));
             return Ok(None);
         };
         let positions = self.read_vec3(&pos_acc, &format!("{what} POSITION"))?;
@@ -1164,9 +1285,9 @@ impl Importer<'_> {
                 let mut v = Vec::with_capacity(d.len());
                 for (k, x) in d.into_iter().enumerate() {
                     if x as usize >= n {
-                        return Err(self.err(format!(
-                            "{what}: index {k} is {x}, out of range (0..{n})"
-                        )));
+                        return Err(
+                            self.err(format!("{what}: index {k} is {x}, out of range (0..{n})"))
+                        );
                     }
                     v.push(x as u32);
                 }
@@ -1206,7 +1327,8 @@ impl Importer<'_> {
             }
         };
         if indices.is_empty() {
-            self.notes.push(format!("{what}: no triangles; not imported"));
+            self.notes
+                .push(format!("{what}: no triangles; not imported"));
             return Ok(None);
         }
         // Influences.
@@ -1215,7 +1337,8 @@ impl Importer<'_> {
         let mut max_influences = 1;
         match bind {
             Binding::Rigid(j) => {
-                let j = u16::try_from(*j).map_err(|_| self.err(format!("{what}: joint index too large")))?;
+                let j = u16::try_from(*j)
+                    .map_err(|_| self.err(format!("{what}: joint index too large")))?;
                 joints.iter_mut().for_each(|x| *x = [j, 0, 0, 0]);
                 weights.iter_mut().for_each(|w| *w = [1.0, 0.0, 0.0, 0.0]);
             }
@@ -1293,7 +1416,8 @@ impl Importer<'_> {
                         inf.truncate(MAX_INFLUENCES);
                     }
                     for (k, &(w, j)) in inf.iter().enumerate() {
-                        joints[v][k] = u16::try_from(j).map_err(|_| self.err(format!("{what}: joint index too large")))?;
+                        joints[v][k] = u16::try_from(j)
+                            .map_err(|_| self.err(format!("{what}: joint index too large")))?;
                         weights[v][k] = w as f32;
                     }
                 }
@@ -1314,7 +1438,11 @@ impl Importer<'_> {
             let mut mt = MorphTarget::default();
             if let Some(a) = target.positions() {
                 mt.positions = self.read_vec3(&a, &format!("{what} morph target {t} POSITION"))?;
-                count_check(self, mt.positions.len(), &format!("morph target {t} POSITION"))?;
+                count_check(
+                    self,
+                    mt.positions.len(),
+                    &format!("morph target {t} POSITION"),
+                )?;
             }
             if let Some(a) = target.normals() {
                 mt.normals = self.read_vec3(&a, &format!("{what} morph target {t} NORMAL"))?;

@@ -1,0 +1,355 @@
+//! Conformance against independent fixtures (`<repo>/../shared/conformance/*.json`): every real
+//! asset is imported, sampled at the fixture's time and compared — world matrices of the joints,
+//! skinning matrices and skinned vertices — within the fixture's tolerances.
+//!
+//! Paths checked: the f64 `reference`, the f32 CPU mirror, and the GPU when a device exists.
+//! Set `WGPU_ANIM_SKIP_CONFORMANCE=1` to skip when the fixtures folder is not there.
+
+use glam::{DMat4, DVec3};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use wgpu_anim::gltf_import::{self, GltfPose, Imported, ImportedLibrary};
+use wgpu_anim::reference;
+
+#[derive(Deserialize, Clone)]
+struct Tolerance {
+    position: f64,
+    rotation: f64,
+}
+
+#[derive(Deserialize, Clone)]
+struct FixtureJoint {
+    #[serde(default)]
+    index: Option<usize>,
+    node: usize,
+    #[serde(default)]
+    name: Option<String>,
+    world: Vec<f64>,
+}
+
+#[derive(Deserialize, Clone)]
+struct Fixture {
+    asset: String,
+    clip: usize,
+    time: f64,
+    skinned: bool,
+    joints: Vec<FixtureJoint>,
+    skin_matrices: Vec<Vec<f64>>,
+    vertices: Vec<Vec<f64>>,
+    tolerance: Tolerance,
+}
+
+/// Worst errors of one comparison, and what was out of tolerance.
+#[derive(Default, Debug)]
+struct Report {
+    pos: f64,
+    rot: f64,
+    vert: f64,
+    failures: Vec<String>,
+}
+
+impl Report {
+    fn line(&self) -> String {
+        format!(
+            "pos {:.1e} rot {:.1e} vert {:.1e}",
+            self.pos, self.rot, self.vert
+        )
+    }
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixtures_dir() -> Option<PathBuf> {
+    let dir = repo().join("../shared/conformance");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("WGPU_ANIM_SKIP_CONFORMANCE").as_deref() == Ok("1") {
+        eprintln!(
+            "conformance fixtures not found at {}; skipped (WGPU_ANIM_SKIP_CONFORMANCE=1)",
+            dir.display()
+        );
+        return None;
+    }
+    panic!(
+        "conformance fixtures not found at {} (clone the shared folder beside the repository, \
+         or set WGPU_ANIM_SKIP_CONFORMANCE=1 to skip)",
+        dir.display()
+    );
+}
+
+fn fixtures() -> Vec<(String, Fixture)> {
+    let Some(dir) = fixtures_dir() else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("read fixtures dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("read fixture");
+            let fx: Fixture = serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{}: bad fixture: {e}", p.display()));
+            (p.file_name().unwrap().to_string_lossy().into_owned(), fx)
+        })
+        .collect()
+}
+
+fn import(asset: &str) -> Imported {
+    let path = repo().join("assets").join(asset);
+    gltf_import::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The skeleton, the clip index within it and the clamped time a fixture asks for.
+fn target(imp: &Imported, fx: &Fixture) -> (usize, usize, f64) {
+    let s = imp.primary_skeleton().expect("a skeleton");
+    let c = imp.skeletons[s]
+        .clip_of_animation(fx.clip)
+        .unwrap_or_else(|| panic!("{}: no clip for animation {}", fx.asset, fx.clip));
+    let info = &imp.animations[fx.clip];
+    let t = fx
+        .time
+        .clamp(f64::from(info.first_key), f64::from(info.duration));
+    (s, c, t)
+}
+
+fn reference_pose(imp: &Imported, fx: &Fixture) -> GltfPose {
+    let (s, c, t) = target(imp, fx);
+    let sk = &imp.skeletons[s];
+    let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
+    let model = reference::local_to_model(&sk.skeleton, &local);
+    let palette = reference::palette(&sk.skeleton, &model);
+    imp.gltf_pose(s, &model, &palette).expect("gltf pose")
+}
+
+fn compare_matrix(what: &str, got: &DMat4, want: &[f64], tol: &Tolerance, r: &mut Report) {
+    if want.len() != 16 {
+        r.failures
+            .push(format!("{what}: fixture matrix has {} values", want.len()));
+        return;
+    }
+    let g = got.to_cols_array();
+    for col in 0..4 {
+        for row in 0..3 {
+            let k = col * 4 + row;
+            let d = (g[k] - want[k]).abs();
+            let d = if d.is_nan() { f64::INFINITY } else { d };
+            let (worst, limit, kind) = if col == 3 {
+                (&mut r.pos, tol.position, "translation")
+            } else {
+                (&mut r.rot, tol.rotation, "3x3")
+            };
+            *worst = worst.max(d);
+            if d > limit {
+                r.failures.push(format!(
+                    "{what}: {kind} element [row {row}, col {col}] is {} but should be {} (|d| {d:.2e} > {limit:.1e})",
+                    g[k], want[k]
+                ));
+            }
+        }
+    }
+}
+
+fn compare(fx: &Fixture, pose: &GltfPose) -> Report {
+    let mut r = Report::default();
+    if pose.skinned != fx.skinned {
+        r.failures.push(format!(
+            "skinned is {} but should be {}",
+            pose.skinned, fx.skinned
+        ));
+    }
+    if pose.joints.len() != fx.joints.len() {
+        r.failures.push(format!(
+            "{} joints but the fixture has {}",
+            pose.joints.len(),
+            fx.joints.len()
+        ));
+    }
+    for (g, w) in pose.joints.iter().zip(&fx.joints) {
+        if g.node != w.node || (w.index.is_some() && g.index != w.index) {
+            r.failures.push(format!(
+                "joint '{}' is node {} (index {:?}) but the fixture has node {} ('{}', index {:?})",
+                g.name,
+                g.node,
+                g.index,
+                w.node,
+                w.name.as_deref().unwrap_or(""),
+                w.index
+            ));
+            continue;
+        }
+        compare_matrix(
+            &format!(
+                "joint {} (node {}, '{}') world",
+                g.index.unwrap_or(g.node),
+                w.node,
+                g.name
+            ),
+            &g.world,
+            &w.world,
+            &fx.tolerance,
+            &mut r,
+        );
+    }
+    if pose.skin_matrices.len() != fx.skin_matrices.len() {
+        r.failures.push(format!(
+            "{} skin matrices but the fixture has {}",
+            pose.skin_matrices.len(),
+            fx.skin_matrices.len()
+        ));
+    }
+    for (i, (g, w)) in pose.skin_matrices.iter().zip(&fx.skin_matrices).enumerate() {
+        compare_matrix(&format!("skin matrix {i}"), g, w, &fx.tolerance, &mut r);
+    }
+    if pose.vertices.len() != fx.vertices.len() {
+        r.failures.push(format!(
+            "{} vertices but the fixture has {}",
+            pose.vertices.len(),
+            fx.vertices.len()
+        ));
+    }
+    for (v, (g, w)) in pose.vertices.iter().zip(&fx.vertices).enumerate() {
+        let want = DVec3::new(
+            w.first().copied().unwrap_or(f64::NAN),
+            w.get(1).copied().unwrap_or(f64::NAN),
+            w.get(2).copied().unwrap_or(f64::NAN),
+        );
+        let d = (*g - want)
+            .to_array()
+            .iter()
+            .map(|x| if x.is_nan() { f64::INFINITY } else { x.abs() })
+            .fold(0.0, f64::max);
+        r.vert = r.vert.max(d);
+        if d > fx.tolerance.position {
+            r.failures.push(format!(
+                "vertex {v}: {g:?} but should be {want:?} (|d| {d:.2e} > {:.1e})",
+                fx.tolerance.position
+            ));
+        }
+    }
+    r
+}
+
+/// Writes a line straight to stderr, so it shows without `--nocapture` (the test harness only
+/// captures the print macros).
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn build(imp: &Imported) -> ImportedLibrary {
+    imp.build_library().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs every fixture through `eval` (a path name and a pose maker) and fails with every
+/// difference out of tolerance.
+fn run_path(path: &str, mut eval: impl FnMut(&Imported, &ImportedLibrary, &Fixture) -> GltfPose) {
+    let mut failed = Vec::new();
+    let mut cache: Vec<(String, Imported, ImportedLibrary)> = Vec::new();
+    for (name, fx) in fixtures() {
+        if !cache.iter().any(|(a, _, _)| *a == fx.asset) {
+            let imp = import(&fx.asset);
+            let lib = build(&imp);
+            cache.push((fx.asset.clone(), imp, lib));
+        }
+        let (_, imp, lib) = cache.iter().find(|(a, _, _)| *a == fx.asset).unwrap();
+        let pose = eval(imp, lib, &fx);
+        let r = compare(&fx, &pose);
+        say(&format!(
+            "{name:<26} {path}: {}  (tol pos {:.1e} rot {:.1e}){}",
+            r.line(),
+            fx.tolerance.position,
+            fx.tolerance.rotation,
+            if r.failures.is_empty() { "" } else { "  FAIL" }
+        ));
+        for f in r.failures.iter().take(5) {
+            say(&format!("    {f}"));
+        }
+        if !r.failures.is_empty() {
+            failed.push(format!(
+                "{name}: {} differences, first: {}",
+                r.failures.len(),
+                r.failures[0]
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{path} path out of tolerance:\n{}",
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn reference_matches_fixtures() {
+    run_path("reference", |imp, _lib, fx| reference_pose(imp, fx));
+}
+
+#[test]
+fn comparison_catches_altered_matrices_and_vertices() {
+    let Some(dir) = fixtures_dir() else { return };
+    let text = std::fs::read_to_string(dir.join("fox_run_t0.71.json")).expect("fixture");
+    let fx: Fixture = serde_json::from_str(&text).expect("parse");
+    let imp = import(&fx.asset);
+    let good = reference_pose(&imp, &fx);
+    assert!(compare(&fx, &good).failures.is_empty());
+
+    let tol = fx.tolerance.clone();
+    // A joint translation off by twice the tolerance.
+    let mut bad = good.clone();
+    bad.joints[5].world.w_axis.x += 2.0 * tol.position;
+    let r = compare(&fx, &bad);
+    assert!(
+        r.failures.iter().any(|f| f.contains("translation")),
+        "{r:?}"
+    );
+    // One 3x3 element off by twice the tolerance.
+    let mut bad = good.clone();
+    bad.skin_matrices[3].y_axis.z += 2.0 * tol.rotation;
+    let r = compare(&fx, &bad);
+    assert!(
+        r.failures
+            .iter()
+            .any(|f| f.contains("skin matrix 3") && f.contains("3x3")),
+        "{r:?}"
+    );
+    // A vertex off by twice the tolerance, and a NaN.
+    let mut bad = good.clone();
+    bad.vertices[100].y -= 2.0 * tol.position;
+    bad.vertices[7].x = f64::NAN;
+    let r = compare(&fx, &bad);
+    assert_eq!(
+        r.failures
+            .iter()
+            .filter(|f| f.starts_with("vertex"))
+            .count(),
+        2,
+        "{r:?}"
+    );
+    // Joints in the wrong order.
+    let mut bad = good.clone();
+    bad.joints.swap(1, 2);
+    assert!(!compare(&fx, &bad).failures.is_empty());
+    // Within tolerance is accepted.
+    let mut ok = good;
+    ok.joints[5].world.w_axis.x += 0.5 * tol.position;
+    assert!(compare(&fx, &ok).failures.is_empty());
+}
+
+#[test]
+fn fixtures_resolve_relative_to_the_repository() {
+    let p = repo().join("../shared/conformance");
+    assert!(p.ends_with("../shared/conformance") || p.is_dir());
+    assert!(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/LICENSES.md")
+            .is_file()
+    );
+}

@@ -334,8 +334,12 @@ pub fn load(path: &Path) -> Result<Imported> {
 pub fn load_slice(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported> {
     let gltf = gltf::Gltf::from_slice(bytes).map_err(|e| Error::Asset {
         file: file.into(),
-        what: format!("not valid glTF: {e}"),
+        what: format!("not valid glTF: {e}")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
     })?;
+    check_extension_objects(bytes, file)?;
     let buffers = load_buffers(&gltf, file, base)?;
     let mut imp = Importer {
         file: file.into(),
@@ -344,6 +348,56 @@ pub fn load_slice(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Impor
         notes: Vec::new(),
     };
     imp.run()
+}
+
+/// glTF requires every `extensions` property to be an object of objects; the JSON model does not
+/// check the extensions it does not know, so do it here on the raw JSON.
+fn check_extension_objects(bytes: &[u8], file: &str) -> Result<()> {
+    let json: std::borrow::Cow<'_, [u8]> = if bytes.starts_with(b"glTF") {
+        match gltf::binary::Glb::from_slice(bytes) {
+            Ok(glb) => std::borrow::Cow::Owned(glb.json.into_owned()),
+            Err(_) => return Ok(()), // already parsed once; cannot happen
+        }
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    };
+    let Ok(root) = serde_json::from_slice::<serde_json::Value>(&json) else {
+        return Ok(());
+    };
+    let mut stack: Vec<(String, &serde_json::Value)> = vec![(String::new(), &root)];
+    while let Some((path, v)) = stack.pop() {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, child) in map {
+                    let child_path = format!("{path}/{k}");
+                    if k == "extensions" {
+                        let Some(exts) = child.as_object() else {
+                            return Err(Error::Asset {
+                                file: file.into(),
+                                what: format!("not valid glTF: {child_path} must be an object"),
+                            });
+                        };
+                        if let Some((name, _)) = exts.iter().find(|(_, e)| !e.is_object()) {
+                            return Err(Error::Asset {
+                                file: file.into(),
+                                what: format!(
+                                    "not valid glTF: extension {child_path}/{name} must be an object"
+                                ),
+                            });
+                        }
+                    }
+                    stack.push((child_path, child));
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    stack.push((format!("{path}/{i}"), child));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn asset(file: &str, e: impl std::fmt::Display) -> Error {
@@ -1285,9 +1339,9 @@ impl Importer<'_> {
                 let mut v = Vec::with_capacity(d.len());
                 for (k, x) in d.into_iter().enumerate() {
                     if x as usize >= n {
-                        return Err(
-                            self.err(format!("{what}: index {k} is {x}, out of range (0..{n})"))
-                        );
+                        return Err(self.err(format!(
+                            "{what}: indices[{k}] is {x}, out of range (0..{n})"
+                        )));
                     }
                     v.push(x as u32);
                 }

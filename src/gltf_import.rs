@@ -1582,4 +1582,187 @@ mod tests {
         .to_string();
         assert!(e.contains("byteLength"), "{e}");
     }
+
+    /// A small skinned file: a root, a chain of five joints (skin lists them in reverse), a mesh
+    /// of three vertices with u8 joints, normalized u8 weights and a second influence set, and a
+    /// cubic-spline animation. `tweak` edits the bytes and the JSON before loading.
+    fn skinned(tweak: impl FnOnce(&mut Vec<u8>, &mut serde_json::Value)) -> Result<Imported> {
+        use base64::Engine as _;
+        let mut b: Vec<u8> = Vec::new();
+        for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
+            p.iter().for_each(|x| b.extend(x.to_le_bytes()));
+        }
+        b.extend([0u8, 1, 0, 0, 1, 0, 0, 0, 0, 1, 2, 3]); // JOINTS_0 @36
+        b.extend([255u8, 0, 0, 0, 128, 127, 0, 0, 100, 60, 40, 30]); // WEIGHTS_0 @48
+        b.extend([0u8, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0]); // JOINTS_1 @60
+        b.extend([0u8, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0]); // WEIGHTS_1 @72
+        [0u16, 1, 2].iter().for_each(|x| b.extend(x.to_le_bytes())); // indices @84
+        b.extend([0u8, 0]);
+        [0.0f32, 1.0].iter().for_each(|x| b.extend(x.to_le_bytes())); // times @92
+        for _ in 0..6 {
+            [0.0f32, 0.0, 0.0, 1.0]
+                .iter()
+                .for_each(|x| b.extend(x.to_le_bytes())); // @100
+        }
+        let mut j = serde_json::json!({
+            "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+            "nodes": [
+                {"name": "root", "children": [1, 6]},
+                {"name": "j1", "children": [2], "translation": [0, 1, 0]},
+                {"name": "j2", "children": [3]}, {"name": "j3", "children": [4]},
+                {"name": "j4", "children": [5]}, {"name": "j5"},
+                {"name": "body", "mesh": 0, "skin": 0, "translation": [9, 9, 9]}
+            ],
+            "skins": [{"joints": [5, 4, 3, 2, 1]}],
+            "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "JOINTS_0": 1,
+                "WEIGHTS_0": 2, "JOINTS_1": 3, "WEIGHTS_1": 4}, "indices": 5}]}],
+            "animations": [{"name": "bend", "samplers": [
+                    {"input": 6, "output": 7, "interpolation": "CUBICSPLINE"},
+                    {"input": 6, "output": 8}],
+                "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}},
+                    {"sampler": 1, "target": {"node": 6, "path": "translation"}}]}],
+            "accessors": [
+                {"bufferView": 0, "byteOffset": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                 "min": [0, 0, 0], "max": [1, 1, 0]},
+                {"bufferView": 0, "byteOffset": 36, "componentType": 5121, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 48, "componentType": 5121, "normalized": true, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 60, "componentType": 5121, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 72, "componentType": 5121, "normalized": true, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 84, "componentType": 5123, "count": 3, "type": "SCALAR"},
+                {"bufferView": 0, "byteOffset": 92, "componentType": 5126, "count": 2, "type": "SCALAR",
+                 "min": [0], "max": [1]},
+                {"bufferView": 0, "byteOffset": 100, "componentType": 5126, "count": 6, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 0, "componentType": 5126, "count": 2, "type": "VEC3"}
+            ],
+            "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 196}],
+            "buffers": [{"byteLength": 196}]
+        });
+        tweak(&mut b, &mut j);
+        let uri = format!(
+            "data:application/octet-stream;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&b)
+        );
+        j["buffers"][0]["uri"] = serde_json::Value::String(uri);
+        load_slice(j.to_string().as_bytes(), "made.gltf", None)
+    }
+
+    #[test]
+    fn skins_map_joints_keep_four_largest_influences_and_read_cubic_splines() {
+        let imp = skinned(|_, _| {}).unwrap();
+        assert_eq!(imp.skeletons.len(), 1);
+        let s = &imp.skeletons[0];
+        assert_eq!(
+            s.skeleton.joint_names(),
+            ["root", "j1", "j2", "j3", "j4", "j5"]
+        );
+        assert_eq!(s.joint_nodes, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(s.skin_joints, [5, 4, 3, 2, 1]);
+        assert_eq!(s.skeleton.inverse_binds()[0], Mat4::IDENTITY);
+        let m = &imp.meshes[0].mesh;
+        assert_eq!(m.joints[0][0], 5);
+        assert_eq!(m.weights[0], [1.0, 0.0, 0.0, 0.0]);
+        assert!(
+            (m.weights[1][0] - 128.0 / 255.0).abs() < 1e-6,
+            "{:?}",
+            m.weights[1]
+        );
+        assert_eq!(m.joints[2], [5, 4, 3, 2]);
+        assert!(
+            (m.weights[2][0] - 100.0 / 230.0).abs() < 1e-6,
+            "{:?}",
+            m.weights[2]
+        );
+        assert_eq!(imp.meshes[0].max_influences, 5);
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.contains("1 vertices had more than 4")),
+            "{:?}",
+            imp.notes
+        );
+        assert!(
+            imp.notes
+                .iter()
+                .any(|n| n.contains("outside every skeleton")),
+            "{:?}",
+            imp.notes
+        );
+        let c = &s.clips[0].clip;
+        assert_eq!(
+            (c.name.as_str(), c.duration, c.looping),
+            ("bend", 1.0, false)
+        );
+        let r = c.tracks[0].rotation.as_ref().unwrap();
+        assert_eq!(c.tracks[0].joint, "j2");
+        assert_eq!(
+            (r.interpolation, r.times.len(), r.values.len()),
+            (Interpolation::CubicSpline, 2, 6)
+        );
+        imp.build_library().unwrap();
+        // The mesh node's own transform (9, 9, 9) is ignored; identity inverse binds: the
+        // vertices follow j1's translation.
+        let local = crate::reference::sample(&s.skeleton, c, 0.0);
+        let model = crate::reference::local_to_model(&s.skeleton, &local);
+        let pal = crate::reference::palette(&s.skeleton, &model);
+        let pose = imp.gltf_pose(0, &model, &pal).unwrap();
+        assert_eq!(pose.joints.len(), 5);
+        assert_eq!(pose.joints[0].node, 5);
+        assert!(
+            (pose.vertices[1] - DVec3::new(1.0, 1.0, 0.0)).length() < 1e-6,
+            "{:?}",
+            pose.vertices
+        );
+    }
+
+    #[test]
+    fn bad_data_is_an_error_naming_the_file() {
+        type Tweak = Box<dyn FnOnce(&mut Vec<u8>, &mut serde_json::Value)>;
+        let cases: Vec<(&str, Tweak)> = vec![
+            (
+                "exceed",
+                Box::new(|_, j| j["accessors"][0]["count"] = 30.into()),
+            ),
+            (
+                "component type",
+                Box::new(|_, j| j["accessors"][0]["componentType"] = 5123.into()),
+            ),
+            (
+                "non-finite",
+                Box::new(|b, _| b[4..8].copy_from_slice(&f32::INFINITY.to_le_bytes())),
+            ),
+            ("skin joint 9", Box::new(|b, _| b[36] = 9)),
+            ("indices[2]", Box::new(|b, _| b[88] = 7)),
+            (
+                "not part of the scene",
+                Box::new(|_, j| {
+                    j["nodes"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(serde_json::json!({"name": "stray"}));
+                    j["skins"][0]["joints"] = serde_json::json!([5, 4, 3, 2, 7]);
+                }),
+            ),
+            (
+                "listed twice",
+                Box::new(|_, j| j["skins"][0]["joints"] = serde_json::json!([5, 4, 3, 2, 2])),
+            ),
+            (
+                "need 6 rotation values",
+                Box::new(|_, j| j["accessors"][7]["count"] = 5.into()),
+            ),
+            (
+                "not after",
+                Box::new(|b, _| b[96..100].copy_from_slice(&0.0f32.to_le_bytes())),
+            ),
+            ("byteLength", Box::new(|b, _| b.truncate(100))),
+        ];
+        for (expect, tweak) in cases {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| skinned(tweak)));
+            let e = r.expect("no panic").expect_err(expect).to_string();
+            assert!(
+                e.starts_with("made.gltf: ") && e.contains(expect),
+                "{expect}: {e}"
+            );
+        }
+    }
 }

@@ -353,3 +353,78 @@ fn fixtures_resolve_relative_to_the_repository() {
             .is_file()
     );
 }
+
+/// A pose read back from `wgpu-anim sample --json`.
+fn pose_from_json(v: &serde_json::Value) -> GltfPose {
+    let mat = |m: &serde_json::Value| {
+        let a: Vec<f64> = serde_json::from_value(m.clone()).expect("16 floats");
+        DMat4::from_cols_slice(&a)
+    };
+    GltfPose {
+        skinned: v["skinned"].as_bool().expect("skinned"),
+        joints: v["joints"]
+            .as_array()
+            .expect("joints")
+            .iter()
+            .map(|j| gltf_import::GltfJoint {
+                index: j["index"].as_u64().map(|i| i as usize),
+                node: j["node"].as_u64().expect("node") as usize,
+                name: j["name"].as_str().expect("name").to_string(),
+                world: mat(&j["world"]),
+            })
+            .collect(),
+        skin_matrices: v["skin_matrices"]
+            .as_array()
+            .expect("skin_matrices")
+            .iter()
+            .map(mat)
+            .collect(),
+        vertices: v["vertices"]
+            .as_array()
+            .expect("vertices")
+            .iter()
+            .map(|p| {
+                let a: [f64; 3] = serde_json::from_value(p.clone()).expect("xyz");
+                DVec3::from_array(a)
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn cli_sample_json_matches_fixtures() {
+    let Some(dir) = fixtures_dir() else { return };
+    for name in [
+        "fox_walk_t0.37.json",
+        "interp_c4_t0.3.json",
+        "cmu_01_03_t1.json",
+    ] {
+        let fx: Fixture =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("fixture"))
+                .expect("parse");
+        for path in ["--cpu", "--reference"] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgpu-anim"))
+                .arg("sample")
+                .arg(repo().join("assets").join(&fx.asset))
+                .args([
+                    "--clip",
+                    &fx.clip.to_string(),
+                    "--time",
+                    &fx.time.to_string(),
+                ])
+                .args([path, "--json"])
+                .output()
+                .expect("run wgpu-anim");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            assert_eq!(v["clip"], fx.clip);
+            let r = compare(&fx, &pose_from_json(&v));
+            say(&format!("{name:<26} cli {path}: {}", r.line()));
+            assert!(r.failures.is_empty(), "{name} {path}: {:?}", r.failures);
+        }
+    }
+}

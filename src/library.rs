@@ -59,9 +59,7 @@ impl AnimationLibrary {
     /// The skeleton a clip animates.
     #[must_use]
     pub fn clip_skeleton(&self, clip: ClipId) -> Option<SkeletonId> {
-        self.clips
-            .get(clip.0 as usize)
-            .map(|c| SkeletonId(c.skeleton))
+        self.clips.get(clip.0 as usize).map(|c| SkeletonId(c.skeleton))
     }
 
     /// Duration of a clip in seconds.
@@ -96,12 +94,8 @@ impl LibraryBuilder {
             joint_offset: lib.parents.len() as u32,
             _pad: [0; 2],
         });
-        lib.parents.extend(
-            skeleton
-                .parents()
-                .iter()
-                .map(|p| p.map_or(-1, |p| p as i32)),
-        );
+        lib.parents
+            .extend(skeleton.parents().iter().map(|p| p.map_or(-1, |p| p as i32)));
         lib.inverse_binds
             .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
         lib.skeletons.push(skeleton);
@@ -137,10 +131,7 @@ impl LibraryBuilder {
             )));
         }
         if !clip.duration.is_finite() || clip.duration <= 0.0 {
-            return Err(cerr(format!(
-                "duration {} must be finite and positive",
-                clip.duration
-            )));
+            return Err(cerr(format!("duration {} must be finite and positive", clip.duration)));
         }
         let n = skel.joint_count();
         let mut by_joint: Vec<Option<usize>> = vec![None; n];
@@ -158,9 +149,9 @@ impl LibraryBuilder {
         }
         // Validate everything before packing so an error leaves the library unchanged.
         let mut packed: Vec<[PackedTrack; 3]> = Vec::with_capacity(n);
-        for j in 0..n {
+        for (j, track) in by_joint.iter().enumerate() {
             let rest = skel.rest_pose()[j];
-            let jt = by_joint[j].map(|k| &clip.tracks[k]);
+            let jt = track.map(|k| &clip.tracks[k]);
             let name = &skel.joint_names()[j];
             let terr = |channel, what: String| Error::Track {
                 clip: clip.name.clone(),
@@ -168,18 +159,14 @@ impl LibraryBuilder {
                 channel,
                 what,
             };
-            let t = pack_track(
-                jt.and_then(|t| t.translation.as_ref()),
-                rest.translation,
-                |v| v.extend(0.0),
-            )
+            let t = pack_track(jt.and_then(|t| t.translation.as_ref()), rest.translation, |v| {
+                v.extend(0.0)
+            })
             .map_err(|e| terr(Channel::Translation, e))?;
             let r = pack_rotation(jt.and_then(|t| t.rotation.as_ref()), rest.rotation)
                 .map_err(|e| terr(Channel::Rotation, e))?;
-            let s = pack_track(jt.and_then(|t| t.scale.as_ref()), rest.scale, |v| {
-                v.extend(0.0)
-            })
-            .map_err(|e| terr(Channel::Scale, e))?;
+            let s = pack_track(jt.and_then(|t| t.scale.as_ref()), rest.scale, |v| v.extend(0.0))
+                .map_err(|e| terr(Channel::Scale, e))?;
             packed.push([t, r, s]);
         }
         let lib = &mut self.lib;
@@ -309,16 +296,9 @@ fn pack_track(
     ))
 }
 
-fn pack_rotation(
-    track: Option<&Track<Quat>>,
-    rest: Quat,
-) -> std::result::Result<PackedTrack, String> {
+fn pack_rotation(track: Option<&Track<Quat>>, rest: Quat) -> std::result::Result<PackedTrack, String> {
     let Some(track) = track else {
-        return Ok(collapse(
-            Interpolation::Step,
-            vec![0.0],
-            vec![Vec4::from(rest)],
-        ));
+        return Ok(collapse(Interpolation::Step, vec![0.0], vec![Vec4::from(rest)]));
     };
     check_times(&track.times)?;
     check_counts(track)?;
@@ -377,10 +357,7 @@ mod tests {
                 s,
                 &clip(vec![JointTrack {
                     joint: "arm".into(),
-                    rotation: Some(Track::linear([
-                        (0.0, Quat::IDENTITY),
-                        (1.0, Quat::IDENTITY),
-                    ])),
+                    rotation: Some(Track::linear([(0.0, Quat::IDENTITY), (1.0, Quat::IDENTITY)])),
                     ..Default::default()
                 }]),
             )
@@ -450,12 +427,7 @@ mod tests {
         }
         let mut zero = clip(vec![]);
         zero.duration = 0.0;
-        assert!(
-            b.add_clip(s, &zero)
-                .unwrap_err()
-                .to_string()
-                .contains("duration")
-        );
+        assert!(b.add_clip(s, &zero).unwrap_err().to_string().contains("duration"));
         assert!(b.add_clip(SkeletonId(9), &clip(vec![])).is_err());
         let lib = b.build();
         assert!(lib.clips.is_empty() && lib.tracks.is_empty() && lib.values.is_empty());

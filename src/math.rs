@@ -141,9 +141,7 @@ impl Affine {
     /// `self * rhs` — the same operations, in the same order, as WGSL `affine_mul`.
     #[must_use]
     pub fn mul(&self, rhs: &Affine) -> Affine {
-        let row = |a: Vec4| -> Vec4 {
-            rhs.x * a.x + rhs.y * a.y + rhs.z * a.z + Vec4::new(0.0, 0.0, 0.0, a.w)
-        };
+        let row = |a: Vec4| -> Vec4 { rhs.x * a.x + rhs.y * a.y + rhs.z * a.z + Vec4::new(0.0, 0.0, 0.0, a.w) };
         Affine {
             x: row(self.x),
             y: row(self.y),
@@ -237,11 +235,7 @@ mod tests {
 
     #[test]
     fn affine_mul_matches_glam() {
-        let a = Transform::new(
-            Vec3::new(1.0, 0.0, 2.0),
-            Quat::from_rotation_y(0.7),
-            Vec3::splat(1.5),
-        );
+        let a = Transform::new(Vec3::new(1.0, 0.0, 2.0), Quat::from_rotation_y(0.7), Vec3::splat(1.5));
         let b = Transform::new(
             Vec3::new(0.0, 3.0, 0.0),
             Quat::from_rotation_x(-0.4),
@@ -258,10 +252,7 @@ mod tests {
         let neg_b = Vec4::from(-b);
         let mid = Quat::from_vec4(quat_interp(Vec4::from(a), neg_b, 0.5));
         // Half-way along the shorter arc is a rotation of 0.6 rad about z (up to sign).
-        assert!(
-            mid.angle_between(Quat::from_rotation_z(0.6)) < 1e-5,
-            "{mid:?}"
-        );
+        assert!(mid.angle_between(Quat::from_rotation_z(0.6)) < 1e-5, "{mid:?}");
     }
 
     #[test]

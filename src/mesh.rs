@@ -66,29 +66,18 @@ impl SkinnedMesh {
             )));
         }
         if !self.normals.is_empty() && self.normals.len() != n {
-            return Err(err(format!(
-                "{n} positions but {} normals",
-                self.normals.len()
-            )));
+            return Err(err(format!("{n} positions but {} normals", self.normals.len())));
         }
         if !self.uvs.is_empty() && self.uvs.len() != n {
-            return Err(err(format!(
-                "{n} positions but {} texture coordinates",
-                self.uvs.len()
-            )));
+            return Err(err(format!("{n} positions but {} texture coordinates", self.uvs.len())));
         }
-        if self.indices.len() % 3 != 0 {
+        if !self.indices.len().is_multiple_of(3) {
             return Err(err(format!(
                 "{} indices is not a whole number of triangles",
                 self.indices.len()
             )));
         }
-        if let Some((i, &ix)) = self
-            .indices
-            .iter()
-            .enumerate()
-            .find(|&(_, &ix)| ix as usize >= n)
-        {
+        if let Some((i, &ix)) = self.indices.iter().enumerate().find(|&(_, &ix)| ix as usize >= n) {
             return Err(err(format!("index {i} is {ix}, out of range (0..{n})")));
         }
         if let Some(v) = self.positions.iter().position(|p| !p.is_finite()) {
@@ -105,15 +94,14 @@ impl SkinnedMesh {
             if sum <= 1e-8 {
                 return Err(err(format!("vertex {v}: weights sum to zero")));
             }
-            for k in 0..4 {
-                if w[k] > 0.0 && self.joints[v][k] as usize >= joint_count {
+            for (wk, jk) in w.iter().zip(self.joints[v].iter_mut()) {
+                if *wk > 0.0 && *jk as usize >= joint_count {
                     return Err(err(format!(
-                        "vertex {v}: joint index {} out of range (skeleton has {joint_count} joints)",
-                        self.joints[v][k]
+                        "vertex {v}: joint index {jk} out of range (skeleton has {joint_count} joints)"
                     )));
                 }
-                if w[k] == 0.0 {
-                    self.joints[v][k] = 0; // never read out of range on the GPU
+                if *wk == 0.0 {
+                    *jk = 0; // never read out of range on the GPU
                 }
             }
             self.weights[v] = w.map(|x| x / sum);
@@ -144,10 +132,11 @@ impl SkinnedMesh {
     /// Bounding box of the bind-pose positions.
     #[must_use]
     pub fn bounds(&self) -> (Vec3, Vec3) {
-        self.positions.iter().fold(
-            (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
-            |(lo, hi), p| (lo.min(*p), hi.max(*p)),
-        )
+        self.positions
+            .iter()
+            .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| {
+                (lo.min(*p), hi.max(*p))
+            })
     }
 }
 
@@ -162,8 +151,5 @@ pub fn compute_normals(positions: &[Vec3], indices: &[u32]) -> Vec<Vec3> {
         normals[b] += n;
         normals[c] += n;
     }
-    normals
-        .iter()
-        .map(|n| n.try_normalize().unwrap_or(Vec3::Y))
-        .collect()
+    normals.iter().map(|n| n.try_normalize().unwrap_or(Vec3::Y)).collect()
 }

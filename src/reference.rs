@@ -43,10 +43,7 @@ fn locate(times: &[f32], t: f64) -> (usize, usize, f64, f64) {
 
 fn hermite(p0: DVec4, m0: DVec4, p1: DVec4, m1: DVec4, u: f64) -> DVec4 {
     let (u2, u3) = (u * u, u * u * u);
-    p0 * (2.0 * u3 - 3.0 * u2 + 1.0)
-        + m0 * (u3 - 2.0 * u2 + u)
-        + p1 * (-2.0 * u3 + 3.0 * u2)
-        + m1 * (u3 - u2)
+    p0 * (2.0 * u3 - 3.0 * u2 + 1.0) + m0 * (u3 - 2.0 * u2 + u) + p1 * (-2.0 * u3 + 3.0 * u2) + m1 * (u3 - u2)
 }
 
 fn sample_vec4(
@@ -85,15 +82,8 @@ fn sample_vec4(
 /// A translation or scale track at time `t` (seconds, clamped to the keys).
 #[must_use]
 pub fn sample_vec3(track: &Track<Vec3>, t: f64) -> DVec3 {
-    let values: Vec<DVec4> = track
-        .values
-        .iter()
-        .map(|v| v.as_dvec3().extend(0.0))
-        .collect();
-    sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| {
-        a.lerp(b, u)
-    })
-    .truncate()
+    let values: Vec<DVec4> = track.values.iter().map(|v| v.as_dvec3().extend(0.0)).collect();
+    sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| a.lerp(b, u)).truncate()
 }
 
 /// A rotation track at time `t`: keys normalized, exact slerp along the shorter arc for linear,
@@ -107,11 +97,7 @@ pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
         .enumerate()
         .map(|(k, q)| {
             let v = DVec4::new(q.x.into(), q.y.into(), q.z.into(), q.w.into());
-            if !cubic || k % 3 == 1 {
-                v.normalize()
-            } else {
-                v
-            }
+            if !cubic || k % 3 == 1 { v.normalize() } else { v }
         })
         .collect();
     let v = sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| {
@@ -122,10 +108,7 @@ pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
         if theta < 1e-12 {
             return a;
         }
-        let (wa, wb) = (
-            ((1.0 - u) * theta).sin() / theta.sin(),
-            (u * theta).sin() / theta.sin(),
-        );
+        let (wa, wb) = (((1.0 - u) * theta).sin() / theta.sin(), (u * theta).sin() / theta.sin());
         DVec4::from(qa) * wa + DVec4::from(qb) * wb
     });
     DQuat::from_vec4(v.normalize())
@@ -227,14 +210,7 @@ mod tests {
         let tr = Track {
             interpolation: Interpolation::CubicSpline,
             times: vec![0.0, 2.0],
-            values: vec![
-                Vec3::ZERO,
-                Vec3::ZERO,
-                Vec3::ZERO,
-                Vec3::ZERO,
-                Vec3::ONE,
-                Vec3::ZERO,
-            ],
+            values: vec![Vec3::ZERO, Vec3::ZERO, Vec3::ZERO, Vec3::ZERO, Vec3::ONE, Vec3::ZERO],
         };
         assert!((sample_vec3(&tr, 1.0).x - 0.5).abs() < 1e-12);
         assert!((sample_vec3(&tr, 0.5).x - 0.15625).abs() < 1e-12);

@@ -145,10 +145,7 @@ impl Skeleton {
 
     /// Builds a skeleton whose inverse bind matrices are the inverses of its rest pose in model
     /// space (so the palette is the identity in the rest pose).
-    pub fn from_rest_pose(
-        name: impl Into<String>,
-        joints: Vec<(String, Option<usize>, Transform)>,
-    ) -> Result<Self> {
+    pub fn from_rest_pose(name: impl Into<String>, joints: Vec<(String, Option<usize>, Transform)>) -> Result<Self> {
         let descs: Vec<JointDesc> = joints
             .into_iter()
             .map(|(name, parent, rest)| JointDesc {
@@ -246,11 +243,7 @@ mod tests {
 
     #[test]
     fn reorders_children_listed_before_parents() {
-        let s = Skeleton::new(
-            "s",
-            vec![j("hand", Some(2)), j("root", None), j("arm", Some(1))],
-        )
-        .unwrap();
+        let s = Skeleton::new("s", vec![j("hand", Some(2)), j("root", None), j("arm", Some(1))]).unwrap();
         assert_eq!(s.joint_names(), ["root", "arm", "hand"]);
         assert_eq!(s.parents(), [None, Some(0), Some(1)]);
         assert_eq!(s.source_index(), [1, 2, 0]);
@@ -276,18 +269,10 @@ mod tests {
 
     #[test]
     fn supports_long_chains_beyond_256_joints() {
-        let joints: Vec<_> = (0..1500usize)
-            .map(|i| j(&format!("j{i}"), i.checked_sub(1)))
-            .collect();
+        let joints: Vec<_> = (0..1500usize).map(|i| j(&format!("j{i}"), i.checked_sub(1))).collect();
         let s = Skeleton::new("chain", joints).unwrap();
         assert_eq!(s.joint_count(), 1500);
-        let e = Skeleton::new(
-            "huge",
-            (0..MAX_JOINTS + 1)
-                .map(|i| j(&format!("j{i}"), None))
-                .collect(),
-        )
-        .unwrap_err();
+        let e = Skeleton::new("huge", (0..MAX_JOINTS + 1).map(|i| j(&format!("j{i}"), None)).collect()).unwrap_err();
         assert!(e.to_string().contains("limit"), "{e}");
     }
 }

@@ -1,0 +1,89 @@
+// Types and constants shared by every stage. Each struct mirrors a Rust type in src/layout.rs
+// (named in its comment); tests/shaders.rs checks the two layouts against each other.
+
+// Threads per workgroup. Rust: layout::WORKGROUP_SIZE.
+const WORKGROUP_SIZE: u32 = 64u;
+
+// Interpolation codes. Rust: Interpolation::gpu_code.
+const INTERP_STEP: u32 = 0u;
+const INTERP_LINEAR: u32 = 1u;
+const INTERP_CUBIC: u32 = 2u;
+
+// Loop modes. Rust: layout::LOOP_*.
+const LOOP_ONCE: u32 = 0u;
+const LOOP_REPEAT: u32 = 1u;
+const LOOP_FOREVER: u32 = 2u;
+
+// Above this |dot| rotations are nlerped instead of slerped. Rust: math::NLERP_THRESHOLD.
+const NLERP_THRESHOLD: f32 = 0.9995;
+
+// Rust: layout::GpuFrame.
+struct Frame {
+    dt: f32,
+    instance_count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Rust: layout::GpuClip.
+struct ClipInfo {
+    skeleton: u32,
+    joint_count: u32,
+    track_offset: u32,
+    flags: u32,
+    duration: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// Rust: layout::GpuTrack.
+struct Track {
+    time_offset: u32,
+    key_count: u32,
+    value_offset: u32,
+    interpolation: u32,
+}
+
+// Rust: layout::GpuSkeleton.
+struct SkeletonInfo {
+    joint_count: u32,
+    joint_offset: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// A 3x4 affine matrix stored as rows; the fourth row is [0, 0, 0, 1]. Rust: math::Affine.
+struct Affine {
+    x: vec4<f32>,
+    y: vec4<f32>,
+    z: vec4<f32>,
+}
+
+// Rust: layout::GpuInstance.
+struct Instance {
+    world: Affine,
+    clip: u32,
+    skeleton: u32,
+    joint_offset: u32,
+    joint_count: u32,
+    rate: f32,
+    loop_mode: u32,
+    loop_count: u32,
+    tint: u32,
+}
+
+// Rust: layout::GpuClock.
+struct Clock {
+    time: f32,
+    sample_time: f32,
+    phase: f32,
+    _pad: u32,
+}
+
+// Rust: layout::LocalPose.
+struct LocalPose {
+    translation: vec4<f32>,
+    rotation: vec4<f32>,
+    scale: vec4<f32>,
+}

@@ -1,0 +1,98 @@
+// Stage 5: skinning. `vs_main`/`fs_main` are the built-in instanced renderer: instance_index selects
+// the instance's palette (its joint_offset) and world transform; one draw covers all characters
+// of a mesh. `skin` is the same skinning as a compute pass that writes skinned points to a buffer,
+// used to check the GPU against the CPU mirror (cpu::skin) and the conformance fixtures.
+
+struct Camera {
+    view_proj: mat4x4<f32>,
+    eye: vec4<f32>,
+    light_dir: vec4<f32>,
+}
+
+struct SkinJob {
+    joint_offset: u32,
+    vertex_count: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct SkinnedOut {
+    position: vec4<f32>,
+    normal: vec4<f32>,
+}
+
+@group(0) @binding(0) var<uniform> camera: Camera;
+@group(0) @binding(1) var<storage, read> instances: array<Instance>;
+@group(0) @binding(2) var<storage, read> palettes: array<Affine>;
+@group(0) @binding(3) var<uniform> job: SkinJob;
+@group(0) @binding(4) var<storage, read> vertex_words: array<u32>;
+@group(0) @binding(5) var<storage, read_write> skinned: array<SkinnedOut>;
+
+// Rust: mesh::SkinVertex, 14 words.
+const VERTEX_WORDS: u32 = 14u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn skin(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let v = workgroup_linear(wg, groups) * WORKGROUP_SIZE + lid;
+    if (v >= job.vertex_count) {
+        return;
+    }
+    let w = v * VERTEX_WORDS;
+    let position = vec3<f32>(bitcast<f32>(vertex_words[w]), bitcast<f32>(vertex_words[w + 1u]), bitcast<f32>(vertex_words[w + 2u]));
+    let normal = vec3<f32>(bitcast<f32>(vertex_words[w + 3u]), bitcast<f32>(vertex_words[w + 4u]), bitcast<f32>(vertex_words[w + 5u]));
+    let j01 = vertex_words[w + 8u];
+    let j23 = vertex_words[w + 9u];
+    let joints = vec4<u32>(j01 & 0xffffu, j01 >> 16u, j23 & 0xffffu, j23 >> 16u);
+    let weights = vec4<f32>(
+        bitcast<f32>(vertex_words[w + 10u]),
+        bitcast<f32>(vertex_words[w + 11u]),
+        bitcast<f32>(vertex_words[w + 12u]),
+        bitcast<f32>(vertex_words[w + 13u]),
+    );
+    let p = skin_vertex(job.joint_offset, joints, weights, position, normal);
+    skinned[v] = SkinnedOut(vec4<f32>(p.position, 1.0), vec4<f32>(p.normal, 0.0));
+}
+
+struct VertexIn {
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) uv: vec2<f32>,
+    @location(3) joints: vec4<u32>,
+    @location(4) weights: vec4<f32>,
+}
+
+struct VertexOut {
+    @builtin(position) clip_position: vec4<f32>,
+    @location(0) world_normal: vec3<f32>,
+    @location(1) world_position: vec3<f32>,
+    @location(2) tint: vec3<f32>,
+}
+
+@vertex
+fn vs_main(v: VertexIn, @builtin(instance_index) instance: u32) -> VertexOut {
+    let inst = instances[instance];
+    let p = skin_vertex(inst.joint_offset, v.joints, v.weights, v.position, v.normal);
+    let world_position = affine_transform_point(inst.world, p.position);
+    var out: VertexOut;
+    out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
+    out.world_normal = normalize(affine_transform_normal(inst.world, p.normal));
+    out.world_position = world_position;
+    out.tint = unpack4x8unorm(inst.tint).rgb;
+    return out;
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
+    let n = normalize(in.world_normal);
+    let l = normalize(-camera.light_dir.xyz);
+    let diffuse = max(dot(n, l), 0.0);
+    let sky = 0.5 + 0.5 * n.y;
+    let view = normalize(camera.eye.xyz - in.world_position);
+    let rim = pow(1.0 - max(dot(n, view), 0.0), 3.0) * 0.15;
+    let color = in.tint * (0.25 * sky + 0.8 * diffuse) + vec3<f32>(rim);
+    return vec4<f32>(color, 1.0);
+}

@@ -1,0 +1,79 @@
+//! Mirror of `shaders/shared/skinning.wgsl` and the `skin` compute entry of `shaders/skin.wgsl`.
+
+use crate::math::Affine;
+use crate::mesh::SkinVertex;
+use glam::{Vec3, Vec4};
+
+/// A skinned vertex: model-space position and unit normal. WGSL `SkinnedOut` (vec4-padded).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SkinnedPoint {
+    /// xyz: position; w: 1.
+    pub position: Vec4,
+    /// xyz: unit normal; w: 0.
+    pub normal: Vec4,
+}
+
+fn skin_blend(palettes: &[Affine], offset: u32, joints: [u16; 4], w: [f32; 4]) -> Affine {
+    let m = |k: usize| palettes[(offset + u32::from(joints[k])) as usize];
+    let (a, b, c, d) = (m(0), m(1), m(2), m(3));
+    Affine {
+        x: a.x * w[0] + b.x * w[1] + c.x * w[2] + d.x * w[3],
+        y: a.y * w[0] + b.y * w[1] + c.y * w[2] + d.y * w[3],
+        z: a.z * w[0] + b.z * w[1] + c.z * w[2] + d.z * w[3],
+    }
+}
+
+/// The normal through the cofactor (inverse transpose up to a positive factor) of `m`'s 3×3 part.
+/// WGSL `affine_transform_normal`.
+#[must_use]
+pub fn affine_transform_normal(m: &Affine, n: Vec3) -> Vec3 {
+    let c0 = Vec3::new(m.x.x, m.y.x, m.z.x);
+    let c1 = Vec3::new(m.x.y, m.y.y, m.z.y);
+    let c2 = Vec3::new(m.x.z, m.y.z, m.z.z);
+    let cof = c1.cross(c2) * n.x + c2.cross(c0) * n.y + c0.cross(c1) * n.z;
+    if c0.dot(c1.cross(c2)) < 0.0 {
+        return -cof;
+    }
+    cof
+}
+
+/// One vertex skinned by the palette at `offset`. WGSL `skin_vertex`.
+#[must_use]
+pub fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> SkinnedPoint {
+    let k = skin_blend(palettes, offset, v.joints, v.weights);
+    let p = k.transform_point3(Vec3::from(v.position));
+    let n = affine_transform_normal(&k, Vec3::from(v.normal)).normalize();
+    SkinnedPoint {
+        position: p.extend(1.0),
+        normal: n.extend(0.0),
+    }
+}
+
+/// Stage `skin` (compute form): every vertex skinned by the palette at `joint_offset`.
+#[must_use]
+pub fn skin(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> Vec<SkinnedPoint> {
+    vertices
+        .iter()
+        .map(|v| skin_vertex(palettes, joint_offset, v))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::Transform;
+    use glam::Quat;
+
+    #[test]
+    fn non_uniform_scale_keeps_normals_perpendicular_to_the_surface() {
+        // A 45° slope in the xy plane, squashed 4× along y: the true normal follows the
+        // inverse transpose, not the matrix itself.
+        let m = Affine::from_mat4(&Transform::new(Vec3::ZERO, Quat::IDENTITY, Vec3::new(1.0, 0.25, 1.0)).to_mat4());
+        let tangent = m.transform_vector3(Vec3::new(1.0, -1.0, 0.0));
+        let n = affine_transform_normal(&m, Vec3::new(1.0, 1.0, 0.0).normalize()).normalize();
+        assert!(n.dot(tangent).abs() < 1e-6, "{n:?} vs {tangent:?}");
+        let naive = m.transform_vector3(Vec3::new(1.0, 1.0, 0.0));
+        assert!(naive.dot(tangent).abs() > 0.1, "the naive transform is wrong here");
+    }
+}

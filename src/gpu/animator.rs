@@ -1,0 +1,744 @@
+//! [`Animator`]: the clip library and every instance's state in GPU buffers, and the compute
+//! passes of a frame recorded into the caller's encoder.
+
+use super::{PassTimer, read_buffer, split_dispatch};
+use crate::cpu::Pose;
+use crate::error::{Error, Result};
+use crate::layout::{GpuClock, GpuFrame, GpuInstance, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose, WORKGROUP_SIZE};
+use crate::library::{AnimationLibrary, ClipId};
+use crate::math::Affine;
+use crate::shaders::{Stage, stage_source};
+use glam::Mat4;
+use wgpu::util::DeviceExt;
+
+/// How an instance's clock treats the clip's end (Game Engine Architecture §11.4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LoopMode {
+    /// Play once: local time clamped to `[0, T]`.
+    Once,
+    /// Loop N times (N ≥ 1): clamped to `[0, N·T]`, sampled at `t mod T`, holding the last pose.
+    Repeat(u32),
+    /// Loop forever: `t mod T`.
+    #[default]
+    Forever,
+}
+
+/// What an instance plays and where it stands.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InstanceDesc {
+    /// The clip.
+    pub clip: ClipId,
+    /// Local time to start at, seconds.
+    pub time: f32,
+    /// Playback rate: 1 is normal speed, negative plays backward, 0 pauses.
+    pub rate: f32,
+    /// Loop mode.
+    pub loop_mode: LoopMode,
+    /// `world_from_model`; must be affine and finite.
+    pub world: Mat4,
+    /// RGBA colour for the built-in renderer.
+    pub tint: [u8; 4],
+}
+
+impl InstanceDesc {
+    /// Plays `clip` from time 0 at rate 1, looping forever, at the origin, in light grey.
+    #[must_use]
+    pub fn new(clip: ClipId) -> Self {
+        Self {
+            clip,
+            time: 0.0,
+            rate: 1.0,
+            loop_mode: LoopMode::Forever,
+            world: Mat4::IDENTITY,
+            tint: [200, 200, 200, 255],
+        }
+    }
+}
+
+/// Capacity of an [`Animator`]; its buffers are allocated once.
+#[derive(Clone, Copy, Debug)]
+pub struct AnimatorDesc {
+    /// Most instances at once.
+    pub max_instances: u32,
+    /// Most joints over all instances; `None` means `max_instances` × the largest skeleton.
+    pub max_joints: Option<u32>,
+}
+
+impl Default for AnimatorDesc {
+    fn default() -> Self {
+        Self {
+            max_instances: 1024,
+            max_joints: None,
+        }
+    }
+}
+
+/// Resources of a stage's bind group: `(binding, kind)`, a subset of `shaders/shared/bindings.wgsl`.
+#[derive(Clone, Copy)]
+enum Kind {
+    Uniform,
+    Read,
+    ReadWrite,
+}
+const FRAME: u32 = 0;
+const CLIPS: u32 = 1;
+const TRACKS: u32 = 2;
+const TIMES: u32 = 3;
+const VALUES: u32 = 4;
+const SKELETONS: u32 = 5;
+const PARENTS: u32 = 6;
+const INVERSE_BINDS: u32 = 7;
+const INSTANCES: u32 = 8;
+const CLOCKS: u32 = 9;
+const LOCAL: u32 = 10;
+const MODEL: u32 = 11;
+const PALETTE: u32 = 12;
+
+fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
+    use Kind::*;
+    match stage {
+        Stage::Clock => &[(FRAME, Uniform), (CLIPS, Read), (INSTANCES, Read), (CLOCKS, ReadWrite)],
+        Stage::Sample => &[
+            (FRAME, Uniform),
+            (CLIPS, Read),
+            (TRACKS, Read),
+            (TIMES, Read),
+            (VALUES, Read),
+            (INSTANCES, Read),
+            (CLOCKS, ReadWrite),
+            (LOCAL, ReadWrite),
+        ],
+        Stage::LocalToModel => &[
+            (FRAME, Uniform),
+            (SKELETONS, Read),
+            (PARENTS, Read),
+            (INSTANCES, Read),
+            (LOCAL, ReadWrite),
+            (MODEL, ReadWrite),
+        ],
+        Stage::Palette => &[
+            (FRAME, Uniform),
+            (SKELETONS, Read),
+            (INVERSE_BINDS, Read),
+            (INSTANCES, Read),
+            (MODEL, ReadWrite),
+            (PALETTE, ReadWrite),
+        ],
+        Stage::Skin => &[],
+    }
+}
+
+struct StagePass {
+    stage: Stage,
+    pipeline: wgpu::ComputePipeline,
+    bind_group: wgpu::BindGroup,
+}
+
+/// The GPU side of a crowd: the clip library uploaded once, every instance's parameters, clock,
+/// local pose, model pose and palette in storage buffers, and the four compute passes of a frame.
+///
+/// Per frame: call [`Animator::prepare`] (uploads `dt` and any instance parameters that changed)
+/// then [`Animator::encode`] into your command encoder, then draw with the palette buffer.
+pub struct Animator {
+    library: AnimationLibrary,
+    max_instances: u32,
+    max_joints: u32,
+    max_workgroups: u32,
+    instances: Vec<GpuInstance>,
+    dirty: Option<(usize, usize)>,
+    clock_writes: Vec<(usize, GpuClock)>,
+    joints_used: u32,
+    frame_buffer: wgpu::Buffer,
+    instance_buffer: wgpu::Buffer,
+    clock_buffer: wgpu::Buffer,
+    local_buffer: wgpu::Buffer,
+    model_buffer: wgpu::Buffer,
+    palette_buffer: wgpu::Buffer,
+    passes: Vec<StagePass>,
+}
+
+fn storage_init(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    // A binding may not be empty: keep at least 16 bytes.
+    let mut data = bytes.to_vec();
+    data.resize(data.len().max(16).next_multiple_of(4), 0);
+    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: &data,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+    })
+}
+
+fn storage(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(16),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+impl Animator {
+    /// Uploads `library` and allocates buffers for `desc`'s capacity on `device`.
+    ///
+    /// Errors: a capacity of zero, or buffers larger than the device's
+    /// `max_storage_buffer_binding_size` (the message says which and by how much).
+    pub fn new(device: &wgpu::Device, library: &AnimationLibrary, desc: &AnimatorDesc) -> Result<Self> {
+        let largest = library.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
+        if desc.max_instances == 0 || library.clips.is_empty() {
+            return Err(Error::Limit {
+                what: "an animator needs room for at least one instance and a library with at least one clip".into(),
+            });
+        }
+        let max_joints = match desc.max_joints {
+            Some(j) => j,
+            None => desc.max_instances.checked_mul(largest).ok_or_else(|| Error::Limit {
+                what: format!(
+                    "{} instances of {largest} joints overflow a u32 joint count",
+                    desc.max_instances
+                ),
+            })?,
+        };
+        let limits = device.limits();
+        let cap = limits.max_storage_buffer_binding_size;
+        let check = |what: &str, bytes: u64| {
+            if bytes > cap {
+                Err(Error::Limit {
+                    what: format!("{what} would take {bytes} bytes; the device allows {cap} per storage buffer"),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        check("the pose buffers", u64::from(max_joints) * 48)?;
+        check(
+            "the instance buffer",
+            u64::from(desc.max_instances) * size_of::<GpuInstance>() as u64,
+        )?;
+        check("the key values", library.values.len() as u64 * 16)?;
+
+        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim frame"),
+            size: size_of::<GpuFrame>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let clips = storage_init(device, "wgpu-anim clips", bytemuck::cast_slice(&library.clips));
+        let tracks = storage_init(device, "wgpu-anim tracks", bytemuck::cast_slice(&library.tracks));
+        let times = storage_init(device, "wgpu-anim key times", bytemuck::cast_slice(&library.times));
+        let values = storage_init(device, "wgpu-anim key values", bytemuck::cast_slice(&library.values));
+        let skeletons = storage_init(
+            device,
+            "wgpu-anim skeletons",
+            bytemuck::cast_slice(&library.gpu_skeletons),
+        );
+        let parents = storage_init(device, "wgpu-anim parents", bytemuck::cast_slice(&library.parents));
+        let inverse_binds = storage_init(
+            device,
+            "wgpu-anim inverse binds",
+            bytemuck::cast_slice(&library.inverse_binds),
+        );
+        let instance_buffer = storage(
+            device,
+            "wgpu-anim instances",
+            u64::from(desc.max_instances) * size_of::<GpuInstance>() as u64,
+        );
+        let clock_buffer = storage(
+            device,
+            "wgpu-anim clocks",
+            u64::from(desc.max_instances) * size_of::<GpuClock>() as u64,
+        );
+        let local_buffer = storage(
+            device,
+            "wgpu-anim local poses",
+            u64::from(max_joints) * size_of::<LocalPose>() as u64,
+        );
+        let model_buffer = storage(
+            device,
+            "wgpu-anim model poses",
+            u64::from(max_joints) * size_of::<Affine>() as u64,
+        );
+        let palette_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim palettes"),
+            size: (u64::from(max_joints) * size_of::<Affine>() as u64).max(16),
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::VERTEX,
+            mapped_at_creation: false,
+        });
+        let buffer_of = |binding: u32| -> &wgpu::Buffer {
+            match binding {
+                FRAME => &frame_buffer,
+                CLIPS => &clips,
+                TRACKS => &tracks,
+                TIMES => &times,
+                VALUES => &values,
+                SKELETONS => &skeletons,
+                PARENTS => &parents,
+                INVERSE_BINDS => &inverse_binds,
+                INSTANCES => &instance_buffer,
+                CLOCKS => &clock_buffer,
+                LOCAL => &local_buffer,
+                MODEL => &model_buffer,
+                _ => &palette_buffer,
+            }
+        };
+        let passes = Stage::COMPUTE
+            .iter()
+            .map(|&stage| {
+                let entries: Vec<wgpu::BindGroupLayoutEntry> = stage_bindings(stage)
+                    .iter()
+                    .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
+                        binding,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: match kind {
+                            Kind::Uniform => wgpu::BindingType::Buffer {
+                                ty: wgpu::BufferBindingType::Uniform,
+                                has_dynamic_offset: false,
+                                min_binding_size: wgpu::BufferSize::new(size_of::<GpuFrame>() as u64),
+                            },
+                            Kind::Read | Kind::ReadWrite => wgpu::BindingType::Buffer {
+                                ty: wgpu::BufferBindingType::Storage {
+                                    read_only: matches!(kind, Kind::Read),
+                                },
+                                has_dynamic_offset: false,
+                                min_binding_size: None,
+                            },
+                        },
+                        count: None,
+                    })
+                    .collect();
+                let label = format!("wgpu-anim {}", stage.name());
+                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some(&label),
+                    entries: &entries,
+                });
+                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(&label),
+                    layout: &layout,
+                    entries: &stage_bindings(stage)
+                        .iter()
+                        .map(|&(binding, _)| wgpu::BindGroupEntry {
+                            binding,
+                            resource: buffer_of(binding).as_entire_binding(),
+                        })
+                        .collect::<Vec<_>>(),
+                });
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&label),
+                    source: wgpu::ShaderSource::Wgsl(stage_source(stage).into()),
+                });
+                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some(&label),
+                    bind_group_layouts: &[Some(&layout)],
+                    immediate_size: 0,
+                });
+                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&label),
+                    layout: Some(&pipeline_layout),
+                    module: &module,
+                    entry_point: Some(stage.name()),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+                StagePass {
+                    stage,
+                    pipeline,
+                    bind_group,
+                }
+            })
+            .collect();
+        Ok(Self {
+            library: library.clone(),
+            max_instances: desc.max_instances,
+            max_joints,
+            max_workgroups: limits.max_compute_workgroups_per_dimension,
+            instances: Vec::new(),
+            dirty: None,
+            clock_writes: Vec::new(),
+            joints_used: 0,
+            frame_buffer,
+            instance_buffer,
+            clock_buffer,
+            local_buffer,
+            model_buffer,
+            palette_buffer,
+            passes,
+        })
+    }
+
+    fn to_gpu(&self, index: usize, desc: &InstanceDesc, joint_offset: u32) -> Result<(GpuInstance, GpuClock)> {
+        let err = |what: String| Error::Instance { instance: index, what };
+        let clip = self.library.clips.get(desc.clip.0 as usize).ok_or_else(|| {
+            err(format!(
+                "clip {} does not exist (the library has {})",
+                desc.clip.0,
+                self.library.clips.len()
+            ))
+        })?;
+        if !desc.time.is_finite() || !desc.rate.is_finite() {
+            return Err(err(format!("time {} and rate {} must be finite", desc.time, desc.rate)));
+        }
+        let w = &desc.world;
+        if !w.is_finite() || w.row(3) != glam::Vec4::W {
+            return Err(err("world matrix must be finite and affine (last row 0 0 0 1)".into()));
+        }
+        let (loop_mode, loop_count) = match desc.loop_mode {
+            LoopMode::Once => (LOOP_ONCE, 1),
+            LoopMode::Repeat(0) => {
+                return Err(err("LoopMode::Repeat needs at least one loop".into()));
+            }
+            LoopMode::Repeat(n) => (LOOP_REPEAT, n),
+            LoopMode::Forever => (LOOP_FOREVER, 0),
+        };
+        let inst = GpuInstance {
+            world: Affine::from_mat4(w),
+            clip: desc.clip.0,
+            skeleton: clip.skeleton,
+            joint_offset,
+            joint_count: clip.joint_count,
+            rate: desc.rate,
+            loop_mode,
+            loop_count,
+            tint: u32::from_le_bytes(desc.tint),
+        };
+        // The clock is applied by the first `clock` pass with dt = 0 semantics: store the time and
+        // let the pass wrap or clamp it.
+        let clock = crate::cpu::advance_clock(
+            &inst,
+            &GpuClock {
+                time: desc.time,
+                ..Default::default()
+            },
+            clip.duration,
+            0.0,
+        );
+        Ok((inst, clock))
+    }
+
+    fn mark_dirty(&mut self, i: usize) {
+        self.dirty = Some(match self.dirty {
+            None => (i, i + 1),
+            Some((a, b)) => (a.min(i), b.max(i + 1)),
+        });
+    }
+
+    /// Adds an instance and returns its index. Its data reaches the GPU at the next
+    /// [`Animator::prepare`].
+    ///
+    /// Errors (nothing is added): the clip does not exist, time or rate not finite, a world
+    /// matrix that is not affine, `Repeat(0)`, or the capacity in instances or joints is full.
+    pub fn add_instance(&mut self, desc: &InstanceDesc) -> Result<usize> {
+        let index = self.instances.len();
+        if index as u32 >= self.max_instances {
+            return Err(Error::Limit {
+                what: format!("the animator holds at most {} instances", self.max_instances),
+            });
+        }
+        let (inst, clock) = self.to_gpu(index, desc, self.joints_used)?;
+        if u64::from(self.joints_used) + u64::from(inst.joint_count) > u64::from(self.max_joints) {
+            return Err(Error::Limit {
+                what: format!(
+                    "instance {index} needs {} joints but only {} of {} are free",
+                    inst.joint_count,
+                    self.max_joints - self.joints_used,
+                    self.max_joints
+                ),
+            });
+        }
+        self.joints_used += inst.joint_count;
+        self.instances.push(inst);
+        self.clock_writes.push((index, clock));
+        self.mark_dirty(index);
+        Ok(index)
+    }
+
+    /// Replaces what instance `index` plays (its clip must animate the same skeleton, so its
+    /// place in the pose buffers stays), restarting its clock at `desc.time`.
+    pub fn set_instance(&mut self, index: usize, desc: &InstanceDesc) -> Result<()> {
+        let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
+            instance: index,
+            what: format!("does not exist ({} instances)", self.instances.len()),
+        })?;
+        let (inst, clock) = self.to_gpu(index, desc, old.joint_offset)?;
+        if inst.skeleton != old.skeleton {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!(
+                    "clip {} animates skeleton {}, but the instance has skeleton {}",
+                    desc.clip.0, inst.skeleton, old.skeleton
+                ),
+            });
+        }
+        self.instances[index] = inst;
+        self.clock_writes.push((index, clock));
+        self.mark_dirty(index);
+        Ok(())
+    }
+
+    /// Moves instance `index`: sets its `world_from_model` matrix without touching its clock.
+    pub fn set_world(&mut self, index: usize, world: Mat4) -> Result<()> {
+        let inst = self.instances.get(index).ok_or_else(|| Error::Instance {
+            instance: index,
+            what: "does not exist".into(),
+        })?;
+        if !world.is_finite() || world.row(3) != glam::Vec4::W {
+            return Err(Error::Instance {
+                instance: index,
+                what: "world matrix must be finite and affine".into(),
+            });
+        }
+        let _ = inst;
+        self.instances[index].world = Affine::from_mat4(&world);
+        self.mark_dirty(index);
+        Ok(())
+    }
+
+    /// Sets instance `index`'s playback rate without touching its clock.
+    pub fn set_rate(&mut self, index: usize, rate: f32) -> Result<()> {
+        if index >= self.instances.len() || !rate.is_finite() {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!("does not exist, or rate {rate} is not finite"),
+            });
+        }
+        self.instances[index].rate = rate;
+        self.mark_dirty(index);
+        Ok(())
+    }
+
+    /// Seeks instance `index` to local time `time`.
+    pub fn set_time(&mut self, index: usize, time: f32) -> Result<()> {
+        let inst = *self.instances.get(index).ok_or_else(|| Error::Instance {
+            instance: index,
+            what: "does not exist".into(),
+        })?;
+        if !time.is_finite() {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!("time {time} is not finite"),
+            });
+        }
+        let duration = self.library.clips[inst.clip as usize].duration;
+        let clock = crate::cpu::advance_clock(
+            &inst,
+            &GpuClock {
+                time,
+                ..Default::default()
+            },
+            duration,
+            0.0,
+        );
+        self.clock_writes.push((index, clock));
+        Ok(())
+    }
+
+    /// Removes every instance from `len` on (the others keep their indices and state).
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.instances.len() {
+            self.joints_used = self.instances[len].joint_offset;
+            self.instances.truncate(len);
+            self.clock_writes.retain(|(i, _)| *i < len);
+            self.dirty = self.dirty.and_then(|(a, b)| (a < len).then_some((a, b.min(len))));
+        }
+    }
+
+    /// Number of instances.
+    #[must_use]
+    pub fn instance_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Instance `index`'s parameters as the GPU holds them.
+    #[must_use]
+    pub fn instance(&self, index: usize) -> Option<&GpuInstance> {
+        self.instances.get(index)
+    }
+
+    /// All instances' parameters as the GPU holds them.
+    #[must_use]
+    pub fn instances(&self) -> &[GpuInstance] {
+        &self.instances
+    }
+
+    /// The library the animator was built with.
+    #[must_use]
+    pub fn library(&self) -> &AnimationLibrary {
+        &self.library
+    }
+
+    /// Joints in use over all instances.
+    #[must_use]
+    pub fn joint_count(&self) -> u32 {
+        self.joints_used
+    }
+
+    /// Uploads this frame's `dt` and whatever instance data changed since the last call. An
+    /// ordinary frame, with no instance changed, writes 16 bytes.
+    pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
+        let frame = GpuFrame {
+            dt: if dt.is_finite() { dt } else { 0.0 },
+            instance_count: self.instances.len() as u32,
+            _pad: [0; 2],
+        };
+        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&frame));
+        if let Some((a, b)) = self.dirty.take() {
+            let offset = (a * size_of::<GpuInstance>()) as u64;
+            queue.write_buffer(
+                &self.instance_buffer,
+                offset,
+                bytemuck::cast_slice(&self.instances[a..b]),
+            );
+        }
+        // Clock writes, coalesced into contiguous runs (a later write to an instance wins).
+        let mut writes = std::mem::take(&mut self.clock_writes);
+        writes.sort_by_key(|(i, _)| *i);
+        writes.reverse();
+        writes.dedup_by_key(|(i, _)| *i);
+        writes.reverse();
+        let mut k = 0;
+        while k < writes.len() {
+            let mut end = k + 1;
+            while end < writes.len() && writes[end].0 == writes[end - 1].0 + 1 {
+                end += 1;
+            }
+            let run: Vec<GpuClock> = writes[k..end].iter().map(|(_, c)| *c).collect();
+            queue.write_buffer(
+                &self.clock_buffer,
+                (writes[k].0 * size_of::<GpuClock>()) as u64,
+                bytemuck::cast_slice(&run),
+            );
+            k = end;
+        }
+    }
+
+    /// Dispatches per frame: one per stage, whatever the number of instances.
+    #[must_use]
+    pub fn dispatches_per_frame(&self) -> u32 {
+        self.passes.len() as u32
+    }
+
+    /// Records the frame's passes — clock, sample, local_to_model, palette — into `encoder`.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.encode_timed(encoder, None);
+    }
+
+    /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
+    /// [`Stage::COMPUTE`]) when a timer with at least four passes is given.
+    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
+        let n = self.instances.len() as u32;
+        if n == 0 {
+            return;
+        }
+        for (k, pass) in self.passes.iter().enumerate() {
+            let groups = match pass.stage {
+                // One workgroup per instance, threads over joints.
+                Stage::Sample | Stage::Palette => n,
+                // One thread per instance.
+                _ => n.div_ceil(WORKGROUP_SIZE),
+            };
+            let (x, y) = split_dispatch(groups, self.max_workgroups);
+            let mut cpass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(pass.stage.name()),
+                timestamp_writes: timer.and_then(|t| t.compute_writes(k as u32)),
+            });
+            cpass.set_pipeline(&pass.pipeline);
+            cpass.set_bind_group(0, &pass.bind_group, &[]);
+            cpass.dispatch_workgroups(x, y, 1);
+        }
+    }
+
+    /// The palette buffer: 3×4 skinning matrices (`Affine`, 48 bytes), instance `i`'s joints at
+    /// `instances()[i].joint_offset`. Usage: STORAGE | VERTEX | COPY_SRC | COPY_DST.
+    #[must_use]
+    pub fn palette_buffer(&self) -> &wgpu::Buffer {
+        &self.palette_buffer
+    }
+    /// The instance buffer (`GpuInstance` per instance).
+    #[must_use]
+    pub fn instance_buffer(&self) -> &wgpu::Buffer {
+        &self.instance_buffer
+    }
+    /// The clock buffer (`GpuClock` per instance), written by the `clock` stage.
+    #[must_use]
+    pub fn clock_buffer(&self) -> &wgpu::Buffer {
+        &self.clock_buffer
+    }
+    /// Local poses (`LocalPose` per joint), written by `sample`.
+    #[must_use]
+    pub fn local_buffer(&self) -> &wgpu::Buffer {
+        &self.local_buffer
+    }
+    /// Model-space matrices (`Affine` per joint), written by `local_to_model`.
+    #[must_use]
+    pub fn model_buffer(&self) -> &wgpu::Buffer {
+        &self.model_buffer
+    }
+
+    /// Reads back every stage's output for all instances (for tests and tools; waits for the GPU).
+    pub fn read_back(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuClock>, Pose)> {
+        let n = self.instances.len() as u64;
+        let j = u64::from(self.joints_used);
+        Ok((
+            read_buffer(device, queue, &self.clock_buffer, 0, n)?,
+            Pose {
+                local: read_buffer(device, queue, &self.local_buffer, 0, j)?,
+                model: read_buffer(device, queue, &self.model_buffer, 0, j)?,
+                palette: read_buffer(device, queue, &self.palette_buffer, 0, j)?,
+            },
+        ))
+    }
+}
+
+/// Evaluates clips at given times on the GPU and reads back local poses, model matrices and
+/// palettes, one [`Pose`] per request (for tools and conformance tests). Times are clamped to
+/// each clip.
+pub fn evaluate_poses(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    library: &AnimationLibrary,
+    requests: &[(ClipId, f32)],
+) -> Result<Vec<Pose>> {
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let joints: u32 = requests
+        .iter()
+        .map(|(c, _)| library.clips.get(c.0 as usize).map_or(0, |c| c.joint_count))
+        .sum();
+    let mut animator = Animator::new(
+        device,
+        library,
+        &AnimatorDesc {
+            max_instances: requests.len() as u32,
+            max_joints: Some(joints.max(1)),
+        },
+    )?;
+    for &(clip, time) in requests {
+        animator.add_instance(&InstanceDesc {
+            time,
+            rate: 0.0,
+            loop_mode: LoopMode::Once,
+            ..InstanceDesc::new(clip)
+        })?;
+    }
+    animator.prepare(queue, 0.0);
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("evaluate_poses"),
+    });
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let (_, all) = animator.read_back(device, queue)?;
+    Ok(animator
+        .instances()
+        .iter()
+        .map(|inst| {
+            let r = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
+            Pose {
+                local: all.local[r.clone()].to_vec(),
+                model: all.model[r.clone()].to_vec(),
+                palette: all.palette[r].to_vec(),
+            }
+        })
+        .collect())
+}

@@ -1,0 +1,58 @@
+//! The GPU runtime. The library never creates a device of its own inside your renderer: every
+//! type here takes your `wgpu::Device` and `wgpu::Queue`. [`headless_device`] is a convenience for
+//! tools and tests that have none.
+
+mod animator;
+mod readback;
+mod renderer;
+mod timing;
+
+pub use animator::{Animator, AnimatorDesc, InstanceDesc, LoopMode, evaluate_poses};
+pub use readback::read_buffer;
+pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, skin_on_gpu};
+pub use timing::PassTimer;
+
+use crate::error::{Error, Result};
+
+/// Creates a device and queue without a window, for tools, tests and benchmarks: the first
+/// adapter wgpu offers (a software one such as lavapipe when there is no GPU), with timestamp
+/// queries enabled when the adapter has them, and the adapter's own limits.
+pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue)> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        force_fallback_adapter: false,
+        compatible_surface: None,
+        apply_limit_buckets: false,
+    }))
+    .map_err(|e| {
+        Error::Device(format!(
+            "{e}; on a machine without a GPU install a software Vulkan driver (Debian/Ubuntu: apt-get install mesa-vulkan-drivers)"
+        ))
+    })?;
+    request_device(&adapter)
+}
+
+/// Requests a device from `adapter` with the features and limits this crate makes use of:
+/// timestamp queries when available, and the adapter's limits (large crowds need big buffers).
+pub fn request_device(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu::Queue)> {
+    let wanted = wgpu::Features::TIMESTAMP_QUERY;
+    let desc = wgpu::DeviceDescriptor {
+        label: Some("wgpu-anim device"),
+        required_features: adapter.features() & wanted,
+        required_limits: adapter.limits(),
+        ..Default::default()
+    };
+    pollster::block_on(adapter.request_device(&desc)).map_err(|e| Error::Device(e.to_string()))
+}
+
+/// Workgroup counts `(x, y)` for `groups` workgroups, split over two dimensions so that neither
+/// exceeds `max_per_dimension`; shaders recover the linear index with `workgroup_linear`.
+#[must_use]
+pub fn split_dispatch(groups: u32, max_per_dimension: u32) -> (u32, u32) {
+    if groups <= max_per_dimension {
+        (groups, 1)
+    } else {
+        (max_per_dimension, groups.div_ceil(max_per_dimension))
+    }
+}

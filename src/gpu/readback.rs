@@ -1,0 +1,56 @@
+//! Reading GPU buffers back to the CPU (tests, tools, benchmarks).
+
+use crate::error::{Error, Result};
+
+/// Copies `count` elements of `T` starting at element `first` out of `buffer` (which needs
+/// `COPY_SRC`) and waits for them.
+pub fn read_buffer<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    first: u64,
+    count: u64,
+) -> Result<Vec<T>> {
+    let size = count * size_of::<T>() as u64;
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    let offset = first * size_of::<T>() as u64;
+    if offset + size > buffer.size() {
+        return Err(Error::Limit {
+            what: format!(
+                "read of {size} bytes at {offset} past the end of a {} byte buffer",
+                buffer.size()
+            ),
+        });
+    }
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("wgpu-anim readback"),
+        size: size.next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("readback"),
+    });
+    encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size.next_multiple_of(4));
+    queue.submit([encoder.finish()]);
+    let slice = staging.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Device(format!("waiting for a readback: {e}")))?;
+    rx.recv()
+        .map_err(|e| Error::Device(e.to_string()))?
+        .map_err(|e| Error::Device(format!("mapping a readback buffer: {e}")))?;
+    let data = slice
+        .get_mapped_range()
+        .map_err(|e| Error::Device(format!("reading a mapped buffer: {e}")))?;
+    let out = bytemuck::cast_slice::<u8, T>(&data[..size as usize]).to_vec();
+    drop(data);
+    staging.unmap();
+    Ok(out)
+}

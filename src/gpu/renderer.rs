@@ -1,0 +1,492 @@
+//! A ready instanced skinned renderer for users who have none, an offscreen target for headless
+//! pictures, and skinning as a compute pass for checks against the CPU mirror.
+
+use super::{Animator, read_buffer, split_dispatch};
+use crate::cpu::SkinnedPoint;
+use crate::error::{Error, Result};
+use crate::layout::WORKGROUP_SIZE;
+use crate::mesh::{SkinVertex, SkinnedMesh};
+use crate::shaders::{Stage, stage_source};
+use glam::{Mat4, Vec3};
+use wgpu::util::DeviceExt;
+
+/// Camera and light for [`SkinnedRenderer`]. WGSL `Camera` in `shaders/skin.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Camera {
+    /// `clip_from_world`.
+    pub view_proj: Mat4,
+    /// Eye position (xyz, w unused).
+    pub eye: glam::Vec4,
+    /// Direction the light travels (xyz, w unused).
+    pub light_dir: glam::Vec4,
+}
+
+impl Camera {
+    /// A perspective camera at `eye` looking at `target` (y up), with a default light.
+    #[must_use]
+    pub fn look_at(eye: Vec3, target: Vec3, fov_y_radians: f32, aspect: f32, near: f32, far: f32) -> Self {
+        let view = glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
+        let proj = glam::camera::rh::proj::directx::perspective(fov_y_radians, aspect, near, far);
+        Self {
+            view_proj: proj * view,
+            eye: eye.extend(1.0),
+            light_dir: Vec3::new(-0.4, -1.0, -0.3).normalize().extend(0.0),
+        }
+    }
+}
+
+/// Draws every instance of an [`Animator`] that uses one mesh with a single instanced draw,
+/// skinning in the vertex shader from the animator's palette buffer.
+pub struct SkinnedRenderer {
+    pipeline: wgpu::RenderPipeline,
+    bind_group: wgpu::BindGroup,
+    camera: wgpu::Buffer,
+    vertices: wgpu::Buffer,
+    indices: wgpu::Buffer,
+    index_count: u32,
+}
+
+impl SkinnedRenderer {
+    /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
+    /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
+    pub fn new(
+        device: &wgpu::Device,
+        animator: &Animator,
+        mesh: &SkinnedMesh,
+        joint_count: usize,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Self> {
+        let mut mesh = mesh.clone();
+        mesh.validate(joint_count)?;
+        let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("wgpu-anim skinned vertices"),
+            contents: bytemuck::cast_slice(&mesh.gpu_vertices()),
+            usage: wgpu::BufferUsages::VERTEX,
+        });
+        let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("wgpu-anim indices"),
+            contents: bytemuck::cast_slice(&mesh.indices),
+            usage: wgpu::BufferUsages::INDEX,
+        });
+        let camera = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim camera"),
+            size: size_of::<Camera>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let storage = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::VERTEX,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: true },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("wgpu-anim render"),
+            entries: &[
+                wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
+                    },
+                    count: None,
+                },
+                storage(1),
+                storage(2),
+            ],
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("wgpu-anim render"),
+            layout: &layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: camera.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: animator.instance_buffer().as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: animator.palette_buffer().as_entire_binding(),
+                },
+            ],
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("wgpu-anim skin"),
+            source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("wgpu-anim render"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let attributes =
+            wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x2, 3 => Uint16x4, 4 => Float32x4];
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("wgpu-anim skinned"),
+            layout: Some(&pipeline_layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu::VertexBufferLayout {
+                    array_stride: size_of::<SkinVertex>() as u64,
+                    step_mode: wgpu::VertexStepMode::Vertex,
+                    attributes: &attributes,
+                })],
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(color_format.into())],
+            }),
+            primitive: wgpu::PrimitiveState {
+                cull_mode: Some(wgpu::Face::Back),
+                ..Default::default()
+            },
+            depth_stencil: depth_format.map(|format| wgpu::DepthStencilState {
+                format,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: wgpu::MultisampleState {
+                count: sample_count,
+                ..Default::default()
+            },
+            multiview_mask: None,
+            cache: None,
+        });
+        Ok(Self {
+            pipeline,
+            bind_group,
+            camera,
+            vertices,
+            indices,
+            index_count: mesh.indices.len() as u32,
+        })
+    }
+
+    /// Uploads the camera.
+    pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
+        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
+    }
+
+    /// Draws animator instances `instances` (which must all use this mesh's skeleton) in one
+    /// instanced draw.
+    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, instances: std::ops::Range<u32>) {
+        if instances.is_empty() {
+            return;
+        }
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.set_vertex_buffer(0, self.vertices.slice(..));
+        pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..self.index_count, 0, instances);
+    }
+}
+
+/// An offscreen colour + depth target whose picture can be read back, for headless rendering.
+pub struct OffscreenTarget {
+    /// Colour texture (`Rgba8UnormSrgb`).
+    pub color: wgpu::Texture,
+    /// Depth texture (`Depth32Float`).
+    pub depth: wgpu::Texture,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+impl OffscreenTarget {
+    /// Colour format of the target.
+    pub const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+    /// Depth format of the target.
+    pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+
+    /// A target of `width` × `height` pixels.
+    pub fn new(device: &wgpu::Device, width: u32, height: u32) -> Result<Self> {
+        let max = device.limits().max_texture_dimension_2d;
+        if width == 0 || height == 0 || width > max || height > max {
+            return Err(Error::Limit {
+                what: format!("image size {width}x{height} must be between 1 and {max} pixels per side"),
+            });
+        }
+        let texture = |format, usage, label| {
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d {
+                    width,
+                    height,
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+        };
+        Ok(Self {
+            color: texture(
+                Self::COLOR_FORMAT,
+                wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                "wgpu-anim offscreen colour",
+            ),
+            depth: texture(
+                Self::DEPTH_FORMAT,
+                wgpu::TextureUsages::RENDER_ATTACHMENT,
+                "wgpu-anim offscreen depth",
+            ),
+            width,
+            height,
+        })
+    }
+
+    /// Begins a render pass that clears to `clear` and depth 1.
+    pub fn begin_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        clear: wgpu::Color,
+    ) -> (wgpu::RenderPass<'e>, [wgpu::TextureView; 2]) {
+        let views = [
+            self.color.create_view(&Default::default()),
+            self.depth.create_view(&Default::default()),
+        ];
+        let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("wgpu-anim offscreen"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &views[0],
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(clear),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &views[1],
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        (pass, views)
+    }
+
+    /// Reads the picture back as tightly packed RGBA8 rows, top row first.
+    pub fn read_rgba(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>> {
+        let row = self.width * 4;
+        let padded = row.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim picture"),
+            size: u64::from(padded) * u64::from(self.height),
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_texture_to_buffer(
+            self.color.as_image_copy(),
+            wgpu::TexelCopyBufferInfo {
+                buffer: &buffer,
+                layout: wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some(padded),
+                    rows_per_image: None,
+                },
+            },
+            self.color.size(),
+        );
+        queue.submit([encoder.finish()]);
+        let data: Vec<u8> = read_buffer(device, queue, &buffer, 0, buffer.size())?;
+        Ok(data
+            .chunks_exact(padded as usize)
+            .flat_map(|r| r[..row as usize].iter().copied())
+            .collect())
+    }
+}
+
+/// Skins `vertices` with the palette of the animator instance at `joint_offset` in a compute pass
+/// (the `skin` entry of `shaders/skin.wgsl`, the same `skin_vertex` the renderer uses) and reads
+/// the model-space results back.
+pub fn skin_on_gpu(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    joint_offset: u32,
+    vertices: &[SkinVertex],
+) -> Result<Vec<SkinnedPoint>> {
+    if vertices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let job: [u32; 4] = [joint_offset, vertices.len() as u32, 0, 0];
+    let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("skin job"),
+        contents: bytemuck::cast_slice(&job),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("skin input"),
+        contents: bytemuck::cast_slice(vertices),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let output = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("skin output"),
+        size: (vertices.len() * size_of::<SkinnedPoint>()) as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("wgpu-anim skin"),
+        source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("wgpu-anim skin"),
+        layout: None,
+        module: &module,
+        entry_point: Some("skin"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("wgpu-anim skin"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 2,
+                resource: animator.palette_buffer().as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: job.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 4,
+                resource: input.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 5,
+                resource: output.as_entire_binding(),
+            },
+        ],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        let (x, y) = split_dispatch(
+            (vertices.len() as u32).div_ceil(WORKGROUP_SIZE),
+            device.limits().max_compute_workgroups_per_dimension,
+        );
+        pass.dispatch_workgroups(x, y, 1);
+    }
+    queue.submit([encoder.finish()]);
+    read_buffer(device, queue, &output, 0, vertices.len() as u64)
+}
+
+/// A ground plane at y = 0 with a checkerboard that fades into the sky colour
+/// ([`GroundRenderer::SKY`]) with distance, for the built-in scenes.
+pub struct GroundRenderer {
+    pipeline: wgpu::RenderPipeline,
+    bind_group: wgpu::BindGroup,
+    camera: wgpu::Buffer,
+}
+
+impl GroundRenderer {
+    /// The colour the ground fades into; clear to it.
+    pub const SKY: wgpu::Color = wgpu::Color {
+        r: 0.55,
+        g: 0.62,
+        b: 0.70,
+        a: 1.0,
+    };
+
+    /// A ground renderer drawing into `color_format` with optional depth.
+    pub fn new(device: &wgpu::Device, color_format: wgpu::TextureFormat, depth_format: Option<wgpu::TextureFormat>, sample_count: u32) -> Self {
+        let camera = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim ground camera"),
+            size: size_of::<Camera>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("wgpu-anim ground"),
+            source: wgpu::ShaderSource::Wgsl(crate::shaders::GROUND.into()),
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("wgpu-anim ground"),
+            layout: None,
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_ground"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_ground"),
+                compilation_options: Default::default(),
+                targets: &[Some(color_format.into())],
+            }),
+            primitive: Default::default(),
+            depth_stencil: depth_format.map(|format| wgpu::DepthStencilState {
+                format,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Less),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: wgpu::MultisampleState {
+                count: sample_count,
+                ..Default::default()
+            },
+            multiview_mask: None,
+            cache: None,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("wgpu-anim ground"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: camera.as_entire_binding(),
+            }],
+        });
+        Self {
+            pipeline,
+            bind_group,
+            camera,
+        }
+    }
+
+    /// Uploads the camera.
+    pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
+        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
+    }
+
+    /// Draws the ground.
+    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.draw(0..6, 0..1);
+    }
+}

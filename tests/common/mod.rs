@@ -1,0 +1,199 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use glam::{Quat, Vec3};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use wgpu_anim::math::Affine;
+use wgpu_anim::{Clip, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform};
+
+/// The device every GPU test runs on. CI installs lavapipe; a machine without any Vulkan driver
+/// fails here with the install hint.
+pub fn device() -> (wgpu::Device, wgpu::Queue) {
+    wgpu_anim::gpu::headless_device().unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn rng(seed: u64) -> SmallRng {
+    SmallRng::seed_from_u64(seed)
+}
+
+pub fn random_quat(r: &mut SmallRng) -> Quat {
+    let q = Quat::from_euler(
+        glam::EulerRot::XYZ,
+        r.gen_range(-3.0..3.0),
+        r.gen_range(-1.5..1.5),
+        r.gen_range(-3.0..3.0),
+    );
+    // Either sign: both stand for the same rotation, and the sampler must take the short arc.
+    if r.gen_bool(0.5) { -q } else { q }
+}
+
+/// A random tree of `n` joints listed parents-first.
+pub fn random_skeleton(r: &mut SmallRng, name: &str, n: usize) -> Skeleton {
+    let joints = (0..n)
+        .map(|i| {
+            let parent = if i == 0 {
+                None
+            } else {
+                Some(r.gen_range(i.saturating_sub(4)..i))
+            };
+            let rest = Transform::new(
+                Vec3::new(r.gen_range(-0.3..0.3), r.gen_range(0.05..0.4), r.gen_range(-0.3..0.3)),
+                random_quat(r),
+                Vec3::new(r.gen_range(0.9..1.1), r.gen_range(0.9..1.1), r.gen_range(0.9..1.1)),
+            );
+            (format!("{name}_{i}"), parent, rest)
+        })
+        .collect();
+    Skeleton::from_rest_pose(name, joints).unwrap()
+}
+
+fn random_times(r: &mut SmallRng, duration: f32) -> Vec<f32> {
+    let n = r.gen_range(2..12);
+    let mut t: Vec<f32> = (0..n).map(|_| r.gen_range(0.0..duration)).collect();
+    t.push(0.0);
+    t.push(duration);
+    t.sort_by(f32::total_cmp);
+    t.dedup_by(|a, b| (*a - *b).abs() < 1e-3);
+    t
+}
+
+fn interp(r: &mut SmallRng) -> Interpolation {
+    [
+        Interpolation::Step,
+        Interpolation::Linear,
+        Interpolation::Linear,
+        Interpolation::CubicSpline,
+    ][r.gen_range(0..4)]
+}
+
+fn values<T: Copy>(
+    r: &mut SmallRng,
+    i: Interpolation,
+    n: usize,
+    mut f: impl FnMut(&mut SmallRng) -> T,
+    tangent: impl Fn(&mut SmallRng) -> T,
+) -> Vec<T> {
+    (0..n)
+        .flat_map(|_| {
+            if i == Interpolation::CubicSpline {
+                let a = tangent(r);
+                let v = f(r);
+                let b = tangent(r);
+                vec![a, v, b]
+            } else {
+                vec![f(r)]
+            }
+        })
+        .collect()
+}
+
+/// A clip animating a random subset of the skeleton's joints with every interpolation mode.
+pub fn random_clip(r: &mut SmallRng, skeleton: &Skeleton, name: &str) -> Clip {
+    let duration = r.gen_range(0.5..3.0);
+    let animated: Vec<&String> = skeleton.joint_names().iter().filter(|_| r.gen_bool(0.8)).collect();
+    let tracks = animated
+        .into_iter()
+        .map(|joint| {
+            let mut track = JointTrack {
+                joint: joint.clone(),
+                ..Default::default()
+            };
+            if r.gen_bool(0.6) {
+                let (i, times) = (interp(r), random_times(r, duration));
+                let v = values(
+                    r,
+                    i,
+                    times.len(),
+                    |r| Vec3::new(r.gen_range(-0.5..0.5), r.gen_range(-0.5..0.5), r.gen_range(-0.5..0.5)),
+                    |r| Vec3::splat(r.gen_range(-1.0..1.0)),
+                );
+                track.translation = Some(Track {
+                    interpolation: i,
+                    times,
+                    values: v,
+                });
+            }
+            if r.gen_bool(0.9) {
+                let (i, times) = (interp(r), random_times(r, duration));
+                let v = values(r, i, times.len(), random_quat, |r| {
+                    Quat::from_xyzw(r.gen_range(-0.5..0.5), r.gen_range(-0.5..0.5), 0.1, 0.2)
+                });
+                track.rotation = Some(Track {
+                    interpolation: i,
+                    times,
+                    values: v,
+                });
+            }
+            if r.gen_bool(0.3) {
+                let (i, times) = (interp(r), random_times(r, duration));
+                let v = values(
+                    r,
+                    i,
+                    times.len(),
+                    |r| Vec3::new(r.gen_range(0.8..1.2), r.gen_range(0.8..1.2), r.gen_range(0.8..1.2)),
+                    |r| Vec3::splat(r.gen_range(-0.2..0.2)),
+                );
+                track.scale = Some(Track {
+                    interpolation: i,
+                    times,
+                    values: v,
+                });
+            }
+            track
+        })
+        .collect();
+    Clip {
+        name: name.into(),
+        duration,
+        looping: true,
+        tracks,
+    }
+}
+
+/// Skeletons of 1, 37 and 130 joints (more than a workgroup), three random clips each.
+pub fn random_library(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
+    let mut r = rng(seed);
+    let mut b = LibraryBuilder::new();
+    let mut clips = Vec::new();
+    for (k, n) in [1usize, 37, 130].into_iter().enumerate() {
+        let s = random_skeleton(&mut r, &format!("s{k}"), n);
+        let id = b.add_skeleton(s.clone());
+        for c in 0..3 {
+            let clip = random_clip(&mut r, &s, &format!("s{k}_c{c}"));
+            b.add_clip(id, &clip).unwrap();
+            clips.push(clip);
+        }
+    }
+    (b.build(), clips)
+}
+
+/// Largest element-wise error of two affine matrices, relative to `1 + |reference element|`.
+pub fn affine_error(got: &Affine, want: &Affine) -> f32 {
+    let rows = [(got.x, want.x), (got.y, want.y), (got.z, want.z)];
+    rows.iter()
+        .map(|(g, w)| ((*g - *w).abs() / (w.abs() + 1.0)).max_element())
+        .fold(0.0, f32::max)
+}
+
+/// Compares two per-joint buffers; on failure names the first joint out of tolerance.
+pub fn compare<T>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+    tolerance: f32,
+    error: impl Fn(&T, &T) -> f32,
+) -> Result<f32, String> {
+    if got.len() != want.len() {
+        return Err(format!("{what}: {} entries, expected {}", got.len(), want.len()));
+    }
+    let mut worst = 0.0f32;
+    for (j, (g, w)) in got.iter().zip(want).enumerate() {
+        let e = error(g, w);
+        if e.is_nan() || e > tolerance {
+            return Err(format!("{what}: entry {j} off by {e:e} (tolerance {tolerance:e})"));
+        }
+        worst = worst.max(e);
+    }
+    Ok(worst)
+}

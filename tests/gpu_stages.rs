@@ -1,0 +1,215 @@
+//! The GPU against the CPU mirror, stage by stage: each stage's CPU mirror is given the GPU's own
+//! input buffer (read back) and its result is compared, joint by joint, with the GPU's output
+//! buffer (read back). Thousands of instances, random clips, times, rates and loop modes.
+//!
+//! Tolerances (element-wise, relative to 1 + |expected|):
+//! - clock: 1e-5 on local and sample time, except across a loop boundary (where f32 `floor` may
+//!   land on either side), where the two agree modulo the duration;
+//! - sample: 2e-5 (slerp's `acos`/`sin` are not correctly rounded on GPUs);
+//! - local_to_model, palette: 1e-5 (one matrix product each; FMA contraction may differ).
+
+mod common;
+
+use common::{affine_error, compare, device, random_library, rng};
+use rand::Rng;
+use wgpu_anim::cpu;
+use wgpu_anim::layout::{GpuFrame, LocalPose};
+use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LoopMode};
+
+fn pose_error(g: &LocalPose, w: &LocalPose) -> f32 {
+    let e = |a: glam::Vec4, b: glam::Vec4| ((a - b).abs() / (b.abs() + 1.0)).max_element();
+    e(g.translation, w.translation)
+        .max(e(g.rotation, w.rotation))
+        .max(e(g.scale, w.scale))
+}
+
+struct Run {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    animator: Animator,
+    frame: GpuFrame,
+}
+
+fn run_frames(instances: usize, seed: u64, dts: &[f32]) -> Run {
+    run_frames_with(instances, seed, dts, None)
+}
+
+/// `clips`: restrict instances to clips `0..clips` (with a joint budget of one per instance).
+fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>) -> Run {
+    let (device, queue) = device();
+    let (lib, _) = random_library(seed);
+    let mut animator = Animator::new(
+        &device,
+        &lib,
+        &AnimatorDesc {
+            max_instances: instances as u32,
+            max_joints: clips.map(|_| instances as u32),
+        },
+    )
+    .unwrap();
+    let mut r = rng(seed ^ 0x5eed);
+    for _ in 0..instances {
+        let clip = ClipId(r.gen_range(0..clips.unwrap_or(lib.clips.len() as u32)));
+        let loop_mode = match r.gen_range(0..3) {
+            0 => LoopMode::Once,
+            1 => LoopMode::Repeat(r.gen_range(1..4)),
+            _ => LoopMode::Forever,
+        };
+        animator
+            .add_instance(&InstanceDesc {
+                time: r.gen_range(-1.0..6.0),
+                rate: r.gen_range(-2.0..2.0),
+                loop_mode,
+                ..InstanceDesc::new(clip)
+            })
+            .unwrap();
+    }
+    for &dt in dts {
+        animator.prepare(&queue, dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        animator.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    }
+    let frame = GpuFrame {
+        dt: *dts.last().unwrap(),
+        instance_count: instances as u32,
+        _pad: [0; 2],
+    };
+    Run {
+        device,
+        queue,
+        animator,
+        frame,
+    }
+}
+
+#[test]
+fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
+    let run = run_frames(3000, 7, &[0.0, 0.37, 0.016, 1.3]);
+    let lib = run.animator.library();
+    let insts = run.animator.instances();
+    let (clocks, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
+
+    // sample: the GPU's clocks in, local poses out.
+    let mut local = vec![LocalPose::default(); gpu.local.len()];
+    cpu::sample(lib, &run.frame, insts, &clocks, &mut local);
+    let worst_sample = compare("sample", &gpu.local, &local, 2e-5, pose_error).unwrap();
+
+    // local_to_model: the GPU's local poses in.
+    let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
+    cpu::local_to_model(lib, &run.frame, insts, &gpu.local, &mut model);
+    let worst_model = compare("local_to_model", &gpu.model, &model, 1e-5, affine_error).unwrap();
+
+    // palette: the GPU's model matrices in.
+    let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    let worst_palette = compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
+
+    eprintln!(
+        "{} instances, {} joints: worst error sample {worst_sample:e}, local_to_model {worst_model:e}, palette {worst_palette:e}",
+        insts.len(),
+        gpu.local.len()
+    );
+    assert!(clocks.iter().all(|c| c.sample_time.is_finite()));
+}
+
+#[test]
+fn clock_stage_matches_its_cpu_mirror() {
+    // One more frame on both sides, starting from the GPU's clocks.
+    let mut run = run_frames(3000, 11, &[0.0, 0.5]);
+    let (before, _) = run.animator.read_back(&run.device, &run.queue).unwrap();
+    let dt = 0.77;
+    run.animator.prepare(&run.queue, dt);
+    let mut encoder = run.device.create_command_encoder(&Default::default());
+    run.animator.encode(&mut encoder);
+    run.queue.submit([encoder.finish()]);
+    let (after, _) = run.animator.read_back(&run.device, &run.queue).unwrap();
+    let mut expected = before.clone();
+    run.frame.dt = dt;
+    cpu::clock(
+        run.animator.library(),
+        &run.frame,
+        run.animator.instances(),
+        &mut expected,
+    );
+    let mut wrapped = 0;
+    for (i, (g, w)) in after.iter().zip(&expected).enumerate() {
+        let duration = run.animator.library().clips[run.animator.instances()[i].clip as usize].duration;
+        let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
+        let close_mod = |a: f32, b: f32| {
+            let d = (a - b).abs();
+            close(a, b) || (d - duration).abs() <= 1e-5 * (1.0 + duration)
+        };
+        assert!(close_mod(g.time, w.time), "instance {i}: time {} vs {}", g.time, w.time);
+        assert!(
+            close_mod(g.sample_time, w.sample_time),
+            "instance {i}: sample time {} vs {}",
+            g.sample_time,
+            w.sample_time
+        );
+        if !close(g.sample_time, w.sample_time) {
+            wrapped += 1;
+        }
+    }
+    assert!(wrapped < 10, "{wrapped} instances disagree about a loop boundary");
+}
+
+#[test]
+fn the_comparison_fails_on_a_deliberately_altered_buffer() {
+    let run = run_frames(500, 3, &[0.0, 0.25]);
+    let lib = run.animator.library();
+    let insts = run.animator.instances();
+    let (_, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
+    let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    assert!(compare("palette", &gpu.palette, &palette, 1e-5, affine_error).is_ok());
+    let mut altered = gpu.palette.clone();
+    let j = altered.len() / 2;
+    altered[j].y.w += 1e-3;
+    let err = compare("palette", &altered, &palette, 1e-5, affine_error).unwrap_err();
+    assert!(err.contains(&format!("entry {j}")), "{err}");
+    // And a stale buffer (the model matrices instead of the palette) is caught too.
+    assert!(compare("palette", &gpu.model, &palette, 1e-5, affine_error).is_err());
+}
+
+#[test]
+fn gpu_matches_the_f64_reference_end_to_end() {
+    let (device, queue) = device();
+    let (lib, clips) = random_library(21);
+    let mut r = rng(99);
+    let requests: Vec<(ClipId, f32)> = (0..200)
+        .map(|_| {
+            let c = r.gen_range(0..clips.len());
+            (ClipId(c as u32), r.gen_range(0.0..clips[c].duration))
+        })
+        .collect();
+    let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
+    let mut worst = 0.0f64;
+    for ((clip, t), pose) in requests.iter().zip(&poses) {
+        let skel = &lib.skeletons[lib.clips[clip.0 as usize].skeleton as usize];
+        let local = wgpu_anim::reference::sample(skel, &clips[clip.0 as usize], f64::from(*t));
+        let model = wgpu_anim::reference::local_to_model(skel, &local);
+        let pal = wgpu_anim::reference::palette(skel, &model);
+        for (j, (g, w)) in pose.palette.iter().zip(&pal).enumerate() {
+            let e = wgpu_anim::math::mat4_max_abs_diff(&g.to_mat4(), &w.as_mat4()) as f64;
+            assert!(e < 1e-3, "clip {} at {t}: joint {j} off by {e}", clip.0);
+            worst = worst.max(e);
+        }
+    }
+    eprintln!("GPU vs f64 reference, 200 random poses: worst palette element error {worst:e}");
+}
+
+#[test]
+fn more_instances_than_one_dispatch_dimension_holds() {
+    // 70,000 single-joint instances: the per-instance-workgroup passes need a 2D dispatch.
+    let run = run_frames_with(70_000, 5, &[0.1], Some(3));
+    let lib = run.animator.library();
+    let insts = run.animator.instances();
+    let (clocks, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
+    let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
+    let mut local = vec![LocalPose::default(); gpu.local.len()];
+    cpu::sample(lib, &run.frame, insts, &clocks, &mut local);
+    compare("sample", &gpu.local, &local, 2e-5, pose_error).unwrap();
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
+}

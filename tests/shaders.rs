@@ -1,0 +1,157 @@
+//! Every WGSL module parses and validates with naga, and every Rust struct shared with WGSL has the
+//! size and field offsets naga computes for the WGSL struct.
+
+use wgpu_anim::layout::{GpuClip, GpuClock, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose, WORKGROUP_SIZE};
+use wgpu_anim::math::Affine;
+use wgpu_anim::shaders::{self, Stage};
+
+fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>) {
+    for (_, ty) in module.types.iter() {
+        if ty.name.as_deref() == Some(name) {
+            if let naga::TypeInner::Struct { members, span } = &ty.inner {
+                return (
+                    *span,
+                    members
+                        .iter()
+                        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+                        .collect(),
+                );
+            }
+        }
+    }
+    panic!("WGSL struct {name} not found");
+}
+
+#[test]
+fn every_stage_module_validates() {
+    for stage in Stage::ALL {
+        let src = shaders::stage_source(stage);
+        let (module, _) = shaders::validate(&src).unwrap_or_else(|e| panic!("{}: {e}", stage.name()));
+        let has_entry = module.entry_points.iter().any(|e| e.name == stage.name());
+        assert!(has_entry, "{} has no entry point of its own name", stage.name());
+    }
+}
+
+#[test]
+fn the_ground_shader_validates() {
+    shaders::validate(shaders::GROUND).unwrap();
+}
+
+#[test]
+fn skin_functions_validate_in_a_user_module() {
+    let user = format!(
+        "{}\n@group(2) @binding(0) var<storage, read> palettes: array<Affine>;\n\
+         @vertex fn main(@location(0) p: vec3<f32>, @location(1) j: vec4<u32>, @location(2) w: vec4<f32>) -> @builtin(position) vec4<f32> {{\n\
+           let s = skin_vertex(0u, j, w, p, vec3<f32>(0.0, 1.0, 0.0));\n  return vec4<f32>(s.position, 1.0);\n}}\n",
+        shaders::SKIN_FUNCTIONS
+    );
+    shaders::validate(&user).unwrap();
+}
+
+#[test]
+fn a_broken_shader_is_reported() {
+    let broken = shaders::stage_source(Stage::Sample).replace("fn sample_joint", "fn sample_joint(");
+    assert!(shaders::validate(&broken).is_err());
+}
+
+#[test]
+fn rust_structs_match_naga_layouts() {
+    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Sample)).unwrap();
+    let check = |name: &str, size: usize, offsets: &[(&str, usize)]| {
+        let (span, members) = struct_layout(&module, name);
+        assert_eq!(span as usize, size, "size of {name}");
+        for (field, off) in offsets {
+            let m = members
+                .iter()
+                .find(|(n, _)| n == field)
+                .unwrap_or_else(|| panic!("{name}.{field} missing in WGSL"));
+            assert_eq!(m.1 as usize, *off, "offset of {name}.{field}");
+        }
+    };
+    use std::mem::{offset_of, size_of};
+    check(
+        "Frame",
+        size_of::<GpuFrame>(),
+        &[
+            ("dt", offset_of!(GpuFrame, dt)),
+            ("instance_count", offset_of!(GpuFrame, instance_count)),
+        ],
+    );
+    check(
+        "ClipInfo",
+        size_of::<GpuClip>(),
+        &[
+            ("skeleton", offset_of!(GpuClip, skeleton)),
+            ("joint_count", offset_of!(GpuClip, joint_count)),
+            ("track_offset", offset_of!(GpuClip, track_offset)),
+            ("flags", offset_of!(GpuClip, flags)),
+            ("duration", offset_of!(GpuClip, duration)),
+        ],
+    );
+    check(
+        "Track",
+        size_of::<GpuTrack>(),
+        &[
+            ("time_offset", offset_of!(GpuTrack, time_offset)),
+            ("key_count", offset_of!(GpuTrack, key_count)),
+            ("value_offset", offset_of!(GpuTrack, value_offset)),
+            ("interpolation", offset_of!(GpuTrack, interpolation)),
+        ],
+    );
+    check(
+        "SkeletonInfo",
+        size_of::<GpuSkeleton>(),
+        &[
+            ("joint_count", 0),
+            ("joint_offset", offset_of!(GpuSkeleton, joint_offset)),
+        ],
+    );
+    check("Affine", size_of::<Affine>(), &[("x", 0), ("y", 16), ("z", 32)]);
+    check(
+        "Instance",
+        size_of::<GpuInstance>(),
+        &[
+            ("world", offset_of!(GpuInstance, world)),
+            ("clip", offset_of!(GpuInstance, clip)),
+            ("skeleton", offset_of!(GpuInstance, skeleton)),
+            ("joint_offset", offset_of!(GpuInstance, joint_offset)),
+            ("joint_count", offset_of!(GpuInstance, joint_count)),
+            ("rate", offset_of!(GpuInstance, rate)),
+            ("loop_mode", offset_of!(GpuInstance, loop_mode)),
+            ("loop_count", offset_of!(GpuInstance, loop_count)),
+            ("tint", offset_of!(GpuInstance, tint)),
+        ],
+    );
+    check(
+        "Clock",
+        size_of::<GpuClock>(),
+        &[
+            ("time", 0),
+            ("sample_time", offset_of!(GpuClock, sample_time)),
+            ("phase", offset_of!(GpuClock, phase)),
+        ],
+    );
+    check(
+        "LocalPose",
+        size_of::<LocalPose>(),
+        &[
+            ("translation", 0),
+            ("rotation", offset_of!(LocalPose, rotation)),
+            ("scale", offset_of!(LocalPose, scale)),
+        ],
+    );
+    let (skin, _) = shaders::validate(&shaders::stage_source(Stage::Skin)).unwrap();
+    let (span, _) = struct_layout(&skin, "SkinnedOut");
+    assert_eq!(span as usize, size_of::<wgpu_anim::cpu::SkinnedPoint>());
+    // The workgroup size constant matches.
+    let c = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some("WORKGROUP_SIZE"))
+        .expect("WORKGROUP_SIZE");
+    let value = &module.global_expressions[c.1.init];
+    assert!(
+        matches!(value, naga::Expression::Literal(naga::Literal::U32(v)) if *v == WORKGROUP_SIZE),
+        "{value:?}"
+    );
+}

@@ -255,12 +255,7 @@ impl Imported {
     /// Maps a pose of skeleton `skeleton` (its model matrices and palette, in skeleton joint
     /// order) to glTF terms: joints in skin order (or node order), skin matrices, and the skinned
     /// vertices of mesh 0, primitive 0.
-    pub fn gltf_pose(
-        &self,
-        skeleton: usize,
-        model: &[DMat4],
-        palette: &[DMat4],
-    ) -> Result<GltfPose> {
+    pub fn gltf_pose(&self, skeleton: usize, model: &[DMat4], palette: &[DMat4]) -> Result<GltfPose> {
         let s = self
             .skeletons
             .get(skeleton)
@@ -304,9 +299,7 @@ impl Imported {
         };
         let skin_matrices = s.skin_joints.iter().map(|&j| palette[j]).collect();
         let vertices = match self.mesh(0, 0) {
-            Some(m) if skinned && m.skeleton == skeleton => {
-                crate::reference::skin(&m.mesh, palette)
-            }
+            Some(m) if skinned && m.skeleton == skeleton => crate::reference::skin(&m.mesh, palette),
             _ => Vec::new(),
         };
         Ok(GltfPose {
@@ -380,9 +373,7 @@ fn check_extension_objects(bytes: &[u8], file: &str) -> Result<()> {
                         if let Some((name, _)) = exts.iter().find(|(_, e)| !e.is_object()) {
                             return Err(Error::Asset {
                                 file: file.into(),
-                                what: format!(
-                                    "not valid glTF: extension {child_path}/{name} must be an object"
-                                ),
+                                what: format!("not valid glTF: extension {child_path}/{name} must be an object"),
                             });
                         }
                     }
@@ -421,9 +412,9 @@ fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>) -> Result<Ve
                 .ok_or_else(|| err(format!("buffer {}: no binary chunk", b.index())))?,
             gltf::buffer::Source::Uri(uri) => {
                 if let Some(rest) = uri.strip_prefix("data:") {
-                    let (_, payload) = rest.split_once(";base64,").ok_or_else(|| {
-                        err(format!("buffer {}: data URI is not base64", b.index()))
-                    })?;
+                    let (_, payload) = rest
+                        .split_once(";base64,")
+                        .ok_or_else(|| err(format!("buffer {}: data URI is not base64", b.index())))?;
                     use base64::Engine as _;
                     base64::engine::general_purpose::STANDARD
                         .decode(payload)
@@ -437,9 +428,7 @@ fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>) -> Result<Ve
                         )));
                     }
                     let p: PathBuf = base.map_or_else(|| PathBuf::from(&rel), |d| d.join(&rel));
-                    std::fs::read(&p).map_err(|e| {
-                        err(format!("buffer {}: cannot read '{uri}': {e}", b.index()))
-                    })?
+                    std::fs::read(&p).map_err(|e| err(format!("buffer {}: cannot read '{uri}': {e}", b.index())))?
                 }
             }
         };
@@ -493,13 +482,7 @@ struct Want {
 
 const FLOAT: &[DataType] = &[DataType::F32];
 const FLOAT_OR_NORM: &[DataType] = &[DataType::F32, DataType::U8, DataType::U16];
-const ROTATION_TYPES: &[DataType] = &[
-    DataType::F32,
-    DataType::I8,
-    DataType::U8,
-    DataType::I16,
-    DataType::U16,
-];
+const ROTATION_TYPES: &[DataType] = &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16];
 const UINTS: &[DataType] = &[DataType::U8, DataType::U16, DataType::U32];
 const JOINT_TYPES: &[DataType] = &[DataType::U8, DataType::U16];
 
@@ -562,17 +545,16 @@ impl Importer<'_> {
             .get(view.buffer().index())
             .ok_or_else(|| self.err(format!("{what}: buffer {} missing", view.buffer().index())))?;
         let end = view.offset().checked_add(view.length());
-        end.and_then(|end| buf.get(view.offset()..end))
-            .ok_or_else(|| {
-                self.err(format!(
-                    "{what}: buffer view {} (offset {}, length {}) exceeds buffer {} ({} bytes)",
-                    view.index(),
-                    view.offset(),
-                    view.length(),
-                    view.buffer().index(),
-                    buf.len()
-                ))
-            })
+        end.and_then(|end| buf.get(view.offset()..end)).ok_or_else(|| {
+            self.err(format!(
+                "{what}: buffer view {} (offset {}, length {}) exceeds buffer {} ({} bytes)",
+                view.index(),
+                view.offset(),
+                view.length(),
+                view.buffer().index(),
+                buf.len()
+            ))
+        })
     }
 
     /// Reads `count` elements of `n` components each from a view, with full bounds checks.
@@ -657,9 +639,7 @@ impl Importer<'_> {
             Some(view) => self.read_elements(&view, acc.offset(), count, n, t, norm, &what)?,
             None => {
                 if acc.sparse().is_none() {
-                    return Err(
-                        self.err(format!("{what}: has neither a buffer view nor sparse data"))
-                    );
+                    return Err(self.err(format!("{what}: has neither a buffer view nor sparse data")));
                 }
                 vec![
                     0.0;
@@ -702,9 +682,7 @@ impl Importer<'_> {
             for (k, &i) in indices.iter().enumerate() {
                 let i = i as usize;
                 if i >= count {
-                    return Err(self.err(format!(
-                        "{what}: sparse index {i} out of range (count {count})"
-                    )));
+                    return Err(self.err(format!("{what}: sparse index {i} out of range (count {count})")));
                 }
                 data[i * n..(i + 1) * n].copy_from_slice(&values[k * n..(k + 1) * n]);
             }
@@ -751,8 +729,7 @@ impl Importer<'_> {
         // Parents of scene nodes; a node reached twice means a cycle or a shared child.
         let mut parent: Vec<Option<usize>> = vec![None; node_count];
         let mut in_scene = vec![false; node_count];
-        let mut stack: Vec<(usize, Option<usize>)> =
-            roots.iter().rev().map(|&r| (r, None)).collect();
+        let mut stack: Vec<(usize, Option<usize>)> = roots.iter().rev().map(|&r| (r, None)).collect();
         let nodes: Vec<gltf::Node<'_>> = doc.nodes().collect();
         while let Some((n, p)) = stack.pop() {
             if n >= node_count {
@@ -809,27 +786,19 @@ impl Importer<'_> {
                 translation,
                 rotation,
                 scale,
-            } => (
-                Vec3::from(translation),
-                Quat::from_array(rotation),
-                Vec3::from(scale),
-            ),
+            } => (Vec3::from(translation), Quat::from_array(rotation), Vec3::from(scale)),
         };
         let mut r = r;
         let len = r.length();
         if (len - 1.0).abs() > 1e-3 && len > 1e-6 && len.is_finite() {
-            self.notes.push(format!(
-                "node {}: rotation of length {len} normalized",
-                node.index()
-            ));
+            self.notes
+                .push(format!("node {}: rotation of length {len} normalized", node.index()));
             r = r.normalize();
         }
         let mut s = s;
         if s.abs().min_element() < 1e-12 {
-            self.notes.push(format!(
-                "node {}: zero scale component replaced by 1e-6",
-                node.index()
-            ));
+            self.notes
+                .push(format!("node {}: zero scale component replaced by 1e-6", node.index()));
             s = Vec3::select(s.abs().cmplt(Vec3::splat(1e-12)), Vec3::splat(1e-6), s);
         }
         Transform::new(t, r, s)
@@ -882,11 +851,7 @@ impl Importer<'_> {
         skin_nodes: Vec<usize>,
     ) -> Result<ImportedSkeleton> {
         let skeleton = Skeleton::new(name, descs).map_err(|e| asset(&self.file, e))?;
-        let joint_nodes: Vec<usize> = skeleton
-            .source_index()
-            .iter()
-            .map(|&i| joint_nodes_in[i])
-            .collect();
+        let joint_nodes: Vec<usize> = skeleton.source_index().iter().map(|&i| joint_nodes_in[i]).collect();
         let skin_joints = skin_nodes
             .iter()
             .map(|n| joint_nodes.iter().position(|x| x == n).unwrap_or(0))
@@ -915,9 +880,7 @@ impl Importer<'_> {
         let mut seen = HashSet::new();
         for &n in &skin_nodes {
             if !in_scene.get(n).copied().unwrap_or(false) {
-                return Err(self.err(format!(
-                    "skin {si}: joint node {n} is not part of the scene"
-                )));
+                return Err(self.err(format!("skin {si}: joint node {n} is not part of the scene")));
             }
             if !seen.insert(n) {
                 return Err(self.err(format!("skin {si}: node {n} is listed twice as a joint")));
@@ -976,10 +939,7 @@ impl Importer<'_> {
                 .unwrap_or(Mat4::IDENTITY)
         };
         let descs = self.joint_descs(&joint_nodes, nodes, parent, &ibm)?;
-        let name = skin
-            .name()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("skin_{si}"));
+        let name = skin.name().map(str::to_string).unwrap_or_else(|| format!("skin_{si}"));
         self.make_skeleton(name, descs, &joint_nodes, Some(si), skin_nodes)
     }
 
@@ -1001,8 +961,7 @@ impl Importer<'_> {
                 .map(str::to_string)
                 .unwrap_or_else(|| format!("animation_{ai}"));
             // Per skeleton: node → track.
-            let mut tracks: Vec<BTreeMap<usize, JointTrack>> =
-                vec![BTreeMap::new(); skeletons.len()];
+            let mut tracks: Vec<BTreeMap<usize, JointTrack>> = vec![BTreeMap::new(); skeletons.len()];
             let mut channels = Vec::new();
             let (mut first, mut last) = (f32::INFINITY, 0.0f32);
             let mut weights_channels = 0;
@@ -1041,11 +1000,7 @@ impl Importer<'_> {
                 }
                 first = first.min(times.first().copied().unwrap_or(0.0));
                 last = last.max(times.last().copied().unwrap_or(0.0));
-                let per_key = if interp == Interpolation::CubicSpline {
-                    3
-                } else {
-                    1
-                };
+                let per_key = if interp == Interpolation::CubicSpline { 3 } else { 1 };
                 let path = match ch.target().property() {
                     Property::Translation => ChannelPath::Translation,
                     Property::Rotation => ChannelPath::Rotation,
@@ -1131,14 +1086,7 @@ impl Importer<'_> {
                                 times: times.clone(),
                                 values: data
                                     .chunks_exact(4)
-                                    .map(|c| {
-                                        Quat::from_xyzw(
-                                            c[0] as f32,
-                                            c[1] as f32,
-                                            c[2] as f32,
-                                            c[3] as f32,
-                                        )
-                                    })
+                                    .map(|c| Quat::from_xyzw(c[0] as f32, c[1] as f32, c[2] as f32, c[3] as f32))
                                     .collect(),
                             };
                             if jt.rotation.is_some() {
@@ -1150,9 +1098,8 @@ impl Importer<'_> {
                         }
                     };
                     if dup {
-                        self.notes.push(format!(
-                            "{what}: a second {path} channel for node {node}; ignored"
-                        ));
+                        self.notes
+                            .push(format!("{what}: a second {path} channel for node {node}; ignored"));
                     } else {
                         info.imported = true;
                     }
@@ -1190,9 +1137,8 @@ impl Importer<'_> {
                     clip_name.push('_');
                 }
                 if clip_name != name {
-                    self.notes.push(format!(
-                        "animation {ai}: duplicate name '{name}' renamed '{clip_name}'"
-                    ));
+                    self.notes
+                        .push(format!("animation {ai}: duplicate name '{name}' renamed '{clip_name}'"));
                 }
                 sk.clips.push(ImportedClip {
                     animation: ai,
@@ -1255,9 +1201,7 @@ impl Importer<'_> {
                         .unwrap_or_else(|| format!("mesh_{}", mesh.index())),
                     prim.index()
                 );
-                if let Some(m) =
-                    self.primitive(&prim, &mname, &bind, skel, (mesh.index(), ni, s))?
-                {
+                if let Some(m) = self.primitive(&prim, &mname, &bind, skel, (mesh.index(), ni, s))? {
                     out.push(m);
                 }
             }
@@ -1276,26 +1220,19 @@ impl Importer<'_> {
     ) -> Result<Option<ImportedMesh>> {
         let what = format!("mesh '{name}' (node {node})");
         let mode = prim.mode();
-        if !matches!(
-            mode,
-            Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
-        ) {
-            self.notes
-                .push(format!("{what}: {mode:?} primitive not imported"));
+        if !matches!(mode, Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+            self.notes.push(format!("{what}: {mode:?} primitive not imported"));
             return Ok(None);
         }
         let Some(pos_acc) = prim.get(&gltf::Semantic::Positions) else {
-            self.notes
-                .push(format!("{what}: no POSITION; not imported"));
+            self.notes.push(format!("{what}: no POSITION; not imported"));
             return Ok(None);
         };
         let positions = self.read_vec3(&pos_acc, &format!("{what} POSITION"))?;
         let n = positions.len();
         let count_check = |this: &Self, len: usize, attr: &str| -> Result<()> {
             if len != n {
-                return Err(this.err(format!(
-                    "{what}: {attr} has {len} elements but POSITION has {n}"
-                )));
+                return Err(this.err(format!("{what}: {attr} has {len} elements but POSITION has {n}")));
             }
             Ok(())
         };
@@ -1319,9 +1256,7 @@ impl Importer<'_> {
                     true,
                 )?;
                 count_check(self, d.len() / 2, "TEXCOORD_0")?;
-                d.chunks_exact(2)
-                    .map(|c| Vec2::new(c[0] as f32, c[1] as f32))
-                    .collect()
+                d.chunks_exact(2).map(|c| Vec2::new(c[0] as f32, c[1] as f32)).collect()
             }
             None => Vec::new(),
         };
@@ -1339,9 +1274,7 @@ impl Importer<'_> {
                 let mut v = Vec::with_capacity(d.len());
                 for (k, x) in d.into_iter().enumerate() {
                     if x as usize >= n {
-                        return Err(self.err(format!(
-                            "{what}: indices[{k}] is {x}, out of range (0..{n})"
-                        )));
+                        return Err(self.err(format!("{what}: indices[{k}] is {x}, out of range (0..{n})")));
                     }
                     v.push(x as u32);
                 }
@@ -1381,8 +1314,7 @@ impl Importer<'_> {
             }
         };
         if indices.is_empty() {
-            self.notes
-                .push(format!("{what}: no triangles; not imported"));
+            self.notes.push(format!("{what}: no triangles; not imported"));
             return Ok(None);
         }
         // Influences.
@@ -1391,8 +1323,7 @@ impl Importer<'_> {
         let mut max_influences = 1;
         match bind {
             Binding::Rigid(j) => {
-                let j = u16::try_from(*j)
-                    .map_err(|_| self.err(format!("{what}: joint index too large")))?;
+                let j = u16::try_from(*j).map_err(|_| self.err(format!("{what}: joint index too large")))?;
                 joints.iter_mut().for_each(|x| *x = [j, 0, 0, 0]);
                 weights.iter_mut().for_each(|w| *w = [1.0, 0.0, 0.0, 0.0]);
             }
@@ -1427,9 +1358,8 @@ impl Importer<'_> {
                     set += 1;
                 }
                 if sets.is_empty() {
-                    self.notes.push(format!(
-                        "{what}: skinned node without JOINTS_0/WEIGHTS_0; not imported"
-                    ));
+                    self.notes
+                        .push(format!("{what}: skinned node without JOINTS_0/WEIGHTS_0; not imported"));
                     return Ok(None);
                 }
                 let (mut cut, mut empty) = (0usize, 0usize);
@@ -1440,9 +1370,7 @@ impl Importer<'_> {
                         for k in 0..4 {
                             let (jj, ww) = (j[4 * v + k], w[4 * v + k]);
                             if ww < 0.0 {
-                                return Err(self.err(format!(
-                                    "{what}: vertex {v} has a negative weight {ww}"
-                                )));
+                                return Err(self.err(format!("{what}: vertex {v} has a negative weight {ww}")));
                             }
                             if ww > 0.0 {
                                 let sj = skin_joints.get(jj as usize).copied().ok_or_else(|| {
@@ -1470,8 +1398,8 @@ impl Importer<'_> {
                         inf.truncate(MAX_INFLUENCES);
                     }
                     for (k, &(w, j)) in inf.iter().enumerate() {
-                        joints[v][k] = u16::try_from(j)
-                            .map_err(|_| self.err(format!("{what}: joint index too large")))?;
+                        joints[v][k] =
+                            u16::try_from(j).map_err(|_| self.err(format!("{what}: joint index too large")))?;
                         weights[v][k] = w as f32;
                     }
                 }
@@ -1492,11 +1420,7 @@ impl Importer<'_> {
             let mut mt = MorphTarget::default();
             if let Some(a) = target.positions() {
                 mt.positions = self.read_vec3(&a, &format!("{what} morph target {t} POSITION"))?;
-                count_check(
-                    self,
-                    mt.positions.len(),
-                    &format!("morph target {t} POSITION"),
-                )?;
+                count_check(self, mt.positions.len(), &format!("morph target {t} POSITION"))?;
             }
             if let Some(a) = target.normals() {
                 mt.normals = self.read_vec3(&a, &format!("{what} morph target {t} NORMAL"))?;
@@ -1600,9 +1524,7 @@ mod tests {
         b.extend([0u8, 0]);
         [0.0f32, 1.0].iter().for_each(|x| b.extend(x.to_le_bytes())); // times @92
         for _ in 0..6 {
-            [0.0f32, 0.0, 0.0, 1.0]
-                .iter()
-                .for_each(|x| b.extend(x.to_le_bytes())); // @100
+            [0.0f32, 0.0, 0.0, 1.0].iter().for_each(|x| b.extend(x.to_le_bytes())); // @100
         }
         let mut j = serde_json::json!({
             "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
@@ -1651,47 +1573,29 @@ mod tests {
         let imp = skinned(|_, _| {}).unwrap();
         assert_eq!(imp.skeletons.len(), 1);
         let s = &imp.skeletons[0];
-        assert_eq!(
-            s.skeleton.joint_names(),
-            ["root", "j1", "j2", "j3", "j4", "j5"]
-        );
+        assert_eq!(s.skeleton.joint_names(), ["root", "j1", "j2", "j3", "j4", "j5"]);
         assert_eq!(s.joint_nodes, [0, 1, 2, 3, 4, 5]);
         assert_eq!(s.skin_joints, [5, 4, 3, 2, 1]);
         assert_eq!(s.skeleton.inverse_binds()[0], Mat4::IDENTITY);
         let m = &imp.meshes[0].mesh;
         assert_eq!(m.joints[0][0], 5);
         assert_eq!(m.weights[0], [1.0, 0.0, 0.0, 0.0]);
-        assert!(
-            (m.weights[1][0] - 128.0 / 255.0).abs() < 1e-6,
-            "{:?}",
-            m.weights[1]
-        );
+        assert!((m.weights[1][0] - 128.0 / 255.0).abs() < 1e-6, "{:?}", m.weights[1]);
         assert_eq!(m.joints[2], [5, 4, 3, 2]);
-        assert!(
-            (m.weights[2][0] - 100.0 / 230.0).abs() < 1e-6,
-            "{:?}",
-            m.weights[2]
-        );
+        assert!((m.weights[2][0] - 100.0 / 230.0).abs() < 1e-6, "{:?}", m.weights[2]);
         assert_eq!(imp.meshes[0].max_influences, 5);
         assert!(
-            imp.notes
-                .iter()
-                .any(|n| n.contains("1 vertices had more than 4")),
+            imp.notes.iter().any(|n| n.contains("1 vertices had more than 4")),
             "{:?}",
             imp.notes
         );
         assert!(
-            imp.notes
-                .iter()
-                .any(|n| n.contains("outside every skeleton")),
+            imp.notes.iter().any(|n| n.contains("outside every skeleton")),
             "{:?}",
             imp.notes
         );
         let c = &s.clips[0].clip;
-        assert_eq!(
-            (c.name.as_str(), c.duration, c.looping),
-            ("bend", 1.0, false)
-        );
+        assert_eq!((c.name.as_str(), c.duration, c.looping), ("bend", 1.0, false));
         let r = c.tracks[0].rotation.as_ref().unwrap();
         assert_eq!(c.tracks[0].joint, "j2");
         assert_eq!(
@@ -1718,10 +1622,7 @@ mod tests {
     fn bad_data_is_an_error_naming_the_file() {
         type Tweak = Box<dyn FnOnce(&mut Vec<u8>, &mut serde_json::Value)>;
         let cases: Vec<(&str, Tweak)> = vec![
-            (
-                "exceed",
-                Box::new(|_, j| j["accessors"][0]["count"] = 30.into()),
-            ),
+            ("exceed", Box::new(|_, j| j["accessors"][0]["count"] = 30.into())),
             (
                 "component type",
                 Box::new(|_, j| j["accessors"][0]["componentType"] = 5123.into()),
@@ -1759,10 +1660,7 @@ mod tests {
         for (expect, tweak) in cases {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| skinned(tweak)));
             let e = r.expect("no panic").expect_err(expect).to_string();
-            assert!(
-                e.starts_with("made.gltf: ") && e.contains(expect),
-                "{expect}: {e}"
-            );
+            assert!(e.starts_with("made.gltf: ") && e.contains(expect), "{expect}: {e}");
         }
     }
 }

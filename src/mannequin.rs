@@ -20,14 +20,7 @@ use glam::{EulerRot, Mat3, Quat, Vec2, Vec3};
 use std::f32::consts::{FRAC_1_SQRT_2, PI, TAU};
 
 /// Names of the built-in clips, in this order.
-pub const CLIP_NAMES: [&str; 6] = [
-    "idle",
-    "walk",
-    "run",
-    "walk_backward",
-    "strafe_left",
-    "strafe_right",
-];
+pub const CLIP_NAMES: [&str; 6] = ["idle", "walk", "run", "walk_backward", "strafe_left", "strafe_right"];
 
 /// Keys per second of every built-in clip.
 pub const KEYS_PER_SECOND: f32 = 30.0;
@@ -120,16 +113,8 @@ fn joint_layout() -> Vec<(String, Option<String>, Vec3)> {
     add("root".into(), None, Vec3::ZERO);
     add("pelvis".into(), Some("root"), Vec3::new(0.0, PELVIS_Y, 0.0));
     add("spine_01".into(), Some("pelvis"), Vec3::new(0.0, 1.05, 0.0));
-    add(
-        "spine_02".into(),
-        Some("spine_01"),
-        Vec3::new(0.0, 1.18, 0.0),
-    );
-    add(
-        "spine_03".into(),
-        Some("spine_02"),
-        Vec3::new(0.0, 1.32, 0.0),
-    );
+    add("spine_02".into(), Some("spine_01"), Vec3::new(0.0, 1.18, 0.0));
+    add("spine_03".into(), Some("spine_02"), Vec3::new(0.0, 1.32, 0.0));
     add("neck".into(), Some("spine_03"), Vec3::new(0.0, 1.49, 0.0));
     add("head".into(), Some("neck"), Vec3::new(0.0, 1.59, 0.0));
     for (s, side) in SIDES {
@@ -139,21 +124,9 @@ fn joint_layout() -> Vec<(String, Option<String>, Vec3)> {
         let elbow = shoulder + d * 0.29;
         let wrist = elbow + d * 0.26;
         add(format!("clavicle_{side}"), Some("spine_03"), clav);
-        add(
-            format!("upperarm_{side}"),
-            Some(&format!("clavicle_{side}")),
-            shoulder,
-        );
-        add(
-            format!("lowerarm_{side}"),
-            Some(&format!("upperarm_{side}")),
-            elbow,
-        );
-        add(
-            format!("hand_{side}"),
-            Some(&format!("lowerarm_{side}")),
-            wrist,
-        );
+        add(format!("upperarm_{side}"), Some(&format!("clavicle_{side}")), shoulder);
+        add(format!("lowerarm_{side}"), Some(&format!("upperarm_{side}")), elbow);
+        add(format!("hand_{side}"), Some(&format!("lowerarm_{side}")), wrist);
         for (f, finger) in FINGERS.iter().enumerate() {
             let (base, dir, seg, _) = finger_layout(s, f);
             let mut pos = wrist + base;
@@ -252,9 +225,7 @@ impl Rig {
             upperarm: j(&format!("upperarm_{x}")),
             lowerarm: j(&format!("lowerarm_{x}")),
             hand: j(&format!("hand_{x}")),
-            fingers: std::array::from_fn(|f| {
-                std::array::from_fn(|k| j(&format!("{}_0{}_{x}", FINGERS[f], k + 1)))
-            }),
+            fingers: std::array::from_fn(|f| std::array::from_fn(|k| j(&format!("{}_0{}_{x}", FINGERS[f], k + 1)))),
             thigh: j(&format!("thigh_{x}")),
             calf: j(&format!("calf_{x}")),
             foot: j(&format!("foot_{x}")),
@@ -400,34 +371,33 @@ impl MeshBuilder {
         };
         // Expand the caps into extra rings: (ring, tangent).
         let mut all: Vec<(Ring, Vec3)> = Vec::new();
-        let dome =
-            |cap: Cap, ring: Ring, t: Vec3, out: &mut Vec<(Ring, Vec3)>, start: bool| -> Vec3 {
-                match cap {
-                    Cap::Flat => ring.center,
-                    Cap::Dome(m, scale) => {
-                        let reach = 0.5 * (ring.rx + ring.ry) * scale;
-                        let mut extra = Vec::with_capacity(m);
-                        for k in 1..=m {
-                            let phi = 0.5 * PI * k as f32 / (m + 1) as f32;
-                            let dir = if start { -t } else { t };
-                            extra.push((
-                                Ring {
-                                    center: ring.center + dir * reach * phi.sin(),
-                                    rx: ring.rx * phi.cos(),
-                                    ry: ring.ry * phi.cos(),
-                                    power: ring.power,
-                                },
-                                t,
-                            ));
-                        }
-                        if start {
-                            extra.reverse();
-                        }
-                        out.extend(extra);
-                        ring.center + if start { -t } else { t } * reach
+        let dome = |cap: Cap, ring: Ring, t: Vec3, out: &mut Vec<(Ring, Vec3)>, start: bool| -> Vec3 {
+            match cap {
+                Cap::Flat => ring.center,
+                Cap::Dome(m, scale) => {
+                    let reach = 0.5 * (ring.rx + ring.ry) * scale;
+                    let mut extra = Vec::with_capacity(m);
+                    for k in 1..=m {
+                        let phi = 0.5 * PI * k as f32 / (m + 1) as f32;
+                        let dir = if start { -t } else { t };
+                        extra.push((
+                            Ring {
+                                center: ring.center + dir * reach * phi.sin(),
+                                rx: ring.rx * phi.cos(),
+                                ry: ring.ry * phi.cos(),
+                                power: ring.power,
+                            },
+                            t,
+                        ));
                     }
+                    if start {
+                        extra.reverse();
+                    }
+                    out.extend(extra);
+                    ring.center + if start { -t } else { t } * reach
                 }
-            };
+            }
+        };
         let t0 = tangent(0);
         let start_pole = dome(caps.0, rings[0], t0, &mut all, true);
         for (i, r) in rings.iter().enumerate() {
@@ -469,8 +439,7 @@ impl MeshBuilder {
             let (a, b) = (w[0], w[1]);
             for k in 0..sides32 {
                 let k1 = (k + 1) % sides32;
-                self.indices
-                    .extend([a + k, a + k1, b + k1, a + k, b + k1, b + k]);
+                self.indices.extend([a + k, a + k1, b + k1, a + k, b + k1, b + k]);
             }
         }
         let last = *ring_starts.last().expect("a tube has rings");
@@ -524,19 +493,8 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
             torso.push(ring(mid));
         }
     }
-    let spine_chain = [
-        rig.pelvis,
-        rig.spine[0],
-        rig.spine[1],
-        rig.spine[2],
-        rig.neck,
-    ];
-    let spine_bounds = [
-        m[rig.spine[0]].y,
-        m[rig.spine[1]].y,
-        m[rig.spine[2]].y,
-        m[rig.neck].y,
-    ];
+    let spine_chain = [rig.pelvis, rig.spine[0], rig.spine[1], rig.spine[2], rig.neck];
+    let spine_bounds = [m[rig.spine[0]].y, m[rig.spine[1]].y, m[rig.spine[2]].y, m[rig.neck].y];
     let [l, r] = &rig.sides;
     let torso_weight = |_c: Vec3, v: Vec3| {
         let mut w = chain_weights(&spine_chain, &spine_bounds, &[0.04, 0.05, 0.05, 0.03], v.y);
@@ -561,8 +519,7 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
     // Neck.
     let neck_chain = [rig.spine[2], rig.neck, rig.head];
     let neck_bounds = [m[rig.neck].y, m[rig.head].y];
-    let neck_weight =
-        |_c: Vec3, v: Vec3| chain_weights(&neck_chain, &neck_bounds, &[0.03, 0.03], v.y);
+    let neck_weight = |_c: Vec3, v: Vec3| chain_weights(&neck_chain, &neck_bounds, &[0.03, 0.03], v.y);
     let neck: Vec<Ring> = (0..6)
         .map(|k| {
             let y = 1.44 + 0.04 * k as f32;
@@ -600,13 +557,9 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
         Ring::round(Vec3::new(0.0, 1.675, 0.095), 0.012),
         Ring::round(Vec3::new(0.0, 1.655, 0.118), 0.013),
     ];
-    b.tube(
-        &nose,
-        Vec3::X,
-        8,
-        (Cap::Flat, Cap::Dome(2, 0.8)),
-        &|_c, _v| vec![(rig.head, 1.0)],
-    );
+    b.tube(&nose, Vec3::X, 8, (Cap::Flat, Cap::Dome(2, 0.8)), &|_c, _v| {
+        vec![(rig.head, 1.0)]
+    });
 
     for side in &rig.sides {
         let s = side.s;
@@ -645,13 +598,7 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
                 (v - shoulder).dot(d),
             )
         };
-        b.tube(
-            &arm,
-            Vec3::Z,
-            10,
-            (Cap::Dome(3, 1.0), Cap::Dome(2, 0.6)),
-            &arm_weight,
-        );
+        b.tube(&arm, Vec3::Z, 10, (Cap::Dome(3, 1.0), Cap::Dome(2, 0.6)), &arm_weight);
 
         // Palm: a flattened box along the hand.
         let wrist = m[side.hand];
@@ -665,15 +612,8 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
             })
             .collect();
         let palm_chain = [side.lowerarm, side.hand];
-        let palm_weight =
-            |_c: Vec3, v: Vec3| chain_weights(&palm_chain, &[0.0], &[0.02], (v - wrist).dot(d));
-        b.tube(
-            &palm,
-            Vec3::Z,
-            12,
-            (Cap::Dome(1, 0.3), Cap::Dome(2, 0.4)),
-            &palm_weight,
-        );
+        let palm_weight = |_c: Vec3, v: Vec3| chain_weights(&palm_chain, &[0.0], &[0.02], (v - wrist).dot(d));
+        b.tube(&palm, Vec3::Z, 12, (Cap::Dome(1, 0.3), Cap::Dome(2, 0.4)), &palm_weight);
 
         // Fingers: small tubes along their three joints.
         for (f, joints) in side.fingers.iter().enumerate() {
@@ -703,14 +643,8 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
                 })
                 .collect();
             let chain = [side.hand, joints[0], joints[1], joints[2]];
-            let finger_weight = |_c: Vec3, v: Vec3| {
-                chain_weights(
-                    &chain,
-                    &[0.0, b1, b2],
-                    &[0.008, 0.006, 0.005],
-                    (v - base).dot(dir),
-                )
-            };
+            let finger_weight =
+                |_c: Vec3, v: Vec3| chain_weights(&chain, &[0.0, b1, b2], &[0.008, 0.006, 0.005], (v - base).dot(dir));
             b.tube(&rings, p, 6, (Cap::Flat, Cap::Dome(2, 0.9)), &finger_weight);
         }
 
@@ -741,21 +675,9 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
             .map(|&(t, rad, z)| Ring::round(hip - Vec3::Y * t + Vec3::Z * z, rad))
             .collect();
         let leg_chain = [rig.pelvis, side.thigh, side.calf, side.foot];
-        let leg_weight = |_c: Vec3, v: Vec3| {
-            chain_weights(
-                &leg_chain,
-                &[0.0, knee_s, ankle_s],
-                &[0.06, 0.05, 0.03],
-                hip.y - v.y,
-            )
-        };
-        b.tube(
-            &leg,
-            Vec3::Z,
-            12,
-            (Cap::Dome(3, 1.0), Cap::Dome(2, 0.8)),
-            &leg_weight,
-        );
+        let leg_weight =
+            |_c: Vec3, v: Vec3| chain_weights(&leg_chain, &[0.0, knee_s, ankle_s], &[0.06, 0.05, 0.03], hip.y - v.y);
+        b.tube(&leg, Vec3::Z, 12, (Cap::Dome(3, 1.0), Cap::Dome(2, 0.8)), &leg_weight);
 
         // Foot: a rounded box from heel to toe, flat on the ground.
         let ankle = m[side.foot];
@@ -1046,8 +968,7 @@ impl GaitSpec {
     /// A foot at stance fraction `s`: ankle position, pitch (toe up > 0), toe rotation.
     fn stance(&self, side: f32, s: f32) -> (Vec3, f32, f32) {
         let dir = self.velocity.normalize_or_zero();
-        let anchor = Vec2::new(side * self.foot_lateral, self.stance_z)
-            + dir * self.stance_length() * (0.5 - s);
+        let anchor = Vec2::new(side * self.foot_lateral, self.stance_z) + dir * self.stance_length() * (0.5 - s);
         // Forward gaits roll heel to toe; backward ones the same played in reverse.
         let roll = self.forward().abs();
         let s_roll = if self.forward() < 0.0 { 1.0 - s } else { s };
@@ -1130,9 +1051,7 @@ impl GaitSpec {
 /// bending toward `pole`.
 fn two_bone(hip: Vec3, target: Vec3, l1: f32, l2: f32, pole: Vec3) -> (Quat, Quat) {
     let to = target - hip;
-    let dist = to
-        .length()
-        .clamp((l1 - l2).abs() + 1e-4, (l1 + l2) * 0.9999);
+    let dist = to.length().clamp((l1 - l2).abs() + 1e-4, (l1 + l2) * 0.9999);
     let dir = to.normalize();
     let cos_a = ((l1 * l1 + dist * dist - l2 * l2) / (2.0 * l1 * dist)).clamp(-1.0, 1.0);
     let sin_a = (1.0 - cos_a * cos_a).sqrt();
@@ -1182,8 +1101,7 @@ fn pose(spec: &GaitSpec, rig: &Rig, pelvis_y0: f32, u: f32) -> Vec<Transform> {
     let head_yaw = 0.5 * spec.chest_yaw * fwd * s1;
     let head_pitch = -0.45 * (0.25 * spec.lean + lean);
     let head_roll = -0.1 * roll + 0.02 * b * c1;
-    local[rig.neck].rotation =
-        Quat::from_euler(EulerRot::YXZ, head_yaw + 0.4 * look, head_pitch, head_roll);
+    local[rig.neck].rotation = Quat::from_euler(EulerRot::YXZ, head_yaw + 0.4 * look, head_pitch, head_roll);
     local[rig.head].rotation = Quat::from_euler(
         EulerRot::YXZ,
         head_yaw + 0.6 * look,
@@ -1215,31 +1133,19 @@ fn pose(spec: &GaitSpec, rig: &Rig, pelvis_y0: f32, u: f32) -> Vec<Transform> {
         let swing = s * arm_sign * s1;
         let forward = spec.arm_forward + spec.arm_swing * swing + 0.02 * b * s1;
         let breathe = 0.02 * b * s2;
-        local[side.clavicle].rotation = Quat::from_euler(
-            EulerRot::YXZ,
-            -0.12 * s * spec.arm_swing * swing,
-            0.0,
-            s * breathe,
-        );
-        local[side.upperarm].rotation = Quat::from_euler(
-            EulerRot::YXZ,
-            0.0,
-            -forward,
-            -s * (spec.arm_down - 0.03 * b * c1),
-        );
+        local[side.clavicle].rotation =
+            Quat::from_euler(EulerRot::YXZ, -0.12 * s * spec.arm_swing * swing, 0.0, s * breathe);
+        local[side.upperarm].rotation =
+            Quat::from_euler(EulerRot::YXZ, 0.0, -forward, -s * (spec.arm_down - 0.03 * b * c1));
         let flex = spec.elbow + spec.elbow_swing * 0.5 * (1.0 + swing);
         local[side.lowerarm].rotation = Quat::from_axis_angle(d.cross(Vec3::Z).normalize(), flex);
-        local[side.hand].rotation =
-            Quat::from_axis_angle(d.cross(p).normalize(), 0.15 + 0.05 * swing);
+        local[side.hand].rotation = Quat::from_axis_angle(d.cross(p).normalize(), 0.15 + 0.05 * swing);
         for (f, joints) in side.fingers.iter().enumerate() {
             let (_, dir, _, _) = finger_layout(s, f);
             let (axis, curl) = if f == 0 {
                 (dir.cross(p).normalize(), 0.4 * spec.finger_curl)
             } else {
-                (
-                    d.cross(p).normalize(),
-                    spec.finger_curl * (0.8 + 0.05 * f as f32),
-                )
+                (d.cross(p).normalize(), spec.finger_curl * (0.8 + 0.05 * f as f32))
             };
             for (k, &j) in joints.iter().enumerate() {
                 let share = [0.9, 1.0, 0.7][k];
@@ -1255,11 +1161,7 @@ fn pose(spec: &GaitSpec, rig: &Rig, pelvis_y0: f32, u: f32) -> Vec<Transform> {
 fn keyed<T: Copy>(values: Vec<T>, duration: f32) -> Track<T> {
     let n = values.len() - 1;
     Track::linear(values.into_iter().enumerate().map(|(k, v)| {
-        let t = if k == n {
-            duration
-        } else {
-            k as f32 / KEYS_PER_SECOND
-        };
+        let t = if k == n { duration } else { k as f32 / KEYS_PER_SECOND };
         (t, v)
     }))
 }
@@ -1355,11 +1257,7 @@ pub fn library() -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
     let id = builder.add_skeleton(skeleton);
     let ids = clips
         .iter()
-        .map(|c| {
-            builder
-                .add_clip(id, c)
-                .expect("the built-in clips are valid")
-        })
+        .map(|c| builder.add_clip(id, c).expect("the built-in clips are valid"))
         .collect();
     (builder.build(), id, ids)
 }
@@ -1438,12 +1336,10 @@ mod tests {
     fn skeleton_has_the_named_joints_in_parent_first_order() {
         let s = skeleton();
         assert!((50..=70).contains(&s.joint_count()), "{}", s.joint_count());
-        let mut required = vec![
-            "root", "pelvis", "spine_01", "spine_02", "spine_03", "neck", "head",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect::<Vec<_>>();
+        let mut required = vec!["root", "pelvis", "spine_01", "spine_02", "spine_03", "neck", "head"]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
         for side in ["l", "r"] {
             for j in [
                 "clavicle", "upperarm", "lowerarm", "hand", "thigh", "calf", "foot", "ball",
@@ -1524,10 +1420,7 @@ mod tests {
     fn clips_are_accepted_looping_and_seamless() {
         let s = skeleton();
         let clips = clips(&s);
-        assert_eq!(
-            clips.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
-            CLIP_NAMES
-        );
+        assert_eq!(clips.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), CLIP_NAMES);
         let mut b = LibraryBuilder::new();
         let id = b.add_skeleton(s.clone());
         for c in &clips {
@@ -1577,10 +1470,7 @@ mod tests {
             assert!(l.y < 0.1, "{name} phase 0: left foot {l} is off the ground");
             let (l, r) = at(0.5);
             assert!(r.y < l.y - 0.02, "{name} phase 0.5: left {l} right {r}");
-            assert!(
-                r.y < 0.1,
-                "{name} phase 0.5: right foot {r} is off the ground"
-            );
+            assert!(r.y < 0.1, "{name} phase 0.5: right foot {r} is off the ground");
         }
     }
 
@@ -1630,8 +1520,7 @@ mod tests {
                     let p = (0..4)
                         .map(|i| {
                             let w = mesh.weights[v][i];
-                            palette[mesh.joints[v][i] as usize].transform_point3(mesh.positions[v])
-                                * w
+                            palette[mesh.joints[v][i] as usize].transform_point3(mesh.positions[v]) * w
                         })
                         .sum::<Vec3>();
                     lowest = lowest.min(p.y);
@@ -1639,11 +1528,7 @@ mod tests {
             }
             assert!(lowest > -0.012, "{}: mesh reaches {lowest}", c.name);
             if c.name == "walk" || c.name == "run" {
-                assert!(
-                    pitch.0 < -0.1 && pitch.1 > 0.1,
-                    "{}: thigh pitch {pitch:?}",
-                    c.name
-                );
+                assert!(pitch.0 < -0.1 && pitch.1 > 0.1, "{}: thigh pitch {pitch:?}", c.name);
                 let travel = (hand.1 - hand.0).length();
                 assert!(travel > 0.15, "{}: hand moves {travel} m", c.name);
             }

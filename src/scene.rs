@@ -112,7 +112,15 @@ impl Crowd {
                 max_joints: None,
             },
         )?;
-        let renderer = SkinnedRenderer::new(device, &animator, &mannequin.mesh, joints, color_format, depth_format, sample_count)?;
+        let renderer = SkinnedRenderer::new(
+            device,
+            &animator,
+            &mannequin.mesh,
+            joints,
+            color_format,
+            depth_format,
+            sample_count,
+        )?;
         let ground = GroundRenderer::new(device, color_format, depth_format, sample_count);
         let gaits = mannequin::gaits();
         let side = (desc.count as f32).sqrt().ceil().max(1.0);
@@ -125,7 +133,10 @@ impl Crowd {
             let position = Vec2::new(gx + 0.5 - side * 0.5, gz + 0.5 - side * 0.5) * desc.spacing + jitter;
             // idle 25 %, walk 35 %, run 20 %, backward 6 %, strafes 7 % each.
             let pick = r.unit();
-            let k = [0.25, 0.60, 0.80, 0.86, 0.93, 1.0].iter().position(|&c| pick < c).unwrap_or(0);
+            let k = [0.25, 0.60, 0.80, 0.86, 0.93, 1.0]
+                .iter()
+                .position(|&c| pick < c)
+                .unwrap_or(0);
             let clip = clips[k];
             let rate = r.range(0.85, 1.15);
             let heading = r.range(-std::f32::consts::PI, std::f32::consts::PI);
@@ -230,6 +241,9 @@ impl Crowd {
 
 impl Agent {
     fn world(&self) -> Mat4 {
-        Mat4::from_rotation_translation(Quat::from_rotation_y(self.heading), Vec3::new(self.position.x, 0.0, self.position.y))
+        Mat4::from_rotation_translation(
+            Quat::from_rotation_y(self.heading),
+            Vec3::new(self.position.x, 0.0, self.position.y),
+        )
     }
 }

@@ -50,10 +50,7 @@ struct Report {
 
 impl Report {
     fn line(&self) -> String {
-        format!(
-            "pos {:.1e} rot {:.1e} vert {:.1e}",
-            self.pos, self.rot, self.vert
-        )
+        format!("pos {:.1e} rot {:.1e} vert {:.1e}", self.pos, self.rot, self.vert)
     }
 }
 
@@ -95,8 +92,8 @@ fn fixtures() -> Vec<(String, Fixture)> {
         .into_iter()
         .map(|p| {
             let text = std::fs::read_to_string(&p).expect("read fixture");
-            let fx: Fixture = serde_json::from_str(&text)
-                .unwrap_or_else(|e| panic!("{}: bad fixture: {e}", p.display()));
+            let fx: Fixture =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: bad fixture: {e}", p.display()));
             (p.file_name().unwrap().to_string_lossy().into_owned(), fx)
         })
         .collect()
@@ -114,9 +111,7 @@ fn target(imp: &Imported, fx: &Fixture) -> (usize, usize, f64) {
         .clip_of_animation(fx.clip)
         .unwrap_or_else(|| panic!("{}: no clip for animation {}", fx.asset, fx.clip));
     let info = &imp.animations[fx.clip];
-    let t = fx
-        .time
-        .clamp(f64::from(info.first_key), f64::from(info.duration));
+    let t = fx.time.clamp(f64::from(info.first_key), f64::from(info.duration));
     (s, c, t)
 }
 
@@ -160,10 +155,8 @@ fn compare_matrix(what: &str, got: &DMat4, want: &[f64], tol: &Tolerance, r: &mu
 fn compare(fx: &Fixture, pose: &GltfPose) -> Report {
     let mut r = Report::default();
     if pose.skinned != fx.skinned {
-        r.failures.push(format!(
-            "skinned is {} but should be {}",
-            pose.skinned, fx.skinned
-        ));
+        r.failures
+            .push(format!("skinned is {} but should be {}", pose.skinned, fx.skinned));
     }
     if pose.joints.len() != fx.joints.len() {
         r.failures.push(format!(
@@ -250,7 +243,7 @@ fn build(imp: &Imported) -> ImportedLibrary {
 
 /// Runs every fixture through `eval` (a path name and a pose maker) and fails with every
 /// difference out of tolerance.
-fn run_path(path: &str, mut eval: impl FnMut(&Imported, &ImportedLibrary, &Fixture) -> GltfPose) {
+fn run_path(path: &str, mut eval: impl FnMut(&str, &Imported, &ImportedLibrary, &Fixture) -> GltfPose) {
     let mut failed = Vec::new();
     let mut cache: Vec<(String, Imported, ImportedLibrary)> = Vec::new();
     for (name, fx) in fixtures() {
@@ -260,7 +253,7 @@ fn run_path(path: &str, mut eval: impl FnMut(&Imported, &ImportedLibrary, &Fixtu
             cache.push((fx.asset.clone(), imp, lib));
         }
         let (_, imp, lib) = cache.iter().find(|(a, _, _)| *a == fx.asset).unwrap();
-        let pose = eval(imp, lib, &fx);
+        let pose = eval(&name, imp, lib, &fx);
         let r = compare(&fx, &pose);
         say(&format!(
             "{name:<26} {path}: {}  (tol pos {:.1e} rot {:.1e}){}",
@@ -289,7 +282,58 @@ fn run_path(path: &str, mut eval: impl FnMut(&Imported, &ImportedLibrary, &Fixtu
 
 #[test]
 fn reference_matches_fixtures() {
-    run_path("reference", |imp, _lib, fx| reference_pose(imp, fx));
+    run_path("reference", |_, imp, _lib, fx| reference_pose(imp, fx));
+}
+
+/// A pose in f32 `Affine`s (CPU mirror or GPU read-back), in glTF terms.
+fn affine_pose(imp: &Imported, s: usize, pose: &wgpu_anim::cpu::Pose) -> GltfPose {
+    let model: Vec<DMat4> = pose.model.iter().map(|a| a.to_mat4().as_dmat4()).collect();
+    let palette: Vec<DMat4> = pose.palette.iter().map(|a| a.to_mat4().as_dmat4()).collect();
+    imp.gltf_pose(s, &model, &palette).expect("gltf pose")
+}
+
+#[test]
+fn cpu_mirror_matches_fixtures() {
+    run_path("cpu", |_, imp, lib, fx| {
+        let (s, c, t) = target(imp, fx);
+        let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32);
+        affine_pose(imp, s, &pose)
+    });
+}
+
+#[test]
+fn gpu_matches_fixtures() {
+    if fixtures_dir().is_none() {
+        return;
+    }
+    let (device, queue) = wgpu_anim::gpu::headless_device().unwrap_or_else(|e| panic!("{e}"));
+    // One GPU evaluation per asset, for all of its fixtures at once.
+    let all = fixtures();
+    let mut poses: Vec<(String, wgpu_anim::cpu::Pose)> = Vec::new();
+    let mut assets: Vec<&str> = all.iter().map(|(_, f)| f.asset.as_str()).collect();
+    assets.sort_unstable();
+    assets.dedup();
+    for asset in assets {
+        let imp = import(asset);
+        let lib = build(&imp);
+        let mine: Vec<&(String, Fixture)> = all.iter().filter(|(_, f)| f.asset == asset).collect();
+        let requests: Vec<_> = mine
+            .iter()
+            .map(|(_, fx)| {
+                let (s, c, t) = target(&imp, fx);
+                (lib.clips[s][c], t as f32)
+            })
+            .collect();
+        let got = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib.library, &requests)
+            .unwrap_or_else(|e| panic!("{asset}: {e}"));
+        assert_eq!(got.len(), requests.len());
+        poses.extend(mine.iter().map(|(n, _)| n.clone()).zip(got));
+    }
+    run_path("gpu", |name, imp, _lib, fx| {
+        let (s, _, _) = target(imp, fx);
+        let pose = &poses.iter().find(|(n, _)| n == name).expect("evaluated").1;
+        affine_pose(imp, s, pose)
+    });
 }
 
 #[test]
@@ -306,10 +350,7 @@ fn comparison_catches_altered_matrices_and_vertices() {
     let mut bad = good.clone();
     bad.joints[5].world.w_axis.x += 2.0 * tol.position;
     let r = compare(&fx, &bad);
-    assert!(
-        r.failures.iter().any(|f| f.contains("translation")),
-        "{r:?}"
-    );
+    assert!(r.failures.iter().any(|f| f.contains("translation")), "{r:?}");
     // One 3x3 element off by twice the tolerance.
     let mut bad = good.clone();
     bad.skin_matrices[3].y_axis.z += 2.0 * tol.rotation;
@@ -326,10 +367,7 @@ fn comparison_catches_altered_matrices_and_vertices() {
     bad.vertices[7].x = f64::NAN;
     let r = compare(&fx, &bad);
     assert_eq!(
-        r.failures
-            .iter()
-            .filter(|f| f.starts_with("vertex"))
-            .count(),
+        r.failures.iter().filter(|f| f.starts_with("vertex")).count(),
         2,
         "{r:?}"
     );
@@ -394,32 +432,18 @@ fn pose_from_json(v: &serde_json::Value) -> GltfPose {
 #[test]
 fn cli_sample_json_matches_fixtures() {
     let Some(dir) = fixtures_dir() else { return };
-    for name in [
-        "fox_walk_t0.37.json",
-        "interp_c4_t0.3.json",
-        "cmu_01_03_t1.json",
-    ] {
+    for name in ["fox_walk_t0.37.json", "interp_c4_t0.3.json", "cmu_01_03_t1.json"] {
         let fx: Fixture =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("fixture"))
-                .expect("parse");
+            serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("fixture")).expect("parse");
         for path in ["--cpu", "--reference"] {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgpu-anim"))
                 .arg("sample")
                 .arg(repo().join("assets").join(&fx.asset))
-                .args([
-                    "--clip",
-                    &fx.clip.to_string(),
-                    "--time",
-                    &fx.time.to_string(),
-                ])
+                .args(["--clip", &fx.clip.to_string(), "--time", &fx.time.to_string()])
                 .args([path, "--json"])
                 .output()
                 .expect("run wgpu-anim");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
             assert_eq!(v["clip"], fx.clip);
             let r = compare(&fx, &pose_from_json(&v));

@@ -45,10 +45,7 @@ fn importer_rejects_every_malformed_file_without_panicking() {
                 let msg = e.to_string();
                 eprintln!("{msg}");
                 if !msg.contains(&name) {
-                    problems.push(format!(
-                        "{}: message does not name it: {msg}",
-                        path.display()
-                    ));
+                    problems.push(format!("{}: message does not name it: {msg}", path.display()));
                 }
             }
         }
@@ -65,9 +62,7 @@ fn importer_rejects_truncated_and_garbled_copies_of_real_files() {
     cuts.extend([0, 1, 11, 12, 19, 20, 21, bytes.len() - 1]);
     for cut in cuts {
         let slice = bytes[..cut].to_vec();
-        let r = std::panic::catch_unwind(move || {
-            gltf_import::load_slice(&slice, "cut.glb", None).map(|_| ())
-        });
+        let r = std::panic::catch_unwind(move || gltf_import::load_slice(&slice, "cut.glb", None).map(|_| ()));
         assert!(matches!(r, Ok(Err(_))), "cut at {cut}: {r:?}");
     }
     let mut state = 0x1234_5678u32;
@@ -80,9 +75,7 @@ fn importer_rejects_truncated_and_garbled_copies_of_real_files() {
             let i = state as usize % garbled.len();
             garbled[i] ^= (state >> 24) as u8 | 1;
         }
-        let r = std::panic::catch_unwind(move || {
-            gltf_import::load_slice(&garbled, "garbled.glb", None).map(|_| ())
-        });
+        let r = std::panic::catch_unwind(move || gltf_import::load_slice(&garbled, "garbled.glb", None).map(|_| ()));
         assert!(r.is_ok(), "garbled file panicked");
     }
 }
@@ -97,17 +90,8 @@ fn inspect_fails_with_one_line_on_every_malformed_file() {
             .expect("run wgpu-anim");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{}: {stderr}", path.display());
-        assert_eq!(
-            stderr.trim_end().lines().count(),
-            1,
-            "{}: {stderr}",
-            path.display()
-        );
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{}: {stderr}", path.display());
         let name = path.file_name().unwrap().to_string_lossy();
-        assert!(
-            stderr.contains(name.as_ref()),
-            "{}: {stderr}",
-            path.display()
-        );
+        assert!(stderr.contains(name.as_ref()), "{}: {stderr}", path.display());
     }
 }

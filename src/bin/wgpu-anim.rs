@@ -66,12 +66,8 @@ fn run(args: &[String]) -> Result<(), String> {
             inspect(Path::new(file))
         }
         "sample" => sample(rest),
-        "render" | "bench" => Err(format!(
-            "`{cmd}` is not yet available in this version of wgpu-anim"
-        )),
-        other => Err(format!(
-            "unknown command '{other}'; run `wgpu-anim --help` for usage"
-        )),
+        "render" | "bench" => Err(format!("`{cmd}` is not yet available in this version of wgpu-anim")),
+        other => Err(format!("unknown command '{other}'; run `wgpu-anim --help` for usage")),
     }
 }
 
@@ -145,10 +141,7 @@ fn inspect(file: &Path) -> Result<(), String> {
         // Group channels by (path, interpolation): count and key range.
         let mut groups: Vec<(ChannelPath, Interpolation, usize, usize, usize, usize)> = Vec::new();
         for ch in &a.channels {
-            match groups
-                .iter_mut()
-                .find(|g| g.0 == ch.path && g.1 == ch.interpolation)
-            {
+            match groups.iter_mut().find(|g| g.0 == ch.path && g.1 == ch.interpolation) {
                 Some(g) => {
                     g.2 += 1;
                     g.3 = g.3.min(ch.keys);
@@ -242,9 +235,7 @@ fn parse_sample(args: &[String]) -> Result<SampleArgs, String> {
             "--clip" => clip = Some(it.next().ok_or(usage)?.clone()),
             "--time" => {
                 let v = it.next().ok_or(usage)?;
-                let t: f64 = v
-                    .parse()
-                    .map_err(|_| format!("--time: '{v}' is not a number"))?;
+                let t: f64 = v.parse().map_err(|_| format!("--time: '{v}' is not a number"))?;
                 if !t.is_finite() {
                     return Err(format!("--time: '{v}' is not finite"));
                 }
@@ -297,12 +288,10 @@ fn sample(args: &[String]) -> Result<(), String> {
         .primary_skeleton()
         .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
     let sk = &imp.skeletons[s];
-    let c = sk.clip_of_animation(animation).ok_or_else(|| {
-        format!("{file}: animation {animation} does not animate the first skeleton")
-    })?;
-    let t = a
-        .time
-        .clamp(f64::from(info.first_key), f64::from(info.duration));
+    let c = sk
+        .clip_of_animation(animation)
+        .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?;
+    let t = a.time.clamp(f64::from(info.first_key), f64::from(info.duration));
     let (model, palette) = match a.path {
         EvalPath::Reference => {
             let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
@@ -312,14 +301,10 @@ fn sample(args: &[String]) -> Result<(), String> {
         }
         EvalPath::Cpu => cpu_pose(&imp, s, c, t)?,
         EvalPath::Gpu => {
-            return Err(
-                "the GPU path is not available in this build yet; use --cpu or --reference".into(),
-            );
+            return Err("the GPU path is not available in this build yet; use --cpu or --reference".into());
         }
     };
-    let pose = imp
-        .gltf_pose(s, &model, &palette)
-        .map_err(|e| e.to_string())?;
+    let pose = imp.gltf_pose(s, &model, &palette).map_err(|e| e.to_string())?;
     if a.json {
         print_json(&file, animation, &info.name, a.time, t, a.path, &pose);
     } else {
@@ -329,12 +314,7 @@ fn sample(args: &[String]) -> Result<(), String> {
 }
 
 /// The CPU evaluation of the pose: model matrices and palette in skeleton joint order.
-fn cpu_pose(
-    imp: &Imported,
-    s: usize,
-    c: usize,
-    t: f64,
-) -> Result<(Vec<DMat4>, Vec<DMat4>), String> {
+fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<(Vec<DMat4>, Vec<DMat4>), String> {
     // Until the f32 CPU mirror of the GPU stages lands, the CPU path is the f64 reference.
     let sk = &imp.skeletons[s];
     let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
@@ -347,15 +327,7 @@ fn mat_json(m: &DMat4) -> Value {
     json!(m.to_cols_array().to_vec())
 }
 
-fn print_json(
-    file: &str,
-    clip: usize,
-    clip_name: &str,
-    time: f64,
-    sampled: f64,
-    path: EvalPath,
-    pose: &GltfPose,
-) {
+fn print_json(file: &str, clip: usize, clip_name: &str, time: f64, sampled: f64, path: EvalPath, pose: &GltfPose) {
     let joints: Vec<Value> = pose
         .joints
         .iter()
@@ -387,14 +359,7 @@ fn print_json(
     println!("{v}");
 }
 
-fn print_summary(
-    file: &str,
-    clip: usize,
-    clip_name: &str,
-    sampled: f64,
-    path: EvalPath,
-    pose: &GltfPose,
-) {
+fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: EvalPath, pose: &GltfPose) {
     println!(
         "{file}: clip {clip} '{clip_name}' at {sampled:.4} s ({}), {} joints{}",
         path.name(),
@@ -416,10 +381,12 @@ fn print_summary(
         println!("  … {} more (use --json for all)", pose.joints.len() - 8);
     }
     if !pose.vertices.is_empty() {
-        let (lo, hi) = pose.vertices.iter().fold(
-            (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
-            |(lo, hi), v| (lo.min(*v), hi.max(*v)),
-        );
+        let (lo, hi) = pose
+            .vertices
+            .iter()
+            .fold((DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)), |(lo, hi), v| {
+                (lo.min(*v), hi.max(*v))
+            });
         println!(
             "  mesh 0/0: {} skinned vertices, bounds ({:.4}, {:.4}, {:.4}) .. ({:.4}, {:.4}, {:.4})",
             pose.vertices.len(),

@@ -422,7 +422,12 @@ impl GroundRenderer {
     };
 
     /// A ground renderer drawing into `color_format` with optional depth.
-    pub fn new(device: &wgpu::Device, color_format: wgpu::TextureFormat, depth_format: Option<wgpu::TextureFormat>, sample_count: u32) -> Self {
+    pub fn new(
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Self {
         let camera = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-anim ground camera"),
             size: size_of::<Camera>() as u64,

@@ -292,24 +292,42 @@ fn affine_pose(imp: &Imported, s: usize, pose: &wgpu_anim::cpu::Pose) -> GltfPos
     imp.gltf_pose(s, &model, &palette).expect("gltf pose")
 }
 
+/// The skinned vertices of mesh 0, primitive 0 as the crate's own skinning computes them (the CPU
+/// mirror of the `skin` stage, or the GPU), when the fixture lists vertices.
+fn mesh0(imp: &Imported, s: usize) -> Option<Vec<wgpu_anim::SkinVertex>> {
+    imp.mesh(0, 0)
+        .filter(|m| m.skeleton == s && imp.skeletons[s].skin.is_some())
+        .map(|m| m.mesh.gpu_vertices())
+}
+
+fn points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
+    p.iter().map(|p| p.position.truncate().as_dvec3()).collect()
+}
+
 #[test]
 fn cpu_mirror_matches_fixtures() {
     run_path("cpu", |_, imp, lib, fx| {
         let (s, c, t) = target(imp, fx);
         let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32);
-        affine_pose(imp, s, &pose)
+        let mut g = affine_pose(imp, s, &pose);
+        if let Some(v) = mesh0(imp, s) {
+            g.vertices = points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v));
+        }
+        g
     });
 }
 
 #[test]
 fn gpu_matches_fixtures() {
+    use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
     if fixtures_dir().is_none() {
         return;
     }
     let (device, queue) = wgpu_anim::gpu::headless_device().unwrap_or_else(|e| panic!("{e}"));
-    // One GPU evaluation per asset, for all of its fixtures at once.
+    // One GPU evaluation per asset, for all of its fixtures at once: matrices through
+    // `evaluate_poses`, vertices through an animator and the `skin` shader.
     let all = fixtures();
-    let mut poses: Vec<(String, wgpu_anim::cpu::Pose)> = Vec::new();
+    let mut poses: Vec<(String, GltfPose)> = Vec::new();
     let mut assets: Vec<&str> = all.iter().map(|(_, f)| f.asset.as_str()).collect();
     assets.sort_unstable();
     assets.dedup();
@@ -327,12 +345,43 @@ fn gpu_matches_fixtures() {
         let got = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib.library, &requests)
             .unwrap_or_else(|e| panic!("{asset}: {e}"));
         assert_eq!(got.len(), requests.len());
-        poses.extend(mine.iter().map(|(n, _)| n.clone()).zip(got));
+        let s = imp.primary_skeleton().expect("skeleton");
+        let mut animator = Animator::new(
+            &device,
+            &lib.library,
+            &AnimatorDesc {
+                max_instances: requests.len() as u32,
+                max_joints: None,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        for &(clip, time) in &requests {
+            animator
+                .add_instance(&InstanceDesc {
+                    time,
+                    rate: 0.0,
+                    loop_mode: LoopMode::Once,
+                    ..InstanceDesc::new(clip)
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        animator.prepare(&queue, 0.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        animator.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        for (k, ((name, _), pose)) in mine.iter().zip(&got).enumerate() {
+            let mut g = affine_pose(&imp, s, pose);
+            if let Some(v) = mesh0(&imp, s) {
+                let offset = animator.instances()[k].joint_offset;
+                let p = wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, offset, &v)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                g.vertices = points(&p);
+            }
+            poses.push((name.clone(), g));
+        }
     }
-    run_path("gpu", |name, imp, _lib, fx| {
-        let (s, _, _) = target(imp, fx);
-        let pose = &poses.iter().find(|(n, _)| n == name).expect("evaluated").1;
-        affine_pose(imp, s, pose)
+    run_path("gpu", |name, _, _, _| {
+        poses.iter().find(|(n, _)| n == name).expect("evaluated").1.clone()
     });
 }
 
@@ -435,12 +484,17 @@ fn cli_sample_json_matches_fixtures() {
     for name in ["fox_walk_t0.37.json", "interp_c4_t0.3.json", "cmu_01_03_t1.json"] {
         let fx: Fixture =
             serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("fixture")).expect("parse");
-        for path in ["--cpu", "--reference"] {
+        for (path, flag) in [
+            ("cpu", Some("--cpu")),
+            ("reference", Some("--reference")),
+            ("gpu", None),
+        ] {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgpu-anim"))
                 .arg("sample")
                 .arg(repo().join("assets").join(&fx.asset))
                 .args(["--clip", &fx.clip.to_string(), "--time", &fx.time.to_string()])
-                .args([path, "--json"])
+                .args(flag)
+                .arg("--json")
                 .output()
                 .expect("run wgpu-anim");
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -26,7 +26,8 @@ COMMANDS:
                           skinned, else every node in node order).
               --cpu       evaluate with the CPU mirror of the GPU stages (f32)
               --reference evaluate with the f64 reference implementation
-              Without either flag the GPU evaluates the pose.
+              Without either flag the GPU evaluates the pose (any wgpu adapter; a software
+              Vulkan driver such as lavapipe works).
     render    (not yet available)
     bench     (not yet available)
 
@@ -103,11 +104,11 @@ fn inspect(file: &Path) -> Result<(), String> {
             ),
         }
         let depths = sk.depths();
-        for j in 0..sk.joint_count() {
+        for (j, depth) in depths.iter().enumerate() {
             let skin_index = s.skin_joints.iter().position(|&x| x == j);
             println!(
                 "  {}{} (node {}{})",
-                "  ".repeat(depths[j] as usize),
+                "  ".repeat(*depth as usize),
                 sk.joint_names()[j],
                 s.joint_nodes[j],
                 skin_index.map_or(String::new(), |k| format!(", skin joint {k}"))
@@ -292,19 +293,24 @@ fn sample(args: &[String]) -> Result<(), String> {
         .clip_of_animation(animation)
         .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?;
     let t = a.time.clamp(f64::from(info.first_key), f64::from(info.duration));
-    let (model, palette) = match a.path {
+    let ev = match a.path {
         EvalPath::Reference => {
             let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
             let model = reference::local_to_model(&sk.skeleton, &local);
             let palette = reference::palette(&sk.skeleton, &model);
-            (model, palette)
+            Evaluated {
+                model,
+                palette,
+                vertices: None,
+            }
         }
         EvalPath::Cpu => cpu_pose(&imp, s, c, t)?,
-        EvalPath::Gpu => {
-            return Err("the GPU path is not available in this build yet; use --cpu or --reference".into());
-        }
+        EvalPath::Gpu => gpu_pose(&imp, s, c, t)?,
     };
-    let pose = imp.gltf_pose(s, &model, &palette).map_err(|e| e.to_string())?;
+    let mut pose = imp.gltf_pose(s, &ev.model, &ev.palette).map_err(|e| e.to_string())?;
+    if let Some(v) = ev.vertices {
+        pose.vertices = v;
+    }
     if a.json {
         print_json(&file, animation, &info.name, a.time, t, a.path, &pose);
     } else {
@@ -313,14 +319,85 @@ fn sample(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The CPU evaluation of the pose: model matrices and palette in skeleton joint order.
-fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<(Vec<DMat4>, Vec<DMat4>), String> {
-    // Until the f32 CPU mirror of the GPU stages lands, the CPU path is the f64 reference.
-    let sk = &imp.skeletons[s];
-    let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
-    let model = reference::local_to_model(&sk.skeleton, &local);
-    let palette = reference::palette(&sk.skeleton, &model);
-    Ok((model, palette))
+/// A pose evaluated by the crate: model matrices and palette in skeleton joint order, and the
+/// skinned vertices of mesh 0, primitive 0 when it belongs to the skeleton.
+struct Evaluated {
+    model: Vec<DMat4>,
+    palette: Vec<DMat4>,
+    vertices: Option<Vec<DVec3>>,
+}
+
+fn mesh0(imp: &Imported, s: usize) -> Option<Vec<wgpu_anim::SkinVertex>> {
+    imp.mesh(0, 0)
+        .filter(|m| m.skeleton == s && imp.skeletons[s].skin.is_some())
+        .map(|m| m.mesh.gpu_vertices())
+}
+
+fn to_dmat(a: &[wgpu_anim::Affine]) -> Vec<DMat4> {
+    a.iter().map(|a| a.to_mat4().as_dmat4()).collect()
+}
+
+fn to_points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
+    p.iter().map(|p| p.position.truncate().as_dvec3()).collect()
+}
+
+/// The CPU mirror of the GPU stages (f32), skinning included.
+fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
+    let lib = imp.build_library().map_err(|e| e.to_string())?;
+    let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32);
+    let vertices = mesh0(imp, s).map(|v| to_points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v)));
+    Ok(Evaluated {
+        model: to_dmat(&pose.model),
+        palette: to_dmat(&pose.palette),
+        vertices,
+    })
+}
+
+/// The GPU: one animator instance, every stage read back, vertices through the `skin` shader.
+fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
+    use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
+    let lib = imp.build_library().map_err(|e| e.to_string())?;
+    let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
+    let mut animator = Animator::new(
+        &device,
+        &lib.library,
+        &AnimatorDesc {
+            max_instances: 1,
+            max_joints: None,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    animator
+        .add_instance(&InstanceDesc {
+            time: t as f32,
+            rate: 0.0,
+            loop_mode: LoopMode::Once,
+            ..InstanceDesc::new(lib.clips[s][c])
+        })
+        .map_err(|e| e.to_string())?;
+    animator.prepare(&queue, 0.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let (_, pose) = animator.read_back(&device, &queue).map_err(|e| e.to_string())?;
+    let inst = animator.instances()[0];
+    let range = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
+    let (model, palette) = match (pose.model.get(range.clone()), pose.palette.get(range)) {
+        (Some(m), Some(p)) => (to_dmat(m), to_dmat(p)),
+        _ => return Err("GPU read-back is shorter than the instance's joints".into()),
+    };
+    let vertices = match mesh0(imp, s) {
+        Some(v) => Some(to_points(
+            &wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, inst.joint_offset, &v)
+                .map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
+    Ok(Evaluated {
+        model,
+        palette,
+        vertices,
+    })
 }
 
 fn mat_json(m: &DMat4) -> Value {

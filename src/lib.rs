@@ -22,6 +22,7 @@ pub mod cpu;
 pub mod error;
 pub mod gltf_import;
 pub mod gpu;
+pub mod image;
 pub mod layout;
 pub mod library;
 pub mod mannequin;

@@ -1,0 +1,115 @@
+//! Bad input gets a clear error naming what and where, and leaves the target unchanged.
+
+mod common;
+
+use glam::Mat4;
+use wgpu_anim::{Animator, AnimatorDesc, ClipId, Error, InstanceDesc, LoopMode, SkinnedMesh, mannequin};
+
+fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
+    let (device, queue) = common::device();
+    let (lib, _, _) = mannequin::library();
+    let a = Animator::new(
+        &device,
+        &lib,
+        &AnimatorDesc {
+            max_instances: max,
+            max_joints: None,
+        },
+    )
+    .unwrap();
+    (device, queue, a)
+}
+
+#[test]
+fn bad_instances_are_rejected_with_their_index() {
+    let (_d, _q, mut a) = animator(4);
+    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+    let cases: Vec<(InstanceDesc, &str)> = vec![
+        (InstanceDesc::new(ClipId(99)), "clip 99 does not exist"),
+        (
+            InstanceDesc {
+                time: f32::NAN,
+                ..InstanceDesc::new(ClipId(1))
+            },
+            "finite",
+        ),
+        (
+            InstanceDesc {
+                rate: f32::INFINITY,
+                ..InstanceDesc::new(ClipId(1))
+            },
+            "finite",
+        ),
+        (
+            InstanceDesc {
+                loop_mode: LoopMode::Repeat(0),
+                ..InstanceDesc::new(ClipId(1))
+            },
+            "at least one loop",
+        ),
+        (
+            InstanceDesc {
+                world: Mat4::from_cols_array(&[0.0; 16]),
+                ..InstanceDesc::new(ClipId(1))
+            },
+            "affine",
+        ),
+    ];
+    for (desc, expect) in cases {
+        let e = a.add_instance(&desc).unwrap_err();
+        assert!(matches!(e, Error::Instance { instance: 1, .. }), "{e:?}");
+        assert!(e.to_string().contains(expect), "{e}");
+    }
+    assert_eq!(a.instance_count(), 1, "nothing was added");
+    assert!(
+        a.set_instance(7, &InstanceDesc::new(ClipId(0)))
+            .unwrap_err()
+            .to_string()
+            .contains("instance 7")
+    );
+    assert!(a.set_time(0, f32::NAN).is_err());
+    assert!(a.set_world(3, Mat4::IDENTITY).is_err());
+}
+
+#[test]
+fn capacity_limits_are_errors_not_panics() {
+    let (device, _q, mut a) = animator(2);
+    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+    let e = a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap_err();
+    assert!(
+        matches!(e, Error::Limit { .. }) && e.to_string().contains("at most 2"),
+        "{e}"
+    );
+    let (lib, _, _) = mannequin::library();
+    let e = Animator::new(
+        &device,
+        &lib,
+        &AnimatorDesc {
+            max_instances: 4_000_000,
+            max_joints: None,
+        },
+    )
+    .err()
+    .expect("too large for one storage buffer");
+    assert!(e.to_string().contains("the device allows"), "{e}");
+}
+
+#[test]
+fn bad_meshes_name_the_vertex() {
+    let good = mannequin::mannequin().mesh;
+    let mut m: SkinnedMesh = good.clone();
+    m.weights[10] = [0.0; 4];
+    assert!(m.validate(53).unwrap_err().to_string().contains("vertex 10"));
+    let mut m = good.clone();
+    m.joints[5] = [60, 0, 0, 0];
+    m.weights[5] = [1.0, 0.0, 0.0, 0.0];
+    let e = m.validate(53).unwrap_err().to_string();
+    assert!(e.contains("vertex 5") && e.contains("joint index 60"), "{e}");
+    let mut m = good.clone();
+    m.indices.extend([0, 1, 1_000_000]);
+    assert!(m.validate(53).unwrap_err().to_string().contains("out of range"));
+    let mut m = good;
+    m.weights[3] = [f32::NAN, 1.0, 0.0, 0.0];
+    assert!(m.validate(53).unwrap_err().to_string().contains("vertex 3"));
+}

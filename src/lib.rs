@@ -14,10 +14,13 @@
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
 //!   [`reference`] is an f64 implementation used as the accuracy oracle.
 //! - [`mannequin`] builds the built-in humanoid, its mesh and its clips in code.
+//! - [`gltf_import`] reads glTF 2.0 files — skins, animations, skinned meshes — into these types;
+//!   the `wgpu-anim` command-line tool inspects them and samples their clips.
 
 pub mod clip;
 pub mod cpu;
 pub mod error;
+pub mod gltf_import;
 pub mod gpu;
 pub mod image;
 pub mod layout;

@@ -1,0 +1,478 @@
+//! `wgpu-anim`: inspect and sample glTF animation files.
+
+use glam::{DMat4, DVec3};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use wgpu_anim::gltf_import::{self, ChannelPath, GltfPose, Imported};
+use wgpu_anim::{Interpolation, reference};
+
+const USAGE: &str = "\
+wgpu-anim — GPU skeletal animation for crowds of skinned characters
+
+USAGE:
+    wgpu-anim inspect FILE
+    wgpu-anim sample FILE --clip N --time T [--cpu | --reference] [--json]
+    wgpu-anim --help
+
+COMMANDS:
+    inspect   Skeleton tree, clips (duration, channels, interpolation, keys), meshes
+              (vertices, triangles, influences), morph targets and import notes.
+    sample    Evaluates clip N (animation index in the file, or its name) at time T seconds,
+              clamped to the clip's first and last key, no looping. Prints the joints' world
+              matrices, the skinning matrices and the skinned vertices of mesh 0, primitive 0.
+              --json      JSON with the fields and conventions of the conformance fixtures
+                          (matrices are 16 floats, column-major; joints in skin order when
+                          skinned, else every node in node order).
+              --cpu       evaluate with the CPU mirror of the GPU stages (f32)
+              --reference evaluate with the f64 reference implementation
+              Without either flag the GPU evaluates the pose (any wgpu adapter; a software
+              Vulkan driver such as lavapipe works).
+    render    (not yet available)
+    bench     (not yet available)
+
+FILE is a .gltf (with its .bin files) or .glb file. Errors print one line and exit with status 1.
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let line = e.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("error: {line}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let Some(cmd) = args.first() else {
+        return Err("no command given; run `wgpu-anim --help` for usage".into());
+    };
+    let rest = &args[1..];
+    match cmd.as_str() {
+        "-h" | "--help" | "help" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        "inspect" => {
+            if rest.iter().any(|a| a == "-h" || a == "--help") {
+                print!("{USAGE}");
+                return Ok(());
+            }
+            let [file] = rest else {
+                return Err("usage: wgpu-anim inspect FILE".into());
+            };
+            inspect(Path::new(file))
+        }
+        "sample" => sample(rest),
+        "render" | "bench" => Err(format!("`{cmd}` is not yet available in this version of wgpu-anim")),
+        other => Err(format!("unknown command '{other}'; run `wgpu-anim --help` for usage")),
+    }
+}
+
+fn load(file: &Path) -> Result<Imported, String> {
+    gltf_import::load(file).map_err(|e| e.to_string())
+}
+
+fn interp_name(i: Interpolation) -> &'static str {
+    match i {
+        Interpolation::Step => "STEP",
+        Interpolation::Linear => "LINEAR",
+        Interpolation::CubicSpline => "CUBICSPLINE",
+    }
+}
+
+fn inspect(file: &Path) -> Result<(), String> {
+    let imp = load(file)?;
+    println!("file: {}", file.display());
+    for (si, s) in imp.skeletons.iter().enumerate() {
+        let sk = &s.skeleton;
+        match s.skin {
+            Some(skin) => println!(
+                "skeleton {si} '{}': skin {skin}, {} joints ({} skin joints, {} ancestors)",
+                sk.name(),
+                sk.joint_count(),
+                s.skin_joints.len(),
+                sk.joint_count() - s.skin_joints.len()
+            ),
+            None => println!(
+                "skeleton {si} '{}': rigid node hierarchy, {} joints",
+                sk.name(),
+                sk.joint_count()
+            ),
+        }
+        let depths = sk.depths();
+        for (j, depth) in depths.iter().enumerate() {
+            let skin_index = s.skin_joints.iter().position(|&x| x == j);
+            println!(
+                "  {}{} (node {}{})",
+                "  ".repeat(*depth as usize),
+                sk.joint_names()[j],
+                s.joint_nodes[j],
+                skin_index.map_or(String::new(), |k| format!(", skin joint {k}"))
+            );
+        }
+        if s.clips.is_empty() {
+            println!("  no clips");
+        }
+        for c in &s.clips {
+            let info = &imp.animations[c.animation];
+            let imported: Vec<_> = info.channels.iter().filter(|ch| ch.imported).collect();
+            println!(
+                "  clip '{}' (animation {}): {:.4} s, {} joint tracks, {} channels",
+                c.clip.name,
+                c.animation,
+                c.clip.duration,
+                c.clip.tracks.len(),
+                imported.len()
+            );
+        }
+    }
+    println!("animations: {}", imp.animations.len());
+    for (ai, a) in imp.animations.iter().enumerate() {
+        println!(
+            "  {ai} '{}': keys {:.4}..{:.4} s, {} channels",
+            a.name,
+            a.first_key,
+            a.duration,
+            a.channels.len()
+        );
+        // Group channels by (path, interpolation): count and key range.
+        let mut groups: Vec<(ChannelPath, Interpolation, usize, usize, usize, usize)> = Vec::new();
+        for ch in &a.channels {
+            match groups.iter_mut().find(|g| g.0 == ch.path && g.1 == ch.interpolation) {
+                Some(g) => {
+                    g.2 += 1;
+                    g.3 = g.3.min(ch.keys);
+                    g.4 = g.4.max(ch.keys);
+                    g.5 += usize::from(!ch.imported);
+                }
+                None => groups.push((
+                    ch.path,
+                    ch.interpolation,
+                    1,
+                    ch.keys,
+                    ch.keys,
+                    usize::from(!ch.imported),
+                )),
+            }
+        }
+        for (path, interp, n, lo, hi, skipped) in groups {
+            let keys = if lo == hi {
+                format!("{lo} keys")
+            } else {
+                format!("{lo}..{hi} keys")
+            };
+            let skipped = if skipped > 0 {
+                format!(", {skipped} not applied")
+            } else {
+                String::new()
+            };
+            println!("    {n} × {path} {}, {keys}{skipped}", interp_name(interp));
+        }
+    }
+    println!("meshes: {}", imp.meshes.len());
+    for m in &imp.meshes {
+        println!(
+            "  mesh {} primitive {} '{}' on node {} → skeleton {}: {} vertices, {} triangles, up to {} influences per vertex{}",
+            m.mesh_index,
+            m.primitive,
+            m.mesh.name,
+            m.node,
+            m.skeleton,
+            m.mesh.positions.len(),
+            m.mesh.indices.len() / 3,
+            m.max_influences,
+            if m.morph_targets.is_empty() {
+                String::new()
+            } else {
+                format!(", {} morph targets", m.morph_targets.len())
+            }
+        );
+    }
+    let morphs: usize = imp.meshes.iter().map(|m| m.morph_targets.len()).sum();
+    println!("morph targets: {morphs} (read, not applied)");
+    println!("notes: {}", imp.notes.len());
+    for n in &imp.notes {
+        println!("  - {n}");
+    }
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EvalPath {
+    Gpu,
+    Cpu,
+    Reference,
+}
+
+impl EvalPath {
+    fn name(self) -> &'static str {
+        match self {
+            EvalPath::Gpu => "gpu",
+            EvalPath::Cpu => "cpu",
+            EvalPath::Reference => "reference",
+        }
+    }
+}
+
+struct SampleArgs {
+    file: PathBuf,
+    clip: String,
+    time: f64,
+    path: EvalPath,
+    json: bool,
+}
+
+fn parse_sample(args: &[String]) -> Result<SampleArgs, String> {
+    let usage = "usage: wgpu-anim sample FILE --clip N --time T [--cpu | --reference] [--json]";
+    let (mut file, mut clip, mut time) = (None, None, None);
+    let (mut path, mut json) = (EvalPath::Gpu, false);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--clip" => clip = Some(it.next().ok_or(usage)?.clone()),
+            "--time" => {
+                let v = it.next().ok_or(usage)?;
+                let t: f64 = v.parse().map_err(|_| format!("--time: '{v}' is not a number"))?;
+                if !t.is_finite() {
+                    return Err(format!("--time: '{v}' is not finite"));
+                }
+                time = Some(t);
+            }
+            "--cpu" => path = EvalPath::Cpu,
+            "--reference" => path = EvalPath::Reference,
+            "--json" => json = true,
+            "-h" | "--help" => return Err(usage.into()),
+            s if s.starts_with('-') => return Err(format!("unknown option '{s}'; {usage}")),
+            s => {
+                if file.replace(PathBuf::from(s)).is_some() {
+                    return Err(format!("more than one FILE given; {usage}"));
+                }
+            }
+        }
+    }
+    Ok(SampleArgs {
+        file: file.ok_or(usage)?,
+        clip: clip.ok_or(usage)?,
+        time: time.ok_or(usage)?,
+        path,
+        json,
+    })
+}
+
+fn sample(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let a = parse_sample(args)?;
+    let imp = load(&a.file)?;
+    let file = a.file.display().to_string();
+    let animation = match a.clip.parse::<usize>() {
+        Ok(n) => n,
+        Err(_) => imp
+            .animations
+            .iter()
+            .position(|x| x.name == a.clip)
+            .ok_or_else(|| format!("{file}: no animation called '{}'", a.clip))?,
+    };
+    let info = imp.animations.get(animation).ok_or_else(|| {
+        format!(
+            "{file}: clip {animation} does not exist (the file has {} animations)",
+            imp.animations.len()
+        )
+    })?;
+    let s = imp
+        .primary_skeleton()
+        .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
+    let sk = &imp.skeletons[s];
+    let c = sk
+        .clip_of_animation(animation)
+        .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?;
+    let t = a.time.clamp(f64::from(info.first_key), f64::from(info.duration));
+    let ev = match a.path {
+        EvalPath::Reference => {
+            let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
+            let model = reference::local_to_model(&sk.skeleton, &local);
+            let palette = reference::palette(&sk.skeleton, &model);
+            Evaluated {
+                model,
+                palette,
+                vertices: None,
+            }
+        }
+        EvalPath::Cpu => cpu_pose(&imp, s, c, t)?,
+        EvalPath::Gpu => gpu_pose(&imp, s, c, t)?,
+    };
+    let mut pose = imp.gltf_pose(s, &ev.model, &ev.palette).map_err(|e| e.to_string())?;
+    if let Some(v) = ev.vertices {
+        pose.vertices = v;
+    }
+    if a.json {
+        print_json(&file, animation, &info.name, a.time, t, a.path, &pose);
+    } else {
+        print_summary(&file, animation, &info.name, t, a.path, &pose);
+    }
+    Ok(())
+}
+
+/// A pose evaluated by the crate: model matrices and palette in skeleton joint order, and the
+/// skinned vertices of mesh 0, primitive 0 when it belongs to the skeleton.
+struct Evaluated {
+    model: Vec<DMat4>,
+    palette: Vec<DMat4>,
+    vertices: Option<Vec<DVec3>>,
+}
+
+fn mesh0(imp: &Imported, s: usize) -> Option<Vec<wgpu_anim::SkinVertex>> {
+    imp.mesh(0, 0)
+        .filter(|m| m.skeleton == s && imp.skeletons[s].skin.is_some())
+        .map(|m| m.mesh.gpu_vertices())
+}
+
+fn to_dmat(a: &[wgpu_anim::Affine]) -> Vec<DMat4> {
+    a.iter().map(|a| a.to_mat4().as_dmat4()).collect()
+}
+
+fn to_points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
+    p.iter().map(|p| p.position.truncate().as_dvec3()).collect()
+}
+
+/// The CPU mirror of the GPU stages (f32), skinning included.
+fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
+    let lib = imp.build_library().map_err(|e| e.to_string())?;
+    let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32);
+    let vertices = mesh0(imp, s).map(|v| to_points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v)));
+    Ok(Evaluated {
+        model: to_dmat(&pose.model),
+        palette: to_dmat(&pose.palette),
+        vertices,
+    })
+}
+
+/// The GPU: one animator instance, every stage read back, vertices through the `skin` shader.
+fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
+    use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
+    let lib = imp.build_library().map_err(|e| e.to_string())?;
+    let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
+    let mut animator = Animator::new(
+        &device,
+        &lib.library,
+        &AnimatorDesc {
+            max_instances: 1,
+            max_joints: None,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    animator
+        .add_instance(&InstanceDesc {
+            time: t as f32,
+            rate: 0.0,
+            loop_mode: LoopMode::Once,
+            ..InstanceDesc::new(lib.clips[s][c])
+        })
+        .map_err(|e| e.to_string())?;
+    animator.prepare(&queue, 0.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let (_, pose) = animator.read_back(&device, &queue).map_err(|e| e.to_string())?;
+    let inst = animator.instances()[0];
+    let range = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
+    let (model, palette) = match (pose.model.get(range.clone()), pose.palette.get(range)) {
+        (Some(m), Some(p)) => (to_dmat(m), to_dmat(p)),
+        _ => return Err("GPU read-back is shorter than the instance's joints".into()),
+    };
+    let vertices = match mesh0(imp, s) {
+        Some(v) => Some(to_points(
+            &wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, inst.joint_offset, &v)
+                .map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
+    Ok(Evaluated {
+        model,
+        palette,
+        vertices,
+    })
+}
+
+fn mat_json(m: &DMat4) -> Value {
+    json!(m.to_cols_array().to_vec())
+}
+
+fn print_json(file: &str, clip: usize, clip_name: &str, time: f64, sampled: f64, path: EvalPath, pose: &GltfPose) {
+    let joints: Vec<Value> = pose
+        .joints
+        .iter()
+        .map(|j| {
+            let mut o = serde_json::Map::new();
+            if let Some(i) = j.index {
+                o.insert("index".into(), json!(i));
+            }
+            o.insert("node".into(), json!(j.node));
+            o.insert("name".into(), json!(j.name));
+            o.insert("world".into(), mat_json(&j.world));
+            Value::Object(o)
+        })
+        .collect();
+    let v = json!({
+        "asset": file,
+        "clip": clip,
+        "clip_name": clip_name,
+        "time": time,
+        "sampled_time": sampled,
+        "time_rule": "clamped to [first key, last key]; no looping",
+        "weights": "normalized (WEIGHTS_0 divided by their sum)",
+        "evaluated_on": path.name(),
+        "skinned": pose.skinned,
+        "joints": joints,
+        "skin_matrices": pose.skin_matrices.iter().map(mat_json).collect::<Vec<_>>(),
+        "vertices": pose.vertices.iter().map(|v| json!([v.x, v.y, v.z])).collect::<Vec<_>>(),
+    });
+    println!("{v}");
+}
+
+fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: EvalPath, pose: &GltfPose) {
+    println!(
+        "{file}: clip {clip} '{clip_name}' at {sampled:.4} s ({}), {} joints{}",
+        path.name(),
+        pose.joints.len(),
+        if pose.skinned {
+            " in skin order"
+        } else {
+            " in node order"
+        }
+    );
+    for j in pose.joints.iter().take(8) {
+        let p = j.world.w_axis.truncate();
+        println!(
+            "  {:<24} node {:>3}  at ({:.4}, {:.4}, {:.4})",
+            j.name, j.node, p.x, p.y, p.z
+        );
+    }
+    if pose.joints.len() > 8 {
+        println!("  … {} more (use --json for all)", pose.joints.len() - 8);
+    }
+    if !pose.vertices.is_empty() {
+        let (lo, hi) = pose
+            .vertices
+            .iter()
+            .fold((DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)), |(lo, hi), v| {
+                (lo.min(*v), hi.max(*v))
+            });
+        println!(
+            "  mesh 0/0: {} skinned vertices, bounds ({:.4}, {:.4}, {:.4}) .. ({:.4}, {:.4}, {:.4})",
+            pose.vertices.len(),
+            lo.x,
+            lo.y,
+            lo.z,
+            hi.x,
+            hi.y,
+            hi.z
+        );
+    }
+}

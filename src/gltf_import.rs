@@ -1,0 +1,1666 @@
+//! glTF 2.0 import: skins become [`Skeleton`]s, animations become [`Clip`]s, skinned primitives
+//! become [`SkinnedMesh`]es.
+//!
+//! - **Skins.** Each skin becomes one skeleton holding the skin's joints *and every ancestor node of
+//!   them up to the scene root*, so that model space is glTF world space (the scene root is the
+//!   identity). Ancestors that are not skin joints get an identity inverse bind matrix.
+//!   [`ImportedSkeleton::skin_joints`] maps skin joint indices to skeleton joints.
+//! - **Unskinned files** (no skins): every node of the scene becomes a joint of one skeleton and
+//!   every mesh node a rigid part bound with weight 1 to its own joint (rigid hierarchical
+//!   animation).
+//! - **Animations.** One [`Clip`] per animation and skeleton; STEP, LINEAR and CUBICSPLINE map
+//!   one to one, key times are kept, the duration is the animation's last key time and clips do
+//!   not loop. Morph-target weight channels are read and reported, not applied.
+//! - **Meshes.** Positions, normals (computed when missing), texture coordinates 0, joints and
+//!   weights in every allowed component type, indices (generated when absent). More than four
+//!   influences are cut to the four largest. A skinned mesh node's own transform is ignored, as
+//!   glTF requires.
+//!
+//! Every accessor is bounds- and type-checked before it is read: a malformed file gives an
+//! [`Error::Asset`] naming the file, never a panic. Everything the importer fixed or dropped is
+//! listed in [`Imported::notes`].
+
+use crate::clip::{Clip, Interpolation, JointTrack, Track};
+use crate::error::{Error, Result};
+use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
+use crate::math::Transform;
+use crate::mesh::{MAX_INFLUENCES, SkinnedMesh};
+use crate::skeleton::{JointDesc, MAX_JOINTS, Skeleton};
+use glam::{DMat4, DVec3, Mat4, Quat, Vec2, Vec3};
+use gltf::accessor::{DataType, Dimensions};
+use gltf::animation::Property;
+use gltf::mesh::Mode;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Everything imported from one glTF file.
+#[derive(Clone, Debug, Default)]
+pub struct Imported {
+    /// The file, as given (used in messages).
+    pub file: String,
+    /// One skeleton per skin, or one skeleton of all scene nodes when the file has no skin.
+    pub skeletons: Vec<ImportedSkeleton>,
+    /// Every imported primitive, bound to one of [`Imported::skeletons`].
+    pub meshes: Vec<ImportedMesh>,
+    /// A summary of every animation of the file, in file order (including channels that were not
+    /// imported).
+    pub animations: Vec<AnimationInfo>,
+    /// Everything that was fixed, dropped or not applied, one line each.
+    pub notes: Vec<String>,
+}
+
+/// A skeleton made from a skin (or from the whole scene of an unskinned file) and its clips.
+#[derive(Clone, Debug)]
+pub struct ImportedSkeleton {
+    /// The skeleton, joints parents-first.
+    pub skeleton: Skeleton,
+    /// The glTF skin it was made from; `None` for the rigid hierarchy of an unskinned file.
+    pub skin: Option<usize>,
+    /// Skin joint `i` is skeleton joint `skin_joints[i]` (empty when `skin` is `None`).
+    pub skin_joints: Vec<usize>,
+    /// The glTF node index of each skeleton joint.
+    pub joint_nodes: Vec<usize>,
+    /// Clips of this skeleton, each with the index of the glTF animation it came from.
+    pub clips: Vec<ImportedClip>,
+}
+
+impl ImportedSkeleton {
+    /// The skeleton joint of glTF node `node`, if the node belongs to this skeleton.
+    #[must_use]
+    pub fn joint_of_node(&self, node: usize) -> Option<usize> {
+        self.joint_nodes.iter().position(|&n| n == node)
+    }
+
+    /// The position in [`ImportedSkeleton::clips`] of the clip made from glTF animation
+    /// `animation`.
+    #[must_use]
+    pub fn clip_of_animation(&self, animation: usize) -> Option<usize> {
+        self.clips.iter().position(|c| c.animation == animation)
+    }
+}
+
+/// A clip and the glTF animation it came from.
+#[derive(Clone, Debug)]
+pub struct ImportedClip {
+    /// Index of the animation in the file's `animations`.
+    pub animation: usize,
+    /// The clip (joint names are the skeleton's).
+    pub clip: Clip,
+}
+
+/// One imported primitive.
+#[derive(Clone, Debug)]
+pub struct ImportedMesh {
+    /// The glTF mesh index.
+    pub mesh_index: usize,
+    /// The primitive index within the mesh.
+    pub primitive: usize,
+    /// The node that instantiates it.
+    pub node: usize,
+    /// Index into [`Imported::skeletons`] of the skeleton it is bound to.
+    pub skeleton: usize,
+    /// The mesh, validated against its skeleton; joint indices are skeleton joints and weights are
+    /// normalized.
+    pub mesh: SkinnedMesh,
+    /// The largest number of non-zero influences of any vertex in the file (before any were cut).
+    pub max_influences: usize,
+    /// Morph targets (read, not applied).
+    pub morph_targets: Vec<MorphTarget>,
+}
+
+/// Displacements of one morph target.
+#[derive(Clone, Debug, Default)]
+pub struct MorphTarget {
+    /// Position displacements, one per vertex (empty when absent).
+    pub positions: Vec<Vec3>,
+    /// Normal displacements, one per vertex (empty when absent).
+    pub normals: Vec<Vec3>,
+}
+
+/// What a channel animates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelPath {
+    /// Node translation.
+    Translation,
+    /// Node rotation.
+    Rotation,
+    /// Node scale.
+    Scale,
+    /// Morph-target weights (reported, not applied).
+    Weights,
+}
+
+impl std::fmt::Display for ChannelPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ChannelPath::Translation => "translation",
+            ChannelPath::Rotation => "rotation",
+            ChannelPath::Scale => "scale",
+            ChannelPath::Weights => "weights",
+        })
+    }
+}
+
+/// One channel of a glTF animation.
+#[derive(Clone, Debug)]
+pub struct ChannelInfo {
+    /// Target node.
+    pub node: usize,
+    /// Target property.
+    pub path: ChannelPath,
+    /// Interpolation.
+    pub interpolation: Interpolation,
+    /// Number of keys.
+    pub keys: usize,
+    /// Whether it was imported into a clip.
+    pub imported: bool,
+}
+
+/// A summary of one glTF animation.
+#[derive(Clone, Debug)]
+pub struct AnimationInfo {
+    /// Name (or `animation_<index>`).
+    pub name: String,
+    /// Earliest key time, seconds.
+    pub first_key: f32,
+    /// Last key time, seconds.
+    pub duration: f32,
+    /// Its channels.
+    pub channels: Vec<ChannelInfo>,
+}
+
+/// A library built from an [`Imported`] file, with the ids of what it holds.
+#[derive(Clone, Debug)]
+pub struct ImportedLibrary {
+    /// The library.
+    pub library: AnimationLibrary,
+    /// The id of each of [`Imported::skeletons`].
+    pub skeletons: Vec<SkeletonId>,
+    /// Per skeleton, the id of each of its [`ImportedSkeleton::clips`].
+    pub clips: Vec<Vec<ClipId>>,
+}
+
+impl Imported {
+    /// Validates and packs every skeleton and clip into an [`AnimationLibrary`].
+    pub fn build_library(&self) -> Result<ImportedLibrary> {
+        let mut b = LibraryBuilder::new();
+        let mut skeletons = Vec::new();
+        let mut clips = Vec::new();
+        for s in &self.skeletons {
+            let id = b.add_skeleton(s.skeleton.clone());
+            skeletons.push(id);
+            let mut ids = Vec::new();
+            for c in &s.clips {
+                ids.push(b.add_clip(id, &c.clip).map_err(|e| asset(&self.file, e))?);
+            }
+            clips.push(ids);
+        }
+        Ok(ImportedLibrary {
+            library: b.build(),
+            skeletons,
+            clips,
+        })
+    }
+
+    /// The skeleton made from glTF skin `skin`.
+    #[must_use]
+    pub fn skeleton_of_skin(&self, skin: usize) -> Option<usize> {
+        self.skeletons.iter().position(|s| s.skin == Some(skin))
+    }
+
+    /// The first imported primitive of glTF mesh `mesh`, primitive `primitive`.
+    #[must_use]
+    pub fn mesh(&self, mesh: usize, primitive: usize) -> Option<&ImportedMesh> {
+        self.meshes
+            .iter()
+            .find(|m| m.mesh_index == mesh && m.primitive == primitive)
+    }
+}
+
+/// One joint of a [`GltfPose`].
+#[derive(Clone, Debug)]
+pub struct GltfJoint {
+    /// Index in the skin's `joints` (skinned files only).
+    pub index: Option<usize>,
+    /// The glTF node.
+    pub node: usize,
+    /// The joint's name in the skeleton.
+    pub name: String,
+    /// The node's world matrix (model space of the skeleton = glTF world space).
+    pub world: DMat4,
+}
+
+/// A pose in glTF terms: what the conformance fixtures and `wgpu-anim sample --json` list.
+#[derive(Clone, Debug)]
+pub struct GltfPose {
+    /// Whether the skeleton came from a skin.
+    pub skinned: bool,
+    /// Skin joints in skin order when skinned, else every skeleton joint in node order.
+    pub joints: Vec<GltfJoint>,
+    /// Per skin joint: world × inverse bind (empty when unskinned).
+    pub skin_matrices: Vec<DMat4>,
+    /// Skinned positions of every vertex of mesh 0, primitive 0 when it is bound to this skeleton
+    /// and the skeleton is skinned (empty otherwise).
+    pub vertices: Vec<DVec3>,
+}
+
+impl Imported {
+    /// The skeleton the fixtures describe: the first skin's, or the scene's when unskinned.
+    #[must_use]
+    pub fn primary_skeleton(&self) -> Option<usize> {
+        self.skeleton_of_skin(0)
+            .or_else(|| (!self.skeletons.is_empty()).then_some(0))
+    }
+
+    /// Maps a pose of skeleton `skeleton` (its model matrices and palette, in skeleton joint
+    /// order) to glTF terms: joints in skin order (or node order), skin matrices, and the skinned
+    /// vertices of mesh 0, primitive 0.
+    pub fn gltf_pose(&self, skeleton: usize, model: &[DMat4], palette: &[DMat4]) -> Result<GltfPose> {
+        let s = self
+            .skeletons
+            .get(skeleton)
+            .ok_or_else(|| asset(&self.file, format!("no skeleton {skeleton}")))?;
+        let n = s.skeleton.joint_count();
+        if model.len() != n || palette.len() != n {
+            return Err(asset(
+                &self.file,
+                format!(
+                    "pose has {} model and {} palette matrices for {n} joints",
+                    model.len(),
+                    palette.len()
+                ),
+            ));
+        }
+        let names = s.skeleton.joint_names();
+        let skinned = s.skin.is_some();
+        let joints: Vec<GltfJoint> = if skinned {
+            s.skin_joints
+                .iter()
+                .enumerate()
+                .map(|(i, &j)| GltfJoint {
+                    index: Some(i),
+                    node: s.joint_nodes[j],
+                    name: names[j].clone(),
+                    world: model[j],
+                })
+                .collect()
+        } else {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by_key(|&j| s.joint_nodes[j]);
+            order
+                .into_iter()
+                .map(|j| GltfJoint {
+                    index: None,
+                    node: s.joint_nodes[j],
+                    name: names[j].clone(),
+                    world: model[j],
+                })
+                .collect()
+        };
+        let skin_matrices = s.skin_joints.iter().map(|&j| palette[j]).collect();
+        let vertices = match self.mesh(0, 0) {
+            Some(m) if skinned && m.skeleton == skeleton => crate::reference::skin(&m.mesh, palette),
+            _ => Vec::new(),
+        };
+        Ok(GltfPose {
+            skinned,
+            joints,
+            skin_matrices,
+            vertices,
+        })
+    }
+}
+
+/// Reads a `.gltf` (with its buffers) or `.glb` file.
+pub fn load(path: &Path) -> Result<Imported> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| Error::Asset {
+        file: file.clone(),
+        what: format!("cannot read: {e}"),
+    })?;
+    let base = path.parent().map(Path::to_path_buf);
+    load_slice(&bytes, &file, base.as_deref())
+}
+
+/// Reads glTF or GLB bytes. `file` names it in messages; external buffers are looked up relative
+/// to `base` (without one, only embedded and `data:` buffers can be read).
+pub fn load_slice(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported> {
+    let gltf = gltf::Gltf::from_slice(bytes).map_err(|e| Error::Asset {
+        file: file.into(),
+        what: format!("not valid glTF: {e}")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    })?;
+    check_extension_objects(bytes, file)?;
+    let buffers = load_buffers(&gltf, file, base)?;
+    let mut imp = Importer {
+        file: file.into(),
+        doc: &gltf.document,
+        buffers,
+        notes: Vec::new(),
+    };
+    imp.run()
+}
+
+/// glTF requires every `extensions` property to be an object of objects; the JSON model does not
+/// check the extensions it does not know, so do it here on the raw JSON.
+fn check_extension_objects(bytes: &[u8], file: &str) -> Result<()> {
+    let json: std::borrow::Cow<'_, [u8]> = if bytes.starts_with(b"glTF") {
+        match gltf::binary::Glb::from_slice(bytes) {
+            Ok(glb) => std::borrow::Cow::Owned(glb.json.into_owned()),
+            Err(_) => return Ok(()), // already parsed once; cannot happen
+        }
+    } else {
+        std::borrow::Cow::Borrowed(bytes)
+    };
+    let Ok(root) = serde_json::from_slice::<serde_json::Value>(&json) else {
+        return Ok(());
+    };
+    let mut stack: Vec<(String, &serde_json::Value)> = vec![(String::new(), &root)];
+    while let Some((path, v)) = stack.pop() {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, child) in map {
+                    let child_path = format!("{path}/{k}");
+                    if k == "extensions" {
+                        let Some(exts) = child.as_object() else {
+                            return Err(Error::Asset {
+                                file: file.into(),
+                                what: format!("not valid glTF: {child_path} must be an object"),
+                            });
+                        };
+                        if let Some((name, _)) = exts.iter().find(|(_, e)| !e.is_object()) {
+                            return Err(Error::Asset {
+                                file: file.into(),
+                                what: format!("not valid glTF: extension {child_path}/{name} must be an object"),
+                            });
+                        }
+                    }
+                    stack.push((child_path, child));
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    stack.push((format!("{path}/{i}"), child));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn asset(file: &str, e: impl std::fmt::Display) -> Error {
+    Error::Asset {
+        file: file.into(),
+        what: e.to_string(),
+    }
+}
+
+fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>) -> Result<Vec<Vec<u8>>> {
+    let err = |what: String| Error::Asset {
+        file: file.into(),
+        what,
+    };
+    let mut out = Vec::new();
+    for b in gltf.buffers() {
+        let data: Vec<u8> = match b.source() {
+            gltf::buffer::Source::Bin => gltf
+                .blob
+                .clone()
+                .ok_or_else(|| err(format!("buffer {}: no binary chunk", b.index())))?,
+            gltf::buffer::Source::Uri(uri) => {
+                if let Some(rest) = uri.strip_prefix("data:") {
+                    let (_, payload) = rest
+                        .split_once(";base64,")
+                        .ok_or_else(|| err(format!("buffer {}: data URI is not base64", b.index())))?;
+                    use base64::Engine as _;
+                    base64::engine::general_purpose::STANDARD
+                        .decode(payload)
+                        .map_err(|e| err(format!("buffer {}: bad base64: {e}", b.index())))?
+                } else {
+                    let rel = percent_decode(uri);
+                    if rel.contains("://") || Path::new(&rel).is_absolute() {
+                        return Err(err(format!(
+                            "buffer {}: external URI '{uri}' is not supported",
+                            b.index()
+                        )));
+                    }
+                    let p: PathBuf = base.map_or_else(|| PathBuf::from(&rel), |d| d.join(&rel));
+                    std::fs::read(&p).map_err(|e| err(format!("buffer {}: cannot read '{uri}': {e}", b.index())))?
+                }
+            }
+        };
+        if data.len() < b.length() {
+            return Err(err(format!(
+                "buffer {}: byteLength is {} but only {} bytes are there",
+                b.index(),
+                b.length(),
+                data.len()
+            )));
+        }
+        let mut data = data;
+        data.truncate(b.length());
+        out.push(data);
+    }
+    Ok(out)
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+struct Importer<'a> {
+    file: String,
+    doc: &'a gltf::Document,
+    buffers: Vec<Vec<u8>>,
+    notes: Vec<String>,
+}
+
+/// Accepted (component type, normalized-or-not) pairs for one kind of accessor.
+struct Want {
+    what: String,
+    dims: Dimensions,
+    types: &'static [DataType],
+}
+
+const FLOAT: &[DataType] = &[DataType::F32];
+const FLOAT_OR_NORM: &[DataType] = &[DataType::F32, DataType::U8, DataType::U16];
+const ROTATION_TYPES: &[DataType] = &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16];
+const UINTS: &[DataType] = &[DataType::U8, DataType::U16, DataType::U32];
+const JOINT_TYPES: &[DataType] = &[DataType::U8, DataType::U16];
+
+fn dims_count(d: Dimensions) -> usize {
+    match d {
+        Dimensions::Scalar => 1,
+        Dimensions::Vec2 => 2,
+        Dimensions::Vec3 => 3,
+        Dimensions::Vec4 => 4,
+        Dimensions::Mat2 => 4,
+        Dimensions::Mat3 => 9,
+        Dimensions::Mat4 => 16,
+    }
+}
+
+fn comp_size(t: DataType) -> usize {
+    match t {
+        DataType::I8 | DataType::U8 => 1,
+        DataType::I16 | DataType::U16 => 2,
+        DataType::U32 | DataType::F32 => 4,
+    }
+}
+
+/// One component at `bytes[0..]` as f64; integers normalized to [0, 1] / [-1, 1] when `norm`.
+fn read_comp(t: DataType, b: &[u8], norm: bool) -> Option<f64> {
+    Some(match t {
+        DataType::I8 => {
+            let v = f64::from(*b.first()? as i8);
+            if norm { (v / 127.0).max(-1.0) } else { v }
+        }
+        DataType::U8 => {
+            let v = f64::from(*b.first()?);
+            if norm { v / 255.0 } else { v }
+        }
+        DataType::I16 => {
+            let v = f64::from(i16::from_le_bytes(b.get(0..2)?.try_into().ok()?));
+            if norm { (v / 32767.0).max(-1.0) } else { v }
+        }
+        DataType::U16 => {
+            let v = f64::from(u16::from_le_bytes(b.get(0..2)?.try_into().ok()?));
+            if norm { v / 65535.0 } else { v }
+        }
+        DataType::U32 => f64::from(u32::from_le_bytes(b.get(0..4)?.try_into().ok()?)),
+        DataType::F32 => f64::from(f32::from_le_bytes(b.get(0..4)?.try_into().ok()?)),
+    })
+}
+
+impl Importer<'_> {
+    fn err(&self, what: impl Into<String>) -> Error {
+        Error::Asset {
+            file: self.file.clone(),
+            what: what.into(),
+        }
+    }
+
+    /// The bytes of a buffer view, checked against its buffer.
+    fn view_bytes(&self, view: &gltf::buffer::View<'_>, what: &str) -> Result<&[u8]> {
+        let buf = self
+            .buffers
+            .get(view.buffer().index())
+            .ok_or_else(|| self.err(format!("{what}: buffer {} missing", view.buffer().index())))?;
+        let end = view.offset().checked_add(view.length());
+        end.and_then(|end| buf.get(view.offset()..end)).ok_or_else(|| {
+            self.err(format!(
+                "{what}: buffer view {} (offset {}, length {}) exceeds buffer {} ({} bytes)",
+                view.index(),
+                view.offset(),
+                view.length(),
+                view.buffer().index(),
+                buf.len()
+            ))
+        })
+    }
+
+    /// Reads `count` elements of `n` components each from a view, with full bounds checks.
+    #[allow(clippy::too_many_arguments)]
+    fn read_elements(
+        &self,
+        view: &gltf::buffer::View<'_>,
+        offset: usize,
+        count: usize,
+        n: usize,
+        t: DataType,
+        norm: bool,
+        what: &str,
+    ) -> Result<Vec<f64>> {
+        let bytes = self.view_bytes(view, what)?;
+        let cs = comp_size(t);
+        let elem = n * cs;
+        let stride = view.stride().unwrap_or(elem);
+        if stride < elem {
+            return Err(self.err(format!(
+                "{what}: byte stride {stride} is smaller than an element ({elem} bytes)"
+            )));
+        }
+        let needed = count
+            .checked_sub(1)
+            .and_then(|c| c.checked_mul(stride))
+            .and_then(|x| x.checked_add(elem))
+            .and_then(|x| x.checked_add(offset));
+        match needed {
+            Some(end) if end <= bytes.len() => {}
+            _ => {
+                return Err(self.err(format!(
+                    "{what}: {count} elements at offset {offset} with stride {stride} exceed buffer view {} ({} bytes)",
+                    view.index(),
+                    bytes.len()
+                )));
+            }
+        }
+        let mut out = Vec::with_capacity(count * n);
+        for e in 0..count {
+            let at = offset + e * stride;
+            for c in 0..n {
+                let v = bytes
+                    .get(at + c * cs..)
+                    .and_then(|b| read_comp(t, b, norm))
+                    .ok_or_else(|| self.err(format!("{what}: element {e} out of bounds")))?;
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads an accessor as flat components, checking its type against `want`. Integer
+    /// components are normalized when the accessor says so or when `as_float` is set (glTF only
+    /// allows normalized integers where floats are expected). Floats must be finite.
+    fn read(&self, acc: &gltf::Accessor<'_>, want: &Want, as_float: bool) -> Result<Vec<f64>> {
+        let what = format!("accessor {} ({})", acc.index(), want.what);
+        if acc.dimensions() != want.dims {
+            return Err(self.err(format!(
+                "{what}: type is {:?}, expected {:?}",
+                acc.dimensions(),
+                want.dims
+            )));
+        }
+        let t = acc.data_type();
+        if !want.types.contains(&t) {
+            return Err(self.err(format!(
+                "{what}: component type {t:?} is not allowed here (allowed: {:?})",
+                want.types
+            )));
+        }
+        let n = dims_count(acc.dimensions());
+        if matches!(acc.dimensions(), Dimensions::Mat2 | Dimensions::Mat3) && comp_size(t) < 4 {
+            return Err(self.err(format!("{what}: padded matrix types are not supported")));
+        }
+        let count = acc.count();
+        if count == 0 {
+            return Err(self.err(format!("{what}: count is 0")));
+        }
+        let norm = t != DataType::F32 && (as_float || acc.normalized());
+        let mut data = match acc.view() {
+            Some(view) => self.read_elements(&view, acc.offset(), count, n, t, norm, &what)?,
+            None => {
+                if acc.sparse().is_none() {
+                    return Err(self.err(format!("{what}: has neither a buffer view nor sparse data")));
+                }
+                vec![
+                    0.0;
+                    count
+                        .checked_mul(n)
+                        .ok_or_else(|| self.err(format!("{what}: count too large")))?
+                ]
+            }
+        };
+        if let Some(sparse) = acc.sparse() {
+            let sc = sparse.count();
+            if sc == 0 || sc > count {
+                return Err(self.err(format!("{what}: sparse count {sc} not in 1..={count}")));
+            }
+            let idx = sparse.indices();
+            let it = match idx.index_type() {
+                gltf::accessor::sparse::IndexType::U8 => DataType::U8,
+                gltf::accessor::sparse::IndexType::U16 => DataType::U16,
+                gltf::accessor::sparse::IndexType::U32 => DataType::U32,
+            };
+            let indices = self.read_elements(
+                &idx.view(),
+                idx.offset(),
+                sc,
+                1,
+                it,
+                false,
+                &format!("{what} sparse indices"),
+            )?;
+            let vals = sparse.values();
+            let values = self.read_elements(
+                &vals.view(),
+                vals.offset(),
+                sc,
+                n,
+                t,
+                norm,
+                &format!("{what} sparse values"),
+            )?;
+            for (k, &i) in indices.iter().enumerate() {
+                let i = i as usize;
+                if i >= count {
+                    return Err(self.err(format!("{what}: sparse index {i} out of range (count {count})")));
+                }
+                data[i * n..(i + 1) * n].copy_from_slice(&values[k * n..(k + 1) * n]);
+            }
+        }
+        if t == DataType::F32 && data.iter().any(|v| !v.is_finite()) {
+            return Err(self.err(format!("{what}: contains a non-finite value")));
+        }
+        Ok(data)
+    }
+
+    fn read_vec3(&self, acc: &gltf::Accessor<'_>, what: &str) -> Result<Vec<Vec3>> {
+        let d = self.read(
+            acc,
+            &Want {
+                what: what.into(),
+                dims: Dimensions::Vec3,
+                types: FLOAT,
+            },
+            true,
+        )?;
+        Ok(d.chunks_exact(3)
+            .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
+            .collect())
+    }
+
+    fn run(&mut self) -> Result<Imported> {
+        let doc = self.doc;
+        let node_count = doc.nodes().count();
+        // The scene: the default one, the first one, or every root node when there is none.
+        let roots: Vec<usize> = match doc.default_scene().or_else(|| doc.scenes().next()) {
+            Some(s) => s.nodes().map(|n| n.index()).collect(),
+            None => {
+                let mut has_parent = vec![false; node_count];
+                for n in doc.nodes() {
+                    for c in n.children() {
+                        if let Some(p) = has_parent.get_mut(c.index()) {
+                            *p = true;
+                        }
+                    }
+                }
+                (0..node_count).filter(|&i| !has_parent[i]).collect()
+            }
+        };
+        // Parents of scene nodes; a node reached twice means a cycle or a shared child.
+        let mut parent: Vec<Option<usize>> = vec![None; node_count];
+        let mut in_scene = vec![false; node_count];
+        let mut stack: Vec<(usize, Option<usize>)> = roots.iter().rev().map(|&r| (r, None)).collect();
+        let nodes: Vec<gltf::Node<'_>> = doc.nodes().collect();
+        while let Some((n, p)) = stack.pop() {
+            if n >= node_count {
+                return Err(self.err(format!("node index {n} out of range")));
+            }
+            if in_scene[n] {
+                return Err(self.err(format!(
+                    "node {n} is reached twice in the scene graph (a cycle, or a node with two parents)"
+                )));
+            }
+            in_scene[n] = true;
+            parent[n] = p;
+            for c in nodes[n].children().collect::<Vec<_>>().into_iter().rev() {
+                stack.push((c.index(), Some(n)));
+            }
+        }
+
+        let mut skeletons: Vec<ImportedSkeleton> = Vec::new();
+        if doc.skins().count() > 0 {
+            for skin in doc.skins() {
+                skeletons.push(self.skin_skeleton(&skin, &nodes, &parent, &in_scene)?);
+            }
+        } else {
+            let scene_nodes: Vec<usize> = (0..node_count).filter(|&i| in_scene[i]).collect();
+            if !scene_nodes.is_empty() {
+                let descs = self.joint_descs(&scene_nodes, &nodes, &parent, &|_| Mat4::IDENTITY)?;
+                let name = doc
+                    .default_scene()
+                    .and_then(|s| s.name().map(str::to_string))
+                    .unwrap_or_else(|| "scene".into());
+                skeletons.push(self.make_skeleton(name, descs, &scene_nodes, None, Vec::new())?);
+            }
+        }
+
+        let animations = self.animations(&mut skeletons)?;
+        let meshes = self.meshes(&nodes, &in_scene, &skeletons)?;
+        Ok(Imported {
+            file: self.file.clone(),
+            skeletons,
+            meshes,
+            animations,
+            notes: std::mem::take(&mut self.notes),
+        })
+    }
+
+    fn node_transform(&mut self, node: &gltf::Node<'_>) -> Transform {
+        let (t, r, s) = match node.transform() {
+            gltf::scene::Transform::Matrix { matrix } => {
+                let m = Mat4::from_cols_array_2d(&matrix);
+                let (s, r, t) = m.to_scale_rotation_translation();
+                (t, r, s)
+            }
+            gltf::scene::Transform::Decomposed {
+                translation,
+                rotation,
+                scale,
+            } => (Vec3::from(translation), Quat::from_array(rotation), Vec3::from(scale)),
+        };
+        let mut r = r;
+        let len = r.length();
+        if (len - 1.0).abs() > 1e-3 && len > 1e-6 && len.is_finite() {
+            self.notes
+                .push(format!("node {}: rotation of length {len} normalized", node.index()));
+            r = r.normalize();
+        }
+        let mut s = s;
+        if s.abs().min_element() < 1e-12 {
+            self.notes
+                .push(format!("node {}: zero scale component replaced by 1e-6", node.index()));
+            s = Vec3::select(s.abs().cmplt(Vec3::splat(1e-12)), Vec3::splat(1e-6), s);
+        }
+        Transform::new(t, r, s)
+    }
+
+    /// Joint descriptions for `joint_nodes` (sorted node indices, closed under parents within the
+    /// set), with unique names.
+    fn joint_descs(
+        &mut self,
+        joint_nodes: &[usize],
+        nodes: &[gltf::Node<'_>],
+        parent: &[Option<usize>],
+        ibm: &dyn Fn(usize) -> Mat4,
+    ) -> Result<Vec<JointDesc>> {
+        if joint_nodes.len() > MAX_JOINTS {
+            return Err(self.err(format!(
+                "a skeleton would have {} joints, more than the limit of {MAX_JOINTS}",
+                joint_nodes.len()
+            )));
+        }
+        let mut used: HashSet<String> = HashSet::new();
+        let mut descs = Vec::with_capacity(joint_nodes.len());
+        for &n in joint_nodes {
+            let node = &nodes[n];
+            let mut name = match node.name() {
+                Some(s) if !s.is_empty() && !used.contains(s) => s.to_string(),
+                _ => format!("node_{n}"),
+            };
+            while used.contains(&name) {
+                name.push('_');
+            }
+            used.insert(name.clone());
+            let p = parent[n].and_then(|p| joint_nodes.iter().position(|&x| x == p));
+            descs.push(JointDesc {
+                name,
+                parent: p,
+                rest: self.node_transform(node),
+                inverse_bind: ibm(n),
+            });
+        }
+        Ok(descs)
+    }
+
+    fn make_skeleton(
+        &self,
+        name: String,
+        descs: Vec<JointDesc>,
+        joint_nodes_in: &[usize],
+        skin: Option<usize>,
+        skin_nodes: Vec<usize>,
+    ) -> Result<ImportedSkeleton> {
+        let skeleton = Skeleton::new(name, descs).map_err(|e| asset(&self.file, e))?;
+        let joint_nodes: Vec<usize> = skeleton.source_index().iter().map(|&i| joint_nodes_in[i]).collect();
+        let skin_joints = skin_nodes
+            .iter()
+            .map(|n| joint_nodes.iter().position(|x| x == n).unwrap_or(0))
+            .collect();
+        Ok(ImportedSkeleton {
+            skeleton,
+            skin,
+            skin_joints,
+            joint_nodes,
+            clips: Vec::new(),
+        })
+    }
+
+    fn skin_skeleton(
+        &mut self,
+        skin: &gltf::Skin<'_>,
+        nodes: &[gltf::Node<'_>],
+        parent: &[Option<usize>],
+        in_scene: &[bool],
+    ) -> Result<ImportedSkeleton> {
+        let si = skin.index();
+        let skin_nodes: Vec<usize> = skin.joints().map(|n| n.index()).collect();
+        if skin_nodes.is_empty() {
+            return Err(self.err(format!("skin {si} has no joints")));
+        }
+        let mut seen = HashSet::new();
+        for &n in &skin_nodes {
+            if !in_scene.get(n).copied().unwrap_or(false) {
+                return Err(self.err(format!("skin {si}: joint node {n} is not part of the scene")));
+            }
+            if !seen.insert(n) {
+                return Err(self.err(format!("skin {si}: node {n} is listed twice as a joint")));
+            }
+        }
+        let ibms: Vec<Mat4> = match skin.inverse_bind_matrices() {
+            Some(acc) => {
+                let d = self.read(
+                    &acc,
+                    &Want {
+                        what: format!("skin {si} inverse bind matrices"),
+                        dims: Dimensions::Mat4,
+                        types: FLOAT,
+                    },
+                    true,
+                )?;
+                if d.len() / 16 < skin_nodes.len() {
+                    return Err(self.err(format!(
+                        "skin {si}: {} inverse bind matrices for {} joints",
+                        d.len() / 16,
+                        skin_nodes.len()
+                    )));
+                }
+                d.chunks_exact(16)
+                    .map(|c| {
+                        let a: Vec<f32> = c.iter().map(|&x| x as f32).collect();
+                        Mat4::from_cols_slice(&a)
+                    })
+                    .collect()
+            }
+            None => vec![Mat4::IDENTITY; skin_nodes.len()],
+        };
+        // The joints and all their ancestors.
+        let mut set = BTreeSet::new();
+        for &n in &skin_nodes {
+            let mut cur = Some(n);
+            while let Some(c) = cur {
+                if !set.insert(c) {
+                    break;
+                }
+                cur = parent[c];
+            }
+        }
+        let joint_nodes: Vec<usize> = set.into_iter().collect();
+        let added = joint_nodes.len() - skin_nodes.len();
+        if added > 0 {
+            self.notes.push(format!(
+                "skin {si}: {added} ancestor node(s) of the joints added to the skeleton (identity inverse bind)"
+            ));
+        }
+        let ibm = |n: usize| {
+            skin_nodes
+                .iter()
+                .position(|&x| x == n)
+                .and_then(|k| ibms.get(k).copied())
+                .unwrap_or(Mat4::IDENTITY)
+        };
+        let descs = self.joint_descs(&joint_nodes, nodes, parent, &ibm)?;
+        let name = skin.name().map(str::to_string).unwrap_or_else(|| format!("skin_{si}"));
+        self.make_skeleton(name, descs, &joint_nodes, Some(si), skin_nodes)
+    }
+
+    fn interpolation(i: gltf::animation::Interpolation) -> Interpolation {
+        match i {
+            gltf::animation::Interpolation::Step => Interpolation::Step,
+            gltf::animation::Interpolation::Linear => Interpolation::Linear,
+            gltf::animation::Interpolation::CubicSpline => Interpolation::CubicSpline,
+        }
+    }
+
+    fn animations(&mut self, skeletons: &mut [ImportedSkeleton]) -> Result<Vec<AnimationInfo>> {
+        let mut infos = Vec::new();
+        for anim in self.doc.animations() {
+            let ai = anim.index();
+            let name = anim
+                .name()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("animation_{ai}"));
+            // Per skeleton: node → track.
+            let mut tracks: Vec<BTreeMap<usize, JointTrack>> = vec![BTreeMap::new(); skeletons.len()];
+            let mut channels = Vec::new();
+            let (mut first, mut last) = (f32::INFINITY, 0.0f32);
+            let mut weights_channels = 0;
+            let mut outside = BTreeSet::new();
+            for ch in anim.channels() {
+                let ci = ch.index();
+                let node = ch.target().node().index();
+                let sampler = ch.sampler();
+                let interp = Self::interpolation(sampler.interpolation());
+                let what = format!("animation {ai} ('{name}') channel {ci}");
+                let times: Vec<f32> = self
+                    .read(
+                        &sampler.input(),
+                        &Want {
+                            what: format!("{what} key times"),
+                            dims: Dimensions::Scalar,
+                            types: FLOAT,
+                        },
+                        true,
+                    )?
+                    .into_iter()
+                    .map(|t| t as f32)
+                    .collect();
+                for (k, w) in times.windows(2).enumerate() {
+                    if w[1] <= w[0] {
+                        return Err(self.err(format!(
+                            "{what}: key {} time {} is not after the previous key's {}",
+                            k + 1,
+                            w[1],
+                            w[0]
+                        )));
+                    }
+                }
+                if times.first().is_some_and(|&t| t < 0.0) {
+                    return Err(self.err(format!("{what}: negative key time")));
+                }
+                first = first.min(times.first().copied().unwrap_or(0.0));
+                last = last.max(times.last().copied().unwrap_or(0.0));
+                let per_key = if interp == Interpolation::CubicSpline { 3 } else { 1 };
+                let path = match ch.target().property() {
+                    Property::Translation => ChannelPath::Translation,
+                    Property::Rotation => ChannelPath::Rotation,
+                    Property::Scale => ChannelPath::Scale,
+                    Property::MorphTargetWeights => ChannelPath::Weights,
+                };
+                let mut info = ChannelInfo {
+                    node,
+                    path,
+                    interpolation: interp,
+                    keys: times.len(),
+                    imported: false,
+                };
+                if path == ChannelPath::Weights {
+                    weights_channels += 1;
+                    channels.push(info);
+                    continue;
+                }
+                let owners: Vec<(usize, usize)> = skeletons
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(s, sk)| sk.joint_of_node(node).map(|j| (s, j)))
+                    .collect();
+                if owners.is_empty() {
+                    outside.insert(node);
+                    channels.push(info);
+                    continue;
+                }
+                let out = sampler.output();
+                let (dims, types) = match path {
+                    ChannelPath::Rotation => (Dimensions::Vec4, ROTATION_TYPES),
+                    _ => (Dimensions::Vec3, FLOAT),
+                };
+                let data = self.read(
+                    &out,
+                    &Want {
+                        what: format!("{what} {path} values"),
+                        dims,
+                        types,
+                    },
+                    true,
+                )?;
+                let n = dims_count(dims);
+                if data.len() / n != times.len() * per_key {
+                    return Err(self.err(format!(
+                        "{what}: {} keys need {} {path} values, found {}",
+                        times.len(),
+                        times.len() * per_key,
+                        data.len() / n
+                    )));
+                }
+                for (s, j) in owners {
+                    let joint = skeletons[s].skeleton.joint_names()[j].clone();
+                    let jt = tracks[s].entry(node).or_insert_with(|| JointTrack {
+                        joint,
+                        ..Default::default()
+                    });
+                    let dup = match path {
+                        ChannelPath::Translation | ChannelPath::Scale => {
+                            let track = Track {
+                                interpolation: interp,
+                                times: times.clone(),
+                                values: data
+                                    .chunks_exact(3)
+                                    .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
+                                    .collect(),
+                            };
+                            let slot = if path == ChannelPath::Translation {
+                                &mut jt.translation
+                            } else {
+                                &mut jt.scale
+                            };
+                            if slot.is_some() {
+                                true
+                            } else {
+                                *slot = Some(track);
+                                false
+                            }
+                        }
+                        _ => {
+                            let track = Track {
+                                interpolation: interp,
+                                times: times.clone(),
+                                values: data
+                                    .chunks_exact(4)
+                                    .map(|c| Quat::from_xyzw(c[0] as f32, c[1] as f32, c[2] as f32, c[3] as f32))
+                                    .collect(),
+                            };
+                            if jt.rotation.is_some() {
+                                true
+                            } else {
+                                jt.rotation = Some(track);
+                                false
+                            }
+                        }
+                    };
+                    if dup {
+                        self.notes
+                            .push(format!("{what}: a second {path} channel for node {node}; ignored"));
+                    } else {
+                        info.imported = true;
+                    }
+                }
+                channels.push(info);
+            }
+            if weights_channels > 0 {
+                self.notes.push(format!(
+                    "animation {ai} ('{name}'): {weights_channels} morph-target weight channel(s) read, not applied"
+                ));
+            }
+            if !outside.is_empty() {
+                self.notes.push(format!(
+                    "animation {ai} ('{name}'): channels on node(s) {outside:?} outside every skeleton ignored"
+                ));
+            }
+            if !first.is_finite() {
+                first = 0.0;
+            }
+            let mut duration = last;
+            if duration <= 0.0 {
+                duration = 1.0 / 30.0;
+                self.notes.push(format!(
+                    "animation {ai} ('{name}'): all keys at time 0; clip duration set to 1/30 s"
+                ));
+            }
+            let single = skeletons.len() == 1;
+            for (s, sk) in skeletons.iter_mut().enumerate() {
+                let t = std::mem::take(&mut tracks[s]);
+                if t.is_empty() && !single {
+                    continue;
+                }
+                let mut clip_name = name.clone();
+                while sk.clips.iter().any(|c| c.clip.name == clip_name) {
+                    clip_name.push('_');
+                }
+                if clip_name != name {
+                    self.notes
+                        .push(format!("animation {ai}: duplicate name '{name}' renamed '{clip_name}'"));
+                }
+                sk.clips.push(ImportedClip {
+                    animation: ai,
+                    clip: Clip {
+                        name: clip_name,
+                        duration,
+                        looping: false,
+                        tracks: t.into_values().collect(),
+                    },
+                });
+            }
+            infos.push(AnimationInfo {
+                name,
+                first_key: first,
+                duration: last,
+                channels,
+            });
+        }
+        Ok(infos)
+    }
+
+    fn meshes(
+        &mut self,
+        nodes: &[gltf::Node<'_>],
+        in_scene: &[bool],
+        skeletons: &[ImportedSkeleton],
+    ) -> Result<Vec<ImportedMesh>> {
+        let mut out = Vec::new();
+        let skinned_file = skeletons.iter().any(|s| s.skin.is_some());
+        for node in nodes {
+            let ni = node.index();
+            let Some(mesh) = node.mesh() else { continue };
+            if !in_scene.get(ni).copied().unwrap_or(false) {
+                continue;
+            }
+            // (skeleton, binding)
+            let (s, bind) = if let Some(skin) = node.skin() {
+                match skeletons.iter().position(|s| s.skin == Some(skin.index())) {
+                    Some(s) => (s, Binding::Skin(&skeletons[s].skin_joints)),
+                    None => continue,
+                }
+            } else if !skinned_file && !skeletons.is_empty() {
+                match skeletons[0].joint_of_node(ni) {
+                    Some(j) => (0, Binding::Rigid(j)),
+                    None => continue,
+                }
+            } else {
+                self.notes.push(format!(
+                    "node {ni}: mesh {} has no skin in a skinned file; not imported",
+                    mesh.index()
+                ));
+                continue;
+            };
+            let skel = &skeletons[s];
+            for prim in mesh.primitives() {
+                let mname = format!(
+                    "{}/{}",
+                    mesh.name()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| format!("mesh_{}", mesh.index())),
+                    prim.index()
+                );
+                if let Some(m) = self.primitive(&prim, &mname, &bind, skel, (mesh.index(), ni, s))? {
+                    out.push(m);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn primitive(
+        &mut self,
+        prim: &gltf::Primitive<'_>,
+        name: &str,
+        bind: &Binding<'_>,
+        skel: &ImportedSkeleton,
+        (mesh_index, node, skeleton): (usize, usize, usize),
+    ) -> Result<Option<ImportedMesh>> {
+        let what = format!("mesh '{name}' (node {node})");
+        let mode = prim.mode();
+        if !matches!(mode, Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+            self.notes.push(format!("{what}: {mode:?} primitive not imported"));
+            return Ok(None);
+        }
+        let Some(pos_acc) = prim.get(&gltf::Semantic::Positions) else {
+            self.notes.push(format!("{what}: no POSITION; not imported"));
+            return Ok(None);
+        };
+        let positions = self.read_vec3(&pos_acc, &format!("{what} POSITION"))?;
+        let n = positions.len();
+        let count_check = |this: &Self, len: usize, attr: &str| -> Result<()> {
+            if len != n {
+                return Err(this.err(format!("{what}: {attr} has {len} elements but POSITION has {n}")));
+            }
+            Ok(())
+        };
+        let normals = match prim.get(&gltf::Semantic::Normals) {
+            Some(a) => {
+                let v = self.read_vec3(&a, &format!("{what} NORMAL"))?;
+                count_check(self, v.len(), "NORMAL")?;
+                v
+            }
+            None => Vec::new(),
+        };
+        let uvs = match prim.get(&gltf::Semantic::TexCoords(0)) {
+            Some(a) => {
+                let d = self.read(
+                    &a,
+                    &Want {
+                        what: format!("{what} TEXCOORD_0"),
+                        dims: Dimensions::Vec2,
+                        types: FLOAT_OR_NORM,
+                    },
+                    true,
+                )?;
+                count_check(self, d.len() / 2, "TEXCOORD_0")?;
+                d.chunks_exact(2).map(|c| Vec2::new(c[0] as f32, c[1] as f32)).collect()
+            }
+            None => Vec::new(),
+        };
+        let raw_indices: Vec<u32> = match prim.indices() {
+            Some(a) => {
+                let d = self.read(
+                    &a,
+                    &Want {
+                        what: format!("{what} indices"),
+                        dims: Dimensions::Scalar,
+                        types: UINTS,
+                    },
+                    false,
+                )?;
+                let mut v = Vec::with_capacity(d.len());
+                for (k, x) in d.into_iter().enumerate() {
+                    if x as usize >= n {
+                        return Err(self.err(format!("{what}: indices[{k}] is {x}, out of range (0..{n})")));
+                    }
+                    v.push(x as u32);
+                }
+                v
+            }
+            None => (0..n as u32).collect(),
+        };
+        let indices = match mode {
+            Mode::TriangleStrip => {
+                let mut v = Vec::new();
+                for k in 0..raw_indices.len().saturating_sub(2) {
+                    let (a, b, c) = (raw_indices[k], raw_indices[k + 1], raw_indices[k + 2]);
+                    if k % 2 == 0 {
+                        v.extend([a, b, c]);
+                    } else {
+                        v.extend([b, a, c]);
+                    }
+                }
+                v
+            }
+            Mode::TriangleFan => {
+                let mut v = Vec::new();
+                for k in 1..raw_indices.len().saturating_sub(1) {
+                    v.extend([raw_indices[0], raw_indices[k], raw_indices[k + 1]]);
+                }
+                v
+            }
+            _ => {
+                let whole = raw_indices.len() / 3 * 3;
+                if whole != raw_indices.len() {
+                    self.notes.push(format!(
+                        "{what}: {} trailing indices of an incomplete triangle dropped",
+                        raw_indices.len() - whole
+                    ));
+                }
+                raw_indices[..whole].to_vec()
+            }
+        };
+        if indices.is_empty() {
+            self.notes.push(format!("{what}: no triangles; not imported"));
+            return Ok(None);
+        }
+        // Influences.
+        let mut joints = vec![[0u16; 4]; n];
+        let mut weights = vec![[0f32; 4]; n];
+        let mut max_influences = 1;
+        match bind {
+            Binding::Rigid(j) => {
+                let j = u16::try_from(*j).map_err(|_| self.err(format!("{what}: joint index too large")))?;
+                joints.iter_mut().for_each(|x| *x = [j, 0, 0, 0]);
+                weights.iter_mut().for_each(|w| *w = [1.0, 0.0, 0.0, 0.0]);
+            }
+            Binding::Skin(skin_joints) => {
+                let mut sets: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+                let mut set = 0;
+                while let (Some(ja), Some(wa)) = (
+                    prim.get(&gltf::Semantic::Joints(set)),
+                    prim.get(&gltf::Semantic::Weights(set)),
+                ) {
+                    let j = self.read(
+                        &ja,
+                        &Want {
+                            what: format!("{what} JOINTS_{set}"),
+                            dims: Dimensions::Vec4,
+                            types: JOINT_TYPES,
+                        },
+                        false,
+                    )?;
+                    let w = self.read(
+                        &wa,
+                        &Want {
+                            what: format!("{what} WEIGHTS_{set}"),
+                            dims: Dimensions::Vec4,
+                            types: FLOAT_OR_NORM,
+                        },
+                        true,
+                    )?;
+                    count_check(self, j.len() / 4, &format!("JOINTS_{set}"))?;
+                    count_check(self, w.len() / 4, &format!("WEIGHTS_{set}"))?;
+                    sets.push((j, w));
+                    set += 1;
+                }
+                if sets.is_empty() {
+                    self.notes
+                        .push(format!("{what}: skinned node without JOINTS_0/WEIGHTS_0; not imported"));
+                    return Ok(None);
+                }
+                let (mut cut, mut empty) = (0usize, 0usize);
+                let mut inf: Vec<(f64, usize)> = Vec::new();
+                for v in 0..n {
+                    inf.clear();
+                    for (j, w) in &sets {
+                        for k in 0..4 {
+                            let (jj, ww) = (j[4 * v + k], w[4 * v + k]);
+                            if ww < 0.0 {
+                                return Err(self.err(format!("{what}: vertex {v} has a negative weight {ww}")));
+                            }
+                            if ww > 0.0 {
+                                let sj = skin_joints.get(jj as usize).copied().ok_or_else(|| {
+                                    self.err(format!(
+                                        "{what}: vertex {v} uses skin joint {jj}, but the skin has {} joints",
+                                        skin_joints.len()
+                                    ))
+                                })?;
+                                // Merge repeated joints.
+                                match inf.iter_mut().find(|(_, j)| *j == sj) {
+                                    Some(e) => e.0 += ww,
+                                    None => inf.push((ww, sj)),
+                                }
+                            }
+                        }
+                    }
+                    max_influences = max_influences.max(inf.len());
+                    if inf.is_empty() {
+                        empty += 1;
+                        inf.push((1.0, skin_joints.first().copied().unwrap_or(0)));
+                    }
+                    if inf.len() > MAX_INFLUENCES {
+                        cut += 1;
+                        inf.sort_by(|a, b| b.0.total_cmp(&a.0));
+                        inf.truncate(MAX_INFLUENCES);
+                    }
+                    for (k, &(w, j)) in inf.iter().enumerate() {
+                        joints[v][k] =
+                            u16::try_from(j).map_err(|_| self.err(format!("{what}: joint index too large")))?;
+                        weights[v][k] = w as f32;
+                    }
+                }
+                if cut > 0 {
+                    self.notes.push(format!(
+                        "{what}: {cut} vertices had more than {MAX_INFLUENCES} influences; kept the four largest and renormalized"
+                    ));
+                }
+                if empty > 0 {
+                    self.notes.push(format!(
+                        "{what}: {empty} vertices had no weight; bound to the skin's first joint"
+                    ));
+                }
+            }
+        }
+        let mut morph_targets = Vec::new();
+        for (t, target) in prim.morph_targets().enumerate() {
+            let mut mt = MorphTarget::default();
+            if let Some(a) = target.positions() {
+                mt.positions = self.read_vec3(&a, &format!("{what} morph target {t} POSITION"))?;
+                count_check(self, mt.positions.len(), &format!("morph target {t} POSITION"))?;
+            }
+            if let Some(a) = target.normals() {
+                mt.normals = self.read_vec3(&a, &format!("{what} morph target {t} NORMAL"))?;
+                count_check(self, mt.normals.len(), &format!("morph target {t} NORMAL"))?;
+            }
+            morph_targets.push(mt);
+        }
+        if !morph_targets.is_empty() {
+            self.notes.push(format!(
+                "{what}: {} morph target(s) read, not applied",
+                morph_targets.len()
+            ));
+        }
+        let mut mesh = SkinnedMesh {
+            name: name.to_string(),
+            positions,
+            normals,
+            uvs,
+            joints,
+            weights,
+            indices,
+        };
+        mesh.validate(skel.skeleton.joint_count())
+            .map_err(|e| asset(&self.file, e))?;
+        Ok(Some(ImportedMesh {
+            mesh_index,
+            primitive: prim.index(),
+            node,
+            skeleton,
+            mesh,
+            max_influences,
+            morph_targets,
+        }))
+    }
+}
+
+enum Binding<'a> {
+    Skin(&'a [usize]),
+    Rigid(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny(json: &str) -> Result<Imported> {
+        load_slice(json.as_bytes(), "tiny.gltf", None)
+    }
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%20b.bin"), "a b.bin");
+        assert_eq!(percent_decode("bad%2"), "bad%2");
+        assert_eq!(percent_decode("x%"), "x%");
+    }
+
+    #[test]
+    fn unskinned_nodes_become_one_skeleton_with_unique_names() {
+        let imp = tiny(
+            r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+                "nodes":[{"name":"a","children":[1,2]},{"name":"b","translation":[0,1,0]},{"name":"b"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(imp.skeletons.len(), 1);
+        let s = &imp.skeletons[0].skeleton;
+        assert_eq!(s.joint_names(), ["a", "b", "node_2"]);
+        assert_eq!(imp.skeletons[0].joint_nodes, [0, 1, 2]);
+    }
+
+    #[test]
+    fn cycles_and_bad_buffers_are_errors() {
+        let e = tiny(
+            r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],
+                "nodes":[{"children":[1]},{"children":[0]}]}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("tiny.gltf: ") && e.contains("twice"), "{e}");
+        let e = tiny(
+            r#"{"asset":{"version":"2.0"},"buffers":[{"byteLength":8,"uri":"data:application/octet-stream;base64,AAAA"}]}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("byteLength"), "{e}");
+    }
+
+    /// A small skinned file: a root, a chain of five joints (skin lists them in reverse), a mesh
+    /// of three vertices with u8 joints, normalized u8 weights and a second influence set, and a
+    /// cubic-spline animation. `tweak` edits the bytes and the JSON before loading.
+    fn skinned(tweak: impl FnOnce(&mut Vec<u8>, &mut serde_json::Value)) -> Result<Imported> {
+        use base64::Engine as _;
+        let mut b: Vec<u8> = Vec::new();
+        for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
+            p.iter().for_each(|x| b.extend(x.to_le_bytes()));
+        }
+        b.extend([0u8, 1, 0, 0, 1, 0, 0, 0, 0, 1, 2, 3]); // JOINTS_0 @36
+        b.extend([255u8, 0, 0, 0, 128, 127, 0, 0, 100, 60, 40, 30]); // WEIGHTS_0 @48
+        b.extend([0u8, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0]); // JOINTS_1 @60
+        b.extend([0u8, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0]); // WEIGHTS_1 @72
+        [0u16, 1, 2].iter().for_each(|x| b.extend(x.to_le_bytes())); // indices @84
+        b.extend([0u8, 0]);
+        [0.0f32, 1.0].iter().for_each(|x| b.extend(x.to_le_bytes())); // times @92
+        for _ in 0..6 {
+            [0.0f32, 0.0, 0.0, 1.0].iter().for_each(|x| b.extend(x.to_le_bytes())); // @100
+        }
+        let mut j = serde_json::json!({
+            "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}],
+            "nodes": [
+                {"name": "root", "children": [1, 6]},
+                {"name": "j1", "children": [2], "translation": [0, 1, 0]},
+                {"name": "j2", "children": [3]}, {"name": "j3", "children": [4]},
+                {"name": "j4", "children": [5]}, {"name": "j5"},
+                {"name": "body", "mesh": 0, "skin": 0, "translation": [9, 9, 9]}
+            ],
+            "skins": [{"joints": [5, 4, 3, 2, 1]}],
+            "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "JOINTS_0": 1,
+                "WEIGHTS_0": 2, "JOINTS_1": 3, "WEIGHTS_1": 4}, "indices": 5}]}],
+            "animations": [{"name": "bend", "samplers": [
+                    {"input": 6, "output": 7, "interpolation": "CUBICSPLINE"},
+                    {"input": 6, "output": 8}],
+                "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}},
+                    {"sampler": 1, "target": {"node": 6, "path": "translation"}}]}],
+            "accessors": [
+                {"bufferView": 0, "byteOffset": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                 "min": [0, 0, 0], "max": [1, 1, 0]},
+                {"bufferView": 0, "byteOffset": 36, "componentType": 5121, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 48, "componentType": 5121, "normalized": true, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 60, "componentType": 5121, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 72, "componentType": 5121, "normalized": true, "count": 3, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 84, "componentType": 5123, "count": 3, "type": "SCALAR"},
+                {"bufferView": 0, "byteOffset": 92, "componentType": 5126, "count": 2, "type": "SCALAR",
+                 "min": [0], "max": [1]},
+                {"bufferView": 0, "byteOffset": 100, "componentType": 5126, "count": 6, "type": "VEC4"},
+                {"bufferView": 0, "byteOffset": 0, "componentType": 5126, "count": 2, "type": "VEC3"}
+            ],
+            "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 196}],
+            "buffers": [{"byteLength": 196}]
+        });
+        tweak(&mut b, &mut j);
+        let uri = format!(
+            "data:application/octet-stream;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&b)
+        );
+        j["buffers"][0]["uri"] = serde_json::Value::String(uri);
+        load_slice(j.to_string().as_bytes(), "made.gltf", None)
+    }
+
+    #[test]
+    fn skins_map_joints_keep_four_largest_influences_and_read_cubic_splines() {
+        let imp = skinned(|_, _| {}).unwrap();
+        assert_eq!(imp.skeletons.len(), 1);
+        let s = &imp.skeletons[0];
+        assert_eq!(s.skeleton.joint_names(), ["root", "j1", "j2", "j3", "j4", "j5"]);
+        assert_eq!(s.joint_nodes, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(s.skin_joints, [5, 4, 3, 2, 1]);
+        assert_eq!(s.skeleton.inverse_binds()[0], Mat4::IDENTITY);
+        let m = &imp.meshes[0].mesh;
+        assert_eq!(m.joints[0][0], 5);
+        assert_eq!(m.weights[0], [1.0, 0.0, 0.0, 0.0]);
+        assert!((m.weights[1][0] - 128.0 / 255.0).abs() < 1e-6, "{:?}", m.weights[1]);
+        assert_eq!(m.joints[2], [5, 4, 3, 2]);
+        assert!((m.weights[2][0] - 100.0 / 230.0).abs() < 1e-6, "{:?}", m.weights[2]);
+        assert_eq!(imp.meshes[0].max_influences, 5);
+        assert!(
+            imp.notes.iter().any(|n| n.contains("1 vertices had more than 4")),
+            "{:?}",
+            imp.notes
+        );
+        assert!(
+            imp.notes.iter().any(|n| n.contains("outside every skeleton")),
+            "{:?}",
+            imp.notes
+        );
+        let c = &s.clips[0].clip;
+        assert_eq!((c.name.as_str(), c.duration, c.looping), ("bend", 1.0, false));
+        let r = c.tracks[0].rotation.as_ref().unwrap();
+        assert_eq!(c.tracks[0].joint, "j2");
+        assert_eq!(
+            (r.interpolation, r.times.len(), r.values.len()),
+            (Interpolation::CubicSpline, 2, 6)
+        );
+        imp.build_library().unwrap();
+        // The mesh node's own transform (9, 9, 9) is ignored; identity inverse binds: the
+        // vertices follow j1's translation.
+        let local = crate::reference::sample(&s.skeleton, c, 0.0);
+        let model = crate::reference::local_to_model(&s.skeleton, &local);
+        let pal = crate::reference::palette(&s.skeleton, &model);
+        let pose = imp.gltf_pose(0, &model, &pal).unwrap();
+        assert_eq!(pose.joints.len(), 5);
+        assert_eq!(pose.joints[0].node, 5);
+        assert!(
+            (pose.vertices[1] - DVec3::new(1.0, 1.0, 0.0)).length() < 1e-6,
+            "{:?}",
+            pose.vertices
+        );
+    }
+
+    #[test]
+    fn bad_data_is_an_error_naming_the_file() {
+        type Tweak = Box<dyn FnOnce(&mut Vec<u8>, &mut serde_json::Value)>;
+        let cases: Vec<(&str, Tweak)> = vec![
+            ("exceed", Box::new(|_, j| j["accessors"][0]["count"] = 30.into())),
+            (
+                "component type",
+                Box::new(|_, j| j["accessors"][0]["componentType"] = 5123.into()),
+            ),
+            (
+                "non-finite",
+                Box::new(|b, _| b[4..8].copy_from_slice(&f32::INFINITY.to_le_bytes())),
+            ),
+            ("skin joint 9", Box::new(|b, _| b[36] = 9)),
+            ("indices[2]", Box::new(|b, _| b[88] = 7)),
+            (
+                "not part of the scene",
+                Box::new(|_, j| {
+                    j["nodes"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(serde_json::json!({"name": "stray"}));
+                    j["skins"][0]["joints"] = serde_json::json!([5, 4, 3, 2, 7]);
+                }),
+            ),
+            (
+                "listed twice",
+                Box::new(|_, j| j["skins"][0]["joints"] = serde_json::json!([5, 4, 3, 2, 2])),
+            ),
+            (
+                "need 6 rotation values",
+                Box::new(|_, j| j["accessors"][7]["count"] = 5.into()),
+            ),
+            (
+                "not after",
+                Box::new(|b, _| b[96..100].copy_from_slice(&0.0f32.to_le_bytes())),
+            ),
+            ("byteLength", Box::new(|b, _| b.truncate(100))),
+        ];
+        for (expect, tweak) in cases {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| skinned(tweak)));
+            let e = r.expect("no panic").expect_err(expect).to_string();
+            assert!(e.starts_with("made.gltf: ") && e.contains(expect), "{expect}: {e}");
+        }
+    }
+}

@@ -1,0 +1,508 @@
+//! Conformance against independent fixtures (`<repo>/../shared/conformance/*.json`): every real
+//! asset is imported, sampled at the fixture's time and compared — world matrices of the joints,
+//! skinning matrices and skinned vertices — within the fixture's tolerances.
+//!
+//! Paths checked: the f64 `reference`, the f32 CPU mirror, and the GPU when a device exists.
+//! Set `WGPU_ANIM_SKIP_CONFORMANCE=1` to skip when the fixtures folder is not there.
+
+use glam::{DMat4, DVec3};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use wgpu_anim::gltf_import::{self, GltfPose, Imported, ImportedLibrary};
+use wgpu_anim::reference;
+
+#[derive(Deserialize, Clone)]
+struct Tolerance {
+    position: f64,
+    rotation: f64,
+}
+
+#[derive(Deserialize, Clone)]
+struct FixtureJoint {
+    #[serde(default)]
+    index: Option<usize>,
+    node: usize,
+    #[serde(default)]
+    name: Option<String>,
+    world: Vec<f64>,
+}
+
+#[derive(Deserialize, Clone)]
+struct Fixture {
+    asset: String,
+    clip: usize,
+    time: f64,
+    skinned: bool,
+    joints: Vec<FixtureJoint>,
+    skin_matrices: Vec<Vec<f64>>,
+    vertices: Vec<Vec<f64>>,
+    tolerance: Tolerance,
+}
+
+/// Worst errors of one comparison, and what was out of tolerance.
+#[derive(Default, Debug)]
+struct Report {
+    pos: f64,
+    rot: f64,
+    vert: f64,
+    failures: Vec<String>,
+}
+
+impl Report {
+    fn line(&self) -> String {
+        format!("pos {:.1e} rot {:.1e} vert {:.1e}", self.pos, self.rot, self.vert)
+    }
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixtures_dir() -> Option<PathBuf> {
+    let dir = repo().join("../shared/conformance");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("WGPU_ANIM_SKIP_CONFORMANCE").as_deref() == Ok("1") {
+        eprintln!(
+            "conformance fixtures not found at {}; skipped (WGPU_ANIM_SKIP_CONFORMANCE=1)",
+            dir.display()
+        );
+        return None;
+    }
+    panic!(
+        "conformance fixtures not found at {} (clone the shared folder beside the repository, \
+         or set WGPU_ANIM_SKIP_CONFORMANCE=1 to skip)",
+        dir.display()
+    );
+}
+
+fn fixtures() -> Vec<(String, Fixture)> {
+    let Some(dir) = fixtures_dir() else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("read fixtures dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("read fixture");
+            let fx: Fixture =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: bad fixture: {e}", p.display()));
+            (p.file_name().unwrap().to_string_lossy().into_owned(), fx)
+        })
+        .collect()
+}
+
+fn import(asset: &str) -> Imported {
+    let path = repo().join("assets").join(asset);
+    gltf_import::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The skeleton, the clip index within it and the clamped time a fixture asks for.
+fn target(imp: &Imported, fx: &Fixture) -> (usize, usize, f64) {
+    let s = imp.primary_skeleton().expect("a skeleton");
+    let c = imp.skeletons[s]
+        .clip_of_animation(fx.clip)
+        .unwrap_or_else(|| panic!("{}: no clip for animation {}", fx.asset, fx.clip));
+    let info = &imp.animations[fx.clip];
+    let t = fx.time.clamp(f64::from(info.first_key), f64::from(info.duration));
+    (s, c, t)
+}
+
+fn reference_pose(imp: &Imported, fx: &Fixture) -> GltfPose {
+    let (s, c, t) = target(imp, fx);
+    let sk = &imp.skeletons[s];
+    let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
+    let model = reference::local_to_model(&sk.skeleton, &local);
+    let palette = reference::palette(&sk.skeleton, &model);
+    imp.gltf_pose(s, &model, &palette).expect("gltf pose")
+}
+
+fn compare_matrix(what: &str, got: &DMat4, want: &[f64], tol: &Tolerance, r: &mut Report) {
+    if want.len() != 16 {
+        r.failures
+            .push(format!("{what}: fixture matrix has {} values", want.len()));
+        return;
+    }
+    let g = got.to_cols_array();
+    for col in 0..4 {
+        for row in 0..3 {
+            let k = col * 4 + row;
+            let d = (g[k] - want[k]).abs();
+            let d = if d.is_nan() { f64::INFINITY } else { d };
+            let (worst, limit, kind) = if col == 3 {
+                (&mut r.pos, tol.position, "translation")
+            } else {
+                (&mut r.rot, tol.rotation, "3x3")
+            };
+            *worst = worst.max(d);
+            if d > limit {
+                r.failures.push(format!(
+                    "{what}: {kind} element [row {row}, col {col}] is {} but should be {} (|d| {d:.2e} > {limit:.1e})",
+                    g[k], want[k]
+                ));
+            }
+        }
+    }
+}
+
+fn compare(fx: &Fixture, pose: &GltfPose) -> Report {
+    let mut r = Report::default();
+    if pose.skinned != fx.skinned {
+        r.failures
+            .push(format!("skinned is {} but should be {}", pose.skinned, fx.skinned));
+    }
+    if pose.joints.len() != fx.joints.len() {
+        r.failures.push(format!(
+            "{} joints but the fixture has {}",
+            pose.joints.len(),
+            fx.joints.len()
+        ));
+    }
+    for (g, w) in pose.joints.iter().zip(&fx.joints) {
+        if g.node != w.node || (w.index.is_some() && g.index != w.index) {
+            r.failures.push(format!(
+                "joint '{}' is node {} (index {:?}) but the fixture has node {} ('{}', index {:?})",
+                g.name,
+                g.node,
+                g.index,
+                w.node,
+                w.name.as_deref().unwrap_or(""),
+                w.index
+            ));
+            continue;
+        }
+        compare_matrix(
+            &format!(
+                "joint {} (node {}, '{}') world",
+                g.index.unwrap_or(g.node),
+                w.node,
+                g.name
+            ),
+            &g.world,
+            &w.world,
+            &fx.tolerance,
+            &mut r,
+        );
+    }
+    if pose.skin_matrices.len() != fx.skin_matrices.len() {
+        r.failures.push(format!(
+            "{} skin matrices but the fixture has {}",
+            pose.skin_matrices.len(),
+            fx.skin_matrices.len()
+        ));
+    }
+    for (i, (g, w)) in pose.skin_matrices.iter().zip(&fx.skin_matrices).enumerate() {
+        compare_matrix(&format!("skin matrix {i}"), g, w, &fx.tolerance, &mut r);
+    }
+    if pose.vertices.len() != fx.vertices.len() {
+        r.failures.push(format!(
+            "{} vertices but the fixture has {}",
+            pose.vertices.len(),
+            fx.vertices.len()
+        ));
+    }
+    for (v, (g, w)) in pose.vertices.iter().zip(&fx.vertices).enumerate() {
+        let want = DVec3::new(
+            w.first().copied().unwrap_or(f64::NAN),
+            w.get(1).copied().unwrap_or(f64::NAN),
+            w.get(2).copied().unwrap_or(f64::NAN),
+        );
+        let d = (*g - want)
+            .to_array()
+            .iter()
+            .map(|x| if x.is_nan() { f64::INFINITY } else { x.abs() })
+            .fold(0.0, f64::max);
+        r.vert = r.vert.max(d);
+        if d > fx.tolerance.position {
+            r.failures.push(format!(
+                "vertex {v}: {g:?} but should be {want:?} (|d| {d:.2e} > {:.1e})",
+                fx.tolerance.position
+            ));
+        }
+    }
+    r
+}
+
+/// Writes a line straight to stderr, so it shows without `--nocapture` (the test harness only
+/// captures the print macros).
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn build(imp: &Imported) -> ImportedLibrary {
+    imp.build_library().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs every fixture through `eval` (a path name and a pose maker) and fails with every
+/// difference out of tolerance.
+fn run_path(path: &str, mut eval: impl FnMut(&str, &Imported, &ImportedLibrary, &Fixture) -> GltfPose) {
+    let mut failed = Vec::new();
+    let mut cache: Vec<(String, Imported, ImportedLibrary)> = Vec::new();
+    for (name, fx) in fixtures() {
+        if !cache.iter().any(|(a, _, _)| *a == fx.asset) {
+            let imp = import(&fx.asset);
+            let lib = build(&imp);
+            cache.push((fx.asset.clone(), imp, lib));
+        }
+        let (_, imp, lib) = cache.iter().find(|(a, _, _)| *a == fx.asset).unwrap();
+        let pose = eval(&name, imp, lib, &fx);
+        let r = compare(&fx, &pose);
+        say(&format!(
+            "{name:<26} {path}: {}  (tol pos {:.1e} rot {:.1e}){}",
+            r.line(),
+            fx.tolerance.position,
+            fx.tolerance.rotation,
+            if r.failures.is_empty() { "" } else { "  FAIL" }
+        ));
+        for f in r.failures.iter().take(5) {
+            say(&format!("    {f}"));
+        }
+        if !r.failures.is_empty() {
+            failed.push(format!(
+                "{name}: {} differences, first: {}",
+                r.failures.len(),
+                r.failures[0]
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{path} path out of tolerance:\n{}",
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn reference_matches_fixtures() {
+    run_path("reference", |_, imp, _lib, fx| reference_pose(imp, fx));
+}
+
+/// A pose in f32 `Affine`s (CPU mirror or GPU read-back), in glTF terms.
+fn affine_pose(imp: &Imported, s: usize, pose: &wgpu_anim::cpu::Pose) -> GltfPose {
+    let model: Vec<DMat4> = pose.model.iter().map(|a| a.to_mat4().as_dmat4()).collect();
+    let palette: Vec<DMat4> = pose.palette.iter().map(|a| a.to_mat4().as_dmat4()).collect();
+    imp.gltf_pose(s, &model, &palette).expect("gltf pose")
+}
+
+/// The skinned vertices of mesh 0, primitive 0 as the crate's own skinning computes them (the CPU
+/// mirror of the `skin` stage, or the GPU), when the fixture lists vertices.
+fn mesh0(imp: &Imported, s: usize) -> Option<Vec<wgpu_anim::SkinVertex>> {
+    imp.mesh(0, 0)
+        .filter(|m| m.skeleton == s && imp.skeletons[s].skin.is_some())
+        .map(|m| m.mesh.gpu_vertices())
+}
+
+fn points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
+    p.iter().map(|p| p.position.truncate().as_dvec3()).collect()
+}
+
+#[test]
+fn cpu_mirror_matches_fixtures() {
+    run_path("cpu", |_, imp, lib, fx| {
+        let (s, c, t) = target(imp, fx);
+        let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32);
+        let mut g = affine_pose(imp, s, &pose);
+        if let Some(v) = mesh0(imp, s) {
+            g.vertices = points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v));
+        }
+        g
+    });
+}
+
+#[test]
+fn gpu_matches_fixtures() {
+    use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
+    if fixtures_dir().is_none() {
+        return;
+    }
+    let (device, queue) = wgpu_anim::gpu::headless_device().unwrap_or_else(|e| panic!("{e}"));
+    // One GPU evaluation per asset, for all of its fixtures at once: matrices through
+    // `evaluate_poses`, vertices through an animator and the `skin` shader.
+    let all = fixtures();
+    let mut poses: Vec<(String, GltfPose)> = Vec::new();
+    let mut assets: Vec<&str> = all.iter().map(|(_, f)| f.asset.as_str()).collect();
+    assets.sort_unstable();
+    assets.dedup();
+    for asset in assets {
+        let imp = import(asset);
+        let lib = build(&imp);
+        let mine: Vec<&(String, Fixture)> = all.iter().filter(|(_, f)| f.asset == asset).collect();
+        let requests: Vec<_> = mine
+            .iter()
+            .map(|(_, fx)| {
+                let (s, c, t) = target(&imp, fx);
+                (lib.clips[s][c], t as f32)
+            })
+            .collect();
+        let got = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib.library, &requests)
+            .unwrap_or_else(|e| panic!("{asset}: {e}"));
+        assert_eq!(got.len(), requests.len());
+        let s = imp.primary_skeleton().expect("skeleton");
+        let mut animator = Animator::new(
+            &device,
+            &lib.library,
+            &AnimatorDesc {
+                max_instances: requests.len() as u32,
+                max_joints: None,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        for &(clip, time) in &requests {
+            animator
+                .add_instance(&InstanceDesc {
+                    time,
+                    rate: 0.0,
+                    loop_mode: LoopMode::Once,
+                    ..InstanceDesc::new(clip)
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        animator.prepare(&queue, 0.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        animator.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        for (k, ((name, _), pose)) in mine.iter().zip(&got).enumerate() {
+            let mut g = affine_pose(&imp, s, pose);
+            if let Some(v) = mesh0(&imp, s) {
+                let offset = animator.instances()[k].joint_offset;
+                let p = wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, offset, &v)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                g.vertices = points(&p);
+            }
+            poses.push((name.clone(), g));
+        }
+    }
+    run_path("gpu", |name, _, _, _| {
+        poses.iter().find(|(n, _)| n == name).expect("evaluated").1.clone()
+    });
+}
+
+#[test]
+fn comparison_catches_altered_matrices_and_vertices() {
+    let Some(dir) = fixtures_dir() else { return };
+    let text = std::fs::read_to_string(dir.join("fox_run_t0.71.json")).expect("fixture");
+    let fx: Fixture = serde_json::from_str(&text).expect("parse");
+    let imp = import(&fx.asset);
+    let good = reference_pose(&imp, &fx);
+    assert!(compare(&fx, &good).failures.is_empty());
+
+    let tol = fx.tolerance.clone();
+    // A joint translation off by twice the tolerance.
+    let mut bad = good.clone();
+    bad.joints[5].world.w_axis.x += 2.0 * tol.position;
+    let r = compare(&fx, &bad);
+    assert!(r.failures.iter().any(|f| f.contains("translation")), "{r:?}");
+    // One 3x3 element off by twice the tolerance.
+    let mut bad = good.clone();
+    bad.skin_matrices[3].y_axis.z += 2.0 * tol.rotation;
+    let r = compare(&fx, &bad);
+    assert!(
+        r.failures
+            .iter()
+            .any(|f| f.contains("skin matrix 3") && f.contains("3x3")),
+        "{r:?}"
+    );
+    // A vertex off by twice the tolerance, and a NaN.
+    let mut bad = good.clone();
+    bad.vertices[100].y -= 2.0 * tol.position;
+    bad.vertices[7].x = f64::NAN;
+    let r = compare(&fx, &bad);
+    assert_eq!(
+        r.failures.iter().filter(|f| f.starts_with("vertex")).count(),
+        2,
+        "{r:?}"
+    );
+    // Joints in the wrong order.
+    let mut bad = good.clone();
+    bad.joints.swap(1, 2);
+    assert!(!compare(&fx, &bad).failures.is_empty());
+    // Within tolerance is accepted.
+    let mut ok = good;
+    ok.joints[5].world.w_axis.x += 0.5 * tol.position;
+    assert!(compare(&fx, &ok).failures.is_empty());
+}
+
+#[test]
+fn fixtures_resolve_relative_to_the_repository() {
+    let p = repo().join("../shared/conformance");
+    assert!(p.ends_with("../shared/conformance") || p.is_dir());
+    assert!(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/LICENSES.md")
+            .is_file()
+    );
+}
+
+/// A pose read back from `wgpu-anim sample --json`.
+fn pose_from_json(v: &serde_json::Value) -> GltfPose {
+    let mat = |m: &serde_json::Value| {
+        let a: Vec<f64> = serde_json::from_value(m.clone()).expect("16 floats");
+        DMat4::from_cols_slice(&a)
+    };
+    GltfPose {
+        skinned: v["skinned"].as_bool().expect("skinned"),
+        joints: v["joints"]
+            .as_array()
+            .expect("joints")
+            .iter()
+            .map(|j| gltf_import::GltfJoint {
+                index: j["index"].as_u64().map(|i| i as usize),
+                node: j["node"].as_u64().expect("node") as usize,
+                name: j["name"].as_str().expect("name").to_string(),
+                world: mat(&j["world"]),
+            })
+            .collect(),
+        skin_matrices: v["skin_matrices"]
+            .as_array()
+            .expect("skin_matrices")
+            .iter()
+            .map(mat)
+            .collect(),
+        vertices: v["vertices"]
+            .as_array()
+            .expect("vertices")
+            .iter()
+            .map(|p| {
+                let a: [f64; 3] = serde_json::from_value(p.clone()).expect("xyz");
+                DVec3::from_array(a)
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn cli_sample_json_matches_fixtures() {
+    let Some(dir) = fixtures_dir() else { return };
+    for name in ["fox_walk_t0.37.json", "interp_c4_t0.3.json", "cmu_01_03_t1.json"] {
+        let fx: Fixture =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("fixture")).expect("parse");
+        for (path, flag) in [
+            ("cpu", Some("--cpu")),
+            ("reference", Some("--reference")),
+            ("gpu", None),
+        ] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgpu-anim"))
+                .arg("sample")
+                .arg(repo().join("assets").join(&fx.asset))
+                .args(["--clip", &fx.clip.to_string(), "--time", &fx.time.to_string()])
+                .args(flag)
+                .arg("--json")
+                .output()
+                .expect("run wgpu-anim");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            assert_eq!(v["clip"], fx.clip);
+            let r = compare(&fx, &pose_from_json(&v));
+            say(&format!("{name:<26} cli {path}: {}", r.line()));
+            assert!(r.failures.is_empty(), "{name} {path}: {:?}", r.failures);
+        }
+    }
+}

@@ -40,3 +40,8 @@ pub use library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
 pub use math::{Affine, Transform};
 pub use mesh::{SkinVertex, SkinnedMesh};
 pub use skeleton::{JointDesc, Skeleton};
+
+/// The README's Rust examples, compiled as doctests so they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -87,3 +87,44 @@ struct LocalPose {
     rotation: vec4<f32>,
     scale: vec4<f32>,
 }
+
+// Blend trees. Rust: layout::MAX_* and layout::node_kind.
+const MAX_BLEND_CHILDREN: u32 = 16u;
+const MAX_TREE_NODES: u32 = 32u;
+const MAX_BLEND_CLIPS: u32 = 8u;
+const NODE_CLIP: u32 = 0u;
+const NODE_BLEND_1D: u32 = 1u;
+const NODE_BILINEAR: u32 = 2u;
+const NODE_TRIANGLE: u32 = 3u;
+const NODE_DELAUNAY: u32 = 4u;
+const NODE_SIMPLE_DIRECTIONAL: u32 = 5u;
+const NODE_FREEFORM_CARTESIAN: u32 = 6u;
+const NODE_FREEFORM_DIRECTIONAL: u32 = 7u;
+const NODE_DIRECT: u32 = 8u;
+
+// Rust: layout::GpuBlendTree.
+struct BlendTree {
+    node_offset: u32,
+    node_count: u32,
+    skeleton: u32,
+    _pad: u32,
+}
+
+// Rust: layout::GpuBlendNode.
+struct BlendNode {
+    kind: u32,
+    child_offset: u32,
+    child_count: u32,
+    param_x: u32,
+    param_y: u32,
+    clip: u32,
+    triangle_offset: u32,
+    triangle_count: u32,
+}
+
+// Rust: layout::GpuBlendChild.
+struct BlendChild {
+    position: vec2<f32>,
+    node: u32,
+    parameter: u32,
+}

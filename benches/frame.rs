@@ -13,7 +13,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
 use wgpu_anim::cpu;
 use wgpu_anim::gpu::{PassTimer, headless_device};
-use wgpu_anim::layout::{GpuClock, GpuFrame, GpuInstance, LocalPose};
+use wgpu_anim::layout::{BlendList, GpuClock, GpuFrame, GpuInstance, LocalPose};
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::Stage;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
@@ -21,7 +21,11 @@ use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 fn counts() -> Vec<u32> {
     std::env::var("WGPU_ANIM_BENCH_COUNTS")
         .ok()
-        .and_then(|s| s.split(',').map(|x| x.trim().parse().ok()).collect::<Option<Vec<u32>>>())
+        .and_then(|s| {
+            s.split(',')
+                .map(|x| x.trim().parse().ok())
+                .collect::<Option<Vec<u32>>>()
+        })
         .unwrap_or_else(|| vec![1_000, 4_000, 16_000])
 }
 
@@ -62,14 +66,15 @@ struct CpuState {
     frame: GpuFrame,
     instances: Vec<GpuInstance>,
     clocks: Vec<GpuClock>,
+    lists: Vec<BlendList>,
     local: Vec<LocalPose>,
     model: Vec<Affine>,
     palette: Vec<Affine>,
 }
 
 fn cpu_frame(lib: &wgpu_anim::AnimationLibrary, s: &mut CpuState) {
-    cpu::clock(lib, &s.frame, &s.instances, &mut s.clocks);
-    cpu::sample(lib, &s.frame, &s.instances, &s.clocks, &mut s.local);
+    cpu::clock(lib, &s.frame, &s.instances, &mut s.clocks, &mut s.lists);
+    cpu::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local);
     cpu::local_to_model(lib, &s.frame, &s.instances, &s.local, &mut s.model);
     cpu::palette(lib, &s.frame, &s.instances, &s.model, &mut s.palette);
 }
@@ -78,10 +83,15 @@ fn bench(c: &mut Criterion) {
     let (device, queue) = headless_device().expect("a wgpu adapter (install mesa-vulkan-drivers without a GPU)");
     let mut rows = Vec::new();
     let mut group = c.benchmark_group("frame");
-    group.sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
     for n in counts() {
         let mut a = crowd(&device, &queue, n);
-        group.bench_with_input(BenchmarkId::new("gpu", n), &n, |b, _| b.iter(|| gpu_frame(&device, &queue, &mut a)));
+        group.bench_with_input(BenchmarkId::new("gpu", n), &n, |b, _| {
+            b.iter(|| gpu_frame(&device, &queue, &mut a))
+        });
         group.bench_with_input(BenchmarkId::new("cpu_encode", n), &n, |b, _| {
             b.iter(|| {
                 let mut encoder = device.create_command_encoder(&Default::default());
@@ -94,16 +104,20 @@ fn bench(c: &mut Criterion) {
             frame: GpuFrame {
                 dt: 1.0 / 60.0,
                 instance_count: n,
-                _pad: [0; 2],
+                snapshot_offset: a.joint_count(),
+                _pad: 0,
             },
             instances: a.instances().to_vec(),
+            lists: a.read_blend_lists(&device, &queue).expect("readback"),
             clocks,
-            local: pose.local,
+            local: [pose.local.clone(), pose.local].concat(),
             model: pose.model,
             palette: pose.palette,
         };
         let lib = a.library().clone();
-        group.bench_with_input(BenchmarkId::new("cpu_mirror_1_thread", n), &n, |b, _| b.iter(|| cpu_frame(&lib, &mut s)));
+        group.bench_with_input(BenchmarkId::new("cpu_mirror_1_thread", n), &n, |b, _| {
+            b.iter(|| cpu_frame(&lib, &mut s))
+        });
         rows.push(measure(&device, &queue, &mut a, &lib, &mut s));
     }
     group.finish();
@@ -125,7 +139,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn measure(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, lib: &wgpu_anim::AnimationLibrary, s: &mut CpuState) -> Row {
+fn measure(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    lib: &wgpu_anim::AnimationLibrary,
+    s: &mut CpuState,
+) -> Row {
     let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
     let frames = 15;
     let (mut passes, mut frame, mut encode, mut cpu_ms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -149,7 +169,11 @@ fn measure(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, lib: &w
         cpu_frame(lib, s);
         cpu_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    let pass_ms = timer.map(|t| (0..t.passes() as usize).map(|k| median(passes.iter().map(|p| p[k]).collect())).collect());
+    let pass_ms = timer.map(|t| {
+        (0..t.passes() as usize)
+            .map(|k| median(passes.iter().map(|p| p[k]).collect()))
+            .collect()
+    });
     Row {
         characters: a.instance_count() as u32,
         joints: a.joint_count(),
@@ -169,7 +193,10 @@ fn print_table(device: &wgpu::Device, rows: &[Row]) {
     for n in &names {
         print!(" {:>15}", format!("{n} ms"));
     }
-    println!(" {:>12} {:>12} {:>10} {:>14} {:>12}", "GPU sum ms", "frame ms", "dispatches", "CPU encode µs", "CPU-1 ms");
+    println!(
+        " {:>12} {:>12} {:>10} {:>14} {:>12}",
+        "GPU sum ms", "frame ms", "dispatches", "CPU encode µs", "CPU-1 ms"
+    );
     for r in rows {
         print!("{:>10} {:>8}", r.characters, r.joints);
         match &r.pass_ms {
@@ -186,9 +213,14 @@ fn print_table(device: &wgpu::Device, rows: &[Row]) {
                 print!(" {:>12}", "n/a");
             }
         }
-        println!(" {:>12.3} {:>10} {:>14.1} {:>12.3}", r.frame_ms, r.dispatches, r.encode_us, r.cpu_ms);
+        println!(
+            " {:>12.3} {:>10} {:>14.1} {:>12.3}",
+            r.frame_ms, r.dispatches, r.encode_us, r.cpu_ms
+        );
     }
-    println!("(frame ms: prepare + encode + submit + wait, wall clock; CPU-1: the CPU mirror of all four stages on one thread)");
+    println!(
+        "(frame ms: prepare + encode + submit + wait, wall clock; CPU-1: the CPU mirror of all four stages on one thread)"
+    );
 }
 
 criterion_group!(benches, bench);

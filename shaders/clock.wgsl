@@ -1,14 +1,22 @@
-// Stage 1: advance every instance's clock by rate * dt and apply its loop mode
-// (Game Engine Architecture 11.4.2). One thread per instance. CPU mirror: cpu::clock.
+// Stage 1: per instance, advance its clocks (Game Engine Architecture 11.4.2), evaluate its blend
+// tree and transition, and write the list of weighted clip samples the `sample` stage blends.
+// One thread per instance. CPU mirror: cpu::clock.
 
-fn advance_clock(inst: Instance, clock: Clock, duration: f32, dt: f32) -> Clock {
-    var t = clock.time + inst.rate * dt;
+struct ClipTime {
+    time: f32,
+    sample_time: f32,
+    phase: f32,
+}
+
+// Advances a local time by rate * dt on a clip of `duration` and applies the loop mode.
+fn advance_clip_time(time: f32, rate: f32, loop_mode: u32, loop_count: u32, duration: f32, dt: f32) -> ClipTime {
+    var t = time + rate * dt;
     var s = 0.0;
-    if (inst.loop_mode == LOOP_ONCE) {
+    if (loop_mode == LOOP_ONCE) {
         t = clamp(t, 0.0, duration);
         s = t;
-    } else if (inst.loop_mode == LOOP_REPEAT) {
-        let end = duration * f32(inst.loop_count);
+    } else if (loop_mode == LOOP_REPEAT) {
+        let end = duration * f32(loop_count);
         t = clamp(t, 0.0, end);
         if (t >= end) {
             s = duration;
@@ -20,7 +28,196 @@ fn advance_clock(inst: Instance, clock: Clock, duration: f32, dt: f32) -> Clock 
         s = t;
     }
     s = clamp(s, 0.0, duration);
-    return Clock(t, s, s / duration, 0u);
+    return ClipTime(t, s, s / duration);
+}
+
+// Inserts a sample, keeping the list sorted heaviest first; beyond MAX_BLEND_CLIPS the lightest
+// is dropped. Equal (clip, time) samples merge.
+fn add_sample(list: ptr<function, BlendList>, clip: u32, time: f32, weight: f32) {
+    if (!(weight > 0.0)) {
+        return;
+    }
+    for (var k = 0u; k < (*list).count; k++) {
+        if ((*list).samples[k].clip == clip && (*list).samples[k].time == time) {
+            (*list).samples[k].weight += weight;
+            // Restore the order: bubble the grown entry up.
+            var m = k;
+            while (m > 0u && (*list).samples[m - 1u].weight < (*list).samples[m].weight) {
+                let tmp = (*list).samples[m - 1u];
+                (*list).samples[m - 1u] = (*list).samples[m];
+                (*list).samples[m] = tmp;
+                m -= 1u;
+            }
+            return;
+        }
+    }
+    var n = (*list).count;
+    if (n == MAX_BLEND_CLIPS) {
+        if ((*list).samples[n - 1u].weight >= weight) {
+            return;
+        }
+        n -= 1u;
+    }
+    var m = n;
+    while (m > 0u && (*list).samples[m - 1u].weight < weight) {
+        (*list).samples[m] = (*list).samples[m - 1u];
+        m -= 1u;
+    }
+    (*list).samples[m] = BlendSample(clip, time, weight, 0u);
+    (*list).count = n + 1u;
+}
+
+// The clips at the leaves of a blend tree and their weights for parameters `params`: node weights
+// flow from the root (weight 1) down, nodes being in topological order.
+struct Leaves {
+    count: u32,
+    clips: array<u32, 8>,
+    weights: array<f32, 8>,
+}
+
+fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
+    var node_weight: array<f32, 32>;
+    node_weight[0] = 1.0;
+    var leaves: Leaves;
+    for (var k = 0u; k < min(count, MAX_TREE_NODES); k++) {
+        let w = node_weight[k];
+        if (!(w > 0.0)) {
+            continue;
+        }
+        let node = blend_nodes[offset + k];
+        if (node.kind == NODE_CLIP) {
+            // Keep the heaviest MAX_BLEND_CLIPS leaves (a clip reached twice merges).
+            var slot = leaves.count;
+            for (var m = 0u; m < leaves.count; m++) {
+                if (leaves.clips[m] == node.clip) {
+                    slot = m;
+                }
+            }
+            if (slot < leaves.count) {
+                leaves.weights[slot] += w;
+            } else if (leaves.count < MAX_BLEND_CLIPS) {
+                leaves.clips[slot] = node.clip;
+                leaves.weights[slot] = w;
+                leaves.count += 1u;
+            } else {
+                var lightest = 0u;
+                for (var m = 1u; m < MAX_BLEND_CLIPS; m++) {
+                    if (leaves.weights[m] < leaves.weights[lightest]) {
+                        lightest = m;
+                    }
+                }
+                if (leaves.weights[lightest] < w) {
+                    leaves.clips[lightest] = node.clip;
+                    leaves.weights[lightest] = w;
+                }
+            }
+            continue;
+        }
+        let cw = node_child_weights(node, params);
+        for (var c = 0u; c < min(node.child_count, MAX_BLEND_CHILDREN); c++) {
+            let child = blend_children[node.child_offset + c].node;
+            // Children come after their parent; anything else is ignored, never looped on.
+            if (child > k && child < count) {
+                node_weight[child] += w * cw[c];
+            }
+        }
+    }
+    return leaves;
+}
+
+// Advances one state — a clip, or a blend tree with phase-synchronized children — and adds its
+// samples, scaled by `scale`, to the list. Returns the state's new clock.
+fn play_state(
+    list: ptr<function, BlendList>,
+    clip: u32,
+    tree_offset: u32,
+    tree_nodes: u32,
+    params: vec4<f32>,
+    rate: f32,
+    loop_mode: u32,
+    loop_count: u32,
+    time: f32,
+    dt: f32,
+    scale: f32,
+) -> ClipTime {
+    if (tree_nodes == 0u) {
+        let ct = advance_clip_time(time, rate, loop_mode, loop_count, clips[clip].duration, dt);
+        add_sample(list, clip, ct.sample_time, scale);
+        return ct;
+    }
+    let leaves = tree_leaves(tree_offset, tree_nodes, params);
+    var total = 0.0;
+    var synced = 0.0;
+    for (var m = 0u; m < leaves.count; m++) {
+        total += leaves.weights[m];
+        synced += leaves.weights[m] * clips[leaves.clips[m]].duration;
+    }
+    if (!(total > 0.0)) {
+        return ClipTime(time, 0.0, 0.0);
+    }
+    // D = sum w_i T_i (weights normalized): every child advances its phase by dt / D.
+    let duration = synced / total;
+    let ct = advance_clip_time(time, rate / duration, loop_mode, loop_count, 1.0, dt);
+    for (var m = 0u; m < leaves.count; m++) {
+        add_sample(list, leaves.clips[m], ct.phase * clips[leaves.clips[m]].duration, scale * leaves.weights[m]);
+    }
+    return ct;
+}
+
+// Transition weight of the target after `elapsed` seconds of `duration`.
+fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32 {
+    if (!(duration > 0.0)) {
+        return 1.0;
+    }
+    let u = clamp(elapsed / duration, 0.0, 1.0);
+    if (smooth_curve) {
+        return u * u * (3.0 - 2.0 * u);
+    }
+    return u;
+}
+
+// One instance's frame: returns its new clocks and writes its blend list.
+fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function, BlendList>) -> Clock {
+    var c = clock_in;
+    let kind = inst.transition & 15u;
+    if (inst.seq != c.seq) {
+        // A new target state: the running clock becomes the source's, the target restarts.
+        c.source_time = c.time;
+        c.source_sample_time = c.sample_time;
+        c.source_phase = c.phase;
+        c.transition_time = 0.0;
+        c.time = inst.start_time;
+        c.seq = inst.seq;
+        if (kind == SOURCE_SNAPSHOT) {
+            (*list).take_snapshot = 1u;
+        }
+    }
+    var beta = 1.0;
+    if (kind != SOURCE_NONE) {
+        c.transition_time += dt;
+        beta = transition_weight(c.transition_time, inst.transition_duration, (inst.transition & TRANSITION_SMOOTH) != 0u);
+    }
+    let to_state = play_state(list, inst.clip, inst.tree_offset, inst.tree_nodes, inst.params, inst.rate, inst.loop_mode, inst.loop_count, c.time, dt, beta);
+    c.time = to_state.time;
+    c.sample_time = to_state.sample_time;
+    c.phase = to_state.phase;
+    if (kind == SOURCE_SNAPSHOT) {
+        add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta);
+    } else if (kind != SOURCE_NONE && beta < 1.0) {
+        var source_dt = dt;
+        if ((inst.transition & TRANSITION_FROZEN) != 0u) {
+            source_dt = 0.0;
+        }
+        var source_nodes = 0u;
+        if (kind == SOURCE_TREE) {
+            source_nodes = inst.source_tree_nodes;
+        }
+        let from_state = play_state(list, inst.source_clip, inst.source_tree_offset, source_nodes, inst.params, inst.source_rate, inst.source_loop_mode, inst.source_loop_count, c.source_time, source_dt, 1.0 - beta);
+        c.source_time = from_state.time;
+        c.source_sample_time = from_state.sample_time;
+        c.source_phase = from_state.phase;
+    }
+    return c;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -33,6 +230,7 @@ fn clock(
     if (i >= frame.instance_count) {
         return;
     }
-    let inst = instances[i];
-    clocks[i] = advance_clock(inst, clocks[i], clips[inst.clip].duration, frame.dt);
+    var list: BlendList;
+    clocks[i] = advance_instance(instances[i], clocks[i], frame.dt, &list);
+    blend_lists[i] = list;
 }

@@ -1,6 +1,7 @@
-// Stage 2: sample every joint of every instance's clip at the instance's clock: find the keys
-// around the time by binary search (random access, no cursor) and interpolate. One workgroup per
-// instance, its threads striding over the joints. CPU mirror: cpu::sample.
+// Stage 2: sample and blend. For every joint of every instance, sample each clip of the instance's
+// blend list at its time — keys found by binary search (random access, no cursor), interpolated —
+// and blend them. One workgroup per instance, its threads striding over the joints.
+// CPU mirror: cpu::sample.
 
 // Value of key `k` (the middle value of a cubic-spline key).
 fn key_value(track: Track, k: u32) -> vec4<f32> {
@@ -66,6 +67,51 @@ fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     return LocalPose(vec4<f32>(translation.xyz, 0.0), rotation, vec4<f32>(scale.xyz, 0.0));
 }
 
+// Joint `j` of an instance: the weighted blend of its list's samples (order-independent: weighted
+// sums with quaternions sign-aligned to the heaviest sample's, normalized), the missing weight
+// filled with the rest pose when the total is below MIN_BLEND_WEIGHT.
+fn blend_joint(list: BlendList, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> LocalPose {
+    var t = vec3<f32>(0.0);
+    var s = vec3<f32>(0.0);
+    var q = vec4<f32>(0.0);
+    var q_ref = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    var total = 0.0;
+    for (var k = 0u; k < min(list.count, MAX_BLEND_CLIPS); k++) {
+        let e = list.samples[k];
+        var p: LocalPose;
+        if (e.clip == SNAPSHOT_CLIP) {
+            p = local_poses[snapshot_slot];
+        } else {
+            p = sample_joint(clips[e.clip], j, e.time);
+        }
+        if (k == 0u) {
+            q_ref = p.rotation;
+        }
+        var w = e.weight;
+        t += p.translation.xyz * w;
+        s += p.scale.xyz * w;
+        if (dot(q_ref, p.rotation) < 0.0) {
+            w = -w;
+        }
+        q += p.rotation * w;
+        total += e.weight;
+    }
+    let fill = max(MIN_BLEND_WEIGHT - total, 0.0);
+    if (fill > 0.0) {
+        let r = skel.rest_offset + 3u * j;
+        let rest_q = values[r + 1u];
+        var wq = fill;
+        if (dot(q_ref, rest_q) < 0.0) {
+            wq = -fill;
+        }
+        t += values[r].xyz * fill;
+        q += rest_q * wq;
+        s += values[r + 2u].xyz * fill;
+    }
+    let sum = total + fill;
+    return LocalPose(vec4<f32>(t / sum, 0.0), normalize(q), vec4<f32>(s / sum, 0.0));
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sample(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -77,9 +123,16 @@ fn sample(
         return;
     }
     let inst = instances[i];
-    let clip = clips[inst.clip];
-    let t = clocks[i].sample_time;
+    let list = blend_lists[i];
+    let skel = skeletons[inst.skeleton];
     for (var j = lid; j < inst.joint_count; j += WORKGROUP_SIZE) {
-        local_poses[inst.joint_offset + j] = sample_joint(clip, j, t);
+        let slot = inst.joint_offset + j;
+        let snapshot_slot = frame.snapshot_offset + slot;
+        if (list.take_snapshot != 0u) {
+            // The pose this instance showed last frame, kept as the source of a transition that
+            // interrupted another. Each thread copies only its own joints.
+            local_poses[snapshot_slot] = local_poses[slot];
+        }
+        local_poses[slot] = blend_joint(list, skel, j, snapshot_slot);
     }
 }

@@ -24,8 +24,10 @@ pub struct GpuFrame {
     pub dt: f32,
     /// Number of live instances.
     pub instance_count: u32,
+    /// Where the snapshot half of the local pose buffer starts (the joint capacity).
+    pub snapshot_offset: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// A clip in the runtime library. WGSL `ClipInfo`.
@@ -69,47 +71,137 @@ pub struct GpuSkeleton {
     pub joint_count: u32,
     /// First entry in the `parents` and `inverse_binds` arrays.
     pub joint_offset: u32,
+    /// First entry of the rest pose in the `values` array: translation, rotation, scale per joint.
+    pub rest_offset: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
+/// Transition source kinds (`GpuInstance::transition & 0xf`).
+pub mod source_kind {
+    /// No transition: the target state alone.
+    pub const NONE: u32 = 0;
+    /// The source is a clip (`GpuInstance::source_clip`).
+    pub const CLIP: u32 = 1;
+    /// The source is a blend tree (`source_tree_offset`, `source_tree_nodes`).
+    pub const TREE: u32 = 2;
+    /// The source is the pose the instance showed when the transition started (an interrupted
+    /// transition): the `sample` stage keeps a snapshot of it.
+    pub const SNAPSHOT: u32 = 3;
+}
+/// `GpuInstance::transition` bit: smooth (cubic) weight curve instead of linear.
+pub const TRANSITION_SMOOTH: u32 = 1 << 4;
+/// `GpuInstance::transition` bit: the source clock stops when the transition starts.
+pub const TRANSITION_FROZEN: u32 = 1 << 5;
+/// `BlendSample::clip` value that stands for the instance's snapshot pose.
+pub const SNAPSHOT_CLIP: u32 = u32::MAX;
+
 /// An instance's parameters, written by the CPU only when they change. WGSL `Instance`.
+///
+/// The instance plays a *target* state — clip `clip` when `tree_nodes` is 0, else the blend tree
+/// whose nodes start at `tree_offset` — and, while a transition runs, cross-fades from a *source*
+/// state. A new `seq` tells the `clock` stage that a new state started: it moves the running
+/// clock to the source clock and restarts the target at `start_time`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuInstance {
     /// `world_from_model`.
     pub world: Affine,
-    /// Clip index in the library.
+    /// Target clip (when `tree_nodes` is 0).
     pub clip: u32,
-    /// Skeleton index (the clip's).
+    /// Skeleton index.
     pub skeleton: u32,
     /// First entry of this instance's joints in the pose and palette buffers.
     pub joint_offset: u32,
     /// Joints (the skeleton's).
     pub joint_count: u32,
-    /// Playback rate: negative plays backward, 0 pauses.
+    /// Playback rate of the target: negative plays backward, 0 pauses.
     pub rate: f32,
-    /// `LOOP_*`.
+    /// `LOOP_*` of the target.
     pub loop_mode: u32,
     /// Loops before stopping, with [`LOOP_REPEAT`].
     pub loop_count: u32,
     /// Per-instance colour, RGBA8 (used by the built-in renderer).
     pub tint: u32,
+    /// Blend parameters.
+    pub params: Vec4,
+    /// Target blend tree: first node in the blend node array.
+    pub tree_offset: u32,
+    /// Target blend tree: node count; 0 when the target is `clip`.
+    pub tree_nodes: u32,
+    /// Incremented by the CPU whenever a new target state starts.
+    pub seq: u32,
+    /// Where the new target starts: seconds for a clip, phase in [0, 1) for a tree.
+    pub start_time: f32,
+    /// Source clip (source kind `CLIP`).
+    pub source_clip: u32,
+    /// Source blend tree's first node (source kind `TREE`).
+    pub source_tree_offset: u32,
+    /// Source blend tree's node count.
+    pub source_tree_nodes: u32,
+    /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`] and [`TRANSITION_FROZEN`].
+    pub transition: u32,
+    /// Playback rate of the source.
+    pub source_rate: f32,
+    /// `LOOP_*` of the source.
+    pub source_loop_mode: u32,
+    /// Loop count of the source.
+    pub source_loop_count: u32,
+    /// Cross-fade length in seconds.
+    pub transition_duration: f32,
 }
-const _: () = assert!(std::mem::size_of::<GpuInstance>() == 80);
+const _: () = assert!(std::mem::size_of::<GpuInstance>() == 144);
 
-/// An instance's clock, advanced by the `clock` stage. WGSL `Clock`.
+/// An instance's clocks, advanced by the `clock` stage. WGSL `Clock`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuClock {
-    /// Local time: in `[0, T]` (once), `[0, N·T]` (repeat) or `[0, T)` (forever).
+    /// Target local time: in `[0, T]` (once), `[0, N·T]` (repeat) or `[0, T)` (forever).
+    /// For a blend tree: the synchronized duration `D` of the last frame.
     pub time: f32,
-    /// Time within the clip, where it is sampled.
+    /// Target clip time, where it is sampled (a clip target).
     pub sample_time: f32,
-    /// Normalized time, `sample_time / T`.
+    /// Target normalized time: `sample_time / T` for a clip, the synchronized phase for a tree.
     pub phase: f32,
+    /// The last `GpuInstance::seq` the stage has seen.
+    pub seq: u32,
+    /// Source local time (as `time`).
+    pub source_time: f32,
+    /// Source clip time.
+    pub source_sample_time: f32,
+    /// Source normalized time.
+    pub source_phase: f32,
+    /// Seconds since the transition started.
+    pub transition_time: f32,
+}
+
+/// One weighted clip sample of an instance's blend. WGSL `BlendSample`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BlendSample {
+    /// Clip index, or [`SNAPSHOT_CLIP`].
+    pub clip: u32,
+    /// Clip time in seconds.
+    pub time: f32,
+    /// Blend weight (≥ 0).
+    pub weight: f32,
     /// Padding.
     pub _pad: u32,
+}
+
+/// The clips an instance blends this frame, heaviest first, written by `clock` and read by
+/// `sample`. WGSL `BlendList`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BlendList {
+    /// Entries in use.
+    pub count: u32,
+    /// 1 when `sample` must first save the instance's current local pose as its snapshot.
+    pub take_snapshot: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+    /// The samples.
+    pub samples: [BlendSample; MAX_BLEND_CLIPS as usize],
 }
 
 /// A local joint pose as the `sample` stage writes it. WGSL `LocalPose`.
@@ -215,3 +307,7 @@ pub struct GpuBlendChild {
     /// Direct blends: the parameter index giving this child's weight. Otherwise 0.
     pub parameter: u32,
 }
+
+/// Below this total weight the `sample` stage fills the missing weight with the rest pose, so no
+/// joint collapses (WGSL `MIN_BLEND_WEIGHT`).
+pub const MIN_BLEND_WEIGHT: f32 = 0.001;

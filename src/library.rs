@@ -43,8 +43,11 @@ pub struct AnimationLibrary {
     pub tracks: Vec<GpuTrack>,
     /// Key times of all tracks.
     pub times: Vec<f32>,
-    /// Key values of all tracks: translation and scale in xyz, rotations as (x, y, z, w).
+    /// Key values of all tracks: translation and scale in xyz, rotations as (x, y, z, w); also
+    /// every skeleton's rest pose (see `GpuSkeleton::rest_offset`).
     pub values: Vec<Vec4>,
+    /// Blend trees over these clips.
+    pub blend: crate::blend::BlendLibrary,
 }
 
 impl AnimationLibrary {
@@ -92,8 +95,14 @@ impl LibraryBuilder {
         lib.gpu_skeletons.push(GpuSkeleton {
             joint_count: skeleton.joint_count() as u32,
             joint_offset: lib.parents.len() as u32,
-            _pad: [0; 2],
+            rest_offset: lib.values.len() as u32,
+            _pad: 0,
         });
+        // The rest pose, read when a blend's total weight is too small to stand alone.
+        for r in skeleton.rest_pose() {
+            lib.values
+                .extend([r.translation.extend(0.0), Vec4::from(r.rotation), r.scale.extend(0.0)]);
+        }
         lib.parents
             .extend(skeleton.parents().iter().map(|p| p.map_or(-1, |p| p as i32)));
         lib.inverse_binds
@@ -199,6 +208,14 @@ impl LibraryBuilder {
             }
         }
         Ok(id)
+    }
+
+    /// Validates a blend tree over this library's clips and adds it. On error nothing is added.
+    pub fn add_blend_tree(&mut self, tree: &crate::blend::BlendTree) -> Result<crate::blend::BlendTreeId> {
+        let mut blend = std::mem::take(&mut self.lib.blend);
+        let result = blend.add_tree(&self.lib, tree);
+        self.lib.blend = blend;
+        result
     }
 
     /// The finished library.
@@ -430,6 +447,9 @@ mod tests {
         assert!(b.add_clip(s, &zero).unwrap_err().to_string().contains("duration"));
         assert!(b.add_clip(SkeletonId(9), &clip(vec![])).is_err());
         let lib = b.build();
-        assert!(lib.clips.is_empty() && lib.tracks.is_empty() && lib.values.is_empty());
+        assert!(
+            lib.clips.is_empty() && lib.tracks.is_empty() && lib.values.len() == 6,
+            "only the rest pose"
+        );
     }
 }

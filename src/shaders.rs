@@ -10,6 +10,8 @@ pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
 pub const BINDINGS: &str = include_str!("../shaders/shared/bindings.wgsl");
 /// The ground plane of the built-in scenes (`shaders/ground.wgsl`); not an animation stage.
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
+/// Blend-space weights (`shaders/shared/blend_weights.wgsl`).
+pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");
 /// Skinning functions (`shaders/shared/skinning.wgsl`).
 pub const SKINNING: &str = include_str!("../shaders/shared/skinning.wgsl");
 
@@ -82,6 +84,7 @@ impl Stage {
 pub fn stage_source(stage: Stage) -> String {
     match stage {
         Stage::Skin => [TYPES, MATH, SKINNING, stage.file()].join("\n"),
+        Stage::Clock => [TYPES, MATH, BINDINGS, BLEND_WEIGHTS, stage.file()].join("\n"),
         _ => [TYPES, MATH, BINDINGS, stage.file()].join("\n"),
     }
 }

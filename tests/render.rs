@@ -88,8 +88,8 @@ fn render(s: &mut Scene, dt: f32) -> Vec<u8> {
 
 /// Screen boxes `(x0, y0, x1, y1)` in pixels of every instance, from the CPU mirror.
 fn screen_boxes(s: &Scene) -> Vec<[f32; 4]> {
-    let (clocks, _) = s.animator.read_back(&s.device, &s.queue).unwrap();
-    let pose = cpu::evaluate(s.animator.library(), s.animator.instances(), &clocks);
+    let lists = s.animator.read_blend_lists(&s.device, &s.queue).unwrap();
+    let pose = cpu::evaluate(s.animator.library(), s.animator.instances(), &lists);
     let mut mesh = mannequin::mannequin().mesh;
     mesh.validate(mannequin::skeleton().joint_count()).unwrap();
     let verts = mesh.gpu_vertices();

@@ -15,3 +15,7 @@
 @group(0) @binding(10) var<storage, read_write> local_poses: array<LocalPose>;
 @group(0) @binding(11) var<storage, read_write> model_poses: array<Affine>;
 @group(0) @binding(12) var<storage, read_write> palettes: array<Affine>;
+@group(0) @binding(13) var<storage, read_write> blend_lists: array<BlendList>;
+@group(0) @binding(14) var<storage, read> blend_nodes: array<BlendNode>;
+@group(0) @binding(15) var<storage, read> blend_children: array<BlendChild>;
+@group(0) @binding(16) var<storage, read> blend_triangles: array<vec4<u32>>;

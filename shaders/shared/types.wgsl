@@ -21,8 +21,8 @@ const NLERP_THRESHOLD: f32 = 0.9995;
 struct Frame {
     dt: f32,
     instance_count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    snapshot_offset: u32,
+    _pad: u32,
 }
 
 // Rust: layout::GpuClip.
@@ -49,8 +49,8 @@ struct Track {
 struct SkeletonInfo {
     joint_count: u32,
     joint_offset: u32,
-    _pad0: u32,
-    _pad1: u32,
+    rest_offset: u32,
+    _pad: u32,
 }
 
 // A 3x4 affine matrix stored as rows; the fourth row is [0, 0, 0, 1]. Rust: math::Affine.
@@ -59,6 +59,15 @@ struct Affine {
     y: vec4<f32>,
     z: vec4<f32>,
 }
+
+// Transition source kinds and flags. Rust: layout::source_kind, TRANSITION_*, SNAPSHOT_CLIP.
+const SOURCE_NONE: u32 = 0u;
+const SOURCE_CLIP: u32 = 1u;
+const SOURCE_TREE: u32 = 2u;
+const SOURCE_SNAPSHOT: u32 = 3u;
+const TRANSITION_SMOOTH: u32 = 16u;
+const TRANSITION_FROZEN: u32 = 32u;
+const SNAPSHOT_CLIP: u32 = 0xffffffffu;
 
 // Rust: layout::GpuInstance.
 struct Instance {
@@ -71,6 +80,19 @@ struct Instance {
     loop_mode: u32,
     loop_count: u32,
     tint: u32,
+    params: vec4<f32>,
+    tree_offset: u32,
+    tree_nodes: u32,
+    seq: u32,
+    start_time: f32,
+    source_clip: u32,
+    source_tree_offset: u32,
+    source_tree_nodes: u32,
+    transition: u32,
+    source_rate: f32,
+    source_loop_mode: u32,
+    source_loop_count: u32,
+    transition_duration: f32,
 }
 
 // Rust: layout::GpuClock.
@@ -78,7 +100,28 @@ struct Clock {
     time: f32,
     sample_time: f32,
     phase: f32,
+    seq: u32,
+    source_time: f32,
+    source_sample_time: f32,
+    source_phase: f32,
+    transition_time: f32,
+}
+
+// Rust: layout::BlendSample.
+struct BlendSample {
+    clip: u32,
+    time: f32,
+    weight: f32,
     _pad: u32,
+}
+
+// Rust: layout::BlendList.
+struct BlendList {
+    count: u32,
+    take_snapshot: u32,
+    _pad0: u32,
+    _pad1: u32,
+    samples: array<BlendSample, 8>,
 }
 
 // Rust: layout::LocalPose.
@@ -128,3 +171,7 @@ struct BlendChild {
     node: u32,
     parameter: u32,
 }
+
+// Below this total weight, the sample stage fills the missing weight with the rest pose.
+// Rust: layout::MIN_BLEND_WEIGHT.
+const MIN_BLEND_WEIGHT: f32 = 0.001;

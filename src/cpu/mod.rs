@@ -16,13 +16,16 @@ mod palette;
 mod sample;
 mod skin;
 
-pub use clock::{advance_clock, clock};
+pub use clock::{
+    ClipTime, Leaves, add_sample, advance_clip_time, advance_instance, clock, play_state, transition_weight,
+    tree_leaves,
+};
 pub use local_to_model::{joint_model, local_to_model};
 pub use palette::{palette, skin_matrix};
-pub use sample::{sample, sample_joint, sample_track};
+pub use sample::{blend_joint, sample, sample_joint, sample_track};
 pub use skin::{SkinnedPoint, skin, skin_vertex};
 
-use crate::layout::{GpuClock, GpuFrame, GpuInstance, LOOP_ONCE, LocalPose};
+use crate::layout::{BlendList, GpuFrame, GpuInstance, LOOP_ONCE, LocalPose};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 
@@ -37,28 +40,62 @@ pub struct Pose {
     pub palette: Vec<Affine>,
 }
 
-/// Runs `sample`, `local_to_model` and `palette` for instances whose clocks are already set.
+/// Runs `sample`, `local_to_model` and `palette` for instances whose blend lists are given (the
+/// output of `clock`), with no snapshots.
 #[must_use]
-pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], clocks: &[GpuClock]) -> Pose {
+pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[BlendList]) -> Pose {
     let joints = instances
         .iter()
         .map(|i| (i.joint_offset + i.joint_count) as usize)
         .max()
         .unwrap_or(0);
-    let mut pose = Pose {
-        local: vec![LocalPose::default(); joints],
-        model: vec![Affine::IDENTITY; joints],
-        palette: vec![Affine::IDENTITY; joints],
-    };
+    let mut local = vec![LocalPose::default(); 2 * joints];
     let frame = GpuFrame {
         dt: 0.0,
         instance_count: instances.len() as u32,
-        _pad: [0; 2],
+        snapshot_offset: joints as u32,
+        _pad: 0,
     };
-    sample(lib, &frame, instances, clocks, &mut pose.local);
+    sample(lib, &frame, instances, lists, &mut local);
+    local.truncate(joints);
+    let mut pose = Pose {
+        local,
+        model: vec![Affine::IDENTITY; joints],
+        palette: vec![Affine::IDENTITY; joints],
+    };
     local_to_model(lib, &frame, instances, &pose.local, &mut pose.model);
     palette(lib, &frame, instances, &pose.model, &mut pose.palette);
     pose
+}
+
+/// A single-clip instance of `clip` that holds time `time` (no world transform, no blend).
+#[must_use]
+pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) -> GpuInstance {
+    let info = lib.clips[clip.0 as usize];
+    GpuInstance {
+        world: Affine::IDENTITY,
+        clip: clip.0,
+        skeleton: info.skeleton,
+        joint_offset,
+        joint_count: info.joint_count,
+        rate: 0.0,
+        loop_mode: LOOP_ONCE,
+        loop_count: 1,
+        tint: 0,
+        params: glam::Vec4::ZERO,
+        tree_offset: 0,
+        tree_nodes: 0,
+        seq: 0,
+        start_time: 0.0,
+        source_clip: 0,
+        source_tree_offset: 0,
+        source_tree_nodes: 0,
+        transition: 0,
+        source_rate: 0.0,
+        source_loop_mode: LOOP_ONCE,
+        source_loop_count: 1,
+        transition_duration: 0.0,
+    }
 }
 
 /// One clip of `lib` at `time` seconds (clamped to the clip), on the CPU mirror.
@@ -68,23 +105,7 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], clocks: &[Gpu
 #[must_use]
 pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
     let info = lib.clips[clip.0 as usize];
-    let instance = GpuInstance {
-        world: Affine::IDENTITY,
-        clip: clip.0,
-        skeleton: info.skeleton,
-        joint_offset: 0,
-        joint_count: info.joint_count,
-        rate: 0.0,
-        loop_mode: LOOP_ONCE,
-        loop_count: 1,
-        tint: 0,
-    };
-    let t = time.clamp(0.0, info.duration);
-    let clock = GpuClock {
-        time: t,
-        sample_time: t,
-        phase: t / info.duration,
-        _pad: 0,
-    };
-    evaluate(lib, &[instance], &[clock])
+    let mut list = BlendList::default();
+    add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0);
+    evaluate(lib, &[clip_instance(lib, clip, 0)], &[list])
 }

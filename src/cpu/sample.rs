@@ -1,10 +1,13 @@
 //! Mirror of `shaders/sample.wgsl`.
 
 use crate::clip::Interpolation;
-use crate::layout::{GpuClip, GpuClock, GpuFrame, GpuInstance, GpuTrack, LocalPose, WORKGROUP_SIZE};
+use crate::layout::{
+    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose, MAX_BLEND_CLIPS, MIN_BLEND_WEIGHT,
+    SNAPSHOT_CLIP, WORKGROUP_SIZE,
+};
 use crate::library::AnimationLibrary;
 use crate::math::{hermite_basis, quat_interp};
-use glam::Vec4;
+use glam::{Vec3, Vec4};
 
 const INTERP_STEP: u32 = Interpolation::Step.gpu_code();
 const INTERP_LINEAR: u32 = Interpolation::Linear.gpu_code();
@@ -79,22 +82,85 @@ pub fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> L
     }
 }
 
-/// Stage `sample`: one workgroup per instance, its threads striding over the joints.
+/// Joint `j` of an instance: the weighted, order-independent blend of its list's samples, with
+/// rest-pose fill below [`MIN_BLEND_WEIGHT`]. `local` is the whole local pose buffer (the snapshot
+/// half included). WGSL `blend_joint`.
+#[must_use]
+pub fn blend_joint(
+    lib: &AnimationLibrary,
+    list: &BlendList,
+    skel: &GpuSkeleton,
+    j: u32,
+    snapshot_slot: u32,
+    local: &[LocalPose],
+) -> LocalPose {
+    let mut t = Vec3::ZERO;
+    let mut s = Vec3::ZERO;
+    let mut q = Vec4::ZERO;
+    let mut q_ref = Vec4::W;
+    let mut total = 0.0;
+    for k in 0..list.count.min(MAX_BLEND_CLIPS) as usize {
+        let e = &list.samples[k];
+        let p = if e.clip == SNAPSHOT_CLIP {
+            local[snapshot_slot as usize]
+        } else {
+            sample_joint(lib, &lib.clips[e.clip as usize], j, e.time)
+        };
+        if k == 0 {
+            q_ref = p.rotation;
+        }
+        let mut w = e.weight;
+        t += p.translation.truncate() * w;
+        s += p.scale.truncate() * w;
+        if q_ref.dot(p.rotation) < 0.0 {
+            w = -w;
+        }
+        q += p.rotation * w;
+        total += e.weight;
+    }
+    let fill = (MIN_BLEND_WEIGHT - total).max(0.0);
+    if fill > 0.0 {
+        let r = (skel.rest_offset + 3 * j) as usize;
+        let rest_q = lib.values[r + 1];
+        let mut wq = fill;
+        if q_ref.dot(rest_q) < 0.0 {
+            wq = -fill;
+        }
+        t += lib.values[r].truncate() * fill;
+        q += rest_q * wq;
+        s += lib.values[r + 2].truncate() * fill;
+    }
+    let sum = total + fill;
+    LocalPose {
+        translation: (t / sum).extend(0.0),
+        rotation: q.normalize(),
+        scale: (s / sum).extend(0.0),
+    }
+}
+
+/// Stage `sample`: one workgroup per instance, its threads striding over the joints; each joint
+/// blends the samples of the instance's list. `local` holds `frame.snapshot_offset` current poses
+/// followed by the snapshots.
 pub fn sample(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     instances: &[GpuInstance],
-    clocks: &[GpuClock],
+    lists: &[BlendList],
     local: &mut [LocalPose],
 ) {
     for i in 0..frame.instance_count as usize {
         let inst = &instances[i];
-        let clip = &lib.clips[inst.clip as usize];
-        let t = clocks[i].sample_time;
+        let list = &lists[i];
+        let skel = &lib.gpu_skeletons[inst.skeleton as usize];
         for lid in 0..WORKGROUP_SIZE {
             let mut j = lid;
             while j < inst.joint_count {
-                local[(inst.joint_offset + j) as usize] = sample_joint(lib, clip, j, t);
+                let slot = inst.joint_offset + j;
+                let snapshot_slot = frame.snapshot_offset + slot;
+                if list.take_snapshot != 0 {
+                    local[snapshot_slot as usize] = local[slot as usize];
+                }
+                local[slot as usize] = blend_joint(lib, list, skel, j, snapshot_slot, local);
                 j += WORKGROUP_SIZE;
             }
         }

@@ -2,13 +2,17 @@
 //! passes of a frame recorded into the caller's encoder.
 
 use super::{PassTimer, read_buffer, split_dispatch};
+use crate::blend::BlendTreeId;
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
-use crate::layout::{GpuClock, GpuFrame, GpuInstance, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose, WORKGROUP_SIZE};
+use crate::layout::{
+    BlendList, GpuClock, GpuFrame, GpuInstance, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose, MAX_BLEND_PARAMETERS,
+    TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
+};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::shaders::{Stage, stage_source};
-use glam::Mat4;
+use glam::{Mat4, Vec4};
 use wgpu::util::DeviceExt;
 
 /// How an instance's clock treats the clip's end (Game Engine Architecture §11.4.2).
@@ -26,8 +30,12 @@ pub enum LoopMode {
 /// What an instance plays and where it stands.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceDesc {
-    /// The clip.
+    /// The clip (when `tree` is `None`).
     pub clip: ClipId,
+    /// A blend tree to play instead of `clip`; `time` is then a phase in [0, 1).
+    pub tree: Option<BlendTreeId>,
+    /// Blend parameters of the tree (unused entries 0).
+    pub params: [f32; 4],
     /// Local time to start at, seconds.
     pub time: f32,
     /// Playback rate: 1 is normal speed, negative plays backward, 0 pauses.
@@ -46,6 +54,8 @@ impl InstanceDesc {
     pub fn new(clip: ClipId) -> Self {
         Self {
             clip,
+            tree: None,
+            params: [0.0; 4],
             time: 0.0,
             rate: 1.0,
             loop_mode: LoopMode::Forever,
@@ -53,6 +63,59 @@ impl InstanceDesc {
             tint: [200, 200, 200, 255],
         }
     }
+}
+
+impl InstanceDesc {
+    /// Plays blend tree `tree` with parameters `params` from phase 0, looping forever.
+    #[must_use]
+    pub fn tree(tree: BlendTreeId, params: [f32; 4]) -> Self {
+        Self {
+            tree: Some(tree),
+            params,
+            ..Self::new(ClipId(0))
+        }
+    }
+}
+
+/// The shape of a cross-fade's weight over time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Curve {
+    /// β = u.
+    #[default]
+    Linear,
+    /// β = u²(3 − 2u): starts and ends gently.
+    Smooth,
+}
+
+/// A cross-fade from what an instance shows to a new state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transition {
+    /// Length in seconds (0 cuts).
+    pub duration: f32,
+    /// Weight curve.
+    pub curve: Curve,
+    /// Stop the source's clock when the transition starts (a *frozen* transition) instead of
+    /// letting both clocks run (a *smooth* one).
+    pub frozen: bool,
+}
+
+impl Transition {
+    /// A linear cross-fade of `duration` seconds with both clocks running.
+    #[must_use]
+    pub fn linear(duration: f32) -> Self {
+        Self {
+            duration,
+            curve: Curve::Linear,
+            frozen: false,
+        }
+    }
+}
+
+/// CPU bookkeeping of an instance's transition, to know whether a new one interrupts it.
+#[derive(Clone, Copy, Debug, Default)]
+struct TransitionTrack {
+    started_at: f64,
+    duration: f32,
 }
 
 /// Capacity of an [`Animator`]; its buffers are allocated once.
@@ -93,19 +156,33 @@ const CLOCKS: u32 = 9;
 const LOCAL: u32 = 10;
 const MODEL: u32 = 11;
 const PALETTE: u32 = 12;
+const BLEND_LISTS: u32 = 13;
+const BLEND_NODES: u32 = 14;
+const BLEND_CHILDREN: u32 = 15;
+const BLEND_TRIANGLES: u32 = 16;
 
 fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
     use Kind::*;
     match stage {
-        Stage::Clock => &[(FRAME, Uniform), (CLIPS, Read), (INSTANCES, Read), (CLOCKS, ReadWrite)],
+        Stage::Clock => &[
+            (FRAME, Uniform),
+            (CLIPS, Read),
+            (INSTANCES, Read),
+            (CLOCKS, ReadWrite),
+            (BLEND_LISTS, ReadWrite),
+            (BLEND_NODES, Read),
+            (BLEND_CHILDREN, Read),
+            (BLEND_TRIANGLES, Read),
+        ],
         Stage::Sample => &[
             (FRAME, Uniform),
             (CLIPS, Read),
             (TRACKS, Read),
             (TIMES, Read),
             (VALUES, Read),
+            (SKELETONS, Read),
             (INSTANCES, Read),
-            (CLOCKS, ReadWrite),
+            (BLEND_LISTS, ReadWrite),
             (LOCAL, ReadWrite),
         ],
         Stage::LocalToModel => &[
@@ -145,12 +222,15 @@ pub struct Animator {
     max_joints: u32,
     max_workgroups: u32,
     instances: Vec<GpuInstance>,
+    transitions: Vec<TransitionTrack>,
+    seconds: f64,
     dirty: Option<(usize, usize)>,
     clock_writes: Vec<(usize, GpuClock)>,
     joints_used: u32,
     frame_buffer: wgpu::Buffer,
     instance_buffer: wgpu::Buffer,
     clock_buffer: wgpu::Buffer,
+    blend_list_buffer: wgpu::Buffer,
     local_buffer: wgpu::Buffer,
     model_buffer: wgpu::Buffer,
     palette_buffer: wgpu::Buffer,
@@ -158,9 +238,9 @@ pub struct Animator {
 }
 
 fn storage_init(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
-    // A binding may not be empty: keep at least 16 bytes.
+    // A binding may not be empty and must hold one element of its type: keep at least 64 bytes.
     let mut data = bytes.to_vec();
-    data.resize(data.len().max(16).next_multiple_of(4), 0);
+    data.resize(data.len().max(64).next_multiple_of(4), 0);
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some(label),
         contents: &data,
@@ -209,7 +289,7 @@ impl Animator {
                 Ok(())
             }
         };
-        check("the pose buffers", u64::from(max_joints) * 48)?;
+        check("the pose buffers", u64::from(max_joints) * 48 * 2)?;
         check(
             "the instance buffer",
             u64::from(desc.max_instances) * size_of::<GpuInstance>() as u64,
@@ -247,10 +327,31 @@ impl Animator {
             "wgpu-anim clocks",
             u64::from(desc.max_instances) * size_of::<GpuClock>() as u64,
         );
+        let blend_list_buffer = storage(
+            device,
+            "wgpu-anim blend lists",
+            u64::from(desc.max_instances) * size_of::<BlendList>() as u64,
+        );
+        let blend_nodes = storage_init(
+            device,
+            "wgpu-anim blend nodes",
+            bytemuck::cast_slice(&library.blend.nodes),
+        );
+        let blend_children = storage_init(
+            device,
+            "wgpu-anim blend children",
+            bytemuck::cast_slice(&library.blend.children),
+        );
+        let blend_triangles = storage_init(
+            device,
+            "wgpu-anim blend triangles",
+            bytemuck::cast_slice(&library.blend.triangles),
+        );
+        // Current local poses, then one snapshot per joint (the source of interrupted transitions).
         let local_buffer = storage(
             device,
             "wgpu-anim local poses",
-            u64::from(max_joints) * size_of::<LocalPose>() as u64,
+            2 * u64::from(max_joints) * size_of::<LocalPose>() as u64,
         );
         let model_buffer = storage(
             device,
@@ -280,6 +381,10 @@ impl Animator {
                 CLOCKS => &clock_buffer,
                 LOCAL => &local_buffer,
                 MODEL => &model_buffer,
+                BLEND_LISTS => &blend_list_buffer,
+                BLEND_NODES => &blend_nodes,
+                BLEND_CHILDREN => &blend_children,
+                BLEND_TRIANGLES => &blend_triangles,
                 _ => &palette_buffer,
             }
         };
@@ -354,12 +459,15 @@ impl Animator {
             max_joints,
             max_workgroups: limits.max_compute_workgroups_per_dimension,
             instances: Vec::new(),
+            transitions: Vec::new(),
+            seconds: 0.0,
             dirty: None,
             clock_writes: Vec::new(),
             joints_used: 0,
             frame_buffer,
             instance_buffer,
             clock_buffer,
+            blend_list_buffer,
             local_buffer,
             model_buffer,
             palette_buffer,
@@ -367,8 +475,24 @@ impl Animator {
         })
     }
 
-    fn to_gpu(&self, index: usize, desc: &InstanceDesc, joint_offset: u32) -> Result<(GpuInstance, GpuClock)> {
+    /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes).
+    fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
         let err = |what: String| Error::Instance { instance: index, what };
+        if let Some(tree) = desc.tree {
+            let t = self.library.blend.trees.get(tree.0 as usize).ok_or_else(|| {
+                err(format!(
+                    "blend tree {} does not exist (the library has {})",
+                    tree.0,
+                    self.library.blend.trees.len()
+                ))
+            })?;
+            let joints = self
+                .library
+                .gpu_skeletons
+                .get(t.skeleton as usize)
+                .map_or(0, |s| s.joint_count);
+            return Ok((0, t.skeleton, joints, t.node_offset, t.node_count));
+        }
         let clip = self.library.clips.get(desc.clip.0 as usize).ok_or_else(|| {
             err(format!(
                 "clip {} does not exist (the library has {})",
@@ -376,43 +500,62 @@ impl Animator {
                 self.library.clips.len()
             ))
         })?;
+        Ok((desc.clip.0, clip.skeleton, clip.joint_count, 0, 0))
+    }
+
+    fn to_gpu(&self, index: usize, desc: &InstanceDesc, joint_offset: u32) -> Result<(GpuInstance, GpuClock)> {
+        let err = |what: String| Error::Instance { instance: index, what };
+        let (clip, skeleton, joint_count, tree_offset, tree_nodes) = self.target(index, desc)?;
         if !desc.time.is_finite() || !desc.rate.is_finite() {
             return Err(err(format!("time {} and rate {} must be finite", desc.time, desc.rate)));
         }
+        check_params(index, &desc.params)?;
         let w = &desc.world;
         if !w.is_finite() || w.row(3) != glam::Vec4::W {
             return Err(err("world matrix must be finite and affine (last row 0 0 0 1)".into()));
         }
         let (loop_mode, loop_count) = match desc.loop_mode {
             LoopMode::Once => (LOOP_ONCE, 1),
-            LoopMode::Repeat(0) => {
-                return Err(err("LoopMode::Repeat needs at least one loop".into()));
-            }
+            LoopMode::Repeat(0) => return Err(err("LoopMode::Repeat needs at least one loop".into())),
             LoopMode::Repeat(n) => (LOOP_REPEAT, n),
             LoopMode::Forever => (LOOP_FOREVER, 0),
         };
         let inst = GpuInstance {
             world: Affine::from_mat4(w),
-            clip: desc.clip.0,
-            skeleton: clip.skeleton,
+            clip,
+            skeleton,
             joint_offset,
-            joint_count: clip.joint_count,
+            joint_count,
             rate: desc.rate,
             loop_mode,
             loop_count,
             tint: u32::from_le_bytes(desc.tint),
+            params: Vec4::from(desc.params),
+            tree_offset,
+            tree_nodes,
+            seq: 0,
+            start_time: desc.time,
+            source_clip: 0,
+            source_tree_offset: 0,
+            source_tree_nodes: 0,
+            transition: source_kind::NONE,
+            source_rate: 0.0,
+            source_loop_mode: LOOP_ONCE,
+            source_loop_count: 1,
+            transition_duration: 0.0,
         };
-        // The clock is applied by the first `clock` pass with dt = 0 semantics: store the time and
-        // let the pass wrap or clamp it.
-        let clock = crate::cpu::advance_clock(
-            &inst,
-            &GpuClock {
-                time: desc.time,
-                ..Default::default()
-            },
-            clip.duration,
-            0.0,
-        );
+        let duration = if tree_nodes == 0 {
+            self.library.clips[clip as usize].duration
+        } else {
+            1.0
+        };
+        let ct = crate::cpu::advance_clip_time(desc.time, 0.0, loop_mode, loop_count, duration, 0.0);
+        let clock = GpuClock {
+            time: ct.time,
+            sample_time: ct.sample_time,
+            phase: ct.phase,
+            ..Default::default()
+        };
         Ok((inst, clock))
     }
 
@@ -448,30 +591,121 @@ impl Animator {
         }
         self.joints_used += inst.joint_count;
         self.instances.push(inst);
+        self.transitions.push(TransitionTrack::default());
         self.clock_writes.push((index, clock));
         self.mark_dirty(index);
         Ok(index)
     }
 
-    /// Replaces what instance `index` plays (its clip must animate the same skeleton, so its
-    /// place in the pose buffers stays), restarting its clock at `desc.time`.
+    /// Replaces everything about instance `index` (its skeleton must stay the same, so its place
+    /// in the pose buffers stays); what it plays restarts at `desc.time` with no transition.
     pub fn set_instance(&mut self, index: usize, desc: &InstanceDesc) -> Result<()> {
         let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,
             what: format!("does not exist ({} instances)", self.instances.len()),
         })?;
-        let (inst, clock) = self.to_gpu(index, desc, old.joint_offset)?;
+        let (mut inst, _) = self.to_gpu(index, desc, old.joint_offset)?;
         if inst.skeleton != old.skeleton {
             return Err(Error::Instance {
                 instance: index,
                 what: format!(
-                    "clip {} animates skeleton {}, but the instance has skeleton {}",
-                    desc.clip.0, inst.skeleton, old.skeleton
+                    "the new state animates skeleton {}, but the instance has skeleton {}",
+                    inst.skeleton, old.skeleton
                 ),
             });
         }
+        inst.seq = old.seq.wrapping_add(1);
         self.instances[index] = inst;
-        self.clock_writes.push((index, clock));
+        self.transitions[index] = TransitionTrack::default();
+        self.mark_dirty(index);
+        Ok(())
+    }
+
+    /// Starts playing `desc`'s clip or blend tree (with its rate, loop mode and, for a tree, its
+    /// parameters) from `desc.time`, cross-fading from what the instance shows over `transition`
+    /// (or cutting with `None`). A transition that starts while another runs blends from the pose
+    /// shown at that moment, so nothing pops. World, tint and the skeleton are kept.
+    pub fn play(&mut self, index: usize, desc: &InstanceDesc, transition: Option<Transition>) -> Result<()> {
+        let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
+            instance: index,
+            what: format!("does not exist ({} instances)", self.instances.len()),
+        })?;
+        let (new, _) = self.to_gpu(index, desc, old.joint_offset)?;
+        if new.skeleton != old.skeleton {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!(
+                    "the new state animates skeleton {}, but the instance has skeleton {}",
+                    new.skeleton, old.skeleton
+                ),
+            });
+        }
+        if let Some(t) = transition {
+            if !t.duration.is_finite() || t.duration < 0.0 {
+                return Err(Error::Instance {
+                    instance: index,
+                    what: format!("transition duration {} must be finite and not negative", t.duration),
+                });
+            }
+        }
+        let mut inst = old;
+        inst.clip = new.clip;
+        inst.tree_offset = new.tree_offset;
+        inst.tree_nodes = new.tree_nodes;
+        inst.params = new.params;
+        inst.rate = new.rate;
+        inst.loop_mode = new.loop_mode;
+        inst.loop_count = new.loop_count;
+        inst.start_time = new.start_time;
+        inst.seq = old.seq.wrapping_add(1);
+        let track = self.transitions[index];
+        let running =
+            (old.transition & 15) != source_kind::NONE && self.seconds - track.started_at < f64::from(track.duration);
+        match transition {
+            Some(t) if t.duration > 0.0 => {
+                let kind = if running {
+                    source_kind::SNAPSHOT
+                } else if old.tree_nodes > 0 {
+                    source_kind::TREE
+                } else {
+                    source_kind::CLIP
+                };
+                inst.source_clip = old.clip;
+                inst.source_tree_offset = old.tree_offset;
+                inst.source_tree_nodes = old.tree_nodes;
+                inst.source_rate = old.rate;
+                inst.source_loop_mode = old.loop_mode;
+                inst.source_loop_count = old.loop_count;
+                inst.transition_duration = t.duration;
+                inst.transition = kind
+                    | if t.curve == Curve::Smooth { TRANSITION_SMOOTH } else { 0 }
+                    | if t.frozen { TRANSITION_FROZEN } else { 0 };
+                self.transitions[index] = TransitionTrack {
+                    started_at: self.seconds,
+                    duration: t.duration,
+                };
+            }
+            _ => {
+                inst.transition = source_kind::NONE;
+                inst.transition_duration = 0.0;
+                self.transitions[index] = TransitionTrack::default();
+            }
+        }
+        self.instances[index] = inst;
+        self.mark_dirty(index);
+        Ok(())
+    }
+
+    /// Sets instance `index`'s blend parameters (used by blend trees, target and source).
+    pub fn set_parameters(&mut self, index: usize, params: [f32; 4]) -> Result<()> {
+        if index >= self.instances.len() {
+            return Err(Error::Instance {
+                instance: index,
+                what: "does not exist".into(),
+            });
+        }
+        check_params(index, &params)?;
+        self.instances[index].params = Vec4::from(params);
         self.mark_dirty(index);
         Ok(())
     }
@@ -507,7 +741,7 @@ impl Animator {
         Ok(())
     }
 
-    /// Seeks instance `index` to local time `time`.
+    /// Seeks instance `index` to local time `time` (a phase for a blend tree); ends any transition.
     pub fn set_time(&mut self, index: usize, time: f32) -> Result<()> {
         let inst = *self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,
@@ -519,17 +753,27 @@ impl Animator {
                 what: format!("time {time} is not finite"),
             });
         }
-        let duration = self.library.clips[inst.clip as usize].duration;
-        let clock = crate::cpu::advance_clock(
-            &inst,
-            &GpuClock {
-                time,
+        let duration = if inst.tree_nodes == 0 {
+            self.library.clips[inst.clip as usize].duration
+        } else {
+            1.0
+        };
+        let ct = crate::cpu::advance_clip_time(time, 0.0, inst.loop_mode, inst.loop_count, duration, 0.0);
+        self.clock_writes.push((
+            index,
+            GpuClock {
+                time: ct.time,
+                sample_time: ct.sample_time,
+                phase: ct.phase,
+                seq: inst.seq,
                 ..Default::default()
             },
-            duration,
-            0.0,
-        );
-        self.clock_writes.push((index, clock));
+        ));
+        if inst.transition != source_kind::NONE {
+            self.instances[index].transition = source_kind::NONE;
+            self.transitions[index] = TransitionTrack::default();
+            self.mark_dirty(index);
+        }
         Ok(())
     }
 
@@ -538,6 +782,7 @@ impl Animator {
         if len < self.instances.len() {
             self.joints_used = self.instances[len].joint_offset;
             self.instances.truncate(len);
+            self.transitions.truncate(len);
             self.clock_writes.retain(|(i, _)| *i < len);
             self.dirty = self.dirty.and_then(|(a, b)| (a < len).then_some((a, b.min(len))));
         }
@@ -576,10 +821,13 @@ impl Animator {
     /// Uploads this frame's `dt` and whatever instance data changed since the last call. An
     /// ordinary frame, with no instance changed, writes 16 bytes.
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
+        let dt = if dt.is_finite() { dt } else { 0.0 };
+        self.seconds += f64::from(dt);
         let frame = GpuFrame {
-            dt: if dt.is_finite() { dt } else { 0.0 },
+            dt,
             instance_count: self.instances.len() as u32,
-            _pad: [0; 2],
+            snapshot_offset: self.max_joints,
+            _pad: 0,
         };
         queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&frame));
         if let Some((a, b)) = self.dirty.take() {
@@ -664,7 +912,17 @@ impl Animator {
     pub fn clock_buffer(&self) -> &wgpu::Buffer {
         &self.clock_buffer
     }
-    /// Local poses (`LocalPose` per joint), written by `sample`.
+    /// Blend lists (`BlendList` per instance), written by `clock`, read by `sample`.
+    #[must_use]
+    pub fn blend_list_buffer(&self) -> &wgpu::Buffer {
+        &self.blend_list_buffer
+    }
+    /// Joint capacity: the local pose buffer holds this many current poses, then as many snapshots.
+    #[must_use]
+    pub fn max_joints(&self) -> u32 {
+        self.max_joints
+    }
+    /// Local poses (`LocalPose` per joint), written by `sample`; snapshots from `max_joints()` on.
     #[must_use]
     pub fn local_buffer(&self) -> &wgpu::Buffer {
         &self.local_buffer
@@ -688,6 +946,38 @@ impl Animator {
             },
         ))
     }
+}
+
+/// Blend lists of all instances as the `clock` stage last wrote them (waits for the GPU).
+impl Animator {
+    /// Reads back the blend lists.
+    pub fn read_blend_lists(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<BlendList>> {
+        read_buffer(device, queue, &self.blend_list_buffer, 0, self.instances.len() as u64)
+    }
+
+    /// Reads back the snapshot poses (`LocalPose` per joint, same offsets as the current poses).
+    pub fn read_snapshots(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<LocalPose>> {
+        read_buffer(
+            device,
+            queue,
+            &self.local_buffer,
+            u64::from(self.max_joints),
+            u64::from(self.joints_used),
+        )
+    }
+}
+
+fn check_params(index: usize, params: &[f32; 4]) -> Result<()> {
+    if let Some(k) = params.iter().position(|p| !p.is_finite()) {
+        return Err(Error::Instance {
+            instance: index,
+            what: format!(
+                "blend parameter {k} is {} (parameters must be finite; at most {MAX_BLEND_PARAMETERS})",
+                params[k]
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Evaluates clips at given times on the GPU and reads back local poses, model matrices and

@@ -1,4 +1,4 @@
-//! `wgpu-anim`: inspect and sample glTF animation files.
+//! `wgpu-anim`: inspect, sample and render glTF animation files.
 
 use glam::{DMat4, DVec3, Mat4, Vec2, Vec3};
 use serde_json::{Value, json};

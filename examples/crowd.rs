@@ -1,8 +1,10 @@
 //! The crowd demo: built-in mannequins idling, walking and running across a field, every one
-//! animated on the GPU with its own clip, phase and rate.
+//! animated on the GPU with its own clip, phase and rate — or, with `--model PATH`, a crowd of a
+//! character imported from a glTF file playing its clips in place (for example
+//! `--model assets/Fox/Fox.gltf`: foxes surveying, walking and running).
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--count N] [--frames N --screenshot PATH] [--headless]
+//! cargo run --release --example crowd -- [--model PATH] [--count N] [--frames N --screenshot PATH] [--headless]
 //! ```
 //!
 //! Mouse: drag to orbit, wheel to zoom. Keys: Space pauses, +/- change the time scale,
@@ -17,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget, PassTimer};
-use wgpu_anim::scene::{Crowd, CrowdDesc};
+use wgpu_anim::scene::{Character, Crowd, CrowdDesc};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, EventLoop};
@@ -27,6 +29,7 @@ use winit::window::{Window, WindowId};
 const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 
 struct Args {
+    model: Option<PathBuf>,
     count: Option<u32>,
     frames: Option<u32>,
     screenshot: Option<PathBuf>,
@@ -35,6 +38,7 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut a = Args {
+        model: None,
         count: None,
         frames: None,
         screenshot: None,
@@ -44,12 +48,16 @@ fn parse() -> Result<Args, String> {
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
+            "--model" => a.model = Some(PathBuf::from(value()?)),
             "--count" => a.count = Some(value()?.parse().map_err(|e| format!("--count: {e}"))?),
             "--frames" => a.frames = Some(value()?.parse().map_err(|e| format!("--frames: {e}"))?),
             "--screenshot" => a.screenshot = Some(PathBuf::from(value()?)),
             "--headless" => a.headless = true,
             "-h" | "--help" => {
-                println!("usage: crowd [--count N] [--frames N --screenshot PATH] [--headless]");
+                println!(
+                    "usage: crowd [--model PATH] [--count N] [--frames N --screenshot PATH] [--headless]\n\
+                     --model PATH   a crowd of the character of a glTF file (default: the built-in mannequin)"
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other} (try --help)")),
@@ -77,22 +85,39 @@ fn character_count(args: &Args, adapter: &wgpu::AdapterInfo) -> u32 {
     }
 }
 
+/// The character of `--model`, or the mannequin.
+fn character(args: &Args) -> Result<Character, wgpu_anim::Error> {
+    match &args.model {
+        Some(path) => Character::from_gltf(path),
+        None => Ok(Character::mannequin()),
+    }
+}
+
 /// An orbit camera around the crowd's centre.
 struct Orbit {
     yaw: f32,
     pitch: f32,
     distance: f32,
     home: (f32, f32, f32),
+    /// Height of the point looked at.
+    target_y: f32,
+    /// Closest zoom.
+    min_distance: f32,
 }
 
 impl Orbit {
-    fn new(extent: f32) -> Self {
-        let home = (0.6, 0.45, extent * 2.0 + 6.0);
+    /// A camera over a crowd of half side `extent`; distances and heights scale with the
+    /// character's size.
+    fn new(crowd: &Crowd) -> Self {
+        let (f, h) = (crowd.character.relative_footprint, crowd.character.relative_height);
+        let home = (0.6, 0.45, crowd.half_extent() * 2.0 + 6.0 * f);
         Self {
             yaw: home.0,
             pitch: home.1,
             distance: home.2,
             home,
+            target_y: 0.8 * h,
+            min_distance: 2.0 * f,
         }
     }
     fn camera(&self, aspect: f32) -> Camera {
@@ -101,7 +126,7 @@ impl Orbit {
             self.pitch.sin(),
             self.yaw.cos() * self.pitch.cos(),
         );
-        let target = glam::Vec3::new(0.0, 0.8, 0.0);
+        let target = glam::Vec3::new(0.0, self.target_y, 0.0);
         Camera::look_at(
             target + dir * self.distance,
             target,
@@ -185,7 +210,7 @@ impl App {
         surface.configure(&device, &config);
         let args = self.args.as_ref().ok_or("no arguments")?;
         let count = character_count(args, &adapter.get_info());
-        let crowd = Crowd::new(
+        let crowd = Crowd::with_character(
             &device,
             config.format,
             Some(DEPTH),
@@ -194,10 +219,11 @@ impl App {
                 count,
                 ..Default::default()
             },
+            character(args)?,
         )?;
         let timer = PassTimer::new(&device, &queue, crowd.animator.dispatches_per_frame());
         let depth = depth_view(&device, config.width, config.height);
-        let orbit = Orbit::new(crowd.half_extent());
+        let orbit = Orbit::new(&crowd);
         self.time_scale = 1.0;
         self.gpu = Some(Gpu {
             window,
@@ -295,9 +321,10 @@ impl App {
             }
             let gpu = self.gpu_ms.map_or("n/a".to_string(), |ms| format!("{ms:.2} ms"));
             g.window.set_title(&format!(
-                "wgpu-anim crowd — {:.1} ms/frame — {} characters — animation GPU {gpu} — x{:.2}{}",
+                "wgpu-anim crowd — {:.1} ms/frame — {} characters ({}) — animation GPU {gpu} — x{:.2}{}",
                 self.frame_ms,
                 g.crowd.count(),
+                g.crowd.character.name,
                 self.time_scale,
                 if self.paused { " (paused)" } else { "" }
             ));
@@ -338,7 +365,7 @@ impl App {
                 // Characters removed earlier come back by rebuilding at the larger count.
                 let n = (g.crowd.count() * 11 / 10 + 1).min(g.full_count.max(1));
                 if n > g.crowd.count() {
-                    match Crowd::new(
+                    match Crowd::with_character(
                         &g.device,
                         g.config.format,
                         Some(DEPTH),
@@ -347,6 +374,7 @@ impl App {
                             count: n as u32,
                             ..Default::default()
                         },
+                        g.crowd.character.clone(),
                     ) {
                         Ok(c) => g.crowd = c,
                         Err(e) => eprintln!("{e}"),
@@ -382,8 +410,13 @@ fn screenshot(
     let renderer = wgpu_anim::SkinnedRenderer::new(
         device,
         &crowd.animator,
-        &crowd.mannequin.mesh,
-        crowd.mannequin.skeleton.joint_count(),
+        &crowd.character.mesh,
+        crowd
+            .character
+            .library
+            .skeletons
+            .get(crowd.character.skeleton.0 as usize)
+            .map_or(0, |s| s.joint_count()),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -451,7 +484,7 @@ impl ApplicationHandler for App {
                         MouseScrollDelta::LineDelta(_, y) => y,
                         MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
                     };
-                    g.orbit.distance = (g.orbit.distance * 0.9f32.powf(lines)).clamp(2.0, 2000.0);
+                    g.orbit.distance = (g.orbit.distance * 0.9f32.powf(lines)).clamp(g.orbit.min_distance, 2000.0);
                 }
             }
             _ => {}
@@ -470,7 +503,7 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = wgpu_anim::gpu::headless_device()?;
     let (width, height) = (1280, 720);
     let count = args.count.unwrap_or(1_000);
-    let mut crowd = Crowd::new(
+    let mut crowd = Crowd::with_character(
         &device,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
@@ -479,8 +512,9 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             count,
             ..Default::default()
         },
+        character(args)?,
     )?;
-    let orbit = Orbit::new(crowd.half_extent());
+    let orbit = Orbit::new(&crowd);
     let frames = args.frames.unwrap_or(120);
     let started = Instant::now();
     for _ in 0..frames {
@@ -491,7 +525,8 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     device.poll(wgpu::PollType::wait_indefinitely())?;
     println!(
-        "{count} characters, {frames} animation frames in {:.1} ms",
+        "{count} characters ({}), {frames} animation frames in {:.1} ms",
+        crowd.character.name,
         started.elapsed().as_secs_f64() * 1e3
     );
     if let Some(path) = &args.screenshot {

@@ -1,16 +1,18 @@
-//! Renders the built-in crowd to a PNG without a window.
+//! Renders the built-in crowd — or a crowd of the character of a glTF file — to a PNG without a
+//! window.
 //!
 //! ```text
-//! cargo run --release --example headless -- [--count N] [--time SECONDS] [--size WxH] [--out PATH]
+//! cargo run --release --example headless -- [--model PATH] [--count N] [--time SECONDS] [--size WxH] [--out PATH]
 //! ```
-//! Defaults: 400 characters, 2.0 s into the animation, 1280x720, `crowd.png`.
+//! Defaults: the mannequin, 400 characters, 2.0 s into the animation, 1280x720, `crowd.png`.
 
 use std::path::PathBuf;
 use wgpu_anim::gpu::{OffscreenTarget, headless_device};
 use wgpu_anim::image::save_png;
-use wgpu_anim::scene::{Crowd, CrowdDesc};
+use wgpu_anim::scene::{Character, Crowd, CrowdDesc};
 
 struct Args {
+    model: Option<PathBuf>,
     count: u32,
     time: f32,
     width: u32,
@@ -20,6 +22,7 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut a = Args {
+        model: None,
         count: 400,
         time: 2.0,
         width: 1280,
@@ -30,6 +33,7 @@ fn parse() -> Result<Args, String> {
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
+            "--model" => a.model = Some(PathBuf::from(value()?)),
             "--count" => a.count = value()?.parse().map_err(|e| format!("--count: {e}"))?,
             "--time" => a.time = value()?.parse().map_err(|e| format!("--time: {e}"))?,
             "--size" => {
@@ -40,7 +44,7 @@ fn parse() -> Result<Args, String> {
             }
             "--out" => a.out = PathBuf::from(value()?),
             "-h" | "--help" => {
-                println!("usage: headless [--count N] [--time SECONDS] [--size WxH] [--out PATH]");
+                println!("usage: headless [--model PATH] [--count N] [--time SECONDS] [--size WxH] [--out PATH]");
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other} (try --help)")),
@@ -55,7 +59,11 @@ fn parse() -> Result<Args, String> {
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = headless_device()?;
     let target = OffscreenTarget::new(&device, args.width, args.height)?;
-    let mut crowd = Crowd::new(
+    let character = match &args.model {
+        Some(path) => Character::from_gltf(path)?,
+        None => Character::mannequin(),
+    };
+    let mut crowd = Crowd::with_character(
         &device,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
@@ -64,6 +72,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             count: args.count,
             ..Default::default()
         },
+        character,
     )?;
     crowd.set_camera(&queue, &crowd.overview_camera(args.width as f32 / args.height as f32));
     crowd.update(&queue, args.time);
@@ -77,8 +86,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let rgba = target.read_rgba(&device, &queue)?;
     save_png(&args.out, args.width, args.height, &rgba)?;
     println!(
-        "{} characters at t = {} s rendered to {} ({}x{})",
+        "{} characters ({}) at t = {} s rendered to {} ({}x{})",
         args.count,
+        crowd.character.name,
         args.time,
         args.out.display(),
         args.width,

@@ -15,7 +15,9 @@
 //!   [`reference`] is an f64 implementation used as the accuracy oracle.
 //! - [`mannequin`] builds the built-in humanoid, its mesh and its clips in code.
 //! - [`gltf_import`] reads glTF 2.0 files — skins, animations, skinned meshes — into these types;
-//!   the `wgpu-anim` command-line tool inspects them and samples their clips.
+//!   the `wgpu-anim` command-line tool inspects them, samples their clips and renders them.
+//! - [`scene`] is a ready-made crowd of one [`scene::Character`]: the mannequin, or the character
+//!   of a glTF file.
 
 pub mod blend;
 pub mod clip;

@@ -1,13 +1,225 @@
-//! A ready-made scene: a crowd of built-in mannequins on a ground plane, each playing its own clip
-//! at its own phase and rate, walkers and runners moving across the field at the speed their gait
-//! was authored for. The headless example, the crowd demo, the render test and the benchmarks
-//! share it; it is also a compact example of driving [`Animator`] and [`SkinnedRenderer`].
+//! A ready-made scene: a crowd of one [`Character`] on a ground plane, each member playing its own
+//! clip at its own phase and rate. The default character is the built-in mannequin, whose walkers
+//! and runners move across the field at the speed their gait was authored for; a character
+//! imported from glTF ([`Character::from_gltf`]) animates in place, since nothing in a file says
+//! how fast its clips travel. The headless example, the crowd demo, the render test and the
+//! benchmarks share it; it is also a compact example of driving [`Animator`] and
+//! [`SkinnedRenderer`].
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::gltf_import::{self, Imported};
 use crate::gpu::{Animator, AnimatorDesc, Camera, GroundRenderer, InstanceDesc, SkinnedRenderer};
-use crate::library::ClipId;
-use crate::mannequin::{self, Mannequin};
+use crate::library::{AnimationLibrary, ClipId, SkeletonId};
+use crate::mannequin;
+use crate::mesh::SkinnedMesh;
 use glam::{Mat4, Quat, Vec2, Vec3};
+use std::path::Path;
+
+/// The horizontal size, metres (mean of the two sides of its box), of a character that
+/// [`CrowdDesc::spacing`] is meant for: about the mannequin's. Larger characters are spaced
+/// proportionally wider.
+pub const REFERENCE_FOOTPRINT: f32 = 0.8;
+
+/// The height, metres, of a character the overview cameras are framed for (the mannequin's).
+pub const REFERENCE_HEIGHT: f32 = 1.8;
+
+/// What a crowd is made of: a skeleton with its clips in a library, the mesh drawn for it, which
+/// clips the crowd plays and how fast they travel, and how big the character is.
+#[derive(Clone, Debug)]
+pub struct Character {
+    /// A name for messages: `mannequin`, or the file's name.
+    pub name: String,
+    /// The library holding [`Character::skeleton`] and [`Character::clips`].
+    pub library: AnimationLibrary,
+    /// The skeleton every instance animates.
+    pub skeleton: SkeletonId,
+    /// The mesh drawn for every instance, validated against the skeleton. For an imported file,
+    /// every primitive bound to the skeleton merged into one mesh (rigid parts included).
+    pub mesh: SkinnedMesh,
+    /// The clips the crowd plays.
+    pub clips: Vec<ClipId>,
+    /// The name of each clip, in the same order.
+    pub clip_names: Vec<String>,
+    /// Cumulative share of the crowd per clip: a member plays the first clip whose entry exceeds
+    /// a uniform random number in `[0, 1)`; the last entry is 1.
+    pub clip_shares: Vec<f32>,
+    /// Per clip, the root velocity at which the feet do not slide, character space `(x, z)`,
+    /// metres per second in the world (after [`Character::scale`]); zero animates in place.
+    pub velocities: Vec<Vec2>,
+    /// Uniform scale from model units to world metres (1 for the mannequin; a power of ten for an
+    /// imported file, so that a model authored in centimetres stands a metre or so tall).
+    pub scale: f32,
+    /// The model-space point put on the ground at a crowd member's position: the centre of the
+    /// character's feet (the bottom of its box).
+    pub origin: Vec3,
+    /// The character's horizontal size (mean of the two sides of its box, metres) over
+    /// [`REFERENCE_FOOTPRINT`]: spacing scales by it. 1 for the mannequin.
+    pub relative_footprint: f32,
+    /// The character's height over [`REFERENCE_HEIGHT`]: camera heights scale by it. 1 for the
+    /// mannequin.
+    pub relative_height: f32,
+}
+
+impl Character {
+    /// The built-in mannequin with its six clips; a crowd of it is the default scene.
+    #[must_use]
+    pub fn mannequin() -> Self {
+        let m = mannequin::mannequin();
+        let (library, skeleton, clips) = mannequin::library();
+        let velocities = mannequin::CLIP_NAMES
+            .iter()
+            .map(|name| {
+                m.gaits
+                    .iter()
+                    .find(|g| g.clip == *name)
+                    .map_or(Vec2::ZERO, |g| g.velocity)
+            })
+            .collect();
+        Self {
+            name: "mannequin".into(),
+            library,
+            skeleton,
+            mesh: m.mesh,
+            clips,
+            clip_names: mannequin::CLIP_NAMES.iter().map(|s| (*s).to_string()).collect(),
+            // idle 25 %, walk 35 %, run 20 %, backward 6 %, strafes 7 % each.
+            clip_shares: vec![0.25, 0.60, 0.80, 0.86, 0.93, 1.0],
+            velocities,
+            scale: 1.0,
+            origin: Vec3::ZERO,
+            relative_footprint: 1.0,
+            relative_height: 1.0,
+        }
+    }
+
+    /// The character of a glTF file: its first skinned skeleton that has a mesh (or the rigid
+    /// node hierarchy of an unskinned file), every mesh bound to it and all of its clips, played
+    /// by equal shares of a crowd, in place.
+    pub fn from_gltf(path: &Path) -> Result<Self> {
+        let imported = gltf_import::load(path)?;
+        let skeleton = Self::skeleton_of(&imported)?;
+        Self::from_imported(&imported, skeleton)
+    }
+
+    /// The skeleton [`Character::from_gltf`] picks: the primary one (first skin, or the scene of an
+    /// unskinned file) when a mesh is bound to it, else the first skeleton that has a mesh.
+    pub fn skeleton_of(imported: &Imported) -> Result<usize> {
+        let has_mesh = |s: usize| imported.meshes.iter().any(|m| m.skeleton == s);
+        imported
+            .primary_skeleton()
+            .filter(|&s| has_mesh(s))
+            .or_else(|| (0..imported.skeletons.len()).find(|&s| has_mesh(s)))
+            .ok_or_else(|| Error::Asset {
+                file: imported.file.clone(),
+                what: "has no mesh to draw".into(),
+            })
+    }
+
+    /// The character made of skeleton `skeleton` of an imported file: its clips in file order,
+    /// every mesh bound to it merged into one, scaled and placed from the bounds of its pose at
+    /// the start of its first clip.
+    pub fn from_imported(imported: &Imported, skeleton: usize) -> Result<Self> {
+        let err = |what: String| Error::Asset {
+            file: imported.file.clone(),
+            what,
+        };
+        let s = imported
+            .skeletons
+            .get(skeleton)
+            .ok_or_else(|| err(format!("has no skeleton {skeleton}")))?;
+        if s.clips.is_empty() {
+            return Err(err(format!(
+                "skeleton '{}' has no animation to play",
+                s.skeleton.name()
+            )));
+        }
+        let lib = imported.build_library()?;
+        let mut mesh = SkinnedMesh {
+            name: Path::new(&imported.file)
+                .file_name()
+                .map_or_else(|| imported.file.clone(), |f| f.to_string_lossy().into_owned()),
+            ..Default::default()
+        };
+        for m in imported.meshes.iter().filter(|m| m.skeleton == skeleton) {
+            let base = u32::try_from(mesh.positions.len()).map_err(|_| err("too many vertices".into()))?;
+            let n = m.mesh.positions.len();
+            mesh.positions.extend_from_slice(&m.mesh.positions);
+            mesh.normals
+                .extend((0..n).map(|v| m.mesh.normals.get(v).copied().unwrap_or(Vec3::Y)));
+            mesh.uvs
+                .extend((0..n).map(|v| m.mesh.uvs.get(v).copied().unwrap_or(Vec2::ZERO)));
+            mesh.joints.extend_from_slice(&m.mesh.joints);
+            mesh.weights.extend_from_slice(&m.mesh.weights);
+            mesh.indices.extend(m.mesh.indices.iter().map(|i| i + base));
+        }
+        if mesh.positions.is_empty() {
+            return Err(err(format!("no mesh is bound to skeleton '{}'", s.skeleton.name())));
+        }
+        mesh.validate(s.skeleton.joint_count())
+            .map_err(|e| err(e.to_string()))?;
+        let n = s.clips.len();
+        let mut c = Self {
+            name: mesh.name.clone(),
+            library: lib.library,
+            skeleton: lib.skeletons[skeleton],
+            mesh,
+            clips: lib.clips[skeleton].clone(),
+            clip_names: s.clips.iter().map(|c| c.clip.name.clone()).collect(),
+            clip_shares: (1..=n)
+                .map(|k| if k == n { 1.0 } else { k as f32 / n as f32 })
+                .collect(),
+            velocities: vec![Vec2::ZERO; n],
+            scale: 1.0,
+            origin: Vec3::ZERO,
+            relative_footprint: 1.0,
+            relative_height: 1.0,
+        };
+        let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
+        let size = hi - lo;
+        let largest = size.max_element();
+        if largest.is_finite() && largest > 0.0 {
+            c.scale = 10f32.powf(-(largest / 2.0).log10().round());
+        }
+        c.origin = Vec3::new((lo.x + hi.x) * 0.5, lo.y, (lo.z + hi.z) * 0.5);
+        // The mean of the two horizontal sides: a long, narrow animal needs less room than its
+        // length, a wide one less than its width.
+        c.relative_footprint = ((size.x + size.z) * 0.5 * c.scale / REFERENCE_FOOTPRINT).clamp(0.25, 100.0);
+        c.relative_height = (size.y * c.scale / REFERENCE_HEIGHT).clamp(0.1, 100.0);
+        if !c.origin.is_finite() {
+            c.origin = Vec3::ZERO;
+        }
+        Ok(c)
+    }
+
+    /// Bounding box, model units, of the mesh skinned by `clip` at `time` seconds (clamped to the
+    /// clip), evaluated on the CPU mirror. The bind-pose box when `clip` is not in the library.
+    #[must_use]
+    pub fn posed_bounds(&self, clip: ClipId, time: f32) -> (Vec3, Vec3) {
+        if clip.0 as usize >= self.library.clips.len() || !time.is_finite() {
+            return self.mesh.bounds();
+        }
+        let pose = crate::cpu::pose_at(&self.library, clip, time);
+        crate::cpu::skin(&pose.palette, 0, &self.mesh.gpu_vertices())
+            .iter()
+            .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| {
+                let p = p.position.truncate();
+                (lo.min(p), hi.max(p))
+            })
+    }
+
+    /// `world_from_model` of a member standing at `position` on the ground (x, z), turned by
+    /// `heading` radians about +Y: [`Character::origin`] on the spot, scaled by
+    /// [`Character::scale`].
+    #[must_use]
+    pub fn world(&self, position: Vec2, heading: f32) -> Mat4 {
+        let m = Mat4::from_rotation_translation(Quat::from_rotation_y(heading), Vec3::new(position.x, 0.0, position.y));
+        if self.scale == 1.0 && self.origin == Vec3::ZERO {
+            m
+        } else {
+            m * Mat4::from_scale(Vec3::splat(self.scale)) * Mat4::from_translation(-self.origin)
+        }
+    }
+}
 
 /// How many characters and how they are laid out.
 #[derive(Clone, Copy, Debug)]
@@ -40,14 +252,12 @@ struct Agent {
     velocity: Vec2,
 }
 
-/// A crowd of mannequins with its animator and renderers.
+/// A crowd of one character with its animator and renderers.
 pub struct Crowd {
     /// The animator holding every character's state (one instance per character).
     pub animator: Animator,
-    /// The built-in character.
-    pub mannequin: Mannequin,
-    /// The mannequin's clips, in [`mannequin::CLIP_NAMES`] order.
-    pub clips: Vec<ClipId>,
+    /// The character every member of the crowd is an instance of.
+    pub character: Character,
     renderer: SkinnedRenderer,
     ground: GroundRenderer,
     agents: Vec<Agent>,
@@ -93,7 +303,8 @@ fn tint(r: &mut SplitMix) -> [u8; 4] {
 }
 
 impl Crowd {
-    /// Builds the crowd on `device`, drawing into `color_format` with optional depth and MSAA.
+    /// A crowd of built-in mannequins on `device`, drawing into `color_format` with optional
+    /// depth and MSAA.
     pub fn new(
         device: &wgpu::Device,
         color_format: wgpu::TextureFormat,
@@ -101,12 +312,43 @@ impl Crowd {
         sample_count: u32,
         desc: &CrowdDesc,
     ) -> Result<Self> {
-        let mannequin = mannequin::mannequin();
-        let (library, skeleton, clips) = mannequin::library();
-        let joints = library.skeletons[skeleton.0 as usize].joint_count();
+        Self::with_character(
+            device,
+            color_format,
+            depth_format,
+            sample_count,
+            desc,
+            Character::mannequin(),
+        )
+    }
+
+    /// A crowd of `character` on `device`, drawing into `color_format` with optional depth and
+    /// MSAA. The spacing is [`CrowdDesc::spacing`] × [`Character::relative_footprint`].
+    pub fn with_character(
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+        desc: &CrowdDesc,
+        character: Character,
+    ) -> Result<Self> {
+        let c = &character;
+        if c.clips.is_empty() || c.clip_shares.len() != c.clips.len() || c.velocities.len() != c.clips.len() {
+            return Err(Error::Limit {
+                what: format!(
+                    "character '{}' needs at least one clip, and one share and one velocity per clip",
+                    c.name
+                ),
+            });
+        }
+        let joints = c
+            .library
+            .skeletons
+            .get(c.skeleton.0 as usize)
+            .map_or(0, |s| s.joint_count());
         let mut animator = Animator::new(
             device,
-            &library,
+            &c.library,
             &AnimatorDesc {
                 max_instances: desc.count.max(1),
                 max_joints: None,
@@ -115,41 +357,33 @@ impl Crowd {
         let renderer = SkinnedRenderer::new(
             device,
             &animator,
-            &mannequin.mesh,
+            &c.mesh,
             joints,
             color_format,
             depth_format,
             sample_count,
         )?;
         let ground = GroundRenderer::new(device, color_format, depth_format, sample_count);
-        let gaits = mannequin::gaits();
+        let spacing = desc.spacing * c.relative_footprint;
         let side = (desc.count as f32).sqrt().ceil().max(1.0);
-        let half_extent = side * desc.spacing * 0.5;
+        let half_extent = side * spacing * 0.5;
         let mut r = SplitMix(desc.seed);
         let mut agents = Vec::with_capacity(desc.count as usize);
         for i in 0..desc.count {
             let (gx, gz) = ((i as f32 % side), (i as f32 / side).floor());
-            let jitter = Vec2::new(r.range(-0.25, 0.25), r.range(-0.25, 0.25)) * desc.spacing;
-            let position = Vec2::new(gx + 0.5 - side * 0.5, gz + 0.5 - side * 0.5) * desc.spacing + jitter;
-            // idle 25 %, walk 35 %, run 20 %, backward 6 %, strafes 7 % each.
+            let jitter = Vec2::new(r.range(-0.25, 0.25), r.range(-0.25, 0.25)) * spacing;
+            let position = Vec2::new(gx + 0.5 - side * 0.5, gz + 0.5 - side * 0.5) * spacing + jitter;
             let pick = r.unit();
-            let k = [0.25, 0.60, 0.80, 0.86, 0.93, 1.0]
-                .iter()
-                .position(|&c| pick < c)
-                .unwrap_or(0);
-            let clip = clips[k];
+            let k = c.clip_shares.iter().position(|&s| pick < s).unwrap_or(0);
+            let clip = c.clips[k];
             let rate = r.range(0.85, 1.15);
             let heading = r.range(-std::f32::consts::PI, std::f32::consts::PI);
-            let local_velocity = gaits
-                .iter()
-                .find(|g| g.clip == mannequin::CLIP_NAMES[k])
-                .map_or(Vec2::ZERO, |g| g.velocity)
-                * rate;
+            let local_velocity = c.velocities[k] * rate;
             let velocity = {
                 let v = Quat::from_rotation_y(heading) * Vec3::new(local_velocity.x, 0.0, local_velocity.y);
                 Vec2::new(v.x, v.z)
             };
-            let duration = library.clip_duration(clip).unwrap_or(1.0);
+            let duration = c.library.clip_duration(clip).unwrap_or(1.0);
             let agent = Agent {
                 position,
                 heading,
@@ -158,7 +392,7 @@ impl Crowd {
             animator.add_instance(&InstanceDesc {
                 time: r.unit() * duration,
                 rate,
-                world: agent.world(),
+                world: c.world(agent.position, agent.heading),
                 tint: tint(&mut r),
                 ..InstanceDesc::new(clip)
             })?;
@@ -166,8 +400,7 @@ impl Crowd {
         }
         Ok(Self {
             animator,
-            mannequin,
-            clips,
+            character,
             renderer,
             ground,
             agents,
@@ -206,7 +439,7 @@ impl Crowd {
                 a.position += a.velocity * dt;
                 a.position = (a.position + Vec2::splat(e)).rem_euclid(Vec2::splat(2.0 * e)) - Vec2::splat(e);
                 // A world matrix built here is always finite and affine.
-                let _ = self.animator.set_world(i, a.world());
+                let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
             }
         }
         self.animator.prepare(queue, dt);
@@ -229,21 +462,14 @@ impl Crowd {
         self.renderer.draw(pass, 0..self.agents.len() as u32);
     }
 
-    /// A camera that frames the whole crowd from above and to the side.
+    /// A camera that frames the whole crowd from above and to the side (distances scale with
+    /// the character's size).
     #[must_use]
     pub fn overview_camera(&self, aspect: f32) -> Camera {
-        let e = self.half_extent.max(2.0);
-        let target = Vec3::new(0.0, 0.6, 0.0);
-        let eye = Vec3::new(e * 0.9, e * 0.75 + 1.5, e * 1.6 + 3.0);
+        let (f, h) = (self.character.relative_footprint, self.character.relative_height);
+        let e = self.half_extent.max(2.0 * f);
+        let target = Vec3::new(0.0, 0.6 * h, 0.0);
+        let eye = Vec3::new(e * 0.9, e * 0.75 + 1.5 * h, e * 1.6 + 3.0 * f);
         Camera::look_at(eye, target, 40f32.to_radians(), aspect, 0.1, 2000.0)
-    }
-}
-
-impl Agent {
-    fn world(&self) -> Mat4 {
-        Mat4::from_rotation_translation(
-            Quat::from_rotation_y(self.heading),
-            Vec3::new(self.position.x, 0.0, self.position.y),
-        )
     }
 }

@@ -1,11 +1,13 @@
-//! `wgpu-anim`: inspect and sample glTF animation files.
+//! `wgpu-anim`: inspect, sample and render glTF animation files.
 
-use glam::{DMat4, DVec3};
+use glam::{DMat4, DVec3, Mat4, Vec2, Vec3};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wgpu_anim::gltf_import::{self, ChannelPath, GltfPose, Imported};
-use wgpu_anim::{Interpolation, reference};
+use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget};
+use wgpu_anim::scene::Character;
+use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, Interpolation, LoopMode, SkinnedRenderer, reference};
 
 const USAGE: &str = "\
 wgpu-anim — GPU skeletal animation for crowds of skinned characters
@@ -13,6 +15,7 @@ wgpu-anim — GPU skeletal animation for crowds of skinned characters
 USAGE:
     wgpu-anim inspect FILE
     wgpu-anim sample FILE --clip N --time T [--cpu | --reference] [--json]
+    wgpu-anim render FILE [--clip N] [--time T] [--count K] [--size WxH] [--no-ground] --out IMAGE.png
     wgpu-anim --help
 
 COMMANDS:
@@ -28,7 +31,14 @@ COMMANDS:
               --reference evaluate with the f64 reference implementation
               Without either flag the GPU evaluates the pose (any wgpu adapter; a software
               Vulkan driver such as lavapipe works).
-    render    (not yet available)
+    render    Draws clip N (default 0; index or name) at time T (default 0) to a PNG, without a
+              window: the model's meshes skinned on the GPU, standing on a ground plane, seen
+              from slightly above and in front (+Z), the camera framed on the posed model.
+              --count K   draw K instances (default 1) on a grid, their times spread over the
+                          clip so that they differ
+              --size WxH  image size in pixels (default 800x600)
+              --out IMAGE.png   where to write (required)
+              --no-ground leave out the ground plane
     bench     (not yet available)
 
 FILE is a .gltf (with its .bin files) or .glb file. Errors print one line and exit with status 1.
@@ -67,7 +77,8 @@ fn run(args: &[String]) -> Result<(), String> {
             inspect(Path::new(file))
         }
         "sample" => sample(rest),
-        "render" | "bench" => Err(format!("`{cmd}` is not yet available in this version of wgpu-anim")),
+        "render" => render(rest),
+        "bench" => Err(format!("`{cmd}` is not yet available in this version of wgpu-anim")),
         other => Err(format!("unknown command '{other}'; run `wgpu-anim --help` for usage")),
     }
 }
@@ -271,20 +282,8 @@ fn sample(args: &[String]) -> Result<(), String> {
     let a = parse_sample(args)?;
     let imp = load(&a.file)?;
     let file = a.file.display().to_string();
-    let animation = match a.clip.parse::<usize>() {
-        Ok(n) => n,
-        Err(_) => imp
-            .animations
-            .iter()
-            .position(|x| x.name == a.clip)
-            .ok_or_else(|| format!("{file}: no animation called '{}'", a.clip))?,
-    };
-    let info = imp.animations.get(animation).ok_or_else(|| {
-        format!(
-            "{file}: clip {animation} does not exist (the file has {} animations)",
-            imp.animations.len()
-        )
-    })?;
+    let animation = find_animation(&imp, &file, &a.clip)?;
+    let info = &imp.animations[animation];
     let s = imp
         .primary_skeleton()
         .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
@@ -317,6 +316,25 @@ fn sample(args: &[String]) -> Result<(), String> {
         print_summary(&file, animation, &info.name, t, a.path, &pose);
     }
     Ok(())
+}
+
+/// The animation `clip` names: an index in the file's animations, or a name.
+fn find_animation(imp: &Imported, file: &str, clip: &str) -> Result<usize, String> {
+    let animation = match clip.parse::<usize>() {
+        Ok(n) => n,
+        Err(_) => imp
+            .animations
+            .iter()
+            .position(|x| x.name == clip)
+            .ok_or_else(|| format!("{file}: no animation called '{clip}'"))?,
+    };
+    if animation >= imp.animations.len() {
+        return Err(format!(
+            "{file}: clip {animation} does not exist (the file has {} animations)",
+            imp.animations.len()
+        ));
+    }
+    Ok(animation)
 }
 
 /// A pose evaluated by the crate: model matrices and palette in skeleton joint order, and the
@@ -355,7 +373,6 @@ fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, Str
 
 /// The GPU: one animator instance, every stage read back, vertices through the `skin` shader.
 fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
-    use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
     let lib = imp.build_library().map_err(|e| e.to_string())?;
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let mut animator = Animator::new(
@@ -475,4 +492,242 @@ fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: E
             hi.z
         );
     }
+}
+
+struct RenderArgs {
+    file: PathBuf,
+    clip: String,
+    time: f32,
+    count: u32,
+    width: u32,
+    height: u32,
+    out: PathBuf,
+    ground: bool,
+}
+
+/// Most instances `render --count` draws.
+const MAX_RENDER_COUNT: u32 = 10_000;
+
+fn parse_render(args: &[String]) -> Result<RenderArgs, String> {
+    let usage =
+        "usage: wgpu-anim render FILE [--clip N] [--time T] [--count K] [--size WxH] [--no-ground] --out IMAGE.png";
+    let mut a = RenderArgs {
+        file: PathBuf::new(),
+        clip: "0".into(),
+        time: 0.0,
+        count: 1,
+        width: 800,
+        height: 600,
+        out: PathBuf::new(),
+        ground: true,
+    };
+    let (mut file, mut out) = (None, None);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || {
+            it.next()
+                .map(String::as_str)
+                .ok_or_else(|| format!("{flag} needs a value; {usage}"))
+        };
+        match flag.as_str() {
+            "--clip" => a.clip = value()?.to_string(),
+            "--time" => {
+                let v = value()?;
+                let t: f32 = v.parse().map_err(|_| format!("--time: '{v}' is not a number"))?;
+                if !t.is_finite() {
+                    return Err(format!("--time: '{v}' is not finite"));
+                }
+                a.time = t;
+            }
+            "--count" => {
+                let v = value()?;
+                a.count = v
+                    .parse()
+                    .ok()
+                    .filter(|k| (1..=MAX_RENDER_COUNT).contains(k))
+                    .ok_or_else(|| format!("--count: '{v}' is not a whole number from 1 to {MAX_RENDER_COUNT}"))?;
+            }
+            "--size" => {
+                let v = value()?;
+                let size = v
+                    .split_once(['x', 'X'])
+                    .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+                    .filter(|&(w, h)| (1..=16384).contains(&w) && (1..=16384).contains(&h));
+                (a.width, a.height) =
+                    size.ok_or_else(|| format!("--size: '{v}' is not WxH with sides from 1 to 16384 pixels"))?;
+            }
+            "--out" => out = Some(PathBuf::from(value()?)),
+            "--no-ground" => a.ground = false,
+            s if s.starts_with('-') => return Err(format!("unknown option '{s}'; {usage}")),
+            s => {
+                if file.replace(PathBuf::from(s)).is_some() {
+                    return Err(format!("more than one FILE given; {usage}"));
+                }
+            }
+        }
+    }
+    a.file = file.ok_or_else(|| format!("no FILE given; {usage}"))?;
+    a.out = out.ok_or_else(|| format!("--out IMAGE.png is required; {usage}"))?;
+    Ok(a)
+}
+
+/// A perspective camera slightly above and in front (+Z) of the box `lo..hi`, turned a little to
+/// the side, at the distance where every corner of the box is inside the picture with a margin.
+fn frame_box(lo: Vec3, hi: Vec3, aspect: f32) -> Camera {
+    let fov_y = 35f32.to_radians();
+    let margin = 1.12;
+    let centre = (lo + hi) * 0.5;
+    let to_eye = Vec3::new(0.45, 0.38, 1.0).normalize();
+    let right = Vec3::Y.cross(to_eye).normalize();
+    let up = to_eye.cross(right);
+    let (ty, tx) = ((fov_y * 0.5).tan() / margin, (fov_y * 0.5).tan() * aspect / margin);
+    let radius = ((hi - lo) * 0.5).length();
+    let mut distance: f32 = 0.0;
+    for k in 0..8 {
+        let corner = Vec3::new(
+            if k & 1 == 0 { lo.x } else { hi.x },
+            if k & 2 == 0 { lo.y } else { hi.y },
+            if k & 4 == 0 { lo.z } else { hi.z },
+        ) - centre;
+        let (x, y, z) = (corner.dot(right), corner.dot(up), corner.dot(to_eye));
+        distance = distance.max(z + x.abs() / tx).max(z + y.abs() / ty);
+    }
+    let distance = if distance.is_finite() && distance > 0.0 {
+        distance.max(radius * 1.01)
+    } else {
+        1.0
+    };
+    let near = (distance - radius).max(distance * 0.01) * 0.5;
+    let far = (distance + radius) * 4.0 + 100.0;
+    Camera::look_at(centre + to_eye * distance, centre, fov_y, aspect, near, far)
+}
+
+fn render(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let a = parse_render(args)?;
+    let imp = load(&a.file)?;
+    let file = a.file.display().to_string();
+    let animation = find_animation(&imp, &file, &a.clip)?;
+    let s = Character::skeleton_of(&imp).map_err(|e| e.to_string())?;
+    let c = imp.skeletons[s]
+        .clip_of_animation(animation)
+        .ok_or_else(|| format!("{file}: animation {animation} does not animate the skeleton that has the mesh"))?;
+    let character = Character::from_imported(&imp, s).map_err(|e| e.to_string())?;
+    let clip = character.clips[c];
+    let duration = character.library.clip_duration(clip).unwrap_or(0.0);
+
+    // Instances on a grid facing +Z, times spread over the clip; the posed box of each from the
+    // CPU mirror, in the world.
+    let (lo, hi) = character.posed_bounds(clip, a.time);
+    let size = (hi - lo) * character.scale;
+    let gap = size.max_element() * 0.15;
+    let (sx, sz) = (size.x + gap, size.z + gap);
+    let side = (a.count as f32).sqrt().ceil() as u32;
+    let rows = a.count.div_ceil(side);
+    let mut instances = Vec::with_capacity(a.count as usize);
+    let (mut wlo, mut whi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+    for i in 0..a.count {
+        let (col, row) = (i % side, i / side);
+        let position = Vec2::new(
+            (col as f32 - (side - 1) as f32 * 0.5) * sx,
+            (row as f32 - (rows - 1) as f32 * 0.5) * sz,
+        );
+        let time = if i == 0 || duration <= 0.0 {
+            a.time
+        } else {
+            (a.time + duration * i as f32 / a.count as f32).rem_euclid(duration)
+        };
+        let world = character.world(position, 0.0);
+        let (plo, phi) = character.posed_bounds(clip, time);
+        for k in 0..8 {
+            let p = world.transform_point3(Vec3::new(
+                if k & 1 == 0 { plo.x } else { phi.x },
+                if k & 2 == 0 { plo.y } else { phi.y },
+                if k & 4 == 0 { plo.z } else { phi.z },
+            ));
+            (wlo, whi) = (wlo.min(p), whi.max(p));
+        }
+        instances.push((world, time));
+    }
+    if !(wlo.is_finite() && whi.is_finite()) {
+        return Err(format!("{file}: the posed model has no finite bounds"));
+    }
+    // Stand the lowest point on the ground (y = 0).
+    let lift = Mat4::from_translation(Vec3::new(0.0, -wlo.y, 0.0));
+    (whi.y, wlo.y) = (whi.y - wlo.y, 0.0);
+
+    let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
+    let mut animator = Animator::new(
+        &device,
+        &character.library,
+        &AnimatorDesc {
+            max_instances: a.count,
+            max_joints: None,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    for (world, time) in &instances {
+        animator
+            .add_instance(&InstanceDesc {
+                time: *time,
+                rate: 0.0,
+                loop_mode: LoopMode::Once,
+                world: lift * *world,
+                tint: [225, 170, 120, 255],
+                ..InstanceDesc::new(clip)
+            })
+            .map_err(|e| e.to_string())?;
+    }
+    let joints = imp.skeletons[s].skeleton.joint_count();
+    let target = OffscreenTarget::new(&device, a.width, a.height).map_err(|e| e.to_string())?;
+    let renderer = SkinnedRenderer::new(
+        &device,
+        &animator,
+        &character.mesh,
+        joints,
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+    )
+    .map_err(|e| e.to_string())?;
+    let ground = a.ground.then(|| {
+        GroundRenderer::new(
+            &device,
+            OffscreenTarget::COLOR_FORMAT,
+            Some(OffscreenTarget::DEPTH_FORMAT),
+            1,
+        )
+    });
+    let camera = frame_box(wlo, whi, a.width as f32 / a.height as f32);
+    renderer.set_camera(&queue, &camera);
+    if let Some(g) = &ground {
+        g.set_camera(&queue, &camera);
+    }
+    animator.prepare(&queue, 0.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    animator.encode(&mut encoder);
+    {
+        let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+        if let Some(g) = &ground {
+            g.draw(&mut pass);
+        }
+        renderer.draw(&mut pass, 0..a.count);
+    }
+    queue.submit([encoder.finish()]);
+    let rgba = target.read_rgba(&device, &queue).map_err(|e| e.to_string())?;
+    wgpu_anim::image::save_png(&a.out, a.width, a.height, &rgba).map_err(|e| e.to_string())?;
+    println!(
+        "wrote {} ({}x{}): {file}, clip {animation} '{}' at {} s, {} instance{}",
+        a.out.display(),
+        a.width,
+        a.height,
+        imp.animations[animation].name,
+        a.time,
+        a.count,
+        if a.count == 1 { "" } else { "s" }
+    );
+    Ok(())
 }

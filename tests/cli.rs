@@ -1,0 +1,151 @@
+//! The `wgpu-anim` command-line tool, run as a user would: `render` writes a picture in which
+//! the model is visible, and a bad command line fails with one line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wgpu_anim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wgpu-anim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the wgpu-anim binary runs")
+}
+
+/// A fresh folder for this test's pictures.
+fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("wgpu-anim-cli-{name}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Decodes an RGBA8 PNG: (width, height, pixels).
+fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba, "{}", path.display());
+    assert_eq!(info.bit_depth, png::BitDepth::Eight, "{}", path.display());
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// Share of the pixels that differ (by more than a little) from every corner pixel's colour.
+fn share_not_background(path: &Path) -> f64 {
+    let (w, h, px) = decode(path);
+    let at = |x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        [px[i], px[i + 1], px[i + 2]]
+    };
+    let corners = [at(0, 0), at(w - 1, 0), at(0, h - 1), at(w - 1, h - 1)];
+    let differs = px
+        .chunks_exact(4)
+        .filter(|p| {
+            corners
+                .iter()
+                .all(|c| (0..3).any(|k| (i16::from(p[k]) - i16::from(c[k])).abs() > 6))
+        })
+        .count();
+    differs as f64 / f64::from(w * h)
+}
+
+fn render(args: &[&str], out: &Path) -> f64 {
+    let mut all = vec!["render"];
+    all.extend_from_slice(args);
+    let out_s = out.to_str().unwrap();
+    all.extend(["--out", out_s]);
+    let o = wgpu_anim(&all);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{all:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 1, "one line on stdout: {stdout}");
+    assert!(stdout.contains(out_s), "{stdout}");
+    assert!(out.is_file(), "{} was not written", out.display());
+    share_not_background(out)
+}
+
+#[test]
+fn render_draws_the_fox_and_simple_skin() {
+    let dir = temp_dir("render");
+    for (name, args) in [
+        ("fox", &["assets/Fox/Fox.gltf", "--clip", "1", "--time", "0.3"][..]),
+        (
+            "fox-no-ground",
+            &["assets/Fox/Fox.gltf", "--clip", "Walk", "--time", "0.3", "--no-ground"],
+        ),
+        (
+            "fox-many",
+            &[
+                "assets/Fox/Fox.gltf",
+                "--clip",
+                "2",
+                "--count",
+                "4",
+                "--size",
+                "320x200",
+                "--no-ground",
+            ],
+        ),
+        ("simple-skin", &["assets/simple_skin/simple_skin.gltf"]),
+        (
+            "simple-skin-no-ground",
+            &["assets/simple_skin/simple_skin.gltf", "--time", "2", "--no-ground"],
+        ),
+        (
+            "rigid-no-ground",
+            &["assets/InterpolationTest/InterpolationTest.gltf", "--no-ground"],
+        ),
+    ] {
+        let out = dir.join(format!("{name}.png"));
+        let share = render(args, &out);
+        assert!(
+            share > 0.02,
+            "{name}: only {:.2} % of the pixels are not background",
+            share * 100.0
+        );
+        if name == "fox-many" {
+            assert_eq!(decode(&out).0, 320);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn render_errors_are_one_line_and_exit_one() {
+    let dir = temp_dir("errors");
+    let out = dir.join("x.png");
+    let out = out.to_str().unwrap();
+    for args in [
+        &["render", "assets/Fox/Fox.gltf"][..],
+        &["render", "assets/Fox/Fox.gltf", "--clip", "7", "--out", out],
+        &["render", "assets/Fox/Fox.gltf", "--clip", "Swim", "--out", out],
+        &["render", "assets/Fox/Fox.gltf", "--time", "inf", "--out", out],
+        &["render", "assets/Fox/Fox.gltf", "--time", "soon", "--out", out],
+        &["render", "assets/Fox/Fox.gltf", "--size", "0x10", "--out", out],
+        &["render", "assets/Fox/Fox.gltf", "--size", "big", "--out", out],
+        &["render", "assets/Fox/Fox.gltf", "--count", "0", "--out", out],
+        &["render", "assets/Fox/Fox.gltf", "--out"],
+        &["render", "assets/Fox/Fox.gltf", "--bogus", "--out", out],
+        &["render", "--out", out],
+        &["render", "assets/no/such.gltf", "--out", out],
+        &["render", "assets/malformed/MissingBin/BoxTextured.gltf", "--out", out],
+    ] {
+        let o = wgpu_anim(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line expected: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        if args.len() == 2 {
+            assert!(stderr.contains("--out"), "missing --out is named: {stderr}");
+        }
+    }
+    assert!(!Path::new(out).exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,95 @@
+//! The crowd scene with an imported character: the Fox is scaled to metres, stands on the ground
+//! and a crowd of it is drawn.
+
+mod common;
+
+use glam::Vec2;
+use std::path::Path;
+use wgpu_anim::gpu::{GroundRenderer, OffscreenTarget};
+use wgpu_anim::scene::{Character, Crowd, CrowdDesc};
+
+const W: u32 = 320;
+const H: u32 = 180;
+
+fn fox() -> Character {
+    Character::from_gltf(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/Fox/Fox.gltf"))).unwrap()
+}
+
+#[test]
+fn the_fox_is_scaled_to_metres_and_stands_on_the_ground() {
+    let c = fox();
+    assert_eq!(c.clip_names, ["Survey", "Walk", "Run"]);
+    assert_eq!(c.clips.len(), 3);
+    assert_eq!(c.clip_shares.last(), Some(&1.0));
+    assert!(
+        c.velocities.iter().all(|v| *v == Vec2::ZERO),
+        "imported clips animate in place"
+    );
+    // Authored in centimetres: about 140 long and 75 tall.
+    assert!((c.scale - 0.01).abs() < 1e-6, "scale {}", c.scale);
+    let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
+    let world = c.world(Vec2::new(3.0, -2.0), 1.0);
+    let (wlo, whi) = (world.transform_point3(lo), world.transform_point3(hi));
+    assert!(wlo.y.abs() < 1e-4, "feet on the ground, lowest point at {}", wlo.y);
+    let height = whi.y - wlo.y;
+    assert!((0.5..1.0).contains(&height), "height {height} m");
+    assert!(c.relative_footprint > 0.5 && c.relative_height < 1.0);
+}
+
+#[test]
+fn a_character_file_that_does_not_load_is_an_error() {
+    for f in ["assets/malformed/MissingBin/BoxTextured.gltf", "assets/no/such.gltf"] {
+        let e = Character::from_gltf(&Path::new(env!("CARGO_MANIFEST_DIR")).join(f)).unwrap_err();
+        assert!(e.to_string().contains(".gltf"), "{e}");
+    }
+}
+
+#[test]
+fn a_crowd_of_foxes_is_drawn() {
+    let (device, queue) = common::device();
+    let mut crowd = Crowd::with_character(
+        &device,
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+        &CrowdDesc {
+            count: 12,
+            ..Default::default()
+        },
+        fox(),
+    )
+    .unwrap();
+    assert_eq!(crowd.count(), 12);
+    let target = OffscreenTarget::new(&device, W, H).unwrap();
+    crowd.set_camera(&queue, &crowd.overview_camera(W as f32 / H as f32));
+    let picture = |crowd: &mut Crowd, dt: f32| {
+        crowd.update(&queue, dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        crowd.encode(&mut encoder);
+        {
+            let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+            crowd.draw(&mut pass);
+        }
+        queue.submit([encoder.finish()]);
+        target.read_rgba(&device, &queue).unwrap()
+    };
+    let foxes = picture(&mut crowd, 0.5);
+    let later = picture(&mut crowd, 0.25);
+    crowd.truncate(0);
+    let ground = picture(&mut crowd, 0.0);
+    let differing = |a: &[u8], b: &[u8]| {
+        a.chunks_exact(4)
+            .zip(b.chunks_exact(4))
+            .filter(|(p, q)| (0..3).any(|k| p[k].abs_diff(q[k]) > 6))
+            .count() as f64
+            / f64::from(W * H)
+    };
+    let covered = differing(&foxes, &ground);
+    assert!(
+        covered > 0.01,
+        "foxes cover only {:.2} % of the picture",
+        covered * 100.0
+    );
+    assert!(covered < 0.6, "foxes cover {:.2} % of the picture", covered * 100.0);
+    assert!(differing(&foxes, &later) > 0.001, "the foxes move");
+}

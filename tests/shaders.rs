@@ -1,7 +1,10 @@
 //! Every WGSL module parses and validates with naga, and every Rust struct shared with WGSL has the
 //! size and field offsets naga computes for the WGSL struct.
 
-use wgpu_anim::layout::{GpuClip, GpuClock, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose, WORKGROUP_SIZE};
+use wgpu_anim::layout::{
+    BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuFrame, GpuInstance,
+    GpuSkeleton, GpuTrack, LocalPose, WORKGROUP_SIZE,
+};
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
 
@@ -138,6 +141,96 @@ fn rust_structs_match_naga_layouts() {
             ("translation", 0),
             ("rotation", offset_of!(LocalPose, rotation)),
             ("scale", offset_of!(LocalPose, scale)),
+        ],
+    );
+    check(
+        "Instance",
+        size_of::<GpuInstance>(),
+        &[
+            ("params", offset_of!(GpuInstance, params)),
+            ("tree_offset", offset_of!(GpuInstance, tree_offset)),
+            ("tree_nodes", offset_of!(GpuInstance, tree_nodes)),
+            ("seq", offset_of!(GpuInstance, seq)),
+            ("start_time", offset_of!(GpuInstance, start_time)),
+            ("source_clip", offset_of!(GpuInstance, source_clip)),
+            ("source_tree_offset", offset_of!(GpuInstance, source_tree_offset)),
+            ("source_tree_nodes", offset_of!(GpuInstance, source_tree_nodes)),
+            ("transition", offset_of!(GpuInstance, transition)),
+            ("source_rate", offset_of!(GpuInstance, source_rate)),
+            ("source_loop_mode", offset_of!(GpuInstance, source_loop_mode)),
+            ("source_loop_count", offset_of!(GpuInstance, source_loop_count)),
+            ("transition_duration", offset_of!(GpuInstance, transition_duration)),
+        ],
+    );
+    check(
+        "Clock",
+        size_of::<GpuClock>(),
+        &[
+            ("seq", offset_of!(GpuClock, seq)),
+            ("source_time", offset_of!(GpuClock, source_time)),
+            ("source_sample_time", offset_of!(GpuClock, source_sample_time)),
+            ("source_phase", offset_of!(GpuClock, source_phase)),
+            ("transition_time", offset_of!(GpuClock, transition_time)),
+        ],
+    );
+    check(
+        "Frame",
+        size_of::<GpuFrame>(),
+        &[("snapshot_offset", offset_of!(GpuFrame, snapshot_offset))],
+    );
+    check(
+        "SkeletonInfo",
+        size_of::<GpuSkeleton>(),
+        &[("rest_offset", offset_of!(GpuSkeleton, rest_offset))],
+    );
+    check(
+        "BlendSample",
+        size_of::<BlendSample>(),
+        &[
+            ("clip", 0),
+            ("time", offset_of!(BlendSample, time)),
+            ("weight", offset_of!(BlendSample, weight)),
+        ],
+    );
+    check(
+        "BlendList",
+        size_of::<BlendList>(),
+        &[
+            ("count", 0),
+            ("take_snapshot", offset_of!(BlendList, take_snapshot)),
+            ("samples", offset_of!(BlendList, samples)),
+        ],
+    );
+    check(
+        "BlendTree",
+        size_of::<GpuBlendTree>(),
+        &[
+            ("node_offset", 0),
+            ("node_count", offset_of!(GpuBlendTree, node_count)),
+            ("skeleton", offset_of!(GpuBlendTree, skeleton)),
+        ],
+    );
+    check(
+        "BlendNode",
+        size_of::<GpuBlendNode>(),
+        &[
+            ("kind", 0),
+            ("child_offset", offset_of!(GpuBlendNode, child_offset)),
+            ("child_count", offset_of!(GpuBlendNode, child_count)),
+            ("param_x", offset_of!(GpuBlendNode, param_x)),
+            ("param_y", offset_of!(GpuBlendNode, param_y)),
+            ("clip", offset_of!(GpuBlendNode, clip)),
+            ("triangle_offset", offset_of!(GpuBlendNode, triangle_offset)),
+            ("triangle_count", offset_of!(GpuBlendNode, triangle_count)),
+        ],
+    );
+    check(
+        "BlendChild",
+        size_of::<GpuBlendChild>(),
+        &[
+            ("position", 0),
+            ("node", offset_of!(GpuBlendChild, node)),
+            ("parameter", offset_of!(GpuBlendChild, parameter)),
         ],
     );
     let (skin, _) = shaders::validate(&shaders::stage_source(Stage::Skin)).unwrap();

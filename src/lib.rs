@@ -17,6 +17,7 @@
 //! - [`gltf_import`] reads glTF 2.0 files — skins, animations, skinned meshes — into these types;
 //!   the `wgpu-anim` command-line tool inspects them and samples their clips.
 
+pub mod blend;
 pub mod clip;
 pub mod cpu;
 pub mod error;

@@ -304,7 +304,6 @@ fn ring(n: usize, radius: f32, phase: f32) -> Vec<Vec2> {
 fn simple_directional_follows_the_reference_steps() {
     // Four directions and a centre (child 4).
     let lib = build(&tree_2d(Blend2DKind::SimpleDirectional, &SQ));
-    let s2 = std::f32::consts::SQRT_2;
     // p = 0: the centre.
     assert_eq!(weights(&lib, Vec2::ZERO), [0.0, 0.0, 0.0, 0.0, 1.0]);
     // Between BR (1,-1) and TR (1,1) at 45° from each: (1, 0) = t (1,-1) + t (1,1), t = 1/2, N = 1.
@@ -328,7 +327,6 @@ fn simple_directional_follows_the_reference_steps() {
     assert_close(&below, &[0.5 + 5e-5, 0.0, 0.5 - 5e-5, 0.0, 0.0], 1e-6);
     // Off-axis inside the BR–TR wedge: (1, 0.5) = a (1,-1) + b (1,1): a = 1/4, b = 3/4.
     assert_close(&weights(&lib, Vec2::new(1.0, 0.5)), &[0.0, 0.25, 0.0, 0.75, 0.0], 1e-6);
-    let _ = s2;
     assert_exact_samples(&lib, &SQ);
     // Continuous everywhere with samples all around (every gap < 180°).
     let worst = check_normalized_and_continuous(&lib, 3.0, 5e-3, no_skip);
@@ -442,7 +440,11 @@ fn freeform_directional_gradient_bands() {
     assert!((a[0] - b[0]).abs() < 1e-6 && (a[8] - b[8]).abs() < 1e-6);
     // At the origin: the centre alone.
     assert_eq!(weights(&lib, Vec2::ZERO)[8], 1.0);
+    // Continuous, but steep near the origin (angles change like 1/|p| there): a 1e-3 step moves a
+    // weight by about 0.02 at |p| = 0.03, by < 0.005 beyond |p| = 0.5.
     check_normalized_and_continuous(&lib, 3.0, 0.05, no_skip);
+    let far = |p: Vec2, _| p.length() < 0.5;
+    check_normalized_and_continuous(&lib, 3.0, 0.005, far);
 
     // Without a centre, two rings (walk at radius 1, run at radius 2) in four directions.
     let mut pts = ring(4, 1.0, 0.0);

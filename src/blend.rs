@@ -1,45 +1,1144 @@
-//! Blend trees (stub; replaced by the blend-space implementation).
-use crate::layout::{GpuBlendChild, GpuBlendNode, GpuBlendTree};
+//! Blend trees: authoring types ([`BlendTree`], [`BlendNode`]), their validated runtime form
+//! ([`BlendLibrary`], the exact arrays the GPU reads) and the blend-space weights of one node
+//! ([`node_child_weights`], the mirror of `node_child_weights` in `shaders/shared/blend_weights.wgsl`:
+//! same operations in the same order).
+//!
+//! The weights follow the project's blending reference: 1D blend spaces, 2D bilinear, triangle
+//! (barycentric), Delaunay (triangulated at build time), simple directional, freeform Cartesian and
+//! freeform directional (gradient bands), and direct blends.
 
-/// Blend trees in runtime form.
-#[derive(Clone, Debug, Default)]
-pub struct BlendLibrary {
-    /// Tree names.
-    pub names: Vec<String>,
-    /// Trees.
-    pub trees: Vec<GpuBlendTree>,
-    /// Nodes.
-    pub nodes: Vec<GpuBlendNode>,
-    /// Children.
-    pub children: Vec<GpuBlendChild>,
-    /// Delaunay triangles and hull edges.
-    pub triangles: Vec<[u32; 4]>,
+use crate::error::{Error, Result};
+use crate::layout::{
+    GpuBlendChild, GpuBlendNode, GpuBlendTree, MAX_BLEND_CHILDREN, MAX_BLEND_PARAMETERS, MAX_TREE_NODES, node_kind,
+};
+use crate::library::{AnimationLibrary, ClipId};
+use glam::{DVec2, Vec2, Vec3, Vec4};
+
+/// The kinds of 2D blend space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Blend2DKind {
+    /// Four samples at the corners of an axis-aligned rectangle; bilinear weights (the parameter is
+    /// clamped to the rectangle).
+    Bilinear,
+    /// Three samples; barycentric weights (outside the triangle: the closest point on it).
+    Triangle,
+    /// Any number (≥ 3) of samples, triangulated at build time; barycentric weights in the
+    /// triangle containing the parameter, or at the closest point of the convex hull outside it.
+    Delaunay,
+    /// Samples at distinct directions, at most one at the origin (the center).
+    SimpleDirectional,
+    /// Gradient band interpolation in Cartesian space.
+    FreeformCartesian,
+    /// Gradient band interpolation in polar space (at most one sample at the origin).
+    FreeformDirectional,
 }
 
-/// Index of a blend tree.
+/// A node of a [`BlendTree`]. Children are `(position, node index in BlendTree::nodes)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlendNode {
+    /// A leaf playing a clip.
+    Clip(ClipId),
+    /// 1D blend space over parameter `parameter`: children at thresholds (any order; sorted when
+    /// packed, duplicates are an error).
+    Blend1D {
+        /// Parameter index (below [`MAX_BLEND_PARAMETERS`]).
+        parameter: u32,
+        /// `(threshold, child node)`.
+        children: Vec<(f32, usize)>,
+    },
+    /// 2D blend space over parameters `parameters` (x, y).
+    Blend2D {
+        /// How the weights are computed.
+        kind: Blend2DKind,
+        /// Parameter indices of the x and y axes.
+        parameters: [u32; 2],
+        /// `(sample position, child node)`.
+        children: Vec<(Vec2, usize)>,
+    },
+    /// Each child's weight is a parameter of its own, clamped to ≥ 0 and not normalized.
+    Direct {
+        /// `(parameter index, child node)`.
+        children: Vec<(u32, usize)>,
+    },
+}
+
+/// A blend tree as authored: nodes referring to each other by index, and the root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlendTree {
+    /// Tree name, unique in a [`BlendLibrary`].
+    pub name: String,
+    /// The nodes. Every node must be reachable from `root`, and the graph must have no cycles
+    /// (a node may be shared by several parents).
+    pub nodes: Vec<BlendNode>,
+    /// Index of the root node in `nodes`.
+    pub root: usize,
+}
+
+/// Index of a tree in a [`BlendLibrary`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BlendTreeId(pub u32);
 
-/// Weights of a node's children.
-#[must_use]
-pub fn node_child_weights(_lib: &BlendLibrary, _node: &GpuBlendNode, _params: glam::Vec4) -> [f32; 16] {
-    [0.0; 16]
+/// Blend trees in runtime form: flat arrays, uploaded to the GPU as they are.
+#[derive(Clone, Debug, Default)]
+pub struct BlendLibrary {
+    /// Tree names, by [`BlendTreeId`].
+    pub names: Vec<String>,
+    /// Per tree: its nodes and skeleton.
+    pub trees: Vec<GpuBlendTree>,
+    /// Per tree: `nodes[node_offset..][..node_count]`, root first, parents before children; the
+    /// children's `node` indices are relative to the tree's `node_offset`.
+    pub nodes: Vec<GpuBlendNode>,
+    /// Children of every node: `children[child_offset..][..child_count]`.
+    pub children: Vec<GpuBlendChild>,
+    /// Delaunay nodes: triangles `[a, b, c, 0]` (counter-clockwise) then the convex hull's edges
+    /// `[a, b, 0, 1]` in counter-clockwise order, child indices local to the node.
+    pub triangles: Vec<[u32; 4]>,
 }
 
-/// A blend tree asset (stub).
-#[derive(Clone, Debug, Default)]
-pub struct BlendTree {
-    /// Name.
-    pub name: String,
-}
+/// Samples closer than this are coincident; thresholds of collinearity and of "at the origin".
+pub const BLEND_POSITION_EPSILON: f32 = 1.0e-4;
 
 impl BlendLibrary {
-    /// Adds a tree (stub).
-    pub fn add_tree(
-        &mut self,
-        _clips: &crate::library::AnimationLibrary,
-        _tree: &BlendTree,
-    ) -> crate::Result<BlendTreeId> {
-        Err(crate::Error::Limit { what: "stub".into() })
+    /// An empty library.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tree called `name`.
+    #[must_use]
+    pub fn tree_id(&self, name: &str) -> Option<BlendTreeId> {
+        self.names.iter().position(|n| n == name).map(|i| BlendTreeId(i as u32))
+    }
+
+    /// The nodes of a tree, root first.
+    #[must_use]
+    pub fn tree_nodes(&self, id: BlendTreeId) -> Option<&[GpuBlendNode]> {
+        let t = self.trees.get(id.0 as usize)?;
+        self.nodes
+            .get(t.node_offset as usize..(t.node_offset + t.node_count) as usize)
+    }
+
+    /// Validates `tree` against the clips of `clips` and packs it. On error nothing is added.
+    ///
+    /// Errors (each names the tree, and the node by its index in `tree.nodes`): a name already
+    /// used; no nodes; a root or child index out of range; a cycle; a node not reachable from the
+    /// root (unreachable nodes are an error, not dropped); more than [`MAX_TREE_NODES`] nodes or
+    /// [`MAX_BLEND_CHILDREN`] children; a parameter index ≥ [`MAX_BLEND_PARAMETERS`]; a clip not in
+    /// `clips`; clips of different skeletons; non-finite thresholds or positions; a 1D space with
+    /// fewer than 2 children or a repeated threshold; coincident 2D samples (closer than
+    /// [`BLEND_POSITION_EPSILON`]); too few samples for the 2D kind (bilinear: exactly 4 at the
+    /// corners of an axis-aligned rectangle; triangle: exactly 3, not collinear; Delaunay: ≥ 3,
+    /// not all collinear; simple directional: ≥ 2 away from the origin, at most one at it, no two
+    /// in one direction; freeform: ≥ 2, directional at most one at the origin); a direct blend
+    /// without children.
+    ///
+    /// Packing: 1D children are sorted by threshold; bilinear corners are stored bottom-left,
+    /// bottom-right, top-left, top-right and snapped to the rectangle; directional samples within
+    /// [`BLEND_POSITION_EPSILON`] of the origin are stored as exactly 0; Delaunay nodes are
+    /// triangulated.
+    pub fn add_tree(&mut self, clips: &AnimationLibrary, tree: &BlendTree) -> Result<BlendTreeId> {
+        let err = |what: String| Error::Blend {
+            tree: tree.name.clone(),
+            what,
+        };
+        if self.tree_id(&tree.name).is_some() {
+            return Err(err("a tree of that name already exists".into()));
+        }
+        let n = tree.nodes.len();
+        if n == 0 {
+            return Err(err("has no nodes".into()));
+        }
+        if tree.root >= n {
+            return Err(err(format!(
+                "root {} is out of range (the tree has {n} nodes)",
+                tree.root
+            )));
+        }
+        let order = topological_order(tree).map_err(err)?;
+        if let Some(i) = (0..n).find(|i| !order.contains(i)) {
+            return Err(err(format!(
+                "node {i} is not reachable from the root (node {})",
+                tree.root
+            )));
+        }
+        let mut local = vec![0u32; n];
+        for (k, &i) in order.iter().enumerate() {
+            local[i] = k as u32;
+        }
+        let mut skeleton: Option<(u32, usize, u32)> = None;
+        let mut nodes = Vec::with_capacity(order.len());
+        let mut children: Vec<GpuBlendChild> = Vec::new();
+        let mut triangles: Vec<[u32; 4]> = Vec::new();
+        for &i in &order {
+            let nerr = |what: String| err(format!("node {i}: {what}"));
+            let mut node = GpuBlendNode {
+                child_offset: (self.children.len() + children.len()) as u32,
+                ..Default::default()
+            };
+            let child = |position: Vec2, c: usize, parameter: u32| GpuBlendChild {
+                position,
+                node: local[c],
+                parameter,
+            };
+            match &tree.nodes[i] {
+                BlendNode::Clip(id) => {
+                    let Some(c) = clips.clips.get(id.0 as usize) else {
+                        return Err(nerr(format!(
+                            "clip {} does not exist (the animation library has {} clips)",
+                            id.0,
+                            clips.clips.len()
+                        )));
+                    };
+                    match skeleton {
+                        None => skeleton = Some((c.skeleton, i, id.0)),
+                        Some((s, first, first_clip)) if s != c.skeleton => {
+                            let sname = |s: u32| {
+                                clips
+                                    .skeletons
+                                    .get(s as usize)
+                                    .map_or_else(|| s.to_string(), |k| k.name().to_string())
+                            };
+                            return Err(nerr(format!(
+                                "clip '{}' animates skeleton '{}', but node {first}'s clip '{}' animates skeleton '{}' \
+                                 (all clips of a tree must animate one skeleton)",
+                                clips.clip_names[id.0 as usize],
+                                sname(c.skeleton),
+                                clips.clip_names[first_clip as usize],
+                                sname(s)
+                            )));
+                        }
+                        Some(_) => {}
+                    }
+                    node.kind = node_kind::CLIP;
+                    node.clip = id.0;
+                }
+                BlendNode::Blend1D {
+                    parameter,
+                    children: ch,
+                } => {
+                    check_parameter(*parameter).map_err(nerr)?;
+                    check_child_count(ch.len(), 2).map_err(nerr)?;
+                    if let Some(k) = ch.iter().position(|c| !c.0.is_finite()) {
+                        return Err(nerr(format!("child {k}: threshold {} is not finite", ch[k].0)));
+                    }
+                    let mut sorted: Vec<usize> = (0..ch.len()).collect();
+                    sorted.sort_by(|&a, &b| ch[a].0.total_cmp(&ch[b].0));
+                    for w in sorted.windows(2) {
+                        if ch[w[0]].0 == ch[w[1]].0 {
+                            return Err(nerr(format!(
+                                "children {} and {} have the same threshold {}",
+                                w[0].min(w[1]),
+                                w[0].max(w[1]),
+                                ch[w[0]].0
+                            )));
+                        }
+                    }
+                    node.kind = node_kind::BLEND_1D;
+                    node.param_x = *parameter;
+                    node.child_count = ch.len() as u32;
+                    children.extend(sorted.iter().map(|&k| child(Vec2::new(ch[k].0, 0.0), ch[k].1, 0)));
+                }
+                BlendNode::Blend2D {
+                    kind,
+                    parameters,
+                    children: ch,
+                } => {
+                    check_parameter(parameters[0]).map_err(nerr)?;
+                    check_parameter(parameters[1]).map_err(nerr)?;
+                    check_child_count(ch.len(), 0).map_err(nerr)?;
+                    let positions = check_2d(*kind, ch.iter().map(|c| c.0).collect()).map_err(nerr)?;
+                    node.param_x = parameters[0];
+                    node.param_y = parameters[1];
+                    node.child_count = ch.len() as u32;
+                    node.kind = match kind {
+                        Blend2DKind::Bilinear => node_kind::BILINEAR,
+                        Blend2DKind::Triangle => node_kind::TRIANGLE,
+                        Blend2DKind::Delaunay => node_kind::DELAUNAY,
+                        Blend2DKind::SimpleDirectional => node_kind::SIMPLE_DIRECTIONAL,
+                        Blend2DKind::FreeformCartesian => node_kind::FREEFORM_CARTESIAN,
+                        Blend2DKind::FreeformDirectional => node_kind::FREEFORM_DIRECTIONAL,
+                    };
+                    children.extend(positions.iter().map(|&(p, k)| child(p, ch[k].1, 0)));
+                    if *kind == Blend2DKind::Delaunay {
+                        let pts: Vec<Vec2> = positions.iter().map(|p| p.0).collect();
+                        let (tris, hull) =
+                            triangulate(&pts).ok_or_else(|| nerr("the samples cannot be triangulated".into()))?;
+                        node.triangle_offset = (self.triangles.len() + triangles.len()) as u32;
+                        node.triangle_count = (tris.len() + hull.len()) as u32;
+                        triangles.extend(tris.iter().map(|t| [t[0] as u32, t[1] as u32, t[2] as u32, 0]));
+                        let h = hull.len();
+                        triangles.extend((0..h).map(|k| [hull[k] as u32, hull[(k + 1) % h] as u32, 0, 1]));
+                    }
+                }
+                BlendNode::Direct { children: ch } => {
+                    check_child_count(ch.len(), 1).map_err(nerr)?;
+                    for (k, c) in ch.iter().enumerate() {
+                        check_parameter(c.0).map_err(|e| nerr(format!("child {k}: {e}")))?;
+                    }
+                    node.kind = node_kind::DIRECT;
+                    node.child_count = ch.len() as u32;
+                    children.extend(ch.iter().map(|&(param, c)| child(Vec2::ZERO, c, param)));
+                }
+            }
+            nodes.push(node);
+        }
+        let Some((skeleton, _, _)) = skeleton else {
+            return Err(err("has no clip".into()));
+        };
+        let id = BlendTreeId(self.trees.len() as u32);
+        self.trees.push(GpuBlendTree {
+            node_offset: self.nodes.len() as u32,
+            node_count: nodes.len() as u32,
+            skeleton,
+            _pad: 0,
+        });
+        self.names.push(tree.name.clone());
+        self.nodes.extend(nodes);
+        self.children.extend(children);
+        self.triangles.extend(triangles);
+        Ok(id)
+    }
+}
+
+fn check_parameter(p: u32) -> std::result::Result<(), String> {
+    if p >= MAX_BLEND_PARAMETERS {
+        return Err(format!(
+            "parameter index {p} is out of range (at most {MAX_BLEND_PARAMETERS} parameters)"
+        ));
+    }
+    Ok(())
+}
+
+fn check_child_count(n: usize, min: usize) -> std::result::Result<(), String> {
+    if n < min {
+        return Err(format!("has {n} children, needs at least {min}"));
+    }
+    if n > MAX_BLEND_CHILDREN as usize {
+        return Err(format!("has {n} children, at most {MAX_BLEND_CHILDREN} are allowed"));
+    }
+    Ok(())
+}
+
+fn children_of(node: &BlendNode) -> Vec<usize> {
+    match node {
+        BlendNode::Clip(_) => Vec::new(),
+        BlendNode::Blend1D { children, .. } => children.iter().map(|c| c.1).collect(),
+        BlendNode::Blend2D { children, .. } => children.iter().map(|c| c.1).collect(),
+        BlendNode::Direct { children } => children.iter().map(|c| c.1).collect(),
+    }
+}
+
+/// The nodes reachable from the root, parents before children (reverse post-order of a depth-first
+/// search). Errors: child index out of range, cycle, too many nodes.
+fn topological_order(tree: &BlendTree) -> std::result::Result<Vec<usize>, String> {
+    let n = tree.nodes.len();
+    // 0: not seen, 1: on the search path, 2: finished.
+    let mut state = vec![0u8; n];
+    let mut post = Vec::new();
+    let mut stack: Vec<(usize, usize)> = vec![(tree.root, 0)];
+    state[tree.root] = 1;
+    let mut seen = 1usize;
+    while let Some(&(v, visited)) = stack.last() {
+        let ch = children_of(&tree.nodes[v]);
+        if visited < ch.len() {
+            stack.last_mut().unwrap().1 += 1;
+            // Last child first: the reversed post-order then keeps siblings in authored order.
+            let k = ch.len() - 1 - visited;
+            let c = ch[k];
+            if c >= n {
+                return Err(format!(
+                    "node {v}: child {k} refers to node {c}, but the tree has {n} nodes"
+                ));
+            }
+            match state[c] {
+                0 => {
+                    state[c] = 1;
+                    seen += 1;
+                    if seen > MAX_TREE_NODES as usize {
+                        return Err(format!("more than {MAX_TREE_NODES} nodes are reachable from the root"));
+                    }
+                    stack.push((c, 0));
+                }
+                1 => {
+                    let path: Vec<String> = stack.iter().map(|s| s.0.to_string()).collect();
+                    return Err(format!(
+                        "node {v}: child {k} (node {c}) closes a cycle ({} -> {c})",
+                        path.join(" -> ")
+                    ));
+                }
+                _ => {}
+            }
+        } else {
+            state[v] = 2;
+            post.push(v);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    Ok(post)
+}
+
+/// Validates a 2D node's sample positions and returns them as packed: `(position, index of the
+/// authored child)`, in storage order.
+fn check_2d(kind: Blend2DKind, mut pos: Vec<Vec2>) -> std::result::Result<Vec<(Vec2, usize)>, String> {
+    const EPS: f32 = BLEND_POSITION_EPSILON;
+    if let Some(k) = pos.iter().position(|p| !p.is_finite()) {
+        return Err(format!("child {k}: position {} is not finite", pos[k]));
+    }
+    let directional = matches!(kind, Blend2DKind::SimpleDirectional | Blend2DKind::FreeformDirectional);
+    if directional {
+        for p in &mut pos {
+            if p.length() < EPS {
+                *p = Vec2::ZERO;
+            }
+        }
+        let centers: Vec<usize> = (0..pos.len()).filter(|&k| pos[k] == Vec2::ZERO).collect();
+        if centers.len() > 1 {
+            return Err(format!(
+                "children {} and {} are both at the origin (at most one may be)",
+                centers[0], centers[1]
+            ));
+        }
+    }
+    for a in 0..pos.len() {
+        for b in a + 1..pos.len() {
+            if pos[a].distance(pos[b]) < EPS {
+                return Err(format!(
+                    "children {a} and {b} are at the same position {} (closer than {EPS})",
+                    pos[a]
+                ));
+            }
+        }
+    }
+    let n = pos.len();
+    let need = |what: &str| -> std::result::Result<(), String> {
+        Err(format!("a {kind:?} blend space needs {what}; it has {n} children"))
+    };
+    let indexed: Vec<(Vec2, usize)> = pos.iter().copied().zip(0..).collect();
+    match kind {
+        Blend2DKind::Bilinear => {
+            if n != 4 {
+                need("exactly 4 samples")?;
+            }
+            let lo = pos.iter().fold(Vec2::INFINITY, |a, &p| a.min(p));
+            let hi = pos.iter().fold(Vec2::NEG_INFINITY, |a, &p| a.max(p));
+            let corners = [
+                Vec2::new(lo.x, lo.y),
+                Vec2::new(hi.x, lo.y),
+                Vec2::new(lo.x, hi.y),
+                Vec2::new(hi.x, hi.y),
+            ];
+            let mut out = Vec::with_capacity(4);
+            for c in corners {
+                let k = (0..4).find(|&k| (pos[k] - c).abs().max_element() <= EPS);
+                match k {
+                    Some(k) if hi.x - lo.x > EPS && hi.y - lo.y > EPS => out.push((c, k)),
+                    _ => {
+                        return Err(format!(
+                            "the 4 samples of a bilinear blend space must be the corners of an axis-aligned rectangle \
+                             (no sample at corner {c})"
+                        ));
+                    }
+                }
+            }
+            Ok(out)
+        }
+        Blend2DKind::Triangle => {
+            if n != 3 {
+                need("exactly 3 samples")?;
+            }
+            if triangle_height(pos[0], pos[1], pos[2]) < EPS {
+                return Err("the 3 samples of a triangle blend space are collinear".into());
+            }
+            Ok(indexed)
+        }
+        Blend2DKind::Delaunay => {
+            if n < 3 {
+                need("at least 3 samples")?;
+            }
+            let (a, b) = farthest_pair(&pos);
+            let off = pos
+                .iter()
+                .map(|&p| triangle_height_from(pos[a], pos[b], p))
+                .fold(0.0f32, f32::max);
+            if off < EPS {
+                return Err("the samples of a Delaunay blend space are all collinear".into());
+            }
+            Ok(indexed)
+        }
+        Blend2DKind::SimpleDirectional => {
+            let dirs: Vec<usize> = (0..n).filter(|&k| pos[k] != Vec2::ZERO).collect();
+            if dirs.len() < 2 {
+                return Err(format!(
+                    "a simple directional blend space needs at least 2 samples away from the origin; it has {}",
+                    dirs.len()
+                ));
+            }
+            for (x, &a) in dirs.iter().enumerate() {
+                for &b in &dirs[x + 1..] {
+                    if angle_between(pos[a], pos[b]) < EPS {
+                        return Err(format!("children {a} and {b} are in the same direction"));
+                    }
+                }
+            }
+            Ok(indexed)
+        }
+        Blend2DKind::FreeformCartesian | Blend2DKind::FreeformDirectional => {
+            if n < 2 {
+                need("at least 2 samples")?;
+            }
+            Ok(indexed)
+        }
+    }
+}
+
+fn angle_between(a: Vec2, b: Vec2) -> f32 {
+    a.perp_dot(b).abs().atan2(a.dot(b))
+}
+
+/// Distance of `p` from the line through `a` and `b`.
+fn triangle_height_from(a: Vec2, b: Vec2, p: Vec2) -> f32 {
+    let (a, b, p) = (a.as_dvec2(), b.as_dvec2(), p.as_dvec2());
+    let l = (b - a).length();
+    if l == 0.0 {
+        return 0.0;
+    }
+    ((b - a).perp_dot(p - a).abs() / l) as f32
+}
+
+/// The smallest height of a triangle.
+fn triangle_height(a: Vec2, b: Vec2, c: Vec2) -> f32 {
+    triangle_height_from(a, b, c)
+        .min(triangle_height_from(b, c, a))
+        .min(triangle_height_from(c, a, b))
+}
+
+fn farthest_pair(pos: &[Vec2]) -> (usize, usize) {
+    let mut best = (0, 1, -1.0f32);
+    for a in 0..pos.len() {
+        for b in a + 1..pos.len() {
+            let d = pos[a].distance_squared(pos[b]);
+            if d > best.2 {
+                best = (a, b, d);
+            }
+        }
+    }
+    (best.0, best.1)
+}
+
+fn orient(a: DVec2, b: DVec2, c: DVec2) -> f64 {
+    (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x)
+}
+
+/// > 0 when `d` is inside the circumcircle of the counter-clockwise triangle `a b c`.
+fn incircle(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> f64 {
+    let (ad, bd, cd) = (a - d, b - d, c - d);
+    ad.length_squared() * (bd.x * cd.y - cd.x * bd.y) - bd.length_squared() * (ad.x * cd.y - cd.x * ad.y)
+        + cd.length_squared() * (ad.x * bd.y - bd.x * ad.y)
+}
+
+/// Delaunay triangulation of at most a few dozen points (not all collinear, no two equal):
+/// triangles (counter-clockwise) and the convex hull (counter-clockwise, collinear points kept).
+///
+/// A sweep in lexicographic order builds a valid triangulation using orientation tests only
+/// (each new point is outside the hull so far and is joined to the hull edges it sees), then
+/// Lawson's edge flips make it Delaunay. A flip needs the opposite point strictly inside the
+/// circumcircle (beyond a tolerance), so cocircular points (a square's corners) keep either
+/// diagonal and the flipping terminates.
+fn triangulate(points: &[Vec2]) -> Option<(Vec<[usize; 3]>, Vec<usize>)> {
+    let p: Vec<DVec2> = points.iter().map(|v| v.as_dvec2()).collect();
+    let n = p.len();
+    if n < 3 {
+        return None;
+    }
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by(|&a, &b| p[a].x.total_cmp(&p[b].x).then(p[a].y.total_cmp(&p[b].y)));
+    let mut m = 2;
+    while m < n && orient(p[idx[0]], p[idx[1]], p[idx[m]]) == 0.0 {
+        m += 1;
+    }
+    if m == n {
+        return None;
+    }
+    let q = idx[m];
+    let chain = &idx[..m];
+    let left = orient(p[idx[0]], p[idx[m - 1]], p[q]) > 0.0;
+    let mut tris: Vec<[usize; 3]> = chain
+        .windows(2)
+        .map(|w| if left { [w[0], w[1], q] } else { [w[1], w[0], q] })
+        .collect();
+    let mut hull: Vec<usize> = if left {
+        chain.iter().copied().chain([q]).collect()
+    } else {
+        [idx[0], q]
+            .into_iter()
+            .chain(chain[1..].iter().rev().copied())
+            .collect()
+    };
+    for &r in &idx[m + 1..] {
+        let h = hull.len();
+        let vis: Vec<bool> = (0..h)
+            .map(|e| orient(p[hull[e]], p[hull[(e + 1) % h]], p[r]) < 0.0)
+            .collect();
+        let start = (0..h).find(|&e| vis[e] && !vis[(e + h - 1) % h])?;
+        let mut e = start;
+        while vis[e] {
+            tris.push([hull[(e + 1) % h], hull[e], r]);
+            e = (e + 1) % h;
+        }
+        let mut next = vec![hull[start], r];
+        while e != start {
+            next.push(hull[e]);
+            e = (e + 1) % h;
+        }
+        hull = next;
+    }
+    // Lawson flips.
+    let lo = p.iter().fold(DVec2::INFINITY, |a, &v| a.min(v));
+    let hi = p.iter().fold(DVec2::NEG_INFINITY, |a, &v| a.max(v));
+    let scale = (hi - lo).max_element();
+    let tolerance = 1.0e-9 * scale.powi(4);
+    for _ in 0..10_000 {
+        let Some((t1, t2, [a, b, c], d)) = find_flip(&p, &tris, tolerance) else {
+            return Some((tris, hull));
+        };
+        tris[t1] = [a, d, c];
+        tris[t2] = [d, b, c];
+    }
+    None
+}
+
+/// An edge `a b` of triangle `t1 = (a, b, c)` whose neighbour `t2 = (b, a, d)` has `d` inside the
+/// circumcircle of `t1`, with the flipped triangles counter-clockwise.
+fn find_flip(p: &[DVec2], tris: &[[usize; 3]], tolerance: f64) -> Option<(usize, usize, [usize; 3], usize)> {
+    for (t1, x) in tris.iter().enumerate() {
+        for e1 in 0..3 {
+            let (a, b, c) = (x[e1], x[(e1 + 1) % 3], x[(e1 + 2) % 3]);
+            for (t2, y) in tris.iter().enumerate() {
+                for e2 in 0..3 {
+                    if t2 != t1 && y[e2] == b && y[(e2 + 1) % 3] == a {
+                        let d = y[(e2 + 2) % 3];
+                        if incircle(p[a], p[b], p[c], p[d]) > tolerance
+                            && orient(p[a], p[d], p[c]) > 0.0
+                            && orient(p[d], p[b], p[c]) > 0.0
+                        {
+                            return Some((t1, t2, [a, b, c], d));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// Weights: the mirror of shaders/shared/blend_weights.wgsl, function by function.
+// ---------------------------------------------------------------------------------------------
+
+/// Parameters are clamped to ±this before use, so that no product overflows. WGSL
+/// `BLEND_PARAM_LIMIT`.
+pub const BLEND_PARAM_LIMIT: f32 = 1.0e6;
+/// Barycentric coordinates down to −this count as inside a triangle. WGSL `BLEND_INSIDE_EPS`.
+const BLEND_INSIDE_EPS: f32 = 1.0e-5;
+/// Gradient-band sums below this fall back to the nearest sample. WGSL `BLEND_SUM_EPS`.
+const BLEND_SUM_EPS: f32 = 1.0e-6;
+/// Simple directional: |det| below this times |p1||p2| means opposite directions. WGSL
+/// `BLEND_DET_EPS`.
+const BLEND_DET_EPS: f32 = 1.0e-6;
+const BLEND_PI: f32 = std::f32::consts::PI;
+const BLEND_TAU: f32 = std::f32::consts::TAU;
+const BLEND_BIG: f32 = 3.0e38;
+
+fn clampf(x: f32, lo: f32, hi: f32) -> f32 {
+    x.max(lo).min(hi)
+}
+
+/// Parameter `index` of `params`: NaN reads as 0, the rest is clamped to ±[`BLEND_PARAM_LIMIT`].
+fn blend_param(params: Vec4, index: u32) -> f32 {
+    let v = params[index.min(3) as usize];
+    let bits = v.to_bits();
+    if (bits & 0x7fff_ffff) > 0x7f80_0000 {
+        return 0.0;
+    }
+    clampf(v, -BLEND_PARAM_LIMIT, BLEND_PARAM_LIMIT)
+}
+
+fn blend_pos(lib: &BlendLibrary, node: &GpuBlendNode, i: u32) -> Vec2 {
+    lib.children[(node.child_offset + i) as usize].position
+}
+
+fn blend_cross(a: Vec2, b: Vec2) -> f32 {
+    a.x * b.y - a.y * b.x
+}
+
+fn blend_dot(a: Vec2, b: Vec2) -> f32 {
+    a.x * b.x + a.y * b.y
+}
+
+fn blend_length(a: Vec2) -> f32 {
+    blend_dot(a, a).sqrt()
+}
+
+/// Unsigned angle between `a` and `b`, 0 if either is 0.
+fn blend_angle(a: Vec2, b: Vec2) -> f32 {
+    let c = blend_cross(a, b);
+    let d = blend_dot(a, b);
+    if c == 0.0 && d == 0.0 {
+        return 0.0;
+    }
+    c.abs().atan2(d)
+}
+
+/// An angle in (−2π, 2π) wrapped to (−π, π].
+fn blend_wrap_angle(d: f32) -> f32 {
+    let mut a = d;
+    if a > BLEND_PI {
+        a -= BLEND_TAU;
+    }
+    if a <= -BLEND_PI {
+        a += BLEND_TAU;
+    }
+    a
+}
+
+/// Barycentric coordinates of `p` in triangle `a b c`; (−1, −1, −1) for a degenerate triangle.
+fn blend_barycentric(a: Vec2, b: Vec2, c: Vec2, p: Vec2) -> Vec3 {
+    let v0 = b - a;
+    let v1 = c - a;
+    let v2 = p - a;
+    let d = v0.x * v1.y - v1.x * v0.y;
+    if d == 0.0 {
+        return Vec3::new(-1.0, -1.0, -1.0);
+    }
+    let wb = (v2.x * v1.y - v1.x * v2.y) / d;
+    let wc = (v0.x * v2.y - v2.x * v0.y) / d;
+    Vec3::new(1.0 - wb - wc, wb, wc)
+}
+
+/// Closest point of segment `a b` to `p`: (parameter along the segment, squared distance).
+fn blend_segment_closest(a: Vec2, b: Vec2, p: Vec2) -> Vec2 {
+    let ab = b - a;
+    let l = blend_dot(ab, ab);
+    let mut t = 0.0;
+    if l > 0.0 {
+        t = clampf(blend_dot(p - a, ab) / l, 0.0, 1.0);
+    }
+    let q = a + ab * t;
+    Vec2::new(t, blend_dot(p - q, p - q))
+}
+
+/// Index of the sample nearest to `p`.
+fn blend_nearest(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, p: Vec2) -> u32 {
+    let mut best = 0u32;
+    let mut best_d = BLEND_BIG;
+    for i in 0..n {
+        let d = p - blend_pos(lib, node, i);
+        let dd = blend_dot(d, d);
+        if dd < best_d {
+            best_d = dd;
+            best = i;
+        }
+    }
+    best
+}
+
+/// `h / Σh`, or the nearest sample alone when Σh is (numerically) 0.
+fn blend_normalize(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, h: [f32; 16], sum: f32, p: Vec2) -> [f32; 16] {
+    let mut w = [0.0f32; 16];
+    if sum > BLEND_SUM_EPS {
+        for i in 0..n {
+            w[i as usize] = h[i as usize] / sum;
+        }
+        return w;
+    }
+    w[blend_nearest(lib, node, n, p) as usize] = 1.0;
+    w
+}
+
+fn blend_weights_1d(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, b: f32) -> [f32; 16] {
+    let mut w = [0.0f32; 16];
+    if n == 1 {
+        w[0] = 1.0;
+        return w;
+    }
+    let x = clampf(b, blend_pos(lib, node, 0).x, blend_pos(lib, node, n - 1).x);
+    let mut done = false;
+    for i in 0..n - 1 {
+        let x0 = blend_pos(lib, node, i).x;
+        let x1 = blend_pos(lib, node, i + 1).x;
+        if !done && x <= x1 {
+            let a = (x1 - x) / (x1 - x0);
+            w[i as usize] = a;
+            w[(i + 1) as usize] = 1.0 - a;
+            done = true;
+        }
+    }
+    w
+}
+
+fn blend_weights_bilinear(lib: &BlendLibrary, node: &GpuBlendNode, p: Vec2) -> [f32; 16] {
+    let mut w = [0.0f32; 16];
+    let c0 = blend_pos(lib, node, 0);
+    let c1 = blend_pos(lib, node, 1);
+    let c2 = blend_pos(lib, node, 2);
+    let fx = clampf((p.x - c0.x) / (c1.x - c0.x), 0.0, 1.0);
+    let fy = clampf((p.y - c0.y) / (c2.y - c0.y), 0.0, 1.0);
+    w[0] = (1.0 - fx) * (1.0 - fy);
+    w[1] = fx * (1.0 - fy);
+    w[2] = (1.0 - fx) * fy;
+    w[3] = fx * fy;
+    w
+}
+
+/// Barycentric weights of `p` in triangle `a b c`, clamped to ≥ 0 and normalized, in xyz; w is 1
+/// if `p` is in the triangle (within `BLEND_INSIDE_EPS`), else 0.
+fn blend_inside(a: Vec2, b: Vec2, c: Vec2, p: Vec2) -> Vec4 {
+    let bc = blend_barycentric(a, b, c, p);
+    if bc.x.min(bc.y).min(bc.z) < -BLEND_INSIDE_EPS {
+        return Vec4::ZERO;
+    }
+    let k = bc.max(Vec3::ZERO);
+    let s = k.x + k.y + k.z;
+    Vec4::new(k.x / s, k.y / s, k.z / s, 1.0)
+}
+
+fn blend_weights_triangle(lib: &BlendLibrary, node: &GpuBlendNode, p: Vec2) -> [f32; 16] {
+    let mut w = [0.0f32; 16];
+    let a = blend_pos(lib, node, 0);
+    let b = blend_pos(lib, node, 1);
+    let c = blend_pos(lib, node, 2);
+    let r = blend_inside(a, b, c, p);
+    if r.w > 0.0 {
+        w[0] = r.x;
+        w[1] = r.y;
+        w[2] = r.z;
+        return w;
+    }
+    let mut best_d = BLEND_BIG;
+    let mut best_e = 0u32;
+    let mut best_t = 0.0f32;
+    for e in 0..3u32 {
+        let r = blend_segment_closest(blend_pos(lib, node, e), blend_pos(lib, node, (e + 1) % 3), p);
+        if r.y < best_d {
+            best_d = r.y;
+            best_e = e;
+            best_t = r.x;
+        }
+    }
+    w[best_e as usize] = 1.0 - best_t;
+    w[((best_e + 1) % 3) as usize] = best_t;
+    w
+}
+
+fn blend_weights_delaunay(lib: &BlendLibrary, node: &GpuBlendNode, p: Vec2) -> [f32; 16] {
+    let mut w = [0.0f32; 16];
+    let mut found = false;
+    let mut best_d = BLEND_BIG;
+    let mut best_a = 0u32;
+    let mut best_b = 0u32;
+    let mut best_t = 0.0f32;
+    for k in 0..node.triangle_count {
+        let e = lib.triangles[(node.triangle_offset + k) as usize];
+        if e[3] == 0 {
+            if !found {
+                let a = blend_pos(lib, node, e[0]);
+                let b = blend_pos(lib, node, e[1]);
+                let c = blend_pos(lib, node, e[2]);
+                let r = blend_inside(a, b, c, p);
+                if r.w > 0.0 {
+                    w[e[0] as usize] = r.x;
+                    w[e[1] as usize] = r.y;
+                    w[e[2] as usize] = r.z;
+                    found = true;
+                }
+            }
+        } else {
+            let r = blend_segment_closest(blend_pos(lib, node, e[0]), blend_pos(lib, node, e[1]), p);
+            if r.y < best_d {
+                best_d = r.y;
+                best_a = e[0];
+                best_b = e[1];
+                best_t = r.x;
+            }
+        }
+    }
+    if !found {
+        w[best_a as usize] = 1.0 - best_t;
+        w[best_b as usize] = best_t;
+    }
+    w
+}
+
+fn blend_weights_simple_directional(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, p: Vec2) -> [f32; 16] {
+    let mut w = [0.0f32; 16];
+    let mut center = n;
+    for i in 0..n {
+        let q = blend_pos(lib, node, i);
+        if q.x == 0.0 && q.y == 0.0 {
+            center = i;
+        }
+    }
+    // 1. p = 0: the center, or every sample equally.
+    if p.x == 0.0 && p.y == 0.0 {
+        if center < n {
+            w[center as usize] = 1.0;
+            return w;
+        }
+        for i in 0..n {
+            w[i as usize] = 1.0 / n as f32;
+        }
+        return w;
+    }
+    // 2. The nearest sample counter-clockwise of p (smallest angle from p, counter-clockwise, in
+    //    [0, 2π)) and the nearest clockwise (largest).
+    let ap = p.y.atan2(p.x);
+    let mut i1 = n;
+    let mut i2 = n;
+    let mut a1 = BLEND_BIG;
+    let mut a2 = -1.0f32;
+    for i in 0..n {
+        if i != center {
+            let q = blend_pos(lib, node, i);
+            let mut d = blend_wrap_angle(q.y.atan2(q.x) - ap);
+            if d < 0.0 {
+                d += BLEND_TAU;
+            }
+            if d < a1 {
+                a1 = d;
+                i1 = i;
+            }
+            if d > a2 {
+                a2 = d;
+                i2 = i;
+            }
+        }
+    }
+    // 3. p = t1 p1 + t2 p2.
+    let p1 = blend_pos(lib, node, i1);
+    let p2 = blend_pos(lib, node, i2);
+    let det = p1.x * p2.y - p2.x * p1.y;
+    let mut t1 = 0.0f32;
+    let mut t2 = 0.0f32;
+    if det.abs() > BLEND_DET_EPS * blend_length(p1) * blend_length(p2) {
+        t1 = (p.x * p2.y - p2.x * p.y) / det;
+        t2 = (p1.x * p.y - p.x * p1.y) / det;
+    }
+    // 4. Node influence and contributions.
+    let s = t1 + t2;
+    let influence = clampf(s, 0.0, 1.0);
+    let mut c1 = 0.5f32;
+    let mut c2 = 0.5f32;
+    if t1 >= 0.0 && t2 >= 0.0 && s > 0.0 {
+        c1 = t1 / s;
+        c2 = t2 / s;
+    }
+    w[i1 as usize] += influence * c1;
+    w[i2 as usize] += influence * c2;
+    // 5. The rest to the center, or spread over all samples.
+    let rest = 1.0 - influence;
+    if center < n {
+        w[center as usize] += rest;
+    } else {
+        for i in 0..n {
+            w[i as usize] += rest / n as f32;
+        }
+    }
+    w
+}
+
+fn blend_weights_freeform_cartesian(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, p: Vec2) -> [f32; 16] {
+    let mut h = [0.0f32; 16];
+    let mut sum = 0.0f32;
+    for i in 0..n {
+        let pi = blend_pos(lib, node, i);
+        let mut hi = 1.0f32;
+        for j in 0..n {
+            if j != i {
+                let pij = blend_pos(lib, node, j) - pi;
+                let v = 1.0 - blend_dot(p - pi, pij) / blend_dot(pij, pij);
+                hi = hi.min(clampf(v, 0.0, 1.0));
+            }
+        }
+        h[i as usize] = hi;
+        sum += hi;
+    }
+    blend_normalize(lib, node, n, h, sum, p)
+}
+
+fn blend_weights_freeform_directional(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, p: Vec2) -> [f32; 16] {
+    let mut h = [0.0f32; 16];
+    let mut sum = 0.0f32;
+    let lp = blend_length(p);
+    for i in 0..n {
+        let pi = blend_pos(lib, node, i);
+        let li = blend_length(pi);
+        let mut hi = 1.0f32;
+        let mut negative = false;
+        for j in 0..n {
+            if j != i {
+                let pj = blend_pos(lib, node, j);
+                let lj = blend_length(pj);
+                let m = (li + lj) * 0.5;
+                let ri = li / m;
+                let rj = lj / m;
+                let rp = lp / m;
+                let mut alpha = 2.0f32;
+                let mut tij;
+                let mut tip;
+                if li == 0.0 {
+                    tij = blend_angle(p, pj);
+                    tip = 0.0;
+                    alpha = 1.0;
+                } else if lj == 0.0 {
+                    tij = blend_angle(p, pi);
+                    tip = tij;
+                    alpha = 1.0;
+                } else {
+                    tij = blend_angle(pi, pj);
+                    if p.x == 0.0 && p.y == 0.0 {
+                        tip = tij;
+                    } else if tij == 0.0 {
+                        tip = 0.0;
+                    } else {
+                        tip = blend_angle(pi, p);
+                        let side = blend_cross(pi, p) * blend_cross(pi, pj);
+                        if side < 0.0 && tij < 0.99 * BLEND_PI {
+                            tip = -tip;
+                        }
+                    }
+                }
+                tij *= alpha;
+                tip *= alpha;
+                let vij = Vec2::new(tij, rj - ri);
+                let vip = Vec2::new(tip, rp - ri);
+                let hij = 1.0 - blend_dot(vij, vip) / blend_dot(vij, vij);
+                if hij < 0.0 {
+                    negative = true;
+                }
+                hi = hi.min(hij);
+            }
+        }
+        if negative {
+            hi = 0.0;
+        }
+        h[i as usize] = hi;
+        sum += hi;
+    }
+    blend_normalize(lib, node, n, h, sum, p)
+}
+
+fn blend_weights_direct(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, params: Vec4) -> [f32; 16] {
+    let mut w = [0.0f32; 16];
+    for i in 0..n {
+        let c = lib.children[(node.child_offset + i) as usize];
+        w[i as usize] = blend_param(params, c.parameter).max(0.0);
+    }
+    w
+}
+
+/// Weights of a node's children (first `child_count` entries; the rest 0) for parameters `params`.
+///
+/// The children are `lib.children[node.child_offset..][..child_count]`, a Delaunay node's
+/// triangles `lib.triangles[node.triangle_offset..][..triangle_count]`. A NaN parameter reads as
+/// 0 and parameters are clamped to ±[`BLEND_PARAM_LIMIT`], so the weights are never NaN. 1D: the
+/// parameter is clamped to the end thresholds. 2D kinds sum to 1; a parameter on a sample gives
+/// that sample weight 1. Direct: each child's parameter, clamped to ≥ 0, not normalized. Clip
+/// nodes have no children (all 0).
+///
+/// Mirror of WGSL `node_child_weights` in `shaders/shared/blend_weights.wgsl`.
+#[must_use]
+pub fn node_child_weights(lib: &BlendLibrary, node: &GpuBlendNode, params: Vec4) -> [f32; 16] {
+    let w = [0.0f32; 16];
+    let n = node.child_count.min(MAX_BLEND_CHILDREN);
+    if n == 0 {
+        return w;
+    }
+    if node.kind == node_kind::DIRECT {
+        return blend_weights_direct(lib, node, n, params);
+    }
+    let p = Vec2::new(blend_param(params, node.param_x), blend_param(params, node.param_y));
+    if node.kind == node_kind::BLEND_1D {
+        return blend_weights_1d(lib, node, n, p.x);
+    }
+    if node.kind == node_kind::BILINEAR {
+        return blend_weights_bilinear(lib, node, p);
+    }
+    if node.kind == node_kind::TRIANGLE {
+        return blend_weights_triangle(lib, node, p);
+    }
+    if node.kind == node_kind::DELAUNAY {
+        return blend_weights_delaunay(lib, node, p);
+    }
+    if node.kind == node_kind::SIMPLE_DIRECTIONAL {
+        return blend_weights_simple_directional(lib, node, n, p);
+    }
+    if node.kind == node_kind::FREEFORM_CARTESIAN {
+        return blend_weights_freeform_cartesian(lib, node, n, p);
+    }
+    if node.kind == node_kind::FREEFORM_DIRECTIONAL {
+        return blend_weights_freeform_directional(lib, node, n, p);
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_triangulation(pts: &[Vec2]) -> (Vec<[usize; 3]>, Vec<usize>) {
+        let (tris, hull) = triangulate(pts).expect("triangulates");
+        let p: Vec<DVec2> = pts.iter().map(|v| v.as_dvec2()).collect();
+        let area = |t: &[usize; 3]| orient(p[t[0]], p[t[1]], p[t[2]]) / 2.0;
+        assert!(tris.iter().all(|t| area(t) > 0.0), "{tris:?}");
+        let hull_area: f64 = (0..hull.len())
+            .map(|k| p[hull[k]].perp_dot(p[hull[(k + 1) % hull.len()]]) / 2.0)
+            .sum();
+        let sum: f64 = tris.iter().map(area).sum();
+        assert!(
+            (sum - hull_area).abs() < 1e-9,
+            "triangles cover {sum}, hull {hull_area}"
+        );
+        (tris, hull)
+    }
+
+    #[test]
+    fn triangulation_of_a_square_with_a_centre_has_four_triangles() {
+        let pts = [
+            Vec2::new(-1.0, -1.0),
+            Vec2::new(1.0, -1.0),
+            Vec2::new(-1.0, 1.0),
+            Vec2::new(1.0, 1.0),
+            Vec2::ZERO,
+        ];
+        let (tris, hull) = check_triangulation(&pts);
+        assert_eq!(tris.len(), 4);
+        assert_eq!(hull.len(), 4);
+        assert!(tris.iter().all(|t| t.contains(&4)));
+    }
+
+    #[test]
+    fn triangulation_handles_collinear_and_cocircular_points() {
+        // A grid: many collinear and cocircular points.
+        let grid: Vec<Vec2> = (0..16).map(|k| Vec2::new((k % 4) as f32, (k / 4) as f32)).collect();
+        let (tris, hull) = check_triangulation(&grid);
+        assert_eq!(tris.len(), 18);
+        assert_eq!(hull.len(), 12);
+        // Points on a circle.
+        let circle: Vec<Vec2> = (0..12)
+            .map(|k| Vec2::from_angle(k as f32 * std::f32::consts::TAU / 12.0) * 2.0)
+            .collect();
+        let (tris, _) = check_triangulation(&circle);
+        assert_eq!(tris.len(), 10);
+        // A collinear start.
+        let line = [
+            Vec2::ZERO,
+            Vec2::X,
+            Vec2::X * 2.0,
+            Vec2::new(1.0, 1.0),
+            Vec2::new(1.0, -1.0),
+        ];
+        check_triangulation(&line);
     }
 }

@@ -81,6 +81,14 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A blend tree failed validation; `what` names the node (its index in the authored tree).
+    #[error("blend tree '{tree}': {what}")]
+    Blend {
+        /// Tree name.
+        tree: String,
+        /// What is wrong.
+        what: String,
+    },
     /// A capacity or device limit would be exceeded.
     #[error("limit exceeded: {what}")]
     Limit {

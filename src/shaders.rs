@@ -10,10 +10,14 @@ pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
 pub const BINDINGS: &str = include_str!("../shaders/shared/bindings.wgsl");
 /// The ground plane of the built-in scenes (`shaders/ground.wgsl`); not an animation stage.
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
-/// Blend-space weights (`shaders/shared/blend_weights.wgsl`).
-pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");
 /// Skinning functions (`shaders/shared/skinning.wgsl`).
 pub const SKINNING: &str = include_str!("../shaders/shared/skinning.wgsl");
+
+/// Blend-space weights of a blend node's children, `node_child_weights(node, params)`
+/// (`shaders/shared/blend_weights.wgsl`; Rust mirror [`crate::blend::node_child_weights`]). Needs
+/// [`TYPES`] and, declared by the including module, `blend_children: array<BlendChild>` and
+/// `blend_triangles: array<vec4<u32>>` storage arrays.
+pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");
 
 /// Everything a user's own vertex shader needs to skin with the palette buffer: the `Affine` and
 /// `Instance` structs, `skin_vertex(offset, joints, weights, position, normal)`,

@@ -52,6 +52,31 @@ fn skin_functions_validate_in_a_user_module() {
 }
 
 #[test]
+fn blend_weights_validate_in_a_module_declaring_the_blend_arrays() {
+    let module = format!(
+        "{}\n{}\n{}\n\
+         @group(0) @binding(0) var<storage, read> blend_children: array<BlendChild>;\n\
+         @group(0) @binding(1) var<storage, read> blend_triangles: array<vec4<u32>>;\n\
+         @group(0) @binding(2) var<storage, read> blend_nodes: array<BlendNode>;\n\
+         @group(0) @binding(3) var<storage, read_write> blend_out: array<f32>;\n\
+         @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {{\n\
+           var w = node_child_weights(blend_nodes[id.x], vec4<f32>(0.5, -0.25, 1.0, 0.0));\n\
+           for (var i = 0u; i < 16u; i++) {{ blend_out[id.x * 16u + i] = w[i]; }}\n\
+         }}\n",
+        shaders::TYPES,
+        shaders::MATH,
+        shaders::BLEND_WEIGHTS
+    );
+    let (module, _) = shaders::validate(&module).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        module
+            .functions
+            .iter()
+            .any(|(_, f)| f.name.as_deref() == Some("node_child_weights"))
+    );
+}
+
+#[test]
 fn a_broken_shader_is_reported() {
     let broken = shaders::stage_source(Stage::Sample).replace("fn sample_joint", "fn sample_joint(");
     assert!(shaders::validate(&broken).is_err());

@@ -24,6 +24,22 @@ fn pose_error(g: &LocalPose, w: &LocalPose) -> f32 {
         .max(e(g.scale, w.scale))
 }
 
+/// A clip or a blend tree of `skeleton` (three clips and nine trees per skeleton in
+/// `random_library`), with random parameters.
+fn random_state(r: &mut rand::rngs::SmallRng, skeleton: u32) -> InstanceDesc {
+    if r.gen_bool(0.5) {
+        InstanceDesc::new(ClipId(skeleton * 3 + r.gen_range(0..3)))
+    } else {
+        let params = [
+            r.gen_range(-2.5..2.5),
+            r.gen_range(-2.5..2.5),
+            r.gen_range(-0.5..1.5),
+            r.gen_range(-0.5..1.5),
+        ];
+        InstanceDesc::tree(wgpu_anim::blend::BlendTreeId(skeleton * 9 + r.gen_range(0..9)), params)
+    }
+}
+
 struct Run {
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -56,14 +72,32 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             1 => LoopMode::Repeat(r.gen_range(1..4)),
             _ => LoopMode::Forever,
         };
-        animator
-            .add_instance(&InstanceDesc {
-                time: r.gen_range(-1.0..6.0),
-                rate: r.gen_range(-2.0..2.0),
-                loop_mode,
-                ..InstanceDesc::new(clip)
-            })
-            .unwrap();
+        let desc = InstanceDesc {
+            time: r.gen_range(-1.0..6.0),
+            rate: r.gen_range(-2.0..2.0),
+            loop_mode,
+            ..InstanceDesc::new(clip)
+        };
+        // Half the instances play a blend tree of their clip's skeleton with random parameters,
+        // some outside the blend spaces.
+        let desc = if r.gen_bool(0.5) {
+            let trees = lib.blend.trees.len() as u32 / 3;
+            let tree =
+                wgpu_anim::blend::BlendTreeId(lib.clips[clip.0 as usize].skeleton * trees + r.gen_range(0..trees));
+            let params = [
+                r.gen_range(-2.5..2.5),
+                r.gen_range(-2.5..2.5),
+                r.gen_range(-0.5..1.5),
+                r.gen_range(-0.5..1.5),
+            ];
+            InstanceDesc {
+                time: r.gen_range(0.0..1.0),
+                ..InstanceDesc::tree(tree, params)
+            }
+        } else {
+            desc
+        };
+        animator.add_instance(&desc).unwrap();
     }
     for (f, &dt) in dts.iter().enumerate() {
         // Transitions: after the first frame a third of the instances cross-fade to another clip
@@ -74,7 +108,6 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
                     continue;
                 }
                 let inst = *animator.instance(i).unwrap();
-                let clip = ClipId(inst.clip - inst.clip % 3 + r.gen_range(0..3));
                 let transition = Transition {
                     duration: r.gen_range(0.1..1.0),
                     curve: if r.gen_bool(0.5) { Curve::Smooth } else { Curve::Linear },
@@ -83,7 +116,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
                 let desc = InstanceDesc {
                     time: r.gen_range(0.0..1.0),
                     rate: r.gen_range(-1.5..1.5),
-                    ..InstanceDesc::new(clip)
+                    ..random_state(&mut r, inst.skeleton)
                 };
                 animator.play(i, &desc, Some(transition)).unwrap();
             }
@@ -116,7 +149,7 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
 
     // sample: the GPU's blend lists and snapshots in, local poses out.
     let local = cpu_sample_from_gpu(&run);
-    let worst_sample = compare("sample", &gpu.local, &local, 2e-5, pose_error).unwrap();
+    let worst_sample = compare_sample(&run, &gpu.local, &local);
     let lists = run.animator.read_blend_lists(&run.device, &run.queue).unwrap();
     let blended = lists.iter().filter(|l| l.count > 1).count();
     let snapshots = lists
@@ -147,6 +180,46 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
     assert!(clocks.iter().all(|c| c.sample_time.is_finite()));
 }
 
+/// Compares the sample stage joint by joint (tolerance 2e-5). A joint where one of the blended
+/// rotations is within 1e-4 of perpendicular (in 4D) to the heaviest one sits on the sign-alignment
+/// discontinuity of N-way quaternion blending: a last-bit difference in the sampled rotation can
+/// flip that sample's sign on one side only. Such joints (found by re-sampling on the CPU) are
+/// counted, not failed, and must stay rare. Returns the worst error elsewhere.
+fn compare_sample(run: &Run, gpu: &[LocalPose], cpu_local: &[LocalPose]) -> f32 {
+    let a = &run.animator;
+    let lib = a.library();
+    let lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
+    let mut worst = 0.0f32;
+    let mut ambiguous = 0;
+    for (i, inst) in a.instances().iter().enumerate() {
+        let l = &lists[i];
+        for j in 0..inst.joint_count {
+            let slot = (inst.joint_offset + j) as usize;
+            let e = pose_error(&gpu[slot], &cpu_local[slot]);
+            if e <= 2e-5 {
+                worst = worst.max(e);
+                continue;
+            }
+            let rotation = |k: usize| {
+                let e = l.samples[k];
+                (e.clip != u32::MAX).then(|| cpu::sample_joint(lib, &lib.clips[e.clip as usize], j, e.time).rotation)
+            };
+            let on_edge = match rotation(0) {
+                Some(q0) => (1..l.count as usize).any(|k| rotation(k).is_some_and(|q| q0.dot(q).abs() < 1e-4)),
+                None => false,
+            };
+            assert!(
+                on_edge,
+                "sample: instance {i} joint {j} off by {e:e} (tolerance 2e-5), list {:?}",
+                &l.samples[..l.count as usize]
+            );
+            ambiguous += 1;
+        }
+    }
+    assert!(ambiguous <= 5, "{ambiguous} joints on the sign-alignment edge");
+    worst
+}
+
 /// The CPU mirror of `sample` fed the GPU's blend lists and snapshot poses (read back). The
 /// snapshots were already taken on the GPU, so the lists' `take_snapshot` is cleared.
 fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
@@ -175,7 +248,7 @@ fn clock_stage_matches_its_cpu_mirror() {
         let inst = *run.animator.instance(i).unwrap();
         let desc = InstanceDesc {
             time: r.gen_range(0.0..1.0),
-            ..InstanceDesc::new(ClipId(inst.clip - inst.clip % 3 + r.gen_range(0..3)))
+            ..random_state(&mut r, inst.skeleton)
         };
         run.animator.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
     }
@@ -198,7 +271,11 @@ fn clock_stage_matches_its_cpu_mirror() {
         // f32 `floor` at a loop boundary may land on either side on the GPU and the CPU; such
         // instances agree modulo the duration and are counted, not failed.
         let inst = &run.animator.instances()[i];
-        let duration = lib.clips[inst.clip as usize].duration;
+        let duration = if inst.tree_nodes > 0 {
+            1.0
+        } else {
+            lib.clips[inst.clip as usize].duration
+        };
         let close_mod = |a: f32, b: f32| close(a, b) || ((a - b).abs() - duration).abs() <= 1e-5 * (1.0 + duration);
         assert_eq!(g.seq, w.seq, "instance {i}");
         assert!(
@@ -246,6 +323,12 @@ fn the_comparison_fails_on_a_deliberately_altered_buffer() {
     altered[j].y.w += 1e-3;
     let err = compare("palette", &altered, &palette, 1e-5, affine_error).unwrap_err();
     assert!(err.contains(&format!("entry {j}")), "{err}");
+    // The sample comparison, with its sign-edge exemption, still catches an altered pose.
+    let local = cpu_sample_from_gpu(&run);
+    let mut altered = gpu.local.clone();
+    altered[j % altered.len()].translation.x += 1e-3;
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compare_sample(&run, &altered, &local)));
+    assert!(caught.is_err(), "an altered local pose passed the sample comparison");
     // And a stale buffer (the model matrices instead of the palette) is caught too.
     assert!(compare("palette", &gpu.model, &palette, 1e-5, affine_error).is_err());
 }
@@ -287,7 +370,7 @@ fn more_instances_than_one_dispatch_dimension_holds() {
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
     let _ = clocks;
     let local = cpu_sample_from_gpu(&run);
-    compare("sample", &gpu.local, &local, 2e-5, pose_error).unwrap();
+    compare_sample(&run, &gpu.local, &local);
     cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
     compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 }

@@ -1,11 +1,12 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec2, Vec3};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use wgpu_anim::blend::{Blend2DKind, BlendNode, BlendTree};
 use wgpu_anim::math::Affine;
-use wgpu_anim::{Clip, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform};
+use wgpu_anim::{Clip, ClipId, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform};
 
 /// The device every GPU test runs on. CI installs lavapipe; a machine without any Vulkan driver
 /// fails here with the install hint.
@@ -151,7 +152,103 @@ pub fn random_clip(r: &mut SmallRng, skeleton: &Skeleton, name: &str) -> Clip {
     }
 }
 
-/// Skeletons of 1, 37 and 130 joints (more than a workgroup), three random clips each.
+/// One blend tree per blend-space kind over three clips (leaves reuse them), plus a nested tree:
+/// a 1D blend (parameter 2) of a freeform directional and a Delaunay blend space.
+pub fn random_trees(clips: [ClipId; 3], prefix: &str) -> Vec<BlendTree> {
+    let leaf = |k: usize| BlendNode::Clip(clips[k % 3]);
+    let space = |kind, points: &[(f32, f32)]| -> BlendNode {
+        BlendNode::Blend2D {
+            kind,
+            parameters: [0, 1],
+            children: points
+                .iter()
+                .enumerate()
+                .map(|(k, &(x, y))| (Vec2::new(x, y), k + 1))
+                .collect(),
+        }
+    };
+    let tree = |name: &str, root: BlendNode, leaves: usize| BlendTree {
+        name: format!("{prefix}_{name}"),
+        nodes: std::iter::once(root).chain((0..leaves).map(leaf)).collect(),
+        root: 0,
+    };
+    let ring = [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (0.0, -1.0), (-1.0, 0.0), (0.0, 2.0)];
+    vec![
+        tree(
+            "1d",
+            BlendNode::Blend1D {
+                parameter: 0,
+                children: vec![(-1.0, 1), (0.0, 2), (1.5, 3)],
+            },
+            3,
+        ),
+        tree(
+            "bilinear",
+            space(
+                Blend2DKind::Bilinear,
+                &[(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)],
+            ),
+            4,
+        ),
+        tree(
+            "triangle",
+            space(Blend2DKind::Triangle, &[(0.0, 0.0), (1.0, 0.0), (0.0, 1.0)]),
+            3,
+        ),
+        tree(
+            "delaunay",
+            space(
+                Blend2DKind::Delaunay,
+                &[(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0), (0.2, 0.1)],
+            ),
+            5,
+        ),
+        tree("simple", space(Blend2DKind::SimpleDirectional, &ring[..5]), 5),
+        tree("cartesian", space(Blend2DKind::FreeformCartesian, &ring), 6),
+        tree("directional", space(Blend2DKind::FreeformDirectional, &ring), 6),
+        tree(
+            "direct",
+            BlendNode::Direct {
+                children: vec![(2, 1), (3, 2)],
+            },
+            2,
+        ),
+        BlendTree {
+            name: format!("{prefix}_nested"),
+            nodes: vec![
+                BlendNode::Blend1D {
+                    parameter: 2,
+                    children: vec![(0.0, 1), (1.0, 2)],
+                },
+                BlendNode::Blend2D {
+                    kind: Blend2DKind::FreeformDirectional,
+                    parameters: [0, 1],
+                    children: ring
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &(x, y))| (Vec2::new(x, y), 3 + k % 3))
+                        .collect(),
+                },
+                BlendNode::Blend2D {
+                    kind: Blend2DKind::Delaunay,
+                    parameters: [0, 1],
+                    children: vec![
+                        (Vec2::new(-1.0, -1.0), 3),
+                        (Vec2::new(1.0, -1.0), 4),
+                        (Vec2::new(0.0, 1.0), 5),
+                    ],
+                },
+                leaf(0),
+                leaf(1),
+                leaf(2),
+            ],
+            root: 0,
+        },
+    ]
+}
+
+/// Skeletons of 1, 37 and 130 joints (more than a workgroup), three random clips each, and for
+/// each skeleton the trees of [`random_trees`].
 pub fn random_library(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     let mut r = rng(seed);
     let mut b = LibraryBuilder::new();
@@ -159,10 +256,14 @@ pub fn random_library(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     for (k, n) in [1usize, 37, 130].into_iter().enumerate() {
         let s = random_skeleton(&mut r, &format!("s{k}"), n);
         let id = b.add_skeleton(s.clone());
-        for c in 0..3 {
+        let mut ids = [ClipId(0); 3];
+        for (c, slot) in ids.iter_mut().enumerate() {
             let clip = random_clip(&mut r, &s, &format!("s{k}_c{c}"));
-            b.add_clip(id, &clip).unwrap();
+            *slot = b.add_clip(id, &clip).unwrap();
             clips.push(clip);
+        }
+        for tree in random_trees(ids, &format!("s{k}")) {
+            b.add_blend_tree(&tree).unwrap_or_else(|e| panic!("{e}"));
         }
     }
     (b.build(), clips)

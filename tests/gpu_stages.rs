@@ -326,7 +326,8 @@ fn the_comparison_fails_on_a_deliberately_altered_buffer() {
     // The sample comparison, with its sign-edge exemption, still catches an altered pose.
     let local = cpu_sample_from_gpu(&run);
     let mut altered = gpu.local.clone();
-    altered[j % altered.len()].translation.x += 1e-3;
+    let k = j % altered.len();
+    altered[k].translation.x += 1e-3;
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compare_sample(&run, &altered, &local)));
     assert!(caught.is_err(), "an altered local pose passed the sample comparison");
     // And a stale buffer (the model matrices instead of the palette) is caught too.

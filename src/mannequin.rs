@@ -1250,16 +1250,50 @@ pub fn mannequin() -> Mannequin {
 
 /// A library holding the mannequin's skeleton and clips (for demos, tests and benches).
 #[must_use]
+///
+/// The library also holds the [`LOCOMOTION`] blend tree ([`locomotion_tree`]).
 pub fn library() -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
     let skeleton = skeleton();
     let clips = clips(&skeleton);
     let mut builder = LibraryBuilder::new();
     let id = builder.add_skeleton(skeleton);
-    let ids = clips
+    let ids: Vec<ClipId> = clips
         .iter()
         .map(|c| builder.add_clip(id, c).expect("the built-in clips are valid"))
         .collect();
+    builder
+        .add_blend_tree(&locomotion_tree(&ids))
+        .expect("the built-in locomotion tree is valid");
     (builder.build(), id, ids)
+}
+
+/// Name of the built-in locomotion blend tree in [`library`].
+pub const LOCOMOTION: &str = "locomotion";
+
+/// Targeted locomotion (Game Engine Architecture §11.6.2.3): a freeform directional 2D blend
+/// space over the six clips at the velocities their gaits are authored for ([`gaits`]), driven by
+/// the character-space velocity — parameter 0 is x (to the character's left, m/s), parameter 1
+/// is z (forward, m/s). Idle sits at the centre, walk and run share the forward direction, so the
+/// character can move in any direction while facing another. `clips` are the library's clip ids
+/// in [`CLIP_NAMES`] order.
+#[must_use]
+pub fn locomotion_tree(clips: &[ClipId]) -> crate::blend::BlendTree {
+    use crate::blend::{Blend2DKind, BlendNode, BlendTree};
+    let gaits = gaits();
+    let mut nodes = vec![BlendNode::Blend2D {
+        kind: Blend2DKind::FreeformDirectional,
+        parameters: [0, 1],
+        children: gaits.iter().enumerate().map(|(k, g)| (g.velocity, k + 1)).collect(),
+    }];
+    nodes.extend(gaits.iter().map(|g| {
+        let k = CLIP_NAMES.iter().position(|n| *n == g.clip).unwrap_or(0);
+        BlendNode::Clip(clips[k])
+    }));
+    BlendTree {
+        name: LOCOMOTION.into(),
+        nodes,
+        root: 0,
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! One animation frame for 1k, 4k and 16k built-in characters: the GPU path beside the CPU mirror
-//! on one thread, then a table with per-pass GPU times (timestamp queries, where the adapter has
+//! One animation frame for 1k, 4k and 16k built-in characters — each playing one clip, or each
+//! evaluating the 2D locomotion blend space with a quarter of them mid-transition — the GPU path
+//! beside the CPU mirror on one thread, then a table with per-pass GPU times (timestamp queries, where the adapter has
 //! them), dispatches per frame and CPU encode time.
 //!
 //! ```text
@@ -16,6 +17,7 @@ use wgpu_anim::gpu::{PassTimer, headless_device};
 use wgpu_anim::layout::{BlendList, GpuClock, GpuFrame, GpuInstance, LocalPose};
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::Stage;
+use wgpu_anim::gpu::Transition;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 
 fn counts() -> Vec<u32> {
@@ -29,8 +31,27 @@ fn counts() -> Vec<u32> {
         .unwrap_or_else(|| vec![1_000, 4_000, 16_000])
 }
 
-/// A crowd of `n` mannequins, each on its own clip, phase and rate.
-fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32) -> Animator {
+/// What every character evaluates.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    /// One clip each.
+    SingleClip,
+    /// The built-in 2D locomotion blend space (six clips, freeform directional) at its own
+    /// velocity, with a cross-fade between two velocities running on a quarter of the crowd.
+    Locomotion,
+}
+
+impl Workload {
+    fn name(self) -> &'static str {
+        match self {
+            Workload::SingleClip => "single-clip",
+            Workload::Locomotion => "locomotion-2d",
+        }
+    }
+}
+
+/// A crowd of `n` mannequins, each on its own clip (or velocity), phase and rate.
+fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workload) -> Animator {
     let (lib, _, clips) = mannequin::library();
     let mut a = Animator::new(
         device,
@@ -41,14 +62,27 @@ fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32) -> Animator {
         },
     )
     .expect("animator");
+    let tree = lib.blend.tree_id(mannequin::LOCOMOTION).expect("locomotion tree");
     for i in 0..n {
         let clip = clips[i as usize % clips.len()];
-        a.add_instance(&InstanceDesc {
-            time: (i as f32 * 0.618).fract() * 3.0,
-            rate: 0.8 + (i as f32 * 0.37).fract() * 0.4,
-            ..InstanceDesc::new(clip)
-        })
-        .expect("instance");
+        let (u, v) = ((i as f32 * 0.618).fract(), (i as f32 * 0.377).fract());
+        let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * v * 3.5;
+        let desc = match workload {
+            Workload::SingleClip => InstanceDesc {
+                time: u * 3.0,
+                rate: 0.8 + v * 0.4,
+                ..InstanceDesc::new(clip)
+            },
+            Workload::Locomotion => InstanceDesc {
+                time: u,
+                ..InstanceDesc::tree(tree, [velocity.x, velocity.y, 0.0, 0.0])
+            },
+        };
+        a.add_instance(&desc).expect("instance");
+        if workload == Workload::Locomotion && i % 4 == 0 {
+            // A long cross-fade from the locomotion blend to idle, running throughout the bench.
+            a.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6))).expect("transition");
+        }
     }
     a.prepare(queue, 0.0);
     a
@@ -87,12 +121,14 @@ fn bench(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    for n in counts() {
-        let mut a = crowd(&device, &queue, n);
-        group.bench_with_input(BenchmarkId::new("gpu", n), &n, |b, _| {
-            b.iter(|| gpu_frame(&device, &queue, &mut a))
-        });
-        group.bench_with_input(BenchmarkId::new("cpu_encode", n), &n, |b, _| {
+    let runs = [Workload::SingleClip, Workload::Locomotion]
+        .into_iter()
+        .flat_map(|w| counts().into_iter().map(move |n| (w, n)));
+    for (workload, n) in runs {
+        let mut a = crowd(&device, &queue, n, workload);
+        let id = |what: &str| BenchmarkId::new(format!("{}/{what}", workload.name()), n);
+        group.bench_with_input(id("gpu"), &n, |b, _| b.iter(|| gpu_frame(&device, &queue, &mut a)));
+        group.bench_with_input(id("cpu_encode"), &n, |b, _| {
             b.iter(|| {
                 let mut encoder = device.create_command_encoder(&Default::default());
                 a.encode(&mut encoder);
@@ -115,16 +151,15 @@ fn bench(c: &mut Criterion) {
             palette: pose.palette,
         };
         let lib = a.library().clone();
-        group.bench_with_input(BenchmarkId::new("cpu_mirror_1_thread", n), &n, |b, _| {
-            b.iter(|| cpu_frame(&lib, &mut s))
-        });
-        rows.push(measure(&device, &queue, &mut a, &lib, &mut s));
+        group.bench_with_input(id("cpu_mirror_1_thread"), &n, |b, _| b.iter(|| cpu_frame(&lib, &mut s)));
+        rows.push(measure(&device, &queue, &mut a, &lib, &mut s, workload));
     }
     group.finish();
     print_table(&device, &rows);
 }
 
 struct Row {
+    workload: Workload,
     characters: u32,
     joints: u32,
     pass_ms: Option<Vec<f64>>,
@@ -145,6 +180,7 @@ fn measure(
     a: &mut Animator,
     lib: &wgpu_anim::AnimationLibrary,
     s: &mut CpuState,
+    workload: Workload,
 ) -> Row {
     let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
     let frames = 15;
@@ -175,6 +211,7 @@ fn measure(
             .collect()
     });
     Row {
+        workload,
         characters: a.instance_count() as u32,
         joints: a.joint_count(),
         pass_ms,
@@ -189,7 +226,7 @@ fn print_table(device: &wgpu::Device, rows: &[Row]) {
     let _ = device;
     let names: Vec<&str> = Stage::COMPUTE.iter().map(|s| s.name()).collect();
     println!("\nOne animation frame (medians of 15 frames); GPU pass times from timestamp queries");
-    print!("{:>10} {:>8}", "characters", "joints");
+    print!("{:>14} {:>10} {:>8}", "workload", "characters", "joints");
     for n in &names {
         print!(" {:>15}", format!("{n} ms"));
     }
@@ -198,7 +235,7 @@ fn print_table(device: &wgpu::Device, rows: &[Row]) {
         "GPU sum ms", "frame ms", "dispatches", "CPU encode µs", "CPU-1 ms"
     );
     for r in rows {
-        print!("{:>10} {:>8}", r.characters, r.joints);
+        print!("{:>14} {:>10} {:>8}", r.workload.name(), r.characters, r.joints);
         match &r.pass_ms {
             Some(p) => {
                 for ms in p {

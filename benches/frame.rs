@@ -13,11 +13,11 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
 use wgpu_anim::cpu;
+use wgpu_anim::gpu::Transition;
 use wgpu_anim::gpu::{PassTimer, headless_device};
 use wgpu_anim::layout::{BlendList, GpuClock, GpuFrame, GpuInstance, LocalPose};
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::Stage;
-use wgpu_anim::gpu::Transition;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 
 fn counts() -> Vec<u32> {
@@ -81,7 +81,8 @@ fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workload)
         a.add_instance(&desc).expect("instance");
         if workload == Workload::Locomotion && i % 4 == 0 {
             // A long cross-fade from the locomotion blend to idle, running throughout the bench.
-            a.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6))).expect("transition");
+            a.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6)))
+                .expect("transition");
         }
     }
     a.prepare(queue, 0.0);

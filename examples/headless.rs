@@ -75,7 +75,16 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         character,
     )?;
     crowd.set_camera(&queue, &crowd.overview_camera(args.width as f32 / args.height as f32));
-    crowd.update(&queue, args.time);
+    // Simulate at 30 frames per second up to the requested time (the crowd's agents decide,
+    // turn and ease their velocities frame by frame), then encode the last frame with the picture.
+    let steps = (args.time * 30.0).ceil().max(1.0) as u32;
+    for _ in 1..steps {
+        crowd.update(&queue, args.time / steps as f32);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        crowd.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    }
+    crowd.update(&queue, args.time / steps as f32);
     let mut encoder = device.create_command_encoder(&Default::default());
     crowd.encode(&mut encoder);
     {

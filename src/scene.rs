@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::gltf_import::{self, Imported};
-use crate::gpu::{Animator, AnimatorDesc, Camera, GroundRenderer, InstanceDesc, SkinnedRenderer};
+use crate::gpu::{Animator, AnimatorDesc, Camera, Curve, GroundRenderer, InstanceDesc, SkinnedRenderer, Transition};
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::mannequin;
 use crate::mesh::SkinnedMesh;
@@ -58,6 +58,11 @@ pub struct Character {
     /// The character's height over [`REFERENCE_HEIGHT`]: camera heights scale by it. 1 for the
     /// mannequin.
     pub relative_height: f32,
+    /// A locomotion blend tree driven by the character-space velocity (parameters x, z in m/s).
+    /// With one, crowd members wander: they walk, run, strafe, back up, turn and stop, blending
+    /// their gaits by velocity and cross-fading to idle and back. Without, each member plays one
+    /// clip (in place, or moving at that clip's velocity).
+    pub locomotion: Option<crate::blend::BlendTreeId>,
 }
 
 impl Character {
@@ -75,6 +80,7 @@ impl Character {
                     .map_or(Vec2::ZERO, |g| g.velocity)
             })
             .collect();
+        let locomotion = library.blend.tree_id(mannequin::LOCOMOTION);
         Self {
             name: "mannequin".into(),
             library,
@@ -89,6 +95,7 @@ impl Character {
             origin: Vec3::ZERO,
             relative_footprint: 1.0,
             relative_height: 1.0,
+            locomotion,
         }
     }
 
@@ -173,6 +180,7 @@ impl Character {
             origin: Vec3::ZERO,
             relative_footprint: 1.0,
             relative_height: 1.0,
+            locomotion: None,
         };
         let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
         let size = hi - lo;
@@ -250,7 +258,25 @@ struct Agent {
     heading: f32,
     /// World-space velocity, m/s.
     velocity: Vec2,
+    /// Wandering (with a locomotion tree): the character-space velocity driving the blend, the
+    /// velocity it is easing towards, the turn rate (rad/s), the time to the next decision and
+    /// whether the member is stopped (playing idle as a state of its own).
+    wander: Option<Wander>,
 }
+
+#[derive(Clone, Copy)]
+struct Wander {
+    velocity: Vec2,
+    target: Vec2,
+    turn: f32,
+    timer: f32,
+    stopped: bool,
+}
+
+/// How fast a wandering member's velocity eases towards its target (1/s).
+const EASE: f32 = 2.5;
+/// Length of the cross-fades when a wandering member stops or starts, seconds.
+const STOP_START_FADE: f32 = 0.5;
 
 /// A crowd of one character with its animator and renderers.
 pub struct Crowd {
@@ -263,6 +289,7 @@ pub struct Crowd {
     agents: Vec<Agent>,
     half_extent: f32,
     moving: bool,
+    rng: SplitMix,
 }
 
 /// A small deterministic generator (SplitMix64), so the scene needs no RNG dependency.
@@ -384,10 +411,35 @@ impl Crowd {
                 Vec2::new(v.x, v.z)
             };
             let duration = c.library.clip_duration(clip).unwrap_or(1.0);
+            if let (Some(tree), true) = (c.locomotion, desc.moving) {
+                // A wandering member: starts on a random course at a random phase.
+                let target = random_course(&mut r);
+                let agent = Agent {
+                    position,
+                    heading,
+                    velocity: Vec2::ZERO,
+                    wander: Some(Wander {
+                        velocity: target,
+                        target,
+                        turn: r.range(-0.4, 0.4),
+                        timer: r.range(0.5, 6.0),
+                        stopped: false,
+                    }),
+                };
+                animator.add_instance(&InstanceDesc {
+                    time: r.unit(),
+                    world: c.world(agent.position, agent.heading),
+                    tint: tint(&mut r),
+                    ..InstanceDesc::tree(tree, [target.x, target.y, 0.0, 0.0])
+                })?;
+                agents.push(agent);
+                continue;
+            }
             let agent = Agent {
                 position,
                 heading,
                 velocity: if desc.moving { velocity } else { Vec2::ZERO },
+                wander: None,
             };
             animator.add_instance(&InstanceDesc {
                 time: r.unit() * duration,
@@ -406,6 +458,7 @@ impl Crowd {
             agents,
             half_extent,
             moving: desc.moving,
+            rng: SplitMix(desc.seed ^ 0x5eed_5eed),
         })
     }
 
@@ -433,7 +486,13 @@ impl Crowd {
         if self.moving && dt != 0.0 {
             let e = self.half_extent;
             for (i, a) in self.agents.iter_mut().enumerate() {
-                if a.velocity == Vec2::ZERO {
+                if let Some(w) = &mut a.wander {
+                    wander(&mut self.animator, &self.character, &mut self.rng, i, w, dt);
+                    a.heading += w.turn * dt;
+                    let v = Quat::from_rotation_y(a.heading) * Vec3::new(w.velocity.x, 0.0, w.velocity.y);
+                    a.velocity = Vec2::new(v.x, v.z);
+                }
+                if a.velocity == Vec2::ZERO && a.wander.is_none() {
                     continue;
                 }
                 a.position += a.velocity * dt;
@@ -471,5 +530,67 @@ impl Crowd {
         let target = Vec3::new(0.0, 0.6 * h, 0.0);
         let eye = Vec3::new(e * 0.9, e * 0.75 + 1.5 * h, e * 1.6 + 3.0 * f);
         Camera::look_at(eye, target, 40f32.to_radians(), aspect, 0.1, 2000.0)
+    }
+}
+
+/// A random course in character space (m/s): walk, run, strafe, back up, or a diagonal.
+fn random_course(r: &mut SplitMix) -> Vec2 {
+    let pick = r.unit();
+    if pick < 0.4 {
+        Vec2::new(r.range(-0.2, 0.2), r.range(1.1, 1.7))
+    } else if pick < 0.65 {
+        Vec2::new(r.range(-0.3, 0.3), r.range(2.6, 3.5))
+    } else if pick < 0.8 {
+        let side = if r.unit() < 0.5 { -1.0 } else { 1.0 };
+        Vec2::new(side * r.range(0.8, 1.2), r.range(-0.2, 0.4))
+    } else if pick < 0.88 {
+        Vec2::new(r.range(-0.2, 0.2), r.range(-1.0, -0.7))
+    } else {
+        Vec2::from_angle(r.range(0.0, std::f32::consts::TAU)) * r.range(0.8, 2.0)
+    }
+}
+
+/// One wandering member's frame: decisions (a new course, a turn, stopping or starting with a
+/// cross-fade), and its blend parameters easing towards its course.
+fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i: usize, w: &mut Wander, dt: f32) {
+    let Some(tree) = c.locomotion else { return };
+    w.timer -= dt;
+    if w.timer <= 0.0 {
+        w.timer = r.range(2.0, 6.0);
+        let smooth = Transition {
+            duration: STOP_START_FADE,
+            curve: Curve::Smooth,
+            frozen: false,
+        };
+        if w.stopped {
+            // Start again: cross-fade from idle into the locomotion blend.
+            w.stopped = false;
+            w.target = random_course(r);
+            w.velocity = w.target * 0.5;
+            let desc = InstanceDesc::tree(tree, [w.velocity.x, w.velocity.y, 0.0, 0.0]);
+            let _ = animator.play(i, &InstanceDesc { time: r.unit(), ..desc }, Some(smooth));
+        } else if r.unit() < 0.15 {
+            // Stop: cross-fade to idle, as a state of its own.
+            w.stopped = true;
+            w.target = Vec2::ZERO;
+            let idle = InstanceDesc {
+                time: r.unit() * 2.0,
+                ..InstanceDesc::new(c.clips[0])
+            };
+            let _ = animator.play(i, &idle, Some(smooth));
+        } else {
+            w.target = random_course(r);
+            w.turn = if r.unit() < 0.5 { r.range(-0.5, 0.5) } else { 0.0 };
+        }
+    }
+    if w.stopped {
+        w.velocity *= (1.0 - EASE * 2.0 * dt).max(0.0);
+        w.turn = 0.0;
+        return;
+    }
+    let next = w.velocity + (w.target - w.velocity) * (EASE * dt).min(1.0);
+    if next.distance_squared(w.velocity) > 1e-8 {
+        w.velocity = next;
+        let _ = animator.set_parameters(i, [next.x, next.y, 0.0, 0.0]);
     }
 }

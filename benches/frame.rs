@@ -110,7 +110,7 @@ struct CpuState {
 fn cpu_frame(lib: &wgpu_anim::AnimationLibrary, s: &mut CpuState) {
     cpu::clock(lib, &s.frame, &s.instances, &mut s.clocks, &mut s.lists);
     cpu::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local);
-    cpu::local_to_model(lib, &s.frame, &s.instances, &s.local, &mut s.model);
+    cpu::local_to_model(lib, &s.frame, &s.instances, &mut s.local, &mut s.model);
     cpu::palette(lib, &s.frame, &s.instances, &s.model, &mut s.palette);
 }
 
@@ -147,7 +147,7 @@ fn bench(c: &mut Criterion) {
             instances: a.instances().to_vec(),
             lists: a.read_blend_lists(&device, &queue).expect("readback"),
             clocks,
-            local: [pose.local.clone(), pose.local].concat(),
+            local: [pose.local.clone(), pose.local.clone(), pose.local].concat(),
             model: pose.model,
             palette: pose.palette,
         };

@@ -31,14 +31,14 @@ fn advance_clip_time(time: f32, rate: f32, loop_mode: u32, loop_count: u32, dura
     return ClipTime(t, s, s / duration);
 }
 
-// Inserts a sample, keeping the list sorted heaviest first; beyond MAX_BLEND_CLIPS the lightest
-// is dropped. Equal (clip, time) samples merge.
-fn add_sample(list: ptr<function, BlendList>, clip: u32, time: f32, weight: f32) {
+// Inserts a sample of layer `layer` (0: the base), keeping the list sorted heaviest first;
+// beyond MAX_BLEND_CLIPS the lightest is dropped. Equal (clip, time, layer) samples merge.
+fn add_sample(list: ptr<function, BlendList>, clip: u32, time: f32, weight: f32, layer: u32) {
     if (!(weight > 0.0)) {
         return;
     }
     for (var k = 0u; k < (*list).count; k++) {
-        if ((*list).samples[k].clip == clip && (*list).samples[k].time == time) {
+        if ((*list).samples[k].clip == clip && (*list).samples[k].time == time && (*list).samples[k].layer == layer) {
             (*list).samples[k].weight += weight;
             // Restore the order: bubble the grown entry up.
             var m = k;
@@ -63,7 +63,7 @@ fn add_sample(list: ptr<function, BlendList>, clip: u32, time: f32, weight: f32)
         (*list).samples[m] = (*list).samples[m - 1u];
         m -= 1u;
     }
-    (*list).samples[m] = BlendSample(clip, time, weight, 0u);
+    (*list).samples[m] = BlendSample(clip, time, weight, layer);
     (*list).count = n + 1u;
 }
 
@@ -139,10 +139,11 @@ fn play_state(
     time: f32,
     dt: f32,
     scale: f32,
+    layer: u32,
 ) -> ClipTime {
     if (tree_nodes == 0u) {
         let ct = advance_clip_time(time, rate, loop_mode, loop_count, clips[clip].duration, dt);
-        add_sample(list, clip, ct.sample_time, scale);
+        add_sample(list, clip, ct.sample_time, scale, layer);
         return ct;
     }
     let leaves = tree_leaves(tree_offset, tree_nodes, params);
@@ -159,7 +160,7 @@ fn play_state(
     let duration = synced / total;
     let ct = advance_clip_time(time, rate / duration, loop_mode, loop_count, 1.0, dt);
     for (var m = 0u; m < leaves.count; m++) {
-        add_sample(list, leaves.clips[m], ct.phase * clips[leaves.clips[m]].duration, scale * leaves.weights[m]);
+        add_sample(list, leaves.clips[m], ct.phase * clips[leaves.clips[m]].duration, scale * leaves.weights[m], layer);
     }
     return ct;
 }
@@ -197,12 +198,12 @@ fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function
         c.transition_time += dt;
         beta = transition_weight(c.transition_time, inst.transition_duration, (inst.transition & TRANSITION_SMOOTH) != 0u);
     }
-    let to_state = play_state(list, inst.clip, inst.tree_offset, inst.tree_nodes, inst.params, inst.rate, inst.loop_mode, inst.loop_count, c.time, dt, beta);
+    let to_state = play_state(list, inst.clip, inst.tree_offset, inst.tree_nodes, inst.params, inst.rate, inst.loop_mode, inst.loop_count, c.time, dt, beta, 0u);
     c.time = to_state.time;
     c.sample_time = to_state.sample_time;
     c.phase = to_state.phase;
     if (kind == SOURCE_SNAPSHOT) {
-        add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta);
+        add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0u);
     } else if (kind != SOURCE_NONE && beta < 1.0) {
         var source_dt = dt;
         if ((inst.transition & TRANSITION_FROZEN) != 0u) {
@@ -212,10 +213,39 @@ fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function
         if (kind == SOURCE_TREE) {
             source_nodes = inst.source_tree_nodes;
         }
-        let from_state = play_state(list, inst.source_clip, inst.source_tree_offset, source_nodes, inst.params, inst.source_rate, inst.source_loop_mode, inst.source_loop_count, c.source_time, source_dt, 1.0 - beta);
+        let from_state = play_state(list, inst.source_clip, inst.source_tree_offset, source_nodes, inst.params, inst.source_rate, inst.source_loop_mode, inst.source_loop_count, c.source_time, source_dt, 1.0 - beta, 0u);
         c.source_time = from_state.time;
         c.source_sample_time = from_state.sample_time;
         c.source_phase = from_state.phase;
+    }
+    for (var k = 0u; k < MAX_LAYERS; k++) {
+        let layer = inst.layers[k];
+        if (layer.mode == LAYER_OFF) {
+            continue;
+        }
+        if (layer.seq != c.layer_seq[k]) {
+            c.layer_time[k] = layer.start_time;
+            c.layer_seq[k] = layer.seq;
+        }
+        // A snapshot source already shows the layers: fade them in with the new base instead of
+        // adding them twice.
+        var weight = layer.weight;
+        if (kind == SOURCE_SNAPSHOT) {
+            weight *= beta;
+        }
+        (*list).layers[k] = LayerApply(layer.mode, weight, layer.mask, 0u);
+        if (layer.mode == LAYER_ADDITIVE_MESH) {
+            (*list).mesh_additive = 1u;
+        }
+        if (layer.tree_nodes == 0u && layer.time_parameter < 4u) {
+            // The clip's time axis as a parameter: sampled where the parameter says.
+            let t = clamp(inst.params[layer.time_parameter], 0.0, clips[layer.clip].duration);
+            c.layer_time[k] = t;
+            add_sample(list, layer.clip, t, 1.0, k + 1u);
+        } else {
+            let ct = play_state(list, layer.clip, layer.tree_offset, layer.tree_nodes, inst.params, layer.rate, layer.loop_mode, 1u, c.layer_time[k], dt, 1.0, k + 1u);
+            c.layer_time[k] = ct.time;
+        }
     }
     return c;
 }

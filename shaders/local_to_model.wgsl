@@ -11,6 +11,16 @@ fn joint_model(parent_model: Affine, has_parent: bool, local: LocalPose) -> Affi
     return m;
 }
 
+// Whether an instance has a mesh-space additive layer.
+fn has_mesh_layer(inst: Instance) -> bool {
+    for (var k = 0u; k < MAX_LAYERS; k++) {
+        if (inst.layers[k].mode == LAYER_ADDITIVE_MESH) {
+            return true;
+        }
+    }
+    return false;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn local_to_model(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -23,6 +33,7 @@ fn local_to_model(
     }
     let inst = instances[i];
     let skel = skeletons[inst.skeleton];
+    let mesh = has_mesh_layer(inst);
     for (var j = 0u; j < inst.joint_count; j++) {
         let p = parents[skel.joint_offset + j];
         // The builder guarantees p < j; anything else is treated as a root, never read ahead.
@@ -31,6 +42,25 @@ fn local_to_model(
         if (has_parent) {
             parent_model = model_poses[inst.joint_offset + u32(p)];
         }
-        model_poses[inst.joint_offset + j] = joint_model(parent_model, has_parent, local_poses[inst.joint_offset + j]);
+        var local = local_poses[inst.joint_offset + j];
+        if (mesh) {
+            // Mesh-space additive: with R the model rotation the base pose gives (R_j = R_parent
+            // q_j) and D_j the joint's delta, R'_j = D_j R_j, and the new local rotation is
+            // R'_parent⁻¹ R'_j. The scratch slot keeps R_j (in `translation`) and R'_j (in `scale`)
+            // for the children.
+            let scratch = 2u * frame.snapshot_offset + inst.joint_offset;
+            let d = local_poses[scratch + j].rotation;
+            var r = local.rotation;
+            var r_parent_new = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+            if (has_parent) {
+                let ps = local_poses[scratch + u32(p)];
+                r = quat_mul(ps.translation, local.rotation);
+                r_parent_new = ps.scale;
+            }
+            let r_new = normalize(quat_mul(d, r));
+            local.rotation = normalize(quat_mul(quat_conjugate(r_parent_new), r_new));
+            local_poses[scratch + j] = LocalPose(r, d, r_new);
+        }
+        model_poses[inst.joint_offset + j] = joint_model(parent_model, has_parent, local);
     }
 }

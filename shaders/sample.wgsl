@@ -67,25 +67,30 @@ fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     return LocalPose(vec4<f32>(translation.xyz, 0.0), rotation, vec4<f32>(scale.xyz, 0.0));
 }
 
-// Joint `j` of an instance: the weighted blend of its list's samples (order-independent: weighted
-// sums with quaternions sign-aligned to the heaviest sample's, normalized), the missing weight
-// filled with the rest pose when the total is below MIN_BLEND_WEIGHT.
-fn blend_joint(list: BlendList, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> LocalPose {
+// The blend of layer `layer`'s samples (0: the base) for joint `j`: weighted sums with
+// quaternions sign-aligned to the layer's heaviest sample, normalized (order-independent). A total
+// weight below MIN_BLEND_WEIGHT is filled with `fill_pose`.
+fn blend_layer(list: BlendList, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalPose) -> LocalPose {
     var t = vec3<f32>(0.0);
     var s = vec3<f32>(0.0);
     var q = vec4<f32>(0.0);
-    var q_ref = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    var q_ref = fill_pose.rotation;
+    var first = true;
     var total = 0.0;
     for (var k = 0u; k < min(list.count, MAX_BLEND_CLIPS); k++) {
         let e = list.samples[k];
+        if (e.layer != layer) {
+            continue;
+        }
         var p: LocalPose;
         if (e.clip == SNAPSHOT_CLIP) {
             p = local_poses[snapshot_slot];
         } else {
             p = sample_joint(clips[e.clip], j, e.time);
         }
-        if (k == 0u) {
+        if (first) {
             q_ref = p.rotation;
+            first = false;
         }
         var w = e.weight;
         t += p.translation.xyz * w;
@@ -98,18 +103,89 @@ fn blend_joint(list: BlendList, skel: SkeletonInfo, j: u32, snapshot_slot: u32) 
     }
     let fill = max(MIN_BLEND_WEIGHT - total, 0.0);
     if (fill > 0.0) {
-        let r = skel.rest_offset + 3u * j;
-        let rest_q = values[r + 1u];
         var wq = fill;
-        if (dot(q_ref, rest_q) < 0.0) {
+        if (dot(q_ref, fill_pose.rotation) < 0.0) {
             wq = -fill;
         }
-        t += values[r].xyz * fill;
-        q += rest_q * wq;
-        s += values[r + 2u].xyz * fill;
+        t += fill_pose.translation.xyz * fill;
+        q += fill_pose.rotation * wq;
+        s += fill_pose.scale.xyz * fill;
     }
     let sum = total + fill;
     return LocalPose(vec4<f32>(t / sum, 0.0), normalize(q), vec4<f32>(s / sum, 0.0));
+}
+
+fn rest_pose(skel: SkeletonInfo, j: u32) -> LocalPose {
+    let r = skel.rest_offset + 3u * j;
+    return LocalPose(values[r], values[r + 1u], values[r + 2u]);
+}
+
+fn identity_pose() -> LocalPose {
+    return LocalPose(vec4<f32>(0.0), vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(1.0, 1.0, 1.0, 0.0));
+}
+
+// The weight of joint `j` in a mask (1 without one).
+fn mask_weight(mask: u32, j: u32) -> f32 {
+    if (mask == NO_MASK) {
+        return 1.0;
+    }
+    return values[mask + j].x;
+}
+
+// A difference rotation applied with weight b: nlerp(identity, ±d, b) along the shorter arc.
+fn weighted_delta(d: vec4<f32>, b: f32) -> vec4<f32> {
+    var dd = d;
+    if (dd.w < 0.0) {
+        dd = -dd;
+    }
+    return normalize(vec4<f32>(0.0, 0.0, 0.0, 1.0 - b) + dd * b);
+}
+
+struct LayeredPose {
+    pose: LocalPose,
+    mesh_delta: vec4<f32>,
+}
+
+// Joint `j` of an instance: its base blend, then each layer in order — override layers replace
+// it by weight × mask, additive layers add their difference pose (local space: q·Δq, t + βΔt,
+// s ⊙ lerp(1, Δs, β); mesh space: the same for t and s, the rotation delta collected for
+// `local_to_model`, later layers on top of earlier ones).
+fn layered_joint(list: BlendList, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> LayeredPose {
+    var pose = blend_layer(list, 0u, j, snapshot_slot, rest_pose(skel, j));
+    var delta = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    for (var k = 0u; k < MAX_LAYERS; k++) {
+        let la = list.layers[k];
+        if (la.mode == LAYER_OFF) {
+            continue;
+        }
+        let b = clamp(la.weight, 0.0, 1.0) * mask_weight(la.mask, j);
+        if (!(b > 0.0)) {
+            continue;
+        }
+        if (la.mode == LAYER_OVERRIDE) {
+            let lp = blend_layer(list, k + 1u, j, snapshot_slot, pose);
+            var lq = lp.rotation;
+            if (dot(pose.rotation, lq) < 0.0) {
+                lq = -lq;
+            }
+            pose = LocalPose(
+                pose.translation * (1.0 - b) + lp.translation * b,
+                normalize(pose.rotation * (1.0 - b) + lq * b),
+                pose.scale * (1.0 - b) + lp.scale * b,
+            );
+        } else {
+            let d = blend_layer(list, k + 1u, j, snapshot_slot, identity_pose());
+            pose.translation = pose.translation + d.translation * b;
+            pose.scale = pose.scale * (vec4<f32>(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + d.scale * b);
+            let dq = weighted_delta(d.rotation, b);
+            if (la.mode == LAYER_ADDITIVE_LOCAL) {
+                pose.rotation = normalize(quat_mul(pose.rotation, dq));
+            } else {
+                delta = normalize(quat_mul(dq, delta));
+            }
+        }
+    }
+    return LayeredPose(pose, delta);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -133,6 +209,10 @@ fn sample(
             // interrupted another. Each thread copies only its own joints.
             local_poses[snapshot_slot] = local_poses[slot];
         }
-        local_poses[slot] = blend_joint(list, skel, j, snapshot_slot);
+        let lp = layered_joint(list, skel, j, snapshot_slot);
+        local_poses[slot] = lp.pose;
+        if (list.mesh_additive != 0u) {
+            local_poses[2u * frame.snapshot_offset + slot] = LocalPose(vec4<f32>(0.0), lp.mesh_delta, vec4<f32>(0.0));
+        }
     }
 }

@@ -149,8 +149,58 @@ pub struct GpuInstance {
     pub source_loop_count: u32,
     /// Cross-fade length in seconds.
     pub transition_duration: f32,
+    /// Layers applied, in order, on top of the base state.
+    pub layers: [GpuLayer; MAX_LAYERS as usize],
 }
-const _: () = assert!(std::mem::size_of::<GpuInstance>() == 144);
+const _: () = assert!(std::mem::size_of::<GpuInstance>() == 288);
+
+/// Layer modes (`GpuLayer::mode`).
+pub mod layer_mode {
+    /// Not in use.
+    pub const OFF: u32 = 0;
+    /// Replaces the pose below it, joint by joint, by weight × mask.
+    pub const OVERRIDE: u32 = 1;
+    /// Adds a difference pose in each joint's local space.
+    pub const ADDITIVE_LOCAL: u32 = 2;
+    /// Adds a difference pose whose rotations apply in the character's (mesh) space.
+    pub const ADDITIVE_MESH: u32 = 3;
+}
+
+/// `GpuLayer::mask` value: no mask (every joint weight 1).
+pub const NO_MASK: u32 = u32::MAX;
+/// `GpuLayer::time_parameter` value: the layer's clip plays on its own clock.
+pub const NO_TIME_PARAMETER: u32 = u32::MAX;
+
+/// One layer of an instance, written by the CPU. WGSL `Layer`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuLayer {
+    /// `layer_mode::*`.
+    pub mode: u32,
+    /// Layer weight β in [0, 1].
+    pub weight: f32,
+    /// First per-joint weight in the `values` array (x of each entry), or [`NO_MASK`].
+    pub mask: u32,
+    /// Clip (when `tree_nodes` is 0).
+    pub clip: u32,
+    /// Blend tree's first node.
+    pub tree_offset: u32,
+    /// Blend tree's node count; 0 plays `clip`.
+    pub tree_nodes: u32,
+    /// Playback rate (loops forever).
+    pub rate: f32,
+    /// With a clip: sample it at the time given by this blend parameter (seconds) instead of a
+    /// clock — a clip's time axis as a parameter. [`NO_TIME_PARAMETER`] otherwise.
+    pub time_parameter: u32,
+    /// Incremented by the CPU when the layer (re)starts at `start_time`.
+    pub seq: u32,
+    /// Where the layer starts: seconds for a clip, phase for a tree.
+    pub start_time: f32,
+    /// `LOOP_ONCE` or `LOOP_FOREVER`.
+    pub loop_mode: u32,
+    /// Padding.
+    pub _pad: u32,
+}
 
 /// An instance's clocks, advanced by the `clock` stage. WGSL `Clock`.
 #[repr(C)]
@@ -173,6 +223,12 @@ pub struct GpuClock {
     pub source_phase: f32,
     /// Seconds since the transition started.
     pub transition_time: f32,
+    /// Each layer's local time (seconds for a clip, phase for a tree).
+    pub layer_time: [f32; MAX_LAYERS as usize],
+    /// The last `GpuLayer::seq` of each layer the stage has seen.
+    pub layer_seq: [u32; MAX_LAYERS as usize],
+    /// Padding.
+    pub _pad: [u32; 2],
 }
 
 /// One weighted clip sample of an instance's blend. WGSL `BlendSample`.
@@ -185,6 +241,20 @@ pub struct BlendSample {
     pub time: f32,
     /// Blend weight (≥ 0).
     pub weight: f32,
+    /// 0 for the base state, `k + 1` for layer `k`.
+    pub layer: u32,
+}
+
+/// How `sample` applies a layer this frame. WGSL `LayerApply`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct LayerApply {
+    /// `layer_mode::*`.
+    pub mode: u32,
+    /// Weight β.
+    pub weight: f32,
+    /// Mask offset or [`NO_MASK`].
+    pub mask: u32,
     /// Padding.
     pub _pad: u32,
 }
@@ -198,8 +268,13 @@ pub struct BlendList {
     pub count: u32,
     /// 1 when `sample` must first save the instance's current local pose as its snapshot.
     pub take_snapshot: u32,
+    /// 1 when a layer is mesh-space additive: `sample` writes each joint's rotation delta and
+    /// `local_to_model` applies it.
+    pub mesh_additive: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
+    /// The layers, as `GpuInstance::layers`.
+    pub layers: [LayerApply; MAX_LAYERS as usize],
     /// The samples.
     pub samples: [BlendSample; MAX_BLEND_CLIPS as usize],
 }
@@ -232,7 +307,9 @@ pub const MAX_BLEND_CHILDREN: u32 = 16;
 /// Most nodes of one blend tree.
 pub const MAX_TREE_NODES: u32 = 32;
 /// Most clips one instance blends at once (the heaviest are kept; see `blend` docs).
-pub const MAX_BLEND_CLIPS: u32 = 8;
+pub const MAX_BLEND_CLIPS: u32 = 12;
+/// Most layers on top of an instance's base state.
+pub const MAX_LAYERS: u32 = 3;
 /// Most blend parameters per instance.
 pub const MAX_BLEND_PARAMETERS: u32 = 4;
 

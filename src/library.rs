@@ -14,6 +14,19 @@ use std::collections::HashMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SkeletonId(pub u32);
 
+/// Index of a mask (per-joint layer weights) in a library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MaskId(pub u32);
+
+/// Where a mask lives: its skeleton, and the first of its per-joint weights in `values` (x).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaskInfo {
+    /// The skeleton it was built for.
+    pub skeleton: u32,
+    /// First entry in `values`.
+    pub offset: u32,
+}
+
 /// Index of a clip in a library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ClipId(pub u32);
@@ -48,9 +61,19 @@ pub struct AnimationLibrary {
     pub values: Vec<Vec4>,
     /// Blend trees over these clips.
     pub blend: crate::blend::BlendLibrary,
+    /// Masks, by [`MaskId`].
+    pub masks: Vec<MaskInfo>,
+    /// Mask names, by [`MaskId`].
+    pub mask_names: Vec<String>,
 }
 
 impl AnimationLibrary {
+    /// The mask called `name`.
+    #[must_use]
+    pub fn mask_id(&self, name: &str) -> Option<MaskId> {
+        self.mask_names.iter().position(|n| n == name).map(|k| MaskId(k as u32))
+    }
+
     /// The clip called `name` of skeleton `skeleton`.
     #[must_use]
     pub fn clip_id(&self, skeleton: SkeletonId, name: &str) -> Option<ClipId> {
@@ -216,6 +239,50 @@ impl LibraryBuilder {
         let result = blend.add_tree(&self.lib, tree);
         self.lib.blend = blend;
         result
+    }
+
+    /// Adds a mask: one weight in [0, 1] per joint of `skeleton` (see [`crate::layers`] for helpers
+    /// that build one from a joint and a blend depth, or from a list of joints).
+    ///
+    /// Errors: an unknown skeleton, a weight count that is not the joint count, a weight outside
+    /// [0, 1] or not finite, a duplicate name.
+    pub fn add_mask(&mut self, skeleton: SkeletonId, name: &str, weights: &[f32]) -> Result<MaskId> {
+        let err = |what: String| Error::Clip {
+            clip: format!("mask {name}"),
+            what,
+        };
+        let skel = self
+            .lib
+            .skeletons
+            .get(skeleton.0 as usize)
+            .ok_or_else(|| err(format!("skeleton {} does not exist", skeleton.0)))?;
+        if weights.len() != skel.joint_count() {
+            return Err(err(format!(
+                "{} weights for skeleton '{}' of {} joints",
+                weights.len(),
+                skel.name(),
+                skel.joint_count()
+            )));
+        }
+        if let Some(j) = weights.iter().position(|w| !(0.0..=1.0).contains(w)) {
+            return Err(err(format!(
+                "joint '{}' has weight {}, outside [0, 1]",
+                skel.joint_names()[j],
+                weights[j]
+            )));
+        }
+        if self.lib.mask_names.iter().any(|n| n == name) {
+            return Err(err("a mask of that name exists already".into()));
+        }
+        let lib = &mut self.lib;
+        let id = MaskId(lib.masks.len() as u32);
+        lib.masks.push(MaskInfo {
+            skeleton: skeleton.0,
+            offset: lib.values.len() as u32,
+        });
+        lib.mask_names.push(name.to_string());
+        lib.values.extend(weights.iter().map(|&w| Vec4::new(w, 0.0, 0.0, 0.0)));
+        Ok(id)
     }
 
     /// The finished library.

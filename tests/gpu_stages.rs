@@ -13,7 +13,7 @@ mod common;
 use common::{affine_error, compare, device, random_library, rng};
 use rand::Rng;
 use wgpu_anim::cpu;
-use wgpu_anim::gpu::{Curve, Transition};
+use wgpu_anim::gpu::{Curve, Layer, LayerMode, Transition};
 use wgpu_anim::layout::{BlendList, GpuFrame, LocalPose};
 use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LoopMode};
 
@@ -99,6 +99,32 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
         };
         animator.add_instance(&desc).unwrap();
     }
+    // Layers on about a third of the instances: every mode, with and without masks, clips (some
+    // sampled at a parameter) and trees.
+    for i in 0..instances {
+        if r.gen_range(0..3) != 0 {
+            continue;
+        }
+        let skel = animator.instance(i).unwrap().skeleton;
+        for slot in 0..3 {
+            if r.gen_bool(0.4) {
+                continue;
+            }
+            let mode = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh][r.gen_range(0..3)];
+            let mut layer = match random_state(&mut r, skel) {
+                InstanceDesc { tree: Some(t), .. } => Layer::tree(mode, t),
+                d => Layer::clip(mode, d.clip),
+            };
+            layer.weight = r.gen_range(0.0..1.0);
+            layer.mask = r.gen_bool(0.5).then_some(wgpu_anim::MaskId(skel));
+            layer.start = r.gen_range(0.0..1.0);
+            layer.once = r.gen_bool(0.3);
+            if layer.tree.is_none() && r.gen_bool(0.3) {
+                layer.time_parameter = Some(r.gen_range(2..4));
+            }
+            animator.set_layer(i, slot, Some(&layer), false).unwrap();
+        }
+    }
     for (f, &dt) in dts.iter().enumerate() {
         // Transitions: after the first frame a third of the instances cross-fade to another clip
         // of their skeleton; after the second, some of those are interrupted (snapshot source).
@@ -162,9 +188,16 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
     );
     let _ = clocks;
 
-    // local_to_model: the GPU's local poses in.
+    // local_to_model: the GPU's local poses and mesh-space deltas in.
     let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
-    cpu::local_to_model(lib, &run.frame, insts, &gpu.local, &mut model);
+    let mut local = gpu_local_regions(&run);
+    cpu::local_to_model(lib, &run.frame, insts, &mut local, &mut model);
+    let layered = insts.iter().filter(|i| i.layers.iter().any(|l| l.mode != 0)).count();
+    let mesh = insts.iter().filter(|i| cpu::has_mesh_layer(i)).count();
+    assert!(
+        layered > 500 && mesh > 100,
+        "{layered} instances with layers, {mesh} with a mesh-space layer"
+    );
     let worst_model = compare("local_to_model", &gpu.model, &model, 1e-5, affine_error).unwrap();
 
     // palette: the GPU's model matrices in.
@@ -220,6 +253,18 @@ fn compare_sample(run: &Run, gpu: &[LocalPose], cpu_local: &[LocalPose]) -> f32 
     worst
 }
 
+/// The GPU's local pose buffer: current poses, snapshots and mesh-space deltas (read back).
+fn gpu_local_regions(run: &Run) -> Vec<LocalPose> {
+    let a = &run.animator;
+    let max = a.max_joints() as usize;
+    let mut local = vec![LocalPose::default(); 3 * max];
+    for region in 0..3 {
+        let r = a.read_local_region(&run.device, &run.queue, region as u32).unwrap();
+        local[region * max..region * max + r.len()].copy_from_slice(&r);
+    }
+    local
+}
+
 /// The CPU mirror of `sample` fed the GPU's blend lists and snapshot poses (read back). The
 /// snapshots were already taken on the GPU, so the lists' `take_snapshot` is cleared.
 fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
@@ -230,7 +275,7 @@ fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
     }
     let snapshots = a.read_snapshots(&run.device, &run.queue).unwrap();
     let max = a.max_joints() as usize;
-    let mut local = vec![LocalPose::default(); 2 * max];
+    let mut local = vec![LocalPose::default(); 3 * max];
     local[max..max + snapshots.len()].copy_from_slice(&snapshots);
     cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local);
     local.truncate(a.joint_count() as usize);

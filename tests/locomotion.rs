@@ -30,6 +30,7 @@ fn left_foot_height(v: glam::Vec2, steps: usize) -> Vec<f32> {
                     clip,
                     phase * lib.clips[clip as usize].duration,
                     leaves.weights[m],
+                    0,
                 );
             }
             let pose = cpu::evaluate(&lib, &[inst], &[list]);

@@ -60,3 +60,18 @@ fn hermite_basis(u: f32) -> vec4<f32> {
 fn workgroup_linear(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
     return wg.y * groups.x + wg.x;
 }
+
+// Hamilton product a * b (b applied first). Rust: glam's Quat * Quat.
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(
+        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
+        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+    );
+}
+
+// The inverse of a unit quaternion.
+fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(-q.xyz, q.w);
+}

@@ -93,6 +93,23 @@ struct Instance {
     source_loop_mode: u32,
     source_loop_count: u32,
     transition_duration: f32,
+    layers: array<Layer, 3>,
+}
+
+// Rust: layout::GpuLayer.
+struct Layer {
+    mode: u32,
+    weight: f32,
+    mask: u32,
+    clip: u32,
+    tree_offset: u32,
+    tree_nodes: u32,
+    rate: f32,
+    time_parameter: u32,
+    seq: u32,
+    start_time: f32,
+    loop_mode: u32,
+    _pad: u32,
 }
 
 // Rust: layout::GpuClock.
@@ -105,6 +122,10 @@ struct Clock {
     source_sample_time: f32,
     source_phase: f32,
     transition_time: f32,
+    layer_time: array<f32, 3>,
+    layer_seq: array<u32, 3>,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 // Rust: layout::BlendSample.
@@ -112,6 +133,14 @@ struct BlendSample {
     clip: u32,
     time: f32,
     weight: f32,
+    layer: u32,
+}
+
+// Rust: layout::LayerApply.
+struct LayerApply {
+    mode: u32,
+    weight: f32,
+    mask: u32,
     _pad: u32,
 }
 
@@ -119,9 +148,10 @@ struct BlendSample {
 struct BlendList {
     count: u32,
     take_snapshot: u32,
-    _pad0: u32,
-    _pad1: u32,
-    samples: array<BlendSample, 8>,
+    mesh_additive: u32,
+    _pad: u32,
+    layers: array<LayerApply, 3>,
+    samples: array<BlendSample, 12>,
 }
 
 // Rust: layout::LocalPose.
@@ -134,7 +164,16 @@ struct LocalPose {
 // Blend trees. Rust: layout::MAX_* and layout::node_kind.
 const MAX_BLEND_CHILDREN: u32 = 16u;
 const MAX_TREE_NODES: u32 = 32u;
-const MAX_BLEND_CLIPS: u32 = 8u;
+const MAX_BLEND_CLIPS: u32 = 12u;
+const MAX_LAYERS: u32 = 3u;
+
+// Layer modes. Rust: layout::layer_mode, NO_MASK, NO_TIME_PARAMETER.
+const LAYER_OFF: u32 = 0u;
+const LAYER_OVERRIDE: u32 = 1u;
+const LAYER_ADDITIVE_LOCAL: u32 = 2u;
+const LAYER_ADDITIVE_MESH: u32 = 3u;
+const NO_MASK: u32 = 0xffffffffu;
+const NO_TIME_PARAMETER: u32 = 0xffffffffu;
 const NODE_CLIP: u32 = 0u;
 const NODE_BLEND_1D: u32 = 1u;
 const NODE_BILINEAR: u32 = 2u;

@@ -6,8 +6,9 @@
 
 use crate::blend::node_child_weights;
 use crate::layout::{
-    BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, LOOP_ONCE, LOOP_REPEAT, MAX_BLEND_CHILDREN,
-    MAX_BLEND_CLIPS, MAX_TREE_NODES, SNAPSHOT_CLIP, TRANSITION_FROZEN, TRANSITION_SMOOTH, node_kind, source_kind,
+    BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, LOOP_ONCE, LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN,
+    MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, SNAPSHOT_CLIP, TRANSITION_FROZEN, TRANSITION_SMOOTH, layer_mode,
+    node_kind, source_kind,
 };
 use crate::library::AnimationLibrary;
 use glam::Vec4;
@@ -54,12 +55,12 @@ pub fn advance_clip_time(time: f32, rate: f32, loop_mode: u32, loop_count: u32, 
 
 /// Inserts a sample, heaviest first, dropping the lightest beyond [`MAX_BLEND_CLIPS`]; equal
 /// (clip, time) samples merge. WGSL `add_sample`.
-pub fn add_sample(list: &mut BlendList, clip: u32, time: f32, weight: f32) {
+pub fn add_sample(list: &mut BlendList, clip: u32, time: f32, weight: f32, layer: u32) {
     if !(weight > 0.0) {
         return;
     }
     for k in 0..list.count as usize {
-        if list.samples[k].clip == clip && list.samples[k].time == time {
+        if list.samples[k].clip == clip && list.samples[k].time == time && list.samples[k].layer == layer {
             list.samples[k].weight += weight;
             let mut m = k;
             while m > 0 && list.samples[m - 1].weight < list.samples[m].weight {
@@ -85,7 +86,7 @@ pub fn add_sample(list: &mut BlendList, clip: u32, time: f32, weight: f32) {
         clip,
         time,
         weight,
-        _pad: 0,
+        layer,
     };
     list.count = n as u32 + 1;
 }
@@ -169,10 +170,11 @@ pub fn play_state(
     time: f32,
     dt: f32,
     scale: f32,
+    layer: u32,
 ) -> ClipTime {
     if tree_nodes == 0 {
         let ct = advance_clip_time(time, rate, loop_mode, loop_count, lib.clips[clip as usize].duration, dt);
-        add_sample(list, clip, ct.sample_time, scale);
+        add_sample(list, clip, ct.sample_time, scale, layer);
         return ct;
     }
     let leaves = tree_leaves(lib, tree_offset, tree_nodes, params);
@@ -197,6 +199,7 @@ pub fn play_state(
             leaves.clips[m],
             ct.phase * lib.clips[leaves.clips[m] as usize].duration,
             scale * leaves.weights[m],
+            layer,
         );
     }
     ct
@@ -260,12 +263,13 @@ pub fn advance_instance(
         c.time,
         dt,
         beta,
+        0,
     );
     c.time = to_state.time;
     c.sample_time = to_state.sample_time;
     c.phase = to_state.phase;
     if kind == source_kind::SNAPSHOT {
-        add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta);
+        add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0);
     } else if kind != source_kind::NONE && beta < 1.0 {
         let mut source_dt = dt;
         if (inst.transition & TRANSITION_FROZEN) != 0 {
@@ -288,10 +292,56 @@ pub fn advance_instance(
             c.source_time,
             source_dt,
             1.0 - beta,
+            0,
         );
         c.source_time = from_state.time;
         c.source_sample_time = from_state.sample_time;
         c.source_phase = from_state.phase;
+    }
+    for k in 0..MAX_LAYERS as usize {
+        let layer = &inst.layers[k];
+        if layer.mode == layer_mode::OFF {
+            continue;
+        }
+        if layer.seq != c.layer_seq[k] {
+            c.layer_time[k] = layer.start_time;
+            c.layer_seq[k] = layer.seq;
+        }
+        let mut weight = layer.weight;
+        if kind == source_kind::SNAPSHOT {
+            weight *= beta;
+        }
+        list.layers[k] = LayerApply {
+            mode: layer.mode,
+            weight,
+            mask: layer.mask,
+            _pad: 0,
+        };
+        if layer.mode == layer_mode::ADDITIVE_MESH {
+            list.mesh_additive = 1;
+        }
+        if layer.tree_nodes == 0 && layer.time_parameter < 4 {
+            let t = inst.params[layer.time_parameter as usize].clamp(0.0, lib.clips[layer.clip as usize].duration);
+            c.layer_time[k] = t;
+            add_sample(list, layer.clip, t, 1.0, k as u32 + 1);
+        } else {
+            let ct = play_state(
+                lib,
+                list,
+                layer.clip,
+                layer.tree_offset,
+                layer.tree_nodes,
+                inst.params,
+                layer.rate,
+                layer.loop_mode,
+                1,
+                c.layer_time[k],
+                dt,
+                1.0,
+                k as u32 + 1,
+            );
+            c.layer_time[k] = ct.time;
+        }
     }
     c
 }
@@ -371,19 +421,19 @@ mod tests {
     #[test]
     fn blend_lists_stay_sorted_merge_and_keep_the_heaviest() {
         let mut l = BlendList::default();
-        for (k, w) in [0.1f32, 0.5, 0.05, 0.3, 0.2, 0.15, 0.25, 0.35, 0.4, 0.01]
-            .into_iter()
-            .enumerate()
-        {
-            add_sample(&mut l, k as u32, 0.0, w);
+        let weights = [
+            0.1f32, 0.5, 0.05, 0.3, 0.2, 0.15, 0.25, 0.35, 0.4, 0.01, 0.02, 0.03, 0.04, 0.06,
+        ];
+        for (k, w) in weights.into_iter().enumerate() {
+            add_sample(&mut l, k as u32, 0.0, w, 0);
         }
-        assert_eq!(l.count, 8);
+        assert_eq!(l.count, 12);
         let w: Vec<f32> = l.samples.iter().map(|s| s.weight).collect();
-        assert_eq!(w, [0.5, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1]);
-        add_sample(&mut l, 7, 0.0, 0.5); // clip 7 (0.35) grows to 0.85 and moves to the front
+        assert_eq!(w, [0.5, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.06, 0.05, 0.04, 0.03]);
+        add_sample(&mut l, 7, 0.0, 0.5, 0); // clip 7 (0.35) grows to 0.85 and moves to the front
         assert_eq!((l.samples[0].clip, l.samples[0].weight), (7, 0.85));
-        add_sample(&mut l, 99, 0.0, 0.0);
-        add_sample(&mut l, 98, 0.0, f32::NAN);
+        add_sample(&mut l, 99, 0.0, 0.0, 0);
+        add_sample(&mut l, 98, 0.0, f32::NAN, 0);
         assert!(
             l.samples.iter().all(|s| s.clip < 98),
             "zero and NaN weights are not added"

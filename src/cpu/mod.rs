@@ -20,9 +20,12 @@ pub use clock::{
     ClipTime, Leaves, add_sample, advance_clip_time, advance_instance, clock, play_state, transition_weight,
     tree_leaves,
 };
-pub use local_to_model::{joint_model, local_to_model};
+pub use local_to_model::{has_mesh_layer, joint_model, local_to_model};
 pub use palette::{palette, skin_matrix};
-pub use sample::{blend_joint, sample, sample_joint, sample_track};
+pub use sample::{
+    IDENTITY_POSE, blend_layer, layered_joint, mask_weight, quat_mul, rest_pose, sample, sample_joint, sample_track,
+    weighted_delta,
+};
 pub use skin::{SkinnedPoint, skin, skin_vertex};
 
 use crate::layout::{BlendList, GpuFrame, GpuInstance, LOOP_ONCE, LocalPose};
@@ -49,7 +52,7 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
         .map(|i| (i.joint_offset + i.joint_count) as usize)
         .max()
         .unwrap_or(0);
-    let mut local = vec![LocalPose::default(); 2 * joints];
+    let mut local = vec![LocalPose::default(); 3 * joints];
     let frame = GpuFrame {
         dt: 0.0,
         instance_count: instances.len() as u32,
@@ -57,13 +60,14 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
         _pad: 0,
     };
     sample(lib, &frame, instances, lists, &mut local);
+    let mut model = vec![Affine::IDENTITY; joints];
+    local_to_model(lib, &frame, instances, &mut local, &mut model);
     local.truncate(joints);
     let mut pose = Pose {
         local,
-        model: vec![Affine::IDENTITY; joints],
+        model,
         palette: vec![Affine::IDENTITY; joints],
     };
-    local_to_model(lib, &frame, instances, &pose.local, &mut pose.model);
     palette(lib, &frame, instances, &pose.model, &mut pose.palette);
     pose
 }
@@ -95,6 +99,7 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         source_loop_mode: LOOP_ONCE,
         source_loop_count: 1,
         transition_duration: 0.0,
+        layers: [crate::layout::GpuLayer::default(); crate::layout::MAX_LAYERS as usize],
     }
 }
 
@@ -106,6 +111,6 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
 pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
     let info = lib.clips[clip.0 as usize];
     let mut list = BlendList::default();
-    add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0);
+    add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0, 0);
     evaluate(lib, &[clip_instance(lib, clip, 0)], &[list])
 }

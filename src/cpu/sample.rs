@@ -1,9 +1,13 @@
 //! Mirror of `shaders/sample.wgsl`.
+#![expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
+)]
 
 use crate::clip::Interpolation;
 use crate::layout::{
-    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose, MAX_BLEND_CLIPS, MIN_BLEND_WEIGHT,
-    SNAPSHOT_CLIP, WORKGROUP_SIZE,
+    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose, MAX_BLEND_CLIPS, MAX_LAYERS,
+    MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
 };
 use crate::library::AnimationLibrary;
 use crate::math::{hermite_basis, quat_interp};
@@ -82,32 +86,38 @@ pub fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> L
     }
 }
 
-/// Joint `j` of an instance: the weighted, order-independent blend of its list's samples, with
-/// rest-pose fill below [`MIN_BLEND_WEIGHT`]. `local` is the whole local pose buffer (the snapshot
-/// half included). WGSL `blend_joint`.
+/// The blend of layer `layer`'s samples (0: the base) for joint `j`, order-independent, with
+/// `fill_pose` filling a total weight below [`MIN_BLEND_WEIGHT`]. `local` is the whole local pose
+/// buffer (the snapshot region included). WGSL `blend_layer`.
 #[must_use]
-pub fn blend_joint(
+pub fn blend_layer(
     lib: &AnimationLibrary,
     list: &BlendList,
-    skel: &GpuSkeleton,
+    layer: u32,
     j: u32,
     snapshot_slot: u32,
+    fill_pose: &LocalPose,
     local: &[LocalPose],
 ) -> LocalPose {
     let mut t = Vec3::ZERO;
     let mut s = Vec3::ZERO;
     let mut q = Vec4::ZERO;
-    let mut q_ref = Vec4::W;
+    let mut q_ref = fill_pose.rotation;
+    let mut first = true;
     let mut total = 0.0;
     for k in 0..list.count.min(MAX_BLEND_CLIPS) as usize {
         let e = &list.samples[k];
+        if e.layer != layer {
+            continue;
+        }
         let p = if e.clip == SNAPSHOT_CLIP {
             local[snapshot_slot as usize]
         } else {
             sample_joint(lib, &lib.clips[e.clip as usize], j, e.time)
         };
-        if k == 0 {
+        if first {
             q_ref = p.rotation;
+            first = false;
         }
         let mut w = e.weight;
         t += p.translation.truncate() * w;
@@ -120,15 +130,13 @@ pub fn blend_joint(
     }
     let fill = (MIN_BLEND_WEIGHT - total).max(0.0);
     if fill > 0.0 {
-        let r = (skel.rest_offset + 3 * j) as usize;
-        let rest_q = lib.values[r + 1];
         let mut wq = fill;
-        if q_ref.dot(rest_q) < 0.0 {
+        if q_ref.dot(fill_pose.rotation) < 0.0 {
             wq = -fill;
         }
-        t += lib.values[r].truncate() * fill;
-        q += rest_q * wq;
-        s += lib.values[r + 2].truncate() * fill;
+        t += fill_pose.translation.truncate() * fill;
+        q += fill_pose.rotation * wq;
+        s += fill_pose.scale.truncate() * fill;
     }
     let sum = total + fill;
     LocalPose {
@@ -138,9 +146,105 @@ pub fn blend_joint(
     }
 }
 
+/// The rest pose of joint `j`, from the library's values. WGSL `rest_pose`.
+#[must_use]
+pub fn rest_pose(lib: &AnimationLibrary, skel: &GpuSkeleton, j: u32) -> LocalPose {
+    let r = (skel.rest_offset + 3 * j) as usize;
+    LocalPose {
+        translation: lib.values[r],
+        rotation: lib.values[r + 1],
+        scale: lib.values[r + 2],
+    }
+}
+
+/// No translation, no rotation, unit scale: the difference pose that changes nothing.
+pub const IDENTITY_POSE: LocalPose = LocalPose {
+    translation: Vec4::ZERO,
+    rotation: Vec4::W,
+    scale: Vec4::new(1.0, 1.0, 1.0, 0.0),
+};
+
+/// Joint `j`'s weight in the mask at `mask` (1 without one). WGSL `mask_weight`.
+#[must_use]
+pub fn mask_weight(lib: &AnimationLibrary, mask: u32, j: u32) -> f32 {
+    if mask == NO_MASK {
+        return 1.0;
+    }
+    lib.values[(mask + j) as usize].x
+}
+
+/// A difference rotation applied with weight `b`: nlerp(identity, ±d, b). WGSL `weighted_delta`.
+#[must_use]
+pub fn weighted_delta(d: Vec4, b: f32) -> Vec4 {
+    let mut dd = d;
+    if dd.w < 0.0 {
+        dd = -dd;
+    }
+    (Vec4::new(0.0, 0.0, 0.0, 1.0 - b) + dd * b).normalize()
+}
+
+/// Hamilton product `a * b` on (x, y, z, w) vectors. WGSL `quat_mul`.
+#[must_use]
+pub fn quat_mul(a: Vec4, b: Vec4) -> Vec4 {
+    Vec4::new(
+        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
+        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+    )
+}
+
+/// Joint `j` of an instance: the base blend, then each layer in order; returns the local pose
+/// and the mesh-space rotation delta for `local_to_model`. WGSL `layered_joint`.
+#[must_use]
+pub fn layered_joint(
+    lib: &AnimationLibrary,
+    list: &BlendList,
+    skel: &GpuSkeleton,
+    j: u32,
+    snapshot_slot: u32,
+    local: &[LocalPose],
+) -> (LocalPose, Vec4) {
+    let mut pose = blend_layer(lib, list, 0, j, snapshot_slot, &rest_pose(lib, skel, j), local);
+    let mut delta = Vec4::W;
+    for k in 0..MAX_LAYERS as usize {
+        let la = &list.layers[k];
+        if la.mode == layer_mode::OFF {
+            continue;
+        }
+        let b = la.weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
+        if !(b > 0.0) {
+            continue;
+        }
+        if la.mode == layer_mode::OVERRIDE {
+            let lp = blend_layer(lib, list, k as u32 + 1, j, snapshot_slot, &pose, local);
+            let mut lq = lp.rotation;
+            if pose.rotation.dot(lq) < 0.0 {
+                lq = -lq;
+            }
+            pose = LocalPose {
+                translation: pose.translation * (1.0 - b) + lp.translation * b,
+                rotation: (pose.rotation * (1.0 - b) + lq * b).normalize(),
+                scale: pose.scale * (1.0 - b) + lp.scale * b,
+            };
+        } else {
+            let d = blend_layer(lib, list, k as u32 + 1, j, snapshot_slot, &IDENTITY_POSE, local);
+            pose.translation += d.translation * b;
+            pose.scale *= Vec4::new(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + d.scale * b;
+            let dq = weighted_delta(d.rotation, b);
+            if la.mode == layer_mode::ADDITIVE_LOCAL {
+                pose.rotation = quat_mul(pose.rotation, dq).normalize();
+            } else {
+                delta = quat_mul(dq, delta).normalize();
+            }
+        }
+    }
+    (pose, delta)
+}
+
 /// Stage `sample`: one workgroup per instance, its threads striding over the joints; each joint
-/// blends the samples of the instance's list. `local` holds `frame.snapshot_offset` current poses
-/// followed by the snapshots.
+/// blends the samples of the instance's list and applies its layers. `local` holds
+/// `frame.snapshot_offset` current poses, as many snapshots, then as many mesh-space deltas.
 pub fn sample(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -160,7 +264,15 @@ pub fn sample(
                 if list.take_snapshot != 0 {
                     local[snapshot_slot as usize] = local[slot as usize];
                 }
-                local[slot as usize] = blend_joint(lib, list, skel, j, snapshot_slot, local);
+                let (pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, local);
+                local[slot as usize] = pose;
+                if list.mesh_additive != 0 {
+                    local[(2 * frame.snapshot_offset + slot) as usize] = LocalPose {
+                        translation: Vec4::ZERO,
+                        rotation: delta,
+                        scale: Vec4::ZERO,
+                    };
+                }
                 j += WORKGROUP_SIZE;
             }
         }

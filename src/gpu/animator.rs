@@ -6,9 +6,10 @@ use crate::blend::BlendTreeId;
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose, MAX_BLEND_PARAMETERS,
-    TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayer, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose,
+    MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
 };
+use crate::layout::{MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, layer_mode};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::shaders::{Stage, stage_source};
@@ -107,6 +108,70 @@ impl Transition {
             duration,
             curve: Curve::Linear,
             frozen: false,
+        }
+    }
+}
+
+/// How a layer combines with the pose below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LayerMode {
+    /// Replaces the pose below, joint by joint, by weight × mask.
+    #[default]
+    Override,
+    /// Adds a difference pose in each joint's local space.
+    AdditiveLocal,
+    /// Adds a difference pose whose rotations apply in the character's space (aim offsets).
+    AdditiveMesh,
+}
+
+/// A layer on top of an instance's base state: a clip or a blend tree (of difference clips for
+/// the additive modes), with a weight and an optional mask.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layer {
+    /// How it combines.
+    pub mode: LayerMode,
+    /// Weight β in [0, 1].
+    pub weight: f32,
+    /// The clip it plays (when `tree` is `None`).
+    pub clip: Option<ClipId>,
+    /// The blend tree it plays, with the instance's parameters.
+    pub tree: Option<BlendTreeId>,
+    /// Per-joint weights.
+    pub mask: Option<crate::library::MaskId>,
+    /// Where it starts: seconds (clip) or phase (tree).
+    pub start: f32,
+    /// Playback rate.
+    pub rate: f32,
+    /// Play once and hold the last frame instead of looping.
+    pub once: bool,
+    /// Sample the clip at the time given by this blend parameter (0..4) instead of a clock.
+    pub time_parameter: Option<u32>,
+}
+
+impl Layer {
+    /// A looping clip layer at weight 1, no mask.
+    #[must_use]
+    pub fn clip(mode: LayerMode, clip: ClipId) -> Self {
+        Self {
+            mode,
+            weight: 1.0,
+            clip: Some(clip),
+            tree: None,
+            mask: None,
+            start: 0.0,
+            rate: 1.0,
+            once: false,
+            time_parameter: None,
+        }
+    }
+
+    /// A blend-tree layer at weight 1, no mask.
+    #[must_use]
+    pub fn tree(mode: LayerMode, tree: BlendTreeId) -> Self {
+        Self {
+            tree: Some(tree),
+            clip: None,
+            ..Self::clip(mode, ClipId(0))
         }
     }
 }
@@ -289,7 +354,7 @@ impl Animator {
                 Ok(())
             }
         };
-        check("the pose buffers", u64::from(max_joints) * 48 * 2)?;
+        check("the local pose buffer", u64::from(max_joints) * 48 * 3)?;
         check(
             "the instance buffer",
             u64::from(desc.max_instances) * size_of::<GpuInstance>() as u64,
@@ -347,11 +412,12 @@ impl Animator {
             "wgpu-anim blend triangles",
             bytemuck::cast_slice(&library.blend.triangles),
         );
-        // Current local poses, then one snapshot per joint (the source of interrupted transitions).
+        // Current local poses, then one snapshot per joint (the source of interrupted transitions),
+        // then one mesh-space additive delta per joint (scratch between `sample` and `local_to_model`).
         let local_buffer = storage(
             device,
             "wgpu-anim local poses",
-            2 * u64::from(max_joints) * size_of::<LocalPose>() as u64,
+            3 * u64::from(max_joints) * size_of::<LocalPose>() as u64,
         );
         let model_buffer = storage(
             device,
@@ -543,6 +609,7 @@ impl Animator {
             source_loop_mode: LOOP_ONCE,
             source_loop_count: 1,
             transition_duration: 0.0,
+            layers: [GpuLayer::default(); MAX_LAYERS as usize],
         };
         let duration = if tree_nodes == 0 {
             self.library.clips[clip as usize].duration
@@ -692,6 +759,112 @@ impl Animator {
             }
         }
         self.instances[index] = inst;
+        self.mark_dirty(index);
+        Ok(())
+    }
+
+    /// Sets layer `slot` (0..3) of instance `index`; layers apply in slot order on top of the base
+    /// state. `None` switches the layer off. The layer (re)starts at `layer.start` when its state
+    /// or mode changes, or when `restart` is true.
+    ///
+    /// Errors: no such instance or slot, a clip, tree or mask that does not exist or belongs to
+    /// another skeleton, a weight, start or rate that is not finite, a time parameter above 3.
+    pub fn set_layer(&mut self, index: usize, slot: usize, layer: Option<&Layer>, restart: bool) -> Result<()> {
+        let err = |what: String| Error::Instance { instance: index, what };
+        let inst = *self.instances.get(index).ok_or_else(|| err("does not exist".into()))?;
+        if slot >= MAX_LAYERS as usize {
+            return Err(err(format!(
+                "layer slot {slot} does not exist (there are {MAX_LAYERS})"
+            )));
+        }
+        let Some(layer) = layer else {
+            self.instances[index].layers[slot].mode = layer_mode::OFF;
+            self.mark_dirty(index);
+            return Ok(());
+        };
+        if !layer.weight.is_finite() || !layer.start.is_finite() || !layer.rate.is_finite() {
+            return Err(err(format!(
+                "layer {slot}: weight {}, start {} and rate {} must be finite",
+                layer.weight, layer.start, layer.rate
+            )));
+        }
+        if layer.clip.is_none() && layer.tree.is_none() {
+            return Err(err(format!("layer {slot} plays neither a clip nor a blend tree")));
+        }
+        let desc = InstanceDesc {
+            clip: layer.clip.unwrap_or(ClipId(0)),
+            tree: layer.tree,
+            ..InstanceDesc::new(ClipId(0))
+        };
+        let (clip, skeleton, _, tree_offset, tree_nodes) = self.target(index, &desc)?;
+        if skeleton != inst.skeleton {
+            return Err(err(format!(
+                "layer {slot} animates skeleton {skeleton}, but the instance has skeleton {}",
+                inst.skeleton
+            )));
+        }
+        let mask = match layer.mask {
+            None => NO_MASK,
+            Some(m) => {
+                let info = self
+                    .library
+                    .masks
+                    .get(m.0 as usize)
+                    .ok_or_else(|| err(format!("mask {} does not exist", m.0)))?;
+                if info.skeleton != inst.skeleton {
+                    return Err(err(format!(
+                        "mask {} was built for skeleton {}, not {}",
+                        m.0, info.skeleton, inst.skeleton
+                    )));
+                }
+                info.offset
+            }
+        };
+        let time_parameter = match layer.time_parameter {
+            None => NO_TIME_PARAMETER,
+            Some(p) if p < 4 => p,
+            Some(p) => return Err(err(format!("layer {slot}: time parameter {p} does not exist (0..4)"))),
+        };
+        let old = inst.layers[slot];
+        let mut new = GpuLayer {
+            mode: match layer.mode {
+                LayerMode::Override => layer_mode::OVERRIDE,
+                LayerMode::AdditiveLocal => layer_mode::ADDITIVE_LOCAL,
+                LayerMode::AdditiveMesh => layer_mode::ADDITIVE_MESH,
+            },
+            weight: layer.weight.clamp(0.0, 1.0),
+            mask,
+            clip,
+            tree_offset,
+            tree_nodes,
+            rate: layer.rate,
+            time_parameter,
+            seq: old.seq,
+            start_time: layer.start,
+            loop_mode: if layer.once { LOOP_ONCE } else { LOOP_FOREVER },
+            _pad: 0,
+        };
+        let changed = old.mode != new.mode
+            || old.clip != new.clip
+            || old.tree_offset != new.tree_offset
+            || old.tree_nodes != new.tree_nodes;
+        if restart || changed {
+            new.seq = old.seq.wrapping_add(1);
+        }
+        self.instances[index].layers[slot] = new;
+        self.mark_dirty(index);
+        Ok(())
+    }
+
+    /// Sets the weight of layer `slot` of instance `index` (clamped to [0, 1]).
+    pub fn set_layer_weight(&mut self, index: usize, slot: usize, weight: f32) -> Result<()> {
+        if index >= self.instances.len() || slot >= MAX_LAYERS as usize || !weight.is_finite() {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!("layer {slot} does not exist, or weight {weight} is not finite"),
+            });
+        }
+        self.instances[index].layers[slot].weight = weight.clamp(0.0, 1.0);
         self.mark_dirty(index);
         Ok(())
     }
@@ -953,6 +1126,19 @@ impl Animator {
     /// Reads back the blend lists.
     pub fn read_blend_lists(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<BlendList>> {
         read_buffer(device, queue, &self.blend_list_buffer, 0, self.instances.len() as u64)
+    }
+
+    /// Reads back region `region` of the local pose buffer: 0 the current poses, 1 the
+    /// snapshots, 2 the mesh-space additive deltas (`LocalPose::rotation`; after `local_to_model`
+    /// the other fields hold its scratch).
+    pub fn read_local_region(&self, device: &wgpu::Device, queue: &wgpu::Queue, region: u32) -> Result<Vec<LocalPose>> {
+        read_buffer(
+            device,
+            queue,
+            &self.local_buffer,
+            u64::from(region.min(2)) * u64::from(self.max_joints),
+            u64::from(self.joints_used),
+        )
     }
 
     /// Reads back the snapshot poses (`LocalPose` per joint, same offsets as the current poses).

@@ -7,7 +7,9 @@ mod readback;
 mod renderer;
 mod timing;
 
-pub use animator::{Animator, AnimatorDesc, Curve, InstanceDesc, LoopMode, Transition, evaluate_poses};
+pub use animator::{
+    Animator, AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition, evaluate_poses,
+};
 pub use readback::read_buffer;
 pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, skin_on_gpu};
 pub use timing::PassTimer;

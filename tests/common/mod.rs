@@ -265,6 +265,11 @@ pub fn random_library(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
         for tree in random_trees(ids, &format!("s{k}")) {
             b.add_blend_tree(&tree).unwrap_or_else(|e| panic!("{e}"));
         }
+        // Mask k belongs to skeleton k: a random weight per joint, some exactly 0 or 1.
+        let weights: Vec<f32> = (0..n)
+            .map(|_| [0.0, 1.0, r.gen_range(0.0..1.0)][r.gen_range(0..3)])
+            .collect();
+        b.add_mask(id, &format!("s{k}_mask"), &weights).unwrap();
     }
     (b.build(), clips)
 }

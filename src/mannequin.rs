@@ -1264,7 +1264,226 @@ pub fn library() -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
     builder
         .add_blend_tree(&locomotion_tree(&ids))
         .expect("the built-in locomotion tree is valid");
+    add_layer_assets(&mut builder, id);
     (builder.build(), id, ids)
+}
+
+/// Names of the built-in layer assets in [`library`] (clips, a blend tree and masks).
+pub mod layer_assets {
+    /// Looping wave of the right arm (an absolute pose clip, for a masked override layer).
+    pub const WAVE: &str = "wave";
+    /// A hit flinch as a difference clip against the rest pose (additive, play once).
+    pub const FLINCH: &str = "flinch";
+    /// The right arm held forward, pointing (an absolute pose, for a masked override layer).
+    pub const AIM_POSE: &str = "aim_pose";
+    /// Aim offset: a Delaunay 2D blend space of difference poses (centre, left, right, up, down,
+    /// relative to the centre) driven by parameter 2 (yaw, −1 left … 1 right, ±35°) and
+    /// parameter 3 (pitch, −1 down … 1 up, ±25°); apply it as a mesh-space additive layer.
+    pub const AIM_OFFSET: &str = "aim_offset";
+    /// The aim poses left, centre and right as frames 0, 1 and 2 s of one difference clip: a
+    /// clip's time axis as a parameter (sample it at 1 + yaw).
+    pub const AIM_SWEEP: &str = "aim_sweep";
+    /// Mask: the right arm from the clavicle down, ramping over two levels.
+    pub const RIGHT_ARM: &str = "right_arm";
+    /// Mask: the upper body from `spine_02` up, ramping over two levels.
+    pub const UPPER_BODY: &str = "upper_body";
+}
+
+/// A one-key clip holding `pose` (rotations per joint name) over one second.
+fn pose_clip(name: &str, rotations: &[(&str, Quat)]) -> Clip {
+    Clip {
+        name: name.into(),
+        duration: 1.0,
+        looping: true,
+        tracks: rotations
+            .iter()
+            .map(|(joint, q)| JointTrack {
+                joint: (*joint).to_string(),
+                rotation: Some(Track::constant(*q)),
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
+/// The aim pose turned by `yaw` (about y, positive to the character's left) and `pitch`
+/// (positive up) at the upper spine.
+fn aim_pose(name: &str, yaw: f32, pitch: f32) -> Clip {
+    let forward = Quat::from_rotation_arc(Vec3::new(-1.0, -1.0, 0.0).normalize(), Vec3::Z);
+    pose_clip(
+        name,
+        &[
+            ("spine_03", Quat::from_rotation_y(yaw) * Quat::from_rotation_x(-pitch)),
+            ("upperarm_r", forward),
+            ("clavicle_r", Quat::from_rotation_y(-0.15)),
+        ],
+    )
+}
+
+/// Waving, flinching and aiming for layers, with masks: see [`layer_assets`].
+fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
+    use crate::blend::{Blend2DKind, BlendNode, BlendTree};
+    use crate::layers::{Reference, difference_clip, mask_from_joint};
+    let skeleton = b.skeleton(id).expect("the skeleton was just added").clone();
+    // Wave: the arm raised to the side, the forearm sweeping twice a cycle.
+    let n = 36;
+    let key = |k: usize, f: &dyn Fn(f32) -> Quat| -> (f32, Quat) {
+        let u = (k % n) as f32 / n as f32;
+        (k as f32 / 30.0, f(u))
+    };
+    let raise = |_: f32| Quat::from_rotation_z(-1.95) * Quat::from_rotation_y(0.3);
+    let sweep = |u: f32| Quat::from_rotation_z(-0.5 + 0.45 * (std::f32::consts::TAU * 2.0 * u).sin());
+    let wave = Clip {
+        name: layer_assets::WAVE.into(),
+        duration: n as f32 / 30.0,
+        looping: true,
+        tracks: vec![
+            JointTrack {
+                joint: "upperarm_r".into(),
+                rotation: Some(Track::linear((0..=n).map(|k| key(k, &raise)))),
+                ..Default::default()
+            },
+            JointTrack {
+                joint: "lowerarm_r".into(),
+                rotation: Some(Track::linear((0..=n).map(|k| key(k, &sweep)))),
+                ..Default::default()
+            },
+        ],
+    };
+    b.add_clip(id, &wave).expect("the wave clip is valid");
+    // Flinch: the torso snaps back, shoulders up, head down, and recovers.
+    let flinch_pose = |a: f32| -> Vec<(&str, Quat)> {
+        vec![
+            ("spine_01", Quat::from_rotation_x(-0.10 * a)),
+            ("spine_02", Quat::from_rotation_x(-0.12 * a)),
+            (
+                "spine_03",
+                Quat::from_rotation_x(-0.12 * a) * Quat::from_rotation_y(0.15 * a),
+            ),
+            ("neck", Quat::from_rotation_x(0.25 * a)),
+            ("clavicle_l", Quat::from_rotation_z(0.25 * a)),
+            ("clavicle_r", Quat::from_rotation_z(-0.25 * a)),
+            ("upperarm_l", Quat::from_rotation_z(0.35 * a)),
+            ("upperarm_r", Quat::from_rotation_z(-0.35 * a)),
+        ]
+    };
+    let amounts = [(0.0f32, 0.0f32), (0.08, 1.0), (0.3, 0.45), (0.6, 0.0)];
+    let joints: Vec<&str> = flinch_pose(0.0).iter().map(|(j, _)| *j).collect();
+    let flinch_absolute = Clip {
+        name: "flinch_absolute".into(),
+        duration: 0.6,
+        looping: false,
+        tracks: joints
+            .iter()
+            .enumerate()
+            .map(|(k, joint)| JointTrack {
+                joint: (*joint).to_string(),
+                rotation: Some(Track::linear(amounts.iter().map(|&(t, a)| (t, flinch_pose(a)[k].1)))),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    let rest = pose_clip("rest", &[]);
+    let flinch = difference_clip(
+        &skeleton,
+        layer_assets::FLINCH,
+        &flinch_absolute,
+        Reference::Pose { clip: &rest, time: 0.0 },
+    )
+    .expect("the flinch difference is valid");
+    b.add_clip(id, &flinch).expect("the flinch clip is valid");
+    // Aim: a pose, and difference poses around it.
+    let centre = aim_pose(layer_assets::AIM_POSE, 0.0, 0.0);
+    b.add_clip(id, &centre).expect("the aim pose is valid");
+    let (yaw, pitch) = (35f32.to_radians(), 25f32.to_radians());
+    let offsets = [
+        ("aim_centre", 0.0, 0.0),
+        ("aim_left", -yaw, 0.0),
+        ("aim_right", yaw, 0.0),
+        ("aim_up", 0.0, pitch),
+        ("aim_down", 0.0, -pitch),
+    ];
+    let mut aim_ids = Vec::new();
+    for (name, y, p) in offsets {
+        // Yaw to the right is a negative rotation about y (the character faces +z, left is +x).
+        let d = difference_clip(
+            &skeleton,
+            name,
+            &aim_pose(name, -y, p),
+            Reference::Pose {
+                clip: &centre,
+                time: 0.0,
+            },
+        )
+        .expect("aim differences are valid");
+        aim_ids.push(b.add_clip(id, &d).expect("aim clips are valid"));
+    }
+    let positions = [
+        Vec2::ZERO,
+        Vec2::new(-1.0, 0.0),
+        Vec2::new(1.0, 0.0),
+        Vec2::new(0.0, 1.0),
+        Vec2::new(0.0, -1.0),
+    ];
+    let mut nodes = vec![BlendNode::Blend2D {
+        kind: Blend2DKind::Delaunay,
+        parameters: [2, 3],
+        children: positions.iter().enumerate().map(|(k, p)| (*p, k + 1)).collect(),
+    }];
+    nodes.extend(aim_ids.iter().map(|&c| BlendNode::Clip(c)));
+    b.add_blend_tree(&BlendTree {
+        name: layer_assets::AIM_OFFSET.into(),
+        nodes,
+        root: 0,
+    })
+    .expect("the aim offset is valid");
+    // The same poses as the frames of one clip: left at 0 s, centre at 1 s, right at 2 s.
+    let sweep_source = Clip {
+        name: "aim_sweep_absolute".into(),
+        duration: 2.0,
+        looping: false,
+        tracks: vec![
+            JointTrack {
+                joint: "spine_03".into(),
+                rotation: Some(Track::linear([
+                    (0.0, Quat::from_rotation_y(yaw)),
+                    (1.0, Quat::IDENTITY),
+                    (2.0, Quat::from_rotation_y(-yaw)),
+                ])),
+                ..Default::default()
+            },
+            JointTrack {
+                joint: "upperarm_r".into(),
+                rotation: Some(Track::constant(Quat::from_rotation_arc(
+                    Vec3::new(-1.0, -1.0, 0.0).normalize(),
+                    Vec3::Z,
+                ))),
+                ..Default::default()
+            },
+            JointTrack {
+                joint: "clavicle_r".into(),
+                rotation: Some(Track::constant(Quat::from_rotation_y(-0.15))),
+                ..Default::default()
+            },
+        ],
+    };
+    let sweep = difference_clip(
+        &skeleton,
+        layer_assets::AIM_SWEEP,
+        &sweep_source,
+        Reference::Pose {
+            clip: &centre,
+            time: 0.0,
+        },
+    )
+    .expect("the aim sweep is valid");
+    b.add_clip(id, &sweep).expect("the aim sweep clip is valid");
+    let arm = mask_from_joint(&skeleton, "clavicle_r", 2).expect("the mannequin has a right clavicle");
+    b.add_mask(id, layer_assets::RIGHT_ARM, &arm)
+        .expect("the arm mask is valid");
+    let upper = mask_from_joint(&skeleton, "spine_02", 2).expect("the mannequin has a spine");
+    b.add_mask(id, layer_assets::UPPER_BODY, &upper)
+        .expect("the upper-body mask is valid");
 }
 
 /// Name of the built-in locomotion blend tree in [`library`].

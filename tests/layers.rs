@@ -1,0 +1,316 @@
+//! Layers: difference clips, masks, additive application in local and mesh space, the time axis
+//! as a parameter, and bad input.
+
+mod common;
+
+use glam::{Quat, Vec3, Vec4, Vec4Swizzles};
+use wgpu_anim::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
+use wgpu_anim::layout::{BlendList, BlendSample, GpuInstance, LayerApply, LocalPose, NO_MASK, layer_mode};
+use wgpu_anim::mannequin::{self, layer_assets};
+use wgpu_anim::{AnimationLibrary, Clip, ClipId, JointTrack, LibraryBuilder, Track, cpu};
+
+/// A list with a base clip sample and one layer of `mode` playing `layer_clip` at `layer_time`.
+fn list(base: (ClipId, f32), layer: Option<(u32, f32, u32, ClipId, f32)>) -> BlendList {
+    let mut l = BlendList::default();
+    cpu::add_sample(&mut l, base.0.0, base.1, 1.0, 0);
+    if let Some((mode, weight, mask, clip, time)) = layer {
+        l.layers[0] = LayerApply {
+            mode,
+            weight,
+            mask,
+            _pad: 0,
+        };
+        l.mesh_additive = u32::from(mode == layer_mode::ADDITIVE_MESH);
+        cpu::add_sample(&mut l, clip.0, time, 1.0, 1);
+    }
+    l
+}
+
+fn instance(lib: &AnimationLibrary, mode: u32) -> GpuInstance {
+    let mut inst = cpu::clip_instance(lib, ClipId(0), 0);
+    inst.layers[0].mode = mode;
+    inst
+}
+
+fn pose_error(a: &LocalPose, b: &LocalPose) -> f32 {
+    let t = (a.translation - b.translation).abs().max_element();
+    let s = (a.scale - b.scale).abs().max_element();
+    t.max(s).max(1.0 - a.rotation.dot(b.rotation).abs())
+}
+
+/// A library of the mannequin with extra clips.
+fn library_with(extra: &[Clip]) -> (AnimationLibrary, Vec<ClipId>) {
+    let m = mannequin::mannequin();
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(m.skeleton.clone());
+    let mut ids: Vec<ClipId> = m.clips.iter().map(|c| b.add_clip(s, c).unwrap()).collect();
+    ids.extend(extra.iter().map(|c| b.add_clip(s, c).unwrap()));
+    (b.build(), ids)
+}
+
+#[test]
+fn a_difference_clip_applied_to_its_reference_gives_the_source_back() {
+    let m = mannequin::mannequin();
+    let (walk, idle) = (&m.clips[1], &m.clips[0]);
+    let d = difference_clip(
+        &m.skeleton,
+        "walk_minus_idle",
+        walk,
+        Reference::Pose { clip: idle, time: 0.0 },
+    )
+    .unwrap();
+    // Against a whole clip of the same duration too.
+    let mut shifted = walk.clone();
+    shifted.name = "walk_ref".into();
+    for t in &mut shifted.tracks {
+        if let Some(r) = &mut t.rotation {
+            let n = r.values.len();
+            r.values.rotate_left(n / 3);
+        }
+    }
+    let d2 = difference_clip(&m.skeleton, "walk_minus_shifted", walk, Reference::Clip(&shifted)).unwrap();
+    let (lib, ids) = library_with(&[d, d2, shifted]);
+    let (walk, idle, d, d2, shifted) = (ids[1], ids[0], ids[6], ids[7], ids[8]);
+    let skel = lib.gpu_skeletons[0];
+    let mut worst = 0.0f32;
+    for k in 0..40 {
+        let t = k as f32 / 30.0 * 0.77;
+        let want = cpu::pose_at(&lib, walk, t);
+        for (base, diff) in [((idle, 0.0), d), ((shifted, t), d2)] {
+            let l = list(base, Some((layer_mode::ADDITIVE_LOCAL, 1.0, NO_MASK, diff, t)));
+            for j in 0..skel.joint_count {
+                let (got, _) = cpu::layered_joint(&lib, &l, &skel, j, 0, &[]);
+                worst = worst.max(pose_error(&got, &want.local[j as usize]));
+            }
+        }
+    }
+    assert!(worst < 2e-4, "R + (S − R) differs from S by {worst}");
+}
+
+#[test]
+fn zero_weight_leaves_the_target_unchanged_and_masks_select_joints() {
+    let (lib, _, clips) = mannequin::library();
+    let skeleton = &lib.skeletons[0];
+    let skel = lib.gpu_skeletons[0];
+    let wave = lib.clip_id(wgpu_anim::SkeletonId(0), layer_assets::WAVE).unwrap();
+    let arm = lib.masks[lib.mask_id(layer_assets::RIGHT_ARM).unwrap().0 as usize].offset;
+    let base = (clips[1], 0.4);
+    let plain = cpu::pose_at(&lib, clips[1], 0.4);
+    let wave_pose = cpu::pose_at(&lib, wave, 0.4);
+    let weights = mask_from_joint(skeleton, "clavicle_r", 2).unwrap();
+    for mode in [layer_mode::OVERRIDE, layer_mode::ADDITIVE_LOCAL] {
+        let l = list(base, Some((mode, 0.0, NO_MASK, wave, 0.4)));
+        for j in 0..skel.joint_count {
+            let (p, _) = cpu::layered_joint(&lib, &l, &skel, j, 0, &[]);
+            assert!(
+                pose_error(&p, &plain.local[j as usize]) < 1e-6,
+                "weight 0 changed joint {j}"
+            );
+        }
+    }
+    let l = list(base, Some((layer_mode::OVERRIDE, 1.0, arm, wave, 0.4)));
+    for j in 0..skel.joint_count as usize {
+        let (p, _) = cpu::layered_joint(&lib, &l, &skel, j as u32, 0, &[]);
+        match weights[j] {
+            0.0 => assert_eq!(p, plain.local[j], "joint {j} is outside the mask"),
+            1.0 => assert!(pose_error(&p, &wave_pose.local[j]) < 1e-6, "joint {j} takes the layer"),
+            _ => {}
+        }
+    }
+    assert!(
+        weights.iter().any(|&w| w > 0.0 && w < 1.0),
+        "the ramp has partial weights"
+    );
+}
+
+#[test]
+fn blend_depth_ramps_are_monotonic_down_the_hierarchy() {
+    let s = mannequin::skeleton();
+    for (joint, depth) in [("spine_01", 4), ("clavicle_l", 2), ("pelvis", 3), ("hand_r", 1)] {
+        let w = mask_from_joint(&s, joint, depth).unwrap();
+        let root = s.joint_index(joint).unwrap();
+        for (j, p) in s.parents().iter().enumerate() {
+            if let Some(p) = p {
+                let p = *p as usize;
+                if w[p] > 0.0 || j == root {
+                    assert!(
+                        w[j] >= w[p] || j == root,
+                        "{joint}/{depth}: child {j} {} < parent {p} {}",
+                        w[j],
+                        w[p]
+                    );
+                }
+            }
+        }
+        assert!(w[root] > 0.0 && (w[root] - 1.0 / depth.max(1) as f32).abs() < 1e-6);
+        assert!(w.iter().all(|&x| (0.0..=1.0).contains(&x)));
+    }
+    assert!(
+        mask_from_joint(&s, "tail", 2)
+            .unwrap_err()
+            .to_string()
+            .contains("'tail'")
+    );
+    assert_eq!(
+        mask_from_joints(&s, &["head"])
+            .unwrap()
+            .iter()
+            .filter(|&&x| x == 1.0)
+            .count(),
+        1
+    );
+}
+
+/// A mannequin pose clip of constant rotations.
+fn pose(name: &str, rotations: &[(&str, Quat)]) -> Clip {
+    Clip {
+        name: name.into(),
+        duration: 1.0,
+        looping: false,
+        tracks: rotations
+            .iter()
+            .map(|(j, q)| JointTrack {
+                joint: (*j).into(),
+                rotation: Some(Track::constant(*q)),
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn mesh_space_aim_keeps_its_direction_when_the_spine_turns_and_local_space_does_not() {
+    // Unreal's aim-offset experiment: an aim-up delta at the hand (a pitch about the
+    // character's x axis), on a base pose whose spine is yawed 60°.
+    let m = mannequin::mannequin();
+    let rest = pose("rest", &[]);
+    let up = pose("hand_up", &[("hand_r", Quat::from_rotation_x(-0.6))]);
+    let aim_up = difference_clip(&m.skeleton, "aim_up", &up, Reference::Pose { clip: &rest, time: 0.0 }).unwrap();
+    let yawed = pose("yawed", &[("spine_02", Quat::from_rotation_y(60f32.to_radians()))]);
+    let (lib, ids) = library_with(&[aim_up, yawed]);
+    let (aim_up, yawed) = (ids[6], ids[7]);
+    let hand = m.skeleton.joint_index("hand_r").unwrap();
+    let model_rotation = |mode: Option<u32>| -> Quat {
+        let l = list((yawed, 0.0), mode.map(|md| (md, 1.0, NO_MASK, aim_up, 0.0)));
+        let pose = cpu::evaluate(&lib, &[instance(&lib, mode.unwrap_or(0))], &[l]);
+        Quat::from_mat4(&pose.model[hand].to_mat4()).normalize()
+    };
+    let base = model_rotation(None);
+    let axis_of = |q: Quat| {
+        let (axis, angle) = (q * base.inverse()).to_axis_angle();
+        (axis, angle)
+    };
+    let (mesh_axis, mesh_angle) = axis_of(model_rotation(Some(layer_mode::ADDITIVE_MESH)));
+    let (local_axis, local_angle) = axis_of(model_rotation(Some(layer_mode::ADDITIVE_LOCAL)));
+    assert!(
+        (mesh_angle - 0.6).abs() < 1e-3 && (local_angle - 0.6).abs() < 1e-3,
+        "{mesh_angle} {local_angle}"
+    );
+    // Mesh space: the hand turns about the character's x axis, whatever the spine does.
+    assert!(mesh_axis.abs().dot(Vec3::X) > 0.999, "mesh-space axis {mesh_axis}");
+    // Local space: the axis turned with the spine's 60° yaw.
+    let turned = Quat::from_rotation_y(60f32.to_radians()) * Vec3::X;
+    assert!(
+        local_axis.abs().dot(turned.abs()) > 0.999,
+        "local-space axis {local_axis}, expected {turned}"
+    );
+    assert!(local_axis.abs().dot(Vec3::X) < 0.6);
+}
+
+#[test]
+fn a_clip_time_axis_can_be_a_parameter() {
+    let (lib, _, clips) = mannequin::library();
+    let sweep = lib.clip_id(wgpu_anim::SkeletonId(0), layer_assets::AIM_SWEEP).unwrap();
+    let spine = lib.skeletons[0].joint_index("spine_03").unwrap() as u32;
+    let skel = lib.gpu_skeletons[0];
+    // Frame 1.5 of left (0) / centre (1) / right (2): half way from centre to right.
+    let l = list(
+        (clips[0], 0.0),
+        Some((layer_mode::ADDITIVE_LOCAL, 1.0, NO_MASK, sweep, 1.5)),
+    );
+    let (p, _) = cpu::layered_joint(&lib, &l, &skel, spine, 0, &[]);
+    let yaw = Quat::from_vec4(p.rotation).to_euler(glam::EulerRot::YXZ).0;
+    assert!((yaw + 17.5f32.to_radians()).abs() < 0.01, "yaw {}°", yaw.to_degrees());
+    // Through the clock stage: a layer with a time parameter samples where the parameter says.
+    let mut inst = cpu::clip_instance(&lib, clips[0], 0);
+    inst.params = Vec4::new(0.0, 0.0, 1.5, 0.0);
+    inst.layers[0] = wgpu_anim::layout::GpuLayer {
+        mode: layer_mode::ADDITIVE_LOCAL,
+        weight: 1.0,
+        mask: NO_MASK,
+        clip: sweep.0,
+        time_parameter: 2,
+        loop_mode: wgpu_anim::layout::LOOP_FOREVER,
+        ..Default::default()
+    };
+    let mut out = BlendList::default();
+    let _ = cpu::advance_instance(&lib, &inst, &Default::default(), 0.5, &mut out);
+    let s: Vec<&BlendSample> = out.samples[..out.count as usize]
+        .iter()
+        .filter(|s| s.layer == 1)
+        .collect();
+    assert_eq!((s.len(), s[0].clip, s[0].time), (1, sweep.0, 1.5));
+    let _ = p.translation.xyz();
+}
+
+#[test]
+fn bad_layer_input_is_rejected() {
+    let m = mannequin::mannequin();
+    let (walk, run) = (&m.clips[1], &m.clips[2]);
+    let e = difference_clip(&m.skeleton, "d", walk, Reference::Clip(run))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lasts") && e.contains("'d'"), "{e}");
+    let other = common::random_skeleton(&mut common::rng(1), "other", 5);
+    let e = difference_clip(&other, "d", walk, Reference::Pose { clip: run, time: 0.0 })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not have"), "{e}");
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(m.skeleton.clone());
+    assert!(
+        b.add_mask(s, "short", &[1.0; 3])
+            .unwrap_err()
+            .to_string()
+            .contains("3 weights")
+    );
+    let mut bad = vec![0.5; m.skeleton.joint_count()];
+    bad[4] = f32::NAN;
+    assert!(
+        b.add_mask(s, "nan", &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("outside [0, 1]")
+    );
+    // At run time: NaN weights, masks of another skeleton, missing slots.
+    let (device, _queue) = common::device();
+    let (lib, _, clips) = mannequin::library();
+    let mut a = wgpu_anim::Animator::new(&device, &lib, &Default::default()).unwrap();
+    a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+    use wgpu_anim::gpu::{Layer, LayerMode};
+    let mut layer = Layer::clip(LayerMode::Override, clips[1]);
+    layer.weight = f32::NAN;
+    assert!(
+        a.set_layer(0, 0, Some(&layer), false)
+            .unwrap_err()
+            .to_string()
+            .contains("finite")
+    );
+    layer.weight = 1.0;
+    layer.mask = Some(wgpu_anim::MaskId(9));
+    assert!(
+        a.set_layer(0, 0, Some(&layer), false)
+            .unwrap_err()
+            .to_string()
+            .contains("mask 9")
+    );
+    layer.mask = None;
+    assert!(
+        a.set_layer(0, 3, Some(&layer), false)
+            .unwrap_err()
+            .to_string()
+            .contains("slot 3")
+    );
+    assert!(a.set_layer_weight(0, 0, f32::INFINITY).is_err());
+    assert_eq!(a.instance(0).unwrap().layers[0].mode, 0, "nothing changed");
+}

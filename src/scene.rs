@@ -8,7 +8,9 @@
 
 use crate::error::{Error, Result};
 use crate::gltf_import::{self, Imported};
-use crate::gpu::{Animator, AnimatorDesc, Camera, Curve, GroundRenderer, InstanceDesc, SkinnedRenderer, Transition};
+use crate::gpu::{
+    Animator, AnimatorDesc, Camera, Curve, GroundRenderer, InstanceDesc, Layer, LayerMode, SkinnedRenderer, Transition,
+};
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::mannequin;
 use crate::mesh::SkinnedMesh;
@@ -63,6 +65,8 @@ pub struct Character {
     /// their gaits by velocity and cross-fading to idle and back. Without, each member plays one
     /// clip (in place, or moving at that clip's velocity).
     pub locomotion: Option<crate::blend::BlendTreeId>,
+    /// Layer assets for waving, flinching and aiming, when the character has them.
+    pub layers: Option<LayerAssets>,
 }
 
 impl Character {
@@ -81,6 +85,16 @@ impl Character {
             })
             .collect();
         let locomotion = library.blend.tree_id(mannequin::LOCOMOTION);
+        let named = |n: &str| library.clip_id(skeleton, n);
+        let layers = (|| {
+            Some(LayerAssets {
+                wave: named(mannequin::layer_assets::WAVE)?,
+                flinch: named(mannequin::layer_assets::FLINCH)?,
+                aim_pose: named(mannequin::layer_assets::AIM_POSE)?,
+                aim_offset: library.blend.tree_id(mannequin::layer_assets::AIM_OFFSET)?,
+                right_arm: library.mask_id(mannequin::layer_assets::RIGHT_ARM)?,
+            })
+        })();
         Self {
             name: "mannequin".into(),
             library,
@@ -96,6 +110,7 @@ impl Character {
             relative_footprint: 1.0,
             relative_height: 1.0,
             locomotion,
+            layers,
         }
     }
 
@@ -181,6 +196,7 @@ impl Character {
             relative_footprint: 1.0,
             relative_height: 1.0,
             locomotion: None,
+            layers: None,
         };
         let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
         let size = hi - lo;
@@ -271,7 +287,39 @@ struct Wander {
     turn: f32,
     timer: f32,
     stopped: bool,
+    /// What the member does with its layers.
+    role: Role,
+    /// Seconds until the next flinch (or until the current one ends).
+    flinch: f32,
+    flinching: bool,
 }
+
+/// Layer roles in a crowd of the built-in character.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Locomotion only.
+    Plain,
+    /// Waves with the right arm (masked override layer).
+    Waving,
+    /// Aims at the moving target: the arm held forward (masked override) and an aim offset
+    /// (mesh-space additive blend space) driven by the target's direction.
+    Aiming,
+}
+
+/// The layer assets of a character that has them (the built-in mannequin).
+#[derive(Clone, Copy, Debug)]
+pub struct LayerAssets {
+    wave: ClipId,
+    flinch: ClipId,
+    aim_pose: ClipId,
+    aim_offset: crate::blend::BlendTreeId,
+    right_arm: crate::library::MaskId,
+}
+
+/// Layer slots used by the crowd.
+const ARM_SLOT: usize = 0;
+const FLINCH_SLOT: usize = 1;
+const AIM_SLOT: usize = 2;
 
 /// How fast a wandering member's velocity eases towards its target (1/s).
 const EASE: f32 = 2.5;
@@ -290,6 +338,8 @@ pub struct Crowd {
     half_extent: f32,
     moving: bool,
     rng: SplitMix,
+    clock: f32,
+    target: Vec3,
 }
 
 /// A small deterministic generator (SplitMix64), so the scene needs no RNG dependency.
@@ -414,6 +464,14 @@ impl Crowd {
             if let (Some(tree), true) = (c.locomotion, desc.moving) {
                 // A wandering member: starts on a random course at a random phase.
                 let target = random_course(&mut r);
+                // A share of the crowd waves (15 %) or aims at the moving target (15 %); everyone
+                // may flinch now and then.
+                let pick = r.unit();
+                let role = match (c.layers, pick) {
+                    (Some(_), p) if p < 0.15 => Role::Waving,
+                    (Some(_), p) if p < 0.30 => Role::Aiming,
+                    _ => Role::Plain,
+                };
                 let agent = Agent {
                     position,
                     heading,
@@ -424,14 +482,40 @@ impl Crowd {
                         turn: r.range(-0.4, 0.4),
                         timer: r.range(0.5, 6.0),
                         stopped: false,
+                        role,
+                        flinch: r.range(1.0, 20.0),
+                        flinching: false,
                     }),
                 };
-                animator.add_instance(&InstanceDesc {
+                let index = animator.add_instance(&InstanceDesc {
                     time: r.unit(),
                     world: c.world(agent.position, agent.heading),
                     tint: tint(&mut r),
                     ..InstanceDesc::tree(tree, [target.x, target.y, 0.0, 0.0])
                 })?;
+                if let Some(l) = &c.layers {
+                    let arm = match role {
+                        Role::Waving => Some((l.wave, r.unit())),
+                        Role::Aiming => Some((l.aim_pose, 0.0)),
+                        Role::Plain => None,
+                    };
+                    if let Some((clip, start)) = arm {
+                        let layer = Layer {
+                            mask: Some(l.right_arm),
+                            start,
+                            ..Layer::clip(LayerMode::Override, clip)
+                        };
+                        animator.set_layer(index, ARM_SLOT, Some(&layer), false)?;
+                    }
+                    if role == Role::Aiming {
+                        animator.set_layer(
+                            index,
+                            AIM_SLOT,
+                            Some(&Layer::tree(LayerMode::AdditiveMesh, l.aim_offset)),
+                            false,
+                        )?;
+                    }
+                }
                 agents.push(agent);
                 continue;
             }
@@ -459,6 +543,8 @@ impl Crowd {
             half_extent,
             moving: desc.moving,
             rng: SplitMix(desc.seed ^ 0x5eed_5eed),
+            clock: 0.0,
+            target: Vec3::Y * 1.6,
         })
     }
 
@@ -484,10 +570,25 @@ impl Crowd {
     /// edge), uploads their world matrices and the frame's `dt`.
     pub fn update(&mut self, queue: &wgpu::Queue, dt: f32) {
         if self.moving && dt != 0.0 {
+            self.clock += dt;
+            // The target everyone aiming follows: a point circling the field at head height.
+            let angle = self.clock * 0.3;
+            self.target = Vec3::new(angle.cos(), 0.0, angle.sin()) * self.half_extent * 0.6 + Vec3::Y * 1.6;
             let e = self.half_extent;
             for (i, a) in self.agents.iter_mut().enumerate() {
                 if let Some(w) = &mut a.wander {
                     wander(&mut self.animator, &self.character, &mut self.rng, i, w, dt);
+                    layers(
+                        &mut self.animator,
+                        &self.character,
+                        &mut self.rng,
+                        i,
+                        w,
+                        dt,
+                        a.position,
+                        a.heading,
+                        self.target,
+                    );
                     a.heading += w.turn * dt;
                     let v = Quat::from_rotation_y(a.heading) * Vec3::new(w.velocity.x, 0.0, w.velocity.y);
                     a.velocity = Vec2::new(v.x, v.z);
@@ -591,6 +692,56 @@ fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i: usize, w:
     let next = w.velocity + (w.target - w.velocity) * (EASE * dt).min(1.0);
     if next.distance_squared(w.velocity) > 1e-8 {
         w.velocity = next;
-        let _ = animator.set_parameters(i, [next.x, next.y, 0.0, 0.0]);
+        let aim = animator.instance(i).map_or(glam::Vec4::ZERO, |inst| inst.params);
+        let _ = animator.set_parameters(i, [next.x, next.y, aim.z, aim.w]);
+    }
+}
+
+/// One member's layers this frame: flinches at random moments (a one-shot additive layer), and
+/// for aiming members the aim offset's parameters from the target's direction in character space.
+#[expect(clippy::too_many_arguments, reason = "one call site, every argument distinct")]
+fn layers(
+    animator: &mut Animator,
+    c: &Character,
+    r: &mut SplitMix,
+    i: usize,
+    w: &mut Wander,
+    dt: f32,
+    position: Vec2,
+    heading: f32,
+    target: Vec3,
+) {
+    let Some(l) = c.layers else { return };
+    w.flinch -= dt;
+    if w.flinch <= 0.0 {
+        if w.flinching {
+            w.flinching = false;
+            w.flinch = r.range(4.0, 25.0);
+            let _ = animator.set_layer(i, FLINCH_SLOT, None, false);
+        } else {
+            w.flinching = true;
+            w.flinch = c.library.clip_duration(l.flinch).unwrap_or(0.6);
+            let flinch = Layer {
+                once: true,
+                weight: r.range(0.6, 1.0),
+                ..Layer::clip(LayerMode::AdditiveLocal, l.flinch)
+            };
+            let _ = animator.set_layer(i, FLINCH_SLOT, Some(&flinch), true);
+        }
+    }
+    if w.role == Role::Aiming {
+        // The target's direction relative to where the member faces: yaw and pitch, normalized
+        // to the aim offset's ±35° and ±25°.
+        let to = target - Vec3::new(position.x, 1.4, position.y);
+        let local = Quat::from_rotation_y(-heading) * to;
+        let yaw = (-local.x).atan2(local.z);
+        let pitch = local.y.atan2(Vec2::new(local.x, local.z).length());
+        let params = [
+            w.velocity.x,
+            w.velocity.y,
+            (yaw / 35f32.to_radians()).clamp(-1.0, 1.0),
+            (pitch / 25f32.to_radians()).clamp(-1.0, 1.0),
+        ];
+        let _ = animator.set_parameters(i, params);
     }
 }

@@ -109,9 +109,9 @@ fn zero_weight_leaves_the_target_unchanged_and_masks_select_joints() {
         }
     }
     let l = list(base, Some((layer_mode::OVERRIDE, 1.0, arm, wave, 0.4)));
-    for j in 0..skel.joint_count as usize {
+    for (j, weight) in weights.iter().enumerate() {
         let (p, _) = cpu::layered_joint(&lib, &l, &skel, j as u32, 0, &[]);
-        match weights[j] {
+        match *weight {
             0.0 => assert_eq!(p, plain.local[j], "joint {j} is outside the mask"),
             1.0 => assert!(pose_error(&p, &wave_pose.local[j]) < 1e-6, "joint {j} takes the layer"),
             _ => {}

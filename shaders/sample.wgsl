@@ -70,15 +70,17 @@ fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
 // The blend of layer `layer`'s samples (0: the base) for joint `j`: weighted sums with
 // quaternions sign-aligned to the layer's heaviest sample, normalized (order-independent). A total
 // weight below MIN_BLEND_WEIGHT is filled with `fill_pose`.
-fn blend_layer(list: BlendList, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalPose) -> LocalPose {
+// The list is read in place from `blend_lists[i]` (copying it into every invocation is slow).
+fn blend_layer(i: u32, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalPose) -> LocalPose {
     var t = vec3<f32>(0.0);
     var s = vec3<f32>(0.0);
     var q = vec4<f32>(0.0);
     var q_ref = fill_pose.rotation;
     var first = true;
     var total = 0.0;
-    for (var k = 0u; k < min(list.count, MAX_BLEND_CLIPS); k++) {
-        let e = list.samples[k];
+    let count = min(blend_lists[i].count, MAX_BLEND_CLIPS);
+    for (var k = 0u; k < count; k++) {
+        let e = blend_lists[i].samples[k];
         if (e.layer != layer) {
             continue;
         }
@@ -150,11 +152,11 @@ struct LayeredPose {
 // it by weight × mask, additive layers add their difference pose (local space: q·Δq, t + βΔt,
 // s ⊙ lerp(1, Δs, β); mesh space: the same for t and s, the rotation delta collected for
 // `local_to_model`, later layers on top of earlier ones).
-fn layered_joint(list: BlendList, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> LayeredPose {
-    var pose = blend_layer(list, 0u, j, snapshot_slot, rest_pose(skel, j));
+fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> LayeredPose {
+    var pose = blend_layer(i, 0u, j, snapshot_slot, rest_pose(skel, j));
     var delta = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     for (var k = 0u; k < MAX_LAYERS; k++) {
-        let la = list.layers[k];
+        let la = blend_lists[i].layers[k];
         if (la.mode == LAYER_OFF) {
             continue;
         }
@@ -163,7 +165,7 @@ fn layered_joint(list: BlendList, skel: SkeletonInfo, j: u32, snapshot_slot: u32
             continue;
         }
         if (la.mode == LAYER_OVERRIDE) {
-            let lp = blend_layer(list, k + 1u, j, snapshot_slot, pose);
+            let lp = blend_layer(i, k + 1u, j, snapshot_slot, pose);
             var lq = lp.rotation;
             if (dot(pose.rotation, lq) < 0.0) {
                 lq = -lq;
@@ -174,7 +176,7 @@ fn layered_joint(list: BlendList, skel: SkeletonInfo, j: u32, snapshot_slot: u32
                 pose.scale * (1.0 - b) + lp.scale * b,
             );
         } else {
-            let d = blend_layer(list, k + 1u, j, snapshot_slot, identity_pose());
+            let d = blend_layer(i, k + 1u, j, snapshot_slot, identity_pose());
             pose.translation = pose.translation + d.translation * b;
             pose.scale = pose.scale * (vec4<f32>(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + d.scale * b);
             let dq = weighted_delta(d.rotation, b);
@@ -198,20 +200,22 @@ fn sample(
     if (i >= frame.instance_count) {
         return;
     }
-    let inst = instances[i];
-    let list = blend_lists[i];
-    let skel = skeletons[inst.skeleton];
-    for (var j = lid; j < inst.joint_count; j += WORKGROUP_SIZE) {
-        let slot = inst.joint_offset + j;
+    let joint_offset = instances[i].joint_offset;
+    let joint_count = instances[i].joint_count;
+    let skel = skeletons[instances[i].skeleton];
+    let take_snapshot = blend_lists[i].take_snapshot;
+    let mesh_additive = blend_lists[i].mesh_additive;
+    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+        let slot = joint_offset + j;
         let snapshot_slot = frame.snapshot_offset + slot;
-        if (list.take_snapshot != 0u) {
+        if (take_snapshot != 0u) {
             // The pose this instance showed last frame, kept as the source of a transition that
             // interrupted another. Each thread copies only its own joints.
             local_poses[snapshot_slot] = local_poses[slot];
         }
-        let lp = layered_joint(list, skel, j, snapshot_slot);
+        let lp = layered_joint(i, skel, j, snapshot_slot);
         local_poses[slot] = lp.pose;
-        if (list.mesh_additive != 0u) {
+        if (mesh_additive != 0u) {
             local_poses[2u * frame.snapshot_offset + slot] = LocalPose(vec4<f32>(0.0), lp.mesh_delta, vec4<f32>(0.0));
         }
     }

@@ -1700,7 +1700,11 @@ mod tests {
         }
         let (lib, _, ids) = library();
         assert_eq!(ids.len(), 6);
-        assert_eq!(lib.clip_names[..6], CLIP_NAMES, "the gaits come first; layer assets follow");
+        assert_eq!(
+            lib.clip_names[..6],
+            CLIP_NAMES,
+            "the gaits come first; layer assets follow"
+        );
         let g = gaits();
         assert_eq!(g.iter().map(|g| g.clip).collect::<Vec<_>>(), CLIP_NAMES);
         assert_eq!(g[0].velocity, Vec2::ZERO);

@@ -44,18 +44,22 @@ pub enum Stage {
     Palette,
     /// `shaders/skin.wgsl`, [`crate::cpu::skin`].
     Skin,
+    /// `shaders/fused.wgsl`: clock, sample, local_to_model and palette in one dispatch,
+    /// [`crate::cpu::fused`].
+    Fused,
 }
 
 impl Stage {
     /// The animation compute stages, in frame order.
     pub const COMPUTE: [Stage; 4] = [Stage::Clock, Stage::Sample, Stage::LocalToModel, Stage::Palette];
     /// Every stage.
-    pub const ALL: [Stage; 5] = [
+    pub const ALL: [Stage; 6] = [
         Stage::Clock,
         Stage::Sample,
         Stage::LocalToModel,
         Stage::Palette,
         Stage::Skin,
+        Stage::Fused,
     ];
 
     /// The stage's name: its WGSL file stem, entry point and CPU mirror function.
@@ -67,6 +71,7 @@ impl Stage {
             Stage::LocalToModel => "local_to_model",
             Stage::Palette => "palette",
             Stage::Skin => "skin",
+            Stage::Fused => "fused",
         }
     }
 
@@ -79,6 +84,7 @@ impl Stage {
             Stage::LocalToModel => include_str!("../shaders/local_to_model.wgsl"),
             Stage::Palette => include_str!("../shaders/palette.wgsl"),
             Stage::Skin => include_str!("../shaders/skin.wgsl"),
+            Stage::Fused => include_str!("../shaders/fused.wgsl"),
         }
     }
 }
@@ -89,6 +95,20 @@ pub fn stage_source(stage: Stage) -> String {
     match stage {
         Stage::Skin => [TYPES, MATH, SKINNING, stage.file()].join("\n"),
         Stage::Clock => [TYPES, MATH, BINDINGS, BLEND_WEIGHTS, stage.file()].join("\n"),
+        // The fused stage calls every animation stage's functions (their entry points come
+        // along, unused).
+        Stage::Fused => [
+            TYPES,
+            MATH,
+            BINDINGS,
+            BLEND_WEIGHTS,
+            Stage::Clock.file(),
+            Stage::Sample.file(),
+            Stage::LocalToModel.file(),
+            Stage::Palette.file(),
+            stage.file(),
+        ]
+        .join("\n"),
         _ => [TYPES, MATH, BINDINGS, stage.file()].join("\n"),
     }
 }

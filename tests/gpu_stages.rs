@@ -10,10 +10,10 @@
 
 mod common;
 
-use common::{affine_error, compare, device, random_library, rng};
+use common::{affine_error, compare, device, random_library, random_state, rng};
 use rand::Rng;
 use wgpu_anim::cpu;
-use wgpu_anim::gpu::{Curve, Layer, LayerMode, Transition};
+use wgpu_anim::gpu::{Curve, Transition};
 use wgpu_anim::layout::{BlendList, GpuFrame, LocalPose};
 use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LoopMode};
 
@@ -22,22 +22,6 @@ fn pose_error(g: &LocalPose, w: &LocalPose) -> f32 {
     e(g.translation, w.translation)
         .max(e(g.rotation, w.rotation))
         .max(e(g.scale, w.scale))
-}
-
-/// A clip or a blend tree of `skeleton` (three clips and nine trees per skeleton in
-/// `random_library`), with random parameters.
-fn random_state(r: &mut rand::rngs::SmallRng, skeleton: u32) -> InstanceDesc {
-    if r.gen_bool(0.5) {
-        InstanceDesc::new(ClipId(skeleton * 3 + r.gen_range(0..3)))
-    } else {
-        let params = [
-            r.gen_range(-2.5..2.5),
-            r.gen_range(-2.5..2.5),
-            r.gen_range(-0.5..1.5),
-            r.gen_range(-0.5..1.5),
-        ];
-        InstanceDesc::tree(wgpu_anim::blend::BlendTreeId(skeleton * 9 + r.gen_range(0..9)), params)
-    }
 }
 
 struct Run {
@@ -101,30 +85,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
     }
     // Layers on about a third of the instances: every mode, with and without masks, clips (some
     // sampled at a parameter) and trees.
-    for i in 0..instances {
-        if r.gen_range(0..3) != 0 {
-            continue;
-        }
-        let skel = animator.instance(i).unwrap().skeleton;
-        for slot in 0..3 {
-            if r.gen_bool(0.4) {
-                continue;
-            }
-            let mode = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh][r.gen_range(0..3)];
-            let mut layer = match random_state(&mut r, skel) {
-                InstanceDesc { tree: Some(t), .. } => Layer::tree(mode, t),
-                d => Layer::clip(mode, d.clip),
-            };
-            layer.weight = r.gen_range(0.0..1.0);
-            layer.mask = r.gen_bool(0.5).then_some(wgpu_anim::MaskId(skel));
-            layer.start = r.gen_range(0.0..1.0);
-            layer.once = r.gen_bool(0.3);
-            if layer.tree.is_none() && r.gen_bool(0.3) {
-                layer.time_parameter = Some(r.gen_range(2..4));
-            }
-            animator.set_layer(i, slot, Some(&layer), false).unwrap();
-        }
-    }
+    common::random_layers(&mut animator, &mut r);
     for (f, &dt) in dts.iter().enumerate() {
         // Transitions: after the first frame a third of the instances cross-fade to another clip
         // of their skeleton; after the second, some of those are interrupted (snapshot source).

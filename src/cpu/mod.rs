@@ -114,3 +114,25 @@ pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
     add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0, 0);
     evaluate(lib, &[clip_instance(lib, clip, 0)], &[list])
 }
+
+/// Mirror of `shaders/fused.wgsl`. The fused stage runs, per instance and in this order, the same
+/// functions as the staged `clock`, `sample`, `local_to_model` and `palette`, so its mirror runs
+/// their mirrors; `local` holds current poses, snapshots and mesh-space deltas as for the staged
+/// path. (On the GPU the fused path keeps the pose in workgroup memory and writes local poses only
+/// while a cross-fade runs; the values are the same.)
+#[expect(clippy::too_many_arguments, reason = "every buffer of the frame")]
+pub fn fused(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    instances: &[GpuInstance],
+    clocks: &mut [crate::layout::GpuClock],
+    lists: &mut [BlendList],
+    local: &mut [LocalPose],
+    model: &mut [Affine],
+    palettes: &mut [Affine],
+) {
+    clock(lib, frame, instances, clocks, lists);
+    sample(lib, frame, instances, lists, local);
+    local_to_model(lib, frame, instances, local, model);
+    palette(lib, frame, instances, model, palettes);
+}

@@ -266,6 +266,24 @@ fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
             (MODEL, ReadWrite),
             (PALETTE, ReadWrite),
         ],
+        Stage::Fused => &[
+            (FRAME, Uniform),
+            (CLIPS, Read),
+            (TRACKS, Read),
+            (TIMES, Read),
+            (VALUES, Read),
+            (SKELETONS, Read),
+            (PARENTS, Read),
+            (INVERSE_BINDS, Read),
+            (INSTANCES, Read),
+            (CLOCKS, ReadWrite),
+            (LOCAL, ReadWrite),
+            (PALETTE, ReadWrite),
+            (BLEND_LISTS, ReadWrite),
+            (BLEND_NODES, Read),
+            (BLEND_CHILDREN, Read),
+            (BLEND_TRIANGLES, Read),
+        ],
         Stage::Skin => &[],
     }
 }
@@ -300,7 +318,14 @@ pub struct Animator {
     model_buffer: wgpu::Buffer,
     palette_buffer: wgpu::Buffer,
     passes: Vec<StagePass>,
+    fused: Option<StagePass>,
+    use_fused: bool,
 }
+
+/// Most joints of a skeleton the fused path handles (`MAX_FUSED_JOINTS` in `shaders/fused.wgsl`).
+pub const MAX_FUSED_JOINTS: u32 = 128;
+/// Workgroup memory the fused path uses: 128 local poses (48 B) and three vec4 arrays.
+const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16);
 
 fn storage_init(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
     // A binding may not be empty and must hold one element of its type: keep at least 64 bytes.
@@ -454,9 +479,8 @@ impl Animator {
                 _ => &palette_buffer,
             }
         };
-        let passes = Stage::COMPUTE
-            .iter()
-            .map(|&stage| {
+        let make_pass = |stage: Stage| -> StagePass {
+            {
                 let entries: Vec<wgpu::BindGroupLayoutEntry> = stage_bindings(stage)
                     .iter()
                     .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
@@ -517,8 +541,16 @@ impl Animator {
                     pipeline,
                     bind_group,
                 }
-            })
-            .collect();
+            }
+        };
+        let passes: Vec<StagePass> = Stage::COMPUTE.iter().map(|&stage| make_pass(stage)).collect();
+        // The fused path needs 16 bindings in one stage (15 storage buffers), its workgroup memory
+        // and skeletons small enough for it; elsewhere only the staged path exists.
+        let largest_skeleton = library.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
+        let fused = (limits.max_storage_buffers_per_shader_stage >= 15
+            && limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES
+            && largest_skeleton <= MAX_FUSED_JOINTS)
+            .then(|| make_pass(Stage::Fused));
         Ok(Self {
             library: library.clone(),
             max_instances: desc.max_instances,
@@ -538,7 +570,35 @@ impl Animator {
             model_buffer,
             palette_buffer,
             passes,
+            fused,
+            use_fused: false,
         })
+    }
+
+    /// Whether this animator can run the fused single-dispatch path (device limits: 15 storage
+    /// buffers per stage and 12 KiB of workgroup memory; skeletons of at most 128 joints).
+    #[must_use]
+    pub fn fused_available(&self) -> bool {
+        self.fused.is_some()
+    }
+
+    /// Chooses the fused path (one dispatch per frame, the pose kept in workgroup memory, model
+    /// matrices not written) or the staged one (a dispatch per stage, every stage's buffer
+    /// written). Errors when the fused path is not available here.
+    pub fn set_fused(&mut self, fused: bool) -> Result<()> {
+        if fused && self.fused.is_none() {
+            return Err(Error::Limit {
+                what: "the fused path needs 15 storage buffers per shader stage, 12 KiB of workgroup memory and skeletons of at most 128 joints".into(),
+            });
+        }
+        self.use_fused = fused;
+        Ok(())
+    }
+
+    /// Whether the fused path is in use.
+    #[must_use]
+    pub fn is_fused(&self) -> bool {
+        self.use_fused
     }
 
     /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes).
@@ -1036,7 +1096,7 @@ impl Animator {
     /// Dispatches per frame: one per stage, whatever the number of instances.
     #[must_use]
     pub fn dispatches_per_frame(&self) -> u32 {
-        self.passes.len() as u32
+        if self.use_fused { 1 } else { self.passes.len() as u32 }
     }
 
     /// Records the frame's passes — clock, sample, local_to_model, palette — into `encoder`.
@@ -1051,10 +1111,14 @@ impl Animator {
         if n == 0 {
             return;
         }
-        for (k, pass) in self.passes.iter().enumerate() {
+        let passes: &[StagePass] = match (&self.fused, self.use_fused) {
+            (Some(f), true) => std::slice::from_ref(f),
+            _ => &self.passes,
+        };
+        for (k, pass) in passes.iter().enumerate() {
             let groups = match pass.stage {
                 // One workgroup per instance, threads over joints.
-                Stage::Sample | Stage::Palette => n,
+                Stage::Sample | Stage::Palette | Stage::Fused => n,
                 // One thread per instance.
                 _ => n.div_ceil(WORKGROUP_SIZE),
             };

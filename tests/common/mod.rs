@@ -248,12 +248,17 @@ pub fn random_trees(clips: [ClipId; 3], prefix: &str) -> Vec<BlendTree> {
 }
 
 /// Skeletons of 1, 37 and 130 joints (more than a workgroup), three random clips each, and for
-/// each skeleton the trees of [`random_trees`].
+/// each skeleton the trees of [`random_trees`] and a random mask.
 pub fn random_library(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
+    random_library_of(seed, &[1, 37, 130])
+}
+
+/// As [`random_library`], with skeletons of the given sizes.
+pub fn random_library_of(seed: u64, sizes: &[usize]) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     let mut r = rng(seed);
     let mut b = LibraryBuilder::new();
     let mut clips = Vec::new();
-    for (k, n) in [1usize, 37, 130].into_iter().enumerate() {
+    for (k, &n) in sizes.iter().enumerate() {
         let s = random_skeleton(&mut r, &format!("s{k}"), n);
         let id = b.add_skeleton(s.clone());
         let mut ids = [ClipId(0); 3];
@@ -302,4 +307,50 @@ pub fn compare<T>(
         worst = worst.max(e);
     }
     Ok(worst)
+}
+
+/// A clip or a blend tree of `skeleton` (three clips and nine trees per skeleton in
+/// [`random_library`]), with random parameters.
+pub fn random_state(r: &mut SmallRng, skeleton: u32) -> wgpu_anim::InstanceDesc {
+    if r.gen_bool(0.5) {
+        wgpu_anim::InstanceDesc::new(ClipId(skeleton * 3 + r.gen_range(0..3)))
+    } else {
+        let params = [
+            r.gen_range(-2.5..2.5),
+            r.gen_range(-2.5..2.5),
+            r.gen_range(-0.5..1.5),
+            r.gen_range(-0.5..1.5),
+        ];
+        wgpu_anim::InstanceDesc::tree(wgpu_anim::blend::BlendTreeId(skeleton * 9 + r.gen_range(0..9)), params)
+    }
+}
+
+/// Random layers (every mode, masks, clips sampled at a parameter, trees) on about a third of
+/// the animator's instances.
+pub fn random_layers(animator: &mut wgpu_anim::Animator, r: &mut SmallRng) {
+    use wgpu_anim::gpu::{Layer, LayerMode};
+    for i in 0..animator.instance_count() {
+        if r.gen_range(0..3) != 0 {
+            continue;
+        }
+        let skel = animator.instance(i).unwrap().skeleton;
+        for slot in 0..3 {
+            if r.gen_bool(0.4) {
+                continue;
+            }
+            let mode = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh][r.gen_range(0..3)];
+            let mut layer = match random_state(r, skel) {
+                wgpu_anim::InstanceDesc { tree: Some(t), .. } => Layer::tree(mode, t),
+                d => Layer::clip(mode, d.clip),
+            };
+            layer.weight = r.gen_range(0.0..1.0);
+            layer.mask = r.gen_bool(0.5).then_some(wgpu_anim::MaskId(skel));
+            layer.start = r.gen_range(0.0..1.0);
+            layer.once = r.gen_bool(0.3);
+            if layer.tree.is_none() && r.gen_bool(0.3) {
+                layer.time_parameter = Some(r.gen_range(2..4));
+            }
+            animator.set_layer(i, slot, Some(&layer), false).unwrap();
+        }
+    }
 }

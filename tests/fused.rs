@@ -1,0 +1,100 @@
+//! The fused single-dispatch path computes what the staged path computes: the same random crowds
+//! (clips, blend trees, layers of every mode, cross-fades and interrupted cross-fades) on a fused
+//! and a staged animator, frame by frame; clocks and blend lists must be equal and palettes agree
+//! within 1e-5. (The staged path is checked against the CPU mirror stage by stage in
+//! `tests/gpu_stages.rs`.)
+
+mod common;
+
+use common::{affine_error, compare, random_state, rng};
+use rand::Rng;
+use wgpu_anim::gpu::Transition;
+use wgpu_anim::{Animator, AnimatorDesc};
+
+fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, n: usize) -> Animator {
+    let mut a = Animator::new(
+        device,
+        lib,
+        &AnimatorDesc {
+            max_instances: n as u32,
+            max_joints: None,
+        },
+    )
+    .unwrap();
+    assert!(a.fused_available(), "lavapipe offers the limits the fused path needs");
+    a.set_fused(fused).unwrap();
+    let mut r = rng(31);
+    for _ in 0..n {
+        let skeleton = r.gen_range(0..2);
+        let desc = wgpu_anim::InstanceDesc {
+            time: r.gen_range(0.0..2.0),
+            rate: r.gen_range(-1.5..1.5),
+            ..random_state(&mut r, skeleton)
+        };
+        a.add_instance(&desc).unwrap();
+    }
+    common::random_layers(&mut a, &mut r);
+    a
+}
+
+fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
+    a.prepare(queue, dt);
+    let mut e = device.create_command_encoder(&Default::default());
+    a.encode(&mut e);
+    queue.submit([e.finish()]);
+}
+
+#[test]
+fn fused_matches_staged_frame_by_frame() {
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library_of(8, &[1, 40]);
+    let n = 1500;
+    let (mut staged, mut fused) = (crowd(&device, &lib, false, n), crowd(&device, &lib, true, n));
+    assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (4, 1));
+    let mut r = rng(5);
+    let dts = [0.0, 0.1, 0.05, 0.2, 0.016, 0.3];
+    let mut worst = 0.0f32;
+    for (f, dt) in dts.into_iter().enumerate() {
+        if f == 2 || f == 3 {
+            // The same cross-fades on both (frame 3 interrupts some of frame 2's: snapshots).
+            for i in 0..n {
+                if r.gen_range(0..3) == 0 {
+                    let skel = staged.instance(i).unwrap().skeleton;
+                    let desc = random_state(&mut r, skel);
+                    let t = Transition::linear(r.gen_range(0.2..0.8));
+                    staged.play(i, &desc, Some(t)).unwrap();
+                    fused.play(i, &desc, Some(t)).unwrap();
+                }
+            }
+        }
+        step(&device, &queue, &mut staged, dt);
+        step(&device, &queue, &mut fused, dt);
+        let (sc, sp) = staged.read_back(&device, &queue).unwrap();
+        let (fc, fp) = fused.read_back(&device, &queue).unwrap();
+        assert_eq!(sc, fc, "frame {f}: clocks differ");
+        assert_eq!(
+            staged.read_blend_lists(&device, &queue).unwrap(),
+            fused.read_blend_lists(&device, &queue).unwrap(),
+            "frame {f}"
+        );
+        worst = worst.max(
+            compare("palette", &fp.palette, &sp.palette, 1e-5, affine_error)
+                .unwrap_or_else(|e| panic!("frame {f}: {e}")),
+        );
+    }
+    eprintln!(
+        "fused vs staged over {} frames: worst palette error {worst:e}",
+        dts.len()
+    );
+}
+
+#[test]
+fn fused_is_refused_where_it_cannot_run() {
+    let (device, _) = common::device();
+    // A skeleton beyond the fused path's 128 joints keeps the staged path only.
+    let (lib, _) = common::random_library_of(2, &[1, 130]);
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+    assert!(!a.fused_available());
+    assert!(a.set_fused(true).unwrap_err().to_string().contains("128 joints"));
+    assert_eq!(a.dispatches_per_frame(), 4);
+}

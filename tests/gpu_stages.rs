@@ -381,3 +381,64 @@ fn more_instances_than_one_dispatch_dimension_holds() {
     cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
     compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 }
+
+#[test]
+fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
+    // 1,500 joints in a binary tree (11 levels, like a skeleton with many fingers, props and
+    // face joints): the staged path has no joint cap below the library's 4,096.
+    let (device, queue) = device();
+    let mut r = rng(13);
+    let joints = (0..1500usize)
+        .map(|i| {
+            let rest = wgpu_anim::Transform::new(
+                glam::Vec3::new(r.gen_range(-0.2..0.2), r.gen_range(0.05..0.3), r.gen_range(-0.2..0.2)),
+                common::random_quat(&mut r),
+                glam::Vec3::ONE,
+            );
+            (format!("j{i}"), i.checked_sub(1).map(|p| p / 2), rest)
+        })
+        .collect();
+    let skel = wgpu_anim::Skeleton::from_rest_pose("big", joints).unwrap();
+    let mut b = wgpu_anim::LibraryBuilder::new();
+    let id = b.add_skeleton(skel.clone());
+    let clips: Vec<wgpu_anim::Clip> = (0..3)
+        .map(|c| common::random_clip(&mut r, &skel, &format!("c{c}")))
+        .collect();
+    for c in &clips {
+        b.add_clip(id, c).unwrap();
+    }
+    let lib = b.build();
+    let requests: Vec<(ClipId, f32)> = (0..3).map(|c| (ClipId(c), 0.37 * (c + 1) as f32)).collect();
+    let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
+    let depths = skel.depths();
+    assert_eq!(*depths.iter().max().unwrap(), 10);
+    for ((clip, t), pose) in requests.iter().zip(&poses) {
+        let cpu = cpu::pose_at(&lib, *clip, *t);
+        compare("sample", &pose.local, &cpu.local, 2e-5, pose_error).unwrap();
+        // End to end, each level of the hierarchy adds about one stage's rounding (1e-5).
+        for (j, (g, w)) in pose.palette.iter().zip(&cpu.palette).enumerate() {
+            let tolerance = 1e-5 * (depths[j] + 2) as f32;
+            assert!(
+                affine_error(g, w) <= tolerance,
+                "clip {} joint {j}: {:e} > {tolerance:e}",
+                clip.0,
+                affine_error(g, w)
+            );
+        }
+        let t = f64::from(t.min(lib.clips[clip.0 as usize].duration));
+        let reference = wgpu_anim::reference::palette(
+            &skel,
+            &wgpu_anim::reference::local_to_model(
+                &skel,
+                &wgpu_anim::reference::sample(&skel, &clips[clip.0 as usize], t),
+            ),
+        );
+        let worst = pose
+            .palette
+            .iter()
+            .zip(&reference)
+            .map(|(g, w)| wgpu_anim::math::mat4_max_abs_diff(&g.to_mat4(), &w.as_mat4()))
+            .fold(0.0, f32::max);
+        assert!(worst < 1e-3, "clip {}: {worst} from the f64 reference", clip.0);
+    }
+}

@@ -19,6 +19,7 @@
 //! - [`scene`] is a ready-made crowd of one [`scene::Character`]: the mannequin, or the character
 //!   of a glTF file.
 
+pub mod bench;
 pub mod blend;
 pub mod clip;
 pub mod cpu;

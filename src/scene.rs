@@ -337,6 +337,7 @@ pub struct Crowd {
     agents: Vec<Agent>,
     half_extent: f32,
     moving: bool,
+    animation_paused: bool,
     rng: SplitMix,
     clock: f32,
     target: Vec3,
@@ -542,6 +543,7 @@ impl Crowd {
             agents,
             half_extent,
             moving: desc.moving,
+            animation_paused: false,
             rng: SplitMix(desc.seed ^ 0x5eed_5eed),
             clock: 0.0,
             target: Vec3::Y * 1.6,
@@ -566,8 +568,33 @@ impl Crowd {
         self.animator.truncate(count);
     }
 
+    /// Whether members move across the field (`true`) or animate in place, frozen where they
+    /// stand. Members of a crowd built with [`CrowdDesc::moving`] `false` have no course, so they
+    /// stay in place either way.
+    pub fn set_moving(&mut self, moving: bool) {
+        self.moving = moving;
+    }
+
+    /// Whether members move across the field (see [`Crowd::set_moving`]).
+    #[must_use]
+    pub fn is_moving(&self) -> bool {
+        self.moving
+    }
+
+    /// Pauses or resumes the animation clocks only: while paused, [`Crowd::update`] still moves
+    /// the members but hands the animator a `dt` of 0.
+    pub fn set_animation_paused(&mut self, paused: bool) {
+        self.animation_paused = paused;
+    }
+
+    /// Whether the animation clocks are paused (see [`Crowd::set_animation_paused`]).
+    #[must_use]
+    pub fn is_animation_paused(&self) -> bool {
+        self.animation_paused
+    }
+
     /// Advances the crowd by `dt` seconds: moves walkers and runners (wrapping at the field's
-    /// edge), uploads their world matrices and the frame's `dt`.
+    /// edge), uploads their world matrices and the frame's `dt` (0 while the animation is paused).
     pub fn update(&mut self, queue: &wgpu::Queue, dt: f32) {
         if self.moving && dt != 0.0 {
             self.clock += dt;
@@ -602,7 +629,8 @@ impl Crowd {
                 let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
             }
         }
-        self.animator.prepare(queue, dt);
+        self.animator
+            .prepare(queue, if self.animation_paused { 0.0 } else { dt });
     }
 
     /// Uploads the camera to both renderers.

@@ -149,3 +149,62 @@ fn render_errors_are_one_line_and_exit_one() {
     assert!(!Path::new(out).exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_writes_table_json_and_plot() {
+    let dir = temp_dir("bench");
+    let (json, plot) = (dir.join("bench.json"), dir.join("bench.png"));
+    let o = wgpu_anim(&[
+        "bench",
+        "--characters",
+        "20,40",
+        "--frames",
+        "2",
+        "--workloads",
+        "single-clip",
+        "--json",
+        json.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    for needle in [
+        "| single-clip | gpu-staged | 20 |",
+        "| single-clip | gpu-fused | 20 |",
+        "| single-clip | cpu-1 | 40 |",
+        "cpu-all",
+    ] {
+        assert!(stdout.contains(needle), "{needle} in {stdout}");
+    }
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("single-clip ")).count(),
+        8,
+        "one progress line per configuration: {stderr}"
+    );
+    let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 8);
+    let (w, h, _) = decode(&plot);
+    assert!(w > 0 && h > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bench_errors_are_one_line_and_exit_one() {
+    for args in [
+        &["bench", "--characters", "0"][..],
+        &["bench", "--characters", "many"],
+        &["bench", "--frames", "0"],
+        &["bench", "--frames"],
+        &["bench", "--workloads", "ballet"],
+        &["bench", "--paths", "gpu-quantum"],
+        &["bench", "--bogus"],
+    ] {
+        let o = wgpu_anim(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line expected: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
+}

@@ -16,6 +16,8 @@ USAGE:
     wgpu-anim inspect FILE
     wgpu-anim sample FILE --clip N --time T [--cpu | --reference] [--json]
     wgpu-anim render FILE [--clip N] [--time T] [--count K] [--size WxH] [--no-ground] --out IMAGE.png
+    wgpu-anim bench [--characters 1000,4000,16000,64000] [--frames N] [--workloads single-clip,locomotion-2d]
+                    [--paths gpu-fused,gpu-staged,cpu-1,cpu-all] [--threads N] [--json PATH] [--plot PATH.png]
     wgpu-anim --help
 
 COMMANDS:
@@ -39,7 +41,23 @@ COMMANDS:
               --size WxH  image size in pixels (default 800x600)
               --out IMAGE.png   where to write (required)
               --no-ground leave out the ground plane
-    bench     (not yet available)
+    bench     Times one animation frame of crowds of built-in mannequins, for each workload
+              (single-clip: one clip each; locomotion-2d: the 2D locomotion blend space, a
+              quarter of the crowd mid-cross-fade; layered: that plus a masked override, a local
+              and a mesh-space additive layer) and character count, on each path: gpu-fused (the
+              GPU, one dispatch, the pose in workgroup memory; where the device allows it),
+              gpu-staged (the GPU, four dispatches; per-pass times from timestamp queries when
+              the adapter has them), cpu-1 (the CPU mirror on one thread) and cpu-all (the CPU
+              mirror on every core). Medians over --frames frames (default 30) after 3 warm-up
+              frames; progress on stderr, a Markdown table on stdout. A count the device cannot
+              hold is skipped with a note. Bytes per joint are counted from the buffer layouts:
+              per-character data, and shared library data (cached on a GPU).
+              --characters  crowd sizes (default 1000,4000,16000,64000)
+              --workloads   default single-clip,locomotion-2d,layered
+              --paths       default gpu-fused,gpu-staged,cpu-1,cpu-all
+              --threads N   threads of cpu-all (default: every core)
+              --json PATH   the rows as a JSON array
+              --plot PATH   a log-log PNG chart of frame time against characters
 
 FILE is a .gltf (with its .bin files) or .glb file. Errors print one line and exit with status 1.
 ";
@@ -78,7 +96,7 @@ fn run(args: &[String]) -> Result<(), String> {
         }
         "sample" => sample(rest),
         "render" => render(rest),
-        "bench" => Err(format!("`{cmd}` is not yet available in this version of wgpu-anim")),
+        "bench" => bench(rest),
         other => Err(format!("unknown command '{other}'; run `wgpu-anim --help` for usage")),
     }
 }
@@ -729,5 +747,87 @@ fn render(args: &[String]) -> Result<(), String> {
         a.count,
         if a.count == 1 { "" } else { "s" }
     );
+    Ok(())
+}
+
+fn parse_list<T>(flag: &str, value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
+    let items: Vec<&str> = value.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if items.is_empty() {
+        return Err(format!("{flag} needs at least one value"));
+    }
+    items
+        .into_iter()
+        .map(|s| parse(s).ok_or_else(|| format!("{flag}: '{s}' is not valid")))
+        .collect()
+}
+
+fn bench(args: &[String]) -> Result<(), String> {
+    use wgpu_anim::bench::{self, Config, PathKind, Workload};
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let mut config = Config::default();
+    let (mut json, mut plot) = (None, None);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--characters" => {
+                config.counts = parse_list(flag, value()?, |s| {
+                    s.replace('_', "").parse::<u32>().ok().filter(|&n| n > 0)
+                })?
+            }
+            "--frames" => {
+                let v = value()?;
+                config.frames = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("--frames: '{v}' is not a positive whole number"))?;
+            }
+            "--workloads" => config.workloads = parse_list(flag, value()?, Workload::from_name)?,
+            "--paths" => {
+                config.paths = parse_list(flag, value()?, |s| PathKind::ALL.into_iter().find(|p| p.name() == s))?
+            }
+            "--threads" => {
+                let v = value()?;
+                config.threads = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|&n: &usize| n > 0)
+                        .ok_or_else(|| format!("--threads: '{v}' is not a positive whole number"))?,
+                );
+            }
+            "--json" => json = Some(PathBuf::from(value()?)),
+            "--plot" => plot = Some(PathBuf::from(value()?)),
+            other => {
+                return Err(format!(
+                    "unknown bench option '{other}'; run `wgpu-anim --help` for usage"
+                ));
+            }
+        }
+    }
+    let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
+    let report = bench::run(&device, &queue, &config, &mut |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
+    println!(
+        "One animation frame, medians of {} frames; device: {}; {}",
+        config.frames, report.device, report.date
+    );
+    println!();
+    print!("{}", bench::markdown_table(&report.rows));
+    for note in &report.notes {
+        println!("note: {note}");
+    }
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&report.rows).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = plot {
+        let title = format!("ONE ANIMATION FRAME - {}", report.device);
+        bench::plot::save(&path, &report.rows, &title).map_err(|e| e.to_string())?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok(())
 }

@@ -1,0 +1,856 @@
+//! The frame benchmark shared by `wgpu-anim bench` and `cargo bench --bench frame`: crowds of
+//! built-in mannequins, one animation frame timed on the GPU (staged: four dispatches) and on the
+//! CPU mirror (one thread, and every core), with the memory traffic each frame implies.
+//!
+//! # Bytes per joint per frame
+//!
+//! [`traffic`] counts the bytes one frame reads and writes, from the buffer layouts
+//! (`size_of` of the [`crate::layout`] structs) and what each shader reads and writes, and divides
+//! by the joints animated. It is split in two:
+//!
+//! - **per-character** traffic, data that belongs to one character: its [`GpuInstance`] (read once
+//!   by each of the four stages), its [`GpuClock`] (read and written by `clock`), its
+//!   [`BlendList`] (written by `clock`, read by `sample`) — all amortized over its joints — and per
+//!   joint the [`LocalPose`] written by `sample` and read by `local_to_model`, the parent's model
+//!   matrix read and the model matrix written by `local_to_model`, the model matrix read and the
+//!   palette matrix ([`Affine`]) written by `palette` (plus the snapshot copy and reads of
+//!   interrupted cross-fades, when a crowd has them);
+//! - **shared** traffic, library data read by many characters and so cached on a GPU: clip
+//!   headers ([`GpuClip`], by `clock` and `sample`), skeleton headers ([`GpuSkeleton`], by the
+//!   three joint stages), blend tree nodes and children (every node and child of the trees a
+//!   character plays, an upper bound: `clock` skips nodes of zero weight), per joint and blended
+//!   clip the three [`GpuTrack`] headers and the key times and values `sample_track` reads at the
+//!   sample's time (first and last key times, each binary-search step, the bracketing times
+//!   again, then one key value for a step or a single key, two for linear, four for cubic spline),
+//!   the rest pose when a blend's weight falls short, the joint's parent index and inverse bind.
+//!
+//! The 16-byte frame uniform each stage reads is left out (it does not scale with the crowd).
+//! The counts are taken on the workload's first [`TRAFFIC_SAMPLE`] characters after one frame (its
+//! blend lists give the clips and times sampled), so they are the same for every crowd size. The
+//! CPU mirror reads and writes the same buffers, so its rows carry the same counts; a path that
+//! keeps poses on chip (a fused dispatch) would count less per character.
+
+pub mod plot;
+
+use crate::cpu;
+use crate::error::{Error, Result};
+use crate::gpu::{PassTimer, Transition};
+use crate::layout::{
+    BlendList, GpuBlendChild, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose,
+    MAX_BLEND_CLIPS, MIN_BLEND_WEIGHT, SNAPSHOT_CLIP,
+};
+use crate::library::AnimationLibrary;
+use crate::math::Affine;
+use crate::shaders::Stage;
+use crate::{Animator, AnimatorDesc, InstanceDesc, mannequin};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Characters whose frame the [`traffic`] counts are taken on.
+pub const TRAFFIC_SAMPLE: u32 = 1000;
+/// Simulated seconds per frame.
+pub const DT: f32 = 1.0 / 60.0;
+
+/// What every character evaluates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// One clip each (the six built-in clips in turn), at its own phase and rate.
+    SingleClip,
+    /// The built-in 2D locomotion blend space (six clips, freeform directional) at its own
+    /// velocity, with a cross-fade to idle running on a quarter of the crowd.
+    Locomotion2d,
+    /// The locomotion blend plus three layers: the arm held forward (masked override), a flinch
+    /// (local additive) and an aim offset (mesh-space additive blend space).
+    Layered,
+}
+
+impl Workload {
+    /// Both workloads.
+    pub const ALL: [Workload; 3] = [Workload::SingleClip, Workload::Locomotion2d, Workload::Layered];
+
+    /// `single-clip` or `locomotion-2d`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::SingleClip => "single-clip",
+            Workload::Locomotion2d => "locomotion-2d",
+            Workload::Layered => "layered",
+        }
+    }
+
+    /// The workload called `name`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|w| w.name() == name)
+    }
+}
+
+/// How a frame is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum PathKind {
+    /// On the GPU, one dispatch per stage (clock, sample, local_to_model, palette).
+    GpuStaged,
+    /// On the GPU, one dispatch for the whole frame with the pose in workgroup memory.
+    GpuFused,
+    /// The CPU mirror of the four stages on one thread.
+    #[serde(rename = "cpu-1")]
+    Cpu1,
+    /// The CPU mirror split over every core, one scoped thread per contiguous chunk of characters
+    /// and a join after each stage.
+    CpuAll,
+}
+
+impl PathKind {
+    /// Every path, in table order.
+    pub const ALL: [PathKind; 4] = [
+        PathKind::GpuFused,
+        PathKind::GpuStaged,
+        PathKind::Cpu1,
+        PathKind::CpuAll,
+    ];
+
+    /// `gpu-staged`, `cpu-1` or `cpu-all` (the JSON spelling).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            PathKind::GpuStaged => "gpu-staged",
+            PathKind::GpuFused => "gpu-fused",
+            PathKind::Cpu1 => "cpu-1",
+            PathKind::CpuAll => "cpu-all",
+        }
+    }
+
+    /// Whether the path runs on the GPU.
+    #[must_use]
+    pub fn is_gpu(self) -> bool {
+        matches!(self, PathKind::GpuStaged | PathKind::GpuFused)
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Crowd sizes.
+    pub counts: Vec<u32>,
+    /// Measured frames per configuration (medians are reported).
+    pub frames: u32,
+    /// Frames run before measuring.
+    pub warmup: u32,
+    /// Workloads.
+    pub workloads: Vec<Workload>,
+    /// Paths.
+    pub paths: Vec<PathKind>,
+    /// Threads of the `cpu-all` path (`None`: every core).
+    pub threads: Option<usize>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            counts: vec![1_000, 4_000, 16_000, 64_000],
+            frames: 30,
+            warmup: 3,
+            workloads: Workload::ALL.to_vec(),
+            paths: PathKind::ALL.to_vec(),
+            threads: None,
+        }
+    }
+}
+
+/// One measured configuration: a workload, a path and a crowd size. Times are medians over the
+/// measured frames, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// `single-clip` or `locomotion-2d`.
+    pub workload: String,
+    /// How the frame was computed.
+    pub path: PathKind,
+    /// Characters animated.
+    pub characters: u32,
+    /// Joints animated (all characters).
+    pub joints: u32,
+    /// Time of each pass by stage name (`clock`, `sample`, `local_to_model`, `palette`): GPU
+    /// timestamps for a GPU path (`None` without timestamp queries), wall clock for a CPU path.
+    pub pass_ms: Option<BTreeMap<String, f64>>,
+    /// Whole-frame GPU time, the sum of the passes' timestamps (`None` for CPU paths or without
+    /// timestamp queries).
+    pub gpu_ms: Option<f64>,
+    /// Wall-clock frame time: GPU: prepare + encode + submit + wait; CPU: the four stages.
+    pub frame_ms: f64,
+    /// CPU time to prepare, encode and submit a GPU frame (`None` for CPU paths).
+    pub cpu_encode_ms: Option<f64>,
+    /// Compute dispatches per frame (`None` for CPU paths).
+    pub dispatches: Option<u32>,
+    /// Threads the CPU work ran on (1 for GPU paths).
+    pub threads: u32,
+    /// Per-character bytes read and written per joint per frame (see the module docs).
+    pub bytes_per_joint_per_character: f64,
+    /// Shared (library) bytes read per joint per frame.
+    pub bytes_per_joint_shared: f64,
+    /// Characters per millisecond of [`Row::headline_ms`].
+    pub characters_per_ms: f64,
+    /// The adapter's name and backend.
+    pub device: String,
+    /// When the run started, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub date: String,
+}
+
+impl Row {
+    /// The time the row stands for: GPU time when there are timestamps, else wall-clock frame time.
+    #[must_use]
+    pub fn headline_ms(&self) -> f64 {
+        self.gpu_ms.unwrap_or(self.frame_ms)
+    }
+}
+
+/// The result of [`run`].
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The measured rows, in workload, count, path order.
+    pub rows: Vec<Row>,
+    /// Configurations skipped, and why.
+    pub notes: Vec<String>,
+    /// The adapter's name and backend.
+    pub device: String,
+    /// When the run started (UTC).
+    pub date: String,
+}
+
+/// Bytes per joint per frame (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Traffic {
+    /// Data of one character (instance, clock, blend list, poses, palette).
+    pub per_character: f64,
+    /// Library data read by many characters.
+    pub shared: f64,
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for a time.
+#[must_use]
+pub fn utc_date(time: std::time::SystemTime) -> String {
+    let secs = time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The adapter behind `device`: `name (backend)`.
+#[must_use]
+pub fn device_name(device: &wgpu::Device) -> String {
+    let info = device.adapter_info();
+    format!("{} ({:?})", info.name, info.backend)
+}
+
+/// A crowd of `n` mannequins for `workload`, each at its own clip or velocity, phase and rate;
+/// the first `k` characters of any crowd of one workload are the same. Uploaded (`prepare`
+/// called with `dt` 0), no frame run yet.
+///
+/// Errors: the animator's limits (capacity, buffer sizes).
+pub fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workload) -> Result<Animator> {
+    let (lib, _, clips) = mannequin::library();
+    let joints = lib.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
+    let limits = device.limits();
+    let local = 2 * u64::from(n) * u64::from(joints) * size_of::<LocalPose>() as u64;
+    if local > limits.max_buffer_size {
+        return Err(Error::Limit {
+            what: format!(
+                "the local pose buffer would take {local} bytes; the device allows {} per buffer",
+                limits.max_buffer_size
+            ),
+        });
+    }
+    let mut a = Animator::new(
+        device,
+        &lib,
+        &AnimatorDesc {
+            max_instances: n,
+            max_joints: None,
+        },
+    )?;
+    let tree = lib.blend.tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
+        what: "the built-in library has no locomotion tree".into(),
+    })?;
+    for i in 0..n {
+        let clip = clips[i as usize % clips.len()];
+        let (u, v) = ((i as f32 * 0.618).fract(), (i as f32 * 0.377).fract());
+        let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * v * 3.5;
+        let desc = match workload {
+            Workload::SingleClip => InstanceDesc {
+                time: u * 3.0,
+                rate: 0.8 + v * 0.4,
+                ..InstanceDesc::new(clip)
+            },
+            Workload::Locomotion2d | Workload::Layered => InstanceDesc {
+                time: u,
+                ..InstanceDesc::tree(tree, [velocity.x, velocity.y, 2.0 * v - 1.0, u - 0.5])
+            },
+        };
+        let index = a.add_instance(&desc)?;
+        if workload == Workload::Layered {
+            add_layers(&mut a, &lib, index, u)?;
+        }
+        if workload != Workload::SingleClip && i % 4 == 0 {
+            // A long cross-fade from the locomotion blend to idle, running throughout the bench.
+            a.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6)))?;
+        }
+    }
+    a.prepare(queue, 0.0);
+    Ok(a)
+}
+
+/// The layered workload's layers on instance `index`: the arm held forward (override, right-arm
+/// mask), a looping flinch (local additive) and the aim offset (mesh-space additive).
+fn add_layers(a: &mut Animator, lib: &AnimationLibrary, index: usize, phase: f32) -> Result<()> {
+    use crate::gpu::{Layer, LayerMode};
+    use crate::mannequin::layer_assets;
+    let missing = |what: &str| Error::Limit {
+        what: format!("the built-in library has no {what}"),
+    };
+    let skeleton = crate::SkeletonId(a.instance(index).map_or(0, |i| i.skeleton));
+    let clip = |name: &str| lib.clip_id(skeleton, name).ok_or_else(|| missing(name));
+    let arm = Layer {
+        mask: Some(
+            lib.mask_id(layer_assets::RIGHT_ARM)
+                .ok_or_else(|| missing("right-arm mask"))?,
+        ),
+        ..Layer::clip(LayerMode::Override, clip(layer_assets::AIM_POSE)?)
+    };
+    let flinch = Layer {
+        start: phase * 0.6,
+        weight: 0.8,
+        ..Layer::clip(LayerMode::AdditiveLocal, clip(layer_assets::FLINCH)?)
+    };
+    let aim = lib
+        .blend
+        .tree_id(layer_assets::AIM_OFFSET)
+        .ok_or_else(|| missing("aim offset"))?;
+    a.set_layer(index, 0, Some(&arm), false)?;
+    a.set_layer(index, 1, Some(&flinch), false)?;
+    a.set_layer(index, 2, Some(&Layer::tree(LayerMode::AdditiveMesh, aim)), false)
+}
+
+/// One GPU frame: prepare, encode, submit, wait.
+pub fn gpu_frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<()> {
+    a.prepare(queue, DT);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    a.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Device(e.to_string()))?;
+    Ok(())
+}
+
+fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
+    // Mirrors the reads of `sample_track` (shaders/sample.wgsl).
+    const TIME: u64 = 4;
+    const VALUE: u64 = 16;
+    let n = track.key_count;
+    let base = track.time_offset as usize;
+    if n <= 1 {
+        return VALUE;
+    }
+    if t <= lib.times[base] {
+        return TIME + VALUE;
+    }
+    if t >= lib.times[base + n as usize - 1] {
+        return 2 * TIME + VALUE;
+    }
+    let (mut lo, mut hi, mut steps) = (0u32, n - 1, 0u64);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if lib.times[base + mid as usize] <= t {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        steps += 1;
+    }
+    let values = match track.interpolation {
+        i if i == crate::Interpolation::Step.gpu_code() => 1,
+        i if i == crate::Interpolation::Linear.gpu_code() => 2,
+        _ => 4,
+    };
+    (2 + steps + 2) * TIME + values * VALUE
+}
+
+/// Bytes per joint of one frame of `instances`, whose blend lists for the frame are `lists`, on
+/// `path` (see the module docs for what is counted).
+#[must_use]
+pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[BlendList], path: PathKind) -> Traffic {
+    // The staged GPU path and the CPU mirror move the same buffers; the fused path keeps the pose
+    // in workgroup memory.
+    let fused = path == PathKind::GpuFused;
+    let sz = |n: usize| n as u64;
+    let (mut own, mut shared, mut joints) = (0u64, 0u64, 0u64);
+    let tree_bytes = |offset: u32, nodes: u32| -> u64 {
+        let mut b = 0;
+        for k in 0..nodes {
+            let node = &lib.blend.nodes[(offset + k) as usize];
+            b += sz(size_of::<GpuBlendNode>())
+                + u64::from(node.child_count) * sz(size_of::<GpuBlendChild>())
+                + u64::from(node.triangle_count) * 16;
+        }
+        b
+    };
+    for (inst, list) in instances.iter().zip(lists) {
+        let j = u64::from(inst.joint_count);
+        joints += j;
+        // clock: instance, clock in and out, blend list out; sample: instance, blend list;
+        // local_to_model and palette: instance. Fused: each once per workgroup.
+        let stages = if fused { 1 } else { 4 };
+        own += stages * sz(size_of::<GpuInstance>()) + 2 * sz(size_of::<GpuClock>()) + 2 * sz(size_of::<BlendList>());
+        let skel = &lib.gpu_skeletons[inst.skeleton as usize];
+        let parents = &lib.parents[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
+        let with_parent = parents
+            .iter()
+            .enumerate()
+            .filter(|&(k, &p)| p >= 0 && (p as usize) < k)
+            .count() as u64;
+        let pose = sz(size_of::<LocalPose>());
+        let matrix = sz(size_of::<Affine>());
+        if fused {
+            // Only the palette is written; the local pose too while a cross-fade runs (counted
+            // for every instance with a transition set: an upper bound).
+            own += j * matrix;
+            if inst.transition & 15 != crate::layout::source_kind::NONE {
+                own += j * pose;
+            }
+        } else {
+            // sample writes the local pose; local_to_model reads it, reads the parent's model
+            // matrix, writes the model matrix; palette reads it and writes the palette.
+            own += j * (2 * pose + 3 * matrix) + with_parent * matrix;
+            // Mesh-space layers: sample writes each joint's delta, local_to_model reads it and
+            // writes its scratch, which the children read.
+            if list.mesh_additive != 0 {
+                own += j * 3 * pose + with_parent * pose;
+            }
+        }
+        if list.take_snapshot != 0 {
+            own += j * 2 * pose;
+        }
+        // Masks of layers: one weight (16 B) per joint, shared by every character.
+        for l in &list.layers {
+            if l.mode != crate::layout::layer_mode::OFF && l.mask != crate::layout::NO_MASK {
+                shared += j * 16;
+            }
+        }
+        // Shared: skeleton header (three stages), parents, inverse binds.
+        shared += 3 * sz(size_of::<GpuSkeleton>()) + j * (4 + matrix);
+        // Blend trees walked by clock.
+        if inst.tree_nodes > 0 {
+            shared += tree_bytes(inst.tree_offset, inst.tree_nodes);
+        }
+        if inst.transition & 15 == crate::layout::source_kind::TREE {
+            shared += tree_bytes(inst.source_tree_offset, inst.source_tree_nodes);
+        }
+        let mut total = 0.0;
+        for e in &list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize] {
+            total += e.weight;
+            if e.clip == SNAPSHOT_CLIP {
+                own += j * pose;
+                continue;
+            }
+            // Clip header read by clock and by sample.
+            shared += 2 * sz(size_of::<GpuClip>());
+            let clip = &lib.clips[e.clip as usize];
+            for jj in 0..clip.joint_count.min(inst.joint_count) {
+                for c in 0..3 {
+                    let track = &lib.tracks[(clip.track_offset + 3 * jj + c) as usize];
+                    shared += sz(size_of::<GpuTrack>()) + key_bytes(lib, track, e.time);
+                }
+            }
+        }
+        if total < MIN_BLEND_WEIGHT {
+            shared += j * 3 * 16;
+        }
+    }
+    let joints = joints.max(1) as f64;
+    Traffic {
+        per_character: own as f64 / joints,
+        shared: shared as f64 / joints,
+    }
+}
+
+/// The CPU mirror's buffers for a contiguous run of characters, joint offsets rebased to 0, the
+/// local poses followed by their snapshots and their mesh-space deltas.
+#[derive(Clone, Debug)]
+pub struct CpuChunk {
+    frame: GpuFrame,
+    instances: Vec<GpuInstance>,
+    clocks: Vec<GpuClock>,
+    lists: Vec<BlendList>,
+    local: Vec<LocalPose>,
+    model: Vec<Affine>,
+    palette: Vec<Affine>,
+}
+
+/// The CPU mirror's state for a whole crowd, split into contiguous chunks of characters (one per
+/// thread). Each chunk holds its characters' instances — joint offsets rebased to the chunk's
+/// first joint, which works because joint offsets are allocated in order — and the matching
+/// ranges of clocks, blend lists and poses, so the `cpu` stage functions run unchanged on it.
+#[derive(Clone, Debug)]
+pub struct CpuCrowd {
+    chunks: Vec<CpuChunk>,
+}
+
+impl CpuCrowd {
+    /// The crowd of `animator` as the GPU holds it, read back (waits for the GPU), in `chunks`
+    /// chunks of about equal size.
+    pub fn from_gpu(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator, chunks: usize) -> Result<Self> {
+        let (clocks, pose) = animator.read_back(device, queue)?;
+        let lists = animator.read_blend_lists(device, queue)?;
+        let snapshots = animator.read_snapshots(device, queue)?;
+        let instances = animator.instances();
+        let n = instances.len();
+        let chunks = chunks.clamp(1, n.max(1));
+        let mut out = Vec::with_capacity(chunks);
+        for c in 0..chunks {
+            let range = n * c / chunks..n * (c + 1) / chunks;
+            let sub = &instances[range.clone()];
+            let first = sub.first().map_or(0, |i| i.joint_offset);
+            let end = sub.last().map_or(first, |i| i.joint_offset + i.joint_count);
+            let joints = (first as usize)..(end as usize);
+            let rebased: Vec<GpuInstance> = sub
+                .iter()
+                .map(|i| GpuInstance {
+                    joint_offset: i.joint_offset - first,
+                    ..*i
+                })
+                .collect();
+            out.push(CpuChunk {
+                frame: GpuFrame {
+                    dt: DT,
+                    instance_count: rebased.len() as u32,
+                    snapshot_offset: end - first,
+                    _pad: 0,
+                },
+                instances: rebased,
+                clocks: clocks[range.clone()].to_vec(),
+                lists: lists[range].to_vec(),
+                local: [
+                    &pose.local[joints.clone()],
+                    &snapshots[joints.clone()],
+                    &vec![LocalPose::default(); joints.len()][..],
+                ]
+                .concat(),
+                model: pose.model[joints.clone()].to_vec(),
+                palette: pose.palette[joints].to_vec(),
+            });
+        }
+        Ok(Self { chunks: out })
+    }
+
+    /// Number of chunks (threads).
+    #[must_use]
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Runs stage `stage` of the mirror over every chunk: on the calling thread when there is one
+    /// chunk, else on one scoped thread per chunk, returning when all are done.
+    pub fn run_stage(&mut self, lib: &AnimationLibrary, stage: Stage) {
+        if let [one] = self.chunks.as_mut_slice() {
+            one.run(lib, stage);
+            return;
+        }
+        std::thread::scope(|s| {
+            for chunk in &mut self.chunks {
+                s.spawn(move || chunk.run(lib, stage));
+            }
+        });
+    }
+
+    /// One frame: the four stages in order; returns each stage's wall-clock milliseconds.
+    pub fn frame(&mut self, lib: &AnimationLibrary) -> [f64; 4] {
+        let mut ms = [0.0; 4];
+        for (k, stage) in Stage::COMPUTE.into_iter().enumerate() {
+            let start = Instant::now();
+            self.run_stage(lib, stage);
+            ms[k] = start.elapsed().as_secs_f64() * 1e3;
+        }
+        ms
+    }
+
+    /// Every character's palette, in character order.
+    #[must_use]
+    pub fn palettes(&self) -> Vec<Affine> {
+        self.chunks.iter().flat_map(|c| c.palette.iter().copied()).collect()
+    }
+}
+
+impl CpuChunk {
+    fn run(&mut self, lib: &AnimationLibrary, stage: Stage) {
+        let s = self;
+        match stage {
+            Stage::Clock => cpu::clock(lib, &s.frame, &s.instances, &mut s.clocks, &mut s.lists),
+            Stage::Sample => cpu::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local),
+            Stage::LocalToModel => cpu::local_to_model(lib, &s.frame, &s.instances, &mut s.local, &mut s.model),
+            Stage::Palette => cpu::palette(lib, &s.frame, &s.instances, &s.model, &mut s.palette),
+            Stage::Skin | Stage::Fused => {}
+        }
+    }
+}
+
+/// Median of `v` (the upper one of an even count); 0 when empty.
+#[must_use]
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
+    Stage::COMPUTE
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.name().to_string(), median(per_frame.iter().map(|p| p[k]).collect())))
+        .collect()
+}
+
+/// Measures the GPU path on `a` (already warmed up).
+fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, frames: u32) -> Result<GpuTimes> {
+    let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
+    let (mut passes, mut frame, mut encode) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..frames {
+        let start = Instant::now();
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode_timed(&mut encoder, timer.as_ref());
+        if let Some(t) = &timer {
+            t.resolve(&mut encoder);
+        }
+        queue.submit([encoder.finish()]);
+        encode.push(start.elapsed().as_secs_f64() * 1e3);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        frame.push(start.elapsed().as_secs_f64() * 1e3);
+        if let Some(t) = &timer {
+            let ms = t.read_ms(device, queue)?;
+            let mut p = [0.0; 4];
+            for (k, v) in ms.iter().take(4).enumerate() {
+                p[k] = *v;
+            }
+            passes.push(p);
+        }
+    }
+    let pass_ms = if a.is_fused() {
+        let mut m = BTreeMap::new();
+        m.insert("fused".to_string(), median(passes.iter().map(|p| p[0]).collect()));
+        m
+    } else {
+        stage_map(&passes)
+    };
+    Ok(GpuTimes {
+        pass_ms: timer.is_some().then_some(pass_ms),
+        gpu_ms: timer
+            .is_some()
+            .then(|| median(passes.iter().map(|p| p.iter().sum()).collect())),
+        frame_ms: median(frame),
+        encode_ms: median(encode),
+        dispatches: a.dispatches_per_frame(),
+    })
+}
+
+struct GpuTimes {
+    pass_ms: Option<BTreeMap<String, f64>>,
+    gpu_ms: Option<f64>,
+    frame_ms: f64,
+    encode_ms: f64,
+    dispatches: u32,
+}
+
+/// Runs every configuration of `config` on `device`, reporting each as it starts through
+/// `progress`. A crowd size the device cannot hold (an animator limit error) is skipped with a
+/// note.
+///
+/// Errors: the device fails, or a configuration is empty.
+pub fn run(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report> {
+    if config.counts.is_empty() || config.workloads.is_empty() || config.paths.is_empty() || config.frames == 0 {
+        return Err(Error::Limit {
+            what: "the benchmark needs at least one count, workload, path and frame".into(),
+        });
+    }
+    if let Some(&bad) = config.counts.iter().find(|&&n| n == 0) {
+        return Err(Error::Limit {
+            what: format!("character count {bad} must be at least 1"),
+        });
+    }
+    let device_name = device_name(device);
+    let date = utc_date(std::time::SystemTime::now());
+    let threads = config
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for &workload in &config.workloads {
+        // Traffic, from the workload's first characters after one frame.
+        let mut reference = crowd(device, queue, TRAFFIC_SAMPLE, workload)?;
+        gpu_frame(device, queue, &mut reference)?;
+        let lists = reference.read_blend_lists(device, queue)?;
+        let lib = reference.library().clone();
+        let traffic_by_path: Vec<Traffic> = config
+            .paths
+            .iter()
+            .map(|&p| traffic(&lib, reference.instances(), &lists, p))
+            .collect();
+        drop(reference);
+        for &n in &config.counts {
+            let mut a = match crowd(device, queue, n, workload) {
+                Ok(a) => a,
+                Err(e @ Error::Limit { .. }) => {
+                    let note = format!("skipped {} with {n} characters: {e}", workload.name());
+                    progress(&note);
+                    notes.push(note);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            for _ in 0..config.warmup.max(1) {
+                gpu_frame(device, queue, &mut a)?;
+            }
+            let joints = a.joint_count();
+            for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
+                progress(&format!(
+                    "{} {} {n} characters ({} frames)",
+                    workload.name(),
+                    path.name(),
+                    config.frames
+                ));
+                let mut row = Row {
+                    workload: workload.name().into(),
+                    path,
+                    characters: n,
+                    joints,
+                    pass_ms: None,
+                    gpu_ms: None,
+                    frame_ms: 0.0,
+                    cpu_encode_ms: None,
+                    dispatches: None,
+                    threads: 1,
+                    bytes_per_joint_per_character: t.per_character,
+                    bytes_per_joint_shared: t.shared,
+                    characters_per_ms: 0.0,
+                    device: device_name.clone(),
+                    date: date.clone(),
+                };
+                match path {
+                    PathKind::GpuFused if !a.fused_available() => {
+                        let note = format!(
+                            "no gpu-fused row for {} with {n} characters: the device lacks its limits",
+                            workload.name()
+                        );
+                        progress(&note);
+                        notes.push(note);
+                        continue;
+                    }
+                    PathKind::GpuFused => {
+                        a.set_fused(true)?;
+                        for _ in 0..config.warmup.max(1) {
+                            gpu_frame(device, queue, &mut a)?;
+                        }
+                        let g = measure_gpu(device, queue, &mut a, config.frames);
+                        a.set_fused(false)?;
+                        let g = g?;
+                        row.pass_ms = g.pass_ms;
+                        row.gpu_ms = g.gpu_ms;
+                        row.frame_ms = g.frame_ms;
+                        row.cpu_encode_ms = Some(g.encode_ms);
+                        row.dispatches = Some(g.dispatches);
+                    }
+                    PathKind::GpuStaged => {
+                        let g = measure_gpu(device, queue, &mut a, config.frames)?;
+                        row.pass_ms = g.pass_ms;
+                        row.gpu_ms = g.gpu_ms;
+                        row.frame_ms = g.frame_ms;
+                        row.cpu_encode_ms = Some(g.encode_ms);
+                        row.dispatches = Some(g.dispatches);
+                    }
+                    PathKind::Cpu1 | PathKind::CpuAll => {
+                        let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
+                        let mut cpu_crowd = CpuCrowd::from_gpu(device, queue, &a, chunks)?;
+                        for _ in 0..config.warmup {
+                            cpu_crowd.frame(&lib);
+                        }
+                        let per_frame: Vec<[f64; 4]> = (0..config.frames).map(|_| cpu_crowd.frame(&lib)).collect();
+                        row.threads = cpu_crowd.chunks() as u32;
+                        row.pass_ms = Some(stage_map(&per_frame));
+                        row.frame_ms = median(per_frame.iter().map(|p| p.iter().sum()).collect());
+                    }
+                }
+                row.characters_per_ms = f64::from(n) / row.headline_ms().max(1e-9);
+                rows.push(row);
+            }
+        }
+    }
+    Ok(Report {
+        rows,
+        notes,
+        device: device_name,
+        date,
+    })
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.3}"))
+}
+
+/// The rows as a Markdown table.
+#[must_use]
+pub fn markdown_table(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | CPU encode ms | dispatches | B/joint per-character + shared | characters/ms |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let pass = |name: &str| ms(r.pass_ms.as_ref().and_then(|p| p.get(name).copied()));
+        let path = if r.path == PathKind::CpuAll {
+            format!("{} ({} threads)", r.path.name(), r.threads)
+        } else {
+            r.path.name().to_string()
+        };
+        s += &format!(
+            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {:.0} + {:.0} | {:.1} |\n",
+            r.workload,
+            r.characters,
+            pass("clock"),
+            pass("sample"),
+            pass("local_to_model"),
+            pass("palette"),
+            ms(r.gpu_ms),
+            r.frame_ms,
+            ms(r.cpu_encode_ms),
+            r.dispatches.map_or("–".into(), |d| d.to_string()),
+            r.bytes_per_joint_per_character,
+            r.bytes_per_joint_shared,
+            r.characters_per_ms,
+        );
+    }
+    s
+}

@@ -1,0 +1,201 @@
+//! The benchmark library on a tiny configuration: every row is there and consistent, and the
+//! JSON of the rows round-trips.
+
+use wgpu_anim::bench::{self, Config, PathKind, Row, Workload};
+
+#[test]
+fn tiny_bench_rows_are_consistent_and_round_trip() {
+    let (device, queue) = wgpu_anim::gpu::headless_device().expect("a wgpu adapter");
+    let config = Config {
+        counts: vec![50, 120],
+        frames: 3,
+        warmup: 1,
+        workloads: Workload::ALL.to_vec(),
+        paths: PathKind::ALL.to_vec(),
+        threads: Some(2),
+    };
+    let mut lines = Vec::new();
+    let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
+    assert!(report.notes.is_empty(), "{:?}", report.notes);
+    assert_eq!(report.rows.len(), 2 * Workload::ALL.len() * PathKind::ALL.len());
+    assert_eq!(lines.len(), report.rows.len(), "one progress line per configuration");
+    for w in Workload::ALL {
+        for p in PathKind::ALL {
+            let rows: Vec<&Row> = report
+                .rows
+                .iter()
+                .filter(|r| r.workload == w.name() && r.path == p)
+                .collect();
+            assert_eq!(rows.len(), 2, "{} {}", w.name(), p.name());
+            let first = rows[0];
+            for r in &rows {
+                assert_eq!(
+                    r.dispatches, first.dispatches,
+                    "dispatches per frame do not depend on the count"
+                );
+                assert!(r.bytes_per_joint_per_character > 0.0 && r.bytes_per_joint_shared > 0.0);
+                assert_eq!(r.bytes_per_joint_per_character, first.bytes_per_joint_per_character);
+                assert_eq!(r.bytes_per_joint_shared, first.bytes_per_joint_shared);
+                assert!(r.frame_ms > 0.0 && r.characters_per_ms > 0.0);
+                let passes = r.pass_ms.as_ref();
+                if p.is_gpu() {
+                    let expected = if p == PathKind::GpuFused { 1 } else { 4 };
+                    assert_eq!(r.dispatches, Some(expected));
+                    assert!(r.cpu_encode_ms.is_some());
+                    assert_eq!(r.gpu_ms.is_some(), passes.is_some());
+                } else {
+                    assert_eq!(r.gpu_ms, None, "CPU rows have no GPU time");
+                    assert_eq!(r.dispatches, None);
+                    assert_eq!(passes.map(|m| m.len()), Some(4));
+                }
+            }
+        }
+    }
+    // Per-character traffic follows the layouts: the fused path writes far less per joint than
+    // the staged one, and layers (mesh-space deltas) add to the staged path's.
+    let per_char = |w: Workload, p: PathKind| {
+        report
+            .rows
+            .iter()
+            .find(|r| r.workload == w.name() && r.path == p)
+            .unwrap()
+            .bytes_per_joint_per_character
+    };
+    for w in Workload::ALL {
+        assert!(
+            per_char(w, PathKind::GpuFused) < per_char(w, PathKind::GpuStaged) / 2.0,
+            "{}",
+            w.name()
+        );
+        assert_eq!(
+            per_char(w, PathKind::GpuStaged),
+            per_char(w, PathKind::Cpu1),
+            "the mirror moves the same buffers"
+        );
+    }
+    assert!(per_char(Workload::Layered, PathKind::GpuStaged) > per_char(Workload::SingleClip, PathKind::GpuStaged));
+
+    let json = serde_json::to_string(&report.rows).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let first = &value[0];
+    for field in [
+        "workload",
+        "path",
+        "characters",
+        "gpu_ms",
+        "frame_ms",
+        "cpu_encode_ms",
+        "dispatches",
+        "bytes_per_joint_per_character",
+        "characters_per_ms",
+        "device",
+        "date",
+        "pass_ms",
+    ] {
+        assert!(first.get(field).is_some(), "JSON row lacks {field}: {first}");
+    }
+    let paths: Vec<&str> = value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"gpu-staged") && paths.contains(&"cpu-1") && paths.contains(&"cpu-all"));
+    let back: Vec<Row> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.len(), report.rows.len());
+    for (b, r) in back.iter().zip(&report.rows) {
+        same(&serde_json::to_value(b).unwrap(), &serde_json::to_value(r).unwrap());
+    }
+}
+
+/// The same JSON, numbers equal to within parsing rounding.
+fn same(a: &serde_json::Value, b: &serde_json::Value) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!((x - y).abs() <= 1e-12 * x.abs().max(1.0), "{x} != {y}");
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(x.keys().collect::<Vec<_>>(), y.keys().collect::<Vec<_>>());
+            for (k, v) in x {
+                same(v, &y[k]);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len());
+            for (u, v) in x.iter().zip(y) {
+                same(u, v);
+            }
+        }
+        _ => assert_eq!(a, b),
+    }
+}
+
+#[test]
+fn cpu_all_computes_what_cpu_1_computes() {
+    let (device, queue) = wgpu_anim::gpu::headless_device().expect("a wgpu adapter");
+    for w in Workload::ALL {
+        let mut a = bench::crowd(&device, &queue, 37, w).unwrap();
+        bench::gpu_frame(&device, &queue, &mut a).unwrap();
+        let lib = a.library().clone();
+        let mut one = bench::CpuCrowd::from_gpu(&device, &queue, &a, 1).unwrap();
+        let mut three = bench::CpuCrowd::from_gpu(&device, &queue, &a, 3).unwrap();
+        assert_eq!(three.chunks(), 3);
+        for _ in 0..3 {
+            one.frame(&lib);
+            three.frame(&lib);
+        }
+        assert_eq!(one.palettes(), three.palettes(), "{}", w.name());
+        assert_eq!(one.palettes().len(), a.joint_count() as usize);
+    }
+}
+
+#[test]
+fn utc_dates() {
+    use std::time::{Duration, UNIX_EPOCH};
+    assert_eq!(bench::utc_date(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+    assert_eq!(
+        bench::utc_date(UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661)),
+        "2000-02-29T01:01:01Z"
+    );
+    assert_eq!(
+        bench::utc_date(UNIX_EPOCH + Duration::from_secs(1_798_761_599)),
+        "2026-12-31T23:59:59Z"
+    );
+}
+
+#[test]
+fn plot_draws_every_series() {
+    let row = |workload: &str, path: PathKind, n: u32, ms: f64| Row {
+        workload: workload.into(),
+        path,
+        characters: n,
+        joints: n * 50,
+        pass_ms: None,
+        gpu_ms: None,
+        frame_ms: ms,
+        cpu_encode_ms: None,
+        dispatches: None,
+        threads: 1,
+        bytes_per_joint_per_character: 300.0,
+        bytes_per_joint_shared: 200.0,
+        characters_per_ms: f64::from(n) / ms,
+        device: "test".into(),
+        date: "2000-01-01T00:00:00Z".into(),
+    };
+    let rows = vec![
+        row("single-clip", PathKind::GpuStaged, 1000, 2.0),
+        row("single-clip", PathKind::GpuStaged, 16000, 30.0),
+        row("locomotion-2d", PathKind::Cpu1, 1000, 5.0),
+        row("locomotion-2d", PathKind::Cpu1, 16000, 80.0),
+    ];
+    let (w, h) = (600, 400);
+    let px = bench::plot::draw(&rows, "TEST", w, h);
+    assert_eq!(px.len(), (w * h * 4) as usize);
+    let coloured = px
+        .chunks_exact(4)
+        .filter(|p| (i32::from(p[0]) - i32::from(p[2])).abs() > 60)
+        .count();
+    assert!(coloured > 500, "series drawn: {coloured} coloured pixels");
+}

@@ -198,53 +198,89 @@ fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function
         c.transition_time += dt;
         beta = transition_weight(c.transition_time, inst.transition_duration, (inst.transition & TRANSITION_SMOOTH) != 0u);
     }
-    let to_state = play_state(list, inst.clip, inst.tree_offset, inst.tree_nodes, inst.params, inst.rate, inst.loop_mode, inst.loop_count, c.time, dt, beta, 0u);
-    c.time = to_state.time;
-    c.sample_time = to_state.sample_time;
-    c.phase = to_state.phase;
-    if (kind == SOURCE_SNAPSHOT) {
-        add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0u);
-    } else if (kind != SOURCE_NONE && beta < 1.0) {
-        var source_dt = dt;
-        if ((inst.transition & TRANSITION_FROZEN) != 0u) {
-            source_dt = 0.0;
+    // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all,
+    // so the blend-tree evaluator is compiled once.
+    for (var s = 0u; s < 2u + MAX_LAYERS; s++) {
+        var clip = inst.clip;
+        var tree_offset = inst.tree_offset;
+        var tree_nodes = inst.tree_nodes;
+        var rate = inst.rate;
+        var loop_mode = inst.loop_mode;
+        var loop_count = inst.loop_count;
+        var time = c.time;
+        var state_dt = dt;
+        var scale = beta;
+        var layer_id = 0u;
+        if (s == 1u) {
+            if (kind == SOURCE_SNAPSHOT) {
+                add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0u);
+                continue;
+            }
+            if (kind == SOURCE_NONE || !(beta < 1.0)) {
+                continue;
+            }
+            clip = inst.source_clip;
+            tree_offset = inst.source_tree_offset;
+            tree_nodes = 0u;
+            if (kind == SOURCE_TREE) {
+                tree_nodes = inst.source_tree_nodes;
+            }
+            rate = inst.source_rate;
+            loop_mode = inst.source_loop_mode;
+            loop_count = inst.source_loop_count;
+            time = c.source_time;
+            if ((inst.transition & TRANSITION_FROZEN) != 0u) {
+                state_dt = 0.0;
+            }
+            scale = 1.0 - beta;
+        } else if (s >= 2u) {
+            let k = s - 2u;
+            let layer = inst.layers[k];
+            if (layer.mode == LAYER_OFF) {
+                continue;
+            }
+            if (layer.seq != c.layer_seq[k]) {
+                c.layer_time[k] = layer.start_time;
+                c.layer_seq[k] = layer.seq;
+            }
+            // A snapshot source already shows the layers: fade them in with the new base
+            // instead of adding them twice.
+            var weight = layer.weight;
+            if (kind == SOURCE_SNAPSHOT) {
+                weight *= beta;
+            }
+            (*list).layers[k] = LayerApply(layer.mode, weight, layer.mask, 0u);
+            if (layer.mode == LAYER_ADDITIVE_MESH) {
+                (*list).mesh_additive = 1u;
+            }
+            if (layer.tree_nodes == 0u && layer.time_parameter < 4u) {
+                // The clip's time axis as a parameter: sampled where the parameter says.
+                let t = clamp(inst.params[layer.time_parameter], 0.0, clips[layer.clip].duration);
+                c.layer_time[k] = t;
+                add_sample(list, layer.clip, t, 1.0, k + 1u);
+                continue;
+            }
+            clip = layer.clip;
+            tree_offset = layer.tree_offset;
+            tree_nodes = layer.tree_nodes;
+            rate = layer.rate;
+            loop_mode = layer.loop_mode;
+            loop_count = 1u;
+            time = c.layer_time[k];
+            scale = 1.0;
+            layer_id = k + 1u;
         }
-        var source_nodes = 0u;
-        if (kind == SOURCE_TREE) {
-            source_nodes = inst.source_tree_nodes;
-        }
-        let from_state = play_state(list, inst.source_clip, inst.source_tree_offset, source_nodes, inst.params, inst.source_rate, inst.source_loop_mode, inst.source_loop_count, c.source_time, source_dt, 1.0 - beta, 0u);
-        c.source_time = from_state.time;
-        c.source_sample_time = from_state.sample_time;
-        c.source_phase = from_state.phase;
-    }
-    for (var k = 0u; k < MAX_LAYERS; k++) {
-        let layer = inst.layers[k];
-        if (layer.mode == LAYER_OFF) {
-            continue;
-        }
-        if (layer.seq != c.layer_seq[k]) {
-            c.layer_time[k] = layer.start_time;
-            c.layer_seq[k] = layer.seq;
-        }
-        // A snapshot source already shows the layers: fade them in with the new base instead of
-        // adding them twice.
-        var weight = layer.weight;
-        if (kind == SOURCE_SNAPSHOT) {
-            weight *= beta;
-        }
-        (*list).layers[k] = LayerApply(layer.mode, weight, layer.mask, 0u);
-        if (layer.mode == LAYER_ADDITIVE_MESH) {
-            (*list).mesh_additive = 1u;
-        }
-        if (layer.tree_nodes == 0u && layer.time_parameter < 4u) {
-            // The clip's time axis as a parameter: sampled where the parameter says.
-            let t = clamp(inst.params[layer.time_parameter], 0.0, clips[layer.clip].duration);
-            c.layer_time[k] = t;
-            add_sample(list, layer.clip, t, 1.0, k + 1u);
+        let ct = play_state(list, clip, tree_offset, tree_nodes, inst.params, rate, loop_mode, loop_count, time, state_dt, scale, layer_id);
+        if (s == 0u) {
+            c.time = ct.time;
+            c.sample_time = ct.sample_time;
+            c.phase = ct.phase;
+        } else if (s == 1u) {
+            c.source_time = ct.time;
+            c.source_sample_time = ct.sample_time;
+            c.source_phase = ct.phase;
         } else {
-            let ct = play_state(list, layer.clip, layer.tree_offset, layer.tree_nodes, inst.params, layer.rate, layer.loop_mode, 1u, c.layer_time[k], dt, 1.0, k + 1u);
-            c.layer_time[k] = ct.time;
+            c.layer_time[s - 2u] = ct.time;
         }
     }
     return c;

@@ -153,19 +153,32 @@ struct LayeredPose {
 // s ⊙ lerp(1, Δs, β); mesh space: the same for t and s, the rotation delta collected for
 // `local_to_model`, later layers on top of earlier ones).
 fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> LayeredPose {
-    var pose = blend_layer(i, 0u, j, snapshot_slot, rest_pose(skel, j));
+    var pose = identity_pose();
     var delta = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-    for (var k = 0u; k < MAX_LAYERS; k++) {
-        let la = blend_lists[i].layers[k];
-        if (la.mode == LAYER_OFF) {
-            continue;
+    // k = 0 is the base, k > 0 layer k - 1: one call of blend_layer for all, so the sampler is
+    // compiled once.
+    for (var k = 0u; k <= MAX_LAYERS; k++) {
+        var mode = LAYER_OVERRIDE;
+        var b = 1.0;
+        var fill = pose;
+        if (k == 0u) {
+            fill = rest_pose(skel, j);
+        } else {
+            let la = blend_lists[i].layers[k - 1u];
+            mode = la.mode;
+            if (mode == LAYER_OFF) {
+                continue;
+            }
+            b = clamp(la.weight, 0.0, 1.0) * mask_weight(la.mask, j);
+            if (!(b > 0.0)) {
+                continue;
+            }
+            if (mode != LAYER_OVERRIDE) {
+                fill = identity_pose();
+            }
         }
-        let b = clamp(la.weight, 0.0, 1.0) * mask_weight(la.mask, j);
-        if (!(b > 0.0)) {
-            continue;
-        }
-        if (la.mode == LAYER_OVERRIDE) {
-            let lp = blend_layer(i, k + 1u, j, snapshot_slot, pose);
+        let lp = blend_layer(i, k, j, snapshot_slot, fill);
+        if (mode == LAYER_OVERRIDE) {
             var lq = lp.rotation;
             if (dot(pose.rotation, lq) < 0.0) {
                 lq = -lq;
@@ -176,11 +189,10 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> Laye
                 pose.scale * (1.0 - b) + lp.scale * b,
             );
         } else {
-            let d = blend_layer(i, k + 1u, j, snapshot_slot, identity_pose());
-            pose.translation = pose.translation + d.translation * b;
-            pose.scale = pose.scale * (vec4<f32>(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + d.scale * b);
-            let dq = weighted_delta(d.rotation, b);
-            if (la.mode == LAYER_ADDITIVE_LOCAL) {
+            pose.translation = pose.translation + lp.translation * b;
+            pose.scale = pose.scale * (vec4<f32>(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + lp.scale * b);
+            let dq = weighted_delta(lp.rotation, b);
+            if (mode == LAYER_ADDITIVE_LOCAL) {
                 pose.rotation = normalize(quat_mul(pose.rotation, dq));
             } else {
                 delta = normalize(quat_mul(dq, delta));

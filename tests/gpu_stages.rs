@@ -159,7 +159,24 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
         layered > 500 && mesh > 100,
         "{layered} instances with layers, {mesh} with a mesh-space layer"
     );
-    let worst_model = compare("local_to_model", &gpu.model, &model, 1e-5, affine_error).unwrap();
+    // 1e-5 per matrix; instances with a mesh-space layer also chain model rotations down the
+    // hierarchy inside this stage (R_j = R_parent q_j), so theirs grow by 1e-6 per level.
+    let mut worst_model = 0.0f32;
+    for inst in insts {
+        let depths = lib.skeletons[inst.skeleton as usize].depths();
+        let mesh_layer = cpu::has_mesh_layer(inst);
+        for j in 0..inst.joint_count as usize {
+            let slot = inst.joint_offset as usize + j;
+            let tolerance = 1e-5 + if mesh_layer { 1e-6 * depths[j] as f32 } else { 0.0 };
+            let e = affine_error(&gpu.model[slot], &model[slot]);
+            assert!(
+                e <= tolerance,
+                "local_to_model: joint {j} at depth {} off by {e:e} (tolerance {tolerance:e})",
+                depths[j]
+            );
+            worst_model = worst_model.max(e);
+        }
+    }
 
     // palette: the GPU's model matrices in.
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];

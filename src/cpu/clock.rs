@@ -250,97 +250,104 @@ pub fn advance_instance(
             (inst.transition & TRANSITION_SMOOTH) != 0,
         );
     }
-    let to_state = play_state(
-        lib,
-        list,
-        inst.clip,
-        inst.tree_offset,
-        inst.tree_nodes,
-        inst.params,
-        inst.rate,
-        inst.loop_mode,
-        inst.loop_count,
-        c.time,
-        dt,
-        beta,
-        0,
-    );
-    c.time = to_state.time;
-    c.sample_time = to_state.sample_time;
-    c.phase = to_state.phase;
-    if kind == source_kind::SNAPSHOT {
-        add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0);
-    } else if kind != source_kind::NONE && beta < 1.0 {
-        let mut source_dt = dt;
-        if (inst.transition & TRANSITION_FROZEN) != 0 {
-            source_dt = 0.0;
+    // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all.
+    for s in 0..2 + MAX_LAYERS {
+        let mut clip = inst.clip;
+        let mut tree_offset = inst.tree_offset;
+        let mut tree_nodes = inst.tree_nodes;
+        let mut rate = inst.rate;
+        let mut loop_mode = inst.loop_mode;
+        let mut loop_count = inst.loop_count;
+        let mut time = c.time;
+        let mut state_dt = dt;
+        let mut scale = beta;
+        let mut layer_id = 0;
+        if s == 1 {
+            if kind == source_kind::SNAPSHOT {
+                add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0);
+                continue;
+            }
+            if kind == source_kind::NONE || !(beta < 1.0) {
+                continue;
+            }
+            clip = inst.source_clip;
+            tree_offset = inst.source_tree_offset;
+            tree_nodes = 0;
+            if kind == source_kind::TREE {
+                tree_nodes = inst.source_tree_nodes;
+            }
+            rate = inst.source_rate;
+            loop_mode = inst.source_loop_mode;
+            loop_count = inst.source_loop_count;
+            time = c.source_time;
+            if (inst.transition & TRANSITION_FROZEN) != 0 {
+                state_dt = 0.0;
+            }
+            scale = 1.0 - beta;
+        } else if s >= 2 {
+            let k = (s - 2) as usize;
+            let layer = &inst.layers[k];
+            if layer.mode == layer_mode::OFF {
+                continue;
+            }
+            if layer.seq != c.layer_seq[k] {
+                c.layer_time[k] = layer.start_time;
+                c.layer_seq[k] = layer.seq;
+            }
+            let mut weight = layer.weight;
+            if kind == source_kind::SNAPSHOT {
+                weight *= beta;
+            }
+            list.layers[k] = LayerApply {
+                mode: layer.mode,
+                weight,
+                mask: layer.mask,
+                _pad: 0,
+            };
+            if layer.mode == layer_mode::ADDITIVE_MESH {
+                list.mesh_additive = 1;
+            }
+            if layer.tree_nodes == 0 && layer.time_parameter < 4 {
+                let t = inst.params[layer.time_parameter as usize].clamp(0.0, lib.clips[layer.clip as usize].duration);
+                c.layer_time[k] = t;
+                add_sample(list, layer.clip, t, 1.0, k as u32 + 1);
+                continue;
+            }
+            clip = layer.clip;
+            tree_offset = layer.tree_offset;
+            tree_nodes = layer.tree_nodes;
+            rate = layer.rate;
+            loop_mode = layer.loop_mode;
+            loop_count = 1;
+            time = c.layer_time[k];
+            scale = 1.0;
+            layer_id = k as u32 + 1;
         }
-        let mut source_nodes = 0;
-        if kind == source_kind::TREE {
-            source_nodes = inst.source_tree_nodes;
-        }
-        let from_state = play_state(
+        let ct = play_state(
             lib,
             list,
-            inst.source_clip,
-            inst.source_tree_offset,
-            source_nodes,
+            clip,
+            tree_offset,
+            tree_nodes,
             inst.params,
-            inst.source_rate,
-            inst.source_loop_mode,
-            inst.source_loop_count,
-            c.source_time,
-            source_dt,
-            1.0 - beta,
-            0,
+            rate,
+            loop_mode,
+            loop_count,
+            time,
+            state_dt,
+            scale,
+            layer_id,
         );
-        c.source_time = from_state.time;
-        c.source_sample_time = from_state.sample_time;
-        c.source_phase = from_state.phase;
-    }
-    for k in 0..MAX_LAYERS as usize {
-        let layer = &inst.layers[k];
-        if layer.mode == layer_mode::OFF {
-            continue;
-        }
-        if layer.seq != c.layer_seq[k] {
-            c.layer_time[k] = layer.start_time;
-            c.layer_seq[k] = layer.seq;
-        }
-        let mut weight = layer.weight;
-        if kind == source_kind::SNAPSHOT {
-            weight *= beta;
-        }
-        list.layers[k] = LayerApply {
-            mode: layer.mode,
-            weight,
-            mask: layer.mask,
-            _pad: 0,
-        };
-        if layer.mode == layer_mode::ADDITIVE_MESH {
-            list.mesh_additive = 1;
-        }
-        if layer.tree_nodes == 0 && layer.time_parameter < 4 {
-            let t = inst.params[layer.time_parameter as usize].clamp(0.0, lib.clips[layer.clip as usize].duration);
-            c.layer_time[k] = t;
-            add_sample(list, layer.clip, t, 1.0, k as u32 + 1);
+        if s == 0 {
+            c.time = ct.time;
+            c.sample_time = ct.sample_time;
+            c.phase = ct.phase;
+        } else if s == 1 {
+            c.source_time = ct.time;
+            c.source_sample_time = ct.sample_time;
+            c.source_phase = ct.phase;
         } else {
-            let ct = play_state(
-                lib,
-                list,
-                layer.clip,
-                layer.tree_offset,
-                layer.tree_nodes,
-                inst.params,
-                layer.rate,
-                layer.loop_mode,
-                1,
-                c.layer_time[k],
-                dt,
-                1.0,
-                k as u32 + 1,
-            );
-            c.layer_time[k] = ct.time;
+            c.layer_time[(s - 2) as usize] = ct.time;
         }
     }
     c

@@ -205,19 +205,30 @@ pub fn layered_joint(
     snapshot_slot: u32,
     local: &[LocalPose],
 ) -> (LocalPose, Vec4) {
-    let mut pose = blend_layer(lib, list, 0, j, snapshot_slot, &rest_pose(lib, skel, j), local);
+    let mut pose = IDENTITY_POSE;
     let mut delta = Vec4::W;
-    for k in 0..MAX_LAYERS as usize {
-        let la = &list.layers[k];
-        if la.mode == layer_mode::OFF {
-            continue;
+    for k in 0..=MAX_LAYERS {
+        let mut mode = layer_mode::OVERRIDE;
+        let mut b = 1.0;
+        let mut fill = pose;
+        if k == 0 {
+            fill = rest_pose(lib, skel, j);
+        } else {
+            let la = &list.layers[(k - 1) as usize];
+            mode = la.mode;
+            if mode == layer_mode::OFF {
+                continue;
+            }
+            b = la.weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
+            if !(b > 0.0) {
+                continue;
+            }
+            if mode != layer_mode::OVERRIDE {
+                fill = IDENTITY_POSE;
+            }
         }
-        let b = la.weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
-        if !(b > 0.0) {
-            continue;
-        }
-        if la.mode == layer_mode::OVERRIDE {
-            let lp = blend_layer(lib, list, k as u32 + 1, j, snapshot_slot, &pose, local);
+        let lp = blend_layer(lib, list, k, j, snapshot_slot, &fill, local);
+        if mode == layer_mode::OVERRIDE {
             let mut lq = lp.rotation;
             if pose.rotation.dot(lq) < 0.0 {
                 lq = -lq;
@@ -228,11 +239,10 @@ pub fn layered_joint(
                 scale: pose.scale * (1.0 - b) + lp.scale * b,
             };
         } else {
-            let d = blend_layer(lib, list, k as u32 + 1, j, snapshot_slot, &IDENTITY_POSE, local);
-            pose.translation += d.translation * b;
-            pose.scale *= Vec4::new(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + d.scale * b;
-            let dq = weighted_delta(d.rotation, b);
-            if la.mode == layer_mode::ADDITIVE_LOCAL {
+            pose.translation += lp.translation * b;
+            pose.scale *= Vec4::new(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + lp.scale * b;
+            let dq = weighted_delta(lp.rotation, b);
+            if mode == layer_mode::ADDITIVE_LOCAL {
                 pose.rotation = quat_mul(pose.rotation, dq).normalize();
             } else {
                 delta = quat_mul(dq, delta).normalize();

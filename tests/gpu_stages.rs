@@ -165,14 +165,13 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
     for inst in insts {
         let depths = lib.skeletons[inst.skeleton as usize].depths();
         let mesh_layer = cpu::has_mesh_layer(inst);
-        for j in 0..inst.joint_count as usize {
+        for (j, &depth) in depths.iter().enumerate().take(inst.joint_count as usize) {
             let slot = inst.joint_offset as usize + j;
-            let tolerance = 1e-5 + if mesh_layer { 1e-6 * depths[j] as f32 } else { 0.0 };
+            let tolerance = 1e-5 + if mesh_layer { 1e-6 * depth as f32 } else { 0.0 };
             let e = affine_error(&gpu.model[slot], &model[slot]);
             assert!(
                 e <= tolerance,
-                "local_to_model: joint {j} at depth {} off by {e:e} (tolerance {tolerance:e})",
-                depths[j]
+                "local_to_model: joint {j} at depth {depth} off by {e:e} (tolerance {tolerance:e})"
             );
             worst_model = worst_model.max(e);
         }

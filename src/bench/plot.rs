@@ -163,11 +163,11 @@ fn glyph(c: char) -> [u8; 5] {
     }
 }
 
-/// Colour of a (workload, path) series: blues for the first workload, oranges for the second,
-/// darker for the GPU.
+/// Colour of a (workload, path) series: one hue per workload (blue, orange, green, purple),
+/// darkest for the GPU paths.
 fn colour(workload_index: usize, path: PathKind) -> Rgba {
     let shade = match path {
-        PathKind::GpuStaged => 0,
+        PathKind::GpuStaged | PathKind::GpuFused => 0,
         PathKind::Cpu1 => 1,
         _ => 2,
     };
@@ -180,10 +180,13 @@ fn colour(workload_index: usize, path: PathKind) -> Rgba {
     PALETTE[workload_index % PALETTE.len()][shade]
 }
 
+/// Line pattern of a path: solid for gpu-staged, long dashes for gpu-fused, medium dashes for
+/// cpu-1, dots for cpu-all.
 fn dash(path: PathKind) -> Option<(f32, f32)> {
     match path {
         PathKind::GpuStaged => None,
-        PathKind::Cpu1 => Some((10.0, 6.0)),
+        PathKind::GpuFused => Some((18.0, 5.0)),
+        PathKind::Cpu1 => Some((8.0, 6.0)),
         _ => Some((3.0, 4.0)),
     }
 }

@@ -2,22 +2,26 @@
 //!
 //! Skeletal animation for crowds of skinned characters, evaluated entirely on the GPU with wgpu.
 //!
-//! A frame flows one way: **instance state → sample → local_to_model → palette → skin**.
+//! A frame flows one way: **instance state → clock → sample → local_to_model → palette → skin**.
+//! `clock` advances every character's clocks and evaluates its blend tree, cross-fade and layers
+//! into a list of weighted clip samples; `sample` samples and blends them per joint;
+//! `local_to_model` propagates the hierarchy (applying mesh-space additive layers); `palette`
+//! builds the skinning matrices; a vertex shader skins. The fused path runs the first four in one
+//! dispatch.
 //!
-//! - Authoring data — [`Skeleton`], [`Clip`], [`SkinnedMesh`] — is validated and packed by
-//!   [`LibraryBuilder`] into an [`AnimationLibrary`]: flat arrays, the exact bytes the GPU reads.
+//! - Authoring data — [`Skeleton`], [`Clip`], [`SkinnedMesh`], [`blend::BlendTree`], masks and
+//!   difference clips from [`layers`] — is validated and packed by [`LibraryBuilder`] into an
+//!   [`AnimationLibrary`]: flat arrays, the exact bytes the GPU reads.
 //! - [`Animator`] takes *your* `wgpu::Device`, uploads the library once, keeps every instance's
-//!   parameters and clock in GPU buffers and records the compute passes into *your* encoder with
+//!   parameters and clocks in GPU buffers and records the compute passes into *your* encoder with
 //!   [`Animator::encode`]. Its palette buffer holds every instance's skinning matrices.
 //! - [`SkinnedRenderer`] draws all instances of a mesh with one instanced draw; or skin in your own
 //!   vertex shader with [`shaders::SKIN_FUNCTIONS`].
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
-//!   [`reference`] is an f64 implementation used as the accuracy oracle.
-//! - [`mannequin`] builds the built-in humanoid, its mesh and its clips in code.
-//! - [`gltf_import`] reads glTF 2.0 files — skins, animations, skinned meshes — into these types;
-//!   the `wgpu-anim` command-line tool inspects them, samples their clips and renders them.
-//! - [`scene`] is a ready-made crowd of one [`scene::Character`]: the mannequin, or the character
-//!   of a glTF file.
+//!   [`mod@reference`] is an f64 implementation used as the accuracy oracle.
+//! - [`mannequin`] builds the built-in humanoid, its mesh, its clips, a locomotion blend space and
+//!   layer assets in code; [`gltf_import`] loads glTF 2.0 characters; [`scene`] is a ready crowd;
+//!   [`mod@bench`] measures frames.
 
 pub mod bench;
 pub mod blend;

@@ -1521,29 +1521,13 @@ mod tests {
     use crate::clip::Interpolation;
     use glam::Mat4;
 
-    /// Linear sampling of a track at `t` (clamped), slerp for rotations.
+    /// A track at `t` (clamped to its keys) with the crate's f64 reference sampler.
     fn sample_vec(track: &Track<Vec3>, t: f32) -> Vec3 {
-        let k = track.times.partition_point(|&x| x <= t);
-        if k == 0 {
-            return track.values[0];
-        }
-        if k >= track.times.len() {
-            return *track.values.last().unwrap();
-        }
-        let (t0, t1) = (track.times[k - 1], track.times[k]);
-        track.values[k - 1].lerp(track.values[k], (t - t0) / (t1 - t0))
+        crate::reference::sample_vec3(track, f64::from(t)).as_vec3()
     }
 
     fn sample_quat(track: &Track<Quat>, t: f32) -> Quat {
-        let k = track.times.partition_point(|&x| x <= t);
-        if k == 0 {
-            return track.values[0];
-        }
-        if k >= track.times.len() {
-            return *track.values.last().unwrap();
-        }
-        let (t0, t1) = (track.times[k - 1], track.times[k]);
-        track.values[k - 1].slerp(track.values[k], (t - t0) / (t1 - t0))
+        crate::reference::sample_quat(track, f64::from(t)).as_quat()
     }
 
     /// Local transforms of every joint of `clip` at time `t`.

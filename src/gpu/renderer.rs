@@ -36,6 +36,17 @@ impl Camera {
     }
 }
 
+/// Depth testing of the built-in pipelines: write, pass when nearer.
+fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
+    wgpu::DepthStencilState {
+        format,
+        depth_write_enabled: Some(true),
+        depth_compare: Some(wgpu::CompareFunction::Less),
+        stencil: Default::default(),
+        bias: Default::default(),
+    }
+}
+
 /// Draws every instance of an [`Animator`] that uses one mesh with a single instanced draw,
 /// skinning in the vertex shader from the animator's palette buffer.
 pub struct SkinnedRenderer {
@@ -156,13 +167,7 @@ impl SkinnedRenderer {
                 cull_mode: Some(wgpu::Face::Back),
                 ..Default::default()
             },
-            depth_stencil: depth_format.map(|format| wgpu::DepthStencilState {
-                format,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
+            depth_stencil: depth_format.map(depth_state),
             multisample: wgpu::MultisampleState {
                 count: sample_count,
                 ..Default::default()
@@ -454,13 +459,7 @@ impl GroundRenderer {
                 targets: &[Some(color_format.into())],
             }),
             primitive: Default::default(),
-            depth_stencil: depth_format.map(|format| wgpu::DepthStencilState {
-                format,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
+            depth_stencil: depth_format.map(depth_state),
             multisample: wgpu::MultisampleState {
                 count: sample_count,
                 ..Default::default()

@@ -11,7 +11,7 @@ pub use animator::{
     Animator, AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition, evaluate_poses,
 };
 pub use readback::read_buffer;
-pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, skin_on_gpu};
+pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, scene_pass, skin_on_gpu};
 pub use timing::PassTimer;
 
 use crate::error::{Error, Result};

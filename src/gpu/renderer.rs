@@ -204,6 +204,39 @@ impl SkinnedRenderer {
     }
 }
 
+/// Begins the render pass of a scene: clears `color` to `clear` and `depth` to 1, and stores both.
+/// For a surface texture's view as much as for an [`OffscreenTarget`].
+pub fn scene_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    color: &wgpu::TextureView,
+    depth: &wgpu::TextureView,
+    clear: wgpu::Color,
+) -> wgpu::RenderPass<'e> {
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some("wgpu-anim scene"),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: color,
+            depth_slice: None,
+            resolve_target: None,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(clear),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+            view: depth,
+            depth_ops: Some(wgpu::Operations {
+                load: wgpu::LoadOp::Clear(1.0),
+                store: wgpu::StoreOp::Store,
+            }),
+            stencil_ops: None,
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
+}
+
 /// An offscreen colour + depth target whose picture can be read back, for headless rendering.
 pub struct OffscreenTarget {
     /// Colour texture (`Rgba8UnormSrgb`).
@@ -272,29 +305,7 @@ impl OffscreenTarget {
             self.color.create_view(&Default::default()),
             self.depth.create_view(&Default::default()),
         ];
-        let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("wgpu-anim offscreen"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &views[0],
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(clear),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &views[1],
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
+        let pass = scene_pass(encoder, &views[0], &views[1], clear);
         (pass, views)
     }
 

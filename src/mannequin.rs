@@ -1521,44 +1521,28 @@ mod tests {
     use crate::clip::Interpolation;
     use glam::Mat4;
 
-    /// A track at `t` (clamped to its keys) with the crate's f64 reference sampler.
-    fn sample_vec(track: &Track<Vec3>, t: f32) -> Vec3 {
-        crate::reference::sample_vec3(track, f64::from(t)).as_vec3()
-    }
-
-    fn sample_quat(track: &Track<Quat>, t: f32) -> Quat {
-        crate::reference::sample_quat(track, f64::from(t)).as_quat()
-    }
-
-    /// Local transforms of every joint of `clip` at time `t`.
+    /// Local transforms of every joint of `clip` at time `t`, from the crate's f64 reference.
     fn local_pose(skel: &Skeleton, clip: &Clip, t: f32) -> Vec<Transform> {
-        let mut local = skel.rest_pose().to_vec();
-        for tr in &clip.tracks {
-            let j = skel.joint_index(&tr.joint).unwrap();
-            if let Some(x) = &tr.translation {
-                local[j].translation = sample_vec(x, t);
-            }
-            if let Some(r) = &tr.rotation {
-                local[j].rotation = sample_quat(r, t).normalize();
-            }
-            if let Some(s) = &tr.scale {
-                local[j].scale = sample_vec(s, t);
-            }
-        }
-        local
+        crate::reference::sample(skel, clip, f64::from(t))
+            .iter()
+            .map(|p| Transform::new(p.translation.as_vec3(), p.rotation.as_quat(), p.scale.as_vec3()))
+            .collect()
     }
 
-    /// Model-space matrices: model = parent_model * local.
+    /// Model-space matrices (model = parent_model * local), from the crate's f64 reference.
     fn fk(skel: &Skeleton, local: &[Transform]) -> Vec<Mat4> {
-        let mut m: Vec<Mat4> = Vec::with_capacity(local.len());
-        for (i, l) in local.iter().enumerate() {
-            let lm = l.to_mat4();
-            m.push(match skel.parents()[i] {
-                Some(p) => m[p as usize] * lm,
-                None => lm,
-            });
-        }
-        m
+        let local: Vec<crate::reference::TransformF64> = local
+            .iter()
+            .map(|l| crate::reference::TransformF64 {
+                translation: l.translation.as_dvec3(),
+                rotation: l.rotation.as_dquat(),
+                scale: l.scale.as_dvec3(),
+            })
+            .collect();
+        crate::reference::local_to_model(skel, &local)
+            .iter()
+            .map(|m| m.as_mat4())
+            .collect()
     }
 
     fn joint_pos(skel: &Skeleton, model: &[Mat4], name: &str) -> Vec3 {

@@ -177,36 +177,80 @@ fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32 {
     return u;
 }
 
-// One instance's frame: returns its new clocks and writes its blend list.
-fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function, BlendList>) -> Clock {
-    var c = clock_in;
-    let kind = inst.transition & 15u;
-    if (inst.seq != c.seq) {
+// Whether any layer of instance `i` is on.
+fn layers_on(i: u32) -> bool {
+    return (instances[i].flags & (LAYER_ON * ((1u << MAX_LAYERS) - 1u))) != 0u;
+}
+
+// Instance `i`'s clocks: the first 32 bytes always, the layer clocks when a layer is on.
+fn load_clock(i: u32, layers: bool) -> Clock {
+    var c: Clock;
+    c.time = clocks[i].time;
+    c.sample_time = clocks[i].sample_time;
+    c.phase = clocks[i].phase;
+    c.seq = clocks[i].seq;
+    c.source_time = clocks[i].source_time;
+    c.source_sample_time = clocks[i].source_sample_time;
+    c.source_phase = clocks[i].source_phase;
+    c.transition_time = clocks[i].transition_time;
+    if (layers) {
+        c.layer_time = clocks[i].layer_time;
+        c.layer_seq = clocks[i].layer_seq;
+    }
+    return c;
+}
+
+// Stores what load_clock loaded.
+fn store_clock(i: u32, c: Clock, layers: bool) {
+    clocks[i].time = c.time;
+    clocks[i].sample_time = c.sample_time;
+    clocks[i].phase = c.phase;
+    clocks[i].seq = c.seq;
+    clocks[i].source_time = c.source_time;
+    clocks[i].source_sample_time = c.source_sample_time;
+    clocks[i].source_phase = c.source_phase;
+    clocks[i].transition_time = c.transition_time;
+    if (layers) {
+        clocks[i].layer_time = c.layer_time;
+        clocks[i].layer_seq = c.layer_seq;
+    }
+}
+
+// Instance `i`'s frame: advances its clocks and writes its blend list. The instance is read
+// section by section: its first 64 bytes, the transition's 32 while one is set, and only the
+// layers that are on (see layout::GpuInstance).
+fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
+    let flags = instances[i].flags;
+    let layers = layers_on(i);
+    var c = load_clock(i, layers);
+    let kind = flags & 15u;
+    if (instances[i].seq != c.seq) {
         // A new target state: the running clock becomes the source's, the target restarts.
         c.source_time = c.time;
         c.source_sample_time = c.sample_time;
         c.source_phase = c.phase;
         c.transition_time = 0.0;
-        c.time = inst.start_time;
-        c.seq = inst.seq;
-        if (kind == SOURCE_SNAPSHOT) {
-            (*list).take_snapshot = 1u;
-        }
+        c.time = instances[i].start_time;
+        c.seq = instances[i].seq;
     }
     var beta = 1.0;
     if (kind != SOURCE_NONE) {
         c.transition_time += dt;
-        beta = transition_weight(c.transition_time, inst.transition_duration, (inst.transition & TRANSITION_SMOOTH) != 0u);
+        beta = transition_weight(c.transition_time, instances[i].transition_duration, (flags & TRANSITION_SMOOTH) != 0u);
     }
+    let params = instances[i].params;
+    let target_state = vec4<u32>(instances[i].clip, instances[i].tree_offset, instances[i].tree_nodes, instances[i].loop_mode);
+    let target_rate = instances[i].rate;
+    let target_loop_count = instances[i].loop_count;
     // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all,
     // so the blend-tree evaluator is compiled once.
     for (var s = 0u; s < 2u + MAX_LAYERS; s++) {
-        var clip = inst.clip;
-        var tree_offset = inst.tree_offset;
-        var tree_nodes = inst.tree_nodes;
-        var rate = inst.rate;
-        var loop_mode = inst.loop_mode;
-        var loop_count = inst.loop_count;
+        var clip = target_state.x;
+        var tree_offset = target_state.y;
+        var tree_nodes = target_state.z;
+        var rate = target_rate;
+        var loop_mode = target_state.w;
+        var loop_count = target_loop_count;
         var time = c.time;
         var state_dt = dt;
         var scale = beta;
@@ -219,26 +263,26 @@ fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function
             if (kind == SOURCE_NONE || !(beta < 1.0)) {
                 continue;
             }
-            clip = inst.source_clip;
-            tree_offset = inst.source_tree_offset;
+            clip = instances[i].source_clip;
+            tree_offset = instances[i].source_tree_offset;
             tree_nodes = 0u;
             if (kind == SOURCE_TREE) {
-                tree_nodes = inst.source_tree_nodes;
+                tree_nodes = instances[i].source_tree_nodes;
             }
-            rate = inst.source_rate;
-            loop_mode = inst.source_loop_mode;
-            loop_count = inst.source_loop_count;
+            rate = instances[i].source_rate;
+            loop_mode = instances[i].source_loop_mode;
+            loop_count = instances[i].source_loop_count;
             time = c.source_time;
-            if ((inst.transition & TRANSITION_FROZEN) != 0u) {
+            if ((flags & TRANSITION_FROZEN) != 0u) {
                 state_dt = 0.0;
             }
             scale = 1.0 - beta;
         } else if (s >= 2u) {
             let k = s - 2u;
-            let layer = inst.layers[k];
-            if (layer.mode == LAYER_OFF) {
+            if ((flags & (LAYER_ON << k)) == 0u) {
                 continue;
             }
+            let layer = instances[i].layers[k];
             if (layer.seq != c.layer_seq[k]) {
                 c.layer_time[k] = layer.start_time;
                 c.layer_seq[k] = layer.seq;
@@ -255,7 +299,7 @@ fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function
             }
             if (layer.tree_nodes == 0u && layer.time_parameter < 4u) {
                 // The clip's time axis as a parameter: sampled where the parameter says.
-                let t = clamp(inst.params[layer.time_parameter], 0.0, clips[layer.clip].duration);
+                let t = clamp(params[layer.time_parameter], 0.0, clips[layer.clip].duration);
                 c.layer_time[k] = t;
                 add_sample(list, layer.clip, t, 1.0, k + 1u);
                 continue;
@@ -270,7 +314,7 @@ fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function
             scale = 1.0;
             layer_id = k + 1u;
         }
-        let ct = play_state(list, clip, tree_offset, tree_nodes, inst.params, rate, loop_mode, loop_count, time, state_dt, scale, layer_id);
+        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, state_dt, scale, layer_id);
         if (s == 0u) {
             c.time = ct.time;
             c.sample_time = ct.sample_time;
@@ -283,7 +327,7 @@ fn advance_instance(inst: Instance, clock_in: Clock, dt: f32, list: ptr<function
             c.layer_time[s - 2u] = ct.time;
         }
     }
-    return c;
+    store_clock(i, c, layers);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -297,6 +341,6 @@ fn clock(
         return;
     }
     var list: BlendList;
-    clocks[i] = advance_instance(instances[i], clocks[i], frame.dt, &list);
+    advance_instance(i, frame.dt, &list);
     blend_lists[i] = list;
 }

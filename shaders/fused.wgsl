@@ -1,8 +1,8 @@
 // The whole frame in one dispatch: one workgroup per instance runs the clock, sample,
-// local_to_model and palette stages' functions with the pose kept in workgroup memory, so per
-// joint only the palette is written (and the local pose while a cross-fade runs, for snapshots).
-// For skeletons of at most MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused (the staged mirrors
-// in the same order, which compute the same values).
+// local_to_model and palette stages' functions with the blend list and the pose kept in workgroup
+// memory, so per joint only the palette is written (and, on the frame before a transition that
+// interrupts another, the snapshot pose). For skeletons of at most MAX_FUSED_JOINTS joints.
+// CPU mirror: cpu::fused (the staged mirrors in the same order, which compute the same values).
 
 const MAX_FUSED_JOINTS: u32 = 128u;
 
@@ -12,6 +12,22 @@ var<workgroup> wg_pose: array<LocalPose, 128>;
 var<workgroup> wg_delta: array<vec4<f32>, 128>;
 var<workgroup> wg_r: array<vec4<f32>, 128>;
 var<workgroup> wg_r_new: array<vec4<f32>, 128>;
+// The instance's blend list, written by one thread and read by all: never in memory.
+var<workgroup> wg_list: BlendList;
+
+// The sample stage's blend list accessors, reading workgroup memory (`i` is the workgroup's
+// instance).
+fn list_count(i: u32) -> u32 {
+    return wg_list.count;
+}
+
+fn list_sample(i: u32, k: u32) -> BlendSample {
+    return wg_list.samples[k];
+}
+
+fn list_layer(i: u32, k: u32) -> LayerApply {
+    return wg_list.layers[k];
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn fused(
@@ -23,40 +39,31 @@ fn fused(
     if (i >= frame.instance_count) {
         return;
     }
-    // clock: one thread.
+    // clock: one thread; the blend list goes to workgroup memory only.
     if (lid == 0u) {
         var list: BlendList;
-        clocks[i] = advance_instance(instances[i], clocks[i], frame.dt, &list);
-        blend_lists[i] = list;
+        advance_instance(i, frame.dt, &list);
+        wg_list = list;
     }
-    storageBarrier();
     workgroupBarrier();
     // sample and layers: threads over joints, into workgroup memory.
     let joint_offset = instances[i].joint_offset;
     let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
     let skel = skeletons[instances[i].skeleton];
-    let take_snapshot = blend_lists[i].take_snapshot;
-    // Snapshots need the pose last shown: keep local poses while a cross-fade runs (and a little
-    // after, so the CPU's and the GPU's clocks need not agree to the last bit).
-    let kind = instances[i].transition & 15u;
-    let keep_local = kind != SOURCE_NONE && clocks[i].transition_time < instances[i].transition_duration + 0.1;
+    let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
-        let slot = joint_offset + j;
-        let snapshot_slot = frame.snapshot_offset + slot;
-        if (take_snapshot != 0u) {
-            local_poses[snapshot_slot] = local_poses[slot];
-        }
+        let snapshot_slot = frame.snapshot_offset + joint_offset + j;
         let lp = layered_joint(i, skel, j, snapshot_slot);
         wg_pose[j] = lp.pose;
         wg_delta[j] = lp.mesh_delta;
-        if (keep_local) {
-            local_poses[slot] = lp.pose;
+        if (keep_pose) {
+            local_poses[snapshot_slot] = lp.pose;
         }
     }
     workgroupBarrier();
     // local_to_model: one thread walks the joints parents-first, in place.
     if (lid == 0u) {
-        let mesh = has_mesh_layer(instances[i]);
+        let mesh = wg_list.mesh_additive != 0u;
         for (var j = 0u; j < joint_count; j++) {
             let p = parents[skel.joint_offset + j];
             let has_parent = p >= 0 && u32(p) < j;

@@ -11,10 +11,11 @@ fn joint_model(parent_model: Affine, has_parent: bool, local: LocalPose) -> Affi
     return m;
 }
 
-// Whether an instance has a mesh-space additive layer.
-fn has_mesh_layer(inst: Instance) -> bool {
+// Whether instance `i` has a mesh-space additive layer (only layers that are on are read).
+fn has_mesh_layer(i: u32) -> bool {
+    let flags = instances[i].flags;
     for (var k = 0u; k < MAX_LAYERS; k++) {
-        if (inst.layers[k].mode == LAYER_ADDITIVE_MESH) {
+        if ((flags & (LAYER_ON << k)) != 0u && instances[i].layers[k].mode == LAYER_ADDITIVE_MESH) {
             return true;
         }
     }
@@ -31,24 +32,24 @@ fn local_to_model(
     if (i >= frame.instance_count) {
         return;
     }
-    let inst = instances[i];
-    let skel = skeletons[inst.skeleton];
-    let mesh = has_mesh_layer(inst);
-    for (var j = 0u; j < inst.joint_count; j++) {
+    let joint_offset = instances[i].joint_offset;
+    let skel = skeletons[instances[i].skeleton];
+    let mesh = has_mesh_layer(i);
+    for (var j = 0u; j < instances[i].joint_count; j++) {
         let p = parents[skel.joint_offset + j];
         // The builder guarantees p < j; anything else is treated as a root, never read ahead.
         let has_parent = p >= 0 && u32(p) < j;
         var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
         if (has_parent) {
-            parent_model = model_poses[inst.joint_offset + u32(p)];
+            parent_model = model_poses[joint_offset + u32(p)];
         }
-        var local = local_poses[inst.joint_offset + j];
+        var local = local_poses[joint_offset + j];
         if (mesh) {
             // Mesh-space additive: with R the model rotation the base pose gives (R_j = R_parent
             // q_j) and D_j the joint's delta, R'_j = D_j R_j, and the new local rotation is
             // R'_parent⁻¹ R'_j. The scratch slot keeps R_j (in `translation`) and R'_j (in `scale`)
             // for the children.
-            let scratch = 2u * frame.snapshot_offset + inst.joint_offset;
+            let scratch = 2u * frame.snapshot_offset + joint_offset;
             let d = local_poses[scratch + j].rotation;
             var r = local.rotation;
             var r_parent_new = vec4<f32>(0.0, 0.0, 0.0, 1.0);
@@ -61,6 +62,6 @@ fn local_to_model(
             local.rotation = normalize(quat_mul(quat_conjugate(r_parent_new), r_new));
             local_poses[scratch + j] = LocalPose(r, d, r_new);
         }
-        model_poses[inst.joint_offset + j] = joint_model(parent_model, has_parent, local);
+        model_poses[joint_offset + j] = joint_model(parent_model, has_parent, local);
     }
 }

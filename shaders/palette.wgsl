@@ -16,9 +16,9 @@ fn palette(
     if (i >= frame.instance_count) {
         return;
     }
-    let inst = instances[i];
-    let skel = skeletons[inst.skeleton];
-    for (var j = lid; j < inst.joint_count; j += WORKGROUP_SIZE) {
-        palettes[inst.joint_offset + j] = skin_matrix(model_poses[inst.joint_offset + j], inverse_binds[skel.joint_offset + j]);
+    let joint_offset = instances[i].joint_offset;
+    let skel = skeletons[instances[i].skeleton];
+    for (var j = lid; j < instances[i].joint_count; j += WORKGROUP_SIZE) {
+        palettes[joint_offset + j] = skin_matrix(model_poses[joint_offset + j], inverse_binds[skel.joint_offset + j]);
     }
 }

@@ -67,10 +67,27 @@ fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     return LocalPose(vec4<f32>(translation.xyz, 0.0), rotation, vec4<f32>(scale.xyz, 0.0));
 }
 
+// BEGIN storage blend list
+// Instance i's blend list, read in place where `clock` wrote it (copying it into every
+// invocation is slow; the threads of a workgroup read the same bytes, which a GPU's cache serves).
+// The fused module replaces these three functions with ones reading workgroup memory
+// (shaders::stage_source drops this block).
+fn list_count(i: u32) -> u32 {
+    return blend_lists[i].count;
+}
+
+fn list_sample(i: u32, k: u32) -> BlendSample {
+    return blend_lists[i].samples[k];
+}
+
+fn list_layer(i: u32, k: u32) -> LayerApply {
+    return blend_lists[i].layers[k];
+}
+// END storage blend list
+
 // The blend of layer `layer`'s samples (0: the base) for joint `j`: weighted sums with
 // quaternions sign-aligned to the layer's heaviest sample, normalized (order-independent). A total
 // weight below MIN_BLEND_WEIGHT is filled with `fill_pose`.
-// The list is read in place from `blend_lists[i]` (copying it into every invocation is slow).
 fn blend_layer(i: u32, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalPose) -> LocalPose {
     var t = vec3<f32>(0.0);
     var s = vec3<f32>(0.0);
@@ -78,9 +95,9 @@ fn blend_layer(i: u32, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalP
     var q_ref = fill_pose.rotation;
     var first = true;
     var total = 0.0;
-    let count = min(blend_lists[i].count, MAX_BLEND_CLIPS);
+    let count = min(list_count(i), MAX_BLEND_CLIPS);
     for (var k = 0u; k < count; k++) {
-        let e = blend_lists[i].samples[k];
+        let e = list_sample(i, k);
         if (e.layer != layer) {
             continue;
         }
@@ -164,7 +181,7 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> Laye
         if (k == 0u) {
             fill = rest_pose(skel, j);
         } else {
-            let la = blend_lists[i].layers[k - 1u];
+            let la = list_layer(i, k - 1u);
             mode = la.mode;
             if (mode == LAYER_OFF) {
                 continue;
@@ -215,18 +232,19 @@ fn sample(
     let joint_offset = instances[i].joint_offset;
     let joint_count = instances[i].joint_count;
     let skel = skeletons[instances[i].skeleton];
-    let take_snapshot = blend_lists[i].take_snapshot;
+    let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
     let mesh_additive = blend_lists[i].mesh_additive;
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
         let slot = joint_offset + j;
         let snapshot_slot = frame.snapshot_offset + slot;
-        if (take_snapshot != 0u) {
-            // The pose this instance showed last frame, kept as the source of a transition that
-            // interrupted another. Each thread copies only its own joints.
-            local_poses[snapshot_slot] = local_poses[slot];
-        }
         let lp = layered_joint(i, skel, j, snapshot_slot);
         local_poses[slot] = lp.pose;
+        if (keep_pose) {
+            // The pose shown this frame, kept as the source of the transition that starts next
+            // frame (one that interrupts another). Written after this joint's own read of the
+            // snapshot, by the same thread.
+            local_poses[snapshot_slot] = lp.pose;
+        }
         if (mesh_additive != 0u) {
             local_poses[2u * frame.snapshot_offset + slot] = LocalPose(vec4<f32>(0.0), lp.mesh_delta, vec4<f32>(0.0));
         }

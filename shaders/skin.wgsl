@@ -74,14 +74,15 @@ struct VertexOut {
 
 @vertex
 fn vs_main(v: VertexIn, @builtin(instance_index) instance: u32) -> VertexOut {
-    let inst = instances[instance];
-    let p = skin_vertex(inst.joint_offset, v.joints, v.weights, v.position, v.normal);
-    let world_position = affine_transform_point(inst.world, p.position);
+    // Only the fields drawing needs (not the whole 320-byte instance).
+    let world = instances[instance].world;
+    let p = skin_vertex(instances[instance].joint_offset, v.joints, v.weights, v.position, v.normal);
+    let world_position = affine_transform_point(world, p.position);
     var out: VertexOut;
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
-    out.world_normal = normalize(affine_transform_normal(inst.world, p.normal));
+    out.world_normal = normalize(affine_transform_normal(world, p.normal));
     out.world_position = world_position;
-    out.tint = unpack4x8unorm(inst.tint).rgb;
+    out.tint = unpack4x8unorm(instances[instance].tint).rgb;
     return out;
 }
 

@@ -8,13 +8,16 @@
 //! (`size_of` of the [`crate::layout`] structs) and what each shader reads and writes, and divides
 //! by the joints animated. It is split in two:
 //!
-//! - **per-character** traffic, data that belongs to one character: its [`GpuInstance`] (read once
-//!   by each of the four stages), its [`GpuClock`] (read and written by `clock`), its
-//!   [`BlendList`] (written by `clock`, read by `sample`) — all amortized over its joints — and per
-//!   joint the [`LocalPose`] written by `sample` and read by `local_to_model`, the parent's model
-//!   matrix read and the model matrix written by `local_to_model`, the model matrix read and the
-//!   palette matrix ([`Affine`]) written by `palette` (plus the snapshot copy and reads of
-//!   interrupted cross-fades, when a crowd has them);
+//! - **per-character** traffic, data that belongs to one character: the sections of its
+//!   [`GpuInstance`] a frame reads (the first 64 bytes, the transition's 32 while one is set, the
+//!   layers that are on; by each of the four stages on the staged path, once on the fused one),
+//!   its [`GpuClock`] (read and written by `clock`: 32 bytes, 64 with a layer on), its
+//!   [`BlendList`] (written by `clock`, read by `sample`; the fused path keeps it in workgroup
+//!   memory) — all amortized over its joints — and per joint the [`LocalPose`] written by
+//!   `sample` and read by `local_to_model`, the parent's model matrix read and the model matrix
+//!   written by `local_to_model`, the model matrix read and the palette matrix ([`Affine`])
+//!   written by `palette` (the fused path writes only the palette), plus the snapshot written and
+//!   read around interrupted cross-fades, when a crowd has them;
 //! - **shared** traffic, library data read by many characters and so cached on a GPU: clip
 //!   headers ([`GpuClip`], by `clock` and `sample`), skeleton headers ([`GpuSkeleton`], by the
 //!   three joint stages), blend tree nodes and children (every node and child of the trees a
@@ -410,13 +413,32 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         }
         b
     };
+    // The sections of an instance and of a clock that are read (see `GpuInstance`).
+    let instance_base = sz(std::mem::offset_of!(GpuInstance, source_clip));
+    let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
+    let layer = sz(size_of::<crate::layout::GpuLayer>());
+    let clock_base = sz(std::mem::offset_of!(GpuClock, layer_time));
+    let clock_layers = sz(size_of::<GpuClock>()) - clock_base;
     for (inst, list) in instances.iter().zip(lists) {
         let j = u64::from(inst.joint_count);
         joints += j;
-        // clock: instance, clock in and out, blend list out; sample: instance, blend list;
-        // local_to_model and palette: instance. Fused: each once per workgroup.
-        let stages = if fused { 1 } else { 4 };
-        own += stages * sz(size_of::<GpuInstance>()) + 2 * sz(size_of::<GpuClock>()) + 2 * sz(size_of::<BlendList>());
+        let layers_on = (0..crate::layout::MAX_LAYERS)
+            .filter(|&k| inst.flags & (crate::layout::LAYER_ON << k) != 0)
+            .count() as u64;
+        // clock: the instance's first section, the transition's while one is set, the layers
+        // that are on; its clock in and out (the layer clocks only with a layer on).
+        own += instance_base + layers_on * layer;
+        if inst.source_kind() != crate::layout::source_kind::NONE {
+            own += instance_transition;
+        }
+        own += 2 * (clock_base + if layers_on > 0 { clock_layers } else { 0 });
+        if !fused {
+            // The blend list, written by clock and read by sample; sample, local_to_model and
+            // palette read the instance's first section again, local_to_model the modes of the
+            // layers that are on. The fused path reads each once and keeps the list in
+            // workgroup memory.
+            own += 2 * sz(size_of::<BlendList>()) + 3 * instance_base + layers_on * 4;
+        }
         let skel = &lib.gpu_skeletons[inst.skeleton as usize];
         let parents = &lib.parents[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
         let with_parent = parents
@@ -427,12 +449,8 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         let pose = sz(size_of::<LocalPose>());
         let matrix = sz(size_of::<Affine>());
         if fused {
-            // Only the palette is written; the local pose too while a cross-fade runs (counted
-            // for every instance with a transition set: an upper bound).
+            // Only the palette is written.
             own += j * matrix;
-            if inst.transition & 15 != crate::layout::source_kind::NONE {
-                own += j * pose;
-            }
         } else {
             // sample writes the local pose; local_to_model reads it, reads the parent's model
             // matrix, writes the model matrix; palette reads it and writes the palette.
@@ -443,8 +461,9 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
                 own += j * 3 * pose + with_parent * pose;
             }
         }
-        if list.take_snapshot != 0 {
-            own += j * 2 * pose;
+        if inst.flags & crate::layout::KEEP_POSE != 0 {
+            // The frame before an interrupting cross-fade writes its pose as the snapshot.
+            own += j * pose;
         }
         // Masks of layers: one weight (16 B) per joint, shared by every character.
         for l in &list.layers {
@@ -458,7 +477,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         if inst.tree_nodes > 0 {
             shared += tree_bytes(inst.tree_offset, inst.tree_nodes);
         }
-        if inst.transition & 15 == crate::layout::source_kind::TREE {
+        if inst.source_kind() == crate::layout::source_kind::TREE {
             shared += tree_bytes(inst.source_tree_offset, inst.source_tree_nodes);
         }
         let mut total = 0.0;

@@ -77,7 +77,7 @@ pub struct GpuSkeleton {
     pub _pad: u32,
 }
 
-/// Transition source kinds (`GpuInstance::transition & 0xf`).
+/// Transition source kinds (`GpuInstance::flags & 0xf`).
 pub mod source_kind {
     /// No transition: the target state alone.
     pub const NONE: u32 = 0;
@@ -86,13 +86,20 @@ pub mod source_kind {
     /// The source is a blend tree (`source_tree_offset`, `source_tree_nodes`).
     pub const TREE: u32 = 2;
     /// The source is the pose the instance showed when the transition started (an interrupted
-    /// transition): the `sample` stage keeps a snapshot of it.
+    /// transition): the snapshot the frame before kept (see [`super::KEEP_POSE`]).
     pub const SNAPSHOT: u32 = 3;
 }
-/// `GpuInstance::transition` bit: smooth (cubic) weight curve instead of linear.
+/// `GpuInstance::flags` bit: smooth (cubic) weight curve instead of linear.
 pub const TRANSITION_SMOOTH: u32 = 1 << 4;
-/// `GpuInstance::transition` bit: the source clock stops when the transition starts.
+/// `GpuInstance::flags` bit: the source clock stops when the transition starts.
 pub const TRANSITION_FROZEN: u32 = 1 << 5;
+/// `GpuInstance::flags` bit: this frame's local pose is also written as the instance's snapshot,
+/// the source of the transition that starts next frame (one that interrupts another).
+pub const KEEP_POSE: u32 = 1 << 6;
+/// `GpuInstance::flags` bit of layer 0; layer `k` is `LAYER_ON << k`. Set (by
+/// [`GpuInstance::update_layer_flags`]) for each layer whose mode is not `OFF`, so that the GPU
+/// reads no layer that is off.
+pub const LAYER_ON: u32 = 1 << 8;
 /// `BlendSample::clip` value that stands for the instance's snapshot pose.
 pub const SNAPSHOT_CLIP: u32 = u32::MAX;
 
@@ -102,11 +109,13 @@ pub const SNAPSHOT_CLIP: u32 = u32::MAX;
 /// whose nodes start at `tree_offset` — and, while a transition runs, cross-fades from a *source*
 /// state. A new `seq` tells the `clock` stage that a new state started: it moves the running
 /// clock to the source clock and restarts the target at `start_time`.
+///
+/// The fields come in sections, each a whole number of 32-byte memory sectors, so that a frame
+/// reads only what it uses: bytes 0–63 every frame; 64–95 while a transition is set; 96–159 only
+/// when drawing (world and tint); then 48 bytes per layer that is on.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuInstance {
-    /// `world_from_model`.
-    pub world: Affine,
     /// Target clip (when `tree_nodes` is 0).
     pub clip: u32,
     /// Skeleton index.
@@ -121,26 +130,25 @@ pub struct GpuInstance {
     pub loop_mode: u32,
     /// Loops before stopping, with [`LOOP_REPEAT`].
     pub loop_count: u32,
-    /// Per-instance colour, RGBA8 (used by the built-in renderer).
-    pub tint: u32,
-    /// Blend parameters.
-    pub params: Vec4,
-    /// Target blend tree: first node in the blend node array.
-    pub tree_offset: u32,
-    /// Target blend tree: node count; 0 when the target is `clip`.
-    pub tree_nodes: u32,
     /// Incremented by the CPU whenever a new target state starts.
     pub seq: u32,
     /// Where the new target starts: seconds for a clip, phase in [0, 1) for a tree.
     pub start_time: f32,
+    /// Target blend tree: first node in the blend node array.
+    pub tree_offset: u32,
+    /// Target blend tree: node count; 0 when the target is `clip`.
+    pub tree_nodes: u32,
+    /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`], [`TRANSITION_FROZEN`],
+    /// [`KEEP_POSE`] and the [`LAYER_ON`] bits.
+    pub flags: u32,
+    /// Blend parameters.
+    pub params: Vec4,
     /// Source clip (source kind `CLIP`).
     pub source_clip: u32,
     /// Source blend tree's first node (source kind `TREE`).
     pub source_tree_offset: u32,
     /// Source blend tree's node count.
     pub source_tree_nodes: u32,
-    /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`] and [`TRANSITION_FROZEN`].
-    pub transition: u32,
     /// Playback rate of the source.
     pub source_rate: f32,
     /// `LOOP_*` of the source.
@@ -149,10 +157,38 @@ pub struct GpuInstance {
     pub source_loop_count: u32,
     /// Cross-fade length in seconds.
     pub transition_duration: f32,
+    /// Padding.
+    pub _pad0: u32,
+    /// `world_from_model` (read by the renderer, not by the animation passes).
+    pub world: Affine,
+    /// Per-instance colour, RGBA8 (used by the built-in renderer).
+    pub tint: u32,
+    /// Padding.
+    pub _pad1: [u32; 3],
     /// Layers applied, in order, on top of the base state.
     pub layers: [GpuLayer; MAX_LAYERS as usize],
+    /// Padding to a multiple of 64 bytes, so that every instance starts a cache line.
+    pub _pad2: [u32; 4],
 }
-const _: () = assert!(std::mem::size_of::<GpuInstance>() == 288);
+const _: () = assert!(std::mem::size_of::<GpuInstance>() == 320);
+
+impl GpuInstance {
+    /// Sets the [`LAYER_ON`] bits from the layers' modes.
+    pub fn update_layer_flags(&mut self) {
+        self.flags &= !(((1 << MAX_LAYERS) - 1) * LAYER_ON);
+        for (k, layer) in self.layers.iter().enumerate() {
+            if layer.mode != layer_mode::OFF {
+                self.flags |= LAYER_ON << k;
+            }
+        }
+    }
+
+    /// The transition source kind (`source_kind::*`).
+    #[must_use]
+    pub fn source_kind(&self) -> u32 {
+        self.flags & 15
+    }
+}
 
 /// Layer modes (`GpuLayer::mode`).
 pub mod layer_mode {
@@ -266,13 +302,11 @@ pub struct LayerApply {
 pub struct BlendList {
     /// Entries in use.
     pub count: u32,
-    /// 1 when `sample` must first save the instance's current local pose as its snapshot.
-    pub take_snapshot: u32,
     /// 1 when a layer is mesh-space additive: `sample` writes each joint's rotation delta and
     /// `local_to_model` applies it.
     pub mesh_additive: u32,
     /// Padding.
-    pub _pad: u32,
+    pub _pad: [u32; 2],
     /// The layers, as `GpuInstance::layers`.
     pub layers: [LayerApply; MAX_LAYERS as usize],
     /// The samples.

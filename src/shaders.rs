@@ -96,14 +96,14 @@ pub fn stage_source(stage: Stage) -> String {
         Stage::Skin => [TYPES, MATH, SKINNING, stage.file()].join("\n"),
         Stage::Clock => [TYPES, MATH, BINDINGS, BLEND_WEIGHTS, stage.file()].join("\n"),
         // The fused stage calls every animation stage's functions (their entry points come
-        // along, unused).
+        // along, unused), with its own blend list accessors in place of the sample stage's.
         Stage::Fused => [
             TYPES,
             MATH,
             BINDINGS,
             BLEND_WEIGHTS,
             Stage::Clock.file(),
-            Stage::Sample.file(),
+            &without_block(Stage::Sample.file(), "storage blend list"),
             Stage::LocalToModel.file(),
             Stage::Palette.file(),
             stage.file(),
@@ -111,6 +111,26 @@ pub fn stage_source(stage: Stage) -> String {
         .join("\n"),
         _ => [TYPES, MATH, BINDINGS, stage.file()].join("\n"),
     }
+}
+
+/// `source` without the lines from `// BEGIN name` to `// END name`.
+fn without_block(source: &str, name: &str) -> String {
+    let (begin, end) = (format!("// BEGIN {name}"), format!("// END {name}"));
+    let mut skipping = false;
+    let mut out = String::with_capacity(source.len());
+    for line in source.lines() {
+        if line == begin {
+            skipping = true;
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if line == end {
+            skipping = false;
+        }
+    }
+    out
 }
 
 /// Parses and validates a WGSL module with naga, returning the module and its info.

@@ -6,7 +6,7 @@ mod common;
 use glam::{Quat, Vec4Swizzles};
 use rand::Rng;
 use wgpu_anim::gpu::{Curve, Transition};
-use wgpu_anim::layout::{BlendList, BlendSample, LocalPose};
+use wgpu_anim::layout::{BlendList, BlendSample, KEEP_POSE, LocalPose, source_kind};
 use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, cpu, mannequin};
 
 fn list(samples: &[(u32, f32, f32)]) -> BlendList {
@@ -212,6 +212,57 @@ fn transitions_and_interrupted_transitions_do_not_pop() {
         largest_move(&before, &after) > limit * 1.05,
         "a cut from walk to run should jump"
     );
+}
+
+#[test]
+fn an_interrupting_cross_fade_starts_a_frame_later_from_the_pose_that_frame_kept() {
+    let (_, _, clips) = mannequin::library();
+    let (idle, walk, run) = (clips[0], clips[1], clips[2]);
+    let mut sim = Sim::new(walk);
+    sim.step(0.0);
+    sim.animator
+        .play(0, &InstanceDesc::new(run), Some(Transition::linear(0.5)))
+        .unwrap();
+    sim.step(0.1);
+    // Not running: the first cross-fade starts at once, from the walk clip.
+    assert_eq!(sim.animator.instance(0).unwrap().source_kind(), source_kind::CLIP);
+    sim.animator
+        .play(0, &InstanceDesc::new(idle), Some(Transition::linear(0.4)))
+        .unwrap();
+    // Interrupting: the running cross-fade stays one more frame and keeps its pose; the rate set
+    // meanwhile goes to the new state.
+    sim.animator.set_rate(0, 0.5).unwrap();
+    let held = *sim.animator.instance(0).unwrap();
+    assert_eq!((held.clip, held.flags & KEEP_POSE, held.rate), (run.0, KEEP_POSE, 1.0));
+    sim.step(0.1);
+    let shown = sim.animator.read_local_region(&sim.device, &sim.queue, 0).unwrap();
+    let kept = sim.animator.read_snapshots(&sim.device, &sim.queue).unwrap();
+    assert_eq!(shown, kept, "the snapshot is the pose the frame showed");
+    let lists = sim.animator.read_blend_lists(&sim.device, &sim.queue).unwrap();
+    assert!(
+        lists[0].samples[..lists[0].count as usize]
+            .iter()
+            .all(|s| s.clip != u32::MAX)
+    );
+    // The next frame starts the new cross-fade from that snapshot.
+    sim.step(0.1);
+    let started = *sim.animator.instance(0).unwrap();
+    assert_eq!(
+        (
+            started.clip,
+            started.source_kind(),
+            started.flags & KEEP_POSE,
+            started.rate
+        ),
+        (idle.0, source_kind::SNAPSHOT, 0, 0.5)
+    );
+    let lists = sim.animator.read_blend_lists(&sim.device, &sim.queue).unwrap();
+    let from_snapshot = lists[0].samples[..lists[0].count as usize]
+        .iter()
+        .find(|s| s.clip == u32::MAX)
+        .expect("a snapshot sample");
+    assert!((from_snapshot.weight - 0.75).abs() < 1e-5, "{from_snapshot:?}");
+    assert_eq!(sim.animator.read_snapshots(&sim.device, &sim.queue).unwrap(), kept);
 }
 
 #[test]

@@ -29,6 +29,7 @@ fn list(base: (ClipId, f32), layer: Option<(u32, f32, u32, ClipId, f32)>) -> Ble
 fn instance(lib: &AnimationLibrary, mode: u32) -> GpuInstance {
     let mut inst = cpu::clip_instance(lib, ClipId(0), 0);
     inst.layers[0].mode = mode;
+    inst.update_layer_flags();
     inst
 }
 
@@ -243,6 +244,7 @@ fn a_clip_time_axis_can_be_a_parameter() {
         loop_mode: wgpu_anim::layout::LOOP_FOREVER,
         ..Default::default()
     };
+    inst.update_layer_flags();
     let mut out = BlendList::default();
     let _ = cpu::advance_instance(&lib, &inst, &Default::default(), 0.5, &mut out);
     let s: Vec<&BlendSample> = out.samples[..out.count as usize]

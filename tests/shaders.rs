@@ -35,6 +35,40 @@ fn every_stage_module_validates() {
     }
 }
 
+/// The globals an entry point of a stage's module reads or writes, by name.
+fn globals_used(stage: Stage) -> Vec<(String, naga::valid::GlobalUse)> {
+    let (module, info) = shaders::validate(&shaders::stage_source(stage)).unwrap();
+    let index = module.entry_points.iter().position(|e| e.name == stage.name()).unwrap();
+    let ep = info.get_entry_point(index);
+    module
+        .global_variables
+        .iter()
+        .filter(|(h, _)| !ep[*h].is_empty())
+        .map(|(h, g)| (g.name.clone().unwrap_or_default(), ep[h]))
+        .collect()
+}
+
+#[test]
+fn the_fused_stage_keeps_blend_lists_and_poses_out_of_memory() {
+    use naga::valid::GlobalUse;
+    let fused = globals_used(Stage::Fused);
+    let uses = |name: &str| fused.iter().find(|(n, _)| n == name).map(|(_, u)| *u);
+    // Blend lists and model matrices never leave workgroup memory; local poses are written (and
+    // read) only as snapshots.
+    assert_eq!(uses("blend_lists"), None);
+    assert_eq!(uses("model_poses"), None);
+    assert!(uses("wg_list").is_some() && uses("wg_pose").is_some());
+    assert!(uses("palettes").unwrap().contains(GlobalUse::WRITE));
+    // The staged sample stage reads the list where clock wrote it.
+    let sample = globals_used(Stage::Sample);
+    assert!(
+        sample
+            .iter()
+            .any(|(n, u)| n == "blend_lists" && u.contains(GlobalUse::READ))
+    );
+    assert!(!sample.iter().any(|(n, _)| n == "wg_list"));
+}
+
 #[test]
 fn the_ground_shader_validates() {
     shaders::validate(shaders::GROUND).unwrap();
@@ -180,7 +214,9 @@ fn rust_structs_match_naga_layouts() {
             ("source_clip", offset_of!(GpuInstance, source_clip)),
             ("source_tree_offset", offset_of!(GpuInstance, source_tree_offset)),
             ("source_tree_nodes", offset_of!(GpuInstance, source_tree_nodes)),
-            ("transition", offset_of!(GpuInstance, transition)),
+            ("flags", offset_of!(GpuInstance, flags)),
+            ("world", offset_of!(GpuInstance, world)),
+            ("layers", offset_of!(GpuInstance, layers)),
             ("source_rate", offset_of!(GpuInstance, source_rate)),
             ("source_loop_mode", offset_of!(GpuInstance, source_loop_mode)),
             ("source_loop_count", offset_of!(GpuInstance, source_loop_count)),
@@ -222,7 +258,8 @@ fn rust_structs_match_naga_layouts() {
         size_of::<BlendList>(),
         &[
             ("count", 0),
-            ("take_snapshot", offset_of!(BlendList, take_snapshot)),
+            ("mesh_additive", offset_of!(BlendList, mesh_additive)),
+            ("layers", offset_of!(BlendList, layers)),
             ("samples", offset_of!(BlendList, samples)),
         ],
     );

@@ -60,18 +60,21 @@ struct Affine {
     z: vec4<f32>,
 }
 
-// Transition source kinds and flags. Rust: layout::source_kind, TRANSITION_*, SNAPSHOT_CLIP.
+// Transition source kinds and instance flags. Rust: layout::source_kind, TRANSITION_*,
+// KEEP_POSE, LAYER_ON, SNAPSHOT_CLIP.
 const SOURCE_NONE: u32 = 0u;
 const SOURCE_CLIP: u32 = 1u;
 const SOURCE_TREE: u32 = 2u;
 const SOURCE_SNAPSHOT: u32 = 3u;
 const TRANSITION_SMOOTH: u32 = 16u;
 const TRANSITION_FROZEN: u32 = 32u;
+const KEEP_POSE: u32 = 64u;
+const LAYER_ON: u32 = 256u;
 const SNAPSHOT_CLIP: u32 = 0xffffffffu;
 
-// Rust: layout::GpuInstance.
+// Rust: layout::GpuInstance. Sections: bytes 0-63 read every frame, 64-95 while a transition is
+// set, 96-159 by the renderer only, then 48 bytes per layer that is on.
 struct Instance {
-    world: Affine,
     clip: u32,
     skeleton: u32,
     joint_offset: u32,
@@ -79,21 +82,25 @@ struct Instance {
     rate: f32,
     loop_mode: u32,
     loop_count: u32,
-    tint: u32,
-    params: vec4<f32>,
-    tree_offset: u32,
-    tree_nodes: u32,
     seq: u32,
     start_time: f32,
+    tree_offset: u32,
+    tree_nodes: u32,
+    flags: u32,
+    params: vec4<f32>,
     source_clip: u32,
     source_tree_offset: u32,
     source_tree_nodes: u32,
-    transition: u32,
     source_rate: f32,
     source_loop_mode: u32,
     source_loop_count: u32,
     transition_duration: f32,
+    _pad0: u32,
+    world: Affine,
+    tint: u32,
+    _pad1: array<u32, 3>,
     layers: array<Layer, 3>,
+    _pad2: array<u32, 4>,
 }
 
 // Rust: layout::GpuLayer.
@@ -147,9 +154,8 @@ struct LayerApply {
 // Rust: layout::BlendList.
 struct BlendList {
     count: u32,
-    take_snapshot: u32,
     mesh_additive: u32,
-    _pad: u32,
+    _pad: array<u32, 2>,
     layers: array<LayerApply, 3>,
     samples: array<BlendSample, 12>,
 }

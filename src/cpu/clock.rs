@@ -6,9 +6,9 @@
 
 use crate::blend::node_child_weights;
 use crate::layout::{
-    BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, LOOP_ONCE, LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN,
-    MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, SNAPSHOT_CLIP, TRANSITION_FROZEN, TRANSITION_SMOOTH, layer_mode,
-    node_kind, source_kind,
+    BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
+    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, SNAPSHOT_CLIP, TRANSITION_FROZEN,
+    TRANSITION_SMOOTH, layer_mode, node_kind, source_kind,
 };
 use crate::library::AnimationLibrary;
 use glam::Vec4;
@@ -228,8 +228,10 @@ pub fn advance_instance(
     dt: f32,
     list: &mut BlendList,
 ) -> GpuClock {
+    // (The GPU loads and stores the layer clocks only when a layer is on; the others keep their
+    // values either way.)
     let mut c = *clock_in;
-    let kind = inst.transition & 15;
+    let kind = inst.source_kind();
     if inst.seq != c.seq {
         c.source_time = c.time;
         c.source_sample_time = c.sample_time;
@@ -237,9 +239,6 @@ pub fn advance_instance(
         c.transition_time = 0.0;
         c.time = inst.start_time;
         c.seq = inst.seq;
-        if kind == source_kind::SNAPSHOT {
-            list.take_snapshot = 1;
-        }
     }
     let mut beta = 1.0;
     if kind != source_kind::NONE {
@@ -247,7 +246,7 @@ pub fn advance_instance(
         beta = transition_weight(
             c.transition_time,
             inst.transition_duration,
-            (inst.transition & TRANSITION_SMOOTH) != 0,
+            (inst.flags & TRANSITION_SMOOTH) != 0,
         );
     }
     // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all.
@@ -280,16 +279,16 @@ pub fn advance_instance(
             loop_mode = inst.source_loop_mode;
             loop_count = inst.source_loop_count;
             time = c.source_time;
-            if (inst.transition & TRANSITION_FROZEN) != 0 {
+            if (inst.flags & TRANSITION_FROZEN) != 0 {
                 state_dt = 0.0;
             }
             scale = 1.0 - beta;
         } else if s >= 2 {
             let k = (s - 2) as usize;
-            let layer = &inst.layers[k];
-            if layer.mode == layer_mode::OFF {
+            if inst.flags & (LAYER_ON << k) == 0 {
                 continue;
             }
+            let layer = &inst.layers[k];
             if layer.seq != c.layer_seq[k] {
                 c.layer_time[k] = layer.start_time;
                 c.layer_seq[k] = layer.seq;

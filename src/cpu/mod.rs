@@ -94,12 +94,15 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         source_clip: 0,
         source_tree_offset: 0,
         source_tree_nodes: 0,
-        transition: 0,
+        flags: 0,
         source_rate: 0.0,
         source_loop_mode: LOOP_ONCE,
         source_loop_count: 1,
         transition_duration: 0.0,
         layers: [crate::layout::GpuLayer::default(); crate::layout::MAX_LAYERS as usize],
+        _pad0: 0,
+        _pad1: [0; 3],
+        _pad2: [0; 4],
     }
 }
 
@@ -118,8 +121,8 @@ pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
 /// Mirror of `shaders/fused.wgsl`. The fused stage runs, per instance and in this order, the same
 /// functions as the staged `clock`, `sample`, `local_to_model` and `palette`, so its mirror runs
 /// their mirrors; `local` holds current poses, snapshots and mesh-space deltas as for the staged
-/// path. (On the GPU the fused path keeps the pose in workgroup memory and writes local poses only
-/// while a cross-fade runs; the values are the same.)
+/// path. (On the GPU the fused path keeps the blend list and the pose in workgroup memory and
+/// writes local poses only as snapshots; the values are the same.)
 #[expect(clippy::too_many_arguments, reason = "every buffer of the frame")]
 pub fn fused(
     lib: &AnimationLibrary,

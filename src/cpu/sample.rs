@@ -6,8 +6,8 @@
 
 use crate::clip::Interpolation;
 use crate::layout::{
-    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose, MAX_BLEND_CLIPS, MAX_LAYERS,
-    MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
+    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, KEEP_POSE, LocalPose, MAX_BLEND_CLIPS,
+    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
 };
 use crate::library::AnimationLibrary;
 use crate::math::{hermite_basis, quat_interp};
@@ -271,11 +271,13 @@ pub fn sample(
             while j < inst.joint_count {
                 let slot = inst.joint_offset + j;
                 let snapshot_slot = frame.snapshot_offset + slot;
-                if list.take_snapshot != 0 {
-                    local[snapshot_slot as usize] = local[slot as usize];
-                }
                 let (pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, local);
                 local[slot as usize] = pose;
+                if inst.flags & KEEP_POSE != 0 {
+                    // The pose shown this frame: the source of the transition that starts next
+                    // frame.
+                    local[snapshot_slot as usize] = pose;
+                }
                 if list.mesh_additive != 0 {
                     local[(2 * frame.snapshot_offset + slot) as usize] = LocalPose {
                         translation: Vec4::ZERO,

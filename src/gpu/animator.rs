@@ -6,7 +6,7 @@ use crate::blend::BlendTreeId;
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayer, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayer, KEEP_POSE, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose,
     MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
 };
 use crate::layout::{MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, layer_mode};
@@ -183,6 +183,20 @@ struct TransitionTrack {
     duration: f32,
 }
 
+/// The bits of `GpuInstance::flags` that describe the transition.
+const TRANSITION_BITS: u32 = 15 | TRANSITION_SMOOTH | TRANSITION_FROZEN;
+
+/// A transition that interrupts another, held back one frame: that frame keeps the pose it shows
+/// ([`KEEP_POSE`]) as the new transition's source.
+#[derive(Clone, Copy, Debug)]
+struct HeldPlay {
+    /// The instance once the transition starts.
+    inst: GpuInstance,
+    duration: f32,
+    /// A frame keeping the pose has been prepared.
+    kept: bool,
+}
+
 /// Capacity of an [`Animator`]; its buffers are allocated once.
 #[derive(Clone, Copy, Debug)]
 pub struct AnimatorDesc {
@@ -279,7 +293,6 @@ fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
             (CLOCKS, ReadWrite),
             (LOCAL, ReadWrite),
             (PALETTE, ReadWrite),
-            (BLEND_LISTS, ReadWrite),
             (BLEND_NODES, Read),
             (BLEND_CHILDREN, Read),
             (BLEND_TRIANGLES, Read),
@@ -306,6 +319,8 @@ pub struct Animator {
     max_workgroups: u32,
     instances: Vec<GpuInstance>,
     transitions: Vec<TransitionTrack>,
+    held: Vec<Option<HeldPlay>>,
+    held_list: Vec<usize>,
     seconds: f64,
     dirty: Option<(usize, usize)>,
     clock_writes: Vec<(usize, GpuClock)>,
@@ -324,8 +339,9 @@ pub struct Animator {
 
 /// Most joints of a skeleton the fused path handles (`MAX_FUSED_JOINTS` in `shaders/fused.wgsl`).
 pub const MAX_FUSED_JOINTS: u32 = 128;
-/// Workgroup memory the fused path uses: 128 local poses (48 B) and three vec4 arrays.
-const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16);
+/// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays and a blend
+/// list.
+const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32;
 
 fn storage_init(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
     // A binding may not be empty and must hold one element of its type: keep at least 64 bytes.
@@ -544,10 +560,10 @@ impl Animator {
             }
         };
         let passes: Vec<StagePass> = Stage::COMPUTE.iter().map(|&stage| make_pass(stage)).collect();
-        // The fused path needs 16 bindings in one stage (15 storage buffers), its workgroup memory
+        // The fused path needs 15 bindings in one stage (14 storage buffers), its workgroup memory
         // and skeletons small enough for it; elsewhere only the staged path exists.
         let largest_skeleton = library.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
-        let fused = (limits.max_storage_buffers_per_shader_stage >= 15
+        let fused = (limits.max_storage_buffers_per_shader_stage >= 14
             && limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES
             && largest_skeleton <= MAX_FUSED_JOINTS)
             .then(|| make_pass(Stage::Fused));
@@ -558,6 +574,8 @@ impl Animator {
             max_workgroups: limits.max_compute_workgroups_per_dimension,
             instances: Vec::new(),
             transitions: Vec::new(),
+            held: Vec::new(),
+            held_list: Vec::new(),
             seconds: 0.0,
             dirty: None,
             clock_writes: Vec::new(),
@@ -575,20 +593,23 @@ impl Animator {
         })
     }
 
-    /// Whether this animator can run the fused single-dispatch path (device limits: 15 storage
-    /// buffers per stage and 12 KiB of workgroup memory; skeletons of at most 128 joints).
+    /// Whether this animator can run the fused single-dispatch path (device limits: 14 storage
+    /// buffers per stage and 12,544 bytes of workgroup memory; skeletons of at most 128 joints).
     #[must_use]
     pub fn fused_available(&self) -> bool {
         self.fused.is_some()
     }
 
-    /// Chooses the fused path (one dispatch per frame, the pose kept in workgroup memory, model
-    /// matrices not written) or the staged one (a dispatch per stage, every stage's buffer
+    /// Chooses the fused path (one dispatch per frame, the blend list and the pose kept in
+    /// workgroup memory, local poses, model matrices and blend lists not written) or the staged one (a dispatch per stage, every stage's buffer
     /// written). Errors when the fused path is not available here.
     pub fn set_fused(&mut self, fused: bool) -> Result<()> {
         if fused && self.fused.is_none() {
             return Err(Error::Limit {
-                what: "the fused path needs 15 storage buffers per shader stage, 12 KiB of workgroup memory and skeletons of at most 128 joints".into(),
+                what: format!(
+                    "the fused path needs 14 storage buffers per shader stage, {FUSED_WORKGROUP_BYTES} bytes of \
+                     workgroup memory and skeletons of at most {MAX_FUSED_JOINTS} joints"
+                ),
             });
         }
         self.use_fused = fused;
@@ -664,12 +685,15 @@ impl Animator {
             source_clip: 0,
             source_tree_offset: 0,
             source_tree_nodes: 0,
-            transition: source_kind::NONE,
+            flags: source_kind::NONE,
             source_rate: 0.0,
             source_loop_mode: LOOP_ONCE,
             source_loop_count: 1,
             transition_duration: 0.0,
             layers: [GpuLayer::default(); MAX_LAYERS as usize],
+            _pad0: 0,
+            _pad1: [0; 3],
+            _pad2: [0; 4],
         };
         let duration = if tree_nodes == 0 {
             self.library.clips[clip as usize].duration
@@ -686,7 +710,26 @@ impl Animator {
         Ok((inst, clock))
     }
 
+    /// Applies `edit` to instance `index` and to the state held back for it, if any.
+    fn edit_both(&mut self, index: usize, edit: impl Fn(&mut GpuInstance)) {
+        edit(&mut self.instances[index]);
+        if let Some(h) = &mut self.held[index] {
+            edit(&mut h.inst);
+        }
+        self.mark_dirty(index);
+    }
+
+    /// Applies `edit` to the state held back for instance `index`, or else to the instance.
+    fn edit_next(&mut self, index: usize, edit: impl Fn(&mut GpuInstance)) {
+        match &mut self.held[index] {
+            Some(h) => edit(&mut h.inst),
+            None => edit(&mut self.instances[index]),
+        }
+        self.mark_dirty(index);
+    }
+
     fn mark_dirty(&mut self, i: usize) {
+        self.instances[i].update_layer_flags();
         self.dirty = Some(match self.dirty {
             None => (i, i + 1),
             Some((a, b)) => (a.min(i), b.max(i + 1)),
@@ -719,6 +762,7 @@ impl Animator {
         self.joints_used += inst.joint_count;
         self.instances.push(inst);
         self.transitions.push(TransitionTrack::default());
+        self.held.push(None);
         self.clock_writes.push((index, clock));
         self.mark_dirty(index);
         Ok(index)
@@ -742,6 +786,7 @@ impl Animator {
             });
         }
         inst.seq = old.seq.wrapping_add(1);
+        self.held[index] = None;
         self.instances[index] = inst;
         self.transitions[index] = TransitionTrack::default();
         self.mark_dirty(index);
@@ -750,8 +795,13 @@ impl Animator {
 
     /// Starts playing `desc`'s clip or blend tree (with its rate, loop mode and, for a tree, its
     /// parameters) from `desc.time`, cross-fading from what the instance shows over `transition`
-    /// (or cutting with `None`). A transition that starts while another runs blends from the pose
-    /// shown at that moment, so nothing pops. World, tint and the skeleton are kept.
+    /// (or cutting with `None`). World, tint, layers and the skeleton are kept.
+    ///
+    /// A cross-fade that starts while another runs blends from the pose shown at that moment, so
+    /// nothing pops: the next frame still shows the running cross-fade and keeps its pose as a
+    /// snapshot, and the new cross-fade starts the frame after ([`Animator::instance`] shows the
+    /// running state until then; parameters, rate, world and layers set meanwhile go to the new
+    /// state). This way no frame needs the local pose in memory except the one that keeps it.
     pub fn play(&mut self, index: usize, desc: &InstanceDesc, transition: Option<Transition>) -> Result<()> {
         let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,
@@ -776,6 +826,7 @@ impl Animator {
             }
         }
         let mut inst = old;
+        inst.flags &= !KEEP_POSE;
         inst.clip = new.clip;
         inst.tree_offset = new.tree_offset;
         inst.tree_nodes = new.tree_nodes;
@@ -786,13 +837,31 @@ impl Animator {
         inst.start_time = new.start_time;
         inst.seq = old.seq.wrapping_add(1);
         let track = self.transitions[index];
-        let running =
-            (old.transition & 15) != source_kind::NONE && self.seconds - track.started_at < f64::from(track.duration);
+        let running = old.source_kind() != source_kind::NONE
+            && (self.held[index].is_some() || self.seconds - track.started_at < f64::from(track.duration));
+        inst.flags &= !TRANSITION_BITS;
         match transition {
+            Some(t) if t.duration > 0.0 && running => {
+                // Held back a frame (see above); `old` keeps its pose meanwhile.
+                inst.transition_duration = t.duration;
+                inst.flags |= source_kind::SNAPSHOT
+                    | if t.curve == Curve::Smooth { TRANSITION_SMOOTH } else { 0 }
+                    | if t.frozen { TRANSITION_FROZEN } else { 0 };
+                if self.held[index].is_none() {
+                    self.held_list.push(index);
+                }
+                let kept = self.held[index].is_some_and(|h| h.kept);
+                self.held[index] = Some(HeldPlay {
+                    inst,
+                    duration: t.duration,
+                    kept,
+                });
+                self.instances[index].flags |= KEEP_POSE;
+                self.mark_dirty(index);
+                return Ok(());
+            }
             Some(t) if t.duration > 0.0 => {
-                let kind = if running {
-                    source_kind::SNAPSHOT
-                } else if old.tree_nodes > 0 {
+                let kind = if old.tree_nodes > 0 {
                     source_kind::TREE
                 } else {
                     source_kind::CLIP
@@ -804,7 +873,7 @@ impl Animator {
                 inst.source_loop_mode = old.loop_mode;
                 inst.source_loop_count = old.loop_count;
                 inst.transition_duration = t.duration;
-                inst.transition = kind
+                inst.flags |= kind
                     | if t.curve == Curve::Smooth { TRANSITION_SMOOTH } else { 0 }
                     | if t.frozen { TRANSITION_FROZEN } else { 0 };
                 self.transitions[index] = TransitionTrack {
@@ -813,11 +882,11 @@ impl Animator {
                 };
             }
             _ => {
-                inst.transition = source_kind::NONE;
                 inst.transition_duration = 0.0;
                 self.transitions[index] = TransitionTrack::default();
             }
         }
+        self.held[index] = None;
         self.instances[index] = inst;
         self.mark_dirty(index);
         Ok(())
@@ -838,8 +907,7 @@ impl Animator {
             )));
         }
         let Some(layer) = layer else {
-            self.instances[index].layers[slot].mode = layer_mode::OFF;
-            self.mark_dirty(index);
+            self.edit_both(index, |inst| inst.layers[slot].mode = layer_mode::OFF);
             return Ok(());
         };
         if !layer.weight.is_finite() || !layer.start.is_finite() || !layer.rate.is_finite() {
@@ -911,8 +979,7 @@ impl Animator {
         if restart || changed {
             new.seq = old.seq.wrapping_add(1);
         }
-        self.instances[index].layers[slot] = new;
-        self.mark_dirty(index);
+        self.edit_both(index, |inst| inst.layers[slot] = new);
         Ok(())
     }
 
@@ -924,8 +991,7 @@ impl Animator {
                 what: format!("layer {slot} does not exist, or weight {weight} is not finite"),
             });
         }
-        self.instances[index].layers[slot].weight = weight.clamp(0.0, 1.0);
-        self.mark_dirty(index);
+        self.edit_both(index, |inst| inst.layers[slot].weight = weight.clamp(0.0, 1.0));
         Ok(())
     }
 
@@ -938,8 +1004,7 @@ impl Animator {
             });
         }
         check_params(index, &params)?;
-        self.instances[index].params = Vec4::from(params);
-        self.mark_dirty(index);
+        self.edit_next(index, |inst| inst.params = Vec4::from(params));
         Ok(())
     }
 
@@ -956,8 +1021,8 @@ impl Animator {
             });
         }
         let _ = inst;
-        self.instances[index].world = Affine::from_mat4(&world);
-        self.mark_dirty(index);
+        let world = Affine::from_mat4(&world);
+        self.edit_both(index, |inst| inst.world = world);
         Ok(())
     }
 
@@ -969,23 +1034,30 @@ impl Animator {
                 what: format!("does not exist, or rate {rate} is not finite"),
             });
         }
-        self.instances[index].rate = rate;
-        self.mark_dirty(index);
+        self.edit_next(index, |inst| inst.rate = rate);
         Ok(())
     }
 
     /// Seeks instance `index` to local time `time` (a phase for a blend tree); ends any transition.
     pub fn set_time(&mut self, index: usize, time: f32) -> Result<()> {
-        let inst = *self.instances.get(index).ok_or_else(|| Error::Instance {
-            instance: index,
-            what: "does not exist".into(),
-        })?;
+        if index >= self.instances.len() {
+            return Err(Error::Instance {
+                instance: index,
+                what: "does not exist".into(),
+            });
+        }
         if !time.is_finite() {
             return Err(Error::Instance {
                 instance: index,
                 what: format!("time {time} is not finite"),
             });
         }
+        // A held-back transition's state starts now, with no transition.
+        if let Some(h) = self.held[index].take() {
+            self.instances[index] = h.inst;
+            self.mark_dirty(index);
+        }
+        let inst = self.instances[index];
         let duration = if inst.tree_nodes == 0 {
             self.library.clips[inst.clip as usize].duration
         } else {
@@ -1002,8 +1074,8 @@ impl Animator {
                 ..Default::default()
             },
         ));
-        if inst.transition != source_kind::NONE {
-            self.instances[index].transition = source_kind::NONE;
+        if inst.flags & (TRANSITION_BITS | KEEP_POSE) != 0 {
+            self.instances[index].flags &= !(TRANSITION_BITS | KEEP_POSE);
             self.transitions[index] = TransitionTrack::default();
             self.mark_dirty(index);
         }
@@ -1016,6 +1088,8 @@ impl Animator {
             self.joints_used = self.instances[len].joint_offset;
             self.instances.truncate(len);
             self.transitions.truncate(len);
+            self.held.truncate(len);
+            self.held_list.retain(|&i| i < len);
             self.clock_writes.retain(|(i, _)| *i < len);
             self.dirty = self.dirty.and_then(|(a, b)| (a < len).then_some((a, b.min(len))));
         }
@@ -1055,6 +1129,23 @@ impl Animator {
     /// ordinary frame, with no instance changed, writes 16 bytes.
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let dt = if dt.is_finite() { dt } else { 0.0 };
+        // Held-back transitions whose pose a frame has kept start now; the others keep it in this
+        // frame.
+        for index in std::mem::take(&mut self.held_list) {
+            let Some(h) = &mut self.held[index] else { continue };
+            if h.kept {
+                self.instances[index] = h.inst;
+                self.transitions[index] = TransitionTrack {
+                    started_at: self.seconds,
+                    duration: h.duration,
+                };
+                self.held[index] = None;
+                self.mark_dirty(index);
+            } else {
+                h.kept = true;
+                self.held_list.push(index);
+            }
+        }
         self.seconds += f64::from(dt);
         let frame = GpuFrame {
             dt,

@@ -5,6 +5,7 @@ use glam::{Quat, Vec2, Vec3};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use wgpu_anim::blend::{Blend2DKind, BlendNode, BlendTree};
+use wgpu_anim::layout::LocalPose;
 use wgpu_anim::math::Affine;
 use wgpu_anim::{Clip, ClipId, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform};
 
@@ -280,6 +281,14 @@ pub fn random_library_of(seed: u64, sizes: &[usize]) -> (wgpu_anim::AnimationLib
 }
 
 /// Largest element-wise error of two affine matrices, relative to `1 + |reference element|`.
+/// Largest relative difference of two local poses' components.
+pub fn pose_error(g: &LocalPose, w: &LocalPose) -> f32 {
+    let e = |a: glam::Vec4, b: glam::Vec4| ((a - b).abs() / (b.abs() + 1.0)).max_element();
+    e(g.translation, w.translation)
+        .max(e(g.rotation, w.rotation))
+        .max(e(g.scale, w.scale))
+}
+
 pub fn affine_error(got: &Affine, want: &Affine) -> f32 {
     let rows = [(got.x, want.x), (got.y, want.y), (got.z, want.z)];
     rows.iter()

@@ -1240,7 +1240,8 @@ impl Animator {
     pub fn clock_buffer(&self) -> &wgpu::Buffer {
         &self.clock_buffer
     }
-    /// Blend lists (`BlendList` per instance), written by `clock`, read by `sample`.
+    /// Blend lists (`BlendList` per instance), written by `clock`, read by `sample` (the fused
+    /// path keeps them in workgroup memory and does not write them).
     #[must_use]
     pub fn blend_list_buffer(&self) -> &wgpu::Buffer {
         &self.blend_list_buffer
@@ -1250,18 +1251,21 @@ impl Animator {
     pub fn max_joints(&self) -> u32 {
         self.max_joints
     }
-    /// Local poses (`LocalPose` per joint), written by `sample`; snapshots from `max_joints()` on.
+    /// Local poses (`LocalPose` per joint), written by `sample`; snapshots from `max_joints()` on
+    /// (the fused path writes only snapshots).
     #[must_use]
     pub fn local_buffer(&self) -> &wgpu::Buffer {
         &self.local_buffer
     }
-    /// Model-space matrices (`Affine` per joint), written by `local_to_model`.
+    /// Model-space matrices (`Affine` per joint), written by `local_to_model` (not by the fused
+    /// path).
     #[must_use]
     pub fn model_buffer(&self) -> &wgpu::Buffer {
         &self.model_buffer
     }
 
     /// Reads back every stage's output for all instances (for tests and tools; waits for the GPU).
+    /// On the fused path only the clocks and the palettes are this frame's.
     pub fn read_back(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuClock>, Pose)> {
         let n = self.instances.len() as u64;
         let j = u64::from(self.joints_used);

@@ -840,12 +840,17 @@ fn ms(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| format!("{v:.3}"))
 }
 
-/// The rows as a Markdown table.
+/// The aim for the fused path's per-character traffic, bytes per joint per frame: the 48-byte
+/// palette write plus about 4 bytes of the character's own state amortized over its joints.
+pub const PER_CHARACTER_TARGET: f64 = 52.0;
+
+/// The rows as a Markdown table. Each row's per-character traffic is shown against
+/// [`PER_CHARACTER_TARGET`] too.
 #[must_use]
 pub fn markdown_table(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | CPU encode ms | dispatches | B/joint per-character + shared | characters/ms |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    let mut s = format!(
+        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | CPU encode ms | dispatches | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let pass = |name: &str| ms(r.pass_ms.as_ref().and_then(|p| p.get(name).copied()));
@@ -855,7 +860,7 @@ pub fn markdown_table(rows: &[Row]) -> String {
             r.path.name().to_string()
         };
         s += &format!(
-            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {:.0} + {:.0} | {:.1} |\n",
+            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
             r.workload,
             r.characters,
             pass("clock"),
@@ -868,6 +873,7 @@ pub fn markdown_table(rows: &[Row]) -> String {
             r.dispatches.map_or("–".into(), |d| d.to_string()),
             r.bytes_per_joint_per_character,
             r.bytes_per_joint_shared,
+            r.bytes_per_joint_per_character - PER_CHARACTER_TARGET,
             r.characters_per_ms,
         );
     }

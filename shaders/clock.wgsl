@@ -239,17 +239,21 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         beta = transition_weight(c.transition_time, instances[i].transition_duration, (flags & TRANSITION_SMOOTH) != 0u);
     }
     let params = instances[i].params;
-    let target_state = vec4<u32>(instances[i].clip, instances[i].tree_offset, instances[i].tree_nodes, instances[i].loop_mode);
+    // The target's fields, read once.
+    let target_clip = instances[i].clip;
+    let target_tree_offset = instances[i].tree_offset;
+    let target_tree_nodes = instances[i].tree_nodes;
     let target_rate = instances[i].rate;
+    let target_loop_mode = instances[i].loop_mode;
     let target_loop_count = instances[i].loop_count;
     // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all,
     // so the blend-tree evaluator is compiled once.
     for (var s = 0u; s < 2u + MAX_LAYERS; s++) {
-        var clip = target_state.x;
-        var tree_offset = target_state.y;
-        var tree_nodes = target_state.z;
+        var clip = target_clip;
+        var tree_offset = target_tree_offset;
+        var tree_nodes = target_tree_nodes;
         var rate = target_rate;
-        var loop_mode = target_state.w;
+        var loop_mode = target_loop_mode;
         var loop_count = target_loop_count;
         var time = c.time;
         var state_dt = dt;

@@ -30,8 +30,13 @@
 //! The 16-byte frame uniform each stage reads is left out (it does not scale with the crowd).
 //! The counts are taken on the workload's first [`TRAFFIC_SAMPLE`] characters after one frame (its
 //! blend lists give the clips and times sampled), so they are the same for every crowd size. The
-//! CPU mirror reads and writes the same buffers, so its rows carry the same counts; a path that
-//! keeps poses on chip (a fused dispatch) would count less per character.
+//! CPU mirror reads and writes the same buffers as the staged path, so its rows carry the same
+//! counts.
+//!
+//! # Timing
+//!
+//! Each configuration's frames are measured in [`ROUNDS`] rounds, every crowd size and path of a
+//! workload taking its turn in each, and the medians of all its frames are reported.
 
 pub mod plot;
 
@@ -646,57 +651,65 @@ fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Measures the GPU path on `a` (already warmed up).
-fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, frames: u32) -> Result<GpuTimes> {
-    let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
-    let (mut passes, mut frame, mut encode) = (Vec::new(), Vec::new(), Vec::new());
+/// Raw samples of one configuration, gathered over the rounds.
+#[derive(Default)]
+struct Samples {
+    /// Per frame, each pass's milliseconds (GPU timestamps, or the CPU mirror's wall clock).
+    passes: Vec<[f64; 4]>,
+    /// Per frame, the whole frame's milliseconds.
+    frame: Vec<f64>,
+    /// Per frame, prepare + encode + submit milliseconds (GPU paths).
+    encode: Vec<f64>,
+    /// Dispatches per frame (GPU paths).
+    dispatches: Option<u32>,
+}
+
+/// Measures `frames` frames of the GPU path on `a` (already warmed up) into `samples`.
+fn measure_gpu(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    timer: Option<&PassTimer>,
+    frames: u32,
+    samples: &mut Samples,
+) -> Result<()> {
+    samples.dispatches = Some(a.dispatches_per_frame());
     for _ in 0..frames {
         let start = Instant::now();
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode_timed(&mut encoder, timer.as_ref());
-        if let Some(t) = &timer {
+        a.encode_timed(&mut encoder, timer);
+        if let Some(t) = timer {
             t.resolve(&mut encoder);
         }
         queue.submit([encoder.finish()]);
-        encode.push(start.elapsed().as_secs_f64() * 1e3);
+        samples.encode.push(start.elapsed().as_secs_f64() * 1e3);
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
-        frame.push(start.elapsed().as_secs_f64() * 1e3);
-        if let Some(t) = &timer {
+        samples.frame.push(start.elapsed().as_secs_f64() * 1e3);
+        if let Some(t) = timer {
             let ms = t.read_ms(device, queue)?;
             let mut p = [0.0; 4];
             for (k, v) in ms.iter().take(4).enumerate() {
                 p[k] = *v;
             }
-            passes.push(p);
+            samples.passes.push(p);
         }
     }
-    let pass_ms = if a.is_fused() {
-        let mut m = BTreeMap::new();
-        m.insert("fused".to_string(), median(passes.iter().map(|p| p[0]).collect()));
-        m
-    } else {
-        stage_map(&passes)
-    };
-    Ok(GpuTimes {
-        pass_ms: timer.is_some().then_some(pass_ms),
-        gpu_ms: timer
-            .is_some()
-            .then(|| median(passes.iter().map(|p| p.iter().sum()).collect())),
-        frame_ms: median(frame),
-        encode_ms: median(encode),
-        dispatches: a.dispatches_per_frame(),
-    })
+    Ok(())
 }
 
-struct GpuTimes {
-    pass_ms: Option<BTreeMap<String, f64>>,
-    gpu_ms: Option<f64>,
-    frame_ms: f64,
-    encode_ms: f64,
-    dispatches: u32,
+/// Rounds in which each configuration's frames are measured: within a round every crowd size and
+/// path of a workload takes its turn, so that a slow spell of a shared machine falls on all of
+/// them rather than on one, and ratios between crowd sizes hold.
+pub const ROUNDS: u32 = 4;
+
+/// One crowd size of a workload, with the CPU mirror's copies of it once made (by thread count).
+struct Subject {
+    n: u32,
+    animator: Animator,
+    cpu: BTreeMap<usize, CpuCrowd>,
 }
 
 /// Runs every configuration of `config` on `device`, reporting each as it starts through
@@ -740,90 +753,129 @@ pub fn run(
             .map(|&p| traffic(&lib, reference.instances(), &lists, p))
             .collect();
         drop(reference);
+        // Every crowd size the device can hold, warmed up.
+        let mut subjects = Vec::new();
         for &n in &config.counts {
-            let mut a = match crowd(device, queue, n, workload) {
-                Ok(a) => a,
+            match crowd(device, queue, n, workload) {
+                Ok(mut animator) => {
+                    for _ in 0..config.warmup.max(1) {
+                        gpu_frame(device, queue, &mut animator)?;
+                    }
+                    subjects.push(Subject {
+                        n,
+                        animator,
+                        cpu: BTreeMap::new(),
+                    });
+                }
                 Err(e @ Error::Limit { .. }) => {
                     let note = format!("skipped {} with {n} characters: {e}", workload.name());
                     progress(&note);
                     notes.push(note);
-                    continue;
                 }
                 Err(e) => return Err(e),
-            };
-            for _ in 0..config.warmup.max(1) {
-                gpu_frame(device, queue, &mut a)?;
             }
-            let joints = a.joint_count();
-            for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
-                progress(&format!(
-                    "{} {} {n} characters ({} frames)",
+        }
+        for s in &subjects {
+            if config.paths.contains(&PathKind::GpuFused) && !s.animator.fused_available() {
+                let note = format!(
+                    "no gpu-fused row for {} with {} characters: the device lacks its limits",
                     workload.name(),
-                    path.name(),
-                    config.frames
-                ));
+                    s.n
+                );
+                progress(&note);
+                notes.push(note);
+            }
+        }
+        let runs = |s: &Subject, path: PathKind| path != PathKind::GpuFused || s.animator.fused_available();
+        let mut samples: Vec<Vec<Samples>> = subjects
+            .iter()
+            .map(|_| config.paths.iter().map(|_| Samples::default()).collect())
+            .collect();
+        let rounds = ROUNDS.min(config.frames);
+        for round in 0..rounds {
+            let frames = config.frames / rounds + u32::from(round < config.frames % rounds);
+            // The first round warms each path up as configured, later ones with one frame.
+            let warmup = if round == 0 { config.warmup } else { 1 };
+            for (s, subject_samples) in subjects.iter_mut().zip(&mut samples) {
+                for (&path, acc) in config.paths.iter().zip(subject_samples.iter_mut()) {
+                    if !runs(s, path) {
+                        continue;
+                    }
+                    progress(&format!(
+                        "{} {} {} characters (round {} of {rounds}: {frames} frames)",
+                        workload.name(),
+                        path.name(),
+                        s.n,
+                        round + 1
+                    ));
+                    let a = &mut s.animator;
+                    match path {
+                        PathKind::GpuFused | PathKind::GpuStaged => {
+                            a.set_fused(path == PathKind::GpuFused)?;
+                            let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
+                            let mut measured = Ok(());
+                            for _ in 0..warmup {
+                                measured = measured.and_then(|()| gpu_frame(device, queue, a));
+                            }
+                            let measured =
+                                measured.and_then(|()| measure_gpu(device, queue, a, timer.as_ref(), frames, acc));
+                            a.set_fused(false)?;
+                            measured?;
+                        }
+                        PathKind::Cpu1 | PathKind::CpuAll => {
+                            let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
+                            let cpu_crowd = match s.cpu.entry(chunks) {
+                                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                                std::collections::btree_map::Entry::Vacant(e) => {
+                                    e.insert(CpuCrowd::from_gpu(device, queue, a, chunks)?)
+                                }
+                            };
+                            for _ in 0..warmup {
+                                cpu_crowd.frame(&lib);
+                            }
+                            for _ in 0..frames {
+                                let p = cpu_crowd.frame(&lib);
+                                acc.frame.push(p.iter().sum());
+                                acc.passes.push(p);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (s, subject_samples) in subjects.iter().zip(samples) {
+            for ((&path, &t), acc) in config.paths.iter().zip(&traffic_by_path).zip(subject_samples) {
+                if !runs(s, path) {
+                    continue;
+                }
+                let gpu = path.is_gpu();
+                let timed = !acc.passes.is_empty();
+                let pass_ms = if path == PathKind::GpuFused {
+                    let mut m = BTreeMap::new();
+                    m.insert("fused".to_string(), median(acc.passes.iter().map(|p| p[0]).collect()));
+                    m
+                } else {
+                    stage_map(&acc.passes)
+                };
+                let chunks = if path == PathKind::CpuAll { threads } else { 1 };
                 let mut row = Row {
                     workload: workload.name().into(),
                     path,
-                    characters: n,
-                    joints,
-                    pass_ms: None,
-                    gpu_ms: None,
-                    frame_ms: 0.0,
-                    cpu_encode_ms: None,
-                    dispatches: None,
-                    threads: 1,
+                    characters: s.n,
+                    joints: s.animator.joint_count(),
+                    pass_ms: timed.then_some(pass_ms),
+                    gpu_ms: (gpu && timed).then(|| median(acc.passes.iter().map(|p| p.iter().sum()).collect())),
+                    frame_ms: median(acc.frame),
+                    cpu_encode_ms: gpu.then(|| median(acc.encode)),
+                    dispatches: acc.dispatches,
+                    threads: s.cpu.get(&chunks).map_or(1, |c| c.chunks() as u32),
                     bytes_per_joint_per_character: t.per_character,
                     bytes_per_joint_shared: t.shared,
                     characters_per_ms: 0.0,
                     device: device_name.clone(),
                     date: date.clone(),
                 };
-                match path {
-                    PathKind::GpuFused if !a.fused_available() => {
-                        let note = format!(
-                            "no gpu-fused row for {} with {n} characters: the device lacks its limits",
-                            workload.name()
-                        );
-                        progress(&note);
-                        notes.push(note);
-                        continue;
-                    }
-                    PathKind::GpuFused => {
-                        a.set_fused(true)?;
-                        for _ in 0..config.warmup.max(1) {
-                            gpu_frame(device, queue, &mut a)?;
-                        }
-                        let g = measure_gpu(device, queue, &mut a, config.frames);
-                        a.set_fused(false)?;
-                        let g = g?;
-                        row.pass_ms = g.pass_ms;
-                        row.gpu_ms = g.gpu_ms;
-                        row.frame_ms = g.frame_ms;
-                        row.cpu_encode_ms = Some(g.encode_ms);
-                        row.dispatches = Some(g.dispatches);
-                    }
-                    PathKind::GpuStaged => {
-                        let g = measure_gpu(device, queue, &mut a, config.frames)?;
-                        row.pass_ms = g.pass_ms;
-                        row.gpu_ms = g.gpu_ms;
-                        row.frame_ms = g.frame_ms;
-                        row.cpu_encode_ms = Some(g.encode_ms);
-                        row.dispatches = Some(g.dispatches);
-                    }
-                    PathKind::Cpu1 | PathKind::CpuAll => {
-                        let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
-                        let mut cpu_crowd = CpuCrowd::from_gpu(device, queue, &a, chunks)?;
-                        for _ in 0..config.warmup {
-                            cpu_crowd.frame(&lib);
-                        }
-                        let per_frame: Vec<[f64; 4]> = (0..config.frames).map(|_| cpu_crowd.frame(&lib)).collect();
-                        row.threads = cpu_crowd.chunks() as u32;
-                        row.pass_ms = Some(stage_map(&per_frame));
-                        row.frame_ms = median(per_frame.iter().map(|p| p.iter().sum()).collect());
-                    }
-                }
-                row.characters_per_ms = f64::from(n) / row.headline_ms().max(1e-9);
+                row.characters_per_ms = f64::from(s.n) / row.headline_ms().max(1e-9);
                 rows.push(row);
             }
         }

@@ -601,8 +601,9 @@ impl Animator {
     }
 
     /// Chooses the fused path (one dispatch per frame, the blend list and the pose kept in
-    /// workgroup memory, local poses, model matrices and blend lists not written) or the staged one (a dispatch per stage, every stage's buffer
-    /// written). Errors when the fused path is not available here.
+    /// workgroup memory; blend lists, model matrices and local poses other than snapshots not
+    /// written) or the staged one (a dispatch per stage, every stage's buffer written). Errors
+    /// when the fused path is not available here.
     pub fn set_fused(&mut self, fused: bool) -> Result<()> {
         if fused && self.fused.is_none() {
             return Err(Error::Limit {

@@ -35,8 +35,10 @@
 //!
 //! # Timing
 //!
-//! Each configuration's frames are measured in [`ROUNDS`] rounds, every crowd size and path of a
-//! workload taking its turn in each, and the medians of all its frames are reported.
+//! Every crowd size and path of a workload is warmed up, then measured one frame at a time, the
+//! configurations taking turns (frame 1 of each, then frame 2 of each, …), and the medians of each
+//! configuration's frames are reported: a slow spell of a shared machine falls on all of them
+//! rather than on one, so ratios between crowd sizes and paths hold.
 
 pub mod plot;
 
@@ -651,7 +653,7 @@ fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Raw samples of one configuration, gathered over the rounds.
+/// Raw samples of one configuration, gathered frame by frame.
 #[derive(Default)]
 struct Samples {
     /// Per frame, each pass's milliseconds (GPU timestamps, or the CPU mirror's wall clock).
@@ -700,15 +702,12 @@ fn measure_gpu(
     Ok(())
 }
 
-/// Rounds in which each configuration's frames are measured: within a round every crowd size and
-/// path of a workload takes its turn, so that a slow spell of a shared machine falls on all of
-/// them rather than on one, and ratios between crowd sizes hold.
-pub const ROUNDS: u32 = 4;
-
-/// One crowd size of a workload, with the CPU mirror's copies of it once made (by thread count).
+/// One crowd size of a workload, with its pass timers (by dispatches per frame) and the CPU
+/// mirror's copies of it (by thread count), once made.
 struct Subject {
     n: u32,
     animator: Animator,
+    timers: BTreeMap<u32, Option<PassTimer>>,
     cpu: BTreeMap<usize, CpuCrowd>,
 }
 
@@ -764,6 +763,7 @@ pub fn run(
                     subjects.push(Subject {
                         n,
                         animator,
+                        timers: BTreeMap::new(),
                         cpu: BTreeMap::new(),
                     });
                 }
@@ -791,28 +791,39 @@ pub fn run(
             .iter()
             .map(|_| config.paths.iter().map(|_| Samples::default()).collect())
             .collect();
-        let rounds = ROUNDS.min(config.frames);
-        for round in 0..rounds {
-            let frames = config.frames / rounds + u32::from(round < config.frames % rounds);
-            // The first round warms each path up as configured, later ones with one frame.
-            let warmup = if round == 0 { config.warmup } else { 1 };
+        // Frame k of every configuration, then frame k + 1 of every one: each median spans the
+        // whole workload's run. Round 0 warms every configuration up first.
+        for round in 0..=config.frames {
+            let (frames, warmup) = if round == 0 { (0, config.warmup) } else { (1, 0) };
+            if round > 0 {
+                progress(&format!(
+                    "{}: frame {round} of {} of every count and path",
+                    workload.name(),
+                    config.frames
+                ));
+            }
             for (s, subject_samples) in subjects.iter_mut().zip(&mut samples) {
                 for (&path, acc) in config.paths.iter().zip(subject_samples.iter_mut()) {
                     if !runs(s, path) {
                         continue;
                     }
-                    progress(&format!(
-                        "{} {} {} characters (round {} of {rounds}: {frames} frames)",
-                        workload.name(),
-                        path.name(),
-                        s.n,
-                        round + 1
-                    ));
+                    if round == 0 {
+                        progress(&format!(
+                            "{} {} {} characters ({warmup} warm-up frames, then {} measured in turns)",
+                            workload.name(),
+                            path.name(),
+                            s.n,
+                            config.frames
+                        ));
+                    }
                     let a = &mut s.animator;
                     match path {
                         PathKind::GpuFused | PathKind::GpuStaged => {
                             a.set_fused(path == PathKind::GpuFused)?;
-                            let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
+                            let timer = s
+                                .timers
+                                .entry(a.dispatches_per_frame())
+                                .or_insert_with(|| PassTimer::new(device, queue, a.dispatches_per_frame()));
                             let mut measured = Ok(());
                             for _ in 0..warmup {
                                 measured = measured.and_then(|()| gpu_frame(device, queue, a));

@@ -180,8 +180,8 @@ fn bench_writes_table_json_and_plot() {
     }
     assert_eq!(
         stderr.lines().filter(|l| l.starts_with("single-clip ")).count(),
-        8 * 2,
-        "one progress line per configuration and round (two rounds of one frame): {stderr}"
+        8,
+        "one progress line per configuration: {stderr}"
     );
     let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 8);

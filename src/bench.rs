@@ -35,10 +35,9 @@
 //!
 //! # Timing
 //!
-//! Every crowd size and path of a workload is warmed up, then measured one frame at a time, the
-//! configurations taking turns (frame 1 of each, then frame 2 of each, …), and the medians of each
-//! configuration's frames are reported: a slow spell of a shared machine falls on all of them
-//! rather than on one, so ratios between crowd sizes and paths hold.
+//! Each configuration is warmed up and then measured over consecutive frames, as an application
+//! runs them; medians are reported. On a shared machine a slow spell can fall on one
+//! configuration: compare ratios within a run, and runs with each other.
 
 pub mod plot;
 
@@ -653,62 +652,57 @@ fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Raw samples of one configuration, gathered frame by frame.
-#[derive(Default)]
-struct Samples {
-    /// Per frame, each pass's milliseconds (GPU timestamps, or the CPU mirror's wall clock).
-    passes: Vec<[f64; 4]>,
-    /// Per frame, the whole frame's milliseconds.
-    frame: Vec<f64>,
-    /// Per frame, prepare + encode + submit milliseconds (GPU paths).
-    encode: Vec<f64>,
-    /// Dispatches per frame (GPU paths).
-    dispatches: Option<u32>,
-}
-
-/// Measures `frames` frames of the GPU path on `a` (already warmed up) into `samples`.
-fn measure_gpu(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    a: &mut Animator,
-    timer: Option<&PassTimer>,
-    frames: u32,
-    samples: &mut Samples,
-) -> Result<()> {
-    samples.dispatches = Some(a.dispatches_per_frame());
+/// Measures the GPU path on `a` (already warmed up).
+fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, frames: u32) -> Result<GpuTimes> {
+    let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
+    let (mut passes, mut frame, mut encode) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..frames {
         let start = Instant::now();
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode_timed(&mut encoder, timer);
-        if let Some(t) = timer {
+        a.encode_timed(&mut encoder, timer.as_ref());
+        if let Some(t) = &timer {
             t.resolve(&mut encoder);
         }
         queue.submit([encoder.finish()]);
-        samples.encode.push(start.elapsed().as_secs_f64() * 1e3);
+        encode.push(start.elapsed().as_secs_f64() * 1e3);
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
-        samples.frame.push(start.elapsed().as_secs_f64() * 1e3);
-        if let Some(t) = timer {
+        frame.push(start.elapsed().as_secs_f64() * 1e3);
+        if let Some(t) = &timer {
             let ms = t.read_ms(device, queue)?;
             let mut p = [0.0; 4];
             for (k, v) in ms.iter().take(4).enumerate() {
                 p[k] = *v;
             }
-            samples.passes.push(p);
+            passes.push(p);
         }
     }
-    Ok(())
+    let pass_ms = if a.is_fused() {
+        let mut m = BTreeMap::new();
+        m.insert("fused".to_string(), median(passes.iter().map(|p| p[0]).collect()));
+        m
+    } else {
+        stage_map(&passes)
+    };
+    Ok(GpuTimes {
+        pass_ms: timer.is_some().then_some(pass_ms),
+        gpu_ms: timer
+            .is_some()
+            .then(|| median(passes.iter().map(|p| p.iter().sum()).collect())),
+        frame_ms: median(frame),
+        encode_ms: median(encode),
+        dispatches: a.dispatches_per_frame(),
+    })
 }
 
-/// One crowd size of a workload, with its pass timers (by dispatches per frame) and the CPU
-/// mirror's copies of it (by thread count), once made.
-struct Subject {
-    n: u32,
-    animator: Animator,
-    timers: BTreeMap<u32, Option<PassTimer>>,
-    cpu: BTreeMap<usize, CpuCrowd>,
+struct GpuTimes {
+    pass_ms: Option<BTreeMap<String, f64>>,
+    gpu_ms: Option<f64>,
+    frame_ms: f64,
+    encode_ms: f64,
+    dispatches: u32,
 }
 
 /// Runs every configuration of `config` on `device`, reporting each as it starts through
@@ -752,141 +746,90 @@ pub fn run(
             .map(|&p| traffic(&lib, reference.instances(), &lists, p))
             .collect();
         drop(reference);
-        // Every crowd size the device can hold, warmed up.
-        let mut subjects = Vec::new();
         for &n in &config.counts {
-            match crowd(device, queue, n, workload) {
-                Ok(mut animator) => {
-                    for _ in 0..config.warmup.max(1) {
-                        gpu_frame(device, queue, &mut animator)?;
-                    }
-                    subjects.push(Subject {
-                        n,
-                        animator,
-                        timers: BTreeMap::new(),
-                        cpu: BTreeMap::new(),
-                    });
-                }
+            let mut a = match crowd(device, queue, n, workload) {
+                Ok(a) => a,
                 Err(e @ Error::Limit { .. }) => {
                     let note = format!("skipped {} with {n} characters: {e}", workload.name());
                     progress(&note);
                     notes.push(note);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        for s in &subjects {
-            if config.paths.contains(&PathKind::GpuFused) && !s.animator.fused_available() {
-                let note = format!(
-                    "no gpu-fused row for {} with {} characters: the device lacks its limits",
-                    workload.name(),
-                    s.n
-                );
-                progress(&note);
-                notes.push(note);
-            }
-        }
-        let runs = |s: &Subject, path: PathKind| path != PathKind::GpuFused || s.animator.fused_available();
-        let mut samples: Vec<Vec<Samples>> = subjects
-            .iter()
-            .map(|_| config.paths.iter().map(|_| Samples::default()).collect())
-            .collect();
-        // Frame k of every configuration, then frame k + 1 of every one: each median spans the
-        // whole workload's run. Round 0 warms every configuration up first.
-        for round in 0..=config.frames {
-            let (frames, warmup) = if round == 0 { (0, config.warmup) } else { (1, 0) };
-            if round > 0 {
-                progress(&format!(
-                    "{}: frame {round} of {} of every count and path",
-                    workload.name(),
-                    config.frames
-                ));
-            }
-            for (s, subject_samples) in subjects.iter_mut().zip(&mut samples) {
-                for (&path, acc) in config.paths.iter().zip(subject_samples.iter_mut()) {
-                    if !runs(s, path) {
-                        continue;
-                    }
-                    if round == 0 {
-                        progress(&format!(
-                            "{} {} {} characters ({warmup} warm-up frames, then {} measured in turns)",
-                            workload.name(),
-                            path.name(),
-                            s.n,
-                            config.frames
-                        ));
-                    }
-                    let a = &mut s.animator;
-                    match path {
-                        PathKind::GpuFused | PathKind::GpuStaged => {
-                            a.set_fused(path == PathKind::GpuFused)?;
-                            let timer = s
-                                .timers
-                                .entry(a.dispatches_per_frame())
-                                .or_insert_with(|| PassTimer::new(device, queue, a.dispatches_per_frame()));
-                            let mut measured = Ok(());
-                            for _ in 0..warmup {
-                                measured = measured.and_then(|()| gpu_frame(device, queue, a));
-                            }
-                            let measured =
-                                measured.and_then(|()| measure_gpu(device, queue, a, timer.as_ref(), frames, acc));
-                            a.set_fused(false)?;
-                            measured?;
-                        }
-                        PathKind::Cpu1 | PathKind::CpuAll => {
-                            let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
-                            let cpu_crowd = match s.cpu.entry(chunks) {
-                                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                                std::collections::btree_map::Entry::Vacant(e) => {
-                                    e.insert(CpuCrowd::from_gpu(device, queue, a, chunks)?)
-                                }
-                            };
-                            for _ in 0..warmup {
-                                cpu_crowd.frame(&lib);
-                            }
-                            for _ in 0..frames {
-                                let p = cpu_crowd.frame(&lib);
-                                acc.frame.push(p.iter().sum());
-                                acc.passes.push(p);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        for (s, subject_samples) in subjects.iter().zip(samples) {
-            for ((&path, &t), acc) in config.paths.iter().zip(&traffic_by_path).zip(subject_samples) {
-                if !runs(s, path) {
                     continue;
                 }
-                let gpu = path.is_gpu();
-                let timed = !acc.passes.is_empty();
-                let pass_ms = if path == PathKind::GpuFused {
-                    let mut m = BTreeMap::new();
-                    m.insert("fused".to_string(), median(acc.passes.iter().map(|p| p[0]).collect()));
-                    m
-                } else {
-                    stage_map(&acc.passes)
-                };
-                let chunks = if path == PathKind::CpuAll { threads } else { 1 };
+                Err(e) => return Err(e),
+            };
+            for _ in 0..config.warmup.max(1) {
+                gpu_frame(device, queue, &mut a)?;
+            }
+            let joints = a.joint_count();
+            for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
+                progress(&format!(
+                    "{} {} {n} characters ({} frames)",
+                    workload.name(),
+                    path.name(),
+                    config.frames
+                ));
                 let mut row = Row {
                     workload: workload.name().into(),
                     path,
-                    characters: s.n,
-                    joints: s.animator.joint_count(),
-                    pass_ms: timed.then_some(pass_ms),
-                    gpu_ms: (gpu && timed).then(|| median(acc.passes.iter().map(|p| p.iter().sum()).collect())),
-                    frame_ms: median(acc.frame),
-                    cpu_encode_ms: gpu.then(|| median(acc.encode)),
-                    dispatches: acc.dispatches,
-                    threads: s.cpu.get(&chunks).map_or(1, |c| c.chunks() as u32),
+                    characters: n,
+                    joints,
+                    pass_ms: None,
+                    gpu_ms: None,
+                    frame_ms: 0.0,
+                    cpu_encode_ms: None,
+                    dispatches: None,
+                    threads: 1,
                     bytes_per_joint_per_character: t.per_character,
                     bytes_per_joint_shared: t.shared,
                     characters_per_ms: 0.0,
                     device: device_name.clone(),
                     date: date.clone(),
                 };
-                row.characters_per_ms = f64::from(s.n) / row.headline_ms().max(1e-9);
+                match path {
+                    PathKind::GpuFused if !a.fused_available() => {
+                        let note = format!(
+                            "no gpu-fused row for {} with {n} characters: the device lacks its limits",
+                            workload.name()
+                        );
+                        progress(&note);
+                        notes.push(note);
+                        continue;
+                    }
+                    PathKind::GpuFused => {
+                        a.set_fused(true)?;
+                        for _ in 0..config.warmup.max(1) {
+                            gpu_frame(device, queue, &mut a)?;
+                        }
+                        let g = measure_gpu(device, queue, &mut a, config.frames);
+                        a.set_fused(false)?;
+                        let g = g?;
+                        row.pass_ms = g.pass_ms;
+                        row.gpu_ms = g.gpu_ms;
+                        row.frame_ms = g.frame_ms;
+                        row.cpu_encode_ms = Some(g.encode_ms);
+                        row.dispatches = Some(g.dispatches);
+                    }
+                    PathKind::GpuStaged => {
+                        let g = measure_gpu(device, queue, &mut a, config.frames)?;
+                        row.pass_ms = g.pass_ms;
+                        row.gpu_ms = g.gpu_ms;
+                        row.frame_ms = g.frame_ms;
+                        row.cpu_encode_ms = Some(g.encode_ms);
+                        row.dispatches = Some(g.dispatches);
+                    }
+                    PathKind::Cpu1 | PathKind::CpuAll => {
+                        let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
+                        let mut cpu_crowd = CpuCrowd::from_gpu(device, queue, &a, chunks)?;
+                        for _ in 0..config.warmup {
+                            cpu_crowd.frame(&lib);
+                        }
+                        let per_frame: Vec<[f64; 4]> = (0..config.frames).map(|_| cpu_crowd.frame(&lib)).collect();
+                        row.threads = cpu_crowd.chunks() as u32;
+                        row.pass_ms = Some(stage_map(&per_frame));
+                        row.frame_ms = median(per_frame.iter().map(|p| p.iter().sum()).collect());
+                    }
+                }
+                row.characters_per_ms = f64::from(n) / row.headline_ms().max(1e-9);
                 rows.push(row);
             }
         }

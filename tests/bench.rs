@@ -18,13 +18,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
     let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
     assert!(report.notes.is_empty(), "{:?}", report.notes);
     assert_eq!(report.rows.len(), 2 * Workload::ALL.len() * PathKind::ALL.len());
-    let (setup, turns): (Vec<&String>, Vec<&String>) = lines.iter().partition(|l| l.contains(" characters ("));
-    assert_eq!(setup.len(), report.rows.len(), "one progress line per configuration");
-    assert_eq!(
-        turns.len(),
-        Workload::ALL.len() * config.frames as usize,
-        "one per workload and frame"
-    );
+    assert_eq!(lines.len(), report.rows.len(), "one progress line per configuration");
     for w in Workload::ALL {
         for p in PathKind::ALL {
             let rows: Vec<&Row> = report

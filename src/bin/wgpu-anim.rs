@@ -49,8 +49,7 @@ COMMANDS:
               gpu-staged (the GPU, four dispatches; per-pass times from timestamp queries when
               the adapter has them), cpu-1 (the CPU mirror on one thread) and cpu-all (the CPU
               mirror on every core). Medians over --frames frames (default 30) after 3 warm-up
-              frames, measured one frame at a time with every count and path taking turns;
-              progress on stderr, a Markdown table on stdout. A count the device cannot
+              frames; progress on stderr, a Markdown table on stdout. A count the device cannot
               hold is skipped with a note. Bytes per joint are counted from the buffer layouts:
               per-character data, and shared library data (cached on a GPU).
               --characters  crowd sizes (default 1000,4000,16000,64000)
@@ -812,7 +811,7 @@ fn bench(args: &[String]) -> Result<(), String> {
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let report = bench::run(&device, &queue, &config, &mut |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
     println!(
-        "One animation frame, medians of {} frames measured in turns; device: {}; {}",
+        "One animation frame, medians of {} frames; device: {}; {}",
         config.frames, report.device, report.date
     );
     println!();

@@ -87,6 +87,25 @@ fn parse() -> Result<Args, String> {
     Ok(a)
 }
 
+/// The starting GPU path (F switches): the fused one where the device allows it, except on a
+/// software adapter, where the staged path is the faster (see the README's Performance section:
+/// a CPU runs the fused path's one-invocation clock and hierarchy walk with its SIMD lanes idle).
+fn choose_path(device: &wgpu::Device, animator: &mut wgpu_anim::Animator) -> Result<(), wgpu_anim::Error> {
+    let software = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
+    let fused = animator.fused_available() && !software;
+    animator.set_fused(fused)?;
+    println!(
+        "GPU path: {}{} (F switches)",
+        if fused { "fused" } else { "staged" },
+        if software && animator.fused_available() {
+            ", the faster one on a software adapter"
+        } else {
+            ""
+        }
+    );
+    Ok(())
+}
+
 /// The character count: what was asked, or a default that suits the adapter.
 fn character_count(args: &Args, adapter: &wgpu::AdapterInfo) -> u32 {
     if let Some(n) = args.count {
@@ -239,10 +258,7 @@ impl App {
             },
             character(args)?,
         )?;
-        // The fused path where the device allows it; F switches.
-        let fused = crowd.animator.fused_available();
-        crowd.animator.set_fused(fused)?;
-        println!("GPU path: {}", if fused { "fused" } else { "staged" });
+        choose_path(&device, &mut crowd.animator)?;
         let timer = PassTimer::new(&device, &queue, 4);
         let depth = depth_view(&device, config.width, config.height);
         let orbit = Orbit::new(&crowd);
@@ -564,8 +580,7 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         },
         character(args)?,
     )?;
-    let fused = crowd.animator.fused_available();
-    crowd.animator.set_fused(fused)?;
+    choose_path(&device, &mut crowd.animator)?;
     let orbit = Orbit::new(&crowd);
     let frames = args.frames.unwrap_or(120);
     let started = Instant::now();

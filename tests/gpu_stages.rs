@@ -255,6 +255,49 @@ fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
 }
 
 #[test]
+fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
+    // Cross-fades still run after these frames; interrupting them holds the new ones back a frame
+    // in which the instances keep their pose as the snapshot.
+    let mut run = run_frames(3000, 13, &[0.0, 0.05, 0.05]);
+    let mut r = rng(14);
+    for i in (0..3000).step_by(2) {
+        let inst = *run.animator.instance(i).unwrap();
+        let desc = random_state(&mut r, inst.skeleton);
+        run.animator.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
+    }
+    let keeping = run
+        .animator
+        .instances()
+        .iter()
+        .filter(|i| i.flags & wgpu_anim::layout::KEEP_POSE != 0)
+        .count();
+    assert!(keeping > 200, "{keeping} instances keep their pose");
+    let before = run.animator.read_snapshots(&run.device, &run.queue).unwrap();
+    let dt = 0.016;
+    run.animator.prepare(&run.queue, dt);
+    let mut encoder = run.device.create_command_encoder(&Default::default());
+    run.animator.encode(&mut encoder);
+    run.queue.submit([encoder.finish()]);
+    run.frame.dt = dt;
+
+    // The mirror of sample on the GPU's blend lists and the snapshots from before the frame.
+    let a = &run.animator;
+    let max = a.max_joints() as usize;
+    let joints = a.joint_count() as usize;
+    let lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
+    let mut local = vec![LocalPose::default(); 3 * max];
+    local[max..max + before.len()].copy_from_slice(&before);
+    cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local);
+    let gpu = gpu_local_regions(&run);
+    compare_sample(&run, &gpu[..joints], &local[..joints]);
+    let snapshots = &gpu[max..max + joints];
+    compare_sample(&run, snapshots, &local[max..max + joints]);
+    // The kept snapshots are this frame's poses, not the ones from before.
+    let changed = (0..joints).filter(|&k| snapshots[k] != before[k]).count();
+    assert!(changed > 1000, "{changed} snapshot joints written");
+}
+
+#[test]
 fn clock_stage_matches_its_cpu_mirror() {
     // Transitions run (and some start in the compared frame); one more frame on both sides,
     // starting from the GPU's clocks.

@@ -177,61 +177,24 @@ fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32 {
     return u;
 }
 
-// Whether any layer of instance `i` is on.
-fn layers_on(i: u32) -> bool {
-    return (instances[i].flags & (LAYER_ON * ((1u << MAX_LAYERS) - 1u))) != 0u;
-}
-
-// Instance `i`'s clocks: the first 32 bytes always, the layer clocks when a layer is on.
-fn load_clock(i: u32, layers: bool) -> Clock {
-    var c: Clock;
-    c.time = clocks[i].time;
-    c.sample_time = clocks[i].sample_time;
-    c.phase = clocks[i].phase;
-    c.seq = clocks[i].seq;
-    c.source_time = clocks[i].source_time;
-    c.source_sample_time = clocks[i].source_sample_time;
-    c.source_phase = clocks[i].source_phase;
-    c.transition_time = clocks[i].transition_time;
-    if (layers) {
-        c.layer_time = clocks[i].layer_time;
-        c.layer_seq = clocks[i].layer_seq;
-    }
-    return c;
-}
-
-// Stores what load_clock loaded.
-fn store_clock(i: u32, c: Clock, layers: bool) {
-    clocks[i].time = c.time;
-    clocks[i].sample_time = c.sample_time;
-    clocks[i].phase = c.phase;
-    clocks[i].seq = c.seq;
-    clocks[i].source_time = c.source_time;
-    clocks[i].source_sample_time = c.source_sample_time;
-    clocks[i].source_phase = c.source_phase;
-    clocks[i].transition_time = c.transition_time;
-    if (layers) {
-        clocks[i].layer_time = c.layer_time;
-        clocks[i].layer_seq = c.layer_seq;
-    }
-}
-
-// Instance `i`'s frame: advances its clocks and writes its blend list. The instance is read
-// section by section: its first 64 bytes, the transition's 32 while one is set, and only the
-// layers that are on (see layout::GpuInstance).
+// Instance `i`'s frame: advances its clock and writes its blend list. The instance is read
+// section by section: its first 64 bytes, the transition's 32 while one is set, and the layer
+// section while a layer is on (see layout::GpuInstance).
 fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let flags = instances[i].flags;
-    let layers = layers_on(i);
-    var c = load_clock(i, layers);
+    var c = clocks[i];
     let kind = flags & 15u;
     if (instances[i].seq != c.seq) {
         // A new target state: the running clock becomes the source's, the target restarts.
         c.source_time = c.time;
-        c.source_sample_time = c.sample_time;
-        c.source_phase = c.phase;
         c.transition_time = 0.0;
         c.time = instances[i].start_time;
         c.seq = instances[i].seq;
+    }
+    // Layers (re)started since the last frame have a seq newer than the one the clock saw.
+    let seen_layer_seq = c.layer_seq;
+    if ((flags & (LAYER_ON * ((1u << MAX_LAYERS) - 1u))) != 0u) {
+        c.layer_seq = instances[i].layer_seq;
     }
     var beta = 1.0;
     if (kind != SOURCE_NONE) {
@@ -287,9 +250,9 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
                 continue;
             }
             let layer = instances[i].layers[k];
-            if (layer.seq != c.layer_seq[k]) {
+            let def = layer_defs[layer.def];
+            if (bitcast<i32>(layer.seq - seen_layer_seq) > 0) {
                 c.layer_time[k] = layer.start_time;
-                c.layer_seq[k] = layer.seq;
             }
             // A snapshot source already shows the layers: fade them in with the new base
             // instead of adding them twice.
@@ -297,22 +260,22 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             if (kind == SOURCE_SNAPSHOT) {
                 weight *= beta;
             }
-            (*list).layers[k] = LayerApply(layer.mode, weight, layer.mask, 0u);
-            if (layer.mode == LAYER_ADDITIVE_MESH) {
+            (*list).layers[k] = LayerApply(def.mode, weight, def.mask, 0u);
+            if (def.mode == LAYER_ADDITIVE_MESH) {
                 (*list).mesh_additive = 1u;
             }
-            if (layer.tree_nodes == 0u && layer.time_parameter < 4u) {
+            if (def.tree_nodes == 0u && def.time_parameter < 4u) {
                 // The clip's time axis as a parameter: sampled where the parameter says.
-                let t = clamp(params[layer.time_parameter], 0.0, clips[layer.clip].duration);
+                let t = clamp(params[def.time_parameter], 0.0, clips[def.clip].duration);
                 c.layer_time[k] = t;
-                add_sample(list, layer.clip, t, 1.0, k + 1u);
+                add_sample(list, def.clip, t, 1.0, k + 1u);
                 continue;
             }
-            clip = layer.clip;
-            tree_offset = layer.tree_offset;
-            tree_nodes = layer.tree_nodes;
+            clip = def.clip;
+            tree_offset = def.tree_offset;
+            tree_nodes = def.tree_nodes;
             rate = layer.rate;
-            loop_mode = layer.loop_mode;
+            loop_mode = def.loop_mode;
             loop_count = 1u;
             time = c.layer_time[k];
             scale = 1.0;
@@ -321,17 +284,13 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, state_dt, scale, layer_id);
         if (s == 0u) {
             c.time = ct.time;
-            c.sample_time = ct.sample_time;
-            c.phase = ct.phase;
         } else if (s == 1u) {
             c.source_time = ct.time;
-            c.source_sample_time = ct.sample_time;
-            c.source_phase = ct.phase;
         } else {
             c.layer_time[s - 2u] = ct.time;
         }
     }
-    store_clock(i, c, layers);
+    clocks[i] = c;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -11,15 +11,9 @@ fn joint_model(parent_model: Affine, has_parent: bool, local: LocalPose) -> Affi
     return m;
 }
 
-// Whether instance `i` has a mesh-space additive layer (only layers that are on are read).
+// Whether instance `i` has a mesh-space additive layer that is on.
 fn has_mesh_layer(i: u32) -> bool {
-    let flags = instances[i].flags;
-    for (var k = 0u; k < MAX_LAYERS; k++) {
-        if ((flags & (LAYER_ON << k)) != 0u && instances[i].layers[k].mode == LAYER_ADDITIVE_MESH) {
-            return true;
-        }
-    }
-    return false;
+    return (instances[i].flags & (LAYER_MESH * ((1u << MAX_LAYERS) - 1u))) != 0u;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

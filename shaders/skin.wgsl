@@ -74,7 +74,7 @@ struct VertexOut {
 
 @vertex
 fn vs_main(v: VertexIn, @builtin(instance_index) instance: u32) -> VertexOut {
-    // Only the fields drawing needs (not the whole 320-byte instance).
+    // Only the fields drawing needs (not the whole 256-byte instance).
     let world = instances[instance].world;
     let p = skin_vertex(instances[instance].joint_offset, v.joints, v.weights, v.position, v.normal);
     let world_position = affine_transform_point(world, p.position);

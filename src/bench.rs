@@ -10,8 +10,8 @@
 //!
 //! - **per-character** traffic, data that belongs to one character: the sections of its
 //!   [`GpuInstance`] a frame reads (the first 64 bytes, the transition's 32 while one is set, the
-//!   layers that are on; by each of the four stages on the staged path, once on the fused one),
-//!   its [`GpuClock`] (read and written by `clock`: 32 bytes, 64 with a layer on), its
+//!   layers' 64 while one is on; the first 64 by each of the four stages on the staged path, once
+//!   on the fused one), its 32-byte [`GpuClock`] (read and written by `clock`), its
 //!   [`BlendList`] (written by `clock`, read by `sample`; the fused path keeps it in workgroup
 //!   memory) — all amortized over its joints — and per joint the [`LocalPose`] written by
 //!   `sample` and read by `local_to_model`, the parent's model matrix read and the model matrix
@@ -19,7 +19,8 @@
 //!   written by `palette` (the fused path writes only the palette), plus the snapshot written and
 //!   read around interrupted cross-fades, when a crowd has them;
 //! - **shared** traffic, library data read by many characters and so cached on a GPU: clip
-//!   headers ([`GpuClip`], by `clock` and `sample`), skeleton headers ([`GpuSkeleton`], by the
+//!   headers ([`GpuClip`], by `clock` and `sample`), the layer definitions of the layers that are
+//!   on ([`GpuLayerDef`], by `clock`), skeleton headers ([`GpuSkeleton`], by the
 //!   three joint stages), blend tree nodes and children (every node and child of the trees a
 //!   character plays, an upper bound: `clock` skips nodes of zero weight), per joint and blended
 //!   clip the three [`GpuTrack`] headers and the key times and values `sample_track` reads at the
@@ -45,8 +46,8 @@ use crate::cpu;
 use crate::error::{Error, Result};
 use crate::gpu::{PassTimer, Transition};
 use crate::layout::{
-    BlendList, GpuBlendChild, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, LocalPose,
-    MAX_BLEND_CLIPS, MIN_BLEND_WEIGHT, SNAPSHOT_CLIP,
+    BlendList, GpuBlendChild, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuSkeleton,
+    GpuTrack, LocalPose, MAX_BLEND_CLIPS, MIN_BLEND_WEIGHT, SNAPSHOT_CLIP,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -419,31 +420,33 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         }
         b
     };
-    // The sections of an instance and of a clock that are read (see `GpuInstance`).
+    // The sections of an instance that are read (see `GpuInstance`); the clock is one sector.
     let instance_base = sz(std::mem::offset_of!(GpuInstance, source_clip));
     let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
-    let layer = sz(size_of::<crate::layout::GpuLayer>());
-    let clock_base = sz(std::mem::offset_of!(GpuClock, layer_time));
-    let clock_layers = sz(size_of::<GpuClock>()) - clock_base;
+    let instance_layers = sz(std::mem::offset_of!(GpuInstance, _pad2)) - sz(std::mem::offset_of!(GpuInstance, layers));
+    let clock = sz(size_of::<GpuClock>());
     for (inst, list) in instances.iter().zip(lists) {
         let j = u64::from(inst.joint_count);
         joints += j;
         let layers_on = (0..crate::layout::MAX_LAYERS)
             .filter(|&k| inst.flags & (crate::layout::LAYER_ON << k) != 0)
             .count() as u64;
-        // clock: the instance's first section, the transition's while one is set, the layers
-        // that are on; its clock in and out (the layer clocks only with a layer on).
-        own += instance_base + layers_on * layer;
+        // clock: the instance's first section, the transition's while one is set, the layer
+        // section while a layer is on; its clock in and out. Each layer that is on reads its
+        // definition, which the instances playing it share.
+        own += instance_base + 2 * clock;
         if inst.source_kind() != crate::layout::source_kind::NONE {
             own += instance_transition;
         }
-        own += 2 * (clock_base + if layers_on > 0 { clock_layers } else { 0 });
+        if layers_on > 0 {
+            own += instance_layers;
+            shared += layers_on * sz(size_of::<GpuLayerDef>());
+        }
         if !fused {
             // The blend list, written by clock and read by sample; sample, local_to_model and
-            // palette read the instance's first section again, local_to_model the modes of the
-            // layers that are on. The fused path reads each once and keeps the list in
-            // workgroup memory.
-            own += 2 * sz(size_of::<BlendList>()) + 3 * instance_base + layers_on * 4;
+            // palette read the instance's first section again. The fused path reads each once
+            // and keeps the list in workgroup memory.
+            own += 2 * sz(size_of::<BlendList>()) + 3 * instance_base;
         }
         let skel = &lib.gpu_skeletons[inst.skeleton as usize];
         let parents = &lib.parents[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
@@ -519,6 +522,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
 #[derive(Clone, Debug)]
 pub struct CpuChunk {
     frame: GpuFrame,
+    layer_defs: Vec<GpuLayerDef>,
     instances: Vec<GpuInstance>,
     clocks: Vec<GpuClock>,
     lists: Vec<BlendList>,
@@ -567,6 +571,7 @@ impl CpuCrowd {
                     snapshot_offset: end - first,
                     _pad: 0,
                 },
+                layer_defs: animator.layer_defs().to_vec(),
                 instances: rebased,
                 clocks: clocks[range.clone()].to_vec(),
                 lists: lists[range].to_vec(),
@@ -625,7 +630,7 @@ impl CpuChunk {
     fn run(&mut self, lib: &AnimationLibrary, stage: Stage) {
         let s = self;
         match stage {
-            Stage::Clock => cpu::clock(lib, &s.frame, &s.instances, &mut s.clocks, &mut s.lists),
+            Stage::Clock => cpu::clock(lib, &s.frame, &s.layer_defs, &s.instances, &mut s.clocks, &mut s.lists),
             Stage::Sample => cpu::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local),
             Stage::LocalToModel => cpu::local_to_model(lib, &s.frame, &s.instances, &mut s.local, &mut s.model),
             Stage::Palette => cpu::palette(lib, &s.frame, &s.instances, &s.model, &mut s.palette),

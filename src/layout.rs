@@ -96,10 +96,12 @@ pub const TRANSITION_FROZEN: u32 = 1 << 5;
 /// `GpuInstance::flags` bit: this frame's local pose is also written as the instance's snapshot,
 /// the source of the transition that starts next frame (one that interrupts another).
 pub const KEEP_POSE: u32 = 1 << 6;
-/// `GpuInstance::flags` bit of layer 0; layer `k` is `LAYER_ON << k`. Set (by
-/// [`GpuInstance::update_layer_flags`]) for each layer whose mode is not `OFF`, so that the GPU
-/// reads no layer that is off.
+/// `GpuInstance::flags` bit of layer 0; layer `k` is `LAYER_ON << k`. Set for each layer that is
+/// on (by [`GpuInstance::set_layer_flags`]), so that the GPU reads no layer that is off.
 pub const LAYER_ON: u32 = 1 << 8;
+/// `GpuInstance::flags` bit: layer 0 is on and adds in mesh space (`layer_mode::ADDITIVE_MESH`);
+/// layer `k` is `LAYER_MESH << k`. The `local_to_model` stage reads it instead of the layer.
+pub const LAYER_MESH: u32 = 1 << 12;
 /// `BlendSample::clip` value that stands for the instance's snapshot pose.
 pub const SNAPSHOT_CLIP: u32 = u32::MAX;
 
@@ -112,7 +114,9 @@ pub const SNAPSHOT_CLIP: u32 = u32::MAX;
 ///
 /// The fields come in sections, each a whole number of 32-byte memory sectors, so that a frame
 /// reads only what it uses: bytes 0–63 every frame; 64–95 while a transition is set; 96–159 only
-/// when drawing (world and tint); then 48 bytes per layer that is on.
+/// when drawing (world and tint); 160–223 while a layer is on. What a layer plays is shared
+/// between instances ([`GpuLayerDef`]); an instance holds only each layer's weight, rate and
+/// start.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuInstance {
@@ -139,7 +143,7 @@ pub struct GpuInstance {
     /// Target blend tree: node count; 0 when the target is `clip`.
     pub tree_nodes: u32,
     /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`], [`TRANSITION_FROZEN`],
-    /// [`KEEP_POSE`] and the [`LAYER_ON`] bits.
+    /// [`KEEP_POSE`], and the [`LAYER_ON`] and [`LAYER_MESH`] bits.
     pub flags: u32,
     /// Blend parameters.
     pub params: Vec4,
@@ -165,20 +169,24 @@ pub struct GpuInstance {
     pub tint: u32,
     /// Padding.
     pub _pad1: [u32; 3],
-    /// Layers applied, in order, on top of the base state.
+    /// Layers applied, in order, on top of the base state (those whose [`LAYER_ON`] bit is set).
     pub layers: [GpuLayer; MAX_LAYERS as usize],
+    /// Incremented by the CPU whenever a layer (re)starts; that layer's `seq` takes the new value.
+    pub layer_seq: u32,
     /// Padding to a multiple of 64 bytes, so that every instance starts a cache line.
-    pub _pad2: [u32; 4],
+    pub _pad2: [u32; 8],
 }
-const _: () = assert!(std::mem::size_of::<GpuInstance>() == 320);
+const _: () = assert!(std::mem::size_of::<GpuInstance>() == 256);
 
 impl GpuInstance {
-    /// Sets the [`LAYER_ON`] bits from the layers' modes.
-    pub fn update_layer_flags(&mut self) {
-        self.flags &= !(((1 << MAX_LAYERS) - 1) * LAYER_ON);
-        for (k, layer) in self.layers.iter().enumerate() {
-            if layer.mode != layer_mode::OFF {
-                self.flags |= LAYER_ON << k;
+    /// Sets layer `k`'s [`LAYER_ON`] and [`LAYER_MESH`] bits: `def` is what the layer plays, or
+    /// `None` when it is off.
+    pub fn set_layer_flags(&mut self, k: usize, def: Option<&GpuLayerDef>) {
+        self.flags &= !((LAYER_ON | LAYER_MESH) << k);
+        if let Some(def) = def {
+            self.flags |= LAYER_ON << k;
+            if def.mode == layer_mode::ADDITIVE_MESH {
+                self.flags |= LAYER_MESH << k;
             }
         }
     }
@@ -190,9 +198,10 @@ impl GpuInstance {
     }
 }
 
-/// Layer modes (`GpuLayer::mode`).
+/// Layer modes (`GpuLayerDef::mode`).
 pub mod layer_mode {
-    /// Not in use.
+    /// Not in use (no layer definition has it; the blend list's `LayerApply` of a layer that is
+    /// off).
     pub const OFF: u32 = 0;
     /// Replaces the pose below it, joint by joint, by weight × mask.
     pub const OVERRIDE: u32 = 1;
@@ -202,19 +211,18 @@ pub mod layer_mode {
     pub const ADDITIVE_MESH: u32 = 3;
 }
 
-/// `GpuLayer::mask` value: no mask (every joint weight 1).
+/// `GpuLayerDef::mask` value: no mask (every joint weight 1).
 pub const NO_MASK: u32 = u32::MAX;
-/// `GpuLayer::time_parameter` value: the layer's clip plays on its own clock.
+/// `GpuLayerDef::time_parameter` value: the layer's clip plays on its own clock.
 pub const NO_TIME_PARAMETER: u32 = u32::MAX;
 
-/// One layer of an instance, written by the CPU. WGSL `Layer`.
+/// What a layer plays and how it combines, shared by every instance playing the same layer
+/// (the animator keeps one of each). WGSL `LayerDef`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuLayer {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuLayerDef {
     /// `layer_mode::*`.
     pub mode: u32,
-    /// Layer weight β in [0, 1].
-    pub weight: f32,
     /// First per-joint weight in the `values` array (x of each entry), or [`NO_MASK`].
     pub mask: u32,
     /// Clip (when `tree_nodes` is 0).
@@ -223,49 +231,54 @@ pub struct GpuLayer {
     pub tree_offset: u32,
     /// Blend tree's node count; 0 plays `clip`.
     pub tree_nodes: u32,
-    /// Playback rate (loops forever).
-    pub rate: f32,
     /// With a clip: sample it at the time given by this blend parameter (seconds) instead of a
     /// clock — a clip's time axis as a parameter. [`NO_TIME_PARAMETER`] otherwise.
     pub time_parameter: u32,
-    /// Incremented by the CPU when the layer (re)starts at `start_time`.
-    pub seq: u32,
-    /// Where the layer starts: seconds for a clip, phase for a tree.
-    pub start_time: f32,
     /// `LOOP_ONCE` or `LOOP_FOREVER`.
     pub loop_mode: u32,
     /// Padding.
     pub _pad: u32,
 }
 
-/// An instance's clocks, advanced by the `clock` stage. WGSL `Clock`.
+/// One layer of an instance, written by the CPU: which [`GpuLayerDef`] it plays, and what is the
+/// instance's own. WGSL `Layer`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuLayer {
+    /// Index of its definition in the layer definition array.
+    pub def: u32,
+    /// Layer weight β in [0, 1].
+    pub weight: f32,
+    /// Playback rate.
+    pub rate: f32,
+    /// Where the layer starts: seconds for a clip, phase for a tree.
+    pub start_time: f32,
+    /// The instance's `layer_seq` when this layer last (re)started.
+    pub seq: u32,
+}
+
+/// An instance's clocks, advanced by the `clock` stage: one 32-byte sector. WGSL `Clock`.
+///
+/// Each clock holds a local time; where a state is sampled follows from it and the loop mode
+/// ([`crate::cpu::advance_clip_time`] with a `dt` of 0).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuClock {
-    /// Target local time: in `[0, T]` (once), `[0, N·T]` (repeat) or `[0, T)` (forever).
-    /// For a blend tree: the synchronized duration `D` of the last frame.
+    /// Target local time: seconds for a clip, synchronized phase for a tree; in `[0, T]` (once),
+    /// `[0, N·T]` (repeat) or `[0, T)` (forever), `T` being the clip's duration or 1.
     pub time: f32,
-    /// Target clip time, where it is sampled (a clip target).
-    pub sample_time: f32,
-    /// Target normalized time: `sample_time / T` for a clip, the synchronized phase for a tree.
-    pub phase: f32,
     /// The last `GpuInstance::seq` the stage has seen.
     pub seq: u32,
     /// Source local time (as `time`).
     pub source_time: f32,
-    /// Source clip time.
-    pub source_sample_time: f32,
-    /// Source normalized time.
-    pub source_phase: f32,
     /// Seconds since the transition started.
     pub transition_time: f32,
     /// Each layer's local time (seconds for a clip, phase for a tree).
     pub layer_time: [f32; MAX_LAYERS as usize],
-    /// The last `GpuLayer::seq` of each layer the stage has seen.
-    pub layer_seq: [u32; MAX_LAYERS as usize],
-    /// Padding.
-    pub _pad: [u32; 2],
+    /// The last `GpuInstance::layer_seq` the stage has seen.
+    pub layer_seq: u32,
 }
+const _: () = assert!(std::mem::size_of::<GpuClock>() == 32);
 
 /// One weighted clip sample of an instance's blend. WGSL `BlendSample`.
 #[repr(C)]
@@ -344,6 +357,9 @@ pub const MAX_TREE_NODES: u32 = 32;
 pub const MAX_BLEND_CLIPS: u32 = 12;
 /// Most layers on top of an instance's base state.
 pub const MAX_LAYERS: u32 = 3;
+/// Most layer definitions (distinct mode, clip or tree, mask, loop mode and time parameter
+/// combinations) of one animator.
+pub const MAX_LAYER_DEFS: u32 = 1024;
 /// Most blend parameters per instance.
 pub const MAX_BLEND_PARAMETERS: u32 = 4;
 

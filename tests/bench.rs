@@ -134,11 +134,24 @@ fn same(a: &serde_json::Value, b: &serde_json::Value) {
 
 #[test]
 fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
-    use wgpu_anim::layout::{BlendList, GpuLayer, KEEP_POSE, layer_mode, source_kind};
+    use wgpu_anim::layout::{BlendList, GpuLayer, GpuLayerDef, KEEP_POSE, layer_mode, source_kind};
     let (lib, _, clips) = wgpu_anim::mannequin::library();
+    let defs: Vec<GpuLayerDef> = [
+        layer_mode::OVERRIDE,
+        layer_mode::ADDITIVE_LOCAL,
+        layer_mode::ADDITIVE_MESH,
+    ]
+    .map(|mode| GpuLayerDef {
+        mode,
+        mask: wgpu_anim::layout::NO_MASK,
+        clip: clips[0].0,
+        time_parameter: wgpu_anim::layout::NO_TIME_PARAMETER,
+        ..Default::default()
+    })
+    .to_vec();
     let traffic = |inst: &wgpu_anim::layout::GpuInstance| {
         let mut list = BlendList::default();
-        wgpu_anim::cpu::advance_instance(&lib, inst, &Default::default(), 0.1, &mut list);
+        wgpu_anim::cpu::advance_instance(&lib, &defs, inst, &Default::default(), 0.1, &mut list);
         bench::traffic(&lib, &[*inst], &[list], PathKind::GpuFused).per_character
     };
     let mut inst = wgpu_anim::cpu::clip_instance(&lib, clips[1], 0);
@@ -152,26 +165,20 @@ fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
     inst.source_clip = clips[2].0;
     inst.transition_duration = 0.5;
     assert_eq!(traffic(&inst), plain + 32.0 / joints);
-    // Three layers: 48 bytes each and the layer clocks, read and written.
-    for (k, layer) in inst.layers.iter_mut().enumerate() {
-        *layer = GpuLayer {
-            mode: [
-                layer_mode::OVERRIDE,
-                layer_mode::ADDITIVE_LOCAL,
-                layer_mode::ADDITIVE_MESH,
-            ][k],
+    // Three layers: their 64-byte section (the clock already holds their times); their
+    // definitions are shared.
+    for (k, def) in defs.iter().enumerate() {
+        inst.layers[k] = GpuLayer {
+            def: k as u32,
             weight: 1.0,
-            mask: wgpu_anim::layout::NO_MASK,
-            clip: clips[0].0,
-            time_parameter: wgpu_anim::layout::NO_TIME_PARAMETER,
             ..Default::default()
         };
+        inst.set_layer_flags(k, Some(def));
     }
-    inst.update_layer_flags();
-    assert_eq!(traffic(&inst), plain + (32.0 + 3.0 * 48.0 + 2.0 * 32.0) / joints);
+    assert_eq!(traffic(&inst), plain + (32.0 + 64.0) / joints);
     // The frame before an interrupting cross-fade writes the snapshot pose.
     inst.flags |= KEEP_POSE;
-    assert_eq!(traffic(&inst), plain + 48.0 + (32.0 + 3.0 * 48.0 + 2.0 * 32.0) / joints);
+    assert_eq!(traffic(&inst), plain + 48.0 + (32.0 + 64.0) / joints);
 }
 
 #[test]

@@ -5,7 +5,9 @@ mod common;
 
 use glam::{Quat, Vec3, Vec4, Vec4Swizzles};
 use wgpu_anim::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
-use wgpu_anim::layout::{BlendList, BlendSample, GpuInstance, LayerApply, LocalPose, NO_MASK, layer_mode};
+use wgpu_anim::layout::{
+    BlendList, BlendSample, GpuInstance, GpuLayerDef, LAYER_ON, LayerApply, LocalPose, NO_MASK, layer_mode,
+};
 use wgpu_anim::mannequin::{self, layer_assets};
 use wgpu_anim::{AnimationLibrary, Clip, ClipId, JointTrack, LibraryBuilder, Track, cpu};
 
@@ -28,8 +30,11 @@ fn list(base: (ClipId, f32), layer: Option<(u32, f32, u32, ClipId, f32)>) -> Ble
 
 fn instance(lib: &AnimationLibrary, mode: u32) -> GpuInstance {
     let mut inst = cpu::clip_instance(lib, ClipId(0), 0);
-    inst.layers[0].mode = mode;
-    inst.update_layer_flags();
+    let def = GpuLayerDef {
+        mode,
+        ..Default::default()
+    };
+    inst.set_layer_flags(0, (mode != layer_mode::OFF).then_some(&def));
     inst
 }
 
@@ -235,18 +240,21 @@ fn a_clip_time_axis_can_be_a_parameter() {
     // Through the clock stage: a layer with a time parameter samples where the parameter says.
     let mut inst = cpu::clip_instance(&lib, clips[0], 0);
     inst.params = Vec4::new(0.0, 0.0, 1.5, 0.0);
-    inst.layers[0] = wgpu_anim::layout::GpuLayer {
+    let def = GpuLayerDef {
         mode: layer_mode::ADDITIVE_LOCAL,
-        weight: 1.0,
         mask: NO_MASK,
         clip: sweep.0,
         time_parameter: 2,
         loop_mode: wgpu_anim::layout::LOOP_FOREVER,
         ..Default::default()
     };
-    inst.update_layer_flags();
+    inst.layers[0] = wgpu_anim::layout::GpuLayer {
+        weight: 1.0,
+        ..Default::default()
+    };
+    inst.set_layer_flags(0, Some(&def));
     let mut out = BlendList::default();
-    let _ = cpu::advance_instance(&lib, &inst, &Default::default(), 0.5, &mut out);
+    let _ = cpu::advance_instance(&lib, &[def], &inst, &Default::default(), 0.5, &mut out);
     let s: Vec<&BlendSample> = out.samples[..out.count as usize]
         .iter()
         .filter(|s| s.layer == 1)
@@ -314,5 +322,136 @@ fn bad_layer_input_is_rejected() {
             .contains("slot 3")
     );
     assert!(a.set_layer_weight(0, 0, f32::INFINITY).is_err());
-    assert_eq!(a.instance(0).unwrap().layers[0].mode, 0, "nothing changed");
+    assert_eq!(a.instance(0).unwrap().flags & LAYER_ON, 0, "nothing changed");
+    assert!(a.layer_defs().is_empty(), "no layer definition added");
+}
+
+/// Runs one frame on the GPU (or only prepares it, when `run` is false) and reads the clocks.
+fn layer_frame(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut wgpu_anim::Animator,
+    run: bool,
+) -> Vec<wgpu_anim::layout::GpuClock> {
+    a.prepare(queue, 0.1);
+    if run {
+        let mut e = device.create_command_encoder(&Default::default());
+        a.encode(&mut e);
+        queue.submit([e.finish()]);
+    }
+    a.read_back(device, queue).unwrap().0
+}
+
+#[test]
+fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
+    use wgpu_anim::gpu::{Layer, LayerMode};
+    let (device, queue) = common::device();
+    let (lib, _, clips) = mannequin::library();
+    let mut a = wgpu_anim::Animator::new(&device, &lib, &Default::default()).unwrap();
+    let layer = Layer::clip(LayerMode::AdditiveLocal, clips[1]);
+    for i in 0..2 {
+        a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+        for slot in 0..2 {
+            a.set_layer(i, slot, Some(&layer), false).unwrap();
+        }
+    }
+    assert_eq!(a.layer_defs().len(), 1, "four uses of one layer share its definition");
+    for _ in 0..3 {
+        layer_frame(&device, &queue, &mut a, true);
+    }
+    // Instance 0 restarts layer 0 in a frame the GPU never runs, then layer 1 in the next.
+    a.set_layer(0, 0, Some(&Layer { start: 0.05, ..layer }), true).unwrap();
+    let before = layer_frame(&device, &queue, &mut a, false);
+    a.set_layer(0, 1, Some(&Layer { start: 0.2, ..layer }), true).unwrap();
+    let after = layer_frame(&device, &queue, &mut a, true);
+    let close = |x: f32, y: f32| (x - y).abs() < 1e-5;
+    assert!(
+        close(after[0].layer_time[0], 0.15) && close(after[0].layer_time[1], 0.3),
+        "instance 0 restarted both layers: {:?}",
+        after[0]
+    );
+    assert!(
+        close(after[1].layer_time[0], 0.4) && close(after[1].layer_time[1], 0.4),
+        "instance 1 kept its layers running: {:?}",
+        after[1]
+    );
+    // The CPU mirror, from the same clocks and instances, agrees.
+    let frame = wgpu_anim::layout::GpuFrame {
+        dt: 0.1,
+        instance_count: 2,
+        snapshot_offset: a.max_joints(),
+        _pad: 0,
+    };
+    let mut clocks = before.clone();
+    let mut lists = vec![BlendList::default(); 2];
+    cpu::clock(&lib, &frame, a.layer_defs(), a.instances(), &mut clocks, &mut lists);
+    assert_eq!(clocks, after);
+    // Another mask makes another definition; the same layer again does not.
+    let mask = lib.mask_id(layer_assets::RIGHT_ARM).expect("the built-in arm mask");
+    a.set_layer(
+        1,
+        2,
+        Some(&Layer {
+            mask: Some(mask),
+            ..layer
+        }),
+        false,
+    )
+    .unwrap();
+    a.set_layer(
+        0,
+        2,
+        Some(&Layer {
+            mask: Some(mask),
+            ..layer
+        }),
+        false,
+    )
+    .unwrap();
+    assert_eq!(a.layer_defs().len(), 2);
+}
+
+#[test]
+fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
+    use wgpu_anim::gpu::{Layer, LayerMode};
+    use wgpu_anim::layout::MAX_LAYER_DEFS;
+    let m = mannequin::mannequin();
+    let clips: Vec<Clip> = (0..40)
+        .map(|k| Clip {
+            name: format!("walk {k}"),
+            ..m.clips[1].clone()
+        })
+        .collect();
+    let (lib, ids) = library_with(&clips);
+    let (device, _queue) = common::device();
+    let mut a = wgpu_anim::Animator::new(&device, &lib, &Default::default()).unwrap();
+    a.add_instance(&wgpu_anim::InstanceDesc::new(ids[0])).unwrap();
+    let modes = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh];
+    let mut layers = ids.iter().flat_map(|&clip| {
+        modes.into_iter().flat_map(move |mode| {
+            [None, Some(0), Some(1), Some(2), Some(3)]
+                .into_iter()
+                .flat_map(move |time_parameter| {
+                    [false, true].map(|once| Layer {
+                        once,
+                        time_parameter,
+                        ..Layer::clip(mode, clip)
+                    })
+                })
+        })
+    });
+    for _ in 0..MAX_LAYER_DEFS {
+        a.set_layer(0, 0, Some(&layers.next().unwrap()), false).unwrap();
+    }
+    let held = *a.instance(0).unwrap();
+    let e = a
+        .set_layer(0, 0, Some(&layers.next().unwrap()), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("instance 0") && e.contains("layer 0") && e.contains("1024 layer definitions"),
+        "{e}"
+    );
+    assert_eq!(*a.instance(0).unwrap(), held, "the instance is unchanged");
+    assert_eq!(a.layer_defs().len(), MAX_LAYER_DEFS as usize);
 }

@@ -3,7 +3,7 @@
 
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuFrame, GpuInstance,
-    GpuSkeleton, GpuTrack, LocalPose, WORKGROUP_SIZE,
+    GpuLayer, GpuLayerDef, GpuSkeleton, GpuTrack, LayerApply, LocalPose, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -189,8 +189,8 @@ fn rust_structs_match_naga_layouts() {
         size_of::<GpuClock>(),
         &[
             ("time", 0),
-            ("sample_time", offset_of!(GpuClock, sample_time)),
-            ("phase", offset_of!(GpuClock, phase)),
+            ("layer_time", offset_of!(GpuClock, layer_time)),
+            ("layer_seq", offset_of!(GpuClock, layer_seq)),
         ],
     );
     check(
@@ -217,6 +217,7 @@ fn rust_structs_match_naga_layouts() {
             ("flags", offset_of!(GpuInstance, flags)),
             ("world", offset_of!(GpuInstance, world)),
             ("layers", offset_of!(GpuInstance, layers)),
+            ("layer_seq", offset_of!(GpuInstance, layer_seq)),
             ("source_rate", offset_of!(GpuInstance, source_rate)),
             ("source_loop_mode", offset_of!(GpuInstance, source_loop_mode)),
             ("source_loop_count", offset_of!(GpuInstance, source_loop_count)),
@@ -229,8 +230,6 @@ fn rust_structs_match_naga_layouts() {
         &[
             ("seq", offset_of!(GpuClock, seq)),
             ("source_time", offset_of!(GpuClock, source_time)),
-            ("source_sample_time", offset_of!(GpuClock, source_sample_time)),
-            ("source_phase", offset_of!(GpuClock, source_phase)),
             ("transition_time", offset_of!(GpuClock, transition_time)),
         ],
     );
@@ -261,6 +260,39 @@ fn rust_structs_match_naga_layouts() {
             ("mesh_additive", offset_of!(BlendList, mesh_additive)),
             ("layers", offset_of!(BlendList, layers)),
             ("samples", offset_of!(BlendList, samples)),
+        ],
+    );
+    check(
+        "Layer",
+        size_of::<GpuLayer>(),
+        &[
+            ("def", 0),
+            ("weight", offset_of!(GpuLayer, weight)),
+            ("rate", offset_of!(GpuLayer, rate)),
+            ("start_time", offset_of!(GpuLayer, start_time)),
+            ("seq", offset_of!(GpuLayer, seq)),
+        ],
+    );
+    check(
+        "LayerDef",
+        size_of::<GpuLayerDef>(),
+        &[
+            ("mode", 0),
+            ("mask", offset_of!(GpuLayerDef, mask)),
+            ("clip", offset_of!(GpuLayerDef, clip)),
+            ("tree_offset", offset_of!(GpuLayerDef, tree_offset)),
+            ("tree_nodes", offset_of!(GpuLayerDef, tree_nodes)),
+            ("time_parameter", offset_of!(GpuLayerDef, time_parameter)),
+            ("loop_mode", offset_of!(GpuLayerDef, loop_mode)),
+        ],
+    );
+    check(
+        "LayerApply",
+        size_of::<LayerApply>(),
+        &[
+            ("mode", 0),
+            ("weight", offset_of!(LayerApply, weight)),
+            ("mask", offset_of!(LayerApply, mask)),
         ],
     );
     check(

@@ -19,3 +19,4 @@
 @group(0) @binding(14) var<storage, read> blend_nodes: array<BlendNode>;
 @group(0) @binding(15) var<storage, read> blend_children: array<BlendChild>;
 @group(0) @binding(16) var<storage, read> blend_triangles: array<vec4<u32>>;
+@group(0) @binding(17) var<storage, read> layer_defs: array<LayerDef>;

@@ -61,7 +61,7 @@ struct Affine {
 }
 
 // Transition source kinds and instance flags. Rust: layout::source_kind, TRANSITION_*,
-// KEEP_POSE, LAYER_ON, SNAPSHOT_CLIP.
+// KEEP_POSE, LAYER_ON, LAYER_MESH, SNAPSHOT_CLIP.
 const SOURCE_NONE: u32 = 0u;
 const SOURCE_CLIP: u32 = 1u;
 const SOURCE_TREE: u32 = 2u;
@@ -70,10 +70,11 @@ const TRANSITION_SMOOTH: u32 = 16u;
 const TRANSITION_FROZEN: u32 = 32u;
 const KEEP_POSE: u32 = 64u;
 const LAYER_ON: u32 = 256u;
+const LAYER_MESH: u32 = 4096u;
 const SNAPSHOT_CLIP: u32 = 0xffffffffu;
 
 // Rust: layout::GpuInstance. Sections: bytes 0-63 read every frame, 64-95 while a transition is
-// set, 96-159 by the renderer only, then 48 bytes per layer that is on.
+// set, 96-159 by the renderer only, 160-223 while a layer is on.
 struct Instance {
     clip: u32,
     skeleton: u32,
@@ -100,21 +101,27 @@ struct Instance {
     tint: u32,
     _pad1: array<u32, 3>,
     layers: array<Layer, 3>,
-    _pad2: array<u32, 4>,
+    layer_seq: u32,
+    _pad2: array<u32, 8>,
 }
 
 // Rust: layout::GpuLayer.
 struct Layer {
-    mode: u32,
+    def: u32,
     weight: f32,
+    rate: f32,
+    start_time: f32,
+    seq: u32,
+}
+
+// Rust: layout::GpuLayerDef.
+struct LayerDef {
+    mode: u32,
     mask: u32,
     clip: u32,
     tree_offset: u32,
     tree_nodes: u32,
-    rate: f32,
     time_parameter: u32,
-    seq: u32,
-    start_time: f32,
     loop_mode: u32,
     _pad: u32,
 }
@@ -122,17 +129,11 @@ struct Layer {
 // Rust: layout::GpuClock.
 struct Clock {
     time: f32,
-    sample_time: f32,
-    phase: f32,
     seq: u32,
     source_time: f32,
-    source_sample_time: f32,
-    source_phase: f32,
     transition_time: f32,
     layer_time: array<f32, 3>,
-    layer_seq: array<u32, 3>,
-    _pad0: u32,
-    _pad1: u32,
+    layer_seq: u32,
 }
 
 // Rust: layout::BlendSample.

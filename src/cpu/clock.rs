@@ -6,7 +6,7 @@
 
 use crate::blend::node_child_weights;
 use crate::layout::{
-    BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
+    BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
     MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, SNAPSHOT_CLIP, TRANSITION_FROZEN,
     TRANSITION_SMOOTH, layer_mode, node_kind, source_kind,
 };
@@ -219,26 +219,28 @@ pub fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32
     u
 }
 
-/// One instance's frame: its new clocks, and its blend list written to `list`. WGSL
-/// `advance_instance`.
+/// One instance's frame: its new clock, and its blend list written to `list`. `layer_defs` are
+/// the definitions its layers' `def` index. WGSL `advance_instance`.
 pub fn advance_instance(
     lib: &AnimationLibrary,
+    layer_defs: &[GpuLayerDef],
     inst: &GpuInstance,
     clock_in: &GpuClock,
     dt: f32,
     list: &mut BlendList,
 ) -> GpuClock {
-    // (The GPU loads and stores the layer clocks only when a layer is on; the others keep their
-    // values either way.)
     let mut c = *clock_in;
     let kind = inst.source_kind();
     if inst.seq != c.seq {
         c.source_time = c.time;
-        c.source_sample_time = c.sample_time;
-        c.source_phase = c.phase;
         c.transition_time = 0.0;
         c.time = inst.start_time;
         c.seq = inst.seq;
+    }
+    // Layers (re)started since the last frame have a seq newer than the one the clock saw.
+    let seen_layer_seq = c.layer_seq;
+    if inst.flags & (LAYER_ON * ((1 << MAX_LAYERS) - 1)) != 0 {
+        c.layer_seq = inst.layer_seq;
     }
     let mut beta = 1.0;
     if kind != source_kind::NONE {
@@ -289,34 +291,34 @@ pub fn advance_instance(
                 continue;
             }
             let layer = &inst.layers[k];
-            if layer.seq != c.layer_seq[k] {
+            let def = &layer_defs[layer.def as usize];
+            if (layer.seq.wrapping_sub(seen_layer_seq) as i32) > 0 {
                 c.layer_time[k] = layer.start_time;
-                c.layer_seq[k] = layer.seq;
             }
             let mut weight = layer.weight;
             if kind == source_kind::SNAPSHOT {
                 weight *= beta;
             }
             list.layers[k] = LayerApply {
-                mode: layer.mode,
+                mode: def.mode,
                 weight,
-                mask: layer.mask,
+                mask: def.mask,
                 _pad: 0,
             };
-            if layer.mode == layer_mode::ADDITIVE_MESH {
+            if def.mode == layer_mode::ADDITIVE_MESH {
                 list.mesh_additive = 1;
             }
-            if layer.tree_nodes == 0 && layer.time_parameter < 4 {
-                let t = inst.params[layer.time_parameter as usize].clamp(0.0, lib.clips[layer.clip as usize].duration);
+            if def.tree_nodes == 0 && def.time_parameter < 4 {
+                let t = inst.params[def.time_parameter as usize].clamp(0.0, lib.clips[def.clip as usize].duration);
                 c.layer_time[k] = t;
-                add_sample(list, layer.clip, t, 1.0, k as u32 + 1);
+                add_sample(list, def.clip, t, 1.0, k as u32 + 1);
                 continue;
             }
-            clip = layer.clip;
-            tree_offset = layer.tree_offset;
-            tree_nodes = layer.tree_nodes;
+            clip = def.clip;
+            tree_offset = def.tree_offset;
+            tree_nodes = def.tree_nodes;
             rate = layer.rate;
-            loop_mode = layer.loop_mode;
+            loop_mode = def.loop_mode;
             loop_count = 1;
             time = c.layer_time[k];
             scale = 1.0;
@@ -339,12 +341,8 @@ pub fn advance_instance(
         );
         if s == 0 {
             c.time = ct.time;
-            c.sample_time = ct.sample_time;
-            c.phase = ct.phase;
         } else if s == 1 {
             c.source_time = ct.time;
-            c.source_sample_time = ct.sample_time;
-            c.source_phase = ct.phase;
         } else {
             c.layer_time[(s - 2) as usize] = ct.time;
         }
@@ -356,13 +354,14 @@ pub fn advance_instance(
 pub fn clock(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
+    layer_defs: &[GpuLayerDef],
     instances: &[GpuInstance],
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
 ) {
     for i in 0..frame.instance_count as usize {
         let mut list = BlendList::default();
-        clocks[i] = advance_instance(lib, &instances[i], &clocks[i], frame.dt, &mut list);
+        clocks[i] = advance_instance(lib, layer_defs, &instances[i], &clocks[i], frame.dt, &mut list);
         lists[i] = list;
     }
 }

@@ -1,7 +1,7 @@
 //! Mirror of `shaders/local_to_model.wgsl`.
 
 use crate::cpu::quat_mul;
-use crate::layout::{GpuFrame, GpuInstance, LAYER_ON, LocalPose, MAX_LAYERS, layer_mode};
+use crate::layout::{GpuFrame, GpuInstance, LAYER_MESH, LocalPose, MAX_LAYERS};
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use glam::Vec4;
@@ -20,12 +20,10 @@ pub fn joint_model(parent_model: &Affine, has_parent: bool, local: &LocalPose) -
     m
 }
 
-/// Whether an instance has a mesh-space additive layer (only layers that are on count). WGSL
-/// `has_mesh_layer`.
+/// Whether an instance has a mesh-space additive layer that is on. WGSL `has_mesh_layer`.
 #[must_use]
 pub fn has_mesh_layer(inst: &GpuInstance) -> bool {
-    (0..MAX_LAYERS as usize)
-        .any(|k| inst.flags & (LAYER_ON << k) != 0 && inst.layers[k].mode == layer_mode::ADDITIVE_MESH)
+    inst.flags & (LAYER_MESH * ((1 << MAX_LAYERS) - 1)) != 0
 }
 
 /// Stage `local_to_model`: one invocation per instance walks its joints parents-first, applying

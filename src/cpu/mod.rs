@@ -100,9 +100,10 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         source_loop_count: 1,
         transition_duration: 0.0,
         layers: [crate::layout::GpuLayer::default(); crate::layout::MAX_LAYERS as usize],
+        layer_seq: 0,
         _pad0: 0,
         _pad1: [0; 3],
-        _pad2: [0; 4],
+        _pad2: [0; 8],
     }
 }
 
@@ -127,6 +128,7 @@ pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
 pub fn fused(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
+    layer_defs: &[crate::layout::GpuLayerDef],
     instances: &[GpuInstance],
     clocks: &mut [crate::layout::GpuClock],
     lists: &mut [BlendList],
@@ -134,7 +136,7 @@ pub fn fused(
     model: &mut [Affine],
     palettes: &mut [Affine],
 ) {
-    clock(lib, frame, instances, clocks, lists);
+    clock(lib, frame, layer_defs, instances, clocks, lists);
     sample(lib, frame, instances, lists, local);
     local_to_model(lib, frame, instances, local, model);
     palette(lib, frame, instances, model, palettes);

@@ -6,10 +6,10 @@ use crate::blend::BlendTreeId;
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayer, KEEP_POSE, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LocalPose,
-    MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT,
+    LocalPose, MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
 };
-use crate::layout::{MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, layer_mode};
+use crate::layout::{LAYER_ON, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, layer_mode};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::shaders::{Stage, stage_source};
@@ -239,6 +239,7 @@ const BLEND_LISTS: u32 = 13;
 const BLEND_NODES: u32 = 14;
 const BLEND_CHILDREN: u32 = 15;
 const BLEND_TRIANGLES: u32 = 16;
+const LAYER_DEFS: u32 = 17;
 
 fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
     use Kind::*;
@@ -252,6 +253,7 @@ fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
             (BLEND_NODES, Read),
             (BLEND_CHILDREN, Read),
             (BLEND_TRIANGLES, Read),
+            (LAYER_DEFS, Read),
         ],
         Stage::Sample => &[
             (FRAME, Uniform),
@@ -296,6 +298,7 @@ fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
             (BLEND_NODES, Read),
             (BLEND_CHILDREN, Read),
             (BLEND_TRIANGLES, Read),
+            (LAYER_DEFS, Read),
         ],
         Stage::Skin => &[],
     }
@@ -324,11 +327,15 @@ pub struct Animator {
     seconds: f64,
     dirty: Option<(usize, usize)>,
     clock_writes: Vec<(usize, GpuClock)>,
+    layer_defs: Vec<GpuLayerDef>,
+    layer_def_indices: std::collections::HashMap<GpuLayerDef, u32>,
+    layer_defs_uploaded: usize,
     joints_used: u32,
     frame_buffer: wgpu::Buffer,
     instance_buffer: wgpu::Buffer,
     clock_buffer: wgpu::Buffer,
     blend_list_buffer: wgpu::Buffer,
+    layer_def_buffer: wgpu::Buffer,
     local_buffer: wgpu::Buffer,
     model_buffer: wgpu::Buffer,
     palette_buffer: wgpu::Buffer,
@@ -453,6 +460,11 @@ impl Animator {
             "wgpu-anim blend triangles",
             bytemuck::cast_slice(&library.blend.triangles),
         );
+        let layer_def_buffer = storage(
+            device,
+            "wgpu-anim layer definitions",
+            u64::from(MAX_LAYER_DEFS) * size_of::<GpuLayerDef>() as u64,
+        );
         // Current local poses, then one snapshot per joint (the source of interrupted transitions),
         // then one mesh-space additive delta per joint (scratch between `sample` and `local_to_model`).
         let local_buffer = storage(
@@ -492,6 +504,7 @@ impl Animator {
                 BLEND_NODES => &blend_nodes,
                 BLEND_CHILDREN => &blend_children,
                 BLEND_TRIANGLES => &blend_triangles,
+                LAYER_DEFS => &layer_def_buffer,
                 _ => &palette_buffer,
             }
         };
@@ -560,10 +573,10 @@ impl Animator {
             }
         };
         let passes: Vec<StagePass> = Stage::COMPUTE.iter().map(|&stage| make_pass(stage)).collect();
-        // The fused path needs 15 bindings in one stage (14 storage buffers), its workgroup memory
+        // The fused path needs 16 bindings in one stage (15 storage buffers), its workgroup memory
         // and skeletons small enough for it; elsewhere only the staged path exists.
         let largest_skeleton = library.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
-        let fused = (limits.max_storage_buffers_per_shader_stage >= 14
+        let fused = (limits.max_storage_buffers_per_shader_stage >= 15
             && limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES
             && largest_skeleton <= MAX_FUSED_JOINTS)
             .then(|| make_pass(Stage::Fused));
@@ -579,11 +592,15 @@ impl Animator {
             seconds: 0.0,
             dirty: None,
             clock_writes: Vec::new(),
+            layer_defs: Vec::new(),
+            layer_def_indices: std::collections::HashMap::new(),
+            layer_defs_uploaded: 0,
             joints_used: 0,
             frame_buffer,
             instance_buffer,
             clock_buffer,
             blend_list_buffer,
+            layer_def_buffer,
             local_buffer,
             model_buffer,
             palette_buffer,
@@ -593,7 +610,7 @@ impl Animator {
         })
     }
 
-    /// Whether this animator can run the fused single-dispatch path (device limits: 14 storage
+    /// Whether this animator can run the fused single-dispatch path (device limits: 15 storage
     /// buffers per stage and 12,544 bytes of workgroup memory; skeletons of at most 128 joints).
     #[must_use]
     pub fn fused_available(&self) -> bool {
@@ -608,7 +625,7 @@ impl Animator {
         if fused && self.fused.is_none() {
             return Err(Error::Limit {
                 what: format!(
-                    "the fused path needs 14 storage buffers per shader stage, {FUSED_WORKGROUP_BYTES} bytes of \
+                    "the fused path needs 15 storage buffers per shader stage, {FUSED_WORKGROUP_BYTES} bytes of \
                      workgroup memory and skeletons of at most {MAX_FUSED_JOINTS} joints"
                 ),
             });
@@ -692,9 +709,10 @@ impl Animator {
             source_loop_count: 1,
             transition_duration: 0.0,
             layers: [GpuLayer::default(); MAX_LAYERS as usize],
+            layer_seq: 0,
             _pad0: 0,
             _pad1: [0; 3],
-            _pad2: [0; 4],
+            _pad2: [0; 8],
         };
         let duration = if tree_nodes == 0 {
             self.library.clips[clip as usize].duration
@@ -704,8 +722,6 @@ impl Animator {
         let ct = crate::cpu::advance_clip_time(desc.time, 0.0, loop_mode, loop_count, duration, 0.0);
         let clock = GpuClock {
             time: ct.time,
-            sample_time: ct.sample_time,
-            phase: ct.phase,
             ..Default::default()
         };
         Ok((inst, clock))
@@ -730,7 +746,6 @@ impl Animator {
     }
 
     fn mark_dirty(&mut self, i: usize) {
-        self.instances[i].update_layer_flags();
         self.dirty = Some(match self.dirty {
             None => (i, i + 1),
             Some((a, b)) => (a.min(i), b.max(i + 1)),
@@ -908,7 +923,7 @@ impl Animator {
             )));
         }
         let Some(layer) = layer else {
-            self.edit_both(index, |inst| inst.layers[slot].mode = layer_mode::OFF);
+            self.edit_both(index, |inst| inst.set_layer_flags(slot, None));
             return Ok(());
         };
         if !layer.weight.is_finite() || !layer.start.is_finite() || !layer.rate.is_finite() {
@@ -954,34 +969,71 @@ impl Animator {
             Some(p) if p < 4 => p,
             Some(p) => return Err(err(format!("layer {slot}: time parameter {p} does not exist (0..4)"))),
         };
-        let old = inst.layers[slot];
-        let mut new = GpuLayer {
+        let def = GpuLayerDef {
             mode: match layer.mode {
                 LayerMode::Override => layer_mode::OVERRIDE,
                 LayerMode::AdditiveLocal => layer_mode::ADDITIVE_LOCAL,
                 LayerMode::AdditiveMesh => layer_mode::ADDITIVE_MESH,
             },
-            weight: layer.weight.clamp(0.0, 1.0),
             mask,
             clip,
             tree_offset,
             tree_nodes,
-            rate: layer.rate,
             time_parameter,
-            seq: old.seq,
-            start_time: layer.start,
             loop_mode: if layer.once { LOOP_ONCE } else { LOOP_FOREVER },
             _pad: 0,
         };
-        let changed = old.mode != new.mode
-            || old.clip != new.clip
-            || old.tree_offset != new.tree_offset
-            || old.tree_nodes != new.tree_nodes;
-        if restart || changed {
-            new.seq = old.seq.wrapping_add(1);
-        }
-        self.edit_both(index, |inst| inst.layers[slot] = new);
+        let def_index = self
+            .layer_def_index(def)
+            .map_err(|what| err(format!("layer {slot}: {what}")))?;
+        let changed = inst.flags & (LAYER_ON << slot) == 0 || {
+            let old = &self.layer_defs[inst.layers[slot].def as usize];
+            (old.mode, old.clip, old.tree_offset, old.tree_nodes)
+                != (def.mode, def.clip, def.tree_offset, def.tree_nodes)
+        };
+        let (weight, rate, start_time) = (layer.weight.clamp(0.0, 1.0), layer.rate, layer.start);
+        self.edit_both(index, |inst| {
+            let seq = if restart || changed {
+                inst.layer_seq = inst.layer_seq.wrapping_add(1);
+                inst.layer_seq
+            } else {
+                inst.layers[slot].seq
+            };
+            inst.layers[slot] = GpuLayer {
+                def: def_index,
+                weight,
+                rate,
+                start_time,
+                seq,
+            };
+            inst.set_layer_flags(slot, Some(&def));
+        });
         Ok(())
+    }
+
+    /// The index of layer definition `def`, added if it is new (it reaches the GPU at the next
+    /// [`Animator::prepare`]). Errors when [`MAX_LAYER_DEFS`] are in use.
+    fn layer_def_index(&mut self, def: GpuLayerDef) -> std::result::Result<u32, String> {
+        if let Some(&k) = self.layer_def_indices.get(&def) {
+            return Ok(k);
+        }
+        if self.layer_defs.len() as u32 >= MAX_LAYER_DEFS {
+            return Err(format!(
+                "the animator already has {MAX_LAYER_DEFS} layer definitions (distinct modes, clips or trees, \
+                 masks, loop modes and time parameters), the most it holds"
+            ));
+        }
+        let k = self.layer_defs.len() as u32;
+        self.layer_defs.push(def);
+        self.layer_def_indices.insert(def, k);
+        Ok(k)
+    }
+
+    /// The layer definitions instances' layers index (`GpuLayer::def`), in the order of the
+    /// layer definition buffer.
+    #[must_use]
+    pub fn layer_defs(&self) -> &[GpuLayerDef] {
+        &self.layer_defs
     }
 
     /// Sets the weight of layer `slot` of instance `index` (clamped to [0, 1]).
@@ -1040,6 +1092,7 @@ impl Animator {
     }
 
     /// Seeks instance `index` to local time `time` (a phase for a blend tree); ends any transition.
+    /// Its layers restart, each at its start.
     pub fn set_time(&mut self, index: usize, time: f32) -> Result<()> {
         if index >= self.instances.len() {
             return Err(Error::Instance {
@@ -1069,10 +1122,11 @@ impl Animator {
             index,
             GpuClock {
                 time: ct.time,
-                sample_time: ct.sample_time,
-                phase: ct.phase,
                 seq: inst.seq,
-                ..Default::default()
+                source_time: 0.0,
+                transition_time: 0.0,
+                layer_time: inst.layers.map(|l| l.start_time),
+                layer_seq: inst.layer_seq,
             },
         ));
         if inst.flags & (TRANSITION_BITS | KEEP_POSE) != 0 {
@@ -1126,8 +1180,8 @@ impl Animator {
         self.joints_used
     }
 
-    /// Uploads this frame's `dt` and whatever instance data changed since the last call. An
-    /// ordinary frame, with no instance changed, writes 16 bytes.
+    /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
+    /// the last call. An ordinary frame, with no instance changed, writes 16 bytes.
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let dt = if dt.is_finite() { dt } else { 0.0 };
         // Held-back transitions whose pose a frame has kept start now; the others keep it in this
@@ -1155,6 +1209,14 @@ impl Animator {
             _pad: 0,
         };
         queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&frame));
+        if self.layer_defs_uploaded < self.layer_defs.len() {
+            queue.write_buffer(
+                &self.layer_def_buffer,
+                (self.layer_defs_uploaded * size_of::<GpuLayerDef>()) as u64,
+                bytemuck::cast_slice(&self.layer_defs[self.layer_defs_uploaded..]),
+            );
+            self.layer_defs_uploaded = self.layer_defs.len();
+        }
         if let Some((a, b)) = self.dirty.take() {
             let offset = (a * size_of::<GpuInstance>()) as u64;
             queue.write_buffer(
@@ -1246,6 +1308,11 @@ impl Animator {
     #[must_use]
     pub fn blend_list_buffer(&self) -> &wgpu::Buffer {
         &self.blend_list_buffer
+    }
+    /// The layer definition buffer ([`Animator::layer_defs`], room for [`MAX_LAYER_DEFS`]).
+    #[must_use]
+    pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
+        &self.layer_def_buffer
     }
     /// Joint capacity: the local pose buffer holds this many current poses, then as many snapshots.
     #[must_use]

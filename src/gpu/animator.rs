@@ -802,6 +802,8 @@ impl Animator {
             });
         }
         inst.seq = old.seq.wrapping_add(1);
+        // Layer seqs only grow: the GPU restarts a layer whose seq is newer than its clock's.
+        inst.layer_seq = old.layer_seq;
         self.held[index] = None;
         self.instances[index] = inst;
         self.transitions[index] = TransitionTrack::default();

@@ -1,9 +1,9 @@
-//! Conformance against independent fixtures (`<repo>/../shared/conformance/*.json`): every real
+//! Conformance against independent fixtures (`tests/fixtures/conformance/*.json`): every real
 //! asset is imported, sampled at the fixture's time and compared — world matrices of the joints,
 //! skinning matrices and skinned vertices — within the fixture's tolerances.
 //!
 //! Paths checked: the f64 `reference`, the f32 CPU mirror, and the GPU when a device exists.
-//! Set `WGPU_ANIM_SKIP_CONFORMANCE=1` to skip when the fixtures folder is not there.
+//! A `../shared/conformance` folder beside the clone may add fixtures; none is needed.
 
 use glam::{DMat4, DVec3};
 use serde::Deserialize;
@@ -58,37 +58,34 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn fixtures_dir() -> Option<PathBuf> {
-    let dir = repo().join("../shared/conformance");
-    if dir.is_dir() {
-        return Some(dir);
+/// The fixtures kept in the repository (`tests/fixtures/conformance`, copied from the shared
+/// conformance set; see its README), then any further file of a `../shared/conformance` folder
+/// beside the clone. The folder beside adds cases; it is never needed.
+fn fixture_files() -> Vec<PathBuf> {
+    let json_in = |dir: &Path| -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        files
+    };
+    let own = repo().join("tests/fixtures/conformance");
+    let mut files = json_in(&own);
+    assert!(!files.is_empty(), "no fixtures in {}", own.display());
+    for extra in json_in(&repo().join("../shared/conformance")) {
+        if !files.iter().any(|f| f.file_name() == extra.file_name()) {
+            files.push(extra);
+        }
     }
-    if std::env::var("WGPU_ANIM_SKIP_CONFORMANCE").as_deref() == Ok("1") {
-        eprintln!(
-            "conformance fixtures not found at {}; skipped (WGPU_ANIM_SKIP_CONFORMANCE=1)",
-            dir.display()
-        );
-        return None;
-    }
-    panic!(
-        "conformance fixtures not found at {} (clone the shared folder beside the repository, \
-         or set WGPU_ANIM_SKIP_CONFORMANCE=1 to skip)",
-        dir.display()
-    );
+    files
 }
 
 fn fixtures() -> Vec<(String, Fixture)> {
-    let Some(dir) = fixtures_dir() else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("read fixtures dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
-    files
+    fixture_files()
         .into_iter()
         .map(|p| {
             let text = std::fs::read_to_string(&p).expect("read fixture");
@@ -99,8 +96,19 @@ fn fixtures() -> Vec<(String, Fixture)> {
         .collect()
 }
 
+/// The asset a fixture names: in the repository's `assets/`, else in `../shared/assets` (for
+/// fixtures of new assets that appear there first).
+fn asset_path(asset: &str) -> PathBuf {
+    let own = repo().join("assets").join(asset);
+    if own.is_file() {
+        return own;
+    }
+    let beside = repo().join("../shared/assets").join(asset);
+    if beside.is_file() { beside } else { own }
+}
+
 fn import(asset: &str) -> Imported {
-    let path = repo().join("assets").join(asset);
+    let path = asset_path(asset);
     gltf_import::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -320,9 +328,6 @@ fn cpu_mirror_matches_fixtures() {
 #[test]
 fn gpu_matches_fixtures() {
     use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
-    if fixtures_dir().is_none() {
-        return;
-    }
     let (device, queue) = wgpu_anim::gpu::headless_device().unwrap_or_else(|e| panic!("{e}"));
     // One GPU evaluation per asset, for all of its fixtures at once: matrices through
     // `evaluate_poses`, vertices through an animator and the `skin` shader.
@@ -387,7 +392,7 @@ fn gpu_matches_fixtures() {
 
 #[test]
 fn comparison_catches_altered_matrices_and_vertices() {
-    let Some(dir) = fixtures_dir() else { return };
+    let dir = repo().join("tests/fixtures/conformance");
     let text = std::fs::read_to_string(dir.join("fox_run_t0.71.json")).expect("fixture");
     let fx: Fixture = serde_json::from_str(&text).expect("parse");
     let imp = import(&fx.asset);
@@ -431,14 +436,35 @@ fn comparison_catches_altered_matrices_and_vertices() {
 }
 
 #[test]
-fn fixtures_resolve_relative_to_the_repository() {
-    let p = repo().join("../shared/conformance");
-    assert!(p.ends_with("../shared/conformance") || p.is_dir());
-    assert!(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("assets/LICENSES.md")
-            .is_file()
-    );
+fn the_repository_holds_its_fixtures_and_their_assets() {
+    // A clone with nothing beside it runs every case above: each fixture kept in the repository
+    // names an asset kept in the repository, and every real animated asset has fixtures.
+    let own = repo().join("tests/fixtures/conformance");
+    let mut assets: Vec<String> = std::fs::read_dir(&own)
+        .expect("tests/fixtures/conformance")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let fx: Fixture = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            assert!(
+                repo().join("assets").join(&fx.asset).is_file(),
+                "{}: asset {} is not in assets/",
+                p.display(),
+                fx.asset
+            );
+            fx.asset
+        })
+        .collect();
+    assets.sort();
+    assets.dedup();
+    for family in ["Fox", "cmu", "InterpolationTest", "simple_skin"] {
+        assert!(
+            assets.iter().any(|a| a.starts_with(family)),
+            "no fixture for {family} in {}",
+            own.display()
+        );
+    }
+    assert!(repo().join("assets/LICENSES.md").is_file());
 }
 
 /// A pose read back from `wgpu-anim sample --json`.
@@ -480,7 +506,7 @@ fn pose_from_json(v: &serde_json::Value) -> GltfPose {
 
 #[test]
 fn cli_sample_json_matches_fixtures() {
-    let Some(dir) = fixtures_dir() else { return };
+    let dir = repo().join("tests/fixtures/conformance");
     for name in ["fox_walk_t0.37.json", "interp_c4_t0.3.json", "cmu_01_03_t1.json"] {
         let fx: Fixture =
             serde_json::from_str(&std::fs::read_to_string(dir.join(name)).expect("fixture")).expect("parse");
@@ -491,7 +517,7 @@ fn cli_sample_json_matches_fixtures() {
         ] {
             let out = std::process::Command::new(env!("CARGO_BIN_EXE_wgpu-anim"))
                 .arg("sample")
-                .arg(repo().join("assets").join(&fx.asset))
+                .arg(asset_path(&fx.asset))
                 .args(["--clip", &fx.clip.to_string(), "--time", &fx.time.to_string()])
                 .args(flag)
                 .arg("--json")

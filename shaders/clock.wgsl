@@ -71,12 +71,12 @@ fn add_sample(list: ptr<function, BlendList>, clip: u32, time: f32, weight: f32,
 // flow from the root (weight 1) down, nodes being in topological order.
 struct Leaves {
     count: u32,
-    clips: array<u32, 8>,
-    weights: array<f32, 8>,
+    clips: array<u32, MAX_BLEND_CLIPS>,
+    weights: array<f32, MAX_BLEND_CLIPS>,
 }
 
 fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
-    var node_weight: array<f32, 32>;
+    var node_weight: array<f32, MAX_TREE_NODES>;
     node_weight[0] = 1.0;
     var leaves: Leaves;
     for (var k = 0u; k < min(count, MAX_TREE_NODES); k++) {

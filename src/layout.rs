@@ -353,8 +353,10 @@ impl Default for LocalPose {
 pub const MAX_BLEND_CHILDREN: u32 = 16;
 /// Most nodes of one blend tree.
 pub const MAX_TREE_NODES: u32 = 32;
-/// Most clips one instance blends at once (the heaviest are kept; see `blend` docs).
-pub const MAX_BLEND_CLIPS: u32 = 12;
+/// Most clips one instance blends at once, and most weighted leaves of one blend tree: the
+/// heaviest are kept (see `blend` docs). One limit for the tree's leaves (`cpu::Leaves`, WGSL
+/// `Leaves`) and the blend list (`BlendList::samples`), so a tree's leaves always fit the list.
+pub const MAX_BLEND_CLIPS: u32 = 16;
 /// Most layers on top of an instance's base state.
 pub const MAX_LAYERS: u32 = 3;
 /// Most layer definitions (distinct mode, clip or tree, mask, loop mode and time parameter

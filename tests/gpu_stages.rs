@@ -58,7 +58,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
         // Half the instances play a blend tree of their clip's skeleton with random parameters,
         // some outside the blend spaces.
         let desc = if r.gen_bool(0.5) {
-            let trees = lib.blend.trees.len() as u32 / 3;
+            let trees = common::TREES_PER_SKELETON;
             let tree =
                 wgpu_anim::blend::BlendTreeId(lib.clips[clip.0 as usize].skeleton * trees + r.gen_range(0..trees));
             let params = [
@@ -498,4 +498,115 @@ fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
             .fold(0.0, f32::max);
         assert!(worst < 1e-3, "clip {}: {worst} from the f64 reference", clip.0);
     }
+}
+
+#[test]
+fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
+    // A direct blend of 16 children and a bilinear space of four bilinear spaces, with every
+    // parameter inside the spaces and positive: all 16 leaves are weighted, the most a blend list
+    // holds. The GPU's clocks and blend lists equal the mirror's; its poses and palettes agree
+    // within the stage tolerances.
+    let (device, queue) = device();
+    let (lib, _) = random_library(41);
+    let n = 600;
+    let mut animator = Animator::new(
+        &device,
+        &lib,
+        &AnimatorDesc {
+            max_instances: n,
+            max_joints: None,
+        },
+    )
+    .unwrap();
+    let mut r = rng(42);
+    let mut expected_total = Vec::new();
+    for i in 0..n {
+        let skeleton = i % 3;
+        let which = [common::DIRECT_16, common::BILINEAR_OF_BILINEARS][r.gen_range(0..2)];
+        let tree = wgpu_anim::blend::BlendTreeId(skeleton * common::TREES_PER_SKELETON + which);
+        let params = [
+            r.gen_range(0.1..2.0),
+            r.gen_range(0.1..2.0),
+            r.gen_range(0.05..0.95),
+            r.gen_range(0.05..0.95),
+        ];
+        // A direct blend does not normalize: its leaves' weights sum to 4 × the parameters' sum.
+        expected_total.push(if which == common::DIRECT_16 {
+            4.0 * params.iter().sum::<f32>()
+        } else {
+            1.0
+        });
+        let desc = InstanceDesc {
+            time: r.gen_range(0.0..1.0),
+            ..InstanceDesc::tree(tree, params)
+        };
+        animator.add_instance(&desc).unwrap();
+    }
+    let step = |animator: &mut Animator, dt: f32| {
+        animator.prepare(&queue, dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        animator.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    };
+    step(&mut animator, 0.0);
+    let (before, _) = animator.read_back(&device, &queue).unwrap();
+    let dt = 0.1;
+    step(&mut animator, dt);
+    let frame = GpuFrame {
+        dt,
+        instance_count: n,
+        snapshot_offset: animator.max_joints(),
+        _pad: 0,
+    };
+
+    // clock: from the GPU's clocks before the frame.
+    let gpu_lists = animator.read_blend_lists(&device, &queue).unwrap();
+    let (after, gpu) = animator.read_back(&device, &queue).unwrap();
+    let mut clocks = before;
+    let mut lists = vec![BlendList::default(); n as usize];
+    cpu::clock(
+        animator.library(),
+        &frame,
+        animator.layer_defs(),
+        animator.instances(),
+        &mut clocks,
+        &mut lists,
+    );
+    let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
+    for (i, (g, w)) in gpu_lists.iter().zip(&lists).enumerate() {
+        assert_eq!(g.count, wgpu_anim::layout::MAX_BLEND_CLIPS, "instance {i}: GPU list");
+        assert_eq!(w.count, g.count, "instance {i}: CPU list");
+        assert!(close(after[i].time, clocks[i].time), "instance {i}: time");
+        for k in 0..g.count as usize {
+            let (a, b) = (g.samples[k], w.samples[k]);
+            assert!(
+                a.clip == b.clip && close(a.weight, b.weight) && close(a.time, b.time),
+                "instance {i} sample {k}: {a:?} vs {b:?}"
+            );
+        }
+        let total: f32 = g.samples[..g.count as usize].iter().map(|s| s.weight).sum();
+        assert!(
+            (total - expected_total[i]).abs() <= 1e-5 * expected_total[i],
+            "instance {i}: leaf weights sum to {total}, expected {}",
+            expected_total[i]
+        );
+    }
+
+    // sample, local_to_model and palette: each mirror fed the GPU's input.
+    let run = Run {
+        device: device.clone(),
+        queue: queue.clone(),
+        animator,
+        frame,
+    };
+    let local = cpu_sample_from_gpu(&run);
+    compare_sample(&run, &gpu.local, &local);
+    let (lib, insts) = (run.animator.library(), run.animator.instances());
+    let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
+    let mut regions = gpu_local_regions(&run);
+    cpu::local_to_model(lib, &run.frame, insts, &mut regions, &mut model);
+    compare("local_to_model", &gpu.model, &model, 1e-5, affine_error).unwrap();
+    let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 }

@@ -158,7 +158,7 @@ struct BlendList {
     mesh_additive: u32,
     _pad: array<u32, 2>,
     layers: array<LayerApply, 3>,
-    samples: array<BlendSample, 12>,
+    samples: array<BlendSample, MAX_BLEND_CLIPS>,
 }
 
 // Rust: layout::LocalPose.
@@ -171,7 +171,7 @@ struct LocalPose {
 // Blend trees. Rust: layout::MAX_* and layout::node_kind.
 const MAX_BLEND_CHILDREN: u32 = 16u;
 const MAX_TREE_NODES: u32 = 32u;
-const MAX_BLEND_CLIPS: u32 = 12u;
+const MAX_BLEND_CLIPS: u32 = 16u;
 const MAX_LAYERS: u32 = 3u;
 
 // Layer modes. Rust: layout::layer_mode, NO_MASK, NO_TIME_PARAMETER.

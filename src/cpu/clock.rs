@@ -97,16 +97,16 @@ pub struct Leaves {
     /// Entries in use.
     pub count: u32,
     /// Clip of each leaf.
-    pub clips: [u32; 8],
+    pub clips: [u32; MAX_BLEND_CLIPS as usize],
     /// Weight of each leaf.
-    pub weights: [f32; 8],
+    pub weights: [f32; MAX_BLEND_CLIPS as usize],
 }
 
 /// The clips at the leaves of the tree whose nodes start at `offset`, with their weights for
 /// `params`. WGSL `tree_leaves`.
 #[must_use]
 pub fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4) -> Leaves {
-    let mut node_weight = [0.0f32; 32];
+    let mut node_weight = [0.0f32; MAX_TREE_NODES as usize];
     node_weight[0] = 1.0;
     let mut leaves = Leaves::default();
     for k in 0..count.min(MAX_TREE_NODES) {
@@ -426,15 +426,21 @@ mod tests {
     #[test]
     fn blend_lists_stay_sorted_merge_and_keep_the_heaviest() {
         let mut l = BlendList::default();
+        // Two more than fit: the two lightest (0.01 and 0.02) are dropped.
         let weights = [
-            0.1f32, 0.5, 0.05, 0.3, 0.2, 0.15, 0.25, 0.35, 0.4, 0.01, 0.02, 0.03, 0.04, 0.06,
+            0.1f32, 0.5, 0.05, 0.3, 0.2, 0.15, 0.25, 0.35, 0.4, 0.01, 0.02, 0.03, 0.04, 0.06, 0.07, 0.08, 0.09,
+            0.45,
         ];
+        assert_eq!(weights.len(), MAX_BLEND_CLIPS as usize + 2);
         for (k, w) in weights.into_iter().enumerate() {
             add_sample(&mut l, k as u32, 0.0, w, 0);
         }
-        assert_eq!(l.count, 12);
+        assert_eq!(l.count, MAX_BLEND_CLIPS);
         let w: Vec<f32> = l.samples.iter().map(|s| s.weight).collect();
-        assert_eq!(w, [0.5, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.06, 0.05, 0.04, 0.03]);
+        assert_eq!(
+            w,
+            [0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.09, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03]
+        );
         add_sample(&mut l, 7, 0.0, 0.5, 0); // clip 7 (0.35) grows to 0.85 and moves to the front
         assert_eq!((l.samples[0].clip, l.samples[0].weight), (7, 0.85));
         add_sample(&mut l, 99, 0.0, 0.0, 0);

@@ -153,10 +153,22 @@ pub fn random_clip(r: &mut SmallRng, skeleton: &Skeleton, name: &str) -> Clip {
     }
 }
 
-/// One blend tree per blend-space kind over three clips (leaves reuse them), plus a nested tree:
-/// a 1D blend (parameter 2) of a freeform directional and a Delaunay blend space.
-pub fn random_trees(clips: [ClipId; 3], prefix: &str) -> Vec<BlendTree> {
-    let leaf = |k: usize| BlendNode::Clip(clips[k % 3]);
+/// Clips of each skeleton in [`random_library`]: as many as a tree may weight at once, so a tree
+/// can have that many distinct weighted leaves.
+pub const CLIPS_PER_SKELETON: u32 = wgpu_anim::layout::MAX_BLEND_CLIPS;
+/// Trees of each skeleton in [`random_library`] (those of [`random_trees`]).
+pub const TREES_PER_SKELETON: u32 = 11;
+/// Index of the 16-child direct tree and of the bilinear space of bilinear spaces among a
+/// skeleton's trees.
+pub const DIRECT_16: u32 = 9;
+pub const BILINEAR_OF_BILINEARS: u32 = 10;
+
+/// One blend tree per blend-space kind over the skeleton's clips (leaf k plays clip k), a nested
+/// tree (a 1D blend on parameter 2 of a freeform directional and a Delaunay blend space), and two
+/// trees of 16 distinct leaves: a direct blend of 16 children (child k weighted by parameter
+/// k mod 4) and a bilinear space (parameters 0, 1) of four bilinear spaces (parameters 2, 3).
+pub fn random_trees(clips: &[ClipId], prefix: &str) -> Vec<BlendTree> {
+    let leaf = |k: usize| BlendNode::Clip(clips[k % clips.len()]);
     let space = |kind, points: &[(f32, f32)]| -> BlendNode {
         BlendNode::Blend2D {
             kind,
@@ -245,11 +257,37 @@ pub fn random_trees(clips: [ClipId; 3], prefix: &str) -> Vec<BlendTree> {
             ],
             root: 0,
         },
+        tree(
+            "direct16",
+            BlendNode::Direct {
+                children: (0..16).map(|k| (k as u32 % 4, k + 1)).collect(),
+            },
+            16,
+        ),
+        BlendTree {
+            name: format!("{prefix}_bilinear16"),
+            nodes: std::iter::once(space_of([0, 1], (-2.5, 2.5), [1, 2, 3, 4]))
+                .chain((0..4).map(|q| space_of([2, 3], (0.0, 1.0), [5 + 4 * q, 6 + 4 * q, 7 + 4 * q, 8 + 4 * q])))
+            .chain((0..16).map(leaf))
+            .collect(),
+            root: 0,
+        },
     ]
 }
 
-/// Skeletons of 1, 37 and 130 joints (more than a workgroup), three random clips each, and for
-/// each skeleton the trees of [`random_trees`] and a random mask.
+/// A bilinear space on `parameters` with corners at `lo` and `hi` on both axes over nodes
+/// `children`.
+fn space_of(parameters: [u32; 2], (lo, hi): (f32, f32), children: [usize; 4]) -> BlendNode {
+    let corners = [Vec2::new(lo, lo), Vec2::new(hi, lo), Vec2::new(lo, hi), Vec2::new(hi, hi)];
+    BlendNode::Blend2D {
+        kind: Blend2DKind::Bilinear,
+        parameters,
+        children: corners.into_iter().zip(children).collect(),
+    }
+}
+
+/// Skeletons of 1, 37 and 130 joints (more than a workgroup), [`CLIPS_PER_SKELETON`] random clips
+/// each, and for each skeleton the trees of [`random_trees`] and a random mask.
 pub fn random_library(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     random_library_of(seed, &[1, 37, 130])
 }
@@ -262,13 +300,15 @@ pub fn random_library_of(seed: u64, sizes: &[usize]) -> (wgpu_anim::AnimationLib
     for (k, &n) in sizes.iter().enumerate() {
         let s = random_skeleton(&mut r, &format!("s{k}"), n);
         let id = b.add_skeleton(s.clone());
-        let mut ids = [ClipId(0); 3];
+        let mut ids = [ClipId(0); CLIPS_PER_SKELETON as usize];
         for (c, slot) in ids.iter_mut().enumerate() {
             let clip = random_clip(&mut r, &s, &format!("s{k}_c{c}"));
             *slot = b.add_clip(id, &clip).unwrap();
             clips.push(clip);
         }
-        for tree in random_trees(ids, &format!("s{k}")) {
+        let trees = random_trees(&ids, &format!("s{k}"));
+        assert_eq!(trees.len() as u32, TREES_PER_SKELETON);
+        for tree in trees {
             b.add_blend_tree(&tree).unwrap_or_else(|e| panic!("{e}"));
         }
         // Mask k belongs to skeleton k: a random weight per joint, some exactly 0 or 1.
@@ -318,11 +358,11 @@ pub fn compare<T>(
     Ok(worst)
 }
 
-/// A clip or a blend tree of `skeleton` (three clips and nine trees per skeleton in
-/// [`random_library`]), with random parameters.
+/// A clip or a blend tree of `skeleton` (as [`random_library`] builds them), with random
+/// parameters.
 pub fn random_state(r: &mut SmallRng, skeleton: u32) -> wgpu_anim::InstanceDesc {
     if r.gen_bool(0.5) {
-        wgpu_anim::InstanceDesc::new(ClipId(skeleton * 3 + r.gen_range(0..3)))
+        wgpu_anim::InstanceDesc::new(ClipId(skeleton * CLIPS_PER_SKELETON + r.gen_range(0..CLIPS_PER_SKELETON)))
     } else {
         let params = [
             r.gen_range(-2.5..2.5),
@@ -330,7 +370,10 @@ pub fn random_state(r: &mut SmallRng, skeleton: u32) -> wgpu_anim::InstanceDesc 
             r.gen_range(-0.5..1.5),
             r.gen_range(-0.5..1.5),
         ];
-        wgpu_anim::InstanceDesc::tree(wgpu_anim::blend::BlendTreeId(skeleton * 9 + r.gen_range(0..9)), params)
+        wgpu_anim::InstanceDesc::tree(
+            wgpu_anim::blend::BlendTreeId(skeleton * TREES_PER_SKELETON + r.gen_range(0..TREES_PER_SKELETON)),
+            params,
+        )
     }
 }
 

@@ -84,7 +84,7 @@ fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
         if (!(w > 0.0)) {
             continue;
         }
-        let node = blend_nodes[offset + k];
+        let node = blend_node(offset + k);
         if (node.kind == NODE_CLIP) {
             // Keep the heaviest MAX_BLEND_CLIPS leaves (a clip reached twice merges).
             var slot = leaves.count;
@@ -115,7 +115,7 @@ fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
         }
         let cw = node_child_weights(node, params);
         for (var c = 0u; c < min(node.child_count, MAX_BLEND_CHILDREN); c++) {
-            let child = blend_children[node.child_offset + c].node;
+            let child = blend_child(node.child_offset + c).node;
             // Children come after their parent; anything else is ignored, never looped on.
             if (child > k && child < count) {
                 node_weight[child] += w * cw[c];
@@ -142,7 +142,7 @@ fn play_state(
     layer: u32,
 ) -> ClipTime {
     if (tree_nodes == 0u) {
-        let ct = advance_clip_time(time, rate, loop_mode, loop_count, clips[clip].duration, dt);
+        let ct = advance_clip_time(time, rate, loop_mode, loop_count, clip_duration(clip), dt);
         add_sample(list, clip, ct.sample_time, scale, layer);
         return ct;
     }
@@ -151,7 +151,7 @@ fn play_state(
     var synced = 0.0;
     for (var m = 0u; m < leaves.count; m++) {
         total += leaves.weights[m];
-        synced += leaves.weights[m] * clips[leaves.clips[m]].duration;
+        synced += leaves.weights[m] * clip_duration(leaves.clips[m]);
     }
     if (!(total > 0.0)) {
         return ClipTime(time, 0.0, 0.0);
@@ -160,7 +160,7 @@ fn play_state(
     let duration = synced / total;
     let ct = advance_clip_time(time, rate / duration, loop_mode, loop_count, 1.0, dt);
     for (var m = 0u; m < leaves.count; m++) {
-        add_sample(list, leaves.clips[m], ct.phase * clips[leaves.clips[m]].duration, scale * leaves.weights[m], layer);
+        add_sample(list, leaves.clips[m], ct.phase * clip_duration(leaves.clips[m]), scale * leaves.weights[m], layer);
     }
     return ct;
 }
@@ -266,7 +266,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             }
             if (def.tree_nodes == 0u && def.time_parameter < 4u) {
                 // The clip's time axis as a parameter: sampled where the parameter says.
-                let t = clamp(params[def.time_parameter], 0.0, clips[def.clip].duration);
+                let t = clamp(params[def.time_parameter], 0.0, clip_duration(def.clip));
                 c.layer_time[k] = t;
                 add_sample(list, def.clip, t, 1.0, k + 1u);
                 continue;

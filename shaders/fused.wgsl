@@ -49,7 +49,7 @@ fn fused(
     // sample and layers: threads over joints, into workgroup memory.
     let joint_offset = instances[i].joint_offset;
     let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
-    let skel = skeletons[instances[i].skeleton];
+    let skel = skeleton_info(instances[i].skeleton);
     let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
         let snapshot_slot = frame.snapshot_offset + joint_offset + j;
@@ -65,7 +65,7 @@ fn fused(
     if (lid == 0u) {
         let mesh = wg_list.mesh_additive != 0u;
         for (var j = 0u; j < joint_count; j++) {
-            let p = parents[skel.joint_offset + j];
+            let p = joint_parent(skel.joint_offset + j);
             let has_parent = p >= 0 && u32(p) < j;
             var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
             if (has_parent) {
@@ -94,6 +94,6 @@ fn fused(
     // palette: threads over joints.
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
         let m = wg_pose[j];
-        palettes[joint_offset + j] = skin_matrix(Affine(m.translation, m.rotation, m.scale), inverse_binds[skel.joint_offset + j]);
+        palettes[joint_offset + j] = skin_matrix(Affine(m.translation, m.rotation, m.scale), inverse_bind(skel.joint_offset + j));
     }
 }

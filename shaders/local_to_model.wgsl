@@ -27,10 +27,10 @@ fn local_to_model(
         return;
     }
     let joint_offset = instances[i].joint_offset;
-    let skel = skeletons[instances[i].skeleton];
+    let skel = skeleton_info(instances[i].skeleton);
     let mesh = has_mesh_layer(i);
     for (var j = 0u; j < instances[i].joint_count; j++) {
-        let p = parents[skel.joint_offset + j];
+        let p = joint_parent(skel.joint_offset + j);
         // The builder guarantees p < j; anything else is treated as a root, never read ahead.
         let has_parent = p >= 0 && u32(p) < j;
         var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));

@@ -17,8 +17,8 @@ fn palette(
         return;
     }
     let joint_offset = instances[i].joint_offset;
-    let skel = skeletons[instances[i].skeleton];
+    let skel = skeleton_info(instances[i].skeleton);
     for (var j = lid; j < instances[i].joint_count; j += WORKGROUP_SIZE) {
-        palettes[joint_offset + j] = skin_matrix(model_poses[joint_offset + j], inverse_binds[skel.joint_offset + j]);
+        palettes[joint_offset + j] = skin_matrix(model_poses[joint_offset + j], inverse_bind(skel.joint_offset + j));
     }
 }

@@ -6,51 +6,51 @@
 // Value of key `k` (the middle value of a cubic-spline key).
 fn key_value(track: Track, k: u32) -> vec4<f32> {
     if (track.interpolation == INTERP_CUBIC) {
-        return values[track.value_offset + 3u * k + 1u];
+        return value_at(track.value_offset + 3u * k + 1u);
     }
-    return values[track.value_offset + k];
+    return value_at(track.value_offset + k);
 }
 
 // A track at time `t`, clamped to its keys. Rotations are slerped (linear) or normalized (cubic).
 fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let n = track.key_count;
     let base = track.time_offset;
-    if (n <= 1u || t <= times[base]) {
+    if (n <= 1u || t <= key_time(base)) {
         return key_value(track, 0u);
     }
-    if (t >= times[base + n - 1u]) {
+    if (t >= key_time(base + n - 1u)) {
         return key_value(track, n - 1u);
     }
-    // Largest k with times[k] <= t; times[hi] > t.
+    // Largest k with key time k <= t; key time hi > t.
     var lo = 0u;
     var hi = n - 1u;
     while (hi - lo > 1u) {
         let mid = (lo + hi) / 2u;
-        if (times[base + mid] <= t) {
+        if (key_time(base + mid) <= t) {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let t0 = times[base + lo];
-    let dt = times[base + hi] - t0;
+    let t0 = key_time(base + lo);
+    let dt = key_time(base + hi) - t0;
     let u = (t - t0) / dt;
     if (track.interpolation == INTERP_STEP) {
-        return values[track.value_offset + lo];
+        return value_at(track.value_offset + lo);
     }
     if (track.interpolation == INTERP_LINEAR) {
-        let a = values[track.value_offset + lo];
-        let b = values[track.value_offset + hi];
+        let a = value_at(track.value_offset + lo);
+        let b = value_at(track.value_offset + hi);
         if (rotation) {
             return quat_interp(a, b, u);
         }
         return a * (1.0 - u) + b * u;
     }
     let h = hermite_basis(u);
-    let p0 = values[track.value_offset + 3u * lo + 1u];
-    let m0 = values[track.value_offset + 3u * lo + 2u] * dt;
-    let p1 = values[track.value_offset + 3u * hi + 1u];
-    let m1 = values[track.value_offset + 3u * hi] * dt;
+    let p0 = value_at(track.value_offset + 3u * lo + 1u);
+    let m0 = value_at(track.value_offset + 3u * lo + 2u) * dt;
+    let p1 = value_at(track.value_offset + 3u * hi + 1u);
+    let m1 = value_at(track.value_offset + 3u * hi) * dt;
     let v = p0 * h.x + m0 * h.y + p1 * h.z + m1 * h.w;
     if (rotation) {
         return normalize(v);
@@ -61,9 +61,9 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
 // Joint `j` of `clip` at time `t`.
 fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     let first = clip.track_offset + 3u * j;
-    let translation = sample_track(tracks[first], t, false);
-    let rotation = sample_track(tracks[first + 1u], t, true);
-    let scale = sample_track(tracks[first + 2u], t, false);
+    let translation = sample_track(track_at(first), t, false);
+    let rotation = sample_track(track_at(first + 1u), t, true);
+    let scale = sample_track(track_at(first + 2u), t, false);
     return LocalPose(vec4<f32>(translation.xyz, 0.0), rotation, vec4<f32>(scale.xyz, 0.0));
 }
 
@@ -105,7 +105,7 @@ fn blend_layer(i: u32, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalP
         if (e.clip == SNAPSHOT_CLIP) {
             p = local_poses[snapshot_slot];
         } else {
-            p = sample_joint(clips[e.clip], j, e.time);
+            p = sample_joint(clip_info(e.clip), j, e.time);
         }
         if (first) {
             q_ref = p.rotation;
@@ -136,7 +136,7 @@ fn blend_layer(i: u32, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalP
 
 fn rest_pose(skel: SkeletonInfo, j: u32) -> LocalPose {
     let r = skel.rest_offset + 3u * j;
-    return LocalPose(values[r], values[r + 1u], values[r + 2u]);
+    return LocalPose(value_at(r), value_at(r + 1u), value_at(r + 2u));
 }
 
 fn identity_pose() -> LocalPose {
@@ -148,7 +148,7 @@ fn mask_weight(mask: u32, j: u32) -> f32 {
     if (mask == NO_MASK) {
         return 1.0;
     }
-    return values[mask + j].x;
+    return value_at(mask + j).x;
 }
 
 // A difference rotation applied with weight b: nlerp(identity, ±d, b) along the shorter arc.
@@ -231,7 +231,7 @@ fn sample(
     }
     let joint_offset = instances[i].joint_offset;
     let joint_count = instances[i].joint_count;
-    let skel = skeletons[instances[i].skeleton];
+    let skel = skeleton_info(instances[i].skeleton);
     let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
     let mesh_additive = blend_lists[i].mesh_additive;
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {

@@ -49,6 +49,40 @@ pub struct GpuClip {
     pub _pad: [u32; 3],
 }
 
+/// Where each section of the library's two GPU heaps starts, in 16-byte units (the uniform the
+/// stages read the library through; see [`crate::gpu::GpuLibrary`]). WGSL `LibraryLayout`.
+///
+/// The *header* heap holds the small records every frame looks up: clips (2 units each), tracks
+/// (1), skeletons (1), blend nodes (2), blend children (1) and blend triangles (1). The *payload*
+/// heap holds the bulk data: key times (4 per unit), key values, rest poses and mask weights (1
+/// per value), parents (4 per unit) and inverse bind matrices (3 units each).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuLibraryLayout {
+    /// Header heap: first unit of the `GpuClip`s.
+    pub clips: u32,
+    /// Header heap: first unit of the `GpuTrack`s.
+    pub tracks: u32,
+    /// Header heap: first unit of the `GpuSkeleton`s.
+    pub skeletons: u32,
+    /// Header heap: first unit of the `GpuBlendNode`s.
+    pub blend_nodes: u32,
+    /// Header heap: first unit of the `GpuBlendChild`ren.
+    pub blend_children: u32,
+    /// Header heap: first unit of the blend triangles.
+    pub blend_triangles: u32,
+    /// Payload heap: first unit of the key times.
+    pub times: u32,
+    /// Payload heap: first unit of the key values (and rest poses and masks).
+    pub values: u32,
+    /// Payload heap: first unit of the parents.
+    pub parents: u32,
+    /// Payload heap: first unit of the inverse bind matrices.
+    pub inverse_binds: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
+}
+
 /// One channel's keys. WGSL `Track`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]

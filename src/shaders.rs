@@ -6,8 +6,8 @@
 pub const TYPES: &str = include_str!("../shaders/shared/types.wgsl");
 /// Math shared by all stages (`shaders/shared/math.wgsl`).
 pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
-/// The animation passes' resource bindings (`shaders/shared/bindings.wgsl`).
-pub const BINDINGS: &str = include_str!("../shaders/shared/bindings.wgsl");
+/// Accessors of the library heaps (`shaders/shared/library.wgsl`; Rust: [`crate::gpu::LibraryHeaps`]).
+pub const LIBRARY: &str = include_str!("../shaders/shared/library.wgsl");
 /// The ground plane of the built-in scenes (`shaders/ground.wgsl`); not an animation stage.
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
 /// Skinning functions (`shaders/shared/skinning.wgsl`).
@@ -30,6 +30,108 @@ pub const SKIN_FUNCTIONS: &str = concat!(
     include_str!("../shaders/shared/math.wgsl"),
     include_str!("../shaders/shared/skinning.wgsl"),
 );
+
+/// A resource of the animation passes. Every stage that uses it binds it at the same binding
+/// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// The per-frame uniform (`Frame`, Rust `layout::GpuFrame`).
+    Frame,
+    /// Where the library heaps' sections start (`LibraryLayout`, uniform).
+    Library,
+    /// The animator's layer definitions (`array<LayerDef, MAX_LAYER_DEFS>`, uniform).
+    LayerDefs,
+    /// The library's header heap.
+    Headers,
+    /// The library's payload heap.
+    Payload,
+    /// Per instance: `Instance`.
+    Instances,
+    /// Per instance: `Clock`.
+    Clocks,
+    /// Per instance: `BlendList`.
+    BlendLists,
+    /// Per joint: `LocalPose` (current poses, snapshots, mesh-space deltas).
+    LocalPoses,
+    /// Per joint: `Affine` model matrices.
+    ModelPoses,
+    /// Per joint: `Affine` skinning matrices.
+    Palettes,
+}
+
+impl Resource {
+    /// Every resource, by binding number.
+    pub const ALL: [Resource; 11] = [
+        Resource::Frame,
+        Resource::Library,
+        Resource::LayerDefs,
+        Resource::Headers,
+        Resource::Payload,
+        Resource::Instances,
+        Resource::Clocks,
+        Resource::BlendLists,
+        Resource::LocalPoses,
+        Resource::ModelPoses,
+        Resource::Palettes,
+    ];
+
+    /// Binding number in group 0.
+    #[must_use]
+    pub fn binding(self) -> u32 {
+        Self::ALL.iter().position(|&r| r == self).unwrap_or(0) as u32
+    }
+
+    /// The WGSL variable's name.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Resource::Frame => "frame",
+            Resource::Library => "library",
+            Resource::LayerDefs => "layer_defs",
+            Resource::Headers => "headers",
+            Resource::Payload => "payload",
+            Resource::Instances => "instances",
+            Resource::Clocks => "clocks",
+            Resource::BlendLists => "blend_lists",
+            Resource::LocalPoses => "local_poses",
+            Resource::ModelPoses => "model_poses",
+            Resource::Palettes => "palettes",
+        }
+    }
+
+    /// The WGSL variable's type.
+    #[must_use]
+    pub const fn wgsl_type(self) -> &'static str {
+        match self {
+            Resource::Frame => "Frame",
+            Resource::Library => "LibraryLayout",
+            Resource::LayerDefs => "array<LayerDef, MAX_LAYER_DEFS>",
+            Resource::Headers | Resource::Payload => "array<vec4<u32>>",
+            Resource::Instances => "array<Instance>",
+            Resource::Clocks => "array<Clock>",
+            Resource::BlendLists => "array<BlendList>",
+            Resource::LocalPoses => "array<LocalPose>",
+            Resource::ModelPoses | Resource::Palettes => "array<Affine>",
+        }
+    }
+
+    /// Whether it is a uniform buffer (else a storage buffer).
+    #[must_use]
+    pub const fn is_uniform(self) -> bool {
+        matches!(self, Resource::Frame | Resource::Library | Resource::LayerDefs)
+    }
+}
+
+/// How a stage accesses a resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A uniform buffer.
+    Uniform,
+    /// A read-only storage buffer.
+    Read,
+    /// A read-write storage buffer.
+    ReadWrite,
+}
 
 /// A pipeline stage, named as its shader file and its CPU mirror.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -87,20 +189,128 @@ impl Stage {
             Stage::Fused => include_str!("../shaders/fused.wgsl"),
         }
     }
+
+    /// The resources an animation stage binds and how: the one declaration from which both its
+    /// WGSL variables ([`bindings_wgsl`]) and its bind group layout (in the animator) are made.
+    /// Read-only wherever the stage only reads; `tests/shaders.rs` checks this against what each
+    /// entry point uses. Every stage fits WebGPU's default limits with storage slots to spare
+    /// ([`STORAGE_SLOTS_SPARE`]). `Skin` binds its own resources (`SkinnedRenderer`): empty here.
+    #[must_use]
+    pub const fn bindings(self) -> &'static [(Resource, Access)] {
+        use Access::*;
+        use Resource::*;
+        match self {
+            Stage::Clock => &[
+                (Frame, Uniform),
+                (Library, Uniform),
+                (LayerDefs, Uniform),
+                (Headers, Read),
+                (Instances, Read),
+                (Clocks, ReadWrite),
+                (BlendLists, ReadWrite),
+            ],
+            Stage::Sample => &[
+                (Frame, Uniform),
+                (Library, Uniform),
+                (Headers, Read),
+                (Payload, Read),
+                (Instances, Read),
+                (BlendLists, Read),
+                (LocalPoses, ReadWrite),
+            ],
+            Stage::LocalToModel => &[
+                (Frame, Uniform),
+                (Library, Uniform),
+                (Headers, Read),
+                (Payload, Read),
+                (Instances, Read),
+                (LocalPoses, ReadWrite),
+                (ModelPoses, ReadWrite),
+            ],
+            Stage::Palette => &[
+                (Frame, Uniform),
+                (Library, Uniform),
+                (Headers, Read),
+                (Payload, Read),
+                (Instances, Read),
+                (ModelPoses, Read),
+                (Palettes, ReadWrite),
+            ],
+            Stage::Fused => &[
+                (Frame, Uniform),
+                (Library, Uniform),
+                (LayerDefs, Uniform),
+                (Headers, Read),
+                (Payload, Read),
+                (Instances, Read),
+                (Clocks, ReadWrite),
+                (LocalPoses, ReadWrite),
+                (Palettes, ReadWrite),
+            ],
+            Stage::Skin => &[],
+        }
+    }
+
+    /// Storage buffers the stage binds.
+    #[must_use]
+    pub fn storage_buffers(self) -> u32 {
+        self.bindings().iter().filter(|(_, a)| *a != Access::Uniform).count() as u32
+    }
+}
+
+/// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
+/// shader stage, for what comes next (compressed keys, root motion, events, curves).
+pub const STORAGE_SLOTS_SPARE: u32 = 2;
+
+/// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
+/// with its access, the others read-write. Shared modules (the library accessors, the other
+/// stages' functions a fused stage calls) name resources the stage itself may not use; only
+/// what its entry point uses enters its pipeline, and `tests/shaders.rs` checks that this is
+/// exactly what the stage binds.
+#[must_use]
+pub fn bindings_wgsl(stage: Stage) -> String {
+    let mut out = format!(
+        "// Resources of the {} stage (made from shaders::Stage::bindings).\n",
+        stage.name()
+    );
+    for resource in Resource::ALL {
+        let access = stage.bindings().iter().find(|(r, _)| *r == resource).map_or(
+            if resource.is_uniform() {
+                Access::Uniform
+            } else {
+                Access::ReadWrite
+            },
+            |(_, a)| *a,
+        );
+        let space = match access {
+            Access::Uniform => "uniform",
+            Access::Read => "storage, read",
+            Access::ReadWrite => "storage, read_write",
+        };
+        out.push_str(&format!(
+            "@group(0) @binding({}) var<{space}> {}: {};\n",
+            resource.binding(),
+            resource.name(),
+            resource.wgsl_type()
+        ));
+    }
+    out
 }
 
 /// The complete WGSL module of a stage.
 #[must_use]
 pub fn stage_source(stage: Stage) -> String {
+    let bindings = bindings_wgsl(stage);
     match stage {
         Stage::Skin => [TYPES, MATH, SKINNING, stage.file()].join("\n"),
-        Stage::Clock => [TYPES, MATH, BINDINGS, BLEND_WEIGHTS, stage.file()].join("\n"),
+        Stage::Clock => [TYPES, MATH, &bindings, LIBRARY, BLEND_WEIGHTS, stage.file()].join("\n"),
         // The fused stage calls every animation stage's functions (their entry points come
         // along, unused), with its own blend list accessors in place of the sample stage's.
         Stage::Fused => [
             TYPES,
             MATH,
-            BINDINGS,
+            &bindings,
+            LIBRARY,
             BLEND_WEIGHTS,
             Stage::Clock.file(),
             &without_block(Stage::Sample.file(), "storage blend list"),
@@ -109,7 +319,7 @@ pub fn stage_source(stage: Stage) -> String {
             stage.file(),
         ]
         .join("\n"),
-        _ => [TYPES, MATH, BINDINGS, stage.file()].join("\n"),
+        _ => [TYPES, MATH, &bindings, LIBRARY, stage.file()].join("\n"),
     }
 }
 

@@ -5,7 +5,7 @@ use wgpu_anim::bench::{self, Config, PathKind, Row, Workload};
 
 #[test]
 fn tiny_bench_rows_are_consistent_and_round_trip() {
-    let (device, queue) = wgpu_anim::gpu::headless_device().expect("a wgpu adapter");
+    let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).expect("a wgpu adapter");
     let config = Config {
         counts: vec![50, 120],
         frames: 3,
@@ -183,7 +183,7 @@ fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
 
 #[test]
 fn cpu_all_computes_what_cpu_1_computes() {
-    let (device, queue) = wgpu_anim::gpu::headless_device().expect("a wgpu adapter");
+    let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).expect("a wgpu adapter");
     for w in Workload::ALL {
         let mut a = bench::crowd(&device, &queue, 37, w).unwrap();
         bench::gpu_frame(&device, &queue, &mut a).unwrap();

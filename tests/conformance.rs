@@ -328,7 +328,8 @@ fn cpu_mirror_matches_fixtures() {
 #[test]
 fn gpu_matches_fixtures() {
     use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
-    let (device, queue) = wgpu_anim::gpu::headless_device().unwrap_or_else(|e| panic!("{e}"));
+    let (device, queue) =
+        wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap_or_else(|e| panic!("{e}"));
     // One GPU evaluation per asset, for all of its fixtures at once: matrices through
     // `evaluate_poses`, vertices through an animator and the `skin` shader.
     let all = fixtures();

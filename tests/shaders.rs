@@ -69,6 +69,81 @@ fn the_fused_stage_keeps_blend_lists_and_poses_out_of_memory() {
     assert!(!sample.iter().any(|(n, _)| n == "wg_list"));
 }
 
+/// Each animation stage's binding table is exactly what its entry point uses: every bound
+/// resource is used, every used resource is bound, read-write only where the stage writes.
+#[test]
+fn every_stage_binds_what_it_uses_read_only_where_it_only_reads() {
+    use naga::valid::GlobalUse;
+    use wgpu_anim::shaders::{Access, Resource};
+    for stage in Stage::ALL.into_iter().filter(|&s| s != Stage::Skin) {
+        let used = globals_used(stage);
+        for &(resource, access) in stage.bindings() {
+            let (_, u) = used
+                .iter()
+                .find(|(n, _)| n == resource.name())
+                .unwrap_or_else(|| panic!("{}: binds {} but does not use it", stage.name(), resource.name()));
+            let writes = u.contains(GlobalUse::WRITE);
+            assert_eq!(
+                access == Access::ReadWrite,
+                writes,
+                "{}: {} is bound {access:?} and {}written",
+                stage.name(),
+                resource.name(),
+                if writes { "" } else { "never " }
+            );
+        }
+        for (name, _) in &used {
+            let is_resource = Resource::ALL.iter().any(|r| r.name() == name);
+            if is_resource {
+                assert!(
+                    stage.bindings().iter().any(|(r, _)| r.name() == name),
+                    "{}: uses {name} without binding it",
+                    stage.name()
+                );
+            }
+        }
+    }
+}
+
+/// Every animation pipeline fits WebGPU's default limits (`wgpu::Limits::default()`) with
+/// storage slots to spare; the GPU tests run on a device with exactly those limits.
+#[test]
+fn every_stage_fits_webgpu_default_limits_with_slots_to_spare() {
+    let limits = wgpu::Limits::default();
+    for stage in Stage::ALL {
+        let storage = stage.storage_buffers();
+        let uniforms = stage.bindings().len() as u32 - storage;
+        eprintln!("{}: {storage} storage buffers, {uniforms} uniforms", stage.name());
+        assert!(
+            storage + wgpu_anim::shaders::STORAGE_SLOTS_SPARE <= limits.max_storage_buffers_per_shader_stage,
+            "{}: {storage} storage buffers leave fewer than {} of {} free",
+            stage.name(),
+            wgpu_anim::shaders::STORAGE_SLOTS_SPARE,
+            limits.max_storage_buffers_per_shader_stage
+        );
+        assert!(uniforms <= limits.max_uniform_buffers_per_shader_stage);
+        assert!(stage.bindings().len() as u32 <= limits.max_bindings_per_bind_group);
+    }
+    let layer_defs = u64::from(wgpu_anim::layout::MAX_LAYER_DEFS) * size_of::<wgpu_anim::layout::GpuLayerDef>() as u64;
+    assert!(layer_defs <= limits.max_uniform_buffer_binding_size);
+    // The fused stage's workgroup memory, as naga lays it out.
+    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Fused)).unwrap();
+    let workgroup: u32 = module
+        .global_variables
+        .iter()
+        .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+        .map(|(_, g)| {
+            let mut layouter = naga::proc::Layouter::default();
+            layouter.update(module.to_ctx()).unwrap();
+            layouter[g.ty].size
+        })
+        .sum();
+    assert!(
+        workgroup <= limits.max_compute_workgroup_storage_size,
+        "fused: {workgroup} bytes of workgroup memory"
+    );
+}
+
 #[test]
 fn the_ground_shader_validates() {
     shaders::validate(shaders::GROUND).unwrap();
@@ -86,19 +161,18 @@ fn skin_functions_validate_in_a_user_module() {
 }
 
 #[test]
-fn blend_weights_validate_in_a_module_declaring_the_blend_arrays() {
+fn blend_weights_validate_in_a_module_declaring_the_library() {
     let module = format!(
-        "{}\n{}\n{}\n\
-         @group(0) @binding(0) var<storage, read> blend_children: array<BlendChild>;\n\
-         @group(0) @binding(1) var<storage, read> blend_triangles: array<vec4<u32>>;\n\
-         @group(0) @binding(2) var<storage, read> blend_nodes: array<BlendNode>;\n\
-         @group(0) @binding(3) var<storage, read_write> blend_out: array<f32>;\n\
+        "{}\n{}\n{}\n{}\n{}\n\
+         @group(1) @binding(0) var<storage, read_write> blend_out: array<f32>;\n\
          @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {{\n\
-           var w = node_child_weights(blend_nodes[id.x], vec4<f32>(0.5, -0.25, 1.0, 0.0));\n\
+           var w = node_child_weights(blend_node(id.x), vec4<f32>(0.5, -0.25, 1.0, 0.0));\n\
            for (var i = 0u; i < 16u; i++) {{ blend_out[id.x * 16u + i] = w[i]; }}\n\
          }}\n",
         shaders::TYPES,
         shaders::MATH,
+        shaders::bindings_wgsl(Stage::Clock),
+        shaders::LIBRARY,
         shaders::BLEND_WEIGHTS
     );
     let (module, _) = shaders::validate(&module).unwrap_or_else(|e| panic!("{e}"));

@@ -23,7 +23,7 @@ fn blend_param(params: vec4<f32>, index: u32) -> f32 {
 }
 
 fn blend_pos(node: BlendNode, i: u32) -> vec2<f32> {
-    return blend_children[node.child_offset + i].position;
+    return blend_child(node.child_offset + i).position;
 }
 
 fn blend_cross(a: vec2<f32>, b: vec2<f32>) -> f32 {
@@ -198,7 +198,7 @@ fn blend_weights_delaunay(node: BlendNode, p: vec2<f32>) -> array<f32, 16> {
     var best_b = 0u;
     var best_t = 0.0;
     for (var k = 0u; k < node.triangle_count; k++) {
-        let e = blend_triangles[node.triangle_offset + k];
+        let e = blend_triangle(node.triangle_offset + k);
         if (e.w == 0u) {
             if (!found) {
                 let a = blend_pos(node, e.x);
@@ -390,7 +390,7 @@ fn blend_weights_freeform_directional(node: BlendNode, n: u32, p: vec2<f32>) -> 
 fn blend_weights_direct(node: BlendNode, n: u32, params: vec4<f32>) -> array<f32, 16> {
     var w: array<f32, 16>;
     for (var i = 0u; i < n; i++) {
-        let c = blend_children[node.child_offset + i];
+        let c = blend_child(node.child_offset + i);
         w[i] = max(blend_param(params, c.parameter), 0.0);
     }
     return w;

@@ -37,6 +37,22 @@ struct ClipInfo {
     _pad2: u32,
 }
 
+// Rust: layout::GpuLibraryLayout. Where each section of the library heaps starts (16-byte units).
+struct LibraryLayout {
+    clips: u32,
+    tracks: u32,
+    skeletons: u32,
+    blend_nodes: u32,
+    blend_children: u32,
+    blend_triangles: u32,
+    times: u32,
+    values: u32,
+    parents: u32,
+    inverse_binds: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
 // Rust: layout::GpuTrack.
 struct Track {
     time_offset: u32,
@@ -173,6 +189,7 @@ const MAX_BLEND_CHILDREN: u32 = 16u;
 const MAX_TREE_NODES: u32 = 32u;
 const MAX_BLEND_CLIPS: u32 = 16u;
 const MAX_LAYERS: u32 = 3u;
+const MAX_LAYER_DEFS: u32 = 1024u;
 
 // Layer modes. Rust: layout::layer_mode, NO_MASK, NO_TIME_PARAMETER.
 const LAYER_OFF: u32 = 0u;

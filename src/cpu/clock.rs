@@ -428,8 +428,7 @@ mod tests {
         let mut l = BlendList::default();
         // Two more than fit: the two lightest (0.01 and 0.02) are dropped.
         let weights = [
-            0.1f32, 0.5, 0.05, 0.3, 0.2, 0.15, 0.25, 0.35, 0.4, 0.01, 0.02, 0.03, 0.04, 0.06, 0.07, 0.08, 0.09,
-            0.45,
+            0.1f32, 0.5, 0.05, 0.3, 0.2, 0.15, 0.25, 0.35, 0.4, 0.01, 0.02, 0.03, 0.04, 0.06, 0.07, 0.08, 0.09, 0.45,
         ];
         assert_eq!(weights.len(), MAX_BLEND_CLIPS as usize + 2);
         for (k, w) in weights.into_iter().enumerate() {
@@ -439,7 +438,9 @@ mod tests {
         let w: Vec<f32> = l.samples.iter().map(|s| s.weight).collect();
         assert_eq!(
             w,
-            [0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.09, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03]
+            [
+                0.5, 0.45, 0.4, 0.35, 0.3, 0.25, 0.2, 0.15, 0.1, 0.09, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03
+            ]
         );
         add_sample(&mut l, 7, 0.0, 0.5, 0); // clip 7 (0.35) grows to 0.85 and moves to the front
         assert_eq!((l.samples[0].clip, l.samples[0].weight), (7, 0.85));

@@ -1,6 +1,7 @@
 //! [`Animator`]: the clip library and every instance's state in GPU buffers, and the compute
 //! passes of a frame recorded into the caller's encoder.
 
+use super::GpuLibrary;
 use super::{PassTimer, read_buffer, split_dispatch};
 use crate::blend::BlendTreeId;
 use crate::cpu::Pose;
@@ -12,9 +13,9 @@ use crate::layout::{
 use crate::layout::{LAYER_ON, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, layer_mode};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
-use crate::shaders::{Stage, stage_source};
+use crate::shaders::{Access, Resource, Stage, stage_source};
 use glam::{Mat4, Vec4};
-use wgpu::util::DeviceExt;
+use std::sync::Arc;
 
 /// How an instance's clock treats the clip's end (Game Engine Architecture §11.4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -215,95 +216,6 @@ impl Default for AnimatorDesc {
     }
 }
 
-/// Resources of a stage's bind group: `(binding, kind)`, a subset of `shaders/shared/bindings.wgsl`.
-#[derive(Clone, Copy)]
-enum Kind {
-    Uniform,
-    Read,
-    ReadWrite,
-}
-const FRAME: u32 = 0;
-const CLIPS: u32 = 1;
-const TRACKS: u32 = 2;
-const TIMES: u32 = 3;
-const VALUES: u32 = 4;
-const SKELETONS: u32 = 5;
-const PARENTS: u32 = 6;
-const INVERSE_BINDS: u32 = 7;
-const INSTANCES: u32 = 8;
-const CLOCKS: u32 = 9;
-const LOCAL: u32 = 10;
-const MODEL: u32 = 11;
-const PALETTE: u32 = 12;
-const BLEND_LISTS: u32 = 13;
-const BLEND_NODES: u32 = 14;
-const BLEND_CHILDREN: u32 = 15;
-const BLEND_TRIANGLES: u32 = 16;
-const LAYER_DEFS: u32 = 17;
-
-fn stage_bindings(stage: Stage) -> &'static [(u32, Kind)] {
-    use Kind::*;
-    match stage {
-        Stage::Clock => &[
-            (FRAME, Uniform),
-            (CLIPS, Read),
-            (INSTANCES, Read),
-            (CLOCKS, ReadWrite),
-            (BLEND_LISTS, ReadWrite),
-            (BLEND_NODES, Read),
-            (BLEND_CHILDREN, Read),
-            (BLEND_TRIANGLES, Read),
-            (LAYER_DEFS, Read),
-        ],
-        Stage::Sample => &[
-            (FRAME, Uniform),
-            (CLIPS, Read),
-            (TRACKS, Read),
-            (TIMES, Read),
-            (VALUES, Read),
-            (SKELETONS, Read),
-            (INSTANCES, Read),
-            (BLEND_LISTS, ReadWrite),
-            (LOCAL, ReadWrite),
-        ],
-        Stage::LocalToModel => &[
-            (FRAME, Uniform),
-            (SKELETONS, Read),
-            (PARENTS, Read),
-            (INSTANCES, Read),
-            (LOCAL, ReadWrite),
-            (MODEL, ReadWrite),
-        ],
-        Stage::Palette => &[
-            (FRAME, Uniform),
-            (SKELETONS, Read),
-            (INVERSE_BINDS, Read),
-            (INSTANCES, Read),
-            (MODEL, ReadWrite),
-            (PALETTE, ReadWrite),
-        ],
-        Stage::Fused => &[
-            (FRAME, Uniform),
-            (CLIPS, Read),
-            (TRACKS, Read),
-            (TIMES, Read),
-            (VALUES, Read),
-            (SKELETONS, Read),
-            (PARENTS, Read),
-            (INVERSE_BINDS, Read),
-            (INSTANCES, Read),
-            (CLOCKS, ReadWrite),
-            (LOCAL, ReadWrite),
-            (PALETTE, ReadWrite),
-            (BLEND_NODES, Read),
-            (BLEND_CHILDREN, Read),
-            (BLEND_TRIANGLES, Read),
-            (LAYER_DEFS, Read),
-        ],
-        Stage::Skin => &[],
-    }
-}
-
 struct StagePass {
     stage: Stage,
     pipeline: wgpu::ComputePipeline,
@@ -316,7 +228,7 @@ struct StagePass {
 /// Per frame: call [`Animator::prepare`] (uploads `dt` and any instance parameters that changed)
 /// then [`Animator::encode`] into your command encoder, then draw with the palette buffer.
 pub struct Animator {
-    library: AnimationLibrary,
+    gpu_library: Arc<GpuLibrary>,
     max_instances: u32,
     max_joints: u32,
     max_workgroups: u32,
@@ -350,17 +262,6 @@ pub const MAX_FUSED_JOINTS: u32 = 128;
 /// list.
 const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32;
 
-fn storage_init(device: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
-    // A binding may not be empty and must hold one element of its type: keep at least 64 bytes.
-    let mut data = bytes.to_vec();
-    data.resize(data.len().max(64).next_multiple_of(4), 0);
-    device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some(label),
-        contents: &data,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-    })
-}
-
 fn storage(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
@@ -371,11 +272,20 @@ fn storage(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
 }
 
 impl Animator {
-    /// Uploads `library` and allocates buffers for `desc`'s capacity on `device`.
+    /// Uploads `library` and allocates buffers for `desc`'s capacity on `device`. To share one
+    /// upload of a library between animators, use [`Animator::with_library`].
     ///
     /// Errors: a capacity of zero, or buffers larger than the device's
     /// `max_storage_buffer_binding_size` (the message says which and by how much).
     pub fn new(device: &wgpu::Device, library: &AnimationLibrary, desc: &AnimatorDesc) -> Result<Self> {
+        Self::with_library(device, GpuLibrary::new(device, library)?, desc)
+    }
+
+    /// Allocates buffers for `desc`'s capacity on `device`, playing a library already on the GPU.
+    ///
+    /// Errors: as [`Animator::new`].
+    pub fn with_library(device: &wgpu::Device, gpu_library: Arc<GpuLibrary>, desc: &AnimatorDesc) -> Result<Self> {
+        let library = gpu_library.library();
         let largest = library.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
         if desc.max_instances == 0 || library.clips.is_empty() {
             return Err(Error::Limit {
@@ -407,7 +317,6 @@ impl Animator {
             "the instance buffer",
             u64::from(desc.max_instances) * size_of::<GpuInstance>() as u64,
         )?;
-        check("the key values", library.values.len() as u64 * 16)?;
 
         let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-anim frame"),
@@ -415,21 +324,6 @@ impl Animator {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let clips = storage_init(device, "wgpu-anim clips", bytemuck::cast_slice(&library.clips));
-        let tracks = storage_init(device, "wgpu-anim tracks", bytemuck::cast_slice(&library.tracks));
-        let times = storage_init(device, "wgpu-anim key times", bytemuck::cast_slice(&library.times));
-        let values = storage_init(device, "wgpu-anim key values", bytemuck::cast_slice(&library.values));
-        let skeletons = storage_init(
-            device,
-            "wgpu-anim skeletons",
-            bytemuck::cast_slice(&library.gpu_skeletons),
-        );
-        let parents = storage_init(device, "wgpu-anim parents", bytemuck::cast_slice(&library.parents));
-        let inverse_binds = storage_init(
-            device,
-            "wgpu-anim inverse binds",
-            bytemuck::cast_slice(&library.inverse_binds),
-        );
         let instance_buffer = storage(
             device,
             "wgpu-anim instances",
@@ -445,26 +339,13 @@ impl Animator {
             "wgpu-anim blend lists",
             u64::from(desc.max_instances) * size_of::<BlendList>() as u64,
         );
-        let blend_nodes = storage_init(
-            device,
-            "wgpu-anim blend nodes",
-            bytemuck::cast_slice(&library.blend.nodes),
-        );
-        let blend_children = storage_init(
-            device,
-            "wgpu-anim blend children",
-            bytemuck::cast_slice(&library.blend.children),
-        );
-        let blend_triangles = storage_init(
-            device,
-            "wgpu-anim blend triangles",
-            bytemuck::cast_slice(&library.blend.triangles),
-        );
-        let layer_def_buffer = storage(
-            device,
-            "wgpu-anim layer definitions",
-            u64::from(MAX_LAYER_DEFS) * size_of::<GpuLayerDef>() as u64,
-        );
+        // A uniform: 32 KiB, within WebGPU's 64 KiB default, and no storage slot taken.
+        let layer_def_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim layer definitions"),
+            size: u64::from(MAX_LAYER_DEFS) * size_of::<GpuLayerDef>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         // Current local poses, then one snapshot per joint (the source of interrupted transitions),
         // then one mesh-space additive delta per joint (scratch between `sample` and `local_to_model`).
         let local_buffer = storage(
@@ -486,48 +367,37 @@ impl Animator {
                 | wgpu::BufferUsages::VERTEX,
             mapped_at_creation: false,
         });
-        let buffer_of = |binding: u32| -> &wgpu::Buffer {
-            match binding {
-                FRAME => &frame_buffer,
-                CLIPS => &clips,
-                TRACKS => &tracks,
-                TIMES => &times,
-                VALUES => &values,
-                SKELETONS => &skeletons,
-                PARENTS => &parents,
-                INVERSE_BINDS => &inverse_binds,
-                INSTANCES => &instance_buffer,
-                CLOCKS => &clock_buffer,
-                LOCAL => &local_buffer,
-                MODEL => &model_buffer,
-                BLEND_LISTS => &blend_list_buffer,
-                BLEND_NODES => &blend_nodes,
-                BLEND_CHILDREN => &blend_children,
-                BLEND_TRIANGLES => &blend_triangles,
-                LAYER_DEFS => &layer_def_buffer,
-                _ => &palette_buffer,
+        let buffer_of = |resource: Resource| -> &wgpu::Buffer {
+            match resource {
+                Resource::Frame => &frame_buffer,
+                Resource::Library => gpu_library.layout_buffer(),
+                Resource::LayerDefs => &layer_def_buffer,
+                Resource::Headers => gpu_library.headers(),
+                Resource::Payload => gpu_library.payload(),
+                Resource::Instances => &instance_buffer,
+                Resource::Clocks => &clock_buffer,
+                Resource::BlendLists => &blend_list_buffer,
+                Resource::LocalPoses => &local_buffer,
+                Resource::ModelPoses => &model_buffer,
+                Resource::Palettes => &palette_buffer,
             }
         };
         let make_pass = |stage: Stage| -> StagePass {
             {
-                let entries: Vec<wgpu::BindGroupLayoutEntry> = stage_bindings(stage)
+                let entries: Vec<wgpu::BindGroupLayoutEntry> = stage
+                    .bindings()
                     .iter()
-                    .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
-                        binding,
+                    .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
+                        binding: resource.binding(),
                         visibility: wgpu::ShaderStages::COMPUTE,
-                        ty: match kind {
-                            Kind::Uniform => wgpu::BindingType::Buffer {
-                                ty: wgpu::BufferBindingType::Uniform,
-                                has_dynamic_offset: false,
-                                min_binding_size: wgpu::BufferSize::new(size_of::<GpuFrame>() as u64),
+                        ty: wgpu::BindingType::Buffer {
+                            ty: match access {
+                                Access::Uniform => wgpu::BufferBindingType::Uniform,
+                                Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                                Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
                             },
-                            Kind::Read | Kind::ReadWrite => wgpu::BindingType::Buffer {
-                                ty: wgpu::BufferBindingType::Storage {
-                                    read_only: matches!(kind, Kind::Read),
-                                },
-                                has_dynamic_offset: false,
-                                min_binding_size: None,
-                            },
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
                         },
                         count: None,
                     })
@@ -540,11 +410,12 @@ impl Animator {
                 let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(&label),
                     layout: &layout,
-                    entries: &stage_bindings(stage)
+                    entries: &stage
+                        .bindings()
                         .iter()
-                        .map(|&(binding, _)| wgpu::BindGroupEntry {
-                            binding,
-                            resource: buffer_of(binding).as_entire_binding(),
+                        .map(|&(resource, _)| wgpu::BindGroupEntry {
+                            binding: resource.binding(),
+                            resource: buffer_of(resource).as_entire_binding(),
                         })
                         .collect::<Vec<_>>(),
                 });
@@ -573,15 +444,12 @@ impl Animator {
             }
         };
         let passes: Vec<StagePass> = Stage::COMPUTE.iter().map(|&stage| make_pass(stage)).collect();
-        // The fused path needs 16 bindings in one stage (15 storage buffers), its workgroup memory
-        // and skeletons small enough for it; elsewhere only the staged path exists.
-        let largest_skeleton = library.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
-        let fused = (limits.max_storage_buffers_per_shader_stage >= 15
-            && limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES
-            && largest_skeleton <= MAX_FUSED_JOINTS)
+        // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
+        // enough for it; elsewhere only the staged path exists.
+        let fused = (limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS)
             .then(|| make_pass(Stage::Fused));
         Ok(Self {
-            library: library.clone(),
+            gpu_library,
             max_instances: desc.max_instances,
             max_joints,
             max_workgroups: limits.max_compute_workgroups_per_dimension,
@@ -610,8 +478,8 @@ impl Animator {
         })
     }
 
-    /// Whether this animator can run the fused single-dispatch path (device limits: 15 storage
-    /// buffers per stage and 12,544 bytes of workgroup memory; skeletons of at most 128 joints).
+    /// Whether this animator can run the fused single-dispatch path: skeletons of at most
+    /// [`MAX_FUSED_JOINTS`] joints (its bindings and workgroup memory fit WebGPU's defaults).
     #[must_use]
     pub fn fused_available(&self) -> bool {
         self.fused.is_some()
@@ -625,8 +493,8 @@ impl Animator {
         if fused && self.fused.is_none() {
             return Err(Error::Limit {
                 what: format!(
-                    "the fused path needs 15 storage buffers per shader stage, {FUSED_WORKGROUP_BYTES} bytes of \
-                     workgroup memory and skeletons of at most {MAX_FUSED_JOINTS} joints"
+                    "the fused path needs {FUSED_WORKGROUP_BYTES} bytes of workgroup memory and skeletons of at \
+                     most {MAX_FUSED_JOINTS} joints"
                 ),
             });
         }
@@ -644,27 +512,38 @@ impl Animator {
     fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
         let err = |what: String| Error::Instance { instance: index, what };
         if let Some(tree) = desc.tree {
-            let t = self.library.blend.trees.get(tree.0 as usize).ok_or_else(|| {
-                err(format!(
-                    "blend tree {} does not exist (the library has {})",
-                    tree.0,
-                    self.library.blend.trees.len()
-                ))
-            })?;
+            let t = self
+                .gpu_library
+                .library()
+                .blend
+                .trees
+                .get(tree.0 as usize)
+                .ok_or_else(|| {
+                    err(format!(
+                        "blend tree {} does not exist (the library has {})",
+                        tree.0,
+                        self.gpu_library.library().blend.trees.len()
+                    ))
+                })?;
             let joints = self
-                .library
+                .library()
                 .gpu_skeletons
                 .get(t.skeleton as usize)
                 .map_or(0, |s| s.joint_count);
             return Ok((0, t.skeleton, joints, t.node_offset, t.node_count));
         }
-        let clip = self.library.clips.get(desc.clip.0 as usize).ok_or_else(|| {
-            err(format!(
-                "clip {} does not exist (the library has {})",
-                desc.clip.0,
-                self.library.clips.len()
-            ))
-        })?;
+        let clip = self
+            .gpu_library
+            .library()
+            .clips
+            .get(desc.clip.0 as usize)
+            .ok_or_else(|| {
+                err(format!(
+                    "clip {} does not exist (the library has {})",
+                    desc.clip.0,
+                    self.gpu_library.library().clips.len()
+                ))
+            })?;
         Ok((desc.clip.0, clip.skeleton, clip.joint_count, 0, 0))
     }
 
@@ -715,7 +594,7 @@ impl Animator {
             _pad2: [0; 8],
         };
         let duration = if tree_nodes == 0 {
-            self.library.clips[clip as usize].duration
+            self.gpu_library.library().clips[clip as usize].duration
         } else {
             1.0
         };
@@ -953,7 +832,7 @@ impl Animator {
             None => NO_MASK,
             Some(m) => {
                 let info = self
-                    .library
+                    .library()
                     .masks
                     .get(m.0 as usize)
                     .ok_or_else(|| err(format!("mask {} does not exist", m.0)))?;
@@ -1115,7 +994,7 @@ impl Animator {
         }
         let inst = self.instances[index];
         let duration = if inst.tree_nodes == 0 {
-            self.library.clips[inst.clip as usize].duration
+            self.gpu_library.library().clips[inst.clip as usize].duration
         } else {
             1.0
         };
@@ -1173,7 +1052,13 @@ impl Animator {
     /// The library the animator was built with.
     #[must_use]
     pub fn library(&self) -> &AnimationLibrary {
-        &self.library
+        self.gpu_library.library()
+    }
+
+    /// The library on the GPU (to share with another animator, [`Animator::with_library`]).
+    #[must_use]
+    pub fn gpu_library(&self) -> &Arc<GpuLibrary> {
+        &self.gpu_library
     }
 
     /// Joints in use over all instances.

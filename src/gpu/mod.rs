@@ -3,6 +3,7 @@
 //! tools and tests that have none.
 
 mod animator;
+mod library;
 mod readback;
 mod renderer;
 mod timing;
@@ -10,6 +11,7 @@ mod timing;
 pub use animator::{
     Animator, AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition, evaluate_poses,
 };
+pub use library::{GpuLibrary, LibraryHeaps};
 pub use readback::read_buffer;
 pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, scene_pass, skin_on_gpu};
 pub use timing::PassTimer;
@@ -20,8 +22,20 @@ use crate::error::{Error, Result};
 /// adapter wgpu offers (a software one such as lavapipe when there is no GPU), with timestamp
 /// queries enabled when the adapter has them, and the adapter's own limits.
 pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue)> {
+    let adapter = headless_adapter()?;
+    let limits = adapter.limits();
+    request_device_with_limits(&adapter, limits)
+}
+
+/// As [`headless_device`], with exactly `limits` (for example `wgpu::Limits::default()`,
+/// WebGPU's defaults, which every pipeline of this crate fits; the test suite runs on those).
+pub fn headless_device_with_limits(limits: wgpu::Limits) -> Result<(wgpu::Device, wgpu::Queue)> {
+    request_device_with_limits(&headless_adapter()?, limits)
+}
+
+fn headless_adapter() -> Result<wgpu::Adapter> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
         force_fallback_adapter: false,
         compatible_surface: None,
@@ -31,18 +45,25 @@ pub fn headless_device() -> Result<(wgpu::Device, wgpu::Queue)> {
         Error::Device(format!(
             "{e}; on a machine without a GPU install a software Vulkan driver (Debian/Ubuntu: apt-get install mesa-vulkan-drivers)"
         ))
-    })?;
-    request_device(&adapter)
+    })
 }
 
 /// Requests a device from `adapter` with the features and limits this crate makes use of:
 /// timestamp queries when available, and the adapter's limits (large crowds need big buffers).
 pub fn request_device(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu::Queue)> {
+    request_device_with_limits(adapter, adapter.limits())
+}
+
+/// Requests a device from `adapter` with timestamp queries when available and `limits`.
+pub fn request_device_with_limits(
+    adapter: &wgpu::Adapter,
+    limits: wgpu::Limits,
+) -> Result<(wgpu::Device, wgpu::Queue)> {
     let wanted = wgpu::Features::TIMESTAMP_QUERY;
     let desc = wgpu::DeviceDescriptor {
         label: Some("wgpu-anim device"),
         required_features: adapter.features() & wanted,
-        required_limits: adapter.limits(),
+        required_limits: limits,
         ..Default::default()
     };
     pollster::block_on(adapter.request_device(&desc)).map_err(|e| Error::Device(e.to_string()))

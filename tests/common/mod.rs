@@ -9,10 +9,11 @@ use wgpu_anim::layout::LocalPose;
 use wgpu_anim::math::Affine;
 use wgpu_anim::{Clip, ClipId, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform};
 
-/// The device every GPU test runs on. CI installs lavapipe; a machine without any Vulkan driver
-/// fails here with the install hint.
+/// The device every GPU test runs on, requested with exactly WebGPU's default limits
+/// (`wgpu::Limits::default()`), so a pipeline that needs more fails the tests. CI installs
+/// lavapipe; a machine without any Vulkan driver fails here with the install hint.
 pub fn device() -> (wgpu::Device, wgpu::Queue) {
-    wgpu_anim::gpu::headless_device().unwrap_or_else(|e| panic!("{e}"))
+    wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn rng(seed: u64) -> SmallRng {
@@ -268,8 +269,8 @@ pub fn random_trees(clips: &[ClipId], prefix: &str) -> Vec<BlendTree> {
             name: format!("{prefix}_bilinear16"),
             nodes: std::iter::once(space_of([0, 1], (-2.5, 2.5), [1, 2, 3, 4]))
                 .chain((0..4).map(|q| space_of([2, 3], (0.0, 1.0), [5 + 4 * q, 6 + 4 * q, 7 + 4 * q, 8 + 4 * q])))
-            .chain((0..16).map(leaf))
-            .collect(),
+                .chain((0..16).map(leaf))
+                .collect(),
             root: 0,
         },
     ]
@@ -278,7 +279,12 @@ pub fn random_trees(clips: &[ClipId], prefix: &str) -> Vec<BlendTree> {
 /// A bilinear space on `parameters` with corners at `lo` and `hi` on both axes over nodes
 /// `children`.
 fn space_of(parameters: [u32; 2], (lo, hi): (f32, f32), children: [usize; 4]) -> BlendNode {
-    let corners = [Vec2::new(lo, lo), Vec2::new(hi, lo), Vec2::new(lo, hi), Vec2::new(hi, hi)];
+    let corners = [
+        Vec2::new(lo, lo),
+        Vec2::new(hi, lo),
+        Vec2::new(lo, hi),
+        Vec2::new(hi, hi),
+    ];
     BlendNode::Blend2D {
         kind: Blend2DKind::Bilinear,
         parameters,
@@ -362,7 +368,9 @@ pub fn compare<T>(
 /// parameters.
 pub fn random_state(r: &mut SmallRng, skeleton: u32) -> wgpu_anim::InstanceDesc {
     if r.gen_bool(0.5) {
-        wgpu_anim::InstanceDesc::new(ClipId(skeleton * CLIPS_PER_SKELETON + r.gen_range(0..CLIPS_PER_SKELETON)))
+        wgpu_anim::InstanceDesc::new(ClipId(
+            skeleton * CLIPS_PER_SKELETON + r.gen_range(0..CLIPS_PER_SKELETON),
+        ))
     } else {
         let params = [
             r.gen_range(-2.5..2.5),

@@ -2,6 +2,18 @@
 // tree and transition, and write the list of weighted clip samples the `sample` stage blends.
 // One thread per instance. CPU mirror: cpu::clock.
 
+#define_import_path wgpu_anim::clock
+
+#import wgpu_anim::types::{
+    BlendList, BlendSample, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
+    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, SNAPSHOT_CLIP,
+    SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE,
+}
+#import wgpu_anim::math::workgroup_linear
+#import wgpu_anim::bindings::{blend_lists, clocks, frame, instances, layer_defs}
+#import wgpu_anim::library::{blend_child, blend_node, clip_duration}
+#import wgpu_anim::blend_weights::node_child_weights
+
 struct ClipTime {
     time: f32,
     sample_time: f32,

@@ -1,32 +1,89 @@
-// The whole frame in one dispatch: one workgroup per instance runs the clock, sample,
-// local_to_model and palette stages' functions with the blend list and the pose kept in workgroup
-// memory, so per joint only the palette is written (and, on the frame before a transition that
-// interrupts another, the snapshot pose). For skeletons of at most MAX_FUSED_JOINTS joints.
-// CPU mirror: cpu::fused (the staged mirrors in the same order, which compute the same values).
+// The whole frame in one dispatch: one workgroup per instance calls the clock, sample,
+// local_to_model and palette stages' own functions (`advance_instance`, `sample_joints`,
+// `propagate`, `palette_joints`) with the blend list and the pose kept in workgroup memory: the
+// stages' storage accessors are overridden below, so per joint only the palette is written (and,
+// on the frame before a transition that interrupts another, the snapshot pose). For skeletons of
+// at most MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
 
-const MAX_FUSED_JOINTS: u32 = 128u;
+#import wgpu_anim::types::{
+    Affine, BlendList, BlendSample, LayerApply, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
+}
+#import wgpu_anim::math::workgroup_linear
+#import wgpu_anim::bindings::{frame, instances, local_poses}
+#import wgpu_anim::clock::advance_instance
+#import wgpu_anim::sample::{LayeredPose, sample_joints}
+#import wgpu_anim::sample as sample_stage
+#import wgpu_anim::local_to_model::propagate
+#import wgpu_anim::local_to_model as local_to_model_stage
+#import wgpu_anim::palette::palette_joints
+#import wgpu_anim::palette as palette_stage
 
 // Local poses; after propagation, model matrices (an Affine's three rows in the same slots).
-var<workgroup> wg_pose: array<LocalPose, 128>;
+var<workgroup> wg_pose: array<LocalPose, MAX_FUSED_JOINTS>;
 // Mesh-space additive deltas, and the original and modified model rotations (R, R').
-var<workgroup> wg_delta: array<vec4<f32>, 128>;
-var<workgroup> wg_r: array<vec4<f32>, 128>;
-var<workgroup> wg_r_new: array<vec4<f32>, 128>;
+var<workgroup> wg_delta: array<vec4<f32>, MAX_FUSED_JOINTS>;
+var<workgroup> wg_r: array<vec4<f32>, MAX_FUSED_JOINTS>;
+var<workgroup> wg_r_new: array<vec4<f32>, MAX_FUSED_JOINTS>;
 // The instance's blend list, written by one thread and read by all: never in memory.
 var<workgroup> wg_list: BlendList;
 
-// The sample stage's blend list accessors, reading workgroup memory (`i` is the workgroup's
-// instance).
-fn list_count(i: u32) -> u32 {
+// The sample stage's blend list, from workgroup memory (`i` is the workgroup's instance).
+override fn sample_stage::list_count(i: u32) -> u32 {
     return wg_list.count;
 }
 
-fn list_sample(i: u32, k: u32) -> BlendSample {
+override fn sample_stage::list_sample(i: u32, k: u32) -> BlendSample {
     return wg_list.samples[k];
 }
 
-fn list_layer(i: u32, k: u32) -> LayerApply {
+override fn sample_stage::list_layer(i: u32, k: u32) -> LayerApply {
     return wg_list.layers[k];
+}
+
+override fn sample_stage::list_mesh_additive(i: u32) -> bool {
+    return wg_list.mesh_additive != 0u;
+}
+
+// The sampled pose and delta stay in workgroup memory; only a kept snapshot goes to memory.
+override fn sample_stage::store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bool, mesh_additive: bool) {
+    wg_pose[j] = lp.pose;
+    wg_delta[j] = lp.mesh_delta;
+    if (keep_pose) {
+        local_poses[frame.snapshot_offset + joint_offset + j] = lp.pose;
+    }
+}
+
+// The hierarchy walk, in place: joint j's local pose is read before its model matrix replaces it,
+// and a parent's model matrix is written before its children read it.
+override fn local_to_model_stage::local_at(joint_offset: u32, j: u32) -> LocalPose {
+    return wg_pose[j];
+}
+
+override fn local_to_model_stage::model_at(joint_offset: u32, j: u32) -> Affine {
+    let m = wg_pose[j];
+    return Affine(m.translation, m.rotation, m.scale);
+}
+
+override fn local_to_model_stage::set_model(joint_offset: u32, j: u32, m: Affine) {
+    wg_pose[j] = LocalPose(m.x, m.y, m.z);
+}
+
+override fn local_to_model_stage::mesh_delta_at(joint_offset: u32, j: u32) -> vec4<f32> {
+    return wg_delta[j];
+}
+
+override fn local_to_model_stage::mesh_rotations_at(joint_offset: u32, j: u32) -> array<vec4<f32>, 2> {
+    return array<vec4<f32>, 2>(wg_r[j], wg_r_new[j]);
+}
+
+override fn local_to_model_stage::set_mesh_rotations(joint_offset: u32, j: u32, r: vec4<f32>, d: vec4<f32>, r_new: vec4<f32>) {
+    wg_r[j] = r;
+    wg_r_new[j] = r_new;
+}
+
+override fn palette_stage::palette_model_at(joint_offset: u32, j: u32) -> Affine {
+    let m = wg_pose[j];
+    return Affine(m.translation, m.rotation, m.scale);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -39,6 +96,7 @@ fn fused(
     if (i >= frame.instance_count) {
         return;
     }
+    let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
     // clock: one thread; the blend list goes to workgroup memory only.
     if (lid == 0u) {
         var list: BlendList;
@@ -46,54 +104,14 @@ fn fused(
         wg_list = list;
     }
     workgroupBarrier();
-    // sample and layers: threads over joints, into workgroup memory.
-    let joint_offset = instances[i].joint_offset;
-    let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
-    let skel = skeleton_info(instances[i].skeleton);
-    let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
-    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
-        let snapshot_slot = frame.snapshot_offset + joint_offset + j;
-        let lp = layered_joint(i, skel, j, snapshot_slot);
-        wg_pose[j] = lp.pose;
-        wg_delta[j] = lp.mesh_delta;
-        if (keep_pose) {
-            local_poses[snapshot_slot] = lp.pose;
-        }
-    }
+    // sample and layers: threads over joints.
+    sample_joints(i, lid, joint_count);
     workgroupBarrier();
-    // local_to_model: one thread walks the joints parents-first, in place.
+    // local_to_model: one thread walks the joints parents first.
     if (lid == 0u) {
-        let mesh = wg_list.mesh_additive != 0u;
-        for (var j = 0u; j < joint_count; j++) {
-            let p = joint_parent(skel.joint_offset + j);
-            let has_parent = p >= 0 && u32(p) < j;
-            var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
-            if (has_parent) {
-                let m = wg_pose[u32(p)];
-                parent_model = Affine(m.translation, m.rotation, m.scale);
-            }
-            var local = wg_pose[j];
-            if (mesh) {
-                let d = wg_delta[j];
-                var r = local.rotation;
-                var r_parent_new = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-                if (has_parent) {
-                    r = quat_mul(wg_r[u32(p)], local.rotation);
-                    r_parent_new = wg_r_new[u32(p)];
-                }
-                let r_new = normalize(quat_mul(d, r));
-                local.rotation = normalize(quat_mul(quat_conjugate(r_parent_new), r_new));
-                wg_r[j] = r;
-                wg_r_new[j] = r_new;
-            }
-            let m = joint_model(parent_model, has_parent, local);
-            wg_pose[j] = LocalPose(m.x, m.y, m.z);
-        }
+        propagate(i, joint_count);
     }
     workgroupBarrier();
     // palette: threads over joints.
-    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
-        let m = wg_pose[j];
-        palettes[joint_offset + j] = skin_matrix(Affine(m.translation, m.rotation, m.scale), inverse_bind(skel.joint_offset + j));
-    }
+    palette_joints(i, lid, joint_count);
 }

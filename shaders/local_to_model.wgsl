@@ -2,6 +2,13 @@
 // model[j] = model[parent[j]] * local[j]. One thread per instance walks its joints in order.
 // CPU mirror: cpu::local_to_model.
 
+#define_import_path wgpu_anim::local_to_model
+
+#import wgpu_anim::types::{Affine, LAYER_MESH, LocalPose, MAX_LAYERS, WORKGROUP_SIZE}
+#import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_conjugate, quat_mul, workgroup_linear}
+#import wgpu_anim::bindings::{frame, instances, local_poses, model_poses}
+#import wgpu_anim::library::{joint_parent, skeleton_info}
+
 // Model-space matrix of a joint from its parent's model matrix and its local pose.
 fn joint_model(parent_model: Affine, has_parent: bool, local: LocalPose) -> Affine {
     let m = affine_from_sqt(local.translation.xyz, local.rotation, local.scale.xyz);
@@ -16,6 +23,71 @@ fn has_mesh_layer(i: u32) -> bool {
     return (instances[i].flags & (LAYER_MESH * ((1u << MAX_LAYERS) - 1u))) != 0u;
 }
 
+virtual fn local_at(joint_offset: u32, j: u32) -> LocalPose {
+    // Where the walk reads local poses and keeps model matrices and mesh-space rotations: the
+    // staged pass uses the local and model pose buffers (the mesh-space scratch slot keeps R_j in
+    // `translation`, D_j in `rotation`, R'_j in `scale`); the fused stage overrides these with
+    // workgroup memory.
+    return local_poses[joint_offset + j];
+}
+
+virtual fn model_at(joint_offset: u32, j: u32) -> Affine {
+    return model_poses[joint_offset + j];
+}
+
+virtual fn set_model(joint_offset: u32, j: u32, m: Affine) {
+    model_poses[joint_offset + j] = m;
+}
+
+virtual fn mesh_delta_at(joint_offset: u32, j: u32) -> vec4<f32> {
+    return local_poses[2u * frame.snapshot_offset + joint_offset + j].rotation;
+}
+
+virtual fn mesh_rotations_at(joint_offset: u32, j: u32) -> array<vec4<f32>, 2> {
+    // (R_j, R'_j) of joint `j`.
+    let s = local_poses[2u * frame.snapshot_offset + joint_offset + j];
+    return array<vec4<f32>, 2>(s.translation, s.scale);
+}
+
+virtual fn set_mesh_rotations(joint_offset: u32, j: u32, r: vec4<f32>, d: vec4<f32>, r_new: vec4<f32>) {
+    local_poses[2u * frame.snapshot_offset + joint_offset + j] = LocalPose(r, d, r_new);
+}
+
+// Walks instance `i`'s first `joint_count` joints parents first: model[j] = model[parent] *
+// local[j], with mesh-space additive layers applied on the way.
+fn propagate(i: u32, joint_count: u32) {
+    let joint_offset = instances[i].joint_offset;
+    let skel = skeleton_info(instances[i].skeleton);
+    let mesh = has_mesh_layer(i);
+    for (var j = 0u; j < joint_count; j++) {
+        let p = joint_parent(skel.joint_offset + j);
+        // The builder guarantees p < j; anything else is treated as a root, never read ahead.
+        let has_parent = p >= 0 && u32(p) < j;
+        var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
+        if (has_parent) {
+            parent_model = model_at(joint_offset, u32(p));
+        }
+        var local = local_at(joint_offset, j);
+        if (mesh) {
+            // Mesh-space additive: with R the model rotation the base pose gives (R_j = R_parent
+            // q_j) and D_j the joint's delta, R'_j = D_j R_j, and the new local rotation is
+            // R'_parent⁻¹ R'_j.
+            let d = mesh_delta_at(joint_offset, j);
+            var r = local.rotation;
+            var r_parent_new = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+            if (has_parent) {
+                let ps = mesh_rotations_at(joint_offset, u32(p));
+                r = quat_mul(ps[0], local.rotation);
+                r_parent_new = ps[1];
+            }
+            let r_new = normalize(quat_mul(d, r));
+            local.rotation = normalize(quat_mul(quat_conjugate(r_parent_new), r_new));
+            set_mesh_rotations(joint_offset, j, r, d, r_new);
+        }
+        set_model(joint_offset, j, joint_model(parent_model, has_parent, local));
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn local_to_model(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -26,36 +98,5 @@ fn local_to_model(
     if (i >= frame.instance_count) {
         return;
     }
-    let joint_offset = instances[i].joint_offset;
-    let skel = skeleton_info(instances[i].skeleton);
-    let mesh = has_mesh_layer(i);
-    for (var j = 0u; j < instances[i].joint_count; j++) {
-        let p = joint_parent(skel.joint_offset + j);
-        // The builder guarantees p < j; anything else is treated as a root, never read ahead.
-        let has_parent = p >= 0 && u32(p) < j;
-        var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
-        if (has_parent) {
-            parent_model = model_poses[joint_offset + u32(p)];
-        }
-        var local = local_poses[joint_offset + j];
-        if (mesh) {
-            // Mesh-space additive: with R the model rotation the base pose gives (R_j = R_parent
-            // q_j) and D_j the joint's delta, R'_j = D_j R_j, and the new local rotation is
-            // R'_parent⁻¹ R'_j. The scratch slot keeps R_j (in `translation`) and R'_j (in `scale`)
-            // for the children.
-            let scratch = 2u * frame.snapshot_offset + joint_offset;
-            let d = local_poses[scratch + j].rotation;
-            var r = local.rotation;
-            var r_parent_new = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-            if (has_parent) {
-                let ps = local_poses[scratch + u32(p)];
-                r = quat_mul(ps.translation, local.rotation);
-                r_parent_new = ps.scale;
-            }
-            let r_new = normalize(quat_mul(d, r));
-            local.rotation = normalize(quat_mul(quat_conjugate(r_parent_new), r_new));
-            local_poses[scratch + j] = LocalPose(r, d, r_new);
-        }
-        model_poses[joint_offset + j] = joint_model(parent_model, has_parent, local);
-    }
+    propagate(i, instances[i].joint_count);
 }

@@ -2,8 +2,30 @@
 // instances' palettes in one buffer, each instance at its joint_offset. One workgroup per
 // instance. CPU mirror: cpu::palette.
 
+#define_import_path wgpu_anim::palette
+
+#import wgpu_anim::types::{Affine, WORKGROUP_SIZE}
+#import wgpu_anim::math::{affine_mul, workgroup_linear}
+#import wgpu_anim::bindings::{frame, instances, model_poses, palettes}
+#import wgpu_anim::library::{inverse_bind, skeleton_info}
+
 fn skin_matrix(model: Affine, inverse_bind: Affine) -> Affine {
     return affine_mul(model, inverse_bind);
+}
+
+virtual fn palette_model_at(joint_offset: u32, j: u32) -> Affine {
+    // Joint `j`'s model matrix; the fused stage overrides it with workgroup memory.
+    return model_poses[joint_offset + j];
+}
+
+// Instance `i`'s skinning matrices for joints `lid`, `lid + WORKGROUP_SIZE`, ... below
+// `joint_count`.
+fn palette_joints(i: u32, lid: u32, joint_count: u32) {
+    let joint_offset = instances[i].joint_offset;
+    let skel = skeleton_info(instances[i].skeleton);
+    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+        palettes[joint_offset + j] = skin_matrix(palette_model_at(joint_offset, j), inverse_bind(skel.joint_offset + j));
+    }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -16,9 +38,5 @@ fn palette(
     if (i >= frame.instance_count) {
         return;
     }
-    let joint_offset = instances[i].joint_offset;
-    let skel = skeleton_info(instances[i].skeleton);
-    for (var j = lid; j < instances[i].joint_count; j += WORKGROUP_SIZE) {
-        palettes[joint_offset + j] = skin_matrix(model_poses[joint_offset + j], inverse_bind(skel.joint_offset + j));
-    }
+    palette_joints(i, lid, instances[i].joint_count);
 }

@@ -3,6 +3,17 @@
 // and blend them. One workgroup per instance, its threads striding over the joints.
 // CPU mirror: cpu::sample.
 
+#define_import_path wgpu_anim::sample
+
+#import wgpu_anim::types::{
+    BlendSample, ClipInfo, INTERP_CUBIC, INTERP_LINEAR, INTERP_STEP, KEEP_POSE,
+    LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
+    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, Track, WORKGROUP_SIZE,
+}
+#import wgpu_anim::math::{hermite_basis, quat_interp, quat_mul, workgroup_linear}
+#import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
+#import wgpu_anim::library::{clip_info, key_time, skeleton_info, track_at, value_at}
+
 // Value of key `k` (the middle value of a cubic-spline key).
 fn key_value(track: Track, k: u32) -> vec4<f32> {
     if (track.interpolation == INTERP_CUBIC) {
@@ -67,23 +78,24 @@ fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     return LocalPose(vec4<f32>(translation.xyz, 0.0), rotation, vec4<f32>(scale.xyz, 0.0));
 }
 
-// BEGIN storage blend list
-// Instance i's blend list, read in place where `clock` wrote it (copying it into every
-// invocation is slow; the threads of a workgroup read the same bytes, which a GPU's cache serves).
-// The fused module replaces these three functions with ones reading workgroup memory
-// (shaders::stage_source drops this block).
-fn list_count(i: u32) -> u32 {
+virtual fn list_count(i: u32) -> u32 {
+    // Instance i's blend list, read in place where `clock` wrote it (copying it into every
+    // invocation is slow; the threads of a workgroup read the same bytes, which a GPU's cache serves).
+    // The fused stage overrides these with reads of workgroup memory.
     return blend_lists[i].count;
 }
 
-fn list_sample(i: u32, k: u32) -> BlendSample {
+virtual fn list_sample(i: u32, k: u32) -> BlendSample {
     return blend_lists[i].samples[k];
 }
 
-fn list_layer(i: u32, k: u32) -> LayerApply {
+virtual fn list_layer(i: u32, k: u32) -> LayerApply {
     return blend_lists[i].layers[k];
 }
-// END storage blend list
+
+virtual fn list_mesh_additive(i: u32) -> bool {
+    return blend_lists[i].mesh_additive != 0u;
+}
 
 // The blend of layer `layer`'s samples (0: the base) for joint `j`: weighted sums with
 // quaternions sign-aligned to the layer's heaviest sample, normalized (order-independent). A total
@@ -219,6 +231,36 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> Laye
     return LayeredPose(pose, delta);
 }
 
+virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bool, mesh_additive: bool) {
+    // Stores joint `j`'s pose: the local pose, the snapshot when the instance keeps its pose, and
+    // the mesh-space rotation delta when a layer adds in mesh space. The fused stage overrides it
+    // to keep the pose and delta in workgroup memory.
+    let slot = joint_offset + j;
+    local_poses[slot] = lp.pose;
+    if (keep_pose) {
+        // The pose shown this frame, kept as the source of the transition that starts next
+        // frame (one that interrupts another). Written after this joint's own read of the
+        // snapshot, by the same thread.
+        local_poses[frame.snapshot_offset + slot] = lp.pose;
+    }
+    if (mesh_additive) {
+        local_poses[2u * frame.snapshot_offset + slot] = LocalPose(vec4<f32>(0.0), lp.mesh_delta, vec4<f32>(0.0));
+    }
+}
+
+// Instance `i`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
+// blended, layered and stored.
+fn sample_joints(i: u32, lid: u32, joint_count: u32) {
+    let joint_offset = instances[i].joint_offset;
+    let skel = skeleton_info(instances[i].skeleton);
+    let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
+    let mesh_additive = list_mesh_additive(i);
+    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+        let snapshot_slot = frame.snapshot_offset + joint_offset + j;
+        store_joint(joint_offset, j, layered_joint(i, skel, j, snapshot_slot), keep_pose, mesh_additive);
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sample(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -229,24 +271,5 @@ fn sample(
     if (i >= frame.instance_count) {
         return;
     }
-    let joint_offset = instances[i].joint_offset;
-    let joint_count = instances[i].joint_count;
-    let skel = skeleton_info(instances[i].skeleton);
-    let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
-    let mesh_additive = blend_lists[i].mesh_additive;
-    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
-        let slot = joint_offset + j;
-        let snapshot_slot = frame.snapshot_offset + slot;
-        let lp = layered_joint(i, skel, j, snapshot_slot);
-        local_poses[slot] = lp.pose;
-        if (keep_pose) {
-            // The pose shown this frame, kept as the source of the transition that starts next
-            // frame (one that interrupts another). Written after this joint's own read of the
-            // snapshot, by the same thread.
-            local_poses[snapshot_slot] = lp.pose;
-        }
-        if (mesh_additive != 0u) {
-            local_poses[2u * frame.snapshot_offset + slot] = LocalPose(vec4<f32>(0.0), lp.mesh_delta, vec4<f32>(0.0));
-        }
-    }
+    sample_joints(i, lid, instances[i].joint_count);
 }

@@ -37,7 +37,8 @@ fn skin(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let v = workgroup_linear(wg, groups) * WORKGROUP_SIZE + lid;
+    // Workgroups may be split over x and y (gpu::split_dispatch).
+    let v = (wg.y * groups.x + wg.x) * WORKGROUP_SIZE + lid;
     if (v >= job.vertex_count) {
         return;
     }

@@ -641,15 +641,18 @@ fn find_flip(p: &[DVec2], tris: &[[usize; 3]], tolerance: f64) -> Option<(usize,
 /// `BLEND_PARAM_LIMIT`.
 pub const BLEND_PARAM_LIMIT: f32 = 1.0e6;
 /// Barycentric coordinates down to −this count as inside a triangle. WGSL `BLEND_INSIDE_EPS`.
-const BLEND_INSIDE_EPS: f32 = 1.0e-5;
+pub const BLEND_INSIDE_EPS: f32 = 1.0e-5;
 /// Gradient-band sums below this fall back to the nearest sample. WGSL `BLEND_SUM_EPS`.
-const BLEND_SUM_EPS: f32 = 1.0e-6;
+pub const BLEND_SUM_EPS: f32 = 1.0e-6;
 /// Simple directional: |det| below this times |p1||p2| means opposite directions. WGSL
 /// `BLEND_DET_EPS`.
-const BLEND_DET_EPS: f32 = 1.0e-6;
-const BLEND_PI: f32 = std::f32::consts::PI;
-const BLEND_TAU: f32 = std::f32::consts::TAU;
-const BLEND_BIG: f32 = 3.0e38;
+pub const BLEND_DET_EPS: f32 = 1.0e-6;
+/// π as the blend weights use it. WGSL `BLEND_PI`.
+pub const BLEND_PI: f32 = std::f32::consts::PI;
+/// 2π. WGSL `BLEND_TAU`.
+pub const BLEND_TAU: f32 = std::f32::consts::TAU;
+/// Larger than any distance the blend weights compare. WGSL `BLEND_BIG`.
+pub const BLEND_BIG: f32 = 3.0e38;
 
 fn clampf(x: f32, lo: f32, hi: f32) -> f32 {
     x.max(lo).min(hi)

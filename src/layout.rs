@@ -391,6 +391,8 @@ pub const MAX_TREE_NODES: u32 = 32;
 /// heaviest are kept (see `blend` docs). One limit for the tree's leaves (`cpu::Leaves`, WGSL
 /// `Leaves`) and the blend list (`BlendList::samples`), so a tree's leaves always fit the list.
 pub const MAX_BLEND_CLIPS: u32 = 16;
+/// Most joints of a skeleton the fused path handles (its workgroup memory holds this many poses).
+pub const MAX_FUSED_JOINTS: u32 = 128;
 /// Most layers on top of an instance's base state.
 pub const MAX_LAYERS: u32 = 3;
 /// Most layer definitions (distinct mode, clip or tree, mask, loop mode and time parameter

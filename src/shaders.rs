@@ -1,6 +1,10 @@
-//! WGSL sources. WGSL has no `#include`, so each compute stage's module is the shared files
-//! followed by the stage file; [`stage_source`] builds it, and `tests/shaders.rs` validates every
-//! module with naga.
+//! WGSL sources and their composition. The animation stages are modules composed with naga_oil:
+//! each file names the items it imports (`#import wgpu_anim::library::{clip_info, key_time}`),
+//! each stage's resources come from one declaration ([`Stage::bindings`]) as the generated
+//! module `wgpu_anim::bindings`, and the fused stage imports the other stages' functions and
+//! overrides their storage accessors (`virtual fn` / `override fn`) with workgroup memory.
+//! Variants are shader defines ([`stage_source_with`]). `tests/shaders.rs` validates every module
+//! with naga.
 
 /// Types shared by all stages (`shaders/shared/types.wgsl`).
 pub const TYPES: &str = include_str!("../shaders/shared/types.wgsl");
@@ -24,10 +28,10 @@ pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wg
 /// `affine_transform_point` and `affine_transform_normal`. Append it to your WGSL after declaring
 /// `@group(G) @binding(B) var<storage, read> palettes: array<Affine>;` (the declaration may come
 /// later in the module too; WGSL declarations are order-independent). The offset of instance `i`
-/// is `Animator::joint_offset(i)` (also `Instance::joint_offset` in the instance buffer).
+/// is `Animator::joint_offset(i)` (also `Instance::joint_offset` in the instance buffer). Plain
+/// WGSL (`types.wgsl` and `skinning.wgsl`), which the built-in renderer's shader uses the same way.
 pub const SKIN_FUNCTIONS: &str = concat!(
     include_str!("../shaders/shared/types.wgsl"),
-    include_str!("../shaders/shared/math.wgsl"),
     include_str!("../shaders/shared/skinning.wgsl"),
 );
 
@@ -297,49 +301,115 @@ pub fn bindings_wgsl(stage: Stage) -> String {
     out
 }
 
-/// The complete WGSL module of a stage.
-#[must_use]
-pub fn stage_source(stage: Stage) -> String {
-    let bindings = bindings_wgsl(stage);
-    match stage {
-        Stage::Skin => [TYPES, MATH, SKINNING, stage.file()].join("\n"),
-        Stage::Clock => [TYPES, MATH, &bindings, LIBRARY, BLEND_WEIGHTS, stage.file()].join("\n"),
-        // The fused stage calls every animation stage's functions (their entry points come
-        // along, unused), with its own blend list accessors in place of the sample stage's.
-        Stage::Fused => [
-            TYPES,
-            MATH,
-            &bindings,
-            LIBRARY,
-            BLEND_WEIGHTS,
-            Stage::Clock.file(),
-            &without_block(Stage::Sample.file(), "storage blend list"),
-            Stage::LocalToModel.file(),
-            Stage::Palette.file(),
-            stage.file(),
-        ]
-        .join("\n"),
-        _ => [TYPES, MATH, &bindings, LIBRARY, stage.file()].join("\n"),
-    }
+/// The generated module `wgpu_anim::bindings` of a stage (see [`bindings_wgsl`]).
+fn bindings_module(stage: Stage) -> String {
+    format!(
+        "#define_import_path wgpu_anim::bindings\n\
+         #import wgpu_anim::types::{{Affine, BlendList, Clock, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS}}\n\n{}",
+        bindings_wgsl(stage)
+    )
 }
 
-/// `source` without the lines from `// BEGIN name` to `// END name`.
-fn without_block(source: &str, name: &str) -> String {
-    let (begin, end) = (format!("// BEGIN {name}"), format!("// END {name}"));
-    let mut skipping = false;
-    let mut out = String::with_capacity(source.len());
-    for line in source.lines() {
-        if line == begin {
-            skipping = true;
+/// The animation stages' modules, in import order: `(import path, source)`. `types.wgsl` stays
+/// plain WGSL (it imports nothing), so that [`SKIN_FUNCTIONS`] can be appended to a user's shader
+/// as it is.
+fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> {
+    let plain = |s: &'static str| std::borrow::Cow::Borrowed(s);
+    vec![
+        ("wgpu_anim::types", plain(TYPES)),
+        ("wgpu_anim::math", plain(MATH)),
+        ("wgpu_anim::bindings", std::borrow::Cow::Owned(bindings_module(stage))),
+        ("wgpu_anim::library", plain(LIBRARY)),
+        ("wgpu_anim::blend_weights", plain(BLEND_WEIGHTS)),
+        ("wgpu_anim::clock", plain(Stage::Clock.file())),
+        ("wgpu_anim::sample", plain(Stage::Sample.file())),
+        ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),
+        ("wgpu_anim::palette", plain(Stage::Palette.file())),
+    ]
+}
+
+/// A shader define of a stage variant: its name and value (`#ifdef NAME`, `#if NAME == 2`).
+pub type ShaderDef = (&'static str, naga_oil::compose::ShaderDefValue);
+
+/// The composed naga module of an animation stage with the given defines. (`Skin`, the built-in
+/// renderer's shader, is plain WGSL after [`SKIN_FUNCTIONS`], as a user's own shader would be.)
+pub fn stage_module_with(stage: Stage, defs: &[ShaderDef]) -> Result<naga::Module, String> {
+    use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor, ShaderLanguage, ShaderType};
+    if stage == Stage::Skin {
+        let source = [SKIN_FUNCTIONS, stage.file()].join("\n");
+        return naga::front::wgsl::parse_str(&source).map_err(|e| e.emit_to_string(&source));
+    }
+    let shader_defs: std::collections::HashMap<String, naga_oil::compose::ShaderDefValue> =
+        defs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+    let mut composer = Composer::default();
+    let top = format!("wgpu_anim::{}", stage.name());
+    for (name, source) in modules(stage) {
+        // A staged stage is the top-level shader itself; the fused one imports all four.
+        if name == top {
+            break;
         }
-        if !skipping {
-            out.push_str(line);
-            out.push('\n');
-        }
-        if line == end {
-            skipping = false;
+        let added = composer.add_composable_module(ComposableModuleDescriptor {
+            source: &source,
+            file_path: name,
+            language: ShaderLanguage::Wgsl,
+            as_name: Some(name.to_owned()),
+            additional_imports: &[],
+            shader_defs: shader_defs.clone(),
+        });
+        if let Err(e) = added {
+            return Err(format!("{name}: {}", e.emit_to_string(&composer)));
         }
     }
+    let module = composer.make_naga_module(NagaModuleDescriptor {
+        source: stage.file(),
+        file_path: stage.name(),
+        shader_type: ShaderType::Wgsl,
+        shader_defs,
+        additional_imports: &[],
+    });
+    module.map_err(|e| format!("{}: {}", stage.name(), e.emit_to_string(&composer)))
+}
+
+/// The complete WGSL of a stage with the given defines: the composed module written back as
+/// WGSL, with naga_oil's module decorations taken off the names (every name is unique across
+/// the modules).
+pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, String> {
+    let module = stage_module_with(stage, defs)?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .map_err(|e| format!("{}: {e:?}", stage.name()))?;
+    let wgsl = naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
+        .map_err(|e| format!("{}: {e}", stage.name()))?;
+    Ok(undecorate(&wgsl))
+}
+
+/// The complete WGSL of a stage (no defines).
+///
+/// # Panics
+/// If the crate's own shaders do not compose (`tests/shaders.rs` guards this).
+#[must_use]
+pub fn stage_source(stage: Stage) -> String {
+    stage_source_with(stage, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `text` without naga_oil's module decorations (`nameX_naga_oil_mod_X<base32>X` → `name`).
+fn undecorate(text: &str) -> String {
+    const PRE: &str = "X_naga_oil_mod_X";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(k) = rest.find(PRE) {
+        out.push_str(&rest[..k]);
+        let after = &rest[k + PRE.len()..];
+        // The module's name in base32, then the closing `X`.
+        let code = after
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit()))
+            .unwrap_or(after.len());
+        rest = &after[code..];
+    }
+    out.push_str(rest);
     out
 }
 

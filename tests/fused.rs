@@ -109,3 +109,84 @@ fn fused_is_refused_where_it_cannot_run() {
     assert!(a.set_fused(true).unwrap_err().to_string().contains("128 joints"));
     assert_eq!(a.dispatches_per_frame(), 4);
 }
+
+#[test]
+fn the_fused_mirror_matches_the_fused_gpu_path() {
+    // cpu::fused (the same steps as shaders/fused.wgsl, on the same workgroup memory) fed the
+    // GPU's clocks and snapshots from before a frame, against the GPU's clocks and palettes after
+    // it. Cross-fades run, some interrupting others (snapshots kept and read).
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library_of(9, &[1, 40]);
+    let n = 800;
+    let mut a = crowd(&device, &lib, true, n);
+    let mut r = rng(6);
+    for (f, dt) in [0.0, 0.1, 0.05, 0.2].into_iter().enumerate() {
+        if f >= 2 {
+            for i in 0..n {
+                if r.gen_range(0..3) == 0 {
+                    let skel = a.instance(i).unwrap().skeleton;
+                    let desc = random_state(&mut r, skel);
+                    a.play(i, &desc, Some(Transition::linear(r.gen_range(0.2..0.8))))
+                        .unwrap();
+                }
+            }
+        }
+        step(&device, &queue, &mut a, dt);
+    }
+    let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
+    let max = a.max_joints() as usize;
+    let mut local = vec![wgpu_anim::layout::LocalPose::default(); 3 * max];
+    let snapshots = a.read_snapshots(&device, &queue).unwrap();
+    local[max..max + snapshots.len()].copy_from_slice(&snapshots);
+    let keeping = a.instances().iter().filter(|i| i.flags & KEEP_POSE != 0).count();
+    let dt = 0.016;
+    step(&device, &queue, &mut a, dt);
+    let (gpu_clocks, gpu) = a.read_back(&device, &queue).unwrap();
+    let frame = wgpu_anim::layout::GpuFrame {
+        dt,
+        instance_count: n as u32,
+        snapshot_offset: max as u32,
+        _pad: 0,
+    };
+    let mut palettes = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
+    wgpu_anim::cpu::fused(
+        a.library(),
+        &frame,
+        a.layer_defs(),
+        a.instances(),
+        &mut clocks,
+        &mut local,
+        &mut palettes,
+    );
+    let close = |x: f32, y: f32| (x - y).abs() <= 1e-5 * (1.0 + y.abs());
+    for (i, (g, c)) in gpu_clocks.iter().zip(&clocks).enumerate() {
+        assert_eq!(g.seq, c.seq, "instance {i}");
+        assert!(close(g.transition_time, c.transition_time), "instance {i}");
+    }
+    // Snapshots kept this frame, then palettes: per joint within 1e-5 per level of the hierarchy
+    // (each level adds about one stage's rounding, as in the other end-to-end comparisons).
+    let kept = a.read_snapshots(&device, &queue).unwrap();
+    compare("snapshot", &kept, &local[max..max + kept.len()], 2e-5, pose_error).unwrap();
+    let mut worst = 0.0f32;
+    let mut far = 0;
+    for inst in a.instances() {
+        let depths = lib.skeletons[inst.skeleton as usize].depths();
+        for (j, depth) in depths.iter().enumerate() {
+            let k = inst.joint_offset as usize + j;
+            let e = affine_error(&gpu.palette[k], &palettes[k]);
+            if e > 1e-5 * (*depth as f32 + 2.0) {
+                far += 1;
+            }
+            worst = worst.max(e);
+        }
+    }
+    eprintln!(
+        "cpu::fused vs GPU fused: worst palette error {worst:e}, {far} joints beyond tolerance, {keeping} keeping"
+    );
+    assert!(keeping > 20, "{keeping} instances kept their pose");
+    assert_eq!(far, 0, "worst {worst:e}");
+    // The comparison catches a palette that is off.
+    let mut altered = palettes.clone();
+    altered[7].x.w += 1e-3;
+    assert!(compare("palette", &gpu.palette, &altered, 1e-3 * 0.5, affine_error).is_err());
+}

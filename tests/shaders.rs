@@ -3,7 +3,7 @@
 
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuFrame, GpuInstance,
-    GpuLayer, GpuLayerDef, GpuSkeleton, GpuTrack, LayerApply, LocalPose, WORKGROUP_SIZE,
+    GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuTrack, LayerApply, LocalPose, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -161,258 +161,323 @@ fn skin_functions_validate_in_a_user_module() {
 }
 
 #[test]
-fn blend_weights_validate_in_a_module_declaring_the_library() {
-    let module = format!(
-        "{}\n{}\n{}\n{}\n{}\n\
-         @group(1) @binding(0) var<storage, read_write> blend_out: array<f32>;\n\
-         @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3<u32>) {{\n\
-           var w = node_child_weights(blend_node(id.x), vec4<f32>(0.5, -0.25, 1.0, 0.0));\n\
-           for (var i = 0u; i < 16u; i++) {{ blend_out[id.x * 16u + i] = w[i]; }}\n\
-         }}\n",
-        shaders::TYPES,
-        shaders::MATH,
-        shaders::bindings_wgsl(Stage::Clock),
-        shaders::LIBRARY,
-        shaders::BLEND_WEIGHTS
-    );
-    let (module, _) = shaders::validate(&module).unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        module
-            .functions
-            .iter()
-            .any(|(_, f)| f.name.as_deref() == Some("node_child_weights"))
-    );
-}
-
-#[test]
 fn a_broken_shader_is_reported() {
     let broken = shaders::stage_source(Stage::Sample).replace("fn sample_joint", "fn sample_joint(");
     assert!(shaders::validate(&broken).is_err());
 }
 
-#[test]
-fn rust_structs_match_naga_layouts() {
-    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Sample)).unwrap();
-    let check = |name: &str, size: usize, offsets: &[(&str, usize)]| {
-        let (span, members) = struct_layout(&module, name);
-        assert_eq!(span as usize, size, "size of {name}");
-        for (field, off) in offsets {
-            let m = members
-                .iter()
-                .find(|(n, _)| n == field)
-                .unwrap_or_else(|| panic!("{name}.{field} missing in WGSL"));
-            assert_eq!(m.1 as usize, *off, "offset of {name}.{field}");
+/// A Rust struct mirrored in WGSL: its WGSL name, size and the offsets of its fields other than
+/// padding, in declaration order.
+struct Mirror {
+    wgsl: &'static str,
+    size: usize,
+    fields: Vec<(&'static str, usize)>,
+}
+
+macro_rules! mirror {
+    ($wgsl:literal, $ty:ty, [$($field:ident),* $(,)?]) => {
+        Mirror {
+            wgsl: $wgsl,
+            size: std::mem::size_of::<$ty>(),
+            fields: vec![$((stringify!($field), std::mem::offset_of!($ty, $field))),*],
         }
     };
-    use std::mem::{offset_of, size_of};
-    check(
-        "Frame",
-        size_of::<GpuFrame>(),
-        &[
-            ("dt", offset_of!(GpuFrame, dt)),
-            ("instance_count", offset_of!(GpuFrame, instance_count)),
-        ],
-    );
-    check(
-        "ClipInfo",
-        size_of::<GpuClip>(),
-        &[
-            ("skeleton", offset_of!(GpuClip, skeleton)),
-            ("joint_count", offset_of!(GpuClip, joint_count)),
-            ("track_offset", offset_of!(GpuClip, track_offset)),
-            ("flags", offset_of!(GpuClip, flags)),
-            ("duration", offset_of!(GpuClip, duration)),
-        ],
-    );
-    check(
-        "Track",
-        size_of::<GpuTrack>(),
-        &[
-            ("time_offset", offset_of!(GpuTrack, time_offset)),
-            ("key_count", offset_of!(GpuTrack, key_count)),
-            ("value_offset", offset_of!(GpuTrack, value_offset)),
-            ("interpolation", offset_of!(GpuTrack, interpolation)),
-        ],
-    );
-    check(
-        "SkeletonInfo",
-        size_of::<GpuSkeleton>(),
-        &[
-            ("joint_count", 0),
-            ("joint_offset", offset_of!(GpuSkeleton, joint_offset)),
-        ],
-    );
-    check("Affine", size_of::<Affine>(), &[("x", 0), ("y", 16), ("z", 32)]);
-    check(
-        "Instance",
-        size_of::<GpuInstance>(),
-        &[
-            ("world", offset_of!(GpuInstance, world)),
-            ("clip", offset_of!(GpuInstance, clip)),
-            ("skeleton", offset_of!(GpuInstance, skeleton)),
-            ("joint_offset", offset_of!(GpuInstance, joint_offset)),
-            ("joint_count", offset_of!(GpuInstance, joint_count)),
-            ("rate", offset_of!(GpuInstance, rate)),
-            ("loop_mode", offset_of!(GpuInstance, loop_mode)),
-            ("loop_count", offset_of!(GpuInstance, loop_count)),
-            ("tint", offset_of!(GpuInstance, tint)),
-        ],
-    );
-    check(
-        "Clock",
-        size_of::<GpuClock>(),
-        &[
-            ("time", 0),
-            ("layer_time", offset_of!(GpuClock, layer_time)),
-            ("layer_seq", offset_of!(GpuClock, layer_seq)),
-        ],
-    );
-    check(
-        "LocalPose",
-        size_of::<LocalPose>(),
-        &[
-            ("translation", 0),
-            ("rotation", offset_of!(LocalPose, rotation)),
-            ("scale", offset_of!(LocalPose, scale)),
-        ],
-    );
-    check(
-        "Instance",
-        size_of::<GpuInstance>(),
-        &[
-            ("params", offset_of!(GpuInstance, params)),
-            ("tree_offset", offset_of!(GpuInstance, tree_offset)),
-            ("tree_nodes", offset_of!(GpuInstance, tree_nodes)),
-            ("seq", offset_of!(GpuInstance, seq)),
-            ("start_time", offset_of!(GpuInstance, start_time)),
-            ("source_clip", offset_of!(GpuInstance, source_clip)),
-            ("source_tree_offset", offset_of!(GpuInstance, source_tree_offset)),
-            ("source_tree_nodes", offset_of!(GpuInstance, source_tree_nodes)),
-            ("flags", offset_of!(GpuInstance, flags)),
-            ("world", offset_of!(GpuInstance, world)),
-            ("layers", offset_of!(GpuInstance, layers)),
-            ("layer_seq", offset_of!(GpuInstance, layer_seq)),
-            ("source_rate", offset_of!(GpuInstance, source_rate)),
-            ("source_loop_mode", offset_of!(GpuInstance, source_loop_mode)),
-            ("source_loop_count", offset_of!(GpuInstance, source_loop_count)),
-            ("transition_duration", offset_of!(GpuInstance, transition_duration)),
-        ],
-    );
-    check(
-        "Clock",
-        size_of::<GpuClock>(),
-        &[
-            ("seq", offset_of!(GpuClock, seq)),
-            ("source_time", offset_of!(GpuClock, source_time)),
-            ("transition_time", offset_of!(GpuClock, transition_time)),
-        ],
-    );
-    check(
-        "Frame",
-        size_of::<GpuFrame>(),
-        &[("snapshot_offset", offset_of!(GpuFrame, snapshot_offset))],
-    );
-    check(
-        "SkeletonInfo",
-        size_of::<GpuSkeleton>(),
-        &[("rest_offset", offset_of!(GpuSkeleton, rest_offset))],
-    );
-    check(
-        "BlendSample",
-        size_of::<BlendSample>(),
-        &[
-            ("clip", 0),
-            ("time", offset_of!(BlendSample, time)),
-            ("weight", offset_of!(BlendSample, weight)),
-        ],
-    );
-    check(
-        "BlendList",
-        size_of::<BlendList>(),
-        &[
-            ("count", 0),
-            ("mesh_additive", offset_of!(BlendList, mesh_additive)),
-            ("layers", offset_of!(BlendList, layers)),
-            ("samples", offset_of!(BlendList, samples)),
-        ],
-    );
-    check(
-        "Layer",
-        size_of::<GpuLayer>(),
-        &[
-            ("def", 0),
-            ("weight", offset_of!(GpuLayer, weight)),
-            ("rate", offset_of!(GpuLayer, rate)),
-            ("start_time", offset_of!(GpuLayer, start_time)),
-            ("seq", offset_of!(GpuLayer, seq)),
-        ],
-    );
-    check(
-        "LayerDef",
-        size_of::<GpuLayerDef>(),
-        &[
-            ("mode", 0),
-            ("mask", offset_of!(GpuLayerDef, mask)),
-            ("clip", offset_of!(GpuLayerDef, clip)),
-            ("tree_offset", offset_of!(GpuLayerDef, tree_offset)),
-            ("tree_nodes", offset_of!(GpuLayerDef, tree_nodes)),
-            ("time_parameter", offset_of!(GpuLayerDef, time_parameter)),
-            ("loop_mode", offset_of!(GpuLayerDef, loop_mode)),
-        ],
-    );
-    check(
-        "LayerApply",
-        size_of::<LayerApply>(),
-        &[
-            ("mode", 0),
-            ("weight", offset_of!(LayerApply, weight)),
-            ("mask", offset_of!(LayerApply, mask)),
-        ],
-    );
-    check(
-        "BlendTree",
-        size_of::<GpuBlendTree>(),
-        &[
-            ("node_offset", 0),
-            ("node_count", offset_of!(GpuBlendTree, node_count)),
-            ("skeleton", offset_of!(GpuBlendTree, skeleton)),
-        ],
-    );
-    check(
-        "BlendNode",
-        size_of::<GpuBlendNode>(),
-        &[
-            ("kind", 0),
-            ("child_offset", offset_of!(GpuBlendNode, child_offset)),
-            ("child_count", offset_of!(GpuBlendNode, child_count)),
-            ("param_x", offset_of!(GpuBlendNode, param_x)),
-            ("param_y", offset_of!(GpuBlendNode, param_y)),
-            ("clip", offset_of!(GpuBlendNode, clip)),
-            ("triangle_offset", offset_of!(GpuBlendNode, triangle_offset)),
-            ("triangle_count", offset_of!(GpuBlendNode, triangle_count)),
-        ],
-    );
-    check(
-        "BlendChild",
-        size_of::<GpuBlendChild>(),
-        &[
-            ("position", 0),
-            ("node", offset_of!(GpuBlendChild, node)),
-            ("parameter", offset_of!(GpuBlendChild, parameter)),
-        ],
-    );
+}
+
+/// Every struct `shaders/shared/types.wgsl` shares with Rust. A field added on one side only
+/// changes a size or a name list and fails [`every_shared_struct_matches_its_rust_mirror`].
+fn mirrors() -> Vec<Mirror> {
+    vec![
+        mirror!("Frame", GpuFrame, [dt, instance_count, snapshot_offset]),
+        mirror!(
+            "LibraryLayout",
+            GpuLibraryLayout,
+            [
+                clips,
+                tracks,
+                skeletons,
+                blend_nodes,
+                blend_children,
+                blend_triangles,
+                times,
+                values,
+                parents,
+                inverse_binds
+            ]
+        ),
+        mirror!(
+            "ClipInfo",
+            GpuClip,
+            [skeleton, joint_count, track_offset, flags, duration]
+        ),
+        mirror!("Track", GpuTrack, [time_offset, key_count, value_offset, interpolation]),
+        mirror!("SkeletonInfo", GpuSkeleton, [joint_count, joint_offset, rest_offset]),
+        mirror!("Affine", Affine, [x, y, z]),
+        mirror!(
+            "Instance",
+            GpuInstance,
+            [
+                clip,
+                skeleton,
+                joint_offset,
+                joint_count,
+                rate,
+                loop_mode,
+                loop_count,
+                seq,
+                start_time,
+                tree_offset,
+                tree_nodes,
+                flags,
+                params,
+                source_clip,
+                source_tree_offset,
+                source_tree_nodes,
+                source_rate,
+                source_loop_mode,
+                source_loop_count,
+                transition_duration,
+                world,
+                tint,
+                layers,
+                layer_seq,
+            ]
+        ),
+        mirror!("Layer", GpuLayer, [def, weight, rate, start_time, seq]),
+        mirror!(
+            "LayerDef",
+            GpuLayerDef,
+            [mode, mask, clip, tree_offset, tree_nodes, time_parameter, loop_mode]
+        ),
+        mirror!(
+            "Clock",
+            GpuClock,
+            [time, seq, source_time, transition_time, layer_time, layer_seq]
+        ),
+        mirror!("BlendSample", BlendSample, [clip, time, weight, layer]),
+        mirror!("LayerApply", LayerApply, [mode, weight, mask]),
+        mirror!("BlendList", BlendList, [count, mesh_additive, layers, samples]),
+        mirror!("LocalPose", LocalPose, [translation, rotation, scale]),
+        mirror!("BlendTree", GpuBlendTree, [node_offset, node_count, skeleton]),
+        mirror!(
+            "BlendNode",
+            GpuBlendNode,
+            [
+                kind,
+                child_offset,
+                child_count,
+                param_x,
+                param_y,
+                clip,
+                triangle_offset,
+                triangle_count
+            ]
+        ),
+        mirror!("BlendChild", GpuBlendChild, [position, node, parameter]),
+    ]
+}
+
+/// Padding: `_pad*` in Rust, `pad*` in WGSL (naga_oil's modules may not use leading underscores).
+fn is_padding(name: &str) -> bool {
+    name.trim_start_matches('_').starts_with("pad")
+}
+
+/// Differences between the WGSL structs of `types` and `mirrors`: empty when every struct of
+/// the one has its twin in the other, with the same size and the same fields at the same offsets.
+fn struct_differences(types: &naga::Module, mirrors: &[Mirror]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(types.to_ctx()).unwrap();
+    let mut seen = Vec::new();
+    for (handle, ty) in types.types.iter() {
+        let (Some(name), naga::TypeInner::Struct { members, .. }) = (ty.name.as_deref(), &ty.inner) else {
+            continue;
+        };
+        seen.push(name.to_owned());
+        let Some(m) = mirrors.iter().find(|m| m.wgsl == name) else {
+            out.push(format!("WGSL struct {name} has no Rust mirror"));
+            continue;
+        };
+        let size = layouter[handle].size as usize;
+        if size != m.size {
+            out.push(format!("{name}: {size} bytes in WGSL, {} in Rust", m.size));
+        }
+        let wgsl: Vec<(String, usize)> = members
+            .iter()
+            .map(|f| (f.name.clone().unwrap_or_default(), f.offset as usize))
+            .filter(|(n, _)| !is_padding(n))
+            .collect();
+        let rust: Vec<(String, usize)> = m.fields.iter().map(|(n, o)| ((*n).to_owned(), *o)).collect();
+        if wgsl != rust {
+            out.push(format!("{name}: WGSL fields {wgsl:?}, Rust fields {rust:?}"));
+        }
+    }
+    for m in mirrors {
+        if !seen.iter().any(|s| s == m.wgsl) {
+            out.push(format!("Rust mirror of {} has no WGSL struct", m.wgsl));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_shared_struct_matches_its_rust_mirror() {
+    let types = shaders::validate(shaders::TYPES).unwrap().0;
+    let differences = struct_differences(&types, &mirrors());
+    assert!(differences.is_empty(), "{differences:#?}");
+    // The check fails on a field moved, a field renamed, a size changed, a struct missing.
+    let changed = shaders::TYPES.replace("    weight: f32,\n    layer: u32,", "    layer: u32,\n    weight: f32,");
+    let changed = shaders::validate(&changed).unwrap().0;
+    assert!(!struct_differences(&changed, &mirrors()).is_empty());
+    let mut fewer = mirrors();
+    fewer.retain(|m| m.wgsl != "Clock");
+    assert!(!struct_differences(&types, &fewer).is_empty());
+    // The skinning output the `skin` stage writes.
     let (skin, _) = shaders::validate(&shaders::stage_source(Stage::Skin)).unwrap();
     let (span, _) = struct_layout(&skin, "SkinnedOut");
     assert_eq!(span as usize, size_of::<wgpu_anim::cpu::SkinnedPoint>());
-    // The workgroup size constant matches.
-    let c = module
-        .constants
-        .iter()
-        .find(|(_, c)| c.name.as_deref() == Some("WORKGROUP_SIZE"))
-        .expect("WORKGROUP_SIZE");
-    let value = &module.global_expressions[c.1.init];
+}
+
+/// A constant's value, as Rust and naga give it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Value {
+    U32(u32),
+    F32(f32),
+}
+
+/// Every constant the WGSL shares with Rust, with the Rust value.
+fn rust_constants() -> Vec<(&'static str, Value)> {
+    use Value::{F32, U32};
+    use wgpu_anim::blend;
+    use wgpu_anim::layout::{self, layer_mode, node_kind, source_kind};
+    vec![
+        ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+        ("INTERP_STEP", U32(wgpu_anim::Interpolation::Step.gpu_code())),
+        ("INTERP_LINEAR", U32(wgpu_anim::Interpolation::Linear.gpu_code())),
+        ("INTERP_CUBIC", U32(wgpu_anim::Interpolation::CubicSpline.gpu_code())),
+        ("LOOP_ONCE", U32(layout::LOOP_ONCE)),
+        ("LOOP_REPEAT", U32(layout::LOOP_REPEAT)),
+        ("LOOP_FOREVER", U32(layout::LOOP_FOREVER)),
+        ("NLERP_THRESHOLD", F32(wgpu_anim::math::NLERP_THRESHOLD)),
+        ("SOURCE_NONE", U32(source_kind::NONE)),
+        ("SOURCE_CLIP", U32(source_kind::CLIP)),
+        ("SOURCE_TREE", U32(source_kind::TREE)),
+        ("SOURCE_SNAPSHOT", U32(source_kind::SNAPSHOT)),
+        ("TRANSITION_SMOOTH", U32(layout::TRANSITION_SMOOTH)),
+        ("TRANSITION_FROZEN", U32(layout::TRANSITION_FROZEN)),
+        ("KEEP_POSE", U32(layout::KEEP_POSE)),
+        ("LAYER_ON", U32(layout::LAYER_ON)),
+        ("LAYER_MESH", U32(layout::LAYER_MESH)),
+        ("SNAPSHOT_CLIP", U32(layout::SNAPSHOT_CLIP)),
+        ("MAX_BLEND_CHILDREN", U32(layout::MAX_BLEND_CHILDREN)),
+        ("MAX_TREE_NODES", U32(layout::MAX_TREE_NODES)),
+        ("MAX_BLEND_CLIPS", U32(layout::MAX_BLEND_CLIPS)),
+        ("MAX_LAYERS", U32(layout::MAX_LAYERS)),
+        ("MAX_LAYER_DEFS", U32(layout::MAX_LAYER_DEFS)),
+        ("MAX_FUSED_JOINTS", U32(layout::MAX_FUSED_JOINTS)),
+        ("LAYER_OFF", U32(layer_mode::OFF)),
+        ("LAYER_OVERRIDE", U32(layer_mode::OVERRIDE)),
+        ("LAYER_ADDITIVE_LOCAL", U32(layer_mode::ADDITIVE_LOCAL)),
+        ("LAYER_ADDITIVE_MESH", U32(layer_mode::ADDITIVE_MESH)),
+        ("NO_MASK", U32(layout::NO_MASK)),
+        ("NO_TIME_PARAMETER", U32(layout::NO_TIME_PARAMETER)),
+        ("NODE_CLIP", U32(node_kind::CLIP)),
+        ("NODE_BLEND_1D", U32(node_kind::BLEND_1D)),
+        ("NODE_BILINEAR", U32(node_kind::BILINEAR)),
+        ("NODE_TRIANGLE", U32(node_kind::TRIANGLE)),
+        ("NODE_DELAUNAY", U32(node_kind::DELAUNAY)),
+        ("NODE_SIMPLE_DIRECTIONAL", U32(node_kind::SIMPLE_DIRECTIONAL)),
+        ("NODE_FREEFORM_CARTESIAN", U32(node_kind::FREEFORM_CARTESIAN)),
+        ("NODE_FREEFORM_DIRECTIONAL", U32(node_kind::FREEFORM_DIRECTIONAL)),
+        ("NODE_DIRECT", U32(node_kind::DIRECT)),
+        ("MIN_BLEND_WEIGHT", F32(layout::MIN_BLEND_WEIGHT)),
+        ("BLEND_PARAM_LIMIT", F32(blend::BLEND_PARAM_LIMIT)),
+        ("BLEND_INSIDE_EPS", F32(blend::BLEND_INSIDE_EPS)),
+        ("BLEND_SUM_EPS", F32(blend::BLEND_SUM_EPS)),
+        ("BLEND_DET_EPS", F32(blend::BLEND_DET_EPS)),
+        ("BLEND_PI", F32(blend::BLEND_PI)),
+        ("BLEND_TAU", F32(blend::BLEND_TAU)),
+        ("BLEND_BIG", F32(blend::BLEND_BIG)),
+        ("VERTEX_WORDS", U32((size_of::<wgpu_anim::SkinVertex>() / 4) as u32)),
+    ]
+}
+
+/// Every module-scope `const NAME: u32|f32 = LITERAL;` of `sources`, with its value (`None`
+/// when it is not such a literal). Read from the sources, since naga folds constants into the
+/// expressions that use them.
+fn wgsl_constants(sources: &[&str]) -> Vec<(String, Option<Value>)> {
+    let mut out: Vec<(String, Option<Value>)> = Vec::new();
+    for source in sources {
+        for line in source.lines().filter_map(|l| l.strip_prefix("const ")) {
+            let (name, rest) = line.split_once(':').unwrap_or((line, ""));
+            let (ty, literal) = rest.split_once('=').unwrap_or((rest, ""));
+            let literal = literal.trim().trim_end_matches(';');
+            let value = match ty.trim() {
+                "u32" => {
+                    let digits = literal.trim_end_matches('u');
+                    match digits.strip_prefix("0x") {
+                        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+                        None => digits.parse().ok(),
+                    }
+                    .map(Value::U32)
+                }
+                "f32" => literal.trim_end_matches('f').parse::<f32>().ok().map(Value::F32),
+                _ => None,
+            };
+            let name = name.trim().to_owned();
+            if !out.iter().any(|(n, _)| *n == name) {
+                out.push((name, value));
+            }
+        }
+    }
+    out
+}
+
+/// Every WGSL source of the crate (the stage files and the shared ones).
+fn all_sources() -> Vec<&'static str> {
+    let mut sources = vec![
+        shaders::TYPES,
+        shaders::MATH,
+        shaders::LIBRARY,
+        shaders::BLEND_WEIGHTS,
+        shaders::SKINNING,
+    ];
+    sources.extend(Stage::ALL.iter().map(|s| s.file()));
+    sources
+}
+
+/// Differences between the WGSL constants and the Rust ones: every WGSL constant must have a
+/// Rust twin of the same value, and every Rust entry must be in the WGSL.
+fn constant_differences(wgsl: &[(String, Option<Value>)], rust: &[(&str, Value)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, value) in wgsl {
+        match (rust.iter().find(|(n, _)| n == name), value) {
+            (None, _) => out.push(format!("WGSL constant {name} has no Rust twin")),
+            (Some(_), None) => out.push(format!("WGSL constant {name} is not a u32 or f32 literal")),
+            (Some((_, r)), Some(w)) if r != w => out.push(format!("{name}: {w:?} in WGSL, {r:?} in Rust")),
+            _ => {}
+        }
+    }
+    for (name, _) in rust {
+        if !wgsl.iter().any(|(n, _)| n == name) {
+            out.push(format!("Rust constant {name} is in no WGSL module"));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_shared_constant_matches_rust() {
+    let differences = constant_differences(&wgsl_constants(&all_sources()), &rust_constants());
+    assert!(differences.is_empty(), "{differences:#?}");
+    // A constant changed on one side is caught.
+    let changed = shaders::TYPES.replace("const MAX_LAYERS: u32 = 3u;", "const MAX_LAYERS: u32 = 4u;");
+    assert_ne!(changed, shaders::TYPES);
+    let mut sources = all_sources();
+    sources[0] = &changed;
+    let differences = constant_differences(&wgsl_constants(&sources), &rust_constants());
     assert!(
-        matches!(value, naga::Expression::Literal(naga::Literal::U32(v)) if *v == WORKGROUP_SIZE),
-        "{value:?}"
+        differences.iter().any(|d| d.starts_with("MAX_LAYERS")),
+        "{differences:#?}"
     );
 }

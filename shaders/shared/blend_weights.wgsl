@@ -1,7 +1,13 @@
-// Blend-space weights of one blend node's children. Rust mirror: src/blend.rs (same names, same
-// operations in the same order). The including module declares
-//   var<storage, read> blend_children: array<BlendChild>;
-//   var<storage, read> blend_triangles: array<vec4<u32>>;
+// Blend-space weights of one blend node's children, reading the nodes' children and triangles
+// from the library. Rust mirror: src/blend.rs (same names, same operations in the same order).
+
+#define_import_path wgpu_anim::blend_weights
+
+#import wgpu_anim::types::{
+    BlendNode, MAX_BLEND_CHILDREN, NODE_BILINEAR, NODE_BLEND_1D, NODE_DELAUNAY, NODE_DIRECT,
+    NODE_FREEFORM_CARTESIAN, NODE_FREEFORM_DIRECTIONAL, NODE_SIMPLE_DIRECTIONAL, NODE_TRIANGLE,
+}
+#import wgpu_anim::library::{blend_child, blend_triangle}
 
 // Rust: blend::BLEND_PARAM_LIMIT and the private constants next to it.
 const BLEND_PARAM_LIMIT: f32 = 1.0e6;

@@ -2,7 +2,11 @@
 // tracks, skeletons, blend nodes, children and triangles) and `payload` (key times, key values,
 // rest poses and masks, parents, inverse binds), and `library`, the uniform saying where each
 // section starts. Rust: gpu::LibraryHeaps packs them; layout::GpuLibraryLayout.
-// The including module declares `library`, `headers` and `payload` (see the stage's bindings).
+
+#define_import_path wgpu_anim::library
+
+#import wgpu_anim::types::{Affine, BlendChild, BlendNode, ClipInfo, SkeletonInfo, Track}
+#import wgpu_anim::bindings::{headers, library, payload}
 
 fn clip_info(c: u32) -> ClipInfo {
     let a = headers[library.clips + 2u * c];

@@ -1,5 +1,9 @@
 // Math shared by the stages. Rust mirrors: src/math.rs (same names, same order of operations).
 
+#define_import_path wgpu_anim::math
+
+#import wgpu_anim::types::{Affine, NLERP_THRESHOLD}
+
 // T(t) * R(q) * S(s) as a 3x4 affine matrix. Rust: Affine::from_sqt.
 fn affine_from_sqt(t: vec3<f32>, q: vec4<f32>, s: vec3<f32>) -> Affine {
     let x2 = q.x + q.x;

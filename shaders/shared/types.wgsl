@@ -22,7 +22,7 @@ struct Frame {
     dt: f32,
     instance_count: u32,
     snapshot_offset: u32,
-    _pad: u32,
+    pad: u32,
 }
 
 // Rust: layout::GpuClip.
@@ -32,9 +32,9 @@ struct ClipInfo {
     track_offset: u32,
     flags: u32,
     duration: f32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    pad_a: u32,
+    pad_b: u32,
+    pad_c: u32,
 }
 
 // Rust: layout::GpuLibraryLayout. Where each section of the library heaps starts (16-byte units).
@@ -49,8 +49,8 @@ struct LibraryLayout {
     values: u32,
     parents: u32,
     inverse_binds: u32,
-    _pad0: u32,
-    _pad1: u32,
+    pad_a: u32,
+    pad_b: u32,
 }
 
 // Rust: layout::GpuTrack.
@@ -66,7 +66,7 @@ struct SkeletonInfo {
     joint_count: u32,
     joint_offset: u32,
     rest_offset: u32,
-    _pad: u32,
+    pad: u32,
 }
 
 // A 3x4 affine matrix stored as rows; the fourth row is [0, 0, 0, 1]. Rust: math::Affine.
@@ -112,13 +112,13 @@ struct Instance {
     source_loop_mode: u32,
     source_loop_count: u32,
     transition_duration: f32,
-    _pad0: u32,
+    pad_a: u32,
     world: Affine,
     tint: u32,
-    _pad1: array<u32, 3>,
+    pad_b: array<u32, 3>,
     layers: array<Layer, 3>,
     layer_seq: u32,
-    _pad2: array<u32, 8>,
+    pad_c: array<u32, 8>,
 }
 
 // Rust: layout::GpuLayer.
@@ -139,7 +139,7 @@ struct LayerDef {
     tree_nodes: u32,
     time_parameter: u32,
     loop_mode: u32,
-    _pad: u32,
+    pad: u32,
 }
 
 // Rust: layout::GpuClock.
@@ -165,14 +165,14 @@ struct LayerApply {
     mode: u32,
     weight: f32,
     mask: u32,
-    _pad: u32,
+    pad: u32,
 }
 
 // Rust: layout::BlendList.
 struct BlendList {
     count: u32,
     mesh_additive: u32,
-    _pad: array<u32, 2>,
+    pad: array<u32, 2>,
     layers: array<LayerApply, 3>,
     samples: array<BlendSample, MAX_BLEND_CLIPS>,
 }
@@ -190,6 +190,8 @@ const MAX_TREE_NODES: u32 = 32u;
 const MAX_BLEND_CLIPS: u32 = 16u;
 const MAX_LAYERS: u32 = 3u;
 const MAX_LAYER_DEFS: u32 = 1024u;
+// Most joints of a skeleton the fused stage handles. Rust: layout::MAX_FUSED_JOINTS.
+const MAX_FUSED_JOINTS: u32 = 128u;
 
 // Layer modes. Rust: layout::layer_mode, NO_MASK, NO_TIME_PARAMETER.
 const LAYER_OFF: u32 = 0u;
@@ -213,7 +215,7 @@ struct BlendTree {
     node_offset: u32,
     node_count: u32,
     skeleton: u32,
-    _pad: u32,
+    pad: u32,
 }
 
 // Rust: layout::GpuBlendNode.

@@ -26,9 +26,109 @@ pub fn has_mesh_layer(inst: &GpuInstance) -> bool {
     inst.flags & (LAYER_MESH * ((1 << MAX_LAYERS) - 1)) != 0
 }
 
+/// Where the hierarchy walk reads local poses and keeps model matrices and mesh-space rotations.
+/// WGSL: the `virtual fn` accessors of `shaders/local_to_model.wgsl` (the pose buffers) that
+/// `shaders/fused.wgsl` overrides (workgroup memory).
+pub trait HierarchyStore {
+    /// Joint `j`'s local pose. WGSL `local_at`.
+    fn local_at(&self, joint_offset: u32, j: u32) -> LocalPose;
+    /// Joint `j`'s model matrix. WGSL `model_at`.
+    fn model_at(&self, joint_offset: u32, j: u32) -> Affine;
+    /// WGSL `set_model`.
+    fn set_model(&mut self, joint_offset: u32, j: u32, m: Affine);
+    /// Joint `j`'s mesh-space rotation delta. WGSL `mesh_delta_at`.
+    fn mesh_delta_at(&self, joint_offset: u32, j: u32) -> Vec4;
+    /// Joint `j`'s model rotations (R, R'). WGSL `mesh_rotations_at`.
+    fn mesh_rotations_at(&self, joint_offset: u32, j: u32) -> [Vec4; 2];
+    /// WGSL `set_mesh_rotations`.
+    fn set_mesh_rotations(&mut self, joint_offset: u32, j: u32, r: Vec4, d: Vec4, r_new: Vec4);
+}
+
+/// The staged pass's store: the local pose buffer (with the mesh-space scratch region after the
+/// snapshots) and the model pose buffer.
+pub struct PoseBuffers<'a> {
+    /// Where the snapshots start (the scratch region starts at twice this).
+    pub snapshot_offset: u32,
+    /// The local pose buffer.
+    pub local: &'a mut [LocalPose],
+    /// The model pose buffer.
+    pub model: &'a mut [Affine],
+}
+
+impl PoseBuffers<'_> {
+    fn scratch(&self, joint_offset: u32, j: u32) -> usize {
+        (2 * self.snapshot_offset + joint_offset + j) as usize
+    }
+}
+
+impl HierarchyStore for PoseBuffers<'_> {
+    fn local_at(&self, joint_offset: u32, j: u32) -> LocalPose {
+        self.local[(joint_offset + j) as usize]
+    }
+
+    fn model_at(&self, joint_offset: u32, j: u32) -> Affine {
+        self.model[(joint_offset + j) as usize]
+    }
+
+    fn set_model(&mut self, joint_offset: u32, j: u32, m: Affine) {
+        self.model[(joint_offset + j) as usize] = m;
+    }
+
+    fn mesh_delta_at(&self, joint_offset: u32, j: u32) -> Vec4 {
+        self.local[self.scratch(joint_offset, j)].rotation
+    }
+
+    fn mesh_rotations_at(&self, joint_offset: u32, j: u32) -> [Vec4; 2] {
+        let s = self.local[self.scratch(joint_offset, j)];
+        [s.translation, s.scale]
+    }
+
+    fn set_mesh_rotations(&mut self, joint_offset: u32, j: u32, r: Vec4, d: Vec4, r_new: Vec4) {
+        let k = self.scratch(joint_offset, j);
+        self.local[k] = LocalPose {
+            translation: r,
+            rotation: d,
+            scale: r_new,
+        };
+    }
+}
+
+/// Walks instance `inst`'s first `joint_count` joints parents first: model[j] = model[parent] *
+/// local[j], with mesh-space additive layers applied on the way. WGSL `propagate`.
+pub fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count: u32, store: &mut impl HierarchyStore) {
+    let skel = &lib.gpu_skeletons[inst.skeleton as usize];
+    let mesh = has_mesh_layer(inst);
+    for j in 0..joint_count {
+        let p = lib.parents[(skel.joint_offset + j) as usize];
+        let has_parent = p >= 0 && (p as u32) < j;
+        let mut parent_model = Affine::IDENTITY;
+        if has_parent {
+            parent_model = store.model_at(inst.joint_offset, p as u32);
+        }
+        let mut pose = store.local_at(inst.joint_offset, j);
+        if mesh {
+            let d = store.mesh_delta_at(inst.joint_offset, j);
+            let mut r = pose.rotation;
+            let mut r_parent_new = Vec4::W;
+            if has_parent {
+                let ps = store.mesh_rotations_at(inst.joint_offset, p as u32);
+                r = quat_mul(ps[0], pose.rotation);
+                r_parent_new = ps[1];
+            }
+            let r_new = quat_mul(d, r).normalize();
+            pose.rotation = quat_mul(
+                Vec4::new(-r_parent_new.x, -r_parent_new.y, -r_parent_new.z, r_parent_new.w),
+                r_new,
+            )
+            .normalize();
+            store.set_mesh_rotations(inst.joint_offset, j, r, d, r_new);
+        }
+        store.set_model(inst.joint_offset, j, joint_model(&parent_model, has_parent, &pose));
+    }
+}
+
 /// Stage `local_to_model`: one invocation per instance walks its joints parents-first, applying
 /// mesh-space additive rotation deltas (kept after the snapshots in `local`) on the way.
-#[expect(clippy::needless_range_loop, reason = "keeps the code comparable to the shader")]
 pub fn local_to_model(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -36,41 +136,12 @@ pub fn local_to_model(
     local: &mut [LocalPose],
     model: &mut [Affine],
 ) {
-    for i in 0..frame.instance_count as usize {
-        let inst = &instances[i];
-        let skel = &lib.gpu_skeletons[inst.skeleton as usize];
-        let mesh = has_mesh_layer(inst);
-        for j in 0..inst.joint_count {
-            let p = lib.parents[(skel.joint_offset + j) as usize];
-            let has_parent = p >= 0 && (p as u32) < j;
-            let mut parent_model = Affine::IDENTITY;
-            if has_parent {
-                parent_model = model[(inst.joint_offset + p as u32) as usize];
-            }
-            let mut pose = local[(inst.joint_offset + j) as usize];
-            if mesh {
-                let scratch = (2 * frame.snapshot_offset + inst.joint_offset) as usize;
-                let d = local[scratch + j as usize].rotation;
-                let mut r = pose.rotation;
-                let mut r_parent_new = Vec4::W;
-                if has_parent {
-                    let ps = local[scratch + p as usize];
-                    r = quat_mul(ps.translation, pose.rotation);
-                    r_parent_new = ps.scale;
-                }
-                let r_new = quat_mul(d, r).normalize();
-                pose.rotation = quat_mul(
-                    Vec4::new(-r_parent_new.x, -r_parent_new.y, -r_parent_new.z, r_parent_new.w),
-                    r_new,
-                )
-                .normalize();
-                local[scratch + j as usize] = LocalPose {
-                    translation: r,
-                    rotation: d,
-                    scale: r_new,
-                };
-            }
-            model[(inst.joint_offset + j) as usize] = joint_model(&parent_model, has_parent, &pose);
-        }
+    let mut store = PoseBuffers {
+        snapshot_offset: frame.snapshot_offset,
+        local,
+        model,
+    };
+    for inst in &instances[..frame.instance_count as usize] {
+        propagate(lib, inst, inst.joint_count, &mut store);
     }
 }

@@ -8,9 +8,15 @@
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
+//! | the four in one dispatch | `shaders/fused.wgsl` | [`fused()`] |
 //! | skin vertices | `shaders/skin.wgsl` | [`skin()`] |
+//!
+//! Where a shader's function is `virtual` (a storage accessor the fused stage overrides with
+//! workgroup memory), the mirror takes a store trait ([`SampleStore`], [`HierarchyStore`]) with a
+//! buffer implementation for the staged pass and [`Workgroup`] for the fused one.
 
 mod clock;
+mod fused;
 mod local_to_model;
 mod palette;
 mod sample;
@@ -20,11 +26,12 @@ pub use clock::{
     ClipTime, Leaves, add_sample, advance_clip_time, advance_instance, clock, play_state, transition_weight,
     tree_leaves,
 };
-pub use local_to_model::{has_mesh_layer, joint_model, local_to_model};
-pub use palette::{palette, skin_matrix};
+pub use fused::{Workgroup, fused};
+pub use local_to_model::{HierarchyStore, PoseBuffers, has_mesh_layer, joint_model, local_to_model, propagate};
+pub use palette::{palette, palette_joints, skin_matrix};
 pub use sample::{
-    IDENTITY_POSE, blend_layer, layered_joint, mask_weight, quat_mul, rest_pose, sample, sample_joint, sample_track,
-    weighted_delta,
+    IDENTITY_POSE, LocalBuffer, SampleStore, blend_layer, layered_joint, mask_weight, quat_mul, rest_pose, sample,
+    sample_joint, sample_joints, sample_track, weighted_delta,
 };
 pub use skin::{SkinnedPoint, skin, skin_vertex};
 
@@ -117,27 +124,4 @@ pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
     let mut list = BlendList::default();
     add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0, 0);
     evaluate(lib, &[clip_instance(lib, clip, 0)], &[list])
-}
-
-/// Mirror of `shaders/fused.wgsl`. The fused stage runs, per instance and in this order, the same
-/// functions as the staged `clock`, `sample`, `local_to_model` and `palette`, so its mirror runs
-/// their mirrors; `local` holds current poses, snapshots and mesh-space deltas as for the staged
-/// path. (On the GPU the fused path keeps the blend list and the pose in workgroup memory and
-/// writes local poses only as snapshots; the values are the same.)
-#[expect(clippy::too_many_arguments, reason = "every buffer of the frame")]
-pub fn fused(
-    lib: &AnimationLibrary,
-    frame: &GpuFrame,
-    layer_defs: &[crate::layout::GpuLayerDef],
-    instances: &[GpuInstance],
-    clocks: &mut [crate::layout::GpuClock],
-    lists: &mut [BlendList],
-    local: &mut [LocalPose],
-    model: &mut [Affine],
-    palettes: &mut [Affine],
-) {
-    clock(lib, frame, layer_defs, instances, clocks, lists);
-    sample(lib, frame, instances, lists, local);
-    local_to_model(lib, frame, instances, local, model);
-    palette(lib, frame, instances, model, palettes);
 }

@@ -10,6 +10,29 @@ pub fn skin_matrix(model: &Affine, inverse_bind: &Affine) -> Affine {
     model.mul(inverse_bind)
 }
 
+/// Instance `inst`'s skinning matrices for joints `lid`, `lid + WORKGROUP_SIZE`, ... below
+/// `joint_count`, from the model matrices `model_at(joint_offset, j)` gives (WGSL: the `virtual fn
+/// palette_model_at`, the model pose buffer, which `shaders/fused.wgsl` overrides with workgroup
+/// memory). WGSL `palette_joints`.
+pub fn palette_joints(
+    lib: &AnimationLibrary,
+    inst: &GpuInstance,
+    lid: u32,
+    joint_count: u32,
+    model_at: impl Fn(u32, u32) -> Affine,
+    palettes: &mut [Affine],
+) {
+    let skel = &lib.gpu_skeletons[inst.skeleton as usize];
+    let mut j = lid;
+    while j < joint_count {
+        palettes[(inst.joint_offset + j) as usize] = skin_matrix(
+            &model_at(inst.joint_offset, j),
+            &lib.inverse_binds[(skel.joint_offset + j) as usize],
+        );
+        j += WORKGROUP_SIZE;
+    }
+}
+
 /// Stage `palette`: one workgroup per instance, its threads striding over the joints.
 pub fn palette(
     lib: &AnimationLibrary,
@@ -19,16 +42,15 @@ pub fn palette(
     palettes: &mut [Affine],
 ) {
     for inst in &instances[..frame.instance_count as usize] {
-        let skel = &lib.gpu_skeletons[inst.skeleton as usize];
         for lid in 0..WORKGROUP_SIZE {
-            let mut j = lid;
-            while j < inst.joint_count {
-                palettes[(inst.joint_offset + j) as usize] = skin_matrix(
-                    &model[(inst.joint_offset + j) as usize],
-                    &lib.inverse_binds[(skel.joint_offset + j) as usize],
-                );
-                j += WORKGROUP_SIZE;
-            }
+            palette_joints(
+                lib,
+                inst,
+                lid,
+                inst.joint_count,
+                |o, j| model[(o + j) as usize],
+                palettes,
+            );
         }
     }
 }

@@ -252,6 +252,86 @@ pub fn layered_joint(
     (pose, delta)
 }
 
+/// Where `sample` stores a joint's pose. WGSL: the `virtual fn store_joint` of
+/// `shaders/sample.wgsl` (the local pose buffer) that `shaders/fused.wgsl` overrides (workgroup
+/// memory).
+pub trait SampleStore {
+    /// The whole local pose buffer, which snapshot samples read.
+    fn local_buffer(&self) -> &[LocalPose];
+    /// Stores joint `j`'s pose and mesh-space delta. WGSL `store_joint`.
+    fn store_joint(
+        &mut self,
+        joint_offset: u32,
+        j: u32,
+        pose: LocalPose,
+        delta: Vec4,
+        keep_pose: bool,
+        mesh_additive: bool,
+    );
+}
+
+/// The staged pass's store: the local pose buffer (`frame.snapshot_offset` current poses, as many
+/// snapshots, then as many mesh-space deltas).
+pub struct LocalBuffer<'a> {
+    /// Where the snapshots start.
+    pub snapshot_offset: u32,
+    /// The local pose buffer.
+    pub local: &'a mut [LocalPose],
+}
+
+impl SampleStore for LocalBuffer<'_> {
+    fn local_buffer(&self) -> &[LocalPose] {
+        self.local
+    }
+
+    fn store_joint(
+        &mut self,
+        joint_offset: u32,
+        j: u32,
+        pose: LocalPose,
+        delta: Vec4,
+        keep_pose: bool,
+        mesh_additive: bool,
+    ) {
+        let slot = joint_offset + j;
+        self.local[slot as usize] = pose;
+        if keep_pose {
+            // The pose shown this frame: the source of the transition that starts next frame.
+            self.local[(self.snapshot_offset + slot) as usize] = pose;
+        }
+        if mesh_additive {
+            self.local[(2 * self.snapshot_offset + slot) as usize] = LocalPose {
+                translation: Vec4::ZERO,
+                rotation: delta,
+                scale: Vec4::ZERO,
+            };
+        }
+    }
+}
+
+/// Instance `inst`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
+/// blended, layered and stored. WGSL `sample_joints`.
+pub fn sample_joints(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    inst: &GpuInstance,
+    list: &BlendList,
+    lid: u32,
+    joint_count: u32,
+    store: &mut impl SampleStore,
+) {
+    let skel = &lib.gpu_skeletons[inst.skeleton as usize];
+    let keep_pose = inst.flags & KEEP_POSE != 0;
+    let mesh_additive = list.mesh_additive != 0;
+    let mut j = lid;
+    while j < joint_count {
+        let snapshot_slot = frame.snapshot_offset + inst.joint_offset + j;
+        let (pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, store.local_buffer());
+        store.store_joint(inst.joint_offset, j, pose, delta, keep_pose, mesh_additive);
+        j += WORKGROUP_SIZE;
+    }
+}
+
 /// Stage `sample`: one workgroup per instance, its threads striding over the joints; each joint
 /// blends the samples of the instance's list and applies its layers. `local` holds
 /// `frame.snapshot_offset` current poses, as many snapshots, then as many mesh-space deltas.
@@ -262,31 +342,21 @@ pub fn sample(
     lists: &[BlendList],
     local: &mut [LocalPose],
 ) {
+    let mut store = LocalBuffer {
+        snapshot_offset: frame.snapshot_offset,
+        local,
+    };
     for i in 0..frame.instance_count as usize {
-        let inst = &instances[i];
-        let list = &lists[i];
-        let skel = &lib.gpu_skeletons[inst.skeleton as usize];
         for lid in 0..WORKGROUP_SIZE {
-            let mut j = lid;
-            while j < inst.joint_count {
-                let slot = inst.joint_offset + j;
-                let snapshot_slot = frame.snapshot_offset + slot;
-                let (pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, local);
-                local[slot as usize] = pose;
-                if inst.flags & KEEP_POSE != 0 {
-                    // The pose shown this frame: the source of the transition that starts next
-                    // frame.
-                    local[snapshot_slot as usize] = pose;
-                }
-                if list.mesh_additive != 0 {
-                    local[(2 * frame.snapshot_offset + slot) as usize] = LocalPose {
-                        translation: Vec4::ZERO,
-                        rotation: delta,
-                        scale: Vec4::ZERO,
-                    };
-                }
-                j += WORKGROUP_SIZE;
-            }
+            sample_joints(
+                lib,
+                frame,
+                &instances[i],
+                &lists[i],
+                lid,
+                instances[i].joint_count,
+                &mut store,
+            );
         }
     }
 }

@@ -6,6 +6,7 @@ use super::{PassTimer, read_buffer, split_dispatch};
 use crate::blend::BlendTreeId;
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
+use crate::layout::MAX_FUSED_JOINTS;
 use crate::layout::{
     BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT,
     LocalPose, MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
@@ -256,8 +257,6 @@ pub struct Animator {
     use_fused: bool,
 }
 
-/// Most joints of a skeleton the fused path handles (`MAX_FUSED_JOINTS` in `shaders/fused.wgsl`).
-pub const MAX_FUSED_JOINTS: u32 = 128;
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays and a blend
 /// list.
 const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32;

@@ -42,6 +42,7 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
         &AnimatorDesc {
             max_instances: rows * phases,
             max_joints: None,
+            page_instances: None,
         },
     )?;
     for (row, &clip) in clips.iter().enumerate() {

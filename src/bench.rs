@@ -1,5 +1,5 @@
 //! The frame benchmark shared by `wgpu-anim bench` and `cargo bench --bench frame`: crowds of
-//! built-in mannequins, one animation frame timed on the GPU (staged: four dispatches) and on the
+//! built-in mannequins, one animation frame timed on the GPU (staged: four dispatches per page) and on the
 //! CPU mirror (one thread, and every core), with the memory traffic each frame implies.
 //!
 //! # Bytes per joint per frame
@@ -192,8 +192,22 @@ pub struct Row {
     pub frame_ms: f64,
     /// CPU time to prepare, encode and submit a GPU frame (`None` for CPU paths).
     pub cpu_encode_ms: Option<f64>,
-    /// Compute dispatches per frame (`None` for CPU paths).
+    /// Compute dispatches per frame (`None` for CPU paths): [`Row::pages`] × the dispatches of one
+    /// page.
     pub dispatches: Option<u32>,
+    /// Pages the crowd's buffers are split into (`None` for CPU paths).
+    #[serde(default)]
+    pub pages: Option<u32>,
+    /// Bytes uploaded by an ordinary frame (`None` for CPU paths).
+    #[serde(default)]
+    pub upload_bytes: Option<u64>,
+    /// Bytes uploaded by a frame in which 1 % of the characters, at random, were edited (`None`
+    /// for CPU paths).
+    #[serde(default)]
+    pub edit_upload_bytes: Option<u64>,
+    /// CPU time to prepare, encode and submit such a frame (`None` for CPU paths).
+    #[serde(default)]
+    pub edit_encode_ms: Option<f64>,
     /// Threads the CPU work ran on (1 for GPU paths).
     pub threads: u32,
     /// Per-character bytes read and written per joint per frame (see the module docs).
@@ -275,23 +289,13 @@ pub fn device_name(device: &wgpu::Device) -> String {
 /// Errors: the animator's limits (capacity, buffer sizes).
 pub fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workload) -> Result<Animator> {
     let (lib, _, clips) = mannequin::library();
-    let joints = lib.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
-    let limits = device.limits();
-    let local = 2 * u64::from(n) * u64::from(joints) * size_of::<LocalPose>() as u64;
-    if local > limits.max_buffer_size {
-        return Err(Error::Limit {
-            what: format!(
-                "the local pose buffer would take {local} bytes; the device allows {} per buffer",
-                limits.max_buffer_size
-            ),
-        });
-    }
     let mut a = Animator::new(
         device,
         &lib,
         &AnimatorDesc {
             max_instances: n,
             max_joints: None,
+            page_instances: None,
         },
     )?;
     let tree = lib.blend.tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
@@ -544,10 +548,23 @@ impl CpuCrowd {
     /// The crowd of `animator` as the GPU holds it, read back (waits for the GPU), in `chunks`
     /// chunks of about equal size.
     pub fn from_gpu(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator, chunks: usize) -> Result<Self> {
-        let (clocks, pose) = animator.read_back(device, queue)?;
-        let lists = animator.read_blend_lists(device, queue)?;
-        let snapshots = animator.read_snapshots(device, queue)?;
-        let instances = animator.instances();
+        // Every page read back and laid end to end, joint offsets rebased to the whole crowd.
+        let (mut clocks, mut lists, mut snapshots, mut instances) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut pose = cpu::Pose::default();
+        for page in 0..animator.pages_in_use() {
+            let base = pose.local.len() as u32;
+            let (c, p) = animator.read_back_page(device, queue, page)?;
+            clocks.extend(c);
+            pose.local.extend(p.local);
+            pose.model.extend(p.model);
+            pose.palette.extend(p.palette);
+            lists.extend(animator.read_blend_lists_page(device, queue, page)?);
+            snapshots.extend(animator.read_local_region_page(device, queue, page, 1)?);
+            instances.extend(animator.page_instances(page).iter().map(|i| GpuInstance {
+                joint_offset: i.joint_offset + base,
+                ..*i
+            }));
+        }
         let n = instances.len();
         let chunks = chunks.clamp(1, n.max(1));
         let mut out = Vec::with_capacity(chunks);
@@ -657,10 +674,12 @@ fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Measures the GPU path on `a` (already warmed up).
+/// Measures the GPU path on `a` (already warmed up): `frames` ordinary frames, then `frames`
+/// frames each after editing 1 % of the characters at random (their rate set again, which
+/// changes nothing on screen but uploads the instance) for the upload figures.
 fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, frames: u32) -> Result<GpuTimes> {
-    let timer = PassTimer::new(device, queue, a.dispatches_per_frame());
-    let (mut passes, mut frame, mut encode) = (Vec::new(), Vec::new(), Vec::new());
+    let timer = PassTimer::new(device, queue, a.dispatches_per_page());
+    let (mut passes, mut frame, mut encode, mut upload) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..frames {
         let start = Instant::now();
         a.prepare(queue, DT);
@@ -671,6 +690,7 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
         }
         queue.submit([encoder.finish()]);
         encode.push(start.elapsed().as_secs_f64() * 1e3);
+        upload.push(a.uploaded_bytes() as f64);
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
@@ -683,6 +703,27 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
             }
             passes.push(p);
         }
+    }
+    let n = a.instance_count();
+    let edits = n.div_ceil(100);
+    let mut rng = SplitMix64(0x5eed_0001);
+    let (mut edit_encode, mut edit_upload) = (Vec::new(), Vec::new());
+    for _ in 0..frames {
+        let start = Instant::now();
+        for _ in 0..edits {
+            let i = (rng.next() % n as u64) as usize;
+            let rate = a.instance(i).map_or(1.0, |inst| inst.rate);
+            a.set_rate(i, rate)?;
+        }
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        edit_encode.push(start.elapsed().as_secs_f64() * 1e3);
+        edit_upload.push(a.uploaded_bytes() as f64);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
     }
     let pass_ms = if a.is_fused() {
         let mut m = BTreeMap::new();
@@ -699,7 +740,24 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
         frame_ms: median(frame),
         encode_ms: median(encode),
         dispatches: a.dispatches_per_frame(),
+        pages: a.pages_in_use() as u32,
+        upload_bytes: median(upload) as u64,
+        edit_upload_bytes: median(edit_upload) as u64,
+        edit_encode_ms: median(edit_encode),
     })
+}
+
+/// A small deterministic generator (SplitMix64) for the bench's random edits.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
 }
 
 struct GpuTimes {
@@ -708,6 +766,10 @@ struct GpuTimes {
     frame_ms: f64,
     encode_ms: f64,
     dispatches: u32,
+    pages: u32,
+    upload_bytes: u64,
+    edit_upload_bytes: u64,
+    edit_encode_ms: f64,
 }
 
 /// Runs every configuration of `config` on `device`, reporting each as it starts through
@@ -765,7 +827,7 @@ pub fn run(
             for _ in 0..config.warmup.max(1) {
                 gpu_frame(device, queue, &mut a)?;
             }
-            let joints = a.joint_count();
+            let joints: u32 = (0..a.page_count()).map(|p| a.page_joint_count(p)).sum();
             for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
                 progress(&format!(
                     "{} {} {n} characters ({} frames)",
@@ -783,6 +845,10 @@ pub fn run(
                     frame_ms: 0.0,
                     cpu_encode_ms: None,
                     dispatches: None,
+                    pages: None,
+                    upload_bytes: None,
+                    edit_upload_bytes: None,
+                    edit_encode_ms: None,
                     threads: 1,
                     bytes_per_joint_per_character: t.per_character,
                     bytes_per_joint_shared: t.shared,
@@ -813,6 +879,10 @@ pub fn run(
                         row.frame_ms = g.frame_ms;
                         row.cpu_encode_ms = Some(g.encode_ms);
                         row.dispatches = Some(g.dispatches);
+                        row.pages = Some(g.pages);
+                        row.upload_bytes = Some(g.upload_bytes);
+                        row.edit_upload_bytes = Some(g.edit_upload_bytes);
+                        row.edit_encode_ms = Some(g.edit_encode_ms);
                     }
                     PathKind::GpuStaged => {
                         let g = measure_gpu(device, queue, &mut a, config.frames)?;
@@ -821,6 +891,10 @@ pub fn run(
                         row.frame_ms = g.frame_ms;
                         row.cpu_encode_ms = Some(g.encode_ms);
                         row.dispatches = Some(g.dispatches);
+                        row.pages = Some(g.pages);
+                        row.upload_bytes = Some(g.upload_bytes);
+                        row.edit_upload_bytes = Some(g.edit_upload_bytes);
+                        row.edit_encode_ms = Some(g.edit_encode_ms);
                     }
                     PathKind::Cpu1 | PathKind::CpuAll => {
                         let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
@@ -860,8 +934,8 @@ pub const PER_CHARACTER_TARGET: f64 = 52.0;
 #[must_use]
 pub fn markdown_table(rows: &[Row]) -> String {
     let mut s = format!(
-        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | CPU encode ms | dispatches | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let pass = |name: &str| ms(r.pass_ms.as_ref().and_then(|p| p.get(name).copied()));
@@ -871,7 +945,7 @@ pub fn markdown_table(rows: &[Row]) -> String {
             r.path.name().to_string()
         };
         s += &format!(
-            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
+            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
             r.workload,
             r.characters,
             pass("clock"),
@@ -881,7 +955,15 @@ pub fn markdown_table(rows: &[Row]) -> String {
             ms(r.gpu_ms),
             r.frame_ms,
             ms(r.cpu_encode_ms),
-            r.dispatches.map_or("–".into(), |d| d.to_string()),
+            match (r.dispatches, r.pages) {
+                (Some(d), Some(p)) if p > 0 => format!("{} × {p}", d / p),
+                _ => "–".into(),
+            },
+            match (r.upload_bytes, r.edit_upload_bytes) {
+                (Some(u), Some(e)) => format!("{u} ({e})"),
+                _ => "–".into(),
+            },
+            ms(r.edit_encode_ms),
             r.bytes_per_joint_per_character,
             r.bytes_per_joint_shared,
             r.bytes_per_joint_per_character - PER_CHARACTER_TARGET,

@@ -430,6 +430,7 @@ impl Crowd {
             &AnimatorDesc {
                 max_instances: desc.count.max(1),
                 max_joints: None,
+                page_instances: None,
             },
         )?;
         let renderer = SkinnedRenderer::new(

@@ -41,7 +41,19 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
                 if p.is_gpu() {
                     let expected = if p == PathKind::GpuFused { 1 } else { 4 };
                     assert_eq!(r.dispatches, Some(expected));
-                    assert!(r.cpu_encode_ms.is_some());
+                    assert_eq!(r.pages, Some(1));
+                    assert!(r.cpu_encode_ms.is_some() && r.edit_encode_ms.is_some());
+                    // An ordinary frame uploads the page's 16-byte frame uniform; editing 1 % of
+                    // the characters adds their instances (256 bytes each), nothing between them.
+                    let instance = size_of::<wgpu_anim::layout::GpuInstance>() as u64;
+                    let edits = u64::from(r.characters).div_ceil(100);
+                    assert_eq!(r.upload_bytes, Some(16));
+                    assert!(
+                        r.edit_upload_bytes
+                            .is_some_and(|b| b > 16 && b <= 16 + edits * instance),
+                        "{:?}",
+                        r.edit_upload_bytes
+                    );
                     assert_eq!(r.gpu_ms.is_some(), passes.is_some());
                 } else {
                     assert_eq!(r.gpu_ms, None, "CPU rows have no GPU time");
@@ -226,6 +238,10 @@ fn plot_draws_every_series() {
         frame_ms: ms,
         cpu_encode_ms: None,
         dispatches: None,
+        pages: None,
+        upload_bytes: None,
+        edit_upload_bytes: None,
+        edit_encode_ms: None,
         threads: 1,
         bytes_per_joint_per_character: 300.0,
         bytes_per_joint_shared: 200.0,

@@ -120,6 +120,7 @@ impl Sim {
             &AnimatorDesc {
                 max_instances: 1,
                 max_joints: None,
+                page_instances: None,
             },
         )
         .unwrap();

@@ -358,6 +358,7 @@ fn gpu_matches_fixtures() {
             &AnimatorDesc {
                 max_instances: requests.len() as u32,
                 max_joints: None,
+                page_instances: None,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

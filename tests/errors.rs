@@ -14,6 +14,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
         &AnimatorDesc {
             max_instances: max,
             max_joints: None,
+            page_instances: None,
         },
     )
     .unwrap();
@@ -82,17 +83,26 @@ fn capacity_limits_are_errors_not_panics() {
         "{e}"
     );
     let (lib, _, _) = mannequin::library();
-    let e = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: 4_000_000,
-            max_joints: None,
-        },
-    )
-    .err()
-    .expect("too large for one storage buffer");
-    assert!(e.to_string().contains("the device allows"), "{e}");
+    // More joints than a u32 counts, and pages of no instance, are errors before any allocation.
+    for (desc, says) in [
+        (
+            AnimatorDesc {
+                max_instances: 100_000_000,
+                ..AnimatorDesc::default()
+            },
+            "overflow a u32",
+        ),
+        (
+            AnimatorDesc {
+                page_instances: Some(0),
+                ..AnimatorDesc::default()
+            },
+            "at least one instance",
+        ),
+    ] {
+        let e = Animator::new(&device, &lib, &desc).err().expect("an error");
+        assert!(matches!(e, Error::Limit { .. }) && e.to_string().contains(says), "{e}");
+    }
 }
 
 #[test]

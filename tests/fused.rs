@@ -19,6 +19,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
         &AnimatorDesc {
             max_instances: n as u32,
             max_joints: None,
+            page_instances: None,
         },
     )
     .unwrap();
@@ -107,7 +108,7 @@ fn fused_is_refused_where_it_cannot_run() {
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     assert!(!a.fused_available());
     assert!(a.set_fused(true).unwrap_err().to_string().contains("128 joints"));
-    assert_eq!(a.dispatches_per_frame(), 4);
+    assert_eq!(a.dispatches_per_page(), 4);
 }
 
 #[test]

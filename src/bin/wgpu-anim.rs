@@ -399,6 +399,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, Str
         &AnimatorDesc {
             max_instances: 1,
             max_joints: None,
+            page_instances: None,
         },
     )
     .map_err(|e| e.to_string())?;
@@ -684,6 +685,7 @@ fn render(args: &[String]) -> Result<(), String> {
         &AnimatorDesc {
             max_instances: a.count,
             max_joints: None,
+            page_instances: None,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -200,12 +200,20 @@ struct HeldPlay {
 }
 
 /// Capacity of an [`Animator`]; its buffers are allocated once.
+///
+/// Instances live in *pages*: each page has its own instance, clock, blend list, pose and
+/// palette buffers, each within one storage binding of the device, and a frame records the same
+/// dispatches for every page. A crowd of any size that fits in memory runs, whatever the
+/// device's largest binding.
 #[derive(Clone, Copy, Debug)]
 pub struct AnimatorDesc {
     /// Most instances at once.
     pub max_instances: u32,
     /// Most joints over all instances; `None` means `max_instances` × the largest skeleton.
     pub max_joints: Option<u32>,
+    /// Most instances per page; `None`: as many as the device's storage binding size allows.
+    /// (Each page holds its share of `max_joints`, when that is given.)
+    pub page_instances: Option<u32>,
 }
 
 impl Default for AnimatorDesc {
@@ -213,14 +221,41 @@ impl Default for AnimatorDesc {
         Self {
             max_instances: 1024,
             max_joints: None,
+            page_instances: None,
         }
     }
 }
 
-struct StagePass {
+/// One page of instances: its buffers and its bind group for each pass.
+struct Page {
+    /// Global index of its first instance.
+    first: usize,
+    /// Instances in it.
+    len: usize,
+    /// Instance capacity.
+    max_instances: u32,
+    /// Joint capacity: the local pose buffer holds this many current poses, as many snapshots
+    /// and as many mesh-space deltas.
+    max_joints: u32,
+    /// Joints in use.
+    joints_used: u32,
+    frame_buffer: wgpu::Buffer,
+    instance_buffer: wgpu::Buffer,
+    clock_buffer: wgpu::Buffer,
+    blend_list_buffer: wgpu::Buffer,
+    local_buffer: wgpu::Buffer,
+    model_buffer: wgpu::Buffer,
+    palette_buffer: wgpu::Buffer,
+    /// One per stage of [`Stage::COMPUTE`].
+    bind_groups: Vec<wgpu::BindGroup>,
+    fused_bind_group: Option<wgpu::BindGroup>,
+}
+
+/// A stage's pipeline and bind group layout, shared by every page.
+struct StagePipeline {
     stage: Stage,
+    layout: wgpu::BindGroupLayout,
     pipeline: wgpu::ComputePipeline,
-    bind_group: wgpu::BindGroup,
 }
 
 /// The GPU side of a crowd: the clip library uploaded once, every instance's parameters, clock,
@@ -231,30 +266,27 @@ struct StagePass {
 pub struct Animator {
     gpu_library: Arc<GpuLibrary>,
     max_instances: u32,
-    max_joints: u32,
     max_workgroups: u32,
     instances: Vec<GpuInstance>,
+    /// Page of each instance.
+    page_of: Vec<u32>,
     transitions: Vec<TransitionTrack>,
     held: Vec<Option<HeldPlay>>,
     held_list: Vec<usize>,
     seconds: f64,
-    dirty: Option<(usize, usize)>,
+    /// Instances changed since the last upload (each once), and a mark per instance.
+    dirty: Vec<usize>,
+    dirty_mark: Vec<bool>,
     clock_writes: Vec<(usize, GpuClock)>,
     layer_defs: Vec<GpuLayerDef>,
     layer_def_indices: std::collections::HashMap<GpuLayerDef, u32>,
     layer_defs_uploaded: usize,
-    joints_used: u32,
-    frame_buffer: wgpu::Buffer,
-    instance_buffer: wgpu::Buffer,
-    clock_buffer: wgpu::Buffer,
-    blend_list_buffer: wgpu::Buffer,
     layer_def_buffer: wgpu::Buffer,
-    local_buffer: wgpu::Buffer,
-    model_buffer: wgpu::Buffer,
-    palette_buffer: wgpu::Buffer,
-    passes: Vec<StagePass>,
-    fused: Option<StagePass>,
+    pages: Vec<Page>,
+    passes: Vec<StagePipeline>,
+    fused: Option<StagePipeline>,
     use_fused: bool,
+    uploaded: u64,
 }
 
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays and a blend
@@ -268,6 +300,151 @@ fn storage(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
         usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     })
+}
+
+/// Bytes of one instance's own buffers that count against one binding (the largest per-instance
+/// record: the blend list).
+const INSTANCE_BYTES: u64 = {
+    let a = size_of::<GpuInstance>();
+    let b = size_of::<BlendList>();
+    (if a > b { a } else { b }) as u64
+};
+/// Bytes of one joint in the local pose buffer: current pose, snapshot and mesh-space delta.
+const LOCAL_JOINT_BYTES: u64 = 3 * size_of::<LocalPose>() as u64;
+
+/// The capacity `(instances, joints)` of each page for `desc` on a device with `limits`: as many
+/// instances per page as fit one storage binding (or `desc.page_instances`), with joints for
+/// that many of the largest skeleton, or `max_joints` split over the pages.
+fn page_layout(limits: &wgpu::Limits, desc: &AnimatorDesc, max_joints: u32, largest: u32) -> Result<Vec<(u32, u32)>> {
+    let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    let joints_per_page = (cap / LOCAL_JOINT_BYTES).min(u64::from(u32::MAX)) as u32;
+    if largest > joints_per_page {
+        return Err(Error::Limit {
+            what: format!(
+                "a skeleton of {largest} joints needs {} bytes of local poses; the device allows {cap} per storage buffer",
+                u64::from(largest) * LOCAL_JOINT_BYTES
+            ),
+        });
+    }
+    let mut per_page = (cap / INSTANCE_BYTES).min(u64::from(u32::MAX)) as u32;
+    if desc.max_joints.is_none() && largest > 0 {
+        per_page = per_page.min(joints_per_page / largest);
+    }
+    if let Some(p) = desc.page_instances {
+        if p == 0 {
+            return Err(Error::Limit {
+                what: "a page needs room for at least one instance".into(),
+            });
+        }
+        per_page = per_page.min(p);
+    }
+    let pages = desc
+        .max_instances
+        .div_ceil(per_page)
+        .max(max_joints.div_ceil(joints_per_page));
+    let mut out = Vec::with_capacity(pages as usize);
+    let (mut instances_left, mut joints_left) = (desc.max_instances, max_joints);
+    for k in 0..pages {
+        let instances = instances_left.min(per_page);
+        let joints = match desc.max_joints {
+            None => instances * largest,
+            // An even share of the joint budget, within one binding.
+            Some(_) => joints_left.div_ceil(pages - k).min(joints_per_page),
+        };
+        out.push((instances.max(1), joints));
+        instances_left -= instances.min(instances_left);
+        joints_left -= joints.min(joints_left);
+    }
+    Ok(out)
+}
+
+impl Page {
+    /// Allocates page `k`'s buffers and bind groups.
+    #[expect(clippy::too_many_arguments, reason = "the page's share of the animator")]
+    fn new(
+        device: &wgpu::Device,
+        k: usize,
+        max_instances: u32,
+        max_joints: u32,
+        gpu_library: &GpuLibrary,
+        layer_def_buffer: &wgpu::Buffer,
+        passes: &[StagePipeline],
+        fused: Option<&StagePipeline>,
+    ) -> Self {
+        let label = |what: &str| format!("wgpu-anim page {k} {what}");
+        let instances = u64::from(max_instances);
+        let joints = u64::from(max_joints);
+        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&label("frame")),
+            size: size_of::<GpuFrame>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let instance_buffer = storage(device, &label("instances"), instances * size_of::<GpuInstance>() as u64);
+        let clock_buffer = storage(device, &label("clocks"), instances * size_of::<GpuClock>() as u64);
+        let blend_list_buffer = storage(device, &label("blend lists"), instances * size_of::<BlendList>() as u64);
+        // Current local poses, then one snapshot per joint (the source of interrupted transitions),
+        // then one mesh-space additive delta per joint (scratch between `sample` and `local_to_model`).
+        let local_buffer = storage(device, &label("local poses"), joints * LOCAL_JOINT_BYTES);
+        let model_buffer = storage(device, &label("model poses"), joints * size_of::<Affine>() as u64);
+        let palette_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(&label("palettes")),
+            size: (joints * size_of::<Affine>() as u64).max(16),
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::VERTEX,
+            mapped_at_creation: false,
+        });
+        let buffer_of = |resource: Resource| -> &wgpu::Buffer {
+            match resource {
+                Resource::Frame => &frame_buffer,
+                Resource::Library => gpu_library.layout_buffer(),
+                Resource::LayerDefs => layer_def_buffer,
+                Resource::Headers => gpu_library.headers(),
+                Resource::Payload => gpu_library.payload(),
+                Resource::Instances => &instance_buffer,
+                Resource::Clocks => &clock_buffer,
+                Resource::BlendLists => &blend_list_buffer,
+                Resource::LocalPoses => &local_buffer,
+                Resource::ModelPoses => &model_buffer,
+                Resource::Palettes => &palette_buffer,
+            }
+        };
+        let bind_group = |pass: &StagePipeline| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(&label(pass.stage.name())),
+                layout: &pass.layout,
+                entries: &pass
+                    .stage
+                    .bindings()
+                    .iter()
+                    .map(|&(resource, _)| wgpu::BindGroupEntry {
+                        binding: resource.binding(),
+                        resource: buffer_of(resource).as_entire_binding(),
+                    })
+                    .collect::<Vec<_>>(),
+            })
+        };
+        let bind_groups = passes.iter().map(bind_group).collect();
+        let fused_bind_group = fused.map(bind_group);
+        Self {
+            first: 0,
+            len: 0,
+            max_instances,
+            max_joints,
+            joints_used: 0,
+            frame_buffer,
+            instance_buffer,
+            clock_buffer,
+            blend_list_buffer,
+            local_buffer,
+            model_buffer,
+            palette_buffer,
+            bind_groups,
+            fused_bind_group,
+        }
+    }
 }
 
 impl Animator {
@@ -301,43 +478,7 @@ impl Animator {
             })?,
         };
         let limits = device.limits();
-        let cap = limits.max_storage_buffer_binding_size;
-        let check = |what: &str, bytes: u64| {
-            if bytes > cap {
-                Err(Error::Limit {
-                    what: format!("{what} would take {bytes} bytes; the device allows {cap} per storage buffer"),
-                })
-            } else {
-                Ok(())
-            }
-        };
-        check("the local pose buffer", u64::from(max_joints) * 48 * 3)?;
-        check(
-            "the instance buffer",
-            u64::from(desc.max_instances) * size_of::<GpuInstance>() as u64,
-        )?;
-
-        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim frame"),
-            size: size_of::<GpuFrame>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let instance_buffer = storage(
-            device,
-            "wgpu-anim instances",
-            u64::from(desc.max_instances) * size_of::<GpuInstance>() as u64,
-        );
-        let clock_buffer = storage(
-            device,
-            "wgpu-anim clocks",
-            u64::from(desc.max_instances) * size_of::<GpuClock>() as u64,
-        );
-        let blend_list_buffer = storage(
-            device,
-            "wgpu-anim blend lists",
-            u64::from(desc.max_instances) * size_of::<BlendList>() as u64,
-        );
+        let layout = page_layout(&limits, desc, max_joints, largest)?;
         // A uniform: 32 KiB, within WebGPU's 64 KiB default, and no storage slot taken.
         let layer_def_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-anim layer definitions"),
@@ -345,135 +486,107 @@ impl Animator {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        // Current local poses, then one snapshot per joint (the source of interrupted transitions),
-        // then one mesh-space additive delta per joint (scratch between `sample` and `local_to_model`).
-        let local_buffer = storage(
-            device,
-            "wgpu-anim local poses",
-            3 * u64::from(max_joints) * size_of::<LocalPose>() as u64,
-        );
-        let model_buffer = storage(
-            device,
-            "wgpu-anim model poses",
-            u64::from(max_joints) * size_of::<Affine>() as u64,
-        );
-        let palette_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim palettes"),
-            size: (u64::from(max_joints) * size_of::<Affine>() as u64).max(16),
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST
-                | wgpu::BufferUsages::VERTEX,
-            mapped_at_creation: false,
-        });
-        let buffer_of = |resource: Resource| -> &wgpu::Buffer {
-            match resource {
-                Resource::Frame => &frame_buffer,
-                Resource::Library => gpu_library.layout_buffer(),
-                Resource::LayerDefs => &layer_def_buffer,
-                Resource::Headers => gpu_library.headers(),
-                Resource::Payload => gpu_library.payload(),
-                Resource::Instances => &instance_buffer,
-                Resource::Clocks => &clock_buffer,
-                Resource::BlendLists => &blend_list_buffer,
-                Resource::LocalPoses => &local_buffer,
-                Resource::ModelPoses => &model_buffer,
-                Resource::Palettes => &palette_buffer,
-            }
-        };
-        let make_pass = |stage: Stage| -> StagePass {
-            {
-                let entries: Vec<wgpu::BindGroupLayoutEntry> = stage
-                    .bindings()
-                    .iter()
-                    .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
-                        binding: resource.binding(),
-                        visibility: wgpu::ShaderStages::COMPUTE,
-                        ty: wgpu::BindingType::Buffer {
-                            ty: match access {
-                                Access::Uniform => wgpu::BufferBindingType::Uniform,
-                                Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                                Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-                            },
-                            has_dynamic_offset: false,
-                            min_binding_size: None,
+        let make_pipeline = |stage: Stage| -> StagePipeline {
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = stage
+                .bindings()
+                .iter()
+                .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
+                    binding: resource.binding(),
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: match access {
+                            Access::Uniform => wgpu::BufferBindingType::Uniform,
+                            Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                            Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
                         },
-                        count: None,
-                    })
-                    .collect();
-                let label = format!("wgpu-anim {}", stage.name());
-                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some(&label),
-                    entries: &entries,
-                });
-                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(&label),
-                    layout: &layout,
-                    entries: &stage
-                        .bindings()
-                        .iter()
-                        .map(|&(resource, _)| wgpu::BindGroupEntry {
-                            binding: resource.binding(),
-                            resource: buffer_of(resource).as_entire_binding(),
-                        })
-                        .collect::<Vec<_>>(),
-                });
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(&label),
-                    source: wgpu::ShaderSource::Wgsl(stage_source(stage).into()),
-                });
-                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some(&label),
-                    bind_group_layouts: &[Some(&layout)],
-                    immediate_size: 0,
-                });
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(&label),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some(stage.name()),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
-                StagePass {
-                    stage,
-                    pipeline,
-                    bind_group,
-                }
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                })
+                .collect();
+            let label = format!("wgpu-anim {}", stage.name());
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(&label),
+                entries: &entries,
+            });
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&label),
+                source: wgpu::ShaderSource::Wgsl(stage_source(stage).into()),
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&label),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(stage.name()),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            StagePipeline {
+                stage,
+                layout,
+                pipeline,
             }
         };
-        let passes: Vec<StagePass> = Stage::COMPUTE.iter().map(|&stage| make_pass(stage)).collect();
+        let passes: Vec<StagePipeline> = Stage::COMPUTE.iter().map(|&stage| make_pipeline(stage)).collect();
         // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
         // enough for it; elsewhere only the staged path exists.
         let fused = (limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS)
-            .then(|| make_pass(Stage::Fused));
+            .then(|| make_pipeline(Stage::Fused));
+        // Buffers the device cannot allocate are an error, not a panic of its error handler.
+        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let pages: Vec<Page> = layout
+            .iter()
+            .enumerate()
+            .map(|(k, &(max_instances, max_joints))| {
+                Page::new(
+                    device,
+                    k,
+                    max_instances,
+                    max_joints,
+                    &gpu_library,
+                    &layer_def_buffer,
+                    &passes,
+                    fused.as_ref(),
+                )
+            })
+            .collect();
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Limit {
+                what: format!(
+                    "{} pages for {} instances and {max_joints} joints could not be allocated: {e}",
+                    pages.len(),
+                    desc.max_instances
+                ),
+            });
+        }
         Ok(Self {
             gpu_library,
             max_instances: desc.max_instances,
-            max_joints,
             max_workgroups: limits.max_compute_workgroups_per_dimension,
             instances: Vec::new(),
+            page_of: Vec::new(),
             transitions: Vec::new(),
             held: Vec::new(),
             held_list: Vec::new(),
             seconds: 0.0,
-            dirty: None,
+            dirty: Vec::new(),
+            dirty_mark: Vec::new(),
             clock_writes: Vec::new(),
             layer_defs: Vec::new(),
             layer_def_indices: std::collections::HashMap::new(),
             layer_defs_uploaded: 0,
-            joints_used: 0,
-            frame_buffer,
-            instance_buffer,
-            clock_buffer,
-            blend_list_buffer,
             layer_def_buffer,
-            local_buffer,
-            model_buffer,
-            palette_buffer,
+            pages,
             passes,
             fused,
             use_fused: false,
+            uploaded: 0,
         })
     }
 
@@ -624,10 +737,10 @@ impl Animator {
     }
 
     fn mark_dirty(&mut self, i: usize) {
-        self.dirty = Some(match self.dirty {
-            None => (i, i + 1),
-            Some((a, b)) => (a.min(i), b.max(i + 1)),
-        });
+        if !self.dirty_mark[i] {
+            self.dirty_mark[i] = true;
+            self.dirty.push(i);
+        }
     }
 
     /// Adds an instance and returns its index. Its data reaches the GPU at the next
@@ -642,18 +755,32 @@ impl Animator {
                 what: format!("the animator holds at most {} instances", self.max_instances),
             });
         }
-        let (inst, clock) = self.to_gpu(index, desc, self.joints_used)?;
-        if u64::from(self.joints_used) + u64::from(inst.joint_count) > u64::from(self.max_joints) {
+        // Pages fill in order, each to its instance capacity: instance `index` belongs to the
+        // first page whose capacity, added to the pages before it, exceeds `index`.
+        let mut page = self.page_of.last().map_or(0, |&p| p as usize);
+        if self.pages[page].len as u32 >= self.pages[page].max_instances {
+            page += 1;
+        }
+        let (_, _, joint_count, _, _) = self.target(index, desc)?;
+        let p = &self.pages[page];
+        if p.joints_used + joint_count > p.max_joints {
             return Err(Error::Limit {
                 what: format!(
-                    "instance {index} needs {} joints but only {} of {} are free",
-                    inst.joint_count,
-                    self.max_joints - self.joints_used,
-                    self.max_joints
+                    "instance {index} needs {joint_count} joints but only {} of {} are free in its page ({page})",
+                    p.max_joints - p.joints_used,
+                    p.max_joints
                 ),
             });
         }
-        self.joints_used += inst.joint_count;
+        let (inst, clock) = self.to_gpu(index, desc, self.pages[page].joints_used)?;
+        let p = &mut self.pages[page];
+        if p.len == 0 {
+            p.first = index;
+        }
+        p.len += 1;
+        p.joints_used += inst.joint_count;
+        self.page_of.push(page as u32);
+        self.dirty_mark.push(false);
         self.instances.push(inst);
         self.transitions.push(TransitionTrack::default());
         self.held.push(None);
@@ -1020,13 +1147,25 @@ impl Animator {
     /// Removes every instance from `len` on (the others keep their indices and state).
     pub fn truncate(&mut self, len: usize) {
         if len < self.instances.len() {
-            self.joints_used = self.instances[len].joint_offset;
+            for p in &mut self.pages {
+                if p.first + p.len > len {
+                    let keep = len.saturating_sub(p.first).min(p.len);
+                    p.joints_used = if keep == 0 {
+                        0
+                    } else {
+                        self.instances[p.first + keep].joint_offset
+                    };
+                    p.len = keep;
+                }
+            }
             self.instances.truncate(len);
+            self.page_of.truncate(len);
             self.transitions.truncate(len);
             self.held.truncate(len);
             self.held_list.retain(|&i| i < len);
             self.clock_writes.retain(|(i, _)| *i < len);
-            self.dirty = self.dirty.and_then(|(a, b)| (a < len).then_some((a, b.min(len))));
+            self.dirty.retain(|&i| i < len);
+            self.dirty_mark.truncate(len);
         }
     }
 
@@ -1060,10 +1199,70 @@ impl Animator {
         &self.gpu_library
     }
 
-    /// Joints in use over all instances.
+    /// Joints in use in the first page (over all instances when there is one page).
     #[must_use]
     pub fn joint_count(&self) -> u32 {
-        self.joints_used
+        self.pages[0].joints_used
+    }
+
+    /// Pages holding at least one instance (pages fill in order: pages `0..pages_in_use()`).
+    #[must_use]
+    pub fn pages_in_use(&self) -> usize {
+        self.pages.iter().take_while(|p| p.len > 0).count()
+    }
+
+    /// Number of pages (see [`AnimatorDesc`]).
+    #[must_use]
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// The page of instance `index` and its index within that page (its instance in the page's
+    /// instance buffer, its `joint_offset` into the page's palette buffer).
+    #[must_use]
+    pub fn page_of(&self, index: usize) -> Option<(usize, usize)> {
+        let p = *self.page_of.get(index)? as usize;
+        Some((p, index - self.pages[p].first))
+    }
+
+    /// The instances of page `page` (global indices `page_range(page)`).
+    #[must_use]
+    pub fn page_instances(&self, page: usize) -> &[GpuInstance] {
+        let r = self.page_range(page);
+        &self.instances[r]
+    }
+
+    /// Global indices of the instances in page `page` (empty past the last page in use).
+    #[must_use]
+    pub fn page_range(&self, page: usize) -> std::ops::Range<usize> {
+        self.pages.get(page).map_or(0..0, |p| p.first..p.first + p.len)
+    }
+
+    /// Instance capacity of page `page`. Pages fill in order, so page `k` holds the instances
+    /// from the sum of the capacities of the pages before it on.
+    #[must_use]
+    pub fn page_capacity(&self, page: usize) -> u32 {
+        self.pages.get(page).map_or(0, |p| p.max_instances)
+    }
+
+    /// Joint capacity of page `page`: its local pose buffer holds this many current poses, then
+    /// as many snapshots, then as many mesh-space deltas.
+    #[must_use]
+    pub fn page_max_joints(&self, page: usize) -> u32 {
+        self.pages.get(page).map_or(0, |p| p.max_joints)
+    }
+
+    /// Joints in use in page `page`.
+    #[must_use]
+    pub fn page_joint_count(&self, page: usize) -> u32 {
+        self.pages.get(page).map_or(0, |p| p.joints_used)
+    }
+
+    /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
+    /// layer definitions).
+    #[must_use]
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.uploaded
     }
 
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
@@ -1088,55 +1287,76 @@ impl Animator {
             }
         }
         self.seconds += f64::from(dt);
-        let frame = GpuFrame {
-            dt,
-            instance_count: self.instances.len() as u32,
-            snapshot_offset: self.max_joints,
-            _pad: 0,
+        let mut uploaded = 0u64;
+        let mut write = |buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]| {
+            queue.write_buffer(buffer, offset, bytes);
+            uploaded += bytes.len() as u64;
         };
-        queue.write_buffer(&self.frame_buffer, 0, bytemuck::bytes_of(&frame));
+        for p in self.pages.iter().filter(|p| p.len > 0) {
+            let frame = GpuFrame {
+                dt,
+                instance_count: p.len as u32,
+                snapshot_offset: p.max_joints,
+                _pad: 0,
+            };
+            write(&p.frame_buffer, 0, bytemuck::bytes_of(&frame));
+        }
         if self.layer_defs_uploaded < self.layer_defs.len() {
-            queue.write_buffer(
+            write(
                 &self.layer_def_buffer,
                 (self.layer_defs_uploaded * size_of::<GpuLayerDef>()) as u64,
                 bytemuck::cast_slice(&self.layer_defs[self.layer_defs_uploaded..]),
             );
             self.layer_defs_uploaded = self.layer_defs.len();
         }
-        if let Some((a, b)) = self.dirty.take() {
-            let offset = (a * size_of::<GpuInstance>()) as u64;
-            queue.write_buffer(
-                &self.instance_buffer,
-                offset,
-                bytemuck::cast_slice(&self.instances[a..b]),
+        // Changed instances, in runs of consecutive indices within a page: an edit at instance 3
+        // and one at 9,000 upload two instances, not everything between them.
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        for run in runs(&dirty, &self.page_of) {
+            let p = &self.pages[self.page_of[run.start] as usize];
+            write(
+                &p.instance_buffer,
+                ((run.start - p.first) * size_of::<GpuInstance>()) as u64,
+                bytemuck::cast_slice(&self.instances[run.clone()]),
             );
         }
-        // Clock writes, coalesced into contiguous runs (a later write to an instance wins).
+        for &i in &dirty {
+            self.dirty_mark[i] = false;
+        }
+        dirty.clear();
+        self.dirty = dirty;
+        // Clock writes, coalesced the same way (a later write to an instance wins).
         let mut writes = std::mem::take(&mut self.clock_writes);
+        writes.reverse();
         writes.sort_by_key(|(i, _)| *i);
-        writes.reverse();
         writes.dedup_by_key(|(i, _)| *i);
-        writes.reverse();
+        let indices: Vec<usize> = writes.iter().map(|(i, _)| *i).collect();
         let mut k = 0;
-        while k < writes.len() {
-            let mut end = k + 1;
-            while end < writes.len() && writes[end].0 == writes[end - 1].0 + 1 {
-                end += 1;
-            }
-            let run: Vec<GpuClock> = writes[k..end].iter().map(|(_, c)| *c).collect();
-            queue.write_buffer(
-                &self.clock_buffer,
-                (writes[k].0 * size_of::<GpuClock>()) as u64,
-                bytemuck::cast_slice(&run),
+        for run in runs(&indices, &self.page_of) {
+            let p = &self.pages[self.page_of[run.start] as usize];
+            let clocks: Vec<GpuClock> = writes[k..k + run.len()].iter().map(|(_, c)| *c).collect();
+            write(
+                &p.clock_buffer,
+                ((run.start - p.first) * size_of::<GpuClock>()) as u64,
+                bytemuck::cast_slice(&clocks),
             );
-            k = end;
+            k += run.len();
         }
+        self.uploaded = uploaded;
     }
 
-    /// Dispatches per frame: one per stage, whatever the number of instances.
+    /// Dispatches per frame and page: one per stage (one on the fused path), whatever the number
+    /// of instances.
+    #[must_use]
+    pub fn dispatches_per_page(&self) -> u32 {
+        if self.use_fused { 1 } else { self.passes.len() as u32 }
+    }
+
+    /// Dispatches per frame: [`Animator::dispatches_per_page`] for every page in use.
     #[must_use]
     pub fn dispatches_per_frame(&self) -> u32 {
-        if self.use_fused { 1 } else { self.passes.len() as u32 }
+        self.dispatches_per_page() * self.pages.iter().filter(|p| p.len > 0).count() as u32
     }
 
     /// Records the frame's passes — clock, sample, local_to_model, palette — into `encoder`.
@@ -1147,123 +1367,189 @@ impl Animator {
     /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
     /// [`Stage::COMPUTE`]) when a timer with at least four passes is given.
     pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
-        let n = self.instances.len() as u32;
-        if n == 0 {
-            return;
-        }
-        let passes: &[StagePass] = match (&self.fused, self.use_fused) {
-            (Some(f), true) => std::slice::from_ref(f),
-            _ => &self.passes,
+        let fused = self.fused.as_ref().filter(|_| self.use_fused);
+        let passes: &[StagePipeline] = match fused {
+            Some(f) => std::slice::from_ref(f),
+            None => &self.passes,
         };
         for (k, pass) in passes.iter().enumerate() {
-            let groups = match pass.stage {
-                // One workgroup per instance, threads over joints.
-                Stage::Sample | Stage::Palette | Stage::Fused => n,
-                // One thread per instance.
-                _ => n.div_ceil(WORKGROUP_SIZE),
-            };
-            let (x, y) = split_dispatch(groups, self.max_workgroups);
+            // One pass per stage, each page a dispatch in it; timestamps around the pass.
+            let pages: Vec<&Page> = self.pages.iter().filter(|p| p.len > 0).collect();
+            if pages.is_empty() {
+                return;
+            }
             let mut cpass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(pass.stage.name()),
                 timestamp_writes: timer.and_then(|t| t.compute_writes(k as u32)),
             });
             cpass.set_pipeline(&pass.pipeline);
-            cpass.set_bind_group(0, &pass.bind_group, &[]);
-            cpass.dispatch_workgroups(x, y, 1);
+            for page in pages {
+                let n = page.len as u32;
+                let groups = match pass.stage {
+                    // One workgroup per instance, threads over joints.
+                    Stage::Sample | Stage::Palette | Stage::Fused => n,
+                    // One thread per instance.
+                    _ => n.div_ceil(WORKGROUP_SIZE),
+                };
+                let bind_group = match fused {
+                    Some(_) => page.fused_bind_group.as_ref().expect("made with the fused pipeline"),
+                    None => &page.bind_groups[k],
+                };
+                let (x, y) = split_dispatch(groups, self.max_workgroups);
+                cpass.set_bind_group(0, bind_group, &[]);
+                cpass.dispatch_workgroups(x, y, 1);
+            }
         }
     }
 
-    /// The palette buffer: 3×4 skinning matrices (`Affine`, 48 bytes), instance `i`'s joints at
-    /// `instances()[i].joint_offset`. Usage: STORAGE | VERTEX | COPY_SRC | COPY_DST.
+    /// The palette buffer of the first page (every instance's, when the animator has one page):
+    /// 3×4 skinning matrices (`Affine`, 48 bytes), instance `i`'s joints at
+    /// `instances()[i].joint_offset`. Usage: STORAGE | VERTEX | COPY_SRC | COPY_DST. With more
+    /// pages, see [`Animator::page_palette_buffer`].
     #[must_use]
     pub fn palette_buffer(&self) -> &wgpu::Buffer {
-        &self.palette_buffer
+        &self.pages[0].palette_buffer
     }
-    /// The instance buffer (`GpuInstance` per instance).
+    /// The palette buffer of page `page` (its instances' `joint_offset`s index it).
+    #[must_use]
+    pub fn page_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages.get(page).map(|p| &p.palette_buffer)
+    }
+    /// The instance buffer of the first page (`GpuInstance` per instance).
     #[must_use]
     pub fn instance_buffer(&self) -> &wgpu::Buffer {
-        &self.instance_buffer
+        &self.pages[0].instance_buffer
     }
-    /// The clock buffer (`GpuClock` per instance), written by the `clock` stage.
+    /// The instance buffer of page `page` (instance `page_range(page).start + k` at `k`).
+    #[must_use]
+    pub fn page_instance_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages.get(page).map(|p| &p.instance_buffer)
+    }
+    /// The clock buffer of the first page (`GpuClock` per instance), written by `clock`.
     #[must_use]
     pub fn clock_buffer(&self) -> &wgpu::Buffer {
-        &self.clock_buffer
+        &self.pages[0].clock_buffer
     }
-    /// Blend lists (`BlendList` per instance), written by `clock`, read by `sample` (the fused
-    /// path keeps them in workgroup memory and does not write them).
+    /// Blend lists of the first page (`BlendList` per instance), written by `clock`, read by
+    /// `sample` (the fused path keeps them in workgroup memory and does not write them).
     #[must_use]
     pub fn blend_list_buffer(&self) -> &wgpu::Buffer {
-        &self.blend_list_buffer
+        &self.pages[0].blend_list_buffer
     }
-    /// The layer definition buffer ([`Animator::layer_defs`], room for [`MAX_LAYER_DEFS`]).
+    /// The layer definition uniform ([`Animator::layer_defs`], room for [`MAX_LAYER_DEFS`]).
     #[must_use]
     pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
         &self.layer_def_buffer
     }
-    /// Joint capacity: the local pose buffer holds this many current poses, then as many snapshots.
+    /// Joint capacity of the first page: its local pose buffer holds this many current poses,
+    /// then as many snapshots.
     #[must_use]
     pub fn max_joints(&self) -> u32 {
-        self.max_joints
+        self.pages[0].max_joints
     }
-    /// Local poses (`LocalPose` per joint), written by `sample`; snapshots from `max_joints()` on
-    /// (the fused path writes only snapshots).
+    /// Local poses of the first page (`LocalPose` per joint), written by `sample`; snapshots
+    /// from `max_joints()` on (the fused path writes only snapshots).
     #[must_use]
     pub fn local_buffer(&self) -> &wgpu::Buffer {
-        &self.local_buffer
+        &self.pages[0].local_buffer
     }
-    /// Model-space matrices (`Affine` per joint), written by `local_to_model` (not by the fused
-    /// path).
+    /// Model-space matrices of the first page (`Affine` per joint), written by `local_to_model`
+    /// (not by the fused path).
     #[must_use]
     pub fn model_buffer(&self) -> &wgpu::Buffer {
-        &self.model_buffer
+        &self.pages[0].model_buffer
     }
 
-    /// Reads back every stage's output for all instances (for tests and tools; waits for the GPU).
-    /// On the fused path only the clocks and the palettes are this frame's.
+    /// Reads back every stage's output for the first page's instances (all of them with one
+    /// page; for tests and tools; waits for the GPU). On the fused path only the clocks and the
+    /// palettes are this frame's.
     pub fn read_back(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuClock>, Pose)> {
-        let n = self.instances.len() as u64;
-        let j = u64::from(self.joints_used);
+        self.read_back_page(device, queue, 0)
+    }
+
+    /// As [`Animator::read_back`], for page `page`.
+    pub fn read_back_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+    ) -> Result<(Vec<GpuClock>, Pose)> {
+        let p = self.page(page)?;
+        let (n, j) = (p.len as u64, u64::from(p.joints_used));
         Ok((
-            read_buffer(device, queue, &self.clock_buffer, 0, n)?,
+            read_buffer(device, queue, &p.clock_buffer, 0, n)?,
             Pose {
-                local: read_buffer(device, queue, &self.local_buffer, 0, j)?,
-                model: read_buffer(device, queue, &self.model_buffer, 0, j)?,
-                palette: read_buffer(device, queue, &self.palette_buffer, 0, j)?,
+                local: read_buffer(device, queue, &p.local_buffer, 0, j)?,
+                model: read_buffer(device, queue, &p.model_buffer, 0, j)?,
+                palette: read_buffer(device, queue, &p.palette_buffer, 0, j)?,
             },
         ))
     }
-}
 
-/// Blend lists of all instances as the `clock` stage last wrote them (waits for the GPU).
-impl Animator {
-    /// Reads back the blend lists.
-    pub fn read_blend_lists(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<BlendList>> {
-        read_buffer(device, queue, &self.blend_list_buffer, 0, self.instances.len() as u64)
+    fn page(&self, page: usize) -> Result<&Page> {
+        self.pages.get(page).ok_or_else(|| Error::Limit {
+            what: format!("page {page} does not exist ({} pages)", self.pages.len()),
+        })
     }
 
-    /// Reads back region `region` of the local pose buffer: 0 the current poses, 1 the
+    /// Reads back the blend lists of page `page`, as the `clock` stage last wrote them.
+    pub fn read_blend_lists_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+    ) -> Result<Vec<BlendList>> {
+        let p = self.page(page)?;
+        read_buffer(device, queue, &p.blend_list_buffer, 0, p.len as u64)
+    }
+
+    /// Reads back the blend lists of the first page.
+    pub fn read_blend_lists(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<BlendList>> {
+        self.read_blend_lists_page(device, queue, 0)
+    }
+
+    /// Reads back region `region` of page `page`'s local pose buffer: 0 the current poses, 1 the
     /// snapshots, 2 the mesh-space additive deltas (`LocalPose::rotation`; after `local_to_model`
     /// the other fields hold its scratch).
-    pub fn read_local_region(&self, device: &wgpu::Device, queue: &wgpu::Queue, region: u32) -> Result<Vec<LocalPose>> {
+    pub fn read_local_region_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+        region: u32,
+    ) -> Result<Vec<LocalPose>> {
+        let p = self.page(page)?;
         read_buffer(
             device,
             queue,
-            &self.local_buffer,
-            u64::from(region.min(2)) * u64::from(self.max_joints),
-            u64::from(self.joints_used),
+            &p.local_buffer,
+            u64::from(region.min(2)) * u64::from(p.max_joints),
+            u64::from(p.joints_used),
         )
     }
 
-    /// Reads back the snapshot poses (`LocalPose` per joint, same offsets as the current poses).
-    pub fn read_snapshots(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<LocalPose>> {
-        read_buffer(
-            device,
-            queue,
-            &self.local_buffer,
-            u64::from(self.max_joints),
-            u64::from(self.joints_used),
-        )
+    /// [`Animator::read_local_region_page`] of the first page.
+    pub fn read_local_region(&self, device: &wgpu::Device, queue: &wgpu::Queue, region: u32) -> Result<Vec<LocalPose>> {
+        self.read_local_region_page(device, queue, 0, region)
     }
+
+    /// Reads back the first page's snapshot poses (`LocalPose` per joint, same offsets as the
+    /// current poses).
+    pub fn read_snapshots(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<LocalPose>> {
+        self.read_local_region_page(device, queue, 0, 1)
+    }
+}
+
+/// Runs of consecutive indices of `sorted` (sorted, no repeats) that lie in one page.
+fn runs(sorted: &[usize], page_of: &[u32]) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for &i in sorted {
+        match out.last_mut() {
+            Some(r) if r.end == i && page_of[r.start] == page_of[i] => r.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
 }
 
 fn check_params(index: usize, params: &[f32; 4]) -> Result<()> {
@@ -1291,16 +1577,12 @@ pub fn evaluate_poses(
     if requests.is_empty() {
         return Ok(Vec::new());
     }
-    let joints: u32 = requests
-        .iter()
-        .map(|(c, _)| library.clips.get(c.0 as usize).map_or(0, |c| c.joint_count))
-        .sum();
     let mut animator = Animator::new(
         device,
         library,
         &AnimatorDesc {
             max_instances: requests.len() as u32,
-            max_joints: Some(joints.max(1)),
+            ..AnimatorDesc::default()
         },
     )?;
     for &(clip, time) in requests {
@@ -1317,17 +1599,20 @@ pub fn evaluate_poses(
     });
     animator.encode(&mut encoder);
     queue.submit([encoder.finish()]);
-    let (_, all) = animator.read_back(device, queue)?;
-    Ok(animator
-        .instances()
-        .iter()
-        .map(|inst| {
+    let mut poses = Vec::with_capacity(requests.len());
+    for page in 0..animator.page_count() {
+        if animator.page_range(page).is_empty() {
+            break;
+        }
+        let (_, all) = animator.read_back_page(device, queue, page)?;
+        poses.extend(animator.page_instances(page).iter().map(|inst| {
             let r = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
             Pose {
                 local: all.local[r.clone()].to_vec(),
                 model: all.model[r.clone()].to_vec(),
                 palette: all.palette[r].to_vec(),
             }
-        })
-        .collect())
+        }));
+    }
+    Ok(poses)
 }

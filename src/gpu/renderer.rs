@@ -47,11 +47,12 @@ fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
     }
 }
 
-/// Draws every instance of an [`Animator`] that uses one mesh with a single instanced draw,
-/// skinning in the vertex shader from the animator's palette buffer.
+/// Draws every instance of an [`Animator`] that uses one mesh with one instanced draw per page
+/// of the animator, skinning in the vertex shader from the page's palette buffer.
 pub struct SkinnedRenderer {
     pipeline: wgpu::RenderPipeline,
-    bind_group: wgpu::BindGroup,
+    /// Per page: its global instance range and the bind group of its instance and palette buffers.
+    pages: Vec<(std::ops::Range<u32>, wgpu::BindGroup)>,
     camera: wgpu::Buffer,
     vertices: wgpu::Buffer,
     indices: wgpu::Buffer,
@@ -115,24 +116,42 @@ impl SkinnedRenderer {
                 storage(2),
             ],
         });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("wgpu-anim render"),
-            layout: &layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: camera.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: animator.instance_buffer().as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: animator.palette_buffer().as_entire_binding(),
-                },
-            ],
-        });
+        let pages = (0..animator.page_count())
+            .filter_map(|page| {
+                let (instances, palettes) = (
+                    animator.page_instance_buffer(page)?,
+                    animator.page_palette_buffer(page)?,
+                );
+                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("wgpu-anim render"),
+                    layout: &layout,
+                    entries: &[
+                        wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: camera.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 1,
+                            resource: instances.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: 2,
+                            resource: palettes.as_entire_binding(),
+                        },
+                    ],
+                });
+                Some((page, bind_group))
+            })
+            .collect::<Vec<_>>();
+        // Pages fill in order, each to its capacity.
+        let capacity: Vec<u32> = (0..animator.page_count()).map(|p| animator.page_capacity(p)).collect();
+        let pages = pages
+            .into_iter()
+            .map(|(page, bind_group)| {
+                let start: u32 = capacity[..page].iter().sum();
+                (start..start + capacity[page], bind_group)
+            })
+            .collect();
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-anim skin"),
             source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
@@ -177,7 +196,7 @@ impl SkinnedRenderer {
         });
         Ok(Self {
             pipeline,
-            bind_group,
+            pages,
             camera,
             vertices,
             indices,
@@ -190,17 +209,23 @@ impl SkinnedRenderer {
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
     }
 
-    /// Draws animator instances `instances` (which must all use this mesh's skeleton) in one
-    /// instanced draw.
+    /// Draws animator instances `instances` (which must all use this mesh's skeleton): one
+    /// instanced draw per page they span.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, instances: std::ops::Range<u32>) {
         if instances.is_empty() {
             return;
         }
         pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.bind_group, &[]);
         pass.set_vertex_buffer(0, self.vertices.slice(..));
         pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
-        pass.draw_indexed(0..self.index_count, 0, instances);
+        for (range, bind_group) in &self.pages {
+            let (start, end) = (instances.start.max(range.start), instances.end.min(range.end));
+            if start < end {
+                // `instance_index` indexes the page's own instance buffer.
+                pass.set_bind_group(0, bind_group, &[]);
+                pass.draw_indexed(0..self.index_count, 0, start - range.start..end - range.start);
+            }
+        }
     }
 }
 

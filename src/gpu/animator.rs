@@ -1,244 +1,23 @@
-//! [`Animator`]: the clip library and every instance's state in GPU buffers, and the compute
-//! passes of a frame recorded into the caller's encoder.
+//! [`Animator`]: the frame executor — every page's buffers, the pipelines, the uploads and the
+//! compute passes of a frame recorded into the caller's encoder — around a [`Controller`], every
+//! instance's state on the CPU.
 
-use super::GpuLibrary;
+use super::controller::{Controller, PageState};
+use super::{AnimatorDesc, GpuLibrary, InstanceDesc, LoopMode};
 use super::{PassTimer, read_buffer, split_dispatch};
-use crate::blend::BlendTreeId;
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
-use crate::layout::MAX_FUSED_JOINTS;
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT,
-    LocalPose, MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE, source_kind,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_FUSED_JOINTS, MAX_LAYER_DEFS,
+    WORKGROUP_SIZE,
 };
-use crate::layout::{LAYER_ON, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, layer_mode};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::shaders::{Access, Resource, Stage, stage_source};
-use glam::{Mat4, Vec4};
 use std::sync::Arc;
 
-/// How an instance's clock treats the clip's end (Game Engine Architecture §11.4.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum LoopMode {
-    /// Play once: local time clamped to `[0, T]`.
-    Once,
-    /// Loop N times (N ≥ 1): clamped to `[0, N·T]`, sampled at `t mod T`, holding the last pose.
-    Repeat(u32),
-    /// Loop forever: `t mod T`.
-    #[default]
-    Forever,
-}
-
-/// What an instance plays and where it stands.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct InstanceDesc {
-    /// The clip (when `tree` is `None`).
-    pub clip: ClipId,
-    /// A blend tree to play instead of `clip`; `time` is then a phase in [0, 1).
-    pub tree: Option<BlendTreeId>,
-    /// Blend parameters of the tree (unused entries 0).
-    pub params: [f32; 4],
-    /// Local time to start at, seconds.
-    pub time: f32,
-    /// Playback rate: 1 is normal speed, negative plays backward, 0 pauses.
-    pub rate: f32,
-    /// Loop mode.
-    pub loop_mode: LoopMode,
-    /// `world_from_model`; must be affine and finite.
-    pub world: Mat4,
-    /// RGBA colour for the built-in renderer.
-    pub tint: [u8; 4],
-}
-
-impl InstanceDesc {
-    /// Plays `clip` from time 0 at rate 1, looping forever, at the origin, in light grey.
-    #[must_use]
-    pub fn new(clip: ClipId) -> Self {
-        Self {
-            clip,
-            tree: None,
-            params: [0.0; 4],
-            time: 0.0,
-            rate: 1.0,
-            loop_mode: LoopMode::Forever,
-            world: Mat4::IDENTITY,
-            tint: [200, 200, 200, 255],
-        }
-    }
-}
-
-impl InstanceDesc {
-    /// Plays blend tree `tree` with parameters `params` from phase 0, looping forever.
-    #[must_use]
-    pub fn tree(tree: BlendTreeId, params: [f32; 4]) -> Self {
-        Self {
-            tree: Some(tree),
-            params,
-            ..Self::new(ClipId(0))
-        }
-    }
-}
-
-/// The shape of a cross-fade's weight over time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Curve {
-    /// β = u.
-    #[default]
-    Linear,
-    /// β = u²(3 − 2u): starts and ends gently.
-    Smooth,
-}
-
-/// A cross-fade from what an instance shows to a new state.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Transition {
-    /// Length in seconds (0 cuts).
-    pub duration: f32,
-    /// Weight curve.
-    pub curve: Curve,
-    /// Stop the source's clock when the transition starts (a *frozen* transition) instead of
-    /// letting both clocks run (a *smooth* one).
-    pub frozen: bool,
-}
-
-impl Transition {
-    /// A linear cross-fade of `duration` seconds with both clocks running.
-    #[must_use]
-    pub fn linear(duration: f32) -> Self {
-        Self {
-            duration,
-            curve: Curve::Linear,
-            frozen: false,
-        }
-    }
-}
-
-/// How a layer combines with the pose below it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum LayerMode {
-    /// Replaces the pose below, joint by joint, by weight × mask.
-    #[default]
-    Override,
-    /// Adds a difference pose in each joint's local space.
-    AdditiveLocal,
-    /// Adds a difference pose whose rotations apply in the character's space (aim offsets).
-    AdditiveMesh,
-}
-
-/// A layer on top of an instance's base state: a clip or a blend tree (of difference clips for
-/// the additive modes), with a weight and an optional mask.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Layer {
-    /// How it combines.
-    pub mode: LayerMode,
-    /// Weight β in [0, 1].
-    pub weight: f32,
-    /// The clip it plays (when `tree` is `None`).
-    pub clip: Option<ClipId>,
-    /// The blend tree it plays, with the instance's parameters.
-    pub tree: Option<BlendTreeId>,
-    /// Per-joint weights.
-    pub mask: Option<crate::library::MaskId>,
-    /// Where it starts: seconds (clip) or phase (tree).
-    pub start: f32,
-    /// Playback rate.
-    pub rate: f32,
-    /// Play once and hold the last frame instead of looping.
-    pub once: bool,
-    /// Sample the clip at the time given by this blend parameter (0..4) instead of a clock.
-    pub time_parameter: Option<u32>,
-}
-
-impl Layer {
-    /// A looping clip layer at weight 1, no mask.
-    #[must_use]
-    pub fn clip(mode: LayerMode, clip: ClipId) -> Self {
-        Self {
-            mode,
-            weight: 1.0,
-            clip: Some(clip),
-            tree: None,
-            mask: None,
-            start: 0.0,
-            rate: 1.0,
-            once: false,
-            time_parameter: None,
-        }
-    }
-
-    /// A blend-tree layer at weight 1, no mask.
-    #[must_use]
-    pub fn tree(mode: LayerMode, tree: BlendTreeId) -> Self {
-        Self {
-            tree: Some(tree),
-            clip: None,
-            ..Self::clip(mode, ClipId(0))
-        }
-    }
-}
-
-/// CPU bookkeeping of an instance's transition, to know whether a new one interrupts it.
-#[derive(Clone, Copy, Debug, Default)]
-struct TransitionTrack {
-    started_at: f64,
-    duration: f32,
-}
-
-/// The bits of `GpuInstance::flags` that describe the transition.
-const TRANSITION_BITS: u32 = 15 | TRANSITION_SMOOTH | TRANSITION_FROZEN;
-
-/// A transition that interrupts another, held back one frame: that frame keeps the pose it shows
-/// ([`KEEP_POSE`]) as the new transition's source.
-#[derive(Clone, Copy, Debug)]
-struct HeldPlay {
-    /// The instance once the transition starts.
-    inst: GpuInstance,
-    duration: f32,
-    /// A frame keeping the pose has been prepared.
-    kept: bool,
-}
-
-/// Capacity of an [`Animator`]; its buffers are allocated once.
-///
-/// Instances live in *pages*: each page has its own instance, clock, blend list, pose and
-/// palette buffers, each within one storage binding of the device, and a frame records the same
-/// dispatches for every page. A crowd of any size that fits in memory runs, whatever the
-/// device's largest binding.
-#[derive(Clone, Copy, Debug)]
-pub struct AnimatorDesc {
-    /// Most instances at once.
-    pub max_instances: u32,
-    /// Most joints over all instances; `None` means `max_instances` × the largest skeleton.
-    pub max_joints: Option<u32>,
-    /// Most instances per page; `None`: as many as the device's storage binding size allows.
-    /// (Each page holds its share of `max_joints`, when that is given.)
-    pub page_instances: Option<u32>,
-}
-
-impl Default for AnimatorDesc {
-    fn default() -> Self {
-        Self {
-            max_instances: 1024,
-            max_joints: None,
-            page_instances: None,
-        }
-    }
-}
-
-/// One page of instances: its buffers and its bind group for each pass.
+/// One page's buffers and its bind group for each pass (what is in it: [`PageState`]).
 struct Page {
-    /// Global index of its first instance.
-    first: usize,
-    /// Instances in it.
-    len: usize,
-    /// Instance capacity.
-    max_instances: u32,
-    /// Joint capacity: the local pose buffer holds this many current poses, as many snapshots
-    /// and as many mesh-space deltas.
-    max_joints: u32,
-    /// Joints in use.
-    joints_used: u32,
     frame_buffer: wgpu::Buffer,
     instance_buffer: wgpu::Buffer,
     clock_buffer: wgpu::Buffer,
@@ -263,24 +42,14 @@ struct StagePipeline {
 ///
 /// Per frame: call [`Animator::prepare`] (uploads `dt` and any instance parameters that changed)
 /// then [`Animator::encode`] into your command encoder, then draw with the palette buffer.
+///
+/// An animator is a [`Controller`] — every instance's state on the CPU, with no device; its
+/// methods (`add_instance`, `play`, `set_layer`, ...) are the animator's through `Deref` — and
+/// the frame executor: the pages' buffers, the pipelines, the uploads and the passes.
 pub struct Animator {
+    controller: Controller,
     gpu_library: Arc<GpuLibrary>,
-    max_instances: u32,
     max_workgroups: u32,
-    instances: Vec<GpuInstance>,
-    /// Page of each instance.
-    page_of: Vec<u32>,
-    transitions: Vec<TransitionTrack>,
-    held: Vec<Option<HeldPlay>>,
-    held_list: Vec<usize>,
-    seconds: f64,
-    /// Instances changed since the last upload (each once), and a mark per instance.
-    dirty: Vec<usize>,
-    dirty_mark: Vec<bool>,
-    clock_writes: Vec<(usize, GpuClock)>,
-    layer_defs: Vec<GpuLayerDef>,
-    layer_def_indices: std::collections::HashMap<GpuLayerDef, u32>,
-    layer_defs_uploaded: usize,
     layer_def_buffer: wgpu::Buffer,
     pages: Vec<Page>,
     passes: Vec<StagePipeline>,
@@ -429,11 +198,6 @@ impl Page {
         let bind_groups = passes.iter().map(bind_group).collect();
         let fused_bind_group = fused.map(bind_group);
         Self {
-            first: 0,
-            len: 0,
-            max_instances,
-            max_joints,
-            joints_used: 0,
             frame_buffer,
             instance_buffer,
             clock_buffer,
@@ -565,22 +329,11 @@ impl Animator {
                 ),
             });
         }
+        let controller = Controller::new(gpu_library.library_arc().clone(), desc.max_instances, &layout)?;
         Ok(Self {
+            controller,
             gpu_library,
-            max_instances: desc.max_instances,
             max_workgroups: limits.max_compute_workgroups_per_dimension,
-            instances: Vec::new(),
-            page_of: Vec::new(),
-            transitions: Vec::new(),
-            held: Vec::new(),
-            held_list: Vec::new(),
-            seconds: 0.0,
-            dirty: Vec::new(),
-            dirty_mark: Vec::new(),
-            clock_writes: Vec::new(),
-            layer_defs: Vec::new(),
-            layer_def_indices: std::collections::HashMap::new(),
-            layer_defs_uploaded: 0,
             layer_def_buffer,
             pages,
             passes,
@@ -595,6 +348,25 @@ impl Animator {
     #[must_use]
     pub fn fused_available(&self) -> bool {
         self.fused.is_some()
+    }
+
+    /// The library on the GPU (to share with another animator, [`Animator::with_library`]).
+    #[must_use]
+    pub fn gpu_library(&self) -> &Arc<GpuLibrary> {
+        &self.gpu_library
+    }
+
+    /// Every instance's state on the CPU (also reachable as the animator itself, through `Deref`).
+    #[must_use]
+    pub fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
+    /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
+    /// layer definitions).
+    #[must_use]
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.uploaded
     }
 
     /// Chooses the fused path (one dispatch per frame, the blend list and the pose kept in
@@ -620,730 +392,36 @@ impl Animator {
         self.use_fused
     }
 
-    /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes).
-    fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
-        let err = |what: String| Error::Instance { instance: index, what };
-        if let Some(tree) = desc.tree {
-            let t = self
-                .gpu_library
-                .library()
-                .blend
-                .trees
-                .get(tree.0 as usize)
-                .ok_or_else(|| {
-                    err(format!(
-                        "blend tree {} does not exist (the library has {})",
-                        tree.0,
-                        self.gpu_library.library().blend.trees.len()
-                    ))
-                })?;
-            let joints = self
-                .library()
-                .gpu_skeletons
-                .get(t.skeleton as usize)
-                .map_or(0, |s| s.joint_count);
-            return Ok((0, t.skeleton, joints, t.node_offset, t.node_count));
-        }
-        let clip = self
-            .gpu_library
-            .library()
-            .clips
-            .get(desc.clip.0 as usize)
-            .ok_or_else(|| {
-                err(format!(
-                    "clip {} does not exist (the library has {})",
-                    desc.clip.0,
-                    self.gpu_library.library().clips.len()
-                ))
-            })?;
-        Ok((desc.clip.0, clip.skeleton, clip.joint_count, 0, 0))
-    }
-
-    fn to_gpu(&self, index: usize, desc: &InstanceDesc, joint_offset: u32) -> Result<(GpuInstance, GpuClock)> {
-        let err = |what: String| Error::Instance { instance: index, what };
-        let (clip, skeleton, joint_count, tree_offset, tree_nodes) = self.target(index, desc)?;
-        if !desc.time.is_finite() || !desc.rate.is_finite() {
-            return Err(err(format!("time {} and rate {} must be finite", desc.time, desc.rate)));
-        }
-        check_params(index, &desc.params)?;
-        let w = &desc.world;
-        if !w.is_finite() || w.row(3) != glam::Vec4::W {
-            return Err(err("world matrix must be finite and affine (last row 0 0 0 1)".into()));
-        }
-        let (loop_mode, loop_count) = match desc.loop_mode {
-            LoopMode::Once => (LOOP_ONCE, 1),
-            LoopMode::Repeat(0) => return Err(err("LoopMode::Repeat needs at least one loop".into())),
-            LoopMode::Repeat(n) => (LOOP_REPEAT, n),
-            LoopMode::Forever => (LOOP_FOREVER, 0),
-        };
-        let inst = GpuInstance {
-            world: Affine::from_mat4(w),
-            clip,
-            skeleton,
-            joint_offset,
-            joint_count,
-            rate: desc.rate,
-            loop_mode,
-            loop_count,
-            tint: u32::from_le_bytes(desc.tint),
-            params: Vec4::from(desc.params),
-            tree_offset,
-            tree_nodes,
-            seq: 0,
-            start_time: desc.time,
-            source_clip: 0,
-            source_tree_offset: 0,
-            source_tree_nodes: 0,
-            flags: source_kind::NONE,
-            source_rate: 0.0,
-            source_loop_mode: LOOP_ONCE,
-            source_loop_count: 1,
-            transition_duration: 0.0,
-            layers: [GpuLayer::default(); MAX_LAYERS as usize],
-            layer_seq: 0,
-            _pad0: 0,
-            _pad1: [0; 3],
-            _pad2: [0; 8],
-        };
-        let duration = if tree_nodes == 0 {
-            self.gpu_library.library().clips[clip as usize].duration
-        } else {
-            1.0
-        };
-        let ct = crate::cpu::advance_clip_time(desc.time, 0.0, loop_mode, loop_count, duration, 0.0);
-        let clock = GpuClock {
-            time: ct.time,
-            ..Default::default()
-        };
-        Ok((inst, clock))
-    }
-
-    /// Applies `edit` to instance `index` and to the state held back for it, if any.
-    fn edit_both(&mut self, index: usize, edit: impl Fn(&mut GpuInstance)) {
-        edit(&mut self.instances[index]);
-        if let Some(h) = &mut self.held[index] {
-            edit(&mut h.inst);
-        }
-        self.mark_dirty(index);
-    }
-
-    /// Applies `edit` to the state held back for instance `index`, or else to the instance.
-    fn edit_next(&mut self, index: usize, edit: impl Fn(&mut GpuInstance)) {
-        match &mut self.held[index] {
-            Some(h) => edit(&mut h.inst),
-            None => edit(&mut self.instances[index]),
-        }
-        self.mark_dirty(index);
-    }
-
-    fn mark_dirty(&mut self, i: usize) {
-        if !self.dirty_mark[i] {
-            self.dirty_mark[i] = true;
-            self.dirty.push(i);
-        }
-    }
-
-    /// Adds an instance and returns its index. Its data reaches the GPU at the next
-    /// [`Animator::prepare`].
-    ///
-    /// Errors (nothing is added): the clip does not exist, time or rate not finite, a world
-    /// matrix that is not affine, `Repeat(0)`, or the capacity in instances or joints is full.
-    pub fn add_instance(&mut self, desc: &InstanceDesc) -> Result<usize> {
-        let index = self.instances.len();
-        if index as u32 >= self.max_instances {
-            return Err(Error::Limit {
-                what: format!("the animator holds at most {} instances", self.max_instances),
-            });
-        }
-        // Pages fill in order, each to its instance capacity: instance `index` belongs to the
-        // first page whose capacity, added to the pages before it, exceeds `index`.
-        let mut page = self.page_of.last().map_or(0, |&p| p as usize);
-        if self.pages[page].len as u32 >= self.pages[page].max_instances {
-            page += 1;
-        }
-        let (_, _, joint_count, _, _) = self.target(index, desc)?;
-        let p = &self.pages[page];
-        if p.joints_used + joint_count > p.max_joints {
-            return Err(Error::Limit {
-                what: format!(
-                    "instance {index} needs {joint_count} joints but only {} of {} are free in its page ({page})",
-                    p.max_joints - p.joints_used,
-                    p.max_joints
-                ),
-            });
-        }
-        let (inst, clock) = self.to_gpu(index, desc, self.pages[page].joints_used)?;
-        let p = &mut self.pages[page];
-        if p.len == 0 {
-            p.first = index;
-        }
-        p.len += 1;
-        p.joints_used += inst.joint_count;
-        self.page_of.push(page as u32);
-        self.dirty_mark.push(false);
-        self.instances.push(inst);
-        self.transitions.push(TransitionTrack::default());
-        self.held.push(None);
-        self.clock_writes.push((index, clock));
-        self.mark_dirty(index);
-        Ok(index)
-    }
-
-    /// Replaces everything about instance `index` (its skeleton must stay the same, so its place
-    /// in the pose buffers stays); what it plays restarts at `desc.time` with no transition.
-    pub fn set_instance(&mut self, index: usize, desc: &InstanceDesc) -> Result<()> {
-        let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
-            instance: index,
-            what: format!("does not exist ({} instances)", self.instances.len()),
-        })?;
-        let (mut inst, _) = self.to_gpu(index, desc, old.joint_offset)?;
-        if inst.skeleton != old.skeleton {
-            return Err(Error::Instance {
-                instance: index,
-                what: format!(
-                    "the new state animates skeleton {}, but the instance has skeleton {}",
-                    inst.skeleton, old.skeleton
-                ),
-            });
-        }
-        inst.seq = old.seq.wrapping_add(1);
-        // Layer seqs only grow: the GPU restarts a layer whose seq is newer than its clock's.
-        inst.layer_seq = old.layer_seq;
-        self.held[index] = None;
-        self.instances[index] = inst;
-        self.transitions[index] = TransitionTrack::default();
-        self.mark_dirty(index);
-        Ok(())
-    }
-
-    /// Starts playing `desc`'s clip or blend tree (with its rate, loop mode and, for a tree, its
-    /// parameters) from `desc.time`, cross-fading from what the instance shows over `transition`
-    /// (or cutting with `None`). World, tint, layers and the skeleton are kept.
-    ///
-    /// A cross-fade that starts while another runs blends from the pose shown at that moment, so
-    /// nothing pops: the next frame still shows the running cross-fade and keeps its pose as a
-    /// snapshot, and the new cross-fade starts the frame after ([`Animator::instance`] shows the
-    /// running state until then; parameters, rate, world and layers set meanwhile go to the new
-    /// state). This way no frame needs the local pose in memory except the one that keeps it.
-    pub fn play(&mut self, index: usize, desc: &InstanceDesc, transition: Option<Transition>) -> Result<()> {
-        let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
-            instance: index,
-            what: format!("does not exist ({} instances)", self.instances.len()),
-        })?;
-        let (new, _) = self.to_gpu(index, desc, old.joint_offset)?;
-        if new.skeleton != old.skeleton {
-            return Err(Error::Instance {
-                instance: index,
-                what: format!(
-                    "the new state animates skeleton {}, but the instance has skeleton {}",
-                    new.skeleton, old.skeleton
-                ),
-            });
-        }
-        if let Some(t) = transition {
-            if !t.duration.is_finite() || t.duration < 0.0 {
-                return Err(Error::Instance {
-                    instance: index,
-                    what: format!("transition duration {} must be finite and not negative", t.duration),
-                });
-            }
-        }
-        let mut inst = old;
-        inst.flags &= !KEEP_POSE;
-        inst.clip = new.clip;
-        inst.tree_offset = new.tree_offset;
-        inst.tree_nodes = new.tree_nodes;
-        inst.params = new.params;
-        inst.rate = new.rate;
-        inst.loop_mode = new.loop_mode;
-        inst.loop_count = new.loop_count;
-        inst.start_time = new.start_time;
-        inst.seq = old.seq.wrapping_add(1);
-        let track = self.transitions[index];
-        let running = old.source_kind() != source_kind::NONE
-            && (self.held[index].is_some() || self.seconds - track.started_at < f64::from(track.duration));
-        inst.flags &= !TRANSITION_BITS;
-        match transition {
-            Some(t) if t.duration > 0.0 && running => {
-                // Held back a frame (see above); `old` keeps its pose meanwhile.
-                inst.transition_duration = t.duration;
-                inst.flags |= source_kind::SNAPSHOT
-                    | if t.curve == Curve::Smooth { TRANSITION_SMOOTH } else { 0 }
-                    | if t.frozen { TRANSITION_FROZEN } else { 0 };
-                if self.held[index].is_none() {
-                    self.held_list.push(index);
-                }
-                let kept = self.held[index].is_some_and(|h| h.kept);
-                self.held[index] = Some(HeldPlay {
-                    inst,
-                    duration: t.duration,
-                    kept,
-                });
-                self.instances[index].flags |= KEEP_POSE;
-                self.mark_dirty(index);
-                return Ok(());
-            }
-            Some(t) if t.duration > 0.0 => {
-                let kind = if old.tree_nodes > 0 {
-                    source_kind::TREE
-                } else {
-                    source_kind::CLIP
-                };
-                inst.source_clip = old.clip;
-                inst.source_tree_offset = old.tree_offset;
-                inst.source_tree_nodes = old.tree_nodes;
-                inst.source_rate = old.rate;
-                inst.source_loop_mode = old.loop_mode;
-                inst.source_loop_count = old.loop_count;
-                inst.transition_duration = t.duration;
-                inst.flags |= kind
-                    | if t.curve == Curve::Smooth { TRANSITION_SMOOTH } else { 0 }
-                    | if t.frozen { TRANSITION_FROZEN } else { 0 };
-                self.transitions[index] = TransitionTrack {
-                    started_at: self.seconds,
-                    duration: t.duration,
-                };
-            }
-            _ => {
-                inst.transition_duration = 0.0;
-                self.transitions[index] = TransitionTrack::default();
-            }
-        }
-        self.held[index] = None;
-        self.instances[index] = inst;
-        self.mark_dirty(index);
-        Ok(())
-    }
-
-    /// Sets layer `slot` (0..3) of instance `index`; layers apply in slot order on top of the base
-    /// state. `None` switches the layer off. The layer (re)starts at `layer.start` when its state
-    /// or mode changes, or when `restart` is true.
-    ///
-    /// Errors: no such instance or slot, a clip, tree or mask that does not exist or belongs to
-    /// another skeleton, a weight, start or rate that is not finite, a time parameter above 3.
-    pub fn set_layer(&mut self, index: usize, slot: usize, layer: Option<&Layer>, restart: bool) -> Result<()> {
-        let err = |what: String| Error::Instance { instance: index, what };
-        let inst = *self.instances.get(index).ok_or_else(|| err("does not exist".into()))?;
-        if slot >= MAX_LAYERS as usize {
-            return Err(err(format!(
-                "layer slot {slot} does not exist (there are {MAX_LAYERS})"
-            )));
-        }
-        let Some(layer) = layer else {
-            self.edit_both(index, |inst| inst.set_layer_flags(slot, None));
-            return Ok(());
-        };
-        if !layer.weight.is_finite() || !layer.start.is_finite() || !layer.rate.is_finite() {
-            return Err(err(format!(
-                "layer {slot}: weight {}, start {} and rate {} must be finite",
-                layer.weight, layer.start, layer.rate
-            )));
-        }
-        if layer.clip.is_none() && layer.tree.is_none() {
-            return Err(err(format!("layer {slot} plays neither a clip nor a blend tree")));
-        }
-        let desc = InstanceDesc {
-            clip: layer.clip.unwrap_or(ClipId(0)),
-            tree: layer.tree,
-            ..InstanceDesc::new(ClipId(0))
-        };
-        let (clip, skeleton, _, tree_offset, tree_nodes) = self.target(index, &desc)?;
-        if skeleton != inst.skeleton {
-            return Err(err(format!(
-                "layer {slot} animates skeleton {skeleton}, but the instance has skeleton {}",
-                inst.skeleton
-            )));
-        }
-        let mask = match layer.mask {
-            None => NO_MASK,
-            Some(m) => {
-                let info = self
-                    .library()
-                    .masks
-                    .get(m.0 as usize)
-                    .ok_or_else(|| err(format!("mask {} does not exist", m.0)))?;
-                if info.skeleton != inst.skeleton {
-                    return Err(err(format!(
-                        "mask {} was built for skeleton {}, not {}",
-                        m.0, info.skeleton, inst.skeleton
-                    )));
-                }
-                info.offset
-            }
-        };
-        let time_parameter = match layer.time_parameter {
-            None => NO_TIME_PARAMETER,
-            Some(p) if p < 4 => p,
-            Some(p) => return Err(err(format!("layer {slot}: time parameter {p} does not exist (0..4)"))),
-        };
-        let def = GpuLayerDef {
-            mode: match layer.mode {
-                LayerMode::Override => layer_mode::OVERRIDE,
-                LayerMode::AdditiveLocal => layer_mode::ADDITIVE_LOCAL,
-                LayerMode::AdditiveMesh => layer_mode::ADDITIVE_MESH,
-            },
-            mask,
-            clip,
-            tree_offset,
-            tree_nodes,
-            time_parameter,
-            loop_mode: if layer.once { LOOP_ONCE } else { LOOP_FOREVER },
-            _pad: 0,
-        };
-        let def_index = self
-            .layer_def_index(def)
-            .map_err(|what| err(format!("layer {slot}: {what}")))?;
-        let changed = inst.flags & (LAYER_ON << slot) == 0 || {
-            let old = &self.layer_defs[inst.layers[slot].def as usize];
-            (old.mode, old.clip, old.tree_offset, old.tree_nodes)
-                != (def.mode, def.clip, def.tree_offset, def.tree_nodes)
-        };
-        let (weight, rate, start_time) = (layer.weight.clamp(0.0, 1.0), layer.rate, layer.start);
-        self.edit_both(index, |inst| {
-            let seq = if restart || changed {
-                inst.layer_seq = inst.layer_seq.wrapping_add(1);
-                inst.layer_seq
-            } else {
-                inst.layers[slot].seq
-            };
-            inst.layers[slot] = GpuLayer {
-                def: def_index,
-                weight,
-                rate,
-                start_time,
-                seq,
-            };
-            inst.set_layer_flags(slot, Some(&def));
-        });
-        Ok(())
-    }
-
-    /// The index of layer definition `def`, added if it is new (it reaches the GPU at the next
-    /// [`Animator::prepare`]). Errors when [`MAX_LAYER_DEFS`] are in use.
-    fn layer_def_index(&mut self, def: GpuLayerDef) -> std::result::Result<u32, String> {
-        if let Some(&k) = self.layer_def_indices.get(&def) {
-            return Ok(k);
-        }
-        if self.layer_defs.len() as u32 >= MAX_LAYER_DEFS {
-            return Err(format!(
-                "the animator already has {MAX_LAYER_DEFS} layer definitions (distinct modes, clips or trees, \
-                 masks, loop modes and time parameters), the most it holds"
-            ));
-        }
-        let k = self.layer_defs.len() as u32;
-        self.layer_defs.push(def);
-        self.layer_def_indices.insert(def, k);
-        Ok(k)
-    }
-
-    /// The layer definitions instances' layers index (`GpuLayer::def`), in the order of the
-    /// layer definition buffer.
-    #[must_use]
-    pub fn layer_defs(&self) -> &[GpuLayerDef] {
-        &self.layer_defs
-    }
-
-    /// Sets the weight of layer `slot` of instance `index` (clamped to [0, 1]).
-    pub fn set_layer_weight(&mut self, index: usize, slot: usize, weight: f32) -> Result<()> {
-        if index >= self.instances.len() || slot >= MAX_LAYERS as usize || !weight.is_finite() {
-            return Err(Error::Instance {
-                instance: index,
-                what: format!("layer {slot} does not exist, or weight {weight} is not finite"),
-            });
-        }
-        self.edit_both(index, |inst| inst.layers[slot].weight = weight.clamp(0.0, 1.0));
-        Ok(())
-    }
-
-    /// Sets instance `index`'s blend parameters (used by blend trees, target and source).
-    pub fn set_parameters(&mut self, index: usize, params: [f32; 4]) -> Result<()> {
-        if index >= self.instances.len() {
-            return Err(Error::Instance {
-                instance: index,
-                what: "does not exist".into(),
-            });
-        }
-        check_params(index, &params)?;
-        self.edit_next(index, |inst| inst.params = Vec4::from(params));
-        Ok(())
-    }
-
-    /// Moves instance `index`: sets its `world_from_model` matrix without touching its clock.
-    pub fn set_world(&mut self, index: usize, world: Mat4) -> Result<()> {
-        let inst = self.instances.get(index).ok_or_else(|| Error::Instance {
-            instance: index,
-            what: "does not exist".into(),
-        })?;
-        if !world.is_finite() || world.row(3) != glam::Vec4::W {
-            return Err(Error::Instance {
-                instance: index,
-                what: "world matrix must be finite and affine".into(),
-            });
-        }
-        let _ = inst;
-        let world = Affine::from_mat4(&world);
-        self.edit_both(index, |inst| inst.world = world);
-        Ok(())
-    }
-
-    /// Sets instance `index`'s playback rate without touching its clock.
-    pub fn set_rate(&mut self, index: usize, rate: f32) -> Result<()> {
-        if index >= self.instances.len() || !rate.is_finite() {
-            return Err(Error::Instance {
-                instance: index,
-                what: format!("does not exist, or rate {rate} is not finite"),
-            });
-        }
-        self.edit_next(index, |inst| inst.rate = rate);
-        Ok(())
-    }
-
-    /// Seeks instance `index` to local time `time` (a phase for a blend tree); ends any transition.
-    /// Its layers restart, each at its start.
-    pub fn set_time(&mut self, index: usize, time: f32) -> Result<()> {
-        if index >= self.instances.len() {
-            return Err(Error::Instance {
-                instance: index,
-                what: "does not exist".into(),
-            });
-        }
-        if !time.is_finite() {
-            return Err(Error::Instance {
-                instance: index,
-                what: format!("time {time} is not finite"),
-            });
-        }
-        // A held-back transition's state starts now, with no transition.
-        if let Some(h) = self.held[index].take() {
-            self.instances[index] = h.inst;
-            self.mark_dirty(index);
-        }
-        let inst = self.instances[index];
-        let duration = if inst.tree_nodes == 0 {
-            self.gpu_library.library().clips[inst.clip as usize].duration
-        } else {
-            1.0
-        };
-        let ct = crate::cpu::advance_clip_time(time, 0.0, inst.loop_mode, inst.loop_count, duration, 0.0);
-        self.clock_writes.push((
-            index,
-            GpuClock {
-                time: ct.time,
-                seq: inst.seq,
-                source_time: 0.0,
-                transition_time: 0.0,
-                layer_time: inst.layers.map(|l| l.start_time),
-                layer_seq: inst.layer_seq,
-            },
-        ));
-        if inst.flags & (TRANSITION_BITS | KEEP_POSE) != 0 {
-            self.instances[index].flags &= !(TRANSITION_BITS | KEEP_POSE);
-            self.transitions[index] = TransitionTrack::default();
-            self.mark_dirty(index);
-        }
-        Ok(())
-    }
-
-    /// Removes every instance from `len` on (the others keep their indices and state).
-    pub fn truncate(&mut self, len: usize) {
-        if len < self.instances.len() {
-            for p in &mut self.pages {
-                if p.first + p.len > len {
-                    let keep = len.saturating_sub(p.first).min(p.len);
-                    p.joints_used = if keep == 0 {
-                        0
-                    } else {
-                        self.instances[p.first + keep].joint_offset
-                    };
-                    p.len = keep;
-                }
-            }
-            self.instances.truncate(len);
-            self.page_of.truncate(len);
-            self.transitions.truncate(len);
-            self.held.truncate(len);
-            self.held_list.retain(|&i| i < len);
-            self.clock_writes.retain(|(i, _)| *i < len);
-            self.dirty.retain(|&i| i < len);
-            self.dirty_mark.truncate(len);
-        }
-    }
-
-    /// Number of instances.
-    #[must_use]
-    pub fn instance_count(&self) -> usize {
-        self.instances.len()
-    }
-
-    /// Instance `index`'s parameters as the GPU holds them.
-    #[must_use]
-    pub fn instance(&self, index: usize) -> Option<&GpuInstance> {
-        self.instances.get(index)
-    }
-
-    /// All instances' parameters as the GPU holds them.
-    #[must_use]
-    pub fn instances(&self) -> &[GpuInstance] {
-        &self.instances
-    }
-
-    /// The library the animator was built with.
-    #[must_use]
-    pub fn library(&self) -> &AnimationLibrary {
-        self.gpu_library.library()
-    }
-
-    /// The library on the GPU (to share with another animator, [`Animator::with_library`]).
-    #[must_use]
-    pub fn gpu_library(&self) -> &Arc<GpuLibrary> {
-        &self.gpu_library
-    }
-
-    /// Joints in use in the first page (over all instances when there is one page).
-    #[must_use]
-    pub fn joint_count(&self) -> u32 {
-        self.pages[0].joints_used
-    }
-
-    /// Pages holding at least one instance (pages fill in order: pages `0..pages_in_use()`).
-    #[must_use]
-    pub fn pages_in_use(&self) -> usize {
-        self.pages.iter().take_while(|p| p.len > 0).count()
-    }
-
-    /// Number of pages (see [`AnimatorDesc`]).
-    #[must_use]
-    pub fn page_count(&self) -> usize {
-        self.pages.len()
-    }
-
-    /// The page of instance `index` and its index within that page (its instance in the page's
-    /// instance buffer, its `joint_offset` into the page's palette buffer).
-    #[must_use]
-    pub fn page_of(&self, index: usize) -> Option<(usize, usize)> {
-        let p = *self.page_of.get(index)? as usize;
-        Some((p, index - self.pages[p].first))
-    }
-
-    /// The instances of page `page` (global indices `page_range(page)`).
-    #[must_use]
-    pub fn page_instances(&self, page: usize) -> &[GpuInstance] {
-        let r = self.page_range(page);
-        &self.instances[r]
-    }
-
-    /// Global indices of the instances in page `page` (empty past the last page in use).
-    #[must_use]
-    pub fn page_range(&self, page: usize) -> std::ops::Range<usize> {
-        self.pages.get(page).map_or(0..0, |p| p.first..p.first + p.len)
-    }
-
-    /// Instance capacity of page `page`. Pages fill in order, so page `k` holds the instances
-    /// from the sum of the capacities of the pages before it on.
-    #[must_use]
-    pub fn page_capacity(&self, page: usize) -> u32 {
-        self.pages.get(page).map_or(0, |p| p.max_instances)
-    }
-
-    /// Joint capacity of page `page`: its local pose buffer holds this many current poses, then
-    /// as many snapshots, then as many mesh-space deltas.
-    #[must_use]
-    pub fn page_max_joints(&self, page: usize) -> u32 {
-        self.pages.get(page).map_or(0, |p| p.max_joints)
-    }
-
-    /// Joints in use in page `page`.
-    #[must_use]
-    pub fn page_joint_count(&self, page: usize) -> u32 {
-        self.pages.get(page).map_or(0, |p| p.joints_used)
-    }
-
-    /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
-    /// layer definitions).
-    #[must_use]
-    pub fn uploaded_bytes(&self) -> u64 {
-        self.uploaded
-    }
-
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
-    /// the last call. An ordinary frame, with no instance changed, writes 16 bytes.
+    /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
+    /// writes 16 bytes per page.
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
-        let dt = if dt.is_finite() { dt } else { 0.0 };
-        // Held-back transitions whose pose a frame has kept start now; the others keep it in this
-        // frame.
-        for index in std::mem::take(&mut self.held_list) {
-            let Some(h) = &mut self.held[index] else { continue };
-            if h.kept {
-                self.instances[index] = h.inst;
-                self.transitions[index] = TransitionTrack {
-                    started_at: self.seconds,
-                    duration: h.duration,
-                };
-                self.held[index] = None;
-                self.mark_dirty(index);
-            } else {
-                h.kept = true;
-                self.held_list.push(index);
-            }
+        let upload = self.controller.begin_frame(dt);
+        for (page, frame) in &upload.frames {
+            queue.write_buffer(&self.pages[*page].frame_buffer, 0, bytemuck::bytes_of(frame));
         }
-        self.seconds += f64::from(dt);
-        let mut uploaded = 0u64;
-        let mut write = |buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]| {
-            queue.write_buffer(buffer, offset, bytes);
-            uploaded += bytes.len() as u64;
-        };
-        for p in self.pages.iter().filter(|p| p.len > 0) {
-            let frame = GpuFrame {
-                dt,
-                instance_count: p.len as u32,
-                snapshot_offset: p.max_joints,
-                _pad: 0,
-            };
-            write(&p.frame_buffer, 0, bytemuck::bytes_of(&frame));
-        }
-        if self.layer_defs_uploaded < self.layer_defs.len() {
-            write(
+        if let Some((first, defs)) = &upload.layer_defs {
+            queue.write_buffer(
                 &self.layer_def_buffer,
-                (self.layer_defs_uploaded * size_of::<GpuLayerDef>()) as u64,
-                bytemuck::cast_slice(&self.layer_defs[self.layer_defs_uploaded..]),
-            );
-            self.layer_defs_uploaded = self.layer_defs.len();
-        }
-        // Changed instances, in runs of consecutive indices within a page: an edit at instance 3
-        // and one at 9,000 upload two instances, not everything between them.
-        let mut dirty = std::mem::take(&mut self.dirty);
-        dirty.sort_unstable();
-        for run in runs(&dirty, &self.page_of) {
-            let p = &self.pages[self.page_of[run.start] as usize];
-            write(
-                &p.instance_buffer,
-                ((run.start - p.first) * size_of::<GpuInstance>()) as u64,
-                bytemuck::cast_slice(&self.instances[run.clone()]),
+                (first * size_of::<GpuLayerDef>()) as u64,
+                bytemuck::cast_slice(defs),
             );
         }
-        for &i in &dirty {
-            self.dirty_mark[i] = false;
-        }
-        dirty.clear();
-        self.dirty = dirty;
-        // Clock writes, coalesced the same way (a later write to an instance wins).
-        let mut writes = std::mem::take(&mut self.clock_writes);
-        writes.reverse();
-        writes.sort_by_key(|(i, _)| *i);
-        writes.dedup_by_key(|(i, _)| *i);
-        let indices: Vec<usize> = writes.iter().map(|(i, _)| *i).collect();
-        let mut k = 0;
-        for run in runs(&indices, &self.page_of) {
-            let p = &self.pages[self.page_of[run.start] as usize];
-            let clocks: Vec<GpuClock> = writes[k..k + run.len()].iter().map(|(_, c)| *c).collect();
-            write(
-                &p.clock_buffer,
-                ((run.start - p.first) * size_of::<GpuClock>()) as u64,
-                bytemuck::cast_slice(&clocks),
+        for (page, first, instances) in &upload.instances {
+            queue.write_buffer(
+                &self.pages[*page].instance_buffer,
+                (first * size_of::<GpuInstance>()) as u64,
+                bytemuck::cast_slice(instances),
             );
-            k += run.len();
         }
-        self.uploaded = uploaded;
+        for (page, first, clocks) in &upload.clocks {
+            queue.write_buffer(
+                &self.pages[*page].clock_buffer,
+                (first * size_of::<GpuClock>()) as u64,
+                bytemuck::cast_slice(clocks),
+            );
+        }
+        self.uploaded = upload.bytes();
     }
 
     /// Dispatches per frame and page: one per stage (one on the fused path), whatever the number
@@ -1356,7 +434,7 @@ impl Animator {
     /// Dispatches per frame: [`Animator::dispatches_per_page`] for every page in use.
     #[must_use]
     pub fn dispatches_per_frame(&self) -> u32 {
-        self.dispatches_per_page() * self.pages.iter().filter(|p| p.len > 0).count() as u32
+        self.dispatches_per_page() * self.controller.pages_in_use() as u32
     }
 
     /// Records the frame's passes — clock, sample, local_to_model, palette — into `encoder`.
@@ -1374,8 +452,8 @@ impl Animator {
         };
         for (k, pass) in passes.iter().enumerate() {
             // One pass per stage, each page a dispatch in it; timestamps around the pass.
-            let pages: Vec<&Page> = self.pages.iter().filter(|p| p.len > 0).collect();
-            if pages.is_empty() {
+            let in_use = self.controller.pages_in_use();
+            if in_use == 0 {
                 return;
             }
             let mut cpass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -1383,8 +461,8 @@ impl Animator {
                 timestamp_writes: timer.and_then(|t| t.compute_writes(k as u32)),
             });
             cpass.set_pipeline(&pass.pipeline);
-            for page in pages {
-                let n = page.len as u32;
+            for (k_page, page) in self.pages.iter().enumerate().take(in_use) {
+                let n = self.controller.page_range(k_page).len() as u32;
                 let groups = match pass.stage {
                     // One workgroup per instance, threads over joints.
                     Stage::Sample | Stage::Palette | Stage::Fused => n,
@@ -1445,7 +523,7 @@ impl Animator {
     /// then as many snapshots.
     #[must_use]
     pub fn max_joints(&self) -> u32 {
-        self.pages[0].max_joints
+        self.controller.page_max_joints(0)
     }
     /// Local poses of the first page (`LocalPose` per joint), written by `sample`; snapshots
     /// from `max_joints()` on (the fused path writes only snapshots).
@@ -1474,8 +552,8 @@ impl Animator {
         queue: &wgpu::Queue,
         page: usize,
     ) -> Result<(Vec<GpuClock>, Pose)> {
-        let p = self.page(page)?;
-        let (n, j) = (p.len as u64, u64::from(p.joints_used));
+        let (p, state) = self.page(page)?;
+        let (n, j) = (state.len as u64, u64::from(state.joints_used));
         Ok((
             read_buffer(device, queue, &p.clock_buffer, 0, n)?,
             Pose {
@@ -1486,10 +564,13 @@ impl Animator {
         ))
     }
 
-    fn page(&self, page: usize) -> Result<&Page> {
-        self.pages.get(page).ok_or_else(|| Error::Limit {
-            what: format!("page {page} does not exist ({} pages)", self.pages.len()),
-        })
+    fn page(&self, page: usize) -> Result<(&Page, &PageState)> {
+        match (self.pages.get(page), self.controller.page_state(page)) {
+            (Some(p), Some(state)) => Ok((p, state)),
+            _ => Err(Error::Limit {
+                what: format!("page {page} does not exist ({} pages)", self.pages.len()),
+            }),
+        }
     }
 
     /// Reads back the blend lists of page `page`, as the `clock` stage last wrote them.
@@ -1499,8 +580,8 @@ impl Animator {
         queue: &wgpu::Queue,
         page: usize,
     ) -> Result<Vec<BlendList>> {
-        let p = self.page(page)?;
-        read_buffer(device, queue, &p.blend_list_buffer, 0, p.len as u64)
+        let (p, state) = self.page(page)?;
+        read_buffer(device, queue, &p.blend_list_buffer, 0, state.len as u64)
     }
 
     /// Reads back the blend lists of the first page.
@@ -1518,13 +599,13 @@ impl Animator {
         page: usize,
         region: u32,
     ) -> Result<Vec<LocalPose>> {
-        let p = self.page(page)?;
+        let (p, state) = self.page(page)?;
         read_buffer(
             device,
             queue,
             &p.local_buffer,
-            u64::from(region.min(2)) * u64::from(p.max_joints),
-            u64::from(p.joints_used),
+            u64::from(region.min(2)) * u64::from(state.max_joints),
+            u64::from(state.joints_used),
         )
     }
 
@@ -1540,29 +621,18 @@ impl Animator {
     }
 }
 
-/// Runs of consecutive indices of `sorted` (sorted, no repeats) that lie in one page.
-fn runs(sorted: &[usize], page_of: &[u32]) -> Vec<std::ops::Range<usize>> {
-    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
-    for &i in sorted {
-        match out.last_mut() {
-            Some(r) if r.end == i && page_of[r.start] == page_of[i] => r.end = i + 1,
-            _ => out.push(i..i + 1),
-        }
+impl std::ops::Deref for Animator {
+    type Target = Controller;
+
+    fn deref(&self) -> &Controller {
+        &self.controller
     }
-    out
 }
 
-fn check_params(index: usize, params: &[f32; 4]) -> Result<()> {
-    if let Some(k) = params.iter().position(|p| !p.is_finite()) {
-        return Err(Error::Instance {
-            instance: index,
-            what: format!(
-                "blend parameter {k} is {} (parameters must be finite; at most {MAX_BLEND_PARAMETERS})",
-                params[k]
-            ),
-        });
+impl std::ops::DerefMut for Animator {
+    fn deref_mut(&mut self) -> &mut Controller {
+        &mut self.controller
     }
-    Ok(())
 }
 
 /// Evaluates clips at given times on the GPU and reads back local poses, model matrices and

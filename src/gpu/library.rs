@@ -78,7 +78,7 @@ impl LibraryHeaps {
 /// [`crate::Animator::with_library`].
 #[derive(Debug)]
 pub struct GpuLibrary {
-    library: AnimationLibrary,
+    library: Arc<AnimationLibrary>,
     layout: GpuLibraryLayout,
     layout_buffer: wgpu::Buffer,
     headers: wgpu::Buffer,
@@ -111,7 +111,7 @@ impl GpuLibrary {
             })
         };
         Ok(Arc::new(Self {
-            library: library.clone(),
+            library: Arc::new(library.clone()),
             layout: heaps.layout,
             layout_buffer: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("wgpu-anim library layout"),
@@ -126,6 +126,12 @@ impl GpuLibrary {
     /// The library as authored data (the CPU mirrors and the animator's validation read it).
     #[must_use]
     pub fn library(&self) -> &AnimationLibrary {
+        &self.library
+    }
+
+    /// The library as shared (the animators' controllers hold it).
+    #[must_use]
+    pub fn library_arc(&self) -> &Arc<AnimationLibrary> {
         &self.library
     }
 

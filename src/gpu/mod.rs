@@ -3,14 +3,16 @@
 //! tools and tests that have none.
 
 mod animator;
+mod controller;
+mod desc;
 mod library;
 mod readback;
 mod renderer;
 mod timing;
 
-pub use animator::{
-    Animator, AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition, evaluate_poses,
-};
+pub use animator::{Animator, evaluate_poses};
+pub use controller::{Controller, FrameUpload, PageState};
+pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 pub use library::{GpuLibrary, LibraryHeaps};
 pub use readback::read_buffer;
 pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, scene_pass, skin_on_gpu};

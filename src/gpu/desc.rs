@@ -1,0 +1,194 @@
+//! What users say to an animator: what an instance plays ([`InstanceDesc`], [`LoopMode`]), how it
+//! changes state ([`Transition`], [`Curve`]), its layers ([`Layer`], [`LayerMode`]) and the
+//! animator's capacity ([`AnimatorDesc`]).
+
+use crate::blend::BlendTreeId;
+use crate::library::ClipId;
+use glam::Mat4;
+
+/// How an instance's clock treats the clip's end (Game Engine Architecture §11.4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LoopMode {
+    /// Play once: local time clamped to `[0, T]`.
+    Once,
+    /// Loop N times (N ≥ 1): clamped to `[0, N·T]`, sampled at `t mod T`, holding the last pose.
+    Repeat(u32),
+    /// Loop forever: `t mod T`.
+    #[default]
+    Forever,
+}
+
+/// What an instance plays and where it stands.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InstanceDesc {
+    /// The clip (when `tree` is `None`).
+    pub clip: ClipId,
+    /// A blend tree to play instead of `clip`; `time` is then a phase in [0, 1).
+    pub tree: Option<BlendTreeId>,
+    /// Blend parameters of the tree (unused entries 0).
+    pub params: [f32; 4],
+    /// Local time to start at, seconds.
+    pub time: f32,
+    /// Playback rate: 1 is normal speed, negative plays backward, 0 pauses.
+    pub rate: f32,
+    /// Loop mode.
+    pub loop_mode: LoopMode,
+    /// `world_from_model`; must be affine and finite.
+    pub world: Mat4,
+    /// RGBA colour for the built-in renderer.
+    pub tint: [u8; 4],
+}
+
+impl InstanceDesc {
+    /// Plays `clip` from time 0 at rate 1, looping forever, at the origin, in light grey.
+    #[must_use]
+    pub fn new(clip: ClipId) -> Self {
+        Self {
+            clip,
+            tree: None,
+            params: [0.0; 4],
+            time: 0.0,
+            rate: 1.0,
+            loop_mode: LoopMode::Forever,
+            world: Mat4::IDENTITY,
+            tint: [200, 200, 200, 255],
+        }
+    }
+}
+
+impl InstanceDesc {
+    /// Plays blend tree `tree` with parameters `params` from phase 0, looping forever.
+    #[must_use]
+    pub fn tree(tree: BlendTreeId, params: [f32; 4]) -> Self {
+        Self {
+            tree: Some(tree),
+            params,
+            ..Self::new(ClipId(0))
+        }
+    }
+}
+
+/// The shape of a cross-fade's weight over time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Curve {
+    /// β = u.
+    #[default]
+    Linear,
+    /// β = u²(3 − 2u): starts and ends gently.
+    Smooth,
+}
+
+/// A cross-fade from what an instance shows to a new state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Transition {
+    /// Length in seconds (0 cuts).
+    pub duration: f32,
+    /// Weight curve.
+    pub curve: Curve,
+    /// Stop the source's clock when the transition starts (a *frozen* transition) instead of
+    /// letting both clocks run (a *smooth* one).
+    pub frozen: bool,
+}
+
+impl Transition {
+    /// A linear cross-fade of `duration` seconds with both clocks running.
+    #[must_use]
+    pub fn linear(duration: f32) -> Self {
+        Self {
+            duration,
+            curve: Curve::Linear,
+            frozen: false,
+        }
+    }
+}
+
+/// How a layer combines with the pose below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LayerMode {
+    /// Replaces the pose below, joint by joint, by weight × mask.
+    #[default]
+    Override,
+    /// Adds a difference pose in each joint's local space.
+    AdditiveLocal,
+    /// Adds a difference pose whose rotations apply in the character's space (aim offsets).
+    AdditiveMesh,
+}
+
+/// A layer on top of an instance's base state: a clip or a blend tree (of difference clips for
+/// the additive modes), with a weight and an optional mask.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layer {
+    /// How it combines.
+    pub mode: LayerMode,
+    /// Weight β in [0, 1].
+    pub weight: f32,
+    /// The clip it plays (when `tree` is `None`).
+    pub clip: Option<ClipId>,
+    /// The blend tree it plays, with the instance's parameters.
+    pub tree: Option<BlendTreeId>,
+    /// Per-joint weights.
+    pub mask: Option<crate::library::MaskId>,
+    /// Where it starts: seconds (clip) or phase (tree).
+    pub start: f32,
+    /// Playback rate.
+    pub rate: f32,
+    /// Play once and hold the last frame instead of looping.
+    pub once: bool,
+    /// Sample the clip at the time given by this blend parameter (0..4) instead of a clock.
+    pub time_parameter: Option<u32>,
+}
+
+impl Layer {
+    /// A looping clip layer at weight 1, no mask.
+    #[must_use]
+    pub fn clip(mode: LayerMode, clip: ClipId) -> Self {
+        Self {
+            mode,
+            weight: 1.0,
+            clip: Some(clip),
+            tree: None,
+            mask: None,
+            start: 0.0,
+            rate: 1.0,
+            once: false,
+            time_parameter: None,
+        }
+    }
+
+    /// A blend-tree layer at weight 1, no mask.
+    #[must_use]
+    pub fn tree(mode: LayerMode, tree: BlendTreeId) -> Self {
+        Self {
+            tree: Some(tree),
+            clip: None,
+            ..Self::clip(mode, ClipId(0))
+        }
+    }
+}
+
+/// Capacity of an [`Animator`]; its buffers are allocated once.
+///
+/// Instances live in *pages*: each page has its own instance, clock, blend list, pose and
+/// palette buffers, each within one storage binding of the device, and a frame records the same
+/// dispatches for every page. A crowd of any size that fits in memory runs, whatever the
+/// device's largest binding.
+#[derive(Clone, Copy, Debug)]
+pub struct AnimatorDesc {
+    /// Most instances at once.
+    pub max_instances: u32,
+    /// Most joints over all instances; `None` means `max_instances` × the largest skeleton.
+    pub max_joints: Option<u32>,
+    /// Most instances per page; `None`: as many as the device's storage binding size allows.
+    /// (Each page holds its share of `max_joints`, when that is given.)
+    pub page_instances: Option<u32>,
+}
+
+impl Default for AnimatorDesc {
+    fn default() -> Self {
+        Self {
+            max_instances: 1024,
+            max_joints: None,
+            page_instances: None,
+        }
+    }
+}

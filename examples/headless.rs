@@ -6,59 +6,54 @@
 //! ```
 //! Defaults: the mannequin, 400 characters, 2.0 s into the animation, 1280x720, `crowd.png`.
 
+use clap::Parser;
 use std::path::PathBuf;
 use wgpu_anim::gpu::{OffscreenTarget, headless_device};
 use wgpu_anim::image::save_png;
 use wgpu_anim::scene::{Character, Crowd, CrowdDesc};
 
+/// Renders the built-in crowd, or a crowd of the character of a glTF file, to a PNG without a
+/// window.
+#[derive(Parser)]
+#[command(name = "headless")]
 struct Args {
+    /// A crowd of the character of a glTF file [default: the built-in mannequin].
+    #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
+    /// Characters in the crowd.
+    #[arg(long, value_name = "N", default_value_t = 400)]
     count: u32,
+    /// Seconds into the animation.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = seconds)]
     time: f32,
-    width: u32,
-    height: u32,
+    /// Image size in pixels.
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = size)]
+    size: (u32, u32),
+    /// Where to write the picture.
+    #[arg(long, value_name = "PATH", default_value = "crowd.png")]
     out: PathBuf,
 }
 
-fn parse() -> Result<Args, String> {
-    let mut a = Args {
-        model: None,
-        count: 400,
-        time: 2.0,
-        width: 1280,
-        height: 720,
-        out: PathBuf::from("crowd.png"),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-        match flag.as_str() {
-            "--model" => a.model = Some(PathBuf::from(value()?)),
-            "--count" => a.count = value()?.parse().map_err(|e| format!("--count: {e}"))?,
-            "--time" => a.time = value()?.parse().map_err(|e| format!("--time: {e}"))?,
-            "--size" => {
-                let v = value()?;
-                let (w, h) = v.split_once('x').ok_or(format!("--size takes WxH, not {v}"))?;
-                a.width = w.parse().map_err(|e| format!("--size width: {e}"))?;
-                a.height = h.parse().map_err(|e| format!("--size height: {e}"))?;
-            }
-            "--out" => a.out = PathBuf::from(value()?),
-            "-h" | "--help" => {
-                println!("usage: headless [--model PATH] [--count N] [--time SECONDS] [--size WxH] [--out PATH]");
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {other} (try --help)")),
-        }
-    }
-    if !a.time.is_finite() || a.time < 0.0 {
-        return Err("--time must be a non-negative number of seconds".into());
-    }
-    Ok(a)
+/// A non-negative, finite number of seconds.
+fn seconds(v: &str) -> Result<f32, String> {
+    v.parse::<f32>()
+        .ok()
+        .filter(|t| t.is_finite() && *t >= 0.0)
+        .ok_or_else(|| format!("'{v}' is not a non-negative number of seconds"))
+}
+
+/// `WxH`, both sides at least one pixel.
+fn size(v: &str) -> Result<(u32, u32), String> {
+    v.split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .filter(|&(w, h)| w > 0 && h > 0)
+        .ok_or_else(|| format!("'{v}' is not WxH in pixels"))
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (width, height) = args.size;
     let (device, queue) = headless_device()?;
-    let target = OffscreenTarget::new(&device, args.width, args.height)?;
+    let target = OffscreenTarget::new(&device, width, height)?;
     let character = match &args.model {
         Some(path) => Character::from_gltf(path)?,
         None => Character::mannequin(),
@@ -74,7 +69,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         },
         character,
     )?;
-    crowd.set_camera(&queue, &crowd.overview_camera(args.width as f32 / args.height as f32));
+    crowd.set_camera(&queue, &crowd.overview_camera(width as f32 / height as f32));
     // Simulate at 30 frames per second up to the requested time (the crowd's agents decide,
     // turn and ease their velocities frame by frame), then encode the last frame with the picture.
     let steps = (args.time * 30.0).ceil().max(1.0) as u32;
@@ -93,22 +88,21 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     queue.submit([encoder.finish()]);
     let rgba = target.read_rgba(&device, &queue)?;
-    save_png(&args.out, args.width, args.height, &rgba)?;
+    save_png(&args.out, width, height, &rgba)?;
     println!(
         "{} characters ({}) at t = {} s rendered to {} ({}x{})",
         args.count,
         crowd.character.name,
         args.time,
         args.out.display(),
-        args.width,
-        args.height
+        width,
+        height
     );
     Ok(())
 }
 
 fn main() {
-    let result = parse().map_err(Into::into).and_then(|a| run(&a));
-    if let Err(e) = result {
+    if let Err(e) = run(&Args::parse()) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

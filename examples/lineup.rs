@@ -5,27 +5,28 @@
 //! cargo run --release --example lineup -- [--phases N] [--out PATH]
 //! ```
 
+use clap::Parser;
 use glam::{Mat4, Quat, Vec3};
 use std::path::PathBuf;
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget, headless_device};
 
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode, SkinnedRenderer, mannequin};
 
+/// Renders the built-in clips side by side: one row per clip, one column per phase.
+#[derive(Parser)]
+#[command(name = "lineup")]
+struct Args {
+    /// Phases (columns) per clip, from 1 to 16.
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=16))]
+    phases: u32,
+    /// Where to write the picture.
+    #[arg(long, value_name = "PATH", default_value = "lineup.png")]
+    out: PathBuf,
+}
+
 fn main() {
-    let mut phases = 6u32;
-    let mut out = PathBuf::from("lineup.png");
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        match (flag.as_str(), it.next()) {
-            ("--phases", Some(v)) => phases = v.parse().unwrap_or(6).clamp(1, 16),
-            ("--out", Some(v)) => out = PathBuf::from(v),
-            _ => {
-                eprintln!("usage: lineup [--phases N] [--out PATH]");
-                std::process::exit(1);
-            }
-        }
-    }
-    if let Err(e) = run(phases, &out) {
+    let args = Args::parse();
+    if let Err(e) = run(args.phases, &args.out) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }

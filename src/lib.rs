@@ -20,9 +20,17 @@
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
 //!   [`mod@reference`] is an f64 implementation used as the accuracy oracle.
 //! - [`mannequin`] builds the built-in humanoid, its mesh, its clips, a locomotion blend space and
-//!   layer assets in code; [`gltf_import`] loads glTF 2.0 characters; [`scene`] is a ready crowd;
-//!   [`mod@bench`] measures frames.
+//!   layer assets in code; [`gltf_import`] loads glTF 2.0 characters.
+//!
+//! ## Features
+//!
+//! - `tools` (on by default): the `wgpu-anim` command-line tool (with `clap`), `scene` (a ready
+//!   crowd of wandering characters on a ground plane, used by the crowd demo and the examples)
+//!   and `bench` (the frame benchmark and its plot, drawn with `plotters`). A renderer that
+//!   depends on `wgpu-anim` with `default-features = false` gets only the runtime: the animator,
+//!   the renderer, the CPU mirrors and the f64 reference, the mannequin and glTF import.
 
+#[cfg(feature = "tools")]
 pub mod bench;
 pub mod blend;
 pub mod clip;
@@ -38,6 +46,7 @@ pub mod mannequin;
 pub mod math;
 pub mod mesh;
 pub mod reference;
+#[cfg(feature = "tools")]
 pub mod scene;
 pub mod shaders;
 pub mod skeleton;

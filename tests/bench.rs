@@ -256,7 +256,7 @@ fn plot_draws_every_series() {
         row("locomotion-2d", PathKind::Cpu1, 16000, 80.0),
     ];
     let (w, h) = (600, 400);
-    let px = bench::plot::draw(&rows, "TEST", w, h);
+    let px = bench::plot::draw(&rows, "TEST", w, h).expect("the chart is drawn");
     assert_eq!(px.len(), (w * h * 4) as usize);
     let coloured = px
         .chunks_exact(4)

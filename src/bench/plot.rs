@@ -1,193 +1,221 @@
-//! A log–log line chart of frame time against character count, drawn into an RGBA buffer with
-//! no dependencies: lines, axes, ticks, grid, a legend of coloured swatches and labels in a
-//! built-in 5×7 bitmap font.
+//! A log–log line chart of frame time against character count, one line per workload × path,
+//! drawn with [plotters](https://docs.rs/plotters) into a bitmap and saved as a PNG.
+//!
+//! The text is set in Noto Sans Regular, whose bytes come from the `ttf-noto-sans` crate
+//! (Apache-2.0), so drawing needs no font installed on the machine. [`Canvas`] lays the text out
+//! and rasterizes it with `ab_glyph`; everything else is plotters' bitmap backend.
 
 use super::{PathKind, Row};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::register_font;
+use plotters::style::text_anchor::{HPos, VPos};
+use plotters_backend::{BackendColor, BackendCoord, DrawingErrorKind};
 use std::path::Path;
+use std::sync::OnceLock;
 
-type Rgba = [u8; 4];
-/// A line: workload index, path, (characters, ms) points.
+/// The family name the embedded font is registered under.
+const FONT: &str = "wgpu-anim-noto-sans";
+/// Width of the legend column to the right of the chart, pixels.
+const LEGEND_WIDTH: u32 = 270;
+
+const INK: RGBColor = RGBColor(30, 30, 30);
+const GRID: RGBColor = RGBColor(225, 225, 225);
+const SUBTLE: RGBColor = RGBColor(110, 110, 110);
+
+/// A line: workload index, path, (characters, ms) points sorted by characters.
 type Series = (usize, PathKind, Vec<(f64, f64)>);
 
-const BACKGROUND: Rgba = [255, 255, 255, 255];
-const INK: Rgba = [30, 30, 30, 255];
-const GRID: Rgba = [225, 225, 225, 255];
-const SUBTLE: Rgba = [110, 110, 110, 255];
-
-/// An RGBA8 image being drawn on.
-struct Canvas {
-    width: u32,
-    height: u32,
-    px: Vec<u8>,
+/// Plotters' bitmap backend with its own text drawing: each glyph at its pen position, with
+/// kerning and side bearings, anti-aliased. (Plotters 0.3.7 draws `ab_glyph` text without the
+/// glyphs' side bearings, which spaces letters unevenly.) Every piece of text is set in the
+/// embedded font, whatever family the style names.
+struct Canvas<'a> {
+    inner: BitMapBackend<'a>,
+    font: FontRef<'static>,
 }
 
-impl Canvas {
-    fn new(width: u32, height: u32) -> Self {
-        let mut px = Vec::with_capacity(width as usize * height as usize * 4);
-        for _ in 0..width * height {
-            px.extend_from_slice(&BACKGROUND);
-        }
-        Self { width, height, px }
-    }
+/// Glyphs of one line of text laid out from (0, 0) at the top left of its box, and the box's
+/// width and height in pixels.
+struct Line {
+    glyphs: Vec<ab_glyph::Glyph>,
+    width: f32,
+    height: f32,
+}
 
-    fn put(&mut self, x: i32, y: i32, c: Rgba) {
-        if x < 0 || y < 0 || x >= self.width as i32 || y >= self.height as i32 {
-            return;
+impl Canvas<'_> {
+    fn layout(&self, text: &str, size: f64) -> Line {
+        let font = self.font.as_scaled(PxScale::from(size as f32));
+        let mut glyphs = Vec::with_capacity(text.len());
+        let (mut x, mut previous) = (0.0, None);
+        for c in text.chars() {
+            let id = font.glyph_id(c);
+            if let Some(p) = previous {
+                x += font.kern(p, id);
+            }
+            glyphs.push(id.with_scale_and_position(font.scale(), ab_glyph::point(x, font.ascent())));
+            x += font.h_advance(id);
+            previous = Some(id);
         }
-        let i = (y as usize * self.width as usize + x as usize) * 4;
-        self.px[i..i + 4].copy_from_slice(&c);
-    }
-
-    fn rect(&mut self, x: i32, y: i32, w: i32, h: i32, c: Rgba) {
-        for yy in y..y + h {
-            for xx in x..x + w {
-                self.put(xx, yy, c);
-            }
-        }
-    }
-
-    /// A line of `thickness` pixels; `dash` = (on, off) lengths in pixels, or `None` for solid.
-    fn line(&mut self, (x0, y0): (f32, f32), (x1, y1): (f32, f32), thickness: f32, c: Rgba, dash: Option<(f32, f32)>) {
-        let len = ((x1 - x0).powi(2) + (y1 - y0).powi(2)).sqrt();
-        let steps = (len * 2.0).ceil().max(1.0) as i32;
-        let r = thickness * 0.5;
-        for k in 0..=steps {
-            let t = k as f32 / steps as f32;
-            if let Some((on, off)) = dash {
-                if (t * len) % (on + off) > on {
-                    continue;
-                }
-            }
-            let (x, y) = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
-            let ri = r.ceil() as i32;
-            for dy in -ri..=ri {
-                for dx in -ri..=ri {
-                    if (dx * dx + dy * dy) as f32 <= r * r + 0.25 {
-                        self.put(x.round() as i32 + dx, y.round() as i32 + dy, c);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Text in the 5×7 font at `scale` pixels per font pixel, top-left at (x, y).
-    fn text(&mut self, x: i32, y: i32, s: &str, scale: i32, c: Rgba) {
-        for (k, ch) in s.chars().enumerate() {
-            let cols = glyph(ch);
-            let ox = x + k as i32 * 6 * scale;
-            for (cx, col) in cols.iter().enumerate() {
-                for cy in 0..7 {
-                    if col >> cy & 1 == 1 {
-                        self.rect(ox + cx as i32 * scale, y + cy * scale, scale, scale, c);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Text rotated a quarter turn counter-clockwise (reading bottom to top), its glyphs' tops
-    /// at x, the text ending at y.
-    fn text_up(&mut self, x: i32, y: i32, s: &str, scale: i32, c: Rgba) {
-        for (k, ch) in s.chars().enumerate() {
-            let cols = glyph(ch);
-            let oy = y - k as i32 * 6 * scale;
-            for (cx, col) in cols.iter().enumerate() {
-                for cy in 0..7 {
-                    if col >> cy & 1 == 1 {
-                        self.rect(x + cy * scale, oy - (cx as i32 + 1) * scale, scale, scale, c);
-                    }
-                }
-            }
+        Line {
+            glyphs,
+            width: x,
+            height: font.ascent() - font.descent(),
         }
     }
 }
 
-fn text_width(s: &str, scale: i32) -> i32 {
-    (s.chars().count() as i32 * 6 - 1).max(0) * scale
+impl<'a> DrawingBackend for Canvas<'a> {
+    type ErrorType = <BitMapBackend<'a> as DrawingBackend>::ErrorType;
+
+    fn get_size(&self) -> (u32, u32) {
+        self.inner.get_size()
+    }
+
+    fn ensure_prepared(&mut self) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.inner.ensure_prepared()
+    }
+
+    fn present(&mut self) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.inner.present()
+    }
+
+    fn draw_pixel(
+        &mut self,
+        point: BackendCoord,
+        color: BackendColor,
+    ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.inner.draw_pixel(point, color)
+    }
+
+    fn draw_line<S: plotters_backend::BackendStyle>(
+        &mut self,
+        from: BackendCoord,
+        to: BackendCoord,
+        style: &S,
+    ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.inner.draw_line(from, to, style)
+    }
+
+    fn draw_rect<S: plotters_backend::BackendStyle>(
+        &mut self,
+        upper_left: BackendCoord,
+        bottom_right: BackendCoord,
+        style: &S,
+        fill: bool,
+    ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.inner.draw_rect(upper_left, bottom_right, style, fill)
+    }
+
+    fn blit_bitmap(
+        &mut self,
+        pos: BackendCoord,
+        size: (u32, u32),
+        src: &[u8],
+    ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        self.inner.blit_bitmap(pos, size, src)
+    }
+
+    fn draw_text<S: plotters_backend::BackendTextStyle>(
+        &mut self,
+        text: &str,
+        style: &S,
+        pos: BackendCoord,
+    ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        let color = style.color();
+        if color.alpha == 0.0 {
+            return Ok(());
+        }
+        let line = self.layout(text, style.size());
+        let (w, h) = (line.width.round() as i32, line.height.round() as i32);
+        let anchor = style.anchor();
+        let dx = match anchor.h_pos {
+            HPos::Left => 0,
+            HPos::Center => -w / 2,
+            HPos::Right => -w,
+        };
+        let dy = match anchor.v_pos {
+            VPos::Top => 0,
+            VPos::Center => -h / 2,
+            VPos::Bottom => -h,
+        };
+        let transform = style.transform();
+        let mut coverage = Vec::new();
+        for glyph in line.glyphs {
+            if let Some(outline) = self.font.outline_glyph(glyph) {
+                let bounds = outline.px_bounds();
+                let (x0, y0) = (bounds.min.x as i32 + dx, bounds.min.y as i32 + dy);
+                outline.draw(|x, y, c| {
+                    if c > 0.0 {
+                        let (tx, ty) = transform.transform(x0 + x as i32, y0 + y as i32);
+                        coverage.push(((pos.0 + tx, pos.1 + ty), c));
+                    }
+                });
+            }
+        }
+        for (point, c) in coverage {
+            let alpha = color.alpha * f64::from(c.min(1.0));
+            self.inner.draw_pixel(point, BackendColor { alpha, rgb: color.rgb })?;
+        }
+        Ok(())
+    }
+
+    fn estimate_text_size<S: plotters_backend::BackendTextStyle>(
+        &self,
+        text: &str,
+        style: &S,
+    ) -> std::result::Result<(u32, u32), DrawingErrorKind<Self::ErrorType>> {
+        let line = self.layout(text, style.size());
+        Ok((line.width.round() as u32, line.height.round() as u32))
+    }
 }
 
-/// The classic 5×7 font, one byte per column, bit 0 at the top. Lower case prints as upper case;
-/// unknown characters print as a box.
-fn glyph(c: char) -> [u8; 5] {
-    match c.to_ascii_uppercase() {
-        ' ' => [0x00, 0x00, 0x00, 0x00, 0x00],
-        '%' => [0x23, 0x13, 0x08, 0x64, 0x62],
-        '(' => [0x00, 0x1C, 0x22, 0x41, 0x00],
-        ')' => [0x00, 0x41, 0x22, 0x1C, 0x00],
-        '+' => [0x08, 0x08, 0x3E, 0x08, 0x08],
-        ',' => [0x00, 0x50, 0x30, 0x00, 0x00],
-        '-' => [0x08, 0x08, 0x08, 0x08, 0x08],
-        '.' => [0x00, 0x60, 0x60, 0x00, 0x00],
-        '/' => [0x20, 0x10, 0x08, 0x04, 0x02],
-        '0' => [0x3E, 0x51, 0x49, 0x45, 0x3E],
-        '1' => [0x00, 0x42, 0x7F, 0x40, 0x00],
-        '2' => [0x42, 0x61, 0x51, 0x49, 0x46],
-        '3' => [0x21, 0x41, 0x45, 0x4B, 0x31],
-        '4' => [0x18, 0x14, 0x12, 0x7F, 0x10],
-        '5' => [0x27, 0x45, 0x45, 0x45, 0x39],
-        '6' => [0x3C, 0x4A, 0x49, 0x49, 0x30],
-        '7' => [0x01, 0x71, 0x09, 0x05, 0x03],
-        '8' => [0x36, 0x49, 0x49, 0x49, 0x36],
-        '9' => [0x06, 0x49, 0x49, 0x29, 0x1E],
-        ':' => [0x00, 0x36, 0x36, 0x00, 0x00],
-        '=' => [0x14, 0x14, 0x14, 0x14, 0x14],
-        'A' => [0x7E, 0x11, 0x11, 0x11, 0x7E],
-        'B' => [0x7F, 0x49, 0x49, 0x49, 0x36],
-        'C' => [0x3E, 0x41, 0x41, 0x41, 0x22],
-        'D' => [0x7F, 0x41, 0x41, 0x22, 0x1C],
-        'E' => [0x7F, 0x49, 0x49, 0x49, 0x41],
-        'F' => [0x7F, 0x09, 0x09, 0x01, 0x01],
-        'G' => [0x3E, 0x41, 0x41, 0x51, 0x32],
-        'H' => [0x7F, 0x08, 0x08, 0x08, 0x7F],
-        'I' => [0x00, 0x41, 0x7F, 0x41, 0x00],
-        'J' => [0x20, 0x40, 0x41, 0x3F, 0x01],
-        'K' => [0x7F, 0x08, 0x14, 0x22, 0x41],
-        'L' => [0x7F, 0x40, 0x40, 0x40, 0x40],
-        'M' => [0x7F, 0x02, 0x04, 0x02, 0x7F],
-        'N' => [0x7F, 0x04, 0x08, 0x10, 0x7F],
-        'O' => [0x3E, 0x41, 0x41, 0x41, 0x3E],
-        'P' => [0x7F, 0x09, 0x09, 0x09, 0x06],
-        'Q' => [0x3E, 0x41, 0x51, 0x21, 0x5E],
-        'R' => [0x7F, 0x09, 0x19, 0x29, 0x46],
-        'S' => [0x46, 0x49, 0x49, 0x49, 0x31],
-        'T' => [0x01, 0x01, 0x7F, 0x01, 0x01],
-        'U' => [0x3F, 0x40, 0x40, 0x40, 0x3F],
-        'V' => [0x1F, 0x20, 0x40, 0x20, 0x1F],
-        'W' => [0x7F, 0x20, 0x18, 0x20, 0x7F],
-        'X' => [0x63, 0x14, 0x08, 0x14, 0x63],
-        'Y' => [0x03, 0x04, 0x78, 0x04, 0x03],
-        'Z' => [0x61, 0x51, 0x49, 0x45, 0x43],
-        '_' => [0x40, 0x40, 0x40, 0x40, 0x40],
-        _ => [0x7F, 0x41, 0x41, 0x41, 0x7F],
+/// Registers the embedded font with plotters, once per process.
+fn register_embedded_font() -> Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| register_font(FONT, FontStyle::Normal, ttf_noto_sans::REGULAR).is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err(plot_error("the embedded font could not be read"))
+    }
+}
+
+fn plot_error(what: impl std::fmt::Display) -> Error {
+    Error::Asset {
+        file: "benchmark plot".into(),
+        what: what.to_string(),
     }
 }
 
 /// Colour of a (workload, path) series: one hue per workload (blue, orange, green, purple),
 /// darkest for the GPU paths.
-fn colour(workload_index: usize, path: PathKind) -> Rgba {
+fn colour(workload_index: usize, path: PathKind) -> RGBColor {
     let shade = match path {
         PathKind::GpuStaged | PathKind::GpuFused => 0,
         PathKind::Cpu1 => 1,
         _ => 2,
     };
-    const PALETTE: [[Rgba; 3]; 4] = [
-        [[31, 90, 180, 255], [70, 150, 230, 255], [120, 190, 250, 255]],
-        [[200, 80, 10, 255], [240, 140, 40, 255], [250, 190, 90, 255]],
-        [[30, 140, 60, 255], [80, 190, 100, 255], [150, 220, 150, 255]],
-        [[140, 40, 160, 255], [190, 90, 210, 255], [220, 150, 235, 255]],
+    const PALETTE: [[(u8, u8, u8); 3]; 4] = [
+        [(31, 90, 180), (70, 150, 230), (120, 190, 250)],
+        [(200, 80, 10), (240, 140, 40), (250, 190, 90)],
+        [(30, 140, 60), (80, 190, 100), (150, 220, 150)],
+        [(140, 40, 160), (190, 90, 210), (220, 150, 235)],
     ];
-    PALETTE[workload_index % PALETTE.len()][shade]
+    let (r, g, b) = PALETTE[workload_index % PALETTE.len()][shade];
+    RGBColor(r, g, b)
 }
 
-/// Line pattern of a path: solid for gpu-staged, long dashes for gpu-fused, medium dashes for
-/// cpu-1, dots for cpu-all.
-fn dash(path: PathKind) -> Option<(f32, f32)> {
+/// Line pattern of a path, (dash, gap) in pixels: solid (`None`) for gpu-staged, long dashes for
+/// gpu-fused, medium dashes for cpu-1, dots for cpu-all.
+fn dash(path: PathKind) -> Option<(u32, u32)> {
     match path {
         PathKind::GpuStaged => None,
-        PathKind::GpuFused => Some((18.0, 5.0)),
-        PathKind::Cpu1 => Some((8.0, 6.0)),
-        _ => Some((3.0, 4.0)),
+        PathKind::GpuFused => Some((18, 5)),
+        PathKind::Cpu1 => Some((8, 6)),
+        _ => Some((3, 4)),
     }
 }
 
@@ -207,6 +235,7 @@ fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
+/// A tick label: `2K`, `1M` for character counts, `0.05`, `20` for milliseconds.
 fn label(v: f64, thousands: bool) -> String {
     if thousands && v >= 1000.0 {
         let k = v / 1000.0;
@@ -224,12 +253,8 @@ fn label(v: f64, thousands: bool) -> String {
     }
 }
 
-/// The chart of `rows`: for each workload and path, frame time (GPU time when the row has
-/// timestamps, else wall-clock frame time) against characters, both axes logarithmic.
-#[must_use]
-pub fn draw(rows: &[Row], title: &str, width: u32, height: u32) -> Vec<u8> {
-    let mut cv = Canvas::new(width, height);
-    let (left, right, top, bottom) = (80, width as i32 - 300, 50, height as i32 - 60);
+/// The rows grouped into lines, and the workloads' names in order of first appearance.
+fn series(rows: &[Row]) -> (Vec<&str>, Vec<Series>) {
     let mut workloads: Vec<&str> = Vec::new();
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
@@ -240,102 +265,161 @@ pub fn draw(rows: &[Row], title: &str, width: u32, height: u32) -> Vec<u8> {
                 workloads.len() - 1
             }
         };
-        let p = (f64::from(r.characters), r.headline_ms().max(1e-6));
+        let p = (f64::from(r.characters).max(1.0), r.headline_ms().max(1e-6));
         match series.iter_mut().find(|(w, path, _)| *w == wi && *path == r.path) {
             Some(s) => s.2.push(p),
             None => series.push((wi, r.path, vec![p])),
         }
     }
-    let xs = || series.iter().flat_map(|s| s.2.iter().map(|p| p.0));
-    let ys = || series.iter().flat_map(|s| s.2.iter().map(|p| p.1));
-    let (x_lo, x_hi) = (
-        xs().fold(f64::INFINITY, f64::min).min(1e9) / 1.4,
-        xs().fold(0.0, f64::max).max(1.0) * 1.4,
-    );
-    let (y_lo, y_hi) = (
-        ys().fold(f64::INFINITY, f64::min).min(1e9) / 1.6,
-        ys().fold(0.0, f64::max).max(1e-3) * 1.6,
-    );
-    let (x_lo, x_hi) = if x_hi / x_lo < 4.0 {
-        (x_lo / 2.0, x_hi * 2.0)
+    for s in &mut series {
+        s.2.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    (workloads, series)
+}
+
+/// A logarithmic axis range around `values` with some room on both sides, at least a factor of
+/// four wide.
+fn log_range(values: impl Iterator<Item = f64> + Clone, floor: f64, room: f64) -> (f64, f64) {
+    let lo = values.clone().filter(|v| v.is_finite()).fold(f64::INFINITY, f64::min);
+    let hi = values.filter(|v| v.is_finite()).fold(0.0, f64::max);
+    let (lo, hi) = if lo.is_finite() && hi > 0.0 {
+        (lo / room, hi * room)
     } else {
-        (x_lo, x_hi)
+        (floor, floor * 10.0)
     };
-    let (y_lo, y_hi) = if y_hi / y_lo < 4.0 {
-        (y_lo / 2.0, y_hi * 2.0)
-    } else {
-        (y_lo, y_hi)
-    };
-    let sx = |x: f64| left as f32 + ((x / x_lo).ln() / (x_hi / x_lo).ln()) as f32 * (right - left) as f32;
-    let sy = |y: f64| bottom as f32 - ((y / y_lo).ln() / (y_hi / y_lo).ln()) as f32 * (bottom - top) as f32;
+    if hi / lo < 4.0 { (lo / 2.0, hi * 2.0) } else { (lo, hi) }
+}
 
-    // Grid and ticks.
-    for v in nice_ticks(x_lo, x_hi) {
-        let x = sx(v).round() as i32;
-        cv.rect(x, top, 1, bottom - top, GRID);
-        cv.rect(x, bottom, 1, 6, INK);
-        let l = label(v, true);
-        cv.text(x - text_width(&l, 2) / 2, bottom + 10, &l, 2, INK);
+/// Draws one line with its path's pattern.
+fn draw_line<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    points: Vec<(i32, i32)>,
+    style: ShapeStyle,
+    path: PathKind,
+) -> Result<()> {
+    match dash(path) {
+        None => area.draw(&PathElement::new(points, style)),
+        Some((on, off)) => area.draw(&DashedPathElement::new(points, on, off, style)),
     }
-    for v in nice_ticks(y_lo, y_hi) {
-        let y = sy(v).round() as i32;
-        cv.rect(left, y, right - left, 1, GRID);
-        cv.rect(left - 6, y, 6, 1, INK);
-        let l = label(v, false);
-        cv.text(left - 10 - text_width(&l, 2), y - 7, &l, 2, INK);
-    }
-    // Axes.
-    cv.rect(left, top, 1, bottom - top + 1, INK);
-    cv.rect(left, bottom, right - left + 1, 1, INK);
-    let xl = "CHARACTERS (LOG)";
-    cv.text((left + right) / 2 - text_width(xl, 2) / 2, bottom + 36, xl, 2, INK);
-    cv.text_up(
-        8,
-        (top + bottom) / 2 + text_width("FRAME MS (LOG)", 2) / 2,
-        "FRAME MS (LOG)",
-        2,
-        INK,
-    );
-    cv.text(left, 14, title, 2, INK);
+    .map_err(plot_error)
+}
 
-    // Series.
-    for (wi, path, pts) in &mut series {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let c = colour(*wi, *path);
-        for w in pts.windows(2) {
-            cv.line((sx(w[0].0), sy(w[0].1)), (sx(w[1].0), sy(w[1].1)), 3.0, c, dash(*path));
+/// The chart of `rows` as tightly packed RGBA8 rows, top row first: for each workload and path,
+/// frame time (GPU time when the row has timestamps, else wall-clock frame time) against
+/// characters, both axes logarithmic, with a legend on the right.
+pub fn draw(rows: &[Row], title: &str, width: u32, height: u32) -> Result<Vec<u8>> {
+    if width <= LEGEND_WIDTH + 200 || height < 200 {
+        return Err(plot_error(format!(
+            "{width}x{height} is too small for the chart (at least {}x200 pixels)",
+            LEGEND_WIDTH + 201
+        )));
+    }
+    register_embedded_font()?;
+    let (workloads, series) = series(rows);
+    let xs = series.iter().flat_map(|s| s.2.iter().map(|p| p.0));
+    let ys = series.iter().flat_map(|s| s.2.iter().map(|p| p.1));
+    let (x_lo, x_hi) = log_range(xs, 100.0, 1.4);
+    let (y_lo, y_hi) = log_range(ys, 0.1, 1.6);
+
+    let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).map_err(plot_error)?;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = Canvas {
+            inner: BitMapBackend::with_buffer(&mut rgb, (width, height)),
+            font,
         }
-        for p in pts.iter() {
-            let (x, y) = (sx(p.0).round() as i32, sy(p.1).round() as i32);
-            cv.rect(x - 4, y - 4, 9, 9, c);
-        }
-    }
+        .into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let (title_area, body) = root.split_vertically(44);
+        title_area
+            .draw(&Text::new(
+                title.to_string(),
+                (20, 12),
+                (FONT, 22).into_font().color(&INK),
+            ))
+            .map_err(plot_error)?;
+        let (plot_area, legend) = body.split_horizontally(width - LEGEND_WIDTH);
 
-    // Legend: a swatch of each series' colour and line style, and its name.
-    let lx = right + 20;
-    let mut ly = top + 4;
-    for (wi, path, _) in &series {
-        let c = colour(*wi, *path);
-        cv.rect(lx, ly, 14, 14, c);
-        cv.line(
-            (lx as f32 + 20.0, ly as f32 + 7.0),
-            (lx as f32 + 56.0, ly as f32 + 7.0),
-            3.0,
-            c,
-            dash(*path),
-        );
-        cv.text(lx + 64, ly, workloads[*wi], 2, INK);
-        cv.text(lx + 64, ly + 17, path.name(), 2, SUBTLE);
-        ly += 44;
+        let mut chart = ChartBuilder::on(&plot_area)
+            .margin_left(12)
+            .margin_right(24)
+            .margin_bottom(12)
+            .x_label_area_size(56)
+            .y_label_area_size(76)
+            .build_cartesian_2d(
+                (x_lo..x_hi).log_scale().with_key_points(nice_ticks(x_lo, x_hi)),
+                (y_lo..y_hi).log_scale().with_key_points(nice_ticks(y_lo, y_hi)),
+            )
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("characters (log)")
+            .y_desc("frame time, ms (log)")
+            .x_label_formatter(&|v| label(*v, true))
+            .y_label_formatter(&|v| label(*v, false))
+            .label_style((FONT, 16).into_font().color(&INK))
+            .axis_desc_style((FONT, 18).into_font().color(&INK))
+            .axis_style(INK)
+            .bold_line_style(GRID)
+            .light_line_style(TRANSPARENT)
+            .draw()
+            .map_err(plot_error)?;
+
+        for (wi, path, pts) in &series {
+            let style = colour(*wi, *path).stroke_width(3);
+            match dash(*path) {
+                None => chart.draw_series(LineSeries::new(pts.iter().copied(), style)),
+                Some((on, off)) => chart.draw_series(DashedLineSeries::new(pts.iter().copied(), on, off, style)),
+            }
+            .map_err(plot_error)?;
+            // A 9 × 9 pixel square on each measured point.
+            let fill = colour(*wi, *path).filled();
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|&p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], fill)),
+                )
+                .map_err(plot_error)?;
+        }
+
+        // Legend: each series' colour and line style, its workload and its path.
+        let name_font = (FONT, 17).into_font().color(&INK);
+        let path_font = (FONT, 15).into_font().color(&SUBTLE);
+        // Rows of 46 pixels, closer together (down to 34) when the series would not fit.
+        let room = legend.dim_in_pixel().1 as i32 - 14 - 50;
+        let row = (room / series.len().max(1) as i32).clamp(34, 46);
+        let mut y = 14;
+        for (wi, path, _) in &series {
+            let c = colour(*wi, *path);
+            legend
+                .draw(&Rectangle::new([(4, y + 2), (16, y + 14)], c.filled()))
+                .map_err(plot_error)?;
+            draw_line(&legend, vec![(24, y + 8), (62, y + 8)], c.stroke_width(3), *path)?;
+            legend
+                .draw(&Text::new(workloads[*wi].to_string(), (72, y - 2), name_font.clone()))
+                .map_err(plot_error)?;
+            legend
+                .draw(&Text::new(path.name().to_string(), (72, y + 17), path_font.clone()))
+                .map_err(plot_error)?;
+            y += row;
+        }
+        for line in ["GPU time, or frame time", "without timestamps"] {
+            legend
+                .draw(&Text::new(line.to_string(), (4, y + 6), path_font.clone()))
+                .map_err(plot_error)?;
+            y += 20;
+        }
+        root.present().map_err(plot_error)?;
     }
-    cv.text(lx, ly + 8, "GPU TIME, OR FRAME", 2, SUBTLE);
-    cv.text(lx, ly + 26, "TIME WITHOUT", 2, SUBTLE);
-    cv.text(lx, ly + 44, "TIMESTAMPS", 2, SUBTLE);
-    cv.px
+    let mut rgba = Vec::with_capacity(width as usize * height as usize * 4);
+    for px in rgb.chunks_exact(3) {
+        rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
+    }
+    Ok(rgba)
 }
 
 /// Draws [`draw`]'s chart at 1100×640 and saves it as a PNG.
 pub fn save(path: &Path, rows: &[Row], title: &str) -> Result<()> {
     let (w, h) = (1100, 640);
-    crate::image::save_png(path, w, h, &draw(rows, title, w, h))
+    crate::image::save_png(path, w, h, &draw(rows, title, w, h)?)
 }

@@ -1,70 +1,232 @@
-//! `wgpu-anim`: inspect, sample and render glTF animation files.
+//! `wgpu-anim`: inspect, sample and render glTF animation files, and time animation frames.
 
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use glam::{DMat4, DVec3, Mat4, Vec2, Vec3};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use wgpu_anim::bench::{self, Config, PathKind, Workload};
 use wgpu_anim::gltf_import::{self, ChannelPath, GltfPose, Imported};
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget};
 use wgpu_anim::scene::Character;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, Interpolation, LoopMode, SkinnedRenderer, reference};
 
-const USAGE: &str = "\
-wgpu-anim — GPU skeletal animation for crowds of skinned characters
+/// wgpu-anim — GPU skeletal animation for crowds of skinned characters.
+#[derive(Parser)]
+#[command(
+    name = "wgpu-anim",
+    version,
+    arg_required_else_help = false,
+    after_help = "FILE is a .gltf (with its .bin files) or .glb file. Errors print one line and exit with status 1."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-USAGE:
-    wgpu-anim inspect FILE
-    wgpu-anim sample FILE --clip N --time T [--cpu | --reference] [--json]
-    wgpu-anim render FILE [--clip N] [--time T] [--count K] [--size WxH] [--no-ground] --out IMAGE.png
-    wgpu-anim bench [--characters 1000,4000,16000,64000] [--frames N] [--workloads single-clip,locomotion-2d]
-                    [--paths gpu-fused,gpu-staged,cpu-1,cpu-all] [--threads N] [--json PATH] [--plot PATH.png]
-    wgpu-anim --help
+#[derive(Subcommand)]
+enum Command {
+    /// Skeleton tree, clips (duration, channels, interpolation, keys), meshes (vertices,
+    /// triangles, influences), morph targets and import notes.
+    Inspect {
+        /// The glTF file (.gltf with its .bin files, or .glb).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Evaluates a clip at a time: the joints' world matrices, the skinning matrices and the
+    /// skinned vertices of mesh 0, primitive 0.
+    ///
+    /// The clip is an animation of the file, by index or name; the time is clamped to its first
+    /// and last key, no looping. Without --cpu or --reference the GPU evaluates the pose (any wgpu
+    /// adapter; a software Vulkan driver such as lavapipe works).
+    Sample(SampleArgs),
+    /// Draws a clip at a time to a PNG, without a window.
+    ///
+    /// The model's meshes are skinned on the GPU, standing on a ground plane, seen from slightly
+    /// above and in front (+Z), the camera framed on the posed model.
+    Render(RenderArgs),
+    /// Times one animation frame of crowds of built-in mannequins, GPU and CPU.
+    ///
+    /// For each workload (single-clip: one clip each; locomotion-2d: the 2D locomotion blend space,
+    /// a quarter of the crowd mid-cross-fade; layered: that plus a masked override, a local and a
+    /// mesh-space additive layer) and character count, on each path: gpu-fused (the GPU, one
+    /// dispatch, the pose in workgroup memory; where the device allows it), gpu-staged (the GPU,
+    /// four dispatches; per-pass times from timestamp queries when the adapter has them), cpu-1
+    /// (the CPU mirror on one thread) and cpu-all (the CPU mirror on every core). Medians over
+    /// --frames frames after 3 warm-up frames; progress on stderr, a Markdown table on stdout. A
+    /// count the device cannot hold is skipped with a note. Bytes per joint are counted from the
+    /// buffer layouts: per-character data, and shared library data (cached on a GPU).
+    Bench(BenchArgs),
+}
 
-COMMANDS:
-    inspect   Skeleton tree, clips (duration, channels, interpolation, keys), meshes
-              (vertices, triangles, influences), morph targets and import notes.
-    sample    Evaluates clip N (animation index in the file, or its name) at time T seconds,
-              clamped to the clip's first and last key, no looping. Prints the joints' world
-              matrices, the skinning matrices and the skinned vertices of mesh 0, primitive 0.
-              --json      JSON with the fields and conventions of the conformance fixtures
-                          (matrices are 16 floats, column-major; joints in skin order when
-                          skinned, else every node in node order).
-              --cpu       evaluate with the CPU mirror of the GPU stages (f32)
-              --reference evaluate with the f64 reference implementation
-              Without either flag the GPU evaluates the pose (any wgpu adapter; a software
-              Vulkan driver such as lavapipe works).
-    render    Draws clip N (default 0; index or name) at time T (default 0) to a PNG, without a
-              window: the model's meshes skinned on the GPU, standing on a ground plane, seen
-              from slightly above and in front (+Z), the camera framed on the posed model.
-              --count K   draw K instances (default 1) on a grid, their times spread over the
-                          clip so that they differ
-              --size WxH  image size in pixels (default 800x600)
-              --out IMAGE.png   where to write (required)
-              --no-ground leave out the ground plane
-    bench     Times one animation frame of crowds of built-in mannequins, for each workload
-              (single-clip: one clip each; locomotion-2d: the 2D locomotion blend space, a
-              quarter of the crowd mid-cross-fade; layered: that plus a masked override, a local
-              and a mesh-space additive layer) and character count, on each path: gpu-fused (the
-              GPU, one dispatch, the pose in workgroup memory; where the device allows it),
-              gpu-staged (the GPU, four dispatches; per-pass times from timestamp queries when
-              the adapter has them), cpu-1 (the CPU mirror on one thread) and cpu-all (the CPU
-              mirror on every core). Medians over --frames frames (default 30) after 3 warm-up
-              frames; progress on stderr, a Markdown table on stdout. A count the device cannot
-              hold is skipped with a note. Bytes per joint are counted from the buffer layouts:
-              per-character data, and shared library data (cached on a GPU).
-              --characters  crowd sizes (default 1000,4000,16000,64000)
-              --workloads   default single-clip,locomotion-2d,layered
-              --paths       default gpu-fused,gpu-staged,cpu-1,cpu-all
-              --threads N   threads of cpu-all (default: every core)
-              --json PATH   the rows as a JSON array
-              --plot PATH   a log-log PNG chart of frame time against characters
+/// `wgpu-anim sample`'s arguments.
+#[derive(Args)]
+struct SampleArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The clip: an animation index in the file, or its name.
+    #[arg(long, value_name = "N")]
+    clip: String,
+    /// Time in seconds, clamped to the clip's first and last key (no looping).
+    #[arg(long, value_name = "T", value_parser = finite_f64, allow_negative_numbers = true)]
+    time: f64,
+    /// Evaluate with the CPU mirror of the GPU stages (f32).
+    #[arg(long, conflicts_with = "reference")]
+    cpu: bool,
+    /// Evaluate with the f64 reference implementation.
+    #[arg(long)]
+    reference: bool,
+    /// Print JSON with the fields and conventions of the conformance fixtures (matrices are 16
+    /// floats, column-major; joints in skin order when skinned, else every node in node order).
+    #[arg(long)]
+    json: bool,
+}
 
-FILE is a .gltf (with its .bin files) or .glb file. Errors print one line and exit with status 1.
-";
+/// Most instances `render --count` draws.
+const MAX_RENDER_COUNT: u32 = 10_000;
+/// Largest side of a `render --size` picture, pixels.
+const MAX_RENDER_SIDE: u32 = 16_384;
+
+/// `wgpu-anim render`'s arguments.
+#[derive(Args)]
+struct RenderArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The clip: an animation index in the file, or its name.
+    #[arg(long, value_name = "N", default_value = "0")]
+    clip: String,
+    /// Time in seconds.
+    #[arg(long, value_name = "T", default_value_t = 0.0, value_parser = finite_f32, allow_negative_numbers = true)]
+    time: f32,
+    /// Draw K instances on a grid, their times spread over the clip so that they differ.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_RENDER_COUNT)))]
+    count: u32,
+    /// Image size in pixels.
+    #[arg(long, value_name = "WxH", default_value = "800x600", value_parser = parse_size)]
+    size: Size,
+    /// Where to write the picture.
+    #[arg(long, value_name = "IMAGE.png")]
+    out: PathBuf,
+    /// Leave out the ground plane.
+    #[arg(long)]
+    no_ground: bool,
+}
+
+/// `wgpu-anim bench`'s arguments.
+#[derive(Args)]
+struct BenchArgs {
+    /// Crowd sizes, comma-separated.
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count, default_value = "1000,4000,16000,64000")]
+    characters: Vec<u32>,
+    /// Measured frames per configuration (medians are reported).
+    #[arg(long, value_name = "N", default_value_t = Config::default().frames, value_parser = positive::<u32>)]
+    frames: u32,
+    /// Workloads, comma-separated.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,locomotion-2d,layered")]
+    workloads: Vec<Workload>,
+    /// Paths, comma-separated.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_path, default_value = "gpu-fused,gpu-staged,cpu-1,cpu-all")]
+    paths: Vec<PathKind>,
+    /// Threads of cpu-all [default: every core].
+    #[arg(long, value_name = "N", value_parser = positive::<usize>)]
+    threads: Option<usize>,
+    /// Write the rows as a JSON array to PATH.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write a log-log PNG chart of frame time against characters to PATH.
+    #[arg(long, value_name = "PATH.png")]
+    plot: Option<PathBuf>,
+}
+
+/// A picture's size in pixels.
+#[derive(Clone, Copy, Debug)]
+struct Size {
+    width: u32,
+    height: u32,
+}
+
+fn finite_f64(v: &str) -> Result<f64, String> {
+    let t: f64 = v.trim().parse().map_err(|_| format!("'{v}' is not a number"))?;
+    if t.is_finite() {
+        Ok(t)
+    } else {
+        Err(format!("'{v}' is not finite"))
+    }
+}
+
+fn finite_f32(v: &str) -> Result<f32, String> {
+    let t: f32 = v.trim().parse().map_err(|_| format!("'{v}' is not a number"))?;
+    if t.is_finite() {
+        Ok(t)
+    } else {
+        Err(format!("'{v}' is not finite"))
+    }
+}
+
+fn parse_size(v: &str) -> Result<Size, String> {
+    v.split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?)))
+        .filter(|&(w, h)| (1..=MAX_RENDER_SIDE).contains(&w) && (1..=MAX_RENDER_SIDE).contains(&h))
+        .map(|(width, height)| Size { width, height })
+        .ok_or_else(|| format!("'{v}' is not WxH with sides from 1 to {MAX_RENDER_SIDE} pixels"))
+}
+
+fn parse_count(v: &str) -> Result<u32, String> {
+    v.trim()
+        .replace('_', "")
+        .parse::<u32>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("'{v}' is not a positive whole number"))
+}
+
+fn parse_workload(v: &str) -> Result<Workload, String> {
+    Workload::from_name(v.trim()).ok_or_else(|| {
+        let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
+        format!("'{v}' is not a workload ({})", names.join(", "))
+    })
+}
+
+fn parse_path(v: &str) -> Result<PathKind, String> {
+    PathKind::ALL.into_iter().find(|p| p.name() == v.trim()).ok_or_else(|| {
+        let names: Vec<_> = PathKind::ALL.iter().map(|p| p.name()).collect();
+        format!("'{v}' is not a path ({})", names.join(", "))
+    })
+}
+
+/// A whole number above zero.
+fn positive<T: std::str::FromStr + PartialOrd + Default>(v: &str) -> Result<T, String> {
+    v.trim()
+        .parse::<T>()
+        .ok()
+        .filter(|n| *n > T::default())
+        .ok_or_else(|| format!("'{v}' is not a positive whole number"))
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return match e.print() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::from(1),
+            };
+        }
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e));
+            return ExitCode::from(1);
+        }
+    };
+    let result = match cli.command {
+        Command::Inspect { file } => inspect(&file),
+        Command::Sample(a) => sample(&a),
+        Command::Render(a) => render(&a),
+        Command::Bench(a) => run_bench(&a),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let line = e.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -74,31 +236,40 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let Some(cmd) = args.first() else {
-        return Err("no command given; run `wgpu-anim --help` for usage".into());
-    };
-    let rest = &args[1..];
-    match cmd.as_str() {
-        "-h" | "--help" | "help" => {
-            print!("{USAGE}");
-            Ok(())
+/// A command-line error on one line: clap's message and tip, then the usage it printed.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut message = Vec::new();
+    let mut usage = None;
+    for paragraph in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some(u) = paragraph.strip_prefix("Usage:") {
+            usage = Some(flat(u));
+        } else if !paragraph.starts_with("For more information") {
+            message.push(flat(paragraph.strip_prefix("error:").unwrap_or(paragraph)));
         }
-        "inspect" => {
-            if rest.iter().any(|a| a == "-h" || a == "--help") {
-                print!("{USAGE}");
-                return Ok(());
-            }
-            let [file] = rest else {
-                return Err("usage: wgpu-anim inspect FILE".into());
-            };
-            inspect(Path::new(file))
-        }
-        "sample" => sample(rest),
-        "render" => render(rest),
-        "bench" => bench(rest),
-        other => Err(format!("unknown command '{other}'; run `wgpu-anim --help` for usage")),
     }
+    let mut line = message.join("; ");
+    if let Some(u) = usage {
+        line.push_str(&format!("; usage: {u}"));
+    }
+    // Point at the subcommand's help when one was named (the tool itself takes no option
+    // before it but -h and -V).
+    let command = Cli::command();
+    let first = std::env::args_os()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'));
+    let sub = first.and_then(|a| {
+        command
+            .get_subcommands()
+            .map(clap::Command::get_name)
+            .find(|name| a.to_str() == Some(*name))
+    });
+    match sub {
+        Some(sub) => line.push_str(&format!("; run `wgpu-anim {sub} --help` for help")),
+        None => line.push_str("; run `wgpu-anim --help` for help"),
+    }
+    line
 }
 
 fn load(file: &Path) -> Result<Imported, String> {
@@ -247,57 +418,14 @@ impl EvalPath {
     }
 }
 
-struct SampleArgs {
-    file: PathBuf,
-    clip: String,
-    time: f64,
-    path: EvalPath,
-    json: bool,
-}
-
-fn parse_sample(args: &[String]) -> Result<SampleArgs, String> {
-    let usage = "usage: wgpu-anim sample FILE --clip N --time T [--cpu | --reference] [--json]";
-    let (mut file, mut clip, mut time) = (None, None, None);
-    let (mut path, mut json) = (EvalPath::Gpu, false);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--clip" => clip = Some(it.next().ok_or(usage)?.clone()),
-            "--time" => {
-                let v = it.next().ok_or(usage)?;
-                let t: f64 = v.parse().map_err(|_| format!("--time: '{v}' is not a number"))?;
-                if !t.is_finite() {
-                    return Err(format!("--time: '{v}' is not finite"));
-                }
-                time = Some(t);
-            }
-            "--cpu" => path = EvalPath::Cpu,
-            "--reference" => path = EvalPath::Reference,
-            "--json" => json = true,
-            "-h" | "--help" => return Err(usage.into()),
-            s if s.starts_with('-') => return Err(format!("unknown option '{s}'; {usage}")),
-            s => {
-                if file.replace(PathBuf::from(s)).is_some() {
-                    return Err(format!("more than one FILE given; {usage}"));
-                }
-            }
-        }
-    }
-    Ok(SampleArgs {
-        file: file.ok_or(usage)?,
-        clip: clip.ok_or(usage)?,
-        time: time.ok_or(usage)?,
-        path,
-        json,
-    })
-}
-
-fn sample(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return Ok(());
-    }
-    let a = parse_sample(args)?;
+fn sample(a: &SampleArgs) -> Result<(), String> {
+    let path = if a.cpu {
+        EvalPath::Cpu
+    } else if a.reference {
+        EvalPath::Reference
+    } else {
+        EvalPath::Gpu
+    };
     let imp = load(&a.file)?;
     let file = a.file.display().to_string();
     let animation = find_animation(&imp, &file, &a.clip)?;
@@ -310,7 +438,7 @@ fn sample(args: &[String]) -> Result<(), String> {
         .clip_of_animation(animation)
         .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?;
     let t = a.time.clamp(f64::from(info.first_key), f64::from(info.duration));
-    let ev = match a.path {
+    let ev = match path {
         EvalPath::Reference => {
             let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
             let model = reference::local_to_model(&sk.skeleton, &local);
@@ -329,9 +457,9 @@ fn sample(args: &[String]) -> Result<(), String> {
         pose.vertices = v;
     }
     if a.json {
-        print_json(&file, animation, &info.name, a.time, t, a.path, &pose);
+        print_json(&file, animation, &info.name, a.time, t, path, &pose);
     } else {
-        print_summary(&file, animation, &info.name, t, a.path, &pose);
+        print_summary(&file, animation, &info.name, t, path, &pose);
     }
     Ok(())
 }
@@ -513,83 +641,6 @@ fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: E
     }
 }
 
-struct RenderArgs {
-    file: PathBuf,
-    clip: String,
-    time: f32,
-    count: u32,
-    width: u32,
-    height: u32,
-    out: PathBuf,
-    ground: bool,
-}
-
-/// Most instances `render --count` draws.
-const MAX_RENDER_COUNT: u32 = 10_000;
-
-fn parse_render(args: &[String]) -> Result<RenderArgs, String> {
-    let usage =
-        "usage: wgpu-anim render FILE [--clip N] [--time T] [--count K] [--size WxH] [--no-ground] --out IMAGE.png";
-    let mut a = RenderArgs {
-        file: PathBuf::new(),
-        clip: "0".into(),
-        time: 0.0,
-        count: 1,
-        width: 800,
-        height: 600,
-        out: PathBuf::new(),
-        ground: true,
-    };
-    let (mut file, mut out) = (None, None);
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .map(String::as_str)
-                .ok_or_else(|| format!("{flag} needs a value; {usage}"))
-        };
-        match flag.as_str() {
-            "--clip" => a.clip = value()?.to_string(),
-            "--time" => {
-                let v = value()?;
-                let t: f32 = v.parse().map_err(|_| format!("--time: '{v}' is not a number"))?;
-                if !t.is_finite() {
-                    return Err(format!("--time: '{v}' is not finite"));
-                }
-                a.time = t;
-            }
-            "--count" => {
-                let v = value()?;
-                a.count = v
-                    .parse()
-                    .ok()
-                    .filter(|k| (1..=MAX_RENDER_COUNT).contains(k))
-                    .ok_or_else(|| format!("--count: '{v}' is not a whole number from 1 to {MAX_RENDER_COUNT}"))?;
-            }
-            "--size" => {
-                let v = value()?;
-                let size = v
-                    .split_once(['x', 'X'])
-                    .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-                    .filter(|&(w, h)| (1..=16384).contains(&w) && (1..=16384).contains(&h));
-                (a.width, a.height) =
-                    size.ok_or_else(|| format!("--size: '{v}' is not WxH with sides from 1 to 16384 pixels"))?;
-            }
-            "--out" => out = Some(PathBuf::from(value()?)),
-            "--no-ground" => a.ground = false,
-            s if s.starts_with('-') => return Err(format!("unknown option '{s}'; {usage}")),
-            s => {
-                if file.replace(PathBuf::from(s)).is_some() {
-                    return Err(format!("more than one FILE given; {usage}"));
-                }
-            }
-        }
-    }
-    a.file = file.ok_or_else(|| format!("no FILE given; {usage}"))?;
-    a.out = out.ok_or_else(|| format!("--out IMAGE.png is required; {usage}"))?;
-    Ok(a)
-}
-
 /// A perspective camera slightly above and in front (+Z) of the box `lo..hi`, turned a little to
 /// the side, at the distance where every corner of the box is inside the picture with a margin.
 fn frame_box(lo: Vec3, hi: Vec3, aspect: f32) -> Camera {
@@ -621,12 +672,8 @@ fn frame_box(lo: Vec3, hi: Vec3, aspect: f32) -> Camera {
     Camera::look_at(centre + to_eye * distance, centre, fov_y, aspect, near, far)
 }
 
-fn render(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return Ok(());
-    }
-    let a = parse_render(args)?;
+fn render(a: &RenderArgs) -> Result<(), String> {
+    let Size { width, height } = a.size;
     let imp = load(&a.file)?;
     let file = a.file.display().to_string();
     let animation = find_animation(&imp, &file, &a.clip)?;
@@ -702,7 +749,7 @@ fn render(args: &[String]) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     let joints = imp.skeletons[s].skeleton.joint_count();
-    let target = OffscreenTarget::new(&device, a.width, a.height).map_err(|e| e.to_string())?;
+    let target = OffscreenTarget::new(&device, width, height).map_err(|e| e.to_string())?;
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
@@ -713,7 +760,7 @@ fn render(args: &[String]) -> Result<(), String> {
         1,
     )
     .map_err(|e| e.to_string())?;
-    let ground = a.ground.then(|| {
+    let ground = (!a.no_ground).then(|| {
         GroundRenderer::new(
             &device,
             OffscreenTarget::COLOR_FORMAT,
@@ -721,7 +768,7 @@ fn render(args: &[String]) -> Result<(), String> {
             1,
         )
     });
-    let camera = frame_box(wlo, whi, a.width as f32 / a.height as f32);
+    let camera = frame_box(wlo, whi, width as f32 / height as f32);
     renderer.set_camera(&queue, &camera);
     if let Some(g) = &ground {
         g.set_camera(&queue, &camera);
@@ -738,12 +785,12 @@ fn render(args: &[String]) -> Result<(), String> {
     }
     queue.submit([encoder.finish()]);
     let rgba = target.read_rgba(&device, &queue).map_err(|e| e.to_string())?;
-    wgpu_anim::image::save_png(&a.out, a.width, a.height, &rgba).map_err(|e| e.to_string())?;
+    wgpu_anim::image::save_png(&a.out, width, height, &rgba).map_err(|e| e.to_string())?;
     println!(
         "wrote {} ({}x{}): {file}, clip {animation} '{}' at {} s, {} instance{}",
         a.out.display(),
-        a.width,
-        a.height,
+        width,
+        height,
         imp.animations[animation].name,
         a.time,
         a.count,
@@ -752,64 +799,15 @@ fn render(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn parse_list<T>(flag: &str, value: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
-    let items: Vec<&str> = value.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-    if items.is_empty() {
-        return Err(format!("{flag} needs at least one value"));
-    }
-    items
-        .into_iter()
-        .map(|s| parse(s).ok_or_else(|| format!("{flag}: '{s}' is not valid")))
-        .collect()
-}
-
-fn bench(args: &[String]) -> Result<(), String> {
-    use wgpu_anim::bench::{self, Config, PathKind, Workload};
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return Ok(());
-    }
-    let mut config = Config::default();
-    let (mut json, mut plot) = (None, None);
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
-        match flag.as_str() {
-            "--characters" => {
-                config.counts = parse_list(flag, value()?, |s| {
-                    s.replace('_', "").parse::<u32>().ok().filter(|&n| n > 0)
-                })?
-            }
-            "--frames" => {
-                let v = value()?;
-                config.frames = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("--frames: '{v}' is not a positive whole number"))?;
-            }
-            "--workloads" => config.workloads = parse_list(flag, value()?, Workload::from_name)?,
-            "--paths" => {
-                config.paths = parse_list(flag, value()?, |s| PathKind::ALL.into_iter().find(|p| p.name() == s))?
-            }
-            "--threads" => {
-                let v = value()?;
-                config.threads = Some(
-                    v.parse()
-                        .ok()
-                        .filter(|&n: &usize| n > 0)
-                        .ok_or_else(|| format!("--threads: '{v}' is not a positive whole number"))?,
-                );
-            }
-            "--json" => json = Some(PathBuf::from(value()?)),
-            "--plot" => plot = Some(PathBuf::from(value()?)),
-            other => {
-                return Err(format!(
-                    "unknown bench option '{other}'; run `wgpu-anim --help` for usage"
-                ));
-            }
-        }
-    }
+fn run_bench(a: &BenchArgs) -> Result<(), String> {
+    let config = Config {
+        counts: a.characters.clone(),
+        frames: a.frames,
+        workloads: a.workloads.clone(),
+        paths: a.paths.clone(),
+        threads: a.threads,
+        ..Config::default()
+    };
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let report = bench::run(&device, &queue, &config, &mut |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
     println!(
@@ -821,15 +819,38 @@ fn bench(args: &[String]) -> Result<(), String> {
     for note in &report.notes {
         println!("note: {note}");
     }
-    if let Some(path) = json {
+    if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&report.rows).map_err(|e| e.to_string())?;
-        std::fs::write(&path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }
-    if let Some(path) = plot {
-        let title = format!("ONE ANIMATION FRAME - {}", report.device);
-        bench::plot::save(&path, &report.rows, &title).map_err(|e| e.to_string())?;
+    if let Some(path) = &a.plot {
+        let title = format!("One animation frame — {}", report.device);
+        bench::plot::save(path, &report.rows, &title).map_err(|e| e.to_string())?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn bench_defaults_are_the_library_defaults() {
+        let Command::Bench(a) = Cli::parse_from(["wgpu-anim", "bench"]).command else {
+            panic!("bench parses as bench");
+        };
+        let d = Config::default();
+        assert_eq!(a.characters, d.counts);
+        assert_eq!(a.frames, d.frames);
+        assert_eq!(a.workloads, d.workloads);
+        assert_eq!(a.paths, d.paths);
+        assert_eq!(a.threads, d.threads);
+    }
 }

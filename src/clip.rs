@@ -4,6 +4,10 @@
 
 use glam::{Quat, Vec3};
 
+/// Index of a clip in an [`crate::AnimationLibrary`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClipId(pub u32);
+
 /// How values between two keys are computed (glTF 2.0 `sampler.interpolation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Interpolation {

@@ -27,9 +27,7 @@ pub struct MaskInfo {
     pub offset: u32,
 }
 
-/// Index of a clip in a library.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ClipId(pub u32);
+pub use crate::clip::ClipId;
 
 /// Collects skeletons and clips, validating each as it is added.
 #[derive(Default)]
@@ -235,10 +233,13 @@ impl LibraryBuilder {
 
     /// Validates a blend tree over this library's clips and adds it. On error nothing is added.
     pub fn add_blend_tree(&mut self, tree: &crate::blend::BlendTree) -> Result<crate::blend::BlendTreeId> {
-        let mut blend = std::mem::take(&mut self.lib.blend);
-        let result = blend.add_tree(&self.lib, tree);
-        self.lib.blend = blend;
-        result
+        let names: Vec<&str> = self.lib.skeletons.iter().map(Skeleton::name).collect();
+        let catalog = crate::blend::ClipCatalog {
+            clips: &self.lib.clips,
+            clip_names: &self.lib.clip_names,
+            skeleton_names: &names,
+        };
+        self.lib.blend.add_tree(&catalog, tree)
     }
 
     /// Adds a mask: one weight in [0, 1] per joint of `skeleton` (see [`crate::layers`] for helpers

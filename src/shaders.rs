@@ -18,7 +18,7 @@ pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
 pub const SKINNING: &str = include_str!("../shaders/shared/skinning.wgsl");
 
 /// Blend-space weights of a blend node's children, `node_child_weights(node, params)`
-/// (`shaders/shared/blend_weights.wgsl`; Rust mirror [`crate::blend::node_child_weights`]). Needs
+/// (`shaders/shared/blend_weights.wgsl`; Rust mirror [`crate::cpu::node_child_weights`]). Needs
 /// [`TYPES`] and, declared by the including module, `blend_children: array<BlendChild>` and
 /// `blend_triangles: array<vec4<u32>>` storage arrays.
 pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");

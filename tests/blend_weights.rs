@@ -4,7 +4,8 @@
 use glam::{Vec2, Vec4};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use wgpu_anim::blend::{Blend2DKind, BlendLibrary, BlendNode, BlendTree, node_child_weights};
+use wgpu_anim::blend::{Blend2DKind, BlendLibrary, BlendNode, BlendTree, BlendTreeId, ClipCatalog};
+use wgpu_anim::cpu::node_child_weights;
 use wgpu_anim::layout::node_kind;
 use wgpu_anim::{AnimationLibrary, Clip, ClipId, LibraryBuilder, Skeleton, Transform};
 
@@ -64,9 +65,20 @@ fn tree_1d(thresholds: &[f32]) -> BlendTree {
     }
 }
 
+/// Adds `tree` to `lib`, checked against the clips of `clips`.
+fn add(lib: &mut BlendLibrary, clips: &AnimationLibrary, tree: &BlendTree) -> wgpu_anim::Result<BlendTreeId> {
+    let names: Vec<&str> = clips.skeletons.iter().map(|s| s.name()).collect();
+    let catalog = ClipCatalog {
+        clips: &clips.clips,
+        clip_names: &clips.clip_names,
+        skeleton_names: &names,
+    };
+    lib.add_tree(&catalog, tree)
+}
+
 fn build(tree: &BlendTree) -> BlendLibrary {
     let mut lib = BlendLibrary::default();
-    lib.add_tree(&clips(), tree).unwrap_or_else(|e| panic!("{e}"));
+    add(&mut lib, &clips(), tree).unwrap_or_else(|e| panic!("{e}"));
     lib
 }
 
@@ -541,7 +553,7 @@ fn a_nested_tree_is_packed_root_first_parents_before_children() {
         }
     }
     // A second tree goes after the first; ids by name.
-    let second = lib.add_tree(&clips(), &tree_1d(&[0.0, 1.0])).unwrap();
+    let second = add(&mut lib, &clips(), &tree_1d(&[0.0, 1.0])).unwrap();
     assert_eq!(second.0, 1);
     assert_eq!(lib.tree_id("1d"), Some(second));
     assert_eq!(lib.tree_id("nested").map(|i| i.0), Some(0));
@@ -558,9 +570,9 @@ fn assert_rejected(tree: &BlendTree, expect: &[&str]) {
     let mut lib = BlendLibrary::default();
     let mut existing = tree_1d(&[0.0, 1.0]);
     existing.name = "existing".into();
-    lib.add_tree(&clips, &existing).unwrap();
+    add(&mut lib, &clips, &existing).unwrap();
     let before = format!("{lib:?}");
-    let e = lib.add_tree(&clips, tree).expect_err("must be rejected").to_string();
+    let e = add(&mut lib, &clips, tree).expect_err("must be rejected").to_string();
     assert!(e.contains(&format!("blend tree '{}'", tree.name)), "{e}");
     for x in expect {
         assert!(e.contains(x), "'{e}' does not mention '{x}'");

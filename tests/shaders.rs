@@ -348,7 +348,7 @@ enum Value {
 /// Every constant the WGSL shares with Rust, with the Rust value.
 fn rust_constants() -> Vec<(&'static str, Value)> {
     use Value::{F32, U32};
-    use wgpu_anim::blend;
+    use wgpu_anim::cpu::blend_weights;
     use wgpu_anim::layout::{self, layer_mode, node_kind, source_kind};
     vec![
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
@@ -391,13 +391,13 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("NODE_FREEFORM_DIRECTIONAL", U32(node_kind::FREEFORM_DIRECTIONAL)),
         ("NODE_DIRECT", U32(node_kind::DIRECT)),
         ("MIN_BLEND_WEIGHT", F32(layout::MIN_BLEND_WEIGHT)),
-        ("BLEND_PARAM_LIMIT", F32(blend::BLEND_PARAM_LIMIT)),
-        ("BLEND_INSIDE_EPS", F32(blend::BLEND_INSIDE_EPS)),
-        ("BLEND_SUM_EPS", F32(blend::BLEND_SUM_EPS)),
-        ("BLEND_DET_EPS", F32(blend::BLEND_DET_EPS)),
-        ("BLEND_PI", F32(blend::BLEND_PI)),
-        ("BLEND_TAU", F32(blend::BLEND_TAU)),
-        ("BLEND_BIG", F32(blend::BLEND_BIG)),
+        ("BLEND_PARAM_LIMIT", F32(blend_weights::BLEND_PARAM_LIMIT)),
+        ("BLEND_INSIDE_EPS", F32(blend_weights::BLEND_INSIDE_EPS)),
+        ("BLEND_SUM_EPS", F32(blend_weights::BLEND_SUM_EPS)),
+        ("BLEND_DET_EPS", F32(blend_weights::BLEND_DET_EPS)),
+        ("BLEND_PI", F32(blend_weights::BLEND_PI)),
+        ("BLEND_TAU", F32(blend_weights::BLEND_TAU)),
+        ("BLEND_BIG", F32(blend_weights::BLEND_BIG)),
         ("VERTEX_WORDS", U32((size_of::<wgpu_anim::SkinVertex>() / 4) as u32)),
     ]
 }

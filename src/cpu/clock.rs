@@ -4,7 +4,7 @@
     reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
 )]
 
-use crate::blend::node_child_weights;
+use crate::cpu::node_child_weights;
 use crate::layout::{
     BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
     MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, SNAPSHOT_CLIP, TRANSITION_FROZEN,

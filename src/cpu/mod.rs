@@ -5,6 +5,7 @@
 //! | stage | shader | mirror |
 //! |---|---|---|
 //! | advance clocks | `shaders/clock.wgsl` | [`clock()`] |
+//! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
@@ -15,6 +16,7 @@
 //! workgroup memory), the mirror takes a store trait ([`SampleStore`], [`HierarchyStore`]) with a
 //! buffer implementation for the staged pass and [`Workgroup`] for the fused one.
 
+pub mod blend_weights;
 mod clock;
 mod fused;
 mod local_to_model;
@@ -22,6 +24,7 @@ mod palette;
 mod sample;
 mod skin;
 
+pub use blend_weights::node_child_weights;
 pub use clock::{
     ClipTime, Leaves, add_sample, advance_clip_time, advance_instance, clock, play_state, transition_weight,
     tree_leaves,

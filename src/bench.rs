@@ -706,7 +706,7 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
     }
     let n = a.instance_count();
     let edits = n.div_ceil(100);
-    let mut rng = SplitMix64(0x5eed_0001);
+    let mut rng = crate::scene::SplitMix(0x5eed_0001);
     let (mut edit_encode, mut edit_upload) = (Vec::new(), Vec::new());
     for _ in 0..frames {
         let start = Instant::now();
@@ -745,19 +745,6 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
         edit_upload_bytes: median(edit_upload) as u64,
         edit_encode_ms: median(edit_encode),
     })
-}
-
-/// A small deterministic generator (SplitMix64) for the bench's random edits.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
 }
 
 struct GpuTimes {

@@ -343,10 +343,11 @@ pub struct Crowd {
     target: Vec3,
 }
 
-/// A small deterministic generator (SplitMix64), so the scene needs no RNG dependency.
-struct SplitMix(u64);
+/// A small deterministic generator (SplitMix64), so the scene and the bench need no RNG
+/// dependency.
+pub(crate) struct SplitMix(pub(crate) u64);
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

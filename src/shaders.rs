@@ -28,7 +28,8 @@ pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wg
 /// `affine_transform_point` and `affine_transform_normal`. Append it to your WGSL after declaring
 /// `@group(G) @binding(B) var<storage, read> palettes: array<Affine>;` (the declaration may come
 /// later in the module too; WGSL declarations are order-independent). The offset of instance `i`
-/// is `Animator::joint_offset(i)` (also `Instance::joint_offset` in the instance buffer). Plain
+/// is `animator.instances()[i].joint_offset` (also `Instance::joint_offset` in the instance
+/// buffer), into the palette buffer of its page (`Animator::page_of`, `page_palette_buffer`). Plain
 /// WGSL (`types.wgsl` and `skinning.wgsl`), which the built-in renderer's shader uses the same way.
 pub const SKIN_FUNCTIONS: &str = concat!(
     include_str!("../shaders/shared/types.wgsl"),

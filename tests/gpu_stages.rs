@@ -685,6 +685,44 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
     let (_, p1) = staged.read_back_page(&device, &queue, 1).unwrap();
     let n = p0.palette.len().min(p1.palette.len());
     assert!(compare("pages", &p0.palette[..n], &p1.palette[..n], 1e-5, affine_error).is_err());
+
+    // Each page reads its own frame uniform (the last page holds fewer instances, so its snapshot
+    // offset differs): cross-fades interrupted on every instance keep each page's current pose as
+    // the snapshot at that page's offset.
+    for round in 0..2 {
+        for i in 0..2000 {
+            let inst = *staged.instance(i).unwrap();
+            let desc = random_state(&mut r, inst.skeleton);
+            staged.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
+        }
+        staged.prepare(&queue, if round == 0 { 0.05 } else { 0.0 });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        staged.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    }
+    assert_ne!(staged.page_max_joints(2), staged.page_max_joints(0));
+    for page in 0..3 {
+        let kept: Vec<_> = staged
+            .page_instances(page)
+            .iter()
+            .filter(|i| i.flags & wgpu_anim::layout::KEEP_POSE != 0)
+            .copied()
+            .collect();
+        assert!(
+            kept.len() > 500,
+            "page {page}: {} instances keep their pose",
+            kept.len()
+        );
+        let current = staged.read_local_region_page(&device, &queue, page, 0).unwrap();
+        let snapshots = staged.read_local_region_page(&device, &queue, page, 1).unwrap();
+        for inst in kept {
+            let joints = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
+            assert!(
+                snapshots[joints.clone()] == current[joints.clone()],
+                "page {page}: joints {joints:?} keep their pose, but their snapshot is not it"
+            );
+        }
+    }
 }
 
 #[test]

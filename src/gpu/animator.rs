@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 /// One page's buffers and its bind group for each pass (what is in it: [`PageState`]).
 struct Page {
-    frame_buffer: wgpu::Buffer,
     instance_buffer: wgpu::Buffer,
     clock_buffer: wgpu::Buffer,
     blend_list_buffer: wgpu::Buffer,
@@ -51,6 +50,11 @@ pub struct Animator {
     gpu_library: Arc<GpuLibrary>,
     max_workgroups: u32,
     layer_def_buffer: wgpu::Buffer,
+    /// Every page's frame uniform, page `k`'s at `k * frame_stride`: one write per frame.
+    frame_buffer: wgpu::Buffer,
+    frame_stride: u64,
+    /// The bytes of `frame_buffer`, kept between frames so that a frame allocates nothing.
+    frame_bytes: Vec<u8>,
     pages: Vec<Page>,
     passes: Vec<StagePipeline>,
     fused: Option<StagePipeline>,
@@ -137,18 +141,13 @@ impl Page {
         max_joints: u32,
         gpu_library: &GpuLibrary,
         layer_def_buffer: &wgpu::Buffer,
+        frame: wgpu::BufferBinding<'_>,
         passes: &[StagePipeline],
         fused: Option<&StagePipeline>,
     ) -> Self {
         let label = |what: &str| format!("wgpu-anim page {k} {what}");
         let instances = u64::from(max_instances);
         let joints = u64::from(max_joints);
-        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(&label("frame")),
-            size: size_of::<GpuFrame>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
         let instance_buffer = storage(device, &label("instances"), instances * size_of::<GpuInstance>() as u64);
         let clock_buffer = storage(device, &label("clocks"), instances * size_of::<GpuClock>() as u64);
         let blend_list_buffer = storage(device, &label("blend lists"), instances * size_of::<BlendList>() as u64);
@@ -165,9 +164,10 @@ impl Page {
                 | wgpu::BufferUsages::VERTEX,
             mapped_at_creation: false,
         });
-        let buffer_of = |resource: Resource| -> &wgpu::Buffer {
-            match resource {
-                Resource::Frame => &frame_buffer,
+        let binding_of = |resource: Resource| -> wgpu::BindingResource<'_> {
+            let buffer = match resource {
+                // This page's slot of the animator's frame buffer.
+                Resource::Frame => return wgpu::BindingResource::Buffer(frame.clone()),
                 Resource::Library => gpu_library.layout_buffer(),
                 Resource::LayerDefs => layer_def_buffer,
                 Resource::Headers => gpu_library.headers(),
@@ -178,7 +178,8 @@ impl Page {
                 Resource::LocalPoses => &local_buffer,
                 Resource::ModelPoses => &model_buffer,
                 Resource::Palettes => &palette_buffer,
-            }
+            };
+            buffer.as_entire_binding()
         };
         let bind_group = |pass: &StagePipeline| {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -190,7 +191,7 @@ impl Page {
                     .iter()
                     .map(|&(resource, _)| wgpu::BindGroupEntry {
                         binding: resource.binding(),
-                        resource: buffer_of(resource).as_entire_binding(),
+                        resource: binding_of(resource),
                     })
                     .collect::<Vec<_>>(),
             })
@@ -198,7 +199,6 @@ impl Page {
         let bind_groups = passes.iter().map(bind_group).collect();
         let fused_bind_group = fused.map(bind_group);
         Self {
-            frame_buffer,
             instance_buffer,
             clock_buffer,
             blend_list_buffer,
@@ -304,6 +304,16 @@ impl Animator {
             .then(|| make_pipeline(Stage::Fused));
         // Buffers the device cannot allocate are an error, not a panic of its error handler.
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        // One uniform buffer holds every page's frame, each in a slot aligned for binding at an
+        // offset, so that a frame writes it once however many pages there are.
+        let frame_size = size_of::<GpuFrame>() as u64;
+        let frame_stride = frame_size.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
+        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim frames"),
+            size: frame_stride * layout.len() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let pages: Vec<Page> = layout
             .iter()
             .enumerate()
@@ -315,6 +325,11 @@ impl Animator {
                     max_joints,
                     &gpu_library,
                     &layer_def_buffer,
+                    wgpu::BufferBinding {
+                        buffer: &frame_buffer,
+                        offset: k as u64 * frame_stride,
+                        size: std::num::NonZeroU64::new(frame_size),
+                    },
                     &passes,
                     fused.as_ref(),
                 )
@@ -335,6 +350,9 @@ impl Animator {
             gpu_library,
             max_workgroups: limits.max_compute_workgroups_per_dimension,
             layer_def_buffer,
+            frame_bytes: vec![0; frame_buffer.size() as usize],
+            frame_buffer,
+            frame_stride,
             pages,
             passes,
             fused,
@@ -394,11 +412,19 @@ impl Animator {
 
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
     /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
-    /// writes 16 bytes per page.
+    /// makes one write: the frame uniforms of the pages in use (16 bytes each, in slots of the
+    /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let upload = self.controller.begin_frame(dt);
+        let stride = self.frame_stride as usize;
+        let mut frame_end = 0;
         for (page, frame) in &upload.frames {
-            queue.write_buffer(&self.pages[*page].frame_buffer, 0, bytemuck::bytes_of(frame));
+            let at = page * stride;
+            self.frame_bytes[at..at + size_of::<GpuFrame>()].copy_from_slice(bytemuck::bytes_of(frame));
+            frame_end = frame_end.max(at + size_of::<GpuFrame>());
+        }
+        if frame_end > 0 {
+            queue.write_buffer(&self.frame_buffer, 0, &self.frame_bytes[..frame_end]);
         }
         if let Some((first, defs)) = &upload.layer_defs {
             queue.write_buffer(
@@ -421,7 +447,9 @@ impl Animator {
                 bytemuck::cast_slice(clocks),
             );
         }
-        self.uploaded = upload.bytes();
+        // The frame uniforms go up with the gaps between their slots.
+        let frames_counted = (upload.frames.len() * size_of::<GpuFrame>()) as u64;
+        self.uploaded = upload.bytes() - frames_counted + frame_end as u64;
     }
 
     /// Dispatches per frame and page: one per stage (one on the fused path), whatever the number

@@ -463,7 +463,7 @@ fn screenshot(
         crowd
             .character
             .library
-            .skeletons
+            .skeletons()
             .get(crowd.character.skeleton.0 as usize)
             .map_or(0, |s| s.joint_count()),
         OffscreenTarget::COLOR_FORMAT,

@@ -298,7 +298,7 @@ pub fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workl
             page_instances: None,
         },
     )?;
-    let tree = lib.blend.tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
+    let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
         what: "the built-in library has no locomotion tree".into(),
     })?;
     for i in 0..n {
@@ -352,7 +352,7 @@ fn add_layers(a: &mut Animator, lib: &AnimationLibrary, index: usize, phase: f32
         ..Layer::clip(LayerMode::AdditiveLocal, clip(layer_assets::FLINCH)?)
     };
     let aim = lib
-        .blend
+        .blend()
         .tree_id(layer_assets::AIM_OFFSET)
         .ok_or_else(|| missing("aim offset"))?;
     a.set_layer(index, 0, Some(&arm), false)?;
@@ -381,16 +381,16 @@ fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
     if n <= 1 {
         return VALUE;
     }
-    if t <= lib.times[base] {
+    if t <= lib.times()[base] {
         return TIME + VALUE;
     }
-    if t >= lib.times[base + n as usize - 1] {
+    if t >= lib.times()[base + n as usize - 1] {
         return 2 * TIME + VALUE;
     }
     let (mut lo, mut hi, mut steps) = (0u32, n - 1, 0u64);
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
-        if lib.times[base + mid as usize] <= t {
+        if lib.times()[base + mid as usize] <= t {
             lo = mid;
         } else {
             hi = mid;
@@ -417,7 +417,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
     let tree_bytes = |offset: u32, nodes: u32| -> u64 {
         let mut b = 0;
         for k in 0..nodes {
-            let node = &lib.blend.nodes[(offset + k) as usize];
+            let node = &lib.blend().nodes[(offset + k) as usize];
             b += sz(size_of::<GpuBlendNode>())
                 + u64::from(node.child_count) * sz(size_of::<GpuBlendChild>())
                 + u64::from(node.triangle_count) * 16;
@@ -452,8 +452,8 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             // and keeps the list in workgroup memory.
             own += 2 * sz(size_of::<BlendList>()) + 3 * instance_base;
         }
-        let skel = &lib.gpu_skeletons[inst.skeleton as usize];
-        let parents = &lib.parents[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
+        let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
+        let parents = &lib.parents()[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
         let with_parent = parents
             .iter()
             .enumerate()
@@ -502,10 +502,10 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             }
             // Clip header read by clock and by sample.
             shared += 2 * sz(size_of::<GpuClip>());
-            let clip = &lib.clips[e.clip as usize];
+            let clip = &lib.clips()[e.clip as usize];
             for jj in 0..clip.joint_count.min(inst.joint_count) {
                 for c in 0..3 {
-                    let track = &lib.tracks[(clip.track_offset + 3 * jj + c) as usize];
+                    let track = &lib.tracks()[(clip.track_offset + 3 * jj + c) as usize];
                     shared += sz(size_of::<GpuTrack>()) + key_bytes(lib, track, e.time);
                 }
             }

@@ -35,37 +35,112 @@ pub struct LibraryBuilder {
     lib: AnimationLibrary,
 }
 
-/// Skeletons and clips in runtime form. Build one with [`LibraryBuilder`].
+/// Skeletons and clips in runtime form. Build one with [`LibraryBuilder`], which validates every
+/// index, key and name; the library is read-only after that (its arrays through accessors of the
+/// same names), so a built library is always a valid one.
 #[derive(Clone, Debug, Default)]
 pub struct AnimationLibrary {
     /// Authoring skeletons (names, rest pose), by [`SkeletonId`].
-    pub skeletons: Vec<Skeleton>,
+    skeletons: Vec<Skeleton>,
     /// Clip names, by [`ClipId`].
-    pub clip_names: Vec<String>,
+    clip_names: Vec<String>,
     /// Per skeleton: where its joints live in `parents` and `inverse_binds`.
-    pub gpu_skeletons: Vec<GpuSkeleton>,
+    gpu_skeletons: Vec<GpuSkeleton>,
     /// Parent of each joint, relative to its skeleton; -1 for roots.
-    pub parents: Vec<i32>,
+    parents: Vec<i32>,
     /// Inverse bind matrices.
-    pub inverse_binds: Vec<Affine>,
+    inverse_binds: Vec<Affine>,
     /// Per clip: skeleton, duration, tracks.
-    pub clips: Vec<GpuClip>,
+    clips: Vec<GpuClip>,
     /// Three tracks (translation, rotation, scale) per joint per clip.
-    pub tracks: Vec<GpuTrack>,
+    tracks: Vec<GpuTrack>,
     /// Key times of all tracks.
-    pub times: Vec<f32>,
+    times: Vec<f32>,
     /// Key values of all tracks: translation and scale in xyz, rotations as (x, y, z, w); also
     /// every skeleton's rest pose (see `GpuSkeleton::rest_offset`).
-    pub values: Vec<Vec4>,
+    values: Vec<Vec4>,
     /// Blend trees over these clips.
-    pub blend: crate::blend::BlendLibrary,
+    blend: crate::blend::BlendLibrary,
     /// Masks, by [`MaskId`].
-    pub masks: Vec<MaskInfo>,
+    masks: Vec<MaskInfo>,
     /// Mask names, by [`MaskId`].
-    pub mask_names: Vec<String>,
+    mask_names: Vec<String>,
 }
 
 impl AnimationLibrary {
+    /// Authoring skeletons (names, rest pose), by [`SkeletonId`].
+    #[must_use]
+    pub fn skeletons(&self) -> &[Skeleton] {
+        &self.skeletons
+    }
+
+    /// Clip names, by [`ClipId`].
+    #[must_use]
+    pub fn clip_names(&self) -> &[String] {
+        &self.clip_names
+    }
+
+    /// Per skeleton: where its joints live in `parents` and `inverse_binds`.
+    #[must_use]
+    pub fn gpu_skeletons(&self) -> &[GpuSkeleton] {
+        &self.gpu_skeletons
+    }
+
+    /// Parent of each joint, relative to its skeleton; -1 for roots.
+    #[must_use]
+    pub fn parents(&self) -> &[i32] {
+        &self.parents
+    }
+
+    /// Inverse bind matrices.
+    #[must_use]
+    pub fn inverse_binds(&self) -> &[Affine] {
+        &self.inverse_binds
+    }
+
+    /// Per clip: skeleton, duration, tracks.
+    #[must_use]
+    pub fn clips(&self) -> &[GpuClip] {
+        &self.clips
+    }
+
+    /// Three tracks (translation, rotation, scale) per joint per clip.
+    #[must_use]
+    pub fn tracks(&self) -> &[GpuTrack] {
+        &self.tracks
+    }
+
+    /// Key times of all tracks.
+    #[must_use]
+    pub fn times(&self) -> &[f32] {
+        &self.times
+    }
+
+    /// Key values of all tracks: translation and scale in xyz, rotations as (x, y, z, w); also
+    /// every skeleton's rest pose (see `GpuSkeleton::rest_offset`).
+    #[must_use]
+    pub fn values(&self) -> &[Vec4] {
+        &self.values
+    }
+
+    /// Blend trees over these clips.
+    #[must_use]
+    pub fn blend(&self) -> &crate::blend::BlendLibrary {
+        &self.blend
+    }
+
+    /// Masks, by [`MaskId`].
+    #[must_use]
+    pub fn masks(&self) -> &[MaskInfo] {
+        &self.masks
+    }
+
+    /// Mask names, by [`MaskId`].
+    #[must_use]
+    pub fn mask_names(&self) -> &[String] {
+        &self.mask_names
+    }
+
     /// The mask called `name`.
     #[must_use]
     pub fn mask_id(&self, name: &str) -> Option<MaskId> {

@@ -1669,7 +1669,7 @@ mod tests {
         let (lib, _, ids) = library();
         assert_eq!(ids.len(), 6);
         assert_eq!(
-            lib.clip_names[..6],
+            lib.clip_names()[..6],
             CLIP_NAMES,
             "the gaits come first; layer assets follow"
         );

@@ -84,14 +84,14 @@ impl Character {
                     .map_or(Vec2::ZERO, |g| g.velocity)
             })
             .collect();
-        let locomotion = library.blend.tree_id(mannequin::LOCOMOTION);
+        let locomotion = library.blend().tree_id(mannequin::LOCOMOTION);
         let named = |n: &str| library.clip_id(skeleton, n);
         let layers = (|| {
             Some(LayerAssets {
                 wave: named(mannequin::layer_assets::WAVE)?,
                 flinch: named(mannequin::layer_assets::FLINCH)?,
                 aim_pose: named(mannequin::layer_assets::AIM_POSE)?,
-                aim_offset: library.blend.tree_id(mannequin::layer_assets::AIM_OFFSET)?,
+                aim_offset: library.blend().tree_id(mannequin::layer_assets::AIM_OFFSET)?,
                 right_arm: library.mask_id(mannequin::layer_assets::RIGHT_ARM)?,
             })
         })();
@@ -219,7 +219,7 @@ impl Character {
     /// clip), evaluated on the CPU mirror. The bind-pose box when `clip` is not in the library.
     #[must_use]
     pub fn posed_bounds(&self, clip: ClipId, time: f32) -> (Vec3, Vec3) {
-        if clip.0 as usize >= self.library.clips.len() || !time.is_finite() {
+        if clip.0 as usize >= self.library.clips().len() || !time.is_finite() {
             return self.mesh.bounds();
         }
         let pose = crate::cpu::pose_at(&self.library, clip, time);
@@ -422,7 +422,7 @@ impl Crowd {
         }
         let joints = c
             .library
-            .skeletons
+            .skeletons()
             .get(c.skeleton.0 as usize)
             .map_or(0, |s| s.joint_count());
         let mut animator = Animator::new(

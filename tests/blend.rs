@@ -35,7 +35,7 @@ fn same_pose(a: &LocalPose, b: &LocalPose) -> f32 {
 #[test]
 fn n_way_blending_does_not_depend_on_input_order() {
     let (lib, skel, _) = mannequin::library();
-    let skel = lib.gpu_skeletons[skel.0 as usize];
+    let skel = lib.gpu_skeletons()[skel.0 as usize];
     let mut r = common::rng(4);
     let mut worst = 0.0f32;
     for _ in 0..200 {
@@ -73,7 +73,7 @@ fn sign_flipped_keys_give_the_same_blend() {
     let run = b.add_clip(s, &m.clips[2]).unwrap();
     let walk_flipped = b.add_clip(s, &flipped).unwrap();
     let lib = b.build();
-    let skel = lib.gpu_skeletons[0];
+    let skel = lib.gpu_skeletons()[0];
     for t in [0.0f32, 0.13, 0.5, 0.77] {
         for w in [0.2f32, 0.5, 0.8] {
             let a = list(&[(walk.0, t, w), (run.0, t * 0.7, 1.0 - w)]);
@@ -92,8 +92,8 @@ fn sign_flipped_keys_give_the_same_blend() {
 #[test]
 fn rest_pose_fills_a_near_zero_total_weight() {
     let (lib, skel_id, _) = mannequin::library();
-    let skel = lib.gpu_skeletons[skel_id.0 as usize];
-    let rest = &lib.skeletons[skel_id.0 as usize].rest_pose()[7];
+    let skel = lib.gpu_skeletons()[skel_id.0 as usize];
+    let rest = &lib.skeletons()[skel_id.0 as usize].rest_pose()[7];
     let p = cpu::layered_joint(&lib, &list(&[]), &skel, 7, 0, &[]).0;
     assert!((p.translation.xyz() - rest.translation).abs().max_element() < 1e-6);
     assert!(Quat::from_vec4(p.rotation).angle_between(rest.rotation) < 1e-4);

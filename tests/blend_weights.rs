@@ -67,10 +67,10 @@ fn tree_1d(thresholds: &[f32]) -> BlendTree {
 
 /// Adds `tree` to `lib`, checked against the clips of `clips`.
 fn add(lib: &mut BlendLibrary, clips: &AnimationLibrary, tree: &BlendTree) -> wgpu_anim::Result<BlendTreeId> {
-    let names: Vec<&str> = clips.skeletons.iter().map(|s| s.name()).collect();
+    let names: Vec<&str> = clips.skeletons().iter().map(|s| s.name()).collect();
     let catalog = ClipCatalog {
-        clips: &clips.clips,
-        clip_names: &clips.clip_names,
+        clips: clips.clips(),
+        clip_names: clips.clip_names(),
         skeleton_names: &names,
     };
     lib.add_tree(&catalog, tree)

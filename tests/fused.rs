@@ -171,7 +171,7 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     let mut worst = 0.0f32;
     let mut far = 0;
     for inst in a.instances() {
-        let depths = lib.skeletons[inst.skeleton as usize].depths();
+        let depths = lib.skeletons()[inst.skeleton as usize].depths();
         for (j, depth) in depths.iter().enumerate() {
             let k = inst.joint_offset as usize + j;
             let e = affine_error(&gpu.palette[k], &palettes[k]);

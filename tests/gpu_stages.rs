@@ -44,7 +44,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
     .unwrap();
     let mut r = rng(seed ^ 0x5eed);
     for _ in 0..instances {
-        let clip = ClipId(r.gen_range(0..clips.unwrap_or(lib.clips.len() as u32)));
+        let clip = ClipId(r.gen_range(0..clips.unwrap_or(lib.clips().len() as u32)));
         let loop_mode = match r.gen_range(0..3) {
             0 => LoopMode::Once,
             1 => LoopMode::Repeat(r.gen_range(1..4)),
@@ -61,7 +61,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
         let desc = if r.gen_bool(0.5) {
             let trees = common::TREES_PER_SKELETON;
             let tree =
-                wgpu_anim::blend::BlendTreeId(lib.clips[clip.0 as usize].skeleton * trees + r.gen_range(0..trees));
+                wgpu_anim::blend::BlendTreeId(lib.clips()[clip.0 as usize].skeleton * trees + r.gen_range(0..trees));
             let params = [
                 r.gen_range(-2.5..2.5),
                 r.gen_range(-2.5..2.5),
@@ -160,7 +160,7 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
     // hierarchy inside this stage (R_j = R_parent q_j), so theirs grow by 1e-6 per level.
     let mut worst_model = 0.0f32;
     for inst in insts {
-        let depths = lib.skeletons[inst.skeleton as usize].depths();
+        let depths = lib.skeletons()[inst.skeleton as usize].depths();
         let mesh_layer = cpu::has_mesh_layer(inst);
         for (j, &depth) in depths.iter().enumerate().take(inst.joint_count as usize) {
             let slot = inst.joint_offset as usize + j;
@@ -209,7 +209,7 @@ fn compare_sample(run: &Run, gpu: &[LocalPose], cpu_local: &[LocalPose]) -> f32 
             }
             let rotation = |k: usize| {
                 let e = l.samples[k];
-                (e.clip != u32::MAX).then(|| cpu::sample_joint(lib, &lib.clips[e.clip as usize], j, e.time).rotation)
+                (e.clip != u32::MAX).then(|| cpu::sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time).rotation)
             };
             let on_edge = match rotation(0) {
                 Some(q0) => (1..l.count as usize).any(|k| rotation(k).is_some_and(|q| q0.dot(q).abs() < 1e-4)),
@@ -345,7 +345,7 @@ fn clock_stage_matches_its_cpu_mirror() {
         let duration = if inst.tree_nodes > 0 {
             1.0
         } else {
-            lib.clips[inst.clip as usize].duration
+            lib.clips()[inst.clip as usize].duration
         };
         let close_mod = |a: f32, b: f32| close(a, b) || ((a - b).abs() - duration).abs() <= 1e-5 * (1.0 + duration);
         assert_eq!(g.seq, w.seq, "instance {i}");
@@ -412,7 +412,7 @@ fn gpu_matches_the_f64_reference_end_to_end() {
     let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
     let mut worst = 0.0f64;
     for ((clip, t), pose) in requests.iter().zip(&poses) {
-        let skel = &lib.skeletons[lib.clips[clip.0 as usize].skeleton as usize];
+        let skel = &lib.skeletons()[lib.clips()[clip.0 as usize].skeleton as usize];
         let local = wgpu_anim::reference::sample(skel, &clips[clip.0 as usize], f64::from(*t));
         let model = wgpu_anim::reference::local_to_model(skel, &local);
         let pal = wgpu_anim::reference::palette(skel, &model);
@@ -483,7 +483,7 @@ fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
                 affine_error(g, w)
             );
         }
-        let t = f64::from(t.min(lib.clips[clip.0 as usize].duration));
+        let t = f64::from(t.min(lib.clips()[clip.0 as usize].duration));
         let reference = wgpu_anim::reference::palette(
             &skel,
             &wgpu_anim::reference::local_to_model(

@@ -77,7 +77,7 @@ fn a_difference_clip_applied_to_its_reference_gives_the_source_back() {
     let d2 = difference_clip(&m.skeleton, "walk_minus_shifted", walk, Reference::Clip(&shifted)).unwrap();
     let (lib, ids) = library_with(&[d, d2, shifted]);
     let (walk, idle, d, d2, shifted) = (ids[1], ids[0], ids[6], ids[7], ids[8]);
-    let skel = lib.gpu_skeletons[0];
+    let skel = lib.gpu_skeletons()[0];
     let mut worst = 0.0f32;
     for k in 0..40 {
         let t = k as f32 / 30.0 * 0.77;
@@ -96,10 +96,10 @@ fn a_difference_clip_applied_to_its_reference_gives_the_source_back() {
 #[test]
 fn zero_weight_leaves_the_target_unchanged_and_masks_select_joints() {
     let (lib, _, clips) = mannequin::library();
-    let skeleton = &lib.skeletons[0];
-    let skel = lib.gpu_skeletons[0];
+    let skeleton = &lib.skeletons()[0];
+    let skel = lib.gpu_skeletons()[0];
     let wave = lib.clip_id(wgpu_anim::SkeletonId(0), layer_assets::WAVE).unwrap();
-    let arm = lib.masks[lib.mask_id(layer_assets::RIGHT_ARM).unwrap().0 as usize].offset;
+    let arm = lib.masks()[lib.mask_id(layer_assets::RIGHT_ARM).unwrap().0 as usize].offset;
     let base = (clips[1], 0.4);
     let plain = cpu::pose_at(&lib, clips[1], 0.4);
     let wave_pose = cpu::pose_at(&lib, wave, 0.4);
@@ -227,8 +227,8 @@ fn mesh_space_aim_keeps_its_direction_when_the_spine_turns_and_local_space_does_
 fn a_clip_time_axis_can_be_a_parameter() {
     let (lib, _, clips) = mannequin::library();
     let sweep = lib.clip_id(wgpu_anim::SkeletonId(0), layer_assets::AIM_SWEEP).unwrap();
-    let spine = lib.skeletons[0].joint_index("spine_03").unwrap() as u32;
-    let skel = lib.gpu_skeletons[0];
+    let spine = lib.skeletons()[0].joint_index("spine_03").unwrap() as u32;
+    let skel = lib.gpu_skeletons()[0];
     // Frame 1.5 of left (0) / centre (1) / right (2): half way from centre to right.
     let l = list(
         (clips[0], 0.0),

@@ -12,11 +12,11 @@ use wgpu_anim::{cpu, mannequin};
 /// duration, as the `clock` stage does.
 fn left_foot_height(v: glam::Vec2, steps: usize) -> Vec<f32> {
     let (lib, skel, _) = mannequin::library();
-    let tree = lib.blend.tree_id(mannequin::LOCOMOTION).unwrap();
-    let t = lib.blend.trees[tree.0 as usize];
+    let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
+    let t = lib.blend().trees[tree.0 as usize];
     let params = Vec4::new(v.x, v.y, 0.0, 0.0);
     let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, params);
-    let s = &lib.skeletons[skel.0 as usize];
+    let s = &lib.skeletons()[skel.0 as usize];
     let (l, r) = (s.joint_index("foot_l").unwrap(), s.joint_index("foot_r").unwrap());
     let inst = cpu::clip_instance(&lib, wgpu_anim::ClipId(0), 0);
     (0..steps)
@@ -28,7 +28,7 @@ fn left_foot_height(v: glam::Vec2, steps: usize) -> Vec<f32> {
                 cpu::add_sample(
                     &mut list,
                     clip,
-                    phase * lib.clips[clip as usize].duration,
+                    phase * lib.clips()[clip as usize].duration,
                     leaves.weights[m],
                     0,
                 );
@@ -108,8 +108,8 @@ fn the_left_foot_is_down_at_the_same_phase_for_every_walk_run_weight() {
 #[test]
 fn the_blend_follows_the_velocity() {
     let (lib, _, clips) = mannequin::library();
-    let tree = lib.blend.tree_id(mannequin::LOCOMOTION).unwrap();
-    let t = lib.blend.trees[tree.0 as usize];
+    let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
+    let t = lib.blend().trees[tree.0 as usize];
     let weight_of = |v: [f32; 2], clip: usize| {
         let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, Vec4::new(v[0], v[1], 0.0, 0.0));
         let total: f32 = leaves.weights[..leaves.count as usize].iter().sum();

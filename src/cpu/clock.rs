@@ -114,7 +114,7 @@ pub fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4
         if !(w > 0.0) {
             continue;
         }
-        let node = &lib.blend.nodes[(offset + k) as usize];
+        let node = &lib.blend().nodes[(offset + k) as usize];
         if node.kind == node_kind::CLIP {
             let mut slot = leaves.count;
             for m in 0..leaves.count {
@@ -142,9 +142,9 @@ pub fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4
             }
             continue;
         }
-        let cw = node_child_weights(&lib.blend, node, params);
+        let cw = node_child_weights(lib.blend(), node, params);
         for c in 0..node.child_count.min(MAX_BLEND_CHILDREN) {
-            let child = lib.blend.children[(node.child_offset + c) as usize].node;
+            let child = lib.blend().children[(node.child_offset + c) as usize].node;
             if child > k && child < count {
                 node_weight[child as usize] += w * cw[c as usize];
             }
@@ -173,7 +173,14 @@ pub fn play_state(
     layer: u32,
 ) -> ClipTime {
     if tree_nodes == 0 {
-        let ct = advance_clip_time(time, rate, loop_mode, loop_count, lib.clips[clip as usize].duration, dt);
+        let ct = advance_clip_time(
+            time,
+            rate,
+            loop_mode,
+            loop_count,
+            lib.clips()[clip as usize].duration,
+            dt,
+        );
         add_sample(list, clip, ct.sample_time, scale, layer);
         return ct;
     }
@@ -182,7 +189,7 @@ pub fn play_state(
     let mut synced = 0.0;
     for m in 0..leaves.count as usize {
         total += leaves.weights[m];
-        synced += leaves.weights[m] * lib.clips[leaves.clips[m] as usize].duration;
+        synced += leaves.weights[m] * lib.clips()[leaves.clips[m] as usize].duration;
     }
     if !(total > 0.0) {
         return ClipTime {
@@ -197,7 +204,7 @@ pub fn play_state(
         add_sample(
             list,
             leaves.clips[m],
-            ct.phase * lib.clips[leaves.clips[m] as usize].duration,
+            ct.phase * lib.clips()[leaves.clips[m] as usize].duration,
             scale * leaves.weights[m],
             layer,
         );
@@ -309,7 +316,7 @@ pub fn advance_instance(
                 list.mesh_additive = 1;
             }
             if def.tree_nodes == 0 && def.time_parameter < 4 {
-                let t = inst.params[def.time_parameter as usize].clamp(0.0, lib.clips[def.clip as usize].duration);
+                let t = inst.params[def.time_parameter as usize].clamp(0.0, lib.clips()[def.clip as usize].duration);
                 c.layer_time[k] = t;
                 add_sample(list, def.clip, t, 1.0, k as u32 + 1);
                 continue;

@@ -96,10 +96,10 @@ impl HierarchyStore for PoseBuffers<'_> {
 /// Walks instance `inst`'s first `joint_count` joints parents first: model[j] = model[parent] *
 /// local[j], with mesh-space additive layers applied on the way. WGSL `propagate`.
 pub fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count: u32, store: &mut impl HierarchyStore) {
-    let skel = &lib.gpu_skeletons[inst.skeleton as usize];
+    let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
     let mesh = has_mesh_layer(inst);
     for j in 0..joint_count {
-        let p = lib.parents[(skel.joint_offset + j) as usize];
+        let p = lib.parents()[(skel.joint_offset + j) as usize];
         let has_parent = p >= 0 && (p as u32) < j;
         let mut parent_model = Affine::IDENTITY;
         if has_parent {

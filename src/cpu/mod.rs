@@ -85,7 +85,7 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
 /// A single-clip instance of `clip` that holds time `time` (no world transform, no blend).
 #[must_use]
 pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) -> GpuInstance {
-    let info = lib.clips[clip.0 as usize];
+    let info = lib.clips()[clip.0 as usize];
     GpuInstance {
         world: Affine::IDENTITY,
         clip: clip.0,
@@ -123,7 +123,7 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
 /// If `clip` is not a clip of `lib`.
 #[must_use]
 pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
-    let info = lib.clips[clip.0 as usize];
+    let info = lib.clips()[clip.0 as usize];
     let mut list = BlendList::default();
     add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0, 0);
     evaluate(lib, &[clip_instance(lib, clip, 0)], &[list])

@@ -22,12 +22,12 @@ pub fn palette_joints(
     model_at: impl Fn(u32, u32) -> Affine,
     palettes: &mut [Affine],
 ) {
-    let skel = &lib.gpu_skeletons[inst.skeleton as usize];
+    let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
     let mut j = lid;
     while j < joint_count {
         palettes[(inst.joint_offset + j) as usize] = skin_matrix(
             &model_at(inst.joint_offset, j),
-            &lib.inverse_binds[(skel.joint_offset + j) as usize],
+            &lib.inverse_binds()[(skel.joint_offset + j) as usize],
         );
         j += WORKGROUP_SIZE;
     }

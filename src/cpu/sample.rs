@@ -76,9 +76,9 @@ pub fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: f32, ro
 #[must_use]
 pub fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> LocalPose {
     let first = (clip.track_offset + 3 * j) as usize;
-    let translation = sample_track(&lib.times, &lib.values, &lib.tracks[first], t, false);
-    let rotation = sample_track(&lib.times, &lib.values, &lib.tracks[first + 1], t, true);
-    let scale = sample_track(&lib.times, &lib.values, &lib.tracks[first + 2], t, false);
+    let translation = sample_track(lib.times(), lib.values(), &lib.tracks()[first], t, false);
+    let rotation = sample_track(lib.times(), lib.values(), &lib.tracks()[first + 1], t, true);
+    let scale = sample_track(lib.times(), lib.values(), &lib.tracks()[first + 2], t, false);
     LocalPose {
         translation: translation.truncate().extend(0.0),
         rotation,
@@ -113,7 +113,7 @@ pub fn blend_layer(
         let p = if e.clip == SNAPSHOT_CLIP {
             local[snapshot_slot as usize]
         } else {
-            sample_joint(lib, &lib.clips[e.clip as usize], j, e.time)
+            sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time)
         };
         if first {
             q_ref = p.rotation;
@@ -151,9 +151,9 @@ pub fn blend_layer(
 pub fn rest_pose(lib: &AnimationLibrary, skel: &GpuSkeleton, j: u32) -> LocalPose {
     let r = (skel.rest_offset + 3 * j) as usize;
     LocalPose {
-        translation: lib.values[r],
-        rotation: lib.values[r + 1],
-        scale: lib.values[r + 2],
+        translation: lib.values()[r],
+        rotation: lib.values()[r + 1],
+        scale: lib.values()[r + 2],
     }
 }
 
@@ -170,7 +170,7 @@ pub fn mask_weight(lib: &AnimationLibrary, mask: u32, j: u32) -> f32 {
     if mask == NO_MASK {
         return 1.0;
     }
-    lib.values[(mask + j) as usize].x
+    lib.values()[(mask + j) as usize].x
 }
 
 /// A difference rotation applied with weight `b`: nlerp(identity, ±d, b). WGSL `weighted_delta`.
@@ -320,7 +320,7 @@ pub fn sample_joints(
     joint_count: u32,
     store: &mut impl SampleStore,
 ) {
-    let skel = &lib.gpu_skeletons[inst.skeleton as usize];
+    let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
     let keep_pose = inst.flags & KEEP_POSE != 0;
     let mesh_additive = list.mesh_additive != 0;
     let mut j = lid;

@@ -226,8 +226,8 @@ impl Animator {
     /// Errors: as [`Animator::new`].
     pub fn with_library(device: &wgpu::Device, gpu_library: Arc<GpuLibrary>, desc: &AnimatorDesc) -> Result<Self> {
         let library = gpu_library.library();
-        let largest = library.gpu_skeletons.iter().map(|s| s.joint_count).max().unwrap_or(0);
-        if desc.max_instances == 0 || library.clips.is_empty() {
+        let largest = library.gpu_skeletons().iter().map(|s| s.joint_count).max().unwrap_or(0);
+        if desc.max_instances == 0 || library.clips().is_empty() {
             return Err(Error::Limit {
                 what: "an animator needs room for at least one instance and a library with at least one clip".into(),
             });

@@ -166,25 +166,25 @@ impl Controller {
     fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
         let err = |what: String| Error::Instance { instance: index, what };
         if let Some(tree) = desc.tree {
-            let t = self.library.blend.trees.get(tree.0 as usize).ok_or_else(|| {
+            let t = self.library.blend().trees.get(tree.0 as usize).ok_or_else(|| {
                 err(format!(
                     "blend tree {} does not exist (the library has {})",
                     tree.0,
-                    self.library.blend.trees.len()
+                    self.library.blend().trees.len()
                 ))
             })?;
             let joints = self
                 .library()
-                .gpu_skeletons
+                .gpu_skeletons()
                 .get(t.skeleton as usize)
                 .map_or(0, |s| s.joint_count);
             return Ok((0, t.skeleton, joints, t.node_offset, t.node_count));
         }
-        let clip = self.library.clips.get(desc.clip.0 as usize).ok_or_else(|| {
+        let clip = self.library.clips().get(desc.clip.0 as usize).ok_or_else(|| {
             err(format!(
                 "clip {} does not exist (the library has {})",
                 desc.clip.0,
-                self.library.clips.len()
+                self.library.clips().len()
             ))
         })?;
         Ok((desc.clip.0, clip.skeleton, clip.joint_count, 0, 0))
@@ -237,7 +237,7 @@ impl Controller {
             _pad2: [0; 8],
         };
         let duration = if tree_nodes == 0 {
-            self.library.clips[clip as usize].duration
+            self.library.clips()[clip as usize].duration
         } else {
             1.0
         };
@@ -490,7 +490,7 @@ impl Controller {
             Some(m) => {
                 let info = self
                     .library()
-                    .masks
+                    .masks()
                     .get(m.0 as usize)
                     .ok_or_else(|| err(format!("mask {} does not exist", m.0)))?;
                 if info.skeleton != inst.skeleton {
@@ -651,7 +651,7 @@ impl Controller {
         }
         let inst = self.instances[index];
         let duration = if inst.tree_nodes == 0 {
-            self.library.clips[inst.clip as usize].duration
+            self.library.clips()[inst.clip as usize].duration
         } else {
             1.0
         };

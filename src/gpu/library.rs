@@ -46,18 +46,18 @@ impl LibraryHeaps {
     pub fn new(library: &AnimationLibrary) -> Self {
         let mut headers = Vec::new();
         let mut payload = Vec::new();
-        let blend = &library.blend;
+        let blend = &library.blend();
         let layout = GpuLibraryLayout {
-            clips: section(&mut headers, &library.clips),
-            tracks: section(&mut headers, &library.tracks),
-            skeletons: section(&mut headers, &library.gpu_skeletons),
+            clips: section(&mut headers, library.clips()),
+            tracks: section(&mut headers, library.tracks()),
+            skeletons: section(&mut headers, library.gpu_skeletons()),
             blend_nodes: section(&mut headers, &blend.nodes),
             blend_children: section(&mut headers, &blend.children),
             blend_triangles: section(&mut headers, &blend.triangles),
-            times: words(&mut payload, bytemuck::cast_slice(&library.times)),
-            values: section(&mut payload, &library.values),
-            parents: words(&mut payload, bytemuck::cast_slice(&library.parents)),
-            inverse_binds: section(&mut payload, &library.inverse_binds),
+            times: words(&mut payload, bytemuck::cast_slice(library.times())),
+            values: section(&mut payload, library.values()),
+            parents: words(&mut payload, bytemuck::cast_slice(library.parents())),
+            inverse_binds: section(&mut payload, library.inverse_binds()),
             _pad: [0; 2],
         };
         // A binding may not be empty.

@@ -37,7 +37,16 @@ pub struct LibraryBuilder {
 
 /// Skeletons and clips in runtime form. Build one with [`LibraryBuilder`], which validates every
 /// index, key and name; the library is read-only after that (its arrays through accessors of the
-/// same names), so a built library is always a valid one.
+/// same names), so a built library is always a valid one:
+///
+/// ```
+/// let (library, _, _) = wgpu_anim::mannequin::library();
+/// assert!(!library.clips().is_empty());
+/// ```
+/// ```compile_fail,E0616
+/// let (mut library, _, _) = wgpu_anim::mannequin::library();
+/// library.clips.clear(); // error[E0616]: field `clips` of struct `AnimationLibrary` is private
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct AnimationLibrary {
     /// Authoring skeletons (names, rest pose), by [`SkeletonId`].

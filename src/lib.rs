@@ -20,15 +20,20 @@
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
 //!   [`mod@reference`] is an f64 implementation used as the accuracy oracle.
 //! - [`mannequin`] builds the built-in humanoid, its mesh, its clips, a locomotion blend space and
-//!   layer assets in code; [`gltf_import`] loads glTF 2.0 characters.
+//!   layer assets in code; `gltf_import` loads glTF 2.0 characters (feature `gltf`).
 //!
 //! ## Features
 //!
-//! - `tools` (on by default): the `wgpu-anim` command-line tool (with `clap`), `scene` (a ready
-//!   crowd of wandering characters on a ground plane, used by the crowd demo and the examples)
-//!   and `bench` (the frame benchmark and its plot, drawn with `plotters`). A renderer that
-//!   depends on `wgpu-anim` with `default-features = false` gets only the runtime: the animator,
-//!   the renderer, the CPU mirrors and the f64 reference, the mannequin and glTF import.
+//! - `gltf` (on by default): [`gltf_import`], the glTF 2.0 importer (with `gltf`, `serde_json` and
+//!   `base64`).
+//! - `tools` (on by default, implies `gltf`): the `wgpu-anim` command-line tool (with `clap`),
+//!   `scene` (a ready crowd of wandering characters on a ground plane, used by the crowd demo and
+//!   the examples), `bench` (the frame benchmark, its JSON rows and its plot, drawn with
+//!   `plotters`) and `image` (PNG files).
+//!
+//! A renderer that depends on `wgpu-anim` with `default-features = false` gets only the runtime —
+//! the animator, the renderer, the CPU mirrors and the f64 reference, the mannequin — on wgpu,
+//! naga (with naga_oil for shader composition), glam and bytemuck.
 
 #[cfg(feature = "tools")]
 pub mod bench;
@@ -36,8 +41,10 @@ pub mod blend;
 pub mod clip;
 pub mod cpu;
 pub mod error;
+#[cfg(feature = "gltf")]
 pub mod gltf_import;
 pub mod gpu;
+#[cfg(feature = "tools")]
 pub mod image;
 pub mod layers;
 pub mod layout;

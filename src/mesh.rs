@@ -6,7 +6,8 @@ use glam::{Vec2, Vec3};
 /// The most joints that influence one vertex.
 pub const MAX_INFLUENCES: usize = 4;
 
-/// One vertex as the GPU reads it (`VertexIn` in `shaders/skin.wgsl`).
+/// One vertex as the GPU reads it (`VertexIn` in `shaders/skin.wgsl`); its vertex buffer layout is
+/// [`SkinVertex::LAYOUT`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SkinVertex {
@@ -22,6 +23,42 @@ pub struct SkinVertex {
     pub weights: [f32; 4],
 }
 const _: () = assert!(std::mem::size_of::<SkinVertex>() == 56);
+
+impl SkinVertex {
+    /// The vertex attributes at shader locations `first..first + 5`: position (`Float32x3`, offset
+    /// 0), normal (`Float32x3`, 12), uv (`Float32x2`, 24), joints (`Uint16x4`, 32, read as
+    /// `vec4<u32>`) and weights (`Float32x4`, 40).
+    #[must_use]
+    pub const fn attributes(first: u32) -> [wgpu::VertexAttribute; 5] {
+        use std::mem::offset_of;
+        use wgpu::VertexFormat as F;
+        const fn at(format: F, offset: usize, shader_location: u32) -> wgpu::VertexAttribute {
+            wgpu::VertexAttribute {
+                format,
+                offset: offset as u64,
+                shader_location,
+            }
+        }
+        [
+            at(F::Float32x3, offset_of!(SkinVertex, position), first),
+            at(F::Float32x3, offset_of!(SkinVertex, normal), first + 1),
+            at(F::Float32x2, offset_of!(SkinVertex, uv), first + 2),
+            at(F::Uint16x4, offset_of!(SkinVertex, joints), first + 3),
+            at(F::Float32x4, offset_of!(SkinVertex, weights), first + 4),
+        ]
+    }
+
+    /// [`SkinVertex::attributes`] at locations 0–4.
+    pub const ATTRIBUTES: [wgpu::VertexAttribute; 5] = Self::attributes(0);
+
+    /// The vertex buffer layout of a `SkinVertex` buffer, attributes at locations 0–4 (for other
+    /// locations, build one around [`SkinVertex::attributes`]).
+    pub const LAYOUT: wgpu::VertexBufferLayout<'static> = wgpu::VertexBufferLayout {
+        array_stride: size_of::<SkinVertex>() as u64,
+        step_mode: wgpu::VertexStepMode::Vertex,
+        attributes: &Self::ATTRIBUTES,
+    };
+}
 
 /// A triangle mesh bound to a skeleton with up to [`MAX_INFLUENCES`] influences per vertex.
 #[derive(Clone, Debug, Default)]

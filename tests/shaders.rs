@@ -160,6 +160,55 @@ fn skin_functions_validate_in_a_user_module() {
     shaders::validate(&user).unwrap();
 }
 
+/// The naga type a vertex format is read as.
+fn vertex_input_type(format: wgpu::VertexFormat) -> naga::TypeInner {
+    use naga::{Scalar, TypeInner, VectorSize};
+    use wgpu::VertexFormat as F;
+    let vector = |size, scalar| TypeInner::Vector { size, scalar };
+    match format {
+        F::Float32x2 => vector(VectorSize::Bi, Scalar::F32),
+        F::Float32x3 => vector(VectorSize::Tri, Scalar::F32),
+        F::Float32x4 => vector(VectorSize::Quad, Scalar::F32),
+        F::Uint16x4 => vector(VectorSize::Quad, Scalar::U32),
+        other => panic!("no WGSL type listed for {other:?}"),
+    }
+}
+
+#[test]
+fn the_skin_vertex_layout_matches_the_skinning_shader_inputs() {
+    use wgpu_anim::mesh::SkinVertex;
+    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Skin)).unwrap();
+    let vs = module.entry_points.iter().find(|e| e.name == "vs_main").unwrap();
+    let mut inputs = Vec::new();
+    for arg in &vs.function.arguments {
+        let ty = &module.types[arg.ty].inner;
+        let members: Vec<(Option<naga::Binding>, naga::Handle<naga::Type>)> = match ty {
+            naga::TypeInner::Struct { members, .. } => members.iter().map(|m| (m.binding.clone(), m.ty)).collect(),
+            _ => vec![(arg.binding.clone(), arg.ty)],
+        };
+        for (binding, ty) in members {
+            if let Some(naga::Binding::Location { location, .. }) = binding {
+                inputs.push((location, module.types[ty].inner.clone()));
+            }
+        }
+    }
+    inputs.sort_by_key(|(l, _)| *l);
+    let layout: Vec<(u32, naga::TypeInner)> = SkinVertex::LAYOUT
+        .attributes
+        .iter()
+        .map(|a| (a.shader_location, vertex_input_type(a.format)))
+        .collect();
+    assert_eq!(inputs, layout);
+    // The attributes cover the vertex without overlapping, in field order.
+    let mut end = 0;
+    for a in SkinVertex::LAYOUT.attributes {
+        assert_eq!(a.offset, end, "attribute at location {}", a.shader_location);
+        end += a.format.size();
+    }
+    assert_eq!(end, SkinVertex::LAYOUT.array_stride);
+    assert_eq!(SkinVertex::attributes(3)[4].shader_location, 7);
+}
+
 #[test]
 fn a_broken_shader_is_reported() {
     let broken = shaders::stage_source(Stage::Sample).replace("fn sample_joint", "fn sample_joint(");

@@ -98,6 +98,15 @@ pub enum Error {
     /// No suitable GPU adapter or device.
     #[error("no GPU device: {0}")]
     Device(String),
+    /// The device refused to create a buffer, shader or pipeline (a validation error or out of
+    /// memory, caught in an error scope instead of wgpu's uncaptured-error handler).
+    #[error("the device refused {what}: {reason}")]
+    Refused {
+        /// What was being created.
+        what: String,
+        /// The device's error.
+        reason: String,
+    },
     /// An asset file could not be read or is malformed.
     #[error("{file}: {what}")]
     Asset {

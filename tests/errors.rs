@@ -123,3 +123,42 @@ fn bad_meshes_name_the_vertex() {
     m.weights[3] = [f32::NAN, 1.0, 0.0, 0.0];
     assert!(m.validate(53).unwrap_err().to_string().contains("vertex 3"));
 }
+
+#[test]
+fn pipelines_the_device_refuses_are_errors_not_panics() {
+    // A device with fewer storage buffers per stage than `sample` binds (5): the animator is an
+    // error naming the stage, not a panic in wgpu's uncaptured-error handler.
+    let limits = wgpu::Limits {
+        max_storage_buffers_per_shader_stage: 4,
+        ..wgpu::Limits::default()
+    };
+    let (device, _queue) = wgpu_anim::gpu::headless_device_with_limits(limits).unwrap();
+    let (lib, _, _) = mannequin::library();
+    let e = Animator::new(&device, &lib, &AnimatorDesc::default())
+        .err()
+        .expect("the sample stage binds 5 storage buffers");
+    assert!(matches!(e, Error::Refused { .. }), "{e}");
+    assert!(e.to_string().contains("the sample pipeline"), "{e}");
+
+    // A device that reads fewer vertex attributes than a skinned vertex has (5): the renderer is
+    // an error; the animator, which has no vertex stage, is not.
+    let limits = wgpu::Limits {
+        max_vertex_attributes: 4,
+        ..wgpu::Limits::default()
+    };
+    let (device, _queue) = wgpu_anim::gpu::headless_device_with_limits(limits).unwrap();
+    let a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+    let mesh = mannequin::mesh(&mannequin::skeleton());
+    let e = wgpu_anim::SkinnedRenderer::new(
+        &device,
+        &a,
+        &mesh,
+        mannequin::skeleton().joint_count(),
+        wgpu::TextureFormat::Rgba8Unorm,
+        None,
+        1,
+    )
+    .err()
+    .expect("5 vertex attributes on a device that reads 4");
+    assert!(e.to_string().contains("the renderer of mesh"), "{e}");
+}

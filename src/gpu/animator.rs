@@ -216,7 +216,8 @@ impl Animator {
     /// upload of a library between animators, use [`Animator::with_library`].
     ///
     /// Errors: a capacity of zero, or buffers larger than the device's
-    /// `max_storage_buffer_binding_size` (the message says which and by how much).
+    /// `max_storage_buffer_binding_size` (the message says which and by how much); a stage's
+    /// pipeline the device refuses ([`Error::Refused`], naming the stage).
     pub fn new(device: &wgpu::Device, library: &AnimationLibrary, desc: &AnimatorDesc) -> Result<Self> {
         Self::with_library(device, GpuLibrary::new(device, library)?, desc)
     }
@@ -250,58 +251,69 @@ impl Animator {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let make_pipeline = |stage: Stage| -> StagePipeline {
-            let entries: Vec<wgpu::BindGroupLayoutEntry> = stage
-                .bindings()
-                .iter()
-                .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
-                    binding: resource.binding(),
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: match access {
-                            Access::Uniform => wgpu::BufferBindingType::Uniform,
-                            Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                            Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-                        },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                })
-                .collect();
-            let label = format!("wgpu-anim {}", stage.name());
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(&label),
-                entries: &entries,
-            });
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&label),
-                source: wgpu::ShaderSource::Wgsl(stage_source(stage).into()),
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(&label),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(&label),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(stage.name()),
-                compilation_options: Default::default(),
-                cache: None,
-            });
-            StagePipeline {
-                stage,
-                layout,
-                pipeline,
-            }
+        // A stage the device refuses (beyond its limits) is an error naming the stage.
+        let make_pipeline = |stage: Stage| -> Result<StagePipeline> {
+            super::refusable(
+                device,
+                || format!("the {} pipeline", stage.name()),
+                || {
+                    let entries: Vec<wgpu::BindGroupLayoutEntry> = stage
+                        .bindings()
+                        .iter()
+                        .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
+                            binding: resource.binding(),
+                            visibility: wgpu::ShaderStages::COMPUTE,
+                            ty: wgpu::BindingType::Buffer {
+                                ty: match access {
+                                    Access::Uniform => wgpu::BufferBindingType::Uniform,
+                                    Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                                    Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                                },
+                                has_dynamic_offset: false,
+                                min_binding_size: None,
+                            },
+                            count: None,
+                        })
+                        .collect();
+                    let label = format!("wgpu-anim {}", stage.name());
+                    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                        label: Some(&label),
+                        entries: &entries,
+                    });
+                    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                        label: Some(&label),
+                        source: wgpu::ShaderSource::Wgsl(stage_source(stage).into()),
+                    });
+                    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                        label: Some(&label),
+                        bind_group_layouts: &[Some(&layout)],
+                        immediate_size: 0,
+                    });
+                    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(&label),
+                        layout: Some(&pipeline_layout),
+                        module: &module,
+                        entry_point: Some(stage.name()),
+                        compilation_options: Default::default(),
+                        cache: None,
+                    });
+                    StagePipeline {
+                        stage,
+                        layout,
+                        pipeline,
+                    }
+                },
+            )
         };
-        let passes: Vec<StagePipeline> = Stage::COMPUTE.iter().map(|&stage| make_pipeline(stage)).collect();
+        let passes: Vec<StagePipeline> = Stage::COMPUTE
+            .iter()
+            .map(|&stage| make_pipeline(stage))
+            .collect::<Result<_>>()?;
         // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
         // enough for it; elsewhere only the staged path exists.
         let fused = (limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS)
-            .then(|| make_pipeline(Stage::Fused));
+            .then(|| make_pipeline(Stage::Fused))
+            .transpose()?;
         // Buffers the device cannot allocate are an error, not a panic of its error handler.
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         // One uniform buffer holds every page's frame, each in a slot aligned for binding at an
@@ -542,7 +554,7 @@ impl Animator {
     pub fn blend_list_buffer(&self) -> &wgpu::Buffer {
         &self.pages[0].blend_list_buffer
     }
-    /// The layer definition uniform ([`Animator::layer_defs`], room for [`MAX_LAYER_DEFS`]).
+    /// The layer definition uniform ([`Controller::layer_defs`], room for [`MAX_LAYER_DEFS`]).
     #[must_use]
     pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
         &self.layer_def_buffer

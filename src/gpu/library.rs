@@ -89,7 +89,7 @@ impl GpuLibrary {
     /// Uploads `library` to `device`.
     ///
     /// Errors: a heap larger than the device's `max_storage_buffer_binding_size` (the message
-    /// says which and by how much).
+    /// says which and by how much); buffers the device refuses ([`Error::Refused`]).
     pub fn new(device: &wgpu::Device, library: &AnimationLibrary) -> Result<Arc<Self>> {
         let heaps = LibraryHeaps::new(library);
         let cap = device.limits().max_storage_buffer_binding_size;
@@ -110,16 +110,31 @@ impl GpuLibrary {
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
             })
         };
+        let (layout_buffer, headers, payload) = super::refusable(
+            device,
+            || {
+                format!(
+                    "the library's buffers ({} bytes)",
+                    (heaps.headers.len() + heaps.payload.len()) * size_of::<Unit>()
+                )
+            },
+            || {
+                let layout_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("wgpu-anim library layout"),
+                    contents: bytemuck::bytes_of(&heaps.layout),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+                let headers = storage("wgpu-anim library headers", &heaps.headers);
+                let payload = storage("wgpu-anim library payload", &heaps.payload);
+                (layout_buffer, headers, payload)
+            },
+        )?;
         Ok(Arc::new(Self {
             library: Arc::new(library.clone()),
             layout: heaps.layout,
-            layout_buffer: device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("wgpu-anim library layout"),
-                contents: bytemuck::bytes_of(&heaps.layout),
-                usage: wgpu::BufferUsages::UNIFORM,
-            }),
-            headers: storage("wgpu-anim library headers", &heaps.headers),
-            payload: storage("wgpu-anim library payload", &heaps.payload),
+            layout_buffer,
+            headers,
+            payload,
         }))
     }
 

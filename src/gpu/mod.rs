@@ -71,6 +71,30 @@ pub fn request_device_with_limits(
     pollster::block_on(adapter.request_device(&desc)).map_err(|e| Error::Device(e.to_string()))
 }
 
+/// Runs `create` inside validation and out-of-memory error scopes, so that what the device
+/// refuses (a pipeline beyond its limits, a buffer it cannot allocate) comes back as
+/// [`Error::Refused`] naming `what`, instead of reaching wgpu's uncaptured-error handler, which
+/// panics by default.
+pub(crate) fn refusable<T>(
+    device: &wgpu::Device,
+    what: impl FnOnce() -> String,
+    create: impl FnOnce() -> T,
+) -> Result<T> {
+    let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let value = create();
+    // Scopes pop innermost first.
+    let invalid = pollster::block_on(validation.pop());
+    let oom = pollster::block_on(out_of_memory.pop());
+    match invalid.or(oom) {
+        Some(e) => Err(Error::Refused {
+            what: what(),
+            reason: e.to_string(),
+        }),
+        None => Ok(value),
+    }
+}
+
 /// Workgroup counts `(x, y)` for `groups` workgroups, split over two dimensions so that neither
 /// exceeds `max_per_dimension`; shaders recover the linear index with `workgroup_linear`.
 #[must_use]

@@ -62,6 +62,9 @@ pub struct SkinnedRenderer {
 impl SkinnedRenderer {
     /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
     /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
+    ///
+    /// Errors: a mesh that does not fit the skeleton; buffers or a pipeline the device refuses
+    /// ([`crate::Error::Refused`]).
     pub fn new(
         device: &wgpu::Device,
         animator: &Animator,
@@ -73,129 +76,136 @@ impl SkinnedRenderer {
     ) -> Result<Self> {
         let mut mesh = mesh.clone();
         mesh.validate(joint_count)?;
-        let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("wgpu-anim skinned vertices"),
-            contents: bytemuck::cast_slice(&mesh.gpu_vertices()),
-            usage: wgpu::BufferUsages::VERTEX,
-        });
-        let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("wgpu-anim indices"),
-            contents: bytemuck::cast_slice(&mesh.indices),
-            usage: wgpu::BufferUsages::INDEX,
-        });
-        let camera = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim camera"),
-            size: size_of::<Camera>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let storage = |binding| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::VERTEX,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only: true },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("wgpu-anim render"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+        // Buffers, bind groups and the pipeline: what the device refuses is an error.
+        super::refusable(
+            device,
+            || format!("the renderer of mesh '{}'", mesh.name),
+            || {
+                let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("wgpu-anim skinned vertices"),
+                    contents: bytemuck::cast_slice(&mesh.gpu_vertices()),
+                    usage: wgpu::BufferUsages::VERTEX,
+                });
+                let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("wgpu-anim indices"),
+                    contents: bytemuck::cast_slice(&mesh.indices),
+                    usage: wgpu::BufferUsages::INDEX,
+                });
+                let camera = device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("wgpu-anim camera"),
+                    size: size_of::<Camera>() as u64,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                let storage = |binding| wgpu::BindGroupLayoutEntry {
+                    binding,
+                    visibility: wgpu::ShaderStages::VERTEX,
                     ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
+                        ty: wgpu::BufferBindingType::Storage { read_only: true },
                         has_dynamic_offset: false,
-                        min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
+                        min_binding_size: None,
                     },
                     count: None,
-                },
-                storage(1),
-                storage(2),
-            ],
-        });
-        let pages = (0..animator.page_count())
-            .filter_map(|page| {
-                let (instances, palettes) = (
-                    animator.page_instance_buffer(page)?,
-                    animator.page_palette_buffer(page)?,
-                );
-                let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                };
+                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("wgpu-anim render"),
-                    layout: &layout,
                     entries: &[
-                        wgpu::BindGroupEntry {
+                        wgpu::BindGroupLayoutEntry {
                             binding: 0,
-                            resource: camera.as_entire_binding(),
+                            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+                            ty: wgpu::BindingType::Buffer {
+                                ty: wgpu::BufferBindingType::Uniform,
+                                has_dynamic_offset: false,
+                                min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
+                            },
+                            count: None,
                         },
-                        wgpu::BindGroupEntry {
-                            binding: 1,
-                            resource: instances.as_entire_binding(),
-                        },
-                        wgpu::BindGroupEntry {
-                            binding: 2,
-                            resource: palettes.as_entire_binding(),
-                        },
+                        storage(1),
+                        storage(2),
                     ],
                 });
-                Some((page, bind_group))
-            })
-            .collect::<Vec<_>>();
-        // Pages fill in order, each to its capacity.
-        let capacity: Vec<u32> = (0..animator.page_count()).map(|p| animator.page_capacity(p)).collect();
-        let pages = pages
-            .into_iter()
-            .map(|(page, bind_group)| {
-                let start: u32 = capacity[..page].iter().sum();
-                (start..start + capacity[page], bind_group)
-            })
-            .collect();
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("wgpu-anim skin"),
-            source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("wgpu-anim render"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("wgpu-anim skinned"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[Some(SkinVertex::LAYOUT)],
+                let pages = (0..animator.page_count())
+                    .filter_map(|page| {
+                        let (instances, palettes) = (
+                            animator.page_instance_buffer(page)?,
+                            animator.page_palette_buffer(page)?,
+                        );
+                        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                            label: Some("wgpu-anim render"),
+                            layout: &layout,
+                            entries: &[
+                                wgpu::BindGroupEntry {
+                                    binding: 0,
+                                    resource: camera.as_entire_binding(),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 1,
+                                    resource: instances.as_entire_binding(),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 2,
+                                    resource: palettes.as_entire_binding(),
+                                },
+                            ],
+                        });
+                        Some((page, bind_group))
+                    })
+                    .collect::<Vec<_>>();
+                // Pages fill in order, each to its capacity.
+                let capacity: Vec<u32> = (0..animator.page_count()).map(|p| animator.page_capacity(p)).collect();
+                let pages = pages
+                    .into_iter()
+                    .map(|(page, bind_group)| {
+                        let start: u32 = capacity[..page].iter().sum();
+                        (start..start + capacity[page], bind_group)
+                    })
+                    .collect();
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("wgpu-anim skin"),
+                    source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
+                });
+                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some("wgpu-anim render"),
+                    bind_group_layouts: &[Some(&layout)],
+                    immediate_size: 0,
+                });
+                let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                    label: Some("wgpu-anim skinned"),
+                    layout: Some(&pipeline_layout),
+                    vertex: wgpu::VertexState {
+                        module: &module,
+                        entry_point: Some("vs_main"),
+                        compilation_options: Default::default(),
+                        buffers: &[Some(SkinVertex::LAYOUT)],
+                    },
+                    fragment: Some(wgpu::FragmentState {
+                        module: &module,
+                        entry_point: Some("fs_main"),
+                        compilation_options: Default::default(),
+                        targets: &[Some(color_format.into())],
+                    }),
+                    primitive: wgpu::PrimitiveState {
+                        cull_mode: Some(wgpu::Face::Back),
+                        ..Default::default()
+                    },
+                    depth_stencil: depth_format.map(depth_state),
+                    multisample: wgpu::MultisampleState {
+                        count: sample_count,
+                        ..Default::default()
+                    },
+                    multiview_mask: None,
+                    cache: None,
+                });
+                Self {
+                    pipeline,
+                    pages,
+                    camera,
+                    vertices,
+                    indices,
+                    index_count: mesh.indices.len() as u32,
+                }
             },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(color_format.into())],
-            }),
-            primitive: wgpu::PrimitiveState {
-                cull_mode: Some(wgpu::Face::Back),
-                ..Default::default()
-            },
-            depth_stencil: depth_format.map(depth_state),
-            multisample: wgpu::MultisampleState {
-                count: sample_count,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
-        });
-        Ok(Self {
-            pipeline,
-            pages,
-            camera,
-            vertices,
-            indices,
-            index_count: mesh.indices.len() as u32,
-        })
+        )
     }
 
     /// Uploads the camera.

@@ -2,7 +2,7 @@
 //! drawn with [plotters](https://docs.rs/plotters) into a bitmap and saved as a PNG.
 //!
 //! The text is set in Noto Sans Regular, whose bytes come from the `ttf-noto-sans` crate
-//! (Apache-2.0), so drawing needs no font installed on the machine. [`Canvas`] lays the text out
+//! (Apache-2.0), so drawing needs no font installed on the machine. `Canvas` lays the text out
 //! and rasterizes it with `ab_glyph`; everything else is plotters' bitmap backend.
 
 use super::{PathKind, Row};

@@ -93,8 +93,8 @@ impl HierarchyStore for PoseBuffers<'_> {
     }
 }
 
-/// Walks instance `inst`'s first `joint_count` joints parents first: model[j] = model[parent] *
-/// local[j], with mesh-space additive layers applied on the way. WGSL `propagate`.
+/// Walks instance `inst`'s first `joint_count` joints parents first: `model[j] = model[parent] *
+/// local[j]`, with mesh-space additive layers applied on the way. WGSL `propagate`.
 pub fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count: u32, store: &mut impl HierarchyStore) {
     let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
     let mesh = has_mesh_layer(inst);

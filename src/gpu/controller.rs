@@ -736,7 +736,7 @@ impl Controller {
         self.pages.iter().take_while(|p| p.len > 0).count()
     }
 
-    /// Number of pages (see [`AnimatorDesc`]).
+    /// Number of pages (see [`crate::AnimatorDesc`]).
     #[must_use]
     pub fn page_count(&self) -> usize {
         self.pages.len()

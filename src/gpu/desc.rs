@@ -166,7 +166,7 @@ impl Layer {
     }
 }
 
-/// Capacity of an [`Animator`]; its buffers are allocated once.
+/// Capacity of an [`crate::Animator`]; its buffers are allocated once.
 ///
 /// Instances live in *pages*: each page has its own instance, clock, blend list, pose and
 /// palette buffers, each within one storage binding of the device, and a frame records the same

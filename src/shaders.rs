@@ -14,6 +14,11 @@ pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
 pub const LIBRARY: &str = include_str!("../shaders/shared/library.wgsl");
 /// The ground plane of the built-in scenes (`shaders/ground.wgsl`); not an animation stage.
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
+/// Skinning for a vertex shader of your own (`shaders/skinning_module.wgsl`), every name
+/// prefixed `wgpu_anim_`: a naga_oil module (`#define_import_path wgpu_anim::skinning`) whose
+/// group and bindings are shader defs; [`crate::gpu::SkinBinding`] gives the defs, the plain-text
+/// form, the bind group layout and the bind groups.
+pub const SKINNING_MODULE: &str = include_str!("../shaders/skinning_module.wgsl");
 /// Skinning functions (`shaders/shared/skinning.wgsl`).
 pub const SKINNING: &str = include_str!("../shaders/shared/skinning.wgsl");
 

@@ -530,3 +530,100 @@ fn every_shared_constant_matches_rust() {
         "{differences:#?}"
     );
 }
+
+/// A user's vertex shader with structs of its own under the crate's internal names, skinning
+/// through the module.
+const USER_SHADER: &str = "
+struct Instance { a: u32 }
+struct Frame { b: f32 }
+struct Clock { c: f32 }
+struct Track { d: u32 }
+struct Affine { e: vec4<f32> }
+struct Camera { view_proj: mat4x4<f32> }
+@group(0) @binding(0) var<uniform> camera: Camera;
+
+struct VertexIn {
+    @location(0) position: vec3<f32>,
+    @location(1) normal: vec3<f32>,
+    @location(2) uv: vec2<f32>,
+    @location(3) joints: vec4<u32>,
+    @location(4) weights: vec4<f32>,
+}
+
+@vertex
+fn main(v: VertexIn, @builtin(instance_index) i: u32) -> @builtin(position) vec4<f32> {
+    let s = SKIN(i, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
+    return camera.view_proj * WORLD(i) * vec4<f32>(s.position, 1.0);
+}
+";
+
+/// The group and binding of a global variable of `module` called `name`.
+fn binding_of(module: &naga::Module, name: &str) -> Option<(u32, u32)> {
+    module
+        .global_variables
+        .iter()
+        .find(|(_, g)| g.name.as_deref().is_some_and(|n| n.contains(name)))
+        .and_then(|(_, g)| g.binding.as_ref().map(|b| (b.group, b.binding)))
+}
+
+#[test]
+fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and_track() {
+    use wgpu_anim::gpu::SkinBinding;
+    let binding = SkinBinding { group: 2, palette: 5 };
+    // Plain text, appended.
+    let user = USER_SHADER
+        .replace("SKIN(", "wgpu_anim_skin(")
+        .replace("WORLD(", "wgpu_anim_world_matrix(");
+    let (module, _) = shaders::validate(&format!("{user}\n{}", binding.wgsl())).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(binding_of(&module, "wgpu_anim_palettes"), Some((2, 5)));
+    assert_eq!(binding_of(&module, "wgpu_anim_instances"), Some((2, 6)));
+
+    // Imported with naga_oil.
+    use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor};
+    let defs: std::collections::HashMap<_, _> = binding.shader_defs().into_iter().collect();
+    let mut composer = Composer::default();
+    let added = composer.add_composable_module(ComposableModuleDescriptor {
+        source: shaders::SKINNING_MODULE,
+        file_path: "skinning_module.wgsl",
+        shader_defs: defs.clone(),
+        ..Default::default()
+    });
+    if let Err(e) = added {
+        panic!("{}", e.emit_to_string(&composer));
+    }
+    let user = format!(
+        "#import wgpu_anim::skinning::{{wgpu_anim_skin, wgpu_anim_world_matrix}}\n{}",
+        USER_SHADER
+            .replace("SKIN(", "wgpu_anim_skin(")
+            .replace("WORLD(", "wgpu_anim_world_matrix(")
+    );
+    let made = composer.make_naga_module(NagaModuleDescriptor {
+        source: &user,
+        file_path: "user.wgsl",
+        shader_defs: defs,
+        ..Default::default()
+    });
+    let module = made.unwrap_or_else(|e| panic!("{}", e.emit_to_string(&composer)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .unwrap();
+    assert_eq!(binding_of(&module, "wgpu_anim_palettes"), Some((2, 5)));
+}
+
+#[test]
+fn the_skinning_module_reads_the_instance_fields_where_rust_writes_them() {
+    use std::mem::offset_of;
+    use wgpu_anim::layout::GpuInstance;
+    let (module, _) = shaders::validate(&wgpu_anim::gpu::SkinBinding::default().wgsl()).unwrap();
+    let (size, fields) = struct_layout(&module, "wgpu_anim_Instance");
+    let at = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, o)| *o as usize);
+    assert_eq!(size as usize, size_of::<GpuInstance>());
+    assert_eq!(at("joint_offset"), Some(offset_of!(GpuInstance, joint_offset)));
+    assert_eq!(at("world"), Some(offset_of!(GpuInstance, world)));
+    assert_eq!(at("tint"), Some(offset_of!(GpuInstance, tint)));
+    let (affine, _) = struct_layout(&module, "wgpu_anim_Affine");
+    assert_eq!(affine as usize, size_of::<Affine>());
+}

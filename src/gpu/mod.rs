@@ -8,6 +8,7 @@ mod desc;
 mod library;
 mod readback;
 mod renderer;
+mod skinning;
 mod timing;
 
 pub use animator::{Animator, evaluate_poses};
@@ -16,6 +17,7 @@ pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Tr
 pub use library::{GpuLibrary, LibraryHeaps};
 pub use readback::read_buffer;
 pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, scene_pass, skin_on_gpu};
+pub use skinning::SkinBinding;
 pub use timing::PassTimer;
 
 use crate::error::{Error, Result};

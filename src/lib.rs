@@ -16,7 +16,7 @@
 //!   parameters and clocks in GPU buffers and records the compute passes into *your* encoder with
 //!   [`Animator::encode`]. Its palette buffer holds every instance's skinning matrices.
 //! - [`SkinnedRenderer`] draws all instances of a mesh with one instanced draw; or skin in your own
-//!   vertex shader with [`shaders::SKIN_FUNCTIONS`].
+//!   vertex shader with [`gpu::SkinBinding`] and its WGSL module.
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
 //!   [`mod@reference`] is an f64 implementation used as the accuracy oracle.
 //! - [`mannequin`] builds the built-in humanoid, its mesh, its clips, a locomotion blend space and

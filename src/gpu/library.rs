@@ -46,7 +46,7 @@ impl LibraryHeaps {
     pub fn new(library: &AnimationLibrary) -> Self {
         let mut headers = Vec::new();
         let mut payload = Vec::new();
-        let blend = &library.blend();
+        let blend = library.blend();
         let layout = GpuLibraryLayout {
             clips: section(&mut headers, library.clips()),
             tracks: section(&mut headers, library.tracks()),

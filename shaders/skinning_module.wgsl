@@ -4,7 +4,9 @@
 // what skinning needs, every name starting with wgpu_anim_, so it joins any shader: imported with
 // naga_oil (`#import wgpu_anim::skinning::{wgpu_anim_skin, ...}`, the group and bindings given as
 // the shader defs WGPU_ANIM_SKIN_GROUP, WGPU_ANIM_PALETTE_BINDING and WGPU_ANIM_INSTANCE_BINDING),
-// or pasted as plain text (SkinBinding::wgsl, with the numbers filled in).
+// or pasted as plain text (SkinBinding::wgsl, with the numbers filled in). With the def
+// WGPU_ANIM_PREVIOUS_PALETTE it also binds last frame's palettes (WGPU_ANIM_PREVIOUS_BINDING) and
+// gives each vertex's previous position, for motion vectors.
 
 // A 3x4 affine matrix, row-major (Rust: math::Affine, 48 bytes): a point p maps to
 // (dot(x, p1), dot(y, p1), dot(z, p1)) with p1 = vec4(p, 1).
@@ -33,6 +35,27 @@ struct wgpu_anim_Instance {
 var<storage, read> wgpu_anim_palettes: array<wgpu_anim_Affine>;
 @group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_INSTANCE_BINDING})
 var<storage, read> wgpu_anim_instances: array<wgpu_anim_Instance>;
+
+#ifdef WGPU_ANIM_PREVIOUS_PALETTE
+// Last frame's palettes (Rust: Animator::keep_previous_palettes).
+@group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_PREVIOUS_BINDING})
+var<storage, read> wgpu_anim_previous_palettes: array<wgpu_anim_Affine>;
+
+// A bind-pose vertex position skinned by last frame's palettes, in model space.
+fn wgpu_anim_previous_position(instance: u32, joints: vec4<u32>, weights: vec4<f32>, position: vec3<f32>) -> vec3<f32> {
+    let offset = wgpu_anim_instances[instance].joint_offset;
+    let a = wgpu_anim_previous_palettes[offset + joints.x];
+    let b = wgpu_anim_previous_palettes[offset + joints.y];
+    let c = wgpu_anim_previous_palettes[offset + joints.z];
+    let d = wgpu_anim_previous_palettes[offset + joints.w];
+    let m = wgpu_anim_Affine(
+        a.x * weights.x + b.x * weights.y + c.x * weights.z + d.x * weights.w,
+        a.y * weights.x + b.y * weights.y + c.y * weights.z + d.y * weights.w,
+        a.z * weights.x + b.z * weights.y + c.z * weights.z + d.z * weights.w,
+    );
+    return wgpu_anim_transform_point(m, position);
+}
+#endif
 
 // Weighted sum of up to four skinning matrices of instance `instance` (its index in the page).
 fn wgpu_anim_skin_matrix(instance: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_Affine {

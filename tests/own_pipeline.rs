@@ -11,32 +11,37 @@ use wgpu_anim::gpu::{SkinBinding, read_buffer};
 use wgpu_anim::mesh::SkinVertex;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, cpu, mannequin};
 
-/// Skins every vertex of `vertices` for every instance with the module, in a compute pass (the
-/// module is stage-agnostic; only `SkinBinding::layout_entries` says vertex): per vertex and
-/// instance, the model-space position, normal and tangent and the world-space position.
-const PROBE: &str = "
-@group(0) @binding(2) var<storage, read> vertex_words: array<u32>;
-@group(0) @binding(3) var<storage, read_write> skinned: array<vec4<f32>>;
-@group(0) @binding(4) var<uniform> counts: vec4<u32>;
+/// The probes' inputs: the mesh's vertices as words (`SkinVertex`, 14 words), the output and the
+/// vertex count; `vertex(v)` unpacks vertex `v`.
+const PROBE_INPUTS: &str = "
+@group(0) @binding(10) var<storage, read> vertex_words: array<u32>;
+@group(0) @binding(11) var<storage, read_write> skinned: array<vec4<f32>>;
+@group(0) @binding(12) var<uniform> counts: vec4<u32>;
 
 fn f(w: u32) -> f32 { return bitcast<f32>(vertex_words[w]); }
+fn joints_of(v: u32) -> vec4<u32> {
+    let j01 = vertex_words[v * 14u + 8u];
+    let j23 = vertex_words[v * 14u + 9u];
+    return vec4<u32>(j01 & 0xffffu, j01 >> 16u, j23 & 0xffffu, j23 >> 16u);
+}
+fn weights_of(v: u32) -> vec4<f32> {
+    let w = v * 14u;
+    return vec4<f32>(f(w + 10u), f(w + 11u), f(w + 12u), f(w + 13u));
+}
+fn position_of(v: u32) -> vec3<f32> { return vec3<f32>(f(v * 14u), f(v * 14u + 1u), f(v * 14u + 2u)); }
+fn normal_of(v: u32) -> vec3<f32> { return vec3<f32>(f(v * 14u + 3u), f(v * 14u + 4u), f(v * 14u + 5u)); }
+";
 
+/// Skins every vertex for every instance with the module, in a compute pass (the module is
+/// stage-agnostic; only `SkinBinding::layout_entries` says vertex): per vertex and instance, the
+/// model-space position, normal and tangent and the world-space position.
+const PROBE: &str = "
 @compute @workgroup_size(64)
 fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
     let v = id.x;
     let instance = id.y;
     if (v >= counts.x) { return; }
-    let w = v * 14u;
-    let j01 = vertex_words[w + 8u];
-    let j23 = vertex_words[w + 9u];
-    let s = wgpu_anim_skin(
-        instance,
-        vec4<u32>(j01 & 0xffffu, j01 >> 16u, j23 & 0xffffu, j23 >> 16u),
-        vec4<f32>(f(w + 10u), f(w + 11u), f(w + 12u), f(w + 13u)),
-        vec3<f32>(f(w), f(w + 1u), f(w + 2u)),
-        vec3<f32>(f(w + 3u), f(w + 4u), f(w + 5u)),
-        vec4<f32>(0.0, 0.0, 1.0, -1.0),
-    );
+    let s = wgpu_anim_skin(instance, joints_of(v), weights_of(v), position_of(v), normal_of(v), vec4<f32>(0.0, 0.0, 1.0, -1.0));
     let world = wgpu_anim_world_matrix(instance) * vec4<f32>(s.position, 1.0);
     let k = (instance * counts.x + v) * 4u;
     skinned[k] = vec4<f32>(s.position, 1.0);
@@ -46,11 +51,109 @@ fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 ";
 
-#[test]
-fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
-    let (device, queue) = common::device();
-    let (lib, skeleton, clips) = mannequin::library();
-    let mut animator = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+/// Per vertex and instance: this frame's model-space position and the previous frame's.
+const MOTION_PROBE: &str = "
+@compute @workgroup_size(64)
+fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
+    let v = id.x;
+    let instance = id.y;
+    if (v >= counts.x) { return; }
+    let s = wgpu_anim_skin(instance, joints_of(v), weights_of(v), position_of(v), normal_of(v), vec4<f32>(0.0, 0.0, 1.0, 1.0));
+    let k = (instance * counts.x + v) * 2u;
+    skinned[k] = vec4<f32>(s.position, 1.0);
+    skinned[k + 1u] = vec4<f32>(wgpu_anim_previous_position(instance, joints_of(v), weights_of(v), position_of(v)), 1.0);
+}
+";
+
+/// Runs `main` (WGSL entry point `probe`, after the skinning module for `binding`) over every
+/// vertex of the mannequin mesh (x) and every instance (y); returns `outputs` vec4s per vertex
+/// and instance, instance-major.
+fn run_probe(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    binding: SkinBinding,
+    main: &str,
+    outputs: u64,
+) -> Vec<Vec4> {
+    use wgpu::util::DeviceExt;
+    let vertices = mesh_vertices();
+    let source = format!("{}\n{PROBE_INPUTS}\n{main}", binding.wgsl());
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("probe"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("probe"),
+        layout: None,
+        module: &module,
+        entry_point: Some("probe"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let words = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: bytemuck::cast_slice(&vertices),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let n = vertices.len() as u32;
+    let counts = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: bytemuck::cast_slice(&[n, 0, 0, 0]),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let instances = animator.instance_count() as u32;
+    let out_len = u64::from(n) * u64::from(instances) * outputs;
+    let out = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: out_len * 16,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+        wgpu::BindGroupEntry {
+            binding,
+            resource: buffer.as_entire_binding(),
+        }
+    }
+    let mut entries = vec![
+        entry(binding.palette, animator.page_palette_buffer(0).unwrap()),
+        entry(binding.instances(), animator.page_instance_buffer(0).unwrap()),
+        entry(10, &words),
+        entry(11, &out),
+        entry(12, &counts),
+    ];
+    if binding.previous {
+        entries.push(entry(
+            binding.previous_palette(),
+            animator.page_previous_palette_buffer(0).unwrap(),
+        ));
+    }
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(n.div_ceil(64), instances, 1);
+    }
+    queue.submit([encoder.finish()]);
+    read_buffer(device, queue, &out, 0, out_len).unwrap()
+}
+
+fn mesh_vertices() -> Vec<SkinVertex> {
+    let (lib, skeleton, _) = mannequin::library();
+    mannequin::mesh(&lib.skeletons()[skeleton.0 as usize]).gpu_vertices()
+}
+
+/// Three posed instances, one scaled non-uniformly; their world transforms.
+fn crowd(device: &wgpu::Device) -> (Animator, [Mat4; 3]) {
+    let (lib, _, clips) = mannequin::library();
+    let mut animator = Animator::new(device, &lib, &AnimatorDesc::default()).unwrap();
     let worlds = [
         Mat4::IDENTITY,
         Mat4::from_scale_rotation_translation(
@@ -69,74 +172,30 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
             })
             .unwrap();
     }
-    for dt in [0.0, 0.1] {
-        animator.prepare(&queue, dt);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
-        queue.submit([encoder.finish()]);
-    }
+    (animator, worlds)
+}
 
-    let mesh = mannequin::mesh(&lib.skeletons()[skeleton.0 as usize]);
-    let vertices: Vec<SkinVertex> = mesh.gpu_vertices();
-    let binding = SkinBinding { group: 0, palette: 0 };
-    let source = format!("{}\n{PROBE}", binding.wgsl());
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("probe"),
-        source: wgpu::ShaderSource::Wgsl(source.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("probe"),
-        layout: None,
-        module: &module,
-        entry_point: Some("probe"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    use wgpu::util::DeviceExt;
-    let words = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: None,
-        contents: bytemuck::cast_slice(&vertices),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let n = vertices.len() as u32;
-    let counts = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: None,
-        contents: bytemuck::cast_slice(&[n, 0, 0, 0]),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let out_len = u64::from(n) * worlds.len() as u64 * 4;
-    let out = device.create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: out_len * 16,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-        wgpu::BindGroupEntry {
-            binding,
-            resource: buffer.as_entire_binding(),
-        }
-    }
-    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: None,
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            entry(binding.palette, animator.page_palette_buffer(0).unwrap()),
-            entry(binding.instances(), animator.page_instance_buffer(0).unwrap()),
-            entry(2, &words),
-            entry(3, &out),
-            entry(4, &counts),
-        ],
-    });
+fn frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator, dt: f32) {
+    animator.prepare(queue, dt);
     let mut encoder = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(n.div_ceil(64), worlds.len() as u32, 1);
-    }
+    animator.encode(&mut encoder);
     queue.submit([encoder.finish()]);
-    let gpu: Vec<Vec4> = read_buffer(&device, &queue, &out, 0, out_len).unwrap();
+}
+
+#[test]
+fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
+    let (device, queue) = common::device();
+    let (mut animator, worlds) = crowd(&device);
+    for dt in [0.0, 0.1] {
+        frame(&device, &queue, &mut animator, dt);
+    }
+    let vertices = mesh_vertices();
+    let binding = SkinBinding {
+        group: 0,
+        palette: 0,
+        previous: false,
+    };
+    let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 4);
 
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
     let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
@@ -174,4 +233,55 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         "{off_by_one} of {} vertices differ from the palette one joint off",
         vertices.len()
     );
+}
+
+#[test]
+fn previous_positions_are_the_positions_of_the_frame_before() {
+    let (device, queue) = common::device();
+    let (mut animator, _) = crowd(&device);
+    let vertices = mesh_vertices().len();
+    let binding = SkinBinding {
+        group: 0,
+        palette: 0,
+        previous: true,
+    };
+    // Off by default: no buffer, and no bind group with `previous`.
+    assert!(animator.page_previous_palette_buffer(0).is_none());
+    animator.keep_previous_palettes(&device, true).unwrap();
+    // The first frame kept: no motion, the previous positions are this frame's.
+    frame(&device, &queue, &mut animator, 0.0);
+    let first = run_probe(&device, &queue, &animator, binding, MOTION_PROBE, 2);
+    let same = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-6 * (1.0 + b.abs().max_element());
+    for k in 0..first.len() / 2 {
+        assert!(
+            same(first[2 * k + 1], first[2 * k]),
+            "vertex-instance {k}: motion on the first frame"
+        );
+    }
+    // Every later frame: the previous positions are the positions of the frame before.
+    let mut before = first;
+    for dt in [0.1, 0.05, 0.2] {
+        frame(&device, &queue, &mut animator, dt);
+        let now = run_probe(&device, &queue, &animator, binding, MOTION_PROBE, 2);
+        let mut moved = 0;
+        for k in 0..now.len() / 2 {
+            assert!(
+                same(now[2 * k + 1], before[2 * k]),
+                "vertex {} of instance {}: previous {:?}, the frame before {:?}",
+                k % vertices,
+                k / vertices,
+                now[2 * k + 1],
+                before[2 * k]
+            );
+            moved += usize::from((now[2 * k] - before[2 * k]).length() > 1e-4);
+        }
+        assert!(
+            moved > now.len() / 4,
+            "the crowd moves ({moved} vertex positions moved)"
+        );
+        before = now;
+    }
+    // Turned off: the buffers go.
+    animator.keep_previous_palettes(&device, false).unwrap();
+    assert!(animator.page_previous_palette_buffer(0).is_none());
 }

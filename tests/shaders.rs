@@ -553,7 +553,8 @@ struct VertexIn {
 @vertex
 fn main(v: VertexIn, @builtin(instance_index) i: u32) -> @builtin(position) vec4<f32> {
     let s = SKIN(i, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
-    return camera.view_proj * WORLD(i) * vec4<f32>(s.position, 1.0);
+    let motion = s.position - PREVIOUS(i, v.joints, v.weights, v.position);
+    return camera.view_proj * WORLD(i) * vec4<f32>(s.position + 0.001 * motion, 1.0);
 }
 ";
 
@@ -569,14 +570,28 @@ fn binding_of(module: &naga::Module, name: &str) -> Option<(u32, u32)> {
 #[test]
 fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and_track() {
     use wgpu_anim::gpu::SkinBinding;
-    let binding = SkinBinding { group: 2, palette: 5 };
+    let binding = SkinBinding {
+        group: 2,
+        palette: 5,
+        previous: true,
+    };
     // Plain text, appended.
     let user = USER_SHADER
         .replace("SKIN(", "wgpu_anim_skin(")
-        .replace("WORLD(", "wgpu_anim_world_matrix(");
+        .replace("WORLD(", "wgpu_anim_world_matrix(")
+        .replace("PREVIOUS(", "wgpu_anim_previous_position(");
     let (module, _) = shaders::validate(&format!("{user}\n{}", binding.wgsl())).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(binding_of(&module, "wgpu_anim_palettes"), Some((2, 5)));
     assert_eq!(binding_of(&module, "wgpu_anim_instances"), Some((2, 6)));
+    assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), Some((2, 7)));
+    // Without `previous`, no third binding.
+    let plain = SkinBinding {
+        previous: false,
+        ..binding
+    }
+    .wgsl();
+    let (module, _) = shaders::validate(&plain).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), None);
 
     // Imported with naga_oil.
     use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor};
@@ -592,10 +607,11 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         panic!("{}", e.emit_to_string(&composer));
     }
     let user = format!(
-        "#import wgpu_anim::skinning::{{wgpu_anim_skin, wgpu_anim_world_matrix}}\n{}",
+        "#import wgpu_anim::skinning::{{wgpu_anim_skin, wgpu_anim_world_matrix, wgpu_anim_previous_position}}\n{}",
         USER_SHADER
             .replace("SKIN(", "wgpu_anim_skin(")
             .replace("WORLD(", "wgpu_anim_world_matrix(")
+            .replace("PREVIOUS(", "wgpu_anim_previous_position(")
     );
     let made = composer.make_naga_module(NagaModuleDescriptor {
         source: &user,
@@ -611,6 +627,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     .validate(&module)
     .unwrap();
     assert_eq!(binding_of(&module, "wgpu_anim_palettes"), Some((2, 5)));
+    assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), Some((2, 7)));
 }
 
 #[test]

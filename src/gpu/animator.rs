@@ -24,6 +24,8 @@ struct Page {
     local_buffer: wgpu::Buffer,
     model_buffer: wgpu::Buffer,
     palette_buffer: wgpu::Buffer,
+    /// Last frame's palettes, kept for motion vectors ([`Animator::keep_previous_palettes`]).
+    previous_palette: Option<wgpu::Buffer>,
     /// One per stage of [`Stage::COMPUTE`].
     bind_groups: Vec<wgpu::BindGroup>,
     fused_bind_group: Option<wgpu::BindGroup>,
@@ -60,6 +62,21 @@ pub struct Animator {
     fused: Option<StagePipeline>,
     use_fused: bool,
     uploaded: u64,
+    /// Where this frame copies the palettes to the previous palettes, when they are kept.
+    previous_copy: PreviousCopy,
+    /// Whether a frame has been prepared since previous palettes began to be kept.
+    previous_prepared: bool,
+}
+
+/// When a frame copies each page's palettes into its previous palettes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PreviousCopy {
+    /// Previous palettes are not kept.
+    Off,
+    /// Before the passes: the previous palettes are last frame's.
+    Before,
+    /// After the passes, on the first frame that keeps them: this frame's (no motion yet).
+    After,
 }
 
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays and a blend
@@ -205,6 +222,7 @@ impl Page {
             local_buffer,
             model_buffer,
             palette_buffer,
+            previous_palette: None,
             bind_groups,
             fused_bind_group,
         }
@@ -370,6 +388,8 @@ impl Animator {
             fused,
             use_fused: false,
             uploaded: 0,
+            previous_copy: PreviousCopy::Off,
+            previous_prepared: false,
         })
     }
 
@@ -428,6 +448,13 @@ impl Animator {
     /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let upload = self.controller.begin_frame(dt);
+        if self.previous_copy != PreviousCopy::Off {
+            // The first frame after keeping began copies after its passes, the others before.
+            if self.previous_prepared {
+                self.previous_copy = PreviousCopy::Before;
+            }
+            self.previous_prepared = true;
+        }
         let stride = self.frame_stride as usize;
         let mut frame_end = 0;
         for (page, frame) in &upload.frames {
@@ -478,6 +505,8 @@ impl Animator {
     }
 
     /// Records the frame's passes — clock, sample, local_to_model, palette — into `encoder`.
+    /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
+    /// each page's palettes in use into its previous palettes.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_timed(encoder, None);
     }
@@ -485,6 +514,29 @@ impl Animator {
     /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
     /// [`Stage::COMPUTE`]) when a timer with at least four passes is given.
     pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
+        if self.previous_copy == PreviousCopy::Before {
+            self.copy_previous_palettes(encoder);
+        }
+        self.encode_passes(encoder, timer);
+        if self.previous_copy == PreviousCopy::After {
+            self.copy_previous_palettes(encoder);
+        }
+    }
+
+    /// Copies the palettes in use of every page to its previous palettes.
+    fn copy_previous_palettes(&self, encoder: &mut wgpu::CommandEncoder) {
+        for (k, page) in self.pages.iter().enumerate().take(self.controller.pages_in_use()) {
+            let bytes = self
+                .controller
+                .page_state(k)
+                .map_or(0, |p| u64::from(p.joints_used) * size_of::<Affine>() as u64);
+            if let (Some(previous), true) = (&page.previous_palette, bytes > 0) {
+                encoder.copy_buffer_to_buffer(&page.palette_buffer, 0, previous, 0, bytes);
+            }
+        }
+    }
+
+    fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
         let fused = self.fused.as_ref().filter(|_| self.use_fused);
         let passes: &[StagePipeline] = match fused {
             Some(f) => std::slice::from_ref(f),
@@ -533,6 +585,58 @@ impl Animator {
     pub fn page_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
         self.pages.get(page).map(|p| &p.palette_buffer)
     }
+    /// Keeps (or stops keeping) each page's previous-frame palettes, for motion vectors: a
+    /// buffer per page beside the palettes ([`Animator::page_previous_palette_buffer`]) that every
+    /// frame's [`Animator::encode`] fills with the palettes before its passes overwrite them (a
+    /// copy of the joints in use). On the first frame after this call it holds that frame's own
+    /// palettes (no motion); an instance added since the last frame has no previous pose, and
+    /// its previous palettes are whatever its joints held. Off by default: no buffer, no copy.
+    ///
+    /// Errors: buffers the device refuses ([`Error::Refused`]); then nothing changes.
+    pub fn keep_previous_palettes(&mut self, device: &wgpu::Device, keep: bool) -> Result<()> {
+        if !keep {
+            for page in &mut self.pages {
+                page.previous_palette = None;
+            }
+            self.previous_copy = PreviousCopy::Off;
+            return Ok(());
+        }
+        if self.previous_copy != PreviousCopy::Off {
+            return Ok(());
+        }
+        let buffers = super::refusable(
+            device,
+            || "the previous palettes".to_owned(),
+            || {
+                self.pages
+                    .iter()
+                    .enumerate()
+                    .map(|(k, page)| {
+                        device.create_buffer(&wgpu::BufferDescriptor {
+                            label: Some(&format!("wgpu-anim page {k} previous palettes")),
+                            size: page.palette_buffer.size(),
+                            usage: page.palette_buffer.usage(),
+                            mapped_at_creation: false,
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            },
+        )?;
+        for (page, buffer) in self.pages.iter_mut().zip(buffers) {
+            page.previous_palette = Some(buffer);
+        }
+        self.previous_copy = PreviousCopy::After;
+        self.previous_prepared = false;
+        Ok(())
+    }
+
+    /// Page `page`'s previous-frame palettes (laid out as its palettes), when they are kept
+    /// ([`Animator::keep_previous_palettes`]).
+    #[must_use]
+    pub fn page_previous_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages.get(page).and_then(|p| p.previous_palette.as_ref())
+    }
+
     /// The instance buffer of the first page (`GpuInstance` per instance).
     #[must_use]
     pub fn instance_buffer(&self) -> &wgpu::Buffer {

@@ -5,7 +5,9 @@ use super::Animator;
 use crate::shaders::SKINNING_MODULE;
 
 /// Where your vertex shader finds an animator's palette and instances: bind group `group`, the
-/// palette at binding `palette` and the instances at `palette + 1`, visible to the vertex stage.
+/// palette at binding `palette`, the instances at `palette + 1` and, with `previous`, last
+/// frame's palettes at `palette + 2` (for motion vectors; the animator must keep them,
+/// [`Animator::keep_previous_palettes`]), visible to the vertex stage.
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
@@ -24,12 +26,19 @@ pub struct SkinBinding {
     pub group: u32,
     /// The palette's binding; the instances are at `palette + 1`.
     pub palette: u32,
+    /// Whether to bind last frame's palettes too (at `palette + 2`), and give the module
+    /// `wgpu_anim_previous_position(instance, joints, weights, position)`.
+    pub previous: bool,
 }
 
 impl Default for SkinBinding {
     /// Group 1, bindings 0 and 1 (group 0 is left to the renderer's camera and scene).
     fn default() -> Self {
-        Self { group: 1, palette: 0 }
+        Self {
+            group: 1,
+            palette: 0,
+            previous: false,
+        }
     }
 }
 
@@ -40,10 +49,17 @@ impl SkinBinding {
         self.palette + 1
     }
 
-    /// The two bind group layout entries (read-only storage, vertex stage), to add to a bind
-    /// group layout of your own or use alone ([`SkinBinding::bind_group_layout`]).
+    /// Last frame's palettes' binding (used when `previous` is set).
     #[must_use]
-    pub fn layout_entries(&self) -> [wgpu::BindGroupLayoutEntry; 2] {
+    pub fn previous_palette(&self) -> u32 {
+        self.palette + 2
+    }
+
+    /// The bind group layout entries (read-only storage, vertex stage; two, or three with
+    /// `previous`), to add to a bind group layout of your own or use alone
+    /// ([`SkinBinding::bind_group_layout`]).
+    #[must_use]
+    pub fn layout_entries(&self) -> Vec<wgpu::BindGroupLayoutEntry> {
         let storage = |binding| wgpu::BindGroupLayoutEntry {
             binding,
             visibility: wgpu::ShaderStages::VERTEX,
@@ -54,7 +70,11 @@ impl SkinBinding {
             },
             count: None,
         };
-        [storage(self.palette), storage(self.instances())]
+        let mut entries = vec![storage(self.palette), storage(self.instances())];
+        if self.previous {
+            entries.push(storage(self.previous_palette()));
+        }
+        entries
     }
 
     /// A bind group layout with only the two entries.
@@ -67,7 +87,8 @@ impl SkinBinding {
     }
 
     /// The bind group of `animator`'s page `page` for `layout` (made with
-    /// [`SkinBinding::bind_group_layout`]); `None` if there is no such page.
+    /// [`SkinBinding::bind_group_layout`]); `None` if there is no such page, or if `previous` is
+    /// set and the animator does not keep previous palettes.
     #[must_use]
     pub fn bind_group(
         &self,
@@ -76,19 +97,26 @@ impl SkinBinding {
         animator: &Animator,
         page: usize,
     ) -> Option<wgpu::BindGroup> {
+        let mut entries = vec![
+            wgpu::BindGroupEntry {
+                binding: self.palette,
+                resource: animator.page_palette_buffer(page)?.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: self.instances(),
+                resource: animator.page_instance_buffer(page)?.as_entire_binding(),
+            },
+        ];
+        if self.previous {
+            entries.push(wgpu::BindGroupEntry {
+                binding: self.previous_palette(),
+                resource: animator.page_previous_palette_buffer(page)?.as_entire_binding(),
+            });
+        }
         Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-anim skinning"),
             layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: self.palette,
-                    resource: animator.page_palette_buffer(page)?.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: self.instances(),
-                    resource: animator.page_instance_buffer(page)?.as_entire_binding(),
-                },
-            ],
+            entries: &entries,
         }))
     }
 
@@ -96,13 +124,20 @@ impl SkinBinding {
     /// shader's source.
     #[must_use]
     pub fn wgsl(&self) -> String {
+        // The module's only conditional block is `#ifdef WGPU_ANIM_PREVIOUS_PALETTE` .. `#endif`.
         let mut out = String::with_capacity(SKINNING_MODULE.len());
-        for line in SKINNING_MODULE
-            .lines()
-            .filter(|l| !l.starts_with("#define_import_path"))
-        {
-            out.push_str(line);
-            out.push('\n');
+        let mut keep = true;
+        for line in SKINNING_MODULE.lines() {
+            match line.trim() {
+                "#ifdef WGPU_ANIM_PREVIOUS_PALETTE" => keep = self.previous,
+                "#endif" => keep = true,
+                l if l.starts_with("#define_import_path") => {}
+                _ if keep => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                _ => {}
+            }
         }
         for (name, value) in self.defs() {
             out = out.replace(&format!("#{{{name}}}"), &value.to_string());
@@ -114,17 +149,24 @@ impl SkinBinding {
     /// is composed with naga_oil.
     #[must_use]
     pub fn shader_defs(&self) -> Vec<(String, naga_oil::compose::ShaderDefValue)> {
-        self.defs()
+        use naga_oil::compose::ShaderDefValue;
+        let mut defs: Vec<(String, ShaderDefValue)> = self
+            .defs()
             .into_iter()
-            .map(|(name, value)| (name.to_owned(), naga_oil::compose::ShaderDefValue::UInt(value)))
-            .collect()
+            .map(|(name, value)| (name.to_owned(), ShaderDefValue::UInt(value)))
+            .collect();
+        if self.previous {
+            defs.push(("WGPU_ANIM_PREVIOUS_PALETTE".to_owned(), ShaderDefValue::Bool(true)));
+        }
+        defs
     }
 
-    fn defs(&self) -> [(&'static str, u32); 3] {
+    fn defs(&self) -> [(&'static str, u32); 4] {
         [
             ("WGPU_ANIM_SKIN_GROUP", self.group),
             ("WGPU_ANIM_PALETTE_BINDING", self.palette),
             ("WGPU_ANIM_INSTANCE_BINDING", self.instances()),
+            ("WGPU_ANIM_PREVIOUS_BINDING", self.previous_palette()),
         ]
     }
 }

@@ -22,8 +22,9 @@ struct SkinnedOut {
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;
-@group(0) @binding(1) var<storage, read> instances: array<Instance>;
-@group(0) @binding(2) var<storage, read> palettes: array<Affine>;
+// Bindings 1 and 2 as gpu::SkinBinding { group: 0, palette: 1 } lays them out.
+@group(0) @binding(1) var<storage, read> palettes: array<Affine>;
+@group(0) @binding(2) var<storage, read> instances: array<Instance>;
 @group(0) @binding(3) var<uniform> job: SkinJob;
 @group(0) @binding(4) var<storage, read> vertex_words: array<u32>;
 @group(0) @binding(5) var<storage, read_write> skinned: array<SkinnedOut>;

@@ -97,32 +97,26 @@ impl SkinnedRenderer {
                     usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 });
-                let storage = |binding| wgpu::BindGroupLayoutEntry {
-                    binding,
-                    visibility: wgpu::ShaderStages::VERTEX,
+                // The palette and the instances as a renderer of the user's own binds them.
+                let skin = super::SkinBinding {
+                    group: 0,
+                    palette: 1,
+                    previous: false,
+                };
+                let mut entries = vec![wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
                     ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only: true },
+                        ty: wgpu::BufferBindingType::Uniform,
                         has_dynamic_offset: false,
-                        min_binding_size: None,
+                        min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
                     },
                     count: None,
-                };
+                }];
+                entries.extend(skin.layout_entries());
                 let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("wgpu-anim render"),
-                    entries: &[
-                        wgpu::BindGroupLayoutEntry {
-                            binding: 0,
-                            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                            ty: wgpu::BindingType::Buffer {
-                                ty: wgpu::BufferBindingType::Uniform,
-                                has_dynamic_offset: false,
-                                min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
-                            },
-                            count: None,
-                        },
-                        storage(1),
-                        storage(2),
-                    ],
+                    entries: &entries,
                 });
                 let pages = (0..animator.page_count())
                     .filter_map(|page| {
@@ -139,12 +133,12 @@ impl SkinnedRenderer {
                                     resource: camera.as_entire_binding(),
                                 },
                                 wgpu::BindGroupEntry {
-                                    binding: 1,
-                                    resource: instances.as_entire_binding(),
+                                    binding: skin.palette,
+                                    resource: palettes.as_entire_binding(),
                                 },
                                 wgpu::BindGroupEntry {
-                                    binding: 2,
-                                    resource: palettes.as_entire_binding(),
+                                    binding: skin.instances(),
+                                    resource: instances.as_entire_binding(),
                                 },
                             ],
                         });
@@ -417,7 +411,7 @@ pub fn skin_on_gpu(
         layout: &pipeline.get_bind_group_layout(0),
         entries: &[
             wgpu::BindGroupEntry {
-                binding: 2,
+                binding: 1,
                 resource: animator.palette_buffer().as_entire_binding(),
             },
             wgpu::BindGroupEntry {

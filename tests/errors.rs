@@ -161,4 +161,13 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
     .err()
     .expect("5 vertex attributes on a device that reads 4");
     assert!(e.to_string().contains("the renderer of mesh"), "{e}");
+
+    // A skinning binding past the device's maximum (and past u32::MAX for its last entry).
+    let binding = wgpu_anim::gpu::SkinBinding {
+        group: 0,
+        palette: u32::MAX - 1,
+        previous: true,
+    };
+    let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");
+    assert!(e.to_string().contains("skinning bind group layout"), "{e}");
 }

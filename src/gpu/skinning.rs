@@ -46,13 +46,14 @@ impl SkinBinding {
     /// The instances' binding.
     #[must_use]
     pub fn instances(&self) -> u32 {
-        self.palette + 1
+        // Saturating: a binding past the device's maximum is refused by the device, not a panic.
+        self.palette.saturating_add(1)
     }
 
     /// Last frame's palettes' binding (used when `previous` is set).
     #[must_use]
     pub fn previous_palette(&self) -> u32 {
-        self.palette + 2
+        self.palette.saturating_add(2)
     }
 
     /// The bind group layout entries (read-only storage, vertex stage; two, or three with
@@ -77,13 +78,26 @@ impl SkinBinding {
         entries
     }
 
-    /// A bind group layout with only the two entries.
-    #[must_use]
-    pub fn bind_group_layout(&self, device: &wgpu::Device) -> wgpu::BindGroupLayout {
-        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("wgpu-anim skinning"),
-            entries: &self.layout_entries(),
-        })
+    /// A bind group layout with only these entries.
+    ///
+    /// Errors: a layout the device refuses ([`crate::Error::Refused`]), for example bindings past
+    /// its `max_bindings_per_bind_group`.
+    pub fn bind_group_layout(&self, device: &wgpu::Device) -> crate::Result<wgpu::BindGroupLayout> {
+        super::refusable(
+            device,
+            || {
+                format!(
+                    "the skinning bind group layout (group {}, binding {})",
+                    self.group, self.palette
+                )
+            },
+            || {
+                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("wgpu-anim skinning"),
+                    entries: &self.layout_entries(),
+                })
+            },
+        )
     }
 
     /// The bind group of `animator`'s page `page` for `layout` (made with

@@ -1,7 +1,13 @@
 // Stage 5: skinning. `vs_main`/`fs_main` are the built-in instanced renderer: instance_index selects
 // the instance's palette (its joint_offset) and world transform; one draw covers all characters
 // of a mesh. `skin` is the same skinning as a compute pass that writes skinned points to a buffer,
-// used to check the GPU against the CPU mirror (cpu::skin) and the conformance fixtures.
+// used to check the GPU against the CPU mirror (cpu::skin) and the conformance fixtures. Both
+// skin with the module a renderer of the user's own imports, placed as
+// gpu::SkinBinding { group: 0, palette: 1, location: 0 } places it (palettes at binding 1,
+// instances at 2).
+
+#import wgpu_anim::types::WORKGROUP_SIZE
+#import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin_matrix, wgpu_anim_skin_matrix_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
 
 struct Camera {
     view_proj: mat4x4<f32>,
@@ -22,9 +28,7 @@ struct SkinnedOut {
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;
-// Bindings 1 and 2 as gpu::SkinBinding { group: 0, palette: 1 } lays them out.
-@group(0) @binding(1) var<storage, read> palettes: array<Affine>;
-@group(0) @binding(2) var<storage, read> instances: array<Instance>;
+// Bindings 1 and 2: the skinning module's palettes and instances.
 @group(0) @binding(3) var<uniform> job: SkinJob;
 @group(0) @binding(4) var<storage, read> vertex_words: array<u32>;
 @group(0) @binding(5) var<storage, read_write> skinned: array<SkinnedOut>;
@@ -55,16 +59,10 @@ fn skin(
         bitcast<f32>(vertex_words[w + 12u]),
         bitcast<f32>(vertex_words[w + 13u]),
     );
-    let p = skin_vertex(job.joint_offset, joints, weights, position, normal);
-    skinned[v] = SkinnedOut(vec4<f32>(p.position, 1.0), vec4<f32>(p.normal, 0.0));
-}
-
-struct VertexIn {
-    @location(0) position: vec3<f32>,
-    @location(1) normal: vec3<f32>,
-    @location(2) uv: vec2<f32>,
-    @location(3) joints: vec4<u32>,
-    @location(4) weights: vec4<f32>,
+    let m = wgpu_anim_skin_matrix_at(job.joint_offset, joints, weights);
+    let p = wgpu_anim_transform_point(m, position);
+    let n = normalize(wgpu_anim_transform_normal(m, normal));
+    skinned[v] = SkinnedOut(vec4<f32>(p, 1.0), vec4<f32>(n, 0.0));
 }
 
 struct VertexOut {
@@ -75,16 +73,17 @@ struct VertexOut {
 }
 
 @vertex
-fn vs_main(v: VertexIn, @builtin(instance_index) instance: u32) -> VertexOut {
+fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance: u32) -> VertexOut {
     // Only the fields drawing needs (not the whole 256-byte instance).
-    let world = instances[instance].world;
-    let p = skin_vertex(instances[instance].joint_offset, v.joints, v.weights, v.position, v.normal);
-    let world_position = affine_transform_point(world, p.position);
+    let world = wgpu_anim_world(instance);
+    let m = wgpu_anim_skin_matrix(instance, v.joints, v.weights);
+    let world_position = wgpu_anim_transform_point(world, wgpu_anim_transform_point(m, v.position));
+    let normal = normalize(wgpu_anim_transform_normal(m, v.normal));
     var out: VertexOut;
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
-    out.world_normal = normalize(affine_transform_normal(world, p.normal));
+    out.world_normal = normalize(wgpu_anim_transform_normal(world, normal));
     out.world_position = world_position;
-    out.tint = unpack4x8unorm(instances[instance].tint).rgb;
+    out.tint = wgpu_anim_tint(instance).rgb;
     return out;
 }
 

@@ -1,12 +1,16 @@
 #define_import_path wgpu_anim::skinning
 
-// Skinning for a vertex shader of your own (Rust: wgpu_anim::gpu::SkinBinding). It declares only
-// what skinning needs, every name starting with wgpu_anim_, so it joins any shader: imported with
-// naga_oil (`#import wgpu_anim::skinning::{wgpu_anim_skin, ...}`, the group and bindings given as
-// the shader defs WGPU_ANIM_SKIN_GROUP, WGPU_ANIM_PALETTE_BINDING and WGPU_ANIM_INSTANCE_BINDING),
-// or pasted as plain text (SkinBinding::wgsl, with the numbers filled in). With the def
-// WGPU_ANIM_PREVIOUS_PALETTE it also binds last frame's palettes (WGPU_ANIM_PREVIOUS_BINDING) and
-// gives each vertex's previous position, for motion vectors.
+// Skinning for a vertex shader of your own (Rust: wgpu_anim::gpu::SkinBinding); the built-in
+// renderer (skin.wgsl) imports it too. It declares only what skinning needs, every name starting
+// with wgpu_anim_, so it joins any shader: imported with naga_oil
+// (`#import wgpu_anim::skinning::{wgpu_anim_skin, ...}`, with SkinBinding::shader_defs), or
+// pasted as plain text (SkinBinding::wgsl, with the numbers filled in). The defs:
+// WGPU_ANIM_SKIN_GROUP, WGPU_ANIM_PALETTE_BINDING and WGPU_ANIM_INSTANCE_BINDING place the
+// bindings, WGPU_ANIM_VERTEX_LOCATION the vertex inputs; with WGPU_ANIM_PREVIOUS_PALETTE the
+// module also binds last frame's palettes (WGPU_ANIM_PREVIOUS_BINDING) and gives each vertex's
+// previous position, for motion vectors. With naga_oil, import the functions (and structs), not
+// the storage variables: a variable imported by name and also used by an imported function is
+// declared twice.
 
 // A 3x4 affine matrix, row-major (Rust: math::Affine, 48 bytes): a point p maps to
 // (dot(x, p1), dot(y, p1), dot(z, p1)) with p1 = vec4(p, 1).
@@ -17,17 +21,29 @@ struct wgpu_anim_Affine {
 }
 
 // One instance as drawing reads it: the 256 bytes of Rust's layout::GpuInstance, of which only
-// the palette offset, the world transform and the tint are named.
+// the palette offset, the world transform and the tint are named. (Padding by arrays, not @size:
+// naga's WGSL writer drops @size, so a shader written back would lose the layout.)
 struct wgpu_anim_Instance {
-    @size(8) not_drawn_a: vec2<u32>,
-    // The instance's first joint in the palette buffer of its page.
+    not_drawn_a: vec2<u32>,
+    // The instance's first joint in the palette buffer of its page (byte 8).
     joint_offset: u32,
-    @size(84) not_drawn_b: u32,
-    // Model space to world space.
+    not_drawn_b: array<u32, 21>,
+    // Model space to world space (byte 96).
     world: wgpu_anim_Affine,
-    // RGBA8, red in the low byte.
+    // RGBA8, red in the low byte (byte 144).
     tint: u32,
-    @size(108) not_drawn_c: u32,
+    not_drawn_c: array<u32, 27>,
+}
+
+// A bind-pose vertex as a SkinVertex buffer feeds it (Rust: mesh::SkinVertex::attributes, at
+// WGPU_ANIM_VERTEX_LOCATION and the four locations after it).
+struct wgpu_anim_Vertex {
+    @location(#{WGPU_ANIM_VERTEX_LOCATION}) position: vec3<f32>,
+    @location(#{WGPU_ANIM_VERTEX_LOCATION} + 1) normal: vec3<f32>,
+    @location(#{WGPU_ANIM_VERTEX_LOCATION} + 2) uv: vec2<f32>,
+    // Joint indices in the instance's skeleton (Uint16x4).
+    @location(#{WGPU_ANIM_VERTEX_LOCATION} + 3) joints: vec4<u32>,
+    @location(#{WGPU_ANIM_VERTEX_LOCATION} + 4) weights: vec4<f32>,
 }
 
 // The palette (skinning matrices) and the instances of one page of an animator.
@@ -35,6 +51,15 @@ struct wgpu_anim_Instance {
 var<storage, read> wgpu_anim_palettes: array<wgpu_anim_Affine>;
 @group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_INSTANCE_BINDING})
 var<storage, read> wgpu_anim_instances: array<wgpu_anim_Instance>;
+
+// The weighted sum of four matrices.
+fn wgpu_anim_blend4(a: wgpu_anim_Affine, b: wgpu_anim_Affine, c: wgpu_anim_Affine, d: wgpu_anim_Affine, weights: vec4<f32>) -> wgpu_anim_Affine {
+    return wgpu_anim_Affine(
+        a.x * weights.x + b.x * weights.y + c.x * weights.z + d.x * weights.w,
+        a.y * weights.x + b.y * weights.y + c.y * weights.z + d.y * weights.w,
+        a.z * weights.x + b.z * weights.y + c.z * weights.z + d.z * weights.w,
+    );
+}
 
 #ifdef WGPU_ANIM_PREVIOUS_PALETTE
 // Last frame's palettes (Rust: Animator::keep_previous_palettes).
@@ -44,33 +69,35 @@ var<storage, read> wgpu_anim_previous_palettes: array<wgpu_anim_Affine>;
 // A bind-pose vertex position skinned by last frame's palettes, in model space.
 fn wgpu_anim_previous_position(instance: u32, joints: vec4<u32>, weights: vec4<f32>, position: vec3<f32>) -> vec3<f32> {
     let offset = wgpu_anim_instances[instance].joint_offset;
-    let a = wgpu_anim_previous_palettes[offset + joints.x];
-    let b = wgpu_anim_previous_palettes[offset + joints.y];
-    let c = wgpu_anim_previous_palettes[offset + joints.z];
-    let d = wgpu_anim_previous_palettes[offset + joints.w];
-    let m = wgpu_anim_Affine(
-        a.x * weights.x + b.x * weights.y + c.x * weights.z + d.x * weights.w,
-        a.y * weights.x + b.y * weights.y + c.y * weights.z + d.y * weights.w,
-        a.z * weights.x + b.z * weights.y + c.z * weights.z + d.z * weights.w,
+    let m = wgpu_anim_blend4(
+        wgpu_anim_previous_palettes[offset + joints.x],
+        wgpu_anim_previous_palettes[offset + joints.y],
+        wgpu_anim_previous_palettes[offset + joints.z],
+        wgpu_anim_previous_palettes[offset + joints.w],
+        weights,
     );
     return wgpu_anim_transform_point(m, position);
 }
 #endif
 
-// Weighted sum of up to four skinning matrices of instance `instance` (its index in the page).
-fn wgpu_anim_skin_matrix(instance: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_Affine {
-    let offset = wgpu_anim_instances[instance].joint_offset;
-    let a = wgpu_anim_palettes[offset + joints.x];
-    let b = wgpu_anim_palettes[offset + joints.y];
-    let c = wgpu_anim_palettes[offset + joints.z];
-    let d = wgpu_anim_palettes[offset + joints.w];
-    return wgpu_anim_Affine(
-        a.x * weights.x + b.x * weights.y + c.x * weights.z + d.x * weights.w,
-        a.y * weights.x + b.y * weights.y + c.y * weights.z + d.y * weights.w,
-        a.z * weights.x + b.z * weights.y + c.z * weights.z + d.z * weights.w,
+// Weighted sum of up to four skinning matrices of the palette entries from `offset` (a joint
+// offset: the first palette entry of an instance). Rust mirror: cpu::skin_vertex.
+fn wgpu_anim_skin_matrix_at(offset: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_Affine {
+    return wgpu_anim_blend4(
+        wgpu_anim_palettes[offset + joints.x],
+        wgpu_anim_palettes[offset + joints.y],
+        wgpu_anim_palettes[offset + joints.z],
+        wgpu_anim_palettes[offset + joints.w],
+        weights,
     );
 }
 
+// Weighted sum of up to four skinning matrices of instance `instance` (its index in the page).
+fn wgpu_anim_skin_matrix(instance: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_Affine {
+    return wgpu_anim_skin_matrix_at(wgpu_anim_instances[instance].joint_offset, joints, weights);
+}
+
+// A point through m.
 fn wgpu_anim_transform_point(m: wgpu_anim_Affine, p: vec3<f32>) -> vec3<f32> {
     let v = vec4<f32>(p, 1.0);
     return vec3<f32>(dot(m.x, v), dot(m.y, v), dot(m.z, v));
@@ -94,10 +121,20 @@ fn wgpu_anim_transform_normal(m: wgpu_anim_Affine, n: vec3<f32>) -> vec3<f32> {
     return cof;
 }
 
+// The instance's world transform (model space to world space).
+fn wgpu_anim_world(instance: u32) -> wgpu_anim_Affine {
+    return wgpu_anim_instances[instance].world;
+}
+
 // The instance's world transform as a column-major matrix, for view-projection products.
 fn wgpu_anim_world_matrix(instance: u32) -> mat4x4<f32> {
     let m = wgpu_anim_instances[instance].world;
     return transpose(mat4x4<f32>(m.x, m.y, m.z, vec4<f32>(0.0, 0.0, 0.0, 1.0)));
+}
+
+// The instance's tint (InstanceDesc::tint), RGBA in 0..1.
+fn wgpu_anim_tint(instance: u32) -> vec4<f32> {
+    return unpack4x8unorm(wgpu_anim_instances[instance].tint);
 }
 
 // A skinned vertex in model space: position, unit normal and unit tangent (w: the bitangent sign,

@@ -41,10 +41,10 @@ impl SkinVertex {
         }
         [
             at(F::Float32x3, offset_of!(SkinVertex, position), first),
-            at(F::Float32x3, offset_of!(SkinVertex, normal), first + 1),
-            at(F::Float32x2, offset_of!(SkinVertex, uv), first + 2),
-            at(F::Uint16x4, offset_of!(SkinVertex, joints), first + 3),
-            at(F::Float32x4, offset_of!(SkinVertex, weights), first + 4),
+            at(F::Float32x3, offset_of!(SkinVertex, normal), first.saturating_add(1)),
+            at(F::Float32x2, offset_of!(SkinVertex, uv), first.saturating_add(2)),
+            at(F::Uint16x4, offset_of!(SkinVertex, joints), first.saturating_add(3)),
+            at(F::Float32x4, offset_of!(SkinVertex, weights), first.saturating_add(4)),
         ]
     }
 

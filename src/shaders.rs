@@ -16,30 +16,16 @@ pub const LIBRARY: &str = include_str!("../shaders/shared/library.wgsl");
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
 /// Skinning for a vertex shader of your own (`shaders/skinning_module.wgsl`), every name
 /// prefixed `wgpu_anim_`: a naga_oil module (`#define_import_path wgpu_anim::skinning`) whose
-/// group and bindings are shader defs; [`crate::gpu::SkinBinding`] gives the defs, the plain-text
-/// form, the bind group layout and the bind groups.
+/// group, bindings and vertex locations are shader defs; [`crate::gpu::SkinBinding`] gives the
+/// defs, the plain-text form, the bind group layout and the bind groups. The built-in renderer's
+/// shader imports it the same way.
 pub const SKINNING_MODULE: &str = include_str!("../shaders/skinning_module.wgsl");
-/// Skinning functions (`shaders/shared/skinning.wgsl`).
-pub const SKINNING: &str = include_str!("../shaders/shared/skinning.wgsl");
 
 /// Blend-space weights of a blend node's children, `node_child_weights(node, params)`
 /// (`shaders/shared/blend_weights.wgsl`; Rust mirror [`crate::cpu::node_child_weights`]). Needs
 /// [`TYPES`] and, declared by the including module, `blend_children: array<BlendChild>` and
 /// `blend_triangles: array<vec4<u32>>` storage arrays.
 pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");
-
-/// Everything a user's own vertex shader needs to skin with the palette buffer: the `Affine` and
-/// `Instance` structs, `skin_vertex(offset, joints, weights, position, normal)`,
-/// `affine_transform_point` and `affine_transform_normal`. Append it to your WGSL after declaring
-/// `@group(G) @binding(B) var<storage, read> palettes: array<Affine>;` (the declaration may come
-/// later in the module too; WGSL declarations are order-independent). The offset of instance `i`
-/// is `animator.instances()[i].joint_offset` (also `Instance::joint_offset` in the instance
-/// buffer), into the palette buffer of its page (`Animator::page_of`, `page_palette_buffer`). Plain
-/// WGSL (`types.wgsl` and `skinning.wgsl`), which the built-in renderer's shader uses the same way.
-pub const SKIN_FUNCTIONS: &str = concat!(
-    include_str!("../shaders/shared/types.wgsl"),
-    include_str!("../shaders/shared/skinning.wgsl"),
-);
 
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
@@ -316,11 +302,15 @@ fn bindings_module(stage: Stage) -> String {
     )
 }
 
-/// The animation stages' modules, in import order: `(import path, source)`. `types.wgsl` stays
-/// plain WGSL (it imports nothing), so that [`SKIN_FUNCTIONS`] can be appended to a user's shader
-/// as it is.
+/// The modules a stage may import, in import order: `(import path, source)`.
 fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> {
     let plain = |s: &'static str| std::borrow::Cow::Borrowed(s);
+    if stage == Stage::Skin {
+        return vec![
+            ("wgpu_anim::types", plain(TYPES)),
+            ("wgpu_anim::skinning", plain(SKINNING_MODULE)),
+        ];
+    }
     vec![
         ("wgpu_anim::types", plain(TYPES)),
         ("wgpu_anim::math", plain(MATH)),
@@ -337,16 +327,16 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
 /// A shader define of a stage variant: its name and value (`#ifdef NAME`, `#if NAME == 2`).
 pub type ShaderDef = (&'static str, naga_oil::compose::ShaderDefValue);
 
-/// The composed naga module of an animation stage with the given defines. (`Skin`, the built-in
-/// renderer's shader, is plain WGSL after [`SKIN_FUNCTIONS`], as a user's own shader would be.)
+/// The composed naga module of a stage with the given defines. (`Skin`, the built-in renderer's
+/// shader, imports the skinning module placed by [`crate::gpu::SkinBinding::BUILT_IN`], as a
+/// user's own shader would.)
 pub fn stage_module_with(stage: Stage, defs: &[ShaderDef]) -> Result<naga::Module, String> {
     use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor, ShaderLanguage, ShaderType};
-    if stage == Stage::Skin {
-        let source = [SKIN_FUNCTIONS, stage.file()].join("\n");
-        return naga::front::wgsl::parse_str(&source).map_err(|e| e.emit_to_string(&source));
-    }
-    let shader_defs: std::collections::HashMap<String, naga_oil::compose::ShaderDefValue> =
+    let mut shader_defs: std::collections::HashMap<String, naga_oil::compose::ShaderDefValue> =
         defs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+    if stage == Stage::Skin {
+        shader_defs.extend(crate::gpu::SkinBinding::BUILT_IN.shader_defs());
+    }
     let mut composer = Composer::default();
     let top = format!("wgpu_anim::{}", stage.name());
     for (name, source) in modules(stage) {

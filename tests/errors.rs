@@ -167,6 +167,7 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
         group: 0,
         palette: u32::MAX - 1,
         previous: true,
+        location: 0,
     };
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");
     assert!(e.to_string().contains("skinning bind group layout"), "{e}");

@@ -194,6 +194,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         group: 0,
         palette: 0,
         previous: false,
+        location: 0,
     };
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 4);
 
@@ -244,6 +245,7 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         group: 0,
         palette: 0,
         previous: true,
+        location: 0,
     };
     // Off by default: no buffer, and no bind group with `previous`.
     assert!(animator.page_previous_palette_buffer(0).is_none());

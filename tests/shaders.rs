@@ -149,17 +149,6 @@ fn the_ground_shader_validates() {
     shaders::validate(shaders::GROUND).unwrap();
 }
 
-#[test]
-fn skin_functions_validate_in_a_user_module() {
-    let user = format!(
-        "{}\n@group(2) @binding(0) var<storage, read> palettes: array<Affine>;\n\
-         @vertex fn main(@location(0) p: vec3<f32>, @location(1) j: vec4<u32>, @location(2) w: vec4<f32>) -> @builtin(position) vec4<f32> {{\n\
-           let s = skin_vertex(0u, j, w, p, vec3<f32>(0.0, 1.0, 0.0));\n  return vec4<f32>(s.position, 1.0);\n}}\n",
-        shaders::SKIN_FUNCTIONS
-    );
-    shaders::validate(&user).unwrap();
-}
-
 /// The naga type a vertex format is read as.
 fn vertex_input_type(format: wgpu::VertexFormat) -> naga::TypeInner {
     use naga::{Scalar, TypeInner, VectorSize};
@@ -489,7 +478,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::MATH,
         shaders::LIBRARY,
         shaders::BLEND_WEIGHTS,
-        shaders::SKINNING,
+        shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));
     sources
@@ -574,6 +563,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         group: 2,
         palette: 5,
         previous: true,
+        location: 3,
     };
     // Plain text, appended.
     let user = USER_SHADER
@@ -584,6 +574,25 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     assert_eq!(binding_of(&module, "wgpu_anim_palettes"), Some((2, 5)));
     assert_eq!(binding_of(&module, "wgpu_anim_instances"), Some((2, 6)));
     assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), Some((2, 7)));
+    // The vertex inputs at `location..location + 5`, in `SkinVertex::attributes` order.
+    let vertex = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some("wgpu_anim_Vertex"))
+        .map(|(_, t)| &t.inner);
+    let Some(naga::TypeInner::Struct { members, .. }) = vertex else {
+        panic!("no wgpu_anim_Vertex struct");
+    };
+    let locations: Vec<u32> = members
+        .iter()
+        .filter_map(|m| match m.binding {
+            Some(naga::Binding::Location { location, .. }) => Some(location),
+            _ => None,
+        })
+        .collect();
+    let attributes: Vec<u32> = binding.vertex_attributes().iter().map(|a| a.shader_location).collect();
+    assert_eq!(locations, attributes);
+    assert_eq!(locations, [3, 4, 5, 6, 7]);
     // Without `previous`, no third binding.
     let plain = SkinBinding {
         previous: false,
@@ -634,13 +643,20 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
 fn the_skinning_module_reads_the_instance_fields_where_rust_writes_them() {
     use std::mem::offset_of;
     use wgpu_anim::layout::GpuInstance;
-    let (module, _) = shaders::validate(&wgpu_anim::gpu::SkinBinding::default().wgsl()).unwrap();
-    let (size, fields) = struct_layout(&module, "wgpu_anim_Instance");
-    let at = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, o)| *o as usize);
-    assert_eq!(size as usize, size_of::<GpuInstance>());
-    assert_eq!(at("joint_offset"), Some(offset_of!(GpuInstance, joint_offset)));
-    assert_eq!(at("world"), Some(offset_of!(GpuInstance, world)));
-    assert_eq!(at("tint"), Some(offset_of!(GpuInstance, tint)));
-    let (affine, _) = struct_layout(&module, "wgpu_anim_Affine");
-    assert_eq!(affine as usize, size_of::<Affine>());
+    // As plain text, and composed and written back as the built-in renderer's shader is.
+    let sources = [
+        wgpu_anim::gpu::SkinBinding::default().wgsl(),
+        shaders::stage_source(Stage::Skin),
+    ];
+    for source in &sources {
+        let (module, _) = shaders::validate(source).unwrap();
+        let (size, fields) = struct_layout(&module, "wgpu_anim_Instance");
+        let at = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, o)| *o as usize);
+        assert_eq!(size as usize, size_of::<GpuInstance>());
+        assert_eq!(at("joint_offset"), Some(offset_of!(GpuInstance, joint_offset)));
+        assert_eq!(at("world"), Some(offset_of!(GpuInstance, world)));
+        assert_eq!(at("tint"), Some(offset_of!(GpuInstance, tint)));
+        let (affine, _) = struct_layout(&module, "wgpu_anim_Affine");
+        assert_eq!(affine as usize, size_of::<Affine>());
+    }
 }

@@ -1,4 +1,5 @@
-//! Mirror of `shaders/shared/skinning.wgsl` and the `skin` compute entry of `shaders/skin.wgsl`.
+//! Mirror of the skinning module (`shaders/skinning_module.wgsl`) and the `skin` compute entry of
+//! `shaders/skin.wgsl`.
 
 use crate::math::Affine;
 use crate::mesh::SkinVertex;
@@ -25,7 +26,7 @@ fn skin_blend(palettes: &[Affine], offset: u32, joints: [u16; 4], w: [f32; 4]) -
 }
 
 /// The normal through the cofactor (inverse transpose up to a positive factor) of `m`'s 3×3 part.
-/// WGSL `affine_transform_normal`.
+/// WGSL `wgpu_anim_transform_normal`.
 #[must_use]
 pub fn affine_transform_normal(m: &Affine, n: Vec3) -> Vec3 {
     let c0 = Vec3::new(m.x.x, m.y.x, m.z.x);
@@ -38,7 +39,8 @@ pub fn affine_transform_normal(m: &Affine, n: Vec3) -> Vec3 {
     cof
 }
 
-/// One vertex skinned by the palette at `offset`. WGSL `skin_vertex`.
+/// One vertex skinned by the palette at `offset`: WGSL `wgpu_anim_skin_matrix_at`, then the
+/// point and the normalized normal through it, as the `skin` entry and the built-in renderer do.
 #[must_use]
 pub fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> SkinnedPoint {
     let k = skin_blend(palettes, offset, v.joints, v.weights);

@@ -98,11 +98,7 @@ impl SkinnedRenderer {
                     mapped_at_creation: false,
                 });
                 // The palette and the instances as a renderer of the user's own binds them.
-                let skin = super::SkinBinding {
-                    group: 0,
-                    palette: 1,
-                    previous: false,
-                };
+                let skin = super::SkinBinding::BUILT_IN;
                 let mut entries = vec![wgpu::BindGroupLayoutEntry {
                     binding: 0,
                     visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
@@ -365,7 +361,8 @@ impl OffscreenTarget {
 }
 
 /// Skins `vertices` with the palette of the animator instance at `joint_offset` in a compute pass
-/// (the `skin` entry of `shaders/skin.wgsl`, the same `skin_vertex` the renderer uses) and reads
+/// (the `skin` entry of `shaders/skin.wgsl`, the skinning module's `wgpu_anim_skin_matrix_at`, as
+/// the renderer skins) and reads
 /// the model-space results back.
 pub fn skin_on_gpu(
     device: &wgpu::Device,

@@ -7,7 +7,8 @@ use crate::shaders::SKINNING_MODULE;
 /// Where your vertex shader finds an animator's palette and instances: bind group `group`, the
 /// palette at binding `palette`, the instances at `palette + 1` and, with `previous`, last
 /// frame's palettes at `palette + 2` (for motion vectors; the animator must keep them,
-/// [`Animator::keep_previous_palettes`]), visible to the vertex stage.
+/// [`Animator::keep_previous_palettes`]), visible to the vertex stage; and the mesh's vertex
+/// inputs from shader location `location` on.
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
@@ -15,8 +16,10 @@ use crate::shaders::SKINNING_MODULE;
 /// - The instances are the page's `layout::GpuInstance`s, 256 bytes each; drawing reads the
 ///   palette offset, the world transform and the tint.
 /// - The WGSL module ([`SkinBinding::wgsl`], or [`SKINNING_MODULE`] with naga_oil and
-///   [`SkinBinding::shader_defs`]) declares both bindings and `wgpu_anim_skin(instance, joints,
-///   weights, position, normal, tangent)`; every name it declares starts with `wgpu_anim_`.
+///   [`SkinBinding::shader_defs`]) declares both bindings, the vertex input struct
+///   `wgpu_anim_Vertex` (locations `location..location + 5`, the attributes of
+///   [`SkinBinding::vertex_attributes`]) and `wgpu_anim_skin(instance, joints, weights, position,
+///   normal, tangent)`; every name it declares starts with `wgpu_anim_`.
 ///
 /// A crowd larger than one page is drawn page by page, with that page's bind group and
 /// `instance_index` counting from 0 in each page ([`super::Controller::page_range`]).
@@ -29,20 +32,35 @@ pub struct SkinBinding {
     /// Whether to bind last frame's palettes too (at `palette + 2`), and give the module
     /// `wgpu_anim_previous_position(instance, joints, weights, position)`.
     pub previous: bool,
+    /// The first shader location of the vertex inputs (`wgpu_anim_Vertex`): position, normal,
+    /// uv, joints and weights at `location..location + 5`.
+    pub location: u32,
 }
 
 impl Default for SkinBinding {
-    /// Group 1, bindings 0 and 1 (group 0 is left to the renderer's camera and scene).
+    /// Group 1, bindings 0 and 1 (group 0 is left to the renderer's camera and scene), vertex
+    /// inputs at locations 0–4 ([`crate::SkinVertex::LAYOUT`]).
     fn default() -> Self {
         Self {
             group: 1,
             palette: 0,
             previous: false,
+            location: 0,
         }
     }
 }
 
 impl SkinBinding {
+    /// Where the built-in renderer ([`super::SkinnedRenderer`], `shaders/skin.wgsl`) places the
+    /// module: group 0 (its camera at binding 0), palettes at 1, instances at 2, vertex inputs
+    /// at locations 0–4.
+    pub const BUILT_IN: SkinBinding = SkinBinding {
+        group: 0,
+        palette: 1,
+        previous: false,
+        location: 0,
+    };
+
     /// The instances' binding.
     #[must_use]
     pub fn instances(&self) -> u32 {
@@ -54,6 +72,13 @@ impl SkinBinding {
     #[must_use]
     pub fn previous_palette(&self) -> u32 {
         self.palette.saturating_add(2)
+    }
+
+    /// The vertex attributes of a [`crate::SkinVertex`] buffer at the module's locations
+    /// (`location..location + 5`; [`crate::SkinVertex::attributes`]).
+    #[must_use]
+    pub const fn vertex_attributes(&self) -> [wgpu::VertexAttribute; 5] {
+        crate::SkinVertex::attributes(self.location)
     }
 
     /// The bind group layout entries (read-only storage, vertex stage; two, or three with
@@ -175,8 +200,9 @@ impl SkinBinding {
         defs
     }
 
-    fn defs(&self) -> [(&'static str, u32); 4] {
+    fn defs(&self) -> [(&'static str, u32); 5] {
         [
+            ("WGPU_ANIM_VERTEX_LOCATION", self.location),
             ("WGPU_ANIM_SKIN_GROUP", self.group),
             ("WGPU_ANIM_PALETTE_BINDING", self.palette),
             ("WGPU_ANIM_INSTANCE_BINDING", self.instances()),

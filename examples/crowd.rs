@@ -30,7 +30,7 @@ use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
-const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+const DEPTH: wgpu::TextureFormat = wgpu_anim::gpu::OffscreenTarget::DEPTH_FORMAT;
 
 const KEY_HELP: &str = "\
 crowd demo controls:
@@ -80,11 +80,7 @@ fn choose_path(device: &wgpu::Device, animator: &mut wgpu_anim::Animator) -> Res
     println!(
         "GPU path: {}{} (F switches)",
         if fused { "fused" } else { "staged" },
-        if software && animator.fused_available() {
-            ", the faster one on a software adapter"
-        } else {
-            ""
-        }
+        if software && animator.fused_available() { ", the faster one on a software adapter" } else { "" }
     );
     Ok(())
 }
@@ -95,10 +91,7 @@ fn character_count(args: &Args, adapter: &wgpu::AdapterInfo) -> u32 {
         return n;
     }
     if adapter.device_type == wgpu::DeviceType::Cpu {
-        println!(
-            "{} is a software adapter: starting with 1,000 characters (set more with --count)",
-            adapter.name
-        );
+        println!("{} is a software adapter: starting with 1,000 characters (set more with --count)", adapter.name);
         1_000
     } else {
         10_000
@@ -131,30 +124,13 @@ impl Orbit {
     fn new(crowd: &Crowd) -> Self {
         let (f, h) = (crowd.character.relative_footprint, crowd.character.relative_height);
         let home = (0.6, 0.45, crowd.half_extent() * 2.0 + 6.0 * f);
-        Self {
-            yaw: home.0,
-            pitch: home.1,
-            distance: home.2,
-            home,
-            target_y: 0.8 * h,
-            min_distance: 2.0 * f,
-        }
+        Self { yaw: home.0, pitch: home.1, distance: home.2, home, target_y: 0.8 * h, min_distance: 2.0 * f }
     }
     fn camera(&self, aspect: f32) -> Camera {
-        let dir = glam::Vec3::new(
-            self.yaw.sin() * self.pitch.cos(),
-            self.pitch.sin(),
-            self.yaw.cos() * self.pitch.cos(),
-        );
+        let dir =
+            glam::Vec3::new(self.yaw.sin() * self.pitch.cos(), self.pitch.sin(), self.yaw.cos() * self.pitch.cos());
         let target = glam::Vec3::new(0.0, self.target_y, 0.0);
-        Camera::look_at(
-            target + dir * self.distance,
-            target,
-            45f32.to_radians(),
-            aspect,
-            0.1,
-            3000.0,
-        )
+        Camera::look_at(target + dir * self.distance, target, 45f32.to_radians(), aspect, 0.1, 3000.0)
     }
 }
 
@@ -187,25 +163,6 @@ struct App {
     last_title: Option<Instant>,
 }
 
-fn depth_view(device: &wgpu::Device, width: u32, height: u32) -> wgpu::TextureView {
-    device
-        .create_texture(&wgpu::TextureDescriptor {
-            label: Some("crowd depth"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: DEPTH,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-            view_formats: &[],
-        })
-        .create_view(&Default::default())
-}
-
 impl App {
     fn init(&mut self, event_loop: &ActiveEventLoop) -> Result<(), Box<dyn std::error::Error>> {
         let attrs = Window::default_attributes()
@@ -235,30 +192,17 @@ impl App {
             config.format,
             Some(DEPTH),
             1,
-            &CrowdDesc {
-                count,
-                ..Default::default()
-            },
+            &CrowdDesc { count, ..Default::default() },
             character(args)?,
         )?;
         choose_path(&device, &mut crowd.animator)?;
         let timer = PassTimer::new(&device, &queue, 4);
-        let depth = depth_view(&device, config.width, config.height);
+        let depth = wgpu_anim::gpu::depth_view(&device, config.width, config.height);
         let orbit = Orbit::new(&crowd);
         self.time_scale = 1.0;
         println!("press F1 or H for the controls");
-        self.gpu = Some(Gpu {
-            window,
-            surface,
-            device,
-            queue,
-            config,
-            depth,
-            full_count: crowd.count(),
-            crowd,
-            timer,
-            orbit,
-        });
+        self.gpu =
+            Some(Gpu { window, surface, device, queue, config, depth, full_count: crowd.count(), crowd, timer, orbit });
         Ok(())
     }
 
@@ -320,10 +264,7 @@ impl App {
                 self.pass_ms = t.read_ms(&g.device, &g.queue).ok();
             }
             let fused = g.crowd.animator.is_fused();
-            let gpu = self
-                .pass_ms
-                .as_deref()
-                .map_or("GPU n/a".to_string(), |ms| pass_summary(ms, fused));
+            let gpu = self.pass_ms.as_deref().map_or("GPU n/a".to_string(), |ms| pass_summary(ms, fused));
             let mut state = String::new();
             if self.paused {
                 state += " (paused)";
@@ -345,15 +286,9 @@ impl App {
         if let Some(args) = &self.args {
             if args.frames.is_some_and(|n| self.frames_done >= n) {
                 if let Some(path) = &args.screenshot {
-                    if let Err(e) = screenshot(
-                        &g.device,
-                        &g.queue,
-                        &g.crowd,
-                        &g.orbit,
-                        g.config.width,
-                        g.config.height,
-                        path,
-                    ) {
+                    if let Err(e) =
+                        screenshot(&g.device, &g.queue, &g.crowd, &g.orbit, g.config.width, g.config.height, path)
+                    {
                         self.fail(event_loop, e);
                         return;
                     }
@@ -382,10 +317,7 @@ impl App {
                         g.config.format,
                         Some(DEPTH),
                         1,
-                        &CrowdDesc {
-                            count: n as u32,
-                            ..Default::default()
-                        },
+                        &CrowdDesc { count: n as u32, ..Default::default() },
                         g.crowd.character.clone(),
                     ) {
                         Ok(mut c) => {
@@ -434,11 +366,7 @@ fn pass_summary(ms: &[f64], fused: bool) -> String {
         return format!("GPU fused {:.2} ms", ms.first().copied().unwrap_or(0.0));
     }
     let names = wgpu_anim::shaders::Stage::COMPUTE.map(|s| s.name());
-    let parts: Vec<String> = names
-        .iter()
-        .zip(ms)
-        .map(|(name, ms)| format!("{name} {ms:.2}"))
-        .collect();
+    let parts: Vec<String> = names.iter().zip(ms).map(|(name, ms)| format!("{name} {ms:.2}")).collect();
     format!("GPU {} = {:.2} ms", parts.join(" + "), ms.iter().sum::<f64>())
 }
 
@@ -460,22 +388,12 @@ fn screenshot(
         device,
         &crowd.animator,
         &crowd.character.mesh,
-        crowd
-            .character
-            .library
-            .skeletons()
-            .get(crowd.character.skeleton.0 as usize)
-            .map_or(0, |s| s.joint_count()),
+        crowd.character.library.skeletons().get(crowd.character.skeleton.0 as usize).map_or(0, |s| s.joint_count()),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
     )?;
-    let ground = GroundRenderer::new(
-        device,
-        OffscreenTarget::COLOR_FORMAT,
-        Some(OffscreenTarget::DEPTH_FORMAT),
-        1,
-    );
+    let ground = GroundRenderer::new(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1);
     let camera = orbit.camera(width as f32 / height as f32);
     renderer.set_camera(queue, &camera);
     ground.set_camera(queue, &camera);
@@ -507,7 +425,7 @@ impl ApplicationHandler for App {
                     g.config.height = size.height;
                     if size.width > 0 && size.height > 0 {
                         g.surface.configure(&g.device, &g.config);
-                        g.depth = depth_view(&g.device, size.width, size.height);
+                        g.depth = wgpu_anim::gpu::depth_view(&g.device, size.width, size.height);
                     }
                 }
             }
@@ -515,11 +433,9 @@ impl ApplicationHandler for App {
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
                 self.key(&event.logical_key, event_loop)
             }
-            WindowEvent::MouseInput {
-                state,
-                button: MouseButton::Left,
-                ..
-            } => self.dragging = state == ElementState::Pressed,
+            WindowEvent::MouseInput { state, button: MouseButton::Left, .. } => {
+                self.dragging = state == ElementState::Pressed
+            }
             WindowEvent::CursorMoved { position, .. } => {
                 if let (true, Some((x, y)), Some(g)) = (self.dragging, self.cursor, self.gpu.as_mut()) {
                     g.orbit.yaw -= (position.x - x) as f32 * 0.005;
@@ -557,10 +473,7 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
-        &CrowdDesc {
-            count,
-            ..Default::default()
-        },
+        &CrowdDesc { count, ..Default::default() },
         character(args)?,
     )?;
     choose_path(&device, &mut crowd.animator)?;
@@ -599,10 +512,7 @@ fn main() {
         return;
     }
     let result = EventLoop::new().map_err(|e| e.to_string()).and_then(|event_loop| {
-        let mut app = App {
-            args: Some(args),
-            ..Default::default()
-        };
+        let mut app = App { args: Some(args), ..Default::default() };
         event_loop.run_app(&mut app).map_err(|e| e.to_string())?;
         app.error.map_or(Ok(()), Err)
     });

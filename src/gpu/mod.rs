@@ -16,7 +16,10 @@ pub use controller::{Controller, FrameUpload, PageState};
 pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 pub use library::{GpuLibrary, LibraryHeaps};
 pub use readback::read_buffer;
-pub use renderer::{Camera, GroundRenderer, OffscreenTarget, SkinnedRenderer, scene_pass, skin_on_gpu};
+pub use renderer::{
+    Camera, GroundRenderer, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass,
+    skin_on_gpu,
+};
 pub use skinning::SkinBinding;
 pub use timing::PassTimer;
 

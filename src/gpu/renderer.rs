@@ -36,8 +36,10 @@ impl Camera {
     }
 }
 
-/// Depth testing of the built-in pipelines: write, pass when nearer.
-fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
+/// Depth testing of the built-in pipelines (write, pass when nearer), for a pipeline of yours that
+/// draws into the same depth buffer.
+#[must_use]
+pub fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
     wgpu::DepthStencilState {
         format,
         depth_write_enabled: Some(true),
@@ -47,6 +49,100 @@ fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
     }
 }
 
+/// A skinned mesh on the GPU: its vertices ([`SkinVertex`], drawn with [`SkinVertex::LAYOUT`])
+/// and its `u32` indices, for [`SkinnedRenderer`] and for pipelines of your own.
+pub struct MeshBuffers {
+    /// The vertex buffer (`SkinVertex`, 56 bytes each).
+    pub vertices: wgpu::Buffer,
+    /// The index buffer (`u32`, triangle list).
+    pub indices: wgpu::Buffer,
+    /// How many indices.
+    pub index_count: u32,
+}
+
+impl MeshBuffers {
+    /// Uploads `mesh`, first validated against a skeleton of `joint_count` joints (so that no
+    /// vertex names a joint past the end of its character's palette).
+    ///
+    /// Errors: a mesh that does not fit the skeleton ([`SkinnedMesh::validate`]); buffers the
+    /// device refuses ([`crate::Error::Refused`]).
+    pub fn new(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
+        let mut mesh = mesh.clone();
+        mesh.validate(joint_count)?;
+        let init = |label, contents: &[u8], usage| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage,
+            })
+        };
+        super::refusable(
+            device,
+            || format!("the buffers of mesh '{}'", mesh.name),
+            || Self {
+                vertices: init(
+                    "wgpu-anim skinned vertices",
+                    bytemuck::cast_slice(&mesh.gpu_vertices()),
+                    wgpu::BufferUsages::VERTEX,
+                ),
+                indices: init(
+                    "wgpu-anim indices",
+                    bytemuck::cast_slice(&mesh.indices),
+                    wgpu::BufferUsages::INDEX,
+                ),
+                index_count: mesh.indices.len() as u32,
+            },
+        )
+    }
+
+    /// Sets the vertex buffer at slot `slot` and the index buffer.
+    pub fn bind(&self, pass: &mut wgpu::RenderPass<'_>, slot: u32) {
+        pass.set_vertex_buffer(slot, self.vertices.slice(..));
+        pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
+    }
+}
+
+/// A depth buffer of [`OffscreenTarget::DEPTH_FORMAT`] (the built-in pipelines' format) for a
+/// window of `width` × `height` pixels.
+#[must_use]
+pub fn depth_view(device: &wgpu::Device, width: u32, height: u32) -> wgpu::TextureView {
+    let usage = wgpu::TextureUsages::RENDER_ATTACHMENT;
+    attachment(
+        device,
+        width,
+        height,
+        OffscreenTarget::DEPTH_FORMAT,
+        usage,
+        "wgpu-anim depth",
+    )
+    .create_view(&Default::default())
+}
+
+/// A single-sampled 2D texture of `width` × `height` pixels for a render pass.
+fn attachment(
+    device: &wgpu::Device,
+    width: u32,
+    height: u32,
+    format: wgpu::TextureFormat,
+    usage: wgpu::TextureUsages,
+    label: &str,
+) -> wgpu::Texture {
+    device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width,
+            height,
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage,
+        view_formats: &[],
+    })
+}
+
 /// Draws every instance of an [`Animator`] that uses one mesh with one instanced draw per page
 /// of the animator, skinning in the vertex shader from the page's palette buffer.
 pub struct SkinnedRenderer {
@@ -54,9 +150,7 @@ pub struct SkinnedRenderer {
     /// Per page: its global instance range and the bind group of its instance and palette buffers.
     pages: Vec<(std::ops::Range<u32>, wgpu::BindGroup)>,
     camera: wgpu::Buffer,
-    vertices: wgpu::Buffer,
-    indices: wgpu::Buffer,
-    index_count: u32,
+    mesh: MeshBuffers,
 }
 
 impl SkinnedRenderer {
@@ -74,23 +168,12 @@ impl SkinnedRenderer {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Self> {
-        let mut mesh = mesh.clone();
-        mesh.validate(joint_count)?;
-        // Buffers, bind groups and the pipeline: what the device refuses is an error.
+        let buffers = MeshBuffers::new(device, mesh, joint_count)?;
+        // Bind groups and the pipeline: what the device refuses is an error.
         super::refusable(
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
             || {
-                let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("wgpu-anim skinned vertices"),
-                    contents: bytemuck::cast_slice(&mesh.gpu_vertices()),
-                    usage: wgpu::BufferUsages::VERTEX,
-                });
-                let indices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("wgpu-anim indices"),
-                    contents: bytemuck::cast_slice(&mesh.indices),
-                    usage: wgpu::BufferUsages::INDEX,
-                });
                 let camera = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("wgpu-anim camera"),
                     size: size_of::<Camera>() as u64,
@@ -114,40 +197,22 @@ impl SkinnedRenderer {
                     label: Some("wgpu-anim render"),
                     entries: &entries,
                 });
-                let pages = (0..animator.page_count())
-                    .filter_map(|page| {
-                        let (instances, palettes) = (
-                            animator.page_instance_buffer(page)?,
-                            animator.page_palette_buffer(page)?,
-                        );
-                        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                            label: Some("wgpu-anim render"),
-                            layout: &layout,
-                            entries: &[
-                                wgpu::BindGroupEntry {
-                                    binding: 0,
-                                    resource: camera.as_entire_binding(),
-                                },
-                                wgpu::BindGroupEntry {
-                                    binding: skin.palette,
-                                    resource: palettes.as_entire_binding(),
-                                },
-                                wgpu::BindGroupEntry {
-                                    binding: skin.instances(),
-                                    resource: instances.as_entire_binding(),
-                                },
-                            ],
-                        });
-                        Some((page, bind_group))
-                    })
-                    .collect::<Vec<_>>();
-                // Pages fill in order, each to its capacity.
-                let capacity: Vec<u32> = (0..animator.page_count()).map(|p| animator.page_capacity(p)).collect();
-                let pages = pages
+                let camera_entry = wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: camera.as_entire_binding(),
+                };
+                let groups = skin
+                    .bind_groups(device, &layout, animator, &[camera_entry])
+                    .unwrap_or_default();
+                // Pages fill in order, each to its capacity (instances added later are drawn too).
+                let mut start = 0;
+                let pages = groups
                     .into_iter()
+                    .enumerate()
                     .map(|(page, bind_group)| {
-                        let start: u32 = capacity[..page].iter().sum();
-                        (start..start + capacity[page], bind_group)
+                        let range = start..start + animator.page_capacity(page);
+                        start = range.end;
+                        (range, bind_group)
                     })
                     .collect();
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -190,9 +255,7 @@ impl SkinnedRenderer {
                     pipeline,
                     pages,
                     camera,
-                    vertices,
-                    indices,
-                    index_count: mesh.indices.len() as u32,
+                    mesh: buffers,
                 }
             },
         )
@@ -210,16 +273,8 @@ impl SkinnedRenderer {
             return;
         }
         pass.set_pipeline(&self.pipeline);
-        pass.set_vertex_buffer(0, self.vertices.slice(..));
-        pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
-        for (range, bind_group) in &self.pages {
-            let (start, end) = (instances.start.max(range.start), instances.end.min(range.end));
-            if start < end {
-                // `instance_index` indexes the page's own instance buffer.
-                pass.set_bind_group(0, bind_group, &[]);
-                pass.draw_indexed(0..self.index_count, 0, start - range.start..end - range.start);
-            }
-        }
+        let pages = self.pages.iter().map(|(range, group)| (range.clone(), group));
+        super::skinning::draw_pages(pass, super::SkinBinding::BUILT_IN.group, pages, &self.mesh, instances);
     }
 }
 
@@ -282,22 +337,7 @@ impl OffscreenTarget {
                 what: format!("image size {width}x{height} must be between 1 and {max} pixels per side"),
             });
         }
-        let texture = |format, usage, label| {
-            device.create_texture(&wgpu::TextureDescriptor {
-                label: Some(label),
-                size: wgpu::Extent3d {
-                    width,
-                    height,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format,
-                usage,
-                view_formats: &[],
-            })
-        };
+        let texture = |format, usage, label| attachment(device, width, height, format, usage, label);
         Ok(Self {
             color: texture(
                 Self::COLOR_FORMAT,

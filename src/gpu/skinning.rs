@@ -126,8 +126,10 @@ impl SkinBinding {
     }
 
     /// The bind group of `animator`'s page `page` for `layout` (made with
-    /// [`SkinBinding::bind_group_layout`]); `None` if there is no such page, or if `previous` is
-    /// set and the animator does not keep previous palettes.
+    /// [`SkinBinding::bind_group_layout`], or a layout of yours with [`SkinBinding::layout_entries`]
+    /// and more); `extra` are your own entries in the same group (a camera, say), added before
+    /// the skinning ones. `None` if there is no such page, or if `previous` is set and the
+    /// animator does not keep previous palettes.
     #[must_use]
     pub fn bind_group(
         &self,
@@ -135,8 +137,10 @@ impl SkinBinding {
         layout: &wgpu::BindGroupLayout,
         animator: &Animator,
         page: usize,
+        extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Option<wgpu::BindGroup> {
-        let mut entries = vec![
+        let mut entries = extra.to_vec();
+        entries.extend([
             wgpu::BindGroupEntry {
                 binding: self.palette,
                 resource: animator.page_palette_buffer(page)?.as_entire_binding(),
@@ -145,7 +149,7 @@ impl SkinBinding {
                 binding: self.instances(),
                 resource: animator.page_instance_buffer(page)?.as_entire_binding(),
             },
-        ];
+        ]);
         if self.previous {
             entries.push(wgpu::BindGroupEntry {
                 binding: self.previous_palette(),
@@ -157,6 +161,41 @@ impl SkinBinding {
             layout,
             entries: &entries,
         }))
+    }
+
+    /// The bind groups of all of `animator`'s pages, in page order (see
+    /// [`SkinBinding::bind_group`]); `None` if `previous` is set and the animator does not keep
+    /// previous palettes.
+    #[must_use]
+    pub fn bind_groups(
+        &self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        animator: &Animator,
+        extra: &[wgpu::BindGroupEntry<'_>],
+    ) -> Option<Vec<wgpu::BindGroup>> {
+        (0..animator.page_count())
+            .map(|page| self.bind_group(device, layout, animator, page, extra))
+            .collect()
+    }
+
+    /// Draws `animator`'s instances `instances` (global indices, all of `mesh`'s skeleton) with
+    /// the pipeline set on `pass`: one instanced draw per page they span, with that page's bind
+    /// group (`bind_groups`, from [`SkinBinding::bind_groups`]) at this group; `instance_index`
+    /// counts from 0 in each page.
+    pub fn draw(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        bind_groups: &[wgpu::BindGroup],
+        animator: &Animator,
+        mesh: &super::MeshBuffers,
+        instances: std::ops::Range<u32>,
+    ) {
+        let pages = bind_groups.iter().enumerate().map(|(page, group)| {
+            let r = animator.page_range(page);
+            (r.start as u32..r.end as u32, group)
+        });
+        draw_pages(pass, self.group, pages, mesh, instances);
     }
 
     /// The skinning module as plain WGSL, with this group and these bindings: append it to your
@@ -208,5 +247,24 @@ impl SkinBinding {
             ("WGPU_ANIM_INSTANCE_BINDING", self.instances()),
             ("WGPU_ANIM_PREVIOUS_BINDING", self.previous_palette()),
         ]
+    }
+}
+
+/// One instanced draw of `mesh` per page of `pages` (its global instance range and bind group)
+/// that `instances` overlaps, the bind group set at `group`.
+pub(crate) fn draw_pages<'g>(
+    pass: &mut wgpu::RenderPass<'_>,
+    group: u32,
+    pages: impl Iterator<Item = (std::ops::Range<u32>, &'g wgpu::BindGroup)>,
+    mesh: &super::MeshBuffers,
+    instances: std::ops::Range<u32>,
+) {
+    mesh.bind(pass, 0);
+    for (range, bind_group) in pages {
+        let (start, end) = (instances.start.max(range.start), instances.end.min(range.end));
+        if start < end {
+            pass.set_bind_group(group, bind_group, &[]);
+            pass.draw_indexed(0..mesh.index_count, 0, start - range.start..end - range.start);
+        }
     }
 }

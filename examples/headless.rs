@@ -63,10 +63,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
-        &CrowdDesc {
-            count: args.count,
-            ..Default::default()
-        },
+        &CrowdDesc { count: args.count, ..Default::default() },
         character,
     )?;
     crowd.set_camera(&queue, &crowd.overview_camera(width as f32 / height as f32));

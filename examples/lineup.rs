@@ -40,11 +40,7 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     let mut animator = Animator::new(
         &device,
         &library,
-        &AnimatorDesc {
-            max_instances: rows * phases,
-            max_joints: None,
-            page_instances: None,
-        },
+        &AnimatorDesc { max_instances: rows * phases, max_joints: None, page_instances: None },
     )?;
     for (row, &clip) in clips.iter().enumerate() {
         let duration = library.clip_duration(clip).unwrap_or(1.0);

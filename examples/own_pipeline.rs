@@ -1,0 +1,149 @@
+//! A renderer of your own: its pipeline and WGSL, skinning with the library's module, under WebGPU's default limits.
+//! `cargo run --example own_pipeline` opens a window; `-- out.png` writes the frame at 1.5 s to a PNG instead.
+use glam::Mat4;
+use std::sync::Arc;
+use wgpu::{BufferUsages, util::DeviceExt};
+use wgpu_anim::gpu::{Camera, MeshBuffers, OffscreenTarget, SkinBinding, depth_state, depth_view, scene_pass};
+use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
+use winit::{application::ApplicationHandler, event::WindowEvent, event_loop::*, window::*};
+
+/// Group 0: the camera at binding 0, the animator's palettes and instances at 1 and 2; vertex inputs at 0-4.
+pub const SKIN: SkinBinding = SkinBinding { group: 0, palette: 1, previous: false, location: 0 };
+
+/// Your WGSL, before the skinning module (`wgpu_anim_` names); the built-in renderer's light, to compare.
+const SHADER: &str = "
+struct Camera { view_proj: mat4x4<f32>, eye: vec4<f32>, light_dir: vec4<f32> }
+@group(0) @binding(0) var<uniform> camera: Camera;
+struct Out { @builtin(position) clip: vec4<f32>, @location(0) normal: vec3<f32>, @location(1) at: vec3<f32>, @location(2) tint: vec3<f32> }
+@vertex fn vs(v: wgpu_anim_Vertex, @builtin(instance_index) i: u32) -> Out {
+    let s = wgpu_anim_skin(i, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
+    let world = wgpu_anim_world(i);
+    let at = wgpu_anim_transform_point(world, s.position);
+    return Out(camera.view_proj * vec4<f32>(at, 1.0), wgpu_anim_transform_normal(world, s.normal), at, wgpu_anim_tint(i).rgb);
+}
+@fragment fn fs(in: Out) -> @location(0) vec4<f32> {
+    let n = normalize(in.normal);
+    let diffuse = max(dot(n, normalize(-camera.light_dir.xyz)), 0.0);
+    let rim = pow(1.0 - max(dot(n, normalize(camera.eye.xyz - in.at)), 0.0), 3.0) * 0.15;
+    return vec4<f32>(in.tint * (0.25 * (0.5 + 0.5 * n.y) + 0.8 * diffuse) + vec3<f32>(rim), 1.0);
+}";
+
+/// 25 animated mannequins and what draws them: your pipeline, camera, the mesh and a bind group per page.
+pub struct Scene {
+    pub animator: Animator,
+    pub mesh: MeshBuffers,
+    pub pipeline: wgpu::RenderPipeline,
+    pub camera: wgpu::Buffer,
+    pub groups: Vec<wgpu::BindGroup>,
+}
+
+impl Scene {
+    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat, aspect: f32) -> wgpu_anim::Result<Self> {
+        let (library, skeleton, clips) = mannequin::library();
+        let mut animator = Animator::new(device, &library, &AnimatorDesc::default())?;
+        for i in 0..25 {
+            let world = Mat4::from_translation(glam::vec3((i % 5) as f32 * 1.5 - 3.0, 0.0, (i / 5) as f32 * -1.5));
+            let tint = [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255];
+            let desc = InstanceDesc { time: i as f32 * 0.3, world, tint, ..InstanceDesc::new(clips[i % 3]) };
+            animator.add_instance(&desc)?;
+        }
+        let skeleton = &library.skeletons()[skeleton.0 as usize];
+        let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;
+        let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("own pipeline"),
+            layout: None, // from the shader; or add SKIN.layout_entries() to a layout of yours
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs"),
+                compilation_options: Default::default(),
+                buffers: &[Some(wgpu_anim::SkinVertex::LAYOUT)],
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs"),
+                compilation_options: Default::default(),
+                targets: &[Some(format.into())],
+            }),
+            primitive: wgpu::PrimitiveState { cull_mode: Some(wgpu::Face::Back), ..Default::default() },
+            depth_stencil: Some(depth_state(OffscreenTarget::DEPTH_FORMAT)),
+            multisample: Default::default(),
+            multiview_mask: None,
+            cache: None,
+        });
+        let (view, usage) = (camera(aspect), BufferUsages::UNIFORM | BufferUsages::COPY_DST);
+        let contents = bytemuck::bytes_of(&view);
+        let camera = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents, usage });
+        let camera_entry = wgpu::BindGroupEntry { binding: 0, resource: camera.as_entire_binding() };
+        let groups = SKIN.bind_groups(device, &pipeline.get_bind_group_layout(0), &animator, &[camera_entry]);
+        Ok(Self { animator, mesh, pipeline, camera, groups: groups.expect("no previous palettes asked for") })
+    }
+
+    /// Advances the animation by `dt` and draws it into `views`: colour and depth.
+    pub fn frame(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, views: [&wgpu::TextureView; 2], dt: f32) {
+        self.animator.prepare(queue, dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        self.animator.encode(&mut encoder); // clock, sample, hierarchy and palettes, into your encoder
+        let mut pass = scene_pass(&mut encoder, views[0], views[1], wgpu_anim::gpu::GroundRenderer::SKY);
+        pass.set_pipeline(&self.pipeline);
+        SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32);
+        drop(pass);
+        queue.submit([encoder.finish()]);
+    }
+}
+
+/// The crowd from the front, for a picture `aspect` wide.
+pub fn camera(aspect: f32) -> Camera {
+    Camera::look_at(glam::vec3(0.0, 3.0, 6.5), glam::vec3(0.0, 0.8, -3.0), 0.8, aspect, 0.1, 100.0)
+}
+
+fn headless(path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default())?;
+    let target = OffscreenTarget::new(&device, 960, 540)?;
+    let views = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
+    Scene::new(&device, OffscreenTarget::COLOR_FORMAT, 16.0 / 9.0)?.frame(&device, &queue, [&views[0], &views[1]], 1.5);
+    wgpu_anim::image::save_png(path.as_ref(), 960, 540, &target.read_rgba(&device, &queue)?)?;
+    Ok(())
+}
+
+struct App(Option<(Arc<Window>, wgpu::Surface<'static>, wgpu::Device, wgpu::Queue, Scene, wgpu::TextureView)>);
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        let window = Arc::new(event_loop.create_window(Window::default_attributes().with_resizable(false)).unwrap());
+        let display = Box::new(event_loop.owned_display_handle());
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(display));
+        let surface = instance.create_surface(window.clone()).unwrap();
+        let options = wgpu::RequestAdapterOptions { compatible_surface: Some(&surface), ..Default::default() };
+        let adapter = pollster::block_on(instance.request_adapter(&options)).unwrap();
+        let (device, queue) = pollster::block_on(adapter.request_device(&Default::default())).unwrap();
+        let size = window.inner_size();
+        let config = surface.get_default_config(&adapter, size.width, size.height).unwrap();
+        surface.configure(&device, &config);
+        let scene = Scene::new(&device, config.format, size.width as f32 / size.height as f32).unwrap();
+        let depth = depth_view(&device, size.width, size.height);
+        self.0 = Some((window, surface, device, queue, scene, depth));
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
+        let Some((window, surface, device, queue, scene, depth)) = &mut self.0 else { return };
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::RedrawRequested => {
+                if let wgpu::CurrentSurfaceTexture::Success(frame) = surface.get_current_texture() {
+                    let view = frame.texture.create_view(&Default::default());
+                    scene.frame(device, queue, [&view, depth], 1.0 / 60.0); // the surface presents at 60 Hz or so
+                    queue.present(frame);
+                }
+                window.request_redraw();
+            }
+            _ => {}
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let Some(path) = std::env::args().nth(1) else { return Ok(EventLoop::new()?.run_app(&mut App(None))?) };
+    headless(&path)
+}

@@ -1,0 +1,161 @@
+//! The `own_pipeline` example's renderer draws the same picture as `SkinnedRenderer`.
+//!
+//! One frame of the example's crowd (25 mannequins, three clips, one page) is drawn twice from
+//! the same palette: with the example's own pipeline and WGSL (skinning through the module) and
+//! with the built-in renderer. Both use the same camera and light. Tolerance: a pixel differs
+//! when a channel differs by more than 2 (of 255, sRGB); at most 0.1 % of the pixels may differ.
+//! (The two shaders do the same arithmetic in the same order, but compile separately, so a vertex
+//! may land an ulp apart and flip the odd edge pixel.) The comparison is shown to fail when the
+//! example's pipeline reads the palette one joint off.
+
+mod common;
+
+// The example's own file (formatted with `examples/rustfmt.toml`, so left alone here).
+#[rustfmt::skip]
+#[path = "../examples/own_pipeline.rs"]
+#[allow(dead_code)]
+mod example;
+
+use wgpu_anim::SkinnedRenderer;
+use wgpu_anim::gpu::{GroundRenderer, OffscreenTarget};
+
+const W: u32 = 480;
+const H: u32 = 270;
+
+/// Pixels whose largest channel difference exceeds 2, and the largest difference.
+fn differing_pixels(a: &[u8], b: &[u8]) -> (usize, u8) {
+    assert_eq!(a.len(), b.len());
+    let mut count = 0;
+    let mut largest = 0;
+    for (p, q) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        let d = p.iter().zip(q).map(|(x, y)| x.abs_diff(*y)).max().unwrap_or(0);
+        count += usize::from(d > 2);
+        largest = largest.max(d);
+    }
+    (count, largest)
+}
+
+/// Whether two pictures are the same within the stated tolerance.
+fn same_picture(a: &[u8], b: &[u8]) -> bool {
+    differing_pixels(a, b).0 * 1000 <= (W * H) as usize
+}
+
+/// Draws with `draw` into a fresh target cleared to the sky colour and reads the picture back.
+fn picture(device: &wgpu::Device, queue: &wgpu::Queue, draw: impl FnOnce(&mut wgpu::RenderPass<'_>)) -> Vec<u8> {
+    let target = OffscreenTarget::new(device, W, H).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+        draw(&mut pass);
+    }
+    queue.submit([encoder.finish()]);
+    target.read_rgba(device, queue).unwrap()
+}
+
+#[test]
+fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
+    let (device, queue) = common::device();
+    let aspect = W as f32 / H as f32;
+    let mut scene = example::Scene::new(&device, OffscreenTarget::COLOR_FORMAT, aspect).unwrap();
+    assert_eq!(scene.animator.page_count(), 1, "the example's crowd fits one page");
+
+    // The example's own frame: animate to 1.5 s and draw with its pipeline.
+    let target = OffscreenTarget::new(&device, W, H).unwrap();
+    let views = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
+    scene.frame(&device, &queue, [&views[0], &views[1]], 1.5);
+    let own = target.read_rgba(&device, &queue).unwrap();
+
+    // The same palette drawn by the built-in renderer.
+    let (library, skeleton, _) = wgpu_anim::mannequin::library();
+    let skeleton = &library.skeletons()[skeleton.0 as usize];
+    let mesh = wgpu_anim::mannequin::mesh(skeleton);
+    let renderer = SkinnedRenderer::new(
+        &device,
+        &scene.animator,
+        &mesh,
+        skeleton.joint_count(),
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+    )
+    .unwrap();
+    renderer.set_camera(&queue, &example::camera(aspect));
+    let n = scene.animator.instance_count() as u32;
+    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, 0..n));
+
+    let characters = built_in
+        .chunks_exact(4)
+        .zip(picture(&device, &queue, |_| {}).chunks_exact(4))
+        .filter(|(p, sky)| p != sky)
+        .count();
+    assert!(
+        characters * 20 > (W * H) as usize,
+        "the characters cover {characters} of {} pixels",
+        W * H
+    );
+    let (differ, largest) = differing_pixels(&own, &built_in);
+    assert!(
+        same_picture(&own, &built_in),
+        "{differ} of {} pixels differ (largest channel difference {largest})",
+        W * H
+    );
+
+    // The palette one joint off: entry j holds joint j - 1's matrix. The comparison fails.
+    let palette = scene.animator.page_palette_buffer(0).unwrap();
+    let shifted = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("palette one joint off"),
+        size: palette.size(),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let joint = size_of::<wgpu_anim::Affine>() as u64;
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(palette, 0, &shifted, joint, palette.size() - joint);
+    queue.submit([encoder.finish()]);
+    let layout = scene.pipeline.get_bind_group_layout(0);
+    fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+        wgpu::BindGroupEntry {
+            binding,
+            resource: buffer.as_entire_binding(),
+        }
+    }
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &layout,
+        entries: &[
+            entry(0, &scene.camera),
+            entry(1, &shifted),
+            entry(2, scene.animator.page_instance_buffer(0).unwrap()),
+        ],
+    });
+    let off_by_one = picture(&device, &queue, |pass| {
+        pass.set_pipeline(&scene.pipeline);
+        example::SKIN.draw(pass, &[group], &scene.animator, &scene.mesh, 0..n);
+    });
+    let (shifted_differ, _) = differing_pixels(&off_by_one, &built_in);
+    println!(
+        "{} pixels, {characters} covered; own pipeline vs built-in: {differ} differ (largest {largest}); \
+         palette one joint off: {shifted_differ} differ",
+        W * H
+    );
+    assert!(
+        !same_picture(&off_by_one, &built_in),
+        "only {shifted_differ} pixels differ with the palette one joint off"
+    );
+    // And the example's pipeline with its own bind group still matches (the check above is not
+    // a difference of render passes).
+    let again = picture(&device, &queue, |pass| {
+        pass.set_pipeline(&scene.pipeline);
+        example::SKIN.draw(pass, &scene.groups, &scene.animator, &scene.mesh, 0..n);
+    });
+    assert!(same_picture(&again, &built_in));
+}
+
+#[test]
+fn the_example_stays_within_150_lines() {
+    let lines = include_str!("../examples/own_pipeline.rs").lines().count();
+    assert!(
+        lines <= 150,
+        "examples/own_pipeline.rs has {lines} lines of Rust and WGSL"
+    );
+}

@@ -325,14 +325,22 @@ pub fn load(path: &Path) -> Result<Imported> {
 /// Reads glTF or GLB bytes. `file` names it in messages; external buffers are looked up relative
 /// to `base` (without one, only embedded and `data:` buffers can be read).
 pub fn load_slice(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported> {
-    let gltf = gltf::Gltf::from_slice(bytes).map_err(|e| Error::Asset {
+    let invalid = |e: gltf::Error| Error::Asset {
         file: file.into(),
         what: format!("not valid glTF: {e}")
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" "),
-    })?;
+    };
+    // Parsed, then every index checked, then the `gltf` crate's validation: its validation
+    // follows some indices unchecked (a primitive's attributes), so it may not see one first.
+    let gltf::Gltf { document, blob } = gltf::Gltf::from_slice_without_validation(bytes).map_err(invalid)?;
     check_extension_objects(bytes, file)?;
+    check_indices(document.as_json(), file)?;
+    let gltf = gltf::Gltf {
+        document: gltf::Document::from_json(document.into_json()).map_err(invalid)?,
+        blob,
+    };
     let buffers = load_buffers(&gltf, file, base)?;
     let mut imp = Importer {
         file: file.into(),
@@ -389,6 +397,218 @@ fn check_extension_objects(bytes: &[u8], file: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every index in the document, checked against the array it points into before anything follows
+/// it: the `gltf` crate's accessors unwrap their targets (an animation channel's target node, for
+/// one, is not checked by its validation), so an index past the end would panic there.
+fn check_indices(root: &gltf::json::Root, file: &str) -> Result<()> {
+    use gltf::json::Index;
+    struct Check<'a> {
+        file: &'a str,
+        problem: Option<Error>,
+    }
+    impl Check<'_> {
+        fn index<T>(&mut self, path: impl FnOnce() -> String, index: Index<T>, len: usize, what: &str) {
+            if self.problem.is_none() && index.value() >= len {
+                self.problem = Some(Error::Asset {
+                    file: self.file.into(),
+                    what: format!("{} is {}, past the end of {what} ({len})", path(), index.value()),
+                });
+            }
+        }
+    }
+    let mut c = Check { file, problem: None };
+    let (accessors, views, nodes) = (root.accessors.len(), root.buffer_views.len(), root.nodes.len());
+    if let Some(scene) = root.scene {
+        c.index(|| "scene".into(), scene, root.scenes.len(), "the scenes");
+    }
+    for (i, scene) in root.scenes.iter().enumerate() {
+        for (k, &n) in scene.nodes.iter().enumerate() {
+            c.index(|| format!("scenes[{i}].nodes[{k}]"), n, nodes, "the nodes");
+        }
+    }
+    for (i, node) in root.nodes.iter().enumerate() {
+        for (k, &n) in node.children.iter().flatten().enumerate() {
+            c.index(|| format!("nodes[{i}].children[{k}]"), n, nodes, "the nodes");
+        }
+        if let Some(m) = node.mesh {
+            c.index(|| format!("nodes[{i}].mesh"), m, root.meshes.len(), "the meshes");
+        }
+        if let Some(s) = node.skin {
+            c.index(|| format!("nodes[{i}].skin"), s, root.skins.len(), "the skins");
+        }
+        if let Some(cam) = node.camera {
+            c.index(|| format!("nodes[{i}].camera"), cam, root.cameras.len(), "the cameras");
+        }
+    }
+    for (i, skin) in root.skins.iter().enumerate() {
+        for (k, &n) in skin.joints.iter().enumerate() {
+            c.index(|| format!("skins[{i}].joints[{k}]"), n, nodes, "the nodes");
+        }
+        if let Some(n) = skin.skeleton {
+            c.index(|| format!("skins[{i}].skeleton"), n, nodes, "the nodes");
+        }
+        if let Some(a) = skin.inverse_bind_matrices {
+            c.index(
+                || format!("skins[{i}].inverseBindMatrices"),
+                a,
+                accessors,
+                "the accessors",
+            );
+        }
+    }
+    for (i, mesh) in root.meshes.iter().enumerate() {
+        for (j, p) in mesh.primitives.iter().enumerate() {
+            for (semantic, &a) in &p.attributes {
+                let name = match semantic {
+                    gltf::json::validation::Checked::Valid(s) => s.to_string(),
+                    gltf::json::validation::Checked::Invalid => "?".into(),
+                };
+                c.index(
+                    || format!("meshes[{i}].primitives[{j}].attributes.{name}"),
+                    a,
+                    accessors,
+                    "the accessors",
+                );
+            }
+            if let Some(a) = p.indices {
+                c.index(
+                    || format!("meshes[{i}].primitives[{j}].indices"),
+                    a,
+                    accessors,
+                    "the accessors",
+                );
+            }
+            if let Some(m) = p.material {
+                c.index(
+                    || format!("meshes[{i}].primitives[{j}].material"),
+                    m,
+                    root.materials.len(),
+                    "the materials",
+                );
+            }
+            for (t, target) in p.targets.iter().flatten().enumerate() {
+                for (name, a) in [
+                    ("POSITION", target.positions),
+                    ("NORMAL", target.normals),
+                    ("TANGENT", target.tangents),
+                ] {
+                    if let Some(a) = a {
+                        let path = || format!("meshes[{i}].primitives[{j}].targets[{t}].{name}");
+                        c.index(path, a, accessors, "the accessors");
+                    }
+                }
+            }
+        }
+    }
+    for (i, acc) in root.accessors.iter().enumerate() {
+        if let Some(v) = acc.buffer_view {
+            c.index(|| format!("accessors[{i}].bufferView"), v, views, "the buffer views");
+        }
+        if let Some(sparse) = &acc.sparse {
+            let (indices, values) = (sparse.indices.buffer_view, sparse.values.buffer_view);
+            c.index(
+                || format!("accessors[{i}].sparse.indices.bufferView"),
+                indices,
+                views,
+                "the buffer views",
+            );
+            c.index(
+                || format!("accessors[{i}].sparse.values.bufferView"),
+                values,
+                views,
+                "the buffer views",
+            );
+        }
+    }
+    for (i, view) in root.buffer_views.iter().enumerate() {
+        c.index(
+            || format!("bufferViews[{i}].buffer"),
+            view.buffer,
+            root.buffers.len(),
+            "the buffers",
+        );
+    }
+    for (i, anim) in root.animations.iter().enumerate() {
+        for (k, ch) in anim.channels.iter().enumerate() {
+            let samplers = anim.samplers.len();
+            c.index(
+                || format!("animations[{i}].channels[{k}].sampler"),
+                ch.sampler,
+                samplers,
+                "the animation's samplers",
+            );
+            c.index(
+                || format!("animations[{i}].channels[{k}].target.node"),
+                ch.target.node,
+                nodes,
+                "the nodes",
+            );
+        }
+        for (k, sampler) in anim.samplers.iter().enumerate() {
+            c.index(
+                || format!("animations[{i}].samplers[{k}].input"),
+                sampler.input,
+                accessors,
+                "the accessors",
+            );
+            c.index(
+                || format!("animations[{i}].samplers[{k}].output"),
+                sampler.output,
+                accessors,
+                "the accessors",
+            );
+        }
+    }
+    for (i, image) in root.images.iter().enumerate() {
+        if let Some(v) = image.buffer_view {
+            c.index(|| format!("images[{i}].bufferView"), v, views, "the buffer views");
+        }
+    }
+    for (i, texture) in root.textures.iter().enumerate() {
+        c.index(
+            || format!("textures[{i}].source"),
+            texture.source,
+            root.images.len(),
+            "the images",
+        );
+        if let Some(s) = texture.sampler {
+            c.index(
+                || format!("textures[{i}].sampler"),
+                s,
+                root.samplers.len(),
+                "the texture samplers",
+            );
+        }
+    }
+    for (i, m) in root.materials.iter().enumerate() {
+        let pbr = &m.pbr_metallic_roughness;
+        let textures = [
+            (
+                "pbrMetallicRoughness.baseColorTexture",
+                pbr.base_color_texture.as_ref().map(|t| t.index),
+            ),
+            (
+                "pbrMetallicRoughness.metallicRoughnessTexture",
+                pbr.metallic_roughness_texture.as_ref().map(|t| t.index),
+            ),
+            ("normalTexture", m.normal_texture.as_ref().map(|t| t.index)),
+            ("occlusionTexture", m.occlusion_texture.as_ref().map(|t| t.index)),
+            ("emissiveTexture", m.emissive_texture.as_ref().map(|t| t.index)),
+        ];
+        for (name, t) in textures {
+            if let Some(t) = t {
+                c.index(
+                    || format!("materials[{i}].{name}.index"),
+                    t,
+                    root.textures.len(),
+                    "the textures",
+                );
+            }
+        }
+    }
+    c.problem.map_or(Ok(()), Err)
 }
 
 fn asset(file: &str, e: impl std::fmt::Display) -> Error {

@@ -95,3 +95,107 @@ fn inspect_fails_with_one_line_on_every_malformed_file() {
         assert!(stderr.contains(name.as_ref()), "{}: {stderr}", path.display());
     }
 }
+
+/// Fox.gltf with one index pointed past the end of its array, for every kind of index in glTF:
+/// an error naming the file and the index, never a panic.
+#[test]
+fn every_kind_of_index_out_of_range_is_an_error_naming_it() {
+    use serde_json::{Value, json};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/Fox");
+    let fox: Value = serde_json::from_slice(&std::fs::read(dir.join("Fox.gltf")).unwrap()).unwrap();
+    let child = fox["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n.get("children").is_some())
+        .unwrap();
+    let mesh_node = fox["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|n| n.get("mesh").is_some())
+        .unwrap();
+    // (where, what to set there, what the message must name)
+    let cases: Vec<(String, Value, &str)> = vec![
+        ("/scene".into(), json!(5), "scene"),
+        ("/scenes/0/nodes/0".into(), json!(99), "nodes"),
+        (format!("/nodes/{child}/children/0"), json!(99), "children"),
+        (format!("/nodes/{mesh_node}/mesh"), json!(9), "mesh"),
+        (format!("/nodes/{mesh_node}/skin"), json!(9), "skin"),
+        (format!("/nodes/{mesh_node}/camera"), json!(0), "camera"),
+        ("/skins/0/joints/0".into(), json!(99), "joints"),
+        ("/skins/0/skeleton".into(), json!(99), "skeleton"),
+        ("/skins/0/inverseBindMatrices".into(), json!(999), "inverseBindMatrices"),
+        (
+            "/meshes/0/primitives/0/attributes/POSITION".into(),
+            json!(999),
+            "POSITION",
+        ),
+        ("/meshes/0/primitives/0/indices".into(), json!(999), "indices"),
+        ("/meshes/0/primitives/0/material".into(), json!(9), "material"),
+        (
+            "/meshes/0/primitives/0/targets".into(),
+            json!([{ "POSITION": 999 }]),
+            "targets",
+        ),
+        ("/accessors/0/bufferView".into(), json!(99), "bufferView"),
+        (
+            "/accessors/0/sparse".into(),
+            json!({ "count": 1, "indices": { "bufferView": 99, "componentType": 5123 }, "values": { "bufferView": 0 } }),
+            "sparse",
+        ),
+        (
+            "/accessors/0/sparse".into(),
+            json!({ "count": 1, "indices": { "bufferView": 0, "componentType": 5123 }, "values": { "bufferView": 99 } }),
+            "sparse",
+        ),
+        ("/bufferViews/0/buffer".into(), json!(9), "buffer"),
+        ("/animations/0/channels/0/sampler".into(), json!(999), "sampler"),
+        ("/animations/0/channels/0/target/node".into(), json!(99), "node"),
+        ("/animations/0/samplers/0/input".into(), json!(999), "input"),
+        ("/animations/0/samplers/0/output".into(), json!(999), "output"),
+        (
+            "/images/0".into(),
+            json!({ "bufferView": 99, "mimeType": "image/png" }),
+            "bufferView",
+        ),
+        ("/textures/0/source".into(), json!(9), "source"),
+        ("/textures/0/sampler".into(), json!(9), "sampler"),
+        (
+            "/materials/0/pbrMetallicRoughness/baseColorTexture/index".into(),
+            json!(9),
+            "index",
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (k, (pointer, value, names)) in cases.into_iter().enumerate() {
+        let mut doc = fox.clone();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        match doc
+            .pointer_mut(parent)
+            .unwrap_or_else(|| panic!("{parent} not in Fox.gltf"))
+        {
+            Value::Object(map) => {
+                map.insert(key.to_owned(), value);
+            }
+            Value::Array(items) => items[key.parse::<usize>().unwrap()] = value,
+            other => panic!("{parent} is {other}"),
+        }
+        let file = format!("fox_index_case_{k}.gltf");
+        let bytes = serde_json::to_vec(&doc).unwrap();
+        match std::panic::catch_unwind(|| gltf_import::load_slice(&bytes, &file, Some(&dir))) {
+            Err(_) => problems.push(format!("{pointer}: panicked")),
+            Ok(Ok(_)) => problems.push(format!("{pointer}: accepted")),
+            Ok(Err(e)) => {
+                let msg = e.to_string();
+                eprintln!("{pointer}: {msg}");
+                if !msg.contains(&file) || !msg.contains(names) {
+                    problems.push(format!(
+                        "{pointer}: the message names neither the file nor {names}: {msg}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

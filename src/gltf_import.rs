@@ -16,9 +16,12 @@
 //!   influences are cut to the four largest. A skinned mesh node's own transform is ignored, as
 //!   glTF requires.
 //!
-//! Every accessor is bounds- and type-checked before it is read: a malformed file gives an
-//! [`Error::Asset`] naming the file, never a panic. Everything the importer fixed or dropped is
-//! listed in [`Imported::notes`].
+//! Every index is checked before it is followed and every accessor is bounds- and type-checked
+//! before it is read: a malformed file gives an [`Error::Asset`] naming the file, never a panic.
+//! Counts are checked against the bytes that are really there, and against [`LoadOptions`]'
+//! limits, before anything is allocated. External buffers are read only from inside the file's
+//! folder unless [`LoadOptions::external`] says otherwise. Everything the importer fixed or
+//! dropped is listed in [`Imported::notes`].
 
 use crate::clip::{Clip, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
@@ -311,20 +314,89 @@ impl Imported {
     }
 }
 
-/// Reads a `.gltf` (with its buffers) or `.glb` file.
+/// Which external files (a buffer's `"uri": "scene.bin"`) the importer may read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExternalFiles {
+    /// Only files inside the glTF file's folder or its subfolders: no absolute path, no `..` that
+    /// leaves the folder, no symbolic link that points out of it. The default, for files from
+    /// anywhere (mods, uploads, whatever is dropped on an editor).
+    #[default]
+    InFolder,
+    /// Any path: relative to the file's folder, or absolute. For files you trust.
+    Anywhere,
+    /// None: only a GLB's own binary chunk and `data:` URIs.
+    Never,
+}
+
+/// What [`load_with`] and [`load_slice_with`] accept. The defaults ([`LoadOptions::default`]) suit
+/// untrusted files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Which external files may be read (default: [`ExternalFiles::InFolder`]).
+    pub external: ExternalFiles,
+    /// The largest decoded `data:` URI, in bytes (default 256 MiB).
+    pub max_data_uri_bytes: usize,
+    /// The largest external buffer file, in bytes (default 1 GiB).
+    pub max_file_bytes: u64,
+    /// The most values (elements × components) one accessor may have; checked before the
+    /// accessor is read (default 2^26, 512 MiB as the importer's f64s). An accessor backed by a
+    /// buffer view is also bounded by the bytes really in the view.
+    pub max_accessor_values: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self {
+            external: ExternalFiles::InFolder,
+            max_data_uri_bytes: 256 << 20,
+            max_file_bytes: 1 << 30,
+            max_accessor_values: 1 << 26,
+        }
+    }
+}
+
+/// Reads a `.gltf` (with its buffers) or `.glb` file, with the default [`LoadOptions`]: external
+/// buffers only from inside the file's folder.
 pub fn load(path: &Path) -> Result<Imported> {
+    load_with(path, &LoadOptions::default())
+}
+
+/// As [`load`], with `options`.
+pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Imported> {
     let file = path.display().to_string();
+    let too_big = |len: u64| Error::Asset {
+        file: file.clone(),
+        what: format!(
+            "{len} bytes is more than the limit of {} (LoadOptions::max_file_bytes)",
+            options.max_file_bytes
+        ),
+    };
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.len() > options.max_file_bytes
+    {
+        return Err(too_big(meta.len()));
+    }
     let bytes = std::fs::read(path).map_err(|e| Error::Asset {
         file: file.clone(),
         what: format!("cannot read: {e}"),
     })?;
-    let base = path.parent().map(Path::to_path_buf);
-    load_slice(&bytes, &file, base.as_deref())
+    // The folder external buffers resolve in (the current one for a bare file name).
+    let base = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    load_slice_with(&bytes, &file, Some(&base), options)
 }
 
-/// Reads glTF or GLB bytes. `file` names it in messages; external buffers are looked up relative
-/// to `base` (without one, only embedded and `data:` buffers can be read).
+/// Reads glTF or GLB bytes with the default [`LoadOptions`]. `file` names it in messages;
+/// external buffers are looked up inside the folder `base` (without one, only embedded and
+/// `data:` buffers can be read).
 pub fn load_slice(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Imported> {
+    load_slice_with(bytes, file, base, &LoadOptions::default())
+}
+
+/// As [`load_slice`], with `options`.
+pub fn load_slice_with(bytes: &[u8], file: &str, base: Option<&Path>, options: &LoadOptions) -> Result<Imported> {
     let invalid = |e: gltf::Error| Error::Asset {
         file: file.into(),
         what: format!("not valid glTF: {e}")
@@ -341,12 +413,13 @@ pub fn load_slice(bytes: &[u8], file: &str, base: Option<&Path>) -> Result<Impor
         document: gltf::Document::from_json(document.into_json()).map_err(invalid)?,
         blob,
     };
-    let buffers = load_buffers(&gltf, file, base)?;
+    let buffers = load_buffers(&gltf, file, base, options)?;
     let mut imp = Importer {
         file: file.into(),
         doc: &gltf.document,
         buffers,
         notes: Vec::new(),
+        max_accessor_values: options.max_accessor_values,
     };
     imp.run()
 }
@@ -618,7 +691,60 @@ fn asset(file: &str, e: impl std::fmt::Display) -> Error {
     }
 }
 
-fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>) -> Result<Vec<Vec<u8>>> {
+/// Where external file `uri` (percent-decoded: `rel`) is, under `options.external`; `Err` says why
+/// it may not be read.
+fn external_path(rel: &str, base: Option<&Path>, external: ExternalFiles) -> std::result::Result<PathBuf, String> {
+    use std::path::Component;
+    if rel.contains("://") {
+        return Err("URLs are not read".into());
+    }
+    let path = Path::new(rel);
+    match external {
+        ExternalFiles::Never => Err("external files are not read (ExternalFiles::Never)".into()),
+        ExternalFiles::Anywhere => Ok(match base {
+            Some(dir) if path.is_relative() => dir.join(path),
+            _ => path.to_path_buf(),
+        }),
+        ExternalFiles::InFolder => {
+            let Some(dir) = base else {
+                return Err("there is no folder to read it from (no base given)".into());
+            };
+            if path
+                .components()
+                .any(|c| matches!(c, Component::RootDir | Component::Prefix(_)))
+            {
+                return Err("an absolute path: only files inside the glTF file's folder are read \
+                            (ExternalFiles::InFolder)"
+                    .into());
+            }
+            // Both resolved (`..` and symbolic links followed), then compared.
+            let dir = dir.canonicalize().map_err(|e| format!("its folder: {e}"))?;
+            let full = dir.join(path).canonicalize().map_err(|e| e.to_string())?;
+            if !full.starts_with(&dir) {
+                return Err("it leads outside the glTF file's folder (ExternalFiles::InFolder)".into());
+            }
+            Ok(full)
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of `path`; more is an error.
+fn read_limited(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut data = Vec::new();
+    f.take(limit.saturating_add(1))
+        .read_to_end(&mut data)
+        .map_err(|e| e.to_string())?;
+    if data.len() as u64 > limit {
+        return Err(format!(
+            "larger than the limit of {limit} bytes (LoadOptions::max_file_bytes)"
+        ));
+    }
+    Ok(data)
+}
+
+fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>, options: &LoadOptions) -> Result<Vec<Vec<u8>>> {
     let err = |what: String| Error::Asset {
         file: file.into(),
         what,
@@ -635,20 +761,24 @@ fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>) -> Result<Ve
                     let (_, payload) = rest
                         .split_once(";base64,")
                         .ok_or_else(|| err(format!("buffer {}: data URI is not base64", b.index())))?;
+                    if payload.len() / 4 * 3 > options.max_data_uri_bytes {
+                        return Err(err(format!(
+                            "buffer {}: its data URI holds about {} bytes, more than the limit of {} \
+                             (LoadOptions::max_data_uri_bytes)",
+                            b.index(),
+                            payload.len() / 4 * 3,
+                            options.max_data_uri_bytes
+                        )));
+                    }
                     use base64::Engine as _;
                     base64::engine::general_purpose::STANDARD
                         .decode(payload)
                         .map_err(|e| err(format!("buffer {}: bad base64: {e}", b.index())))?
                 } else {
                     let rel = percent_decode(uri);
-                    if rel.contains("://") || Path::new(&rel).is_absolute() {
-                        return Err(err(format!(
-                            "buffer {}: external URI '{uri}' is not supported",
-                            b.index()
-                        )));
-                    }
-                    let p: PathBuf = base.map_or_else(|| PathBuf::from(&rel), |d| d.join(&rel));
-                    std::fs::read(&p).map_err(|e| err(format!("buffer {}: cannot read '{uri}': {e}", b.index())))?
+                    let cannot = |why: String| err(format!("buffer {}: cannot read '{uri}': {why}", b.index()));
+                    let p = external_path(&rel, base, options.external).map_err(cannot)?;
+                    read_limited(&p, options.max_file_bytes).map_err(cannot)?
                 }
             }
         };
@@ -691,6 +821,8 @@ struct Importer<'a> {
     doc: &'a gltf::Document,
     buffers: Vec<Vec<u8>>,
     notes: Vec<String>,
+    /// [`LoadOptions::max_accessor_values`].
+    max_accessor_values: usize,
 }
 
 /// Accepted (component type, normalized-or-not) pairs for one kind of accessor.
@@ -853,6 +985,13 @@ impl Importer<'_> {
         let count = acc.count();
         if count == 0 {
             return Err(self.err(format!("{what}: count is 0")));
+        }
+        if count.saturating_mul(n) > self.max_accessor_values {
+            return Err(self.err(format!(
+                "{what}: {count} elements of {n} values are more than the limit of {} values \
+                 (LoadOptions::max_accessor_values)",
+                self.max_accessor_values
+            )));
         }
         let norm = t != DataType::F32 && (as_float || acc.normalized());
         let mut data = match acc.view() {

@@ -1,0 +1,209 @@
+//! Random and extreme values through the animator's public API, on the GPU.
+//!
+//! 4,096 characters over five pages get instance descriptions, cross-fades, layers, parameters,
+//! rates and times drawn from a set of extremes (NaN, ±inf, ±f32::MAX, ±1e30, subnormals, -0,
+//! 2^24 + 1, …) and ids past the end; frames run with extreme `dt`s, on the staged and the fused
+//! path. Every call either succeeds or returns an error; after every frame every palette entry of
+//! every page is finite.
+
+mod common;
+
+use wgpu_anim::gpu::{Curve, Layer, LayerMode, Transition};
+use wgpu_anim::library::MaskId;
+use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LoopMode, blend::BlendTreeId, mannequin};
+
+const EXTREMES: [f32; 18] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    1e-40,
+    -1e-40,
+    1e30,
+    -1e30,
+    f32::MAX,
+    f32::MIN,
+    f32::MIN_POSITIVE,
+    f32::NAN,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    16_777_217.0,
+    3.0,
+    1e7,
+];
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn extreme(&mut self) -> f32 {
+        EXTREMES[self.below(EXTREMES.len())]
+    }
+    /// Mostly ordinary values, sometimes an extreme one.
+    fn value(&mut self, ordinary: f32) -> f32 {
+        if self.below(3) == 0 { self.extreme() } else { ordinary }
+    }
+    fn id(&mut self, count: usize) -> u32 {
+        match self.below(4) {
+            0 => u32::MAX,
+            1 => (count + self.below(3)) as u32,
+            _ => self.below(count) as u32,
+        }
+    }
+}
+
+fn desc(r: &mut Rng, clips: usize, trees: usize) -> InstanceDesc {
+    let loop_mode = match r.below(5) {
+        0 => LoopMode::Once,
+        1 => LoopMode::Repeat(0),
+        2 => LoopMode::Repeat(u32::MAX),
+        3 => LoopMode::Repeat(1 + r.below(4) as u32),
+        _ => LoopMode::Forever,
+    };
+    let world = match r.below(4) {
+        0 => glam::Mat4::from_scale(glam::Vec3::splat(r.extreme())),
+        1 => glam::Mat4::from_translation(glam::Vec3::new(r.extreme(), 0.0, r.extreme())),
+        _ => glam::Mat4::IDENTITY,
+    };
+    InstanceDesc {
+        clip: ClipId(r.id(clips)),
+        tree: (r.below(2) == 0).then(|| BlendTreeId(r.id(trees))),
+        params: [r.value(0.5), r.value(1.0), r.value(0.0), r.value(0.0)],
+        time: r.value(0.3),
+        rate: r.value(1.0),
+        loop_mode,
+        world,
+        tint: [255; 4],
+    }
+}
+
+fn layer(r: &mut Rng, clips: usize, trees: usize, masks: usize) -> Layer {
+    let modes = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh];
+    let mode = modes[r.below(3)];
+    let base = if r.below(2) == 0 {
+        Layer::clip(mode, ClipId(r.id(clips)))
+    } else {
+        Layer::tree(mode, BlendTreeId(r.id(trees)))
+    };
+    Layer {
+        weight: r.value(1.0),
+        mask: (r.below(2) == 0).then(|| MaskId(r.id(masks))),
+        start: r.value(0.0),
+        rate: r.value(1.0),
+        once: r.below(2) == 0,
+        time_parameter: (r.below(4) == 0).then(|| r.id(4)),
+        ..base
+    }
+}
+
+#[test]
+fn extreme_values_through_the_api_leave_every_palette_finite() {
+    let (device, queue) = common::device();
+    let (library, _, _) = mannequin::library();
+    let (clips, trees, masks) = (
+        library.clips().len(),
+        library.blend().trees.len(),
+        library.masks().len(),
+    );
+    let desc_ = AnimatorDesc {
+        max_instances: 4096,
+        page_instances: Some(1000),
+        ..AnimatorDesc::default()
+    };
+    let mut a = Animator::new(&device, &library, &desc_).unwrap();
+    assert!(a.page_count() >= 5);
+    let mut r = Rng(0x0dd_ba11);
+    let (mut ok, mut refused) = (0u32, 0u32);
+    let mut count = |result: wgpu_anim::Result<()>| match result {
+        Ok(()) => ok += 1,
+        Err(_) => refused += 1,
+    };
+    while a.instance_count() < 4096 {
+        let d = desc(&mut r, clips, trees);
+        let added = a.add_instance(&d).map(|_| ());
+        if added.is_err() {
+            // Keep the crowd full: a plain instance instead.
+            a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+        }
+        count(added);
+    }
+    let frames = [
+        1.0 / 60.0,
+        0.0,
+        1e-30,
+        1e6,
+        f32::MAX,
+        f32::NAN,
+        -1.0 / 60.0,
+        1e30,
+        f32::INFINITY,
+        0.25,
+    ];
+    for (f, dt) in frames.into_iter().enumerate() {
+        // Edits on a few hundred random characters (and ids past the end) before each frame.
+        for _ in 0..400 {
+            let i = if r.below(20) == 0 {
+                4096 + r.below(3)
+            } else {
+                r.below(4096)
+            };
+            match r.below(8) {
+                0 => {
+                    let d = desc(&mut r, clips, trees);
+                    let t = Transition {
+                        duration: r.value(0.3),
+                        curve: if r.below(2) == 0 { Curve::Linear } else { Curve::Smooth },
+                        frozen: r.below(2) == 0,
+                    };
+                    count(a.play(i, &d, (r.below(3) > 0).then_some(t)));
+                }
+                1 => {
+                    let slot = r.below(5);
+                    let l = layer(&mut r, clips, trees, masks);
+                    count(a.set_layer(i, slot, (r.below(4) > 0).then_some(&l), r.below(2) == 0));
+                }
+                2 => count(a.set_layer_weight(i, r.below(4), r.value(0.5))),
+                3 => count(a.set_parameters(i, [r.value(0.2), r.value(1.5), r.value(0.0), r.value(-0.3)])),
+                4 => count(a.set_rate(i, r.value(1.5))),
+                5 => count(a.set_time(i, r.value(2.0))),
+                6 => count(a.set_instance(i, &desc(&mut r, clips, trees))),
+                _ => {
+                    let world = glam::Mat4::from_translation(glam::Vec3::splat(r.value(1.0)));
+                    count(a.set_world(i, world));
+                }
+            }
+        }
+        a.set_fused(f % 2 == 1 && a.fused_available()).unwrap();
+        a.prepare(&queue, dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        for page in 0..a.pages_in_use() {
+            let (_, pose) = a.read_back_page(&device, &queue, page).unwrap();
+            let bad = pose
+                .palette
+                .iter()
+                .position(|m| !(m.x.is_finite() && m.y.is_finite() && m.z.is_finite()));
+            if let Some(j) = bad {
+                let instance = a.page_instances(page).iter().position(|inst| {
+                    j as u32 >= inst.joint_offset && (j as u32) < inst.joint_offset + inst.joint_count
+                });
+                panic!(
+                    "frame {f} (dt {dt}), page {page}: palette entry {j} is {:?}; instance {instance:?} of the page: {:?}",
+                    pose.palette[j],
+                    instance.map(|k| a.page_instances(page)[k])
+                );
+            }
+        }
+    }
+    println!("{ok} calls accepted, {refused} refused");
+    assert!(ok > 1000 && refused > 1000, "{ok} accepted, {refused} refused");
+}

@@ -62,9 +62,14 @@ pub const TRAFFIC_SAMPLE: u32 = 1000;
 /// Simulated seconds per frame.
 pub const DT: f32 = 1.0 / 60.0;
 
-/// Frames over which a GPU path's CPU encode time is measured (the median is reported), each
-/// started with the GPU idle and without timestamp queries.
+/// At most this many frames measure a GPU path's CPU encode time (the median is reported), each
+/// started with the GPU idle and without timestamp queries: as many as fit in
+/// [`ENCODE_BUDGET_MS`] of frame time, and at least 5.
 pub const ENCODE_FRAMES: u32 = 31;
+
+/// The frame time the CPU encode measurement may spend, in ms (on a software adapter a frame of
+/// 128,000 characters takes seconds of GPU work).
+pub const ENCODE_BUDGET_MS: f64 = 3000.0;
 
 /// What every character evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -195,7 +200,7 @@ pub struct Row {
     /// Wall-clock frame time: GPU: prepare + encode + submit + wait; CPU: the four stages.
     pub frame_ms: f64,
     /// CPU time to prepare, encode and submit a GPU frame, without timestamp queries and with the
-    /// GPU idle at its start: the median of [`ENCODE_FRAMES`] frames (`None` for CPU paths).
+    /// GPU idle at its start: the median of 5 to [`ENCODE_FRAMES`] frames (`None` for CPU paths).
     pub cpu_encode_ms: Option<f64>,
     /// Compute dispatches per frame (`None` for CPU paths): [`Row::pages`] × the dispatches of one
     /// page.
@@ -680,7 +685,7 @@ fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
 }
 
 /// Measures the GPU path on `a` (already warmed up): `frames` ordinary frames with timestamps,
-/// [`ENCODE_FRAMES`] frames for the CPU encode time, then `frames` frames each after editing 1 %
+/// 5 to [`ENCODE_FRAMES`] frames for the CPU encode time, then `frames` frames each after editing 1 %
 /// of the characters at random (their rate set again, which changes nothing on screen but
 /// uploads the instance) for the upload figures.
 fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, frames: u32) -> Result<GpuTimes> {
@@ -712,7 +717,9 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
     // CPU encode as a frame of the user's pays it: no timestamp queries, the GPU idle when it
     // starts (on a software adapter the last frame's shaders would otherwise still hold the
     // cores), the median of more frames than the GPU measurement needs.
-    for _ in 0..ENCODE_FRAMES {
+    let typical_frame_ms = median(frame.clone()).max(1e-3);
+    let encode_frames = ((ENCODE_BUDGET_MS / typical_frame_ms) as u32).clamp(5, ENCODE_FRAMES);
+    for _ in 0..encode_frames {
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;

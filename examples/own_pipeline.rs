@@ -9,7 +9,6 @@ use winit::{application::ApplicationHandler, event::WindowEvent, event_loop::*, 
 
 /// Group 0: the camera at binding 0, the animator's palettes and instances at 1 and 2; vertex inputs at 0-4.
 pub const SKIN: SkinBinding = SkinBinding { group: 0, palette: 1, previous: false, location: 0 };
-
 /// Your WGSL, before the skinning module (`wgpu_anim_` names); the built-in renderer's light, to compare.
 const SHADER: &str = "
 struct Camera { view_proj: mat4x4<f32>, eye: vec4<f32>, light_dir: vec4<f32> }
@@ -80,7 +79,6 @@ impl Scene {
         Ok(Self { animator, mesh, pipeline, camera, groups: groups.expect("no previous palettes asked for") })
     }
 
-    /// Advances the animation by `dt` and draws it into `views`: colour and depth.
     pub fn frame(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, views: [&wgpu::TextureView; 2], dt: f32) {
         self.animator.prepare(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -93,7 +91,6 @@ impl Scene {
     }
 }
 
-/// The crowd from the front, for a picture `aspect` wide.
 pub fn camera(aspect: f32) -> Camera {
     Camera::look_at(glam::vec3(0.0, 3.0, 6.5), glam::vec3(0.0, 0.8, -3.0), 0.8, aspect, 0.1, 100.0)
 }
@@ -107,7 +104,7 @@ fn headless(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-struct App(Option<(Arc<Window>, wgpu::Surface<'static>, wgpu::Device, wgpu::Queue, Scene, wgpu::TextureView)>);
+struct App(Option<(Arc<Window>, wgpu::Surface<'static>, wgpu::TextureView, wgpu::Device, wgpu::Queue, Scene)>);
 
 impl ApplicationHandler for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
@@ -122,19 +119,23 @@ impl ApplicationHandler for App {
         let config = surface.get_default_config(&adapter, size.width, size.height).unwrap();
         surface.configure(&device, &config);
         let scene = Scene::new(&device, config.format, size.width as f32 / size.height as f32).unwrap();
-        let depth = depth_view(&device, size.width, size.height);
-        self.0 = Some((window, surface, device, queue, scene, depth));
+        self.0 = Some((window, surface, depth_view(&device, size.width, size.height), device, queue, scene));
     }
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
-        let Some((window, surface, device, queue, scene, depth)) = &mut self.0 else { return };
+        let Some((window, surface, depth, device, queue, scene)) = &mut self.0 else { return };
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::RedrawRequested => {
-                if let wgpu::CurrentSurfaceTexture::Success(frame) = surface.get_current_texture() {
-                    let view = frame.texture.create_view(&Default::default());
-                    scene.frame(device, queue, [&view, depth], 1.0 / 60.0); // the surface presents at 60 Hz or so
-                    queue.present(frame);
+                use wgpu::CurrentSurfaceTexture::{Lost, Outdated, Suboptimal, Success};
+                match surface.get_current_texture() {
+                    Success(frame) | Suboptimal(frame) => {
+                        let view = frame.texture.create_view(&Default::default());
+                        scene.frame(device, queue, [&view, depth], 1.0 / 60.0); // presented at 60 Hz or so
+                        queue.present(frame);
+                    }
+                    Lost | Outdated => surface.configure(device, &surface.get_configuration().unwrap()),
+                    _ => {} // a timeout or an occluded window: the next redraw tries again
                 }
                 window.request_redraw();
             }

@@ -319,10 +319,13 @@ impl Imported {
 pub enum ExternalFiles {
     /// Only files inside the glTF file's folder or its subfolders: no absolute path, no `..` that
     /// leaves the folder, no symbolic link that points out of it. The default, for files from
-    /// anywhere (mods, uploads, whatever is dropped on an editor).
+    /// anywhere (mods, uploads, whatever is dropped on an editor). Every subfolder counts: a file
+    /// in a home folder can still name any file below it, so keep untrusted files in a folder of
+    /// their own.
     #[default]
     InFolder,
-    /// Any path: relative to the file's folder, or absolute. For files you trust.
+    /// Any path: relative to the file's folder, or absolute. For files you trust. Without a folder
+    /// (`load_slice` with no base), only absolute paths.
     Anywhere,
     /// None: only a GLB's own binary chunk and `data:` URIs.
     Never,
@@ -336,11 +339,13 @@ pub struct LoadOptions {
     pub external: ExternalFiles,
     /// The largest decoded `data:` URI, in bytes (default 256 MiB).
     pub max_data_uri_bytes: usize,
-    /// The largest external buffer file, in bytes (default 1 GiB).
+    /// The most bytes the file and its buffers may hold: the file itself, and all its buffers
+    /// together (default 1 GiB).
     pub max_file_bytes: u64,
-    /// The most values (elements × components) one accessor may have; checked before the
-    /// accessor is read (default 2^26, 512 MiB as the importer's f64s). An accessor backed by a
-    /// buffer view is also bounded by the bytes really in the view.
+    /// The most values (elements × components) the import may read from accessors, all together;
+    /// checked before each accessor is read (default 2^26, 512 MiB as the importer's f64s).
+    /// Accessors backed by buffer views are also bounded by the bytes really in the views; this
+    /// bounds sparse accessors without one, and accessors read many times.
     pub max_accessor_values: usize,
 }
 
@@ -376,9 +381,9 @@ pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Imported> {
     {
         return Err(too_big(meta.len()));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::Asset {
+    let bytes = read_limited(path, options.max_file_bytes).map_err(|why| Error::Asset {
         file: file.clone(),
-        what: format!("cannot read: {e}"),
+        what: format!("cannot read: {why}"),
     })?;
     // The folder external buffers resolve in (the current one for a bare file name).
     let base = match path.parent() {
@@ -419,7 +424,7 @@ pub fn load_slice_with(bytes: &[u8], file: &str, base: Option<&Path>, options: &
         doc: &gltf.document,
         buffers,
         notes: Vec::new(),
-        max_accessor_values: options.max_accessor_values,
+        accessor_values_left: std::cell::Cell::new(options.max_accessor_values),
     };
     imp.run()
 }
@@ -699,12 +704,15 @@ fn external_path(rel: &str, base: Option<&Path>, external: ExternalFiles) -> std
         return Err("URLs are not read".into());
     }
     let path = Path::new(rel);
+    // An empty folder (the parent of a bare file name) is the current one.
+    let base = base.map(|d| if d.as_os_str().is_empty() { Path::new(".") } else { d });
     match external {
         ExternalFiles::Never => Err("external files are not read (ExternalFiles::Never)".into()),
-        ExternalFiles::Anywhere => Ok(match base {
-            Some(dir) if path.is_relative() => dir.join(path),
-            _ => path.to_path_buf(),
-        }),
+        ExternalFiles::Anywhere => match base {
+            Some(dir) => Ok(dir.join(path)),
+            None if path.is_absolute() => Ok(path.to_path_buf()),
+            None => Err("there is no folder to read it from (no base given)".into()),
+        },
         ExternalFiles::InFolder => {
             let Some(dir) = base else {
                 return Err("there is no folder to read it from (no base given)".into());
@@ -728,9 +736,25 @@ fn external_path(rel: &str, base: Option<&Path>, external: ExternalFiles) -> std
     }
 }
 
-/// Reads at most `limit` bytes of `path`; more is an error.
+/// The first `len` bytes of `path`, a regular file (fewer if it is shorter).
+fn read_prefix(path: &Path, len: u64) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    if !std::fs::metadata(path).map_err(|e| e.to_string())?.is_file() {
+        return Err("not a regular file".into());
+    }
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut data = Vec::new();
+    f.take(len).read_to_end(&mut data).map_err(|e| e.to_string())?;
+    Ok(data)
+}
+
+/// Reads at most `limit` bytes of `path`, a regular file (not a pipe or a device, which could
+/// block or never end); more is an error.
 fn read_limited(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
     use std::io::Read;
+    if !std::fs::metadata(path).map_err(|e| e.to_string())?.is_file() {
+        return Err("not a regular file".into());
+    }
     let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut data = Vec::new();
     f.take(limit.saturating_add(1))
@@ -750,8 +774,27 @@ fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>, options: &Lo
         what,
     };
     let mut out = Vec::new();
+    // All buffers together stay within the file limit (a buffer named many times counts each time).
+    let mut budget = options.max_file_bytes;
     for b in gltf.buffers() {
+        let declared = b.length() as u64;
+        if declared > budget {
+            return Err(err(format!(
+                "buffer {}: byteLength {declared} takes the buffers past the limit of {} bytes \
+                 (LoadOptions::max_file_bytes)",
+                b.index(),
+                options.max_file_bytes
+            )));
+        }
+        budget -= declared;
         let data: Vec<u8> = match b.source() {
+            // Only the first buffer may be the GLB's binary chunk (glTF 2.0, GLB-stored buffer).
+            gltf::buffer::Source::Bin if b.index() != 0 => {
+                return Err(err(format!(
+                    "buffer {} has no uri; only buffer 0 may be the GLB's binary chunk",
+                    b.index()
+                )));
+            }
             gltf::buffer::Source::Bin => gltf
                 .blob
                 .clone()
@@ -778,7 +821,7 @@ fn load_buffers(gltf: &gltf::Gltf, file: &str, base: Option<&Path>, options: &Lo
                     let rel = percent_decode(uri);
                     let cannot = |why: String| err(format!("buffer {}: cannot read '{uri}': {why}", b.index()));
                     let p = external_path(&rel, base, options.external).map_err(cannot)?;
-                    read_limited(&p, options.max_file_bytes).map_err(cannot)?
+                    read_prefix(&p, declared).map_err(cannot)?
                 }
             }
         };
@@ -821,8 +864,8 @@ struct Importer<'a> {
     doc: &'a gltf::Document,
     buffers: Vec<Vec<u8>>,
     notes: Vec<String>,
-    /// [`LoadOptions::max_accessor_values`].
-    max_accessor_values: usize,
+    /// What is left of [`LoadOptions::max_accessor_values`].
+    accessor_values_left: std::cell::Cell<usize>,
 }
 
 /// Accepted (component type, normalized-or-not) pairs for one kind of accessor.
@@ -986,13 +1029,15 @@ impl Importer<'_> {
         if count == 0 {
             return Err(self.err(format!("{what}: count is 0")));
         }
-        if count.saturating_mul(n) > self.max_accessor_values {
+        let values = count.saturating_mul(n);
+        let left = self.accessor_values_left.get();
+        if values > left {
             return Err(self.err(format!(
-                "{what}: {count} elements of {n} values are more than the limit of {} values \
-                 (LoadOptions::max_accessor_values)",
-                self.max_accessor_values
+                "{what}: {count} elements of {n} values take the import past its limit of values read \
+                 ({left} left; LoadOptions::max_accessor_values)"
             )));
         }
+        self.accessor_values_left.set(left - values);
         let norm = t != DataType::F32 && (as_float || acc.normalized());
         let mut data = match acc.view() {
             Some(view) => self.read_elements(&view, acc.offset(), count, n, t, norm, &what)?,

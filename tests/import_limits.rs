@@ -102,6 +102,78 @@ fn bytes_without_a_folder_read_no_external_file() {
     std::env::set_current_dir(&root).unwrap();
     let e = gltf_import::load_slice(&bytes, "dropped.gltf", None).expect_err("no folder");
     assert!(e.to_string().contains("no base"), "{e}");
+    let anywhere = LoadOptions {
+        external: ExternalFiles::Anywhere,
+        ..LoadOptions::default()
+    };
+    let e = gltf_import::load_slice_with(&bytes, "dropped.gltf", None, &anywhere).expect_err("no folder");
+    assert!(e.to_string().contains("no base"), "{e}");
+    // The parent of a bare file name is the empty path: the current folder.
+    gltf_import::load_slice(&bytes, "dropped.gltf", Some(Path::new(""))).unwrap();
+    // A pipe inside the folder is not read (it could block for ever).
+    #[cfg(unix)]
+    {
+        let fifo = root.join("pipe.bin");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            doc["buffers"][0]["uri"] = json!("pipe.bin");
+            let bytes = serde_json::to_vec(&doc).unwrap();
+            let e = gltf_import::load_slice(&bytes, "pipe.gltf", Some(&root)).expect_err("a pipe");
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn buffers_and_accessors_named_many_times_count_every_time() {
+    let (root, bin, mut doc) = folders("many_times");
+    // The same 64 KiB file named by 40 buffers, against a budget of 30 of them.
+    let mut big = bin.clone();
+    big.resize(65536, 0);
+    std::fs::write(root.join("model/sub/big.bin"), &big).unwrap();
+    let buffer = json!({ "uri": "sub/big.bin", "byteLength": big.len() });
+    doc["buffers"] = Value::Array(vec![buffer; 40]);
+    let file = root.join("model/many.gltf");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let small = LoadOptions {
+        max_file_bytes: 30 * big.len() as u64,
+        ..LoadOptions::default()
+    };
+    let e = gltf_import::load_with(&file, &small).expect_err("40 copies of the buffer");
+    assert!(
+        e.to_string().contains("byteLength") && e.to_string().contains("max_file_bytes"),
+        "{e}"
+    );
+
+    // A GLB-style buffer (no uri) other than the first one is not valid glTF.
+    let (mut doc, _) = simple_skin();
+    doc["buffers"].as_array_mut().unwrap().push(json!({ "byteLength": 4 }));
+    let e = gltf_import::load_slice(&serde_json::to_vec(&doc).unwrap(), "second_bin.gltf", None)
+        .expect_err("a second binary-chunk buffer");
+    assert!(e.to_string().contains("only buffer 0"), "{e}");
+
+    // One sparse accessor of 10 million positions read by 20 primitives: within the limit once,
+    // past the import's total the seventh time.
+    let primitives: Vec<Value> = (0..20).map(|_| json!({ "attributes": { "POSITION": 0 } })).collect();
+    let reused = json!({
+        "asset": { "version": "2.0" },
+        "buffers": [{ "byteLength": 16, "uri": "data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAAAAAA==" }],
+        "bufferViews": [{ "buffer": 0, "byteLength": 16 }],
+        "accessors": [{
+            "componentType": 5126, "count": 10000000, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 1],
+            "sparse": { "count": 1, "indices": { "bufferView": 0, "componentType": 5125 }, "values": { "bufferView": 0, "byteOffset": 4 } }
+        }],
+        "meshes": [{ "primitives": primitives }],
+        "nodes": [{ "mesh": 0 }],
+        "scenes": [{ "nodes": [0] }]
+    });
+    let small = LoadOptions {
+        max_accessor_values: 200_000_000,
+        ..LoadOptions::default()
+    };
+    let e = gltf_import::load_slice_with(&serde_json::to_vec(&reused).unwrap(), "reused.gltf", None, &small)
+        .expect_err("the accessor read 20 times");
+    assert!(e.to_string().contains("max_accessor_values"), "{e}");
 }
 
 #[test]
@@ -138,9 +210,11 @@ fn huge_counts_are_errors_before_anything_is_allocated() {
         .expect_err("data URI over the limit");
     assert!(e.to_string().contains("max_data_uri_bytes"), "{e}");
     let small = LoadOptions {
-        max_file_bytes: bin.len() as u64 - 1,
+        max_file_bytes: 4096 + bin.len() as u64 - 1,
         ..LoadOptions::default()
     };
-    let e = load_with_uri(&root, &doc, "sub/inside.bin", &small).expect_err("file over the limit");
-    assert!(e.contains("max_file_bytes"), "{e}");
+    let mut big = doc.clone();
+    big["buffers"][0]["byteLength"] = json!(4096 + bin.len());
+    let e = load_with_uri(&root, &big, "sub/inside.bin", &small).expect_err("buffer over the limit");
+    assert!(e.contains("byteLength") && e.contains("max_file_bytes"), "{e}");
 }

@@ -159,3 +159,75 @@ fn the_example_stays_within_150_lines() {
         "examples/own_pipeline.rs has {lines} lines of Rust and WGSL"
     );
 }
+
+#[test]
+fn the_example_pipeline_draws_every_page() {
+    use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc};
+    let (device, queue) = common::device();
+    let aspect = W as f32 / H as f32;
+    let scene = example::Scene::new(&device, OffscreenTarget::COLOR_FORMAT, aspect).unwrap();
+    // The same 25 characters in pages of 7: four pages, the last one partly used.
+    let (library, skeleton, _) = wgpu_anim::mannequin::library();
+    let desc = AnimatorDesc {
+        page_instances: Some(7),
+        ..AnimatorDesc::default()
+    };
+    let mut animator = Animator::new(&device, &library, &desc).unwrap();
+    for inst in scene.animator.instances() {
+        let mut d = InstanceDesc::new(wgpu_anim::ClipId(inst.clip));
+        d.world = inst.world.to_mat4();
+        d.tint = inst.tint.to_le_bytes();
+        d.time = inst.start_time;
+        animator.add_instance(&d).unwrap();
+    }
+    assert!(animator.pages_in_use() >= 4, "{} pages", animator.pages_in_use());
+    animator.prepare(&queue, 0.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+
+    let skeleton = &library.skeletons()[skeleton.0 as usize];
+    let mesh = wgpu_anim::mannequin::mesh(skeleton);
+    let renderer = SkinnedRenderer::new(
+        &device,
+        &animator,
+        &mesh,
+        skeleton.joint_count(),
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+    )
+    .unwrap();
+    renderer.set_camera(&queue, &example::camera(aspect));
+    let n = animator.instance_count() as u32;
+    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, 0..n));
+    let camera = wgpu::BindGroupEntry {
+        binding: 0,
+        resource: scene.camera.as_entire_binding(),
+    };
+    let layout = scene.pipeline.get_bind_group_layout(0);
+    let groups = example::SKIN
+        .bind_groups(&device, &layout, &animator, &[camera])
+        .unwrap();
+    let own = picture(&device, &queue, |pass| {
+        pass.set_pipeline(&scene.pipeline);
+        example::SKIN.draw(pass, &groups, &animator, &scene.mesh, 0..n);
+    });
+    let (differ, largest) = differing_pixels(&own, &built_in);
+    assert!(
+        same_picture(&own, &built_in),
+        "{differ} pixels differ (largest {largest})"
+    );
+    // Every page drawn: without the last page's bind group, its characters are missing.
+    let fewer = picture(&device, &queue, |pass| {
+        pass.set_pipeline(&scene.pipeline);
+        example::SKIN.draw(
+            pass,
+            &groups[..animator.pages_in_use() - 1],
+            &animator,
+            &scene.mesh,
+            0..n,
+        );
+    });
+    assert!(!same_picture(&fewer, &built_in), "the last page draws nothing");
+}

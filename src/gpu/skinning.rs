@@ -181,8 +181,9 @@ impl SkinBinding {
 
     /// Draws `animator`'s instances `instances` (global indices, all of `mesh`'s skeleton) with
     /// the pipeline set on `pass`: one instanced draw per page they span, with that page's bind
-    /// group (`bind_groups`, from [`SkinBinding::bind_groups`]) at this group; `instance_index`
-    /// counts from 0 in each page.
+    /// group (`bind_groups`, from [`SkinBinding::bind_groups`], one per page in page order) at
+    /// this group; `instance_index` counts from 0 in each page. It sets `mesh`'s vertex buffer at
+    /// slot 0 and its index buffer. Pages past the end of `bind_groups` are not drawn.
     pub fn draw(
         &self,
         pass: &mut wgpu::RenderPass<'_>,

@@ -3,7 +3,7 @@
 //! truncations, huge and negative numbers, swapped indices, deleted keys, values of the wrong
 //! type, deep nesting, long node chains, GLB chunks that claim more than the file holds. Every
 //! load must return (an error, or an import), never panic, and stay within a memory bound: at
-//! most 64 MiB plus 64 bytes per byte of input (its JSON, binary chunk and external buffers),
+//! most 64 MiB plus 64 bytes per byte of input (the mutated file and the files in its folder),
 //! measured by a counting allocator around each call. A time bound of 10 s per call catches hangs
 //! only (this is not a timing test); the slowest call is printed.
 //!

@@ -479,7 +479,8 @@ fn check_extension_objects(bytes: &[u8], file: &str) -> Result<()> {
 
 /// Every index in the document, checked against the array it points into before anything follows
 /// it: the `gltf` crate's accessors unwrap their targets (an animation channel's target node, for
-/// one, is not checked by its validation), so an index past the end would panic there.
+/// one, is not checked by its validation), so an index past the end would panic there. Also the
+/// channel target's path, which its validation skips too (found by fuzzing).
 fn check_indices(root: &gltf::json::Root, file: &str) -> Result<()> {
     use gltf::json::Index;
     struct Check<'a> {
@@ -623,6 +624,14 @@ fn check_indices(root: &gltf::json::Root, file: &str) -> Result<()> {
                 nodes,
                 "the nodes",
             );
+            // Not an index, but skipped by the crate's validation in the same way, and unwrapped
+            // by its accessor (`Target::property`).
+            if c.problem.is_none() && matches!(ch.target.path, gltf::json::validation::Checked::Invalid) {
+                c.problem = Some(Error::Asset {
+                    file: file.into(),
+                    what: format!("animations[{i}].channels[{k}].target.path is not a property glTF knows"),
+                });
+            }
         }
         for (k, sampler) in anim.samplers.iter().enumerate() {
             c.index(

@@ -199,3 +199,19 @@ fn every_kind_of_index_out_of_range_is_an_error_naming_it() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Every input a fuzz run found crashing (`tests/fuzz_regressions/`, as the bytes the importer
+/// was given: the `glb` target's inputs wrapped in their GLB container): an error or an import,
+/// never a panic.
+#[test]
+fn fuzz_regressions_do_not_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_regressions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let r = std::panic::catch_unwind(|| gltf_import::load_slice(&bytes, "fuzz.gltf", None).map(|_| ()));
+        assert!(r.is_ok(), "{}: panicked", path.display());
+    }
+}

@@ -745,7 +745,8 @@ fn external_path(rel: &str, base: Option<&Path>, external: ExternalFiles) -> std
     }
 }
 
-/// The first `len` bytes of `path`, a regular file (fewer if it is shorter).
+/// The first `len` bytes of `path`, a regular file (fewer if it is shorter; not a pipe or a
+/// device, which could block or never end).
 fn read_prefix(path: &Path, len: u64) -> std::result::Result<Vec<u8>, String> {
     use std::io::Read;
     if !std::fs::metadata(path).map_err(|e| e.to_string())?.is_file() {
@@ -760,15 +761,7 @@ fn read_prefix(path: &Path, len: u64) -> std::result::Result<Vec<u8>, String> {
 /// Reads at most `limit` bytes of `path`, a regular file (not a pipe or a device, which could
 /// block or never end); more is an error.
 fn read_limited(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, String> {
-    use std::io::Read;
-    if !std::fs::metadata(path).map_err(|e| e.to_string())?.is_file() {
-        return Err("not a regular file".into());
-    }
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut data = Vec::new();
-    f.take(limit.saturating_add(1))
-        .read_to_end(&mut data)
-        .map_err(|e| e.to_string())?;
+    let data = read_prefix(path, limit.saturating_add(1))?;
     if data.len() as u64 > limit {
         return Err(format!(
             "larger than the limit of {limit} bytes (LoadOptions::max_file_bytes)"

@@ -7,40 +7,294 @@
 #import wgpu_anim::types::{
     BlendList, BlendSample, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
     MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, SNAPSHOT_CLIP,
-    SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TRANSITION_FROZEN, TRANSITION_SMOOTH, WORKGROUP_SIZE,
+    SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TICK_LIMIT_HI, TRANSITION_FROZEN,
+    TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::workgroup_linear
 #import wgpu_anim::bindings::{blend_lists, clocks, frame, instances, layer_defs}
 #import wgpu_anim::library::{blend_child, blend_node, clip_duration}
 #import wgpu_anim::blend_weights::node_child_weights
 
+// Clock times are fixed point (Rust: layout::Ticks): a signed 64-bit count of 2^-40 s, held
+// here as vec2<u32>(low, high) in two's complement. Only integer operations touch it, so no
+// compiler may reorder, contract or drop a step: the CPU mirror gets the same bits. f32 serves
+// only to estimate a quotient that integer steps then correct.
+
+fn i64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+fn i64_neg(a: vec2<u32>) -> vec2<u32> {
+    return i64_add(~a, vec2<u32>(1u, 0u));
+}
+
+fn i64_less(a: vec2<u32>, b: vec2<u32>) -> bool {
+    let ah = bitcast<i32>(a.y);
+    let bh = bitcast<i32>(b.y);
+    return ah < bh || (ah == bh && a.x < b.x);
+}
+
+fn i64_negative(a: vec2<u32>) -> bool {
+    return bitcast<i32>(a.y) < 0;
+}
+
+fn i64_clamp(a: vec2<u32>, lo: vec2<u32>, hi: vec2<u32>) -> vec2<u32> {
+    if (i64_less(a, lo)) {
+        return lo;
+    }
+    if (i64_less(hi, a)) {
+        return hi;
+    }
+    return a;
+}
+
+fn u64_greater(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.y > b.y || (a.y == b.y && a.x > b.x);
+}
+
+// a << s for s in [0, 63].
+fn u64_shl(a: vec2<u32>, s: u32) -> vec2<u32> {
+    if (s == 0u) {
+        return a;
+    }
+    if (s >= 32u) {
+        return vec2<u32>(0u, a.x << (s - 32u));
+    }
+    return vec2<u32>(a.x << s, (a.y << s) | (a.x >> (32u - s)));
+}
+
+// a >> s (logical) for s in [0, 63].
+fn u64_shr(a: vec2<u32>, s: u32) -> vec2<u32> {
+    if (s == 0u) {
+        return a;
+    }
+    if (s >= 32u) {
+        return vec2<u32>(a.y >> (s - 32u), 0u);
+    }
+    return vec2<u32>((a.x >> s) | (a.y << (32u - s)), a.y >> s);
+}
+
+// The full 64-bit product of two u32.
+fn u32_mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let al = a & 0xffffu;
+    let ah = a >> 16u;
+    let bl = b & 0xffffu;
+    let bh = b >> 16u;
+    let ll = al * bl;
+    let lh = al * bh;
+    let hl = ah * bl;
+    let mid = lh + hl;
+    let lo = ll + (mid << 16u);
+    let hi = ah * bh + (mid >> 16u) + select(0u, 0x10000u, mid < lh) + select(0u, 1u, lo < ll);
+    return vec2<u32>(lo, hi);
+}
+
+// The low 64 bits of a * b.
+fn u64_mul_u32(a: vec2<u32>, b: u32) -> vec2<u32> {
+    let p = u32_mul_wide(a.x, b);
+    return vec2<u32>(p.x, p.y + a.y * b);
+}
+
+fn tick_limit() -> vec2<u32> {
+    return vec2<u32>(0u, TICK_LIMIT_HI);
+}
+
+fn ticks_get(t: Ticks) -> vec2<u32> {
+    return vec2<u32>(t.lo, t.hi);
+}
+
+fn ticks_of(v: vec2<u32>) -> Ticks {
+    return Ticks(v.x, v.y);
+}
+
+// Seconds (or cycles) as f32: high word, then low. Rust: Ticks::to_f32.
+fn ticks_to_f32(v: vec2<u32>) -> f32 {
+    return f32(bitcast<i32>(v.y)) * (1.0 / 256.0) + f32(v.x) * (1.0 / 1099511627776.0);
+}
+
+// |v| = m * 2^e with m an integer below 2^24; m is 0 for zero and for what is not finite.
+struct F32Parts {
+    m: u32,
+    e: i32,
+}
+
+fn f32_parts(v: f32) -> F32Parts {
+    let bits = bitcast<u32>(v);
+    let exponent = (bits >> 23u) & 0xffu;
+    let mantissa = bits & 0x7fffffu;
+    if (exponent == 255u) {
+        return F32Parts(0u, 0);
+    }
+    if (exponent == 0u) {
+        return F32Parts(mantissa, -149);
+    }
+    return F32Parts(mantissa | 0x800000u, i32(exponent) - 150);
+}
+
+fn f32_negative(v: f32) -> bool {
+    return (bitcast<u32>(v) >> 31u) != 0u && (bitcast<u32>(v) & 0x7fffffffu) != 0u;
+}
+
+// x * 2^s rounded to the nearest integer (ties up), saturated at 2^61.
+fn shift_round(x: vec2<u32>, s: i32) -> vec2<u32> {
+    if (x.x == 0u && x.y == 0u) {
+        return x;
+    }
+    if (s >= 0) {
+        if (s >= 62 || u64_greater(x, u64_shr(tick_limit(), u32(s)))) {
+            return tick_limit();
+        }
+        return u64_shl(x, u32(s));
+    }
+    if (s <= -64) {
+        return vec2<u32>(0u, 0u);
+    }
+    let r = u32(-s);
+    let round_bit = u64_shr(x, r - 1u).x & 1u;
+    return i64_add(u64_shr(x, r), vec2<u32>(round_bit, 0u));
+}
+
+// The nearest tick count to `seconds`, saturated at +-2^61; what is not finite gives 0.
+fn ticks_from_f32(seconds: f32) -> vec2<u32> {
+    let p = f32_parts(seconds);
+    let t = shift_round(vec2<u32>(p.m, 0u), p.e + i32(TICK_BITS));
+    if (f32_negative(seconds)) {
+        return i64_neg(t);
+    }
+    return t;
+}
+
+// rate * dt / per in ticks: the exact product rate * dt (24 x 24 bits) divided by per's 24-bit
+// mantissa byte by byte (long division: a quotient of 46 bits or more), then rounded once.
+fn ratio_ticks(rate: f32, dt: f32, per: f32) -> vec2<u32> {
+    let pr = f32_parts(rate);
+    let pd = f32_parts(dt);
+    let pp = f32_parts(per);
+    if (pr.m == 0u || pd.m == 0u || pp.m == 0u) {
+        return vec2<u32>(0u, 0u);
+    }
+    let shift = countLeadingZeros(pp.m) - 8u;
+    let mp = pp.m << shift;
+    let ep = pp.e - i32(shift);
+    let product = u32_mul_wide(pr.m, pd.m);
+    // (product << 24) / mp: the six bytes of the 48-bit product, high first, then three zero
+    // bytes. Each partial remainder is below mp < 2^24, so (r << 8) | byte fits in 32 bits.
+    var quotient = vec2<u32>(0u, 0u);
+    var r = 0u;
+    for (var k = 0u; k < 9u; k++) {
+        var digit = 0u;
+        if (k < 6u) {
+            let at = 40u - 8u * k;
+            if (at >= 32u) {
+                digit = (product.y >> (at - 32u)) & 0xffu;
+            } else {
+                digit = (product.x >> at) & 0xffu;
+            }
+        }
+        let partial = (r << 8u) | digit;
+        quotient = u64_shl(quotient, 8u);
+        quotient.x |= partial / mp;
+        r = partial % mp;
+    }
+    let t = shift_round(quotient, pr.e + pd.e - ep - 24 + i32(TICK_BITS));
+    if (f32_negative(rate) != f32_negative(dt)) {
+        return i64_neg(t);
+    }
+    return t;
+}
+
+// (q, r) with x = q * period + r and 0 <= r < period, |x| clamped to 2^30 periods first. Two f32
+// estimates of q, each taken off in exact integer steps, then whole periods until r is in range.
+struct Wrapped {
+    q: i32,
+    r: vec2<u32>,
+}
+
+fn wrap_ticks(x_in: vec2<u32>, period_in: vec2<u32>) -> Wrapped {
+    var period = period_in;
+    if (i64_less(period, vec2<u32>(1u, 0u))) {
+        period = vec2<u32>(1u, 0u);
+    }
+    var x = x_in;
+    var magnitude = x;
+    if (i64_negative(x)) {
+        magnitude = i64_neg(x);
+    }
+    if (u64_greater(u64_shr(magnitude, 30u), period)) {
+        x = u64_shl(period, 30u);
+        if (i64_negative(x_in)) {
+            x = i64_neg(x);
+        }
+    }
+    let pf = ticks_to_f32(period);
+    var q = 0;
+    for (var estimate = 0u; estimate < 2u; estimate++) {
+        let e = i32(clamp(floor(ticks_to_f32(x) / pf), -1073741824.0, 1073741824.0));
+        var taken = u64_mul_u32(period, u32(abs(e)));
+        if (e < 0) {
+            taken = i64_neg(taken);
+        }
+        x = i64_add(x, i64_neg(taken));
+        q += e;
+    }
+    for (var fix = 0u; fix < 4u; fix++) {
+        if (i64_negative(x)) {
+            x = i64_add(x, period);
+            q -= 1;
+        } else if (!i64_less(x, period)) {
+            x = i64_add(x, i64_neg(period));
+            q += 1;
+        }
+    }
+    return Wrapped(q, x);
+}
+
+// A state's period in ticks: `duration` seconds, or 1 cycle for a tree; at least one tick.
+fn period_ticks(duration: f32) -> vec2<u32> {
+    let t = ticks_from_f32(duration);
+    if (i64_less(t, vec2<u32>(1u, 0u))) {
+        return vec2<u32>(1u, 0u);
+    }
+    return t;
+}
+
 struct ClipTime {
-    time: f32,
+    time: Ticks,
+    loops: u32,
     sample_time: f32,
     phase: f32,
 }
 
-// Advances a local time by rate * dt on a clip of `duration` and applies the loop mode.
-fn advance_clip_time(time: f32, rate: f32, loop_mode: u32, loop_count: u32, duration: f32, dt: f32) -> ClipTime {
-    var t = time + rate * dt;
-    var s = 0.0;
+// Advances a local time (`time` within loop `loops`) by `delta` ticks on a state of `period`
+// ticks (`duration` seconds or cycles) and applies the loop mode.
+fn advance_clip_time(time: Ticks, loops_in: u32, delta: vec2<u32>, loop_mode: u32, loop_count: u32, duration: f32, period: vec2<u32>) -> ClipTime {
+    let limit = tick_limit();
+    let x = i64_add(i64_clamp(ticks_get(time), i64_neg(limit), limit), i64_clamp(delta, i64_neg(limit), limit));
+    var t = x;
+    var loops = loops_in;
     if (loop_mode == LOOP_ONCE) {
-        t = clamp(t, 0.0, duration);
-        s = t;
-    } else if (loop_mode == LOOP_REPEAT) {
-        let end = duration * f32(loop_count);
-        t = clamp(t, 0.0, end);
-        if (t >= end) {
-            s = duration;
-        } else {
-            s = t - duration * floor(t / duration);
-        }
+        t = i64_clamp(x, vec2<u32>(0u, 0u), period);
     } else {
-        t = t - duration * floor(t / duration);
-        s = t;
+        let w = wrap_ticks(x, period);
+        t = w.r;
+        if (loop_mode == LOOP_REPEAT) {
+            let n = max(loop_count, 1u);
+            if (loops >= n || (w.q >= 0 && u32(w.q) >= n - loops)) {
+                t = period;
+                loops = n - 1u;
+            } else if (w.q < 0 && u32(-w.q) > loops) {
+                t = vec2<u32>(0u, 0u);
+                loops = 0u;
+            } else {
+                loops = loops + bitcast<u32>(w.q);
+            }
+        } else {
+            loops = loops + bitcast<u32>(w.q);
+        }
     }
-    s = clamp(s, 0.0, duration);
-    return ClipTime(t, s, s / duration);
+    let sample_time = clamp(ticks_to_f32(t), 0.0, duration);
+    return ClipTime(ticks_of(t), loops, sample_time, sample_time / duration);
 }
 
 // Inserts a sample of layer `layer` (0: the base), keeping the list sorted heaviest first;
@@ -148,13 +402,16 @@ fn play_state(
     rate: f32,
     loop_mode: u32,
     loop_count: u32,
-    time: f32,
+    time: Ticks,
+    loops: u32,
     dt: f32,
     scale: f32,
     layer: u32,
 ) -> ClipTime {
     if (tree_nodes == 0u) {
-        let ct = advance_clip_time(time, rate, loop_mode, loop_count, clip_duration(clip), dt);
+        let duration = clip_duration(clip);
+        let delta = ratio_ticks(rate, dt, 1.0);
+        let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, duration, period_ticks(duration));
         add_sample(list, clip, ct.sample_time, scale, layer);
         return ct;
     }
@@ -166,11 +423,12 @@ fn play_state(
         synced += leaves.weights[m] * clip_duration(leaves.clips[m]);
     }
     if (!(total > 0.0)) {
-        return ClipTime(time, 0.0, 0.0);
+        return ClipTime(time, loops, 0.0, 0.0);
     }
-    // D = sum w_i T_i (weights normalized): every child advances its phase by dt / D.
+    // D = sum w_i T_i (weights normalized): every child advances its phase by rate * dt / D.
     let duration = synced / total;
-    let ct = advance_clip_time(time, rate / duration, loop_mode, loop_count, 1.0, dt);
+    let delta = ratio_ticks(rate, dt, duration);
+    let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, u64_shl(vec2<u32>(1u, 0u), TICK_BITS));
     for (var m = 0u; m < leaves.count; m++) {
         add_sample(list, leaves.clips[m], ct.phase * clip_duration(leaves.clips[m]), scale * leaves.weights[m], layer);
     }
@@ -199,8 +457,10 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     if (instances[i].seq != c.seq) {
         // A new target state: the running clock becomes the source's, the target restarts.
         c.source_time = c.time;
-        c.transition_time = 0.0;
-        c.time = instances[i].start_time;
+        c.source_loops = c.loops;
+        c.transition_time = Ticks(0u, 0u);
+        c.time = ticks_of(ticks_from_f32(instances[i].start_time));
+        c.loops = 0u;
         c.seq = instances[i].seq;
     }
     // Layers (re)started since the last frame have a seq newer than the one the clock saw.
@@ -210,8 +470,10 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     }
     var beta = 1.0;
     if (kind != SOURCE_NONE) {
-        c.transition_time += dt;
-        beta = transition_weight(c.transition_time, instances[i].transition_duration, (flags & TRANSITION_SMOOTH) != 0u);
+        // Elapsed seconds, exact as every clock; from 0 up.
+        let elapsed = i64_clamp(i64_add(ticks_get(c.transition_time), ticks_from_f32(dt)), vec2<u32>(0u, 0u), tick_limit());
+        c.transition_time = ticks_of(elapsed);
+        beta = transition_weight(ticks_to_f32(elapsed), instances[i].transition_duration, (flags & TRANSITION_SMOOTH) != 0u);
     }
     let params = instances[i].params;
     // The target's fields, read once.
@@ -231,6 +493,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         var loop_mode = target_loop_mode;
         var loop_count = target_loop_count;
         var time = c.time;
+        var loops = c.loops;
         var state_dt = dt;
         var scale = beta;
         var layer_id = 0u;
@@ -252,6 +515,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             loop_mode = instances[i].source_loop_mode;
             loop_count = instances[i].source_loop_count;
             time = c.source_time;
+            loops = c.source_loops;
             if ((flags & TRANSITION_FROZEN) != 0u) {
                 state_dt = 0.0;
             }
@@ -264,7 +528,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             let layer = instances[i].layers[k];
             let def = layer_defs[layer.def];
             if (bitcast<i32>(layer.seq - seen_layer_seq) > 0) {
-                c.layer_time[k] = layer.start_time;
+                c.layer_time[k] = ticks_of(ticks_from_f32(layer.start_time));
             }
             // A snapshot source already shows the layers: fade them in with the new base
             // instead of adding them twice.
@@ -279,7 +543,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             if (def.tree_nodes == 0u && def.time_parameter < 4u) {
                 // The clip's time axis as a parameter: sampled where the parameter says.
                 let t = clamp(params[def.time_parameter], 0.0, clip_duration(def.clip));
-                c.layer_time[k] = t;
+                c.layer_time[k] = ticks_of(ticks_from_f32(t));
                 add_sample(list, def.clip, t, 1.0, k + 1u);
                 continue;
             }
@@ -290,14 +554,17 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             loop_mode = def.loop_mode;
             loop_count = 1u;
             time = c.layer_time[k];
+            loops = 0u;
             scale = 1.0;
             layer_id = k + 1u;
         }
-        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, state_dt, scale, layer_id);
+        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, loops, state_dt, scale, layer_id);
         if (s == 0u) {
             c.time = ct.time;
+            c.loops = ct.loops;
         } else if (s == 1u) {
             c.source_time = ct.time;
+            c.source_loops = ct.loops;
         } else {
             c.layer_time[s - 2u] = ct.time;
         }

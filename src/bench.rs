@@ -11,7 +11,7 @@
 //! - **per-character** traffic, data that belongs to one character: the sections of its
 //!   [`GpuInstance`] a frame reads (the first 64 bytes, the transition's 32 while one is set, the
 //!   layers' 64 while one is on; the first 64 by each of the four stages on the staged path, once
-//!   on the fused one), its 32-byte [`GpuClock`] (read and written by `clock`), its
+//!   on the fused one), its 64-byte [`GpuClock`] (read and written by `clock`), its
 //!   [`BlendList`] (written by `clock`, read by `sample`; the fused path keeps it in workgroup
 //!   memory) — all amortized over its joints — and per joint the [`LocalPose`] written by
 //!   `sample` and read by `local_to_model`, the parent's model matrix read and the model matrix
@@ -439,7 +439,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         }
         b
     };
-    // The sections of an instance that are read (see `GpuInstance`); the clock is one sector.
+    // The sections of an instance that are read (see `GpuInstance`); the clock is read whole.
     let instance_base = sz(std::mem::offset_of!(GpuInstance, source_clip));
     let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
     let instance_layers = sz(std::mem::offset_of!(GpuInstance, _pad2)) - sz(std::mem::offset_of!(GpuInstance, layers));

@@ -291,28 +291,92 @@ pub struct GpuLayer {
     pub seq: u32,
 }
 
-/// An instance's clocks, advanced by the `clock` stage: one 32-byte sector. WGSL `Clock`.
+/// Fractional bits of a clock's fixed-point time ([`Ticks`]): a tick is 2⁻⁴⁰ s (about 0.9 ps)
+/// for a clip, 2⁻⁴⁰ of a cycle for a blend tree.
+pub const TICK_BITS: u32 = 40;
+
+/// The largest clock time in ticks, `2⁶¹` (about 24 days of seconds): times and per-frame
+/// advances saturate there, so that one frame's sum never overflows.
+pub const TICK_LIMIT: i64 = 1 << 61;
+
+/// The high word of [`TICK_LIMIT`] (WGSL has no 64-bit constants).
+pub const TICK_LIMIT_HI: u32 = (TICK_LIMIT >> 32) as u32;
+
+/// A clock's time in fixed point: a signed 64-bit count of 2⁻⁴⁰ s (or of 2⁻⁴⁰ of a blend tree's
+/// cycle), as two words because WGSL has no 64-bit integers. WGSL `Ticks`.
 ///
-/// Each clock holds a local time; where a state is sampled follows from it and the loop mode
-/// ([`crate::cpu::advance_clip_time`] with a `dt` of 0).
+/// Why not an f32: a local time that accumulates `rate · dt` in f32 drifts — over a day at 60
+/// frames a second by up to 0.9 s on a 37.6 s loop — because every frame rounds the same way.
+/// The clock stage adds the exact product `rate · dt` (or `rate · dt / D` for a tree), rounded
+/// once to a tick, with integer arithmetic only, which no shader compiler may reorder or fuse.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Ticks {
+    /// Low 32 bits.
+    pub lo: u32,
+    /// High 32 bits (two's complement).
+    pub hi: u32,
+}
+
+impl Ticks {
+    /// The tick count as an integer.
+    #[must_use]
+    pub fn get(self) -> i64 {
+        ((u64::from(self.hi) << 32) | u64::from(self.lo)) as i64
+    }
+
+    /// Ticks from an integer count.
+    #[must_use]
+    pub fn new(count: i64) -> Self {
+        Self {
+            lo: count as u32,
+            hi: ((count as u64) >> 32) as u32,
+        }
+    }
+
+    /// The time in seconds (or cycles), rounded to f32 as the shader does: high word, then low.
+    /// WGSL `ticks_to_f32`.
+    #[must_use]
+    pub fn to_f32(self) -> f32 {
+        (self.hi as i32) as f32 * (1.0 / 256.0) + self.lo as f32 * (1.0 / 1_099_511_627_776.0)
+    }
+
+    /// The nearest tick count to `seconds` (ties away from zero), saturated at
+    /// ±[`TICK_LIMIT`]; not finite gives 0. WGSL `ticks_from_f32`.
+    #[must_use]
+    pub fn from_f32(seconds: f32) -> Self {
+        Self::new(crate::cpu::ticks_from_f32(seconds))
+    }
+}
+
+/// An instance's clocks, advanced by the `clock` stage: 64 bytes. WGSL `Clock`.
+///
+/// Each clock holds a local time in [`Ticks`] and, for the target and source states, the loops
+/// completed; where a state is sampled follows from them and the loop mode
+/// ([`crate::cpu::advance_local_time`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuClock {
-    /// Target local time: seconds for a clip, synchronized phase for a tree; in `[0, T]` (once),
-    /// `[0, N·T]` (repeat) or `[0, T)` (forever), `T` being the clip's duration or 1.
-    pub time: f32,
+    /// Target local time within the current loop: seconds for a clip, synchronized phase for a
+    /// tree; in `[0, T]`, `T` being the clip's duration or 1 cycle.
+    pub time: Ticks,
+    /// Loops of the target completed since it started (`LOOP_REPEAT` stops at the last;
+    /// `LOOP_FOREVER` counts on, modulo 2³², backwards too).
+    pub loops: u32,
     /// The last `GpuInstance::seq` the stage has seen.
     pub seq: u32,
     /// Source local time (as `time`).
-    pub source_time: f32,
-    /// Seconds since the transition started.
-    pub transition_time: f32,
-    /// Each layer's local time (seconds for a clip, phase for a tree).
-    pub layer_time: [f32; MAX_LAYERS as usize],
+    pub source_time: Ticks,
+    /// Loops of the source completed (as `loops`).
+    pub source_loops: u32,
     /// The last `GpuInstance::layer_seq` the stage has seen.
     pub layer_seq: u32,
+    /// Seconds since the transition started, from 0 up.
+    pub transition_time: Ticks,
+    /// Each layer's local time (seconds for a clip, phase for a tree) within its loop.
+    pub layer_time: [Ticks; MAX_LAYERS as usize],
 }
-const _: () = assert!(std::mem::size_of::<GpuClock>() == 32);
+const _: () = assert!(std::mem::size_of::<GpuClock>() == 64);
 
 /// One weighted clip sample of an instance's blend. WGSL `BlendSample`.
 #[repr(C)]

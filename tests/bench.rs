@@ -168,9 +168,9 @@ fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
     };
     let mut inst = wgpu_anim::cpu::clip_instance(&lib, clips[1], 0);
     let joints = f64::from(inst.joint_count);
-    // The palette, 64 bytes of instance, a 32-byte clock read and written.
+    // The palette, 64 bytes of instance, a 64-byte clock read and written.
     let plain = traffic(&inst);
-    assert_eq!(plain, 48.0 + (64.0 + 2.0 * 32.0) / joints);
+    assert_eq!(plain, 48.0 + (64.0 + 2.0 * 64.0) / joints);
     assert!(plain <= bench::PER_CHARACTER_TARGET, "{plain} bytes per joint");
     // A transition: its 32-byte section too.
     inst.flags |= source_kind::CLIP;

@@ -159,10 +159,8 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
         &mut local,
         &mut palettes,
     );
-    let close = |x: f32, y: f32| (x - y).abs() <= 1e-5 * (1.0 + y.abs());
     for (i, (g, c)) in gpu_clocks.iter().zip(&clocks).enumerate() {
-        assert_eq!(g.seq, c.seq, "instance {i}");
-        assert!(close(g.transition_time, c.transition_time), "instance {i}");
+        common::assert_clock(&a, frame.dt, i, g, c);
     }
     // Snapshots kept this frame, then palettes: per joint within 1e-5 per level of the hierarchy
     // (each level adds about one stage's rounding, as in the other end-to-end comparisons).

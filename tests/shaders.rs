@@ -3,7 +3,7 @@
 
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuFrame, GpuInstance,
-    GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuTrack, LayerApply, LocalPose, WORKGROUP_SIZE,
+    GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuTrack, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -290,8 +290,18 @@ fn mirrors() -> Vec<Mirror> {
         mirror!(
             "Clock",
             GpuClock,
-            [time, seq, source_time, transition_time, layer_time, layer_seq]
+            [
+                time,
+                loops,
+                seq,
+                source_time,
+                source_loops,
+                layer_seq,
+                transition_time,
+                layer_time
+            ]
         ),
+        mirror!("Ticks", Ticks, [lo, hi]),
         mirror!("BlendSample", BlendSample, [clip, time, weight, layer]),
         mirror!("LayerApply", LayerApply, [mode, weight, mask]),
         mirror!("BlendList", BlendList, [count, mesh_additive, layers, samples]),
@@ -429,6 +439,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("NODE_FREEFORM_DIRECTIONAL", U32(node_kind::FREEFORM_DIRECTIONAL)),
         ("NODE_DIRECT", U32(node_kind::DIRECT)),
         ("MIN_BLEND_WEIGHT", F32(layout::MIN_BLEND_WEIGHT)),
+        ("TICK_BITS", U32(layout::TICK_BITS)),
+        ("TICK_LIMIT_HI", U32(layout::TICK_LIMIT_HI)),
         ("BLEND_PARAM_LIMIT", F32(blend_weights::BLEND_PARAM_LIMIT)),
         ("BLEND_INSIDE_EPS", F32(blend_weights::BLEND_INSIDE_EPS)),
         ("BLEND_SUM_EPS", F32(blend_weights::BLEND_SUM_EPS)),

@@ -142,14 +142,27 @@ struct LayerDef {
     pad: u32,
 }
 
+// Fractional bits of a clock's fixed-point time: a tick is 2^-40 s, or 2^-40 of a tree's cycle.
+const TICK_BITS: u32 = 40u;
+// High word of the largest clock time, 2^61 ticks.
+const TICK_LIMIT_HI: u32 = 0x20000000u;
+
+// A signed 64-bit count of ticks. Rust: layout::Ticks.
+struct Ticks {
+    lo: u32,
+    hi: u32,
+}
+
 // Rust: layout::GpuClock.
 struct Clock {
-    time: f32,
+    time: Ticks,
+    loops: u32,
     seq: u32,
-    source_time: f32,
-    transition_time: f32,
-    layer_time: array<f32, 3>,
+    source_time: Ticks,
+    source_loops: u32,
     layer_seq: u32,
+    transition_time: Ticks,
+    layer_time: array<Ticks, 3>,
 }
 
 // Rust: layout::BlendSample.

@@ -26,8 +26,8 @@ mod skin;
 
 pub use blend_weights::node_child_weights;
 pub use clock::{
-    ClipTime, Leaves, add_sample, advance_clip_time, advance_instance, clock, play_state, transition_weight,
-    tree_leaves,
+    ClipTime, Leaves, add_sample, advance_clip_time, advance_instance, clock, f32_parts, period_ticks, play_state,
+    ratio_ticks, shift_round, start_clip_time, ticks_from_f32, transition_weight, tree_leaves, wrap_ticks,
 };
 pub use fused::{Workgroup, fused};
 pub use local_to_model::{HierarchyStore, PoseBuffers, has_mesh_layer, joint_model, local_to_model, propagate};

@@ -8,7 +8,7 @@ use crate::gpu::{Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 use crate::layout::{
     GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LAYER_ON, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT,
     MAX_BLEND_PARAMETERS, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, TRANSITION_FROZEN, TRANSITION_SMOOTH,
-    layer_mode, source_kind,
+    Ticks, layer_mode, source_kind,
 };
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
@@ -241,9 +241,10 @@ impl Controller {
         } else {
             1.0
         };
-        let ct = crate::cpu::advance_clip_time(desc.time, 0.0, loop_mode, loop_count, duration, 0.0);
+        let ct = crate::cpu::start_clip_time(desc.time, loop_mode, loop_count, duration);
         let clock = GpuClock {
             time: ct.time,
+            loops: ct.loops,
             ..Default::default()
         };
         Ok((inst, clock))
@@ -655,16 +656,16 @@ impl Controller {
         } else {
             1.0
         };
-        let ct = crate::cpu::advance_clip_time(time, 0.0, inst.loop_mode, inst.loop_count, duration, 0.0);
+        let ct = crate::cpu::start_clip_time(time, inst.loop_mode, inst.loop_count, duration);
         self.clock_writes.push((
             index,
             GpuClock {
                 time: ct.time,
+                loops: ct.loops,
                 seq: inst.seq,
-                source_time: 0.0,
-                transition_time: 0.0,
-                layer_time: inst.layers.map(|l| l.start_time),
+                layer_time: inst.layers.map(|l| Ticks::from_f32(l.start_time)),
                 layer_seq: inst.layer_seq,
+                ..Default::default()
             },
         ));
         if inst.flags & (TRANSITION_BITS | KEEP_POSE) != 0 {
@@ -1010,7 +1011,7 @@ mod tests {
         assert_eq!(up.clocks.len(), 1);
         let (page, first, clocks) = &up.clocks[0];
         assert_eq!((*page, *first), (0, 1));
-        assert_eq!(clocks[0].time, 0.25);
+        assert_eq!(clocks[0].time.to_f32(), 0.25);
         assert!(c.set_time(1, f32::INFINITY).is_err());
         assert!(c.set_time(5, 0.0).is_err());
     }

@@ -5,6 +5,7 @@
 
 use crate::clip::{Clip, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
+use crate::library::validate_clip;
 use crate::reference::{self, TransformF64};
 use crate::skeleton::Skeleton;
 use glam::{DQuat, DVec3};
@@ -77,27 +78,11 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
         clip: name.to_string(),
         what,
     };
-    let check_joints = |c: &Clip| -> Result<()> {
-        match c.tracks.iter().find(|t| skeleton.joint_index(&t.joint).is_none()) {
-            Some(t) => Err(err(format!(
-                "clip '{}' animates joint '{}', which skeleton '{}' does not have",
-                c.name,
-                t.joint,
-                skeleton.name()
-            ))),
-            None => Ok(()),
-        }
-    };
-    check_joints(source)?;
-    if !source.duration.is_finite() || source.duration <= 0.0 {
-        return Err(err(format!(
-            "source duration {} must be finite and positive",
-            source.duration
-        )));
-    }
+    // The clips are sampled below as they are: each must be one the builder would take.
+    validate_clip(skeleton, source)?;
     let reference_at: Box<dyn Fn(f64) -> Vec<TransformF64>> = match reference {
         Reference::Pose { clip, time } => {
-            check_joints(clip)?;
+            validate_clip(skeleton, clip)?;
             if !time.is_finite() {
                 return Err(err(format!("reference time {time} is not finite")));
             }
@@ -105,7 +90,7 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
             Box::new(move |_| pose.clone())
         }
         Reference::Clip(clip) => {
-            check_joints(clip)?;
+            validate_clip(skeleton, clip)?;
             if (clip.duration - source.duration).abs() > 1e-4 {
                 return Err(err(format!(
                     "reference clip '{}' lasts {} s but the source '{}' lasts {} s",

@@ -244,45 +244,9 @@ impl LibraryBuilder {
                 skel.name()
             )));
         }
-        if !clip.duration.is_finite() || clip.duration <= 0.0 {
-            return Err(cerr(format!("duration {} must be finite and positive", clip.duration)));
-        }
-        let n = skel.joint_count();
-        let mut by_joint: Vec<Option<usize>> = vec![None; n];
-        for (k, t) in clip.tracks.iter().enumerate() {
-            let j = skel.joint_index(&t.joint).ok_or_else(|| {
-                cerr(format!(
-                    "animates joint '{}', which skeleton '{}' does not have",
-                    t.joint,
-                    skel.name()
-                ))
-            })?;
-            if by_joint[j].replace(k).is_some() {
-                return Err(cerr(format!("has two tracks for joint '{}'", t.joint)));
-            }
-        }
         // Validate everything before packing so an error leaves the library unchanged.
-        let mut packed: Vec<[PackedTrack; 3]> = Vec::with_capacity(n);
-        for (j, track) in by_joint.iter().enumerate() {
-            let rest = skel.rest_pose()[j];
-            let jt = track.map(|k| &clip.tracks[k]);
-            let name = &skel.joint_names()[j];
-            let terr = |channel, what: String| Error::Track {
-                clip: clip.name.clone(),
-                joint: name.clone(),
-                channel,
-                what,
-            };
-            let t = pack_track(jt.and_then(|t| t.translation.as_ref()), rest.translation, |v| {
-                v.extend(0.0)
-            })
-            .map_err(|e| terr(Channel::Translation, e))?;
-            let r = pack_rotation(jt.and_then(|t| t.rotation.as_ref()), rest.rotation)
-                .map_err(|e| terr(Channel::Rotation, e))?;
-            let s = pack_track(jt.and_then(|t| t.scale.as_ref()), rest.scale, |v| v.extend(0.0))
-                .map_err(|e| terr(Channel::Scale, e))?;
-            packed.push([t, r, s]);
-        }
+        let packed = pack_clip(skel, clip)?;
+        let n = skel.joint_count();
         let lib = &mut self.lib;
         let id = ClipId(lib.clips.len() as u32);
         lib.clips.push(GpuClip {
@@ -375,6 +339,64 @@ impl LibraryBuilder {
     pub fn build(self) -> AnimationLibrary {
         self.lib
     }
+}
+
+/// Checks `clip` against `skel` — duration, joints, one track per joint, every track's keys —
+/// and packs its tracks, three per joint (missing channels hold the rest pose).
+fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<Vec<[PackedTrack; 3]>> {
+    let cerr = |what: String| Error::Clip {
+        clip: clip.name.clone(),
+        what,
+    };
+    if !clip.duration.is_finite() || clip.duration <= 0.0 {
+        return Err(cerr(format!("duration {} must be finite and positive", clip.duration)));
+    }
+    let n = skel.joint_count();
+    let mut by_joint: Vec<Option<usize>> = vec![None; n];
+    for (k, t) in clip.tracks.iter().enumerate() {
+        let j = skel.joint_index(&t.joint).ok_or_else(|| {
+            cerr(format!(
+                "animates joint '{}', which skeleton '{}' does not have",
+                t.joint,
+                skel.name()
+            ))
+        })?;
+        if by_joint[j].replace(k).is_some() {
+            return Err(cerr(format!("has two tracks for joint '{}'", t.joint)));
+        }
+    }
+    let mut packed: Vec<[PackedTrack; 3]> = Vec::with_capacity(n);
+    for (j, track) in by_joint.iter().enumerate() {
+        let rest = skel.rest_pose()[j];
+        let jt = track.map(|k| &clip.tracks[k]);
+        let name = &skel.joint_names()[j];
+        let terr = |channel, what: String| Error::Track {
+            clip: clip.name.clone(),
+            joint: name.clone(),
+            channel,
+            what,
+        };
+        let t = pack_track(jt.and_then(|t| t.translation.as_ref()), rest.translation, |v| {
+            v.extend(0.0)
+        })
+        .map_err(|e| terr(Channel::Translation, e))?;
+        let r = pack_rotation(jt.and_then(|t| t.rotation.as_ref()), rest.rotation)
+            .map_err(|e| terr(Channel::Rotation, e))?;
+        let s = pack_track(jt.and_then(|t| t.scale.as_ref()), rest.scale, |v| v.extend(0.0))
+            .map_err(|e| terr(Channel::Scale, e))?;
+        packed.push([t, r, s]);
+    }
+    Ok(packed)
+}
+
+/// Checks an authoring clip as [`LibraryBuilder::add_clip`] does, against `skeleton`: a finite
+/// positive duration, only joints the skeleton has, one track per joint, and every track's keys
+/// (at least one, times finite, not negative and increasing, the right number of values,
+/// rotations not zero, values finite).
+///
+/// Errors: [`Error::Clip`] or [`Error::Track`], naming the clip, joint and channel.
+pub fn validate_clip(skeleton: &Skeleton, clip: &Clip) -> Result<()> {
+    pack_clip(skeleton, clip).map(|_| ())
 }
 
 struct PackedTrack {

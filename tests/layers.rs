@@ -276,6 +276,37 @@ fn bad_layer_input_is_rejected() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not have"), "{e}");
+    // Clips the builder would refuse are refused here too, before anything samples them (the
+    // library builder's fuzz target found a track with no keys reaching the sampler).
+    let joint = m.skeleton.joint_names()[1].clone();
+    let broken = |track: Track<Quat>| Clip {
+        name: "broken".into(),
+        tracks: vec![JointTrack {
+            joint: joint.clone(),
+            translation: None,
+            rotation: Some(track),
+            scale: None,
+        }],
+        ..walk.clone()
+    };
+    let no_keys = broken(Track {
+        times: vec![],
+        values: vec![],
+        ..Track::constant(Quat::IDENTITY)
+    });
+    let unsorted = broken(Track::linear([(0.5, Quat::IDENTITY), (0.25, Quat::IDENTITY)]));
+    let nan = broken(Track::linear([(0.0, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0))]));
+    for bad in [&no_keys, &unsorted, &nan] {
+        for e in [
+            difference_clip(&m.skeleton, "d", bad, Reference::Pose { clip: walk, time: 0.0 }),
+            difference_clip(&m.skeleton, "d", walk, Reference::Pose { clip: bad, time: 0.0 }),
+            difference_clip(&m.skeleton, "d", bad, Reference::Clip(walk)),
+            difference_clip(&m.skeleton, "d", walk, Reference::Clip(bad)),
+        ] {
+            let e = e.unwrap_err().to_string();
+            assert!(e.contains("broken") && e.contains(&joint), "{e}");
+        }
+    }
     let mut b = LibraryBuilder::new();
     let s = b.add_skeleton(m.skeleton.clone());
     assert!(

@@ -1,0 +1,340 @@
+//! Random authoring data through the library builder, the layer tools and the device-free
+//! controller: skeletons (any parents, names and numbers, NaN included), clips (any keys, times,
+//! interpolations, joint names), masks, blend trees of every node kind with any child indices,
+//! difference clips, then instances, cross-fades, layers and frames on what was built. Each call
+//! may refuse its input with an error; none may panic.
+#![no_main]
+
+use glam::{Mat4, Quat, Vec2, Vec3};
+use libfuzzer_sys::arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use std::sync::Arc;
+use wgpu_anim::blend::{Blend2DKind, BlendNode, BlendTree};
+use wgpu_anim::gpu::{Controller, Curve, Layer, LayerMode, Transition};
+use wgpu_anim::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
+use wgpu_anim::{
+    Clip, InstanceDesc, Interpolation, JointDesc, JointTrack, LibraryBuilder, LoopMode, Skeleton, Track, Transform,
+};
+
+const NAMES: [&str; 6] = ["root", "hips", "spine", "arm", "hand", ""];
+
+/// Mostly ordinary values, sometimes the extremes.
+fn float(u: &mut Unstructured) -> Result<f32> {
+    Ok(match u.int_in_range(0..=9)? {
+        0 => f32::NAN,
+        1 => f32::INFINITY,
+        2 => -f32::MAX,
+        3 => f32::from_bits(u.arbitrary()?),
+        _ => f32::from(u.int_in_range(-40i16..=40)?) * 0.25,
+    })
+}
+
+fn name(u: &mut Unstructured) -> Result<String> {
+    Ok(if u.ratio(1, 8)? {
+        u.arbitrary()?
+    } else {
+        format!("{}{}", u.choose(&NAMES)?, u.int_in_range(0..=3u8)?)
+    })
+}
+
+fn vec3(u: &mut Unstructured) -> Result<Vec3> {
+    Ok(Vec3::new(float(u)?, float(u)?, float(u)?))
+}
+
+fn quat(u: &mut Unstructured) -> Result<Quat> {
+    Ok(Quat::from_xyzw(float(u)?, float(u)?, float(u)?, float(u)?))
+}
+
+fn transform(u: &mut Unstructured) -> Result<Transform> {
+    Ok(Transform {
+        translation: vec3(u)?,
+        rotation: quat(u)?,
+        scale: vec3(u)?,
+    })
+}
+
+fn track<T>(u: &mut Unstructured, value: fn(&mut Unstructured) -> Result<T>) -> Result<Option<Track<T>>> {
+    if u.ratio(1, 3)? {
+        return Ok(None);
+    }
+    let interpolation = *u.choose(&[Interpolation::Step, Interpolation::Linear, Interpolation::CubicSpline])?;
+    let keys = u.int_in_range(0..=6usize)?;
+    let mut times = Vec::with_capacity(keys);
+    let mut t = 0.0f32;
+    for _ in 0..keys {
+        t += if u.ratio(1, 10)? {
+            float(u)?
+        } else {
+            f32::from(u.int_in_range(0..=8u8)?) * 0.125
+        };
+        times.push(t);
+    }
+    let per_key = if interpolation == Interpolation::CubicSpline {
+        3
+    } else {
+        1
+    };
+    let values_len = if u.ratio(1, 10)? {
+        u.int_in_range(0..=20usize)?
+    } else {
+        keys * per_key
+    };
+    let values = (0..values_len).map(|_| value(u)).collect::<Result<Vec<T>>>()?;
+    Ok(Some(Track {
+        interpolation,
+        times,
+        values,
+    }))
+}
+
+fn clip(u: &mut Unstructured, joints: &[String]) -> Result<Clip> {
+    let tracks = (0..u.int_in_range(0..=6usize)?)
+        .map(|_| {
+            Ok(JointTrack {
+                joint: if u.ratio(3, 4)? && !joints.is_empty() {
+                    u.choose(joints)?.clone()
+                } else {
+                    name(u)?
+                },
+                translation: track(u, vec3)?,
+                rotation: track(u, quat)?,
+                scale: track(u, vec3)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Clip {
+        name: name(u)?,
+        duration: if u.ratio(1, 4)? {
+            float(u)?
+        } else {
+            f32::from(u.int_in_range(1..=8u8)?) * 0.25
+        },
+        looping: u.arbitrary()?,
+        tracks,
+    })
+}
+
+fn node(u: &mut Unstructured, clips: &[wgpu_anim::ClipId], nodes: usize) -> Result<BlendNode> {
+    let child = |u: &mut Unstructured| -> Result<usize> { u.int_in_range(0..=nodes) };
+    let count = u.int_in_range(0..=18usize)?;
+    Ok(match u.int_in_range(0..=3)? {
+        0 => BlendNode::Clip(match clips {
+            [] => wgpu_anim::ClipId(u.arbitrary()?),
+            _ => *u.choose(clips)?,
+        }),
+        1 => BlendNode::Blend1D {
+            parameter: u.int_in_range(0..=4)?,
+            children: (0..count).map(|_| Ok((float(u)?, child(u)?))).collect::<Result<_>>()?,
+        },
+        2 => BlendNode::Blend2D {
+            kind: *u.choose(&[
+                Blend2DKind::Bilinear,
+                Blend2DKind::Triangle,
+                Blend2DKind::Delaunay,
+                Blend2DKind::SimpleDirectional,
+                Blend2DKind::FreeformCartesian,
+                Blend2DKind::FreeformDirectional,
+            ])?,
+            parameters: [u.int_in_range(0..=4)?, u.int_in_range(0..=4)?],
+            children: (0..count)
+                .map(|_| Ok((Vec2::new(float(u)?, float(u)?), child(u)?)))
+                .collect::<Result<_>>()?,
+        },
+        _ => BlendNode::Direct {
+            children: (0..count)
+                .map(|_| Ok((u.int_in_range(0..=4)?, child(u)?)))
+                .collect::<Result<_>>()?,
+        },
+    })
+}
+
+fn layer(u: &mut Unstructured, clips: &[wgpu_anim::ClipId]) -> Result<Layer> {
+    Ok(Layer {
+        mode: *u.choose(&[LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh])?,
+        weight: float(u)?,
+        clip: if clips.is_empty() || u.ratio(1, 8)? {
+            Some(wgpu_anim::ClipId(u.arbitrary()?))
+        } else {
+            Some(*u.choose(clips)?)
+        },
+        tree: if u.ratio(1, 3)? {
+            Some(wgpu_anim::blend::BlendTreeId(u.int_in_range(0..=2)?))
+        } else {
+            None
+        },
+        mask: if u.ratio(1, 3)? {
+            Some(wgpu_anim::MaskId(u.int_in_range(0..=2)?))
+        } else {
+            None
+        },
+        start: float(u)?,
+        rate: float(u)?,
+        once: u.arbitrary()?,
+        time_parameter: if u.ratio(1, 4)? {
+            Some(u.int_in_range(0..=5)?)
+        } else {
+            None
+        },
+    })
+}
+
+fn run(u: &mut Unstructured) -> Result<()> {
+    // A skeleton: any parents (cycles, forward references, out of range), names and rest poses.
+    let joints = (0..u.int_in_range(0..=24usize)?)
+        .map(|i| {
+            Ok(JointDesc {
+                name: name(u)?,
+                parent: match u.int_in_range(0..=4)? {
+                    0 => None,
+                    1 => Some(u.arbitrary()?),
+                    _ => Some(u.int_in_range(0..=i)?.saturating_sub(1)),
+                },
+                rest: transform(u)?,
+                inverse_bind: if u.ratio(1, 4)? {
+                    Mat4::from_cols_array(&[float(u)?; 16])
+                } else {
+                    Mat4::IDENTITY
+                },
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let Ok(skeleton) = Skeleton::new(name(u)?, joints) else {
+        return Ok(());
+    };
+    let joint_names = skeleton.joint_names().to_vec();
+    // Masks and difference clips from the layer tools.
+    let refs: Vec<&str> = joint_names
+        .iter()
+        .map(String::as_str)
+        .take(u.int_in_range(0..=4usize)?)
+        .collect();
+    let _ = mask_from_joints(&skeleton, &refs);
+    let mask = mask_from_joint(&skeleton, &name(u)?, u.int_in_range(0..=40)?).ok();
+    let authored = (0..u.int_in_range(0..=4usize)?)
+        .map(|_| clip(u, &joint_names))
+        .collect::<Result<Vec<_>>>()?;
+    let mut extra = Vec::new();
+    if let [a, b, ..] = authored.as_slice() {
+        let reference = if u.arbitrary()? {
+            Reference::Clip(b)
+        } else {
+            Reference::Pose {
+                clip: b,
+                time: float(u)?,
+            }
+        };
+        if let Ok(d) = difference_clip(&skeleton, "difference", a, reference) {
+            extra.push(d);
+        }
+    }
+    let mut builder = LibraryBuilder::new();
+    let sk = builder.add_skeleton(skeleton);
+    let mut clips = Vec::new();
+    for c in authored.iter().chain(&extra) {
+        if let Ok(id) = builder.add_clip(sk, c) {
+            clips.push(id);
+        }
+    }
+    for m in 0..u.int_in_range(0..=2)? {
+        let weights = match (&mask, u.arbitrary()?) {
+            (Some(w), true) => w.clone(),
+            _ => (0..u.int_in_range(0..=30usize)?)
+                .map(|_| float(u))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        let _ = builder.add_mask(sk, &format!("mask{m}"), &weights);
+    }
+    for t in 0..u.int_in_range(0..=2)? {
+        let count = u.int_in_range(0..=12usize)?;
+        let nodes = (0..count).map(|_| node(u, &clips, count)).collect::<Result<Vec<_>>>()?;
+        let tree = BlendTree {
+            name: format!("tree{t}"),
+            nodes,
+            root: u.int_in_range(0..=count)?,
+        };
+        let _ = builder.add_blend_tree(&tree);
+    }
+    let library = Arc::new(builder.build());
+    // Instances, cross-fades, layers and frames on the device-free controller.
+    let Ok(mut controller) = Controller::new(library.clone(), 8, &[(4, 256), (4, 256)]) else {
+        return Ok(());
+    };
+    for _ in 0..u.int_in_range(0..=24)? {
+        let clip = match clips.as_slice() {
+            [] => wgpu_anim::ClipId(u.int_in_range(0..=3)?),
+            _ => *u.choose(&clips)?,
+        };
+        let desc = InstanceDesc {
+            tree: if u.ratio(1, 3)? {
+                Some(wgpu_anim::blend::BlendTreeId(u.int_in_range(0..=2)?))
+            } else {
+                None
+            },
+            params: [float(u)?, float(u)?, float(u)?, float(u)?],
+            time: float(u)?,
+            rate: float(u)?,
+            loop_mode: match u.int_in_range(0..=2)? {
+                0 => LoopMode::Once,
+                1 => LoopMode::Repeat(u.arbitrary()?),
+                _ => LoopMode::Forever,
+            },
+            ..InstanceDesc::new(clip)
+        };
+        let index = u.int_in_range(0..=9usize)?;
+        let _ = match u.int_in_range(0..=6)? {
+            0 => controller.add_instance(&desc).map(|_| ()),
+            1 => controller.set_instance(index, &desc),
+            2 => controller.play(
+                index,
+                &desc,
+                Some(Transition {
+                    duration: float(u)?,
+                    curve: if u.arbitrary()? { Curve::Smooth } else { Curve::Linear },
+                    frozen: u.arbitrary()?,
+                }),
+            ),
+            3 => {
+                let l = layer(u, &clips)?;
+                let slot = u.int_in_range(0..=3usize)?;
+                controller.set_layer(
+                    index,
+                    slot,
+                    if u.ratio(1, 6)? { None } else { Some(&l) },
+                    u.arbitrary()?,
+                )
+            }
+            4 => controller.set_time(index, float(u)?),
+            5 => controller.set_parameters(index, [float(u)?, float(u)?, float(u)?, float(u)?]),
+            _ => {
+                let _ = controller.begin_frame(float(u)?);
+                Ok(())
+            }
+        };
+    }
+    let _ = controller.begin_frame(1.0 / 60.0);
+    // The clock stage's CPU mirror on what the controller accepted.
+    let n = controller.instance_count();
+    let frame = wgpu_anim::layout::GpuFrame {
+        dt: float(u)?,
+        instance_count: n as u32,
+        snapshot_offset: 0,
+        _pad: 0,
+    };
+    let mut clocks = vec![wgpu_anim::layout::GpuClock::default(); n];
+    let mut lists = vec![wgpu_anim::layout::BlendList::default(); n];
+    for _ in 0..3 {
+        wgpu_anim::cpu::clock(
+            &library,
+            &frame,
+            controller.layer_defs(),
+            controller.instances(),
+            &mut clocks,
+            &mut lists,
+        );
+    }
+    Ok(())
+}
+
+fuzz_target!(|bytes: &[u8]| {
+    let _ = run(&mut Unstructured::new(bytes));
+});

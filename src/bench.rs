@@ -204,8 +204,9 @@ pub struct Row {
     pub gpu_ms: Option<f64>,
     /// Wall-clock frame time: GPU: prepare + encode + submit + wait; CPU: the four stages.
     pub frame_ms: f64,
-    /// CPU time to prepare, encode and submit a GPU frame, without timestamp queries and with the
-    /// GPU idle at its start: the median of [`ENCODE_MIN_FRAMES`] to [`ENCODE_FRAMES`] frames (`None` for CPU paths).
+    /// CPU time the calling thread spends to prepare, encode and submit a GPU frame (its thread
+    /// CPU time, not wall time), without timestamp queries and with the GPU idle at its start:
+    /// the median of [`ENCODE_MIN_FRAMES`] to [`ENCODE_FRAMES`] frames (`None` for CPU paths).
     pub cpu_encode_ms: Option<f64>,
     /// Compute dispatches per frame (`None` for CPU paths): [`Row::pages`] × the dispatches of one
     /// page.
@@ -220,7 +221,8 @@ pub struct Row {
     /// for CPU paths).
     #[serde(default)]
     pub edit_upload_bytes: Option<u64>,
-    /// CPU time to prepare, encode and submit such a frame (`None` for CPU paths).
+    /// Thread CPU time to make the edits, prepare, encode and submit such a frame (`None` for
+    /// CPU paths).
     #[serde(default)]
     pub edit_encode_ms: Option<f64>,
     /// Threads the CPU work ran on (1 for GPU paths).
@@ -722,7 +724,10 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
     }
     // CPU encode as a frame of the user's pays it: no timestamp queries, the GPU idle when it
     // starts (on a software adapter the last frame's shaders would otherwise still hold the
-    // cores), the median of more frames than the GPU measurement needs.
+    // cores), the median of more frames than the GPU measurement needs. Thread CPU time, not
+    // wall time: on a software adapter the submitted shaders start on the same cores at once,
+    // and the recording thread, preempted inside `submit`, was seen to wait 10.6 s there for
+    // 0.17 ms of its own work.
     let typical_frame_ms = median(frame.clone()).max(1e-3);
     let encode_frames = ((ENCODE_BUDGET_MS / typical_frame_ms) as u32).clamp(ENCODE_MIN_FRAMES, ENCODE_FRAMES);
     // Frame 0 is not timed: the first submit after other frames was seen to take 2 ms on lavapipe
@@ -731,7 +736,7 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
-        let start = Instant::now();
+        let start = cpu_time::ThreadTime::now();
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder);
@@ -748,7 +753,7 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
     let mut rng = crate::scene::SplitMix(0x5eed_0001);
     let (mut edit_encode, mut edit_upload) = (Vec::new(), Vec::new());
     for _ in 0..frames {
-        let start = Instant::now();
+        let start = cpu_time::ThreadTime::now();
         for _ in 0..edits {
             let i = (rng.next() % n as u64) as usize;
             let rate = a.instance(i).map_or(1.0, |inst| inst.rate);

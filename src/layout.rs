@@ -353,7 +353,7 @@ impl Ticks {
 ///
 /// Each clock holds a local time in [`Ticks`] and, for the target and source states, the loops
 /// completed; where a state is sampled follows from them and the loop mode
-/// ([`crate::cpu::advance_local_time`]).
+/// ([`crate::cpu::advance_clip_time`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuClock {

@@ -66,6 +66,11 @@ pub enum Reference<'a> {
 /// Keys per second of a difference clip.
 pub const DIFFERENCE_KEY_RATE: f32 = 30.0;
 
+/// The most keys a difference clip may have, counted over all its joints (keys per joint times
+/// joints): 4,194,304, about 200 MB while it is built. A 53-joint character may have difference
+/// clips of 44 minutes.
+pub const MAX_DIFFERENCE_JOINT_KEYS: usize = 1 << 22;
+
 /// The difference clip `D = R⁻¹ S` of `source` against `reference`, per joint and channel:
 /// `Δq = q_R⁻¹ q_S`, `Δt = t_S − t_R`, `Δs = s_S / s_R`, sampled at [`DIFFERENCE_KEY_RATE`] keys
 /// per second (and at the end) with the f64 reference sampler, linear. Applying it to `R` with
@@ -100,11 +105,20 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
             Box::new(move |t| reference::sample(skeleton, clip, t))
         }
     };
-    let frames = (source.duration * DIFFERENCE_KEY_RATE).ceil().max(1.0) as usize;
+    let frames = (f64::from(source.duration) * f64::from(DIFFERENCE_KEY_RATE))
+        .ceil()
+        .max(1.0);
+    let n = skeleton.joint_count();
+    if frames * n.max(1) as f64 > MAX_DIFFERENCE_JOINT_KEYS as f64 {
+        return Err(err(format!(
+            "source '{}' lasts {} s: {frames} keys for each of {n} joints, more than {MAX_DIFFERENCE_JOINT_KEYS} in all",
+            source.name, source.duration
+        )));
+    }
+    let frames = frames as usize;
     let times: Vec<f32> = (0..=frames)
         .map(|k| (k as f32 / DIFFERENCE_KEY_RATE).min(source.duration))
         .collect();
-    let n = skeleton.joint_count();
     let mut t_keys = vec![Vec::with_capacity(times.len()); n];
     let mut r_keys: Vec<Vec<DQuat>> = vec![Vec::with_capacity(times.len()); n];
     let mut s_keys = vec![Vec::with_capacity(times.len()); n];

@@ -221,3 +221,60 @@ fn fuzz_regressions_do_not_panic() {
         assert!(r.is_ok(), "{}: panicked", path.display());
     }
 }
+
+/// The GLB container the `glb` fuzz target wraps its input in (fuzz/fuzz_targets/glb.rs): the
+/// first byte splits the rest into a JSON chunk and a binary chunk.
+fn fuzz_glb(bytes: &[u8]) -> Vec<u8> {
+    let Some((&split, rest)) = bytes.split_first() else {
+        return Vec::new();
+    };
+    let at = (usize::from(split) * rest.len() / 255).min(rest.len());
+    let (json, bin) = rest.split_at(at);
+    let pad = |chunk: &[u8], fill: u8| {
+        let mut v = chunk.to_vec();
+        v.resize(chunk.len().next_multiple_of(4), fill);
+        v
+    };
+    let (json, bin) = (pad(json, b' '), pad(bin, 0));
+    let total = 12 + 8 + json.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };
+    let mut glb = Vec::with_capacity(total);
+    for part in [b"glTF".as_slice(), &2u32.to_le_bytes(), &(total as u32).to_le_bytes()] {
+        glb.extend_from_slice(part);
+    }
+    glb.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    glb.extend_from_slice(b"JSON");
+    glb.extend_from_slice(&json);
+    if !bin.is_empty() {
+        glb.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        glb.extend_from_slice(b"BIN\0");
+        glb.extend_from_slice(&bin);
+    }
+    glb
+}
+
+/// The importer fuzz targets' minimized corpora (`tests/fuzz_corpus/gltf` and `glb`: every input
+/// an hour of fuzzing kept for new coverage, 9,300 files): each imports or is an error, never a
+/// panic, as the fuzzer saw.
+#[test]
+fn the_fuzz_corpora_import_without_panics() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_corpus");
+    for (target, wrap) in [("gltf", false), ("glb", true)] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(target))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        assert!(files.len() > 1000, "{target}: {} inputs", files.len());
+        let (mut ok, mut refused) = (0, 0);
+        for path in files {
+            let bytes = std::fs::read(&path).unwrap();
+            let bytes = if wrap { fuzz_glb(&bytes) } else { bytes };
+            match std::panic::catch_unwind(|| gltf_import::load_slice(&bytes, "fuzz.gltf", None).is_ok()) {
+                Ok(true) => ok += 1,
+                Ok(false) => refused += 1,
+                Err(_) => panic!("{}: panicked", path.display()),
+            }
+        }
+        assert!(ok > 0 && refused > 0, "{target}: {ok} imported, {refused} refused");
+    }
+}

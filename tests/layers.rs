@@ -317,16 +317,6 @@ fn bad_layer_input_is_rejected() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("more than 4194304"), "{e}");
-    // A source too long for a difference clip is refused before anything is allocated (the
-    // fuzz target's second find: a duration of 1e38 s overflowed a vector's capacity).
-    let long = Clip {
-        duration: 1e38,
-        ..walk.clone()
-    };
-    let e = difference_clip(&m.skeleton, "d", &long, Reference::Pose { clip: walk, time: 0.0 })
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("more than 4194304"), "{e}");
     let mut b = LibraryBuilder::new();
     let s = b.add_skeleton(m.skeleton.clone());
     assert!(

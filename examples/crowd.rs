@@ -10,17 +10,22 @@
 //! Mouse: drag to orbit, wheel to zoom. Keys: Space pauses everything, P pauses or resumes the
 //! animation only (characters keep moving, the camera still orbits), L toggles the characters'
 //! movement (walking across the field, or animating in place), +/- change the time scale,
-//! Up/Down add or remove 10 % of the characters, R resets the camera, F1 or H prints this help,
+//! Up/Down add or remove 10 % of the characters, R resets the camera, K loses the GPU device (the
+//! demo rebuilds everything on a new one and the crowd carries on), F1 or H prints this help,
 //! Esc quits. The window title shows the frame time, the character count and the GPU time of
 //! each animation pass — clock, sample, local_to_model, palette, or the one fused pass — and their total (when the
 //! adapter has timestamp queries).
 //!
 //! `--frames N --screenshot PATH` runs N frames of 1/60 s and saves the last one as a PNG (with
-//! `--headless`, without opening a window).
+//! `--headless`, without opening a window). `--lose-device-at N` destroys the device after N
+//! frames, as a driver reset would: the demo rebuilds the crowd on a new device from what its
+//! animator kept ([`wgpu_anim::Animator::rebuild`]) and goes on.
 
 use clap::Parser;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget, PassTimer};
 use wgpu_anim::scene::{Character, Crowd, CrowdDesc};
@@ -43,6 +48,7 @@ crowd demo controls:
   Up / Down    add / remove 10 % of the characters
   R            reset the camera
   F            fused (one dispatch) / staged (one per stage) GPU path
+  K            lose the GPU device (the demo rebuilds the crowd on a new one)
   F1 / H       print this help
   Esc          quit";
 
@@ -68,6 +74,34 @@ struct Args {
     /// Render offscreen, without opening a window.
     #[arg(long)]
     headless: bool,
+    /// Destroy the GPU device after N frames, as a driver reset would; the demo rebuilds the
+    /// crowd on a new device and carries on.
+    #[arg(long, value_name = "N")]
+    lose_device_at: Option<u32>,
+}
+
+/// Frames between the animator's recovery checkpoints (half a second at 60 fps).
+const RECOVERY_INTERVAL: NonZeroU32 = NonZeroU32::new(30).unwrap();
+
+/// A flag the device sets when it is lost (destroyed, reset, removed).
+fn watch_device(device: &wgpu::Device) -> Arc<AtomicBool> {
+    let lost = Arc::new(AtomicBool::new(false));
+    let flag = lost.clone();
+    device.set_device_lost_callback(move |reason, message| {
+        eprintln!("the GPU device was lost ({reason:?}): {message}");
+        flag.store(true, Ordering::Release);
+    });
+    lost
+}
+
+/// `rebuilt the crowd (1,000 characters) on a new device: 12 frames replayed, 35.2 ms`.
+fn report_rebuild(crowd: &Crowd, replayed: Option<usize>, started: Instant) {
+    println!(
+        "rebuilt the crowd ({} characters) on a new device: {} frames replayed, {:.1} ms",
+        crowd.count(),
+        replayed.unwrap_or(0),
+        started.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 /// The starting GPU path (F switches): the fused one where the device allows it, except on a
@@ -135,6 +169,9 @@ impl Orbit {
 }
 
 struct Gpu {
+    instance: wgpu::Instance,
+    /// Set when the device is lost.
+    lost: Arc<AtomicBool>,
     window: Arc<Window>,
     surface: wgpu::Surface<'static>,
     device: wgpu::Device,
@@ -196,13 +233,51 @@ impl App {
             character(args)?,
         )?;
         choose_path(&device, &mut crowd.animator)?;
+        crowd.animator.set_recovery(&device, Some(RECOVERY_INTERVAL));
+        let lost = watch_device(&device);
         let timer = PassTimer::new(&device, &queue, 4);
         let depth = wgpu_anim::gpu::depth_view(&device, config.width, config.height);
         let orbit = Orbit::new(&crowd);
         self.time_scale = 1.0;
         println!("press F1 or H for the controls");
-        self.gpu =
-            Some(Gpu { window, surface, device, queue, config, depth, full_count: crowd.count(), crowd, timer, orbit });
+        self.gpu = Some(Gpu {
+            instance,
+            lost,
+            window,
+            surface,
+            device,
+            queue,
+            config,
+            depth,
+            full_count: crowd.count(),
+            crowd,
+            timer,
+            orbit,
+        });
+        Ok(())
+    }
+
+    /// After the device is lost: a new adapter and device for the same surface, and everything
+    /// on it made again — the crowd from what its animator kept, so that it carries on.
+    fn rebuild_device(&mut self) -> Result<(), Box<dyn std::error::Error>> {
+        let g = self.gpu.as_mut().ok_or("no GPU state")?;
+        let started = Instant::now();
+        let adapter = pollster::block_on(g.instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: Some(&g.surface),
+            apply_limit_buckets: false,
+        }))?;
+        let (device, queue) = wgpu_anim::gpu::request_device(&adapter)?;
+        g.surface.configure(&device, &g.config);
+        let crowd = g.crowd.rebuild(&device, &queue, g.config.format, Some(DEPTH), 1)?;
+        report_rebuild(&crowd, g.crowd.animator.recovery_frames(), started);
+        g.lost = watch_device(&device);
+        g.timer = PassTimer::new(&device, &queue, 4);
+        g.depth = wgpu_anim::gpu::depth_view(&device, g.config.width, g.config.height);
+        g.crowd = crowd;
+        g.device = device;
+        g.queue = queue;
         Ok(())
     }
 
@@ -224,7 +299,20 @@ impl App {
         } else {
             real_dt * self.time_scale
         };
+        if self.gpu.as_ref().is_some_and(|g| g.lost.load(Ordering::Acquire)) {
+            if let Err(e) = self.rebuild_device() {
+                self.fail(event_loop, format!("rebuilding after a lost device: {e}"));
+                return;
+            }
+        }
+        let lose_at = self.args.as_ref().and_then(|a| a.lose_device_at);
         let Some(g) = self.gpu.as_mut() else { return };
+        if lose_at == Some(self.frames_done) && !g.lost.load(Ordering::Acquire) {
+            println!("--lose-device-at {}: destroying the device", self.frames_done);
+            g.device.destroy();
+            let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+            return;
+        }
         if g.config.width == 0 || g.config.height == 0 {
             return; // minimised
         }
@@ -352,6 +440,11 @@ impl App {
                     Err(e) => println!("{e}"),
                 }
             }
+            Key::Character(c) if c.as_str().eq_ignore_ascii_case("k") => {
+                println!("K: destroying the GPU device");
+                g.device.destroy();
+                let _ = g.device.poll(wgpu::PollType::wait_indefinitely());
+            }
             Key::Named(NamedKey::F1) => println!("{KEY_HELP}"),
             Key::Character(c) if c.as_str().eq_ignore_ascii_case("h") => println!("{KEY_HELP}"),
             _ => {}
@@ -465,7 +558,8 @@ impl ApplicationHandler for App {
 
 /// `--headless`: the same crowd and camera, rendered offscreen for `--frames` frames.
 fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let (device, queue) = wgpu_anim::gpu::headless_device()?;
+    let (mut device, mut queue) = wgpu_anim::gpu::headless_device()?;
+    let mut lost = watch_device(&device);
     let (width, height) = (1280, 720);
     let count = args.count.unwrap_or(1_000);
     let mut crowd = Crowd::with_character(
@@ -477,10 +571,31 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         character(args)?,
     )?;
     choose_path(&device, &mut crowd.animator)?;
+    crowd.animator.set_recovery(&device, Some(RECOVERY_INTERVAL));
     let orbit = Orbit::new(&crowd);
     let frames = args.frames.unwrap_or(120);
     let started = Instant::now();
-    for _ in 0..frames {
+    for frame in 0..frames {
+        if args.lose_device_at == Some(frame) {
+            println!("--lose-device-at {frame}: destroying the device");
+            device.destroy();
+            // A destroyed device reports its loss once its queue is empty.
+            let _ = device.poll(wgpu::PollType::wait_indefinitely());
+        }
+        if lost.load(Ordering::Acquire) {
+            let rebuilding = Instant::now();
+            (device, queue) = wgpu_anim::gpu::headless_device()?;
+            let rebuilt = crowd.rebuild(
+                &device,
+                &queue,
+                OffscreenTarget::COLOR_FORMAT,
+                Some(OffscreenTarget::DEPTH_FORMAT),
+                1,
+            )?;
+            report_rebuild(&rebuilt, crowd.animator.recovery_frames(), rebuilding);
+            crowd = rebuilt;
+            lost = watch_device(&device);
+        }
         crowd.update(&queue, 1.0 / 60.0);
         let mut encoder = device.create_command_encoder(&Default::default());
         crowd.encode(&mut encoder);

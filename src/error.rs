@@ -107,6 +107,12 @@ pub enum Error {
         /// The device's error.
         reason: String,
     },
+    /// An animator could not be rebuilt on a new device ([`crate::Animator::rebuild`]).
+    #[error("cannot rebuild the animator: {what}")]
+    Recovery {
+        /// Why not.
+        what: String,
+    },
     /// An asset file could not be read or is malformed.
     #[error("{file}: {what}")]
     Asset {

@@ -269,6 +269,7 @@ impl Default for CrowdDesc {
     }
 }
 
+#[derive(Clone, Copy)]
 struct Agent {
     position: Vec2,
     heading: f32,
@@ -345,6 +346,7 @@ pub struct Crowd {
 
 /// A small deterministic generator (SplitMix64), so the scene and the bench need no RNG
 /// dependency.
+#[derive(Clone)]
 pub(crate) struct SplitMix(pub(crate) u64);
 impl SplitMix {
     pub(crate) fn next(&mut self) -> u64 {
@@ -549,6 +551,51 @@ impl Crowd {
             rng: SplitMix(desc.seed ^ 0x5eed_5eed),
             clock: 0.0,
             target: Vec3::Y * 1.6,
+        })
+    }
+
+    /// The same crowd on another device (after its device was lost, say), drawing into
+    /// `color_format` with optional depth and MSAA: the animator rebuilt from what it kept
+    /// ([`Animator::rebuild`]; the crowd's animator needs [`Animator::set_recovery`]), the
+    /// renderers made again, every member where it was, doing what it did.
+    ///
+    /// Errors: as [`Animator::rebuild`]; renderers the device refuses.
+    pub fn rebuild(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Self> {
+        let animator = self.animator.rebuild(device, queue)?;
+        let c = &self.character;
+        let joints = c
+            .library
+            .skeletons()
+            .get(c.skeleton.0 as usize)
+            .map_or(0, |s| s.joint_count());
+        let renderer = SkinnedRenderer::new(
+            device,
+            &animator,
+            &c.mesh,
+            joints,
+            color_format,
+            depth_format,
+            sample_count,
+        )?;
+        Ok(Self {
+            animator,
+            character: self.character.clone(),
+            renderer,
+            ground: GroundRenderer::new(device, color_format, depth_format, sample_count),
+            agents: self.agents.clone(),
+            half_extent: self.half_extent,
+            moving: self.moving,
+            animation_paused: self.animation_paused,
+            rng: self.rng.clone(),
+            clock: self.clock,
+            target: self.target,
         })
     }
 

@@ -2,7 +2,8 @@
 //! compute passes of a frame recorded into the caller's encoder — around a [`Controller`], every
 //! instance's state on the CPU.
 
-use super::controller::{Controller, PageState};
+use super::controller::{Controller, FrameUpload, PageState};
+use super::recovery::{Checkpoint, CheckpointCopy, Recovery};
 use super::{AnimatorDesc, GpuLibrary, InstanceDesc, LoopMode};
 use super::{PassTimer, read_buffer, split_dispatch};
 use crate::cpu::Pose;
@@ -15,6 +16,7 @@ use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::shaders::{Access, Resource, Stage, stage_source};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One page's buffers and its bind group for each pass (what is in it: [`PageState`]).
 struct Page {
@@ -66,6 +68,14 @@ pub struct Animator {
     previous_copy: PreviousCopy,
     /// Whether a frame has been prepared since previous palettes began to be kept.
     previous_prepared: bool,
+    /// Frames prepared.
+    frames: u64,
+    /// Times the passes were encoded since the last prepare.
+    encodes: AtomicU32,
+    /// What is kept to rebuild on a new device ([`Animator::set_recovery`]).
+    recovery: Option<Recovery>,
+    /// The copies this frame records for a checkpoint.
+    checkpoint_copies: Vec<CheckpointCopy>,
 }
 
 /// When a frame copies each page's palettes into its previous palettes.
@@ -146,6 +156,21 @@ fn page_layout(limits: &wgpu::Limits, desc: &AnimatorDesc, max_joints: u32, larg
         joints_left -= joints.min(joints_left);
     }
     Ok(out)
+}
+
+/// Whether pages of capacities `layout` fit a device with `limits` (each buffer within one
+/// storage binding).
+fn check_pages(limits: &wgpu::Limits, layout: &[(u32, u32)]) -> std::result::Result<(), String> {
+    let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    for (k, &(instances, joints)) in layout.iter().enumerate() {
+        let largest = (u64::from(instances) * INSTANCE_BYTES).max(u64::from(joints) * LOCAL_JOINT_BYTES);
+        if largest > cap {
+            return Err(format!(
+                "page {k} needs a buffer of {largest} bytes; the device allows {cap} per storage buffer"
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Page {
@@ -260,8 +285,26 @@ impl Animator {
                 ),
             })?,
         };
+        let layout = page_layout(&device.limits(), desc, max_joints, largest)?;
+        Self::with_pages(device, gpu_library, desc.max_instances, &layout)
+    }
+
+    /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
+    /// `max_instances` instances.
+    fn with_pages(
+        device: &wgpu::Device,
+        gpu_library: Arc<GpuLibrary>,
+        max_instances: u32,
+        layout: &[(u32, u32)],
+    ) -> Result<Self> {
         let limits = device.limits();
-        let layout = page_layout(&limits, desc, max_joints, largest)?;
+        let largest = gpu_library
+            .library()
+            .gpu_skeletons()
+            .iter()
+            .map(|s| s.joint_count)
+            .max()
+            .unwrap_or(0);
         // A uniform: 32 KiB, within WebGPU's 64 KiB default, and no storage slot taken.
         let layer_def_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-anim layer definitions"),
@@ -368,13 +411,13 @@ impl Animator {
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Limit {
                 what: format!(
-                    "{} pages for {} instances and {max_joints} joints could not be allocated: {e}",
+                    "{} pages for {max_instances} instances and {} joints could not be allocated: {e}",
                     pages.len(),
-                    desc.max_instances
+                    layout.iter().map(|&(_, j)| u64::from(j)).sum::<u64>()
                 ),
             });
         }
-        let controller = Controller::new(gpu_library.library_arc().clone(), desc.max_instances, &layout)?;
+        let controller = Controller::new(gpu_library.library_arc().clone(), max_instances, layout)?;
         Ok(Self {
             controller,
             gpu_library,
@@ -390,6 +433,10 @@ impl Animator {
             uploaded: 0,
             previous_copy: PreviousCopy::Off,
             previous_prepared: false,
+            frames: 0,
+            encodes: AtomicU32::new(0),
+            recovery: None,
+            checkpoint_copies: Vec::new(),
         })
     }
 
@@ -455,6 +502,19 @@ impl Animator {
             }
             self.previous_prepared = true;
         }
+        self.uploaded = self.write_upload(queue, &upload);
+        self.frames += 1;
+        let encodes = self.encodes.swap(0, Ordering::Relaxed);
+        if let Some(recovery) = &mut self.recovery {
+            let pages = &self.controller;
+            self.checkpoint_copies = recovery.next_frame(encodes, upload, self.use_fused, pages, |page| {
+                pages.page_max_joints(page)
+            });
+        }
+    }
+
+    /// Writes what `upload` says changed; returns the bytes written.
+    fn write_upload(&mut self, queue: &wgpu::Queue, upload: &FrameUpload) -> u64 {
         let stride = self.frame_stride as usize;
         let mut frame_end = 0;
         for (page, frame) in &upload.frames {
@@ -488,7 +548,7 @@ impl Animator {
         }
         // The frame uniforms go up with the gaps between their slots.
         let frames_counted = (upload.frames.len() * size_of::<GpuFrame>()) as u64;
-        self.uploaded = upload.bytes() - frames_counted + frame_end as u64;
+        upload.bytes() - frames_counted + frame_end as u64
     }
 
     /// Dispatches per frame and page: one per stage (one on the fused path), whatever the number
@@ -514,12 +574,27 @@ impl Animator {
     /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
     /// [`Stage::COMPUTE`]) when a timer with at least four passes is given.
     pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
+        self.encodes.fetch_add(1, Ordering::Relaxed);
         if self.previous_copy == PreviousCopy::Before {
             self.copy_previous_palettes(encoder);
         }
-        self.encode_passes(encoder, timer);
+        let in_use = self.controller.pages_in_use();
+        self.encode_passes(encoder, timer, self.use_fused, in_use, |page| {
+            self.controller.page_range(page).len() as u32
+        });
         if self.previous_copy == PreviousCopy::After {
             self.copy_previous_palettes(encoder);
+        }
+        if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
+            for c in &self.checkpoint_copies {
+                let page = &self.pages[c.page];
+                let source = if c.clocks {
+                    &page.clock_buffer
+                } else {
+                    &page.local_buffer
+                };
+                encoder.copy_buffer_to_buffer(source, c.offset, buffer, c.dst, c.bytes);
+            }
         }
     }
 
@@ -536,15 +611,23 @@ impl Animator {
         }
     }
 
-    fn encode_passes(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
-        let fused = self.fused.as_ref().filter(|_| self.use_fused);
+    /// Records the passes of a frame of `in_use` pages, page `k` with `count(k)` instances, on
+    /// the fused path if `fused` (and it is available).
+    fn encode_passes(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        timer: Option<&PassTimer>,
+        fused: bool,
+        in_use: usize,
+        count: impl Fn(usize) -> u32,
+    ) {
+        let fused = self.fused.as_ref().filter(|_| fused);
         let passes: &[StagePipeline] = match fused {
             Some(f) => std::slice::from_ref(f),
             None => &self.passes,
         };
         for (k, pass) in passes.iter().enumerate() {
             // One pass per stage, each page a dispatch in it; timestamps around the pass.
-            let in_use = self.controller.pages_in_use();
             if in_use == 0 {
                 return;
             }
@@ -554,7 +637,7 @@ impl Animator {
             });
             cpass.set_pipeline(&pass.pipeline);
             for (k_page, page) in self.pages.iter().enumerate().take(in_use) {
-                let n = self.controller.page_range(k_page).len() as u32;
+                let n = count(k_page);
                 let groups = match pass.stage {
                     // One workgroup per instance, threads over joints.
                     Stage::Sample | Stage::Palette | Stage::Fused => n,
@@ -628,6 +711,144 @@ impl Animator {
         self.previous_copy = PreviousCopy::After;
         self.previous_prepared = false;
         Ok(())
+    }
+
+    /// Keeps what [`Animator::rebuild`] needs to rebuild this animator on a new device when
+    /// `device` is lost, checkpointing every `interval` frames (`None` stops it). Off by default.
+    ///
+    /// A device can be lost at any time: a driver reset, a GPU removed, a laptop switching
+    /// GPUs, the browser dropping the context. What a frame carries over from the one before is
+    /// on that device: the instances' clocks and the snapshot poses of interrupted cross-fades.
+    /// With recovery on, every `interval` frames, [`Animator::encode`] also copies the clocks
+    /// in use and the snapshots still in use into a readback buffer, which
+    /// [`Animator::prepare`] maps without waiting and takes in once the GPU is done (it polls
+    /// `device` without blocking); and every frame since is logged: what it uploaded, its path,
+    /// and how many times its passes were encoded.
+    ///
+    /// Costs: `64` bytes per instance in use and `48` per joint of a snapshot in use read back per
+    /// checkpoint; a copy of the instances (256 bytes each) on the CPU; the uploads of up to about
+    /// `interval` frames kept. A rebuild replays up to about `interval + 2` frames on the new
+    /// device ([`Animator::recovery_frames`]).
+    ///
+    /// Call it before the first frame, or the first rebuild is possible once the first
+    /// checkpoint is back (a few frames later). Submit each frame's encoder before the next
+    /// `prepare` (as any frame loop does): the readback is mapped then.
+    pub fn set_recovery(&mut self, device: &wgpu::Device, interval: Option<std::num::NonZeroU32>) {
+        self.recovery = interval.map(|n| Recovery::new(device, n.get(), self.frames));
+        self.checkpoint_copies.clear();
+    }
+
+    /// Frames a rebuild would replay now (those since the newest checkpoint back from the GPU),
+    /// or `None` when it cannot rebuild: recovery is off, or no checkpoint is back yet.
+    #[must_use]
+    pub fn recovery_frames(&self) -> Option<usize> {
+        let r = self.recovery.as_ref()?;
+        r.base.as_ref().map(|_| r.log.len())
+    }
+
+    /// A new animator on `device` (its device lost, or any other) in the state this one
+    /// reached after its last prepared frame, the library uploaded again: [`Animator::rebuild_with_library`].
+    ///
+    /// Errors: as [`Animator::rebuild_with_library`], and a library the device refuses.
+    pub fn rebuild(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self> {
+        let library = GpuLibrary::new(device, self.controller.library())?;
+        self.rebuild_with_library(device, queue, library)
+    }
+
+    /// A new animator on `device`, playing `gpu_library` (this animator's library, uploaded to
+    /// `device`), in the state this one reached after its last prepared frame: the same
+    /// instances, pages and layer definitions, the edits made since that frame still to upload,
+    /// the clocks and snapshots of its newest checkpoint, and every frame since replayed (the
+    /// path each frame took, its uploads, as many encodes): its next frame continues from where
+    /// this one was — on the same kind of device, bit for bit. Recovery stays on, with the same
+    /// interval; previous palettes, if kept, start again (the first frame shows no motion).
+    /// This animator is only read: its device may be lost.
+    ///
+    /// Errors ([`Error::Recovery`]): recovery is off ([`Animator::set_recovery`]) or no
+    /// checkpoint is back yet, `gpu_library` plays another library, or `device` cannot hold this
+    /// animator's pages; buffers or pipelines the device refuses.
+    pub fn rebuild_with_library(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        gpu_library: Arc<GpuLibrary>,
+    ) -> Result<Self> {
+        let fail = |what: &str| Error::Recovery { what: what.to_owned() };
+        let recovery = self
+            .recovery
+            .as_ref()
+            .ok_or_else(|| fail("recovery is off (Animator::set_recovery)"))?;
+        let base = recovery
+            .base
+            .as_ref()
+            .ok_or_else(|| fail("no checkpoint is back from the GPU yet"))?;
+        if !Arc::ptr_eq(gpu_library.library_arc(), self.controller.library_arc())
+            && super::LibraryHeaps::new(gpu_library.library()) != super::LibraryHeaps::new(self.controller.library())
+        {
+            return Err(fail("the library given is not this animator's"));
+        }
+        let layout: Vec<(u32, u32)> = (0..self.controller.page_count())
+            .map(|k| (self.controller.page_capacity(k), self.controller.page_max_joints(k)))
+            .collect();
+        check_pages(&device.limits(), &layout).map_err(|what| fail(&what))?;
+        let max_instances = self.controller.max_instances();
+        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout)?;
+        // The checkpoint: every layer definition (those of later frames too: none is read before
+        // its frame), the instances of its frame, the clocks and snapshots after it.
+        let defs = self.controller.layer_defs();
+        queue.write_buffer(&next.layer_def_buffer, 0, bytemuck::cast_slice(defs));
+        next.restore(queue, base);
+        // Every frame since, as it ran.
+        let last = recovery.log.len().saturating_sub(1);
+        for (k, frame) in recovery.log.iter().enumerate() {
+            next.write_upload(queue, &frame.upload);
+            let encodes = if k == last {
+                self.encodes.load(Ordering::Relaxed)
+            } else {
+                frame.encodes
+            };
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("wgpu-anim rebuild"),
+            });
+            let in_use = frame.upload.frames.iter().map(|(p, _)| p + 1).max().unwrap_or(0);
+            for _ in 0..encodes {
+                next.encode_passes(&mut encoder, None, frame.fused, in_use, |page| {
+                    frame
+                        .upload
+                        .frames
+                        .iter()
+                        .find(|(p, _)| *p == page)
+                        .map_or(0, |(_, f)| f.instance_count)
+                });
+            }
+            queue.submit([encoder.finish()]);
+        }
+        next.controller = self.controller.clone();
+        next.use_fused = self.use_fused && next.fused.is_some();
+        next.frames = self.frames;
+        next.recovery = Some(recovery.moved_to(device));
+        if self.previous_copy != PreviousCopy::Off {
+            next.keep_previous_palettes(device, true)?;
+        }
+        Ok(next)
+    }
+
+    /// Writes checkpoint `base` to this animator's buffers.
+    fn restore(&self, queue: &wgpu::Queue, base: &Checkpoint) {
+        for (page, instances) in base.instances.iter().enumerate().take(self.pages.len()) {
+            queue.write_buffer(&self.pages[page].instance_buffer, 0, bytemuck::cast_slice(instances));
+        }
+        for (page, clocks) in base.clocks.iter().enumerate().take(self.pages.len()) {
+            queue.write_buffer(&self.pages[page].clock_buffer, 0, bytemuck::cast_slice(clocks));
+        }
+        for (page, first, poses) in &base.snapshots {
+            let joint = u64::from(self.controller.page_max_joints(*page)) + u64::from(*first);
+            queue.write_buffer(
+                &self.pages[*page].local_buffer,
+                joint * size_of::<LocalPose>() as u64,
+                bytemuck::cast_slice(poses),
+            );
+        }
     }
 
     /// Page `page`'s previous-frame palettes (laid out as its palettes), when they are kept

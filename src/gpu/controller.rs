@@ -676,6 +676,14 @@ impl Controller {
         Ok(())
     }
 
+    /// Whether instance `index`'s cross-fade may still blend from its source: one started less
+    /// than its duration ago (a millisecond of slack covers the GPU's rounding of time).
+    pub(crate) fn transition_running(&self, index: usize) -> bool {
+        self.transitions
+            .get(index)
+            .is_some_and(|t| self.seconds - t.started_at <= f64::from(t.duration) + 1e-3)
+    }
+
     /// Removes every instance from `len` on (the others keep their indices and state).
     pub fn truncate(&mut self, len: usize) {
         if len < self.instances.len() {
@@ -699,6 +707,12 @@ impl Controller {
             self.dirty.retain(|&i| i < len);
             self.dirty_mark.truncate(len);
         }
+    }
+
+    /// The most instances it holds.
+    #[must_use]
+    pub fn max_instances(&self) -> u32 {
+        self.max_instances
     }
 
     /// Number of instances.

@@ -7,6 +7,7 @@ mod controller;
 mod desc;
 mod library;
 mod readback;
+mod recovery;
 mod renderer;
 mod skinning;
 mod timing;

@@ -1,0 +1,373 @@
+//! What an [`Animator`](super::Animator) keeps on the CPU to be rebuilt on a new device when its
+//! device is lost ([`Animator::set_recovery`](super::Animator::set_recovery),
+//! [`Animator::rebuild`](super::Animator::rebuild)).
+//!
+//! A frame computes everything from scratch except two things it carries over from the frame
+//! before, on the GPU: each instance's clock (its times and loop counts, its cross-fade's and
+//! its layers' clocks) and the snapshot poses that interrupted cross-fades blend from. With
+//! recovery on, the animator keeps:
+//!
+//! - a **checkpoint**: every `interval` frames, after that frame's passes, a copy of the clocks
+//!   in use and of the snapshots a later frame may still blend from, read back without waiting
+//!   (mapped when the device next polls; [`Animator::prepare`](super::Animator::prepare) polls
+//!   it without blocking);
+//! - the instances as the GPU read them in the checkpoint's frame (a copy the logged uploads up
+//!   to that frame are applied to);
+//! - a **log** of every frame since: what it uploaded (its `dt` is in its frame uniforms), its
+//!   path, and how many times its passes were encoded.
+//!
+//! A rebuild uploads the checkpoint to the new device and replays the log there, frame by frame,
+//! with the same shaders, so that the rebuilt animator is where the lost one was after its last
+//! frame: on the same kind of device, bit for bit.
+
+use super::controller::{Controller, FrameUpload};
+use crate::layout::{GpuClock, GpuInstance, KEEP_POSE, LocalPose, source_kind};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The state after one frame, from which the frames after it are replayed.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Checkpoint {
+    /// The frame (frames are numbered from 1; 0 is the state before the first).
+    pub frame: u64,
+    /// Per page: the instances the GPU read in `frame`.
+    pub instances: Vec<Vec<GpuInstance>>,
+    /// Per page: the clocks after `frame`, one per instance then in use.
+    pub clocks: Vec<Vec<GpuClock>>,
+    /// Snapshots a later frame may blend from: `(page, first joint, poses)`.
+    pub snapshots: Vec<(usize, u32, Vec<LocalPose>)>,
+}
+
+/// One frame since the checkpoint.
+#[derive(Clone, Debug)]
+pub(super) struct LoggedFrame {
+    pub frame: u64,
+    pub upload: FrameUpload,
+    pub fused: bool,
+    /// Times its passes were encoded (known at the next prepare).
+    pub encodes: u32,
+}
+
+/// What a part of a checkpoint's readback buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PartKind {
+    /// `count` clocks of page `page` from instance 0.
+    Clocks,
+    /// `count` snapshot poses of page `page` from joint `first`.
+    Snapshot,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    kind: PartKind,
+    page: usize,
+    first: u32,
+    count: u32,
+    /// Byte offset in the readback buffer.
+    offset: u64,
+}
+
+/// Mapping state of a checkpoint's readback buffer.
+const WAITING: u8 = 0;
+const MAPPED: u8 = 1;
+const FAILED: u8 = 2;
+
+/// A checkpoint on its way back from the GPU.
+#[derive(Debug)]
+struct Pending {
+    frame: u64,
+    buffer: wgpu::Buffer,
+    parts: Vec<Part>,
+    /// Instances of the checkpoint's frame, when there is no checkpoint yet to apply the log to.
+    instances: Option<Vec<Vec<GpuInstance>>>,
+    state: Arc<AtomicU8>,
+    map_requested: bool,
+}
+
+/// One copy a frame records into its encoder for a checkpoint: `bytes` from `offset` of page
+/// `page`'s clock buffer or local pose buffer to `dst` of the readback buffer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CheckpointCopy {
+    pub page: usize,
+    /// Whether the source is the clock buffer (or else the local pose buffer).
+    pub clocks: bool,
+    pub offset: u64,
+    pub dst: u64,
+    pub bytes: u64,
+}
+
+/// The recovery state of an animator (see the module docs).
+#[derive(Debug)]
+pub(super) struct Recovery {
+    /// Frames between checkpoints.
+    pub interval: u32,
+    /// Frames prepared since the animator was made.
+    pub frame: u64,
+    /// The newest checkpoint; `None` until the first one arrives when recovery began after the
+    /// first frame.
+    pub base: Option<Checkpoint>,
+    /// Every frame after `base`.
+    pub log: VecDeque<LoggedFrame>,
+    pending: Option<Pending>,
+    device: wgpu::Device,
+}
+
+impl Recovery {
+    /// Recovery every `interval` frames, begun after `frame` frames (from an empty checkpoint
+    /// when no frame has run yet).
+    pub fn new(device: &wgpu::Device, interval: u32, frame: u64) -> Self {
+        Self {
+            interval: interval.max(1),
+            frame,
+            base: (frame == 0).then(Checkpoint::default),
+            log: VecDeque::new(),
+            pending: None,
+            device: device.clone(),
+        }
+    }
+
+    /// The same timeline on `device`, with no checkpoint in flight.
+    pub fn moved_to(&self, device: &wgpu::Device) -> Self {
+        Self {
+            interval: self.interval,
+            frame: self.frame,
+            base: self.base.clone(),
+            log: self.log.clone(),
+            pending: None,
+            device: device.clone(),
+        }
+    }
+
+    /// Ends the previous frame (its passes were encoded `encodes` times) and logs frame
+    /// `self.frame + 1`, which uploads `upload`. Returns the copies to record after this
+    /// frame's passes when it is a checkpoint's.
+    pub fn next_frame(
+        &mut self,
+        encodes: u32,
+        upload: FrameUpload,
+        fused: bool,
+        controller: &Controller,
+        page_joint_capacity: impl Fn(usize) -> u32,
+    ) -> Vec<CheckpointCopy> {
+        if let Some(last) = self.log.back_mut() {
+            last.encodes = encodes;
+        }
+        self.receive(encodes);
+        self.frame += 1;
+        self.log.push_back(LoggedFrame {
+            frame: self.frame,
+            upload,
+            fused,
+            encodes: 0,
+        });
+        let due = self.base.is_none() || self.frame.is_multiple_of(u64::from(self.interval));
+        if self.pending.is_some() || !due {
+            return Vec::new();
+        }
+        self.plan(controller, page_joint_capacity)
+    }
+
+    /// Moves the checkpoint in flight on: asks for its mapping once its frame was encoded,
+    /// polls, and takes it in once mapped.
+    fn receive(&mut self, encodes_of_last: u32) {
+        let Some(p) = &mut self.pending else { return };
+        if !p.map_requested {
+            if p.frame != self.frame || encodes_of_last == 0 {
+                // Its frame's passes were never encoded: nothing was copied.
+                self.pending = None;
+                return;
+            }
+            let state = p.state.clone();
+            // On a lost device the buffer is invalid: an error of this scope, not of the
+            // uncaptured-error handler (which panics by default).
+            let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+            p.buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+            });
+            p.map_requested = true;
+            if pollster::block_on(scope.pop()).is_some() {
+                self.pending = None;
+                return;
+            }
+        }
+        // Fires the callback if the copy is done; never blocks.
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        match p.state.load(Ordering::Acquire) {
+            WAITING => {}
+            MAPPED => {
+                let p = self.pending.take().expect("checked above");
+                self.take_in(&p);
+                p.buffer.unmap();
+            }
+            _ => self.pending = None,
+        }
+    }
+
+    /// Makes the checkpoint of `p` the base: its clocks and snapshots, and the instances of
+    /// its frame (the logged uploads up to it applied to the previous base's).
+    fn take_in(&mut self, p: &Pending) {
+        let Ok(data) = p.buffer.slice(..).get_mapped_range() else {
+            return;
+        };
+        let mut base = match (&p.instances, self.base.take()) {
+            (Some(instances), _) => Checkpoint {
+                instances: instances.clone(),
+                ..Default::default()
+            },
+            (None, Some(b)) => b,
+            // Unreachable: a checkpoint planned with a base carries no instances only then.
+            (None, None) => return,
+        };
+        while self.log.front().is_some_and(|f| f.frame <= p.frame) {
+            let f = self.log.pop_front().expect("checked");
+            if p.instances.is_none() {
+                apply_instances(&mut base.instances, &f.upload);
+            }
+        }
+        base.frame = p.frame;
+        base.clocks = vec![Vec::new(); base.instances.len()];
+        base.snapshots.clear();
+        for part in &p.parts {
+            let bytes = &data[part.offset as usize..];
+            match part.kind {
+                PartKind::Clocks => {
+                    let n = part.count as usize * size_of::<GpuClock>();
+                    if base.clocks.len() <= part.page {
+                        base.clocks.resize(part.page + 1, Vec::new());
+                    }
+                    base.clocks[part.page] = read_all(&bytes[..n]);
+                }
+                PartKind::Snapshot => {
+                    let n = part.count as usize * size_of::<LocalPose>();
+                    base.snapshots.push((part.page, part.first, read_all(&bytes[..n])));
+                }
+            }
+        }
+        self.base = Some(base);
+    }
+
+    /// Plans the checkpoint of the frame just logged: its readback buffer and the copies into
+    /// it — every page's clocks in use, and the snapshots of instances that keep their pose this
+    /// frame or blend from a snapshot in a cross-fade still running.
+    fn plan(&mut self, controller: &Controller, page_joint_capacity: impl Fn(usize) -> u32) -> Vec<CheckpointCopy> {
+        let mut parts = Vec::new();
+        let mut size = 0u64;
+        let mut push = |kind: PartKind, page: usize, first: u32, count: u32, elem: u64| {
+            parts.push(Part {
+                kind,
+                page,
+                first,
+                count,
+                offset: size,
+            });
+            size += (u64::from(count) * elem).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        };
+        for page in 0..controller.pages_in_use() {
+            let instances = controller.page_instances(page);
+            push(
+                PartKind::Clocks,
+                page,
+                0,
+                instances.len() as u32,
+                size_of::<GpuClock>() as u64,
+            );
+            let first = controller.page_range(page).start;
+            // Runs of consecutive instances whose snapshots a later frame may read.
+            let mut run: Option<(u32, u32)> = None;
+            for (k, inst) in instances.iter().enumerate() {
+                let live = inst.flags & KEEP_POSE != 0
+                    || (inst.source_kind() == source_kind::SNAPSHOT && controller.transition_running(first + k));
+                let joints = (inst.joint_offset, inst.joint_offset + inst.joint_count);
+                run = match (run, live) {
+                    (Some((a, b)), true) if b == joints.0 => Some((a, joints.1)),
+                    (Some((a, b)), true) => {
+                        push(PartKind::Snapshot, page, a, b - a, size_of::<LocalPose>() as u64);
+                        Some(joints)
+                    }
+                    (None, true) => Some(joints),
+                    (r, false) => {
+                        if let Some((a, b)) = r {
+                            push(PartKind::Snapshot, page, a, b - a, size_of::<LocalPose>() as u64);
+                        }
+                        None
+                    }
+                };
+            }
+            if let Some((a, b)) = run {
+                push(PartKind::Snapshot, page, a, b - a, size_of::<LocalPose>() as u64);
+            }
+        }
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgpu-anim checkpoint"),
+            size: size.max(wgpu::COPY_BUFFER_ALIGNMENT),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let copies = parts
+            .iter()
+            .filter(|p| p.count > 0)
+            .map(|p| match p.kind {
+                PartKind::Clocks => CheckpointCopy {
+                    page: p.page,
+                    clocks: true,
+                    offset: 0,
+                    dst: p.offset,
+                    bytes: (u64::from(p.count) * size_of::<GpuClock>() as u64),
+                },
+                PartKind::Snapshot => CheckpointCopy {
+                    page: p.page,
+                    clocks: false,
+                    offset: (u64::from(page_joint_capacity(p.page)) + u64::from(p.first))
+                        * size_of::<LocalPose>() as u64,
+                    dst: p.offset,
+                    bytes: u64::from(p.count) * size_of::<LocalPose>() as u64,
+                },
+            })
+            .collect();
+        let instances = self.base.is_none().then(|| {
+            (0..controller.page_count())
+                .map(|page| controller.page_instances(page).to_vec())
+                .collect()
+        });
+        self.pending = Some(Pending {
+            frame: self.frame,
+            buffer,
+            parts,
+            instances,
+            state: Arc::new(AtomicU8::new(WAITING)),
+            map_requested: false,
+        });
+        copies
+    }
+
+    /// The readback buffer of the checkpoint this frame records, if any.
+    pub fn checkpoint_buffer(&self) -> Option<&wgpu::Buffer> {
+        self.pending
+            .as_ref()
+            .filter(|p| !p.map_requested && p.frame == self.frame)
+            .map(|p| &p.buffer)
+    }
+}
+
+/// Applies the instance runs of `upload` to per-page instance copies.
+pub(super) fn apply_instances(pages: &mut Vec<Vec<GpuInstance>>, upload: &FrameUpload) {
+    for (page, first, run) in &upload.instances {
+        if pages.len() <= *page {
+            pages.resize(page + 1, Vec::new());
+        }
+        let p = &mut pages[*page];
+        if p.len() < first + run.len() {
+            p.resize(first + run.len(), bytemuck::Zeroable::zeroed());
+        }
+        p[*first..first + run.len()].copy_from_slice(run);
+    }
+}
+
+/// The values in `bytes` (whatever their alignment).
+fn read_all<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(size_of::<T>())
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
+}

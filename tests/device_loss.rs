@@ -1,0 +1,301 @@
+//! A lost device: an animator rebuilt on a new device from what it kept on the CPU (its newest
+//! checkpoint and the frames since) continues from the same state — clocks and palettes equal,
+//! bit for bit, to an animator that ran every frame on the new device — and refuses a rebuild
+//! it cannot make.
+
+mod common;
+
+use rand::Rng;
+use std::num::NonZeroU32;
+use wgpu_anim::gpu::Transition;
+use wgpu_anim::layout::{GpuClock, source_kind};
+use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, Error};
+
+const CHARACTERS: usize = 240;
+/// Skeletons of the crowd: all within the fused path's 128 joints, so both paths run.
+const SKELETONS: [usize; 3] = [1, 37, 90];
+
+fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
+    let desc = AnimatorDesc {
+        max_instances: CHARACTERS as u32,
+        // Several pages: the checkpoint and the replay cover each.
+        page_instances: Some(64),
+        ..Default::default()
+    };
+    Animator::new(device, library, &desc).unwrap()
+}
+
+/// The edits of frame `frame`, the same for every animator given them: the crowd at frame 0
+/// (clips and blend trees, layers on a third); then each frame, for some characters, a
+/// cross-fade (interrupting a running one takes a snapshot), a cut, a seek, a new rate or new
+/// parameters; at frame 9 the last 20 characters leave, at frame 10 others take their place.
+/// Frames 6 to 11 run on the fused path.
+fn edit(animator: &mut Animator, frame: usize) {
+    let mut r = common::rng(1000 + frame as u64);
+    if frame == 0 {
+        for i in 0..CHARACTERS {
+            let skeleton = (i % SKELETONS.len()) as u32;
+            let desc = wgpu_anim::InstanceDesc {
+                time: r.gen_range(0.0..1.0),
+                rate: r.gen_range(0.5..1.5),
+                ..common::random_state(&mut r, skeleton)
+            };
+            animator.add_instance(&desc).unwrap();
+        }
+        common::random_layers(animator, &mut r);
+    }
+    if frame == 9 {
+        animator.truncate(CHARACTERS - 20);
+    }
+    if frame == 10 {
+        for i in CHARACTERS - 20..CHARACTERS {
+            let skeleton = (i % SKELETONS.len()) as u32;
+            animator.add_instance(&common::random_state(&mut r, skeleton)).unwrap();
+        }
+    }
+    if animator.fused_available() {
+        animator.set_fused((6..12).contains(&frame)).unwrap();
+    }
+    for i in 0..animator.instance_count() {
+        let skeleton = animator.instance(i).unwrap().skeleton;
+        match r.gen_range(0..24) {
+            0..=2 => {
+                let next = common::random_state(&mut r, skeleton);
+                let fade = Transition::linear(r.gen_range(0.5..2.0));
+                animator.play(i, &next, Some(fade)).unwrap();
+            }
+            3 => animator.play(i, &common::random_state(&mut r, skeleton), None).unwrap(),
+            4 => animator.set_time(i, r.gen_range(0.0..1.0)).unwrap(),
+            5 => animator.set_rate(i, r.gen_range(-1.0..2.0)).unwrap(),
+            6 => animator
+                .set_parameters(i, [r.gen_range(-2.0..2.0), r.gen_range(-2.0..2.0), 0.5, 0.5])
+                .unwrap(),
+            _ => {}
+        }
+    }
+}
+
+fn dt(frame: usize) -> f32 {
+    // Uneven frames, a pause among them.
+    [1.0 / 60.0, 1.0 / 30.0, 0.0, 0.021][frame % 4]
+}
+
+fn run_frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator, frame: usize) {
+    animator.prepare(queue, dt(frame));
+    let mut encoder = device.create_command_encoder(&Default::default());
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+}
+
+/// Every page's clocks and palettes.
+fn state(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator) -> (Vec<GpuClock>, Vec<[f32; 12]>) {
+    let mut clocks = Vec::new();
+    let mut palettes = Vec::new();
+    for page in 0..animator.pages_in_use() {
+        let (c, pose) = animator.read_back_page(device, queue, page).unwrap();
+        clocks.extend(c);
+        palettes.extend(pose.palette.iter().map(|m| bytemuck::cast::<_, [f32; 12]>(*m)));
+    }
+    (clocks, palettes)
+}
+
+/// Whether two states are the same bit for bit (NaN included); the first difference if not.
+fn same(a: &(Vec<GpuClock>, Vec<[f32; 12]>), b: &(Vec<GpuClock>, Vec<[f32; 12]>)) -> Result<(), String> {
+    if a.0.len() != b.0.len() || a.1.len() != b.1.len() {
+        return Err(format!(
+            "sizes {:?} and {:?}",
+            (a.0.len(), a.1.len()),
+            (b.0.len(), b.1.len())
+        ));
+    }
+    if let Some(i) = (0..a.0.len()).find(|&i| a.0[i] != b.0[i]) {
+        return Err(format!("clock of instance {i}: {:?} and {:?}", a.0[i], b.0[i]));
+    }
+    let bits = |m: &[f32; 12]| m.map(f32::to_bits);
+    if let Some(j) = (0..a.1.len()).find(|&j| bits(&a.1[j]) != bits(&b.1[j])) {
+        return Err(format!("palette joint {j}: {:?} and {:?}", a.1[j], b.1[j]));
+    }
+    Ok(())
+}
+
+/// Runs an animator with recovery every `interval` frames on a first device and a reference on
+/// a second, with the same edits, for `lost_after` frames; makes the next frame's edits on the
+/// first (they are not uploaded yet), destroys its device, rebuilds it on the second and checks
+/// the two agree for 8 frames more. Returns the frames the rebuild replayed.
+fn lose_and_rebuild(interval: u32, lost_after: usize) -> usize {
+    let (library, _) = common::random_library_of(31, &SKELETONS);
+    let (device_a, queue_a) = common::device();
+    let (device_b, queue_b) = common::device();
+    let mut lost = crowd(&device_a, &library);
+    lost.set_recovery(&device_a, NonZeroU32::new(interval));
+    let mut reference = crowd(&device_b, &library);
+    for frame in 0..lost_after {
+        for (a, device, queue) in [(&mut lost, &device_a, &queue_a), (&mut reference, &device_b, &queue_b)] {
+            edit(a, frame);
+            run_frame(device, queue, a, frame);
+        }
+    }
+    edit(&mut lost, lost_after);
+    edit(&mut reference, lost_after);
+    let snapshots = lost
+        .instances()
+        .iter()
+        .filter(|i| i.source_kind() == source_kind::SNAPSHOT)
+        .count();
+    assert!(
+        snapshots > 0,
+        "the crowd has cross-fades from snapshots when its device is lost"
+    );
+    let replayed = lost.recovery_frames().expect("recovery can rebuild");
+    device_a.destroy();
+    let mut rebuilt = lost.rebuild(&device_b, &queue_b).unwrap();
+    drop(lost);
+    assert_eq!(rebuilt.instances(), reference.instances());
+    for frame in lost_after..lost_after + 8 {
+        if frame > lost_after {
+            edit(&mut rebuilt, frame);
+            edit(&mut reference, frame);
+        }
+        run_frame(&device_b, &queue_b, &mut rebuilt, frame);
+        run_frame(&device_b, &queue_b, &mut reference, frame);
+        let (got, want) = (
+            state(&device_b, &queue_b, &rebuilt),
+            state(&device_b, &queue_b, &reference),
+        );
+        same(&got, &want).unwrap_or_else(|e| panic!("frame {frame}, {replayed} frames replayed: {e}"));
+        if frame == lost_after {
+            // The comparison sees a state one frame off.
+            run_frame(&device_b, &queue_b, &mut reference, frame + 1);
+            let ahead = state(&device_b, &queue_b, &reference);
+            assert!(same(&got, &ahead).is_err(), "one frame more differs");
+            return replayed;
+        }
+    }
+    replayed
+}
+
+/// Checkpoints every 4 frames, the device lost after 19 (frames 6 to 11 fused, cross-fades
+/// interrupted on the way): the rebuild replays only the frames since the newest checkpoint back
+/// from the GPU, and continues bit for bit.
+#[test]
+fn a_rebuilt_animator_continues_from_the_same_state() {
+    let replayed = lose_and_rebuild(4, 19);
+    assert!(
+        (1..=4 + 2).contains(&replayed),
+        "the newest checkpoint was at most two frames behind: {replayed} frames replayed"
+    );
+}
+
+/// Lost before the first checkpoint: the rebuild replays every frame from the start.
+#[test]
+fn a_device_lost_before_the_first_checkpoint_replays_from_the_start() {
+    assert_eq!(lose_and_rebuild(1000, 7), 7);
+}
+
+/// A rebuild it cannot make is an error naming why: recovery off; recovery begun after the first
+/// frame, before its first checkpoint is back; a library that is not the animator's.
+#[test]
+fn a_rebuild_it_cannot_make_is_an_error() {
+    let (library, _) = common::random_library_of(31, &SKELETONS);
+    let (device, queue) = common::device();
+    let mut a = crowd(&device, &library);
+    edit(&mut a, 0);
+    run_frame(&device, &queue, &mut a, 0);
+    let e = a.rebuild(&device, &queue).err().expect("recovery is off");
+    assert!(
+        matches!(e, Error::Recovery { .. }) && e.to_string().contains("recovery is off"),
+        "{e}"
+    );
+    a.set_recovery(&device, NonZeroU32::new(8));
+    assert_eq!(a.recovery_frames(), None);
+    let e = a.rebuild(&device, &queue).err().expect("no checkpoint yet");
+    assert!(e.to_string().contains("no checkpoint"), "{e}");
+    // The first checkpoint is taken at the next frame and back a frame or two later.
+    for frame in 1..4 {
+        run_frame(&device, &queue, &mut a, frame);
+    }
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    run_frame(&device, &queue, &mut a, 4);
+    assert!(a.recovery_frames().is_some_and(|n| n <= 3), "{:?}", a.recovery_frames());
+    let (other, _) = common::random_library_of(32, &SKELETONS);
+    let foreign = wgpu_anim::gpu::GpuLibrary::new(&device, &other).unwrap();
+    let e = a
+        .rebuild_with_library(&device, &queue, foreign)
+        .err()
+        .expect("another library");
+    assert!(e.to_string().contains("not this animator's"), "{e}");
+    let shared = a.gpu_library().clone();
+    assert!(a.rebuild_with_library(&device, &queue, shared).is_ok());
+}
+
+/// The crowd demo's scene (wandering mannequins with cross-fades and layers) loses its device
+/// after 23 frames and is rebuilt on another ([`wgpu_anim::scene::Crowd::rebuild`]): 20 frames
+/// later its picture is the picture of a crowd that never lost its device, byte for byte.
+#[test]
+fn a_rebuilt_crowd_draws_what_it_would_have_drawn() {
+    use wgpu_anim::gpu::{GroundRenderer, OffscreenTarget};
+    use wgpu_anim::scene::{Crowd, CrowdDesc};
+    const W: u32 = 320;
+    const H: u32 = 180;
+    let make = |device: &wgpu::Device| {
+        let mut c = Crowd::new(
+            device,
+            OffscreenTarget::COLOR_FORMAT,
+            Some(OffscreenTarget::DEPTH_FORMAT),
+            1,
+            &CrowdDesc {
+                count: 64,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        c.animator.set_recovery(device, NonZeroU32::new(10));
+        c
+    };
+    let step = |device: &wgpu::Device, queue: &wgpu::Queue, crowd: &mut Crowd| {
+        crowd.update(queue, 1.0 / 30.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        crowd.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    };
+    let picture = |device: &wgpu::Device, queue: &wgpu::Queue, crowd: &Crowd| {
+        let target = OffscreenTarget::new(device, W, H).unwrap();
+        crowd.set_camera(queue, &crowd.overview_camera(W as f32 / H as f32));
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+            crowd.draw(&mut pass);
+        }
+        queue.submit([encoder.finish()]);
+        target.read_rgba(device, queue).unwrap()
+    };
+    let (device_a, queue_a) = common::device();
+    let (device_b, queue_b) = common::device();
+    let (mut lost, mut reference) = (make(&device_a), make(&device_b));
+    for _ in 0..23 {
+        step(&device_a, &queue_a, &mut lost);
+        step(&device_b, &queue_b, &mut reference);
+    }
+    device_a.destroy();
+    let mut rebuilt = lost
+        .rebuild(
+            &device_b,
+            &queue_b,
+            OffscreenTarget::COLOR_FORMAT,
+            Some(OffscreenTarget::DEPTH_FORMAT),
+            1,
+        )
+        .unwrap();
+    drop(lost);
+    let first = picture(&device_b, &queue_b, &reference);
+    for _ in 0..20 {
+        step(&device_b, &queue_b, &mut rebuilt);
+        step(&device_b, &queue_b, &mut reference);
+    }
+    let (got, want) = (
+        picture(&device_b, &queue_b, &rebuilt),
+        picture(&device_b, &queue_b, &reference),
+    );
+    assert!(got == want, "the rebuilt crowd's picture differs");
+    assert!(got != first, "the crowd moved in those 20 frames");
+}

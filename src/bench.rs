@@ -662,12 +662,16 @@ impl CpuCrowd {
 
 impl CpuChunk {
     fn run(&mut self, lib: &AnimationLibrary, stage: Stage) {
+        // The kernels alone: the chunk's buffers are the bench's own, laid out as the animator
+        // lays out its pages, so the mirror's checks would only add to what is timed.
         let s = self;
         match stage {
-            Stage::Clock => cpu::clock(lib, &s.frame, &s.layer_defs, &s.instances, &mut s.clocks, &mut s.lists),
-            Stage::Sample => cpu::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local),
-            Stage::LocalToModel => cpu::local_to_model(lib, &s.frame, &s.instances, &mut s.local, &mut s.model),
-            Stage::Palette => cpu::palette(lib, &s.frame, &s.instances, &s.model, &mut s.palette),
+            Stage::Clock => cpu::clock::clock(lib, &s.frame, &s.layer_defs, &s.instances, &mut s.clocks, &mut s.lists),
+            Stage::Sample => cpu::sample::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local),
+            Stage::LocalToModel => {
+                cpu::local_to_model::local_to_model(lib, &s.frame, &s.instances, &mut s.local, &mut s.model);
+            }
+            Stage::Palette => cpu::palette::palette(lib, &s.frame, &s.instances, &s.model, &mut s.palette),
             Stage::Skin | Stage::Fused => {}
         }
     }

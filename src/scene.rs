@@ -219,11 +219,15 @@ impl Character {
     /// clip), evaluated on the CPU mirror. The bind-pose box when `clip` is not in the library.
     #[must_use]
     pub fn posed_bounds(&self, clip: ClipId, time: f32) -> (Vec3, Vec3) {
-        if clip.0 as usize >= self.library.clips().len() || !time.is_finite() {
+        if !time.is_finite() {
             return self.mesh.bounds();
         }
-        let pose = crate::cpu::pose_at(&self.library, clip, time);
-        crate::cpu::skin(&pose.palette, 0, &self.mesh.gpu_vertices())
+        let skinned = crate::cpu::pose_at(&self.library, clip, time)
+            .and_then(|pose| crate::cpu::skin(&pose.palette, 0, &self.mesh.gpu_vertices()));
+        let Ok(points) = skinned else {
+            return self.mesh.bounds();
+        };
+        points
             .iter()
             .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| {
                 let p = p.position.truncate();

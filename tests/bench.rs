@@ -163,10 +163,10 @@ fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
     .to_vec();
     let traffic = |inst: &wgpu_anim::layout::GpuInstance| {
         let mut list = BlendList::default();
-        wgpu_anim::cpu::advance_instance(&lib, &defs, inst, &Default::default(), 0.1, &mut list);
+        wgpu_anim::cpu::advance_instance(&lib, &defs, inst, &Default::default(), 0.1, &mut list).unwrap();
         bench::traffic(&lib, &[*inst], &[list], PathKind::GpuFused).per_character
     };
-    let mut inst = wgpu_anim::cpu::clip_instance(&lib, clips[1], 0);
+    let mut inst = wgpu_anim::cpu::clip_instance(&lib, clips[1], 0).unwrap();
     let joints = f64::from(inst.joint_count);
     // The palette, 64 bytes of instance, a 64-byte clock read and written.
     let plain = traffic(&inst);

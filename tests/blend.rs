@@ -47,8 +47,8 @@ fn n_way_blending_does_not_depend_on_input_order() {
         shuffled.rotate_left(r.gen_range(1..n));
         shuffled.swap(0, n - 1);
         for j in 0..skel.joint_count {
-            let a = cpu::layered_joint(&lib, &list(&samples), &skel, j, 0, &[]).0;
-            let b = cpu::layered_joint(&lib, &list(&shuffled), &skel, j, 0, &[]).0;
+            let a = cpu::layered_joint(&lib, &list(&samples), &skel, j, 0, &[]).unwrap().0;
+            let b = cpu::layered_joint(&lib, &list(&shuffled), &skel, j, 0, &[]).unwrap().0;
             worst = worst.max(same_pose(&a, &b));
         }
     }
@@ -80,8 +80,8 @@ fn sign_flipped_keys_give_the_same_blend() {
             let f = list(&[(walk_flipped.0, t, w), (run.0, t * 0.7, 1.0 - w)]);
             for j in 0..skel.joint_count {
                 let (pa, pf) = (
-                    cpu::layered_joint(&lib, &a, &skel, j, 0, &[]).0,
-                    cpu::layered_joint(&lib, &f, &skel, j, 0, &[]).0,
+                    cpu::layered_joint(&lib, &a, &skel, j, 0, &[]).unwrap().0,
+                    cpu::layered_joint(&lib, &f, &skel, j, 0, &[]).unwrap().0,
                 );
                 assert!(same_pose(&pa, &pf) < 1e-5, "joint {j} at t {t}, weight {w}");
             }
@@ -94,10 +94,12 @@ fn rest_pose_fills_a_near_zero_total_weight() {
     let (lib, skel_id, _) = mannequin::library();
     let skel = lib.gpu_skeletons()[skel_id.0 as usize];
     let rest = &lib.skeletons()[skel_id.0 as usize].rest_pose()[7];
-    let p = cpu::layered_joint(&lib, &list(&[]), &skel, 7, 0, &[]).0;
+    let p = cpu::layered_joint(&lib, &list(&[]), &skel, 7, 0, &[]).unwrap().0;
     assert!((p.translation.xyz() - rest.translation).abs().max_element() < 1e-6);
     assert!(Quat::from_vec4(p.rotation).angle_between(rest.rotation) < 1e-4);
-    let tiny = cpu::layered_joint(&lib, &list(&[(1, 0.3, 1e-9)]), &skel, 7, 0, &[]).0;
+    let tiny = cpu::layered_joint(&lib, &list(&[(1, 0.3, 1e-9)]), &skel, 7, 0, &[])
+        .unwrap()
+        .0;
     assert!(
         tiny.rotation.is_finite() && same_pose(&tiny, &p) < 1e-4,
         "a tiny weight leans on the rest pose"

@@ -86,7 +86,7 @@ fn build(tree: &BlendTree) -> BlendLibrary {
 fn weights4(lib: &BlendLibrary, params: Vec4) -> Vec<f32> {
     let t = lib.trees[0];
     let root = lib.nodes[t.node_offset as usize];
-    let w = node_child_weights(lib, &root, params);
+    let w = node_child_weights(lib, &root, params).unwrap();
     assert!(w[root.child_count as usize..].iter().all(|&x| x == 0.0), "{w:?}");
     let mut by_clip = vec![0.0; root.child_count as usize];
     for (k, &wk) in w.iter().enumerate().take(root.child_count as usize) {

@@ -316,10 +316,10 @@ fn points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
 fn cpu_mirror_matches_fixtures() {
     run_path("cpu", |_, imp, lib, fx| {
         let (s, c, t) = target(imp, fx);
-        let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32);
+        let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32).unwrap();
         let mut g = affine_pose(imp, s, &pose);
         if let Some(v) = mesh0(imp, s) {
-            g.vertices = points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v));
+            g.vertices = points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v).unwrap());
         }
         g
     });

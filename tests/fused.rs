@@ -158,7 +158,8 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
         &mut clocks,
         &mut local,
         &mut palettes,
-    );
+    )
+    .unwrap();
     for (i, (g, c)) in gpu_clocks.iter().zip(&clocks).enumerate() {
         common::assert_clock(&a, frame.dt, i, g, c);
     }

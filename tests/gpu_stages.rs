@@ -146,7 +146,7 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
     // local_to_model: the GPU's local poses and mesh-space deltas in.
     let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
     let mut local = gpu_local_regions(&run);
-    cpu::local_to_model(lib, &run.frame, insts, &mut local, &mut model);
+    cpu::local_to_model(lib, &run.frame, insts, &mut local, &mut model).unwrap();
     let layered = insts
         .iter()
         .filter(|i| i.flags & (wgpu_anim::layout::LAYER_ON * 7) != 0)
@@ -176,7 +176,7 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
 
     // palette: the GPU's model matrices in.
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
     let worst_palette = compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 
     eprintln!(
@@ -209,7 +209,11 @@ fn compare_sample(run: &Run, gpu: &[LocalPose], cpu_local: &[LocalPose]) -> f32 
             }
             let rotation = |k: usize| {
                 let e = l.samples[k];
-                (e.clip != u32::MAX).then(|| cpu::sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time).rotation)
+                (e.clip != u32::MAX).then(|| {
+                    cpu::sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time)
+                        .unwrap()
+                        .rotation
+                })
             };
             let on_edge = match rotation(0) {
                 Some(q0) => (1..l.count as usize).any(|k| rotation(k).is_some_and(|q| q0.dot(q).abs() < 1e-4)),
@@ -253,7 +257,7 @@ fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
     let max = a.max_joints() as usize;
     let mut local = vec![LocalPose::default(); 3 * max];
     local[max..max + snapshots.len()].copy_from_slice(&snapshots);
-    cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local);
+    cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local).unwrap();
     local.truncate(a.joint_count() as usize);
     local
 }
@@ -291,7 +295,7 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
     let lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
     let mut local = vec![LocalPose::default(); 3 * max];
     local[max..max + before.len()].copy_from_slice(&before);
-    cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local);
+    cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local).unwrap();
     let gpu = gpu_local_regions(&run);
     compare_sample(&run, &gpu[..joints], &local[..joints]);
     let snapshots = &gpu[max..max + joints];
@@ -334,7 +338,8 @@ fn clock_stage_matches_its_cpu_mirror() {
         run.animator.instances(),
         &mut expected,
         &mut lists,
-    );
+    )
+    .unwrap();
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
     let mut transitions = 0;
     for (i, (g, w)) in after.iter().zip(&expected).enumerate() {
@@ -361,7 +366,7 @@ fn the_comparison_fails_on_a_deliberately_altered_buffer() {
     let insts = run.animator.instances();
     let (_, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
     assert!(compare("palette", &gpu.palette, &palette, 1e-5, affine_error).is_ok());
     let mut altered = gpu.palette.clone();
     let j = altered.len() / 2;
@@ -417,7 +422,7 @@ fn more_instances_than_one_dispatch_dimension_holds() {
     let _ = clocks;
     let local = cpu_sample_from_gpu(&run);
     compare_sample(&run, &gpu.local, &local);
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
     compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 }
 
@@ -452,7 +457,7 @@ fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
     let depths = skel.depths();
     assert_eq!(*depths.iter().max().unwrap(), 10);
     for ((clip, t), pose) in requests.iter().zip(&poses) {
-        let cpu = cpu::pose_at(&lib, *clip, *t);
+        let cpu = cpu::pose_at(&lib, *clip, *t).unwrap();
         compare("sample", &pose.local, &cpu.local, 2e-5, pose_error).unwrap();
         // End to end, each level of the hierarchy adds about one stage's rounding (1e-5).
         for (j, (g, w)) in pose.palette.iter().zip(&cpu.palette).enumerate() {
@@ -554,7 +559,8 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
         animator.instances(),
         &mut clocks,
         &mut lists,
-    );
+    )
+    .unwrap();
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
     for (i, (g, w)) in gpu_lists.iter().zip(&lists).enumerate() {
         assert_eq!(g.count, wgpu_anim::layout::MAX_BLEND_CLIPS, "instance {i}: GPU list");
@@ -587,10 +593,10 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     let (lib, insts) = (run.animator.library(), run.animator.instances());
     let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
     let mut regions = gpu_local_regions(&run);
-    cpu::local_to_model(lib, &run.frame, insts, &mut regions, &mut model);
+    cpu::local_to_model(lib, &run.frame, insts, &mut regions, &mut model).unwrap();
     compare("local_to_model", &gpu.model, &model, 1e-5, affine_error).unwrap();
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette);
+    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
     compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 }
 
@@ -642,7 +648,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         let lists = staged.read_blend_lists_page(&device, &queue, page).unwrap();
         let max = frame.snapshot_offset as usize;
         let mut local = vec![LocalPose::default(); 3 * max];
-        cpu::sample(&lib, &frame, insts, &lists, &mut local);
+        cpu::sample(&lib, &frame, insts, &lists, &mut local).unwrap();
         compare("sample", &gpu.local, &local[..gpu.local.len()], 2e-5, pose_error)
             .unwrap_or_else(|e| panic!("page {page}: {e}"));
         let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
@@ -651,11 +657,11 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
             let r = staged.read_local_region_page(&device, &queue, page, region).unwrap();
             gpu_local[region as usize * max..region as usize * max + r.len()].copy_from_slice(&r);
         }
-        cpu::local_to_model(&lib, &frame, insts, &mut gpu_local, &mut model);
+        cpu::local_to_model(&lib, &frame, insts, &mut gpu_local, &mut model).unwrap();
         compare("local_to_model", &gpu.model, &model, 1e-5, affine_error)
             .unwrap_or_else(|e| panic!("page {page}: {e}"));
         let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-        cpu::palette(&lib, &frame, insts, &gpu.model, &mut palette);
+        cpu::palette(&lib, &frame, insts, &gpu.model, &mut palette).unwrap();
         compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap_or_else(|e| panic!("page {page}: {e}"));
         let (_, f) = fused.read_back_page(&device, &queue, page).unwrap();
         compare("fused palette", &f.palette, &gpu.palette, 1e-5, affine_error)
@@ -806,7 +812,8 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
             a.instances(),
             &mut expected,
             &mut lists,
-        );
+        )
+        .unwrap();
         for (i, (g, w)) in after.iter().zip(&expected).enumerate() {
             assert_clock(&a, dt, i, g, w);
         }

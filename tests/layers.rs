@@ -29,7 +29,7 @@ fn list(base: (ClipId, f32), layer: Option<(u32, f32, u32, ClipId, f32)>) -> Ble
 }
 
 fn instance(lib: &AnimationLibrary, mode: u32) -> GpuInstance {
-    let mut inst = cpu::clip_instance(lib, ClipId(0), 0);
+    let mut inst = cpu::clip_instance(lib, ClipId(0), 0).unwrap();
     let def = GpuLayerDef {
         mode,
         ..Default::default()
@@ -81,11 +81,11 @@ fn a_difference_clip_applied_to_its_reference_gives_the_source_back() {
     let mut worst = 0.0f32;
     for k in 0..40 {
         let t = k as f32 / 30.0 * 0.77;
-        let want = cpu::pose_at(&lib, walk, t);
+        let want = cpu::pose_at(&lib, walk, t).unwrap();
         for (base, diff) in [((idle, 0.0), d), ((shifted, t), d2)] {
             let l = list(base, Some((layer_mode::ADDITIVE_LOCAL, 1.0, NO_MASK, diff, t)));
             for j in 0..skel.joint_count {
-                let (got, _) = cpu::layered_joint(&lib, &l, &skel, j, 0, &[]);
+                let (got, _) = cpu::layered_joint(&lib, &l, &skel, j, 0, &[]).unwrap();
                 worst = worst.max(pose_error(&got, &want.local[j as usize]));
             }
         }
@@ -101,13 +101,13 @@ fn zero_weight_leaves_the_target_unchanged_and_masks_select_joints() {
     let wave = lib.clip_id(wgpu_anim::SkeletonId(0), layer_assets::WAVE).unwrap();
     let arm = lib.masks()[lib.mask_id(layer_assets::RIGHT_ARM).unwrap().0 as usize].offset;
     let base = (clips[1], 0.4);
-    let plain = cpu::pose_at(&lib, clips[1], 0.4);
-    let wave_pose = cpu::pose_at(&lib, wave, 0.4);
+    let plain = cpu::pose_at(&lib, clips[1], 0.4).unwrap();
+    let wave_pose = cpu::pose_at(&lib, wave, 0.4).unwrap();
     let weights = mask_from_joint(skeleton, "clavicle_r", 2).unwrap();
     for mode in [layer_mode::OVERRIDE, layer_mode::ADDITIVE_LOCAL] {
         let l = list(base, Some((mode, 0.0, NO_MASK, wave, 0.4)));
         for j in 0..skel.joint_count {
-            let (p, _) = cpu::layered_joint(&lib, &l, &skel, j, 0, &[]);
+            let (p, _) = cpu::layered_joint(&lib, &l, &skel, j, 0, &[]).unwrap();
             assert!(
                 pose_error(&p, &plain.local[j as usize]) < 1e-6,
                 "weight 0 changed joint {j}"
@@ -116,7 +116,7 @@ fn zero_weight_leaves_the_target_unchanged_and_masks_select_joints() {
     }
     let l = list(base, Some((layer_mode::OVERRIDE, 1.0, arm, wave, 0.4)));
     for (j, weight) in weights.iter().enumerate() {
-        let (p, _) = cpu::layered_joint(&lib, &l, &skel, j as u32, 0, &[]);
+        let (p, _) = cpu::layered_joint(&lib, &l, &skel, j as u32, 0, &[]).unwrap();
         match *weight {
             0.0 => assert_eq!(p, plain.local[j], "joint {j} is outside the mask"),
             1.0 => assert!(pose_error(&p, &wave_pose.local[j]) < 1e-6, "joint {j} takes the layer"),
@@ -198,7 +198,7 @@ fn mesh_space_aim_keeps_its_direction_when_the_spine_turns_and_local_space_does_
     let hand = m.skeleton.joint_index("hand_r").unwrap();
     let model_rotation = |mode: Option<u32>| -> Quat {
         let l = list((yawed, 0.0), mode.map(|md| (md, 1.0, NO_MASK, aim_up, 0.0)));
-        let pose = cpu::evaluate(&lib, &[instance(&lib, mode.unwrap_or(0))], &[l]);
+        let pose = cpu::evaluate(&lib, &[instance(&lib, mode.unwrap_or(0))], &[l]).unwrap();
         Quat::from_mat4(&pose.model[hand].to_mat4()).normalize()
     };
     let base = model_rotation(None);
@@ -234,11 +234,11 @@ fn a_clip_time_axis_can_be_a_parameter() {
         (clips[0], 0.0),
         Some((layer_mode::ADDITIVE_LOCAL, 1.0, NO_MASK, sweep, 1.5)),
     );
-    let (p, _) = cpu::layered_joint(&lib, &l, &skel, spine, 0, &[]);
+    let (p, _) = cpu::layered_joint(&lib, &l, &skel, spine, 0, &[]).unwrap();
     let yaw = Quat::from_vec4(p.rotation).to_euler(glam::EulerRot::YXZ).0;
     assert!((yaw + 17.5f32.to_radians()).abs() < 0.01, "yaw {}°", yaw.to_degrees());
     // Through the clock stage: a layer with a time parameter samples where the parameter says.
-    let mut inst = cpu::clip_instance(&lib, clips[0], 0);
+    let mut inst = cpu::clip_instance(&lib, clips[0], 0).unwrap();
     inst.params = Vec4::new(0.0, 0.0, 1.5, 0.0);
     let def = GpuLayerDef {
         mode: layer_mode::ADDITIVE_LOCAL,
@@ -254,7 +254,7 @@ fn a_clip_time_axis_can_be_a_parameter() {
     };
     inst.set_layer_flags(0, Some(&def));
     let mut out = BlendList::default();
-    let _ = cpu::advance_instance(&lib, &[def], &inst, &Default::default(), 0.5, &mut out);
+    let _ = cpu::advance_instance(&lib, &[def], &inst, &Default::default(), 0.5, &mut out).unwrap();
     let s: Vec<&BlendSample> = out.samples[..out.count as usize]
         .iter()
         .filter(|s| s.layer == 1)
@@ -425,7 +425,7 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
     };
     let mut clocks = before.clone();
     let mut lists = vec![BlendList::default(); 2];
-    cpu::clock(&lib, &frame, a.layer_defs(), a.instances(), &mut clocks, &mut lists);
+    cpu::clock(&lib, &frame, a.layer_defs(), a.instances(), &mut clocks, &mut lists).unwrap();
     // Clocks are integer ticks: the same bits on both sides.
     for (g, w) in after.iter().zip(&clocks) {
         assert_eq!(g, w, "GPU against the CPU mirror");

@@ -15,10 +15,10 @@ fn left_foot_height(v: glam::Vec2, steps: usize) -> Vec<f32> {
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
     let t = lib.blend().trees[tree.0 as usize];
     let params = Vec4::new(v.x, v.y, 0.0, 0.0);
-    let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, params);
+    let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, params).unwrap();
     let s = &lib.skeletons()[skel.0 as usize];
     let (l, r) = (s.joint_index("foot_l").unwrap(), s.joint_index("foot_r").unwrap());
-    let inst = cpu::clip_instance(&lib, wgpu_anim::ClipId(0), 0);
+    let inst = cpu::clip_instance(&lib, wgpu_anim::ClipId(0), 0).unwrap();
     (0..steps)
         .map(|k| {
             let phase = k as f32 / steps as f32;
@@ -33,7 +33,7 @@ fn left_foot_height(v: glam::Vec2, steps: usize) -> Vec<f32> {
                     0,
                 );
             }
-            let pose = cpu::evaluate(&lib, &[inst], &[list]);
+            let pose = cpu::evaluate(&lib, &[inst], &[list]).unwrap();
             let _ = r;
             pose.model[l].y.w
         })
@@ -111,7 +111,7 @@ fn the_blend_follows_the_velocity() {
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
     let t = lib.blend().trees[tree.0 as usize];
     let weight_of = |v: [f32; 2], clip: usize| {
-        let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, Vec4::new(v[0], v[1], 0.0, 0.0));
+        let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, Vec4::new(v[0], v[1], 0.0, 0.0)).unwrap();
         let total: f32 = leaves.weights[..leaves.count as usize].iter().sum();
         (0..leaves.count as usize)
             .filter(|&m| leaves.clips[m] == clips[clip].0)

@@ -89,7 +89,7 @@ fn render(s: &mut Scene, dt: f32) -> Vec<u8> {
 /// Screen boxes `(x0, y0, x1, y1)` in pixels of every instance, from the CPU mirror.
 fn screen_boxes(s: &Scene) -> Vec<[f32; 4]> {
     let lists = s.animator.read_blend_lists(&s.device, &s.queue).unwrap();
-    let pose = cpu::evaluate(s.animator.library(), s.animator.instances(), &lists);
+    let pose = cpu::evaluate(s.animator.library(), s.animator.instances(), &lists).unwrap();
     let mut mesh = mannequin::mannequin().mesh;
     mesh.validate(mannequin::skeleton().joint_count()).unwrap();
     let verts = mesh.gpu_vertices();
@@ -97,7 +97,7 @@ fn screen_boxes(s: &Scene) -> Vec<[f32; 4]> {
         .instances()
         .iter()
         .map(|inst| {
-            let skinned = cpu::skin(&pose.palette, inst.joint_offset, &verts);
+            let skinned = cpu::skin(&pose.palette, inst.joint_offset, &verts).unwrap();
             let mut b = [f32::MAX, f32::MAX, f32::MIN, f32::MIN];
             for p in skinned {
                 let world = inst.world.transform_point3(p.position.xyz());

@@ -312,7 +312,8 @@ fn run(u: &mut Unstructured) -> Result<()> {
         };
     }
     let _ = controller.begin_frame(1.0 / 60.0);
-    // The clock stage's CPU mirror on what the controller accepted.
+    // The clock stage's CPU mirror on what the controller accepted: its checks pass (the
+    // controller never makes what the mirror refuses), and its kernel does not panic.
     let n = controller.instance_count();
     let frame = wgpu_anim::layout::GpuFrame {
         dt: float(u)?,
@@ -330,7 +331,8 @@ fn run(u: &mut Unstructured) -> Result<()> {
             controller.instances(),
             &mut clocks,
             &mut lists,
-        );
+        )
+        .expect("the mirror accepts what the controller made");
     }
     Ok(())
 }

@@ -508,8 +508,13 @@ fn to_points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
 /// The CPU mirror of the GPU stages (f32), skinning included.
 fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
     let lib = imp.build_library().map_err(|e| e.to_string())?;
-    let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32);
-    let vertices = mesh0(imp, s).map(|v| to_points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v)));
+    let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32).map_err(|e| e.to_string())?;
+    let vertices = match mesh0(imp, s) {
+        Some(v) => Some(to_points(
+            &wgpu_anim::cpu::skin(&pose.palette, 0, &v).map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
     Ok(Evaluated {
         model: to_dmat(&pose.model),
         palette: to_dmat(&pose.palette),

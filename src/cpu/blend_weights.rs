@@ -420,7 +420,7 @@ fn blend_weights_direct(lib: &BlendLibrary, node: &GpuBlendNode, n: u32, params:
 ///
 /// Mirror of WGSL `node_child_weights` in `shaders/shared/blend_weights.wgsl`.
 #[must_use]
-pub fn node_child_weights(lib: &BlendLibrary, node: &GpuBlendNode, params: Vec4) -> [f32; 16] {
+pub(crate) fn node_child_weights(lib: &BlendLibrary, node: &GpuBlendNode, params: Vec4) -> [f32; 16] {
     let w = [0.0f32; 16];
     let n = node.child_count.min(MAX_BLEND_CHILDREN);
     if n == 0 {

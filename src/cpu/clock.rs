@@ -4,7 +4,7 @@
     reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
 )]
 
-use crate::cpu::node_child_weights;
+use crate::cpu::blend_weights::node_child_weights;
 use crate::layout::{
     BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
     MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT,
@@ -173,7 +173,9 @@ pub fn add_sample(list: &mut BlendList, clip: u32, time: f32, weight: f32, layer
     if !(weight > 0.0) {
         return;
     }
-    for k in 0..list.count as usize {
+    // A list's count is at most MAX_BLEND_CLIPS; one built by hand with more counts as that many.
+    let count = list.count.min(MAX_BLEND_CLIPS) as usize;
+    for k in 0..count {
         if list.samples[k].clip == clip && list.samples[k].time == time && list.samples[k].layer == layer {
             list.samples[k].weight += weight;
             let mut m = k;
@@ -184,7 +186,7 @@ pub fn add_sample(list: &mut BlendList, clip: u32, time: f32, weight: f32, layer
             return;
         }
     }
-    let mut n = list.count as usize;
+    let mut n = count;
     if n == MAX_BLEND_CLIPS as usize {
         if list.samples[n - 1].weight >= weight {
             return;
@@ -219,7 +221,7 @@ pub struct Leaves {
 /// The clips at the leaves of the tree whose nodes start at `offset`, with their weights for
 /// `params`. WGSL `tree_leaves`.
 #[must_use]
-pub fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4) -> Leaves {
+pub(crate) fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4) -> Leaves {
     let mut node_weight = [0.0f32; MAX_TREE_NODES as usize];
     node_weight[0] = 1.0;
     let mut leaves = Leaves::default();
@@ -271,7 +273,7 @@ pub fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4
 /// `loops` and adds its samples scaled by `scale`. WGSL `play_state`.
 #[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
 #[must_use]
-pub fn play_state(
+pub(crate) fn play_state(
     lib: &AnimationLibrary,
     list: &mut BlendList,
     clip: u32,
@@ -349,7 +351,7 @@ pub fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32
 
 /// One instance's frame: its new clock, and its blend list written to `list`. `layer_defs` are
 /// the definitions its layers' `def` index. WGSL `advance_instance`.
-pub fn advance_instance(
+pub(crate) fn advance_instance(
     lib: &AnimationLibrary,
     layer_defs: &[GpuLayerDef],
     inst: &GpuInstance,
@@ -374,8 +376,9 @@ pub fn advance_instance(
     }
     let mut beta = 1.0;
     if kind != source_kind::NONE {
-        // Elapsed seconds, exact as every clock; from 0 up.
-        let elapsed = (c.transition_time.get() + ticks_from_f32(dt)).clamp(0, TICK_LIMIT);
+        // Elapsed seconds, exact as every clock; from 0 up. The shader's 64-bit sum wraps (only a
+        // clock not made by this crate could reach it).
+        let elapsed = (c.transition_time.get().wrapping_add(ticks_from_f32(dt))).clamp(0, TICK_LIMIT);
         c.transition_time = Ticks::new(elapsed);
         beta = transition_weight(
             c.transition_time.to_f32(),
@@ -489,7 +492,7 @@ pub fn advance_instance(
 }
 
 /// Stage `clock`: one invocation per instance.
-pub fn clock(
+pub(crate) fn clock(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     layer_defs: &[GpuLayerDef],

@@ -2,7 +2,10 @@
 //! stages' own functions in the shader's order, with the shader's workgroup memory ([`Workgroup`])
 //! in place of the staged buffers.
 
-use super::{HierarchyStore, SampleStore, advance_instance, palette_joints, propagate, sample_joints};
+use super::clock::advance_instance;
+use super::local_to_model::{HierarchyStore, propagate};
+use super::palette::palette_joints;
+use super::sample::{SampleStore, sample_joints};
 use crate::layout::{
     BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
 };
@@ -12,24 +15,24 @@ use glam::Vec4;
 
 /// The fused stage's workgroup memory for one instance (WGSL `wg_pose`, `wg_delta`, `wg_r`,
 /// `wg_r_new`), and the local pose buffer, where snapshots are read and kept.
-pub struct Workgroup<'a> {
+pub(crate) struct Workgroup<'a> {
     /// Local poses; after propagation, model matrices (an Affine's rows in the same slots).
-    pub pose: Vec<LocalPose>,
+    pub(crate) pose: Vec<LocalPose>,
     /// Mesh-space additive deltas.
-    pub delta: Vec<Vec4>,
+    pub(crate) delta: Vec<Vec4>,
     /// Original model rotations R.
-    pub r: Vec<Vec4>,
+    pub(crate) r: Vec<Vec4>,
     /// Modified model rotations R'.
-    pub r_new: Vec<Vec4>,
+    pub(crate) r_new: Vec<Vec4>,
     /// Where the snapshots start in `local`.
-    pub snapshot_offset: u32,
+    pub(crate) snapshot_offset: u32,
     /// The local pose buffer (only snapshots are read and written).
-    pub local: &'a mut [LocalPose],
+    pub(crate) local: &'a mut [LocalPose],
 }
 
 impl<'a> Workgroup<'a> {
     /// Workgroup memory for one instance, over the local pose buffer `local`.
-    pub fn new(snapshot_offset: u32, local: &'a mut [LocalPose]) -> Self {
+    pub(crate) fn new(snapshot_offset: u32, local: &'a mut [LocalPose]) -> Self {
         let n = MAX_FUSED_JOINTS as usize;
         Self {
             pose: vec![LocalPose::default(); n],
@@ -43,7 +46,7 @@ impl<'a> Workgroup<'a> {
 
     /// Joint `j`'s model matrix, once propagated. WGSL `palette_model_at` (fused).
     #[must_use]
-    pub fn palette_model_at(&self, _joint_offset: u32, j: u32) -> Affine {
+    pub(crate) fn palette_model_at(&self, _joint_offset: u32, j: u32) -> Affine {
         let m = self.pose[j as usize];
         Affine {
             x: m.translation,
@@ -102,7 +105,7 @@ impl HierarchyStore for Workgroup<'_> {
 /// "workgroup memory", not written to a buffer), then `sample_joints`, `propagate` and
 /// `palette_joints` on [`Workgroup`] memory, as `shaders/fused.wgsl` does. `local` is the local
 /// pose buffer (only snapshots are read and written); the clocks and palettes are written.
-pub fn fused(
+pub(crate) fn fused(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     layer_defs: &[GpuLayerDef],

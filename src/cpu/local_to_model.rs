@@ -29,7 +29,7 @@ pub fn has_mesh_layer(inst: &GpuInstance) -> bool {
 /// Where the hierarchy walk reads local poses and keeps model matrices and mesh-space rotations.
 /// WGSL: the `virtual fn` accessors of `shaders/local_to_model.wgsl` (the pose buffers) that
 /// `shaders/fused.wgsl` overrides (workgroup memory).
-pub trait HierarchyStore {
+pub(crate) trait HierarchyStore {
     /// Joint `j`'s local pose. WGSL `local_at`.
     fn local_at(&self, joint_offset: u32, j: u32) -> LocalPose;
     /// Joint `j`'s model matrix. WGSL `model_at`.
@@ -46,13 +46,13 @@ pub trait HierarchyStore {
 
 /// The staged pass's store: the local pose buffer (with the mesh-space scratch region after the
 /// snapshots) and the model pose buffer.
-pub struct PoseBuffers<'a> {
+pub(crate) struct PoseBuffers<'a> {
     /// Where the snapshots start (the scratch region starts at twice this).
-    pub snapshot_offset: u32,
+    pub(crate) snapshot_offset: u32,
     /// The local pose buffer.
-    pub local: &'a mut [LocalPose],
+    pub(crate) local: &'a mut [LocalPose],
     /// The model pose buffer.
-    pub model: &'a mut [Affine],
+    pub(crate) model: &'a mut [Affine],
 }
 
 impl PoseBuffers<'_> {
@@ -95,7 +95,7 @@ impl HierarchyStore for PoseBuffers<'_> {
 
 /// Walks instance `inst`'s first `joint_count` joints parents first: `model[j] = model[parent] *
 /// local[j]`, with mesh-space additive layers applied on the way. WGSL `propagate`.
-pub fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count: u32, store: &mut impl HierarchyStore) {
+pub(crate) fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count: u32, store: &mut impl HierarchyStore) {
     let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
     let mesh = has_mesh_layer(inst);
     for j in 0..joint_count {
@@ -129,7 +129,7 @@ pub fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count: u32, s
 
 /// Stage `local_to_model`: one invocation per instance walks its joints parents-first, applying
 /// mesh-space additive rotation deltas (kept after the snapshots in `local`) on the way.
-pub fn local_to_model(
+pub(crate) fn local_to_model(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     instances: &[GpuInstance],

@@ -12,32 +12,37 @@
 //! | the four in one dispatch | `shaders/fused.wgsl` | [`fused()`] |
 //! | skin vertices | `shaders/skin.wgsl` | [`skin()`] |
 //!
-//! Where a shader's function is `virtual` (a storage accessor the fused stage overrides with
-//! workgroup memory), the mirror takes a store trait ([`SampleStore`], [`HierarchyStore`]) with a
-//! buffer implementation for the staged pass and [`Workgroup`] for the fused one.
+//! Each of those checks what it is given — every index and count the shader would follow — and
+//! returns an error naming the instance and what is wrong instead of reading out of bounds
+//! (module `stages`); then it runs its kernel, the shader's body. The kernels, and the
+//! per-joint functions inside them, are the crate's own; those worth calling alone are public in
+//! checked form: [`advance_instance`], [`tree_leaves`], [`sample_joint`], [`layered_joint`],
+//! [`skin_vertex`]. The pure arithmetic (clocks, quaternions, matrices) takes no index and is
+//! public as is.
 
 pub mod blend_weights;
-mod clock;
-mod fused;
-mod local_to_model;
-mod palette;
-mod sample;
-mod skin;
+pub(crate) mod clock;
+pub(crate) mod fused;
+pub(crate) mod local_to_model;
+pub(crate) mod palette;
+pub(crate) mod sample;
+pub(crate) mod skin;
+mod stages;
 
-pub use blend_weights::node_child_weights;
 pub use clock::{
-    ClipTime, Leaves, add_sample, advance_clip_time, advance_instance, clock, f32_parts, period_ticks, play_state,
-    ratio_ticks, shift_round, start_clip_time, ticks_from_f32, transition_weight, tree_leaves, wrap_ticks,
+    ClipTime, Leaves, add_sample, advance_clip_time, f32_parts, period_ticks, ratio_ticks, shift_round,
+    start_clip_time, ticks_from_f32, transition_weight, wrap_ticks,
 };
-pub use fused::{Workgroup, fused};
-pub use local_to_model::{HierarchyStore, PoseBuffers, has_mesh_layer, joint_model, local_to_model, propagate};
-pub use palette::{palette, palette_joints, skin_matrix};
-pub use sample::{
-    IDENTITY_POSE, LocalBuffer, SampleStore, blend_layer, layered_joint, mask_weight, quat_mul, rest_pose, sample,
-    sample_joint, sample_joints, sample_track, weighted_delta,
+pub use local_to_model::{has_mesh_layer, joint_model};
+pub use palette::skin_matrix;
+pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
+pub use skin::{SkinnedPoint, affine_transform_normal};
+pub use stages::{
+    advance_instance, clock, fused, layered_joint, local_to_model, node_child_weights, palette, sample, sample_joint,
+    skin, skin_vertex, tree_leaves,
 };
-pub use skin::{SkinnedPoint, skin, skin_vertex};
 
+use crate::error::{Error, Result};
 use crate::layout::{BlendList, GpuFrame, GpuInstance, LOOP_ONCE, LocalPose};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
@@ -54,39 +59,69 @@ pub struct Pose {
 }
 
 /// Runs `sample`, `local_to_model` and `palette` for instances whose blend lists are given (the
-/// output of `clock`), with no snapshots.
-#[must_use]
-pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[BlendList]) -> Pose {
-    let joints = instances
-        .iter()
-        .map(|i| (i.joint_offset + i.joint_count) as usize)
-        .max()
-        .unwrap_or(0);
+/// output of `clock`), with no snapshots, in buffers as large as the instances' joint ranges.
+///
+/// Errors: as [`sample`]; an instance with more joints than its skeleton, or whose joint range
+/// reaches past the sum of the instances' joint counts (the layout the animator makes packs
+/// them; this bounds what is allocated).
+pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[BlendList]) -> Result<Pose> {
+    // Joint counts within their skeletons' first: they bound what is allocated.
+    for (k, inst) in instances.iter().enumerate() {
+        let skeleton = lib.gpu_skeletons().get(inst.skeleton as usize);
+        if skeleton.is_none_or(|s| inst.joint_count > s.joint_count) {
+            return Err(Error::Instance {
+                instance: k,
+                what: format!(
+                    "skeleton {} does not exist or has fewer than {} joints",
+                    inst.skeleton, inst.joint_count
+                ),
+            });
+        }
+    }
+    let end = |i: &GpuInstance| u64::from(i.joint_offset) + u64::from(i.joint_count);
+    let joints = instances.iter().map(end).max().unwrap_or(0);
+    let total: u64 = instances.iter().map(|i| u64::from(i.joint_count)).sum();
+    if joints > total {
+        let k = instances.iter().position(|i| end(i) > total).unwrap_or(0);
+        return Err(Error::Instance {
+            instance: k,
+            what: format!(
+                "joints {}..{} reach past the {total} joints of all the instances given",
+                instances[k].joint_offset,
+                end(&instances[k])
+            ),
+        });
+    }
+    let joints = joints as usize;
     let mut local = vec![LocalPose::default(); 3 * joints];
     let frame = GpuFrame {
         dt: 0.0,
-        instance_count: instances.len() as u32,
+        instance_count: u32::try_from(instances.len()).map_err(|_| Error::Limit {
+            what: format!("{} instances in one frame", instances.len()),
+        })?,
         snapshot_offset: joints as u32,
         _pad: 0,
     };
-    sample(lib, &frame, instances, lists, &mut local);
+    sample(lib, &frame, instances, lists, &mut local)?;
     let mut model = vec![Affine::IDENTITY; joints];
-    local_to_model(lib, &frame, instances, &mut local, &mut model);
+    local_to_model(lib, &frame, instances, &mut local, &mut model)?;
     local.truncate(joints);
     let mut pose = Pose {
         local,
         model,
         palette: vec![Affine::IDENTITY; joints],
     };
-    palette(lib, &frame, instances, &pose.model, &mut pose.palette);
-    pose
+    palette(lib, &frame, instances, &pose.model, &mut pose.palette)?;
+    Ok(pose)
 }
 
-/// A single-clip instance of `clip` that holds time `time` (no world transform, no blend).
-#[must_use]
-pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) -> GpuInstance {
-    let info = lib.clips()[clip.0 as usize];
-    GpuInstance {
+/// A single-clip instance of `clip` that holds time 0 (no world transform, no blend), its joints
+/// from `joint_offset`.
+///
+/// Errors: `clip` is not a clip of `lib`.
+pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) -> Result<GpuInstance> {
+    let info = clip_info(lib, clip)?;
+    Ok(GpuInstance {
         world: Affine::IDENTITY,
         clip: clip.0,
         skeleton: info.skeleton,
@@ -114,17 +149,21 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         _pad0: 0,
         _pad1: [0; 3],
         _pad2: [0; 8],
-    }
+    })
+}
+
+fn clip_info(lib: &AnimationLibrary, clip: ClipId) -> Result<crate::layout::GpuClip> {
+    lib.clips().get(clip.0 as usize).copied().ok_or_else(|| Error::Limit {
+        what: format!("clip {} does not exist (the library has {})", clip.0, lib.clips().len()),
+    })
 }
 
 /// One clip of `lib` at `time` seconds (clamped to the clip), on the CPU mirror.
 ///
-/// # Panics
-/// If `clip` is not a clip of `lib`.
-#[must_use]
-pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Pose {
-    let info = lib.clips()[clip.0 as usize];
+/// Errors: `clip` is not a clip of `lib`.
+pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Result<Pose> {
+    let info = clip_info(lib, clip)?;
     let mut list = BlendList::default();
     add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0, 0);
-    evaluate(lib, &[clip_instance(lib, clip, 0)], &[list])
+    evaluate(lib, &[clip_instance(lib, clip, 0)?], &[list])
 }

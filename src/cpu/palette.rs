@@ -14,7 +14,7 @@ pub fn skin_matrix(model: &Affine, inverse_bind: &Affine) -> Affine {
 /// `joint_count`, from the model matrices `model_at(joint_offset, j)` gives (WGSL: the `virtual fn
 /// palette_model_at`, the model pose buffer, which `shaders/fused.wgsl` overrides with workgroup
 /// memory). WGSL `palette_joints`.
-pub fn palette_joints(
+pub(crate) fn palette_joints(
     lib: &AnimationLibrary,
     inst: &GpuInstance,
     lid: u32,
@@ -34,7 +34,7 @@ pub fn palette_joints(
 }
 
 /// Stage `palette`: one workgroup per instance, its threads striding over the joints.
-pub fn palette(
+pub(crate) fn palette(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     instances: &[GpuInstance],

@@ -26,7 +26,7 @@ fn key_value(values: &[Vec4], track: &GpuTrack, k: u32) -> Vec4 {
 
 /// A track at time `t`, clamped to its keys. WGSL `sample_track`.
 #[must_use]
-pub fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
+pub(crate) fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
     let n = track.key_count;
     let base = track.time_offset as usize;
     if n <= 1 || t <= times[base] {
@@ -74,7 +74,7 @@ pub fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: f32, ro
 
 /// Joint `j` of `clip` at time `t`. WGSL `sample_joint`.
 #[must_use]
-pub fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> LocalPose {
+pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> LocalPose {
     let first = (clip.track_offset + 3 * j) as usize;
     let translation = sample_track(lib.times(), lib.values(), &lib.tracks()[first], t, false);
     let rotation = sample_track(lib.times(), lib.values(), &lib.tracks()[first + 1], t, true);
@@ -90,7 +90,7 @@ pub fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> L
 /// `fill_pose` filling a total weight below [`MIN_BLEND_WEIGHT`]. `local` is the whole local pose
 /// buffer (the snapshot region included). WGSL `blend_layer`.
 #[must_use]
-pub fn blend_layer(
+pub(crate) fn blend_layer(
     lib: &AnimationLibrary,
     list: &BlendList,
     layer: u32,
@@ -148,7 +148,7 @@ pub fn blend_layer(
 
 /// The rest pose of joint `j`, from the library's values. WGSL `rest_pose`.
 #[must_use]
-pub fn rest_pose(lib: &AnimationLibrary, skel: &GpuSkeleton, j: u32) -> LocalPose {
+pub(crate) fn rest_pose(lib: &AnimationLibrary, skel: &GpuSkeleton, j: u32) -> LocalPose {
     let r = (skel.rest_offset + 3 * j) as usize;
     LocalPose {
         translation: lib.values()[r],
@@ -166,7 +166,7 @@ pub const IDENTITY_POSE: LocalPose = LocalPose {
 
 /// Joint `j`'s weight in the mask at `mask` (1 without one). WGSL `mask_weight`.
 #[must_use]
-pub fn mask_weight(lib: &AnimationLibrary, mask: u32, j: u32) -> f32 {
+pub(crate) fn mask_weight(lib: &AnimationLibrary, mask: u32, j: u32) -> f32 {
     if mask == NO_MASK {
         return 1.0;
     }
@@ -197,7 +197,7 @@ pub fn quat_mul(a: Vec4, b: Vec4) -> Vec4 {
 /// Joint `j` of an instance: the base blend, then each layer in order; returns the local pose
 /// and the mesh-space rotation delta for `local_to_model`. WGSL `layered_joint`.
 #[must_use]
-pub fn layered_joint(
+pub(crate) fn layered_joint(
     lib: &AnimationLibrary,
     list: &BlendList,
     skel: &GpuSkeleton,
@@ -255,7 +255,7 @@ pub fn layered_joint(
 /// Where `sample` stores a joint's pose. WGSL: the `virtual fn store_joint` of
 /// `shaders/sample.wgsl` (the local pose buffer) that `shaders/fused.wgsl` overrides (workgroup
 /// memory).
-pub trait SampleStore {
+pub(crate) trait SampleStore {
     /// The whole local pose buffer, which snapshot samples read.
     fn local_buffer(&self) -> &[LocalPose];
     /// Stores joint `j`'s pose and mesh-space delta. WGSL `store_joint`.
@@ -272,11 +272,11 @@ pub trait SampleStore {
 
 /// The staged pass's store: the local pose buffer (`frame.snapshot_offset` current poses, as many
 /// snapshots, then as many mesh-space deltas).
-pub struct LocalBuffer<'a> {
+pub(crate) struct LocalBuffer<'a> {
     /// Where the snapshots start.
-    pub snapshot_offset: u32,
+    pub(crate) snapshot_offset: u32,
     /// The local pose buffer.
-    pub local: &'a mut [LocalPose],
+    pub(crate) local: &'a mut [LocalPose],
 }
 
 impl SampleStore for LocalBuffer<'_> {
@@ -311,7 +311,7 @@ impl SampleStore for LocalBuffer<'_> {
 
 /// Instance `inst`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
 /// blended, layered and stored. WGSL `sample_joints`.
-pub fn sample_joints(
+pub(crate) fn sample_joints(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     inst: &GpuInstance,
@@ -335,7 +335,7 @@ pub fn sample_joints(
 /// Stage `sample`: one workgroup per instance, its threads striding over the joints; each joint
 /// blends the samples of the instance's list and applies its layers. `local` holds
 /// `frame.snapshot_offset` current poses, as many snapshots, then as many mesh-space deltas.
-pub fn sample(
+pub(crate) fn sample(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     instances: &[GpuInstance],

@@ -42,7 +42,7 @@ pub fn affine_transform_normal(m: &Affine, n: Vec3) -> Vec3 {
 /// One vertex skinned by the palette at `offset`: WGSL `wgpu_anim_skin_matrix_at`, then the
 /// point and the normalized normal through it, as the `skin` entry and the built-in renderer do.
 #[must_use]
-pub fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> SkinnedPoint {
+pub(crate) fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> SkinnedPoint {
     let k = skin_blend(palettes, offset, v.joints, v.weights);
     let p = k.transform_point3(Vec3::from(v.position));
     let n = affine_transform_normal(&k, Vec3::from(v.normal)).normalize();
@@ -54,7 +54,7 @@ pub fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> SkinnedP
 
 /// Stage `skin` (compute form): every vertex skinned by the palette at `joint_offset`.
 #[must_use]
-pub fn skin(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> Vec<SkinnedPoint> {
+pub(crate) fn skin(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> Vec<SkinnedPoint> {
     vertices
         .iter()
         .map(|v| skin_vertex(palettes, joint_offset, v))

@@ -119,18 +119,23 @@ fn same(a: &(Vec<GpuClock>, Vec<[f32; 12]>), b: &(Vec<GpuClock>, Vec<[f32; 12]>)
 }
 
 /// Runs an animator with recovery every `interval` frames on a first device and a reference on
-/// a second, with the same edits, for `lost_after` frames; makes the next frame's edits on the
-/// first (they are not uploaded yet), destroys its device, rebuilds it on the second and checks
-/// the two agree for 8 frames more. Returns the frames the rebuild replayed.
-fn lose_and_rebuild(interval: u32, lost_after: usize) -> usize {
+/// another, with the same edits, for `lost_after` frames; makes the next frame's edits on the
+/// first (they are not uploaded yet), destroys its device and rebuilds it on the reference's.
+/// With `lost_again_after`, rebuilds it on a third device instead, runs that many frames there
+/// and loses that device too (before a checkpoint of its own when that is fewer than
+/// `interval`), rebuilding on the reference's device. Checks
+/// the rebuilt animator and the reference agree for 8 frames more. Returns the frames the first
+/// rebuild replayed.
+fn lose_and_rebuild(interval: u32, lost_after: usize, lost_again_after: Option<usize>) -> usize {
     let (library, _) = common::random_library_of(31, &SKELETONS);
     let (device_a, queue_a) = common::device();
     let (device_b, queue_b) = common::device();
+    let (device_c, queue_c) = common::device();
     let mut lost = crowd(&device_a, &library);
     lost.set_recovery(&device_a, NonZeroU32::new(interval));
-    let mut reference = crowd(&device_b, &library);
+    let mut reference = crowd(&device_c, &library);
     for frame in 0..lost_after {
-        for (a, device, queue) in [(&mut lost, &device_a, &queue_a), (&mut reference, &device_b, &queue_b)] {
+        for (a, device, queue) in [(&mut lost, &device_a, &queue_a), (&mut reference, &device_c, &queue_c)] {
             edit(a, frame);
             run_frame(device, queue, a, frame);
         }
@@ -148,28 +153,44 @@ fn lose_and_rebuild(interval: u32, lost_after: usize) -> usize {
     );
     let replayed = lost.recovery_frames().expect("recovery can rebuild");
     device_a.destroy();
-    let mut rebuilt = lost.rebuild(&device_b, &queue_b).unwrap();
+    // Rebuilt on the reference's device, or on another one that is lost in turn.
+    let (first_device, first_queue) = match lost_again_after {
+        Some(_) => (&device_b, &queue_b),
+        None => (&device_c, &queue_c),
+    };
+    let mut rebuilt = lost.rebuild(first_device, first_queue).unwrap();
     drop(lost);
-    assert_eq!(rebuilt.instances(), reference.instances());
-    for frame in lost_after..lost_after + 8 {
-        if frame > lost_after {
+    let mut frame = lost_after;
+    if let Some(n) = lost_again_after {
+        for _ in 0..n {
+            run_frame(&device_b, &queue_b, &mut rebuilt, frame);
+            run_frame(&device_c, &queue_c, &mut reference, frame);
+            frame += 1;
             edit(&mut rebuilt, frame);
             edit(&mut reference, frame);
         }
-        run_frame(&device_b, &queue_b, &mut rebuilt, frame);
-        run_frame(&device_b, &queue_b, &mut reference, frame);
-        let (got, want) = (
-            state(&device_b, &queue_b, &rebuilt),
-            state(&device_b, &queue_b, &reference),
-        );
+        device_b.destroy();
+        rebuilt = rebuilt.rebuild(&device_c, &queue_c).unwrap();
+    }
+    assert_eq!(rebuilt.instances(), reference.instances());
+    let (device, queue) = (&device_c, &queue_c);
+    for k in 0..8 {
+        if k > 0 {
+            edit(&mut rebuilt, frame);
+            edit(&mut reference, frame);
+        }
+        run_frame(device, queue, &mut rebuilt, frame);
+        run_frame(device, queue, &mut reference, frame);
+        let (got, want) = (state(device, queue, &rebuilt), state(device, queue, &reference));
         same(&got, &want).unwrap_or_else(|e| panic!("frame {frame}, {replayed} frames replayed: {e}"));
-        if frame == lost_after {
+        if k == 0 {
             // The comparison sees a state one frame off.
-            run_frame(&device_b, &queue_b, &mut reference, frame + 1);
-            let ahead = state(&device_b, &queue_b, &reference);
+            run_frame(device, queue, &mut reference, frame + 1);
+            let ahead = state(device, queue, &reference);
             assert!(same(&got, &ahead).is_err(), "one frame more differs");
             return replayed;
         }
+        frame += 1;
     }
     replayed
 }
@@ -179,7 +200,7 @@ fn lose_and_rebuild(interval: u32, lost_after: usize) -> usize {
 /// from the GPU, and continues bit for bit.
 #[test]
 fn a_rebuilt_animator_continues_from_the_same_state() {
-    let replayed = lose_and_rebuild(4, 19);
+    let replayed = lose_and_rebuild(4, 19, None);
     assert!(
         (1..=4 + 2).contains(&replayed),
         "the newest checkpoint was at most two frames behind: {replayed} frames replayed"
@@ -189,7 +210,15 @@ fn a_rebuilt_animator_continues_from_the_same_state() {
 /// Lost before the first checkpoint: the rebuild replays every frame from the start.
 #[test]
 fn a_device_lost_before_the_first_checkpoint_replays_from_the_start() {
-    assert_eq!(lose_and_rebuild(1000, 7), 7);
+    assert_eq!(lose_and_rebuild(1000, 7, None), 7);
+}
+
+/// Lost again two frames after the rebuild, before the rebuilt animator's first checkpoint: the
+/// second rebuild replays from the first one's checkpoint, the frames run on the second device
+/// included.
+#[test]
+fn a_device_lost_again_before_a_new_checkpoint() {
+    lose_and_rebuild(6, 15, Some(2));
 }
 
 /// A rebuild it cannot make is an error naming why: recovery off; recovery begun after the first

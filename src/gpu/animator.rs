@@ -826,6 +826,9 @@ impl Animator {
         next.controller = self.controller.clone();
         next.use_fused = self.use_fused && next.fused.is_some();
         next.frames = self.frames;
+        // The last frame's encodes, which its log entry takes at the next prepare.
+        next.encodes
+            .store(self.encodes.load(Ordering::Relaxed), Ordering::Relaxed);
         next.recovery = Some(recovery.moved_to(device));
         if self.previous_copy != PreviousCopy::Off {
             next.keep_previous_palettes(device, true)?;

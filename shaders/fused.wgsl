@@ -15,7 +15,7 @@
 #import wgpu_anim::sample as sample_stage
 #import wgpu_anim::local_to_model::propagate
 #import wgpu_anim::local_to_model as local_to_model_stage
-#import wgpu_anim::palette::palette_joints
+#import wgpu_anim::palette::{palette_joints, socket_matrices}
 #import wgpu_anim::palette as palette_stage
 
 // Local poses; after propagation, model matrices (an Affine's three rows in the same slots).
@@ -112,6 +112,7 @@ fn fused(
         propagate(i, joint_count);
     }
     workgroupBarrier();
-    // palette: threads over joints.
+    // palette: threads over joints; sockets: a thread each.
     palette_joints(i, lid, joint_count);
+    socket_matrices(i, lid);
 }

@@ -1,13 +1,15 @@
 // Stage 4: skinning matrices K[j] = model[j] * inverse_bind[j] as 3x4 affine matrices, all
-// instances' palettes in one buffer, each instance at its joint_offset. One workgroup per
-// instance. CPU mirror: cpu::palette.
+// instances' palettes in one buffer, each instance at its joint_offset; after them (from the
+// frame's joint capacity, `frame.snapshot_offset`) each instance's MAX_SOCKETS socket matrices
+// world * model[joint] * offset, when its skeleton has sockets. One workgroup per instance. CPU
+// mirror: cpu::palette.
 
 #define_import_path wgpu_anim::palette
 
-#import wgpu_anim::types::{Affine, WORKGROUP_SIZE}
+#import wgpu_anim::types::{Affine, MAX_SOCKETS, WORKGROUP_SIZE}
 #import wgpu_anim::math::{affine_mul, workgroup_linear}
 #import wgpu_anim::bindings::{frame, instances, model_poses, palettes}
-#import wgpu_anim::library::{inverse_bind, skeleton_info}
+#import wgpu_anim::library::{inverse_bind, skeleton_info, socket_at}
 
 fn skin_matrix(model: Affine, inverse_bind: Affine) -> Affine {
     return affine_mul(model, inverse_bind);
@@ -28,6 +30,19 @@ fn palette_joints(i: u32, lid: u32, joint_count: u32) {
     }
 }
 
+// Instance `i`'s socket matrices, one per thread `lid` below its skeleton's socket count: the
+// world matrix times the joint's model matrix times the socket's offset, at slot
+// `frame.snapshot_offset + i * MAX_SOCKETS + lid` of the palette buffer.
+fn socket_matrices(i: u32, lid: u32) {
+    let skel = skeleton_info(instances[i].skeleton);
+    if (lid >= min(skel.socket_count, MAX_SOCKETS)) {
+        return;
+    }
+    let socket = socket_at(instances[i].skeleton * MAX_SOCKETS + lid);
+    let model = palette_model_at(instances[i].joint_offset, socket.joint);
+    palettes[frame.snapshot_offset + i * MAX_SOCKETS + lid] = affine_mul(instances[i].world, affine_mul(model, socket.offset));
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn palette(
     @builtin(workgroup_id) wg: vec3<u32>,
@@ -39,4 +54,5 @@ fn palette(
         return;
     }
     palette_joints(i, lid, instances[i].joint_count);
+    socket_matrices(i, lid);
 }

@@ -503,6 +503,13 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         }
         // Shared: skeleton header (three stages), parents, inverse binds.
         shared += 3 * sz(size_of::<GpuSkeleton>()) + j * (4 + matrix);
+        // Sockets: each reads its definition (shared) and, on the staged path, its joint's
+        // model matrix, and writes its matrix; the instance's world matrix is read once.
+        let sockets = u64::from(skel.socket_count);
+        if sockets > 0 {
+            shared += sockets * sz(size_of::<crate::layout::GpuSocket>());
+            own += matrix + sockets * matrix * if fused { 1 } else { 2 };
+        }
         // Blend trees walked by clock.
         if inst.tree_nodes > 0 {
             shared += tree_bytes(inst.tree_offset, inst.tree_nodes);
@@ -583,6 +590,11 @@ impl CpuCrowd {
             }));
         }
         let n = instances.len();
+        let socket_slots = if animator.library().has_sockets() {
+            crate::layout::MAX_SOCKETS as usize
+        } else {
+            0
+        };
         let chunks = chunks.clamp(1, n.max(1));
         let mut out = Vec::with_capacity(chunks);
         for c in 0..chunks {
@@ -616,7 +628,12 @@ impl CpuCrowd {
                 ]
                 .concat(),
                 model: pose.model[joints.clone()].to_vec(),
-                palette: pose.palette[joints].to_vec(),
+                palette: [
+                    &pose.palette[joints][..],
+                    // The socket matrices after the palettes, as on the GPU.
+                    &vec![bytemuck::Zeroable::zeroed(); socket_slots * sub.len()][..],
+                ]
+                .concat(),
             });
         }
         Ok(Self { chunks: out })
@@ -656,7 +673,10 @@ impl CpuCrowd {
     /// Every character's palette, in character order.
     #[must_use]
     pub fn palettes(&self) -> Vec<Affine> {
-        self.chunks.iter().flat_map(|c| c.palette.iter().copied()).collect()
+        self.chunks
+            .iter()
+            .flat_map(|c| c.palette[..c.frame.snapshot_offset as usize].iter().copied())
+            .collect()
     }
 }
 

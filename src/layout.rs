@@ -79,8 +79,10 @@ pub struct GpuLibraryLayout {
     pub parents: u32,
     /// Payload heap: first unit of the inverse bind matrices.
     pub inverse_binds: u32,
+    /// Payload heap: first unit of the sockets ([`GpuSocket`], [`MAX_SOCKETS`] per skeleton).
+    pub sockets: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// One channel's keys. WGSL `Track`.
@@ -107,9 +109,27 @@ pub struct GpuSkeleton {
     pub joint_offset: u32,
     /// First entry of the rest pose in the `values` array: translation, rotation, scale per joint.
     pub rest_offset: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Sockets in use: the first this many of the skeleton's [`MAX_SOCKETS`] entries in the
+    /// `sockets` section (skeleton `s`'s start at `s · MAX_SOCKETS`).
+    pub socket_count: u32,
 }
+
+/// The most sockets a skeleton has. Each character's socket matrices take this many slots.
+pub const MAX_SOCKETS: u32 = 4;
+
+/// A socket as the GPU reads it: the joint it follows and its offset from that joint
+/// (`joint_from_socket`). WGSL `Socket`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuSocket {
+    /// The joint, an index into the skeleton's joints.
+    pub joint: u32,
+    /// Padding.
+    pub _pad: [u32; 3],
+    /// `joint_from_socket`.
+    pub offset: Affine,
+}
+const _: () = assert!(std::mem::size_of::<GpuSocket>() == 64);
 
 /// Transition source kinds (`GpuInstance::flags & 0xf`).
 pub mod source_kind {

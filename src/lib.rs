@@ -64,7 +64,7 @@ pub use gpu::{Animator, AnimatorDesc, InstanceDesc, LoopMode, SkinnedRenderer};
 pub use library::{AnimationLibrary, ClipId, LibraryBuilder, MaskId, SkeletonId};
 pub use math::{Affine, Transform};
 pub use mesh::{SkinVertex, SkinnedMesh};
-pub use skeleton::{JointDesc, Skeleton};
+pub use skeleton::{JointDesc, MAX_SOCKETS, Skeleton, Socket};
 
 /// The README's Rust examples, compiled as doctests so they stay true.
 #[doc = include_str!("../README.md")]

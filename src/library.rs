@@ -4,7 +4,7 @@
 
 use crate::clip::{Clip, Interpolation, Track};
 use crate::error::{Channel, Error, Result};
-use crate::layout::{GpuClip, GpuSkeleton, GpuTrack};
+use crate::layout::{GpuClip, GpuSkeleton, GpuSocket, GpuTrack, MAX_SOCKETS};
 use crate::math::Affine;
 use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3, Vec4};
@@ -59,6 +59,8 @@ pub struct AnimationLibrary {
     parents: Vec<i32>,
     /// Inverse bind matrices.
     inverse_binds: Vec<Affine>,
+    /// [`MAX_SOCKETS`] per skeleton, the first `GpuSkeleton::socket_count` in use.
+    sockets: Vec<GpuSocket>,
     /// Per clip: skeleton, duration, tracks.
     clips: Vec<GpuClip>,
     /// Three tracks (translation, rotation, scale) per joint per clip.
@@ -105,6 +107,20 @@ impl AnimationLibrary {
     #[must_use]
     pub fn inverse_binds(&self) -> &[Affine] {
         &self.inverse_binds
+    }
+
+    /// [`MAX_SOCKETS`] sockets per skeleton (skeleton `s`'s from `s · MAX_SOCKETS`), the first
+    /// `GpuSkeleton::socket_count` of them in use.
+    #[must_use]
+    pub fn gpu_sockets(&self) -> &[GpuSocket] {
+        &self.sockets
+    }
+
+    /// Whether any skeleton has a socket (animators then keep socket matrices beside the
+    /// palettes).
+    #[must_use]
+    pub fn has_sockets(&self) -> bool {
+        self.gpu_skeletons.iter().any(|s| s.socket_count > 0)
     }
 
     /// Per clip: skeleton, duration, tracks.
@@ -201,8 +217,17 @@ impl LibraryBuilder {
             joint_count: skeleton.joint_count() as u32,
             joint_offset: lib.parents.len() as u32,
             rest_offset: lib.values.len() as u32,
-            _pad: 0,
+            socket_count: skeleton.sockets().len() as u32,
         });
+        let mut sockets = [<GpuSocket as bytemuck::Zeroable>::zeroed(); MAX_SOCKETS as usize];
+        for (slot, socket) in sockets.iter_mut().zip(skeleton.sockets()) {
+            *slot = GpuSocket {
+                joint: socket.joint as u32,
+                _pad: [0; 3],
+                offset: Affine::from_mat4(&socket.offset.to_mat4()),
+            };
+        }
+        lib.sockets.extend(sockets);
         // The rest pose, read when a blend's total weight is too small to stand alone.
         for r in skeleton.rest_pose() {
             lib.values

@@ -21,6 +21,23 @@ pub struct JointDesc {
     pub inverse_bind: Mat4,
 }
 
+/// The most sockets a skeleton may have (each character's socket matrices take this many slots).
+pub const MAX_SOCKETS: usize = crate::layout::MAX_SOCKETS as usize;
+
+/// A named attachment point that follows a joint: where a prop is held (a sword in a hand, a hat
+/// on a head), as a joint and an offset from it. Each frame the GPU writes every character's
+/// socket matrices (`world · model[joint] · offset`) beside its palette
+/// ([`crate::Animator::socket_slot`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Socket {
+    /// Unique among the skeleton's sockets.
+    pub name: String,
+    /// The joint it follows (an index in parents-first order).
+    pub joint: usize,
+    /// `joint_from_socket`: the socket's transform relative to the joint.
+    pub offset: Transform,
+}
+
 /// A validated skeleton whose joints are ordered parents-first, so model-space propagation is one
 /// forward loop: `model[i] = model[parent[i]] * local[i]`.
 #[derive(Clone, Debug)]
@@ -31,6 +48,7 @@ pub struct Skeleton {
     rest: Vec<Transform>,
     inverse_binds: Vec<Mat4>,
     source_index: Vec<usize>,
+    sockets: Vec<Socket>,
 }
 
 impl Skeleton {
@@ -140,6 +158,7 @@ impl Skeleton {
             inverse_binds: order.iter().map(|&i| joints[i].inverse_bind).collect(),
             source_index: order,
             name,
+            sockets: Vec::new(),
         })
     }
 
@@ -201,6 +220,55 @@ impl Skeleton {
     pub fn joint_index(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n == name)
     }
+    /// Adds a socket called `name` that follows joint `joint` with `offset` (`joint_from_socket`,
+    /// for example a grip's position and orientation in the hand's frame); returns its index.
+    ///
+    /// Errors (nothing added): an empty name or one already used, a joint the skeleton lacks,
+    /// an offset that is not finite or whose rotation is not a unit quaternion (beyond 1e-3), or
+    /// [`MAX_SOCKETS`] sockets already.
+    pub fn add_socket(&mut self, name: &str, joint: &str, offset: Transform) -> Result<usize> {
+        let err = |what: String| Error::SkeletonShape {
+            skeleton: self.name.clone(),
+            what: format!("socket '{name}': {what}"),
+        };
+        if name.is_empty() || self.sockets.iter().any(|s| s.name == name) {
+            return Err(err("needs a name of its own".into()));
+        }
+        let j = self
+            .joint_index(joint)
+            .ok_or_else(|| err(format!("joint '{joint}' does not exist")))?;
+        let finite = offset.translation.is_finite() && offset.rotation.is_finite() && offset.scale.is_finite();
+        if !finite || (offset.rotation.length() - 1.0).abs() > 1e-3 {
+            return Err(err(format!("offset {offset:?} must be finite with a unit rotation")));
+        }
+        if self.sockets.len() >= MAX_SOCKETS {
+            return Err(err(format!(
+                "the skeleton already has {MAX_SOCKETS} sockets, the most it may have"
+            )));
+        }
+        self.sockets.push(Socket {
+            name: name.to_owned(),
+            joint: j,
+            offset: Transform {
+                rotation: offset.rotation.normalize(),
+                ..offset
+            },
+        });
+        Ok(self.sockets.len() - 1)
+    }
+
+    /// The sockets, in the order added.
+    #[must_use]
+    pub fn sockets(&self) -> &[Socket] {
+        &self.sockets
+    }
+
+    /// Index of the socket called `name`.
+    #[must_use]
+    pub fn socket_index(&self, name: &str) -> Option<usize> {
+        self.sockets.iter().position(|s| s.name == name)
+    }
+
     /// Depth of each joint (roots are 0).
     #[must_use]
     pub fn depths(&self) -> Vec<u32> {

@@ -3,7 +3,8 @@
 
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuFrame, GpuInstance,
-    GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuTrack, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
+    GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket, GpuTrack, LayerApply, LocalPose, Ticks,
+    WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -240,7 +241,8 @@ fn mirrors() -> Vec<Mirror> {
                 times,
                 values,
                 parents,
-                inverse_binds
+                inverse_binds,
+                sockets
             ]
         ),
         mirror!(
@@ -249,7 +251,12 @@ fn mirrors() -> Vec<Mirror> {
             [skeleton, joint_count, track_offset, flags, duration]
         ),
         mirror!("Track", GpuTrack, [time_offset, key_count, value_offset, interpolation]),
-        mirror!("SkeletonInfo", GpuSkeleton, [joint_count, joint_offset, rest_offset]),
+        mirror!(
+            "SkeletonInfo",
+            GpuSkeleton,
+            [joint_count, joint_offset, rest_offset, socket_count]
+        ),
+        mirror!("Socket", GpuSocket, [joint, offset]),
         mirror!("Affine", Affine, [x, y, z]),
         mirror!(
             "Instance",
@@ -423,6 +430,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MAX_LAYERS", U32(layout::MAX_LAYERS)),
         ("MAX_LAYER_DEFS", U32(layout::MAX_LAYER_DEFS)),
         ("MAX_FUSED_JOINTS", U32(layout::MAX_FUSED_JOINTS)),
+        ("MAX_SOCKETS", U32(layout::MAX_SOCKETS)),
         ("LAYER_OFF", U32(layer_mode::OFF)),
         ("LAYER_OVERRIDE", U32(layer_mode::OVERRIDE)),
         ("LAYER_ADDITIVE_LOCAL", U32(layer_mode::ADDITIVE_LOCAL)),

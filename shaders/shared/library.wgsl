@@ -5,7 +5,7 @@
 
 #define_import_path wgpu_anim::library
 
-#import wgpu_anim::types::{Affine, BlendChild, BlendNode, ClipInfo, SkeletonInfo, Track}
+#import wgpu_anim::types::{Affine, BlendChild, BlendNode, ClipInfo, SkeletonInfo, Socket, Track}
 #import wgpu_anim::bindings::{headers, library, payload}
 
 fn clip_info(c: u32) -> ClipInfo {
@@ -61,4 +61,11 @@ fn joint_parent(k: u32) -> i32 {
 fn inverse_bind(k: u32) -> Affine {
     let b = library.inverse_binds + 3u * k;
     return Affine(bitcast<vec4<f32>>(payload[b]), bitcast<vec4<f32>>(payload[b + 1u]), bitcast<vec4<f32>>(payload[b + 2u]));
+}
+
+// Socket `k` of the library's socket array (MAX_SOCKETS per skeleton).
+fn socket_at(k: u32) -> Socket {
+    let b = library.sockets + 4u * k;
+    let offset = Affine(bitcast<vec4<f32>>(payload[b + 1u]), bitcast<vec4<f32>>(payload[b + 2u]), bitcast<vec4<f32>>(payload[b + 3u]));
+    return Socket(payload[b].x, offset);
 }

@@ -49,8 +49,8 @@ struct LibraryLayout {
     values: u32,
     parents: u32,
     inverse_binds: u32,
-    pad_a: u32,
-    pad_b: u32,
+    sockets: u32,
+    pad: u32,
 }
 
 // Rust: layout::GpuTrack.
@@ -66,7 +66,13 @@ struct SkeletonInfo {
     joint_count: u32,
     joint_offset: u32,
     rest_offset: u32,
-    pad: u32,
+    socket_count: u32,
+}
+
+// Rust: layout::GpuSocket. A joint and the socket's offset from it (joint_from_socket).
+struct Socket {
+    joint: u32,
+    offset: Affine,
 }
 
 // A 3x4 affine matrix stored as rows; the fourth row is [0, 0, 0, 1]. Rust: math::Affine.
@@ -205,6 +211,8 @@ const MAX_LAYERS: u32 = 3u;
 const MAX_LAYER_DEFS: u32 = 1024u;
 // Most joints of a skeleton the fused stage handles. Rust: layout::MAX_FUSED_JOINTS.
 const MAX_FUSED_JOINTS: u32 = 128u;
+// Sockets per skeleton. Rust: layout::MAX_SOCKETS.
+const MAX_SOCKETS: u32 = 4u;
 
 // Layer modes. Rust: layout::layer_mode, NO_MASK, NO_TIME_PARAMETER.
 const LAYER_OFF: u32 = 0u;

@@ -4,7 +4,7 @@
 
 use super::clock::advance_instance;
 use super::local_to_model::{HierarchyStore, propagate};
-use super::palette::palette_joints;
+use super::palette::{palette_joints, socket_matrices};
 use super::sample::{SampleStore, sample_joints};
 use crate::layout::{
     BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
@@ -128,9 +128,10 @@ pub(crate) fn fused(
         }
         // local_to_model: one thread walks the joints parents first.
         propagate(lib, inst, joint_count, &mut wg);
-        // palette: threads over joints.
+        // palette: threads over joints; sockets: a thread each.
         for lid in 0..WORKGROUP_SIZE {
             palette_joints(lib, inst, lid, joint_count, |o, j| wg.palette_model_at(o, j), palettes);
+            socket_matrices(lib, frame, i, inst, lid, |o, j| wg.palette_model_at(o, j), palettes);
         }
     }
 }

@@ -56,6 +56,10 @@ pub struct Pose {
     pub model: Vec<Affine>,
     /// Skinning matrices written by `palette`.
     pub palette: Vec<Affine>,
+    /// Socket matrices written by `palette`: [`MAX_SOCKETS`](crate::layout::MAX_SOCKETS) per
+    /// instance (slots past its skeleton's sockets not written: zero here); empty when the
+    /// library has none.
+    pub sockets: Vec<Affine>,
 }
 
 /// Runs `sample`, `local_to_model` and `palette` for instances whose blend lists are given (the
@@ -106,13 +110,22 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
     let mut model = vec![Affine::IDENTITY; joints];
     local_to_model(lib, &frame, instances, &mut local, &mut model)?;
     local.truncate(joints);
-    let mut pose = Pose {
+    // The socket matrices after the palettes, as in an animator's palette buffer.
+    let sockets = if lib.has_sockets() {
+        instances.len() * crate::layout::MAX_SOCKETS as usize
+    } else {
+        0
+    };
+    let mut palettes = vec![Affine::IDENTITY; joints + sockets];
+    palettes[joints..].fill(bytemuck::Zeroable::zeroed());
+    palette(lib, &frame, instances, &model, &mut palettes)?;
+    let sockets = palettes.split_off(joints);
+    Ok(Pose {
         local,
         model,
-        palette: vec![Affine::IDENTITY; joints],
-    };
-    palette(lib, &frame, instances, &pose.model, &mut pose.palette)?;
-    Ok(pose)
+        palette: palettes,
+        sockets,
+    })
 }
 
 /// A single-clip instance of `clip` that holds time 0 (no world transform, no blend), its joints

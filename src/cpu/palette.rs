@@ -1,6 +1,6 @@
 //! Mirror of `shaders/palette.wgsl`.
 
-use crate::layout::{GpuFrame, GpuInstance, WORKGROUP_SIZE};
+use crate::layout::{GpuFrame, GpuInstance, MAX_SOCKETS, WORKGROUP_SIZE};
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 
@@ -33,7 +33,31 @@ pub(crate) fn palette_joints(
     }
 }
 
-/// Stage `palette`: one workgroup per instance, its threads striding over the joints.
+/// Instance `i`'s socket matrices, one per thread `lid` below its skeleton's socket count: the
+/// world matrix times the joint's model matrix (`model_at(joint_offset, j)`, as for
+/// [`palette_joints`]) times the socket's offset, at slot `frame.snapshot_offset + i · MAX_SOCKETS
+/// + lid` of `palettes`. WGSL `socket_matrices`.
+pub(crate) fn socket_matrices(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    i: usize,
+    inst: &GpuInstance,
+    lid: u32,
+    model_at: impl Fn(u32, u32) -> Affine,
+    palettes: &mut [Affine],
+) {
+    let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
+    if lid >= skel.socket_count.min(MAX_SOCKETS) {
+        return;
+    }
+    let socket = &lib.gpu_sockets()[(inst.skeleton * MAX_SOCKETS + lid) as usize];
+    let model = model_at(inst.joint_offset, socket.joint);
+    let slot = frame.snapshot_offset as usize + i * MAX_SOCKETS as usize + lid as usize;
+    palettes[slot] = inst.world.mul(&model.mul(&socket.offset));
+}
+
+/// Stage `palette`: one workgroup per instance, its threads striding over the joints; the
+/// socket matrices after the joints.
 pub(crate) fn palette(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -41,7 +65,7 @@ pub(crate) fn palette(
     model: &[Affine],
     palettes: &mut [Affine],
 ) {
-    for inst in &instances[..frame.instance_count as usize] {
+    for (i, inst) in instances[..frame.instance_count as usize].iter().enumerate() {
         for lid in 0..WORKGROUP_SIZE {
             palette_joints(
                 lib,
@@ -51,6 +75,7 @@ pub(crate) fn palette(
                 |o, j| model[(o + j) as usize],
                 palettes,
             );
+            socket_matrices(lib, frame, i, inst, lid, |o, j| model[(o + j) as usize], palettes);
         }
     }
 }

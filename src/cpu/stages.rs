@@ -15,8 +15,8 @@ use crate::blend::BlendLibrary;
 use crate::error::{Error, Result};
 use crate::layout::{
     BlendList, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuSkeleton, LAYER_ON, LocalPose,
-    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NO_MASK, SNAPSHOT_CLIP, layer_mode, node_kind,
-    source_kind,
+    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_FUSED_JOINTS, MAX_LAYERS, MAX_SOCKETS, MAX_TREE_NODES, NO_MASK,
+    SNAPSHOT_CLIP, layer_mode, node_kind, source_kind,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -66,6 +66,45 @@ fn joint_end(instances: &[GpuInstance]) -> u64 {
         .map(|i| u64::from(i.joint_offset) + u64::from(i.joint_count))
         .max()
         .unwrap_or(0)
+}
+
+/// The palette buffer's socket region: with sockets, `frame.snapshot_offset` on, `MAX_SOCKETS`
+/// per instance; and every socket of each instance on one of its first `joint_limit(inst)` joints.
+fn socket_room(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    instances: &[GpuInstance],
+    palettes: usize,
+    joint_limit: impl Fn(&GpuInstance) -> u32,
+) -> Result<()> {
+    let mut any = false;
+    for (i, inst) in instances.iter().enumerate() {
+        let skel = lib.gpu_skeletons()[inst.skeleton as usize];
+        let count = skel.socket_count.min(MAX_SOCKETS) as usize;
+        let first = (inst.skeleton * MAX_SOCKETS) as usize;
+        for (k, socket) in lib.gpu_sockets()[first..first + count].iter().enumerate() {
+            if socket.joint >= joint_limit(inst) {
+                return Err(instance_error(
+                    i,
+                    format!(
+                        "socket {k} follows joint {}, past the {} joints animated",
+                        socket.joint,
+                        joint_limit(inst)
+                    ),
+                ));
+            }
+        }
+        any |= count > 0;
+    }
+    if any {
+        let need = u64::from(frame.snapshot_offset) + instances.len() as u64 * u64::from(MAX_SOCKETS);
+        if (palettes as u64) < need {
+            return Err(Error::Limit {
+                what: format!("the palette buffer holds {palettes} entries; the frame's socket matrices need {need}"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Instance `i`'s skeleton (one of the library's, with at least the instance's joints) and
@@ -453,6 +492,7 @@ pub fn palette(
     let end = joint_end(&instances[..n]);
     pose_buffer(frame, "the model pose buffer", model.len(), 0, end)?;
     pose_buffer(frame, "the palette buffer", palettes.len(), 0, end)?;
+    socket_room(lib, frame, &instances[..n], palettes.len(), |inst| inst.joint_count)?;
     k_palette::palette(lib, frame, instances, model, palettes);
     Ok(())
 }
@@ -483,6 +523,9 @@ pub fn fused(
     let end = joint_end(&instances[..n]);
     pose_buffer(frame, "the local pose buffer", local.len(), 1, end)?;
     pose_buffer(frame, "the palette buffer", palettes.len(), 0, end)?;
+    socket_room(lib, frame, &instances[..n], palettes.len(), |inst| {
+        inst.joint_count.min(MAX_FUSED_JOINTS)
+    })?;
     k_fused::fused(lib, frame, layer_defs, instances, clocks, local, palettes);
     Ok(())
 }

@@ -9,7 +9,7 @@ use super::{PassTimer, read_buffer, split_dispatch};
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_FUSED_JOINTS, MAX_LAYER_DEFS,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_FUSED_JOINTS, MAX_LAYER_DEFS, MAX_SOCKETS,
     WORKGROUP_SIZE,
 };
 use crate::library::{AnimationLibrary, ClipId};
@@ -111,11 +111,31 @@ const INSTANCE_BYTES: u64 = {
 };
 /// Bytes of one joint in the local pose buffer: current pose, snapshot and mesh-space delta.
 const LOCAL_JOINT_BYTES: u64 = 3 * size_of::<LocalPose>() as u64;
+/// Bytes of one instance's socket matrices, after the joints' in the palette buffer (when the
+/// library has sockets).
+const SOCKET_BYTES: u64 = MAX_SOCKETS as u64 * size_of::<Affine>() as u64;
+
+/// Bytes of a page's palette buffer: its joints' palettes, then, with sockets, every instance's
+/// socket matrices.
+fn palette_bytes(instances: u32, joints: u32, sockets: bool) -> u64 {
+    let socket_bytes = if sockets {
+        u64::from(instances) * SOCKET_BYTES
+    } else {
+        0
+    };
+    u64::from(joints) * size_of::<Affine>() as u64 + socket_bytes
+}
 
 /// The capacity `(instances, joints)` of each page for `desc` on a device with `limits`: as many
 /// instances per page as fit one storage binding (or `desc.page_instances`), with joints for
 /// that many of the largest skeleton, or `max_joints` split over the pages.
-fn page_layout(limits: &wgpu::Limits, desc: &AnimatorDesc, max_joints: u32, largest: u32) -> Result<Vec<(u32, u32)>> {
+fn page_layout(
+    limits: &wgpu::Limits,
+    desc: &AnimatorDesc,
+    max_joints: u32,
+    largest: u32,
+    sockets: bool,
+) -> Result<Vec<(u32, u32)>> {
     let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
     let joints_per_page = (cap / LOCAL_JOINT_BYTES).min(u64::from(u32::MAX)) as u32;
     if largest > joints_per_page {
@@ -129,6 +149,11 @@ fn page_layout(limits: &wgpu::Limits, desc: &AnimatorDesc, max_joints: u32, larg
     let mut per_page = (cap / INSTANCE_BYTES).min(u64::from(u32::MAX)) as u32;
     if desc.max_joints.is_none() && largest > 0 {
         per_page = per_page.min(joints_per_page / largest);
+        if sockets {
+            // The palettes and the socket matrices share a binding.
+            let per_instance = u64::from(largest) * size_of::<Affine>() as u64 + SOCKET_BYTES;
+            per_page = per_page.min((cap / per_instance).min(u64::from(u32::MAX)) as u32);
+        }
     }
     if let Some(p) = desc.page_instances {
         if p == 0 {
@@ -151,6 +176,14 @@ fn page_layout(limits: &wgpu::Limits, desc: &AnimatorDesc, max_joints: u32, larg
             // An even share of the joint budget, within one binding.
             Some(_) => joints_left.div_ceil(pages - k).min(joints_per_page),
         };
+        if palette_bytes(instances.max(1), joints, sockets) > cap {
+            return Err(Error::Limit {
+                what: format!(
+                    "page {k}'s palettes and socket matrices need {} bytes; the device allows {cap} per storage buffer",
+                    palette_bytes(instances.max(1), joints, sockets)
+                ),
+            });
+        }
         out.push((instances.max(1), joints));
         instances_left -= instances.min(instances_left);
         joints_left -= joints.min(joints_left);
@@ -160,10 +193,12 @@ fn page_layout(limits: &wgpu::Limits, desc: &AnimatorDesc, max_joints: u32, larg
 
 /// Whether pages of capacities `layout` fit a device with `limits` (each buffer within one
 /// storage binding).
-fn check_pages(limits: &wgpu::Limits, layout: &[(u32, u32)]) -> std::result::Result<(), String> {
+fn check_pages(limits: &wgpu::Limits, layout: &[(u32, u32)], sockets: bool) -> std::result::Result<(), String> {
     let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
     for (k, &(instances, joints)) in layout.iter().enumerate() {
-        let largest = (u64::from(instances) * INSTANCE_BYTES).max(u64::from(joints) * LOCAL_JOINT_BYTES);
+        let largest = (u64::from(instances) * INSTANCE_BYTES)
+            .max(u64::from(joints) * LOCAL_JOINT_BYTES)
+            .max(palette_bytes(instances, joints, sockets));
         if largest > cap {
             return Err(format!(
                 "page {k} needs a buffer of {largest} bytes; the device allows {cap} per storage buffer"
@@ -199,7 +234,7 @@ impl Page {
         let model_buffer = storage(device, &label("model poses"), joints * size_of::<Affine>() as u64);
         let palette_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(&label("palettes")),
-            size: (joints * size_of::<Affine>() as u64).max(16),
+            size: palette_bytes(max_instances, max_joints, gpu_library.library().has_sockets()).max(16),
             usage: wgpu::BufferUsages::STORAGE
                 | wgpu::BufferUsages::COPY_SRC
                 | wgpu::BufferUsages::COPY_DST
@@ -285,7 +320,7 @@ impl Animator {
                 ),
             })?,
         };
-        let layout = page_layout(&device.limits(), desc, max_joints, largest)?;
+        let layout = page_layout(&device.limits(), desc, max_joints, largest, library.has_sockets())?;
         Self::with_pages(device, gpu_library, desc.max_instances, &layout)
     }
 
@@ -663,10 +698,47 @@ impl Animator {
     pub fn palette_buffer(&self) -> &wgpu::Buffer {
         &self.pages[0].palette_buffer
     }
-    /// The palette buffer of page `page` (its instances' `joint_offset`s index it).
+    /// The palette buffer of page `page` (its instances' `joint_offset`s index it; with sockets,
+    /// [`Animator::socket_slot`] says where each socket matrix is).
     #[must_use]
     pub fn page_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
         self.pages.get(page).map(|p| &p.palette_buffer)
+    }
+
+    /// Where instance `index`'s socket `socket` (of its skeleton's [`crate::Skeleton::sockets`])
+    /// is written each frame: `(page, element)`, the element an `Affine` (3×4 rows, 48 bytes) of
+    /// that page's palette buffer. The matrix is `world · model[joint] · offset`, the socket in
+    /// world space: a prop drawn with it follows the joint with no CPU work. A page's socket
+    /// matrices start after its joint capacity, instance `k` of the page at `k · MAX_SOCKETS`.
+    /// `None` for an instance or socket that does not exist.
+    #[must_use]
+    pub fn socket_slot(&self, index: usize, socket: usize) -> Option<(usize, u64)> {
+        let inst = self.controller.instance(index)?;
+        let sockets = self.controller.library().gpu_skeletons()[inst.skeleton as usize].socket_count;
+        if socket >= sockets as usize {
+            return None;
+        }
+        let (page, k) = self.controller.page_of(index)?;
+        let first = u64::from(self.controller.page_max_joints(page));
+        Some((page, first + k as u64 * u64::from(MAX_SOCKETS) + socket as u64))
+    }
+
+    /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in
+    /// instance order. Slots past a skeleton's sockets are not written (zero, unless an instance
+    /// removed from that place used them). Empty when the library has no sockets. For tests and
+    /// tools; waits for the GPU.
+    pub fn read_sockets_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<Affine>> {
+        let (p, state) = self.page(page)?;
+        if !self.controller.library().has_sockets() {
+            return Ok(Vec::new());
+        }
+        read_buffer(
+            device,
+            queue,
+            &p.palette_buffer,
+            u64::from(state.max_joints),
+            state.len as u64 * u64::from(MAX_SOCKETS),
+        )
     }
     /// Keeps (or stops keeping) each page's previous-frame palettes, for motion vectors: a
     /// buffer per page beside the palettes ([`Animator::page_previous_palette_buffer`]) that every
@@ -790,7 +862,7 @@ impl Animator {
         let layout: Vec<(u32, u32)> = (0..self.controller.page_count())
             .map(|k| (self.controller.page_capacity(k), self.controller.page_max_joints(k)))
             .collect();
-        check_pages(&device.limits(), &layout).map_err(|what| fail(&what))?;
+        check_pages(&device.limits(), &layout, self.controller.library().has_sockets()).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();
         let mut next = Self::with_pages(device, gpu_library, max_instances, &layout)?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
@@ -928,6 +1000,7 @@ impl Animator {
                 local: read_buffer(device, queue, &p.local_buffer, 0, j)?,
                 model: read_buffer(device, queue, &p.model_buffer, 0, j)?,
                 palette: read_buffer(device, queue, &p.palette_buffer, 0, j)?,
+                sockets: self.read_sockets_page(device, queue, page)?,
             },
         ))
     }
@@ -1043,12 +1116,14 @@ pub fn evaluate_poses(
             break;
         }
         let (_, all) = animator.read_back_page(device, queue, page)?;
-        poses.extend(animator.page_instances(page).iter().map(|inst| {
+        let slots = MAX_SOCKETS as usize;
+        poses.extend(animator.page_instances(page).iter().enumerate().map(|(k, inst)| {
             let r = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
             Pose {
                 local: all.local[r.clone()].to_vec(),
                 model: all.model[r.clone()].to_vec(),
                 palette: all.palette[r].to_vec(),
+                sockets: all.sockets.get(k * slots..(k + 1) * slots).unwrap_or_default().to_vec(),
             }
         }));
     }

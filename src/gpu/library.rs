@@ -58,7 +58,8 @@ impl LibraryHeaps {
             values: section(&mut payload, library.values()),
             parents: words(&mut payload, bytemuck::cast_slice(library.parents())),
             inverse_binds: section(&mut payload, library.inverse_binds()),
-            _pad: [0; 2],
+            sockets: section(&mut payload, library.gpu_sockets()),
+            _pad: 0,
         };
         // A binding may not be empty.
         for heap in [&mut headers, &mut payload] {

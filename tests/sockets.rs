@@ -1,0 +1,268 @@
+//! Sockets: attachment points that follow joints. Each frame the GPU writes every character's
+//! socket matrices (`world · model[joint] · offset`) after the palettes; checked against the CPU
+//! mirror on the GPU's own model matrices (staged path), against the staged path (fused path),
+//! and against the f64 reference.
+
+mod common;
+
+use glam::{DMat4, Mat4, Quat, Vec3};
+use rand::Rng;
+use rand::rngs::SmallRng;
+use wgpu_anim::layout::{GpuFrame, MAX_SOCKETS};
+use wgpu_anim::math::{Affine, Transform};
+use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, Skeleton, cpu};
+
+/// Skeletons of 1, 37 and 90 joints: the first without sockets, the others with 1 and 4 sockets
+/// on random joints with random offsets (non-uniform scale included).
+const SKELETONS: [(usize, usize); 3] = [(1, 0), (37, 1), (90, 4)];
+
+fn random_offset(r: &mut SmallRng) -> Transform {
+    Transform::new(
+        Vec3::new(r.gen_range(-0.2..0.2), r.gen_range(-0.2..0.2), r.gen_range(-0.2..0.2)),
+        common::random_quat(r),
+        Vec3::new(r.gen_range(0.5..1.5), r.gen_range(0.5..1.5), r.gen_range(0.5..1.5)),
+    )
+}
+
+/// A library of [`SKELETONS`] with random clips and trees (as `common::random_library_of`), and
+/// the authoring skeletons and clips for the f64 reference.
+fn library(seed: u64) -> (AnimationLibrary, Vec<Skeleton>, Vec<wgpu_anim::Clip>) {
+    let mut r = common::rng(seed);
+    let mut b = LibraryBuilder::new();
+    let (mut skeletons, mut clips) = (Vec::new(), Vec::new());
+    for (k, &(n, sockets)) in SKELETONS.iter().enumerate() {
+        let mut s = common::random_skeleton(&mut r, &format!("s{k}"), n);
+        for m in 0..sockets {
+            let joint = s.joint_names()[r.gen_range(0..n)].clone();
+            s.add_socket(&format!("socket{m}"), &joint, random_offset(&mut r))
+                .unwrap();
+        }
+        let id = b.add_skeleton(s.clone());
+        let mut ids = [ClipId(0); common::CLIPS_PER_SKELETON as usize];
+        for (c, slot) in ids.iter_mut().enumerate() {
+            let clip = common::random_clip(&mut r, &s, &format!("s{k}_c{c}"));
+            *slot = b.add_clip(id, &clip).unwrap();
+            clips.push(clip);
+        }
+        for tree in common::random_trees(&ids, &format!("s{k}")) {
+            b.add_blend_tree(&tree).unwrap();
+        }
+        b.add_mask(id, &format!("s{k}_mask"), &vec![0.5; n]).unwrap();
+        skeletons.push(s);
+    }
+    (b.build(), skeletons, clips)
+}
+
+fn world(r: &mut SmallRng) -> Mat4 {
+    Mat4::from_scale_rotation_translation(
+        Vec3::splat(r.gen_range(0.5..2.0)),
+        Quat::from_rotation_y(r.gen_range(-3.0..3.0)),
+        Vec3::new(r.gen_range(-50.0..50.0), 0.0, r.gen_range(-50.0..50.0)),
+    )
+}
+
+/// A crowd in pages of 50: random clips and trees, layers on a third, random world matrices.
+fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -> Animator {
+    let desc = AnimatorDesc {
+        max_instances: n as u32,
+        page_instances: Some(50),
+        ..Default::default()
+    };
+    let mut a = Animator::new(device, lib, &desc).unwrap();
+    let mut r = common::rng(11);
+    for i in 0..n {
+        let desc = InstanceDesc {
+            world: world(&mut r),
+            rate: r.gen_range(0.5..1.5),
+            ..common::random_state(&mut r, (i % 3) as u32)
+        };
+        a.add_instance(&desc).unwrap();
+    }
+    common::random_layers(&mut a, &mut r);
+    a.set_fused(fused).unwrap();
+    a
+}
+
+fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
+    a.prepare(queue, dt);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    a.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+}
+
+#[test]
+fn a_socket_needs_a_joint_a_name_of_its_own_and_a_finite_offset() {
+    let mut s = common::random_skeleton(&mut common::rng(1), "s", 5);
+    let ok = Transform::new(Vec3::X, Quat::IDENTITY, Vec3::ONE);
+    assert_eq!(s.add_socket("grip", "s_3", ok).unwrap(), 0);
+    let bad = [
+        ("grip", "s_1", ok),
+        ("", "s_1", ok),
+        ("other", "no_such_joint", ok),
+        ("other", "s_1", Transform::new(Vec3::NAN, Quat::IDENTITY, Vec3::ONE)),
+        (
+            "other",
+            "s_1",
+            Transform::new(Vec3::X, Quat::from_xyzw(0.0, 0.0, 0.0, 2.0), Vec3::ONE),
+        ),
+    ];
+    for (name, joint, offset) in bad {
+        let e = s.add_socket(name, joint, offset).unwrap_err().to_string();
+        assert!(e.contains("socket"), "{e}");
+    }
+    for k in 1..MAX_SOCKETS as usize {
+        s.add_socket(&format!("s{k}"), "s_0", ok).unwrap();
+    }
+    let e = s.add_socket("one_more", "s_0", ok).unwrap_err().to_string();
+    assert!(e.contains("already has 4 sockets"), "{e}");
+    assert_eq!(s.sockets().len(), MAX_SOCKETS as usize);
+    assert_eq!(s.socket_index("grip"), Some(0));
+    assert_eq!(s.sockets()[0].joint, s.joint_index("s_3").unwrap());
+}
+
+/// 150 characters over three pages, three frames on the staged path: every socket matrix equals
+/// the CPU mirror's `palette` stage run on the GPU's own model matrices (within 1e-6 relative:
+/// the same f32 products); slots past a skeleton's sockets stay zero; one slot off fails.
+/// Then the fused path: the same crowd's sockets within 2e-5 of the staged path's.
+#[test]
+fn socket_matrices_on_the_gpu_match_the_mirror() {
+    let (device, queue) = common::device();
+    let (lib, _, _) = library(3);
+    let n = 150;
+    let mut staged = crowd(&device, &lib, n, false);
+    let mut fused = crowd(&device, &lib, n, true);
+    for dt in [0.0, 0.3, 0.05] {
+        step(&device, &queue, &mut staged, dt);
+        step(&device, &queue, &mut fused, dt);
+    }
+    let mut checked = 0;
+    for page in 0..staged.pages_in_use() {
+        let (_, pose) = staged.read_back_page(&device, &queue, page).unwrap();
+        let gpu = staged.read_sockets_page(&device, &queue, page).unwrap();
+        let instances = staged.page_instances(page);
+        assert_eq!(gpu.len(), instances.len() * MAX_SOCKETS as usize);
+        let capacity = staged.page_max_joints(page);
+        let frame = GpuFrame {
+            dt: 0.0,
+            instance_count: instances.len() as u32,
+            snapshot_offset: capacity,
+            _pad: 0,
+        };
+        let mut model = pose.model.clone();
+        model.resize(capacity as usize, Affine::IDENTITY);
+        let mut palettes = vec![Affine::IDENTITY; capacity as usize + gpu.len()];
+        palettes[capacity as usize..].fill(bytemuck::Zeroable::zeroed());
+        cpu::palette(&lib, &frame, instances, &model, &mut palettes).unwrap();
+        let want = &palettes[capacity as usize..];
+        common::compare("sockets", &gpu, want, 1e-6, common::affine_error).unwrap();
+        // Slots past a skeleton's sockets are never written.
+        for (k, inst) in instances.iter().enumerate() {
+            let used = lib.gpu_skeletons()[inst.skeleton as usize].socket_count as usize;
+            for slot in used..MAX_SOCKETS as usize {
+                assert_eq!(gpu[k * MAX_SOCKETS as usize + slot], bytemuck::Zeroable::zeroed());
+            }
+            checked += used;
+        }
+        // The comparison sees a matrix one slot off.
+        assert!(
+            common::compare(
+                "shifted",
+                &gpu[1..],
+                &want[..want.len() - 1],
+                1e-6,
+                common::affine_error
+            )
+            .is_err()
+        );
+        // Fused: the same sockets.
+        let fused_sockets = fused.read_sockets_page(&device, &queue, page).unwrap();
+        common::compare("fused sockets", &fused_sockets, &gpu, 2e-5, common::affine_error).unwrap();
+    }
+    assert!(checked > 100, "{checked} sockets checked");
+}
+
+/// Single clips at random times with random world matrices: each socket matrix within 1e-5 per
+/// level of its joint's depth plus 3e-5 (relative) of the f64 reference
+/// `world · model(t)[joint] · offset`, as the palettes are, and where
+/// [`Animator::socket_slot`] says it is.
+#[test]
+fn socket_matrices_follow_the_f64_reference() {
+    let (device, queue) = common::device();
+    let (lib, skeletons, clips) = library(4);
+    let mut r = common::rng(5);
+    let desc = AnimatorDesc {
+        max_instances: 60,
+        page_instances: Some(25),
+        ..Default::default()
+    };
+    let mut a = Animator::new(&device, &lib, &desc).unwrap();
+    let mut expected = Vec::new();
+    for _ in 0..60 {
+        let c = r.gen_range(0..lib.clips().len());
+        let time = r.gen_range(0.0..lib.clips()[c].duration);
+        let w = world(&mut r);
+        a.add_instance(&InstanceDesc {
+            time,
+            rate: 0.0,
+            world: w,
+            ..InstanceDesc::new(ClipId(c as u32))
+        })
+        .unwrap();
+        let skeleton = &skeletons[lib.clips()[c].skeleton as usize];
+        let model = wgpu_anim::reference::local_to_model(
+            skeleton,
+            &wgpu_anim::reference::sample(skeleton, &clips[c], f64::from(time)),
+        );
+        let depths = skeleton.depths();
+        let sockets: Vec<(DMat4, f32)> = skeleton
+            .sockets()
+            .iter()
+            .map(|s| {
+                let want = w.as_dmat4() * model[s.joint] * s.offset.to_mat4().as_dmat4();
+                // f32 rounding grows with each level of the hierarchy, the world and the offset.
+                (want, 1e-5 * (depths[s.joint] + 3) as f32)
+            })
+            .collect();
+        expected.push(sockets);
+    }
+    step(&device, &queue, &mut a, 0.0);
+    let pages: Vec<Vec<Affine>> = (0..a.pages_in_use())
+        .map(|p| a.read_sockets_page(&device, &queue, p).unwrap())
+        .collect();
+    let mut worst = 0.0f32;
+    for (i, sockets) in expected.iter().enumerate() {
+        let (page, first) = a.page_of(i).unwrap();
+        for (s, (want, tolerance)) in sockets.iter().enumerate() {
+            let (p, element) = a.socket_slot(i, s).unwrap();
+            let slot = (element - u64::from(a.page_max_joints(p))) as usize;
+            assert_eq!((p, slot), (page, first * MAX_SOCKETS as usize + s));
+            let got = pages[p][slot];
+            let e = common::affine_error(&got, &Affine::from_mat4(&want.as_mat4()));
+            worst = worst.max(e);
+            assert!(
+                e < *tolerance,
+                "instance {i} socket {s}: off by {e:e} (tolerance {tolerance:e})"
+            );
+        }
+        assert_eq!(a.socket_slot(i, sockets.len()), None);
+    }
+    assert!(worst > 0.0, "the comparison compares something");
+}
+
+/// A library without sockets keeps no socket matrices: the palette buffer is the joints'
+/// palettes alone.
+#[test]
+fn without_sockets_nothing_is_kept() {
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library_of(3, &[5]);
+    assert!(!lib.has_sockets());
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+    step(&device, &queue, &mut a, 0.1);
+    assert!(a.read_sockets_page(&device, &queue, 0).unwrap().is_empty());
+    assert_eq!(a.socket_slot(0, 0), None);
+    assert_eq!(
+        a.palette_buffer().size(),
+        u64::from(a.max_joints()) * size_of::<Affine>() as u64
+    );
+}

@@ -1,5 +1,6 @@
-//! The crowd demo: built-in mannequins idling, walking and running across a field, every one
-//! animated on the GPU with its own clip, phase and rate — or, with `--model PATH`, a crowd of a
+//! The crowd demo: built-in mannequins idling, walking and running across a field (every fourth
+//! with a sword in its right hand, placed by a socket the GPU writes), every one animated on the
+//! GPU with its own clip, phase and rate — or, with `--model PATH`, a crowd of a
 //! character imported from a glTF file playing its clips in place (for example
 //! `--model assets/Fox/Fox.gltf`: foxes surveying, walking and running).
 //!
@@ -487,14 +488,21 @@ fn screenshot(
         1,
     )?;
     let ground = GroundRenderer::new(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1);
+    let props = crowd.prop_renderer(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1)?;
     let camera = orbit.camera(width as f32 / height as f32);
     renderer.set_camera(queue, &camera);
     ground.set_camera(queue, &camera);
+    if let Some(p) = &props {
+        p.set_camera(queue, &camera);
+    }
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
         ground.draw(&mut pass);
         renderer.draw(&mut pass, 0..crowd.count() as u32);
+        if let Some(p) = &props {
+            p.draw(&mut pass, &crowd.animator);
+        }
     }
     queue.submit([encoder.finish()]);
     wgpu_anim::image::save_png(path, width, height, &target.read_rgba(device, queue)?)

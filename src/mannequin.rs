@@ -1253,7 +1253,75 @@ pub fn mannequin() -> Mannequin {
 ///
 /// The library also holds the [`LOCOMOTION`] blend tree ([`locomotion_tree`]).
 pub fn library() -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
-    let skeleton = skeleton();
+    library_of(skeleton())
+}
+
+/// The right hand's grip socket of [`skeleton_with_grip`]: a held prop's +Y points forward (+Z)
+/// out of the fist in the rest pose.
+pub const GRIP: &str = "grip_r";
+
+/// The mannequin's skeleton with the [`GRIP`] socket (socket 0) in the right hand.
+#[must_use]
+pub fn skeleton_with_grip() -> Skeleton {
+    let mut skeleton = skeleton();
+    // Every rest rotation is the identity, so the hand's frame is the model's at rest: the grip
+    // sits in the fist (along the arm, towards the palm), turned so that +Y points forward.
+    let side = -1.0;
+    let grip = Transform::new(
+        arm_dir(side) * 0.075 + palm_dir(side) * 0.025,
+        Quat::from_rotation_x(PI / 2.0),
+        Vec3::ONE,
+    );
+    skeleton
+        .add_socket(GRIP, "hand_r", grip)
+        .expect("the built-in grip is valid");
+    skeleton
+}
+
+/// A sword in a grip socket's frame (handle at the origin, blade along +Y, 1 m long): the prop
+/// the crowd demo gives some of its members.
+#[must_use]
+pub fn sword() -> SkinnedMesh {
+    // Boxes: handle, guard, blade, pommel (centre, half extents).
+    let parts = [
+        (Vec3::new(0.0, 0.0, 0.0), Vec3::new(0.016, 0.075, 0.016)),
+        (Vec3::new(0.0, 0.09, 0.0), Vec3::new(0.085, 0.014, 0.022)),
+        (Vec3::new(0.0, 0.52, 0.0), Vec3::new(0.028, 0.42, 0.007)),
+        (Vec3::new(0.0, -0.085, 0.0), Vec3::new(0.026, 0.014, 0.026)),
+    ];
+    let mut mesh = SkinnedMesh {
+        name: "sword".into(),
+        ..Default::default()
+    };
+    for (centre, half) in parts {
+        // Six faces, four corners each, flat normals.
+        for axis in 0..3 {
+            for sign in [-1.0f32, 1.0] {
+                let mut n = Vec3::ZERO;
+                n[axis] = sign;
+                // (u, v, n) right-handed: the corners below run counter-clockwise seen from outside.
+                let mut u = Vec3::ZERO;
+                u[(axis + 1) % 3] = 1.0;
+                let v = n.cross(u);
+                let base = mesh.positions.len() as u32;
+                for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                    mesh.positions.push(centre + (n + u * a + v * b) * half);
+                    mesh.normals.push(n);
+                    mesh.joints.push([0; 4]);
+                    mesh.weights.push([1.0, 0.0, 0.0, 0.0]);
+                }
+                mesh.indices
+                    .extend([base, base + 1, base + 2, base, base + 2, base + 3]);
+            }
+        }
+    }
+    mesh
+}
+
+/// A library of `skeleton` (the mannequin's, or one with sockets added: [`skeleton_with_grip`])
+/// with the mannequin's clips, [`LOCOMOTION`] tree and layer assets.
+#[must_use]
+pub fn library_of(skeleton: Skeleton) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
     let clips = clips(&skeleton);
     let mut builder = LibraryBuilder::new();
     let id = builder.add_skeleton(skeleton);

@@ -9,7 +9,8 @@
 use crate::error::{Error, Result};
 use crate::gltf_import::{self, Imported};
 use crate::gpu::{
-    Animator, AnimatorDesc, Camera, Curve, GroundRenderer, InstanceDesc, Layer, LayerMode, SkinnedRenderer, Transition,
+    Animator, AnimatorDesc, Camera, Curve, GroundRenderer, InstanceDesc, Layer, LayerMode, PropRenderer,
+    SkinnedRenderer, Transition,
 };
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::mannequin;
@@ -67,6 +68,22 @@ pub struct Character {
     pub locomotion: Option<crate::blend::BlendTreeId>,
     /// Layer assets for waving, flinching and aiming, when the character has them.
     pub layers: Option<LayerAssets>,
+    /// A prop some members hold in a socket, when the character has one.
+    pub prop: Option<HeldProp>,
+}
+
+/// A prop some members of a crowd hold: a rigid mesh at one of the skeleton's sockets, drawn by a
+/// [`PropRenderer`] from the socket matrices the animator writes.
+#[derive(Clone, Debug)]
+pub struct HeldProp {
+    /// The mesh, in the socket's frame.
+    pub mesh: SkinnedMesh,
+    /// Which of the skeleton's sockets holds it.
+    pub socket: usize,
+    /// Linear RGB.
+    pub color: [f32; 3],
+    /// Every `every`-th member holds one (members 1, 1 + every, ...).
+    pub every: usize,
 }
 
 impl Character {
@@ -74,7 +91,8 @@ impl Character {
     #[must_use]
     pub fn mannequin() -> Self {
         let m = mannequin::mannequin();
-        let (library, skeleton, clips) = mannequin::library();
+        // The mannequin with a grip in the right hand, where some members hold a sword.
+        let (library, skeleton, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
         let velocities = mannequin::CLIP_NAMES
             .iter()
             .map(|name| {
@@ -111,6 +129,12 @@ impl Character {
             relative_height: 1.0,
             locomotion,
             layers,
+            prop: Some(HeldProp {
+                mesh: mannequin::sword(),
+                socket: 0,
+                color: [0.72, 0.74, 0.8],
+                every: 4,
+            }),
         }
     }
 
@@ -197,6 +221,7 @@ impl Character {
             relative_height: 1.0,
             locomotion: None,
             layers: None,
+            prop: None,
         };
         let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
         let size = hi - lo;
@@ -339,6 +364,8 @@ pub struct Crowd {
     pub character: Character,
     renderer: SkinnedRenderer,
     ground: GroundRenderer,
+    /// The character's prop in the hands of some members.
+    props: Option<PropRenderer>,
     agents: Vec<Agent>,
     half_extent: f32,
     moving: bool,
@@ -366,6 +393,34 @@ impl SplitMix {
     fn range(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * self.unit()
     }
+}
+
+/// The prop renderer of `character`'s prop held by members 1, 1 + every, ... below `count`.
+fn prop_renderer(
+    device: &wgpu::Device,
+    animator: &Animator,
+    character: &Character,
+    count: usize,
+    color_format: wgpu::TextureFormat,
+    depth_format: Option<wgpu::TextureFormat>,
+    sample_count: u32,
+) -> Result<Option<PropRenderer>> {
+    let Some(prop) = &character.prop else {
+        return Ok(None);
+    };
+    let holders: Vec<usize> = (1..count).step_by(prop.every.max(1)).collect();
+    PropRenderer::new(
+        device,
+        animator,
+        &prop.mesh,
+        prop.socket,
+        &holders,
+        prop.color,
+        color_format,
+        depth_format,
+        sample_count,
+    )
+    .map(Some)
 }
 
 fn tint(r: &mut SplitMix) -> [u8; 4] {
@@ -543,11 +598,21 @@ impl Crowd {
             })?;
             agents.push(agent);
         }
+        let props = prop_renderer(
+            device,
+            &animator,
+            &character,
+            agents.len(),
+            color_format,
+            depth_format,
+            sample_count,
+        )?;
         Ok(Self {
             animator,
             character,
             renderer,
             ground,
+            props,
             agents,
             half_extent,
             moving: desc.moving,
@@ -588,11 +653,21 @@ impl Crowd {
             depth_format,
             sample_count,
         )?;
+        let props = prop_renderer(
+            device,
+            &animator,
+            &self.character,
+            self.agents.len(),
+            color_format,
+            depth_format,
+            sample_count,
+        )?;
         Ok(Self {
             animator,
             character: self.character.clone(),
             renderer,
             ground: GroundRenderer::new(device, color_format, depth_format, sample_count),
+            props,
             agents: self.agents.clone(),
             half_extent: self.half_extent,
             moving: self.moving,
@@ -686,10 +761,36 @@ impl Crowd {
             .prepare(queue, if self.animation_paused { 0.0 } else { dt });
     }
 
-    /// Uploads the camera to both renderers.
+    /// Uploads the camera to the renderers.
     pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
         self.renderer.set_camera(queue, camera);
         self.ground.set_camera(queue, camera);
+        if let Some(p) = &self.props {
+            p.set_camera(queue, camera);
+        }
+    }
+
+    /// A renderer of the character's prop in the hands of its holders (every
+    /// [`HeldProp::every`]-th member) for another target (a screenshot's, say); `None` when the
+    /// character has no prop.
+    ///
+    /// Errors: as [`PropRenderer::new`].
+    pub fn prop_renderer(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Option<PropRenderer>> {
+        prop_renderer(
+            device,
+            &self.animator,
+            &self.character,
+            self.agents.len(),
+            color_format,
+            depth_format,
+            sample_count,
+        )
     }
 
     /// Records the animation passes.
@@ -697,10 +798,13 @@ impl Crowd {
         self.animator.encode(encoder);
     }
 
-    /// Draws the ground and every character.
+    /// Draws the ground, every character and the props they hold.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
         self.ground.draw(pass);
         self.renderer.draw(pass, 0..self.agents.len() as u32);
+        if let Some(p) = &self.props {
+            p.draw(pass, &self.animator);
+        }
     }
 
     /// A camera that frames the whole crowd from above and to the side (distances scale with

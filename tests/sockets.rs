@@ -266,3 +266,80 @@ fn without_sockets_nothing_is_kept() {
         u64::from(a.max_joints()) * size_of::<Affine>() as u64
     );
 }
+
+/// The crowd demo's mannequin with its sword ([`wgpu_anim::mannequin::sword`]) in the grip socket:
+/// drawn by a `PropRenderer`, the sword's pixels (where the picture with it differs from the one
+/// without) gather around where the socket matrix puts the blade's middle, projected by the
+/// camera; a holder that has no such socket is refused by name.
+#[test]
+fn a_prop_is_drawn_where_its_socket_is() {
+    use wgpu_anim::gpu::{Camera, OffscreenTarget, PropRenderer};
+    use wgpu_anim::mannequin;
+    const W: u32 = 320;
+    const H: u32 = 240;
+    let (device, queue) = common::device();
+    let (lib, skeleton, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+    a.add_instance(&InstanceDesc {
+        time: 0.3,
+        ..InstanceDesc::new(clips[1])
+    })
+    .unwrap();
+    step(&device, &queue, &mut a, 0.0);
+    let joints = lib.skeletons()[skeleton.0 as usize].joint_count();
+    let mesh = mannequin::mannequin().mesh;
+    let (format, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
+    let body = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, format, depth, 1).unwrap();
+    let sword = mannequin::sword();
+    let props = PropRenderer::new(&device, &a, &sword, 0, &[0], [0.8, 0.8, 0.8], format, depth, 1).unwrap();
+    let camera = Camera::look_at(
+        Vec3::new(1.2, 1.4, 2.6),
+        Vec3::new(0.0, 0.9, 0.0),
+        0.8,
+        W as f32 / H as f32,
+        0.1,
+        50.0,
+    );
+    body.set_camera(&queue, &camera);
+    props.set_camera(&queue, &camera);
+    let target = OffscreenTarget::new(&device, W, H).unwrap();
+    let picture = |with_prop: bool| {
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
+            body.draw(&mut pass, 0..1);
+            if with_prop {
+                props.draw(&mut pass, &a);
+            }
+        }
+        queue.submit([encoder.finish()]);
+        target.read_rgba(&device, &queue).unwrap()
+    };
+    let (with, without) = (picture(true), picture(false));
+    let (mut n, mut sum) = (0usize, glam::Vec2::ZERO);
+    for (k, (p, q)) in with.chunks_exact(4).zip(without.chunks_exact(4)).enumerate() {
+        if p != q {
+            n += 1;
+            sum += glam::Vec2::new((k as u32 % W) as f32, (k as u32 / W) as f32);
+        }
+    }
+    assert!(n > 30, "the sword covers {n} pixels");
+    // Where the socket matrix puts the blade's middle (0, 0.52, 0), on screen.
+    let (page, element) = a.socket_slot(0, 0).unwrap();
+    let m =
+        a.read_sockets_page(&device, &queue, page).unwrap()[(element - u64::from(a.page_max_joints(page))) as usize];
+    let blade = m.transform_point3(Vec3::new(0.0, 0.52, 0.0));
+    let clip = camera.view_proj * blade.extend(1.0);
+    let ndc = clip.truncate() / clip.w;
+    let screen = glam::Vec2::new((ndc.x + 1.0) * 0.5 * W as f32, (1.0 - ndc.y) * 0.5 * H as f32);
+    let centroid = sum / n as f32;
+    assert!(
+        centroid.distance(screen) < 12.0,
+        "the sword's pixels gather at {centroid}, the socket puts its middle at {screen}"
+    );
+    // A holder without the socket: an error naming it.
+    let e = PropRenderer::new(&device, &a, &sword, 1, &[0], [1.0; 3], format, depth, 1)
+        .err()
+        .expect("socket 1 does not exist");
+    assert!(e.to_string().contains("instance 0"), "{e}");
+}

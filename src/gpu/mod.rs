@@ -6,6 +6,7 @@ mod animator;
 mod controller;
 mod desc;
 mod library;
+mod props;
 mod readback;
 mod recovery;
 mod renderer;
@@ -16,6 +17,7 @@ pub use animator::{Animator, evaluate_poses};
 pub use controller::{Controller, FrameUpload, PageState};
 pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 pub use library::{GpuLibrary, LibraryHeaps};
+pub use props::PropRenderer;
 pub use readback::read_buffer;
 pub use renderer::{
     Camera, GroundRenderer, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass,

@@ -4,6 +4,7 @@
 
 use super::controller::{Controller, FrameUpload, PageState};
 use super::recovery::{Checkpoint, CheckpointCopy, Recovery};
+use super::ring::{FrameReadback, Ring, RingCopy};
 use super::{AnimatorDesc, GpuLibrary, InstanceDesc, LoopMode};
 use super::{PassTimer, read_buffer, split_dispatch};
 use crate::cpu::Pose;
@@ -76,6 +77,8 @@ pub struct Animator {
     recovery: Option<Recovery>,
     /// The copies this frame records for a checkpoint.
     checkpoint_copies: Vec<CheckpointCopy>,
+    /// Watched sockets read back every frame ([`Animator::watch_sockets`]).
+    ring: Option<Ring>,
 }
 
 /// When a frame copies each page's palettes into its previous palettes.
@@ -472,6 +475,7 @@ impl Animator {
             encodes: AtomicU32::new(0),
             recovery: None,
             checkpoint_copies: Vec::new(),
+            ring: None,
         })
     }
 
@@ -540,6 +544,9 @@ impl Animator {
         self.uploaded = self.write_upload(queue, &upload);
         self.frames += 1;
         let encodes = self.encodes.swap(0, Ordering::Relaxed);
+        if let Some(ring) = &mut self.ring {
+            ring.begin_frame(self.frames, encodes > 0);
+        }
         if let Some(recovery) = &mut self.recovery {
             let pages = &self.controller;
             self.checkpoint_copies = recovery.next_frame(encodes, upload, self.use_fused, pages, |page| {
@@ -619,6 +626,15 @@ impl Animator {
         });
         if self.previous_copy == PreviousCopy::After {
             self.copy_previous_palettes(encoder);
+        }
+        if let Some(ring) = &self.ring {
+            if let Some(buffer) = ring.current_buffer() {
+                let matrix = size_of::<Affine>() as u64;
+                for c in &ring.copies {
+                    let source = &self.pages[c.page].palette_buffer;
+                    encoder.copy_buffer_to_buffer(source, c.element * matrix, buffer, c.dst * matrix, c.count * matrix);
+                }
+            }
         }
         if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
             for c in &self.checkpoint_copies {
@@ -721,6 +737,71 @@ impl Animator {
         let (page, k) = self.controller.page_of(index)?;
         let first = u64::from(self.controller.page_max_joints(page));
         Some((page, first + k as u64 * u64::from(MAX_SOCKETS) + socket as u64))
+    }
+
+    /// Reads back the world matrices of `sockets` (`(character, socket)` pairs) after every
+    /// frame from now on, without the CPU ever waiting for the GPU: each frame's passes end
+    /// with a copy into a ring of [`READBACK_SLOTS`](super::READBACK_SLOTS) readback buffers,
+    /// which [`Animator::prepare`] maps and reads once the GPU is done with the frame;
+    /// [`Animator::take_readbacks`] hands them over, each tagged with its frame. Latency: a
+    /// frame's data arrive at the first prepare after the GPU has finished it — the next one
+    /// when the GPU keeps up, later when it lags — and a frame that finds every slot still in
+    /// flight is not read back ([`Animator::readback_skipped`]) rather than waited for. An
+    /// empty list stops. Watch again after adding or removing characters (the matrices are read
+    /// from where those characters were). Submit each frame before the next prepare.
+    ///
+    /// Errors (nothing changes): a character or socket that does not exist (naming it), buffers
+    /// the device refuses.
+    pub fn watch_sockets(&mut self, device: &wgpu::Device, sockets: &[(usize, usize)]) -> Result<()> {
+        if sockets.is_empty() {
+            self.ring = None;
+            return Ok(());
+        }
+        let mut copies: Vec<RingCopy> = Vec::new();
+        for (k, &(index, socket)) in sockets.iter().enumerate() {
+            let (page, element) = self.socket_slot(index, socket).ok_or_else(|| Error::Instance {
+                instance: index,
+                what: format!("has no socket {socket} to watch (or does not exist)"),
+            })?;
+            match copies.last_mut() {
+                Some(c) if c.page == page && c.element + c.count == element && c.dst + c.count == k as u64 => {
+                    c.count += 1;
+                }
+                _ => copies.push(RingCopy {
+                    page,
+                    element,
+                    dst: k as u64,
+                    count: 1,
+                }),
+            }
+        }
+        let ring = super::refusable(
+            device,
+            || "the readback ring".to_owned(),
+            || Ring::new(device, copies, sockets.len()),
+        )?;
+        self.ring = Some(ring);
+        Ok(())
+    }
+
+    /// The frames read back since the last call ([`Animator::watch_sockets`]), oldest first,
+    /// each once.
+    pub fn take_readbacks(&mut self) -> Vec<FrameReadback> {
+        self.ring.as_mut().map(Ring::take).unwrap_or_default()
+    }
+
+    /// Frames not read back because every slot of the ring was still in flight (the GPU more
+    /// than [`READBACK_SLOTS`](super::READBACK_SLOTS) frames behind): the CPU skips them
+    /// instead of waiting.
+    #[must_use]
+    pub fn readback_skipped(&self) -> u64 {
+        self.ring.as_ref().map_or(0, |r| r.skipped)
+    }
+
+    /// The number of the frame last prepared (frames count from 1; 0 before the first).
+    #[must_use]
+    pub fn frame(&self) -> u64 {
+        self.frames
     }
 
     /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in
@@ -833,7 +914,8 @@ impl Animator {
     /// the clocks and snapshots of its newest checkpoint, and every frame since replayed (the
     /// path each frame took, its uploads, as many encodes): its next frame continues from where
     /// this one was — on the same kind of device, bit for bit. Recovery stays on, with the same
-    /// interval; previous palettes, if kept, start again (the first frame shows no motion).
+    /// interval; previous palettes, if kept, start again (the first frame shows no motion); the
+    /// watched sockets stay watched (the frames in flight on the old device are not read back).
     /// This animator is only read: its device may be lost.
     ///
     /// Errors ([`Error::Recovery`]): recovery is off ([`Animator::set_recovery`]) or no
@@ -902,6 +984,7 @@ impl Animator {
         next.encodes
             .store(self.encodes.load(Ordering::Relaxed), Ordering::Relaxed);
         next.recovery = Some(recovery.moved_to(device));
+        next.ring = self.ring.as_ref().map(|r| r.moved_to(device));
         if self.previous_copy != PreviousCopy::Off {
             next.keep_previous_palettes(device, true)?;
         }

@@ -10,6 +10,7 @@ mod props;
 mod readback;
 mod recovery;
 mod renderer;
+mod ring;
 mod skinning;
 mod timing;
 
@@ -23,6 +24,7 @@ pub use renderer::{
     Camera, GroundRenderer, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass,
     skin_on_gpu,
 };
+pub use ring::{FrameReadback, READBACK_SLOTS};
 pub use skinning::SkinBinding;
 pub use timing::PassTimer;
 

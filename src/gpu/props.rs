@@ -2,7 +2,7 @@
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
 use super::Animator;
-use super::renderer::{Camera, MeshBuffers, depth_state};
+use super::renderer::{Camera, MeshBuffers, MeshTargets, mesh_pipeline};
 use crate::error::{Error, Result};
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use wgpu::util::DeviceExt;
@@ -106,33 +106,18 @@ impl PropRenderer {
                     bind_group_layouts: &[Some(&layout)],
                     immediate_size: 0,
                 });
-                let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                    label: Some("wgpu-anim props"),
-                    layout: Some(&pipeline_layout),
-                    vertex: wgpu::VertexState {
-                        module: &module,
-                        entry_point: Some("vs_main"),
-                        compilation_options: Default::default(),
-                        buffers: &[Some(SkinVertex::LAYOUT), Some(SLOT_LAYOUT)],
+                let pipeline = mesh_pipeline(
+                    device,
+                    "wgpu-anim props",
+                    &module,
+                    &pipeline_layout,
+                    &[Some(SkinVertex::LAYOUT), Some(SLOT_LAYOUT)],
+                    MeshTargets {
+                        color_format,
+                        depth_format,
+                        sample_count,
                     },
-                    fragment: Some(wgpu::FragmentState {
-                        module: &module,
-                        entry_point: Some("fs_main"),
-                        compilation_options: Default::default(),
-                        targets: &[Some(color_format.into())],
-                    }),
-                    primitive: wgpu::PrimitiveState {
-                        cull_mode: Some(wgpu::Face::Back),
-                        ..Default::default()
-                    },
-                    depth_stencil: depth_format.map(depth_state),
-                    multisample: wgpu::MultisampleState {
-                        count: sample_count,
-                        ..Default::default()
-                    },
-                    multiview_mask: None,
-                    cache: None,
-                });
+                );
                 (pipeline, layout, camera, tint)
             },
         )?;

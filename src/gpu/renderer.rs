@@ -224,33 +224,18 @@ impl SkinnedRenderer {
                     bind_group_layouts: &[Some(&layout)],
                     immediate_size: 0,
                 });
-                let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                    label: Some("wgpu-anim skinned"),
-                    layout: Some(&pipeline_layout),
-                    vertex: wgpu::VertexState {
-                        module: &module,
-                        entry_point: Some("vs_main"),
-                        compilation_options: Default::default(),
-                        buffers: &[Some(SkinVertex::LAYOUT)],
+                let pipeline = mesh_pipeline(
+                    device,
+                    "wgpu-anim skinned",
+                    &module,
+                    &pipeline_layout,
+                    &[Some(SkinVertex::LAYOUT)],
+                    MeshTargets {
+                        color_format,
+                        depth_format,
+                        sample_count,
                     },
-                    fragment: Some(wgpu::FragmentState {
-                        module: &module,
-                        entry_point: Some("fs_main"),
-                        compilation_options: Default::default(),
-                        targets: &[Some(color_format.into())],
-                    }),
-                    primitive: wgpu::PrimitiveState {
-                        cull_mode: Some(wgpu::Face::Back),
-                        ..Default::default()
-                    },
-                    depth_stencil: depth_format.map(depth_state),
-                    multisample: wgpu::MultisampleState {
-                        count: sample_count,
-                        ..Default::default()
-                    },
-                    multiview_mask: None,
-                    cache: None,
-                });
+                );
                 Self {
                     pipeline,
                     pages,
@@ -276,6 +261,53 @@ impl SkinnedRenderer {
         let pages = self.pages.iter().map(|(range, group)| (range.clone(), group));
         super::skinning::draw_pages(pass, super::SkinBinding::BUILT_IN.group, pages, &self.mesh, instances);
     }
+}
+
+/// Where a mesh pipeline draws: the color format, an optional depth format, the MSAA count.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MeshTargets {
+    pub color_format: wgpu::TextureFormat,
+    pub depth_format: Option<wgpu::TextureFormat>,
+    pub sample_count: u32,
+}
+
+/// A render pipeline of triangle lists from `module`'s `vs_main` and `fs_main`, back faces
+/// culled, with [`depth_state`] when there is depth: the built-in renderers' pipelines.
+pub(crate) fn mesh_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    module: &wgpu::ShaderModule,
+    layout: &wgpu::PipelineLayout,
+    buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
+    targets: MeshTargets,
+) -> wgpu::RenderPipeline {
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some("vs_main"),
+            compilation_options: Default::default(),
+            buffers,
+        },
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some("fs_main"),
+            compilation_options: Default::default(),
+            targets: &[Some(targets.color_format.into())],
+        }),
+        primitive: wgpu::PrimitiveState {
+            cull_mode: Some(wgpu::Face::Back),
+            ..Default::default()
+        },
+        depth_stencil: targets.depth_format.map(depth_state),
+        multisample: wgpu::MultisampleState {
+            count: targets.sample_count,
+            ..Default::default()
+        },
+        multiview_mask: None,
+        cache: None,
+    })
 }
 
 /// Begins the render pass of a scene: clears `color` to `clear` and `depth` to 1, and stores both.

@@ -1,5 +1,5 @@
 //! Random authoring data through the library builder, the layer tools and the device-free
-//! controller: skeletons (any parents, names and numbers, NaN included), clips (any keys, times,
+//! controller: skeletons (any parents, names and numbers, NaN included, sockets), clips (any keys, times,
 //! interpolations, joint names), masks, blend trees of every node kind with any child indices,
 //! difference clips, then instances, cross-fades, layers and frames on what was built. Each call
 //! may refuse its input with an error; none may panic.
@@ -198,10 +198,19 @@ fn run(u: &mut Unstructured) -> Result<()> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let Ok(skeleton) = Skeleton::new(name(u)?, joints) else {
+    let Ok(mut skeleton) = Skeleton::new(name(u)?, joints) else {
         return Ok(());
     };
     let joint_names = skeleton.joint_names().to_vec();
+    // Sockets: any names, joints and offsets (NaN, non-unit rotations, too many).
+    for _ in 0..u.int_in_range(0..=6)? {
+        let joint = if u.ratio(3, 4)? && !joint_names.is_empty() {
+            u.choose(&joint_names)?.clone()
+        } else {
+            name(u)?
+        };
+        let _ = skeleton.add_socket(&name(u)?, &joint, transform(u)?);
+    }
     // Masks and difference clips from the layer tools.
     let refs: Vec<&str> = joint_names
         .iter()

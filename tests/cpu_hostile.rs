@@ -10,11 +10,18 @@ use rand::{Rng, RngCore};
 use std::sync::Arc;
 use wgpu_anim::gpu::{Controller, Layer, LayerMode, Transition};
 use wgpu_anim::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_BLEND_CLIPS, SNAPSHOT_CLIP, Ticks,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_BLEND_CLIPS, MAX_SOCKETS, SNAPSHOT_CLIP,
+    Ticks,
 };
 use wgpu_anim::{Affine, AnimationLibrary, ClipId, Error, cpu};
 
 const SKELETONS: [usize; 3] = [1, 37, 130];
+
+/// Random clips, trees and masks on [`SKELETONS`]; the second with 2 sockets, the third with 4
+/// (so that `palette` and `fused` write socket matrices, and check the room for them).
+fn library() -> (AnimationLibrary, Vec<wgpu_anim::Clip>) {
+    common::random_library_with_sockets(3, &SKELETONS, &[0, 2, 4])
+}
 /// Instances in the valid crowd the mutations start from.
 const CROWD: usize = 24;
 
@@ -164,7 +171,7 @@ fn mutate(
 /// Floats are not refused (NaN, ±inf, huge): the mirror computes with them as the GPU does.
 #[test]
 fn every_stage_computes_or_refuses_and_never_panics() {
-    let (lib, _) = common::random_library_of(3, &SKELETONS);
+    let (lib, _) = library();
     let lib = Arc::new(lib);
     let (instances, defs, clocks, lists, _) = crowd(&lib);
     let mut r = common::rng(77);
@@ -195,7 +202,8 @@ fn every_stage_computes_or_refuses_and_never_panics() {
         }
         let mut local = vec![LocalPose::default(); 3 * joints as usize - usize::from(round % 97 == 0)];
         let mut model = vec![Affine::IDENTITY; joints as usize];
-        let mut palettes = vec![Affine::IDENTITY; joints as usize];
+        // The palettes, then three instances' socket matrices.
+        let mut palettes = vec![Affine::IDENTITY; joints as usize + 3 * MAX_SOCKETS as usize];
         let results: [wgpu_anim::Result<()>; 5] = [
             cpu::clock(&lib, &fr, &defs, &inst, &mut clk.clone(), &mut lst.clone()),
             cpu::sample(&lib, &fr, &inst, &lst, &mut local),
@@ -229,7 +237,7 @@ fn every_stage_computes_or_refuses_and_never_panics() {
 /// library: an error each, never a panic.
 #[test]
 fn the_single_functions_refuse_what_is_not_in_the_library() {
-    let (lib, _) = common::random_library_of(3, &SKELETONS);
+    let (lib, _) = library();
     let lib = Arc::new(lib);
     let (instances, defs, clocks, lists, _) = crowd(&lib);
     let clips = lib.clips().len() as u32;
@@ -328,11 +336,12 @@ fn the_single_functions_refuse_what_is_not_in_the_library() {
     cpu::add_sample(&mut full, 0, 0.0, 1.0, 0);
 }
 
-/// A frame whose buffers are too short, or whose count is past the instances given: a
-/// [`Error::Limit`] saying which, and nothing written.
+/// A frame whose buffers are too short (the palettes without room for the socket matrices
+/// included), or whose count is past the instances given: a [`Error::Limit`] saying which, and
+/// nothing written.
 #[test]
 fn short_buffers_are_refused_before_anything_is_written() {
-    let (lib, _) = common::random_library_of(3, &SKELETONS);
+    let (lib, _) = library();
     let lib = Arc::new(lib);
     let (instances, _, _, lists, joints) = crowd(&lib);
     let fr = frame(CROWD, joints);
@@ -346,4 +355,11 @@ fn short_buffers_are_refused_before_anything_is_written() {
     let mut local = vec![LocalPose::default(); 3 * joints as usize];
     let e = cpu::local_to_model(&lib, &fr, &instances, &mut local, &mut model).unwrap_err();
     assert!(e.to_string().contains("model pose buffer"), "{e}");
+    // Palettes with no room for the socket matrices after them.
+    let model = vec![Affine::IDENTITY; joints as usize];
+    let mut palettes = vec![Affine::IDENTITY; joints as usize];
+    let e = cpu::palette(&lib, &fr, &instances, &model, &mut palettes).unwrap_err();
+    assert!(e.to_string().contains("socket matrices"), "{e}");
+    let mut palettes = vec![Affine::IDENTITY; joints as usize + CROWD * MAX_SOCKETS as usize];
+    cpu::palette(&lib, &fr, &instances, &model, &mut palettes).unwrap();
 }

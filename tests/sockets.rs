@@ -10,47 +10,20 @@ use rand::Rng;
 use rand::rngs::SmallRng;
 use wgpu_anim::layout::{GpuFrame, MAX_SOCKETS};
 use wgpu_anim::math::{Affine, Transform};
-use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, Skeleton, cpu};
+use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, ClipId, InstanceDesc, Skeleton, cpu};
 
 /// Skeletons of 1, 37 and 90 joints: the first without sockets, the others with 1 and 4 sockets
 /// on random joints with random offsets (non-uniform scale included).
-const SKELETONS: [(usize, usize); 3] = [(1, 0), (37, 1), (90, 4)];
+const SIZES: [usize; 3] = [1, 37, 90];
+const SOCKETS: [usize; 3] = [0, 1, 4];
 
-fn random_offset(r: &mut SmallRng) -> Transform {
-    Transform::new(
-        Vec3::new(r.gen_range(-0.2..0.2), r.gen_range(-0.2..0.2), r.gen_range(-0.2..0.2)),
-        common::random_quat(r),
-        Vec3::new(r.gen_range(0.5..1.5), r.gen_range(0.5..1.5), r.gen_range(0.5..1.5)),
-    )
-}
-
-/// A library of [`SKELETONS`] with random clips and trees (as `common::random_library_of`), and
-/// the authoring skeletons and clips for the f64 reference.
+/// A library of those skeletons with random clips, trees and masks
+/// (`common::random_library_with_sockets`), its authoring skeletons and clips for the f64
+/// reference.
 fn library(seed: u64) -> (AnimationLibrary, Vec<Skeleton>, Vec<wgpu_anim::Clip>) {
-    let mut r = common::rng(seed);
-    let mut b = LibraryBuilder::new();
-    let (mut skeletons, mut clips) = (Vec::new(), Vec::new());
-    for (k, &(n, sockets)) in SKELETONS.iter().enumerate() {
-        let mut s = common::random_skeleton(&mut r, &format!("s{k}"), n);
-        for m in 0..sockets {
-            let joint = s.joint_names()[r.gen_range(0..n)].clone();
-            s.add_socket(&format!("socket{m}"), &joint, random_offset(&mut r))
-                .unwrap();
-        }
-        let id = b.add_skeleton(s.clone());
-        let mut ids = [ClipId(0); common::CLIPS_PER_SKELETON as usize];
-        for (c, slot) in ids.iter_mut().enumerate() {
-            let clip = common::random_clip(&mut r, &s, &format!("s{k}_c{c}"));
-            *slot = b.add_clip(id, &clip).unwrap();
-            clips.push(clip);
-        }
-        for tree in common::random_trees(&ids, &format!("s{k}")) {
-            b.add_blend_tree(&tree).unwrap();
-        }
-        b.add_mask(id, &format!("s{k}_mask"), &vec![0.5; n]).unwrap();
-        skeletons.push(s);
-    }
-    (b.build(), skeletons, clips)
+    let (lib, clips) = common::random_library_with_sockets(seed, &SIZES, &SOCKETS);
+    let skeletons = lib.skeletons().to_vec();
+    (lib, skeletons, clips)
 }
 
 fn world(r: &mut SmallRng) -> Mat4 {

@@ -300,11 +300,30 @@ pub fn random_library(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
 
 /// As [`random_library`], with skeletons of the given sizes.
 pub fn random_library_of(seed: u64, sizes: &[usize]) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
+    random_library_with_sockets(seed, sizes, &[])
+}
+
+/// As [`random_library_of`], skeleton `k` with `sockets[k]` sockets (none past the list) on
+/// random joints with random offsets (non-uniform scale included).
+pub fn random_library_with_sockets(
+    seed: u64,
+    sizes: &[usize],
+    sockets: &[usize],
+) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     let mut r = rng(seed);
     let mut b = LibraryBuilder::new();
     let mut clips = Vec::new();
     for (k, &n) in sizes.iter().enumerate() {
-        let s = random_skeleton(&mut r, &format!("s{k}"), n);
+        let mut s = random_skeleton(&mut r, &format!("s{k}"), n);
+        for m in 0..sockets.get(k).copied().unwrap_or(0) {
+            let joint = s.joint_names()[r.gen_range(0..n)].clone();
+            let offset = Transform::new(
+                Vec3::new(r.gen_range(-0.2..0.2), r.gen_range(-0.2..0.2), r.gen_range(-0.2..0.2)),
+                random_quat(&mut r),
+                Vec3::new(r.gen_range(0.5..1.5), r.gen_range(0.5..1.5), r.gen_range(0.5..1.5)),
+            );
+            s.add_socket(&format!("socket{m}"), &joint, offset).unwrap();
+        }
         let id = b.add_skeleton(s.clone());
         let mut ids = [ClipId(0); CLIPS_PER_SKELETON as usize];
         for (c, slot) in ids.iter_mut().enumerate() {

@@ -411,6 +411,7 @@ impl App {
                     ) {
                         Ok(mut c) => {
                             let _ = c.animator.set_fused(g.crowd.animator.is_fused());
+                            c.animator.set_recovery(&g.device, Some(RECOVERY_INTERVAL));
                             c.set_moving(g.crowd.is_moving());
                             c.set_animation_paused(g.crowd.is_animation_paused());
                             g.crowd = c;

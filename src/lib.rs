@@ -17,6 +17,11 @@
 //!   [`Animator::encode`]. Its palette buffer holds every instance's skinning matrices.
 //! - [`SkinnedRenderer`] draws all instances of a mesh with one instanced draw; or skin in your own
 //!   vertex shader with [`gpu::SkinBinding`] and its WGSL module.
+//! - Sockets ([`Skeleton::add_socket`]) follow joints: the palette pass writes their world
+//!   matrices beside the palettes ([`Animator::socket_slot`]), [`gpu::PropRenderer`] draws props
+//!   in them, and [`Animator::watch_sockets`] reads chosen ones back every frame without waiting.
+//! - When the device is lost, [`Animator::rebuild`] makes the animator again on a new one, from
+//!   what [`Animator::set_recovery`] kept, and it carries on where it was.
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
 //!   [`mod@reference`] is an f64 implementation used as the accuracy oracle.
 //! - [`mannequin`] builds the built-in humanoid, its mesh, its clips, a locomotion blend space and

@@ -1,7 +1,10 @@
 // Props held in sockets: a rigid mesh drawn once per holder, placed by the holder's socket matrix
 // (world space), which the palette pass writes after the page's palettes
 // (Animator::socket_slot). One instanced draw per page of the animator; the instance buffer holds
-// each holder's socket slot in the page's palette buffer. Rust: gpu::PropRenderer.
+// each holder's socket slot in the page's palette buffer. The palettes, the point and normal
+// transforms come from the skinning module (gpu::SkinBinding::BUILT_IN, appended as text: the
+// palettes at binding 1, the instances at binding 2); Rust mirrors: math::Affine::transform_point3
+// and cpu::affine_transform_normal. Rust: gpu::PropRenderer.
 
 struct Camera {
     view_proj: mat4x4<f32>,
@@ -9,16 +12,8 @@ struct Camera {
     light_dir: vec4<f32>,
 }
 
-// Rows of a 3x4 affine matrix. Rust: math::Affine.
-struct Affine {
-    x: vec4<f32>,
-    y: vec4<f32>,
-    z: vec4<f32>,
-}
-
 @group(0) @binding(0) var<uniform> camera: Camera;
-@group(0) @binding(1) var<storage, read> palettes: array<Affine>;
-@group(0) @binding(2) var<uniform> color: vec4<f32>;
+@group(0) @binding(3) var<uniform> color: vec4<f32>;
 
 struct VertexIn {
     // Rust: mesh::SkinVertex (position and normal in the socket's frame; its joints and weights
@@ -36,20 +31,11 @@ struct VertexOut {
 
 @vertex
 fn vs_main(v: VertexIn) -> VertexOut {
-    let m = palettes[v.slot];
-    let p = vec4<f32>(v.position, 1.0);
-    let world_position = vec3<f32>(dot(m.x, p), dot(m.y, p), dot(m.z, p));
-    // The normal through the cofactor of the 3x3 part (inverse transpose up to a positive factor).
-    let c0 = vec3<f32>(m.x.x, m.y.x, m.z.x);
-    let c1 = vec3<f32>(m.x.y, m.y.y, m.z.y);
-    let c2 = vec3<f32>(m.x.z, m.y.z, m.z.z);
-    var n = cross(c1, c2) * v.normal.x + cross(c2, c0) * v.normal.y + cross(c0, c1) * v.normal.z;
-    if (dot(c0, cross(c1, c2)) < 0.0) {
-        n = -n;
-    }
+    let m = wgpu_anim_palettes[v.slot];
+    let world_position = wgpu_anim_transform_point(m, v.position);
     var out: VertexOut;
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
-    out.world_normal = n;
+    out.world_normal = wgpu_anim_transform_normal(m, v.normal);
     out.world_position = world_position;
     return out;
 }

@@ -1,8 +1,8 @@
 //! [`PropRenderer`]: a rigid mesh held in a socket of chosen characters, placed on the GPU by the
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
-use super::Animator;
 use super::renderer::{Camera, MeshBuffers, MeshTargets, mesh_pipeline};
+use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use wgpu::util::DeviceExt;
@@ -13,14 +13,14 @@ use wgpu::util::DeviceExt;
 /// frame beyond the draw: the prop follows the joint.
 pub struct PropRenderer {
     pipeline: wgpu::RenderPipeline,
-    layout: wgpu::BindGroupLayout,
-    camera: wgpu::Buffer,
-    color: wgpu::Buffer,
     mesh: MeshBuffers,
+    camera: wgpu::Buffer,
     socket: usize,
-    /// Per page: the bind group of its palette buffer, the holders' socket slots, and the holders
-    /// (ascending, as their slots).
-    pages: Vec<(wgpu::BindGroup, wgpu::Buffer, Vec<usize>)>,
+    /// Per page of the animator: the bind group of its palette and instance buffers.
+    groups: Vec<wgpu::BindGroup>,
+    /// Per page: the holders' socket slots and the holders (ascending, as their slots); `None`
+    /// for a page without holders.
+    holders: Vec<Option<(wgpu::Buffer, Vec<usize>)>>,
 }
 
 /// The instance buffer's layout: one `u32` socket slot per holder, at location 5 (after
@@ -34,6 +34,9 @@ const SLOT_LAYOUT: wgpu::VertexBufferLayout<'static> = wgpu::VertexBufferLayout 
         shader_location: 5,
     }],
 };
+
+/// The prop's colour uniform, after the skinning bindings (1 and 2).
+const COLOR_BINDING: u32 = 3;
 
 impl PropRenderer {
     /// A renderer of `mesh` (in the socket's frame; its joints and weights are not used) in
@@ -54,8 +57,15 @@ impl PropRenderer {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Self> {
-        let buffers = MeshBuffers::new(device, mesh, 1)?;
-        let (pipeline, layout, camera, color) = super::refusable(
+        // Rigid: every vertex on the one matrix, whatever joints the mesh names.
+        let rigid = SkinnedMesh {
+            joints: vec![[0; 4]; mesh.positions.len()],
+            weights: vec![[1.0, 0.0, 0.0, 0.0]; mesh.positions.len()],
+            ..mesh.clone()
+        };
+        let buffers = MeshBuffers::new(device, &rigid, 1)?;
+        let skin = SkinBinding::BUILT_IN;
+        let (pipeline, camera, groups) = super::refusable(
             device,
             || format!("the prop renderer of mesh '{}'", mesh.name),
             || {
@@ -69,22 +79,11 @@ impl PropRenderer {
                     },
                     count: None,
                 };
+                let mut entries = vec![uniform(0, size_of::<Camera>() as u64), uniform(COLOR_BINDING, 16)];
+                entries.extend(skin.layout_entries());
                 let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("wgpu-anim props"),
-                    entries: &[
-                        uniform(0, size_of::<Camera>() as u64),
-                        wgpu::BindGroupLayoutEntry {
-                            binding: 1,
-                            visibility: wgpu::ShaderStages::VERTEX,
-                            ty: wgpu::BindingType::Buffer {
-                                ty: wgpu::BufferBindingType::Storage { read_only: true },
-                                has_dynamic_offset: false,
-                                min_binding_size: None,
-                            },
-                            count: None,
-                        },
-                        uniform(2, 16),
-                    ],
+                    entries: &entries,
                 });
                 let camera = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("wgpu-anim prop camera"),
@@ -97,9 +96,21 @@ impl PropRenderer {
                     contents: bytemuck::cast_slice(&[color[0], color[1], color[2], 1.0]),
                     usage: wgpu::BufferUsages::UNIFORM,
                 });
+                let extra = [
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: camera.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: COLOR_BINDING,
+                        resource: tint.as_entire_binding(),
+                    },
+                ];
+                let groups = skin.bind_groups(device, &layout, animator, &extra).unwrap_or_default();
+                let source = format!("{}\n{}", include_str!("../../shaders/prop.wgsl"), skin.wgsl());
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim prop"),
-                    source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/prop.wgsl").into()),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
                 });
                 let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                     label: Some("wgpu-anim props"),
@@ -118,17 +129,16 @@ impl PropRenderer {
                         sample_count,
                     },
                 );
-                (pipeline, layout, camera, tint)
+                (pipeline, camera, groups)
             },
         )?;
         let mut renderer = Self {
             pipeline,
-            layout,
-            camera,
-            color,
             mesh: buffers,
+            camera,
             socket,
-            pages: Vec::new(),
+            groups,
+            holders: Vec::new(),
         };
         renderer.set_holders(device, animator, holders)?;
         Ok(renderer)
@@ -142,56 +152,36 @@ impl PropRenderer {
         let mut holders = holders.to_vec();
         holders.sort_unstable();
         holders.dedup();
-        let mut slots: Vec<Vec<u32>> = vec![Vec::new(); animator.page_count()];
-        let mut page_holders: Vec<Vec<usize>> = vec![Vec::new(); animator.page_count()];
+        let mut pages: Vec<(Vec<u32>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); animator.page_count()];
         for &h in &holders {
             let (page, slot) = animator.socket_slot(h, self.socket).ok_or_else(|| Error::Instance {
                 instance: h,
                 what: format!("has no socket {} to hold a prop (or does not exist)", self.socket),
             })?;
             // A palette buffer fits one storage binding, whose size is a u32.
-            slots[page].push(slot as u32);
-            page_holders[page].push(h);
+            pages[page].0.push(slot as u32);
+            pages[page].1.push(h);
         }
-        let pages = super::refusable(
+        let buffers = super::refusable(
             device,
             || "the prop holders".to_owned(),
             || {
-                slots
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| !s.is_empty())
-                    .filter_map(|(page, s)| {
-                        let palettes = animator.page_palette_buffer(page)?;
-                        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                            label: Some("wgpu-anim props"),
-                            layout: &self.layout,
-                            entries: &[
-                                wgpu::BindGroupEntry {
-                                    binding: 0,
-                                    resource: self.camera.as_entire_binding(),
-                                },
-                                wgpu::BindGroupEntry {
-                                    binding: 1,
-                                    resource: palettes.as_entire_binding(),
-                                },
-                                wgpu::BindGroupEntry {
-                                    binding: 2,
-                                    resource: self.color.as_entire_binding(),
-                                },
-                            ],
-                        });
-                        let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                            label: Some("wgpu-anim prop slots"),
-                            contents: bytemuck::cast_slice(s),
-                            usage: wgpu::BufferUsages::VERTEX,
-                        });
-                        Some((group, buffer, page_holders[page].clone()))
+                pages
+                    .into_iter()
+                    .map(|(slots, holders)| {
+                        (!slots.is_empty()).then(|| {
+                            let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                                label: Some("wgpu-anim prop slots"),
+                                contents: bytemuck::cast_slice(&slots),
+                                usage: wgpu::BufferUsages::VERTEX,
+                            });
+                            (buffer, holders)
+                        })
                     })
                     .collect()
             },
         )?;
-        self.pages = pages;
+        self.holders = buffers;
         Ok(())
     }
 
@@ -206,12 +196,13 @@ impl PropRenderer {
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, animator: &Animator) {
         pass.set_pipeline(&self.pipeline);
         let alive = animator.instance_count();
-        for (group, slots, holders) in &self.pages {
+        for (group, page) in self.groups.iter().zip(&self.holders) {
+            let Some((slots, holders)) = page else { continue };
             let count = holders.partition_point(|&h| h < alive) as u32;
             if count == 0 {
                 continue;
             }
-            pass.set_bind_group(0, group, &[]);
+            pass.set_bind_group(SkinBinding::BUILT_IN.group, group, &[]);
             self.mesh.bind(pass, 0);
             pass.set_vertex_buffer(1, slots.slice(..));
             pass.draw_indexed(0..self.mesh.index_count, 0, 0..count);

@@ -190,3 +190,68 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     altered[7].x.w += 1e-3;
     assert!(compare("palette", &gpu.palette, &altered, 1e-3 * 0.5, affine_error).is_err());
 }
+
+/// The socket matrices of the fused path against `cpu::fused`: a crowd of two skeletons, the
+/// second with three sockets, fed the GPU's clocks from before a frame; after it, every socket
+/// matrix (world · model[joint] · offset, from the workgroup's model matrices) within 1e-5 per
+/// level of its joint's depth plus 3e-5, as the palettes are; a matrix one slot off fails.
+#[test]
+fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
+    use wgpu_anim::layout::MAX_SOCKETS;
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library_with_sockets(9, &[1, 40], &[0, 3]);
+    let n = 200;
+    let mut a = crowd(&device, &lib, true, n);
+    for dt in [0.0, 0.1] {
+        step(&device, &queue, &mut a, dt);
+    }
+    let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
+    let max = a.max_joints() as usize;
+    let mut local = vec![wgpu_anim::layout::LocalPose::default(); 3 * max];
+    let snapshots = a.read_snapshots(&device, &queue).unwrap();
+    local[max..max + snapshots.len()].copy_from_slice(&snapshots);
+    let dt = 0.016;
+    step(&device, &queue, &mut a, dt);
+    let gpu = a.read_sockets_page(&device, &queue, 0).unwrap();
+    assert_eq!(a.pages_in_use(), 1);
+    let frame = wgpu_anim::layout::GpuFrame {
+        dt,
+        instance_count: n as u32,
+        snapshot_offset: max as u32,
+        _pad: 0,
+    };
+    let slots = MAX_SOCKETS as usize;
+    let mut palettes = vec![wgpu_anim::Affine::IDENTITY; max + n * slots];
+    palettes[max..].fill(bytemuck::Zeroable::zeroed());
+    wgpu_anim::cpu::fused(
+        a.library(),
+        &frame,
+        a.layer_defs(),
+        a.instances(),
+        &mut clocks,
+        &mut local,
+        &mut palettes,
+    )
+    .unwrap();
+    let want = &palettes[max..];
+    let mut checked = 0;
+    for (i, inst) in a.instances().iter().enumerate() {
+        let skeleton = &lib.skeletons()[inst.skeleton as usize];
+        let depths = skeleton.depths();
+        for (s, socket) in skeleton.sockets().iter().enumerate() {
+            let k = i * slots + s;
+            let e = affine_error(&gpu[k], &want[k]);
+            let tolerance = 1e-5 * (depths[socket.joint] + 3) as f32;
+            assert!(
+                e <= tolerance,
+                "instance {i} socket {s}: off by {e:e} (tolerance {tolerance:e})"
+            );
+            checked += 1;
+        }
+        for s in skeleton.sockets().len()..slots {
+            assert_eq!(gpu[i * slots + s], want[i * slots + s], "unused slots stay zero");
+        }
+    }
+    assert!(checked > 200, "{checked} sockets checked");
+    assert!(compare("shifted", &gpu[1..], &want[..want.len() - 1], 1e-3, affine_error).is_err());
+}

@@ -5,14 +5,15 @@
 #define_import_path wgpu_anim::clock
 
 #import wgpu_anim::types::{
-    BlendList, BlendSample, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
+    BlendList, BlendSample, EventRecord, FRAME_EVENTS, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
+    LOOP_REPEAT, LayerApply,
     MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, SNAPSHOT_CLIP,
     SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TICK_LIMIT_HI, TRANSITION_FROZEN,
     TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::workgroup_linear
-#import wgpu_anim::bindings::{blend_lists, clocks, frame, instances, layer_defs}
-#import wgpu_anim::library::{blend_child, blend_node, clip_duration}
+#import wgpu_anim::bindings::{blend_lists, clocks, event_log, frame, instances, layer_defs}
+#import wgpu_anim::library::{blend_child, blend_node, clip_duration, clip_event, clip_info}
 #import wgpu_anim::blend_weights::node_child_weights
 
 // Clock times are fixed point (Rust: layout::Ticks): a signed 64-bit count of 2^-40 s, held
@@ -297,6 +298,108 @@ fn advance_clip_time(time: Ticks, loops_in: u32, delta: vec2<u32>, loop_mode: u3
     return ClipTime(ticks_of(t), loops, sample_time, sample_time / duration);
 }
 
+// floor(x / period) for |x| <= 2 period.
+fn floor_small(x: vec2<u32>, period: vec2<u32>) -> i32 {
+    if (i64_negative(x)) {
+        if (i64_less(x, i64_neg(period))) {
+            return -2;
+        }
+        return -1;
+    }
+    if (i64_less(x, period)) {
+        return 0;
+    }
+    if (i64_less(x, i64_add(period, period))) {
+        return 1;
+    }
+    return 2;
+}
+
+// Times a state's playback crossed the point `e` of its loop (ticks, in [0, period]) this frame,
+// moving by `delta` from `t0` in loop `loops0` to `t1` in loop `loops1`. The points are
+// e + k period for loops k: every k looping forever, the loops that play otherwise (one for
+// LOOP_ONCE, loop_count for LOOP_REPEAT). Forward it counts those in (from, to], backward those
+// in [to, from): consecutive frames never count a point twice, and a state that started this
+// frame counts its start as crossed. Integer arithmetic only, as the clock. CPU mirror:
+// cpu::clock::event_crossings.
+fn event_crossings(t0: vec2<u32>, loops0: u32, t1: vec2<u32>, loops1: u32, delta: vec2<u32>, e: vec2<u32>, period: vec2<u32>, loop_mode: u32, loop_count: u32, started: bool) -> u32 {
+    if (delta.x == 0u && delta.y == 0u) {
+        return 0u;
+    }
+    // Loops moved, relative: a loop-forever count wraps.
+    let dl = bitcast<i32>(loops1 - loops0);
+    var start = t0;
+    var first: i32;
+    var last: i32;
+    if (i64_negative(delta)) {
+        if (started) {
+            start = i64_add(t0, vec2<u32>(1u, 0u));
+        }
+        // k in [dl + ceil((t1 - e) / P), ceil((start - e) / P) - 1]
+        first = dl - floor_small(i64_add(e, i64_neg(t1)), period);
+        last = -floor_small(i64_add(e, i64_neg(start)), period) - 1;
+    } else {
+        if (started) {
+            start = i64_add(t0, vec2<u32>(0xffffffffu, 0xffffffffu));
+        }
+        // k in [floor((start - e) / P) + 1, dl + floor((t1 - e) / P)]
+        first = floor_small(i64_add(start, i64_neg(e)), period) + 1;
+        last = dl + floor_small(i64_add(t1, i64_neg(e)), period);
+    }
+    if (loop_mode != LOOP_FOREVER) {
+        // Only the loops that play: k + loops0 in [0, n - 1].
+        var n = 1u;
+        if (loop_mode == LOOP_REPEAT) {
+            n = max(loop_count, 1u);
+        }
+        first = max(first, -i32(min(loops0, 0x7fffffffu)));
+        last = min(last, i32(min(n - 1u - min(loops0, n - 1u), 0x7fffffffu)));
+    }
+    return u32(max(last - first + 1, 0));
+}
+
+// Who a state's events are reported for: the character, the state (0 the target, 1 the source,
+// 2 + k layer k), whether the state started this frame, and the factor of its samples' weights
+// (a layer's weight).
+struct EventSource {
+    character: u32,
+    state: u32,
+    started: u32,
+    weight: f32,
+}
+
+// Appends a record to the event log; past its capacity, counts it as overflow instead.
+fn append_event(record: EventRecord) {
+    let slot = atomicAdd(&event_log.count, 1u);
+    if (slot < arrayLength(&event_log.records)) {
+        event_log.records[slot] = record;
+    } else {
+        atomicAdd(&event_log.overflow, 1u);
+    }
+}
+
+// Fires clip `clip`'s events crossed by a state that moved from (t0, loops0) to `ct` by `delta`
+// ticks on a period of `period` ticks: seconds for a clip state, a blend tree's phase when
+// `phase` (then event times are divided by the clip's duration). `weight` is the clip's blend
+// weight; an event fires only at its threshold or above.
+fn fire_events(source: EventSource, clip: u32, weight: f32, t0: Ticks, loops0: u32, ct: ClipTime, delta: vec2<u32>, period: vec2<u32>, loop_mode: u32, loop_count: u32, phase: bool) {
+    let info = clip_info(clip);
+    for (var k = 0u; k < info.event_count; k++) {
+        let event = clip_event(info.event_offset + k);
+        if (!(weight > 0.0 && weight >= event.threshold)) {
+            continue;
+        }
+        var at = event.time;
+        if (phase) {
+            at = event.time / info.duration;
+        }
+        let n = event_crossings(ticks_get(t0), loops0, ticks_get(ct.time), ct.loops, delta, ticks_from_f32(at), period, loop_mode, loop_count, source.started != 0u);
+        if (n > 0u) {
+            append_event(EventRecord(source.character, event.name, clip, weight, frame.frame, n, source.state, 0u));
+        }
+    }
+}
+
 // Inserts a sample of layer `layer` (0: the base), keeping the list sorted heaviest first;
 // beyond MAX_BLEND_CLIPS the lightest is dropped. Equal (clip, time, layer) samples merge.
 fn add_sample(list: ptr<function, BlendList>, clip: u32, time: f32, weight: f32, layer: u32) {
@@ -392,7 +495,8 @@ fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
 }
 
 // Advances one state — a clip, or a blend tree with phase-synchronized children — and adds its
-// samples, scaled by `scale`, to the list. Returns the state's new clock.
+// samples, scaled by `scale`, to the list; fires the events its clips crossed when the frame
+// detects events. Returns the state's new clock.
 fn play_state(
     list: ptr<function, BlendList>,
     clip: u32,
@@ -407,12 +511,18 @@ fn play_state(
     dt: f32,
     scale: f32,
     layer: u32,
+    events: EventSource,
 ) -> ClipTime {
+    let fire = (frame.flags & FRAME_EVENTS) != 0u;
     if (tree_nodes == 0u) {
         let duration = clip_duration(clip);
         let delta = ratio_ticks(rate, dt, 1.0);
-        let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, duration, period_ticks(duration));
+        let period = period_ticks(duration);
+        let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, duration, period);
         add_sample(list, clip, ct.sample_time, scale, layer);
+        if (fire) {
+            fire_events(events, clip, scale * events.weight, time, loops, ct, delta, period, loop_mode, loop_count, false);
+        }
         return ct;
     }
     let leaves = tree_leaves(tree_offset, tree_nodes, params);
@@ -428,9 +538,13 @@ fn play_state(
     // D = sum w_i T_i (weights normalized): every child advances its phase by rate * dt / D.
     let duration = synced / total;
     let delta = ratio_ticks(rate, dt, duration);
-    let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, u64_shl(vec2<u32>(1u, 0u), TICK_BITS));
+    let cycle = u64_shl(vec2<u32>(1u, 0u), TICK_BITS);
+    let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, cycle);
     for (var m = 0u; m < leaves.count; m++) {
         add_sample(list, leaves.clips[m], ct.phase * clip_duration(leaves.clips[m]), scale * leaves.weights[m], layer);
+        if (fire) {
+            fire_events(events, leaves.clips[m], scale * leaves.weights[m] * events.weight, time, loops, ct, delta, cycle, loop_mode, loop_count, true);
+        }
     }
     return ct;
 }
@@ -454,7 +568,8 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let flags = instances[i].flags;
     var c = clocks[i];
     let kind = flags & 15u;
-    if (instances[i].seq != c.seq) {
+    let target_started = instances[i].seq != c.seq;
+    if (target_started) {
         // A new target state: the running clock becomes the source's, the target restarts.
         c.source_time = c.time;
         c.source_loops = c.loops;
@@ -497,7 +612,9 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         var state_dt = dt;
         var scale = beta;
         var layer_id = 0u;
+        var events = EventSource(frame.first_instance + i, s, select(0u, 1u, target_started), 1.0);
         if (s == 1u) {
+            events.started = 0u;
             if (kind == SOURCE_SNAPSHOT) {
                 add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0u);
                 continue;
@@ -527,8 +644,10 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             }
             let layer = instances[i].layers[k];
             let def = layer_defs[layer.def];
+            events.started = 0u;
             if (bitcast<i32>(layer.seq - seen_layer_seq) > 0) {
                 c.layer_time[k] = ticks_of(ticks_from_f32(layer.start_time));
+                events.started = 1u;
             }
             // A snapshot source already shows the layers: fade them in with the new base
             // instead of adding them twice.
@@ -557,8 +676,9 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             loops = 0u;
             scale = 1.0;
             layer_id = k + 1u;
+            events.weight = weight;
         }
-        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, loops, state_dt, scale, layer_id);
+        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, loops, state_dt, scale, layer_id, events);
         if (s == 0u) {
             c.time = ct.time;
             c.loops = ct.loops;

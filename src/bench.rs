@@ -28,7 +28,7 @@
 //!   again, then one key value for a step or a single key, two for linear, four for cubic spline),
 //!   the rest pose when a blend's weight falls short, the joint's parent index and inverse bind.
 //!
-//! The 16-byte frame uniform each stage reads is left out (it does not scale with the crowd).
+//! The 32-byte frame uniform each stage reads is left out (it does not scale with the crowd).
 //! The counts are taken on the workload's first [`TRAFFIC_SAMPLE`] characters after one frame (its
 //! blend lists give the clips and times sampled), so they are the same for every crowd size. The
 //! CPU mirror reads and writes the same buffers as the staged path, so its rows carry the same
@@ -615,7 +615,7 @@ impl CpuCrowd {
                     dt: DT,
                     instance_count: rebased.len() as u32,
                     snapshot_offset: end - first,
-                    _pad: 0,
+                    ..Default::default()
                 },
                 layer_defs: animator.layer_defs().to_vec(),
                 instances: rebased,
@@ -686,7 +686,15 @@ impl CpuChunk {
         // lays out its pages, so the mirror's checks would only add to what is timed.
         let s = self;
         match stage {
-            Stage::Clock => cpu::clock::clock(lib, &s.frame, &s.layer_defs, &s.instances, &mut s.clocks, &mut s.lists),
+            Stage::Clock => cpu::clock::clock(
+                lib,
+                &s.frame,
+                &s.layer_defs,
+                &s.instances,
+                &mut s.clocks,
+                &mut s.lists,
+                &mut cpu::EventLog::default(),
+            ),
             Stage::Sample => cpu::sample::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local),
             Stage::LocalToModel => {
                 cpu::local_to_model::local_to_model(lib, &s.frame, &s.instances, &mut s.local, &mut s.model);

@@ -96,6 +96,38 @@ pub struct Clip {
     pub looping: bool,
     /// Tracks, at most one per joint.
     pub tracks: Vec<JointTrack>,
+    /// Events: named times the GPU reports when playback crosses them (Game Engine Architecture
+    /// §11.4: event triggers). See [`ClipEvent`].
+    pub events: Vec<ClipEvent>,
+}
+
+/// A named moment of a clip (a foot landing, a sword's swing hitting). Each frame, for every
+/// character whose playback of the clip crosses `time` — forward or backward, through loop wraps,
+/// once per crossing — while the clip's blend weight is at least `threshold`, the GPU appends a
+/// record naming the character, the event and the clip ([`crate::layout::GpuEventRecord`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipEvent {
+    /// Name, shared by every clip that has the event (`"foot_l"`): the library numbers event names
+    /// ([`crate::AnimationLibrary::event_names`]) and records carry the number.
+    pub name: String,
+    /// Seconds into the clip, in `[0, duration]`. In a looping clip, `duration` is the same moment
+    /// as 0 (crossed once per loop).
+    pub time: f32,
+    /// Least blend weight of the clip, in `[0, 1]`, for the event to fire: a walk cross-fading out
+    /// under a run should not step twice. 0 fires whenever the clip plays with any weight.
+    pub threshold: f32,
+}
+
+impl ClipEvent {
+    /// An event `name` at `time` seconds with threshold 0.
+    #[must_use]
+    pub fn new(name: &str, time: f32) -> Self {
+        Self {
+            name: name.to_owned(),
+            time,
+            threshold: 0.0,
+        }
+    }
 }
 
 impl Clip {

@@ -23,7 +23,7 @@
 //! folder unless [`LoadOptions::external`] says otherwise. Everything the importer fixed or
 //! dropped is listed in [`Imported::notes`].
 
-use crate::clip::{Clip, Interpolation, JointTrack, Track};
+use crate::clip::{Clip, ClipEvent, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
 use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
 use crate::math::Transform;
@@ -1357,6 +1357,64 @@ impl Importer<'_> {
         }
     }
 
+    /// The events of an animation, from its `extras` (glTF has no standard for them):
+    /// `"extras": {"events": [{"name": "foot_down_l", "time": 0.42, "threshold": 0.5}]}`, times in
+    /// seconds on the animation's time line (within `[0, duration]`), `threshold` optional (0).
+    /// Extras without `events` are ignored; an `events` entry of another shape is an error naming
+    /// the animation and the entry.
+    fn animation_events(&self, anim: &gltf::Animation<'_>, name: &str, duration: f32) -> Result<Vec<ClipEvent>> {
+        let Some(raw) = anim.extras() else {
+            return Ok(Vec::new());
+        };
+        let err = |what: String| Error::Asset {
+            file: self.file.clone(),
+            what: format!("animation {} ('{name}'): extras: {what}", anim.index()),
+        };
+        let Ok(extras) = serde_json::from_str::<serde_json::Value>(raw.get()) else {
+            return Err(err("not valid JSON".into()));
+        };
+        let Some(events) = extras.get("events") else {
+            return Ok(Vec::new());
+        };
+        let Some(events) = events.as_array() else {
+            return Err(err("events must be an array".into()));
+        };
+        if events.len() > crate::layout::MAX_CLIP_EVENTS as usize {
+            return Err(err(format!(
+                "{} events; a clip may have {}",
+                events.len(),
+                crate::layout::MAX_CLIP_EVENTS
+            )));
+        }
+        let mut out = Vec::with_capacity(events.len());
+        for (k, e) in events.iter().enumerate() {
+            let name = e.get("name").and_then(serde_json::Value::as_str);
+            let time = e.get("time").and_then(serde_json::Value::as_f64);
+            let threshold = match e.get("threshold") {
+                None => Some(0.0),
+                Some(t) => t.as_f64(),
+            };
+            let (Some(event_name), Some(time), Some(threshold)) = (name, time, threshold) else {
+                return Err(err(format!(
+                    "event {k} must be an object with a string \"name\", a number \"time\" and an optional number \"threshold\""
+                )));
+            };
+            let (time, threshold) = (time as f32, threshold as f32);
+            if event_name.is_empty() || !(0.0..=duration).contains(&time) || !(0.0..=1.0).contains(&threshold) {
+                return Err(err(format!(
+                    "event {k} ('{event_name}'): needs a name, a time in [0, {duration}] and a threshold in [0, 1]; \
+                     has time {time} and threshold {threshold}"
+                )));
+            }
+            out.push(ClipEvent {
+                name: event_name.to_owned(),
+                time,
+                threshold,
+            });
+        }
+        Ok(out)
+    }
+
     fn animations(&mut self, skeletons: &mut [ImportedSkeleton]) -> Result<Vec<AnimationInfo>> {
         let mut infos = Vec::new();
         for anim in self.doc.animations() {
@@ -1532,6 +1590,7 @@ impl Importer<'_> {
                     "animation {ai} ('{name}'): all keys at time 0; clip duration set to 1/30 s"
                 ));
             }
+            let events = self.animation_events(&anim, &name, duration)?;
             let single = skeletons.len() == 1;
             for (s, sk) in skeletons.iter_mut().enumerate() {
                 let t = std::mem::take(&mut tracks[s]);
@@ -1549,6 +1608,7 @@ impl Importer<'_> {
                 sk.clips.push(ImportedClip {
                     animation: ai,
                     clip: Clip {
+                        events: events.clone(),
                         name: clip_name,
                         duration,
                         looping: false,
@@ -1972,6 +2032,45 @@ mod tests {
         );
         j["buffers"][0]["uri"] = serde_json::Value::String(uri);
         load_slice(j.to_string().as_bytes(), "made.gltf", None)
+    }
+
+    /// Events in an animation's extras reach its clip and the built library; a malformed entry
+    /// is an error naming the file, the animation and the entry; other extras are ignored.
+    #[test]
+    fn events_are_read_from_animation_extras() {
+        let imp = skinned(|_, j| {
+            j["animations"][0]["extras"] = serde_json::json!({"events": [
+                {"name": "hit", "time": 0.25, "threshold": 0.5}, {"name": "end", "time": 1.0}]});
+        })
+        .unwrap();
+        let c = &imp.skeletons[0].clips[0].clip;
+        assert_eq!(
+            c.events,
+            [
+                ClipEvent {
+                    name: "hit".into(),
+                    time: 0.25,
+                    threshold: 0.5
+                },
+                ClipEvent::new("end", 1.0)
+            ]
+        );
+        let lib = imp.build_library().unwrap().library;
+        assert_eq!(lib.event_names(), ["hit", "end"]);
+        assert_eq!(lib.clip_events(crate::ClipId(0)).len(), 2);
+        let other = skinned(|_, j| j["animations"][0]["extras"] = serde_json::json!({"author": "x"})).unwrap();
+        assert!(other.skeletons[0].clips[0].clip.events.is_empty());
+        for bad in [
+            serde_json::json!({"events": {"name": "x"}}),
+            serde_json::json!({"events": [{"time": 0.5}]}),
+            serde_json::json!({"events": [{"name": "late", "time": 3.0}]}),
+            serde_json::json!({"events": [{"name": "x", "time": 0.5, "threshold": 2}]}),
+        ] {
+            let e = skinned(|_, j| j["animations"][0]["extras"] = bad.clone())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("made.gltf") && e.contains("animation 0 ('bend')"), "{e}");
+        }
     }
 
     #[test]

@@ -167,6 +167,7 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
         .collect::<Vec<_>>();
     // Strictly increasing times: a duration that is a whole number of frames repeats the end.
     let mut clip = Clip {
+        events: Vec::new(),
         name: name.to_string(),
         duration: source.duration,
         looping: source.looping,

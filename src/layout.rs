@@ -26,9 +26,18 @@ pub struct GpuFrame {
     pub instance_count: u32,
     /// Where the snapshot half of the local pose buffer starts (the joint capacity).
     pub snapshot_offset: u32,
+    /// Global index of the page's first instance (what event records name).
+    pub first_instance: u32,
+    /// The frame's number, modulo 2³² (frames count from 1; event records carry it).
+    pub frame: u32,
+    /// [`FRAME_EVENTS`] when events are detected this frame.
+    pub flags: u32,
     /// Padding.
-    pub _pad: u32,
+    pub _pad: [u32; 2],
 }
+
+/// `GpuFrame::flags` bit: the clock stage detects clip events and appends them to the event log.
+pub const FRAME_EVENTS: u32 = 1;
 
 /// A clip in the runtime library. WGSL `ClipInfo`.
 #[repr(C)]
@@ -45,15 +54,75 @@ pub struct GpuClip {
     pub flags: u32,
     /// Duration in seconds.
     pub duration: f32,
+    /// First of its events ([`GpuEvent`], sorted by time) in the library's event array.
+    pub event_offset: u32,
+    /// Number of events (at most [`MAX_CLIP_EVENTS`]).
+    pub event_count: u32,
     /// Padding.
-    pub _pad: [u32; 3],
+    pub _pad: u32,
+}
+
+/// Most events of one clip.
+pub const MAX_CLIP_EVENTS: u32 = 64;
+
+/// A clip event as the GPU reads it (header heap, one unit each). WGSL `ClipEvent`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuEvent {
+    /// Seconds into the clip.
+    pub time: f32,
+    /// The event's name, an index into [`crate::AnimationLibrary::event_names`].
+    pub name: u32,
+    /// Least blend weight of the clip for it to fire.
+    pub threshold: f32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// One fired event, as the clock stage appends it to the event log. WGSL `EventRecord`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuEventRecord {
+    /// The character (the animator's instance index).
+    pub character: u32,
+    /// The event's name, an index into [`crate::AnimationLibrary::event_names`].
+    pub event: u32,
+    /// The clip whose playback crossed it.
+    pub clip: u32,
+    /// The clip's blend weight this frame (for a layer's clip, the layer's weight times its
+    /// weight in the layer).
+    pub weight: f32,
+    /// The frame ([`GpuFrame::frame`]).
+    pub frame: u32,
+    /// Times playback crossed the event this frame: 1, or more when one frame spans several
+    /// loops.
+    pub crossings: u32,
+    /// Which state played the clip: 0 the target, 1 a cross-fade's source, `2 + k` layer `k`.
+    pub state: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<GpuEventRecord>() == 32);
+
+/// The head of the event log buffer (WGSL `EventLog`, whose `records` follow): the records
+/// appended, counting those that did not fit.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuEventLogHead {
+    /// Records appended this frame, those past the capacity included.
+    pub count: u32,
+    /// Records that did not fit (each counted once).
+    pub overflow: u32,
+    /// Padding.
+    pub _pad: [u32; 2],
 }
 
 /// Where each section of the library's two GPU heaps starts, in 16-byte units (the uniform the
 /// stages read the library through; see [`crate::gpu::GpuLibrary`]). WGSL `LibraryLayout`.
 ///
 /// The *header* heap holds the small records every frame looks up: clips (2 units each), tracks
-/// (1), skeletons (1), blend nodes (2), blend children (1) and blend triangles (1). The *payload*
+/// (1), skeletons (1), blend nodes (2), blend children (1), blend triangles (1) and clip events
+/// (1). The *payload*
 /// heap holds the bulk data: key times (4 per unit), key values, rest poses and mask weights (1
 /// per value), parents (4 per unit) and inverse bind matrices (3 units each).
 #[repr(C)]
@@ -81,8 +150,8 @@ pub struct GpuLibraryLayout {
     pub inverse_binds: u32,
     /// Payload heap: first unit of the sockets ([`GpuSocket`], [`MAX_SOCKETS`] per skeleton).
     pub sockets: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Header heap: first unit of the clip events ([`GpuEvent`]).
+    pub events: u32,
 }
 
 /// One channel's keys. WGSL `Track`.

@@ -63,7 +63,7 @@ pub mod scene;
 pub mod shaders;
 pub mod skeleton;
 
-pub use clip::{Clip, Interpolation, JointTrack, Track};
+pub use clip::{Clip, ClipEvent, Interpolation, JointTrack, Track};
 pub use error::{Channel, Error, Result};
 pub use gpu::{Animator, AnimatorDesc, InstanceDesc, LoopMode, SkinnedRenderer};
 pub use library::{AnimationLibrary, ClipId, LibraryBuilder, MaskId, SkeletonId};

@@ -4,7 +4,7 @@
 
 use crate::clip::{Clip, Interpolation, Track};
 use crate::error::{Channel, Error, Result};
-use crate::layout::{GpuClip, GpuSkeleton, GpuSocket, GpuTrack, MAX_SOCKETS};
+use crate::layout::{GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, MAX_CLIP_EVENTS, MAX_SOCKETS};
 use crate::math::Affine;
 use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3, Vec4};
@@ -76,6 +76,10 @@ pub struct AnimationLibrary {
     masks: Vec<MaskInfo>,
     /// Mask names, by [`MaskId`].
     mask_names: Vec<String>,
+    /// Every clip's events, each clip's sorted by time (`GpuClip::event_offset`).
+    events: Vec<GpuEvent>,
+    /// Event names, numbered in the order first added.
+    event_names: Vec<String>,
 }
 
 impl AnimationLibrary {
@@ -166,6 +170,32 @@ impl AnimationLibrary {
         &self.mask_names
     }
 
+    /// Every clip's events ([`GpuClip::event_offset`], `event_count`), each clip's sorted by time.
+    #[must_use]
+    pub fn events(&self) -> &[GpuEvent] {
+        &self.events
+    }
+
+    /// Event names: what [`GpuEvent::name`] and event records' `event` number.
+    #[must_use]
+    pub fn event_names(&self) -> &[String] {
+        &self.event_names
+    }
+
+    /// The number of event name `name`, if a clip has such an event.
+    #[must_use]
+    pub fn event_id(&self, name: &str) -> Option<u32> {
+        self.event_names.iter().position(|n| n == name).map(|k| k as u32)
+    }
+
+    /// The events of clip `clip`, sorted by time.
+    #[must_use]
+    pub fn clip_events(&self, clip: ClipId) -> &[GpuEvent] {
+        self.clips.get(clip.0 as usize).map_or(&[], |c| {
+            &self.events[c.event_offset as usize..(c.event_offset + c.event_count) as usize]
+        })
+    }
+
     /// The mask called `name`.
     #[must_use]
     pub fn mask_id(&self, name: &str) -> Option<MaskId> {
@@ -252,7 +282,9 @@ impl LibraryBuilder {
     /// Errors: an unknown skeleton; a duplicate clip name for the skeleton; a duration that is not
     /// finite and positive; a track for a joint the skeleton lacks, or two for one joint; a track
     /// with no keys, non-finite or negative or unsorted key times, a value count that does not
-    /// match, non-finite values, or a zero-length rotation.
+    /// match, non-finite values, or a zero-length rotation; more than [`MAX_CLIP_EVENTS`] events,
+    /// an event with an empty name, a time outside `[0, duration]` or a threshold outside
+    /// `[0, 1]`.
     pub fn add_clip(&mut self, skeleton: SkeletonId, clip: &Clip) -> Result<ClipId> {
         let cerr = |what: String| Error::Clip {
             clip: clip.name.clone(),
@@ -274,14 +306,33 @@ impl LibraryBuilder {
         let n = skel.joint_count();
         let lib = &mut self.lib;
         let id = ClipId(lib.clips.len() as u32);
+        let mut events = clip.events.clone();
+        events.sort_by(|a, b| a.time.total_cmp(&b.time));
         lib.clips.push(GpuClip {
             skeleton: skeleton.0,
             joint_count: n as u32,
             track_offset: lib.tracks.len() as u32,
             flags: u32::from(clip.looping),
             duration: clip.duration,
-            _pad: [0; 3],
+            event_offset: lib.events.len() as u32,
+            event_count: events.len() as u32,
+            _pad: 0,
         });
+        for e in events {
+            let name = match lib.event_names.iter().position(|n| *n == e.name) {
+                Some(k) => k,
+                None => {
+                    lib.event_names.push(e.name.clone());
+                    lib.event_names.len() - 1
+                }
+            };
+            lib.events.push(GpuEvent {
+                time: e.time,
+                name: name as u32,
+                threshold: e.threshold,
+                _pad: 0,
+            });
+        }
         lib.clip_names.push(clip.name.clone());
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
         for tracks in packed {
@@ -375,6 +426,26 @@ fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<Vec<[PackedTrack; 3]>> {
     };
     if !clip.duration.is_finite() || clip.duration <= 0.0 {
         return Err(cerr(format!("duration {} must be finite and positive", clip.duration)));
+    }
+    if clip.events.len() > MAX_CLIP_EVENTS as usize {
+        return Err(cerr(format!(
+            "has {} events; a clip may have {MAX_CLIP_EVENTS}",
+            clip.events.len()
+        )));
+    }
+    for (k, e) in clip.events.iter().enumerate() {
+        let what = if e.name.is_empty() {
+            Some("has no name".to_owned())
+        } else if !(0.0..=clip.duration).contains(&e.time) {
+            Some(format!("time {} is outside [0, {}]", e.time, clip.duration))
+        } else if !(0.0..=1.0).contains(&e.threshold) {
+            Some(format!("threshold {} is outside [0, 1]", e.threshold))
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(cerr(format!("event {k} ('{}'): {what}", e.name)));
+        }
     }
     let n = skel.joint_count();
     let mut by_joint: Vec<Option<usize>> = vec![None; n];
@@ -557,6 +628,7 @@ mod tests {
 
     fn clip(tracks: Vec<JointTrack>) -> Clip {
         Clip {
+            events: Vec::new(),
             name: "c".into(),
             duration: 1.0,
             looping: true,

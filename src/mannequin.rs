@@ -11,7 +11,7 @@
 //! [`gaits`] gives the root velocity each one is authored for, so the feet do not slide. For the
 //! walking gaits the left foot is planted (at mid-stance) at phase 0 and the right one at phase 0.5.
 
-use crate::clip::{Clip, JointTrack, Track};
+use crate::clip::{Clip, ClipEvent, JointTrack, Track};
 use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
 use crate::math::Transform;
 use crate::mesh::SkinnedMesh;
@@ -1203,6 +1203,7 @@ fn build_clip(spec: &GaitSpec, rig: &Rig, names: &[String]) -> Clip {
         });
     }
     Clip {
+        events: spec.foot_down_events(),
         name: spec.name.into(),
         duration,
         looping: true,
@@ -1210,9 +1211,41 @@ fn build_clip(spec: &GaitSpec, rig: &Rig, names: &[String]) -> Clip {
     }
 }
 
+/// The event fired when the left foot lands ([`clips`]).
+pub const FOOT_DOWN_L: &str = "foot_down_l";
+/// The event fired when the right foot lands ([`clips`]).
+pub const FOOT_DOWN_R: &str = "foot_down_r";
+/// The built-in foot-down events' weight threshold: in a blend, only a clip of at least half the
+/// weight steps, so that a walk blended with a run does not land each foot twice.
+pub const FOOT_DOWN_THRESHOLD: f32 = 0.5;
+
+impl GaitSpec {
+    /// Each foot's touch-down (its own phase 0), as [`FOOT_DOWN_L`] and [`FOOT_DOWN_R`]
+    /// events; none for a gait whose feet never leave the ground.
+    fn foot_down_events(&self) -> Vec<ClipEvent> {
+        if self.duty >= 1.0 {
+            return Vec::new();
+        }
+        SIDES
+            .iter()
+            .map(|&(side, _)| {
+                // foot_phase(side, u) = 0.
+                let offset = if side > 0.0 { 0.0 } else { 0.5 };
+                let u = (2.0 - offset - 0.5 * self.duty).fract();
+                ClipEvent {
+                    name: if side > 0.0 { FOOT_DOWN_L } else { FOOT_DOWN_R }.to_owned(),
+                    time: u * self.duration(),
+                    threshold: FOOT_DOWN_THRESHOLD,
+                }
+            })
+            .collect()
+    }
+}
+
 /// The six built-in clips for `skeleton` (which must be [`skeleton()`]), named and ordered as
 /// [`CLIP_NAMES`]: all looping, linearly interpolated, keyed 30 times a second, in place (the
-/// root never moves), the last key of every track equal to its first.
+/// root never moves), the last key of every track equal to its first. Each gait but the idle
+/// has a [`FOOT_DOWN_L`] and a [`FOOT_DOWN_R`] event where that foot lands.
 #[must_use]
 pub fn clips(skeleton: &Skeleton) -> Vec<Clip> {
     let rig = Rig::new(skeleton);
@@ -1360,6 +1393,7 @@ pub mod layer_assets {
 /// A one-key clip holding `pose` (rotations per joint name) over one second.
 fn pose_clip(name: &str, rotations: &[(&str, Quat)]) -> Clip {
     Clip {
+        events: Vec::new(),
         name: name.into(),
         duration: 1.0,
         looping: true,
@@ -1402,6 +1436,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     let raise = |_: f32| Quat::from_rotation_z(-1.95) * Quat::from_rotation_y(0.3);
     let sweep = |u: f32| Quat::from_rotation_z(-0.5 + 0.45 * (std::f32::consts::TAU * 2.0 * u).sin());
     let wave = Clip {
+        events: Vec::new(),
         name: layer_assets::WAVE.into(),
         duration: n as f32 / 30.0,
         looping: true,
@@ -1438,6 +1473,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     let amounts = [(0.0f32, 0.0f32), (0.08, 1.0), (0.3, 0.45), (0.6, 0.0)];
     let joints: Vec<&str> = flinch_pose(0.0).iter().map(|(j, _)| *j).collect();
     let flinch_absolute = Clip {
+        events: Vec::new(),
         name: "flinch_absolute".into(),
         duration: 0.6,
         looping: false,
@@ -1507,6 +1543,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     .expect("the aim offset is valid");
     // The same poses as the frames of one clip: left at 0 s, centre at 1 s, right at 2 s.
     let sweep_source = Clip {
+        events: Vec::new(),
         name: "aim_sweep_absolute".into(),
         duration: 2.0,
         looping: false,
@@ -1764,6 +1801,40 @@ mod tests {
             let (l, r) = at(0.5);
             assert!(r.y < l.y - 0.02, "{name} phase 0.5: left {l} right {r}");
             assert!(r.y < 0.1, "{name} phase 0.5: right foot {r} is off the ground");
+        }
+    }
+
+    /// Each walking gait's foot-down events mark its feet's landings: the lowest point of the
+    /// foot (heel or ball) reaches the ground (within 1 cm) at the event and stays there for the
+    /// next tenth of a cycle, while a tenth of a cycle before it that foot was in the air (more
+    /// than 2 cm up).
+    #[test]
+    fn foot_down_events_are_at_touch_down() {
+        let s = skeleton();
+        let clips = clips(&s);
+        assert!(clip(&clips, "idle").events.is_empty(), "idle never lifts a foot");
+        for g in gaits().iter().skip(1) {
+            let c = clip(&clips, g.clip);
+            assert_eq!(c.events.len(), 2, "{}", g.clip);
+            for e in &c.events {
+                assert_eq!(e.threshold, FOOT_DOWN_THRESHOLD);
+                let x = if e.name == FOOT_DOWN_L { "l" } else { "r" };
+                // The height of the foot's lowest point, heel or ball, at clip time t.
+                let lowest = |t: f32| {
+                    let m = fk(&s, &local_pose(&s, c, t.rem_euclid(c.duration)));
+                    let foot = m[s.joint_index(&format!("foot_{x}")).unwrap()];
+                    let heel = foot.transform_point3(-Vec3::new(0.0, ANKLE_Y, HEEL_BACK));
+                    let ball = joint_pos(&s, &m, &format!("ball_{x}")) - Vec3::Y * BALL_Y;
+                    heel.y.min(ball.y)
+                };
+                let tenth = 0.1 * c.duration;
+                for k in 0..=4 {
+                    let h = lowest(e.time + tenth * k as f32 / 4.0);
+                    assert!(h.abs() < 0.01, "{} {}: {h} m up after landing", g.clip, e.name);
+                }
+                let h = lowest(e.time - tenth);
+                assert!(h > 0.02, "{} {}: only {h} m up before landing", g.clip, e.name);
+            }
         }
     }
 

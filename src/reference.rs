@@ -188,6 +188,52 @@ pub fn skin(mesh: &SkinnedMesh, palette: &[DMat4]) -> Vec<DVec3> {
         .collect()
 }
 
+/// Crossings of a clip event in f64, frame by frame: the oracle of the clock stage's event
+/// detection. A clip of `duration` seconds played from `start` at `rate` for frames of `dts`
+/// seconds moves along an unwrapped time line, `x = start + rate · Σ dt`, clamped to
+/// `[0, n · duration]` when it plays `loops = Some(n)` loops (`Some(1)`: once) and free when it
+/// loops forever (`None`). The event at `time` stands at `time + k · duration` for every loop `k`
+/// that plays. A frame crosses the points in `(x_before, x_after]` moving forward and in
+/// `[x_after, x_before)` moving backward; the first frame includes its start. Returns the
+/// count per frame.
+#[must_use]
+pub fn event_crossings(start: f64, rate: f64, dts: &[f64], duration: f64, loops: Option<u32>, time: f64) -> Vec<u64> {
+    let end = loops.map(|n| f64::from(n.max(1)) * duration);
+    let clamp = |x: f64| end.map_or(x, |end| x.clamp(0.0, end));
+    // Loops k whose point time + k·duration lies in [lo, hi] (strict at an open end).
+    let count = |lo: f64, lo_open: bool, hi: f64, hi_open: bool| -> u64 {
+        let mut first = ((lo - time) / duration).ceil();
+        if lo_open && first * duration + time <= lo {
+            first += 1.0;
+        }
+        let mut last = ((hi - time) / duration).floor();
+        if hi_open && last * duration + time >= hi {
+            last -= 1.0;
+        }
+        if let Some(n) = loops {
+            first = first.max(0.0);
+            last = last.min(f64::from(n.max(1)) - 1.0);
+        }
+        if last >= first { (last - first + 1.0) as u64 } else { 0 }
+    };
+    let mut x = clamp(start);
+    let mut out = Vec::with_capacity(dts.len());
+    for (f, &dt) in dts.iter().enumerate() {
+        let delta = rate * dt;
+        let next = clamp(x + delta);
+        let first = f == 0;
+        out.push(if delta > 0.0 {
+            count(x, !first, next, false)
+        } else if delta < 0.0 {
+            count(next, false, x, !first)
+        } else {
+            0
+        });
+        x = next;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,11 +53,13 @@ pub enum Resource {
     ModelPoses,
     /// Per joint: `Affine` skinning matrices.
     Palettes,
+    /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
+    Events,
 }
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 11] = [
+    pub const ALL: [Resource; 12] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
@@ -69,6 +71,7 @@ impl Resource {
         Resource::LocalPoses,
         Resource::ModelPoses,
         Resource::Palettes,
+        Resource::Events,
     ];
 
     /// Binding number in group 0.
@@ -92,6 +95,7 @@ impl Resource {
             Resource::LocalPoses => "local_poses",
             Resource::ModelPoses => "model_poses",
             Resource::Palettes => "palettes",
+            Resource::Events => "event_log",
         }
     }
 
@@ -108,6 +112,7 @@ impl Resource {
             Resource::BlendLists => "array<BlendList>",
             Resource::LocalPoses => "array<LocalPose>",
             Resource::ModelPoses | Resource::Palettes => "array<Affine>",
+            Resource::Events => "EventLog",
         }
     }
 
@@ -204,6 +209,7 @@ impl Stage {
                 (Instances, Read),
                 (Clocks, ReadWrite),
                 (BlendLists, ReadWrite),
+                (Events, ReadWrite),
             ],
             Stage::Sample => &[
                 (Frame, Uniform),
@@ -242,6 +248,7 @@ impl Stage {
                 (Clocks, ReadWrite),
                 (LocalPoses, ReadWrite),
                 (Palettes, ReadWrite),
+                (Events, ReadWrite),
             ],
             Stage::Skin => &[],
         }
@@ -255,8 +262,9 @@ impl Stage {
 }
 
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
-/// shader stage, for what comes next (compressed keys, root motion, events, curves).
-pub const STORAGE_SLOTS_SPARE: u32 = 2;
+/// shader stage, for what comes next (compressed keys, root motion, curves). The fused stage, the
+/// fullest, binds seven since the event log.
+pub const STORAGE_SLOTS_SPARE: u32 = 1;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
 /// with its access, the others read-write. Shared modules (the library accessors, the other
@@ -297,7 +305,7 @@ pub fn bindings_wgsl(stage: Stage) -> String {
 fn bindings_module(stage: Stage) -> String {
     format!(
         "#define_import_path wgpu_anim::bindings\n\
-         #import wgpu_anim::types::{{Affine, BlendList, Clock, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS}}\n\n{}",
+         #import wgpu_anim::types::{{Affine, BlendList, Clock, EventLog, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS}}\n\n{}",
         bindings_wgsl(stage)
     )
 }

@@ -43,14 +43,15 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
                     assert_eq!(r.dispatches, Some(expected));
                     assert_eq!(r.pages, Some(1));
                     assert!(r.cpu_encode_ms.is_some() && r.edit_encode_ms.is_some());
-                    // An ordinary frame uploads the page's 16-byte frame uniform; editing 1 % of
+                    // An ordinary frame uploads the page's 32-byte frame uniform; editing 1 % of
                     // the characters adds their instances (256 bytes each), nothing between them.
                     let instance = size_of::<wgpu_anim::layout::GpuInstance>() as u64;
+                    let frame = size_of::<wgpu_anim::layout::GpuFrame>() as u64;
                     let edits = u64::from(r.characters).div_ceil(100);
-                    assert_eq!(r.upload_bytes, Some(16));
+                    assert_eq!(r.upload_bytes, Some(frame));
                     assert!(
                         r.edit_upload_bytes
-                            .is_some_and(|b| b > 16 && b <= 16 + edits * instance),
+                            .is_some_and(|b| b > frame && b <= frame + edits * instance),
                         "{:?}",
                         r.edit_upload_bytes
                     );

@@ -68,7 +68,7 @@ fn frame(n: usize, joints: u32) -> GpuFrame {
         dt: 1.0 / 60.0,
         instance_count: n as u32,
         snapshot_offset: joints,
-        _pad: 0,
+        ..Default::default()
     }
 }
 

@@ -32,6 +32,7 @@ fn one_clip(skel: Skeleton, clip: Clip) -> (wgpu_anim::AnimationLibrary, wgpu_an
 fn propagation_composes_parents_before_children() {
     // Rotating the root 90° about z swings the whole chain from +y to -x.
     let clip = Clip {
+        events: Vec::new(),
         name: "bend".into(),
         duration: 1.0,
         looping: false,
@@ -93,6 +94,7 @@ fn sampling_known_values_for_every_interpolation() {
         },
     ];
     let clip = Clip {
+        events: Vec::new(),
         name: "k".into(),
         duration: 2.0,
         looping: false,
@@ -125,6 +127,7 @@ fn sampling_known_values_for_every_interpolation() {
 fn palette_is_identity_in_the_bind_pose_and_skinning_returns_the_rest_positions() {
     let m = mannequin::mannequin();
     let bind = Clip {
+        events: Vec::new(),
         name: "bind".into(),
         duration: 1.0,
         looping: false,

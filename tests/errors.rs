@@ -126,8 +126,9 @@ fn bad_meshes_name_the_vertex() {
 
 #[test]
 fn pipelines_the_device_refuses_are_errors_not_panics() {
-    // A device with fewer storage buffers per stage than `sample` binds (5): the animator is an
-    // error naming the stage, not a panic in wgpu's uncaptured-error handler.
+    // A device with fewer storage buffers per stage than `clock` (the first stage made) binds
+    // (5): the animator is an error naming the stage, not a panic in wgpu's uncaptured-error
+    // handler.
     let limits = wgpu::Limits {
         max_storage_buffers_per_shader_stage: 4,
         ..wgpu::Limits::default()
@@ -136,9 +137,9 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
     let (lib, _, _) = mannequin::library();
     let e = Animator::new(&device, &lib, &AnimatorDesc::default())
         .err()
-        .expect("the sample stage binds 5 storage buffers");
+        .expect("the clock stage binds 5 storage buffers");
     assert!(matches!(e, Error::Refused { .. }), "{e}");
-    assert!(e.to_string().contains("the sample pipeline"), "{e}");
+    assert!(e.to_string().contains("the clock pipeline"), "{e}");
 
     // A device that reads fewer vertex attributes than a skinned vertex has (5): the renderer is
     // an error; the animator, which has no vertex stage, is not.

@@ -147,7 +147,7 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
         dt,
         instance_count: n as u32,
         snapshot_offset: max as u32,
-        _pad: 0,
+        ..Default::default()
     };
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
     wgpu_anim::cpu::fused(
@@ -218,7 +218,7 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
         dt,
         instance_count: n as u32,
         snapshot_offset: max as u32,
-        _pad: 0,
+        ..Default::default()
     };
     let slots = MAX_SOCKETS as usize;
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; max + n * slots];

@@ -111,7 +111,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
         dt: *dts.last().unwrap(),
         instance_count: instances as u32,
         snapshot_offset: animator.max_joints(),
-        _pad: 0,
+        ..Default::default()
     };
     Run {
         device,
@@ -544,7 +544,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
         dt,
         instance_count: n,
         snapshot_offset: animator.max_joints(),
-        _pad: 0,
+        ..Default::default()
     };
 
     // clock: from the GPU's clocks before the frame.
@@ -642,7 +642,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
             dt: 0.1,
             instance_count: insts.len() as u32,
             snapshot_offset: staged.page_max_joints(page),
-            _pad: 0,
+            ..Default::default()
         };
         let (_, gpu) = staged.read_back_page(&device, &queue, page).unwrap();
         let lists = staged.read_blend_lists_page(&device, &queue, page).unwrap();
@@ -787,7 +787,7 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
         dt: 0.0,
         instance_count: n,
         snapshot_offset: a.max_joints(),
-        _pad: 0,
+        ..Default::default()
     };
     let mut loops_seen = 0;
     // A first frame uploads the starting clocks; the comparison starts from what it left.

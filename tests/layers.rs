@@ -170,6 +170,7 @@ fn blend_depth_ramps_are_monotonic_down_the_hierarchy() {
 /// A mannequin pose clip of constant rotations.
 fn pose(name: &str, rotations: &[(&str, Quat)]) -> Clip {
     Clip {
+        events: Vec::new(),
         name: name.into(),
         duration: 1.0,
         looping: false,
@@ -280,6 +281,7 @@ fn bad_layer_input_is_rejected() {
     // library builder's fuzz target found a track with no keys reaching the sampler).
     let joint = m.skeleton.joint_names()[1].clone();
     let broken = |track: Track<Quat>| Clip {
+        events: Vec::new(),
         name: "broken".into(),
         tracks: vec![JointTrack {
             joint: joint.clone(),
@@ -310,6 +312,7 @@ fn bad_layer_input_is_rejected() {
     // A source too long for a difference clip is refused before anything is allocated (the
     // fuzz target's second find: a duration of 1e38 s overflowed a vector's capacity).
     let long = Clip {
+        events: Vec::new(),
         duration: 1e38,
         ..walk.clone()
     };
@@ -421,7 +424,7 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
         dt: 0.1,
         instance_count: 2,
         snapshot_offset: a.max_joints(),
-        _pad: 0,
+        ..Default::default()
     };
     let mut clocks = before.clone();
     let mut lists = vec![BlendList::default(); 2];
@@ -454,6 +457,7 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
     let m = mannequin::mannequin();
     let clips: Vec<Clip> = (0..40)
         .map(|k| Clip {
+            events: Vec::new(),
             name: format!("walk {k}"),
             ..m.clips[1].clone()
         })

@@ -2,9 +2,9 @@
 //! size and field offsets naga computes for the WGSL struct.
 
 use wgpu_anim::layout::{
-    BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuFrame, GpuInstance,
-    GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket, GpuTrack, LayerApply, LocalPose, Ticks,
-    WORKGROUP_SIZE,
+    BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
+    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket, GpuTrack,
+    LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -227,7 +227,11 @@ macro_rules! mirror {
 /// changes a size or a name list and fails [`every_shared_struct_matches_its_rust_mirror`].
 fn mirrors() -> Vec<Mirror> {
     vec![
-        mirror!("Frame", GpuFrame, [dt, instance_count, snapshot_offset]),
+        mirror!(
+            "Frame",
+            GpuFrame,
+            [dt, instance_count, snapshot_offset, first_instance, frame, flags]
+        ),
         mirror!(
             "LibraryLayout",
             GpuLibraryLayout,
@@ -242,13 +246,38 @@ fn mirrors() -> Vec<Mirror> {
                 values,
                 parents,
                 inverse_binds,
-                sockets
+                sockets,
+                events
             ]
         ),
         mirror!(
             "ClipInfo",
             GpuClip,
-            [skeleton, joint_count, track_offset, flags, duration]
+            [
+                skeleton,
+                joint_count,
+                track_offset,
+                flags,
+                duration,
+                event_offset,
+                event_count
+            ]
+        ),
+        mirror!("ClipEvent", GpuEvent, [time, name, threshold]),
+        // The log's head, then its records (naga sizes a runtime array as one element).
+        Mirror {
+            wgsl: "EventLog",
+            size: size_of::<GpuEventLogHead>() + size_of::<GpuEventRecord>(),
+            fields: vec![
+                ("count", std::mem::offset_of!(GpuEventLogHead, count)),
+                ("overflow", std::mem::offset_of!(GpuEventLogHead, overflow)),
+                ("records", size_of::<GpuEventLogHead>()),
+            ],
+        },
+        mirror!(
+            "EventRecord",
+            GpuEventRecord,
+            [character, event, clip, weight, frame, crossings, state]
         ),
         mirror!("Track", GpuTrack, [time_offset, key_count, value_offset, interpolation]),
         mirror!(
@@ -448,6 +477,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("NODE_DIRECT", U32(node_kind::DIRECT)),
         ("MIN_BLEND_WEIGHT", F32(layout::MIN_BLEND_WEIGHT)),
         ("TICK_BITS", U32(layout::TICK_BITS)),
+        ("FRAME_EVENTS", U32(layout::FRAME_EVENTS)),
         ("TICK_LIMIT_HI", U32(layout::TICK_LIMIT_HI)),
         ("BLEND_PARAM_LIMIT", F32(blend_weights::BLEND_PARAM_LIMIT)),
         ("BLEND_INSIDE_EPS", F32(blend_weights::BLEND_INSIDE_EPS)),

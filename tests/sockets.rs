@@ -119,7 +119,7 @@ fn socket_matrices_on_the_gpu_match_the_mirror() {
             dt: 0.0,
             instance_count: instances.len() as u32,
             snapshot_offset: capacity,
-            _pad: 0,
+            ..Default::default()
         };
         let mut model = pose.model.clone();
         model.resize(capacity as usize, Affine::IDENTITY);

@@ -103,6 +103,7 @@ fn clip(u: &mut Unstructured, joints: &[String]) -> Result<Clip> {
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Clip {
+        events: Vec::new(),
         name: name(u)?,
         duration: if u.ratio(1, 4)? {
             float(u)?
@@ -328,7 +329,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
         dt: float(u)?,
         instance_count: n as u32,
         snapshot_offset: 0,
-        _pad: 0,
+        ..Default::default()
     };
     let mut clocks = vec![wgpu_anim::layout::GpuClock::default(); n];
     let mut lists = vec![wgpu_anim::layout::BlendList::default(); n];

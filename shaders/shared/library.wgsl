@@ -5,13 +5,19 @@
 
 #define_import_path wgpu_anim::library
 
-#import wgpu_anim::types::{Affine, BlendChild, BlendNode, ClipInfo, SkeletonInfo, Socket, Track}
+#import wgpu_anim::types::{Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, SkeletonInfo, Socket, Track}
 #import wgpu_anim::bindings::{headers, library, payload}
 
 fn clip_info(c: u32) -> ClipInfo {
     let a = headers[library.clips + 2u * c];
     let b = headers[library.clips + 2u * c + 1u];
     return ClipInfo(a.x, a.y, a.z, a.w, bitcast<f32>(b.x), b.y, b.z, b.w);
+}
+
+// Event `k` of the library's event array.
+fn clip_event(k: u32) -> ClipEvent {
+    let a = headers[library.events + k];
+    return ClipEvent(bitcast<f32>(a.x), a.y, bitcast<f32>(a.z), a.w);
 }
 
 fn clip_duration(c: u32) -> f32 {

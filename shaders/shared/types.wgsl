@@ -22,8 +22,15 @@ struct Frame {
     dt: f32,
     instance_count: u32,
     snapshot_offset: u32,
-    pad: u32,
+    first_instance: u32,
+    frame: u32,
+    flags: u32,
+    pad_a: u32,
+    pad_b: u32,
 }
+
+// Frame.flags bit: detect clip events (Rust: layout::FRAME_EVENTS).
+const FRAME_EVENTS: u32 = 1u;
 
 // Rust: layout::GpuClip.
 struct ClipInfo {
@@ -32,9 +39,39 @@ struct ClipInfo {
     track_offset: u32,
     flags: u32,
     duration: f32,
+    event_offset: u32,
+    event_count: u32,
+    pad: u32,
+}
+
+// Rust: layout::GpuEvent. A clip event, one header unit.
+struct ClipEvent {
+    time: f32,
+    name: u32,
+    threshold: f32,
+    pad: u32,
+}
+
+// Rust: layout::GpuEventRecord. One fired event.
+struct EventRecord {
+    character: u32,
+    event: u32,
+    clip: u32,
+    weight: f32,
+    frame: u32,
+    crossings: u32,
+    state: u32,
+    pad: u32,
+}
+
+// The event log the clock stage appends to (Rust: layout::GpuEventLogHead, then the records):
+// `count` counts every record appended, those past the capacity too; `overflow` those.
+struct EventLog {
+    count: atomic<u32>,
+    overflow: atomic<u32>,
     pad_a: u32,
     pad_b: u32,
-    pad_c: u32,
+    records: array<EventRecord>,
 }
 
 // Rust: layout::GpuLibraryLayout. Where each section of the library heaps starts (16-byte units).
@@ -50,7 +87,7 @@ struct LibraryLayout {
     parents: u32,
     inverse_binds: u32,
     sockets: u32,
-    pad: u32,
+    events: u32,
 }
 
 // Rust: layout::GpuTrack.

@@ -6,9 +6,10 @@
 
 use crate::cpu::blend_weights::node_child_weights;
 use crate::layout::{
-    BlendList, BlendSample, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LAYER_ON, LOOP_ONCE, LOOP_REPEAT, LayerApply,
-    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT,
-    TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, node_kind, source_kind,
+    BlendList, BlendSample, FRAME_EVENTS, GpuClock, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, LAYER_ON,
+    LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES,
+    SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, node_kind,
+    source_kind,
 };
 use crate::library::AnimationLibrary;
 use glam::Vec4;
@@ -152,6 +153,157 @@ pub fn advance_clip_time(
     }
 }
 
+/// `floor(x / period)` for `|x| ≤ 2 period` (beyond, ±2). WGSL `floor_small`.
+fn floor_small(x: i64, period: i64) -> i32 {
+    if x < 0 {
+        return if x < period.wrapping_neg() { -2 } else { -1 };
+    }
+    if x < period {
+        0
+    } else if x < period.wrapping_add(period) {
+        1
+    } else {
+        2
+    }
+}
+
+/// Times a state's playback crossed the point `e` of its loop (ticks in `[0, period]`) in a frame
+/// that moved it by `delta` from `t0` in loop `loops0` to `t1` in loop `loops1`. The points are
+/// `e + k · period` for the loops `k` that play — every one looping forever, one for
+/// `LOOP_ONCE`, `loop_count` for `LOOP_REPEAT`; forward it counts those in `(from, to]`,
+/// backward those in `[to, from)`, so consecutive frames never count a point twice; a state
+/// that `started` this frame counts its start. Integer arithmetic only. WGSL `event_crossings`.
+#[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
+#[must_use]
+pub fn event_crossings(
+    t0: i64,
+    loops0: u32,
+    t1: i64,
+    loops1: u32,
+    delta: i64,
+    e: i64,
+    period: i64,
+    loop_mode: u32,
+    loop_count: u32,
+    started: bool,
+) -> u32 {
+    if delta == 0 {
+        return 0;
+    }
+    let dl = loops1.wrapping_sub(loops0) as i32;
+    let (mut first, mut last);
+    if delta < 0 {
+        let from = if started { t0.wrapping_add(1) } else { t0 };
+        first = dl.wrapping_sub(floor_small(e.wrapping_sub(t1), period));
+        last = -floor_small(e.wrapping_sub(from), period) - 1;
+    } else {
+        let from = if started { t0.wrapping_sub(1) } else { t0 };
+        first = floor_small(from.wrapping_sub(e), period) + 1;
+        last = dl.wrapping_add(floor_small(t1.wrapping_sub(e), period));
+    }
+    if loop_mode != LOOP_FOREVER {
+        let n = if loop_mode == LOOP_REPEAT { loop_count.max(1) } else { 1 };
+        first = first.max(-(loops0.min(0x7fff_ffff) as i32));
+        last = last.min((n - 1 - loops0.min(n - 1)).min(0x7fff_ffff) as i32);
+    }
+    last.wrapping_sub(first).wrapping_add(1).max(0) as u32
+}
+
+/// The event log as the CPU mirror fills it (WGSL `EventLog`): the records appended, in the order
+/// this mirror appends them (the GPU's threads append in any order: compare sorted), up to
+/// `capacity`, and those past it counted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventLog {
+    /// Most records kept.
+    pub capacity: usize,
+    /// The records.
+    pub records: Vec<GpuEventRecord>,
+    /// Records that did not fit.
+    pub overflow: u32,
+}
+
+impl EventLog {
+    /// An empty log of `capacity` records.
+    #[must_use]
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            ..Self::default()
+        }
+    }
+
+    /// WGSL `append_event`.
+    fn append(&mut self, record: GpuEventRecord) {
+        if self.records.len() < self.capacity {
+            self.records.push(record);
+        } else {
+            self.overflow = self.overflow.wrapping_add(1);
+        }
+    }
+}
+
+/// Who a state's events are reported for. WGSL `EventSource` (with the frame's number).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EventSource {
+    pub character: u32,
+    pub state: u32,
+    pub started: bool,
+    pub weight: f32,
+    pub frame: u32,
+}
+
+/// Fires clip `clip`'s events crossed by a state that moved from `(t0, loops0)` to `ct`. WGSL
+/// `fire_events`.
+#[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
+fn fire_events(
+    lib: &AnimationLibrary,
+    log: &mut EventLog,
+    source: &EventSource,
+    clip: u32,
+    weight: f32,
+    t0: Ticks,
+    loops0: u32,
+    ct: &ClipTime,
+    delta: i64,
+    period: i64,
+    loop_mode: u32,
+    loop_count: u32,
+    phase: bool,
+) {
+    let info = &lib.clips()[clip as usize];
+    for k in 0..info.event_count {
+        let event = &lib.events()[(info.event_offset + k) as usize];
+        if !(weight > 0.0 && weight >= event.threshold) {
+            continue;
+        }
+        let at = if phase { event.time / info.duration } else { event.time };
+        let n = event_crossings(
+            t0.get(),
+            loops0,
+            ct.time.get(),
+            ct.loops,
+            delta,
+            ticks_from_f32(at),
+            period,
+            loop_mode,
+            loop_count,
+            source.started,
+        );
+        if n > 0 {
+            log.append(GpuEventRecord {
+                character: source.character,
+                event: event.name,
+                clip,
+                weight,
+                frame: source.frame,
+                crossings: n,
+                state: source.state,
+                _pad: 0,
+            });
+        }
+    }
+}
+
 /// Where a state starts playing from `start` (seconds, or a phase for a tree) with no time
 /// advanced: the start wrapped or clamped by the loop mode.
 #[must_use]
@@ -288,20 +440,32 @@ pub(crate) fn play_state(
     dt: f32,
     scale: f32,
     layer: u32,
+    source: &EventSource,
+    mut log: Option<&mut EventLog>,
 ) -> ClipTime {
     if tree_nodes == 0 {
         let duration = lib.clips()[clip as usize].duration;
         let delta = ratio_ticks(rate, dt, 1.0);
-        let ct = advance_clip_time(
-            time,
-            loops,
-            delta,
-            loop_mode,
-            loop_count,
-            duration,
-            period_ticks(duration),
-        );
+        let period = period_ticks(duration);
+        let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, duration, period);
         add_sample(list, clip, ct.sample_time, scale, layer);
+        if let Some(log) = log {
+            fire_events(
+                lib,
+                log,
+                source,
+                clip,
+                scale * source.weight,
+                time,
+                loops,
+                &ct,
+                delta,
+                period,
+                loop_mode,
+                loop_count,
+                false,
+            );
+        }
         return ct;
     }
     let leaves = tree_leaves(lib, tree_offset, tree_nodes, params);
@@ -322,7 +486,8 @@ pub(crate) fn play_state(
     // D = sum w_i T_i (weights normalized): every child advances its phase by rate · dt / D.
     let duration = synced / total;
     let delta = ratio_ticks(rate, dt, duration);
-    let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, 1 << TICK_BITS);
+    let cycle = 1 << TICK_BITS;
+    let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, cycle);
     for m in 0..leaves.count as usize {
         add_sample(
             list,
@@ -331,6 +496,23 @@ pub(crate) fn play_state(
             scale * leaves.weights[m],
             layer,
         );
+        if let Some(log) = log.as_deref_mut() {
+            fire_events(
+                lib,
+                log,
+                source,
+                leaves.clips[m],
+                scale * leaves.weights[m] * source.weight,
+                time,
+                loops,
+                &ct,
+                delta,
+                cycle,
+                loop_mode,
+                loop_count,
+                true,
+            );
+        }
     }
     ct
 }
@@ -350,7 +532,9 @@ pub fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32
 }
 
 /// One instance's frame: its new clock, and its blend list written to `list`. `layer_defs` are
-/// the definitions its layers' `def` index. WGSL `advance_instance`.
+/// the definitions its layers' `def` index. WGSL `advance_instance`. With `events` (the frame,
+/// the instance's index in it, the log), fires the events its states crossed when the frame's
+/// flags say so.
 pub(crate) fn advance_instance(
     lib: &AnimationLibrary,
     layer_defs: &[GpuLayerDef],
@@ -358,10 +542,12 @@ pub(crate) fn advance_instance(
     clock_in: &GpuClock,
     dt: f32,
     list: &mut BlendList,
+    mut events: Option<(&GpuFrame, u32, &mut EventLog)>,
 ) -> GpuClock {
     let mut c = *clock_in;
     let kind = inst.source_kind();
-    if inst.seq != c.seq {
+    let target_started = inst.seq != c.seq;
+    if target_started {
         c.source_time = c.time;
         c.source_loops = c.loops;
         c.transition_time = Ticks::default();
@@ -399,7 +585,15 @@ pub(crate) fn advance_instance(
         let mut state_dt = dt;
         let mut scale = beta;
         let mut layer_id = 0;
+        let mut source = EventSource {
+            character: events.as_ref().map_or(0, |(f, i, _)| f.first_instance.wrapping_add(*i)),
+            state: s,
+            started: target_started,
+            weight: 1.0,
+            frame: events.as_ref().map_or(0, |(f, _, _)| f.frame),
+        };
         if s == 1 {
+            source.started = false;
             if kind == source_kind::SNAPSHOT {
                 add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0);
                 continue;
@@ -429,8 +623,10 @@ pub(crate) fn advance_instance(
             }
             let layer = &inst.layers[k];
             let def = &layer_defs[layer.def as usize];
+            source.started = false;
             if (layer.seq.wrapping_sub(seen_layer_seq) as i32) > 0 {
                 c.layer_time[k] = Ticks::from_f32(layer.start_time);
+                source.started = true;
             }
             let mut weight = layer.weight;
             if kind == source_kind::SNAPSHOT {
@@ -461,7 +657,12 @@ pub(crate) fn advance_instance(
             loops = 0;
             scale = 1.0;
             layer_id = k as u32 + 1;
+            source.weight = weight;
         }
+        let log = match &mut events {
+            Some((frame, _, log)) if frame.flags & FRAME_EVENTS != 0 => Some(&mut **log),
+            _ => None,
+        };
         let ct = play_state(
             lib,
             list,
@@ -477,6 +678,8 @@ pub(crate) fn advance_instance(
             state_dt,
             scale,
             layer_id,
+            &source,
+            log,
         );
         if s == 0 {
             c.time = ct.time;
@@ -491,7 +694,7 @@ pub(crate) fn advance_instance(
     c
 }
 
-/// Stage `clock`: one invocation per instance.
+/// Stage `clock`: one invocation per instance; events appended to `log`.
 pub(crate) fn clock(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -499,10 +702,19 @@ pub(crate) fn clock(
     instances: &[GpuInstance],
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
+    log: &mut EventLog,
 ) {
     for i in 0..frame.instance_count as usize {
         let mut list = BlendList::default();
-        clocks[i] = advance_instance(lib, layer_defs, &instances[i], &clocks[i], frame.dt, &mut list);
+        clocks[i] = advance_instance(
+            lib,
+            layer_defs,
+            &instances[i],
+            &clocks[i],
+            frame.dt,
+            &mut list,
+            Some((frame, i as u32, &mut *log)),
+        );
         lists[i] = list;
     }
 }

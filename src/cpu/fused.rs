@@ -105,6 +105,7 @@ impl HierarchyStore for Workgroup<'_> {
 /// "workgroup memory", not written to a buffer), then `sample_joints`, `propagate` and
 /// `palette_joints` on [`Workgroup`] memory, as `shaders/fused.wgsl` does. `local` is the local
 /// pose buffer (only snapshots are read and written); the clocks and palettes are written.
+#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
 pub(crate) fn fused(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -113,6 +114,7 @@ pub(crate) fn fused(
     clocks: &mut [GpuClock],
     local: &mut [LocalPose],
     palettes: &mut [Affine],
+    log: &mut super::EventLog,
 ) {
     // Like the GPU's, the workgroup memory is not cleared between instances.
     let mut wg = Workgroup::new(frame.snapshot_offset, local);
@@ -121,7 +123,15 @@ pub(crate) fn fused(
         let joint_count = inst.joint_count.min(MAX_FUSED_JOINTS);
         // clock: one thread.
         let mut list = BlendList::default();
-        clocks[i] = advance_instance(lib, layer_defs, inst, &clocks[i], frame.dt, &mut list);
+        clocks[i] = advance_instance(
+            lib,
+            layer_defs,
+            inst,
+            &clocks[i],
+            frame.dt,
+            &mut list,
+            Some((frame, i as u32, &mut *log)),
+        );
         // sample: threads over joints.
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(lib, frame, inst, &list, lid, joint_count, &mut wg);

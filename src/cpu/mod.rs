@@ -5,6 +5,7 @@
 //! | stage | shader | mirror |
 //! |---|---|---|
 //! | advance clocks | `shaders/clock.wgsl` | [`clock()`] |
+//! | … and fire clip events | `shaders/clock.wgsl` | [`clock_with_events()`] |
 //! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
@@ -28,18 +29,18 @@ pub(crate) mod palette;
 pub(crate) mod sample;
 pub(crate) mod skin;
 mod stages;
-
 pub use clock::{
     ClipTime, Leaves, add_sample, advance_clip_time, f32_parts, period_ticks, ratio_ticks, shift_round,
     start_clip_time, ticks_from_f32, transition_weight, wrap_ticks,
 };
+pub use clock::{EventLog, event_crossings};
 pub use local_to_model::{has_mesh_layer, joint_model};
 pub use palette::skin_matrix;
 pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
 pub use skin::{SkinnedPoint, affine_transform_normal};
 pub use stages::{
-    advance_instance, clock, fused, layered_joint, local_to_model, node_child_weights, palette, sample, sample_joint,
-    skin, skin_vertex, tree_leaves,
+    advance_instance, clock, clock_with_events, fused, fused_with_events, layered_joint, local_to_model,
+    node_child_weights, palette, sample, sample_joint, skin, skin_vertex, tree_leaves,
 };
 
 use crate::error::{Error, Result};
@@ -104,7 +105,7 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
             what: format!("{} instances in one frame", instances.len()),
         })?,
         snapshot_offset: joints as u32,
-        _pad: 0,
+        ..Default::default()
     };
     sample(lib, &frame, instances, lists, &mut local)?;
     let mut model = vec![Affine::IDENTITY; joints];

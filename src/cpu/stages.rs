@@ -8,7 +8,7 @@
 //! the checks are for data built by hand, as tests and tools do. Each check is one pass over the
 //! instances and their blend lists, small beside the work of the stage.
 
-use super::{Leaves, SkinnedPoint};
+use super::{EventLog, Leaves, SkinnedPoint};
 use super::{blend_weights, clock as k_clock, fused as k_fused, local_to_model as k_l2m};
 use super::{palette as k_palette, sample as k_sample, skin as k_skin};
 use crate::blend::BlendLibrary;
@@ -272,6 +272,31 @@ pub fn clock(
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
 ) -> Result<()> {
+    clock_with_events(
+        lib,
+        frame,
+        layer_defs,
+        instances,
+        clocks,
+        lists,
+        &mut EventLog::default(),
+    )
+}
+
+/// Stage `clock` with its event log: as [`clock`], and when `frame.flags` has
+/// [`FRAME_EVENTS`](crate::layout::FRAME_EVENTS), every clip event a state of an instance
+/// crossed is appended to `log` (records name the instance as `frame.first_instance + i`).
+///
+/// Errors: as [`clock`].
+pub fn clock_with_events(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    layer_defs: &[GpuLayerDef],
+    instances: &[GpuInstance],
+    clocks: &mut [GpuClock],
+    lists: &mut [BlendList],
+    log: &mut EventLog,
+) -> Result<()> {
     let n = instance_count(
         frame,
         &[
@@ -283,7 +308,7 @@ pub fn clock(
     for (i, inst) in instances[..n].iter().enumerate() {
         targets(lib, layer_defs, i, inst)?;
     }
-    k_clock::clock(lib, frame, layer_defs, instances, clocks, lists);
+    k_clock::clock(lib, frame, layer_defs, instances, clocks, lists, log);
     Ok(())
 }
 
@@ -300,7 +325,9 @@ pub fn advance_instance(
     list: &mut BlendList,
 ) -> Result<GpuClock> {
     targets(lib, layer_defs, 0, inst)?;
-    Ok(k_clock::advance_instance(lib, layer_defs, inst, clock_in, dt, list))
+    Ok(k_clock::advance_instance(
+        lib, layer_defs, inst, clock_in, dt, list, None,
+    ))
 }
 
 /// The clips at the leaves of the `count` blend nodes from `offset` (a tree of the library:
@@ -515,6 +542,33 @@ pub fn fused(
     local: &mut [LocalPose],
     palettes: &mut [Affine],
 ) -> Result<()> {
+    fused_with_events(
+        lib,
+        frame,
+        layer_defs,
+        instances,
+        clocks,
+        local,
+        palettes,
+        &mut EventLog::default(),
+    )
+}
+
+/// The `fused` stage with its event log: as [`fused`], appending events as
+/// [`clock_with_events`] does.
+///
+/// Errors: as [`fused`].
+#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
+pub fn fused_with_events(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    layer_defs: &[GpuLayerDef],
+    instances: &[GpuInstance],
+    clocks: &mut [GpuClock],
+    local: &mut [LocalPose],
+    palettes: &mut [Affine],
+    log: &mut EventLog,
+) -> Result<()> {
     let n = instance_count(frame, &[("instances", instances.len()), ("clocks", clocks.len())])?;
     for (i, inst) in instances[..n].iter().enumerate() {
         targets(lib, layer_defs, i, inst)?;
@@ -526,7 +580,7 @@ pub fn fused(
     socket_room(lib, frame, &instances[..n], palettes.len(), |inst| {
         inst.joint_count.min(MAX_FUSED_JOINTS)
     })?;
-    k_fused::fused(lib, frame, layer_defs, instances, clocks, local, palettes);
+    k_fused::fused(lib, frame, layer_defs, instances, clocks, local, palettes, log);
     Ok(())
 }
 

@@ -10,8 +10,8 @@ use super::{PassTimer, read_buffer, split_dispatch};
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_FUSED_JOINTS, MAX_LAYER_DEFS, MAX_SOCKETS,
-    WORKGROUP_SIZE,
+    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, LocalPose,
+    MAX_FUSED_JOINTS, MAX_LAYER_DEFS, MAX_SOCKETS, WORKGROUP_SIZE,
 };
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
@@ -60,6 +60,10 @@ pub struct Animator {
     frame_stride: u64,
     /// The bytes of `frame_buffer`, kept between frames so that a frame allocates nothing.
     frame_bytes: Vec<u8>,
+    /// The event log every page's clock (or fused) pass appends to ([`Animator::watch_events`]).
+    event_log: wgpu::Buffer,
+    /// Records the event log holds; 0 when events are not watched.
+    event_capacity: u32,
     pages: Vec<Page>,
     passes: Vec<StagePipeline>,
     fused: Option<StagePipeline>,
@@ -222,6 +226,7 @@ impl Page {
         gpu_library: &GpuLibrary,
         layer_def_buffer: &wgpu::Buffer,
         frame: wgpu::BufferBinding<'_>,
+        event_log: &wgpu::Buffer,
         passes: &[StagePipeline],
         fused: Option<&StagePipeline>,
     ) -> Self {
@@ -244,6 +249,44 @@ impl Page {
                 | wgpu::BufferUsages::VERTEX,
             mapped_at_creation: false,
         });
+        let mut page = Self {
+            instance_buffer,
+            clock_buffer,
+            blend_list_buffer,
+            local_buffer,
+            model_buffer,
+            palette_buffer,
+            previous_palette: None,
+            bind_groups: Vec::new(),
+            fused_bind_group: None,
+        };
+        page.bind(
+            device,
+            k,
+            gpu_library,
+            layer_def_buffer,
+            frame,
+            event_log,
+            passes,
+            fused,
+        );
+        page
+    }
+
+    /// (Re)makes the page's bind groups, one per pass.
+    #[expect(clippy::too_many_arguments, reason = "the page's share of the animator")]
+    fn bind(
+        &mut self,
+        device: &wgpu::Device,
+        k: usize,
+        gpu_library: &GpuLibrary,
+        layer_def_buffer: &wgpu::Buffer,
+        frame: wgpu::BufferBinding<'_>,
+        event_log: &wgpu::Buffer,
+        passes: &[StagePipeline],
+        fused: Option<&StagePipeline>,
+    ) {
+        let label = |what: &str| format!("wgpu-anim page {k} {what}");
         let binding_of = |resource: Resource| -> wgpu::BindingResource<'_> {
             let buffer = match resource {
                 // This page's slot of the animator's frame buffer.
@@ -252,12 +295,14 @@ impl Page {
                 Resource::LayerDefs => layer_def_buffer,
                 Resource::Headers => gpu_library.headers(),
                 Resource::Payload => gpu_library.payload(),
-                Resource::Instances => &instance_buffer,
-                Resource::Clocks => &clock_buffer,
-                Resource::BlendLists => &blend_list_buffer,
-                Resource::LocalPoses => &local_buffer,
-                Resource::ModelPoses => &model_buffer,
-                Resource::Palettes => &palette_buffer,
+                Resource::Instances => &self.instance_buffer,
+                Resource::Clocks => &self.clock_buffer,
+                Resource::BlendLists => &self.blend_list_buffer,
+                Resource::LocalPoses => &self.local_buffer,
+                Resource::ModelPoses => &self.model_buffer,
+                Resource::Palettes => &self.palette_buffer,
+                // Shared by every page: one log per frame.
+                Resource::Events => event_log,
             };
             buffer.as_entire_binding()
         };
@@ -278,18 +323,31 @@ impl Page {
         };
         let bind_groups = passes.iter().map(bind_group).collect();
         let fused_bind_group = fused.map(bind_group);
-        Self {
-            instance_buffer,
-            clock_buffer,
-            blend_list_buffer,
-            local_buffer,
-            model_buffer,
-            palette_buffer,
-            previous_palette: None,
-            bind_groups,
-            fused_bind_group,
-        }
+        self.bind_groups = bind_groups;
+        self.fused_bind_group = fused_bind_group;
     }
+}
+
+/// The readback ring for `matrices` socket matrices copied by `copies` and `event_bytes` of the
+/// event log; none when there is nothing to read.
+fn make_ring(device: &wgpu::Device, copies: Vec<RingCopy>, matrices: usize, event_bytes: u64) -> Result<Option<Ring>> {
+    if matrices == 0 && event_bytes == 0 {
+        return Ok(None);
+    }
+    super::refusable(
+        device,
+        || "the readback ring".to_owned(),
+        || Some(Ring::new(device, copies, matrices, event_bytes)),
+    )
+}
+
+/// The event log buffer for `capacity` records: its head (`GpuEventLogHead`) then the records.
+fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Buffer {
+    storage(
+        device,
+        "wgpu-anim event log",
+        (size_of::<GpuEventLogHead>() + capacity.max(1) as usize * size_of::<GpuEventRecord>()) as u64,
+    )
 }
 
 impl Animator {
@@ -419,6 +477,7 @@ impl Animator {
         // offset, so that a frame writes it once however many pages there are.
         let frame_size = size_of::<GpuFrame>() as u64;
         let frame_stride = frame_size.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
+        let event_log = event_log_buffer(device, 0);
         let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-anim frames"),
             size: frame_stride * layout.len() as u64,
@@ -441,6 +500,7 @@ impl Animator {
                         offset: k as u64 * frame_stride,
                         size: std::num::NonZeroU64::new(frame_size),
                     },
+                    &event_log,
                     &passes,
                     fused.as_ref(),
                 )
@@ -464,6 +524,8 @@ impl Animator {
             frame_bytes: vec![0; frame_buffer.size() as usize],
             frame_buffer,
             frame_stride,
+            event_log,
+            event_capacity: 0,
             pages,
             passes,
             fused,
@@ -530,7 +592,7 @@ impl Animator {
 
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
     /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
-    /// makes one write: the frame uniforms of the pages in use (16 bytes each, in slots of the
+    /// makes one write: the frame uniforms of the pages in use (32 bytes each, in slots of the
     /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let upload = self.controller.begin_frame(dt);
@@ -634,6 +696,10 @@ impl Animator {
                     let source = &self.pages[c.page].palette_buffer;
                     encoder.copy_buffer_to_buffer(source, c.element * matrix, buffer, c.dst * matrix, c.count * matrix);
                 }
+                if ring.event_bytes > 0 {
+                    let at = ring.matrices() as u64 * matrix;
+                    encoder.copy_buffer_to_buffer(&self.event_log, 0, buffer, at, ring.event_bytes);
+                }
             }
         }
         if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
@@ -672,6 +738,11 @@ impl Animator {
         in_use: usize,
         count: impl Fn(usize) -> u32,
     ) {
+        if self.event_capacity > 0 && in_use > 0 {
+            // This frame's log starts empty: its count and overflow (records past the count
+            // are never read).
+            encoder.clear_buffer(&self.event_log, 0, Some(size_of::<GpuEventLogHead>() as u64));
+        }
         let fused = self.fused.as_ref().filter(|_| fused);
         let passes: &[StagePipeline] = match fused {
             Some(f) => std::slice::from_ref(f),
@@ -753,10 +824,6 @@ impl Animator {
     /// Errors (nothing changes): a character or socket that does not exist (naming it), buffers
     /// the device refuses.
     pub fn watch_sockets(&mut self, device: &wgpu::Device, sockets: &[(usize, usize)]) -> Result<()> {
-        if sockets.is_empty() {
-            self.ring = None;
-            return Ok(());
-        }
         let mut copies: Vec<RingCopy> = Vec::new();
         for (k, &(index, socket)) in sockets.iter().enumerate() {
             let (page, element) = self.socket_slot(index, socket).ok_or_else(|| Error::Instance {
@@ -775,13 +842,101 @@ impl Animator {
                 }),
             }
         }
-        let ring = super::refusable(
-            device,
-            || "the readback ring".to_owned(),
-            || Ring::new(device, copies, sockets.len()),
-        )?;
-        self.ring = Some(ring);
+        let event_bytes = self.ring.as_ref().map_or(0, |r| r.event_bytes);
+        self.ring = make_ring(device, copies, sockets.len(), event_bytes)?;
         Ok(())
+    }
+
+    /// Detects clip events ([`crate::ClipEvent`]) from the next frame on and reads them back
+    /// with every frame ([`Animator::take_readbacks`], [`FrameReadback::events`](super::FrameReadback)),
+    /// through the same ring and with the same latency as [`Animator::watch_sockets`]; `capacity`
+    /// records per frame (0 stops). Each frame the clock stage (or the fused one) appends a
+    /// [`GpuEventRecord`] for every event a character's playback of a clip crossed — forward or
+    /// backward, through loop wraps, once per crossing (several loops in one frame make one
+    /// record with `crossings` > 1) — while the clip's weight is at least the event's
+    /// threshold, to a log with an atomic counter; records past `capacity` are counted
+    /// ([`FrameReadback::events_overflow`](super::FrameReadback)), never written out of bounds.
+    /// The records of one frame come in any order (GPU threads race for the counter).
+    ///
+    /// Costs, while on: the clock stage compares each playing clip's events with its
+    /// time; a 16-byte clear and a copy of `16 + 32 · capacity` bytes per frame.
+    ///
+    /// Errors (nothing changes): buffers the device refuses.
+    pub fn watch_events(&mut self, device: &wgpu::Device, capacity: u32) -> Result<()> {
+        let bytes = if capacity == 0 {
+            0
+        } else {
+            (size_of::<GpuEventLogHead>() + capacity as usize * size_of::<GpuEventRecord>()) as u64
+        };
+        let (copies, matrices) = self
+            .ring
+            .as_ref()
+            .map_or((Vec::new(), 0), |r| (r.copies.clone(), r.matrices()));
+        let ring = make_ring(device, copies, matrices, bytes)?;
+        let log = super::refusable(
+            device,
+            || "the event log".to_owned(),
+            || event_log_buffer(device, capacity),
+        )?;
+        self.ring = ring;
+        self.event_log = log;
+        self.event_capacity = capacity;
+        self.controller.set_detect_events(capacity > 0);
+        self.bind_pages(device);
+        Ok(())
+    }
+
+    /// The event log the clock (or fused) pass appends to: a [`GpuEventLogHead`] (the count of
+    /// records appended, those past the capacity included, and the overflow) then
+    /// [`Animator::event_capacity`] [`GpuEventRecord`]s; cleared at the start of each frame's
+    /// passes. For a GPU consumer of events of your own (a pass after the animator's that spawns
+    /// particles where feet land, say). Usage: STORAGE | COPY_SRC | COPY_DST.
+    #[must_use]
+    pub fn event_log_buffer(&self) -> &wgpu::Buffer {
+        &self.event_log
+    }
+
+    /// Reads back the events the last frame fired and the count of those that did not fit.
+    /// For tests and tools; waits for the GPU ([`Animator::watch_events`] reads them without
+    /// waiting).
+    pub fn read_events(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuEventRecord>, u32)> {
+        if self.event_capacity == 0 {
+            return Ok((Vec::new(), 0));
+        }
+        let head: Vec<GpuEventLogHead> = read_buffer(device, queue, &self.event_log, 0, 1)?;
+        let head = head[0];
+        let kept = head.count.min(self.event_capacity);
+        // The records follow the 16-byte head: read as 16-byte units, two per record.
+        let units: Vec<GpuEventLogHead> = read_buffer(device, queue, &self.event_log, 1, 2 * u64::from(kept))?;
+        let records = bytemuck::cast_slice::<GpuEventLogHead, GpuEventRecord>(&units).to_vec();
+        Ok((records, head.overflow))
+    }
+
+    /// The event log's capacity in records per frame (0: events not watched).
+    #[must_use]
+    pub fn event_capacity(&self) -> u32 {
+        self.event_capacity
+    }
+
+    /// Remakes every page's bind groups (after the event log changed).
+    fn bind_pages(&mut self, device: &wgpu::Device) {
+        let frame_size = size_of::<GpuFrame>() as u64;
+        for (k, page) in self.pages.iter_mut().enumerate() {
+            page.bind(
+                device,
+                k,
+                &self.gpu_library,
+                &self.layer_def_buffer,
+                wgpu::BufferBinding {
+                    buffer: &self.frame_buffer,
+                    offset: k as u64 * self.frame_stride,
+                    size: std::num::NonZeroU64::new(frame_size),
+                },
+                &self.event_log,
+                &self.passes,
+                self.fused.as_ref(),
+            );
+        }
     }
 
     /// The frames read back since the last call ([`Animator::watch_sockets`]), oldest first,
@@ -985,6 +1140,15 @@ impl Animator {
             .store(self.encodes.load(Ordering::Relaxed), Ordering::Relaxed);
         next.recovery = Some(recovery.moved_to(device));
         next.ring = self.ring.as_ref().map(|r| r.moved_to(device));
+        if self.event_capacity > 0 {
+            next.event_log = super::refusable(
+                device,
+                || "the event log".to_owned(),
+                || event_log_buffer(device, self.event_capacity),
+            )?;
+            next.event_capacity = self.event_capacity;
+            next.bind_pages(device);
+        }
         if self.previous_copy != PreviousCopy::Off {
             next.keep_previous_palettes(device, true)?;
         }

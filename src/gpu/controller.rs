@@ -6,9 +6,9 @@
 use crate::error::{Error, Result};
 use crate::gpu::{Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 use crate::layout::{
-    GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LAYER_ON, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT,
-    MAX_BLEND_PARAMETERS, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, TRANSITION_FROZEN, TRANSITION_SMOOTH,
-    Ticks, layer_mode, source_kind,
+    FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
+    LOOP_REPEAT, MAX_BLEND_PARAMETERS, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, TRANSITION_FROZEN,
+    TRANSITION_SMOOTH, Ticks, layer_mode, source_kind,
 };
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
@@ -110,6 +110,10 @@ pub struct Controller {
     layer_defs: Vec<GpuLayerDef>,
     layer_def_indices: std::collections::HashMap<GpuLayerDef, u32>,
     layer_defs_uploaded: usize,
+    /// Frames begun ([`Controller::begin_frame`]).
+    frames: u64,
+    /// Whether frames detect clip events (`FRAME_EVENTS`).
+    detect_events: bool,
 }
 
 impl Controller {
@@ -147,7 +151,20 @@ impl Controller {
             layer_defs: Vec::new(),
             layer_def_indices: std::collections::HashMap::new(),
             layer_defs_uploaded: 0,
+            frames: 0,
+            detect_events: false,
         })
+    }
+
+    /// Whether the frames from the next on detect clip events (the animator's event log).
+    pub(crate) fn set_detect_events(&mut self, on: bool) {
+        self.detect_events = on;
+    }
+
+    /// Whether frames detect clip events.
+    #[must_use]
+    pub fn detects_events(&self) -> bool {
+        self.detect_events
     }
 
     /// The library as shared.
@@ -242,9 +259,12 @@ impl Controller {
             1.0
         };
         let ct = crate::cpu::start_clip_time(desc.time, loop_mode, loop_count, duration);
+        // A clock one state behind the instance: its first frame starts the state, as `play`
+        // does, so that an event at the start time fires then.
         let clock = GpuClock {
             time: ct.time,
             loops: ct.loops,
+            seq: inst.seq.wrapping_sub(1),
             ..Default::default()
         };
         Ok((inst, clock))
@@ -821,13 +841,17 @@ impl Controller {
             }
         }
         self.seconds += f64::from(dt);
+        self.frames += 1;
         let mut upload = FrameUpload::default();
         for (k, p) in self.pages.iter().enumerate().filter(|(_, p)| p.len > 0) {
             let frame = GpuFrame {
                 dt,
                 instance_count: p.len as u32,
                 snapshot_offset: p.max_joints,
-                _pad: 0,
+                first_instance: p.first as u32,
+                frame: self.frames as u32,
+                flags: if self.detect_events { FRAME_EVENTS } else { 0 },
+                _pad: [0; 2],
             };
             upload.frames.push((k, frame));
         }

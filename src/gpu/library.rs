@@ -16,7 +16,7 @@ type Unit = [u32; 4];
 pub struct LibraryHeaps {
     /// Where each section starts.
     pub layout: GpuLibraryLayout,
-    /// Clips, tracks, skeletons, blend nodes, children and triangles.
+    /// Clips, tracks, skeletons, blend nodes, children, triangles and clip events.
     pub headers: Vec<Unit>,
     /// Key times, key values (with rest poses and masks), parents and inverse binds.
     pub payload: Vec<Unit>,
@@ -59,7 +59,7 @@ impl LibraryHeaps {
             parents: words(&mut payload, bytemuck::cast_slice(library.parents())),
             inverse_binds: section(&mut payload, library.inverse_binds()),
             sockets: section(&mut payload, library.gpu_sockets()),
-            _pad: 0,
+            events: section(&mut headers, library.events()),
         };
         // A binding may not be empty.
         for heap in [&mut headers, &mut payload] {

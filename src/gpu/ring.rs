@@ -1,5 +1,6 @@
 //! A ring of readback buffers the frames copy into and the CPU maps without waiting
-//! ([`crate::Animator::watch_sockets`], [`crate::Animator::take_readbacks`]).
+//! ([`crate::Animator::watch_sockets`], [`crate::Animator::watch_events`],
+//! [`crate::Animator::take_readbacks`]).
 //!
 //! Frame `f`'s passes end with copies into a free slot of the ring; the next prepare asks for the
 //! slot to be mapped and polls the device without blocking; once the GPU has finished the frame,
@@ -7,6 +8,7 @@
 //! `f`. A frame that finds no free slot (the GPU more than the ring's length behind) is not
 //! copied and is counted as skipped: the CPU never waits.
 
+use crate::layout::{GpuEventLogHead, GpuEventRecord};
 use crate::math::Affine;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -24,6 +26,11 @@ pub struct FrameReadback {
     /// The watched sockets' world matrices, in the order given to
     /// [`crate::Animator::watch_sockets`].
     pub sockets: Vec<Affine>,
+    /// The events the frame fired ([`crate::Animator::watch_events`]), in the order the GPU
+    /// appended them (any order within a frame).
+    pub events: Vec<GpuEventRecord>,
+    /// Events the frame fired that did not fit the log (counted, not kept).
+    pub events_overflow: u32,
 }
 
 const FREE: u8 = 0;
@@ -59,6 +66,8 @@ pub(super) struct Ring {
     pub copies: Vec<RingCopy>,
     /// Matrices per frame.
     matrices: usize,
+    /// Bytes of the event log copied per frame, after the matrices (0: events not watched).
+    pub event_bytes: u64,
     /// The slot this frame copies into.
     current: Option<usize>,
     ready: VecDeque<FrameReadback>,
@@ -67,9 +76,10 @@ pub(super) struct Ring {
 }
 
 impl Ring {
-    /// A ring for frames of `matrices` matrices, copied by `copies`.
-    pub fn new(device: &wgpu::Device, copies: Vec<RingCopy>, matrices: usize) -> Self {
-        let size = (matrices * size_of::<Affine>()).max(16) as u64;
+    /// A ring for frames of `matrices` matrices, copied by `copies`, then `event_bytes` of the
+    /// event log.
+    pub fn new(device: &wgpu::Device, copies: Vec<RingCopy>, matrices: usize, event_bytes: u64) -> Self {
+        let size = ((matrices * size_of::<Affine>()) as u64 + event_bytes).max(16);
         let slots = (0..READBACK_SLOTS)
             .map(|k| Slot {
                 buffer: device.create_buffer(&wgpu::BufferDescriptor {
@@ -87,6 +97,7 @@ impl Ring {
             slots,
             copies,
             matrices,
+            event_bytes,
             current: None,
             ready: VecDeque::new(),
             skipped: 0,
@@ -96,7 +107,7 @@ impl Ring {
     /// The same watch on `device`, nothing in flight (the frames in flight on the old device are
     /// lost with it).
     pub fn moved_to(&self, device: &wgpu::Device) -> Self {
-        let mut ring = Self::new(device, self.copies.clone(), self.matrices);
+        let mut ring = Self::new(device, self.copies.clone(), self.matrices, self.event_bytes);
         ring.skipped = self.skipped;
         ring
     }
@@ -150,15 +161,35 @@ impl Ring {
                         .chunks_exact(size_of::<Affine>())
                         .map(bytemuck::pod_read_unaligned)
                         .collect();
+                    let (events, events_overflow) = if self.event_bytes > 0 {
+                        let log = &data[n..n + self.event_bytes as usize];
+                        let head: GpuEventLogHead = bytemuck::pod_read_unaligned(&log[..size_of::<GpuEventLogHead>()]);
+                        let records = &log[size_of::<GpuEventLogHead>()..];
+                        let kept = (head.count as usize).min(records.len() / size_of::<GpuEventRecord>());
+                        let events = records[..kept * size_of::<GpuEventRecord>()]
+                            .chunks_exact(size_of::<GpuEventRecord>())
+                            .map(bytemuck::pod_read_unaligned)
+                            .collect();
+                        (events, head.overflow)
+                    } else {
+                        (Vec::new(), 0)
+                    };
                     self.ready.push_back(FrameReadback {
                         frame: slot.frame,
                         sockets,
+                        events,
+                        events_overflow,
                     });
                 }
                 slot.buffer.unmap();
             }
             slot.state.store(FREE, Ordering::Release);
         }
+    }
+
+    /// Socket matrices per frame.
+    pub fn matrices(&self) -> usize {
+        self.matrices
     }
 
     /// The buffer this frame copies into, if it has one.

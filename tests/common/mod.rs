@@ -147,6 +147,7 @@ pub fn random_clip(r: &mut SmallRng, skeleton: &Skeleton, name: &str) -> Clip {
         })
         .collect();
     Clip {
+        events: Vec::new(),
         name: name.into(),
         duration,
         looping: true,
@@ -310,7 +311,20 @@ pub fn random_library_with_sockets(
     sizes: &[usize],
     sockets: &[usize],
 ) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
+    random_library_full(seed, sizes, sockets, false)
+}
+
+/// As [`random_library_with_sockets`], and with `events`, 0 to 4 random events per clip (names
+/// `a` to `d`; times anywhere in the clip, its ends included; thresholds 0, 0.3 or 0.7), drawn
+/// from their own generator so that the rest is the same library.
+pub fn random_library_full(
+    seed: u64,
+    sizes: &[usize],
+    sockets: &[usize],
+    events: bool,
+) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     let mut r = rng(seed);
+    let mut event_rng = rng(seed ^ 0x5eed_e7e7);
     let mut b = LibraryBuilder::new();
     let mut clips = Vec::new();
     for (k, &n) in sizes.iter().enumerate() {
@@ -327,7 +341,22 @@ pub fn random_library_with_sockets(
         let id = b.add_skeleton(s.clone());
         let mut ids = [ClipId(0); CLIPS_PER_SKELETON as usize];
         for (c, slot) in ids.iter_mut().enumerate() {
-            let clip = random_clip(&mut r, &s, &format!("s{k}_c{c}"));
+            let mut clip = random_clip(&mut r, &s, &format!("s{k}_c{c}"));
+            if events {
+                let e = &mut event_rng;
+                for _ in 0..e.gen_range(0..5) {
+                    let time = match e.gen_range(0..6) {
+                        0 => 0.0,
+                        1 => clip.duration,
+                        _ => e.gen_range(0.0..clip.duration),
+                    };
+                    clip.events.push(wgpu_anim::ClipEvent {
+                        name: ["a", "b", "c", "d"][e.gen_range(0..4)].to_owned(),
+                        time,
+                        threshold: [0.0, 0.3, 0.7][e.gen_range(0..3)],
+                    });
+                }
+            }
             *slot = b.add_clip(id, &clip).unwrap();
             clips.push(clip);
         }

@@ -1,10 +1,11 @@
-//! Watched sockets read back without the CPU waiting: every frame's matrices arrive once, in
-//! frame order, tagged with their frame and equal to what a waiting read of that frame gives;
-//! frames the ring has no room for are skipped, never waited for.
+//! Watched sockets and events read back without the CPU waiting: every frame's matrices and
+//! events arrive once, in frame order, tagged with their frame and equal to what a waiting read
+//! of that frame gives; frames the ring has no room for are skipped, never waited for.
 
 mod common;
 
 use wgpu_anim::gpu::{FrameReadback, READBACK_SLOTS, Transition};
+use wgpu_anim::layout::GpuEventRecord;
 use wgpu_anim::{Affine, Animator, AnimatorDesc, InstanceDesc, mannequin};
 
 const CHARACTERS: usize = 120;
@@ -73,7 +74,9 @@ fn every_frame_arrives_once_in_order_and_equal_to_a_waiting_read() {
     let mut a = crowd(&device);
     let pairs: Vec<(usize, usize)> = WATCHED.iter().map(|&i| (i, 0)).collect();
     a.watch_sockets(&device, &pairs).unwrap();
+    a.watch_events(&device, 1024).unwrap();
     let mut truth: Vec<Vec<Affine>> = vec![Vec::new()];
+    let mut truth_events = vec![Vec::new()];
     let mut arrived: Vec<(u64, FrameReadback)> = Vec::new();
     for f in 0..40 {
         frame(&device, &queue, &mut a, f);
@@ -81,7 +84,12 @@ fn every_frame_arrives_once_in_order_and_equal_to_a_waiting_read() {
             arrived.push((a.frame(), r));
         }
         truth.push(waiting_read(&device, &queue, &a));
+        let (events, overflow) = a.read_events(&device, &queue).unwrap();
+        assert_eq!(overflow, 0);
+        truth_events.push(sorted(events));
     }
+    let fired: usize = truth_events.iter().map(Vec::len).sum();
+    assert!(fired > 100, "the crowd's feet land: {fired} events");
     assert_eq!(a.readback_skipped(), 0);
     let frames: Vec<u64> = arrived.iter().map(|(_, r)| r.frame).collect();
     assert_eq!(
@@ -102,7 +110,21 @@ fn every_frame_arrives_once_in_order_and_equal_to_a_waiting_read() {
             "frame {}: the previous frame's matrices differ",
             r.frame
         );
+        assert_eq!(r.events_overflow, 0);
+        assert_eq!(
+            sorted(r.events.clone()),
+            truth_events[r.frame as usize],
+            "frame {}: its events, once each",
+            r.frame
+        );
+        assert!(r.events.iter().all(|e| u64::from(e.frame) == r.frame));
     }
+}
+
+/// A frame's events in a canonical order (the GPU appends them in any order).
+fn sorted(mut events: Vec<GpuEventRecord>) -> Vec<GpuEventRecord> {
+    events.sort_by_key(|e| (e.character, e.state, e.clip, e.event));
+    events
 }
 
 /// Frames run back to back with no waiting at all: each frame is either read back (once, in
@@ -113,6 +135,7 @@ fn back_to_back_frames_are_read_back_or_skipped_never_waited_for() {
     let mut a = crowd(&device);
     let pairs: Vec<(usize, usize)> = WATCHED.iter().map(|&i| (i, 0)).collect();
     a.watch_sockets(&device, &pairs).unwrap();
+    a.watch_events(&device, 1024).unwrap();
     let mut frames = Vec::new();
     let n = 30;
     for f in 0..n {
@@ -125,6 +148,7 @@ fn back_to_back_frames_are_read_back_or_skipped_never_waited_for() {
                 a.frame()
             );
             assert_eq!(r.sockets.len(), WATCHED.len());
+            assert!(r.events.iter().all(|e| u64::from(e.frame) == r.frame), "events tagged with their frame");
             frames.push(r.frame);
         }
     }
@@ -145,6 +169,29 @@ fn back_to_back_frames_are_read_back_or_skipped_never_waited_for() {
         "{frames:?}, {} skipped",
         a.readback_skipped()
     );
+}
+
+/// Events alone (no socket watched) come through the ring too; a capacity of 0 stops them.
+#[test]
+fn events_alone_are_read_back_and_stop_at_capacity_zero() {
+    let (device, queue) = common::device();
+    let mut a = crowd(&device);
+    a.watch_events(&device, 4096).unwrap();
+    let mut events = 0;
+    for f in 0..20 {
+        frame(&device, &queue, &mut a, f);
+        for r in a.take_readbacks() {
+            assert!(r.sockets.is_empty());
+            events += r.events.len();
+        }
+    }
+    assert!(events > 50, "{events}");
+    a.watch_events(&device, 0).unwrap();
+    assert_eq!(a.event_capacity(), 0);
+    frame(&device, &queue, &mut a, 20);
+    frame(&device, &queue, &mut a, 21);
+    assert!(a.take_readbacks().is_empty(), "nothing watched, nothing read back");
+    assert_eq!(a.read_events(&device, &queue).unwrap(), (Vec::new(), 0));
 }
 
 /// Watching what does not exist is refused by name; an empty list stops.

@@ -13,9 +13,10 @@
 //! movement (walking across the field, or animating in place), +/- change the time scale,
 //! Up/Down add or remove 10 % of the characters, R resets the camera, K loses the GPU device (the
 //! demo rebuilds everything on a new one and the crowd carries on), F1 or H prints this help,
-//! Esc quits. The window title shows the frame time, the character count and the GPU time of
+//! Esc quits. The window title shows the frame time, the character count, the GPU time of
 //! each animation pass — clock, sample, local_to_model, palette, or the one fused pass — and their total (when the
-//! adapter has timestamp queries).
+//! adapter has timestamp queries), and the clip events (footsteps) the GPU fires per second. Where a
+//! foot lands, the GPU stamps a footprint on the ground that fades in a few seconds.
 //!
 //! `--frames N --screenshot PATH` runs N frames of 1/60 s and saves the last one as a PNG (with
 //! `--headless`, without opening a window). `--lose-device-at N` destroys the device after N
@@ -79,6 +80,9 @@ struct Args {
     /// crowd on a new device and carries on.
     #[arg(long, value_name = "N")]
     lose_device_at: Option<u32>,
+    /// Stamp no footprints where feet land.
+    #[arg(long)]
+    no_footprints: bool,
 }
 
 /// Frames between the animator's recovery checkpoints (half a second at 60 fps).
@@ -230,7 +234,11 @@ impl App {
             config.format,
             Some(DEPTH),
             1,
-            &CrowdDesc { count, ..Default::default() },
+            &CrowdDesc {
+                count,
+                footprints: !self.args.as_ref().is_some_and(|a| a.no_footprints),
+                ..Default::default()
+            },
             character(args)?,
         )?;
         choose_path(&device, &mut crowd.animator)?;
@@ -336,6 +344,7 @@ impl App {
         let view = frame.texture.create_view(&Default::default());
         let mut encoder = g.device.create_command_encoder(&Default::default());
         g.crowd.animator.encode_timed(&mut encoder, g.timer.as_ref());
+        g.crowd.encode_footprints(&mut encoder);
         if let Some(t) = &g.timer {
             t.resolve(&mut encoder);
         }
@@ -364,10 +373,11 @@ impl App {
                 state += " (in place)";
             }
             g.window.set_title(&format!(
-                "wgpu-anim crowd — {:.1} ms/frame — {} characters ({}) — {gpu} — x{:.2}{state}",
+                "wgpu-anim crowd — {:.1} ms/frame — {} characters ({}) — {gpu} — {:.0} events/s — x{:.2}{state}",
                 self.frame_ms,
                 g.crowd.count(),
                 g.crowd.character.name,
+                g.crowd.events_per_second(),
                 self.time_scale,
             ));
             self.last_title = Some(Instant::now());
@@ -406,7 +416,11 @@ impl App {
                         g.config.format,
                         Some(DEPTH),
                         1,
-                        &CrowdDesc { count: n as u32, ..Default::default() },
+                        &CrowdDesc {
+                            count: n as u32,
+                            footprints: !self.args.as_ref().is_some_and(|a| a.no_footprints),
+                            ..Default::default()
+                        },
                         g.crowd.character.clone(),
                     ) {
                         Ok(mut c) => {
@@ -490,16 +504,24 @@ fn screenshot(
     )?;
     let ground = GroundRenderer::new(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1);
     let props = crowd.prop_renderer(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1)?;
+    let footprints =
+        crowd.footprint_renderer(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1)?;
     let camera = orbit.camera(width as f32 / height as f32);
     renderer.set_camera(queue, &camera);
     ground.set_camera(queue, &camera);
     if let Some(p) = &props {
         p.set_camera(queue, &camera);
     }
+    if let Some(f) = &footprints {
+        f.set_view(queue, &camera, crowd.footprint_time());
+    }
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
         ground.draw(&mut pass);
+        if let Some(f) = &footprints {
+            f.draw(&mut pass);
+        }
         renderer.draw(&mut pass, 0..crowd.count() as u32);
         if let Some(p) = &props {
             p.draw(&mut pass, &crowd.animator);
@@ -576,7 +598,7 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
-        &CrowdDesc { count, ..Default::default() },
+        &CrowdDesc { count, footprints: !args.no_footprints, ..Default::default() },
         character(args)?,
     )?;
     choose_path(&device, &mut crowd.animator)?;

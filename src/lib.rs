@@ -20,6 +20,9 @@
 //! - Sockets ([`Skeleton::add_socket`]) follow joints: the palette pass writes their world
 //!   matrices beside the palettes ([`Animator::socket_slot`]), [`gpu::PropRenderer`] draws props
 //!   in them, and [`Animator::watch_sockets`] reads chosen ones back every frame without waiting.
+//! - Clip events ([`ClipEvent`]) fire on the GPU: with [`Animator::watch_events`] the clock
+//!   stage appends a record for each event a character's playback crossed, exactly once, to a log
+//!   read back through the same ring (or consumed on the GPU, as [`gpu::Footprints`] does).
 //! - When the device is lost, [`Animator::rebuild`] makes the animator again on a new one, from
 //!   what [`Animator::set_recovery`] kept, and it carries on where it was.
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and

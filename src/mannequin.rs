@@ -1293,6 +1293,23 @@ pub fn library() -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
 /// out of the fist in the rest pose.
 pub const GRIP: &str = "grip_r";
 
+/// The left sole's socket ([`add_soles`]): under the left foot, at the ground, +Z along the foot.
+pub const SOLE_L: &str = "sole_l";
+/// The right sole's socket ([`add_soles`]).
+pub const SOLE_R: &str = "sole_r";
+
+/// Adds the [`SOLE_L`] and [`SOLE_R`] sockets to a mannequin skeleton: under each foot's ankle,
+/// at the ground in the rest pose, a little forward (the middle of the sole), +Z along the foot.
+/// Returns their socket indices.
+///
+/// Errors: the skeleton lacks the feet or has no room for two more sockets.
+pub fn add_soles(skeleton: &mut Skeleton) -> crate::Result<[usize; 2]> {
+    let sole = Transform::from_translation(Vec3::new(0.0, -ANKLE_Y, 0.04));
+    let l = skeleton.add_socket(SOLE_L, "foot_l", sole)?;
+    let r = skeleton.add_socket(SOLE_R, "foot_r", sole)?;
+    Ok([l, r])
+}
+
 /// The mannequin's skeleton with the [`GRIP`] socket (socket 0) in the right hand.
 #[must_use]
 pub fn skeleton_with_grip() -> Skeleton {

@@ -9,8 +9,8 @@
 use crate::error::{Error, Result};
 use crate::gltf_import::{self, Imported};
 use crate::gpu::{
-    Animator, AnimatorDesc, Camera, Curve, GroundRenderer, InstanceDesc, Layer, LayerMode, PropRenderer,
-    SkinnedRenderer, Transition,
+    Animator, AnimatorDesc, Camera, Curve, FootprintRenderer, Footprints, GroundRenderer, InstanceDesc, Layer,
+    LayerMode, PropRenderer, SkinnedRenderer, Transition,
 };
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::mannequin;
@@ -70,6 +70,20 @@ pub struct Character {
     pub layers: Option<LayerAssets>,
     /// A prop some members hold in a socket, when the character has one.
     pub prop: Option<HeldProp>,
+    /// Footprints where the members' feet land, when the character has foot-down events and
+    /// sole sockets.
+    pub footprints: Option<FootprintSpec>,
+}
+
+/// Where a character's feet land: its left and right foot-down events and the sockets at its
+/// soles. A crowd stamps a footprint at the sole's socket whenever its event fires
+/// ([`crate::gpu::Footprints`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FootprintSpec {
+    /// The left and right foot-down events (numbers of the library's event names).
+    pub events: [u32; 2],
+    /// The left and right sole sockets of the skeleton.
+    pub sockets: [usize; 2],
 }
 
 /// A prop some members of a crowd hold: a rigid mesh at one of the skeleton's sockets, drawn by a
@@ -91,8 +105,22 @@ impl Character {
     #[must_use]
     pub fn mannequin() -> Self {
         let m = mannequin::mannequin();
-        // The mannequin with a grip in the right hand, where some members hold a sword.
-        let (library, skeleton, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
+        // The mannequin with a grip in the right hand, where some members hold a sword, and
+        // sockets at its soles, where footprints are stamped when its feet land.
+        let mut with_sockets = mannequin::skeleton_with_grip();
+        let soles = mannequin::add_soles(&mut with_sockets).ok();
+        let (library, skeleton, clips) = mannequin::library_of(with_sockets);
+        let footprints = match (
+            soles,
+            library.event_id(mannequin::FOOT_DOWN_L),
+            library.event_id(mannequin::FOOT_DOWN_R),
+        ) {
+            (Some(sockets), Some(l), Some(r)) => Some(FootprintSpec {
+                events: [l, r],
+                sockets,
+            }),
+            _ => None,
+        };
         let velocities = mannequin::CLIP_NAMES
             .iter()
             .map(|name| {
@@ -135,6 +163,7 @@ impl Character {
                 color: [0.72, 0.74, 0.8],
                 every: 4,
             }),
+            footprints,
         }
     }
 
@@ -222,6 +251,7 @@ impl Character {
             locomotion: None,
             layers: None,
             prop: None,
+            footprints: None,
         };
         let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
         let size = hi - lo;
@@ -285,6 +315,10 @@ pub struct CrowdDesc {
     pub spacing: f32,
     /// Whether walkers and runners move (otherwise they animate in place).
     pub moving: bool,
+    /// Whether footprints are stamped where feet land (when the character has foot-down events
+    /// and sole sockets). They are a few seconds of history kept on the GPU: a crowd rebuilt on
+    /// a new device ([`Crowd::rebuild`]) starts with none.
+    pub footprints: bool,
 }
 
 impl Default for CrowdDesc {
@@ -294,6 +328,7 @@ impl Default for CrowdDesc {
             seed: 1,
             spacing: 1.6,
             moving: true,
+            footprints: true,
         }
     }
 }
@@ -366,6 +401,12 @@ pub struct Crowd {
     ground: GroundRenderer,
     /// The character's prop in the hands of some members.
     props: Option<PropRenderer>,
+    /// Footprints where the members' feet land, and their renderer.
+    footprints: Option<(Footprints, FootprintRenderer)>,
+    /// Animation seconds played (the footprints' clock).
+    seconds: f32,
+    /// The last second's frames: `dt` and the events read back in it.
+    event_window: std::collections::VecDeque<(f32, usize)>,
     agents: Vec<Agent>,
     half_extent: f32,
     moving: bool,
@@ -393,6 +434,35 @@ impl SplitMix {
     fn range(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * self.unit()
     }
+}
+
+/// Marks in a crowd's footprint ring: about six seconds of a crowd's steps (two a second per
+/// member), within 4,096 and 65,536.
+fn footprint_capacity(count: usize) -> u32 {
+    (count * 12).clamp(4096, 65_536) as u32
+}
+
+/// Footprints of `character`'s members and their renderer, when it has foot-down events and
+/// sole sockets; the animator then watches events (a log of a record per two members, at least
+/// 4,096).
+fn footprints(
+    device: &wgpu::Device,
+    animator: &mut Animator,
+    character: &Character,
+    count: usize,
+    color_format: wgpu::TextureFormat,
+    depth_format: Option<wgpu::TextureFormat>,
+    sample_count: u32,
+) -> Result<Option<(Footprints, FootprintRenderer)>> {
+    let Some(spec) = &character.footprints else {
+        return Ok(None);
+    };
+    if animator.event_capacity() == 0 {
+        animator.watch_events(device, (count as u32 / 2).max(4096))?;
+    }
+    let marks = Footprints::new(device, animator, spec.events, spec.sockets, footprint_capacity(count))?;
+    let renderer = marks.renderer(device, color_format, depth_format, sample_count)?;
+    Ok(Some((marks, renderer)))
 }
 
 /// The prop renderer of `character`'s prop held by members 1, 1 + every, ... below `count`.
@@ -607,12 +677,28 @@ impl Crowd {
             depth_format,
             sample_count,
         )?;
+        let footprints = if desc.footprints {
+            footprints(
+                device,
+                &mut animator,
+                &character,
+                agents.len(),
+                color_format,
+                depth_format,
+                sample_count,
+            )?
+        } else {
+            None
+        };
         Ok(Self {
             animator,
             character,
             renderer,
             ground,
             props,
+            footprints,
+            seconds: 0.0,
+            event_window: std::collections::VecDeque::new(),
             agents,
             half_extent,
             moving: desc.moving,
@@ -637,7 +723,7 @@ impl Crowd {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Self> {
-        let animator = self.animator.rebuild(device, queue)?;
+        let mut animator = self.animator.rebuild(device, queue)?;
         let c = &self.character;
         let joints = c
             .library
@@ -662,12 +748,29 @@ impl Crowd {
             depth_format,
             sample_count,
         )?;
+        // The marks were on the lost device: the new ring starts empty.
+        let footprints = if self.footprints.is_some() {
+            footprints(
+                device,
+                &mut animator,
+                &self.character,
+                self.agents.len(),
+                color_format,
+                depth_format,
+                sample_count,
+            )?
+        } else {
+            None
+        };
         Ok(Self {
             animator,
             character: self.character.clone(),
             renderer,
             ground: GroundRenderer::new(device, color_format, depth_format, sample_count),
             props,
+            footprints,
+            seconds: self.seconds,
+            event_window: self.event_window.clone(),
             agents: self.agents.clone(),
             half_extent: self.half_extent,
             moving: self.moving,
@@ -757,8 +860,51 @@ impl Crowd {
                 let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
             }
         }
-        self.animator
-            .prepare(queue, if self.animation_paused { 0.0 } else { dt });
+        let dt = if self.animation_paused { 0.0 } else { dt };
+        self.animator.prepare(queue, dt);
+        self.seconds += dt;
+        if let Some((marks, _)) = &self.footprints {
+            marks.update(queue, &self.animator, self.seconds);
+        }
+        // Events per second over the last second of frames (read back a frame late).
+        let events = self.animator.take_readbacks().iter().map(|r| r.events.len()).sum();
+        self.event_window.push_back((dt, events));
+        let mut span: f32 = self.event_window.iter().map(|(d, _)| d).sum();
+        while span > 1.0 && self.event_window.len() > 1 {
+            span -= self.event_window.pop_front().map_or(0.0, |(d, _)| d);
+        }
+    }
+
+    /// Clip events the GPU fired per second of animation, over the last second (footsteps, for
+    /// the built-in character); 0 when the character has none.
+    #[must_use]
+    pub fn events_per_second(&self) -> f32 {
+        let span: f32 = self.event_window.iter().map(|(d, _)| d).sum();
+        let events: usize = self.event_window.iter().map(|(_, n)| n).sum();
+        if span > 0.0 { events as f32 / span } else { 0.0 }
+    }
+
+    /// A renderer of the crowd's footprints for another target (a screenshot's, say); `None`
+    /// when the character has none.
+    ///
+    /// Errors: a pipeline the device refuses.
+    pub fn footprint_renderer(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Option<FootprintRenderer>> {
+        self.footprints
+            .as_ref()
+            .map(|(marks, _)| marks.renderer(device, color_format, depth_format, sample_count))
+            .transpose()
+    }
+
+    /// The footprints' clock now (for [`FootprintRenderer::set_view`]).
+    #[must_use]
+    pub fn footprint_time(&self) -> f32 {
+        self.seconds
     }
 
     /// Uploads the camera to the renderers.
@@ -767,6 +913,9 @@ impl Crowd {
         self.ground.set_camera(queue, camera);
         if let Some(p) = &self.props {
             p.set_camera(queue, camera);
+        }
+        if let Some((_, r)) = &self.footprints {
+            r.set_view(queue, camera, self.seconds);
         }
     }
 
@@ -793,14 +942,26 @@ impl Crowd {
         )
     }
 
-    /// Records the animation passes.
+    /// Records the animation passes, then the footprints' stamping pass.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.animator.encode(encoder);
+        self.encode_footprints(encoder);
     }
 
-    /// Draws the ground, every character and the props they hold.
+    /// Records the footprints' stamping pass (after the animator's passes, when those are
+    /// recorded by hand, with timestamps say).
+    pub fn encode_footprints(&self, encoder: &mut wgpu::CommandEncoder) {
+        if let Some((marks, _)) = &self.footprints {
+            marks.encode(encoder, &self.animator);
+        }
+    }
+
+    /// Draws the ground, the footprints on it, every character and the props they hold.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
         self.ground.draw(pass);
+        if let Some((_, r)) = &self.footprints {
+            r.draw(pass);
+        }
         self.renderer.draw(pass, 0..self.agents.len() as u32);
         if let Some(p) = &self.props {
             p.draw(pass, &self.animator);

@@ -148,7 +148,10 @@ fn back_to_back_frames_are_read_back_or_skipped_never_waited_for() {
                 a.frame()
             );
             assert_eq!(r.sockets.len(), WATCHED.len());
-            assert!(r.events.iter().all(|e| u64::from(e.frame) == r.frame), "events tagged with their frame");
+            assert!(
+                r.events.iter().all(|e| u64::from(e.frame) == r.frame),
+                "events tagged with their frame"
+            );
             frames.push(r.frame);
         }
     }

@@ -5,6 +5,7 @@
 mod animator;
 mod controller;
 mod desc;
+mod footprints;
 mod library;
 mod props;
 mod readback;
@@ -17,6 +18,7 @@ mod timing;
 pub use animator::{Animator, evaluate_poses};
 pub use controller::{Controller, FrameUpload, PageState};
 pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
+pub use footprints::{FootprintRenderer, Footprints};
 pub use library::{GpuLibrary, LibraryHeaps};
 pub use props::PropRenderer;
 pub use readback::read_buffer;

@@ -1,0 +1,318 @@
+//! [`Footprints`]: marks on the ground where feet land, made on the GPU from the animator's event
+//! log ([`Animator::watch_events`]) and the feet's socket matrices — an example of a consumer of
+//! events that never leaves the GPU (`shaders/footprints.wgsl`, drawn by
+//! `shaders/footprint_marks.wgsl`).
+
+use super::Animator;
+use super::renderer::{Camera, depth_state};
+use crate::error::{Error, Result};
+use crate::layout::MAX_SOCKETS;
+use wgpu::util::DeviceExt;
+
+/// The compute pass's per-page uniform. WGSL `Params` in `shaders/footprints.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    time: f32,
+    first: u32,
+    count: u32,
+    socket_base: u32,
+    event_l: u32,
+    event_r: u32,
+    socket_l: u32,
+    socket_r: u32,
+}
+
+/// Bytes of a mark (WGSL `Mark`): position and landing time, direction and side.
+const MARK_BYTES: u64 = 32;
+/// Bytes of the ring's head (its counter) before the marks.
+const HEAD_BYTES: u64 = 16;
+
+/// Footprints: each frame a compute pass reads the foot-down events of the animator's event log
+/// and, for each, the landing foot's socket matrix, and stamps a mark — where and when the sole
+/// landed, and which way the foot points — into a ring of `capacity` marks on the GPU, the oldest
+/// overwritten first. Draw them with a [`FootprintRenderer`]. Record
+/// [`Footprints::encode`] after the animator's passes of the frame, which must watch events
+/// ([`Animator::watch_events`]) and whose skeletons have the two sole sockets.
+pub struct Footprints {
+    pipeline: wgpu::ComputePipeline,
+    /// Per page: its uniform and bind group.
+    pages: Vec<(wgpu::Buffer, wgpu::BindGroup)>,
+    marks: wgpu::Buffer,
+    capacity: u32,
+    event_capacity: u32,
+    events: [u32; 2],
+    sockets: [u32; 2],
+}
+
+impl Footprints {
+    /// Footprints of `animator`'s characters for the left and right foot-down events `events`
+    /// (numbers of the library's [`event_names`](crate::AnimationLibrary::event_names)) at the
+    /// sole sockets `sockets`, in a ring of `capacity` marks.
+    ///
+    /// Errors: the animator does not watch events; buffers or a pipeline the device refuses.
+    pub fn new(
+        device: &wgpu::Device,
+        animator: &Animator,
+        events: [u32; 2],
+        sockets: [usize; 2],
+        capacity: u32,
+    ) -> Result<Self> {
+        if animator.event_capacity() == 0 {
+            return Err(Error::Limit {
+                what: "footprints need an animator that watches events (Animator::watch_events)".into(),
+            });
+        }
+        if sockets.iter().any(|&s| s >= MAX_SOCKETS as usize) {
+            return Err(Error::Limit {
+                what: format!("footprint sockets {sockets:?}: a skeleton has at most {MAX_SOCKETS}"),
+            });
+        }
+        let capacity = capacity.max(1);
+        super::refusable(
+            device,
+            || "the footprints".to_owned(),
+            || {
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("wgpu-anim footprints"),
+                    source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/footprints.wgsl").into()),
+                });
+                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("wgpu-anim footprints"),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("stamp"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+                // Marks landed "long ago": invisible until stamped.
+                let mut bytes = vec![0u8; (HEAD_BYTES + u64::from(capacity) * MARK_BYTES) as usize];
+                for mark in bytes[HEAD_BYTES as usize..].chunks_exact_mut(MARK_BYTES as usize) {
+                    mark[12..16].copy_from_slice(&(-1.0e9f32).to_le_bytes());
+                }
+                let marks = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("wgpu-anim footprint marks"),
+                    contents: &bytes,
+                    usage: wgpu::BufferUsages::STORAGE,
+                });
+                let layout = pipeline.get_bind_group_layout(0);
+                let pages = (0..animator.page_count())
+                    .map(|page| {
+                        let params = device.create_buffer(&wgpu::BufferDescriptor {
+                            label: Some("wgpu-anim footprint params"),
+                            size: size_of::<Params>() as u64,
+                            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                            mapped_at_creation: false,
+                        });
+                        let palettes = animator.page_palette_buffer(page).expect("a page of the animator");
+                        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                            label: Some("wgpu-anim footprints"),
+                            layout: &layout,
+                            entries: &[
+                                wgpu::BindGroupEntry {
+                                    binding: 0,
+                                    resource: params.as_entire_binding(),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 1,
+                                    resource: animator.event_log_buffer().as_entire_binding(),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 2,
+                                    resource: palettes.as_entire_binding(),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 3,
+                                    resource: marks.as_entire_binding(),
+                                },
+                            ],
+                        });
+                        (params, group)
+                    })
+                    .collect();
+                Self {
+                    pipeline,
+                    pages,
+                    marks,
+                    capacity,
+                    event_capacity: animator.event_capacity(),
+                    events,
+                    sockets: sockets.map(|s| s as u32),
+                }
+            },
+        )
+    }
+
+    /// Marks the ring holds.
+    #[must_use]
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Writes this frame's page uniforms: the marks' clock `time` (seconds) and where each page's
+    /// characters and socket matrices are. Call it after [`Animator::prepare`].
+    pub fn update(&self, queue: &wgpu::Queue, animator: &Animator, time: f32) {
+        for (page, (params, _)) in self.pages.iter().enumerate() {
+            let range = animator.page_range(page);
+            let p = Params {
+                time,
+                first: range.start as u32,
+                count: range.len() as u32,
+                socket_base: animator.page_max_joints(page),
+                event_l: self.events[0],
+                event_r: self.events[1],
+                socket_l: self.sockets[0],
+                socket_r: self.sockets[1],
+            };
+            queue.write_buffer(params, 0, bytemuck::bytes_of(&p));
+        }
+    }
+
+    /// Records the stamping pass: one dispatch per page in use, a thread per record of the event
+    /// log. After the animator's passes.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, animator: &Animator) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("footprints"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.pipeline);
+        for (_, group) in self.pages.iter().take(animator.pages_in_use()) {
+            pass.set_bind_group(0, group, &[]);
+            pass.dispatch_workgroups(self.event_capacity.div_ceil(64), 1, 1);
+        }
+    }
+
+    /// A renderer of the marks into `color_format` with an optional depth buffer and MSAA
+    /// `sample_count`.
+    ///
+    /// Errors: a pipeline the device refuses.
+    pub fn renderer(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<FootprintRenderer> {
+        super::refusable(
+            device,
+            || "the footprint renderer".to_owned(),
+            || {
+                FootprintRenderer::new(
+                    device,
+                    &self.marks,
+                    self.capacity,
+                    color_format,
+                    depth_format,
+                    sample_count,
+                )
+            },
+        )
+    }
+}
+
+/// Draws the marks of a [`Footprints`] ring on the ground, each fading out over six seconds.
+pub struct FootprintRenderer {
+    pipeline: wgpu::RenderPipeline,
+    bind_group: wgpu::BindGroup,
+    camera: wgpu::Buffer,
+    now: wgpu::Buffer,
+    capacity: u32,
+}
+
+impl FootprintRenderer {
+    fn new(
+        device: &wgpu::Device,
+        marks: &wgpu::Buffer,
+        capacity: u32,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Self {
+        let uniform = |label: &str, size: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let camera = uniform("wgpu-anim footprint camera", size_of::<Camera>() as u64);
+        let now = uniform("wgpu-anim footprint time", 16);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("wgpu-anim footprint marks"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/footprint_marks.wgsl").into()),
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("wgpu-anim footprint marks"),
+            layout: None,
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_mark"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_mark"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: color_format,
+                    blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            primitive: Default::default(),
+            // Tested against the depth of what stands on the marks, not written.
+            depth_stencil: depth_format.map(|f| wgpu::DepthStencilState {
+                depth_write_enabled: Some(false),
+                ..depth_state(f)
+            }),
+            multisample: wgpu::MultisampleState {
+                count: sample_count,
+                ..Default::default()
+            },
+            multiview_mask: None,
+            cache: None,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("wgpu-anim footprint marks"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: camera.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: now.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: marks.as_entire_binding(),
+                },
+            ],
+        });
+        Self {
+            pipeline,
+            bind_group,
+            camera,
+            now,
+            capacity,
+        }
+    }
+
+    /// Uploads the camera and the marks' clock now (the `time` given to
+    /// [`Footprints::update`]).
+    pub fn set_view(&self, queue: &wgpu::Queue, camera: &Camera, time: f32) {
+        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
+        queue.write_buffer(&self.now, 0, bytemuck::cast_slice(&[time, 0.0, 0.0, 0.0]));
+    }
+
+    /// Draws every mark (those not stamped yet or faded out are clipped away). Record it after
+    /// the ground and before what stands on it.
+    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.draw(0..6 * self.capacity, 0..1);
+    }
+}

@@ -5,15 +5,15 @@
 #define_import_path wgpu_anim::clock
 
 #import wgpu_anim::types::{
-    BlendList, BlendSample, EventRecord, FRAME_EVENTS, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
+    BlendList, BlendSample, ClipInfo, EventRecord, FRAME_EVENTS, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
     LOOP_REPEAT, LayerApply,
-    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, SNAPSHOT_CLIP,
+    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, NO_ROOT_MOTION, ROOT_MOTION, SNAPSHOT_CLIP,
     SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TICK_LIMIT_HI, TRANSITION_FROZEN,
     TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
-#import wgpu_anim::math::workgroup_linear
-#import wgpu_anim::bindings::{blend_lists, clocks, event_log, frame, instances, layer_defs}
-#import wgpu_anim::library::{blend_child, blend_node, clip_duration, clip_event, clip_info}
+#import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_conjugate, quat_mul, quat_rotate, workgroup_linear}
+#import wgpu_anim::bindings::{blend_lists, clocks, event_log, frame, instances, layer_defs, roots}
+#import wgpu_anim::library::{blend_child, blend_node, clip_duration, clip_event, clip_info, sample_track, track_at}
 #import wgpu_anim::blend_weights::node_child_weights
 
 // Clock times are fixed point (Rust: layout::Ticks): a signed 64-bit count of 2^-40 s, held
@@ -360,12 +360,99 @@ fn event_crossings(t0: vec2<u32>, loops0: u32, t1: vec2<u32>, loops1: u32, delta
 
 // Who a state's events are reported for: the character, the state (0 the target, 1 the source,
 // 2 + k layer k), whether the state started this frame, and the factor of its samples' weights
-// (a layer's weight).
+// (a layer's weight); and whether its clips' root motion moves the character (1 for the target
+// and the source of a character with ROOT_MOTION).
 struct EventSource {
     character: u32,
     state: u32,
     started: u32,
     weight: f32,
+    root: u32,
+}
+
+// A rigid displacement: rotation q (a unit quaternion), then translation t. Rust:
+// cpu::clock::Rigid.
+struct Rigid {
+    t: vec3<f32>,
+    q: vec4<f32>,
+}
+
+fn rigid_identity() -> Rigid {
+    return Rigid(vec3<f32>(0.0), vec4<f32>(0.0, 0.0, 0.0, 1.0));
+}
+
+// a * b: b in a's frame.
+fn rigid_mul(a: Rigid, b: Rigid) -> Rigid {
+    return Rigid(a.t + quat_rotate(a.q, b.t), quat_mul(a.q, b.q));
+}
+
+fn rigid_inverse(a: Rigid) -> Rigid {
+    let q = quat_conjugate(a.q);
+    return Rigid(-quat_rotate(q, a.t), q);
+}
+
+// a^k for any k, by squaring: a loop's displacement repeated k times (backward when k < 0).
+fn rigid_pow(a: Rigid, k: i32) -> Rigid {
+    var base = a;
+    var n = bitcast<u32>(k);
+    if (k < 0) {
+        base = rigid_inverse(a);
+        n = 0u - n;
+    }
+    var result = rigid_identity();
+    while (n != 0u) {
+        if ((n & 1u) != 0u) {
+            result = rigid_mul(result, base);
+        }
+        n = n >> 1u;
+        if (n != 0u) {
+            base = rigid_mul(base, base);
+        }
+    }
+    result.q = normalize(result.q);
+    return result;
+}
+
+// The root motion track of a clip at `t` seconds: where the root stands relative to where it
+// stood at 0.
+fn root_at(info: ClipInfo, t: f32) -> Rigid {
+    let translation = sample_track(track_at(info.root_track), t, false);
+    let rotation = sample_track(track_at(info.root_track + 1u), t, true);
+    return Rigid(translation.xyz, rotation);
+}
+
+// The displacement of a clip played from `t0` seconds in loop `loops0` to `t1` in `loops1`, in
+// the character's frame at t0: G(t0)^-1 G(T)^(loops1 - loops0) G(t1), G(T) being one loop's.
+fn root_displacement(info: ClipInfo, t0: f32, loops0: u32, t1: f32, loops1: u32) -> Rigid {
+    let dl = bitcast<i32>(loops1 - loops0);
+    var d = rigid_inverse(root_at(info, t0));
+    if (dl != 0) {
+        d = rigid_mul(d, rigid_pow(root_at(info, info.duration), dl));
+    }
+    return rigid_mul(d, root_at(info, t1));
+}
+
+// The weighted sum of a frame's displacements: translations, and rotations on the hemisphere of
+// the identity (normalized at the end).
+struct RootBlend {
+    t: vec3<f32>,
+    q: vec4<f32>,
+}
+
+// Adds clip `clip`'s displacement from (t0, loops0) to (t1, loops1), weighted by `w`: the
+// identity for a clip without root motion.
+fn add_root(blend: ptr<function, RootBlend>, clip: u32, t0: f32, loops0: u32, t1: f32, loops1: u32, w: f32) {
+    let info = clip_info(clip);
+    var d = rigid_identity();
+    if (info.root_track != NO_ROOT_MOTION) {
+        d = root_displacement(info, t0, loops0, t1, loops1);
+    }
+    var q = d.q;
+    if (q.w < 0.0) {
+        q = -q;
+    }
+    (*blend).t += d.t * w;
+    (*blend).q += q * w;
 }
 
 // Appends a record to the event log; past its capacity, counts it as overflow instead.
@@ -512,6 +599,7 @@ fn play_state(
     scale: f32,
     layer: u32,
     events: EventSource,
+    root: ptr<function, RootBlend>,
 ) -> ClipTime {
     let fire = (frame.flags & FRAME_EVENTS) != 0u;
     if (tree_nodes == 0u) {
@@ -522,6 +610,10 @@ fn play_state(
         add_sample(list, clip, ct.sample_time, scale, layer);
         if (fire) {
             fire_events(events, clip, scale * events.weight, time, loops, ct, delta, period, loop_mode, loop_count, false);
+        }
+        if (events.root != 0u) {
+            let t0 = clamp(ticks_to_f32(ticks_get(time)), 0.0, duration);
+            add_root(root, clip, t0, loops, ct.sample_time, ct.loops, scale);
         }
         return ct;
     }
@@ -540,10 +632,15 @@ fn play_state(
     let delta = ratio_ticks(rate, dt, duration);
     let cycle = u64_shl(vec2<u32>(1u, 0u), TICK_BITS);
     let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, cycle);
+    let phase0 = clamp(ticks_to_f32(ticks_get(time)), 0.0, 1.0);
     for (var m = 0u; m < leaves.count; m++) {
-        add_sample(list, leaves.clips[m], ct.phase * clip_duration(leaves.clips[m]), scale * leaves.weights[m], layer);
+        let leaf_duration = clip_duration(leaves.clips[m]);
+        add_sample(list, leaves.clips[m], ct.phase * leaf_duration, scale * leaves.weights[m], layer);
         if (fire) {
             fire_events(events, leaves.clips[m], scale * leaves.weights[m] * events.weight, time, loops, ct, delta, cycle, loop_mode, loop_count, true);
+        }
+        if (events.root != 0u) {
+            add_root(root, leaves.clips[m], phase0 * leaf_duration, loops, ct.phase * leaf_duration, ct.loops, scale * leaves.weights[m]);
         }
     }
     return ct;
@@ -569,6 +666,8 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     var c = clocks[i];
     let kind = flags & 15u;
     let target_started = instances[i].seq != c.seq;
+    let root_motion = (flags & ROOT_MOTION) != 0u;
+    var root = RootBlend(vec3<f32>(0.0), vec4<f32>(0.0));
     if (target_started) {
         // A new target state: the running clock becomes the source's, the target restarts.
         c.source_time = c.time;
@@ -612,11 +711,15 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         var state_dt = dt;
         var scale = beta;
         var layer_id = 0u;
-        var events = EventSource(frame.first_instance + i, s, select(0u, 1u, target_started), 1.0);
+        var events = EventSource(frame.first_instance + i, s, select(0u, 1u, target_started), 1.0, select(0u, 1u, root_motion && s < 2u));
         if (s == 1u) {
             events.started = 0u;
             if (kind == SOURCE_SNAPSHOT) {
                 add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0u);
+                if (root_motion) {
+                    // A held pose does not move: the identity, weighted.
+                    root.q += vec4<f32>(0.0, 0.0, 0.0, 1.0 - beta);
+                }
                 continue;
             }
             if (kind == SOURCE_NONE || !(beta < 1.0)) {
@@ -678,7 +781,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             layer_id = k + 1u;
             events.weight = weight;
         }
-        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, loops, state_dt, scale, layer_id, events);
+        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, loops, state_dt, scale, layer_id, events, &root);
         if (s == 0u) {
             c.time = ct.time;
             c.loops = ct.loops;
@@ -690,6 +793,30 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         }
     }
     clocks[i] = c;
+    if (root_motion) {
+        move_root(i, root);
+    }
+}
+
+// Moves character `i`'s world transform by the frame's blended displacement `blend` and writes it
+// to its instance, where the renderer and the socket matrices read it. A `world_seq` the GPU has
+// not seen means the CPU set the world (a teleport, or root motion just turned on): taken first.
+fn move_root(i: u32, blend: RootBlend) {
+    var r = roots[i];
+    if (r.world_seq != instances[i].world_seq) {
+        r.world = instances[i].world;
+        r.world_seq = instances[i].world_seq;
+    }
+    var q = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    let len = length(blend.q);
+    if (len > 0.0) {
+        q = blend.q / len;
+    }
+    r.world = affine_mul(r.world, affine_from_sqt(blend.t, q, vec3<f32>(1.0)));
+    r.delta_translation = vec4<f32>(blend.t, 0.0);
+    r.delta_rotation = q;
+    roots[i] = r;
+    instances[i].world = r.world;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -103,6 +103,8 @@ fn fused(
         advance_instance(i, frame.dt, &list);
         wg_list = list;
     }
+    // With root motion the clock wrote the instance's world, which the socket matrices read.
+    storageBarrier();
     workgroupBarrier();
     // sample and layers: threads over joints.
     sample_joints(i, lid, joint_count);

@@ -690,10 +690,11 @@ impl CpuChunk {
                 lib,
                 &s.frame,
                 &s.layer_defs,
-                &s.instances,
+                &mut s.instances,
                 &mut s.clocks,
                 &mut s.lists,
                 &mut cpu::EventLog::default(),
+                None,
             ),
             Stage::Sample => cpu::sample::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local),
             Stage::LocalToModel => {

@@ -58,9 +58,14 @@ pub struct GpuClip {
     pub event_offset: u32,
     /// Number of events (at most [`MAX_CLIP_EVENTS`]).
     pub event_count: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// The clip's root motion ([`crate::library::LibraryBuilder::add_clip_with_root_motion`]): its
+    /// translation track, then its rotation track, in the track array; [`NO_ROOT_MOTION`] when
+    /// it has none.
+    pub root_track: u32,
 }
+
+/// `GpuClip::root_track` of a clip without root motion.
+pub const NO_ROOT_MOTION: u32 = u32::MAX;
 
 /// Most events of one clip.
 pub const MAX_CLIP_EVENTS: u32 = 64;
@@ -154,6 +159,26 @@ pub struct GpuLibraryLayout {
     pub events: u32,
 }
 
+/// A character's root motion on the GPU, kept by the clock stage for each character with
+/// [`ROOT_MOTION`] (written by no one else): its world transform and this frame's displacement.
+/// WGSL `Root`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuRoot {
+    /// `world_from_model`, moved by every frame's displacement.
+    pub world: Affine,
+    /// The last `GpuInstance::world_seq` taken.
+    pub world_seq: u32,
+    /// Padding.
+    pub _pad: [u32; 3],
+    /// This frame's displacement in the character's frame (model space at the frame's start):
+    /// translation (xyz).
+    pub delta_translation: Vec4,
+    /// This frame's displacement: rotation (a unit quaternion).
+    pub delta_rotation: Vec4,
+}
+const _: () = assert!(std::mem::size_of::<GpuRoot>() == 96);
+
 /// One channel's keys. WGSL `Track`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -219,6 +244,10 @@ pub const TRANSITION_FROZEN: u32 = 1 << 5;
 /// `GpuInstance::flags` bit: this frame's local pose is also written as the instance's snapshot,
 /// the source of the transition that starts next frame (one that interrupts another).
 pub const KEEP_POSE: u32 = 1 << 6;
+/// `GpuInstance::flags` bit: root motion moves the character. The clock stage moves its world
+/// transform by its clips' root displacement each frame and writes it to `world` (and to its
+/// [`GpuRoot`]); the CPU's `world` counts only when `world_seq` changes.
+pub const ROOT_MOTION: u32 = 1 << 7;
 /// `GpuInstance::flags` bit of layer 0; layer `k` is `LAYER_ON << k`. Set for each layer that is
 /// on (by [`GpuInstance::set_layer_flags`]), so that the GPU reads no layer that is off.
 pub const LAYER_ON: u32 = 1 << 8;
@@ -284,8 +313,9 @@ pub struct GpuInstance {
     pub source_loop_count: u32,
     /// Cross-fade length in seconds.
     pub transition_duration: f32,
-    /// Padding.
-    pub _pad0: u32,
+    /// With [`ROOT_MOTION`]: a value the GPU has not seen tells it to take `world` as the
+    /// character's world transform (the CPU set it); otherwise the GPU keeps its own.
+    pub world_seq: u32,
     /// `world_from_model` (read by the renderer, not by the animation passes).
     pub world: Affine,
     /// Per-instance colour, RGBA8 (used by the built-in renderer).

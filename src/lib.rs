@@ -61,6 +61,7 @@ pub mod mannequin;
 pub mod math;
 pub mod mesh;
 pub mod reference;
+pub mod root_motion;
 #[cfg(feature = "tools")]
 pub mod scene;
 pub mod shaders;

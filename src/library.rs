@@ -4,7 +4,9 @@
 
 use crate::clip::{Clip, Interpolation, Track};
 use crate::error::{Channel, Error, Result};
-use crate::layout::{GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, MAX_CLIP_EVENTS, MAX_SOCKETS};
+use crate::layout::{
+    GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, MAX_CLIP_EVENTS, MAX_SOCKETS, NO_ROOT_MOTION,
+};
 use crate::math::Affine;
 use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3, Vec4};
@@ -196,6 +198,14 @@ impl AnimationLibrary {
         })
     }
 
+    /// Whether clip `clip` has root motion ([`LibraryBuilder::add_clip_with_root_motion`]).
+    #[must_use]
+    pub fn has_root_motion(&self, clip: ClipId) -> bool {
+        self.clips
+            .get(clip.0 as usize)
+            .is_some_and(|c| c.root_track != NO_ROOT_MOTION)
+    }
+
     /// The mask called `name`.
     #[must_use]
     pub fn mask_id(&self, name: &str) -> Option<MaskId> {
@@ -316,7 +326,7 @@ impl LibraryBuilder {
             duration: clip.duration,
             event_offset: lib.events.len() as u32,
             event_count: events.len() as u32,
-            _pad: 0,
+            root_track: NO_ROOT_MOTION,
         });
         for e in events {
             let name = match lib.event_names.iter().position(|n| *n == e.name) {
@@ -351,6 +361,49 @@ impl LibraryBuilder {
                 });
                 lib.values.extend_from_slice(&t.values);
             }
+        }
+        Ok(id)
+    }
+
+    /// Extracts root motion from `clip` ([`crate::root_motion::extract`]) and adds the clip in
+    /// place with its root track: played by a character with root motion on
+    /// ([`crate::Controller::set_root_motion`]), the clip moves the character on the GPU. On error
+    /// nothing is added.
+    ///
+    /// Errors: as [`LibraryBuilder::add_clip`]; a root joint the skeleton lacks.
+    pub fn add_clip_with_root_motion(
+        &mut self,
+        skeleton: SkeletonId,
+        clip: &Clip,
+        motion: &crate::root_motion::RootMotion,
+    ) -> Result<ClipId> {
+        let skel = self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
+            clip: clip.name.clone(),
+            what: format!("skeleton {} does not exist", skeleton.0),
+        })?;
+        let (in_place, root) = crate::root_motion::extract(skel, clip, motion)?;
+        let terr = |channel, what: String| Error::Track {
+            clip: clip.name.clone(),
+            joint: "(root motion)".into(),
+            channel,
+            what,
+        };
+        let translation = pack_track(Some(&root.translation_track()), Vec3::ZERO, |v| v.extend(0.0))
+            .map_err(|e| terr(Channel::Translation, e))?;
+        let rotation =
+            pack_rotation(Some(&root.rotation_track()), Quat::IDENTITY).map_err(|e| terr(Channel::Rotation, e))?;
+        let id = self.add_clip(skeleton, &in_place)?;
+        let lib = &mut self.lib;
+        lib.clips[id.0 as usize].root_track = lib.tracks.len() as u32;
+        for t in [translation, rotation] {
+            lib.tracks.push(GpuTrack {
+                time_offset: lib.times.len() as u32,
+                key_count: t.times.len() as u32,
+                value_offset: lib.values.len() as u32,
+                interpolation: t.interpolation.gpu_code(),
+            });
+            lib.times.extend_from_slice(&t.times);
+            lib.values.extend_from_slice(&t.values);
         }
         Ok(id)
     }

@@ -1372,12 +1372,56 @@ pub fn sword() -> SkinnedMesh {
 /// with the mannequin's clips, [`LOCOMOTION`] tree and layer assets.
 #[must_use]
 pub fn library_of(skeleton: Skeleton) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
-    let clips = clips(&skeleton);
+    build_library(skeleton, false)
+}
+
+/// As [`library_of`], the gaits with root motion: each authored moving its root joint at the
+/// gait's velocity ([`clips_with_root_motion`]), the motion extracted
+/// ([`LibraryBuilder::add_clip_with_root_motion`], planar, from `root`), so that they animate in
+/// place and move a character with root motion on at the speed its feet step.
+#[must_use]
+pub fn library_with_root_motion(skeleton: Skeleton) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    build_library(skeleton, true)
+}
+
+/// The six gaits of [`clips`] moving: the root joint translated at each gait's velocity (keys at
+/// 0 and the end: a constant velocity), as a motion-captured take would.
+#[must_use]
+pub fn clips_with_root_motion(skeleton: &Skeleton) -> Vec<Clip> {
+    let mut clips = clips(skeleton);
+    for (clip, spec) in clips.iter_mut().zip(SPECS.iter()) {
+        let end = Vec3::new(spec.velocity.x, 0.0, spec.velocity.y) * clip.duration;
+        clip.tracks.push(JointTrack {
+            joint: "root".into(),
+            translation: Some(Track::linear([(0.0, Vec3::ZERO), (clip.duration, end)])),
+            ..Default::default()
+        });
+    }
+    clips
+}
+
+fn build_library(skeleton: Skeleton, root_motion: bool) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    let clips = if root_motion {
+        clips_with_root_motion(&skeleton)
+    } else {
+        clips(&skeleton)
+    };
     let mut builder = LibraryBuilder::new();
     let id = builder.add_skeleton(skeleton);
+    let motion = crate::root_motion::RootMotion {
+        joint: Some("root".into()),
+        ..Default::default()
+    };
     let ids: Vec<ClipId> = clips
         .iter()
-        .map(|c| builder.add_clip(id, c).expect("the built-in clips are valid"))
+        .map(|c| {
+            if root_motion {
+                builder.add_clip_with_root_motion(id, c, &motion)
+            } else {
+                builder.add_clip(id, c)
+            }
+            .expect("the built-in clips are valid")
+        })
         .collect();
     builder
         .add_blend_tree(&locomotion_tree(&ids))

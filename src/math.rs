@@ -175,6 +175,14 @@ impl Affine {
     }
 }
 
+/// `v` rotated by the unit quaternion `q` (x, y, z, w): `v + 2w (u × v) + 2 u × (u × v)`. WGSL
+/// `quat_rotate`.
+#[must_use]
+pub fn quat_rotate(q: Vec4, v: Vec3) -> Vec3 {
+    let u = q.truncate().cross(v) * 2.0;
+    v + u * q.w + q.truncate().cross(u)
+}
+
 /// Interpolates two unit quaternions along the shorter arc: slerp, or nlerp when they are nearly
 /// equal (|dot| > [`NLERP_THRESHOLD`]). The same operations as WGSL `quat_interp`.
 #[must_use]

@@ -55,11 +55,13 @@ pub enum Resource {
     Palettes,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
+    /// Per instance: `Root`, the root motion the clock stage keeps.
+    Roots,
 }
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 12] = [
+    pub const ALL: [Resource; 13] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
@@ -72,6 +74,7 @@ impl Resource {
         Resource::ModelPoses,
         Resource::Palettes,
         Resource::Events,
+        Resource::Roots,
     ];
 
     /// Binding number in group 0.
@@ -96,6 +99,7 @@ impl Resource {
             Resource::ModelPoses => "model_poses",
             Resource::Palettes => "palettes",
             Resource::Events => "event_log",
+            Resource::Roots => "roots",
         }
     }
 
@@ -113,6 +117,7 @@ impl Resource {
             Resource::LocalPoses => "array<LocalPose>",
             Resource::ModelPoses | Resource::Palettes => "array<Affine>",
             Resource::Events => "EventLog",
+            Resource::Roots => "array<Root>",
         }
     }
 
@@ -206,10 +211,12 @@ impl Stage {
                 (Library, Uniform),
                 (LayerDefs, Uniform),
                 (Headers, Read),
-                (Instances, Read),
+                (Payload, Read),
+                (Instances, ReadWrite),
                 (Clocks, ReadWrite),
                 (BlendLists, ReadWrite),
                 (Events, ReadWrite),
+                (Roots, ReadWrite),
             ],
             Stage::Sample => &[
                 (Frame, Uniform),
@@ -244,11 +251,12 @@ impl Stage {
                 (LayerDefs, Uniform),
                 (Headers, Read),
                 (Payload, Read),
-                (Instances, Read),
+                (Instances, ReadWrite),
                 (Clocks, ReadWrite),
                 (LocalPoses, ReadWrite),
                 (Palettes, ReadWrite),
                 (Events, ReadWrite),
+                (Roots, ReadWrite),
             ],
             Stage::Skin => &[],
         }
@@ -262,9 +270,10 @@ impl Stage {
 }
 
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
-/// shader stage, for what comes next (compressed keys, root motion, curves). The fused stage, the
-/// fullest, binds seven since the event log.
-pub const STORAGE_SLOTS_SPARE: u32 = 1;
+/// shader stage. The fused stage, the fullest, binds all eight since the event log and root
+/// motion: what comes next shares the buffers there are (compressed keys go in the payload heap,
+/// float curves beside the roots).
+pub const STORAGE_SLOTS_SPARE: u32 = 0;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
 /// with its access, the others read-write. Shared modules (the library accessors, the other
@@ -305,7 +314,7 @@ pub fn bindings_wgsl(stage: Stage) -> String {
 fn bindings_module(stage: Stage) -> String {
     format!(
         "#define_import_path wgpu_anim::bindings\n\
-         #import wgpu_anim::types::{{Affine, BlendList, Clock, EventLog, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS}}\n\n{}",
+         #import wgpu_anim::types::{{Affine, BlendList, Clock, EventLog, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS, Root}}\n\n{}",
         bindings_wgsl(stage)
     )
 }

@@ -55,13 +55,15 @@ fn frame_against_mirror(
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
-    wgpu_anim::cpu::clock_with_events(
+    let mut roots = vec![bytemuck::Zeroable::zeroed(); clocks.len()];
+    wgpu_anim::cpu::clock_frame(
         a.library(),
         &frame,
         a.layer_defs(),
-        a.instances(),
+        &mut a.instances().to_vec(),
         &mut clocks,
         &mut lists,
+        &mut roots,
         &mut log,
     )
     .unwrap();
@@ -355,6 +357,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
         Resource::Library => lib_gpu.layout_buffer(),
         Resource::LayerDefs => a.layer_def_buffer(),
         Resource::Headers => lib_gpu.headers(),
+        Resource::Payload => lib_gpu.payload(),
+        Resource::Roots => a.root_buffer(),
         Resource::Instances => a.instance_buffer(),
         Resource::Clocks => a.clock_buffer(),
         Resource::BlendLists => a.blend_list_buffer(),

@@ -3,8 +3,8 @@
 
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
-    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket, GpuTrack,
-    LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
+    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuRoot, GpuSkeleton, GpuSocket,
+    GpuTrack, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -260,9 +260,11 @@ fn mirrors() -> Vec<Mirror> {
                 flags,
                 duration,
                 event_offset,
-                event_count
+                event_count,
+                root_track
             ]
         ),
+        mirror!("Root", GpuRoot, [world, world_seq, delta_translation, delta_rotation]),
         mirror!("ClipEvent", GpuEvent, [time, name, threshold]),
         // The log's head, then its records (naga sizes a runtime array as one element).
         Mirror {
@@ -311,6 +313,7 @@ fn mirrors() -> Vec<Mirror> {
                 source_loop_mode,
                 source_loop_count,
                 transition_duration,
+                world_seq,
                 world,
                 tint,
                 layers,
@@ -478,6 +481,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MIN_BLEND_WEIGHT", F32(layout::MIN_BLEND_WEIGHT)),
         ("TICK_BITS", U32(layout::TICK_BITS)),
         ("FRAME_EVENTS", U32(layout::FRAME_EVENTS)),
+        ("NO_ROOT_MOTION", U32(layout::NO_ROOT_MOTION)),
+        ("ROOT_MOTION", U32(layout::ROOT_MOTION)),
         ("TICK_LIMIT_HI", U32(layout::TICK_LIMIT_HI)),
         ("BLEND_PARAM_LIMIT", F32(blend_weights::BLEND_PARAM_LIMIT)),
         ("BLEND_INSIDE_EPS", F32(blend_weights::BLEND_INSIDE_EPS)),

@@ -5,7 +5,11 @@
 
 #define_import_path wgpu_anim::library
 
-#import wgpu_anim::types::{Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, SkeletonInfo, Socket, Track}
+#import wgpu_anim::types::{
+    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, INTERP_CUBIC, INTERP_LINEAR, INTERP_STEP, SkeletonInfo,
+    Socket, Track,
+}
+#import wgpu_anim::math::{hermite_basis, quat_interp}
 #import wgpu_anim::bindings::{headers, library, payload}
 
 fn clip_info(c: u32) -> ClipInfo {
@@ -74,4 +78,59 @@ fn socket_at(k: u32) -> Socket {
     let b = library.sockets + 4u * k;
     let offset = Affine(bitcast<vec4<f32>>(payload[b + 1u]), bitcast<vec4<f32>>(payload[b + 2u]), bitcast<vec4<f32>>(payload[b + 3u]));
     return Socket(payload[b].x, offset);
+}
+
+// Value of key `k` (the middle value of a cubic-spline key).
+fn key_value(track: Track, k: u32) -> vec4<f32> {
+    if (track.interpolation == INTERP_CUBIC) {
+        return value_at(track.value_offset + 3u * k + 1u);
+    }
+    return value_at(track.value_offset + k);
+}
+
+// A track at time `t`, clamped to its keys. Rotations are slerped (linear) or normalized (cubic).
+fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
+    let n = track.key_count;
+    let base = track.time_offset;
+    if (n <= 1u || t <= key_time(base)) {
+        return key_value(track, 0u);
+    }
+    if (t >= key_time(base + n - 1u)) {
+        return key_value(track, n - 1u);
+    }
+    // Largest k with key time k <= t; key time hi > t.
+    var lo = 0u;
+    var hi = n - 1u;
+    while (hi - lo > 1u) {
+        let mid = (lo + hi) / 2u;
+        if (key_time(base + mid) <= t) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let t0 = key_time(base + lo);
+    let dt = key_time(base + hi) - t0;
+    let u = (t - t0) / dt;
+    if (track.interpolation == INTERP_STEP) {
+        return value_at(track.value_offset + lo);
+    }
+    if (track.interpolation == INTERP_LINEAR) {
+        let a = value_at(track.value_offset + lo);
+        let b = value_at(track.value_offset + hi);
+        if (rotation) {
+            return quat_interp(a, b, u);
+        }
+        return a * (1.0 - u) + b * u;
+    }
+    let h = hermite_basis(u);
+    let p0 = value_at(track.value_offset + 3u * lo + 1u);
+    let m0 = value_at(track.value_offset + 3u * lo + 2u) * dt;
+    let p1 = value_at(track.value_offset + 3u * hi + 1u);
+    let m1 = value_at(track.value_offset + 3u * hi) * dt;
+    let v = p0 * h.x + m0 * h.y + p1 * h.z + m1 * h.w;
+    if (rotation) {
+        return normalize(v);
+    }
+    return v;
 }

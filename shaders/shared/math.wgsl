@@ -79,3 +79,9 @@ fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
 fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(-q.xyz, q.w);
 }
+
+// v rotated by the unit quaternion q. Rust: math::quat_rotate.
+fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let u = cross(q.xyz, v) * 2.0;
+    return v + u * q.w + cross(q.xyz, u);
+}

@@ -41,7 +41,21 @@ struct ClipInfo {
     duration: f32,
     event_offset: u32,
     event_count: u32,
-    pad: u32,
+    root_track: u32,
+}
+
+// ClipInfo.root_track of a clip without root motion (Rust: layout::NO_ROOT_MOTION).
+const NO_ROOT_MOTION: u32 = 0xffffffffu;
+
+// Rust: layout::GpuRoot. A character's root motion, kept by the clock stage.
+struct Root {
+    world: Affine,
+    world_seq: u32,
+    pad_a: u32,
+    pad_b: u32,
+    pad_c: u32,
+    delta_translation: vec4<f32>,
+    delta_rotation: vec4<f32>,
 }
 
 // Rust: layout::GpuEvent. A clip event, one header unit.
@@ -128,6 +142,7 @@ const SOURCE_SNAPSHOT: u32 = 3u;
 const TRANSITION_SMOOTH: u32 = 16u;
 const TRANSITION_FROZEN: u32 = 32u;
 const KEEP_POSE: u32 = 64u;
+const ROOT_MOTION: u32 = 128u;
 const LAYER_ON: u32 = 256u;
 const LAYER_MESH: u32 = 4096u;
 const SNAPSHOT_CLIP: u32 = 0xffffffffu;
@@ -155,7 +170,7 @@ struct Instance {
     source_loop_mode: u32,
     source_loop_count: u32,
     transition_duration: f32,
-    pad_a: u32,
+    world_seq: u32,
     world: Affine,
     tint: u32,
     pad_b: array<u32, 3>,

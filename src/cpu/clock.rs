@@ -6,13 +6,14 @@
 
 use crate::cpu::blend_weights::node_child_weights;
 use crate::layout::{
-    BlendList, BlendSample, FRAME_EVENTS, GpuClock, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, LAYER_ON,
-    LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES,
-    SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, node_kind,
-    source_kind,
+    BlendList, BlendSample, FRAME_EVENTS, GpuClip, GpuClock, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef,
+    GpuRoot, LAYER_ON, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS,
+    MAX_LAYERS, MAX_TREE_NODES, NO_ROOT_MOTION, ROOT_MOTION, SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_FROZEN,
+    TRANSITION_SMOOTH, Ticks, layer_mode, node_kind, source_kind,
 };
 use crate::library::AnimationLibrary;
-use glam::Vec4;
+use crate::math::{Affine, quat_rotate};
+use glam::{Quat, Vec3, Vec4};
 
 /// A clock reading: the new local time, the time sampled, the normalized time. WGSL `ClipTime`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -242,14 +243,149 @@ impl EventLog {
     }
 }
 
-/// Who a state's events are reported for. WGSL `EventSource` (with the frame's number).
+/// Who a state's events are reported for, and whether its root motion counts. WGSL
+/// `EventSource` (with the frame's number).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct EventSource {
     pub character: u32,
     pub state: u32,
     pub started: bool,
     pub weight: f32,
+    pub root: bool,
     pub frame: u32,
+}
+
+/// A rigid displacement: rotation `q` (a unit quaternion, x y z w), then translation `t`. WGSL
+/// `Rigid`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rigid {
+    /// Translation.
+    pub t: Vec3,
+    /// Rotation.
+    pub q: Vec4,
+}
+
+impl Rigid {
+    /// No displacement.
+    pub const IDENTITY: Rigid = Rigid {
+        t: Vec3::ZERO,
+        q: Vec4::W,
+    };
+
+    /// `self * b`: `b` in this displacement's frame. WGSL `rigid_mul`.
+    #[must_use]
+    pub fn mul(&self, b: &Rigid) -> Rigid {
+        Rigid {
+            t: self.t + quat_rotate(self.q, b.t),
+            q: super::sample::quat_mul(self.q, b.q),
+        }
+    }
+
+    /// The inverse. WGSL `rigid_inverse`.
+    #[must_use]
+    pub fn inverse(&self) -> Rigid {
+        let q = Vec4::new(-self.q.x, -self.q.y, -self.q.z, self.q.w);
+        Rigid {
+            t: -quat_rotate(q, self.t),
+            q,
+        }
+    }
+
+    /// `self^k` for any `k`, by squaring. WGSL `rigid_pow`.
+    #[must_use]
+    pub fn pow(&self, k: i32) -> Rigid {
+        let mut base = if k < 0 { self.inverse() } else { *self };
+        let mut n = k.unsigned_abs();
+        let mut result = Rigid::IDENTITY;
+        while n != 0 {
+            if n & 1 != 0 {
+                result = result.mul(&base);
+            }
+            n >>= 1;
+            if n != 0 {
+                base = base.mul(&base);
+            }
+        }
+        result.q = result.q.normalize();
+        result
+    }
+}
+
+/// Clip `info`'s root motion at `t` seconds (its root relative to where it stood at 0). WGSL
+/// `root_at`.
+fn root_at(lib: &AnimationLibrary, info: &GpuClip, t: f32) -> Rigid {
+    let tracks = lib.tracks();
+    let translation =
+        super::sample::sample_track(lib.times(), lib.values(), &tracks[info.root_track as usize], t, false);
+    let rotation = super::sample::sample_track(
+        lib.times(),
+        lib.values(),
+        &tracks[info.root_track as usize + 1],
+        t,
+        true,
+    );
+    Rigid {
+        t: translation.truncate(),
+        q: rotation,
+    }
+}
+
+/// The displacement of clip `info` played from `t0` seconds in loop `loops0` to `t1` in `loops1`,
+/// in the character's frame at `t0`: `G(t0)⁻¹ G(T)^(loops1 − loops0) G(t1)`. WGSL
+/// `root_displacement`.
+#[must_use]
+pub fn root_displacement(lib: &AnimationLibrary, info: &GpuClip, t0: f32, loops0: u32, t1: f32, loops1: u32) -> Rigid {
+    let dl = loops1.wrapping_sub(loops0) as i32;
+    let mut d = root_at(lib, info, t0).inverse();
+    if dl != 0 {
+        d = d.mul(&root_at(lib, info, info.duration).pow(dl));
+    }
+    d.mul(&root_at(lib, info, t1))
+}
+
+/// The weighted sum of a frame's displacements. WGSL `RootBlend`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RootBlend {
+    t: Vec3,
+    q: Vec4,
+}
+
+/// WGSL `add_root`.
+#[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
+fn add_root(
+    lib: &AnimationLibrary,
+    blend: &mut RootBlend,
+    clip: u32,
+    t0: f32,
+    loops0: u32,
+    t1: f32,
+    loops1: u32,
+    w: f32,
+) {
+    let info = &lib.clips()[clip as usize];
+    let d = if info.root_track == NO_ROOT_MOTION {
+        Rigid::IDENTITY
+    } else {
+        root_displacement(lib, info, t0, loops0, t1, loops1)
+    };
+    let q = if d.q.w < 0.0 { -d.q } else { d.q };
+    blend.t += d.t * w;
+    blend.q += q * w;
+}
+
+/// Moves a character's root by the frame's blended displacement: the world taken from `world`
+/// when `world_seq` is new, then moved; returns the new world. WGSL `move_root`.
+fn move_root(r: &mut GpuRoot, world: &Affine, world_seq: u32, blend: &RootBlend) -> Affine {
+    if r.world_seq != world_seq {
+        r.world = *world;
+        r.world_seq = world_seq;
+    }
+    let len = blend.q.length();
+    let q = if len > 0.0 { blend.q / len } else { Vec4::W };
+    r.world = r.world.mul(&Affine::from_sqt(blend.t, Quat::from_vec4(q), Vec3::ONE));
+    r.delta_translation = blend.t.extend(0.0);
+    r.delta_rotation = q;
+    r.world
 }
 
 /// Fires clip `clip`'s events crossed by a state that moved from `(t0, loops0)` to `ct`. WGSL
@@ -442,6 +578,7 @@ pub(crate) fn play_state(
     layer: u32,
     source: &EventSource,
     mut log: Option<&mut EventLog>,
+    root: &mut RootBlend,
 ) -> ClipTime {
     if tree_nodes == 0 {
         let duration = lib.clips()[clip as usize].duration;
@@ -449,6 +586,10 @@ pub(crate) fn play_state(
         let period = period_ticks(duration);
         let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, duration, period);
         add_sample(list, clip, ct.sample_time, scale, layer);
+        if source.root {
+            let t0 = time.to_f32().clamp(0.0, duration);
+            add_root(lib, root, clip, t0, loops, ct.sample_time, ct.loops, scale);
+        }
         if let Some(log) = log {
             fire_events(
                 lib,
@@ -488,14 +629,28 @@ pub(crate) fn play_state(
     let delta = ratio_ticks(rate, dt, duration);
     let cycle = 1 << TICK_BITS;
     let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, cycle);
+    let phase0 = time.to_f32().clamp(0.0, 1.0);
     for m in 0..leaves.count as usize {
+        let leaf_duration = lib.clips()[leaves.clips[m] as usize].duration;
         add_sample(
             list,
             leaves.clips[m],
-            ct.phase * lib.clips()[leaves.clips[m] as usize].duration,
+            ct.phase * leaf_duration,
             scale * leaves.weights[m],
             layer,
         );
+        if source.root {
+            add_root(
+                lib,
+                root,
+                leaves.clips[m],
+                phase0 * leaf_duration,
+                loops,
+                ct.phase * leaf_duration,
+                ct.loops,
+                scale * leaves.weights[m],
+            );
+        }
         if let Some(log) = log.as_deref_mut() {
             fire_events(
                 lib,
@@ -534,7 +689,9 @@ pub fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32
 /// One instance's frame: its new clock, and its blend list written to `list`. `layer_defs` are
 /// the definitions its layers' `def` index. WGSL `advance_instance`. With `events` (the frame,
 /// the instance's index in it, the log), fires the events its states crossed when the frame's
-/// flags say so.
+/// flags say so; with `root_out` (the instance's root and its world to write), moves a character
+/// with root motion.
+#[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
 pub(crate) fn advance_instance(
     lib: &AnimationLibrary,
     layer_defs: &[GpuLayerDef],
@@ -543,10 +700,13 @@ pub(crate) fn advance_instance(
     dt: f32,
     list: &mut BlendList,
     mut events: Option<(&GpuFrame, u32, &mut EventLog)>,
+    root_out: Option<(&mut GpuRoot, &mut Affine)>,
 ) -> GpuClock {
     let mut c = *clock_in;
     let kind = inst.source_kind();
     let target_started = inst.seq != c.seq;
+    let root_motion = inst.flags & ROOT_MOTION != 0;
+    let mut root = RootBlend::default();
     if target_started {
         c.source_time = c.time;
         c.source_loops = c.loops;
@@ -590,12 +750,16 @@ pub(crate) fn advance_instance(
             state: s,
             started: target_started,
             weight: 1.0,
+            root: root_motion && s < 2,
             frame: events.as_ref().map_or(0, |(f, _, _)| f.frame),
         };
         if s == 1 {
             source.started = false;
             if kind == source_kind::SNAPSHOT {
                 add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0);
+                if root_motion {
+                    root.q += Vec4::new(0.0, 0.0, 0.0, 1.0 - beta);
+                }
                 continue;
             }
             if kind == source_kind::NONE || !(beta < 1.0) {
@@ -680,6 +844,7 @@ pub(crate) fn advance_instance(
             layer_id,
             &source,
             log,
+            &mut root,
         );
         if s == 0 {
             c.time = ct.time;
@@ -691,30 +856,40 @@ pub(crate) fn advance_instance(
             c.layer_time[(s - 2) as usize] = ct.time;
         }
     }
+    if let (true, Some((r, world))) = (root_motion, root_out) {
+        *world = move_root(r, &inst.world, inst.world_seq, &root);
+    }
     c
 }
 
-/// Stage `clock`: one invocation per instance; events appended to `log`.
+/// Stage `clock`: one invocation per instance; events appended to `log`; with `roots`, the
+/// root motion of instances with `ROOT_MOTION` kept there and their worlds written.
+#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
 pub(crate) fn clock(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     layer_defs: &[GpuLayerDef],
-    instances: &[GpuInstance],
+    instances: &mut [GpuInstance],
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
     log: &mut EventLog,
+    mut roots: Option<&mut [GpuRoot]>,
 ) {
     for i in 0..frame.instance_count as usize {
         let mut list = BlendList::default();
+        let mut world = instances[i].world;
+        let inst = instances[i];
         clocks[i] = advance_instance(
             lib,
             layer_defs,
-            &instances[i],
+            &inst,
             &clocks[i],
             frame.dt,
             &mut list,
             Some((frame, i as u32, &mut *log)),
+            roots.as_deref_mut().map(|r| (&mut r[i], &mut world)),
         );
+        instances[i].world = world;
         lists[i] = list;
     }
 }

@@ -7,7 +7,7 @@ use super::local_to_model::{HierarchyStore, propagate};
 use super::palette::{palette_joints, socket_matrices};
 use super::sample::{SampleStore, sample_joints};
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuRoot, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -104,34 +104,39 @@ impl HierarchyStore for Workgroup<'_> {
 /// Mirror of the `fused` stage: per instance, `advance_instance` (the blend list kept in
 /// "workgroup memory", not written to a buffer), then `sample_joints`, `propagate` and
 /// `palette_joints` on [`Workgroup`] memory, as `shaders/fused.wgsl` does. `local` is the local
-/// pose buffer (only snapshots are read and written); the clocks and palettes are written.
+/// pose buffer (only snapshots are read and written); the clocks and palettes are written, and
+/// with `roots` the root motion and world of instances with `ROOT_MOTION`.
 #[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
 pub(crate) fn fused(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     layer_defs: &[GpuLayerDef],
-    instances: &[GpuInstance],
+    instances: &mut [GpuInstance],
     clocks: &mut [GpuClock],
     local: &mut [LocalPose],
     palettes: &mut [Affine],
     log: &mut super::EventLog,
+    mut roots: Option<&mut [GpuRoot]>,
 ) {
     // Like the GPU's, the workgroup memory is not cleared between instances.
     let mut wg = Workgroup::new(frame.snapshot_offset, local);
     for i in 0..frame.instance_count as usize {
-        let inst = &instances[i];
-        let joint_count = inst.joint_count.min(MAX_FUSED_JOINTS);
+        let joint_count = instances[i].joint_count.min(MAX_FUSED_JOINTS);
         // clock: one thread.
         let mut list = BlendList::default();
+        let mut world = instances[i].world;
         clocks[i] = advance_instance(
             lib,
             layer_defs,
-            inst,
+            &instances[i],
             &clocks[i],
             frame.dt,
             &mut list,
             Some((frame, i as u32, &mut *log)),
+            roots.as_deref_mut().map(|r| (&mut r[i], &mut world)),
         );
+        instances[i].world = world;
+        let inst = &instances[i];
         // sample: threads over joints.
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(lib, frame, inst, &list, lid, joint_count, &mut wg);

@@ -5,7 +5,7 @@
 //! | stage | shader | mirror |
 //! |---|---|---|
 //! | advance clocks | `shaders/clock.wgsl` | [`clock()`] |
-//! | … and fire clip events | `shaders/clock.wgsl` | [`clock_with_events()`] |
+//! | … with clip events and root motion | `shaders/clock.wgsl` | [`clock_frame()`] |
 //! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
@@ -33,14 +33,14 @@ pub use clock::{
     ClipTime, Leaves, add_sample, advance_clip_time, f32_parts, period_ticks, ratio_ticks, shift_round,
     start_clip_time, ticks_from_f32, transition_weight, wrap_ticks,
 };
-pub use clock::{EventLog, event_crossings};
+pub use clock::{EventLog, Rigid, event_crossings, root_displacement};
 pub use local_to_model::{has_mesh_layer, joint_model};
 pub use palette::skin_matrix;
 pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
 pub use skin::{SkinnedPoint, affine_transform_normal};
 pub use stages::{
-    advance_instance, clock, clock_with_events, fused, fused_with_events, layered_joint, local_to_model,
-    node_child_weights, palette, sample, sample_joint, skin, skin_vertex, tree_leaves,
+    advance_instance, clock, clock_frame, fused, fused_frame, layered_joint, local_to_model, node_child_weights,
+    palette, sample, sample_joint, skin, skin_vertex, tree_leaves,
 };
 
 use crate::error::{Error, Result};
@@ -160,7 +160,7 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         transition_duration: 0.0,
         layers: [crate::layout::GpuLayer::default(); crate::layout::MAX_LAYERS as usize],
         layer_seq: 0,
-        _pad0: 0,
+        world_seq: 0,
         _pad1: [0; 3],
         _pad2: [0; 8],
     })

@@ -14,8 +14,8 @@ use super::{palette as k_palette, sample as k_sample, skin as k_skin};
 use crate::blend::BlendLibrary;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuSkeleton, LAYER_ON, LocalPose,
-    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_FUSED_JOINTS, MAX_LAYERS, MAX_SOCKETS, MAX_TREE_NODES, NO_MASK,
+    BlendList, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuRoot, GpuSkeleton, LAYER_ON,
+    LocalPose, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_FUSED_JOINTS, MAX_LAYERS, MAX_SOCKETS, MAX_TREE_NODES, NO_MASK,
     SNAPSHOT_CLIP, layer_mode, node_kind, source_kind,
 };
 use crate::library::AnimationLibrary;
@@ -260,7 +260,8 @@ fn list(lib: &AnimationLibrary, i: usize, joint_count: u32, list: &BlendList) ->
 }
 
 /// Stage `clock`: advances each of the frame's instances' clocks by `frame.dt` and writes its
-/// blend list. WGSL `clock` (kernel: [`advance_instance`]).
+/// blend list. WGSL `clock` (kernel: [`advance_instance`]). For instances without root motion:
+/// [`clock_frame`] also keeps root motion (and fires events).
 ///
 /// Errors (nothing written): buffers with fewer records than `frame.instance_count`; an instance
 /// whose clip, tree, cross-fade source or layer definition (in `layer_defs`) does not exist.
@@ -271,31 +272,6 @@ pub fn clock(
     instances: &[GpuInstance],
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
-) -> Result<()> {
-    clock_with_events(
-        lib,
-        frame,
-        layer_defs,
-        instances,
-        clocks,
-        lists,
-        &mut EventLog::default(),
-    )
-}
-
-/// Stage `clock` with its event log: as [`clock`], and when `frame.flags` has
-/// [`FRAME_EVENTS`](crate::layout::FRAME_EVENTS), every clip event a state of an instance
-/// crossed is appended to `log` (records name the instance as `frame.first_instance + i`).
-///
-/// Errors: as [`clock`].
-pub fn clock_with_events(
-    lib: &AnimationLibrary,
-    frame: &GpuFrame,
-    layer_defs: &[GpuLayerDef],
-    instances: &[GpuInstance],
-    clocks: &mut [GpuClock],
-    lists: &mut [BlendList],
-    log: &mut EventLog,
 ) -> Result<()> {
     let n = instance_count(
         frame,
@@ -308,7 +284,51 @@ pub fn clock_with_events(
     for (i, inst) in instances[..n].iter().enumerate() {
         targets(lib, layer_defs, i, inst)?;
     }
-    k_clock::clock(lib, frame, layer_defs, instances, clocks, lists, log);
+    let mut scratch = instances[..n].to_vec();
+    k_clock::clock(
+        lib,
+        frame,
+        layer_defs,
+        &mut scratch,
+        clocks,
+        lists,
+        &mut EventLog::default(),
+        None,
+    );
+    Ok(())
+}
+
+/// Everything stage `clock` writes: as [`clock`], and, when `frame.flags` has
+/// [`FRAME_EVENTS`](crate::layout::FRAME_EVENTS), every clip event a state of an instance
+/// crossed appended to `log` (records name the instance as `frame.first_instance + i`); for
+/// instances with [`ROOT_MOTION`](crate::layout::ROOT_MOTION), the frame's root displacement
+/// kept in `roots` and the moved world written to the instance.
+///
+/// Errors: as [`clock`]; fewer roots than instances.
+#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
+pub fn clock_frame(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    layer_defs: &[GpuLayerDef],
+    instances: &mut [GpuInstance],
+    clocks: &mut [GpuClock],
+    lists: &mut [BlendList],
+    roots: &mut [GpuRoot],
+    log: &mut EventLog,
+) -> Result<()> {
+    let n = instance_count(
+        frame,
+        &[
+            ("instances", instances.len()),
+            ("clocks", clocks.len()),
+            ("blend lists", lists.len()),
+            ("roots", roots.len()),
+        ],
+    )?;
+    for (i, inst) in instances[..n].iter().enumerate() {
+        targets(lib, layer_defs, i, inst)?;
+    }
+    k_clock::clock(lib, frame, layer_defs, instances, clocks, lists, log, Some(roots));
     Ok(())
 }
 
@@ -326,7 +346,7 @@ pub fn advance_instance(
 ) -> Result<GpuClock> {
     targets(lib, layer_defs, 0, inst)?;
     Ok(k_clock::advance_instance(
-        lib, layer_defs, inst, clock_in, dt, list, None,
+        lib, layer_defs, inst, clock_in, dt, list, None, None,
     ))
 }
 
@@ -532,7 +552,8 @@ pub fn palette(
 /// staged path for larger skeletons).
 ///
 /// Errors (nothing written): as [`clock`] and [`local_to_model`]; a blend list the clock makes
-/// is then valid.
+/// is then valid. For instances without root motion: [`fused_frame`] also keeps root motion
+/// (and fires events).
 pub fn fused(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -542,7 +563,57 @@ pub fn fused(
     local: &mut [LocalPose],
     palettes: &mut [Affine],
 ) -> Result<()> {
-    fused_with_events(
+    let n = fused_checks(
+        lib,
+        frame,
+        layer_defs,
+        instances,
+        clocks.len(),
+        local.len(),
+        palettes.len(),
+    )?;
+    let mut scratch = instances[..n].to_vec();
+    k_fused::fused(
+        lib,
+        frame,
+        layer_defs,
+        &mut scratch,
+        clocks,
+        local,
+        palettes,
+        &mut EventLog::default(),
+        None,
+    );
+    Ok(())
+}
+
+/// Everything the `fused` stage writes: as [`fused`], with events and root motion as
+/// [`clock_frame`].
+///
+/// Errors: as [`fused`]; fewer roots than instances.
+#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
+pub fn fused_frame(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    layer_defs: &[GpuLayerDef],
+    instances: &mut [GpuInstance],
+    clocks: &mut [GpuClock],
+    local: &mut [LocalPose],
+    palettes: &mut [Affine],
+    roots: &mut [GpuRoot],
+    log: &mut EventLog,
+) -> Result<()> {
+    instance_count(frame, &[("roots", roots.len())])?;
+    fused_checks(
+        lib,
+        frame,
+        layer_defs,
+        instances,
+        clocks.len(),
+        local.len(),
+        palettes.len(),
+    )?;
+    k_fused::fused(
         lib,
         frame,
         layer_defs,
@@ -550,38 +621,34 @@ pub fn fused(
         clocks,
         local,
         palettes,
-        &mut EventLog::default(),
-    )
+        log,
+        Some(roots),
+    );
+    Ok(())
 }
 
-/// The `fused` stage with its event log: as [`fused`], appending events as
-/// [`clock_with_events`] does.
-///
-/// Errors: as [`fused`].
-#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
-pub fn fused_with_events(
+/// The checks of [`fused`]; returns the instance count.
+fn fused_checks(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     layer_defs: &[GpuLayerDef],
     instances: &[GpuInstance],
-    clocks: &mut [GpuClock],
-    local: &mut [LocalPose],
-    palettes: &mut [Affine],
-    log: &mut EventLog,
-) -> Result<()> {
-    let n = instance_count(frame, &[("instances", instances.len()), ("clocks", clocks.len())])?;
+    clocks: usize,
+    local: usize,
+    palettes: usize,
+) -> Result<usize> {
+    let n = instance_count(frame, &[("instances", instances.len()), ("clocks", clocks)])?;
     for (i, inst) in instances[..n].iter().enumerate() {
         targets(lib, layer_defs, i, inst)?;
         joints(lib, frame, i, inst)?;
     }
     let end = joint_end(&instances[..n]);
-    pose_buffer(frame, "the local pose buffer", local.len(), 1, end)?;
-    pose_buffer(frame, "the palette buffer", palettes.len(), 0, end)?;
-    socket_room(lib, frame, &instances[..n], palettes.len(), |inst| {
+    pose_buffer(frame, "the local pose buffer", local, 1, end)?;
+    pose_buffer(frame, "the palette buffer", palettes, 0, end)?;
+    socket_room(lib, frame, &instances[..n], palettes, |inst| {
         inst.joint_count.min(MAX_FUSED_JOINTS)
     })?;
-    k_fused::fused(lib, frame, layer_defs, instances, clocks, local, palettes, log);
-    Ok(())
+    Ok(n)
 }
 
 /// Checks that the palettes at `offset` hold every joint `vertices` name.

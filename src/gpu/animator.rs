@@ -3,14 +3,14 @@
 //! instance's state on the CPU.
 
 use super::controller::{Controller, FrameUpload, PageState};
-use super::recovery::{Checkpoint, CheckpointCopy, Recovery};
-use super::ring::{FrameReadback, Ring, RingCopy};
+use super::recovery::{Checkpoint, CheckpointCopy, CheckpointSource, Recovery};
+use super::ring::{FrameReadback, Ring, RingCopy, RingLayout};
 use super::{AnimatorDesc, GpuLibrary, InstanceDesc, LoopMode};
 use super::{PassTimer, read_buffer, split_dispatch};
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, LocalPose,
+    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuRoot, LocalPose,
     MAX_FUSED_JOINTS, MAX_LAYER_DEFS, MAX_SOCKETS, WORKGROUP_SIZE,
 };
 use crate::library::{AnimationLibrary, ClipId};
@@ -23,6 +23,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 struct Page {
     instance_buffer: wgpu::Buffer,
     clock_buffer: wgpu::Buffer,
+    /// Root motion of each instance (`GpuRoot`), kept by the clock stage.
+    root_buffer: wgpu::Buffer,
     blend_list_buffer: wgpu::Buffer,
     local_buffer: wgpu::Buffer,
     model_buffer: wgpu::Buffer,
@@ -235,6 +237,7 @@ impl Page {
         let joints = u64::from(max_joints);
         let instance_buffer = storage(device, &label("instances"), instances * size_of::<GpuInstance>() as u64);
         let clock_buffer = storage(device, &label("clocks"), instances * size_of::<GpuClock>() as u64);
+        let root_buffer = storage(device, &label("roots"), instances * size_of::<GpuRoot>() as u64);
         let blend_list_buffer = storage(device, &label("blend lists"), instances * size_of::<BlendList>() as u64);
         // Current local poses, then one snapshot per joint (the source of interrupted transitions),
         // then one mesh-space additive delta per joint (scratch between `sample` and `local_to_model`).
@@ -252,6 +255,7 @@ impl Page {
         let mut page = Self {
             instance_buffer,
             clock_buffer,
+            root_buffer,
             blend_list_buffer,
             local_buffer,
             model_buffer,
@@ -303,6 +307,7 @@ impl Page {
                 Resource::Palettes => &self.palette_buffer,
                 // Shared by every page: one log per frame.
                 Resource::Events => event_log,
+                Resource::Roots => &self.root_buffer,
             };
             buffer.as_entire_binding()
         };
@@ -328,17 +333,31 @@ impl Page {
     }
 }
 
-/// The readback ring for `matrices` socket matrices copied by `copies` and `event_bytes` of the
-/// event log; none when there is nothing to read.
-fn make_ring(device: &wgpu::Device, copies: Vec<RingCopy>, matrices: usize, event_bytes: u64) -> Result<Option<Ring>> {
-    if matrices == 0 && event_bytes == 0 {
+/// The readback ring for `layout`; none when there is nothing to read.
+fn make_ring(device: &wgpu::Device, layout: RingLayout) -> Result<Option<Ring>> {
+    if layout.is_empty() {
         return Ok(None);
     }
     super::refusable(
         device,
         || "the readback ring".to_owned(),
-        || Some(Ring::new(device, copies, matrices, event_bytes)),
+        || Some(Ring::new(device, layout)),
     )
+}
+
+/// Merges element `element` of page `page` into `copies` as element `k` of its part of a slot.
+fn push_copy(copies: &mut Vec<RingCopy>, page: usize, element: u64, k: usize) {
+    match copies.last_mut() {
+        Some(c) if c.page == page && c.element + c.count == element && c.dst + c.count == k as u64 => {
+            c.count += 1;
+        }
+        _ => copies.push(RingCopy {
+            page,
+            element,
+            dst: k as u64,
+            count: 1,
+        }),
+    }
 }
 
 /// The event log buffer for `capacity` records: its head (`GpuEventLogHead`) then the records.
@@ -692,23 +711,29 @@ impl Animator {
         if let Some(ring) = &self.ring {
             if let Some(buffer) = ring.current_buffer() {
                 let matrix = size_of::<Affine>() as u64;
-                for c in &ring.copies {
+                let l = &ring.layout;
+                for c in &l.sockets {
                     let source = &self.pages[c.page].palette_buffer;
                     encoder.copy_buffer_to_buffer(source, c.element * matrix, buffer, c.dst * matrix, c.count * matrix);
                 }
-                if ring.event_bytes > 0 {
-                    let at = ring.matrices() as u64 * matrix;
-                    encoder.copy_buffer_to_buffer(&self.event_log, 0, buffer, at, ring.event_bytes);
+                let root = size_of::<GpuRoot>() as u64;
+                for c in &l.roots {
+                    let source = &self.pages[c.page].root_buffer;
+                    let dst = l.roots_at() + c.dst * root;
+                    encoder.copy_buffer_to_buffer(source, c.element * root, buffer, dst, c.count * root);
+                }
+                if l.event_bytes > 0 {
+                    encoder.copy_buffer_to_buffer(&self.event_log, 0, buffer, l.events_at(), l.event_bytes);
                 }
             }
         }
         if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
             for c in &self.checkpoint_copies {
                 let page = &self.pages[c.page];
-                let source = if c.clocks {
-                    &page.clock_buffer
-                } else {
-                    &page.local_buffer
+                let source = match c.source {
+                    CheckpointSource::Clocks => &page.clock_buffer,
+                    CheckpointSource::Roots => &page.root_buffer,
+                    CheckpointSource::LocalPoses => &page.local_buffer,
                 };
                 encoder.copy_buffer_to_buffer(source, c.offset, buffer, c.dst, c.bytes);
             }
@@ -830,21 +855,47 @@ impl Animator {
                 instance: index,
                 what: format!("has no socket {socket} to watch (or does not exist)"),
             })?;
-            match copies.last_mut() {
-                Some(c) if c.page == page && c.element + c.count == element && c.dst + c.count == k as u64 => {
-                    c.count += 1;
-                }
-                _ => copies.push(RingCopy {
-                    page,
-                    element,
-                    dst: k as u64,
-                    count: 1,
-                }),
-            }
+            push_copy(&mut copies, page, element, k);
         }
-        let event_bytes = self.ring.as_ref().map_or(0, |r| r.event_bytes);
-        self.ring = make_ring(device, copies, sockets.len(), event_bytes)?;
+        let layout = RingLayout {
+            sockets: copies,
+            socket_count: sockets.len(),
+            ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+        };
+        self.ring = make_ring(device, layout)?;
         Ok(())
+    }
+
+    /// Reads back the root motion of `characters` — world transform, the frame's displacement
+    /// ([`GpuRoot`]) — with every frame, through the same ring and with the same latency as
+    /// [`Animator::watch_sockets`] ([`FrameReadback::roots`](super::FrameReadback)). Meaningful
+    /// for characters with root motion on ([`Controller::set_root_motion`]): the GPU writes no
+    /// others'. An empty list stops. Watch again after adding or removing characters.
+    ///
+    /// Errors (nothing changes): a character that does not exist, buffers the device refuses.
+    pub fn watch_roots(&mut self, device: &wgpu::Device, characters: &[usize]) -> Result<()> {
+        let mut copies: Vec<RingCopy> = Vec::new();
+        for (k, &index) in characters.iter().enumerate() {
+            let (page, element) = self.controller.page_of(index).ok_or_else(|| Error::Instance {
+                instance: index,
+                what: "does not exist: its root cannot be watched".into(),
+            })?;
+            push_copy(&mut copies, page, element as u64, k);
+        }
+        let layout = RingLayout {
+            roots: copies,
+            root_count: characters.len(),
+            ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+        };
+        self.ring = make_ring(device, layout)?;
+        Ok(())
+    }
+
+    /// Reads back page `page`'s root motion, one [`GpuRoot`] per instance in use (those without
+    /// root motion are not written). For tests and tools; waits for the GPU.
+    pub fn read_roots_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<GpuRoot>> {
+        let (p, state) = self.page(page)?;
+        read_buffer(device, queue, &p.root_buffer, 0, state.len as u64)
     }
 
     /// Detects clip events ([`crate::ClipEvent`]) from the next frame on and reads them back
@@ -868,11 +919,11 @@ impl Animator {
         } else {
             (size_of::<GpuEventLogHead>() + capacity as usize * size_of::<GpuEventRecord>()) as u64
         };
-        let (copies, matrices) = self
-            .ring
-            .as_ref()
-            .map_or((Vec::new(), 0), |r| (r.copies.clone(), r.matrices()));
-        let ring = make_ring(device, copies, matrices, bytes)?;
+        let layout = RingLayout {
+            event_bytes: bytes,
+            ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+        };
+        let ring = make_ring(device, layout)?;
         let log = super::refusable(
             device,
             || "the event log".to_owned(),
@@ -1163,6 +1214,9 @@ impl Animator {
         for (page, clocks) in base.clocks.iter().enumerate().take(self.pages.len()) {
             queue.write_buffer(&self.pages[page].clock_buffer, 0, bytemuck::cast_slice(clocks));
         }
+        for (page, roots) in base.roots.iter().enumerate().take(self.pages.len()) {
+            queue.write_buffer(&self.pages[page].root_buffer, 0, bytemuck::cast_slice(roots));
+        }
         for (page, first, poses) in &base.snapshots {
             let joint = u64::from(self.controller.page_max_joints(*page)) + u64::from(*first);
             queue.write_buffer(
@@ -1194,6 +1248,12 @@ impl Animator {
     #[must_use]
     pub fn clock_buffer(&self) -> &wgpu::Buffer {
         &self.pages[0].clock_buffer
+    }
+    /// Root motion of the first page (`GpuRoot` per instance), kept by `clock` for instances with
+    /// root motion.
+    #[must_use]
+    pub fn root_buffer(&self) -> &wgpu::Buffer {
+        &self.pages[0].root_buffer
     }
     /// Blend lists of the first page (`BlendList` per instance), written by `clock`, read by
     /// `sample` (the fused path keeps them in workgroup memory and does not write them).

@@ -7,8 +7,8 @@ use crate::error::{Error, Result};
 use crate::gpu::{Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 use crate::layout::{
     FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
-    LOOP_REPEAT, MAX_BLEND_PARAMETERS, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, TRANSITION_FROZEN,
-    TRANSITION_SMOOTH, Ticks, layer_mode, source_kind,
+    LOOP_REPEAT, MAX_BLEND_PARAMETERS, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, ROOT_MOTION,
+    TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, source_kind,
 };
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
@@ -114,6 +114,11 @@ pub struct Controller {
     frames: u64,
     /// Whether frames detect clip events (`FRAME_EVENTS`).
     detect_events: bool,
+    /// The last `GpuInstance::world_seq` given out: every world the CPU sets gets a new one, so
+    /// that the GPU takes it (a value is never reused before 2³² sets).
+    world_seq: u32,
+    /// Instances with root motion on.
+    root_motion_count: usize,
 }
 
 impl Controller {
@@ -153,7 +158,54 @@ impl Controller {
             layer_defs_uploaded: 0,
             frames: 0,
             detect_events: false,
+            world_seq: 0,
+            root_motion_count: 0,
         })
+    }
+
+    /// Turns root motion on or off for instance `index`. On, the clock stage moves its world
+    /// transform each frame by the root displacement of the clips it plays (those built with
+    /// [`LibraryBuilder::add_clip_with_root_motion`](crate::LibraryBuilder::add_clip_with_root_motion);
+    /// the others stand still), starting from the world the CPU last set: the world then lives on
+    /// the GPU, the CPU does not know it (read it back with `Animator::watch_roots`).
+    /// [`Controller::set_world`] still places the character (a teleport, from which root motion
+    /// carries on); nothing else the CPU uploads moves it. Off, the world is the CPU's again: the
+    /// character returns to where the CPU last set it, unless you set it from a read-back first.
+    ///
+    /// Errors: an instance that does not exist.
+    pub fn set_root_motion(&mut self, index: usize, on: bool) -> Result<()> {
+        let inst = self.instances.get(index).ok_or_else(|| Error::Instance {
+            instance: index,
+            what: "does not exist".into(),
+        })?;
+        let was = inst.flags & ROOT_MOTION != 0;
+        if was == on {
+            return Ok(());
+        }
+        self.world_seq = self.world_seq.wrapping_add(1);
+        let seq = self.world_seq;
+        self.edit_both(index, |inst| {
+            inst.flags ^= ROOT_MOTION;
+            inst.world_seq = seq;
+        });
+        if on {
+            self.root_motion_count += 1;
+        } else {
+            self.root_motion_count -= 1;
+        }
+        Ok(())
+    }
+
+    /// Whether instance `index` moves by root motion.
+    #[must_use]
+    pub fn root_motion(&self, index: usize) -> bool {
+        self.instances.get(index).is_some_and(|i| i.flags & ROOT_MOTION != 0)
+    }
+
+    /// Instances with root motion on.
+    #[must_use]
+    pub fn root_motion_count(&self) -> usize {
+        self.root_motion_count
     }
 
     /// Whether the frames from the next on detect clip events (the animator's event log).
@@ -249,7 +301,7 @@ impl Controller {
             transition_duration: 0.0,
             layers: [GpuLayer::default(); MAX_LAYERS as usize],
             layer_seq: 0,
-            _pad0: 0,
+            world_seq: 0,
             _pad1: [0; 3],
             _pad2: [0; 8],
         };
@@ -620,7 +672,9 @@ impl Controller {
         Ok(())
     }
 
-    /// Moves instance `index`: sets its `world_from_model` matrix without touching its clock.
+    /// Moves instance `index`: sets its `world_from_model` matrix without touching its clock. With
+    /// root motion on ([`Controller::set_root_motion`]), a teleport: the GPU takes this world at
+    /// the next frame and root motion carries on from it.
     pub fn set_world(&mut self, index: usize, world: Mat4) -> Result<()> {
         let inst = self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,
@@ -634,7 +688,12 @@ impl Controller {
         }
         let _ = inst;
         let world = Affine::from_mat4(&world);
-        self.edit_both(index, |inst| inst.world = world);
+        self.world_seq = self.world_seq.wrapping_add(1);
+        let seq = self.world_seq;
+        self.edit_both(index, |inst| {
+            inst.world = world;
+            inst.world_seq = seq;
+        });
         Ok(())
     }
 
@@ -718,6 +777,11 @@ impl Controller {
                     p.len = keep;
                 }
             }
+            let removed = self.instances[len..]
+                .iter()
+                .filter(|i| i.flags & ROOT_MOTION != 0)
+                .count();
+            self.root_motion_count -= removed;
             self.instances.truncate(len);
             self.page_of.truncate(len);
             self.transitions.truncate(len);

@@ -21,7 +21,7 @@
 //! frame: on the same kind of device, bit for bit.
 
 use super::controller::{Controller, FrameUpload};
-use crate::layout::{GpuClock, GpuInstance, KEEP_POSE, LocalPose, source_kind};
+use crate::layout::{GpuClock, GpuInstance, GpuRoot, KEEP_POSE, LocalPose, source_kind};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -35,6 +35,9 @@ pub(super) struct Checkpoint {
     pub instances: Vec<Vec<GpuInstance>>,
     /// Per page: the clocks after `frame`, one per instance then in use.
     pub clocks: Vec<Vec<GpuClock>>,
+    /// Per page: the root motion after `frame`, one per instance then in use (when any instance
+    /// had root motion on; else empty).
+    pub roots: Vec<Vec<GpuRoot>>,
     /// Snapshots a later frame may blend from: `(page, first joint, poses)`.
     pub snapshots: Vec<(usize, u32, Vec<LocalPose>)>,
 }
@@ -54,6 +57,8 @@ pub(super) struct LoggedFrame {
 enum PartKind {
     /// `count` clocks of page `page` from instance 0.
     Clocks,
+    /// `count` roots of page `page` from instance 0.
+    Roots,
     /// `count` snapshot poses of page `page` from joint `first`.
     Snapshot,
 }
@@ -85,13 +90,20 @@ struct Pending {
     map_requested: bool,
 }
 
+/// The page buffer a checkpoint copy reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CheckpointSource {
+    Clocks,
+    Roots,
+    LocalPoses,
+}
+
 /// One copy a frame records into its encoder for a checkpoint: `bytes` from `offset` of page
-/// `page`'s clock buffer or local pose buffer to `dst` of the readback buffer.
+/// `page`'s clock, root or local pose buffer to `dst` of the readback buffer.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CheckpointCopy {
     pub page: usize,
-    /// Whether the source is the clock buffer (or else the local pose buffer).
-    pub clocks: bool,
+    pub source: CheckpointSource,
     pub offset: u64,
     pub dst: u64,
     pub bytes: u64,
@@ -227,6 +239,7 @@ impl Recovery {
         }
         base.frame = p.frame;
         base.clocks = vec![Vec::new(); base.instances.len()];
+        base.roots = vec![Vec::new(); base.instances.len()];
         base.snapshots.clear();
         for part in &p.parts {
             let bytes = &data[part.offset as usize..];
@@ -237,6 +250,13 @@ impl Recovery {
                         base.clocks.resize(part.page + 1, Vec::new());
                     }
                     base.clocks[part.page] = read_all(&bytes[..n]);
+                }
+                PartKind::Roots => {
+                    let n = part.count as usize * size_of::<GpuRoot>();
+                    if base.roots.len() <= part.page {
+                        base.roots.resize(part.page + 1, Vec::new());
+                    }
+                    base.roots[part.page] = read_all(&bytes[..n]);
                 }
                 PartKind::Snapshot => {
                     let n = part.count as usize * size_of::<LocalPose>();
@@ -272,6 +292,16 @@ impl Recovery {
                 instances.len() as u32,
                 size_of::<GpuClock>() as u64,
             );
+            if controller.root_motion_count() > 0 {
+                // The worlds root motion moved live on the GPU only.
+                push(
+                    PartKind::Roots,
+                    page,
+                    0,
+                    instances.len() as u32,
+                    size_of::<GpuRoot>() as u64,
+                );
+            }
             let first = controller.page_range(page).start;
             // Runs of consecutive instances whose snapshots a later frame may read.
             let mut run: Option<(u32, u32)> = None;
@@ -310,14 +340,21 @@ impl Recovery {
             .map(|p| match p.kind {
                 PartKind::Clocks => CheckpointCopy {
                     page: p.page,
-                    clocks: true,
+                    source: CheckpointSource::Clocks,
                     offset: 0,
                     dst: p.offset,
                     bytes: (u64::from(p.count) * size_of::<GpuClock>() as u64),
                 },
+                PartKind::Roots => CheckpointCopy {
+                    page: p.page,
+                    source: CheckpointSource::Roots,
+                    offset: 0,
+                    dst: p.offset,
+                    bytes: (u64::from(p.count) * size_of::<GpuRoot>() as u64),
+                },
                 PartKind::Snapshot => CheckpointCopy {
                     page: p.page,
-                    clocks: false,
+                    source: CheckpointSource::LocalPoses,
                     offset: (u64::from(page_joint_capacity(p.page)) + u64::from(p.first))
                         * size_of::<LocalPose>() as u64,
                     dst: p.offset,

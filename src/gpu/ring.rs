@@ -8,7 +8,7 @@
 //! `f`. A frame that finds no free slot (the GPU more than the ring's length behind) is not
 //! copied and is counted as skipped: the CPU never waits.
 
-use crate::layout::{GpuEventLogHead, GpuEventRecord};
+use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuRoot};
 use crate::math::Affine;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -26,6 +26,9 @@ pub struct FrameReadback {
     /// The watched sockets' world matrices, in the order given to
     /// [`crate::Animator::watch_sockets`].
     pub sockets: Vec<Affine>,
+    /// The watched characters' root motion — world transform and the frame's displacement —
+    /// in the order given to [`crate::Animator::watch_roots`].
+    pub roots: Vec<GpuRoot>,
     /// The events the frame fired ([`crate::Animator::watch_events`]), in the order the GPU
     /// appended them (any order within a frame).
     pub events: Vec<GpuEventRecord>,
@@ -47,8 +50,9 @@ struct Slot {
     frame: u64,
 }
 
-/// One copy from a page's palette buffer into a slot: `count` matrices from element `element`
-/// to matrix `dst` of the slot.
+/// One copy from a page's buffer into a slot: `count` elements (socket matrices of the palette
+/// buffer, or roots of the root buffer) from element `element` to element `dst` of the slot's
+/// part for them.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct RingCopy {
     pub page: usize,
@@ -57,17 +61,46 @@ pub(super) struct RingCopy {
     pub count: u64,
 }
 
+/// What a frame copies into its slot: the watched sockets (runs of consecutive slots merged),
+/// then the watched roots, then the event log.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RingLayout {
+    /// Copies from the palette buffers.
+    pub sockets: Vec<RingCopy>,
+    /// Socket matrices per frame.
+    pub socket_count: usize,
+    /// Copies from the root buffers.
+    pub roots: Vec<RingCopy>,
+    /// Roots per frame.
+    pub root_count: usize,
+    /// Bytes of the event log (0: events not watched).
+    pub event_bytes: u64,
+}
+
+impl RingLayout {
+    /// Where the roots start in a slot.
+    pub fn roots_at(&self) -> u64 {
+        (self.socket_count * size_of::<Affine>()) as u64
+    }
+
+    /// Where the event log starts in a slot.
+    pub fn events_at(&self) -> u64 {
+        self.roots_at() + (self.root_count * size_of::<GpuRoot>()) as u64
+    }
+
+    /// Whether there is anything to read back.
+    pub fn is_empty(&self) -> bool {
+        self.socket_count == 0 && self.root_count == 0 && self.event_bytes == 0
+    }
+}
+
 /// The readback ring of one animator.
 #[derive(Debug)]
 pub(super) struct Ring {
     device: wgpu::Device,
     slots: Vec<Slot>,
-    /// The copies every frame makes (the watched sockets, runs of consecutive slots merged).
-    pub copies: Vec<RingCopy>,
-    /// Matrices per frame.
-    matrices: usize,
-    /// Bytes of the event log copied per frame, after the matrices (0: events not watched).
-    pub event_bytes: u64,
+    /// What every frame copies.
+    pub layout: RingLayout,
     /// The slot this frame copies into.
     current: Option<usize>,
     ready: VecDeque<FrameReadback>,
@@ -76,10 +109,9 @@ pub(super) struct Ring {
 }
 
 impl Ring {
-    /// A ring for frames of `matrices` matrices, copied by `copies`, then `event_bytes` of the
-    /// event log.
-    pub fn new(device: &wgpu::Device, copies: Vec<RingCopy>, matrices: usize, event_bytes: u64) -> Self {
-        let size = ((matrices * size_of::<Affine>()) as u64 + event_bytes).max(16);
+    /// A ring for frames laid out as `layout`.
+    pub fn new(device: &wgpu::Device, layout: RingLayout) -> Self {
+        let size = (layout.events_at() + layout.event_bytes).max(16);
         let slots = (0..READBACK_SLOTS)
             .map(|k| Slot {
                 buffer: device.create_buffer(&wgpu::BufferDescriptor {
@@ -95,9 +127,7 @@ impl Ring {
         Self {
             device: device.clone(),
             slots,
-            copies,
-            matrices,
-            event_bytes,
+            layout,
             current: None,
             ready: VecDeque::new(),
             skipped: 0,
@@ -107,7 +137,7 @@ impl Ring {
     /// The same watch on `device`, nothing in flight (the frames in flight on the old device are
     /// lost with it).
     pub fn moved_to(&self, device: &wgpu::Device) -> Self {
-        let mut ring = Self::new(device, self.copies.clone(), self.matrices, self.event_bytes);
+        let mut ring = Self::new(device, self.layout.clone());
         ring.skipped = self.skipped;
         ring
     }
@@ -155,14 +185,19 @@ impl Ring {
         for k in mapped {
             let slot = &self.slots[k];
             if slot.state.load(Ordering::Acquire) == MAPPED {
-                let n = self.matrices * size_of::<Affine>();
+                let l = &self.layout;
+                let (roots_at, events_at) = (l.roots_at() as usize, l.events_at() as usize);
                 if let Ok(data) = slot.buffer.slice(..).get_mapped_range() {
-                    let sockets = data[..n]
+                    let sockets = data[..roots_at]
                         .chunks_exact(size_of::<Affine>())
                         .map(bytemuck::pod_read_unaligned)
                         .collect();
-                    let (events, events_overflow) = if self.event_bytes > 0 {
-                        let log = &data[n..n + self.event_bytes as usize];
+                    let roots = data[roots_at..events_at]
+                        .chunks_exact(size_of::<GpuRoot>())
+                        .map(bytemuck::pod_read_unaligned)
+                        .collect();
+                    let (events, events_overflow) = if l.event_bytes > 0 {
+                        let log = &data[events_at..events_at + l.event_bytes as usize];
                         let head: GpuEventLogHead = bytemuck::pod_read_unaligned(&log[..size_of::<GpuEventLogHead>()]);
                         let records = &log[size_of::<GpuEventLogHead>()..];
                         let kept = (head.count as usize).min(records.len() / size_of::<GpuEventRecord>());
@@ -177,6 +212,7 @@ impl Ring {
                     self.ready.push_back(FrameReadback {
                         frame: slot.frame,
                         sockets,
+                        roots,
                         events,
                         events_overflow,
                     });
@@ -185,11 +221,6 @@ impl Ring {
             }
             slot.state.store(FREE, Ordering::Release);
         }
-    }
-
-    /// Socket matrices per frame.
-    pub fn matrices(&self) -> usize {
-        self.matrices
     }
 
     /// The buffer this frame copies into, if it has one.

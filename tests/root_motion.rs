@@ -1,0 +1,292 @@
+//! Root motion: extraction against the f64 oracle, the clock stage's displacement and world
+//! against the CPU mirror for random crowds (trees, cross-fades, layers, reverse rates, loops,
+//! long frames) on both paths, whole loops equal to the extracted track's total, the world kept
+//! on the GPU whatever the CPU uploads, `set_world` as a teleport.
+
+mod common;
+
+use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
+use rand::Rng;
+use wgpu_anim::cpu::EventLog;
+use wgpu_anim::gpu::{LoopMode, Transition};
+use wgpu_anim::layout::{GpuFrame, GpuRoot};
+use wgpu_anim::root_motion::{RootMotion, RootMotionMode};
+use wgpu_anim::{Affine, Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, mannequin};
+
+/// Largest difference of two worlds' elements, relative to 1 + the translation's size.
+fn world_error(a: &Affine, b: &Affine) -> f32 {
+    let scale = 1.0 + b.x.w.abs().max(b.y.w.abs()).max(b.z.w.abs());
+    a.max_abs_diff(b) / scale
+}
+
+/// A library laid out as `common::random_library`'s for one 37-joint skeleton (its clips, trees and
+/// mask), each clip added with root motion (planar or full, alternately, from the first joint or
+/// another).
+fn random_root_library(seed: u64) -> wgpu_anim::AnimationLibrary {
+    let mut r = common::rng(seed);
+    let skeleton = common::random_skeleton(&mut r, "s", 37);
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(skeleton.clone());
+    let mut ids = Vec::new();
+    for k in 0..common::CLIPS_PER_SKELETON {
+        let clip = common::random_clip(&mut r, &skeleton, &format!("c{k}"));
+        let motion = RootMotion {
+            joint: (k % 3 == 2).then(|| skeleton.joint_names()[1].clone()),
+            mode: if k % 2 == 0 {
+                RootMotionMode::Planar
+            } else {
+                RootMotionMode::Full
+            },
+            ..Default::default()
+        };
+        ids.push(b.add_clip_with_root_motion(s, &clip, &motion).unwrap());
+    }
+    for tree in common::random_trees(&ids, "s") {
+        b.add_blend_tree(&tree).unwrap();
+    }
+    let weights: Vec<f32> = (0..37).map(|_| r.gen_range(0.0..1.0)).collect();
+    b.add_mask(s, "mask", &weights).unwrap();
+    b.build()
+}
+
+/// Random crowds on both paths, frame by frame from the GPU's own state: the roots and the
+/// worlds the clock stage writes equal the CPU mirror's (`cpu::clock_frame`) within 2e-5 of the
+/// world's size per frame (f32 rounding of the sampled tracks and the blended quaternion; FMA),
+/// and within 5e-4 for frames of several loops of these random clips (a loop's displacement
+/// raised to a power by repeated squaring compounds the rounding).
+#[test]
+fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
+    let (device, queue) = common::device();
+    let lib = random_root_library(5);
+    let clips = lib.clips().len() as u32;
+    let mut r = common::rng(9);
+    let mut worst = [0.0f32; 2];
+    for fused in [false, true] {
+        let mut a = Animator::new(
+            &device,
+            &lib,
+            &AnimatorDesc {
+                max_instances: 200,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        a.set_fused(fused).unwrap();
+        for i in 0..200 {
+            let mut desc = common::random_state(&mut r, 0);
+            desc.rate = [1.0, -1.0, 0.7, 2.5][r.gen_range(0..4)];
+            desc.loop_mode = [LoopMode::Forever, LoopMode::Once, LoopMode::Repeat(2)][r.gen_range(0..3)];
+            desc.world = Mat4::from_rotation_translation(
+                Quat::from_rotation_y(r.gen_range(-3.0..3.0)),
+                Vec3::new(r.gen_range(-50.0..50.0), 0.0, r.gen_range(-50.0..50.0)),
+            );
+            a.add_instance(&desc).unwrap();
+            // Most move by root motion; some stand where the CPU puts them.
+            if i % 7 != 3 {
+                a.set_root_motion(i, true).unwrap();
+            }
+        }
+        common::random_layers(&mut a, &mut r);
+        for f in 0..24 {
+            for _ in 0..10 {
+                let i = r.gen_range(0..a.instance_count());
+                let desc = InstanceDesc {
+                    rate: r.gen_range(-2.0..2.0),
+                    ..InstanceDesc::new(ClipId(r.gen_range(0..clips)))
+                };
+                let t = [None, Some(Transition::linear(0.3))][r.gen_range(0..2)];
+                a.play(i, &desc, t).unwrap();
+            }
+            let dt = if f % 8 == 7 { 3.1 } else { r.gen_range(0.0..0.05) };
+            a.prepare(&queue, dt);
+            let mut roots = a.read_roots_page(&device, &queue, 0).unwrap();
+            let before = roots.clone();
+            let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
+            let mut encoder = device.create_command_encoder(&Default::default());
+            a.encode(&mut encoder);
+            queue.submit([encoder.finish()]);
+            let gpu = a.read_roots_page(&device, &queue, 0).unwrap();
+            let gpu_instances: Vec<wgpu_anim::layout::GpuInstance> =
+                wgpu_anim::gpu::read_buffer(&device, &queue, a.instance_buffer(), 0, a.instance_count() as u64)
+                    .unwrap();
+            let frame = GpuFrame {
+                dt,
+                instance_count: a.instance_count() as u32,
+                snapshot_offset: a.max_joints(),
+                ..Default::default()
+            };
+            let mut instances = a.instances().to_vec();
+            let mut lists = vec![Default::default(); instances.len()];
+            wgpu_anim::cpu::clock_frame(
+                a.library(),
+                &frame,
+                a.layer_defs(),
+                &mut instances,
+                &mut clocks,
+                &mut lists,
+                &mut roots,
+                &mut EventLog::default(),
+            )
+            .unwrap();
+            for i in 0..instances.len() {
+                if !a.root_motion(i) {
+                    assert_eq!(
+                        gpu_instances[i].world,
+                        a.instances()[i].world,
+                        "character {i} stays put"
+                    );
+                    continue;
+                }
+                let (g, w) = (&gpu[i], &roots[i]);
+                let e = world_error(&g.world, &w.world)
+                    .max(
+                        (g.delta_translation - w.delta_translation).abs().max_element()
+                            / (1.0 + w.delta_translation.length()),
+                    )
+                    .max((g.delta_rotation - w.delta_rotation).abs().max_element());
+                let long = f % 8 == 7;
+                worst[usize::from(long)] = worst[usize::from(long)].max(e);
+                let tolerance = if long { 5e-4 } else { 2e-5 };
+                assert!(e < tolerance, "frame {f} (fused {fused}) character {i}: {g:?} vs {w:?}");
+                assert_eq!(gpu_instances[i].world, g.world, "the instance carries the root's world");
+                assert_eq!(g.world_seq, a.instances()[i].world_seq);
+            }
+            // The comparison sees a frame's motion: the roots before the frame differ from both.
+            if f > 0 && dt > 0.01 {
+                let moved = (0..instances.len())
+                    .filter(|&i| a.root_motion(i) && world_error(&gpu[i].world, &before[i].world) > 2e-5)
+                    .count();
+                assert!(moved > instances.len() / 2, "frame {f}: only {moved} moved");
+            }
+        }
+    }
+    println!("worst error {:e}, in frames of several loops {:e}", worst[0], worst[1]);
+}
+
+/// The walk of the mannequin with root motion, played by characters for one loop in frames of
+/// every kind — 30 equal frames, one frame of the whole loop, uneven frames, backward — and for
+/// 2.5 loops in one frame: each ends displaced by the f64 oracle's `G(T)` (raised to the loops
+/// played), within 1e-4 of the character's height.
+#[test]
+fn whole_loops_move_by_the_extracted_total() {
+    let (device, queue) = common::device();
+    let skeleton = mannequin::skeleton();
+    let (lib, _, ids) = mannequin::library_with_root_motion(skeleton.clone());
+    let walk = ids[1];
+    let clip = &mannequin::clips_with_root_motion(&skeleton)[1];
+    let motion = RootMotion {
+        joint: Some("root".into()),
+        ..Default::default()
+    };
+    let duration = f64::from(clip.duration);
+    let (loop_t, loop_q) = wgpu_anim::root_motion::root_motion_at(&skeleton, clip, &motion, duration).unwrap();
+    assert!(loop_t.length() > 1.0, "a walk's loop covers ground: {loop_t}");
+    let height = 1.8;
+    let plays: Vec<(f32, Vec<f32>, i32)> = vec![
+        (1.0, vec![clip.duration / 30.0; 30], 1),
+        (1.0, vec![clip.duration], 1),
+        (1.0, vec![0.13, 0.4, 0.001, clip.duration - 0.531], 1),
+        (-1.0, vec![clip.duration / 7.0; 7], -1),
+        (2.5, vec![clip.duration], 2),
+    ];
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+    for (k, (rate, _, _)) in plays.iter().enumerate() {
+        a.add_instance(&InstanceDesc {
+            rate: *rate,
+            world: Mat4::from_translation(Vec3::new(k as f32 * 3.0, 0.0, 0.0)),
+            ..InstanceDesc::new(walk)
+        })
+        .unwrap();
+        a.set_root_motion(k, true).unwrap();
+    }
+    // Every character plays its frames; the others pause meanwhile.
+    for (k, (rate, dts, _)) in plays.iter().enumerate() {
+        for (j, _) in plays.iter().enumerate() {
+            a.set_rate(j, if j == k { *rate } else { 0.0 }).unwrap();
+        }
+        for &dt in dts {
+            a.prepare(&queue, dt);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            a.encode(&mut encoder);
+            queue.submit([encoder.finish()]);
+        }
+    }
+    let roots: Vec<GpuRoot> = a.read_roots_page(&device, &queue, 0).unwrap();
+    for (k, (rate, _, loops)) in plays.iter().enumerate() {
+        // k loops of G(T), plus for rate 2.5 half a loop more.
+        let mut t = DVec3::ZERO;
+        let mut q = DQuat::IDENTITY;
+        let step = |t: &mut DVec3, q: &mut DQuat, dt: DVec3, dq: DQuat| {
+            *t += *q * dt;
+            *q = (*q * dq).normalize();
+        };
+        for _ in 0..loops.unsigned_abs() {
+            if *loops > 0 {
+                step(&mut t, &mut q, loop_t, loop_q);
+            } else {
+                let inv = loop_q.inverse();
+                step(&mut t, &mut q, -(inv * loop_t), inv);
+            }
+        }
+        if *rate == 2.5 {
+            let (ht, hq) = wgpu_anim::root_motion::root_motion_at(&skeleton, clip, &motion, duration * 0.5).unwrap();
+            step(&mut t, &mut q, ht, hq);
+        }
+        let want = Vec3::new(k as f32 * 3.0, 0.0, 0.0) + t.as_vec3();
+        let got = Vec3::new(roots[k].world.x.w, roots[k].world.y.w, roots[k].world.z.w);
+        let e = (got - want).length();
+        assert!(e < 1e-4 * height, "play {k}: at {got}, want {want} ({e} m off)");
+    }
+}
+
+/// A character with root motion keeps its GPU world whatever the CPU uploads (its rate set every
+/// frame, a new clip played); `set_world` teleports it and root motion carries on from there;
+/// root motion off returns it to the CPU's world.
+#[test]
+fn the_world_lives_on_the_gpu_and_set_world_teleports() {
+    let (device, queue) = common::device();
+    let (lib, _, ids) = mannequin::library_with_root_motion(mannequin::skeleton());
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+    a.add_instance(&InstanceDesc::new(ids[1])).unwrap();
+    a.set_root_motion(0, true).unwrap();
+    let frame = |a: &mut Animator| {
+        a.prepare(&queue, 1.0 / 30.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        a.read_roots_page(&device, &queue, 0).unwrap()[0].world
+    };
+    let z = |w: &Affine| w.z.w;
+    let mut last = frame(&mut a);
+    for f in 0..20 {
+        a.set_rate(0, 1.0).unwrap(); // an upload of the instance every frame
+        if f == 10 {
+            a.play(0, &InstanceDesc::new(ids[2]), Some(Transition::linear(0.2)))
+                .unwrap();
+        }
+        let w = frame(&mut a);
+        assert!(
+            z(&w) > z(&last),
+            "frame {f}: walks forward ({} after {})",
+            z(&w),
+            z(&last)
+        );
+        last = w;
+    }
+    assert!(z(&last) > 1.0, "{}", z(&last));
+    a.set_world(0, Mat4::from_translation(Vec3::new(100.0, 0.0, -5.0)))
+        .unwrap();
+    let w = frame(&mut a);
+    assert!(
+        (w.x.w - 100.0).abs() < 1e-4 && w.z.w > -5.0 && w.z.w < -4.8,
+        "teleported, then one step: {w:?}"
+    );
+    let w2 = frame(&mut a);
+    assert!(w2.z.w > w.z.w, "and on from there");
+    a.set_root_motion(0, false).unwrap();
+    frame(&mut a);
+    let gpu: Vec<wgpu_anim::layout::GpuInstance> =
+        wgpu_anim::gpu::read_buffer(&device, &queue, a.instance_buffer(), 0, 1).unwrap();
+    assert_eq!(gpu[0].world.x.w, 100.0, "off: the CPU's world again");
+    assert_eq!(gpu[0].world.z.w, -5.0);
+}

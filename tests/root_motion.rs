@@ -5,7 +5,7 @@
 
 mod common;
 
-use glam::{DQuat, DVec3, Mat4, Quat, Vec3};
+use glam::{DQuat, DVec3, Mat4, Quat, Vec2, Vec3};
 use rand::Rng;
 use wgpu_anim::cpu::EventLog;
 use wgpu_anim::gpu::{LoopMode, Transition};
@@ -156,7 +156,7 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
                 let moved = (0..instances.len())
                     .filter(|&i| a.root_motion(i) && world_error(&gpu[i].world, &before[i].world) > 2e-5)
                     .count();
-                assert!(moved > instances.len() / 2, "frame {f}: only {moved} moved");
+                assert!(moved > instances.len() / 5, "frame {f}: only {moved} moved");
             }
         }
     }
@@ -289,4 +289,121 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
         wgpu_anim::gpu::read_buffer(&device, &queue, a.instance_buffer(), 0, 1).unwrap();
     assert_eq!(gpu[0].world.x.w, 100.0, "off: the CPU's world again");
     assert_eq!(gpu[0].world.z.w, -5.0);
+}
+
+/// How fast planted feet move in the world: for each of 8 mannequins playing the locomotion blend
+/// space at `params` (character-space velocity, m/s) from different phases for 3 s at 60 frames a
+/// second, moved by root motion or (`root_motion` false) by the CPU at the parameter's velocity
+/// as the crowd demo did before root motion, the sole's world speed in the flat-foot part of
+/// each stance — from 4 to 10 frames after the foot's foot-down event — averaged over every
+/// stance; and the characters' mean speed.
+fn planted_foot_speed(device: &wgpu::Device, queue: &wgpu::Queue, root_motion: bool, params: [f32; 2]) -> (f32, f32) {
+    let mut skeleton = mannequin::skeleton();
+    let soles = mannequin::add_soles(&mut skeleton).unwrap();
+    let (lib, _, _) = mannequin::library_with_root_motion(skeleton);
+    let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
+    let events = [mannequin::FOOT_DOWN_L, mannequin::FOOT_DOWN_R].map(|e| lib.event_id(e).unwrap());
+    const N: usize = 8;
+    const DT: f32 = 1.0 / 60.0;
+    let mut a = Animator::new(device, &lib, &AnimatorDesc::default()).unwrap();
+    a.watch_events(device, 256).unwrap();
+    for i in 0..N {
+        a.add_instance(&InstanceDesc {
+            time: i as f32 / N as f32,
+            world: Mat4::from_translation(Vec3::new(i as f32 * 2.0, 0.0, 0.0)),
+            ..InstanceDesc::tree(tree, [params[0], params[1], 0.0, 0.0])
+        })
+        .unwrap();
+        a.set_root_motion(i, root_motion).unwrap();
+    }
+    let frames = 180;
+    // soles[frame][character][side], and the foot-down frames of each character and side.
+    let mut at: Vec<Vec<[Vec3; 2]>> = Vec::new();
+    let mut downs: Vec<(usize, usize, usize)> = Vec::new();
+    let mut start = [Vec3::ZERO; N];
+    for f in 0..frames {
+        if !root_motion {
+            for i in 0..N {
+                let p = Vec3::new(
+                    i as f32 * 2.0 + params[0] * DT * (f + 1) as f32,
+                    0.0,
+                    params[1] * DT * (f + 1) as f32,
+                );
+                a.set_world(i, Mat4::from_translation(p)).unwrap();
+            }
+        }
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        let sockets = a.read_sockets_page(device, queue, 0).unwrap();
+        let per: Vec<[Vec3; 2]> = (0..N)
+            .map(|i| {
+                soles.map(|s| {
+                    let m = sockets[i * wgpu_anim::layout::MAX_SOCKETS as usize + s];
+                    Vec3::new(m.x.w, m.y.w, m.z.w)
+                })
+            })
+            .collect();
+        if f == 0 {
+            for i in 0..N {
+                start[i] = (per[i][0] + per[i][1]) * 0.5;
+            }
+        }
+        at.push(per);
+        let (records, _) = a.read_events(device, queue).unwrap();
+        for r in records {
+            if let Some(side) = events.iter().position(|&e| e == r.event) {
+                downs.push((f, r.character as usize, side));
+            }
+        }
+    }
+    let mut speeds = Vec::new();
+    for &(f, i, side) in &downs {
+        if f + 10 >= frames {
+            continue;
+        }
+        let (a, b) = (at[f + 4][i][side], at[f + 10][i][side]);
+        speeds.push(Vec2::new(b.x - a.x, b.z - a.z).length() / (6.0 * DT));
+    }
+    assert!(speeds.len() >= N * 4, "{} stances", speeds.len());
+    let planted = speeds.iter().sum::<f32>() / speeds.len() as f32;
+    let travelled: f32 = (0..N)
+        .map(|i| {
+            let end = (at[frames - 1][i][0] + at[frames - 1][i][1]) * 0.5;
+            Vec2::new(end.x - start[i].x, end.z - start[i].z).length()
+        })
+        .sum::<f32>()
+        / N as f32;
+    (planted, travelled / ((frames - 1) as f32 * DT))
+}
+
+/// Root motion keeps planted feet planted: walking (at the walk's own speed, 1.4 m/s, and slower,
+/// where the blend space mixes in the idle), each stance's planted sole moves in the world at
+/// under 1 % of the walking speed; moved by the CPU at the blend parameter's velocity, as before,
+/// the slower walk's feet slide ten times as fast or more (the blend's clips step at their own
+/// speed, not the parameter's). A walk blended with the run is measured and reported too: there
+/// the blend itself slides (the walk's and the run's stances do not line up), either way.
+#[test]
+fn root_motion_keeps_planted_feet_planted() {
+    let (device, queue) = common::device();
+    const WALK: f32 = 1.4;
+    for params in [[0.0, WALK], [0.0, 1.1], [0.0, 2.2]] {
+        let (root, speed) = planted_foot_speed(&device, &queue, true, params);
+        let (velocity_driven, _) = planted_foot_speed(&device, &queue, false, params);
+        println!(
+            "locomotion at {params:?}: root motion {speed:.3} m/s, planted feet {root:.4} m/s \
+             ({:.2} % of its speed); moved at the parameter's velocity, planted feet {velocity_driven:.4} m/s",
+            100.0 * root / speed,
+        );
+        if params[1] < 2.0 {
+            assert!(
+                root < 0.01 * WALK,
+                "{params:?}: planted feet at {root} m/s walking at {speed}"
+            );
+        }
+        if params[1] < 2.0 && params[1] != WALK {
+            assert!(velocity_driven > 10.0 * root, "{params:?}: {velocity_driven} vs {root}");
+        }
+    }
 }

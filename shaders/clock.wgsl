@@ -794,14 +794,15 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     }
     clocks[i] = c;
     if (root_motion) {
-        move_root(i, root);
+        move_root(i, root, dt);
     }
 }
 
-// Moves character `i`'s world transform by the frame's blended displacement `blend` and writes it
-// to its instance, where the renderer and the socket matrices read it. A `world_seq` the GPU has
-// not seen means the CPU set the world (a teleport, or root motion just turned on): taken first.
-fn move_root(i: u32, blend: RootBlend) {
+// Moves character `i`'s world transform by the frame's blended displacement `blend`, then by its
+// turn (`root_turn` for `dt`), and writes it to its instance, where the renderer and the socket
+// matrices read it. A `world_seq` the GPU has not seen means the CPU set the world (a teleport, or
+// root motion just turned on): taken first.
+fn move_root(i: u32, blend: RootBlend, dt: f32) {
     var r = roots[i];
     if (r.world_seq != instances[i].world_seq) {
         r.world = instances[i].world;
@@ -812,6 +813,8 @@ fn move_root(i: u32, blend: RootBlend) {
     if (len > 0.0) {
         q = blend.q / len;
     }
+    let half_turn = 0.5 * instances[i].root_turn * dt;
+    q = quat_mul(q, vec4<f32>(0.0, sin(half_turn), 0.0, cos(half_turn)));
     r.world = affine_mul(r.world, affine_from_sqt(blend.t, q, vec3<f32>(1.0)));
     r.delta_translation = vec4<f32>(blend.t, 0.0);
     r.delta_rotation = q;

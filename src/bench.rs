@@ -225,6 +225,12 @@ pub struct Row {
     /// CPU paths).
     #[serde(default)]
     pub edit_encode_ms: Option<f64>,
+    /// GPU paths: the GPU time of a frame with read-back on ([`readback_frames`]), ms.
+    #[serde(default)]
+    pub readback_gpu_ms: Option<f64>,
+    /// GPU paths: the wall time of a frame with read-back on, ms.
+    #[serde(default)]
+    pub readback_frame_ms: Option<f64>,
     /// Threads the CPU work ran on (1 for GPU paths).
     pub threads: u32,
     /// Per-character bytes read and written per joint per frame (see the module docs).
@@ -824,6 +830,53 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
     })
 }
 
+/// Characters whose root motion the read-back frames watch.
+pub const READBACK_ROOTS: usize = 64;
+
+/// Measures `frames` frames of `a` (warmed up) with read-back on, as a game would: every clip
+/// event detected and read back (a log of a record per two characters, at least 4,096), and the
+/// first [`READBACK_ROOTS`] characters' root motion, through the ring that never waits; then
+/// turns it off. Returns the median GPU time (with timestamps) and wall time of a frame, ms.
+///
+/// Errors: the device fails.
+pub fn readback_frames(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    frames: u32,
+) -> Result<(Option<f64>, f64)> {
+    let n = a.instance_count();
+    a.watch_events(device, (n as u32 / 2).max(4096))?;
+    let watched: Vec<usize> = (0..n.min(READBACK_ROOTS)).collect();
+    a.watch_roots(device, &watched)?;
+    let timer = PassTimer::new(device, queue, a.dispatches_per_page());
+    let (mut gpu, mut frame) = (Vec::new(), Vec::new());
+    for k in 0..=frames {
+        let start = Instant::now();
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode_timed(&mut encoder, timer.as_ref());
+        if let Some(t) = &timer {
+            t.resolve(&mut encoder);
+        }
+        queue.submit([encoder.finish()]);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        let _ = a.take_readbacks();
+        // Frame 0 makes the ring's buffers; not timed.
+        if k > 0 {
+            frame.push(start.elapsed().as_secs_f64() * 1e3);
+            if let Some(t) = &timer {
+                gpu.push(t.read_ms(device, queue)?.iter().sum());
+            }
+        }
+    }
+    a.watch_events(device, 0)?;
+    a.watch_roots(device, &[])?;
+    Ok(((!gpu.is_empty()).then(|| median(gpu)), median(frame)))
+}
+
 struct GpuTimes {
     pass_ms: Option<BTreeMap<String, f64>>,
     gpu_ms: Option<f64>,
@@ -913,6 +966,8 @@ pub fn run(
                     upload_bytes: None,
                     edit_upload_bytes: None,
                     edit_encode_ms: None,
+                    readback_gpu_ms: None,
+                    readback_frame_ms: None,
                     threads: 1,
                     bytes_per_joint_per_character: t.per_character,
                     bytes_per_joint_shared: t.shared,
@@ -936,8 +991,13 @@ pub fn run(
                             gpu_frame(device, queue, &mut a)?;
                         }
                         let g = measure_gpu(device, queue, &mut a, config.frames);
+                        let readback = readback_frames(device, queue, &mut a, config.frames);
                         a.set_fused(false)?;
                         let g = g?;
+                        (row.readback_gpu_ms, row.readback_frame_ms) = {
+                            let (gpu, frame) = readback?;
+                            (gpu, Some(frame))
+                        };
                         row.pass_ms = g.pass_ms;
                         row.gpu_ms = g.gpu_ms;
                         row.frame_ms = g.frame_ms;
@@ -950,6 +1010,8 @@ pub fn run(
                     }
                     PathKind::GpuStaged => {
                         let g = measure_gpu(device, queue, &mut a, config.frames)?;
+                        let (gpu, frame) = readback_frames(device, queue, &mut a, config.frames)?;
+                        (row.readback_gpu_ms, row.readback_frame_ms) = (gpu, Some(frame));
                         row.pass_ms = g.pass_ms;
                         row.gpu_ms = g.gpu_ms;
                         row.frame_ms = g.frame_ms;
@@ -998,8 +1060,8 @@ pub const PER_CHARACTER_TARGET: f64 = 52.0;
 #[must_use]
 pub fn markdown_table(rows: &[Row]) -> String {
     let mut s = format!(
-        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | GPU ms, frame ms with read-back | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let pass = |name: &str| ms(r.pass_ms.as_ref().and_then(|p| p.get(name).copied()));
@@ -1009,7 +1071,7 @@ pub fn markdown_table(rows: &[Row]) -> String {
             r.path.name().to_string()
         };
         s += &format!(
-            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
+            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
             r.workload,
             r.characters,
             pass("clock"),
@@ -1018,6 +1080,10 @@ pub fn markdown_table(rows: &[Row]) -> String {
             pass("palette"),
             ms(r.gpu_ms),
             r.frame_ms,
+            match r.readback_frame_ms {
+                Some(f) => format!("{}, {f:.3}", ms(r.readback_gpu_ms)),
+                None => "–".into(),
+            },
             ms(r.cpu_encode_ms),
             match (r.dispatches, r.pages) {
                 (Some(d), Some(p)) if p > 0 => format!("{} × {p}", d / p),

@@ -316,12 +316,16 @@ pub struct GpuInstance {
     /// With [`ROOT_MOTION`]: a value the GPU has not seen tells it to take `world` as the
     /// character's world transform (the CPU set it); otherwise the GPU keeps its own.
     pub world_seq: u32,
-    /// `world_from_model` (read by the renderer, not by the animation passes).
+    /// `world_from_model`, read by the renderer and the socket matrices; with [`ROOT_MOTION`] the
+    /// clock stage writes it (see `world_seq`).
     pub world: Affine,
     /// Per-instance colour, RGBA8 (used by the built-in renderer).
     pub tint: u32,
+    /// With [`ROOT_MOTION`]: a turn, radians per second about +Y, added to the root motion (the
+    /// game's steering, on top of the clips' own motion).
+    pub root_turn: f32,
     /// Padding.
-    pub _pad1: [u32; 3],
+    pub _pad1: [u32; 2],
     /// Layers applied, in order, on top of the base state (those whose [`LAYER_ON`] bit is set).
     pub layers: [GpuLayer; MAX_LAYERS as usize],
     /// Incremented by the CPU whenever a layer (re)starts; that layer's `seq` takes the new value.

@@ -73,6 +73,10 @@ pub struct Character {
     /// Footprints where the members' feet land, when the character has foot-down events and
     /// sole sockets.
     pub footprints: Option<FootprintSpec>,
+    /// Whether its clips carry root motion: moving members are then moved by it on the GPU
+    /// ([`crate::Controller::set_root_motion`]), steered by a turn rate, instead of by the CPU
+    /// at their course's velocity.
+    pub root_motion: bool,
 }
 
 /// Where a character's feet land: its left and right foot-down events and the sockets at its
@@ -109,7 +113,8 @@ impl Character {
         // sockets at its soles, where footprints are stamped when its feet land.
         let mut with_sockets = mannequin::skeleton_with_grip();
         let soles = mannequin::add_soles(&mut with_sockets).ok();
-        let (library, skeleton, clips) = mannequin::library_of(with_sockets);
+        // The gaits with root motion: members step as fast as they move.
+        let (library, skeleton, clips) = mannequin::library_with_root_motion(with_sockets);
         let footprints = match (
             soles,
             library.event_id(mannequin::FOOT_DOWN_L),
@@ -164,6 +169,7 @@ impl Character {
                 every: 4,
             }),
             footprints,
+            root_motion: true,
         }
     }
 
@@ -252,6 +258,7 @@ impl Character {
             layers: None,
             prop: None,
             footprints: None,
+            root_motion: false,
         };
         let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
         let size = hi - lo;
@@ -343,6 +350,9 @@ struct Agent {
     /// velocity it is easing towards, the turn rate (rad/s), the time to the next decision and
     /// whether the member is stopped (playing idle as a state of its own).
     wander: Option<Wander>,
+    /// With root motion: the frame of the member's last teleport across the field's edge (its
+    /// read-back positions before it are stale).
+    teleported_at: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -386,6 +396,9 @@ const ARM_SLOT: usize = 0;
 const FLINCH_SLOT: usize = 1;
 const AIM_SLOT: usize = 2;
 
+/// Frames between a frame and the crowd's use of where root motion took its members then.
+const ROOT_LAG: u64 = 3;
+
 /// How fast a wandering member's velocity eases towards its target (1/s).
 const EASE: f32 = 2.5;
 /// Length of the cross-fades when a wandering member stops or starts, seconds.
@@ -407,6 +420,9 @@ pub struct Crowd {
     seconds: f32,
     /// The last second's frames: `dt` and the events read back in it.
     event_window: std::collections::VecDeque<(f32, usize)>,
+    /// Frames read back and not yet counted (events) or used (roots, [`ROOT_LAG`] frames late).
+    pending: Vec<crate::gpu::FrameReadback>,
+    held: Vec<crate::gpu::FrameReadback>,
     agents: Vec<Agent>,
     half_extent: f32,
     moving: bool,
@@ -620,6 +636,7 @@ impl Crowd {
                         flinch: r.range(1.0, 20.0),
                         flinching: false,
                     }),
+                    teleported_at: 0,
                 };
                 let index = animator.add_instance(&InstanceDesc {
                     time: r.unit(),
@@ -627,6 +644,12 @@ impl Crowd {
                     tint: tint(&mut r),
                     ..InstanceDesc::tree(tree, [target.x, target.y, 0.0, 0.0])
                 })?;
+                if c.root_motion {
+                    animator.set_root_motion(index, true)?;
+                    if let Some(w) = &agent.wander {
+                        animator.set_root_turn(index, w.turn)?;
+                    }
+                }
                 if let Some(l) = &c.layers {
                     let arm = match role {
                         Role::Waving => Some((l.wave, r.unit())),
@@ -658,15 +681,24 @@ impl Crowd {
                 heading,
                 velocity: if desc.moving { velocity } else { Vec2::ZERO },
                 wander: None,
+                teleported_at: 0,
             };
-            animator.add_instance(&InstanceDesc {
+            let index = animator.add_instance(&InstanceDesc {
                 time: r.unit() * duration,
                 rate,
                 world: c.world(agent.position, agent.heading),
                 tint: tint(&mut r),
                 ..InstanceDesc::new(clip)
             })?;
+            if c.root_motion && desc.moving {
+                animator.set_root_motion(index, true)?;
+            }
             agents.push(agent);
+        }
+        if c.root_motion && desc.moving {
+            // Where root motion took each member, read back to keep them on the field and to aim.
+            let all: Vec<usize> = (0..agents.len()).collect();
+            animator.watch_roots(device, &all)?;
         }
         let props = prop_renderer(
             device,
@@ -699,6 +731,8 @@ impl Crowd {
             footprints,
             seconds: 0.0,
             event_window: std::collections::VecDeque::new(),
+            pending: Vec::new(),
+            held: Vec::new(),
             agents,
             half_extent,
             moving: desc.moving,
@@ -771,6 +805,8 @@ impl Crowd {
             footprints,
             seconds: self.seconds,
             event_window: self.event_window.clone(),
+            pending: Vec::new(),
+            held: self.held.clone(),
             agents: self.agents.clone(),
             half_extent: self.half_extent,
             moving: self.moving,
@@ -803,6 +839,15 @@ impl Crowd {
     /// stand. Members of a crowd built with [`CrowdDesc::moving`] `false` have no course, so they
     /// stay in place either way.
     pub fn set_moving(&mut self, moving: bool) {
+        if self.character.root_motion && moving != self.moving {
+            for (i, a) in self.agents.iter().enumerate() {
+                if !moving {
+                    // Frozen where it was last read back (root motion off, the world is the CPU's).
+                    let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
+                }
+                let _ = self.animator.set_root_motion(i, moving);
+            }
+        }
         self.moving = moving;
     }
 
@@ -824,9 +869,16 @@ impl Crowd {
         self.animation_paused
     }
 
-    /// Advances the crowd by `dt` seconds: moves walkers and runners (wrapping at the field's
-    /// edge), uploads their world matrices and the frame's `dt` (0 while the animation is paused).
+    /// Advances the crowd by `dt` seconds: steers and moves walkers and runners (wrapping at the
+    /// field's edge) and uploads the frame's `dt` (0 while the animation is paused). With root
+    /// motion the GPU moves them: the crowd sets their blend parameters and turn rates, and reads
+    /// where they are back three frames late, always three (waiting, only when the GPU is further
+    /// behind, so that what the crowd decides does not depend on the GPU's pace): to aim, and to
+    /// move a member who left the field to the other side. Without root motion it moves them at
+    /// their course's velocity.
     pub fn update(&mut self, queue: &wgpu::Queue, dt: f32) {
+        let root_motion = self.character.root_motion;
+        let frame = self.animator.frame() + 1;
         if self.moving && dt != 0.0 {
             self.clock += dt;
             // The target everyone aiming follows: a point circling the field at head height.
@@ -835,6 +887,7 @@ impl Crowd {
             let e = self.half_extent;
             for (i, a) in self.agents.iter_mut().enumerate() {
                 if let Some(w) = &mut a.wander {
+                    let turn = w.turn;
                     wander(&mut self.animator, &self.character, &mut self.rng, i, w, dt);
                     layers(
                         &mut self.animator,
@@ -847,9 +900,26 @@ impl Crowd {
                         a.heading,
                         self.target,
                     );
-                    a.heading += w.turn * dt;
-                    let v = Quat::from_rotation_y(a.heading) * Vec3::new(w.velocity.x, 0.0, w.velocity.y);
-                    a.velocity = Vec2::new(v.x, v.z);
+                    if root_motion {
+                        if w.turn != turn {
+                            let _ = self.animator.set_root_turn(i, w.turn);
+                        }
+                    } else {
+                        a.heading += w.turn * dt;
+                        let v = Quat::from_rotation_y(a.heading) * Vec3::new(w.velocity.x, 0.0, w.velocity.y);
+                        a.velocity = Vec2::new(v.x, v.z);
+                    }
+                }
+                if root_motion {
+                    // Off the field (as last read back, and not since a teleport): to the other
+                    // side, where root motion carries on.
+                    let wrapped = (a.position + Vec2::splat(e)).rem_euclid(Vec2::splat(2.0 * e)) - Vec2::splat(e);
+                    if wrapped.distance_squared(a.position) > 1e-6 && a.teleported_at == 0 {
+                        a.position = wrapped;
+                        a.teleported_at = frame;
+                        let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
+                    }
+                    continue;
                 }
                 if a.velocity == Vec2::ZERO && a.wander.is_none() {
                     continue;
@@ -866,12 +936,43 @@ impl Crowd {
         if let Some((marks, _)) = &self.footprints {
             marks.update(queue, &self.animator, self.seconds);
         }
+        self.read_back(frame);
         // Events per second over the last second of frames (read back a frame late).
-        let events = self.animator.take_readbacks().iter().map(|r| r.events.len()).sum();
+        let events = self.pending.iter().map(|r| r.events.len()).sum();
+        self.pending.clear();
         self.event_window.push_back((dt, events));
         let mut span: f32 = self.event_window.iter().map(|(d, _)| d).sum();
         while span > 1.0 && self.event_window.len() > 1 {
             span -= self.event_window.pop_front().map_or(0.0, |(d, _)| d);
+        }
+    }
+
+    /// Takes in what frames before `frame` computed: the events of every frame read back, and
+    /// with root motion the members' places in frame `frame − 3` (waiting for them if the GPU is
+    /// that far behind).
+    fn read_back(&mut self, frame: u64) {
+        let mut got = self.animator.take_readbacks();
+        let wanted = frame.saturating_sub(ROOT_LAG);
+        let watching = self.character.root_motion && self.moving && wanted > 0;
+        if watching && self.held.iter().chain(&got).all(|r| r.frame < wanted) {
+            self.animator.wait_readbacks();
+            got.extend(self.animator.take_readbacks());
+        }
+        self.pending.extend(got.iter().cloned());
+        self.held.extend(got);
+        self.held.retain(|r| r.frame >= wanted);
+        let Some(r) = self.held.iter().find(|r| r.frame == wanted) else {
+            return;
+        };
+        for (a, root) in self.agents.iter_mut().zip(&r.roots) {
+            if a.teleported_at != 0 && r.frame < a.teleported_at {
+                continue;
+            }
+            a.teleported_at = 0;
+            let w = &root.world;
+            a.position = Vec2::new(w.x.w, w.z.w);
+            // The heading of the model's +Z in the world.
+            a.heading = w.x.z.atan2(w.z.z);
         }
     }
 

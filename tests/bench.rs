@@ -56,8 +56,12 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
                         r.edit_upload_bytes
                     );
                     assert_eq!(r.gpu_ms.is_some(), passes.is_some());
+                    // The frame with read-back on is measured too.
+                    assert!(r.readback_frame_ms.is_some_and(|f| f > 0.0));
+                    assert_eq!(r.readback_gpu_ms.is_some(), r.gpu_ms.is_some());
                 } else {
                     assert_eq!(r.gpu_ms, None, "CPU rows have no GPU time");
+                    assert_eq!(r.readback_frame_ms, None);
                     assert_eq!(r.dispatches, None);
                     assert_eq!(passes.map(|m| m.len()), Some(4));
                 }
@@ -243,6 +247,8 @@ fn plot_draws_every_series() {
         upload_bytes: None,
         edit_upload_bytes: None,
         edit_encode_ms: None,
+        readback_gpu_ms: None,
+        readback_frame_ms: None,
         threads: 1,
         bytes_per_joint_per_character: 300.0,
         bytes_per_joint_shared: 200.0,

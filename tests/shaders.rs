@@ -316,6 +316,7 @@ fn mirrors() -> Vec<Mirror> {
                 world_seq,
                 world,
                 tint,
+                root_turn,
                 layers,
                 layer_seq,
             ]

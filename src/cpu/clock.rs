@@ -373,15 +373,18 @@ fn add_root(
     blend.q += q * w;
 }
 
-/// Moves a character's root by the frame's blended displacement: the world taken from `world`
-/// when `world_seq` is new, then moved; returns the new world. WGSL `move_root`.
-fn move_root(r: &mut GpuRoot, world: &Affine, world_seq: u32, blend: &RootBlend) -> Affine {
-    if r.world_seq != world_seq {
-        r.world = *world;
-        r.world_seq = world_seq;
+/// Moves a character's root by the frame's blended displacement, then by its turn for `dt`: the
+/// world taken from the instance's when its `world_seq` is new, then moved; returns the new world.
+/// WGSL `move_root`.
+fn move_root(r: &mut GpuRoot, inst: &GpuInstance, blend: &RootBlend, dt: f32) -> Affine {
+    if r.world_seq != inst.world_seq {
+        r.world = inst.world;
+        r.world_seq = inst.world_seq;
     }
     let len = blend.q.length();
     let q = if len > 0.0 { blend.q / len } else { Vec4::W };
+    let half_turn = 0.5 * inst.root_turn * dt;
+    let q = super::sample::quat_mul(q, Vec4::new(0.0, half_turn.sin(), 0.0, half_turn.cos()));
     r.world = r.world.mul(&Affine::from_sqt(blend.t, Quat::from_vec4(q), Vec3::ONE));
     r.delta_translation = blend.t.extend(0.0);
     r.delta_rotation = q;
@@ -857,7 +860,7 @@ pub(crate) fn advance_instance(
         }
     }
     if let (true, Some((r, world))) = (root_motion, root_out) {
-        *world = move_root(r, &inst.world, inst.world_seq, &root);
+        *world = move_root(r, inst, &root, dt);
     }
     c
 }

@@ -161,7 +161,8 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         layers: [crate::layout::GpuLayer::default(); crate::layout::MAX_LAYERS as usize],
         layer_seq: 0,
         world_seq: 0,
-        _pad1: [0; 3],
+        root_turn: 0.0,
+        _pad1: [0; 2],
         _pad2: [0; 8],
     })
 }

@@ -996,6 +996,16 @@ impl Animator {
         self.ring.as_mut().map(Ring::take).unwrap_or_default()
     }
 
+    /// Waits for the GPU to finish the frames submitted and reads back those it copied (for
+    /// [`Animator::take_readbacks`]): for a caller that needs frame `f − k`'s data at frame `f`
+    /// whatever the GPU's pace, and accepts waiting when the GPU is more than `k` frames behind.
+    /// The ring itself never waits.
+    pub fn wait_readbacks(&mut self) {
+        if let Some(ring) = &mut self.ring {
+            ring.wait();
+        }
+    }
+
     /// Frames not read back because every slot of the ring was still in flight (the GPU more
     /// than [`READBACK_SLOTS`](super::READBACK_SLOTS) frames behind): the CPU skips them
     /// instead of waiting.

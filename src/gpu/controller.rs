@@ -196,6 +196,21 @@ impl Controller {
         Ok(())
     }
 
+    /// Sets instance `index`'s turn rate (radians per second about +Y), added to its root motion
+    /// each frame: steering on top of the clips' own motion. Used only with root motion on.
+    ///
+    /// Errors: an instance that does not exist, a rate that is not finite.
+    pub fn set_root_turn(&mut self, index: usize, radians_per_second: f32) -> Result<()> {
+        if index >= self.instances.len() || !radians_per_second.is_finite() {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!("does not exist, or turn rate {radians_per_second} is not finite"),
+            });
+        }
+        self.edit_both(index, |inst| inst.root_turn = radians_per_second);
+        Ok(())
+    }
+
     /// Whether instance `index` moves by root motion.
     #[must_use]
     pub fn root_motion(&self, index: usize) -> bool {
@@ -302,7 +317,8 @@ impl Controller {
             layers: [GpuLayer::default(); MAX_LAYERS as usize],
             layer_seq: 0,
             world_seq: 0,
-            _pad1: [0; 3],
+            root_turn: 0.0,
+            _pad1: [0; 2],
             _pad2: [0; 8],
         };
         let duration = if tree_nodes == 0 {

@@ -223,6 +223,12 @@ impl Ring {
         }
     }
 
+    /// Waits for the GPU to finish the frames submitted and reads back those mapped.
+    pub fn wait(&mut self) {
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+        self.collect();
+    }
+
     /// The buffer this frame copies into, if it has one.
     pub fn current_buffer(&self) -> Option<&wgpu::Buffer> {
         self.current.map(|k| &self.slots[k].buffer)

@@ -5,14 +5,15 @@
 #define_import_path wgpu_anim::clock
 
 #import wgpu_anim::types::{
-    BlendList, BlendSample, ClipInfo, EventRecord, FRAME_EVENTS, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
+    BlendList, BlendSample, CLIP_CURVE_SHIFT, ClipInfo, EventRecord, FRAME_CURVES, FRAME_EVENTS, LAYER_OFF,
+    LAYER_OVERRIDE, MAX_CURVES, Output, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
     LOOP_REPEAT, LayerApply,
     MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, NO_ROOT_MOTION, ROOT_MOTION, SNAPSHOT_CLIP,
     SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TICK_LIMIT_HI, TRANSITION_FROZEN,
     TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_conjugate, quat_mul, quat_rotate, workgroup_linear}
-#import wgpu_anim::bindings::{blend_lists, clocks, event_log, frame, instances, layer_defs, roots}
+#import wgpu_anim::bindings::{blend_lists, clocks, event_log, frame, instances, layer_defs, outputs}
 #import wgpu_anim::library::{blend_child, blend_node, clip_duration, clip_event, clip_info, sample_track, track_at}
 #import wgpu_anim::blend_weights::node_child_weights
 
@@ -793,20 +794,107 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         }
     }
     clocks[i] = c;
-    if (root_motion) {
-        move_root(i, root, dt);
+    let curves = (frame.flags & FRAME_CURVES) != 0u;
+    if (root_motion || curves) {
+        var out = outputs[i];
+        if (root_motion) {
+            move_root(i, &out, root, dt);
+        }
+        if (curves) {
+            out.curves = blend_curves(list);
+        }
+        outputs[i] = out;
     }
+}
+
+// Curve name `c` of clip `clip` at `t` seconds; `present` says whether the clip has it (else 0).
+struct CurveValue {
+    value: f32,
+    present: bool,
+}
+
+fn curve_value(clip: u32, c: u32, t: f32) -> CurveValue {
+    let info = clip_info(clip);
+    let mask = info.flags >> CLIP_CURVE_SHIFT;
+    if (((mask >> c) & 1u) == 0u) {
+        return CurveValue(0.0, false);
+    }
+    let k = countOneBits(mask & ((1u << c) - 1u));
+    let track = track_at(info.track_offset + 3u * info.joint_count + k);
+    return CurveValue(sample_track(track, t, false).x, true);
+}
+
+// The character's float curves this frame, blended as its pose: the base samples weighted and
+// normalized (a clip without a curve, or the snapshot, counts 0); then each layer in order, its
+// own samples' weighted mean, for the curves its clips have: lerped in by the layer's weight
+// (override) or added times it (additive).
+fn blend_curves(list: ptr<function, BlendList>) -> array<f32, MAX_CURVES> {
+    var out: array<f32, MAX_CURVES>;
+    var base_weight = 0.0;
+    for (var k = 0u; k < (*list).count; k++) {
+        let s = (*list).samples[k];
+        if (s.layer != 0u) {
+            continue;
+        }
+        base_weight += s.weight;
+        if (s.clip == SNAPSHOT_CLIP) {
+            continue;
+        }
+        for (var c = 0u; c < MAX_CURVES; c++) {
+            out[c] += s.weight * curve_value(s.clip, c, s.time).value;
+        }
+    }
+    if (base_weight > 0.0) {
+        for (var c = 0u; c < MAX_CURVES; c++) {
+            out[c] /= base_weight;
+        }
+    }
+    for (var l = 0u; l < MAX_LAYERS; l++) {
+        let apply = (*list).layers[l];
+        if (apply.mode == LAYER_OFF) {
+            continue;
+        }
+        var sum: array<f32, MAX_CURVES>;
+        var present: array<bool, MAX_CURVES>;
+        var weight = 0.0;
+        for (var k = 0u; k < (*list).count; k++) {
+            let s = (*list).samples[k];
+            if (s.layer != l + 1u) {
+                continue;
+            }
+            weight += s.weight;
+            for (var c = 0u; c < MAX_CURVES; c++) {
+                let v = curve_value(s.clip, c, s.time);
+                sum[c] += s.weight * v.value;
+                present[c] = present[c] || v.present;
+            }
+        }
+        if (!(weight > 0.0)) {
+            continue;
+        }
+        for (var c = 0u; c < MAX_CURVES; c++) {
+            if (!present[c]) {
+                continue;
+            }
+            let v = sum[c] / weight;
+            if (apply.mode == LAYER_OVERRIDE) {
+                out[c] = mix(out[c], v, apply.weight);
+            } else {
+                out[c] += apply.weight * v;
+            }
+        }
+    }
+    return out;
 }
 
 // Moves character `i`'s world transform by the frame's blended displacement `blend`, then by its
 // turn (`root_turn` for `dt`), and writes it to its instance, where the renderer and the socket
 // matrices read it. A `world_seq` the GPU has not seen means the CPU set the world (a teleport, or
 // root motion just turned on): taken first.
-fn move_root(i: u32, blend: RootBlend, dt: f32) {
-    var r = roots[i];
-    if (r.world_seq != instances[i].world_seq) {
-        r.world = instances[i].world;
-        r.world_seq = instances[i].world_seq;
+fn move_root(i: u32, r: ptr<function, Output>, blend: RootBlend, dt: f32) {
+    if ((*r).world_seq != instances[i].world_seq) {
+        (*r).world = instances[i].world;
+        (*r).world_seq = instances[i].world_seq;
     }
     var q = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     let len = length(blend.q);
@@ -815,11 +903,10 @@ fn move_root(i: u32, blend: RootBlend, dt: f32) {
     }
     let half_turn = 0.5 * instances[i].root_turn * dt;
     q = quat_mul(q, vec4<f32>(0.0, sin(half_turn), 0.0, cos(half_turn)));
-    r.world = affine_mul(r.world, affine_from_sqt(blend.t, q, vec3<f32>(1.0)));
-    r.delta_translation = vec4<f32>(blend.t, 0.0);
-    r.delta_rotation = q;
-    roots[i] = r;
-    instances[i].world = r.world;
+    (*r).world = affine_mul((*r).world, affine_from_sqt(blend.t, q, vec3<f32>(1.0)));
+    (*r).delta_translation = vec4<f32>(blend.t, 0.0);
+    (*r).delta_rotation = q;
+    instances[i].world = (*r).world;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -848,7 +848,7 @@ pub fn readback_frames(
     let n = a.instance_count();
     a.watch_events(device, (n as u32 / 2).max(4096))?;
     let watched: Vec<usize> = (0..n.min(READBACK_ROOTS)).collect();
-    a.watch_roots(device, &watched)?;
+    a.watch_outputs(device, &watched)?;
     let timer = PassTimer::new(device, queue, a.dispatches_per_page());
     let (mut gpu, mut frame) = (Vec::new(), Vec::new());
     for k in 0..=frames {
@@ -873,7 +873,7 @@ pub fn readback_frames(
         }
     }
     a.watch_events(device, 0)?;
-    a.watch_roots(device, &[])?;
+    a.watch_outputs(device, &[])?;
     Ok(((!gpu.is_empty()).then(|| median(gpu)), median(frame)))
 }
 

@@ -99,6 +99,23 @@ pub struct Clip {
     /// Events: named times the GPU reports when playback crosses them (Game Engine Architecture
     /// §11.4: event triggers). See [`ClipEvent`].
     pub events: Vec<ClipEvent>,
+    /// Float curves (meta channels): named scalars over time, blended with the clip. See
+    /// [`FloatCurve`].
+    pub curves: Vec<FloatCurve>,
+}
+
+/// A named scalar over a clip's time (a meta channel, Game Engine Architecture §11.4): a
+/// foot-plant flag, an IK weight, a blend-shape weight. Every frame the GPU samples it where the
+/// clip plays and blends it with the clip's weight, as the joints are, into the character's
+/// value of that name ([`crate::layout::GpuOutput::curves`]); a clip without a curve of that name
+/// counts as 0 in the blend.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatCurve {
+    /// Name, shared by every clip that has the curve: the library numbers curve names
+    /// ([`crate::AnimationLibrary::curve_names`], at most [`crate::layout::MAX_CURVES`]).
+    pub name: String,
+    /// Keys (step, linear or cubic spline, as joint tracks).
+    pub track: Track<f32>,
 }
 
 /// A named moment of a clip (a foot landing, a sword's swing hitting). Each frame, for every

@@ -23,7 +23,7 @@
 //! folder unless [`LoadOptions::external`] says otherwise. Everything the importer fixed or
 //! dropped is listed in [`Imported::notes`].
 
-use crate::clip::{Clip, ClipEvent, Interpolation, JointTrack, Track};
+use crate::clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
 use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
 use crate::math::Transform;
@@ -1429,6 +1429,8 @@ impl Importer<'_> {
             let mut channels = Vec::new();
             let (mut first, mut last) = (f32::INFINITY, 0.0f32);
             let mut weights_channels = 0;
+            // Per skeleton: morph-target weight curves, named `<node>.weight_<k>`.
+            let mut curves: Vec<Vec<FloatCurve>> = vec![Vec::new(); skeletons.len()];
             let mut outside = BTreeSet::new();
             for ch in anim.channels() {
                 let ci = ch.index();
@@ -1480,6 +1482,57 @@ impl Importer<'_> {
                 };
                 if path == ChannelPath::Weights {
                     weights_channels += 1;
+                    // The skeleton of the node's skin, or the only one; else nowhere to go.
+                    let target = self.doc.nodes().nth(node).and_then(|n| n.skin()).map(|s| s.index());
+                    let owner = skeletons
+                        .iter()
+                        .position(|sk| target.is_some() && sk.skin == target)
+                        .or((skeletons.len() == 1).then_some(0));
+                    let Some(owner) = owner else {
+                        outside.insert(node);
+                        channels.push(info);
+                        continue;
+                    };
+                    let data = self.read(
+                        &sampler.output(),
+                        &Want {
+                            what: format!("{what} morph-target weights"),
+                            dims: Dimensions::Scalar,
+                            types: FLOAT_OR_NORM,
+                        },
+                        true,
+                    )?;
+                    let per_time = times.len() * per_key;
+                    if per_time == 0 || data.len() % per_time != 0 {
+                        return Err(self.err(format!(
+                            "{what}: {} weights are not a whole number per key ({} keys)",
+                            data.len(),
+                            times.len()
+                        )));
+                    }
+                    let targets = data.len() / per_time;
+                    let node_name = self
+                        .doc
+                        .nodes()
+                        .nth(node)
+                        .and_then(|n| n.name().map(str::to_owned))
+                        .unwrap_or_else(|| format!("node_{node}"));
+                    for k in 0..targets {
+                        // Output layout: per key, `targets` weights (cubic: in-tangents, values,
+                        // out-tangents, each `targets` long).
+                        let values = (0..times.len() * per_key)
+                            .map(|e| data[e * targets + k] as f32)
+                            .collect();
+                        curves[owner].push(FloatCurve {
+                            name: format!("{node_name}.weight_{k}"),
+                            track: Track {
+                                interpolation: interp,
+                                times: times.clone(),
+                                values,
+                            },
+                        });
+                    }
+                    info.imported = true;
                     channels.push(info);
                     continue;
                 }
@@ -1572,8 +1625,19 @@ impl Importer<'_> {
             }
             if weights_channels > 0 {
                 self.notes.push(format!(
-                    "animation {ai} ('{name}'): {weights_channels} morph-target weight channel(s) read, not applied"
+                    "animation {ai} ('{name}'): {weights_channels} morph-target weight channel(s) imported as float \
+                     curves (the morph deformation itself is not applied)"
                 ));
+            }
+            for c in &mut curves {
+                if c.len() > crate::layout::MAX_CURVES as usize {
+                    self.notes.push(format!(
+                        "animation {ai} ('{name}'): {} morph-target weight curves, only the first {} kept",
+                        c.len(),
+                        crate::layout::MAX_CURVES
+                    ));
+                    c.truncate(crate::layout::MAX_CURVES as usize);
+                }
             }
             if !outside.is_empty() {
                 self.notes.push(format!(
@@ -1609,6 +1673,7 @@ impl Importer<'_> {
                     animation: ai,
                     clip: Clip {
                         events: events.clone(),
+                        curves: std::mem::take(&mut curves[s]),
                         name: clip_name,
                         duration,
                         looping: false,
@@ -2032,6 +2097,41 @@ mod tests {
         );
         j["buffers"][0]["uri"] = serde_json::Value::String(uri);
         load_slice(j.to_string().as_bytes(), "made.gltf", None)
+    }
+
+    /// A morph-target weight channel becomes float curves of its node's skeleton, one per target
+    /// (`body.weight_0`, `body.weight_1`), with the channel's keys.
+    #[test]
+    fn morph_target_weights_are_imported_as_curves() {
+        let imp = skinned(|_, j| {
+            // Two targets, two keys: (0, 0) then (0, 1), from the floats at byte 100.
+            j["accessors"].as_array_mut().unwrap().push(
+                serde_json::json!({"bufferView": 0, "byteOffset": 100, "componentType": 5126,
+                    "count": 4, "type": "SCALAR"}),
+            );
+            j["animations"][0]["samplers"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"input": 6, "output": 9}));
+            j["animations"][0]["channels"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"sampler": 2, "target": {"node": 6, "path": "weights"}}));
+        })
+        .unwrap();
+        let c = &imp.skeletons[0].clips[0].clip;
+        let names: Vec<&str> = c.curves.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["body.weight_0", "body.weight_1"]);
+        assert_eq!(c.curves[1].track.times, [0.0, 1.0]);
+        assert_eq!(c.curves[0].track.values, [0.0, 0.0]);
+        assert_eq!(c.curves[1].track.values, [0.0, 1.0]);
+        let lib = imp.build_library().unwrap().library;
+        assert_eq!(lib.curve_names(), ["body.weight_0", "body.weight_1"]);
+        assert!(
+            imp.notes.iter().any(|n| n.contains("imported as float curves")),
+            "{:?}",
+            imp.notes
+        );
     }
 
     /// Events in an animation's extras reach its clip and the built library; a malformed entry

@@ -168,6 +168,7 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
     // Strictly increasing times: a duration that is a whole number of frames repeats the end.
     let mut clip = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: name.to_string(),
         duration: source.duration,
         looping: source.looping,

@@ -30,7 +30,8 @@ pub struct GpuFrame {
     pub first_instance: u32,
     /// The frame's number, modulo 2³² (frames count from 1; event records carry it).
     pub frame: u32,
-    /// [`FRAME_EVENTS`] when events are detected this frame.
+    /// [`FRAME_EVENTS`] when events are detected this frame, [`FRAME_CURVES`] when the library
+    /// has float curves.
     pub flags: u32,
     /// Padding.
     pub _pad: [u32; 2],
@@ -38,6 +39,16 @@ pub struct GpuFrame {
 
 /// `GpuFrame::flags` bit: the clock stage detects clip events and appends them to the event log.
 pub const FRAME_EVENTS: u32 = 1;
+/// `GpuFrame::flags` bit: the clock stage blends every character's float curves into its
+/// [`GpuOutput`].
+pub const FRAME_CURVES: u32 = 2;
+
+/// Most float curve names of a library: each character's [`GpuOutput`] holds one value per name.
+pub const MAX_CURVES: u32 = 8;
+/// `GpuClip::flags` shift of the clip's curve mask: bit `8 + c` says the clip has curve name `c`,
+/// whose track is then the `k`-th after the joints' (`track_offset + 3 · joint_count + k`, `k`
+/// the number of the clip's curves with a smaller name).
+pub const CLIP_CURVE_SHIFT: u32 = 8;
 
 /// A clip in the runtime library. WGSL `ClipInfo`.
 #[repr(C)]
@@ -50,7 +61,7 @@ pub struct GpuClip {
     /// First track: joint `j`'s channel `c` (0 translation, 1 rotation, 2 scale) is track
     /// `track_offset + 3 j + c`.
     pub track_offset: u32,
-    /// Bit 0: looping.
+    /// Bit 0: looping; bits [`CLIP_CURVE_SHIFT`] on: which float curves it has.
     pub flags: u32,
     /// Duration in seconds.
     pub duration: f32,
@@ -159,12 +170,12 @@ pub struct GpuLibraryLayout {
     pub events: u32,
 }
 
-/// A character's root motion on the GPU, kept by the clock stage for each character with
-/// [`ROOT_MOTION`] (written by no one else): its world transform and this frame's displacement.
-/// WGSL `Root`.
+/// What the clock stage keeps and gives back per character: its root motion — for each character
+/// with [`ROOT_MOTION`] (written by no one else) its world transform and this frame's
+/// displacement — and its float curves (when the library has any). WGSL `Output`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuRoot {
+pub struct GpuOutput {
     /// `world_from_model`, moved by every frame's displacement.
     pub world: Affine,
     /// The last `GpuInstance::world_seq` taken.
@@ -176,8 +187,11 @@ pub struct GpuRoot {
     pub delta_translation: Vec4,
     /// This frame's displacement: rotation (a unit quaternion).
     pub delta_rotation: Vec4,
+    /// The character's value of each float curve name this frame
+    /// ([`crate::AnimationLibrary::curve_names`]), blended as its pose is.
+    pub curves: [f32; MAX_CURVES as usize],
 }
-const _: () = assert!(std::mem::size_of::<GpuRoot>() == 96);
+const _: () = assert!(std::mem::size_of::<GpuOutput>() == 128);
 
 /// One channel's keys. WGSL `Track`.
 #[repr(C)]
@@ -246,7 +260,7 @@ pub const TRANSITION_FROZEN: u32 = 1 << 5;
 pub const KEEP_POSE: u32 = 1 << 6;
 /// `GpuInstance::flags` bit: root motion moves the character. The clock stage moves its world
 /// transform by its clips' root displacement each frame and writes it to `world` (and to its
-/// [`GpuRoot`]); the CPU's `world` counts only when `world_seq` changes.
+/// [`GpuOutput`]); the CPU's `world` counts only when `world_seq` changes.
 pub const ROOT_MOTION: u32 = 1 << 7;
 /// `GpuInstance::flags` bit of layer 0; layer `k` is `LAYER_ON << k`. Set for each layer that is
 /// on (by [`GpuInstance::set_layer_flags`]), so that the GPU reads no layer that is off.
@@ -265,8 +279,9 @@ pub const SNAPSHOT_CLIP: u32 = u32::MAX;
 /// clock to the source clock and restarts the target at `start_time`.
 ///
 /// The fields come in sections, each a whole number of 32-byte memory sectors, so that a frame
-/// reads only what it uses: bytes 0–63 every frame; 64–95 while a transition is set; 96–159 only
-/// when drawing (world and tint); 160–223 while a layer is on. What a layer plays is shared
+/// reads only what it uses: bytes 0–63 every frame; 64–95 while a transition is set; 96–159 when
+/// drawing (world and tint) and, with root motion, by the clock stage (with `world_seq`, at 92);
+/// 160–223 while a layer is on. What a layer plays is shared
 /// between instances ([`GpuLayerDef`]); an instance holds only each layer's weight, rate and
 /// start.
 #[repr(C)]

@@ -23,6 +23,10 @@
 //! - Clip events ([`ClipEvent`]) fire on the GPU: with [`Animator::watch_events`] the clock
 //!   stage appends a record for each event a character's playback crossed, exactly once, to a log
 //!   read back through the same ring (or consumed on the GPU, as [`gpu::Footprints`] does).
+//! - Root motion ([`root_motion`], [`LibraryBuilder::add_clip_with_root_motion`]) moves a
+//!   character's world transform on the GPU ([`gpu::Controller::set_root_motion`]); float curves
+//!   ([`FloatCurve`]) are blended per character; both land in each character's
+//!   [`layout::GpuOutput`], read back with [`Animator::watch_outputs`].
 //! - When the device is lost, [`Animator::rebuild`] makes the animator again on a new one, from
 //!   what [`Animator::set_recovery`] kept, and it carries on where it was.
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
@@ -67,7 +71,7 @@ pub mod scene;
 pub mod shaders;
 pub mod skeleton;
 
-pub use clip::{Clip, ClipEvent, Interpolation, JointTrack, Track};
+pub use clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
 pub use error::{Channel, Error, Result};
 pub use gpu::{Animator, AnimatorDesc, InstanceDesc, LoopMode, SkinnedRenderer};
 pub use library::{AnimationLibrary, ClipId, LibraryBuilder, MaskId, SkeletonId};

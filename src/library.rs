@@ -5,7 +5,8 @@
 use crate::clip::{Clip, Interpolation, Track};
 use crate::error::{Channel, Error, Result};
 use crate::layout::{
-    GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, MAX_CLIP_EVENTS, MAX_SOCKETS, NO_ROOT_MOTION,
+    CLIP_CURVE_SHIFT, GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, MAX_CLIP_EVENTS, MAX_CURVES, MAX_SOCKETS,
+    NO_ROOT_MOTION,
 };
 use crate::math::Affine;
 use crate::skeleton::Skeleton;
@@ -82,6 +83,8 @@ pub struct AnimationLibrary {
     events: Vec<GpuEvent>,
     /// Event names, numbered in the order first added.
     event_names: Vec<String>,
+    /// Float curve names, numbered in the order first added (at most [`MAX_CURVES`]).
+    curve_names: Vec<String>,
 }
 
 impl AnimationLibrary {
@@ -182,6 +185,19 @@ impl AnimationLibrary {
     #[must_use]
     pub fn event_names(&self) -> &[String] {
         &self.event_names
+    }
+
+    /// Float curve names: what each character's [`GpuOutput::curves`](crate::layout::GpuOutput)
+    /// entries are the values of.
+    #[must_use]
+    pub fn curve_names(&self) -> &[String] {
+        &self.curve_names
+    }
+
+    /// The number of curve name `name`, if a clip has such a curve.
+    #[must_use]
+    pub fn curve_id(&self, name: &str) -> Option<u32> {
+        self.curve_names.iter().position(|n| n == name).map(|k| k as u32)
     }
 
     /// The number of event name `name`, if a clip has such an event.
@@ -313,8 +329,35 @@ impl LibraryBuilder {
         }
         // Validate everything before packing so an error leaves the library unchanged.
         let packed = pack_clip(skel, clip)?;
+        let curves = pack_curves(clip)?;
+        let new_names = curves
+            .iter()
+            .filter(|(name, _)| !self.lib.curve_names.contains(name))
+            .count();
+        if self.lib.curve_names.len() + new_names > MAX_CURVES as usize {
+            return Err(cerr(format!(
+                "its curves would make {} curve names; a library may have {MAX_CURVES}",
+                self.lib.curve_names.len() + new_names
+            )));
+        }
         let n = skel.joint_count();
         let lib = &mut self.lib;
+        // The clip's curves in name order, after its joints' tracks.
+        let mut curves: Vec<(u32, PackedTrack)> = curves
+            .into_iter()
+            .map(|(name, track)| {
+                let id = match lib.curve_names.iter().position(|n| *n == name) {
+                    Some(k) => k,
+                    None => {
+                        lib.curve_names.push(name);
+                        lib.curve_names.len() - 1
+                    }
+                };
+                (id as u32, track)
+            })
+            .collect();
+        curves.sort_by_key(|(id, _)| *id);
+        let curve_mask = curves.iter().fold(0u32, |m, (id, _)| m | 1 << id);
         let id = ClipId(lib.clips.len() as u32);
         let mut events = clip.events.clone();
         events.sort_by(|a, b| a.time.total_cmp(&b.time));
@@ -322,7 +365,7 @@ impl LibraryBuilder {
             skeleton: skeleton.0,
             joint_count: n as u32,
             track_offset: lib.tracks.len() as u32,
-            flags: u32::from(clip.looping),
+            flags: u32::from(clip.looping) | curve_mask << CLIP_CURVE_SHIFT,
             duration: clip.duration,
             event_offset: lib.events.len() as u32,
             event_count: events.len() as u32,
@@ -345,7 +388,12 @@ impl LibraryBuilder {
         }
         lib.clip_names.push(clip.name.clone());
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
-        for tracks in packed {
+        let curve_tracks = curves.into_iter().map(|(_, t)| t);
+        for tracks in packed
+            .into_iter()
+            .map(Vec::from)
+            .chain(std::iter::once(curve_tracks.collect()))
+        {
             for t in tracks {
                 let key: Vec<u32> = t.times.iter().map(|x| x.to_bits()).collect();
                 let time_offset = *time_arrays.entry(key).or_insert_with(|| {
@@ -367,7 +415,7 @@ impl LibraryBuilder {
 
     /// Extracts root motion from `clip` ([`crate::root_motion::extract`]) and adds the clip in
     /// place with its root track: played by a character with root motion on
-    /// ([`crate::Controller::set_root_motion`]), the clip moves the character on the GPU. On error
+    /// ([`crate::gpu::Controller::set_root_motion`]), the clip moves the character on the GPU. On error
     /// nothing is added.
     ///
     /// Errors: as [`LibraryBuilder::add_clip`]; a root joint the skeleton lacks.
@@ -545,7 +593,34 @@ fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<Vec<[PackedTrack; 3]>> {
 ///
 /// Errors: [`Error::Clip`] or [`Error::Track`], naming the clip, joint and channel.
 pub fn validate_clip(skeleton: &Skeleton, clip: &Clip) -> Result<()> {
-    pack_clip(skeleton, clip).map(|_| ())
+    pack_clip(skeleton, clip)?;
+    pack_curves(clip).map(|_| ())
+}
+
+/// Checks a clip's float curves — names not empty and distinct, keys as a joint track's — and
+/// packs each (its values in x).
+fn pack_curves(clip: &Clip) -> Result<Vec<(String, PackedTrack)>> {
+    let mut out: Vec<(String, PackedTrack)> = Vec::with_capacity(clip.curves.len());
+    for (k, c) in clip.curves.iter().enumerate() {
+        let cerr = |what: String| Error::Clip {
+            clip: clip.name.clone(),
+            what: format!("curve {k} ('{}'): {what}", c.name),
+        };
+        if c.name.is_empty() {
+            return Err(cerr("has no name".into()));
+        }
+        if out.iter().any(|(n, _)| *n == c.name) {
+            return Err(cerr("a curve of that name comes before it".into()));
+        }
+        let track = Track {
+            interpolation: c.track.interpolation,
+            times: c.track.times.clone(),
+            values: c.track.values.iter().map(|&v| Vec3::new(v, 0.0, 0.0)).collect(),
+        };
+        let packed = pack_track(Some(&track), Vec3::ZERO, |v| v.extend(0.0)).map_err(cerr)?;
+        out.push((c.name.clone(), packed));
+    }
+    Ok(out)
 }
 
 struct PackedTrack {
@@ -682,6 +757,7 @@ mod tests {
     fn clip(tracks: Vec<JointTrack>) -> Clip {
         Clip {
             events: Vec::new(),
+            curves: Vec::new(),
             name: "c".into(),
             duration: 1.0,
             looping: true,

@@ -1204,6 +1204,7 @@ fn build_clip(spec: &GaitSpec, rig: &Rig, names: &[String]) -> Clip {
     }
     Clip {
         events: spec.foot_down_events(),
+        curves: Vec::new(),
         name: spec.name.into(),
         duration,
         looping: true,
@@ -1455,6 +1456,7 @@ pub mod layer_assets {
 fn pose_clip(name: &str, rotations: &[(&str, Quat)]) -> Clip {
     Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: name.into(),
         duration: 1.0,
         looping: true,
@@ -1498,6 +1500,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     let sweep = |u: f32| Quat::from_rotation_z(-0.5 + 0.45 * (std::f32::consts::TAU * 2.0 * u).sin());
     let wave = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: layer_assets::WAVE.into(),
         duration: n as f32 / 30.0,
         looping: true,
@@ -1535,6 +1538,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     let joints: Vec<&str> = flinch_pose(0.0).iter().map(|(j, _)| *j).collect();
     let flinch_absolute = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: "flinch_absolute".into(),
         duration: 0.6,
         looping: false,
@@ -1605,6 +1609,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     // The same poses as the frames of one clip: left at 0 s, centre at 1 s, right at 2 s.
     let sweep_source = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: "aim_sweep_absolute".into(),
         duration: 2.0,
         looping: false,

@@ -1,6 +1,6 @@
 //! Root motion extraction (Game Engine Architecture §11.4, "root motion"): the motion of a chosen
 //! joint taken out of a clip into a track of its own, so that the clip animates in place and the
-//! GPU moves the character by the track ([`crate::Controller::set_root_motion`]).
+//! GPU moves the character by the track ([`crate::gpu::Controller::set_root_motion`]).
 //!
 //! The joint's frame `F(t)` — its position on the ground and its heading ([`RootMotionMode::Planar`]),
 //! or its full position and rotation ([`RootMotionMode::Full`]), rotations relative to its rest

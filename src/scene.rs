@@ -74,7 +74,7 @@ pub struct Character {
     /// sole sockets.
     pub footprints: Option<FootprintSpec>,
     /// Whether its clips carry root motion: moving members are then moved by it on the GPU
-    /// ([`crate::Controller::set_root_motion`]), steered by a turn rate, instead of by the CPU
+    /// ([`crate::gpu::Controller::set_root_motion`]), steered by a turn rate, instead of by the CPU
     /// at their course's velocity.
     pub root_motion: bool,
 }
@@ -698,7 +698,7 @@ impl Crowd {
         if c.root_motion && desc.moving {
             // Where root motion took each member, read back to keep them on the field and to aim.
             let all: Vec<usize> = (0..agents.len()).collect();
-            animator.watch_roots(device, &all)?;
+            animator.watch_outputs(device, &all)?;
         }
         let props = prop_renderer(
             device,
@@ -964,7 +964,7 @@ impl Crowd {
         let Some(r) = self.held.iter().find(|r| r.frame == wanted) else {
             return;
         };
-        for (a, root) in self.agents.iter_mut().zip(&r.roots) {
+        for (a, root) in self.agents.iter_mut().zip(&r.outputs) {
             if a.teleported_at != 0 && r.frame < a.teleported_at {
                 continue;
             }

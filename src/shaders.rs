@@ -55,8 +55,9 @@ pub enum Resource {
     Palettes,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
-    /// Per instance: `Root`, the root motion the clock stage keeps.
-    Roots,
+    /// Per instance: `Output`, what the clock stage keeps and gives back per character (root
+    /// motion, float curves).
+    Outputs,
 }
 
 impl Resource {
@@ -74,7 +75,7 @@ impl Resource {
         Resource::ModelPoses,
         Resource::Palettes,
         Resource::Events,
-        Resource::Roots,
+        Resource::Outputs,
     ];
 
     /// Binding number in group 0.
@@ -99,7 +100,7 @@ impl Resource {
             Resource::ModelPoses => "model_poses",
             Resource::Palettes => "palettes",
             Resource::Events => "event_log",
-            Resource::Roots => "roots",
+            Resource::Outputs => "outputs",
         }
     }
 
@@ -117,7 +118,7 @@ impl Resource {
             Resource::LocalPoses => "array<LocalPose>",
             Resource::ModelPoses | Resource::Palettes => "array<Affine>",
             Resource::Events => "EventLog",
-            Resource::Roots => "array<Root>",
+            Resource::Outputs => "array<Output>",
         }
     }
 
@@ -199,8 +200,8 @@ impl Stage {
     /// The resources an animation stage binds and how: the one declaration from which both its
     /// WGSL variables ([`bindings_wgsl`]) and its bind group layout (in the animator) are made.
     /// Read-only wherever the stage only reads; `tests/shaders.rs` checks this against what each
-    /// entry point uses. Every stage fits WebGPU's default limits with storage slots to spare
-    /// ([`STORAGE_SLOTS_SPARE`]). `Skin` binds its own resources (`SkinnedRenderer`): empty here.
+    /// entry point uses. Every stage fits WebGPU's default limits ([`STORAGE_SLOTS_SPARE`] say
+    /// how many slots stay free). `Skin` binds its own resources (`SkinnedRenderer`): empty here.
     #[must_use]
     pub const fn bindings(self) -> &'static [(Resource, Access)] {
         use Access::*;
@@ -216,7 +217,7 @@ impl Stage {
                 (Clocks, ReadWrite),
                 (BlendLists, ReadWrite),
                 (Events, ReadWrite),
-                (Roots, ReadWrite),
+                (Outputs, ReadWrite),
             ],
             Stage::Sample => &[
                 (Frame, Uniform),
@@ -256,7 +257,7 @@ impl Stage {
                 (LocalPoses, ReadWrite),
                 (Palettes, ReadWrite),
                 (Events, ReadWrite),
-                (Roots, ReadWrite),
+                (Outputs, ReadWrite),
             ],
             Stage::Skin => &[],
         }
@@ -272,7 +273,7 @@ impl Stage {
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
 /// shader stage. The fused stage, the fullest, binds all eight since the event log and root
 /// motion: what comes next shares the buffers there are (compressed keys go in the payload heap,
-/// float curves beside the roots).
+/// float curves in the per-character outputs).
 pub const STORAGE_SLOTS_SPARE: u32 = 0;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
@@ -314,7 +315,7 @@ pub fn bindings_wgsl(stage: Stage) -> String {
 fn bindings_module(stage: Stage) -> String {
     format!(
         "#define_import_path wgpu_anim::bindings\n\
-         #import wgpu_anim::types::{{Affine, BlendList, Clock, EventLog, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS, Root}}\n\n{}",
+         #import wgpu_anim::types::{{Affine, BlendList, Clock, EventLog, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS, Output}}\n\n{}",
         bindings_wgsl(stage)
     )
 }

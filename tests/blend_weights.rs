@@ -27,6 +27,7 @@ fn clips() -> AnimationLibrary {
         for k in 0..if name == "a" { 16 } else { 1 } {
             let clip = Clip {
                 events: Vec::new(),
+                curves: Vec::new(),
                 name: format!("{name}{k}"),
                 duration: 1.0,
                 looping: true,

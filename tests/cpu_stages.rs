@@ -33,6 +33,7 @@ fn propagation_composes_parents_before_children() {
     // Rotating the root 90° about z swings the whole chain from +y to -x.
     let clip = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: "bend".into(),
         duration: 1.0,
         looping: false,
@@ -95,6 +96,7 @@ fn sampling_known_values_for_every_interpolation() {
     ];
     let clip = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: "k".into(),
         duration: 2.0,
         looping: false,
@@ -128,6 +130,7 @@ fn palette_is_identity_in_the_bind_pose_and_skinning_returns_the_rest_positions(
     let m = mannequin::mannequin();
     let bind = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: "bind".into(),
         duration: 1.0,
         looping: false,

@@ -358,7 +358,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
         Resource::LayerDefs => a.layer_def_buffer(),
         Resource::Headers => lib_gpu.headers(),
         Resource::Payload => lib_gpu.payload(),
-        Resource::Roots => a.root_buffer(),
+        Resource::Outputs => a.output_buffer(),
         Resource::Instances => a.instance_buffer(),
         Resource::Clocks => a.clock_buffer(),
         Resource::BlendLists => a.blend_list_buffer(),

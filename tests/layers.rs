@@ -171,6 +171,7 @@ fn blend_depth_ramps_are_monotonic_down_the_hierarchy() {
 fn pose(name: &str, rotations: &[(&str, Quat)]) -> Clip {
     Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: name.into(),
         duration: 1.0,
         looping: false,
@@ -282,6 +283,7 @@ fn bad_layer_input_is_rejected() {
     let joint = m.skeleton.joint_names()[1].clone();
     let broken = |track: Track<Quat>| Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: "broken".into(),
         tracks: vec![JointTrack {
             joint: joint.clone(),
@@ -313,6 +315,7 @@ fn bad_layer_input_is_rejected() {
     // fuzz target's second find: a duration of 1e38 s overflowed a vector's capacity).
     let long = Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         duration: 1e38,
         ..walk.clone()
     };
@@ -458,6 +461,7 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
     let clips: Vec<Clip> = (0..40)
         .map(|k| Clip {
             events: Vec::new(),
+            curves: Vec::new(),
             name: format!("walk {k}"),
             ..m.clips[1].clone()
         })

@@ -9,7 +9,7 @@ use glam::{DQuat, DVec3, Mat4, Quat, Vec2, Vec3};
 use rand::Rng;
 use wgpu_anim::cpu::EventLog;
 use wgpu_anim::gpu::{LoopMode, Transition};
-use wgpu_anim::layout::{GpuFrame, GpuRoot};
+use wgpu_anim::layout::{GpuFrame, GpuOutput};
 use wgpu_anim::root_motion::{RootMotion, RootMotionMode};
 use wgpu_anim::{Affine, Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, mannequin};
 
@@ -99,13 +99,13 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
             }
             let dt = if f % 8 == 7 { 3.1 } else { r.gen_range(0.0..0.05) };
             a.prepare(&queue, dt);
-            let mut roots = a.read_roots_page(&device, &queue, 0).unwrap();
+            let mut roots = a.read_outputs_page(&device, &queue, 0).unwrap();
             let before = roots.clone();
             let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
             let mut encoder = device.create_command_encoder(&Default::default());
             a.encode(&mut encoder);
             queue.submit([encoder.finish()]);
-            let gpu = a.read_roots_page(&device, &queue, 0).unwrap();
+            let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
             let gpu_instances: Vec<wgpu_anim::layout::GpuInstance> =
                 wgpu_anim::gpu::read_buffer(&device, &queue, a.instance_buffer(), 0, a.instance_count() as u64)
                     .unwrap();
@@ -211,7 +211,7 @@ fn whole_loops_move_by_the_extracted_total() {
             queue.submit([encoder.finish()]);
         }
     }
-    let roots: Vec<GpuRoot> = a.read_roots_page(&device, &queue, 0).unwrap();
+    let roots: Vec<GpuOutput> = a.read_outputs_page(&device, &queue, 0).unwrap();
     for (k, (rate, _, loops)) in plays.iter().enumerate() {
         // k loops of G(T), plus for rate 2.5 half a loop more.
         let mut t = DVec3::ZERO;
@@ -254,7 +254,7 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder);
         queue.submit([encoder.finish()]);
-        a.read_roots_page(&device, &queue, 0).unwrap()[0].world
+        a.read_outputs_page(&device, &queue, 0).unwrap()[0].world
     };
     let z = |w: &Affine| w.z.w;
     let mut last = frame(&mut a);

@@ -3,7 +3,7 @@
 
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
-    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuRoot, GpuSkeleton, GpuSocket,
+    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuOutput, GpuSkeleton, GpuSocket,
     GpuTrack, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
@@ -264,7 +264,11 @@ fn mirrors() -> Vec<Mirror> {
                 root_track
             ]
         ),
-        mirror!("Root", GpuRoot, [world, world_seq, delta_translation, delta_rotation]),
+        mirror!(
+            "Output",
+            GpuOutput,
+            [world, world_seq, delta_translation, delta_rotation, curves]
+        ),
         mirror!("ClipEvent", GpuEvent, [time, name, threshold]),
         // The log's head, then its records (naga sizes a runtime array as one element).
         Mirror {
@@ -482,6 +486,9 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MIN_BLEND_WEIGHT", F32(layout::MIN_BLEND_WEIGHT)),
         ("TICK_BITS", U32(layout::TICK_BITS)),
         ("FRAME_EVENTS", U32(layout::FRAME_EVENTS)),
+        ("FRAME_CURVES", U32(layout::FRAME_CURVES)),
+        ("MAX_CURVES", U32(layout::MAX_CURVES)),
+        ("CLIP_CURVE_SHIFT", U32(layout::CLIP_CURVE_SHIFT)),
         ("NO_ROOT_MOTION", U32(layout::NO_ROOT_MOTION)),
         ("ROOT_MOTION", U32(layout::ROOT_MOTION)),
         ("TICK_LIMIT_HI", U32(layout::TICK_LIMIT_HI)),

@@ -104,6 +104,7 @@ fn clip(u: &mut Unstructured, joints: &[String]) -> Result<Clip> {
         .collect::<Result<Vec<_>>>()?;
     Ok(Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: name(u)?,
         duration: if u.ratio(1, 4)? {
             float(u)?

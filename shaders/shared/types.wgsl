@@ -29,8 +29,9 @@ struct Frame {
     pad_b: u32,
 }
 
-// Frame.flags bit: detect clip events (Rust: layout::FRAME_EVENTS).
+// Frame.flags bits: detect clip events, blend float curves (Rust: layout::FRAME_EVENTS, FRAME_CURVES).
 const FRAME_EVENTS: u32 = 1u;
+const FRAME_CURVES: u32 = 2u;
 
 // Rust: layout::GpuClip.
 struct ClipInfo {
@@ -47,8 +48,8 @@ struct ClipInfo {
 // ClipInfo.root_track of a clip without root motion (Rust: layout::NO_ROOT_MOTION).
 const NO_ROOT_MOTION: u32 = 0xffffffffu;
 
-// Rust: layout::GpuRoot. A character's root motion, kept by the clock stage.
-struct Root {
+// Rust: layout::GpuOutput. What the clock stage keeps per character: its root motion.
+struct Output {
     world: Affine,
     world_seq: u32,
     pad_a: u32,
@@ -56,7 +57,13 @@ struct Root {
     pad_c: u32,
     delta_translation: vec4<f32>,
     delta_rotation: vec4<f32>,
+    curves: array<f32, MAX_CURVES>,
 }
+
+// Most float curve names of a library (Rust: layout::MAX_CURVES), and where a clip's curve mask
+// starts in its flags (layout::CLIP_CURVE_SHIFT).
+const MAX_CURVES: u32 = 8u;
+const CLIP_CURVE_SHIFT: u32 = 8u;
 
 // Rust: layout::GpuEvent. A clip event, one header unit.
 struct ClipEvent {
@@ -148,7 +155,7 @@ const LAYER_MESH: u32 = 4096u;
 const SNAPSHOT_CLIP: u32 = 0xffffffffu;
 
 // Rust: layout::GpuInstance. Sections: bytes 0-63 read every frame, 64-95 while a transition is
-// set, 96-159 by the renderer only, 160-223 while a layer is on.
+// set, 96-159 by the renderer (and by the clock with root motion), 160-223 while a layer is on.
 struct Instance {
     clip: u32,
     skeleton: u32,

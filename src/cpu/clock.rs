@@ -6,10 +6,11 @@
 
 use crate::cpu::blend_weights::node_child_weights;
 use crate::layout::{
-    BlendList, BlendSample, FRAME_EVENTS, GpuClip, GpuClock, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef,
-    GpuRoot, LAYER_ON, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS,
-    MAX_LAYERS, MAX_TREE_NODES, NO_ROOT_MOTION, ROOT_MOTION, SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_FROZEN,
-    TRANSITION_SMOOTH, Ticks, layer_mode, node_kind, source_kind,
+    BlendList, BlendSample, CLIP_CURVE_SHIFT, FRAME_CURVES, FRAME_EVENTS, GpuClip, GpuClock, GpuEventRecord, GpuFrame,
+    GpuInstance, GpuLayerDef, GpuOutput, LAYER_ON, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, LayerApply,
+    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_CURVES, MAX_LAYERS, MAX_TREE_NODES, NO_ROOT_MOTION, ROOT_MOTION,
+    SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, node_kind,
+    source_kind,
 };
 use crate::library::AnimationLibrary;
 use crate::math::{Affine, quat_rotate};
@@ -373,10 +374,86 @@ fn add_root(
     blend.q += q * w;
 }
 
+/// Curve name `c` of clip `clip` at `t` seconds, and whether the clip has it. WGSL `curve_value`.
+fn curve_value(lib: &AnimationLibrary, clip: u32, c: u32, t: f32) -> (f32, bool) {
+    let info = &lib.clips()[clip as usize];
+    let mask = info.flags >> CLIP_CURVE_SHIFT;
+    if (mask >> c) & 1 == 0 {
+        return (0.0, false);
+    }
+    let k = (mask & ((1 << c) - 1)).count_ones();
+    let track = &lib.tracks()[(info.track_offset + 3 * info.joint_count + k) as usize];
+    (
+        super::sample::sample_track(lib.times(), lib.values(), track, t, false).x,
+        true,
+    )
+}
+
+/// A character's float curves blended as its pose: the base samples weighted and normalized,
+/// then each layer's weighted mean lerped in (override) or added (additive) for the curves its
+/// clips have. WGSL `blend_curves`.
+#[must_use]
+pub fn blend_curves(lib: &AnimationLibrary, list: &BlendList) -> [f32; MAX_CURVES as usize] {
+    let mut out = [0.0f32; MAX_CURVES as usize];
+    let mut base_weight = 0.0;
+    for s in &list.samples[..list.count as usize] {
+        if s.layer != 0 {
+            continue;
+        }
+        base_weight += s.weight;
+        if s.clip == SNAPSHOT_CLIP {
+            continue;
+        }
+        for (c, o) in out.iter_mut().enumerate() {
+            *o += s.weight * curve_value(lib, s.clip, c as u32, s.time).0;
+        }
+    }
+    if base_weight > 0.0 {
+        for o in &mut out {
+            *o /= base_weight;
+        }
+    }
+    for (l, apply) in list.layers.iter().enumerate() {
+        if apply.mode == layer_mode::OFF {
+            continue;
+        }
+        let mut sum = [0.0f32; MAX_CURVES as usize];
+        let mut present = [false; MAX_CURVES as usize];
+        let mut weight = 0.0;
+        for s in &list.samples[..list.count as usize] {
+            if s.layer != l as u32 + 1 {
+                continue;
+            }
+            weight += s.weight;
+            for c in 0..MAX_CURVES as usize {
+                let (v, p) = curve_value(lib, s.clip, c as u32, s.time);
+                sum[c] += s.weight * v;
+                present[c] = present[c] || p;
+            }
+        }
+        if !(weight > 0.0) {
+            continue;
+        }
+        for c in 0..MAX_CURVES as usize {
+            if !present[c] {
+                continue;
+            }
+            let v = sum[c] / weight;
+            if apply.mode == layer_mode::OVERRIDE {
+                // WGSL mix(a, b, t) = a * (1 - t) + b * t.
+                out[c] = out[c] * (1.0 - apply.weight) + v * apply.weight;
+            } else {
+                out[c] += apply.weight * v;
+            }
+        }
+    }
+    out
+}
+
 /// Moves a character's root by the frame's blended displacement, then by its turn for `dt`: the
 /// world taken from the instance's when its `world_seq` is new, then moved; returns the new world.
 /// WGSL `move_root`.
-fn move_root(r: &mut GpuRoot, inst: &GpuInstance, blend: &RootBlend, dt: f32) -> Affine {
+fn move_root(r: &mut GpuOutput, inst: &GpuInstance, blend: &RootBlend, dt: f32) -> Affine {
     if r.world_seq != inst.world_seq {
         r.world = inst.world;
         r.world_seq = inst.world_seq;
@@ -703,7 +780,7 @@ pub(crate) fn advance_instance(
     dt: f32,
     list: &mut BlendList,
     mut events: Option<(&GpuFrame, u32, &mut EventLog)>,
-    root_out: Option<(&mut GpuRoot, &mut Affine)>,
+    root_out: Option<(&mut GpuOutput, &mut Affine)>,
 ) -> GpuClock {
     let mut c = *clock_in;
     let kind = inst.source_kind();
@@ -859,8 +936,14 @@ pub(crate) fn advance_instance(
             c.layer_time[(s - 2) as usize] = ct.time;
         }
     }
-    if let (true, Some((r, world))) = (root_motion, root_out) {
-        *world = move_root(r, inst, &root, dt);
+    let curves = events.as_ref().is_some_and(|(f, _, _)| f.flags & FRAME_CURVES != 0);
+    if let Some((out, world)) = root_out {
+        if root_motion {
+            *world = move_root(out, inst, &root, dt);
+        }
+        if curves {
+            out.curves = blend_curves(lib, list);
+        }
     }
     c
 }
@@ -876,7 +959,7 @@ pub(crate) fn clock(
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
     log: &mut EventLog,
-    mut roots: Option<&mut [GpuRoot]>,
+    mut roots: Option<&mut [GpuOutput]>,
 ) {
     for i in 0..frame.instance_count as usize {
         let mut list = BlendList::default();

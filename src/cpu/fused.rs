@@ -7,7 +7,7 @@ use super::local_to_model::{HierarchyStore, propagate};
 use super::palette::{palette_joints, socket_matrices};
 use super::sample::{SampleStore, sample_joints};
 use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuRoot, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
+    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -116,7 +116,7 @@ pub(crate) fn fused(
     local: &mut [LocalPose],
     palettes: &mut [Affine],
     log: &mut super::EventLog,
-    mut roots: Option<&mut [GpuRoot]>,
+    mut roots: Option<&mut [GpuOutput]>,
 ) {
     // Like the GPU's, the workgroup memory is not cleared between instances.
     let mut wg = Workgroup::new(frame.snapshot_offset, local);

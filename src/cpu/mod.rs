@@ -33,7 +33,7 @@ pub use clock::{
     ClipTime, Leaves, add_sample, advance_clip_time, f32_parts, period_ticks, ratio_ticks, shift_round,
     start_clip_time, ticks_from_f32, transition_weight, wrap_ticks,
 };
-pub use clock::{EventLog, Rigid, event_crossings, root_displacement};
+pub use clock::{EventLog, Rigid, blend_curves, event_crossings, root_displacement};
 pub use local_to_model::{has_mesh_layer, joint_model};
 pub use palette::skin_matrix;
 pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};

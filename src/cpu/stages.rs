@@ -14,7 +14,7 @@ use super::{palette as k_palette, sample as k_sample, skin as k_skin};
 use crate::blend::BlendLibrary;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuRoot, GpuSkeleton, LAYER_ON,
+    BlendList, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, GpuSkeleton, LAYER_ON,
     LocalPose, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_FUSED_JOINTS, MAX_LAYERS, MAX_SOCKETS, MAX_TREE_NODES, NO_MASK,
     SNAPSHOT_CLIP, layer_mode, node_kind, source_kind,
 };
@@ -313,7 +313,7 @@ pub fn clock_frame(
     instances: &mut [GpuInstance],
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
-    roots: &mut [GpuRoot],
+    roots: &mut [GpuOutput],
     log: &mut EventLog,
 ) -> Result<()> {
     let n = instance_count(
@@ -600,7 +600,7 @@ pub fn fused_frame(
     clocks: &mut [GpuClock],
     local: &mut [LocalPose],
     palettes: &mut [Affine],
-    roots: &mut [GpuRoot],
+    roots: &mut [GpuOutput],
     log: &mut EventLog,
 ) -> Result<()> {
     instance_count(frame, &[("roots", roots.len())])?;

@@ -10,7 +10,7 @@ use super::{PassTimer, read_buffer, split_dispatch};
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuRoot, LocalPose,
+    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, LocalPose,
     MAX_FUSED_JOINTS, MAX_LAYER_DEFS, MAX_SOCKETS, WORKGROUP_SIZE,
 };
 use crate::library::{AnimationLibrary, ClipId};
@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 struct Page {
     instance_buffer: wgpu::Buffer,
     clock_buffer: wgpu::Buffer,
-    /// Root motion of each instance (`GpuRoot`), kept by the clock stage.
-    root_buffer: wgpu::Buffer,
+    /// Root motion of each instance (`GpuOutput`), kept by the clock stage.
+    output_buffer: wgpu::Buffer,
     blend_list_buffer: wgpu::Buffer,
     local_buffer: wgpu::Buffer,
     model_buffer: wgpu::Buffer,
@@ -237,7 +237,7 @@ impl Page {
         let joints = u64::from(max_joints);
         let instance_buffer = storage(device, &label("instances"), instances * size_of::<GpuInstance>() as u64);
         let clock_buffer = storage(device, &label("clocks"), instances * size_of::<GpuClock>() as u64);
-        let root_buffer = storage(device, &label("roots"), instances * size_of::<GpuRoot>() as u64);
+        let output_buffer = storage(device, &label("outputs"), instances * size_of::<GpuOutput>() as u64);
         let blend_list_buffer = storage(device, &label("blend lists"), instances * size_of::<BlendList>() as u64);
         // Current local poses, then one snapshot per joint (the source of interrupted transitions),
         // then one mesh-space additive delta per joint (scratch between `sample` and `local_to_model`).
@@ -255,7 +255,7 @@ impl Page {
         let mut page = Self {
             instance_buffer,
             clock_buffer,
-            root_buffer,
+            output_buffer,
             blend_list_buffer,
             local_buffer,
             model_buffer,
@@ -307,7 +307,7 @@ impl Page {
                 Resource::Palettes => &self.palette_buffer,
                 // Shared by every page: one log per frame.
                 Resource::Events => event_log,
-                Resource::Roots => &self.root_buffer,
+                Resource::Outputs => &self.output_buffer,
             };
             buffer.as_entire_binding()
         };
@@ -716,9 +716,9 @@ impl Animator {
                     let source = &self.pages[c.page].palette_buffer;
                     encoder.copy_buffer_to_buffer(source, c.element * matrix, buffer, c.dst * matrix, c.count * matrix);
                 }
-                let root = size_of::<GpuRoot>() as u64;
+                let root = size_of::<GpuOutput>() as u64;
                 for c in &l.roots {
-                    let source = &self.pages[c.page].root_buffer;
+                    let source = &self.pages[c.page].output_buffer;
                     let dst = l.roots_at() + c.dst * root;
                     encoder.copy_buffer_to_buffer(source, c.element * root, buffer, dst, c.count * root);
                 }
@@ -732,7 +732,7 @@ impl Animator {
                 let page = &self.pages[c.page];
                 let source = match c.source {
                     CheckpointSource::Clocks => &page.clock_buffer,
-                    CheckpointSource::Roots => &page.root_buffer,
+                    CheckpointSource::Outputs => &page.output_buffer,
                     CheckpointSource::LocalPoses => &page.local_buffer,
                 };
                 encoder.copy_buffer_to_buffer(source, c.offset, buffer, c.dst, c.bytes);
@@ -843,8 +843,9 @@ impl Animator {
     /// frame's data arrive at the first prepare after the GPU has finished it — the next one
     /// when the GPU keeps up, later when it lags — and a frame that finds every slot still in
     /// flight is not read back ([`Animator::readback_skipped`]) rather than waited for. An
-    /// empty list stops. Watch again after adding or removing characters (the matrices are read
-    /// from where those characters were). Submit each frame before the next prepare.
+    /// empty list stops reading sockets (events and roots watched go on). Watch again after
+    /// adding or removing characters (the matrices are read from where those characters were).
+    /// Submit each frame before the next prepare.
     ///
     /// Errors (nothing changes): a character or socket that does not exist (naming it), buffers
     /// the device refuses.
@@ -866,14 +867,16 @@ impl Animator {
         Ok(())
     }
 
-    /// Reads back the root motion of `characters` — world transform, the frame's displacement
-    /// ([`GpuRoot`]) — with every frame, through the same ring and with the same latency as
-    /// [`Animator::watch_sockets`] ([`FrameReadback::roots`](super::FrameReadback)). Meaningful
-    /// for characters with root motion on ([`Controller::set_root_motion`]): the GPU writes no
-    /// others'. An empty list stops. Watch again after adding or removing characters.
+    /// Reads back what the clock stage gives back for `characters` ([`GpuOutput`]) with every
+    /// frame — root motion (world transform, the frame's displacement) and float curve values —
+    /// through the same ring and with the same latency as [`Animator::watch_sockets`]
+    /// ([`FrameReadback::outputs`](super::FrameReadback)). The GPU writes a character's root
+    /// motion only while it has root motion on ([`Controller::set_root_motion`]), and curves
+    /// when the library has any. An empty list stops. Watch again after adding or removing
+    /// characters.
     ///
     /// Errors (nothing changes): a character that does not exist, buffers the device refuses.
-    pub fn watch_roots(&mut self, device: &wgpu::Device, characters: &[usize]) -> Result<()> {
+    pub fn watch_outputs(&mut self, device: &wgpu::Device, characters: &[usize]) -> Result<()> {
         let mut copies: Vec<RingCopy> = Vec::new();
         for (k, &index) in characters.iter().enumerate() {
             let (page, element) = self.controller.page_of(index).ok_or_else(|| Error::Instance {
@@ -891,11 +894,12 @@ impl Animator {
         Ok(())
     }
 
-    /// Reads back page `page`'s root motion, one [`GpuRoot`] per instance in use (those without
-    /// root motion are not written). For tests and tools; waits for the GPU.
-    pub fn read_roots_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<GpuRoot>> {
+    /// Reads back page `page`'s outputs, one [`GpuOutput`] per instance in use (root motion only
+    /// for instances with it on, curves when the library has any). For tests and tools; waits for
+    /// the GPU.
+    pub fn read_outputs_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<GpuOutput>> {
         let (p, state) = self.page(page)?;
-        read_buffer(device, queue, &p.root_buffer, 0, state.len as u64)
+        read_buffer(device, queue, &p.output_buffer, 0, state.len as u64)
     }
 
     /// Detects clip events ([`crate::ClipEvent`]) from the next frame on and reads them back
@@ -1225,7 +1229,7 @@ impl Animator {
             queue.write_buffer(&self.pages[page].clock_buffer, 0, bytemuck::cast_slice(clocks));
         }
         for (page, roots) in base.roots.iter().enumerate().take(self.pages.len()) {
-            queue.write_buffer(&self.pages[page].root_buffer, 0, bytemuck::cast_slice(roots));
+            queue.write_buffer(&self.pages[page].output_buffer, 0, bytemuck::cast_slice(roots));
         }
         for (page, first, poses) in &base.snapshots {
             let joint = u64::from(self.controller.page_max_joints(*page)) + u64::from(*first);
@@ -1259,11 +1263,17 @@ impl Animator {
     pub fn clock_buffer(&self) -> &wgpu::Buffer {
         &self.pages[0].clock_buffer
     }
-    /// Root motion of the first page (`GpuRoot` per instance), kept by `clock` for instances with
-    /// root motion.
+    /// Outputs of the first page (`GpuOutput` per instance: root motion, float curves), written by
+    /// `clock` (and `fused`); a buffer your own shaders may read (a blend-shape weight, a
+    /// foot-plant flag).
     #[must_use]
-    pub fn root_buffer(&self) -> &wgpu::Buffer {
-        &self.pages[0].root_buffer
+    pub fn output_buffer(&self) -> &wgpu::Buffer {
+        &self.pages[0].output_buffer
+    }
+    /// The output buffer of page `page` (instance `page_range(page).start + k` at `k`).
+    #[must_use]
+    pub fn page_output_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages.get(page).map(|p| &p.output_buffer)
     }
     /// Blend lists of the first page (`BlendList` per instance), written by `clock`, read by
     /// `sample` (the fused path keeps them in workgroup memory and does not write them).

@@ -6,9 +6,9 @@
 use crate::error::{Error, Result};
 use crate::gpu::{Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 use crate::layout::{
-    FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LAYER_ON, LOOP_FOREVER, LOOP_ONCE,
-    LOOP_REPEAT, MAX_BLEND_PARAMETERS, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER, ROOT_MOTION,
-    TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, source_kind,
+    FRAME_CURVES, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, KEEP_POSE, LAYER_ON,
+    LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, MAX_BLEND_PARAMETERS, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER,
+    ROOT_MOTION, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, source_kind,
 };
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
@@ -167,7 +167,7 @@ impl Controller {
     /// transform each frame by the root displacement of the clips it plays (those built with
     /// [`LibraryBuilder::add_clip_with_root_motion`](crate::LibraryBuilder::add_clip_with_root_motion);
     /// the others stand still), starting from the world the CPU last set: the world then lives on
-    /// the GPU, the CPU does not know it (read it back with `Animator::watch_roots`).
+    /// the GPU, the CPU does not know it (read it back with `Animator::watch_outputs`).
     /// [`Controller::set_world`] still places the character (a teleport, from which root motion
     /// carries on); nothing else the CPU uploads moves it. Off, the world is the CPU's again: the
     /// character returns to where the CPU last set it, unless you set it from a read-back first.
@@ -930,7 +930,12 @@ impl Controller {
                 snapshot_offset: p.max_joints,
                 first_instance: p.first as u32,
                 frame: self.frames as u32,
-                flags: if self.detect_events { FRAME_EVENTS } else { 0 },
+                flags: if self.detect_events { FRAME_EVENTS } else { 0 }
+                    | if self.library.curve_names().is_empty() {
+                        0
+                    } else {
+                        FRAME_CURVES
+                    },
                 _pad: [0; 2],
             };
             upload.frames.push((k, frame));

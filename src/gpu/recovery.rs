@@ -21,7 +21,7 @@
 //! frame: on the same kind of device, bit for bit.
 
 use super::controller::{Controller, FrameUpload};
-use crate::layout::{GpuClock, GpuInstance, GpuRoot, KEEP_POSE, LocalPose, source_kind};
+use crate::layout::{GpuClock, GpuInstance, GpuOutput, KEEP_POSE, LocalPose, source_kind};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -37,7 +37,7 @@ pub(super) struct Checkpoint {
     pub clocks: Vec<Vec<GpuClock>>,
     /// Per page: the root motion after `frame`, one per instance then in use (when any instance
     /// had root motion on; else empty).
-    pub roots: Vec<Vec<GpuRoot>>,
+    pub roots: Vec<Vec<GpuOutput>>,
     /// Snapshots a later frame may blend from: `(page, first joint, poses)`.
     pub snapshots: Vec<(usize, u32, Vec<LocalPose>)>,
 }
@@ -57,8 +57,8 @@ pub(super) struct LoggedFrame {
 enum PartKind {
     /// `count` clocks of page `page` from instance 0.
     Clocks,
-    /// `count` roots of page `page` from instance 0.
-    Roots,
+    /// `count` outputs (root motion) of page `page` from instance 0.
+    Outputs,
     /// `count` snapshot poses of page `page` from joint `first`.
     Snapshot,
 }
@@ -94,7 +94,7 @@ struct Pending {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum CheckpointSource {
     Clocks,
-    Roots,
+    Outputs,
     LocalPoses,
 }
 
@@ -251,8 +251,8 @@ impl Recovery {
                     }
                     base.clocks[part.page] = read_all(&bytes[..n]);
                 }
-                PartKind::Roots => {
-                    let n = part.count as usize * size_of::<GpuRoot>();
+                PartKind::Outputs => {
+                    let n = part.count as usize * size_of::<GpuOutput>();
                     if base.roots.len() <= part.page {
                         base.roots.resize(part.page + 1, Vec::new());
                     }
@@ -295,11 +295,11 @@ impl Recovery {
             if controller.root_motion_count() > 0 {
                 // The worlds root motion moved live on the GPU only.
                 push(
-                    PartKind::Roots,
+                    PartKind::Outputs,
                     page,
                     0,
                     instances.len() as u32,
-                    size_of::<GpuRoot>() as u64,
+                    size_of::<GpuOutput>() as u64,
                 );
             }
             let first = controller.page_range(page).start;
@@ -345,12 +345,12 @@ impl Recovery {
                     dst: p.offset,
                     bytes: (u64::from(p.count) * size_of::<GpuClock>() as u64),
                 },
-                PartKind::Roots => CheckpointCopy {
+                PartKind::Outputs => CheckpointCopy {
                     page: p.page,
-                    source: CheckpointSource::Roots,
+                    source: CheckpointSource::Outputs,
                     offset: 0,
                     dst: p.offset,
-                    bytes: (u64::from(p.count) * size_of::<GpuRoot>() as u64),
+                    bytes: (u64::from(p.count) * size_of::<GpuOutput>() as u64),
                 },
                 PartKind::Snapshot => CheckpointCopy {
                     page: p.page,

@@ -8,7 +8,7 @@
 //! `f`. A frame that finds no free slot (the GPU more than the ring's length behind) is not
 //! copied and is counted as skipped: the CPU never waits.
 
-use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuRoot};
+use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuOutput};
 use crate::math::Affine;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -26,9 +26,10 @@ pub struct FrameReadback {
     /// The watched sockets' world matrices, in the order given to
     /// [`crate::Animator::watch_sockets`].
     pub sockets: Vec<Affine>,
-    /// The watched characters' root motion — world transform and the frame's displacement —
-    /// in the order given to [`crate::Animator::watch_roots`].
-    pub roots: Vec<GpuRoot>,
+    /// The watched characters' outputs — root motion (world transform, the frame's
+    /// displacement) and float curves — in the order given to
+    /// [`crate::Animator::watch_outputs`].
+    pub outputs: Vec<GpuOutput>,
     /// The events the frame fired ([`crate::Animator::watch_events`]), in the order the GPU
     /// appended them (any order within a frame).
     pub events: Vec<GpuEventRecord>,
@@ -85,7 +86,7 @@ impl RingLayout {
 
     /// Where the event log starts in a slot.
     pub fn events_at(&self) -> u64 {
-        self.roots_at() + (self.root_count * size_of::<GpuRoot>()) as u64
+        self.roots_at() + (self.root_count * size_of::<GpuOutput>()) as u64
     }
 
     /// Whether there is anything to read back.
@@ -193,7 +194,7 @@ impl Ring {
                         .map(bytemuck::pod_read_unaligned)
                         .collect();
                     let roots = data[roots_at..events_at]
-                        .chunks_exact(size_of::<GpuRoot>())
+                        .chunks_exact(size_of::<GpuOutput>())
                         .map(bytemuck::pod_read_unaligned)
                         .collect();
                     let (events, events_overflow) = if l.event_bytes > 0 {
@@ -212,7 +213,7 @@ impl Ring {
                     self.ready.push_back(FrameReadback {
                         frame: slot.frame,
                         sockets,
-                        roots,
+                        outputs: roots,
                         events,
                         events_overflow,
                     });

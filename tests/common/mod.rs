@@ -148,6 +148,7 @@ pub fn random_clip(r: &mut SmallRng, skeleton: &Skeleton, name: &str) -> Clip {
         .collect();
     Clip {
         events: Vec::new(),
+        curves: Vec::new(),
         name: name.into(),
         duration,
         looping: true,

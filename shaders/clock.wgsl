@@ -612,10 +612,12 @@ fn play_state(
         if (fire) {
             fire_events(events, clip, scale * events.weight, time, loops, ct, delta, period, loop_mode, loop_count, false);
         }
+#ifdef ROOT_MOTION
         if (events.root != 0u) {
             let t0 = clamp(ticks_to_f32(ticks_get(time)), 0.0, duration);
             add_root(root, clip, t0, loops, ct.sample_time, ct.loops, scale);
         }
+#endif
         return ct;
     }
     let leaves = tree_leaves(tree_offset, tree_nodes, params);
@@ -640,9 +642,11 @@ fn play_state(
         if (fire) {
             fire_events(events, leaves.clips[m], scale * leaves.weights[m] * events.weight, time, loops, ct, delta, cycle, loop_mode, loop_count, true);
         }
+#ifdef ROOT_MOTION
         if (events.root != 0u) {
             add_root(root, leaves.clips[m], phase0 * leaf_duration, loops, ct.phase * leaf_duration, ct.loops, scale * leaves.weights[m]);
         }
+#endif
     }
     return ct;
 }
@@ -717,10 +721,12 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             events.started = 0u;
             if (kind == SOURCE_SNAPSHOT) {
                 add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0u);
+#ifdef ROOT_MOTION
                 if (root_motion) {
                     // A held pose does not move: the identity, weighted.
                     root.q += vec4<f32>(0.0, 0.0, 0.0, 1.0 - beta);
                 }
+#endif
                 continue;
             }
             if (kind == SOURCE_NONE || !(beta < 1.0)) {
@@ -794,17 +800,25 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         }
     }
     clocks[i] = c;
+    // What the character gives back, in a variant of the stage only when the library has it
+    // (shaders::Variant): root motion, float curves.
+#ifdef OUTPUTS
     let curves = (frame.flags & FRAME_CURVES) != 0u;
     if (root_motion || curves) {
         var out = outputs[i];
+#ifdef ROOT_MOTION
         if (root_motion) {
             move_root(i, &out, root, dt);
         }
+#endif
+#ifdef CURVES
         if (curves) {
             out.curves = blend_curves(list);
         }
+#endif
         outputs[i] = out;
     }
+#endif
 }
 
 // Curve name `c` of clip `clip` at `t` seconds; `present` says whether the clip has it (else 0).

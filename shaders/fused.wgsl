@@ -103,8 +103,10 @@ fn fused(
         advance_instance(i, frame.dt, &list);
         wg_list = list;
     }
+#ifdef ROOT_MOTION
     // With root motion the clock wrote the instance's world, which the socket matrices read.
     storageBarrier();
+#endif
     workgroupBarrier();
     // sample and layers: threads over joints.
     sample_joints(i, lid, joint_count);

@@ -26,19 +26,30 @@ fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>)
     panic!("WGSL struct {name} not found");
 }
 
+/// Every variant of every stage (no feature, each feature alone, all of them) validates.
 #[test]
 fn every_stage_module_validates() {
+    use naga_oil::compose::ShaderDefValue::Bool;
+    let variants: [&[shaders::ShaderDef]; 4] = [
+        &[],
+        &[("ROOT_MOTION", Bool(true)), ("OUTPUTS", Bool(true))],
+        &[("CURVES", Bool(true)), ("OUTPUTS", Bool(true))],
+        shaders::ALL_FEATURES,
+    ];
     for stage in Stage::ALL {
-        let src = shaders::stage_source(stage);
-        let (module, _) = shaders::validate(&src).unwrap_or_else(|e| panic!("{}: {e}", stage.name()));
-        let has_entry = module.entry_points.iter().any(|e| e.name == stage.name());
-        assert!(has_entry, "{} has no entry point of its own name", stage.name());
+        for defs in variants {
+            let src = shaders::stage_source_with(stage, defs).unwrap_or_else(|e| panic!("{e}"));
+            let (module, _) = shaders::validate(&src).unwrap_or_else(|e| panic!("{} {defs:?}: {e}", stage.name()));
+            let has_entry = module.entry_points.iter().any(|e| e.name == stage.name());
+            assert!(has_entry, "{} has no entry point of its own name", stage.name());
+        }
     }
 }
 
-/// The globals an entry point of a stage's module reads or writes, by name.
+/// The globals an entry point of a stage's module (with every feature) reads or writes, by name.
 fn globals_used(stage: Stage) -> Vec<(String, naga::valid::GlobalUse)> {
-    let (module, info) = shaders::validate(&shaders::stage_source(stage)).unwrap();
+    let source = shaders::stage_source_with(stage, shaders::ALL_FEATURES).unwrap();
+    let (module, info) = shaders::validate(&source).unwrap();
     let index = module.entry_points.iter().position(|e| e.name == stage.name()).unwrap();
     let ep = info.get_entry_point(index);
     module

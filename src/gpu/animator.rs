@@ -15,7 +15,7 @@ use crate::layout::{
 };
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
-use crate::shaders::{Access, Resource, Stage, stage_source};
+use crate::shaders::{Access, Resource, Stage, library_defs, stage_source_with};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -456,9 +456,12 @@ impl Animator {
                         label: Some(&label),
                         entries: &entries,
                     });
+                    // The variant the library needs (shaders::library_defs).
+                    let source = stage_source_with(stage, &library_defs(gpu_library.library()))
+                        .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
                     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                         label: Some(&label),
-                        source: wgpu::ShaderSource::Wgsl(stage_source(stage).into()),
+                        source: wgpu::ShaderSource::Wgsl(source.into()),
                     });
                     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                         label: Some(&label),

@@ -172,12 +172,25 @@ impl Controller {
     /// carries on); nothing else the CPU uploads moves it. Off, the world is the CPU's again: the
     /// character returns to where the CPU last set it, unless you set it from a read-back first.
     ///
-    /// Errors: an instance that does not exist.
+    /// Errors: an instance that does not exist; a library without a clip with root motion (its
+    /// stages are built without it, [`crate::shaders::library_defs`]).
     pub fn set_root_motion(&mut self, index: usize, on: bool) -> Result<()> {
         let inst = self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,
             what: "does not exist".into(),
         })?;
+        if on
+            && !self
+                .library
+                .clips()
+                .iter()
+                .any(|c| c.root_track != crate::layout::NO_ROOT_MOTION)
+        {
+            return Err(Error::Instance {
+                instance: index,
+                what: "cannot move by root motion: no clip of the library has any".into(),
+            });
+        }
         let was = inst.flags & ROOT_MOTION != 0;
         if was == on {
             return Ok(());

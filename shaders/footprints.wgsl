@@ -3,26 +3,11 @@
 // (written by the palette pass) and writes a mark into a ring, which `footprint_marks.wgsl` draws
 // on the ground, fading with age. No CPU work per event. Rust: gpu::Footprints.
 
-struct Affine {
-    x: vec4<f32>,
-    y: vec4<f32>,
-    z: vec4<f32>,
-}
+#import wgpu_anim::types::{Affine, EventRecord, MAX_SOCKETS}
 
-// Rust: layout::GpuEventRecord.
-struct EventRecord {
-    character: u32,
-    event: u32,
-    clip: u32,
-    weight: f32,
-    frame: u32,
-    crossings: u32,
-    state: u32,
-    pad: u32,
-}
-
-// The animator's event log, read-only here (Rust: layout::GpuEventLogHead, then the records).
-struct EventLog {
+// The animator's event log, read-only here: types.wgsl's EventLog with a plain count (Rust:
+// layout::GpuEventLogHead, then the records).
+struct EventLogRead {
     count: u32,
     overflow: u32,
     pad_a: u32,
@@ -61,10 +46,8 @@ struct Marks {
     marks: array<Mark>,
 }
 
-const MAX_SOCKETS: u32 = 4u;
-
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> event_log: EventLog;
+@group(0) @binding(1) var<storage, read> event_log: EventLogRead;
 @group(0) @binding(2) var<storage, read> palettes: array<Affine>;
 @group(0) @binding(3) var<storage, read_write> marks: Marks;
 

@@ -263,6 +263,30 @@ impl Stage {
         }
     }
 
+    /// The bind group layout entries of [`Stage::bindings`], visible to compute: what the animator
+    /// makes its layouts from, and a pass of your own running a stage's shader (a variant, say)
+    /// against the animator's buffers.
+    #[must_use]
+    pub fn layout_entries(self) -> Vec<wgpu::BindGroupLayoutEntry> {
+        self.bindings()
+            .iter()
+            .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
+                binding: resource.binding(),
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match access {
+                        Access::Uniform => wgpu::BufferBindingType::Uniform,
+                        Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                        Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect()
+    }
+
     /// Storage buffers the stage binds.
     #[must_use]
     pub fn storage_buffers(self) -> u32 {
@@ -439,6 +463,45 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
 #[must_use]
 pub fn stage_source(stage: Stage) -> String {
     stage_source_with(stage, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A shader of your own (a pass beside the animator's, as `gpu::Footprints`) that imports the
+/// crate's shared types and math (`#import wgpu_anim::types::{EventRecord, MAX_SOCKETS}`),
+/// composed and written back as plain WGSL, so that its structs are the stages' own.
+///
+/// Errors: a source that does not compose or validate (the message says where).
+pub fn compose_with_shared(source: &str, file: &str) -> Result<String, String> {
+    use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor, ShaderLanguage, ShaderType};
+    let mut composer = Composer::default();
+    for (name, module) in [("wgpu_anim::types", TYPES), ("wgpu_anim::math", MATH)] {
+        let added = composer.add_composable_module(ComposableModuleDescriptor {
+            source: module,
+            file_path: name,
+            language: ShaderLanguage::Wgsl,
+            as_name: Some(name.to_owned()),
+            ..Default::default()
+        });
+        if let Err(e) = added {
+            return Err(format!("{name}: {}", e.emit_to_string(&composer)));
+        }
+    }
+    let module = composer
+        .make_naga_module(NagaModuleDescriptor {
+            source,
+            file_path: file,
+            shader_type: ShaderType::Wgsl,
+            ..Default::default()
+        })
+        .map_err(|e| format!("{file}: {}", e.emit_to_string(&composer)))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .map_err(|e| format!("{file}: {e:?}"))?;
+    let wgsl = naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
+        .map_err(|e| format!("{file}: {e}"))?;
+    Ok(undecorate(&wgsl))
 }
 
 /// `text` without naga_oil's module decorations (`nameX_naga_oil_mod_X<base32>X` → `name`).

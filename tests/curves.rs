@@ -38,26 +38,14 @@ fn random_curve(r: &mut rand::rngs::SmallRng, name: &str, duration: f32) -> Floa
 /// A library laid out as `common::random_library`'s for one 37-joint skeleton, each clip with 0
 /// to 3 random curves named `a` to `f`.
 fn random_curve_library(seed: u64) -> wgpu_anim::AnimationLibrary {
-    let mut r = common::rng(seed);
-    let skeleton = common::random_skeleton(&mut r, "s", 37);
-    let mut b = LibraryBuilder::new();
-    let s = b.add_skeleton(skeleton.clone());
-    let mut ids = Vec::new();
-    for k in 0..common::CLIPS_PER_SKELETON {
-        let mut clip = common::random_clip(&mut r, &skeleton, &format!("c{k}"));
+    common::random_library_one_skeleton(seed, 37, |b, s, _, mut clip, _, r| {
         let mut names = vec!["a", "b", "c", "d", "e", "f"];
         for _ in 0..r.gen_range(0..4) {
             let name = names.remove(r.gen_range(0..names.len()));
-            clip.curves.push(random_curve(&mut r, name, clip.duration));
+            clip.curves.push(random_curve(r, name, clip.duration));
         }
-        ids.push(b.add_clip(s, &clip).unwrap());
-    }
-    for tree in common::random_trees(&ids, "s") {
-        b.add_blend_tree(&tree).unwrap();
-    }
-    let weights: Vec<f32> = (0..37).map(|_| r.gen_range(0.0..1.0)).collect();
-    b.add_mask(s, "mask", &weights).unwrap();
-    b.build()
+        b.add_clip(s, &clip).unwrap()
+    })
 }
 
 /// Random crowds on both paths, frame by frame from the GPU's own state: every character's

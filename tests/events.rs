@@ -294,7 +294,7 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
 /// every wrap) through the clock stage whose WGSL is `source`, against the animator's own
 /// buffers; returns the event's crossings per frame.
 fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<u32> {
-    use wgpu_anim::shaders::{Access, Resource, Stage};
+    use wgpu_anim::shaders::{Resource, Stage};
     let lib = clip_library(&[1.0], &[0.0]);
     let mut a = Animator::new(
         device,
@@ -307,24 +307,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
     .unwrap();
     a.watch_events(device, 64).unwrap();
     a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
-    let entries: Vec<wgpu::BindGroupLayoutEntry> = Stage::Clock
-        .bindings()
-        .iter()
-        .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
-            binding: resource.binding(),
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: match access {
-                    Access::Uniform => wgpu::BufferBindingType::Uniform,
-                    Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                    Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-                },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        })
-        .collect();
+    let entries = Stage::Clock.layout_entries();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: None,
         entries: &entries,

@@ -11,7 +11,7 @@ use wgpu_anim::cpu::EventLog;
 use wgpu_anim::gpu::{LoopMode, Transition};
 use wgpu_anim::layout::{GpuFrame, GpuOutput};
 use wgpu_anim::root_motion::{RootMotion, RootMotionMode};
-use wgpu_anim::{Affine, Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, mannequin};
+use wgpu_anim::{Affine, Animator, AnimatorDesc, ClipId, InstanceDesc, mannequin};
 
 /// Largest difference of two worlds' elements, relative to 1 + the translation's size.
 fn world_error(a: &Affine, b: &Affine) -> f32 {
@@ -23,13 +23,7 @@ fn world_error(a: &Affine, b: &Affine) -> f32 {
 /// mask), each clip added with root motion (planar or full, alternately, from the first joint or
 /// another).
 fn random_root_library(seed: u64) -> wgpu_anim::AnimationLibrary {
-    let mut r = common::rng(seed);
-    let skeleton = common::random_skeleton(&mut r, "s", 37);
-    let mut b = LibraryBuilder::new();
-    let s = b.add_skeleton(skeleton.clone());
-    let mut ids = Vec::new();
-    for k in 0..common::CLIPS_PER_SKELETON {
-        let clip = common::random_clip(&mut r, &skeleton, &format!("c{k}"));
+    common::random_library_one_skeleton(seed, 37, |b, s, skeleton, clip, k, _| {
         let motion = RootMotion {
             joint: (k % 3 == 2).then(|| skeleton.joint_names()[1].clone()),
             mode: if k % 2 == 0 {
@@ -39,14 +33,8 @@ fn random_root_library(seed: u64) -> wgpu_anim::AnimationLibrary {
             },
             ..Default::default()
         };
-        ids.push(b.add_clip_with_root_motion(s, &clip, &motion).unwrap());
-    }
-    for tree in common::random_trees(&ids, "s") {
-        b.add_blend_tree(&tree).unwrap();
-    }
-    let weights: Vec<f32> = (0..37).map(|_| r.gen_range(0.0..1.0)).collect();
-    b.add_mask(s, "mask", &weights).unwrap();
-    b.build()
+        b.add_clip_with_root_motion(s, &clip, &motion).unwrap()
+    })
 }
 
 /// Random crowds on both paths, frame by frame from the GPU's own state: the roots and the

@@ -93,3 +93,46 @@ fn a_crowd_of_foxes_is_drawn() {
     assert!(covered < 0.6, "foxes cover {:.2} % of the picture", covered * 100.0);
     assert!(differing(&foxes, &later) > 0.001, "the foxes move");
 }
+
+/// The built-in crowd with its footprints: members moved by root motion step (the GPU fires
+/// their foot-down events, read back for the title's events per second) and the footprint pass
+/// runs after the animator's every frame; its shaders compose with the stages' shared types.
+#[test]
+fn the_crowd_steps_and_stamps_footprints() {
+    use wgpu_anim::gpu::{GroundRenderer, OffscreenTarget};
+    use wgpu_anim::scene::{Crowd, CrowdDesc};
+    wgpu_anim::shaders::compose_with_shared(include_str!("../shaders/footprints.wgsl"), "footprints").unwrap();
+    wgpu_anim::shaders::validate(include_str!("../shaders/footprint_marks.wgsl")).unwrap();
+    let (device, queue) = common::device();
+    let mut crowd = Crowd::new(
+        &device,
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+        &CrowdDesc {
+            count: 40,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(crowd.character.root_motion && crowd.character.footprints.is_some());
+    assert!(crowd.animator.root_motion(0));
+    for _ in 0..90 {
+        crowd.update(&queue, 1.0 / 60.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        crowd.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    }
+    // About two steps a second for each walking member.
+    let rate = crowd.events_per_second();
+    assert!(rate > 20.0, "{rate} events/s");
+    let target = OffscreenTarget::new(&device, 64, 64).unwrap();
+    crowd.set_camera(&queue, &crowd.overview_camera(1.0));
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+        crowd.draw(&mut pass);
+    }
+    queue.submit([encoder.finish()]);
+    target.read_rgba(&device, &queue).unwrap();
+}

@@ -273,17 +273,13 @@ pub fn clock(
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
 ) -> Result<()> {
-    let n = instance_count(
+    let n = clock_checks(
+        lib,
         frame,
-        &[
-            ("instances", instances.len()),
-            ("clocks", clocks.len()),
-            ("blend lists", lists.len()),
-        ],
+        layer_defs,
+        instances,
+        &[("clocks", clocks.len()), ("blend lists", lists.len())],
     )?;
-    for (i, inst) in instances[..n].iter().enumerate() {
-        targets(lib, layer_defs, i, inst)?;
-    }
     let mut scratch = instances[..n].to_vec();
     k_clock::clock(
         lib,
@@ -302,9 +298,10 @@ pub fn clock(
 /// [`FRAME_EVENTS`](crate::layout::FRAME_EVENTS), every clip event a state of an instance
 /// crossed appended to `log` (records name the instance as `frame.first_instance + i`); for
 /// instances with [`ROOT_MOTION`](crate::layout::ROOT_MOTION), the frame's root displacement
-/// kept in `roots` and the moved world written to the instance.
+/// kept in `outputs` and the moved world written to the instance; with float curves in the
+/// library ([`FRAME_CURVES`](crate::layout::FRAME_CURVES)), each instance's curves in `outputs`.
 ///
-/// Errors: as [`clock`]; fewer roots than instances.
+/// Errors: as [`clock`]; fewer outputs than instances.
 #[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
 pub fn clock_frame(
     lib: &AnimationLibrary,
@@ -313,23 +310,40 @@ pub fn clock_frame(
     instances: &mut [GpuInstance],
     clocks: &mut [GpuClock],
     lists: &mut [BlendList],
-    roots: &mut [GpuOutput],
+    outputs: &mut [GpuOutput],
     log: &mut EventLog,
 ) -> Result<()> {
-    let n = instance_count(
+    clock_checks(
+        lib,
         frame,
+        layer_defs,
+        instances,
         &[
-            ("instances", instances.len()),
             ("clocks", clocks.len()),
             ("blend lists", lists.len()),
-            ("roots", roots.len()),
+            ("outputs", outputs.len()),
         ],
     )?;
+    k_clock::clock(lib, frame, layer_defs, instances, clocks, lists, log, Some(outputs));
+    Ok(())
+}
+
+/// The checks of [`clock`]: the instances and the other buffers (`(name, length)`) hold the
+/// frame's instances, whose targets exist. Returns the instance count.
+fn clock_checks(
+    lib: &AnimationLibrary,
+    frame: &GpuFrame,
+    layer_defs: &[GpuLayerDef],
+    instances: &[GpuInstance],
+    buffers: &[(&str, usize)],
+) -> Result<usize> {
+    let mut all = vec![("instances", instances.len())];
+    all.extend_from_slice(buffers);
+    let n = instance_count(frame, &all)?;
     for (i, inst) in instances[..n].iter().enumerate() {
         targets(lib, layer_defs, i, inst)?;
     }
-    k_clock::clock(lib, frame, layer_defs, instances, clocks, lists, log, Some(roots));
-    Ok(())
+    Ok(n)
 }
 
 /// One instance's frame: its new clock, and its blend list written to `list`. `layer_defs` are
@@ -590,7 +604,7 @@ pub fn fused(
 /// Everything the `fused` stage writes: as [`fused`], with events and root motion as
 /// [`clock_frame`].
 ///
-/// Errors: as [`fused`]; fewer roots than instances.
+/// Errors: as [`fused`]; fewer outputs than instances.
 #[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
 pub fn fused_frame(
     lib: &AnimationLibrary,
@@ -600,10 +614,10 @@ pub fn fused_frame(
     clocks: &mut [GpuClock],
     local: &mut [LocalPose],
     palettes: &mut [Affine],
-    roots: &mut [GpuOutput],
+    outputs: &mut [GpuOutput],
     log: &mut EventLog,
 ) -> Result<()> {
-    instance_count(frame, &[("roots", roots.len())])?;
+    instance_count(frame, &[("outputs", outputs.len())])?;
     fused_checks(
         lib,
         frame,
@@ -622,7 +636,7 @@ pub fn fused_frame(
         local,
         palettes,
         log,
-        Some(roots),
+        Some(outputs),
     );
     Ok(())
 }

@@ -15,7 +15,7 @@ use crate::layout::{
 };
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
-use crate::shaders::{Access, Resource, Stage, library_defs, stage_source_with};
+use crate::shaders::{Resource, Stage, library_defs, stage_source_with};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -433,24 +433,7 @@ impl Animator {
                 device,
                 || format!("the {} pipeline", stage.name()),
                 || {
-                    let entries: Vec<wgpu::BindGroupLayoutEntry> = stage
-                        .bindings()
-                        .iter()
-                        .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
-                            binding: resource.binding(),
-                            visibility: wgpu::ShaderStages::COMPUTE,
-                            ty: wgpu::BindingType::Buffer {
-                                ty: match access {
-                                    Access::Uniform => wgpu::BufferBindingType::Uniform,
-                                    Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                                    Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-                                },
-                                has_dynamic_offset: false,
-                                min_binding_size: None,
-                            },
-                            count: None,
-                        })
-                        .collect();
+                    let entries = stage.layout_entries();
                     let label = format!("wgpu-anim {}", stage.name());
                     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                         label: Some(&label),

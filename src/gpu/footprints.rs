@@ -73,9 +73,13 @@ impl Footprints {
             device,
             || "the footprints".to_owned(),
             || {
+                // The event record and the socket count are the stages' own (shared types).
+                let source =
+                    crate::shaders::compose_with_shared(include_str!("../../shaders/footprints.wgsl"), "footprints")
+                        .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim footprints"),
-                    source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/footprints.wgsl").into()),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
                 });
                 let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some("wgpu-anim footprints"),

@@ -375,6 +375,32 @@ pub fn random_library_full(
     (b.build(), clips)
 }
 
+/// A library laid out as [`random_library`]'s for one skeleton of `joints` joints (its clips,
+/// trees and mask, so that [`random_state`] and [`random_layers`] apply), clip `k` added by
+/// `add(builder, skeleton id, skeleton, clip, k, generator)` (with root motion, curves, ...).
+#[allow(dead_code)]
+pub fn random_library_one_skeleton(
+    seed: u64,
+    joints: usize,
+    mut add: impl FnMut(&mut LibraryBuilder, wgpu_anim::SkeletonId, &Skeleton, Clip, u32, &mut SmallRng) -> ClipId,
+) -> wgpu_anim::AnimationLibrary {
+    let mut r = rng(seed);
+    let skeleton = random_skeleton(&mut r, "s", joints);
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(skeleton.clone());
+    let mut ids = Vec::new();
+    for k in 0..CLIPS_PER_SKELETON {
+        let clip = random_clip(&mut r, &skeleton, &format!("c{k}"));
+        ids.push(add(&mut b, s, &skeleton, clip, k, &mut r));
+    }
+    for tree in random_trees(&ids, "s") {
+        b.add_blend_tree(&tree).unwrap();
+    }
+    let weights: Vec<f32> = (0..joints).map(|_| r.gen_range(0.0..1.0)).collect();
+    b.add_mask(s, "mask", &weights).unwrap();
+    b.build()
+}
+
 /// Largest element-wise error of two affine matrices, relative to `1 + |reference element|`.
 /// Largest relative difference of two local poses' components.
 pub fn pose_error(g: &LocalPose, w: &LocalPose) -> f32 {

@@ -212,3 +212,74 @@ fn watching_a_socket_that_does_not_exist_is_an_error() {
     frame(&device, &queue, &mut a, 1);
     assert!(a.take_readbacks().is_empty());
 }
+
+/// The frames in which `prepare` waits for the GPU: none. Each frame is heavy for the adapter
+/// (6,000 characters), and the next `prepare` comes as soon as it is submitted; a `prepare` that
+/// waited for the frame before (to read its events and sockets back) would return with that
+/// frame done — its `on_submitted_work_done` callback run by `prepare`'s own poll. None returns
+/// so; the read-backs still arrive, later, in order. Frames made to wait (a waiting read-back
+/// after `prepare`) are counted: the check sees a wait.
+#[test]
+fn prepare_never_waits_for_the_gpu() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (device, queue) = common::device();
+    let (lib, _, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
+    const N: usize = 6000;
+    let mut a = Animator::new(
+        &device,
+        &lib,
+        &AnimatorDesc {
+            max_instances: N as u32,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for i in 0..N {
+        a.add_instance(&InstanceDesc {
+            time: i as f32 * 0.013,
+            ..InstanceDesc::new(clips[i % 6])
+        })
+        .unwrap();
+    }
+    a.watch_events(&device, 8192).unwrap();
+    a.watch_sockets(&device, &[(0, 0), (N - 1, 0)]).unwrap();
+    let mut waited = 0;
+    let mut previous: Option<Arc<AtomicBool>> = None;
+    let mut frames = Vec::new();
+    for _ in 0..6 {
+        a.prepare(&queue, 1.0 / 60.0);
+        if previous.as_ref().is_some_and(|done| done.load(Ordering::Acquire)) {
+            waited += 1;
+        }
+        frames.extend(a.take_readbacks().iter().map(|r| r.frame));
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = done.clone();
+        queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
+        previous = Some(done);
+    }
+    assert_eq!(waited, 0, "frames in which prepare returned with the frame before done");
+    // The check sees a wait: three frames whose prepare is followed by a waiting read-back.
+    let mut waiting = 0;
+    for _ in 0..3 {
+        a.prepare(&queue, 1.0 / 60.0);
+        a.wait_readbacks();
+        if previous.as_ref().is_some_and(|done| done.load(Ordering::Acquire)) {
+            waiting += 1;
+        }
+        frames.extend(a.take_readbacks().iter().map(|r| r.frame));
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        let done = Arc::new(AtomicBool::new(false));
+        let flag = done.clone();
+        queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
+        previous = Some(done);
+    }
+    assert_eq!(waiting, 3, "a waiting prepare is counted");
+    assert!(frames.windows(2).all(|w| w[0] < w[1]), "in order: {frames:?}");
+    assert!(!frames.is_empty(), "the read-backs arrive, later");
+}

@@ -427,6 +427,8 @@ pub struct Crowd {
     half_extent: f32,
     moving: bool,
     animation_paused: bool,
+    /// Whether members have courses (built with `CrowdDesc::moving`).
+    roams: bool,
     rng: SplitMix,
     clock: f32,
     target: Vec3,
@@ -736,6 +738,7 @@ impl Crowd {
             agents,
             half_extent,
             moving: desc.moving,
+            roams: desc.moving,
             animation_paused: false,
             rng: SplitMix(desc.seed ^ 0x5eed_5eed),
             clock: 0.0,
@@ -810,6 +813,7 @@ impl Crowd {
             agents: self.agents.clone(),
             half_extent: self.half_extent,
             moving: self.moving,
+            roams: self.roams,
             animation_paused: self.animation_paused,
             rng: self.rng.clone(),
             clock: self.clock,
@@ -839,7 +843,8 @@ impl Crowd {
     /// stand. Members of a crowd built with [`CrowdDesc::moving`] `false` have no course, so they
     /// stay in place either way.
     pub fn set_moving(&mut self, moving: bool) {
-        if self.character.root_motion && moving != self.moving {
+        // Only members that roam (a crowd built moving) move by root motion.
+        if self.character.root_motion && self.roams && moving != self.moving {
             for (i, a) in self.agents.iter().enumerate() {
                 if !moving {
                     // Frozen where it was last read back (root motion off, the world is the CPU's).
@@ -953,7 +958,7 @@ impl Crowd {
     fn read_back(&mut self, frame: u64) {
         let mut got = self.animator.take_readbacks();
         let wanted = frame.saturating_sub(ROOT_LAG);
-        let watching = self.character.root_motion && self.moving && wanted > 0;
+        let watching = self.character.root_motion && self.roams && self.moving && wanted > 0;
         if watching && self.held.iter().chain(&got).all(|r| r.frame < wanted) {
             self.animator.wait_readbacks();
             got.extend(self.animator.take_readbacks());

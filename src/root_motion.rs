@@ -17,6 +17,9 @@ use crate::reference::{local_to_model, sample};
 use crate::skeleton::Skeleton;
 use glam::{DMat4, DQuat, DVec3, Quat, Vec3};
 
+/// Most uniform samples of one clip's root motion (`duration · rate`): 18 minutes at 60 a second.
+pub const MAX_ROOT_SAMPLES: u32 = 1 << 16;
+
 /// What root motion keeps of the joint's motion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RootMotionMode {
@@ -137,8 +140,8 @@ fn rest_rotation(skeleton: &Skeleton, j: usize) -> DQuat {
 /// anew, linearly, at its own key times and `motion.rate` samples a second) and its root track.
 /// The clip must be valid for `skeleton` ([`crate::library::validate_clip`]).
 ///
-/// Errors: a joint the skeleton lacks, a rate that is not finite and positive, a clip that does
-/// not validate.
+/// Errors: a joint the skeleton lacks, a rate that is not finite and positive, more than
+/// [`MAX_ROOT_SAMPLES`] samples, a clip that does not validate.
 pub fn extract(skeleton: &Skeleton, clip: &Clip, motion: &RootMotion) -> Result<(Clip, RootTrack)> {
     crate::library::validate_clip(skeleton, clip)?;
     if !(motion.rate.is_finite() && motion.rate > 0.0) {
@@ -152,7 +155,17 @@ pub fn extract(skeleton: &Skeleton, clip: &Clip, motion: &RootMotion) -> Result<
     let name = &skeleton.joint_names()[j];
     // Sample times: the joint's own keys and a uniform grid, within [0, duration].
     let duration = clip.duration;
-    let steps = ((f64::from(duration) * f64::from(motion.rate)).ceil() as usize).clamp(1, 1 << 20);
+    let samples = (f64::from(duration) * f64::from(motion.rate)).ceil();
+    if samples > f64::from(MAX_ROOT_SAMPLES) {
+        return Err(Error::Clip {
+            clip: clip.name.clone(),
+            what: format!(
+                "root motion: {samples} samples of {duration} s at {} a second; at most {MAX_ROOT_SAMPLES}",
+                motion.rate
+            ),
+        });
+    }
+    let steps = (samples as usize).max(1);
     let mut times: Vec<f32> = (0..=steps)
         .map(|k| (f64::from(duration) * k as f64 / steps as f64) as f32)
         .collect();

@@ -102,9 +102,29 @@ fn clip(u: &mut Unstructured, joints: &[String]) -> Result<Clip> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let events = (0..u.int_in_range(0..=3usize)?)
+        .map(|_| {
+            Ok(wgpu_anim::ClipEvent {
+                name: if u.arbitrary()? { "step".into() } else { name(u)? },
+                time: float(u)?,
+                threshold: float(u)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut curves = Vec::new();
+    for _ in 0..u.int_in_range(0..=3usize)? {
+        let curve_name = if u.arbitrary()? {
+            u.choose(&["a", "b", "c"])?.to_string()
+        } else {
+            name(u)?
+        };
+        if let Some(track) = track(u, float)? {
+            curves.push(wgpu_anim::FloatCurve { name: curve_name, track });
+        }
+    }
     Ok(Clip {
-        events: Vec::new(),
-        curves: Vec::new(),
+        events,
+        curves,
         name: name(u)?,
         duration: if u.ratio(1, 4)? {
             float(u)?
@@ -242,7 +262,22 @@ fn run(u: &mut Unstructured) -> Result<()> {
     let sk = builder.add_skeleton(skeleton);
     let mut clips = Vec::new();
     for c in authored.iter().chain(&extra) {
-        if let Ok(id) = builder.add_clip(sk, c) {
+        let added = if u.ratio(1, 3)? {
+            // Root motion from a named joint or any, planar or full, at any rate.
+            let motion = wgpu_anim::root_motion::RootMotion {
+                joint: if u.arbitrary()? { Some(name(u)?) } else { None },
+                mode: if u.arbitrary()? {
+                    wgpu_anim::root_motion::RootMotionMode::Full
+                } else {
+                    wgpu_anim::root_motion::RootMotionMode::Planar
+                },
+                rate: if u.arbitrary()? { float(u)? } else { 30.0 },
+            };
+            builder.add_clip_with_root_motion(sk, c, &motion)
+        } else {
+            builder.add_clip(sk, c)
+        };
+        if let Ok(id) = added {
             clips.push(id);
         }
     }

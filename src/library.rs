@@ -222,6 +222,12 @@ impl AnimationLibrary {
             .is_some_and(|c| c.root_track != NO_ROOT_MOTION)
     }
 
+    /// Whether any clip has root motion (the animator then compiles its stages with it).
+    #[must_use]
+    pub fn has_root_motion_clips(&self) -> bool {
+        self.clips.iter().any(|c| c.root_track != NO_ROOT_MOTION)
+    }
+
     /// The mask called `name`.
     #[must_use]
     pub fn mask_id(&self, name: &str) -> Option<MaskId> {

@@ -420,8 +420,7 @@ pub struct Crowd {
     seconds: f32,
     /// The last second's frames: `dt` and the events read back in it.
     event_window: std::collections::VecDeque<(f32, usize)>,
-    /// Frames read back and not yet counted (events) or used (roots, [`ROOT_LAG`] frames late).
-    pending: Vec<crate::gpu::FrameReadback>,
+    /// Frames read back and not yet used (roots, [`ROOT_LAG`] frames late).
     held: Vec<crate::gpu::FrameReadback>,
     agents: Vec<Agent>,
     half_extent: f32,
@@ -733,7 +732,6 @@ impl Crowd {
             footprints,
             seconds: 0.0,
             event_window: std::collections::VecDeque::new(),
-            pending: Vec::new(),
             held: Vec::new(),
             agents,
             half_extent,
@@ -808,7 +806,6 @@ impl Crowd {
             footprints,
             seconds: self.seconds,
             event_window: self.event_window.clone(),
-            pending: Vec::new(),
             held: self.held.clone(),
             agents: self.agents.clone(),
             half_extent: self.half_extent,
@@ -941,10 +938,8 @@ impl Crowd {
         if let Some((marks, _)) = &self.footprints {
             marks.update(queue, &self.animator, self.seconds);
         }
-        self.read_back(frame);
         // Events per second over the last second of frames (read back a frame late).
-        let events = self.pending.iter().map(|r| r.events.len()).sum();
-        self.pending.clear();
+        let events = self.read_back(frame);
         self.event_window.push_back((dt, events));
         let mut span: f32 = self.event_window.iter().map(|(d, _)| d).sum();
         while span > 1.0 && self.event_window.len() > 1 {
@@ -952,10 +947,10 @@ impl Crowd {
         }
     }
 
-    /// Takes in what frames before `frame` computed: the events of every frame read back, and
-    /// with root motion the members' places in frame `frame − 3` (waiting for them if the GPU is
-    /// that far behind).
-    fn read_back(&mut self, frame: u64) {
+    /// Takes in what frames before `frame` computed: with root motion the members' places in
+    /// frame `frame − 3` (waiting for them if the GPU is that far behind). Returns the events of
+    /// the frames read back.
+    fn read_back(&mut self, frame: u64) -> usize {
         let mut got = self.animator.take_readbacks();
         let wanted = frame.saturating_sub(ROOT_LAG);
         let watching = self.character.root_motion && self.roams && self.moving && wanted > 0;
@@ -963,11 +958,15 @@ impl Crowd {
             self.animator.wait_readbacks();
             got.extend(self.animator.take_readbacks());
         }
-        self.pending.extend(got.iter().cloned());
+        let events = got.iter().map(|r| r.events.len()).sum();
+        if !watching {
+            return events;
+        }
+        // Only the frames whose places are still to be used are kept.
         self.held.extend(got);
         self.held.retain(|r| r.frame >= wanted);
         let Some(r) = self.held.iter().find(|r| r.frame == wanted) else {
-            return;
+            return events;
         };
         for (a, root) in self.agents.iter_mut().zip(&r.outputs) {
             if a.teleported_at != 0 && r.frame < a.teleported_at {
@@ -979,6 +978,7 @@ impl Crowd {
             // The heading of the model's +Z in the world.
             a.heading = w.x.z.atan2(w.z.z);
         }
+        events
     }
 
     /// Clip events the GPU fired per second of animation, over the last second (footsteps, for

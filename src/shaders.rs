@@ -431,10 +431,7 @@ pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, Str
 #[must_use]
 pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     use naga_oil::compose::ShaderDefValue::Bool;
-    let root_motion = library
-        .clips()
-        .iter()
-        .any(|c| c.root_track != crate::layout::NO_ROOT_MOTION);
+    let root_motion = library.has_root_motion_clips();
     let curves = !library.curve_names().is_empty();
     let mut defs = Vec::new();
     if root_motion {

@@ -418,8 +418,8 @@ fn a_double_fire_at_a_loop_wrap_is_caught() {
 }
 
 /// A log of 8 records in a frame that fires more: 8 kept, the rest counted as overflow, nothing
-/// written past the log (the buffer after it is unchanged), and the next frame's log starts
-/// empty.
+/// written past the log, and the next frame's log starts empty. A log larger than a storage
+/// binding may be is refused with an error, not a device panic.
 #[test]
 fn a_full_log_counts_its_overflow_and_writes_nothing_past_its_end() {
     let (device, queue) = common::device();
@@ -433,6 +433,11 @@ fn a_full_log_counts_its_overflow_and_writes_nothing_past_its_end() {
         },
     )
     .unwrap();
+    let e = a.watch_events(&device, u32::MAX).unwrap_err().to_string();
+    assert!(
+        e.contains("event log") && e.contains("allows"),
+        "a log past the binding limit: {e}"
+    );
     a.watch_events(&device, 8).unwrap();
     assert_eq!(
         a.event_log_buffer().size(),

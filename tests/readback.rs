@@ -244,14 +244,16 @@ fn prepare_never_waits_for_the_gpu() {
     }
     a.watch_events(&device, 8192).unwrap();
     a.watch_sockets(&device, &[(0, 0), (N - 1, 0)]).unwrap();
-    let mut waited = 0;
     let mut previous: Option<Arc<AtomicBool>> = None;
     let mut frames = Vec::new();
-    for _ in 0..6 {
+    // A frame: prepare (then, if `wait`, a waiting read-back); whether the frame before was done
+    // by then; its passes submitted, with a flag its completion sets.
+    let mut frame = |a: &mut Animator, wait: bool, frames: &mut Vec<u64>| -> bool {
         a.prepare(&queue, 1.0 / 60.0);
-        if previous.as_ref().is_some_and(|done| done.load(Ordering::Acquire)) {
-            waited += 1;
+        if wait {
+            a.wait_readbacks();
         }
+        let was_done = previous.as_ref().is_some_and(|done| done.load(Ordering::Acquire));
         frames.extend(a.take_readbacks().iter().map(|r| r.frame));
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder);
@@ -260,25 +262,12 @@ fn prepare_never_waits_for_the_gpu() {
         let flag = done.clone();
         queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
         previous = Some(done);
-    }
+        was_done
+    };
+    let waited = (0..6).filter(|_| frame(&mut a, false, &mut frames)).count();
     assert_eq!(waited, 0, "frames in which prepare returned with the frame before done");
     // The check sees a wait: three frames whose prepare is followed by a waiting read-back.
-    let mut waiting = 0;
-    for _ in 0..3 {
-        a.prepare(&queue, 1.0 / 60.0);
-        a.wait_readbacks();
-        if previous.as_ref().is_some_and(|done| done.load(Ordering::Acquire)) {
-            waiting += 1;
-        }
-        frames.extend(a.take_readbacks().iter().map(|r| r.frame));
-        let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
-        queue.submit([encoder.finish()]);
-        let done = Arc::new(AtomicBool::new(false));
-        let flag = done.clone();
-        queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
-        previous = Some(done);
-    }
+    let waiting = (0..3).filter(|_| frame(&mut a, true, &mut frames)).count();
     assert_eq!(waiting, 3, "a waiting prepare is counted");
     assert!(frames.windows(2).all(|w| w[0] < w[1]), "in order: {frames:?}");
     assert!(!frames.is_empty(), "the read-backs arrive, later");

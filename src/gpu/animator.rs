@@ -902,13 +902,22 @@ impl Animator {
     /// Costs, while on: the clock stage compares each playing clip's events with its
     /// time; a 16-byte clear and a copy of `16 + 32 · capacity` bytes per frame.
     ///
-    /// Errors (nothing changes): buffers the device refuses.
+    /// Errors (nothing changes): a log larger than the device's storage binding size, buffers the
+    /// device refuses.
     pub fn watch_events(&mut self, device: &wgpu::Device, capacity: u32) -> Result<()> {
         let bytes = if capacity == 0 {
             0
         } else {
             (size_of::<GpuEventLogHead>() + capacity as usize * size_of::<GpuEventRecord>()) as u64
         };
+        let cap = device.limits().max_storage_buffer_binding_size;
+        if bytes > cap {
+            return Err(Error::Limit {
+                what: format!(
+                    "an event log of {capacity} records takes {bytes} bytes; the device allows {cap} per storage buffer"
+                ),
+            });
+        }
         let layout = RingLayout {
             event_bytes: bytes,
             ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()

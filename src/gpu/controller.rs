@@ -179,13 +179,7 @@ impl Controller {
             instance: index,
             what: "does not exist".into(),
         })?;
-        if on
-            && !self
-                .library
-                .clips()
-                .iter()
-                .any(|c| c.root_track != crate::layout::NO_ROOT_MOTION)
-        {
+        if on && !self.library.has_root_motion_clips() {
             return Err(Error::Instance {
                 instance: index,
                 what: "cannot move by root motion: no clip of the library has any".into(),

@@ -12,14 +12,14 @@
 }
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
-#import wgpu_anim::library::{clip_info, sample_track, skeleton_info, track_at, value_at}
+#import wgpu_anim::library::{clip_info, sample_channel, skeleton_info, track_at, value_at}
 
 // Joint `j` of `clip` at time `t`.
 fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     let first = clip.track_offset + 3u * j;
-    let translation = sample_track(track_at(first), t, false);
-    let rotation = sample_track(track_at(first + 1u), t, true);
-    let scale = sample_track(track_at(first + 2u), t, false);
+    let translation = sample_channel(track_at(first), t, false);
+    let rotation = sample_channel(track_at(first + 1u), t, true);
+    let scale = sample_channel(track_at(first + 2u), t, false);
     return LocalPose(vec4<f32>(translation.xyz, 0.0), rotation, vec4<f32>(scale.xyz, 0.0));
 }
 

@@ -183,20 +183,69 @@ pub struct ImportedLibrary {
     pub clips: Vec<Vec<ClipId>>,
 }
 
+/// Where [`Imported::build_library_with`] takes clips from.
+#[derive(Clone, Debug)]
+pub enum ClipSource {
+    /// The file's clips, raw.
+    Raw,
+    /// The file's clips, compressed with these settings.
+    Compress(crate::codec::CompressionSettings),
+    /// Clips of a compressed library file, by name, for the skeleton with its joints; the other
+    /// clips raw.
+    File(crate::codec::file::CompressedFile),
+}
+
 impl Imported {
     /// Validates and packs every skeleton and clip into an [`AnimationLibrary`].
     pub fn build_library(&self) -> Result<ImportedLibrary> {
+        self.build_library_with(&ClipSource::Raw)
+    }
+
+    /// As [`Imported::build_library`], the clips raw, compressed, or read from a compressed
+    /// library file.
+    ///
+    /// Errors: as [`Imported::build_library`]; with [`ClipSource::File`], a file made for another
+    /// skeleton than every one of this file's, or a clip of it the library refuses.
+    pub fn build_library_with(&self, source: &ClipSource) -> Result<ImportedLibrary> {
         let mut b = LibraryBuilder::new();
+        if let ClipSource::Compress(settings) = source {
+            b.set_compression(Some(*settings));
+        }
         let mut skeletons = Vec::new();
         let mut clips = Vec::new();
+        let mut used_file = false;
         for s in &self.skeletons {
             let id = b.add_skeleton(s.skeleton.clone());
             skeletons.push(id);
+            let file = match source {
+                ClipSource::File(f) if f.joints.as_slice() == s.skeleton.joint_names() => Some(f),
+                _ => None,
+            };
             let mut ids = Vec::new();
             for c in &s.clips {
-                ids.push(b.add_clip(id, &c.clip).map_err(|e| asset(&self.file, e))?);
+                let compressed = file.and_then(|f| f.clips.iter().find(|k| k.clip.name == c.clip.name));
+                let id = match compressed {
+                    Some(k) => {
+                        used_file = true;
+                        b.add_compressed_clip(id, k)
+                    }
+                    None => b.add_clip(id, &c.clip),
+                };
+                ids.push(id.map_err(|e| asset(&self.file, e))?);
             }
             clips.push(ids);
+        }
+        if let ClipSource::File(f) = source
+            && !used_file
+        {
+            return Err(Error::Asset {
+                file: self.file.clone(),
+                what: format!(
+                    "no skeleton with the {} joints of the compressed clips' skeleton '{}' has a clip of theirs",
+                    f.joints.len(),
+                    f.skeleton
+                ),
+            });
         }
         Ok(ImportedLibrary {
             library: b.build(),

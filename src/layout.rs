@@ -168,6 +168,11 @@ pub struct GpuLibraryLayout {
     pub sockets: u32,
     /// Header heap: first unit of the clip events ([`GpuEvent`]).
     pub events: u32,
+    /// Payload heap: first unit of the compressed clips' packed tracks (32-bit words, four per
+    /// unit; [`crate::codec::format`]).
+    pub packed: u32,
+    /// Padding.
+    pub _pad: [u32; 3],
 }
 
 /// What the clock stage keeps and gives back per character: its root motion — for each character
@@ -206,6 +211,11 @@ pub struct GpuTrack {
     /// [`crate::Interpolation::gpu_code`].
     pub interpolation: u32,
 }
+
+/// `GpuTrack::interpolation` of a track in a compressed clip's packed blob: `time_offset` is the
+/// blob's first word in the packed section, `value_offset` the track's number in the blob,
+/// `key_count` its frame count.
+pub const INTERP_PACKED: u32 = 3;
 
 /// A skeleton in the runtime library. WGSL `SkeletonInfo`.
 #[repr(C)]

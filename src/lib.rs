@@ -51,6 +51,7 @@
 pub mod bench;
 pub mod blend;
 pub mod clip;
+pub mod codec;
 pub mod cpu;
 pub mod error;
 #[cfg(feature = "gltf")]

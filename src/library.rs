@@ -5,8 +5,8 @@
 use crate::clip::{Clip, Interpolation, Track};
 use crate::error::{Channel, Error, Result};
 use crate::layout::{
-    CLIP_CURVE_SHIFT, GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, MAX_CLIP_EVENTS, MAX_CURVES, MAX_SOCKETS,
-    NO_ROOT_MOTION,
+    CLIP_CURVE_SHIFT, GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, INTERP_PACKED, MAX_CLIP_EVENTS, MAX_CURVES,
+    MAX_SOCKETS, NO_ROOT_MOTION,
 };
 use crate::math::Affine;
 use crate::skeleton::Skeleton;
@@ -33,9 +33,10 @@ pub struct MaskInfo {
 pub use crate::clip::ClipId;
 
 /// Collects skeletons and clips, validating each as it is added.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct LibraryBuilder {
     lib: AnimationLibrary,
+    compression: Option<crate::codec::CompressionSettings>,
 }
 
 /// Skeletons and clips in runtime form. Build one with [`LibraryBuilder`], which validates every
@@ -85,6 +86,10 @@ pub struct AnimationLibrary {
     event_names: Vec<String>,
     /// Float curve names, numbered in the order first added (at most [`MAX_CURVES`]).
     curve_names: Vec<String>,
+    /// Compressed clips' packed tracks ([`crate::codec::format`]), 32-bit words.
+    packed: Vec<u32>,
+    /// The report of every clip the builder compressed.
+    reports: Vec<(ClipId, crate::codec::ClipReport)>,
 }
 
 impl AnimationLibrary {
@@ -254,13 +259,33 @@ impl AnimationLibrary {
         self.clips.get(clip.0 as usize).map(|c| c.duration)
     }
 
-    /// Bytes of clip data the GPU holds (headers, tracks, times, values).
+    /// Bytes of clip data the GPU holds (headers, tracks, times, values, packed tracks).
     #[must_use]
     pub fn clip_bytes(&self) -> usize {
         self.clips.len() * size_of::<GpuClip>()
             + self.tracks.len() * size_of::<GpuTrack>()
             + self.times.len() * 4
             + self.values.len() * 16
+            + self.packed.len() * 4
+    }
+
+    /// The compressed clips' packed tracks ([`crate::codec::format`]): a track with
+    /// [`crate::layout::INTERP_PACKED`] names its clip's blob by its first word here.
+    #[must_use]
+    pub fn packed(&self) -> &[u32] {
+        &self.packed
+    }
+
+    /// Whether any clip is compressed (the stages then decode packed tracks).
+    #[must_use]
+    pub fn has_compressed_clips(&self) -> bool {
+        !self.packed.is_empty()
+    }
+
+    /// The report of every clip the builder compressed ([`LibraryBuilder::set_compression`]).
+    #[must_use]
+    pub fn compression_reports(&self) -> &[(ClipId, crate::codec::ClipReport)] {
+        &self.reports
     }
 }
 
@@ -317,7 +342,76 @@ impl LibraryBuilder {
     /// match, non-finite values, or a zero-length rotation; more than [`MAX_CLIP_EVENTS`] events,
     /// an event with an empty name, a time outside `[0, duration]` or a threshold outside
     /// `[0, 1]`.
+    ///
+    /// With [`LibraryBuilder::set_compression`] on, the clip is compressed first
+    /// ([`crate::codec::compress`]) and its report kept
+    /// ([`AnimationLibrary::compression_reports`]).
     pub fn add_clip(&mut self, skeleton: SkeletonId, clip: &Clip) -> Result<ClipId> {
+        if let Some(settings) = self.compression {
+            let skel = self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
+                clip: clip.name.clone(),
+                what: format!("skeleton {} does not exist", skeleton.0),
+            })?;
+            let (compressed, report) = crate::codec::compress(skel, clip, &settings)?;
+            let id = self.add_compressed_clip(skeleton, &compressed)?;
+            self.lib.reports.push((id, report));
+            return Ok(id);
+        }
+        self.add_clip_packed(skeleton, clip, None)
+    }
+
+    /// Compresses every clip added after this with `settings` (`None`: clips stay raw, the
+    /// default). Raw and compressed clips play side by side.
+    pub fn set_compression(&mut self, settings: Option<crate::codec::CompressionSettings>) {
+        self.compression = settings;
+    }
+
+    /// Checks a compressed clip ([`crate::codec::compress`], [`crate::codec::file::read`])
+    /// against skeleton `skeleton` and adds it. On error nothing is added.
+    ///
+    /// Errors: as [`LibraryBuilder::add_clip`] for its raw part; a malformed blob; a packed
+    /// channel of a joint the skeleton lacks, or one the clip also has raw.
+    pub fn add_compressed_clip(&mut self, skeleton: SkeletonId, clip: &crate::codec::CompressedClip) -> Result<ClipId> {
+        let cerr = |what: String| Error::Clip {
+            clip: clip.clip.name.clone(),
+            what,
+        };
+        let skel = self
+            .lib
+            .skeletons
+            .get(skeleton.0 as usize)
+            .ok_or_else(|| cerr(format!("skeleton {} does not exist", skeleton.0)))?;
+        crate::codec::check_blob(clip).map_err(cerr)?;
+        for p in &clip.packed {
+            let Some(name) = skel.joint_names().get(p.joint as usize) else {
+                return Err(cerr(format!(
+                    "packs joint {}; skeleton '{}' has {}",
+                    p.joint,
+                    skel.name(),
+                    skel.joint_count()
+                )));
+            };
+            let raw = clip.clip.tracks.iter().any(|t| {
+                t.joint == *name
+                    && match p.channel {
+                        Channel::Translation => t.translation.is_some(),
+                        Channel::Rotation => t.rotation.is_some(),
+                        Channel::Scale => t.scale.is_some(),
+                    }
+            });
+            if raw {
+                return Err(cerr(format!("joint '{name}' {} is both packed and raw", p.channel)));
+            }
+        }
+        self.add_clip_packed(skeleton, &clip.clip, Some(clip))
+    }
+
+    fn add_clip_packed(
+        &mut self,
+        skeleton: SkeletonId,
+        clip: &Clip,
+        compressed: Option<&crate::codec::CompressedClip>,
+    ) -> Result<ClipId> {
         let cerr = |what: String| Error::Clip {
             clip: clip.name.clone(),
             what,
@@ -394,13 +488,39 @@ impl LibraryBuilder {
         }
         lib.clip_names.push(clip.name.clone());
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
+        // A compressed clip's packed channels: track 3 j + c of the clip reads blob track k.
+        let mut packed_track: HashMap<usize, u32> = HashMap::new();
+        let blob_start = lib.packed.len() as u32;
+        if let Some(c) = compressed.filter(|c| !c.packed.is_empty()) {
+            for (k, p) in c.packed.iter().enumerate() {
+                let channel = match p.channel {
+                    Channel::Translation => 0,
+                    Channel::Rotation => 1,
+                    Channel::Scale => 2,
+                };
+                packed_track.insert(3 * p.joint as usize + channel, k as u32);
+            }
+            lib.packed.extend_from_slice(&c.blob);
+        }
+        let frame_count = compressed.and_then(|c| c.blob.first().copied()).unwrap_or(0);
         let curve_tracks = curves.into_iter().map(|(_, t)| t);
+        let mut index = 0usize;
         for tracks in packed
             .into_iter()
             .map(Vec::from)
             .chain(std::iter::once(curve_tracks.collect()))
         {
             for t in tracks {
+                index += 1;
+                if let Some(&k) = packed_track.get(&(index - 1)) {
+                    lib.tracks.push(GpuTrack {
+                        time_offset: blob_start,
+                        key_count: frame_count,
+                        value_offset: k,
+                        interpolation: INTERP_PACKED,
+                    });
+                    continue;
+                }
                 let key: Vec<u32> = t.times.iter().map(|x| x.to_bits()).collect();
                 let time_offset = *time_arrays.entry(key).or_insert_with(|| {
                     let o = lib.times.len() as u32;

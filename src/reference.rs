@@ -100,17 +100,7 @@ pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
             if !cubic || k % 3 == 1 { v.normalize() } else { v }
         })
         .collect();
-    let v = sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| {
-        let (qa, qb) = (DQuat::from_vec4(a), DQuat::from_vec4(b));
-        let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
-        let d = qa.dot(qb).min(1.0);
-        let theta = d.acos();
-        if theta < 1e-12 {
-            return a;
-        }
-        let (wa, wb) = (((1.0 - u) * theta).sin() / theta.sin(), (u * theta).sin() / theta.sin());
-        DVec4::from(qa) * wa + DVec4::from(qb) * wb
-    });
+    let v = sample_vec4(track.interpolation, &track.times, &values, t, slerp);
     DQuat::from_vec4(v.normalize())
 }
 
@@ -118,30 +108,108 @@ pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
 /// hold the rest pose. Tracks naming joints the skeleton lacks are ignored.
 #[must_use]
 pub fn sample(skeleton: &Skeleton, clip: &Clip, t: f64) -> Vec<TransformF64> {
-    let mut pose: Vec<TransformF64> = skeleton
-        .rest_pose()
-        .iter()
-        .map(|r| TransformF64 {
-            translation: r.translation.as_dvec3(),
-            rotation: r.rotation.as_dquat().normalize(),
-            scale: r.scale.as_dvec3(),
-        })
-        .collect();
-    for track in &clip.tracks {
-        let Some(j) = skeleton.joint_index(&track.joint) else {
-            continue;
+    ClipSampler::new(skeleton, clip).sample(t)
+}
+
+/// One channel of a [`ClipSampler`]: its joint, which channel, and its keys in f64.
+struct PreparedChannel<'a> {
+    joint: usize,
+    channel: u8,
+    interpolation: Interpolation,
+    times: &'a [f32],
+    values: Vec<DVec4>,
+}
+
+/// A clip prepared for sampling at many times: its keys converted to f64 (rotation keys
+/// normalized) once. Samples exactly as [`sample`].
+pub struct ClipSampler<'a> {
+    rest: Vec<TransformF64>,
+    channels: Vec<PreparedChannel<'a>>,
+}
+
+impl<'a> ClipSampler<'a> {
+    /// Prepares `clip` for `skeleton`.
+    #[must_use]
+    pub fn new(skeleton: &Skeleton, clip: &'a Clip) -> Self {
+        let rest = skeleton
+            .rest_pose()
+            .iter()
+            .map(|r| TransformF64 {
+                translation: r.translation.as_dvec3(),
+                rotation: r.rotation.as_dquat().normalize(),
+                scale: r.scale.as_dvec3(),
+            })
+            .collect();
+        let mut channels = Vec::new();
+        let vec3 = |joint, channel, t: &'a Track<Vec3>| PreparedChannel {
+            joint,
+            channel,
+            interpolation: t.interpolation,
+            times: &t.times,
+            values: t.values.iter().map(|v| v.as_dvec3().extend(0.0)).collect(),
         };
-        if let Some(tr) = &track.translation {
-            pose[j].translation = sample_vec3(tr, t);
+        for track in &clip.tracks {
+            let Some(j) = skeleton.joint_index(&track.joint) else {
+                continue;
+            };
+            if let Some(tr) = &track.translation {
+                channels.push(vec3(j, 0, tr));
+            }
+            if let Some(r) = &track.rotation {
+                let cubic = r.interpolation == Interpolation::CubicSpline;
+                channels.push(PreparedChannel {
+                    joint: j,
+                    channel: 1,
+                    interpolation: r.interpolation,
+                    times: &r.times,
+                    values: r
+                        .values
+                        .iter()
+                        .enumerate()
+                        .map(|(k, q)| {
+                            let v = DVec4::new(q.x.into(), q.y.into(), q.z.into(), q.w.into());
+                            if !cubic || k % 3 == 1 { v.normalize() } else { v }
+                        })
+                        .collect(),
+                });
+            }
+            if let Some(s) = &track.scale {
+                channels.push(vec3(j, 2, s));
+            }
         }
-        if let Some(r) = &track.rotation {
-            pose[j].rotation = sample_quat(r, t);
-        }
-        if let Some(s) = &track.scale {
-            pose[j].scale = sample_vec3(s, t);
-        }
+        Self { rest, channels }
     }
-    pose
+
+    /// The local pose of every joint at clip time `t`.
+    #[must_use]
+    pub fn sample(&self, t: f64) -> Vec<TransformF64> {
+        let mut pose = self.rest.clone();
+        for c in &self.channels {
+            let p = &mut pose[c.joint];
+            match c.channel {
+                0 => p.translation = sample_vec4(c.interpolation, c.times, &c.values, t, DVec4::lerp).truncate(),
+                1 => {
+                    p.rotation =
+                        DQuat::from_vec4(sample_vec4(c.interpolation, c.times, &c.values, t, slerp).normalize())
+                }
+                _ => p.scale = sample_vec4(c.interpolation, c.times, &c.values, t, DVec4::lerp).truncate(),
+            }
+        }
+        pose
+    }
+}
+
+/// Exact slerp of two unit quaternions (as vectors) along the shorter arc.
+fn slerp(a: DVec4, b: DVec4, u: f64) -> DVec4 {
+    let (qa, qb) = (DQuat::from_vec4(a), DQuat::from_vec4(b));
+    let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
+    let d = qa.dot(qb).min(1.0);
+    let theta = d.acos();
+    if theta < 1e-12 {
+        return a;
+    }
+    let (wa, wb) = (((1.0 - u) * theta).sin() / theta.sin(), (u * theta).sin() / theta.sin());
+    DVec4::from(qa) * wa + DVec4::from(qb) * wb
 }
 
 /// `model_from_joint` for every joint: `model[i] = model[parent[i]] * local[i]`.

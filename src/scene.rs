@@ -200,6 +200,16 @@ impl Character {
     /// every mesh bound to it merged into one, scaled and placed from the bounds of its pose at
     /// the start of its first clip.
     pub fn from_imported(imported: &Imported, skeleton: usize) -> Result<Self> {
+        Self::from_imported_with(imported, skeleton, &crate::gltf_import::ClipSource::Raw)
+    }
+
+    /// As [`Character::from_imported`], the clips from `source` (raw, compressed, or a
+    /// compressed library file).
+    pub fn from_imported_with(
+        imported: &Imported,
+        skeleton: usize,
+        source: &crate::gltf_import::ClipSource,
+    ) -> Result<Self> {
         let err = |what: String| Error::Asset {
             file: imported.file.clone(),
             what,
@@ -214,7 +224,7 @@ impl Character {
                 s.skeleton.name()
             )));
         }
-        let lib = imported.build_library()?;
+        let lib = imported.build_library_with(source)?;
         let mut mesh = SkinnedMesh {
             name: Path::new(&imported.file)
                 .file_name()

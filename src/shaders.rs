@@ -443,6 +443,9 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     if root_motion || curves {
         defs.push(("OUTPUTS", Bool(true)));
     }
+    if library.has_compressed_clips() {
+        defs.push(("COMPRESSED", Bool(true)));
+    }
     defs
 }
 
@@ -451,6 +454,7 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
     ("ROOT_MOTION", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("CURVES", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("OUTPUTS", naga_oil::compose::ShaderDefValue::Bool(true)),
+    ("COMPRESSED", naga_oil::compose::ShaderDefValue::Bool(true)),
 ];
 
 /// The complete WGSL of a stage (no defines).

@@ -258,7 +258,8 @@ fn mirrors() -> Vec<Mirror> {
                 parents,
                 inverse_binds,
                 sockets,
-                events
+                events,
+                packed
             ]
         ),
         mirror!(
@@ -458,6 +459,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("INTERP_STEP", U32(wgpu_anim::Interpolation::Step.gpu_code())),
         ("INTERP_LINEAR", U32(wgpu_anim::Interpolation::Linear.gpu_code())),
         ("INTERP_CUBIC", U32(wgpu_anim::Interpolation::CubicSpline.gpu_code())),
+        ("INTERP_PACKED", U32(wgpu_anim::layout::INTERP_PACKED)),
         ("LOOP_ONCE", U32(layout::LOOP_ONCE)),
         ("LOOP_REPEAT", U32(layout::LOOP_REPEAT)),
         ("LOOP_FOREVER", U32(layout::LOOP_FOREVER)),

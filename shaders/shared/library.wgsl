@@ -6,8 +6,8 @@
 #define_import_path wgpu_anim::library
 
 #import wgpu_anim::types::{
-    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, INTERP_CUBIC, INTERP_LINEAR, INTERP_STEP, SkeletonInfo,
-    Socket, Track,
+    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, INTERP_CUBIC, INTERP_LINEAR, INTERP_PACKED, INTERP_STEP,
+    SkeletonInfo, Socket, Track,
 }
 #import wgpu_anim::math::{hermite_basis, quat_interp}
 #import wgpu_anim::bindings::{headers, library, payload}
@@ -134,3 +134,94 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     }
     return v;
 }
+
+// A joint track, raw or packed, at time `t`.
+fn sample_channel(track: Track, t: f32, rotation: bool) -> vec4<f32> {
+#ifdef COMPRESSED
+    if (track.interpolation == INTERP_PACKED) {
+        return sample_packed(track, t, rotation);
+    }
+#endif
+    return sample_track(track, t, rotation);
+}
+
+#ifdef COMPRESSED
+// Compressed clips (src/codec/format.rs has the layout): word `k` of the packed section.
+fn packed_word(k: u32) -> u32 {
+    return payload[library.packed + k / 4u][k % 4u];
+}
+
+// `width` bits at bit `bit` of the words from `base`, least significant first.
+fn packed_bits(base: u32, bit: u32, width: u32) -> u32 {
+    if (width == 0u) {
+        return 0u;
+    }
+    let w = base + bit / 32u;
+    let shift = bit % 32u;
+    var v = packed_word(w) >> shift;
+    if (shift + width > 32u) {
+        v |= packed_word(w + 1u) << (32u - shift);
+    }
+    return v & ((1u << width) - 1u);
+}
+
+// Track `k` of the blob at word `b`, frame `f`: its three components.
+fn packed_frame(b: u32, k: u32, f: u32) -> vec3<f32> {
+    let tracks = packed_word(b + 2u);
+    let segment_frames = packed_word(b + 3u);
+    let s = f / segment_frames;
+    let row = f % segment_frames;
+    let ranges = b + 8u + 6u * k;
+    let record = b + 8u + 6u * tracks + s * packed_word(b + 5u);
+    let fields = packed_word(record + 2u + k);
+    let bytes = record + 2u + tracks;
+    let bits = b + packed_word(b + 6u);
+    var bit = packed_word(record) + row * packed_word(record + 1u) + (fields & 0xffffu);
+    var v = vec3<f32>(0.0);
+    for (var c = 0u; c < 3u; c++) {
+        let width = (fields >> (16u + 5u * c)) & 31u;
+        let m = (packed_word(bytes + (6u * k + c) / 4u) >> (8u * ((6u * k + c) % 4u))) & 0xffu;
+        let e = (packed_word(bytes + (6u * k + 3u + c) / 4u) >> (8u * ((6u * k + 3u + c) % 4u))) & 0xffu;
+        let min = bitcast<f32>(packed_word(ranges + c));
+        let extent = bitcast<f32>(packed_word(ranges + 3u + c));
+        let q = packed_bits(bits, bit, width);
+        let lo = min + extent * (f32(m) / 255.0);
+        let ex = extent * (f32(e) / 255.0);
+        var x = 0.5;
+        if (width > 0u) {
+            x = f32(q) / f32((1u << width) - 1u);
+        }
+        v[c] = lo + ex * x;
+        bit += width;
+    }
+    return v;
+}
+
+// The unit quaternion (x, y, z, w >= 0) of a packed rotation's x, y, z.
+fn packed_rotation(v: vec3<f32>) -> vec4<f32> {
+    return vec4<f32>(v, sqrt(max(1.0 - dot(v, v), 0.0)));
+}
+
+// A packed track (a compressed clip's) at time `t`: its segment and frame computed from `t`
+// (random access, no search), the two frames around it decoded and interpolated (nlerp for
+// rotations).
+fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
+    let b = track.time_offset;
+    let frame_count = packed_word(b);
+    let rate = bitcast<f32>(packed_word(b + 1u));
+    let ft = clamp(t * rate, 0.0, f32(frame_count - 1u));
+    let f0 = min(u32(ft), frame_count - 2u);
+    let u = ft - f32(f0);
+    let a = packed_frame(b, track.value_offset, f0);
+    let c = packed_frame(b, track.value_offset, f0 + 1u);
+    if (rotation) {
+        let qa = packed_rotation(a);
+        var qc = packed_rotation(c);
+        if (dot(qa, qc) < 0.0) {
+            qc = -qc;
+        }
+        return normalize(qa + (qc - qa) * u);
+    }
+    return vec4<f32>(a * (1.0 - u) + c * u, 0.0);
+}
+#endif

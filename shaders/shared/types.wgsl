@@ -8,6 +8,8 @@ const WORKGROUP_SIZE: u32 = 64u;
 const INTERP_STEP: u32 = 0u;
 const INTERP_LINEAR: u32 = 1u;
 const INTERP_CUBIC: u32 = 2u;
+// A track in a compressed clip's packed blob. Rust: layout::INTERP_PACKED.
+const INTERP_PACKED: u32 = 3u;
 
 // Loop modes. Rust: layout::LOOP_*.
 const LOOP_ONCE: u32 = 0u;
@@ -109,6 +111,10 @@ struct LibraryLayout {
     inverse_binds: u32,
     sockets: u32,
     events: u32,
+    packed: u32,
+    pad_a: u32,
+    pad_b: u32,
+    pad_c: u32,
 }
 
 // Rust: layout::GpuTrack.

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wgpu_anim::bench::{self, Config, PathKind, Workload};
-use wgpu_anim::gltf_import::{self, ChannelPath, GltfPose, Imported};
+use wgpu_anim::gltf_import::{self, ChannelPath, ClipSource, GltfPose, Imported};
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget};
 use wgpu_anim::scene::Character;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, Interpolation, LoopMode, SkinnedRenderer, reference};
@@ -58,6 +58,46 @@ enum Command {
     /// count the device cannot hold is skipped with a note. Bytes per joint are counted from the
     /// buffer layouts: per-character data, and shared library data (cached on a GPU).
     Bench(BenchArgs),
+    /// Compresses a file's clips and reports size and accuracy per clip.
+    ///
+    /// Constant and rest-pose tracks are stripped; the others are sampled uniformly, range-reduced
+    /// per clip and per segment of 16 frames, and quantized with per-segment bit widths chosen so
+    /// that no virtual point on a shell around any joint moves more than the threshold, in object
+    /// space (ACL's error metric). Tracks the format cannot hold stay raw and are listed. Errors
+    /// are measured in f64 at every frame and half-way between frames. A table on stdout (or JSON
+    /// with --json), progress on stderr; --out writes the compressed clips for
+    /// `sample --compressed` and `render --compressed`.
+    Compress(CompressArgs),
+}
+
+/// `wgpu-anim compress`'s arguments.
+#[derive(Args)]
+struct CompressArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Only this clip: an animation index in the file, or its name [default: every clip].
+    #[arg(long, value_name = "N")]
+    clip: Option<String>,
+    /// Largest error, centimetres.
+    #[arg(long, value_name = "CM", default_value_t = 0.01, value_parser = positive_f64)]
+    threshold: f64,
+    /// Radius of the shell of virtual points around each joint, centimetres.
+    #[arg(long, value_name = "CM", default_value_t = 3.0, value_parser = positive_f64)]
+    shell: f64,
+    /// Centimetres per file unit: 100 for glTF's metres, 5.6444 for the CMU takes.
+    #[arg(long, value_name = "CM", default_value_t = 100.0, value_parser = positive_f64)]
+    unit_cm: f64,
+    /// Resample every clip to this many frames per second first (the raw clip the errors are
+    /// measured against is then the resampled one) [default: the clip's own key rate].
+    #[arg(long, value_name = "HZ", value_parser = positive_f64)]
+    rate: Option<f64>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write the compressed clips to this file (read by `--compressed FILE`).
+    #[arg(long, value_name = "FILE.wgac")]
+    out: Option<PathBuf>,
 }
 
 /// `wgpu-anim sample`'s arguments.
@@ -78,6 +118,10 @@ struct SampleArgs {
     /// Evaluate with the f64 reference implementation.
     #[arg(long)]
     reference: bool,
+    /// Evaluate through compressed clips: those of FILE.wgac (written by `compress --out`), or,
+    /// without a file, the file's clips compressed with the default settings.
+    #[arg(long, value_name = "FILE.wgac", num_args = 0..=1, default_missing_value = "")]
+    compressed: Option<String>,
     /// Print JSON with the fields and conventions of the conformance fixtures (matrices are 16
     /// floats, column-major; joints in skin order when skinned, else every node in node order).
     #[arg(long)]
@@ -113,6 +157,10 @@ struct RenderArgs {
     /// Leave out the ground plane.
     #[arg(long)]
     no_ground: bool,
+    /// Draw through compressed clips: those of FILE.wgac (written by `compress --out`), or,
+    /// without a file, the file's clips compressed with the default settings.
+    #[arg(long, value_name = "FILE.wgac", num_args = 0..=1, default_missing_value = "")]
+    compressed: Option<String>,
 }
 
 /// `wgpu-anim bench`'s arguments.
@@ -146,6 +194,14 @@ struct BenchArgs {
 struct Size {
     width: u32,
     height: u32,
+}
+
+fn positive_f64(v: &str) -> Result<f64, String> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| format!("'{v}' is not a finite positive number"))
 }
 
 fn finite_f64(v: &str) -> Result<f64, String> {
@@ -225,6 +281,7 @@ fn main() -> ExitCode {
         Command::Sample(a) => sample(&a),
         Command::Render(a) => render(&a),
         Command::Bench(a) => run_bench(&a),
+        Command::Compress(a) => compress(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -449,8 +506,8 @@ fn sample(a: &SampleArgs) -> Result<(), String> {
                 vertices: None,
             }
         }
-        EvalPath::Cpu => cpu_pose(&imp, s, c, t)?,
-        EvalPath::Gpu => gpu_pose(&imp, s, c, t)?,
+        EvalPath::Cpu => cpu_pose(&imp, s, c, t, &clip_source(a.compressed.as_deref())?)?,
+        EvalPath::Gpu => gpu_pose(&imp, s, c, t, &clip_source(a.compressed.as_deref())?)?,
     };
     let mut pose = imp.gltf_pose(s, &ev.model, &ev.palette).map_err(|e| e.to_string())?;
     if let Some(v) = ev.vertices {
@@ -462,6 +519,16 @@ fn sample(a: &SampleArgs) -> Result<(), String> {
         print_summary(&file, animation, &info.name, t, path, &pose);
     }
     Ok(())
+}
+
+/// Where `--compressed` takes clips from: none given, raw; an empty path, the file's clips
+/// compressed with the defaults; else a compressed library file.
+fn clip_source(compressed: Option<&str>) -> Result<ClipSource, String> {
+    Ok(match compressed {
+        None => ClipSource::Raw,
+        Some("") => ClipSource::Compress(wgpu_anim::codec::CompressionSettings::default()),
+        Some(p) => ClipSource::File(wgpu_anim::codec::file::read(Path::new(p)).map_err(|e| e.to_string())?),
+    })
 }
 
 /// The animation `clip` names: an index in the file's animations, or a name.
@@ -506,8 +573,8 @@ fn to_points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
 }
 
 /// The CPU mirror of the GPU stages (f32), skinning included.
-fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
-    let lib = imp.build_library().map_err(|e| e.to_string())?;
+fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> Result<Evaluated, String> {
+    let lib = imp.build_library_with(source).map_err(|e| e.to_string())?;
     let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32).map_err(|e| e.to_string())?;
     let vertices = match mesh0(imp, s) {
         Some(v) => Some(to_points(
@@ -523,8 +590,8 @@ fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, Str
 }
 
 /// The GPU: one animator instance, every stage read back, vertices through the `skin` shader.
-fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64) -> Result<Evaluated, String> {
-    let lib = imp.build_library().map_err(|e| e.to_string())?;
+fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> Result<Evaluated, String> {
+    let lib = imp.build_library_with(source).map_err(|e| e.to_string())?;
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let mut animator = Animator::new(
         &device,
@@ -686,7 +753,8 @@ fn render(a: &RenderArgs) -> Result<(), String> {
     let c = imp.skeletons[s]
         .clip_of_animation(animation)
         .ok_or_else(|| format!("{file}: animation {animation} does not animate the skeleton that has the mesh"))?;
-    let character = Character::from_imported(&imp, s).map_err(|e| e.to_string())?;
+    let source = clip_source(a.compressed.as_deref())?;
+    let character = Character::from_imported_with(&imp, s, &source).map_err(|e| e.to_string())?;
     let clip = character.clips[c];
     let duration = character.library.clip_duration(clip).unwrap_or(0.0);
 
@@ -833,6 +901,132 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
         let title = format!("One animation frame — {}", report.device);
         bench::plot::save(path, &report.rows, &title).map_err(|e| e.to_string())?;
         eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn compress(a: &CompressArgs) -> Result<(), String> {
+    use wgpu_anim::codec::{self, CompressionSettings, file::CompressedFile};
+    let imp = load(&a.file)?;
+    let file = a.file.display().to_string();
+    let s = imp
+        .primary_skeleton()
+        .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
+    let sk = &imp.skeletons[s];
+    let chosen: Vec<usize> = match &a.clip {
+        Some(c) => {
+            let animation = find_animation(&imp, &file, c)?;
+            vec![
+                sk.clip_of_animation(animation)
+                    .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?,
+            ]
+        }
+        None => (0..sk.clips.len()).collect(),
+    };
+    if chosen.is_empty() {
+        return Err(format!("{file}: no clip to compress"));
+    }
+    let settings = CompressionSettings {
+        threshold_cm: a.threshold,
+        shell_cm: a.shell,
+        unit_cm: a.unit_cm,
+        ..CompressionSettings::default()
+    };
+    let mut reports = Vec::new();
+    let mut clips = Vec::new();
+    for (n, &c) in chosen.iter().enumerate() {
+        let mut clip = sk.clips[c].clip.clone();
+        if let Some(rate) = a.rate {
+            clip = codec::resample(&sk.skeleton, &clip, rate).map_err(|e| format!("{file}: {e}"))?;
+        }
+        eprintln!(
+            "compressing clip {}/{} '{}' ({:.2} s)",
+            n + 1,
+            chosen.len(),
+            clip.name,
+            clip.duration
+        );
+        let (compressed, report) =
+            codec::compress(&sk.skeleton, &clip, &settings).map_err(|e| format!("{file}: {e}"))?;
+        clips.push(compressed);
+        reports.push(report);
+    }
+    if let Some(out) = &a.out {
+        let contents = CompressedFile {
+            skeleton: sk.skeleton.name().to_owned(),
+            joints: sk.skeleton.joint_names().to_vec(),
+            clips,
+        };
+        codec::file::write(out, &contents).map_err(|e| e.to_string())?;
+        eprintln!("wrote {}", out.display());
+    }
+    if a.json {
+        let rows: Vec<Value> = reports
+            .iter()
+            .map(|r| {
+                json!({
+                    "clip": r.clip,
+                    "joints": r.joints,
+                    "animated_tracks": r.animated_tracks,
+                    "packed_tracks": r.packed_tracks,
+                    "constant_tracks": r.constant_tracks,
+                    "raw_tracks": r.raw_tracks,
+                    "samples": r.samples,
+                    "sample_rate": r.sample_rate,
+                    "raw_bytes": r.raw_bytes,
+                    "compressed_bytes": r.compressed_bytes,
+                    "ratio": r.ratio(),
+                    "bytes_per_joint_sample": r.bytes_per_joint_sample(),
+                    "max_error_cm": r.max_error_cm,
+                    "p99_error_cm": r.p99_error_cm,
+                    "max_error_joint": r.max_error_joint,
+                    "max_error_time": r.max_error_time,
+                    "seconds": r.seconds,
+                })
+            })
+            .collect();
+        let doc = json!({
+            "file": file,
+            "threshold_cm": a.threshold,
+            "shell_cm": a.shell,
+            "unit_cm": a.unit_cm,
+            "clips": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    println!(
+        "{file}: threshold {} cm on a {} cm shell, {} cm per unit",
+        a.threshold, a.shell, a.unit_cm
+    );
+    println!();
+    println!(
+        "| clip | joints | animated tracks | samples | raw bytes | compressed bytes | ratio | B/joint-sample | max error cm (joint, s) | p99 cm | time s |"
+    );
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|");
+    for r in &reports {
+        println!(
+            "| {} | {} | {} | {} ({} Hz) | {} | {} | {:.1}:1 | {:.2} | {:.4} ({}, {:.3}) | {:.4} | {:.2} |",
+            r.clip,
+            r.joints,
+            r.animated_tracks,
+            r.samples,
+            r.sample_rate.round(),
+            r.raw_bytes,
+            r.compressed_bytes,
+            r.ratio(),
+            r.bytes_per_joint_sample(),
+            r.max_error_cm,
+            r.max_error_joint,
+            r.max_error_time,
+            r.p99_error_cm,
+            r.seconds
+        );
+    }
+    for r in &reports {
+        for t in &r.raw_tracks {
+            println!("{}: kept raw: {t}", r.clip);
+        }
     }
     Ok(())
 }

@@ -6,8 +6,8 @@
 
 use crate::clip::Interpolation;
 use crate::layout::{
-    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, KEEP_POSE, LocalPose, MAX_BLEND_CLIPS,
-    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
+    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, INTERP_PACKED, KEEP_POSE, LocalPose,
+    MAX_BLEND_CLIPS, MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
 };
 use crate::library::AnimationLibrary;
 use crate::math::{hermite_basis, quat_interp};
@@ -72,13 +72,98 @@ pub(crate) fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: 
     v
 }
 
+/// A joint track, raw or packed, at time `t`. WGSL `sample_channel`.
+fn sample_channel(lib: &AnimationLibrary, track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
+    if track.interpolation == INTERP_PACKED {
+        return sample_packed(lib.packed(), track, t, rotation);
+    }
+    sample_track(lib.times(), lib.values(), track, t, rotation)
+}
+
+/// `width` bits at bit `bit` of the words from `base`, least significant first. WGSL
+/// `packed_bits`.
+fn packed_bits(packed: &[u32], base: u32, bit: u32, width: u32) -> u32 {
+    if width == 0 {
+        return 0;
+    }
+    let w = base + bit / 32;
+    let shift = bit % 32;
+    let mut v = packed[w as usize] >> shift;
+    if shift + width > 32 {
+        v |= packed[w as usize + 1] << (32 - shift);
+    }
+    v & ((1u32 << width) - 1)
+}
+
+/// Track `k` of the blob at word `b`, frame `f`: its three components. WGSL `packed_frame`.
+fn packed_frame(packed: &[u32], b: u32, k: u32, f: u32) -> Vec3 {
+    let p = |i: u32| packed[i as usize];
+    let tracks = p(b + 2);
+    let segment_frames = p(b + 3);
+    let s = f / segment_frames;
+    let row = f % segment_frames;
+    let ranges = b + 8 + 6 * k;
+    let record = b + 8 + 6 * tracks + s * p(b + 5);
+    let meta = p(record + 2 + k);
+    let bytes = record + 2 + tracks;
+    let mut bit = p(record) + row * p(record + 1) + (meta & 0xffff);
+    let mut v = [0.0f32; 3];
+    for (c, out) in v.iter_mut().enumerate() {
+        let c = c as u32;
+        let width = (meta >> (16 + 5 * c)) & 31;
+        let m = (p(bytes + (6 * k + c) / 4) >> (8 * ((6 * k + c) % 4))) & 0xff;
+        let e = (p(bytes + (6 * k + 3 + c) / 4) >> (8 * ((6 * k + 3 + c) % 4))) & 0xff;
+        let min = f32::from_bits(p(ranges + c));
+        let extent = f32::from_bits(p(ranges + 3 + c));
+        let q = packed_bits(packed, b + p(b + 6), bit, width);
+        let lo = min + extent * (m as f32 / 255.0);
+        let ex = extent * (e as f32 / 255.0);
+        let x = if width > 0 {
+            q as f32 / ((1u32 << width) - 1) as f32
+        } else {
+            0.5
+        };
+        *out = lo + ex * x;
+        bit += width;
+    }
+    Vec3::from_array(v)
+}
+
+/// The unit quaternion (x, y, z, w ≥ 0) of a packed rotation's x, y, z.
+fn packed_rotation(v: Vec3) -> Vec4 {
+    v.extend((1.0 - v.dot(v)).max(0.0).sqrt())
+}
+
+/// A packed track (a compressed clip's) at time `t`: the two frames around it decoded and
+/// interpolated (nlerp for rotations). WGSL `sample_packed`.
+#[must_use]
+pub(crate) fn sample_packed(packed: &[u32], track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
+    let b = track.time_offset;
+    let frame_count = packed[b as usize];
+    let rate = f32::from_bits(packed[b as usize + 1]);
+    let ft = (t * rate).clamp(0.0, (frame_count - 1) as f32);
+    let f0 = (ft as u32).min(frame_count - 2);
+    let u = ft - f0 as f32;
+    let a = packed_frame(packed, b, track.value_offset, f0);
+    let c = packed_frame(packed, b, track.value_offset, f0 + 1);
+    if rotation {
+        let qa = packed_rotation(a);
+        let mut qc = packed_rotation(c);
+        if qa.dot(qc) < 0.0 {
+            qc = -qc;
+        }
+        return (qa + (qc - qa) * u).normalize();
+    }
+    (a * (1.0 - u) + c * u).extend(0.0)
+}
+
 /// Joint `j` of `clip` at time `t`. WGSL `sample_joint`.
 #[must_use]
 pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> LocalPose {
     let first = (clip.track_offset + 3 * j) as usize;
-    let translation = sample_track(lib.times(), lib.values(), &lib.tracks()[first], t, false);
-    let rotation = sample_track(lib.times(), lib.values(), &lib.tracks()[first + 1], t, true);
-    let scale = sample_track(lib.times(), lib.values(), &lib.tracks()[first + 2], t, false);
+    let translation = sample_channel(lib, &lib.tracks()[first], t, false);
+    let rotation = sample_channel(lib, &lib.tracks()[first + 1], t, true);
+    let scale = sample_channel(lib, &lib.tracks()[first + 2], t, false);
     LocalPose {
         translation: translation.truncate().extend(0.0),
         rotation,

@@ -60,6 +60,8 @@ impl LibraryHeaps {
             inverse_binds: section(&mut payload, library.inverse_binds()),
             sockets: section(&mut payload, library.gpu_sockets()),
             events: section(&mut headers, library.events()),
+            packed: words(&mut payload, library.packed()),
+            _pad: [0; 3],
         };
         // A binding may not be empty.
         for heap in [&mut headers, &mut payload] {

@@ -1,0 +1,1249 @@
+//! Clip compression: a clip's animated tracks sampled uniformly, range-reduced per clip and per
+//! segment of frames, and quantized to per-segment, per-component bit widths chosen by an error
+//! metric measured in object space; decoded on the GPU with random access (see [`format`]).
+//!
+//! The method is the one of ACL (Animation Compression Library) and *Game Engine Architecture*
+//! §11.8: constant and rest-pose tracks are stripped; a rotation keeps x, y, z with w ≥ 0; the
+//! error of a pose is the distance between where the raw and the decoded clip put virtual points
+//! on a shell around each joint (three points, `shell` from the joint along its axes), in object
+//! space, so a parent's error counts in each of its children. Bit widths start at the least each
+//! component needs alone, are raised along the worst joint's chain until every joint of the
+//! segment is within the threshold, then lowered one bit at a time wherever the threshold still
+//! holds.
+//!
+//! Tracks the format cannot hold within the threshold (step keys or cubic curves between frames,
+//! values too wide for [`format::MAX_WIDTH`] bits) stay raw, track by track, and the report names
+//! them. The library plays raw and compressed clips side by side.
+//!
+//! ```
+//! use wgpu_anim::codec::{CompressionSettings, compress};
+//! let skeleton = wgpu_anim::mannequin::skeleton();
+//! let clip = &wgpu_anim::mannequin::clips(&skeleton)[0];
+//! let (compressed, report) = compress(&skeleton, clip, &CompressionSettings::default()).unwrap();
+//! assert!(report.max_error_cm <= 0.01 + 1e-9);
+//! assert!(report.compressed_bytes < report.raw_bytes);
+//! # let _ = compressed;
+//! ```
+
+pub mod file;
+pub mod format;
+
+use crate::clip::{Clip, JointTrack, Track};
+use crate::error::{Channel, Error, Result};
+use crate::reference::{ClipSampler, TransformF64};
+use crate::skeleton::Skeleton;
+use format::{Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, nlerp, rotation_from_xyz, segment_range_f64};
+use glam::{DAffine3, DQuat, DVec3};
+use std::time::Instant;
+
+/// Most frames of a compressed clip.
+pub const MAX_FRAMES: u32 = 1 << 24;
+
+/// How to compress: accuracy, units and segment size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CompressionSettings {
+    /// Largest error allowed, in centimetres: how far a point on the shell may move (0.01, ACL's
+    /// default).
+    pub threshold_cm: f64,
+    /// Radius of the shell of virtual points around each joint, in centimetres (3, ACL's default:
+    /// about the size of a skinned joint's vertices).
+    pub shell_cm: f64,
+    /// Centimetres in one unit of the clip's data: 100 for glTF's metres, 5.6444 for the CMU
+    /// takes' scaled inches.
+    pub unit_cm: f64,
+    /// Frames per segment (16).
+    pub segment_frames: u32,
+    /// Frames per second to sample at; `None`: the clip's own key rate (the rate of its closest
+    /// keys, rounded to a whole number of hertz, at most 240).
+    pub sample_rate: Option<f64>,
+}
+
+impl Default for CompressionSettings {
+    fn default() -> Self {
+        Self {
+            threshold_cm: 0.01,
+            shell_cm: 3.0,
+            unit_cm: 100.0,
+            segment_frames: 16,
+            sample_rate: None,
+        }
+    }
+}
+
+impl CompressionSettings {
+    /// The defaults for data in units of `unit_cm` centimetres.
+    #[must_use]
+    pub fn with_unit_cm(unit_cm: f64) -> Self {
+        Self {
+            unit_cm,
+            ..Self::default()
+        }
+    }
+
+    fn check(&self) -> std::result::Result<(), String> {
+        for (name, v) in [
+            ("threshold", self.threshold_cm),
+            ("shell", self.shell_cm),
+            ("unit", self.unit_cm),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("compression {name} {v} cm must be finite and positive"));
+            }
+        }
+        if !(1..=format::MAX_SEGMENT_FRAMES).contains(&self.segment_frames) {
+            return Err(format!(
+                "{} frames per segment (1 to {})",
+                self.segment_frames,
+                format::MAX_SEGMENT_FRAMES
+            ));
+        }
+        if let Some(r) = self.sample_rate
+            && !(r.is_finite() && r > 0.0 && r <= 10_000.0)
+        {
+            return Err(format!("sample rate {r} Hz must be finite, positive and at most 10000"));
+        }
+        Ok(())
+    }
+}
+
+/// A joint channel stored in a compressed clip's blob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedChannel {
+    /// The joint, an index into the skeleton's joints.
+    pub joint: u32,
+    /// Which channel.
+    pub channel: Channel,
+}
+
+/// A compressed clip in asset form: what [`crate::LibraryBuilder::add_compressed_clip`] checks
+/// and adds, and what [`file`] stores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompressedClip {
+    /// The clip's name, duration, looping, events and curves, and the joint tracks kept raw:
+    /// constants (one key), and the tracks the format could not hold. Channels it lacks hold the
+    /// rest pose unless packed.
+    pub clip: Clip,
+    /// The channels in the blob, its track `k` being `packed[k]`.
+    pub packed: Vec<PackedChannel>,
+    /// The packed tracks ([`format`]); empty when no track is packed.
+    pub blob: Vec<u32>,
+}
+
+impl CompressedClip {
+    /// The local pose of every joint at clip time `t` (clamped to the clip), decoded in f64: the
+    /// raw tracks sampled as [`crate::reference::sample`] does, the packed ones from the blob.
+    ///
+    /// # Panics
+    /// If the blob is malformed (a clip from [`compress`] or [`file::read`] never is).
+    #[must_use]
+    pub fn sample_f64(&self, skeleton: &Skeleton, t: f64) -> Vec<TransformF64> {
+        Decoder::new(skeleton, self).sample(t)
+    }
+}
+
+/// Decodes a compressed clip in f64 at many times.
+pub struct Decoder<'a> {
+    raw: ClipSampler<'a>,
+    packed: &'a [PackedChannel],
+    blob: Option<Blob<'a>>,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder of `clip` for `skeleton`.
+    ///
+    /// # Panics
+    /// If the blob is malformed.
+    #[must_use]
+    pub fn new(skeleton: &Skeleton, clip: &'a CompressedClip) -> Self {
+        let blob = (!clip.packed.is_empty()).then(|| Blob::parse(&clip.blob).expect("a checked blob"));
+        Self {
+            raw: ClipSampler::new(skeleton, &clip.clip),
+            packed: &clip.packed,
+            blob,
+        }
+    }
+
+    /// The local pose of every joint at time `t`.
+    #[must_use]
+    pub fn sample(&self, t: f64) -> Vec<TransformF64> {
+        let mut pose = self.raw.sample(t);
+        if let Some(blob) = &self.blob {
+            for (k, p) in self.packed.iter().enumerate() {
+                let rotation = p.channel == Channel::Rotation;
+                let (v, q) = blob.sample_f64(k as u32, t, rotation);
+                let j = &mut pose[p.joint as usize];
+                match p.channel {
+                    Channel::Translation => j.translation = v,
+                    Channel::Rotation => j.rotation = q,
+                    Channel::Scale => j.scale = v,
+                }
+            }
+        }
+        pose
+    }
+}
+
+/// What compressing a clip gave: sizes, accuracy and time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClipReport {
+    /// The clip.
+    pub clip: String,
+    /// Joints of its skeleton.
+    pub joints: usize,
+    /// Tracks that vary (packed or kept raw).
+    pub animated_tracks: usize,
+    /// Tracks in the blob.
+    pub packed_tracks: usize,
+    /// Tracks stripped: constant or at the rest pose within the threshold.
+    pub constant_tracks: usize,
+    /// Tracks kept raw, as "joint channel: why".
+    pub raw_tracks: Vec<String>,
+    /// Frames sampled.
+    pub samples: u32,
+    /// Frames per second.
+    pub sample_rate: f64,
+    /// Raw size as ACL counts it: 40 bytes per joint per sample.
+    pub raw_bytes: usize,
+    /// Bytes the clip takes on the GPU: its header, track records, raw keys and blob.
+    pub compressed_bytes: usize,
+    /// Largest error, cm, over every joint at every frame and half-way between frames.
+    pub max_error_cm: f64,
+    /// 99th percentile of those errors, cm.
+    pub p99_error_cm: f64,
+    /// The joint of the largest error.
+    pub max_error_joint: String,
+    /// The clip time of the largest error, seconds.
+    pub max_error_time: f64,
+    /// Seconds spent compressing.
+    pub seconds: f64,
+}
+
+impl ClipReport {
+    /// `raw_bytes / compressed_bytes`.
+    #[must_use]
+    pub fn ratio(&self) -> f64 {
+        self.raw_bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
+
+    /// Compressed bytes per joint per sample.
+    #[must_use]
+    pub fn bytes_per_joint_sample(&self) -> f64 {
+        self.compressed_bytes as f64 / (self.joints.max(1) as f64 * f64::from(self.samples))
+    }
+}
+
+/// The rate of a clip's closest keys, rounded to whole hertz, 1 to 240 (30 without two keys).
+#[must_use]
+pub fn key_rate(clip: &Clip) -> f64 {
+    let mut min_dt = f64::INFINITY;
+    let mut scan = |times: &[f32]| {
+        for w in times.windows(2) {
+            let dt = f64::from(w[1]) - f64::from(w[0]);
+            if dt > 0.0 {
+                min_dt = min_dt.min(dt);
+            }
+        }
+    };
+    for t in &clip.tracks {
+        if let Some(x) = &t.translation {
+            scan(&x.times);
+        }
+        if let Some(x) = &t.rotation {
+            scan(&x.times);
+        }
+        if let Some(x) = &t.scale {
+            scan(&x.times);
+        }
+    }
+    if min_dt.is_finite() {
+        (1.0 / min_dt).round().clamp(1.0, 240.0)
+    } else {
+        30.0
+    }
+}
+
+/// Compresses `clip` for `skeleton`: the clip in asset form and its report.
+///
+/// Errors: the clip fails [`crate::library::validate_clip`]; settings out of range; more than
+/// [`MAX_FRAMES`] frames at the sample rate.
+pub fn compress(
+    skeleton: &Skeleton,
+    clip: &Clip,
+    settings: &CompressionSettings,
+) -> Result<(CompressedClip, ClipReport)> {
+    let started = Instant::now();
+    let cerr = |what: String| Error::Clip {
+        clip: clip.name.clone(),
+        what,
+    };
+    settings.check().map_err(cerr)?;
+    crate::library::validate_clip(skeleton, clip)?;
+    // Keys off the frame grid make linear interpolation between frames stray from the clip:
+    // try finer grids too, and keep the smallest result.
+    let rates: Vec<f64> = match settings.sample_rate {
+        Some(r) => vec![r],
+        None => {
+            let r = key_rate(clip);
+            if keys_on_grid(clip, r) {
+                vec![r]
+            } else {
+                [r, 2.0 * r, 4.0 * r]
+                    .into_iter()
+                    .filter(|&x| x == r || x <= 240.0)
+                    .collect()
+            }
+        }
+    };
+    let mut best: Option<(CompressedClip, ClipReport)> = None;
+    for rate in rates {
+        let out = compress_at(skeleton, clip, settings, rate, started)?;
+        if best
+            .as_ref()
+            .is_none_or(|b| out.1.compressed_bytes < b.1.compressed_bytes)
+        {
+            best = Some(out);
+        }
+    }
+    let (compressed, mut report) = best.expect("at least one rate");
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok((compressed, report))
+}
+
+/// Whether every key of `clip` is on the grid of `rate` frames per second.
+fn keys_on_grid(clip: &Clip, rate: f64) -> bool {
+    let on = |times: &[f32]| {
+        times.iter().all(|&t| {
+            let f = f64::from(t) * rate;
+            (f - f.round()).abs() < 1e-3
+        })
+    };
+    clip.tracks.iter().all(|t| {
+        t.translation.as_ref().is_none_or(|x| x.times.len() < 2 || on(&x.times))
+            && t.rotation.as_ref().is_none_or(|x| x.times.len() < 2 || on(&x.times))
+            && t.scale.as_ref().is_none_or(|x| x.times.len() < 2 || on(&x.times))
+    })
+}
+
+fn compress_at(
+    skeleton: &Skeleton,
+    clip: &Clip,
+    settings: &CompressionSettings,
+    rate: f64,
+    started: Instant,
+) -> Result<(CompressedClip, ClipReport)> {
+    let cerr = |what: String| Error::Clip {
+        clip: clip.name.clone(),
+        what,
+    };
+    let frames = (f64::from(clip.duration) * rate).round() + 1.0;
+    if frames > f64::from(MAX_FRAMES) {
+        return Err(cerr(format!(
+            "{frames} frames at {rate} Hz; a compressed clip may have {MAX_FRAMES}"
+        )));
+    }
+    let frames = (frames as u32).max(2);
+    // The rate that puts the last frame on the duration, as the GPU holds it (f32).
+    let rate_f32 = ((f64::from(frames) - 1.0) / f64::from(clip.duration)) as f32;
+    let ctx = Context::new(skeleton, clip, settings, frames, f64::from(rate_f32));
+    let mut plan = ctx.plan_channels();
+    let (blob, errors) = loop {
+        match ctx.allocate(&plan) {
+            Ok(out) => break out,
+            // A component no width holds: keep its track raw, and allocate again.
+            Err(k) => {
+                let (joint, channel) = (plan.packed[k].joint, plan.packed[k].channel);
+                plan.packed.remove(k);
+                plan.raw
+                    .push((joint, channel, format!("needs more than {MAX_WIDTH} bits")));
+            }
+        }
+    };
+    let compressed = ctx.output(&plan, blob);
+    let report = ctx.report(&plan, &compressed, &errors, started.elapsed().as_secs_f64());
+    Ok((compressed, report))
+}
+
+/// Everything the compressor measures against: the raw clip sampled at every frame and half-way
+/// between frames, in f64.
+struct Context<'a> {
+    skeleton: &'a Skeleton,
+    clip: &'a Clip,
+    settings: CompressionSettings,
+    n: usize,
+    frames: u32,
+    rate: f64,
+    parents: Vec<Option<usize>>,
+    /// Per joint: itself and its descendants, parents first.
+    subtree: Vec<Vec<usize>>,
+    /// Per joint: itself and its ancestors.
+    chain: Vec<Vec<usize>>,
+    threshold: f64,
+    shell: f64,
+    /// Raw local poses at every frame (`f · n + j`).
+    raw: Vec<TransformF64>,
+    /// Raw model matrices at every frame.
+    raw_model: Vec<DAffine3>,
+    /// Raw local poses half-way between frames `f` and `f + 1`.
+    mid: Vec<TransformF64>,
+    /// Raw model matrices half-way.
+    mid_model: Vec<DAffine3>,
+}
+
+/// A channel's fate.
+#[derive(Clone, Debug)]
+enum Stripped {
+    /// Holds the rest pose (the channel is left out).
+    Rest,
+    /// Holds one value (a one-key track).
+    Constant(DVec3, DQuat),
+}
+
+/// Which channels are stripped, packed and kept raw.
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    stripped: Vec<(u32, Channel, Stripped)>,
+    packed: Vec<PackedTrack>,
+    raw: Vec<(u32, Channel, String)>,
+    /// Local poses at every frame with the stripped channels applied (the others raw).
+    base: Vec<TransformF64>,
+}
+
+/// A packed channel's samples: per frame x, y, z (rotations with w ≥ 0).
+#[derive(Clone, Debug)]
+struct PackedTrack {
+    joint: u32,
+    channel: Channel,
+    values: Vec<DVec3>,
+    /// Clip range: min and extent per component (f32, as stored).
+    min: [f32; 3],
+    extent: [f32; 3],
+}
+
+const CHANNELS: [Channel; 3] = [Channel::Translation, Channel::Rotation, Channel::Scale];
+
+fn affine(p: &TransformF64) -> DAffine3 {
+    DAffine3::from_scale_rotation_translation(p.scale, p.rotation, p.translation)
+}
+
+/// The distance the shell points of a joint move between `a` and `b`: the largest over its three
+/// axis points at `shell` from the joint.
+fn shell_error(a: &DAffine3, b: &DAffine3, shell: f64) -> f64 {
+    let dt = a.translation - b.translation;
+    let dm = a.matrix3 - b.matrix3;
+    (dm.x_axis * shell + dt)
+        .length_squared()
+        .max((dm.y_axis * shell + dt).length_squared())
+        .max((dm.z_axis * shell + dt).length_squared())
+        .sqrt()
+}
+
+fn xyz(p: &TransformF64, c: Channel) -> DVec3 {
+    match c {
+        Channel::Translation => p.translation,
+        Channel::Rotation => {
+            let q = if p.rotation.w < 0.0 { -p.rotation } else { p.rotation };
+            DVec3::new(q.x, q.y, q.z)
+        }
+        Channel::Scale => p.scale,
+    }
+}
+
+fn set(p: &mut TransformF64, c: Channel, v: DVec3) {
+    match c {
+        Channel::Translation => p.translation = v,
+        Channel::Rotation => p.rotation = rotation_from_xyz(v),
+        Channel::Scale => p.scale = v,
+    }
+}
+
+/// The model matrices of one frame's local poses.
+fn models(parents: &[Option<usize>], local: &[TransformF64], out: &mut [DAffine3]) {
+    for (i, l) in local.iter().enumerate() {
+        let m = affine(l);
+        out[i] = match parents[i] {
+            Some(p) => out[p] * m,
+            None => m,
+        };
+    }
+}
+
+/// A component quantized to `width` bits in a segment range (lo, ex): (q, decoded value).
+fn quantize(v: f64, lo: f64, ex: f64, width: u32) -> (u32, f64) {
+    if width == 0 {
+        return (0, lo + ex * 0.5);
+    }
+    let top = f64::from((1u32 << width) - 1);
+    let x = if ex > 0.0 { ((v - lo) / ex).clamp(0.0, 1.0) } else { 0.0 };
+    let q = (x * top).round();
+    (q as u32, lo + ex * (q / top))
+}
+
+/// One segment's state during bit allocation.
+struct Segment<'c, 'a> {
+    ctx: &'c Context<'a>,
+    first: usize,
+    rows: usize,
+    /// Local poses of the segment's frames (`row · n + j`).
+    local: Vec<TransformF64>,
+    model: Vec<DAffine3>,
+    /// Per packed track: segment range (m, e) per component and the decoded (lo, ex).
+    ranges: Vec<[(u32, u32, f64, f64); 3]>,
+}
+
+impl Context<'_> {
+    fn new<'a>(
+        skeleton: &'a Skeleton,
+        clip: &'a Clip,
+        settings: &CompressionSettings,
+        frames: u32,
+        rate: f64,
+    ) -> Context<'a> {
+        let n = skeleton.joint_count();
+        let parents: Vec<Option<usize>> = skeleton.parents().iter().map(|p| p.map(|p| p as usize)).collect();
+        let mut subtree: Vec<Vec<usize>> = (0..n).map(|j| vec![j]).collect();
+        let mut chain: Vec<Vec<usize>> = Vec::with_capacity(n);
+        for j in 0..n {
+            let mut c = vec![j];
+            let mut p = parents[j];
+            while let Some(a) = p {
+                c.push(a);
+                subtree[a].push(j);
+                p = parents[a];
+            }
+            chain.push(c);
+        }
+        let sampler = ClipSampler::new(skeleton, clip);
+        let sample_all = |times: &mut dyn Iterator<Item = f64>| {
+            let mut local = Vec::new();
+            let mut model = Vec::new();
+            let mut m = vec![DAffine3::IDENTITY; n];
+            for t in times {
+                let pose = sampler.sample(t);
+                models(&parents, &pose, &mut m);
+                local.extend(pose);
+                model.extend_from_slice(&m);
+            }
+            (local, model)
+        };
+        let (raw, raw_model) = sample_all(&mut (0..frames).map(|f| f64::from(f) / rate));
+        let (mid, mid_model) = sample_all(&mut (0..frames - 1).map(|f| (f64::from(f) + 0.5) / rate));
+        Context {
+            skeleton,
+            clip,
+            settings: *settings,
+            n,
+            frames,
+            rate,
+            parents,
+            subtree,
+            chain,
+            threshold: settings.threshold_cm / settings.unit_cm,
+            shell: settings.shell_cm / settings.unit_cm,
+            raw,
+            raw_model,
+            mid,
+            mid_model,
+        }
+    }
+
+    /// The largest error over joint `j`'s subtree at the poses `local` (`row · n + j'`, rows
+    /// matching `reference`), with joint `j`'s pose replaced by `pose(row)`.
+    fn subtree_error(
+        &self,
+        local: &[TransformF64],
+        model: &[DAffine3],
+        reference: &[DAffine3],
+        j: usize,
+        pose: &dyn Fn(usize) -> TransformF64,
+    ) -> f64 {
+        let n = self.n;
+        let mut worst: f64 = 0.0;
+        let mut m = vec![DAffine3::IDENTITY; n];
+        for row in 0..local.len() / n {
+            let base = row * n;
+            m.copy_from_slice(&model[base..base + n]);
+            let pj = affine(&pose(row));
+            m[j] = match self.parents[j] {
+                Some(p) => m[p] * pj,
+                None => pj,
+            };
+            for &i in &self.subtree[j][1..] {
+                let p = self.parents[i].expect("a descendant has a parent");
+                m[i] = m[p] * affine(&local[base + i]);
+            }
+            for &i in &self.subtree[j] {
+                worst = worst.max(shell_error(&reference[base + i], &m[i], self.shell));
+            }
+        }
+        worst
+    }
+
+    /// Decides each channel: stripped (rest or constant), packed, or raw.
+    fn plan_channels(&self) -> Plan {
+        let n = self.n;
+        let mut plan = Plan {
+            base: self.raw.clone(),
+            ..Plan::default()
+        };
+        let mut model = self.raw_model.clone();
+        // Stripping may take a tenth of the threshold, the rest is quantization's.
+        let strip_budget = 0.1 * self.threshold;
+        let sampling_budget = 0.6 * self.threshold;
+        let rest = self.skeleton.rest_pose();
+        let mut by_joint: Vec<&JointTrack> = self.clip.tracks.iter().collect();
+        by_joint.sort_by_key(|t| self.skeleton.joint_index(&t.joint));
+        for jt in by_joint {
+            let j = self.skeleton.joint_index(&jt.joint).expect("a validated clip");
+            for c in CHANNELS {
+                let present = match c {
+                    Channel::Translation => jt.translation.is_some(),
+                    Channel::Rotation => jt.rotation.is_some(),
+                    Channel::Scale => jt.scale.is_some(),
+                };
+                if !present {
+                    continue;
+                }
+                let values: Vec<DVec3> = (0..self.frames as usize)
+                    .map(|f| xyz(&plan.base[f * n + j], c))
+                    .collect();
+                // Stripped: at the rest pose, or at the middle of its range.
+                let r = &rest[j];
+                let rest_value = TransformF64 {
+                    translation: r.translation.as_dvec3(),
+                    rotation: r.rotation.as_dquat().normalize(),
+                    scale: r.scale.as_dvec3(),
+                };
+                let (lo, hi) = values.iter().fold(
+                    (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+                    |(lo, hi), v| (lo.min(*v), hi.max(*v)),
+                );
+                let mut middle = rest_value;
+                set(&mut middle, c, (lo + hi) * 0.5);
+                let mut done = false;
+                for (option, candidate) in [(true, rest_value), (false, middle)] {
+                    let pose = |row: usize| {
+                        let mut p = plan.base[row * n + j];
+                        match c {
+                            Channel::Translation => p.translation = candidate.translation,
+                            Channel::Rotation => p.rotation = candidate.rotation,
+                            Channel::Scale => p.scale = candidate.scale,
+                        }
+                        p
+                    };
+                    if self.subtree_error(&plan.base, &model, &self.raw_model, j, &pose) <= strip_budget {
+                        let poses: Vec<TransformF64> = (0..self.frames as usize).map(pose).collect();
+                        for (f, p) in poses.into_iter().enumerate() {
+                            plan.base[f * n + j] = p;
+                        }
+                        for f in 0..self.frames as usize {
+                            models(
+                                &self.parents,
+                                &plan.base[f * n..(f + 1) * n],
+                                &mut model[f * n..(f + 1) * n],
+                            );
+                        }
+                        let s = match (option, c) {
+                            (true, _) => Stripped::Rest,
+                            (false, Channel::Rotation) => Stripped::Constant(DVec3::ZERO, candidate.rotation),
+                            (false, Channel::Translation) => Stripped::Constant(candidate.translation, DQuat::IDENTITY),
+                            (false, Channel::Scale) => Stripped::Constant(candidate.scale, DQuat::IDENTITY),
+                        };
+                        plan.stripped.push((j as u32, c, s));
+                        done = true;
+                        break;
+                    }
+                }
+                if done {
+                    continue;
+                }
+                // Kept raw when linear interpolation between frames strays from it.
+                let pose = |row: usize| {
+                    let mut p = self.mid[row * n + j];
+                    let (a, b) = (values[row], values[row + 1]);
+                    match c {
+                        Channel::Rotation => {
+                            p.rotation = nlerp(rotation_from_xyz(a), rotation_from_xyz(b), 0.5);
+                        }
+                        _ => set(&mut p, c, a.lerp(b, 0.5)),
+                    }
+                    p
+                };
+                let sampling = self.subtree_error(&self.mid, &self.mid_model, &self.mid_model, j, &pose);
+                if sampling > sampling_budget {
+                    plan.raw.push((
+                        j as u32,
+                        c,
+                        format!(
+                            "between frames it strays {:.4} cm from a line",
+                            sampling * self.settings.unit_cm
+                        ),
+                    ));
+                    continue;
+                }
+                let mut min = [0.0f32; 3];
+                let mut extent = [0.0f32; 3];
+                for k in 0..3 {
+                    // f32 bounds that contain every value.
+                    let mut m = lo[k] as f32;
+                    if f64::from(m) > lo[k] {
+                        m = m.next_down();
+                    }
+                    let mut e = (hi[k] - f64::from(m)) as f32;
+                    if f64::from(m) + f64::from(e) < hi[k] {
+                        e = e.next_up();
+                    }
+                    min[k] = m;
+                    extent[k] = e;
+                }
+                plan.packed.push(PackedTrack {
+                    joint: j as u32,
+                    channel: c,
+                    values,
+                    min,
+                    extent,
+                });
+            }
+        }
+        plan
+    }
+
+    /// Chooses every segment's widths and writes the blob; the errors at every frame and
+    /// half-way. `Err(k)`: packed track `k` has a component no width holds.
+    fn allocate(&self, plan: &Plan) -> std::result::Result<(Vec<u32>, Errors), usize> {
+        if plan.packed.is_empty() {
+            let errors = self.measure(plan, None);
+            return Ok((Vec::new(), errors));
+        }
+        let s_frames = self.settings.segment_frames as usize;
+        let segment_count = (self.frames as usize).div_ceil(s_frames);
+        let mut widths: Vec<Vec<[u32; 3]>> = Vec::with_capacity(segment_count);
+        for s in 0..segment_count {
+            let mut seg = Segment::new(
+                self,
+                plan,
+                s * s_frames,
+                s_frames.min(self.frames as usize - s * s_frames),
+            );
+            widths.push(seg.allocate(plan)?);
+        }
+        // Verify the blob as decoded, half-way between frames included; raise the widths of
+        // the segments where a joint is over the threshold along its chain, until none is.
+        for _ in 0..8 {
+            let blob = self.write(plan, &widths);
+            let errors = self.measure(plan, Some(&blob));
+            if errors.over.is_empty() {
+                return Ok((blob, errors));
+            }
+            for &(f, j) in &errors.over {
+                for s in [f / s_frames, (f + 1).min(self.frames as usize - 1) / s_frames] {
+                    for (k, t) in plan.packed.iter().enumerate() {
+                        if self.chain[j].contains(&(t.joint as usize)) {
+                            for w in &mut widths[s][k] {
+                                *w = (*w + 1).min(MAX_WIDTH);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let blob = self.write(plan, &widths);
+        let errors = self.measure(plan, Some(&blob));
+        Ok((blob, errors))
+    }
+
+    fn write(&self, plan: &Plan, widths: &[Vec<[u32; 3]>]) -> Vec<u32> {
+        let s_frames = self.settings.segment_frames as usize;
+        let writer = Writer {
+            frame_count: self.frames,
+            rate: self.rate as f32,
+            segment_frames: self.settings.segment_frames,
+            ranges: plan
+                .packed
+                .iter()
+                .map(|t| [t.min[0], t.min[1], t.min[2], t.extent[0], t.extent[1], t.extent[2]])
+                .collect(),
+        };
+        let segments: Vec<Vec<SegmentTrack>> = widths
+            .iter()
+            .enumerate()
+            .map(|(s, w)| {
+                let first = s * s_frames;
+                let rows = s_frames.min(self.frames as usize - first);
+                plan.packed
+                    .iter()
+                    .zip(w)
+                    .map(|(t, &widths)| {
+                        let ranges = segment_ranges(t, first, rows);
+                        SegmentTrack {
+                            widths,
+                            min: ranges.map(|r| r.0),
+                            extent: ranges.map(|r| r.1),
+                            q: (first..first + rows)
+                                .map(|f| {
+                                    std::array::from_fn(|c| {
+                                        quantize(t.values[f][c], ranges[c].2, ranges[c].3, widths[c]).0
+                                    })
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        writer.write(&segments)
+    }
+
+    /// Errors of the decoded clip (the plan's base with the blob's tracks) at every frame and
+    /// half-way between frames.
+    fn measure(&self, plan: &Plan, blob: Option<&[u32]>) -> Errors {
+        let n = self.n;
+        let blob = blob.map(|b| Blob::parse(b).expect("the compressor's own blob"));
+        let mut errors = Errors::default();
+        let mut m = vec![DAffine3::IDENTITY; n];
+        let frames = self.frames as usize;
+        for step in 0..2 * frames - 1 {
+            let (f, half) = (step / 2, step % 2 == 1);
+            let t = (f as f64 + if half { 0.5 } else { 0.0 }) / self.rate;
+            let mut pose: Vec<TransformF64> = if half {
+                // Stripped channels hold their value; the others raw.
+                let mut p = self.mid[f * n..(f + 1) * n].to_vec();
+                for &(j, c, _) in &plan.stripped {
+                    let from = &plan.base[f * n + j as usize];
+                    match c {
+                        Channel::Translation => p[j as usize].translation = from.translation,
+                        Channel::Rotation => p[j as usize].rotation = from.rotation,
+                        Channel::Scale => p[j as usize].scale = from.scale,
+                    }
+                }
+                p
+            } else {
+                plan.base[f * n..(f + 1) * n].to_vec()
+            };
+            if let Some(blob) = &blob {
+                for (k, tr) in plan.packed.iter().enumerate() {
+                    let rotation = tr.channel == Channel::Rotation;
+                    let (v, q) = blob.sample_f64(k as u32, t, rotation);
+                    let p = &mut pose[tr.joint as usize];
+                    match tr.channel {
+                        Channel::Translation => p.translation = v,
+                        Channel::Rotation => p.rotation = q,
+                        Channel::Scale => p.scale = v,
+                    }
+                }
+            }
+            models(&self.parents, &pose, &mut m);
+            let reference = if half {
+                &self.mid_model[f * n..(f + 1) * n]
+            } else {
+                &self.raw_model[f * n..(f + 1) * n]
+            };
+            for j in 0..n {
+                let e = shell_error(&reference[j], &m[j], self.shell);
+                errors.all.push(e);
+                if e > errors.max {
+                    errors.max = e;
+                    errors.max_joint = j;
+                    errors.max_time = t;
+                }
+                if e > self.threshold {
+                    errors.over.push((f, j));
+                }
+            }
+        }
+        errors
+    }
+
+    fn output(&self, plan: &Plan, blob: Vec<u32>) -> CompressedClip {
+        let names = self.skeleton.joint_names();
+        let mut tracks: Vec<JointTrack> = Vec::new();
+        fn track_of(tracks: &mut Vec<JointTrack>, names: &[String], j: u32) -> usize {
+            let name = &names[j as usize];
+            if let Some(k) = tracks.iter().position(|t| t.joint == *name) {
+                return k;
+            }
+            tracks.push(JointTrack {
+                joint: name.clone(),
+                ..JointTrack::default()
+            });
+            tracks.len() - 1
+        }
+        for (j, c, s) in &plan.stripped {
+            let Stripped::Constant(v, q) = s else {
+                continue;
+            };
+            let k = track_of(&mut tracks, names, *j);
+            match c {
+                Channel::Translation => tracks[k].translation = Some(Track::constant(v.as_vec3())),
+                Channel::Rotation => tracks[k].rotation = Some(Track::constant(q.as_quat())),
+                Channel::Scale => tracks[k].scale = Some(Track::constant(v.as_vec3())),
+            }
+        }
+        for (j, c, _) in &plan.raw {
+            let source = self
+                .clip
+                .tracks
+                .iter()
+                .find(|t| self.skeleton.joint_index(&t.joint) == Some(*j as usize))
+                .expect("a raw channel comes from a track");
+            let k = track_of(&mut tracks, names, *j);
+            match c {
+                Channel::Translation => tracks[k].translation.clone_from(&source.translation),
+                Channel::Rotation => tracks[k].rotation.clone_from(&source.rotation),
+                Channel::Scale => tracks[k].scale.clone_from(&source.scale),
+            }
+        }
+        tracks.sort_by_key(|t| self.skeleton.joint_index(&t.joint));
+        CompressedClip {
+            clip: Clip {
+                tracks,
+                ..self.clip.clone()
+            },
+            packed: plan
+                .packed
+                .iter()
+                .map(|t| PackedChannel {
+                    joint: t.joint,
+                    channel: t.channel,
+                })
+                .collect(),
+            blob,
+        }
+    }
+
+    fn report(&self, plan: &Plan, compressed: &CompressedClip, errors: &Errors, seconds: f64) -> ClipReport {
+        let names = self.skeleton.joint_names();
+        let mut sorted = errors.all.clone();
+        sorted.sort_by(f64::total_cmp);
+        let p99 = sorted
+            .get(((sorted.len() as f64 * 0.99).ceil() as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or(0.0);
+        let unit = self.settings.unit_cm;
+        ClipReport {
+            clip: self.clip.name.clone(),
+            joints: self.n,
+            animated_tracks: plan.packed.len() + plan.raw.len(),
+            packed_tracks: plan.packed.len(),
+            constant_tracks: plan.stripped.len(),
+            raw_tracks: plan
+                .raw
+                .iter()
+                .map(|(j, c, why)| format!("{} {c}: {why}", names[*j as usize]))
+                .collect(),
+            samples: self.frames,
+            sample_rate: self.rate,
+            raw_bytes: 40 * self.n * self.frames as usize,
+            compressed_bytes: gpu_bytes(self.n, compressed),
+            max_error_cm: errors.max * unit,
+            p99_error_cm: p99 * unit,
+            max_error_joint: names[errors.max_joint].clone(),
+            max_error_time: errors.max_time,
+            seconds,
+        }
+    }
+}
+
+/// Bytes a compressed clip of a skeleton of `joints` joints takes on the GPU: its clip record,
+/// three track records per joint, its raw keys (a time and a 16-byte value each) and its blob.
+#[must_use]
+pub fn gpu_bytes(joints: usize, clip: &CompressedClip) -> usize {
+    let mut keys = 0;
+    for t in &clip.clip.tracks {
+        let count = |n_times: usize, n_values: usize| 4 * n_times + 16 * n_values;
+        if let Some(x) = &t.translation {
+            keys += count(x.times.len(), x.values.len());
+        }
+        if let Some(x) = &t.rotation {
+            keys += count(x.times.len(), x.values.len());
+        }
+        if let Some(x) = &t.scale {
+            keys += count(x.times.len(), x.values.len());
+        }
+    }
+    size_of::<crate::layout::GpuClip>() + 3 * joints * size_of::<crate::layout::GpuTrack>() + keys + 4 * clip.blob.len()
+}
+
+/// A packed track's segment range over `rows` frames from `first`: per component (m, e, lo, ex).
+fn segment_ranges(t: &PackedTrack, first: usize, rows: usize) -> [(u32, u32, f64, f64); 3] {
+    std::array::from_fn(|c| {
+        let (min, extent) = (f64::from(t.min[c]), f64::from(t.extent[c]));
+        let (m, e) = if extent > 0.0 {
+            let steps = f64::from(RANGE_STEPS);
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for v in &t.values[first..first + rows] {
+                let x = (v[c] - min) / extent;
+                lo = lo.min(x);
+                hi = hi.max(x);
+            }
+            let m = (lo * steps).floor().clamp(0.0, steps) as u32;
+            let top = (hi * steps).ceil().clamp(0.0, steps) as u32;
+            (m, top.saturating_sub(m))
+        } else {
+            (0, 0)
+        };
+        let (lo, ex) = segment_range_f64(min, extent, m, e);
+        (m, e, lo, ex)
+    })
+}
+
+/// Errors of a decoded clip.
+#[derive(Default)]
+struct Errors {
+    /// Every joint's error at every frame and half-way between frames.
+    all: Vec<f64>,
+    max: f64,
+    max_joint: usize,
+    max_time: f64,
+    /// (frame, joint) over the threshold.
+    over: Vec<(usize, usize)>,
+}
+
+impl<'c, 'a> Segment<'c, 'a> {
+    fn new(ctx: &'c Context<'a>, plan: &Plan, first: usize, rows: usize) -> Self {
+        let n = ctx.n;
+        let local = plan.base[first * n..(first + rows) * n].to_vec();
+        let mut model = vec![DAffine3::IDENTITY; rows * n];
+        for r in 0..rows {
+            models(&ctx.parents, &local[r * n..(r + 1) * n], &mut model[r * n..(r + 1) * n]);
+        }
+        let ranges = plan.packed.iter().map(|t| segment_ranges(t, first, rows)).collect();
+        Self {
+            ctx,
+            first,
+            rows,
+            local,
+            model,
+            ranges,
+        }
+    }
+
+    /// Packed track `k` at row `r` with these widths (`None`: exact).
+    fn decoded(&self, t: &PackedTrack, k: usize, r: usize, widths: [Option<u32>; 3]) -> DVec3 {
+        let v = t.values[self.first + r];
+        DVec3::from_array(std::array::from_fn(|c| match widths[c] {
+            None => v[c],
+            Some(w) => quantize(v[c], self.ranges[k][c].2, self.ranges[k][c].3, w).1,
+        }))
+    }
+
+    fn pose(&self, t: &PackedTrack, k: usize, r: usize, widths: [Option<u32>; 3]) -> TransformF64 {
+        let mut p = self.local[r * self.ctx.n + t.joint as usize];
+        set(&mut p, t.channel, self.decoded(t, k, r, widths));
+        p
+    }
+
+    /// The largest error over track `k`'s joint's subtree with these widths.
+    fn error(&self, t: &PackedTrack, k: usize, widths: [Option<u32>; 3]) -> f64 {
+        let reference = &self.ctx.raw_model[self.first * self.ctx.n..(self.first + self.rows) * self.ctx.n];
+        self.ctx
+            .subtree_error(&self.local, &self.model, reference, t.joint as usize, &|r| {
+                self.pose(t, k, r, widths)
+            })
+    }
+
+    /// Sets track `k` to these widths.
+    fn commit(&mut self, t: &PackedTrack, k: usize, widths: [u32; 3]) {
+        let n = self.ctx.n;
+        for r in 0..self.rows {
+            let p = self.pose(t, k, r, widths.map(Some));
+            self.local[r * n + t.joint as usize] = p;
+            models(
+                &self.ctx.parents,
+                &self.local[r * n..(r + 1) * n],
+                &mut self.model[r * n..(r + 1) * n],
+            );
+        }
+    }
+
+    fn joint_errors(&self) -> Vec<f64> {
+        let n = self.ctx.n;
+        let mut e = vec![0.0f64; n];
+        for r in 0..self.rows {
+            for (j, e) in e.iter_mut().enumerate() {
+                let i = (self.first + r) * n + j;
+                *e = e.max(shell_error(
+                    &self.ctx.raw_model[i],
+                    &self.model[r * n + j],
+                    self.ctx.shell,
+                ));
+            }
+        }
+        e
+    }
+
+    fn allocate(&mut self, plan: &Plan) -> std::result::Result<Vec<[u32; 3]>, usize> {
+        let threshold = self.ctx.threshold;
+        // 1. The least width of each component alone, the rest exact.
+        let mut widths: Vec<[u32; 3]> = Vec::with_capacity(plan.packed.len());
+        for (k, t) in plan.packed.iter().enumerate() {
+            let mut w = [0u32; 3];
+            for c in 0..3 {
+                let with = |b: u32| {
+                    let mut ws = [None; 3];
+                    ws[c] = Some(b);
+                    self.error(t, k, ws)
+                };
+                if with(MAX_WIDTH) > threshold {
+                    return Err(k);
+                }
+                let (mut lo, mut hi) = (0, MAX_WIDTH);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if with(mid) <= threshold {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                w[c] = lo;
+            }
+            widths.push(w);
+        }
+        // 2. All together: raise the worst joint's chain until every joint is within.
+        for (k, t) in plan.packed.iter().enumerate() {
+            self.commit(t, k, widths[k]);
+        }
+        for _ in 0..4 * MAX_WIDTH {
+            let errors = self.joint_errors();
+            let (worst, e) = errors
+                .iter()
+                .enumerate()
+                .fold((0, 0.0f64), |a, (j, &e)| if e > a.1 { (j, e) } else { a });
+            if e <= threshold {
+                break;
+            }
+            let mut raised = false;
+            for (k, t) in plan.packed.iter().enumerate() {
+                if self.ctx.chain[worst].contains(&(t.joint as usize)) {
+                    for w in &mut widths[k] {
+                        if *w < MAX_WIDTH {
+                            *w += 1;
+                            raised = true;
+                        }
+                    }
+                    self.commit(t, k, widths[k]);
+                }
+            }
+            if !raised {
+                break;
+            }
+        }
+        // 3. Lower each component while every joint stays within, widest first.
+        let mut order: Vec<(usize, usize)> = (0..plan.packed.len())
+            .flat_map(|k| (0..3).map(move |c| (k, c)))
+            .collect();
+        for _ in 0..3 {
+            order.sort_by_key(|&(k, c)| std::cmp::Reverse(widths[k][c]));
+            let mut changed = false;
+            for &(k, c) in &order {
+                if widths[k][c] == 0 {
+                    continue;
+                }
+                let mut w = widths[k][c];
+                while w > 0 {
+                    let mut trial = widths[k];
+                    trial[c] = w - 1;
+                    if self.error(&plan.packed[k], k, trial.map(Some)) > threshold {
+                        break;
+                    }
+                    w -= 1;
+                }
+                if w != widths[k][c] {
+                    widths[k][c] = w;
+                    self.commit(&plan.packed[k], k, widths[k]);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Ok(widths)
+    }
+}
+
+/// Checks a compressed clip's blob and packed channels on their own (the builder checks them
+/// against the skeleton): the blob well formed, one blob track per packed channel, no channel
+/// packed twice, frames that span the clip's duration.
+///
+/// Errors: what is wrong.
+pub fn check_blob(clip: &CompressedClip) -> std::result::Result<(), String> {
+    if clip.packed.is_empty() {
+        if !clip.blob.is_empty() {
+            return Err(format!("a blob of {} words but no packed channel", clip.blob.len()));
+        }
+        return Ok(());
+    }
+    let blob = Blob::parse(&clip.blob).map_err(|e| format!("packed tracks: {e}"))?;
+    let h = blob.header();
+    if h.tracks as usize != clip.packed.len() {
+        return Err(format!(
+            "{} packed channels but {} tracks in the blob",
+            clip.packed.len(),
+            h.tracks
+        ));
+    }
+    for (k, p) in clip.packed.iter().enumerate() {
+        if clip.packed[..k].contains(p) {
+            return Err(format!("joint {} {} is packed twice", p.joint, p.channel));
+        }
+    }
+    let span = (f64::from(h.frame_count) - 1.0) / f64::from(h.rate);
+    let duration = f64::from(clip.clip.duration);
+    if (span - duration).abs() > 1e-3 * duration.max(1e-3) {
+        return Err(format!(
+            "{} frames at {} Hz span {span} s, not the clip's {duration} s",
+            h.frame_count, h.rate
+        ));
+    }
+    Ok(())
+}
+
+/// `clip` resampled at `rate` frames per second: every track it has becomes a linear track with
+/// a key per frame (the first at 0, the last at the duration), sampled in f64 as
+/// [`crate::reference::sample`] does.
+///
+/// Errors: the clip fails [`crate::library::validate_clip`]; a rate that is not finite and
+/// positive, or one that makes more than [`MAX_FRAMES`] frames.
+pub fn resample(skeleton: &Skeleton, clip: &Clip, rate: f64) -> Result<Clip> {
+    let cerr = |what: String| Error::Clip {
+        clip: clip.name.clone(),
+        what,
+    };
+    crate::library::validate_clip(skeleton, clip)?;
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(cerr(format!("resample rate {rate} Hz must be finite and positive")));
+    }
+    let frames = (f64::from(clip.duration) * rate).round() + 1.0;
+    if frames > f64::from(MAX_FRAMES) {
+        return Err(cerr(format!("{frames} frames at {rate} Hz; at most {MAX_FRAMES}")));
+    }
+    let frames = (frames as u32).max(2);
+    let step = f64::from(clip.duration) / f64::from(frames - 1);
+    let times: Vec<f32> = (0..frames).map(|f| (f64::from(f) * step) as f32).collect();
+    let sampler = ClipSampler::new(skeleton, clip);
+    let poses: Vec<Vec<TransformF64>> = (0..frames).map(|f| sampler.sample(f64::from(f) * step)).collect();
+    let tracks = clip
+        .tracks
+        .iter()
+        .map(|t| {
+            let j = skeleton.joint_index(&t.joint).expect("a validated clip");
+            let keys = |get: &dyn Fn(&TransformF64) -> DVec3| Track {
+                interpolation: crate::Interpolation::Linear,
+                times: times.clone(),
+                values: poses.iter().map(|p| get(&p[j]).as_vec3()).collect(),
+            };
+            JointTrack {
+                joint: t.joint.clone(),
+                translation: t.translation.as_ref().map(|_| keys(&|p| p.translation)),
+                rotation: t.rotation.as_ref().map(|_| Track {
+                    interpolation: crate::Interpolation::Linear,
+                    times: times.clone(),
+                    values: poses.iter().map(|p| p[j].rotation.as_quat()).collect(),
+                }),
+                scale: t.scale.as_ref().map(|_| keys(&|p| p.scale)),
+            }
+        })
+        .collect();
+    Ok(Clip { tracks, ..clip.clone() })
+}

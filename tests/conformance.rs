@@ -8,7 +8,8 @@
 use glam::{DMat4, DVec3};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use wgpu_anim::gltf_import::{self, GltfPose, Imported, ImportedLibrary};
+use wgpu_anim::codec::CompressionSettings;
+use wgpu_anim::gltf_import::{self, ClipSource, GltfPose, Imported, ImportedLibrary};
 use wgpu_anim::reference;
 
 #[derive(Deserialize, Clone)]
@@ -245,19 +246,33 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-fn build(imp: &Imported) -> ImportedLibrary {
-    imp.build_library().unwrap_or_else(|e| panic!("{e}"))
+fn build(imp: &Imported, compressed: bool) -> ImportedLibrary {
+    let source = if compressed {
+        ClipSource::Compress(CompressionSettings::default())
+    } else {
+        ClipSource::Raw
+    };
+    imp.build_library_with(&source).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs every fixture through `eval` (a path name and a pose maker) and fails with every
 /// difference out of tolerance.
 fn run_path(path: &str, mut eval: impl FnMut(&str, &Imported, &ImportedLibrary, &Fixture) -> GltfPose) {
+    run_path_with(path, false, &mut eval);
+}
+
+/// As [`run_path`], the library's clips compressed with the default settings when `compressed`.
+fn run_path_with(
+    path: &str,
+    compressed: bool,
+    mut eval: impl FnMut(&str, &Imported, &ImportedLibrary, &Fixture) -> GltfPose,
+) {
     let mut failed = Vec::new();
     let mut cache: Vec<(String, Imported, ImportedLibrary)> = Vec::new();
     for (name, fx) in fixtures() {
         if !cache.iter().any(|(a, _, _)| *a == fx.asset) {
             let imp = import(&fx.asset);
-            let lib = build(&imp);
+            let lib = build(&imp, compressed);
             cache.push((fx.asset.clone(), imp, lib));
         }
         let (_, imp, lib) = cache.iter().find(|(a, _, _)| *a == fx.asset).unwrap();
@@ -314,7 +329,18 @@ fn points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
 
 #[test]
 fn cpu_mirror_matches_fixtures() {
-    run_path("cpu", |_, imp, lib, fx| {
+    cpu_mirror_path(false);
+}
+
+/// Every fixture through the library's clips compressed with the default settings.
+#[test]
+fn cpu_mirror_matches_fixtures_through_compressed_clips() {
+    cpu_mirror_path(true);
+}
+
+fn cpu_mirror_path(compressed: bool) {
+    let name = if compressed { "cpu, compressed" } else { "cpu" };
+    run_path_with(name, compressed, |_, imp, lib, fx| {
         let (s, c, t) = target(imp, fx);
         let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32).unwrap();
         let mut g = affine_pose(imp, s, &pose);
@@ -327,6 +353,17 @@ fn cpu_mirror_matches_fixtures() {
 
 #[test]
 fn gpu_matches_fixtures() {
+    gpu_path(false);
+}
+
+/// Every fixture through the library's clips compressed with the default settings, decoded on
+/// the GPU.
+#[test]
+fn gpu_matches_fixtures_through_compressed_clips() {
+    gpu_path(true);
+}
+
+fn gpu_path(compressed: bool) {
     use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
     let (device, queue) =
         wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap_or_else(|e| panic!("{e}"));
@@ -337,9 +374,13 @@ fn gpu_matches_fixtures() {
     let mut assets: Vec<&str> = all.iter().map(|(_, f)| f.asset.as_str()).collect();
     assets.sort_unstable();
     assets.dedup();
+    let mut packed_assets = 0;
     for asset in assets {
         let imp = import(asset);
-        let lib = build(&imp);
+        let lib = build(&imp, compressed);
+        if lib.library.has_compressed_clips() {
+            packed_assets += 1;
+        }
         let mine: Vec<&(String, Fixture)> = all.iter().filter(|(_, f)| f.asset == asset).collect();
         let requests: Vec<_> = mine
             .iter()
@@ -387,9 +428,17 @@ fn gpu_matches_fixtures() {
             poses.push((name.clone(), g));
         }
     }
-    run_path("gpu", |name, _, _, _| {
-        poses.iter().find(|(n, _)| n == name).expect("evaluated").1.clone()
-    });
+    // The mocap take and the Fox at least decode packed tracks (the interpolation test's step
+    // and cubic tracks may all stay raw).
+    assert!(
+        !compressed || packed_assets >= 2,
+        "{packed_assets} assets with packed tracks"
+    );
+    run_path_with(
+        if compressed { "gpu, compressed" } else { "gpu" },
+        compressed,
+        |name, _, _, _| poses.iter().find(|(n, _)| n == name).expect("evaluated").1.clone(),
+    );
 }
 
 #[test]

@@ -85,6 +85,10 @@ struct CompressArgs {
     /// Radius of the shell of virtual points around each joint, centimetres.
     #[arg(long, value_name = "CM", default_value_t = 3.0, value_parser = positive_f64)]
     shell: f64,
+    /// Largest error of an element of a joint's object-space rotation matrix (0: none, the
+    /// shell metric alone, as ACL).
+    #[arg(long, value_name = "R", default_value_t = 5e-5, value_parser = non_negative_f64)]
+    rotation_tolerance: f64,
     /// Centimetres per file unit: 100 for glTF's metres, 5.6444 for the CMU takes.
     #[arg(long, value_name = "CM", default_value_t = 100.0, value_parser = positive_f64)]
     unit_cm: f64,
@@ -194,6 +198,14 @@ struct BenchArgs {
 struct Size {
     width: u32,
     height: u32,
+}
+
+fn non_negative_f64(v: &str) -> Result<f64, String> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .ok_or_else(|| format!("'{v}' is not a finite number at least 0"))
 }
 
 fn positive_f64(v: &str) -> Result<f64, String> {
@@ -930,6 +942,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
         threshold_cm: a.threshold,
         shell_cm: a.shell,
         unit_cm: a.unit_cm,
+        rotation_tolerance: a.rotation_tolerance,
         ..CompressionSettings::default()
     };
     let mut reports = Vec::new();
@@ -981,6 +994,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
                     "p99_error_cm": r.p99_error_cm,
                     "max_error_joint": r.max_error_joint,
                     "max_error_time": r.max_error_time,
+                    "max_rotation_error": r.max_rotation_error,
                     "seconds": r.seconds,
                 })
             })
@@ -990,14 +1004,15 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
             "threshold_cm": a.threshold,
             "shell_cm": a.shell,
             "unit_cm": a.unit_cm,
+            "rotation_tolerance": a.rotation_tolerance,
             "clips": rows,
         });
         println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
         return Ok(());
     }
     println!(
-        "{file}: threshold {} cm on a {} cm shell, {} cm per unit",
-        a.threshold, a.shell, a.unit_cm
+        "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}",
+        a.threshold, a.shell, a.unit_cm, a.rotation_tolerance
     );
     println!();
     println!(

@@ -36,6 +36,10 @@ use format::{Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, nlerp, rotation
 use glam::{DAffine3, DQuat, DVec3};
 use std::time::Instant;
 
+/// Where between two frames the compressor also measures: a quarter of the way, near where nlerp
+/// strays most from slerp (between frames they agree) and where a corner cut between frames shows.
+pub const BETWEEN: f64 = 0.25;
+
 /// Most frames of a compressed clip.
 pub const MAX_FRAMES: u32 = 1 << 24;
 
@@ -51,6 +55,12 @@ pub struct CompressionSettings {
     /// Centimetres in one unit of the clip's data: 100 for glTF's metres, 5.6444 for the CMU
     /// takes' scaled inches.
     pub unit_cm: f64,
+    /// Largest error of any element of a joint's object-space rotation matrix (5e-5; 0: no bound,
+    /// the shell metric alone, as ACL). The shell metric bounds a joint's rotation error by
+    /// threshold / shell (3e-3 at the defaults), which moves skinned vertices far from their joint
+    /// (a body 50 cm from its spine joint) by more than the threshold; this bound keeps every
+    /// joint's orientation as exact as the glTF conformance fixtures require.
+    pub rotation_tolerance: f64,
     /// Frames per segment (16).
     pub segment_frames: u32,
     /// Frames per second to sample at; `None`: the clip's own key rate (the rate of its closest
@@ -64,6 +74,7 @@ impl Default for CompressionSettings {
             threshold_cm: 0.01,
             shell_cm: 3.0,
             unit_cm: 100.0,
+            rotation_tolerance: 5e-5,
             segment_frames: 16,
             sample_rate: None,
         }
@@ -89,6 +100,12 @@ impl CompressionSettings {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("compression {name} {v} cm must be finite and positive"));
             }
+        }
+        if !(self.rotation_tolerance.is_finite() && self.rotation_tolerance >= 0.0) {
+            return Err(format!(
+                "rotation tolerance {} must be finite and not negative",
+                self.rotation_tolerance
+            ));
         }
         if !(1..=format::MAX_SEGMENT_FRAMES).contains(&self.segment_frames) {
             return Err(format!(
@@ -206,7 +223,7 @@ pub struct ClipReport {
     pub raw_bytes: usize,
     /// Bytes the clip takes on the GPU: its header, track records, raw keys and blob.
     pub compressed_bytes: usize,
-    /// Largest error, cm, over every joint at every frame and half-way between frames.
+    /// Largest error, cm, over every joint at every frame and a quarter of the way between frames ([`BETWEEN`]).
     pub max_error_cm: f64,
     /// 99th percentile of those errors, cm.
     pub p99_error_cm: f64,
@@ -214,6 +231,8 @@ pub struct ClipReport {
     pub max_error_joint: String,
     /// The clip time of the largest error, seconds.
     pub max_error_time: f64,
+    /// Largest error of an element of a joint's object-space rotation matrix.
+    pub max_rotation_error: f64,
     /// Seconds spent compressing.
     pub seconds: f64,
 }
@@ -363,7 +382,7 @@ fn compress_at(
     Ok((compressed, report))
 }
 
-/// Everything the compressor measures against: the raw clip sampled at every frame and half-way
+/// Everything the compressor measures against: the raw clip sampled at every frame and between frames
 /// between frames, in f64.
 struct Context<'a> {
     skeleton: &'a Skeleton,
@@ -379,13 +398,15 @@ struct Context<'a> {
     chain: Vec<Vec<usize>>,
     threshold: f64,
     shell: f64,
+    /// The rotation bound ([`CompressionSettings::rotation_tolerance`]; infinite: none).
+    rotation_tolerance: f64,
     /// Raw local poses at every frame (`f · n + j`).
     raw: Vec<TransformF64>,
     /// Raw model matrices at every frame.
     raw_model: Vec<DAffine3>,
-    /// Raw local poses half-way between frames `f` and `f + 1`.
+    /// Raw local poses a quarter of the way between frames ([`BETWEEN`]) `f` and `f + 1`.
     mid: Vec<TransformF64>,
-    /// Raw model matrices half-way.
+    /// Raw model matrices between frames.
     mid_model: Vec<DAffine3>,
 }
 
@@ -435,6 +456,12 @@ fn shell_error(a: &DAffine3, b: &DAffine3, shell: f64) -> f64 {
         .max((dm.y_axis * shell + dt).length_squared())
         .max((dm.z_axis * shell + dt).length_squared())
         .sqrt()
+}
+
+/// The largest element difference of two matrices' 3×3 parts.
+fn rotation_error(a: &DAffine3, b: &DAffine3) -> f64 {
+    let d = a.matrix3 - b.matrix3;
+    d.x_axis.abs().max(d.y_axis.abs()).max(d.z_axis.abs()).max_element()
 }
 
 fn xyz(p: &TransformF64, c: Channel) -> DVec3 {
@@ -526,7 +553,7 @@ impl Context<'_> {
             (local, model)
         };
         let (raw, raw_model) = sample_all(&mut (0..frames).map(|f| f64::from(f) / rate));
-        let (mid, mid_model) = sample_all(&mut (0..frames - 1).map(|f| (f64::from(f) + 0.5) / rate));
+        let (mid, mid_model) = sample_all(&mut (0..frames - 1).map(|f| (f64::from(f) + BETWEEN) / rate));
         Context {
             skeleton,
             clip,
@@ -539,6 +566,11 @@ impl Context<'_> {
             chain,
             threshold: settings.threshold_cm / settings.unit_cm,
             shell: settings.shell_cm / settings.unit_cm,
+            rotation_tolerance: if settings.rotation_tolerance > 0.0 {
+                settings.rotation_tolerance
+            } else {
+                f64::INFINITY
+            },
             raw,
             raw_model,
             mid,
@@ -546,7 +578,13 @@ impl Context<'_> {
         }
     }
 
-    /// The largest error over joint `j`'s subtree at the poses `local` (`row · n + j'`, rows
+    /// A joint's error against both bounds, as a fraction of them (within: at most 1).
+    fn error(&self, reference: &DAffine3, got: &DAffine3) -> f64 {
+        (shell_error(reference, got, self.shell) / self.threshold)
+            .max(rotation_error(reference, got) / self.rotation_tolerance)
+    }
+
+    /// The largest error ([`Context::error`]) over joint `j`'s subtree at the poses `local` (`row · n + j'`, rows
     /// matching `reference`), with joint `j`'s pose replaced by `pose(row)`.
     fn subtree_error(
         &self,
@@ -572,7 +610,7 @@ impl Context<'_> {
                 m[i] = m[p] * affine(&local[base + i]);
             }
             for &i in &self.subtree[j] {
-                worst = worst.max(shell_error(&reference[base + i], &m[i], self.shell));
+                worst = worst.max(self.error(&reference[base + i], &m[i]));
             }
         }
         worst
@@ -586,9 +624,11 @@ impl Context<'_> {
             ..Plan::default()
         };
         let mut model = self.raw_model.clone();
-        // Stripping may take a tenth of the threshold, the rest is quantization's.
-        let strip_budget = 0.1 * self.threshold;
-        let sampling_budget = 0.6 * self.threshold;
+        // Stripping may take a tenth of the error allowed, interpolation between frames 60 %
+        // (with keys on the frames it takes none, but f32 key times stray a little), the rest is
+        // quantization's.
+        let strip_budget = 0.1;
+        let sampling_budget = 0.6;
         let rest = self.skeleton.rest_pose();
         let mut by_joint: Vec<&JointTrack> = self.clip.tracks.iter().collect();
         by_joint.sort_by_key(|t| self.skeleton.joint_index(&t.joint));
@@ -662,9 +702,9 @@ impl Context<'_> {
                     let (a, b) = (values[row], values[row + 1]);
                     match c {
                         Channel::Rotation => {
-                            p.rotation = nlerp(rotation_from_xyz(a), rotation_from_xyz(b), 0.5);
+                            p.rotation = nlerp(rotation_from_xyz(a), rotation_from_xyz(b), BETWEEN);
                         }
-                        _ => set(&mut p, c, a.lerp(b, 0.5)),
+                        _ => set(&mut p, c, a.lerp(b, BETWEEN)),
                     }
                     p
                 };
@@ -673,10 +713,7 @@ impl Context<'_> {
                     plan.raw.push((
                         j as u32,
                         c,
-                        format!(
-                            "between frames it strays {:.4} cm from a line",
-                            sampling * self.settings.unit_cm
-                        ),
+                        format!("between frames it strays {sampling:.2} times the error allowed from a line"),
                     ));
                     continue;
                 }
@@ -708,7 +745,7 @@ impl Context<'_> {
     }
 
     /// Chooses every segment's widths and writes the blob; the errors at every frame and
-    /// half-way. `Err(k)`: packed track `k` has a component no width holds.
+    /// between frames. `Err(k)`: packed track `k` has a component no width holds.
     fn allocate(&self, plan: &Plan) -> std::result::Result<(Vec<u32>, Errors), usize> {
         if plan.packed.is_empty() {
             let errors = self.measure(plan, None);
@@ -726,7 +763,7 @@ impl Context<'_> {
             );
             widths.push(seg.allocate(plan)?);
         }
-        // Verify the blob as decoded, half-way between frames included; raise the widths of
+        // Verify the blob as decoded, a quarter of the way between frames ([`BETWEEN`]) included; raise the widths of
         // the segments where a joint is over the threshold along its chain, until none is.
         for _ in 0..8 {
             let blob = self.write(plan, &widths);
@@ -794,7 +831,7 @@ impl Context<'_> {
     }
 
     /// Errors of the decoded clip (the plan's base with the blob's tracks) at every frame and
-    /// half-way between frames.
+    /// a quarter of the way between frames ([`BETWEEN`]).
     fn measure(&self, plan: &Plan, blob: Option<&[u32]>) -> Errors {
         let n = self.n;
         let blob = blob.map(|b| Blob::parse(b).expect("the compressor's own blob"));
@@ -803,7 +840,7 @@ impl Context<'_> {
         let frames = self.frames as usize;
         for step in 0..2 * frames - 1 {
             let (f, half) = (step / 2, step % 2 == 1);
-            let t = (f as f64 + if half { 0.5 } else { 0.0 }) / self.rate;
+            let t = (f as f64 + if half { BETWEEN } else { 0.0 }) / self.rate;
             let mut pose: Vec<TransformF64> = if half {
                 // Stripped channels hold their value; the others raw.
                 let mut p = self.mid[f * n..(f + 1) * n].to_vec();
@@ -845,7 +882,8 @@ impl Context<'_> {
                     errors.max_joint = j;
                     errors.max_time = t;
                 }
-                if e > self.threshold {
+                errors.max_rotation = errors.max_rotation.max(rotation_error(&reference[j], &m[j]));
+                if self.error(&reference[j], &m[j]) > 1.0 {
                     errors.over.push((f, j));
                 }
             }
@@ -938,6 +976,7 @@ impl Context<'_> {
             p99_error_cm: p99 * unit,
             max_error_joint: names[errors.max_joint].clone(),
             max_error_time: errors.max_time,
+            max_rotation_error: errors.max_rotation,
             seconds,
         }
     }
@@ -989,11 +1028,13 @@ fn segment_ranges(t: &PackedTrack, first: usize, rows: usize) -> [(u32, u32, f64
 /// Errors of a decoded clip.
 #[derive(Default)]
 struct Errors {
-    /// Every joint's error at every frame and half-way between frames.
+    /// Every joint's error at every frame and a quarter of the way between frames ([`BETWEEN`]).
     all: Vec<f64>,
     max: f64,
     max_joint: usize,
     max_time: f64,
+    /// Largest rotation element error.
+    max_rotation: f64,
     /// (frame, joint) over the threshold.
     over: Vec<(usize, usize)>,
 }
@@ -1061,18 +1102,14 @@ impl<'c, 'a> Segment<'c, 'a> {
         for r in 0..self.rows {
             for (j, e) in e.iter_mut().enumerate() {
                 let i = (self.first + r) * n + j;
-                *e = e.max(shell_error(
-                    &self.ctx.raw_model[i],
-                    &self.model[r * n + j],
-                    self.ctx.shell,
-                ));
+                *e = e.max(self.ctx.error(&self.ctx.raw_model[i], &self.model[r * n + j]));
             }
         }
         e
     }
 
     fn allocate(&mut self, plan: &Plan) -> std::result::Result<Vec<[u32; 3]>, usize> {
-        let threshold = self.ctx.threshold;
+        let threshold = 1.0;
         // 1. The least width of each component alone, the rest exact.
         let mut widths: Vec<[u32; 3]> = Vec::with_capacity(plan.packed.len());
         for (k, t) in plan.packed.iter().enumerate() {

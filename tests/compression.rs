@@ -1,52 +1,426 @@
-//! Compressed clips: the compressor's accuracy, the CPU mirror and the GPU against the f64
-//! decoder, the error metric, and the file format against corruption.
+//! Compressed clips: the GPU decoder against its CPU mirror and the f64 decoder, the error metric,
+//! the compressor's reported error against an independent measurement, and the file format
+//! against corruption.
+//!
+//! Tolerances: GPU against the CPU mirror 2e-5 per component relative to 1 + |value| (the same
+//! f32 operations; FMA contraction and `sqrt` may differ in the last bits, and nlerp normalizes);
+//! the mirror against the f64 decoder 1e-5.
 
 mod common;
 
-use wgpu_anim::codec::{self, CompressionSettings};
-use wgpu_anim::{LibraryBuilder, cpu};
+use common::{device, pose_error, random_clip, random_skeleton, rng};
+use glam::{DMat4, DVec3, Quat, Vec3};
+use rand::Rng;
+use wgpu_anim::codec::{self, CompressionSettings, file};
+use wgpu_anim::{
+    Animator, AnimatorDesc, Clip, ClipId, InstanceDesc, JointTrack, LibraryBuilder, LoopMode, Skeleton, Track, cpu,
+    reference,
+};
+
+/// A clip keyed on a grid of `rate` per second: random walks (linear), and on some joints a
+/// step track (which stays raw) or a constant.
+fn grid_clip(r: &mut rand::rngs::SmallRng, skeleton: &Skeleton, name: &str, rate: f32) -> Clip {
+    let frames = r.gen_range(8..80);
+    let times: Vec<f32> = (0..frames).map(|f| f as f32 / rate).collect();
+    let tracks = skeleton
+        .joint_names()
+        .iter()
+        .map(|joint| {
+            let mut q = common::random_quat(r);
+            let mut v = Vec3::new(r.gen_range(-0.5..0.5), r.gen_range(-0.5..0.5), r.gen_range(-0.5..0.5));
+            let kind = r.gen_range(0..10);
+            let mut rotations = Vec::new();
+            let mut translations = Vec::new();
+            for _ in 0..frames {
+                let step = Vec3::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)) * 0.05;
+                q = (Quat::from_scaled_axis(step) * q).normalize();
+                v += step * 0.2;
+                rotations.push(q);
+                translations.push(v);
+            }
+            let rotation = match kind {
+                0 => Track::constant(q),
+                1 => Track {
+                    interpolation: wgpu_anim::Interpolation::Step,
+                    times: times.clone(),
+                    values: rotations,
+                },
+                _ => Track::linear(times.iter().copied().zip(rotations)),
+            };
+            JointTrack {
+                joint: joint.clone(),
+                rotation: Some(rotation),
+                translation: (kind % 3 == 0).then(|| Track::linear(times.iter().copied().zip(translations))),
+                ..Default::default()
+            }
+        })
+        .collect();
+    Clip {
+        name: name.into(),
+        duration: times[frames - 1].max(0.1),
+        looping: false,
+        tracks,
+        events: Vec::new(),
+        curves: Vec::new(),
+    }
+}
+
+/// A library of random clips on a 37-joint skeleton, compressed at thresholds from very tight to
+/// so loose that every width is 0, with a raw clip beside them. Random clips have step and cubic
+/// tracks, which stay raw.
+fn random_compressed_library() -> (
+    wgpu_anim::AnimationLibrary,
+    Skeleton,
+    Vec<(ClipId, Clip, codec::CompressedClip)>,
+) {
+    let mut r = rng(13);
+    let skeleton = random_skeleton(&mut r, "s", 37);
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(skeleton.clone());
+    let mut out = Vec::new();
+    for (k, threshold_cm) in [0.001, 0.01, 0.1, 1.0, 5.0, 30.0, 0.01].into_iter().enumerate() {
+        let rate = r.gen_range(10.0..60.0f32).round();
+        let clip = grid_clip(&mut r, &skeleton, &format!("c{k}"), rate);
+        let settings = CompressionSettings {
+            threshold_cm,
+            rotation_tolerance: if threshold_cm >= 1.0 { 0.0 } else { 5e-5 },
+            ..CompressionSettings::default()
+        };
+        let (c, _) = codec::compress(&skeleton, &clip, &settings).unwrap();
+        out.push((b.add_compressed_clip(s, &c).unwrap(), clip, c));
+    }
+    let raw = random_clip(&mut r, &skeleton, "raw");
+    b.add_clip(s, &raw).unwrap();
+    (b.build(), skeleton, out)
+}
+
+/// Every width used by a blob.
+fn widths(c: &codec::CompressedClip) -> Vec<u32> {
+    if c.packed.is_empty() {
+        return Vec::new();
+    }
+    let blob = codec::format::Blob::parse(&c.blob).unwrap();
+    let h = blob.header();
+    let mut w = Vec::new();
+    for s in 0..h.segment_count {
+        for k in 0..h.tracks {
+            for comp in 0..3 {
+                w.push(blob.component(s, k, comp).width);
+            }
+        }
+    }
+    w
+}
 
 #[test]
-fn mirror_matches_the_f64_decoder_on_the_fox() {
-    let imp = wgpu_anim::gltf_import::load(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/assets/Fox/Fox.gltf"
-    )))
-    .unwrap();
-    let sk = &imp.skeletons[0];
-    let clip = &sk.clips[0].clip;
-    let (c, report) = codec::compress(&sk.skeleton, clip, &CompressionSettings::default()).unwrap();
-    eprintln!("{report:?}");
-    let mut b = LibraryBuilder::new();
-    let s = b.add_skeleton(sk.skeleton.clone());
-    let id = b.add_compressed_clip(s, &c).unwrap();
-    let lib = b.build();
-    for t in [0.0f32, 0.37, 1.7] {
-        let pose = cpu::pose_at(&lib, id, t).unwrap();
-        let want = c.sample_f64(&sk.skeleton, f64::from(t));
-        let raw = wgpu_anim::reference::sample(&sk.skeleton, clip, f64::from(t));
-        let mw = wgpu_anim::reference::local_to_model(&sk.skeleton, &want);
-        let mr = wgpu_anim::reference::local_to_model(&sk.skeleton, &raw);
-        let worst = mw
-            .iter()
-            .zip(&mr)
-            .map(|(a, b)| (a.w_axis - b.w_axis).length())
-            .fold(0.0, f64::max);
-        eprintln!(
-            "t {t}: f64 decoded vs raw joint positions: {worst:e}; report {}",
-            report.max_error_cm
-        );
-        for (j, (g, w)) in pose.local.iter().zip(&want).enumerate() {
-            let e = (g.rotation.truncate().as_dvec3() - glam::DVec3::new(w.rotation.x, w.rotation.y, w.rotation.z))
-                .length();
-            let e2 = w.rotation.angle_between(raw[j].rotation);
-            let e3 = (g.translation.truncate().as_dvec3() - w.translation).length();
-            if j == 0 || e > 1e-5 || e2 > 1e-5 || e3 > 1e-4 {
-                eprintln!(
-                    "t {t} joint {j}: mirror vs f64 {e:e}, f64 vs raw {e2:e} trans {e3:e} {:?} {:?}",
-                    g.translation, w.translation
+fn gpu_decode_matches_the_cpu_mirror_and_the_mirror_the_f64_decoder() {
+    let (lib, skeleton, clips) = random_compressed_library();
+    let all: Vec<u32> = clips.iter().flat_map(|(_, _, c)| widths(c)).collect();
+    assert!(all.contains(&0), "some width 0");
+    assert!(all.iter().any(|&w| w >= 12), "some wide components");
+    assert!(
+        clips.iter().any(|(_, _, c)| !c.clip.tracks.is_empty())
+            && clips.iter().filter(|(_, _, c)| !c.packed.is_empty()).count() >= 5,
+        "raw tracks beside packed ones"
+    );
+    assert!(lib.has_compressed_clips());
+
+    // The CPU mirror against the f64 decoder.
+    let mut r = rng(5);
+    for (id, _, c) in &clips {
+        let duration = c.clip.duration;
+        for _ in 0..20 {
+            let t = r.gen_range(0.0..duration);
+            let pose = cpu::pose_at(&lib, *id, t).unwrap();
+            let want = c.sample_f64(&skeleton, f64::from(t));
+            for (j, (g, w)) in pose.local.iter().zip(&want).enumerate() {
+                let wq = if w.rotation.dot(glam::DQuat::from_vec4(g.rotation.as_dvec4())) < 0.0 {
+                    -w.rotation
+                } else {
+                    w.rotation
+                };
+                let e = (g.translation.truncate().as_dvec3() - w.translation)
+                    .abs()
+                    .max((g.scale.truncate().as_dvec3() - w.scale).abs())
+                    .max_element();
+                assert!(
+                    e < 1e-5,
+                    "clip {} joint {j} at {t}: mirror off the f64 decoder by {e:e}",
+                    c.clip.name
+                );
+                // w = √(1 − x² − y² − z²) in f32 carries x, y, z's rounding divided by w.
+                let e = (g.rotation.as_dvec4() - glam::DVec4::from(wq)).abs().max_element();
+                let tolerance = 1e-6 / wq.w.abs().max(1e-2);
+                assert!(
+                    e < tolerance,
+                    "clip {} joint {j} at {t}: mirror rotation off the f64 decoder by {e:e} (w {})",
+                    c.clip.name,
+                    wq.w
                 );
             }
         }
     }
+
+    // The GPU against the CPU mirror: 600 characters at random times of every clip.
+    let (device, queue) = device();
+    let count = 600;
+    let mut animator = Animator::new(
+        &device,
+        &lib,
+        &AnimatorDesc {
+            max_instances: count,
+            max_joints: None,
+            page_instances: None,
+        },
+    )
+    .unwrap();
+    let mut requests = Vec::new();
+    for i in 0..count {
+        let clip = ClipId(i % lib.clips().len() as u32);
+        let t = r.gen_range(0.0..lib.clip_duration(clip).unwrap());
+        animator
+            .add_instance(&InstanceDesc {
+                time: t,
+                rate: 0.0,
+                loop_mode: LoopMode::Once,
+                ..InstanceDesc::new(clip)
+            })
+            .unwrap();
+        requests.push((clip, t));
+    }
+    animator.prepare(&queue, 0.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let (_, gpu) = animator.read_back(&device, &queue).unwrap();
+    let mut worst = 0.0f32;
+    for (inst, &(clip, t)) in animator.instances().iter().zip(&requests) {
+        let want = cpu::pose_at(&lib, clip, t).unwrap();
+        for (j, w) in want.local.iter().enumerate() {
+            let g = &gpu.local[inst.joint_offset as usize + j];
+            let e = pose_error(g, w);
+            assert!(
+                e <= 2e-5,
+                "clip {} joint {j} at {t}: GPU off the mirror by {e:e}",
+                clip.0
+            );
+            worst = worst.max(e);
+        }
+    }
+    eprintln!("GPU against the CPU mirror: worst {worst:e}");
+
+    // The comparison fails on a wrong pose: the mirror one frame later.
+    let (clip, t) = requests[0];
+    let later = cpu::pose_at(&lib, clip, t + 0.05).unwrap();
+    let g = &gpu.local[animator.instances()[0].joint_offset as usize..];
+    assert!(
+        later.local.iter().zip(g).any(|(w, g)| pose_error(g, w) > 2e-5),
+        "a pose 50 ms off must not pass"
+    );
+}
+
+/// A chain: root, a joint 1 unit out, and a tip 1 unit further.
+fn chain() -> Skeleton {
+    use wgpu_anim::Transform;
+    Skeleton::from_rest_pose(
+        "chain",
+        vec![
+            ("root".into(), None, Transform::IDENTITY),
+            ("mid".into(), Some(0), Transform::from_translation(Vec3::X)),
+            ("tip".into(), Some(1), Transform::from_translation(Vec3::X)),
+        ],
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_parents_error_is_seen_in_its_children() {
+    // Only the root rotates; its quantization error moves the tip twice as far as the middle
+    // joint's shell, so the tip's error is the largest and sets the widths.
+    let skeleton = chain();
+    let keys: Vec<(f32, Quat)> = (0..=60)
+        .map(|k| {
+            let t = k as f32 / 30.0;
+            (
+                t,
+                Quat::from_rotation_z((t * 3.0).sin() * 0.8) * Quat::from_rotation_y(t * 0.5),
+            )
+        })
+        .collect();
+    let clip = Clip {
+        name: "swing".into(),
+        duration: 2.0,
+        looping: false,
+        tracks: vec![JointTrack {
+            joint: "root".into(),
+            rotation: Some(Track::linear(keys)),
+            ..Default::default()
+        }],
+        events: Vec::new(),
+        curves: Vec::new(),
+    };
+    let settings = CompressionSettings {
+        threshold_cm: 0.5,
+        rotation_tolerance: 0.0,
+        ..CompressionSettings::default()
+    };
+    let (c, report) = codec::compress(&skeleton, &clip, &settings).unwrap();
+    assert_eq!(report.max_error_joint, "tip", "{report:?}");
+    assert!(report.max_error_cm <= 0.5 && report.max_error_cm > 0.1, "{report:?}");
+    // The root's own shell error alone is below the tip's.
+    let (mut root, mut tip) = (0.0f64, 0.0f64);
+    for f in 0..=60 {
+        let t = f64::from(f) / 30.0;
+        let got = reference::local_to_model(&skeleton, &c.sample_f64(&skeleton, t));
+        let want = reference::local_to_model(&skeleton, &reference::sample(&skeleton, &clip, t));
+        root = root.max(shell_error(&got[0], &want[0], 0.03));
+        tip = tip.max(shell_error(&got[2], &want[2], 0.03));
+    }
+    assert!(tip > 1.5 * root, "tip {tip:e}, root {root:e}");
+}
+
+/// The largest distance a point at `shell` along each axis of a joint moves between `a` and `b`.
+fn shell_error(a: &DMat4, b: &DMat4, shell: f64) -> f64 {
+    [DVec3::X, DVec3::Y, DVec3::Z]
+        .iter()
+        .map(|&axis| (a.transform_point3(axis * shell) - b.transform_point3(axis * shell)).length())
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn reported_max_error_matches_an_independent_f64_measurement() {
+    let mut r = rng(21);
+    let skeleton = random_skeleton(&mut r, "s", 20);
+    let clip = grid_clip(&mut r, &skeleton, "c", 30.0);
+    let settings = CompressionSettings {
+        threshold_cm: 0.05,
+        ..CompressionSettings::default()
+    };
+    let (c, report) = codec::compress(&skeleton, &clip, &settings).unwrap();
+    assert!(!c.packed.is_empty());
+    let shell = settings.shell_cm / settings.unit_cm;
+    let rate = report.sample_rate;
+    let mut worst = (0.0f64, 0usize, 0.0f64);
+    for f in 0..report.samples {
+        for u in [0.0, codec::BETWEEN] {
+            let t = (f64::from(f) + u) / rate;
+            if t > f64::from(clip.duration) {
+                continue;
+            }
+            let got = reference::local_to_model(&skeleton, &c.sample_f64(&skeleton, t));
+            let want = reference::local_to_model(&skeleton, &reference::sample(&skeleton, &clip, t));
+            for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+                let e = shell_error(g, w, shell) * settings.unit_cm;
+                if e > worst.0 {
+                    worst = (e, j, t);
+                }
+            }
+        }
+    }
+    let (e, j, t) = worst;
+    assert!(
+        (e - report.max_error_cm).abs() <= 1e-6 * e.max(1e-9),
+        "measured {e} cm at joint {j}, {t} s; reported {} cm at {}, {} s",
+        report.max_error_cm,
+        report.max_error_joint,
+        report.max_error_time
+    );
+    assert_eq!(skeleton.joint_names()[j], report.max_error_joint);
+    assert!(report.max_error_cm <= 0.05 + 1e-9 && report.p99_error_cm <= report.max_error_cm);
+}
+
+fn a_file() -> file::CompressedFile {
+    let skeleton = wgpu_anim::mannequin::skeleton();
+    let clips = wgpu_anim::mannequin::clips(&skeleton);
+    let (c, _) = codec::compress(&skeleton, &clips[1], &CompressionSettings::default()).unwrap();
+    file::CompressedFile {
+        skeleton: skeleton.name().to_owned(),
+        joints: skeleton.joint_names().to_vec(),
+        clips: vec![c],
+    }
+}
+
+#[test]
+fn a_file_round_trips_and_a_corrupt_one_gets_an_error() {
+    let f = a_file();
+    let bytes = file::to_bytes(&f);
+    assert_eq!(file::from_bytes(&bytes).unwrap(), f);
+
+    // Every truncation, and flipped bits anywhere: an error, never a panic.
+    for n in (0..bytes.len()).step_by(7) {
+        assert!(file::from_bytes(&bytes[..n]).is_err(), "truncated to {n} bytes");
+    }
+    let mut r = rng(3);
+    for _ in 0..300 {
+        let mut b = bytes.clone();
+        let i = r.gen_range(0..b.len());
+        b[i] ^= 1 << r.gen_range(0..8);
+        let e = file::from_bytes(&b).unwrap_err();
+        assert!(
+            e.contains("checksum") || e.contains("magic") || e.contains("version") || e.contains("bytes"),
+            "{e}"
+        );
+    }
+    let mut b = bytes.clone();
+    b[0] = b'X';
+    assert!(file::from_bytes(&b).unwrap_err().contains("magic"));
+    let mut b = bytes.clone();
+    b[4] = 9;
+    assert!(file::from_bytes(&b).unwrap_err().contains("version"));
+
+    // A well-formed file (its checksum right) with a bad blob: the blob's checks name it.
+    let cases: Vec<(usize, u32, &str)> = vec![
+        (0, 1, "frames"),             // one frame
+        (3, 0, "frames per segment"), // no segment length
+        (5, 3, "segment records"),    // wrong record size
+        (7, 1, "words"),              // bitstream length
+    ];
+    for (word, value, expect) in cases {
+        let mut bad = f.clone();
+        bad.clips[0].blob[word] = value;
+        let e = file::from_bytes(&file::to_bytes(&bad)).unwrap_err();
+        assert!(e.contains(expect), "word {word} = {value}: {e}");
+    }
+    // A width past the largest, in the first segment's first track.
+    let mut bad = f.clone();
+    let blob = &mut bad.clips[0].blob;
+    let k = blob[2] as usize;
+    let record = 8 + 6 * k;
+    blob[record + 2] |= 31 << 16;
+    let e = file::from_bytes(&file::to_bytes(&bad)).unwrap_err();
+    assert!(e.contains("width") || e.contains("past"), "{e}");
+    // A packed channel of a joint the skeleton lacks.
+    let mut bad = f.clone();
+    bad.clips[0].packed[0].joint = 999;
+    assert!(
+        file::from_bytes(&file::to_bytes(&bad))
+            .unwrap_err()
+            .contains("joint 999")
+    );
+
+    // Through a path: the error names the file.
+    let dir = std::env::temp_dir().join(format!("wgpu-anim-compression-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("corrupt.wgac");
+    let mut b = bytes.clone();
+    let last = b.len() - 1;
+    b[last] ^= 0xff;
+    std::fs::write(&path, &b).unwrap();
+    let e = file::read(&path).unwrap_err().to_string();
+    assert!(e.contains("corrupt.wgac") && e.contains("checksum"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_adds_to_the_library_it_was_made_for_and_no_other() {
+    let f = a_file();
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(wgpu_anim::mannequin::skeleton());
+    let ids = f.add_to(&mut b, s).unwrap();
+    assert_eq!(ids.len(), 1);
+    let other = b.add_skeleton(chain());
+    let e = f.add_to(&mut b, other).unwrap_err().to_string();
+    assert!(e.contains("joints"), "{e}");
+    let lib = b.build();
+    assert!(lib.has_compressed_clips() && lib.clips().len() == 1);
 }

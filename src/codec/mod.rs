@@ -659,6 +659,10 @@ impl Context<'_> {
                 );
                 let mut middle = rest_value;
                 set(&mut middle, c, (lo + hi) * 0.5);
+                // As stored: a one-key f32 track (the rotation normalized when sampled).
+                middle.translation = middle.translation.as_vec3().as_dvec3();
+                middle.rotation = middle.rotation.as_quat().as_dquat().normalize();
+                middle.scale = middle.scale.as_vec3().as_dvec3();
                 let mut done = false;
                 for (option, candidate) in [(true, rest_value), (false, middle)] {
                     let pose = |row: usize| {

@@ -203,8 +203,8 @@ fn packed_rotation(v: vec3<f32>) -> vec4<f32> {
 }
 
 // A packed track (a compressed clip's) at time `t`: its segment and frame computed from `t`
-// (random access, no search), the two frames around it decoded and interpolated (nlerp for
-// rotations).
+// (random access, no search), the two frames around it decoded and interpolated (rotations as a
+// raw track's: `quat_interp`).
 fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let b = track.time_offset;
     let frame_count = packed_word(b);
@@ -215,12 +215,7 @@ fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let a = packed_frame(b, track.value_offset, f0);
     let c = packed_frame(b, track.value_offset, f0 + 1u);
     if (rotation) {
-        let qa = packed_rotation(a);
-        var qc = packed_rotation(c);
-        if (dot(qa, qc) < 0.0) {
-            qc = -qc;
-        }
-        return normalize(qa + (qc - qa) * u);
+        return quat_interp(normalize(packed_rotation(a)), normalize(packed_rotation(c)), u);
     }
     return vec4<f32>(a * (1.0 - u) + c * u, 0.0);
 }

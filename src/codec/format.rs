@@ -270,8 +270,8 @@ impl<'a> Blob<'a> {
         v
     }
 
-    /// Track `k` at clip time `t` in f64: translation or scale (xyz), or a rotation (nlerp of the
-    /// two frames around `t`).
+    /// Track `k` at clip time `t` in f64: translation or scale (xyz), or a rotation (slerp of the
+    /// two frames around `t`, as a raw track's).
     #[must_use]
     pub fn sample_f64(&self, k: u32, t: f64, rotation: bool) -> (DVec3, DQuat) {
         let (f0, u) = frame_at(self.header.frame_count, f64::from(self.header.rate), t);
@@ -279,7 +279,7 @@ impl<'a> Blob<'a> {
         let b = self.frame_f64(k, f0 + 1);
         if rotation {
             let (qa, qb) = (rotation_from_xyz(a), rotation_from_xyz(b));
-            return (DVec3::ZERO, nlerp(qa, qb, u));
+            return (DVec3::ZERO, slerp(qa, qb, u));
         }
         (a.lerp(b, u), DQuat::IDENTITY)
     }
@@ -333,6 +333,20 @@ pub fn segment_range_f64(min: f64, extent: f64, m: u32, e: u32) -> (f64, f64) {
 pub fn rotation_from_xyz(v: DVec3) -> DQuat {
     let w = (1.0 - v.length_squared()).max(0.0).sqrt();
     DQuat::from_xyzw(v.x, v.y, v.z, w).normalize()
+}
+
+/// Slerp along the shorter arc (exact; the GPU's `quat_interp` switches to nlerp where the two
+/// are within 0.9995 of each other).
+#[must_use]
+pub fn slerp(a: DQuat, b: DQuat, u: f64) -> DQuat {
+    let b = if a.dot(b) < 0.0 { -b } else { b };
+    let d = a.dot(b).min(1.0);
+    let theta = d.acos();
+    if theta < 1e-12 {
+        return a;
+    }
+    let (wa, wb) = (((1.0 - u) * theta).sin() / theta.sin(), (u * theta).sin() / theta.sin());
+    DQuat::from_vec4(glam::DVec4::from(a) * wa + glam::DVec4::from(b) * wb).normalize()
 }
 
 /// Normalized lerp along the shorter arc.

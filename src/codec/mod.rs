@@ -32,7 +32,7 @@ use crate::clip::{Clip, JointTrack, Track};
 use crate::error::{Channel, Error, Result};
 use crate::reference::{ClipSampler, TransformF64};
 use crate::skeleton::Skeleton;
-use format::{Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, nlerp, rotation_from_xyz, segment_range_f64};
+use format::{Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, rotation_from_xyz, segment_range_f64, slerp};
 use glam::{DAffine3, DQuat, DVec3};
 use std::time::Instant;
 
@@ -624,11 +624,11 @@ impl Context<'_> {
             ..Plan::default()
         };
         let mut model = self.raw_model.clone();
-        // Stripping may take a tenth of the error allowed, interpolation between frames 60 %
+        // Stripping may take a tenth of the error allowed, interpolation between frames 90 %
         // (with keys on the frames it takes none, but f32 key times stray a little), the rest is
         // quantization's.
         let strip_budget = 0.1;
-        let sampling_budget = 0.6;
+        let sampling_budget = 0.9;
         let rest = self.skeleton.rest_pose();
         let mut by_joint: Vec<&JointTrack> = self.clip.tracks.iter().collect();
         by_joint.sort_by_key(|t| self.skeleton.joint_index(&t.joint));
@@ -706,7 +706,7 @@ impl Context<'_> {
                     let (a, b) = (values[row], values[row + 1]);
                     match c {
                         Channel::Rotation => {
-                            p.rotation = nlerp(rotation_from_xyz(a), rotation_from_xyz(b), BETWEEN);
+                            p.rotation = slerp(rotation_from_xyz(a), rotation_from_xyz(b), BETWEEN);
                         }
                         _ => set(&mut p, c, a.lerp(b, BETWEEN)),
                     }

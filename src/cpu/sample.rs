@@ -135,7 +135,7 @@ fn packed_rotation(v: Vec3) -> Vec4 {
 }
 
 /// A packed track (a compressed clip's) at time `t`: the two frames around it decoded and
-/// interpolated (nlerp for rotations). WGSL `sample_packed`.
+/// interpolated (rotations as a raw track's, [`quat_interp`]). WGSL `sample_packed`.
 #[must_use]
 pub(crate) fn sample_packed(packed: &[u32], track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
     let b = track.time_offset;
@@ -147,12 +147,7 @@ pub(crate) fn sample_packed(packed: &[u32], track: &GpuTrack, t: f32, rotation: 
     let a = packed_frame(packed, b, track.value_offset, f0);
     let c = packed_frame(packed, b, track.value_offset, f0 + 1);
     if rotation {
-        let qa = packed_rotation(a);
-        let mut qc = packed_rotation(c);
-        if qa.dot(qc) < 0.0 {
-            qc = -qc;
-        }
-        return (qa + (qc - qa) * u).normalize();
+        return quat_interp(packed_rotation(a).normalize(), packed_rotation(c).normalize(), u);
     }
     (a * (1.0 - u) + c * u).extend(0.0)
 }

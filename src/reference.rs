@@ -86,12 +86,10 @@ pub fn sample_vec3(track: &Track<Vec3>, t: f64) -> DVec3 {
     sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| a.lerp(b, u)).truncate()
 }
 
-/// A rotation track at time `t`: keys normalized, exact slerp along the shorter arc for linear,
-/// Hermite then normalize for cubic splines.
-#[must_use]
-pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
+/// A rotation track's values in f64, key values normalized (cubic tangents as they are).
+fn quat_keys(track: &Track<Quat>) -> Vec<DVec4> {
     let cubic = track.interpolation == Interpolation::CubicSpline;
-    let values: Vec<DVec4> = track
+    track
         .values
         .iter()
         .enumerate()
@@ -99,8 +97,14 @@ pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
             let v = DVec4::new(q.x.into(), q.y.into(), q.z.into(), q.w.into());
             if !cubic || k % 3 == 1 { v.normalize() } else { v }
         })
-        .collect();
-    let v = sample_vec4(track.interpolation, &track.times, &values, t, slerp);
+        .collect()
+}
+
+/// A rotation track at time `t`: keys normalized, exact slerp along the shorter arc for linear,
+/// Hermite then normalize for cubic splines.
+#[must_use]
+pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
+    let v = sample_vec4(track.interpolation, &track.times, &quat_keys(track), t, slerp);
     DQuat::from_vec4(v.normalize())
 }
 
@@ -156,21 +160,12 @@ impl<'a> ClipSampler<'a> {
                 channels.push(vec3(j, 0, tr));
             }
             if let Some(r) = &track.rotation {
-                let cubic = r.interpolation == Interpolation::CubicSpline;
                 channels.push(PreparedChannel {
                     joint: j,
                     channel: 1,
                     interpolation: r.interpolation,
                     times: &r.times,
-                    values: r
-                        .values
-                        .iter()
-                        .enumerate()
-                        .map(|(k, q)| {
-                            let v = DVec4::new(q.x.into(), q.y.into(), q.z.into(), q.w.into());
-                            if !cubic || k % 3 == 1 { v.normalize() } else { v }
-                        })
-                        .collect(),
+                    values: quat_keys(r),
                 });
             }
             if let Some(s) = &track.scale {
@@ -200,7 +195,7 @@ impl<'a> ClipSampler<'a> {
 }
 
 /// Exact slerp of two unit quaternions (as vectors) along the shorter arc.
-fn slerp(a: DVec4, b: DVec4, u: f64) -> DVec4 {
+pub(crate) fn slerp(a: DVec4, b: DVec4, u: f64) -> DVec4 {
     let (qa, qb) = (DQuat::from_vec4(a), DQuat::from_vec4(b));
     let qb = if qa.dot(qb) < 0.0 { -qb } else { qb };
     let d = qa.dot(qb).min(1.0);

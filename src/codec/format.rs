@@ -335,25 +335,11 @@ pub fn rotation_from_xyz(v: DVec3) -> DQuat {
     DQuat::from_xyzw(v.x, v.y, v.z, w).normalize()
 }
 
-/// Slerp along the shorter arc (exact; the GPU's `quat_interp` switches to nlerp where the two
-/// are within 0.9995 of each other).
+/// Slerp along the shorter arc, exact, as the f64 reference samples a raw track (the GPU's
+/// `quat_interp` switches to nlerp where the two are within 0.9995 of each other).
 #[must_use]
 pub fn slerp(a: DQuat, b: DQuat, u: f64) -> DQuat {
-    let b = if a.dot(b) < 0.0 { -b } else { b };
-    let d = a.dot(b).min(1.0);
-    let theta = d.acos();
-    if theta < 1e-12 {
-        return a;
-    }
-    let (wa, wb) = (((1.0 - u) * theta).sin() / theta.sin(), (u * theta).sin() / theta.sin());
-    DQuat::from_vec4(glam::DVec4::from(a) * wa + glam::DVec4::from(b) * wb).normalize()
-}
-
-/// Normalized lerp along the shorter arc.
-#[must_use]
-pub fn nlerp(a: DQuat, b: DQuat, u: f64) -> DQuat {
-    let b = if a.dot(b) < 0.0 { -b } else { b };
-    DQuat::from_vec4(glam::DVec4::from(a).lerp(glam::DVec4::from(b), u)).normalize()
+    DQuat::from_vec4(crate::reference::slerp(a.into(), b.into(), u).normalize())
 }
 
 /// Writes blobs.

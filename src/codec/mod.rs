@@ -150,11 +150,10 @@ impl CompressedClip {
     /// The local pose of every joint at clip time `t` (clamped to the clip), decoded in f64: the
     /// raw tracks sampled as [`crate::reference::sample`] does, the packed ones from the blob.
     ///
-    /// # Panics
-    /// If the blob is malformed (a clip from [`compress`] or [`file::read`] never is).
-    #[must_use]
-    pub fn sample_f64(&self, skeleton: &Skeleton, t: f64) -> Vec<TransformF64> {
-        Decoder::new(skeleton, self).sample(t)
+    /// Errors: a malformed blob or packed channels ([`check_blob`]; a clip from [`compress`] or
+    /// [`file::read`] never has one), or a packed joint `skeleton` lacks.
+    pub fn sample_f64(&self, skeleton: &Skeleton, t: f64) -> std::result::Result<Vec<TransformF64>, String> {
+        Ok(Decoder::new(skeleton, self)?.sample(t))
     }
 }
 
@@ -168,16 +167,27 @@ pub struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// A decoder of `clip` for `skeleton`.
     ///
-    /// # Panics
-    /// If the blob is malformed.
-    #[must_use]
-    pub fn new(skeleton: &Skeleton, clip: &'a CompressedClip) -> Self {
-        let blob = (!clip.packed.is_empty()).then(|| Blob::parse(&clip.blob).expect("a checked blob"));
-        Self {
+    /// Errors: as [`CompressedClip::sample_f64`].
+    pub fn new(skeleton: &Skeleton, clip: &'a CompressedClip) -> std::result::Result<Self, String> {
+        check_blob(clip)?;
+        if let Some(p) = clip.packed.iter().find(|p| p.joint as usize >= skeleton.joint_count()) {
+            return Err(format!(
+                "packs joint {}; skeleton '{}' has {}",
+                p.joint,
+                skeleton.name(),
+                skeleton.joint_count()
+            ));
+        }
+        let blob = if clip.packed.is_empty() {
+            None
+        } else {
+            Some(Blob::parse(&clip.blob)?)
+        };
+        Ok(Self {
             raw: ClipSampler::new(skeleton, &clip.clip),
             packed: &clip.packed,
             blob,
-        }
+        })
     }
 
     /// The local pose of every joint at time `t`.

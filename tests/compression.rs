@@ -112,11 +112,34 @@ fn widths(c: &codec::CompressedClip) -> Vec<u32> {
     w
 }
 
+/// The component each segment of each packed rotation drops (0 to 3: x, y, z, w).
+fn dropped(c: &codec::CompressedClip) -> Vec<u32> {
+    if c.packed.is_empty() {
+        return Vec::new();
+    }
+    let blob = codec::format::Blob::parse(&c.blob).unwrap();
+    let h = blob.header();
+    let mut d = Vec::new();
+    for s in 0..h.segment_count {
+        for (k, p) in c.packed.iter().enumerate() {
+            if p.channel == wgpu_anim::Channel::Rotation {
+                d.push(blob.component(s, k as u32, 0).dropped);
+            }
+        }
+    }
+    d
+}
+
 #[test]
 fn gpu_decode_matches_the_cpu_mirror_and_the_mirror_the_f64_decoder() {
     let (lib, skeleton, clips) = random_compressed_library();
     let all: Vec<u32> = clips.iter().flat_map(|(_, _, c)| widths(c)).collect();
     assert!(all.contains(&0), "some width 0");
+    let drops: Vec<u32> = clips.iter().flat_map(|(_, _, c)| dropped(c)).collect();
+    assert!(
+        drops.contains(&3) && drops.iter().any(|&d| d < 3),
+        "rotations that drop w and, where w comes near 0, another component"
+    );
     assert!(all.iter().any(|&w| w >= 12), "some wide components");
     assert!(
         clips.iter().any(|(_, _, c)| !c.clip.tracks.is_empty())
@@ -381,14 +404,17 @@ fn a_file_round_trips_and_a_corrupt_one_gets_an_error() {
         let e = file::from_bytes(&file::to_bytes(&bad)).unwrap_err();
         assert!(e.contains(expect), "word {word} = {value}: {e}");
     }
-    // A width past the largest, in the first segment's first track.
-    let mut bad = f.clone();
-    let blob = &mut bad.clips[0].blob;
-    let k = blob[2] as usize;
+    // The first segment's last track: a widths field past the largest, then the widest widths,
+    // which end past the row.
+    let k = f.clips[0].blob[2] as usize;
     let record = 8 + 6 * k;
-    blob[record + 2] |= 31 << 16;
-    let e = file::from_bytes(&file::to_bytes(&bad)).unwrap_err();
-    assert!(e.contains("width") || e.contains("past"), "{e}");
+    for (field, expect) in [(0x3fff, "widths field"), (24 + 25 * 24 + 625 * 24, "past the row")] {
+        let mut bad = f.clone();
+        let meta = &mut bad.clips[0].blob[record + 2 + k - 1];
+        *meta = (*meta & 0xc000_ffff) | field << 16;
+        let e = file::from_bytes(&file::to_bytes(&bad)).unwrap_err();
+        assert!(e.contains(expect), "{e}");
+    }
     // The f64 decoder refuses a bad blob rather than panicking.
     let mut bad = f.clips[0].clone();
     bad.blob[0] = 1;
@@ -427,4 +453,34 @@ fn a_file_adds_to_the_library_it_was_made_for_and_no_other() {
     assert!(e.contains("joints"), "{e}");
     let lib = b.build();
     assert!(lib.has_compressed_clips() && lib.clips().len() == 1);
+}
+
+#[test]
+fn the_mannequin_library_is_compressed_and_smaller() {
+    use wgpu_anim::codec::ClipFormat;
+    let (raw, _, _) = wgpu_anim::mannequin::library_in(ClipFormat::Raw);
+    let (packed, _, clips) = wgpu_anim::mannequin::library();
+    assert!(!raw.has_compressed_clips() && packed.has_compressed_clips());
+    let reports = packed.compression_reports();
+    assert!(
+        clips.iter().all(|c| reports.iter().any(|(id, _)| id == c)),
+        "every gait compressed"
+    );
+    for (id, r) in reports {
+        eprintln!(
+            "mannequin clip {}: {} → {} bytes ({:.1}:1), max error {:.4} cm",
+            id.0,
+            r.raw_bytes,
+            r.compressed_bytes,
+            r.ratio(),
+            r.max_error_cm
+        );
+        assert!(r.max_error_cm <= 0.01 + 1e-9, "clip {}: {} cm", id.0, r.max_error_cm);
+    }
+    eprintln!(
+        "mannequin library clip data on the GPU: raw {} bytes, compressed {} bytes",
+        raw.clip_bytes(),
+        packed.clip_bytes()
+    );
+    assert!(packed.clip_bytes() < raw.clip_bytes());
 }

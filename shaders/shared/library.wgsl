@@ -165,28 +165,47 @@ fn packed_bits(base: u32, bit: u32, width: u32) -> u32 {
     return v & ((1u << width) - 1u);
 }
 
-// Track `k` of the blob at word `b`, frame `f`: its three components.
-fn packed_frame(b: u32, k: u32, f: u32) -> vec3<f32> {
-    let tracks = packed_word(b + 2u);
-    let segment_frames = packed_word(b + 3u);
+// Words of a segment record of a blob of `tracks` tracks (format.rs `record_words`).
+fn packed_record_words(tracks: u32) -> u32 {
+    return 2u + tracks + (6u * tracks + 3u) / 4u;
+}
+
+// Track `k` at frame `f` of the blob at word `b` of `frame_count` frames and `tracks` tracks, whose segments are
+// `segment_frames` frames, its bitstream at word `bits`; `range` is the track's clip range (min,
+// extent per component). Returns its three stored values (xyz) and the component a rotation drops
+// there (w).
+fn packed_frame(
+    b: u32,
+    k: u32,
+    f: u32,
+    frame_count: u32,
+    tracks: u32,
+    segment_frames: u32,
+    bits: u32,
+    range: mat2x3<f32>,
+) -> vec4<f32> {
     let s = f / segment_frames;
     let row = f % segment_frames;
-    let ranges = b + 8u + 6u * k;
-    let record = b + 8u + 6u * tracks + s * packed_word(b + 5u);
+    let record = b + 8u + 6u * tracks + s * packed_record_words(tracks);
     let fields = packed_word(record + 2u + k);
-    let bytes = record + 2u + tracks;
-    let bits = b + packed_word(b + 6u);
-    var bit = packed_word(record) + row * packed_word(record + 1u) + (fields & 0xffffu);
+    // The track's six range bytes: two words (6k is even, so they never take three).
+    let bytes = record + 2u + tracks + (6u * k) / 4u;
+    let shift = 8u * ((6u * k) % 4u);
+    let lo_word = packed_word(bytes);
+    let hi_word = packed_word(bytes + 1u);
+    let field = (fields >> 16u) & 0x3fffu;
+    let widths = vec3<u32>(field % 25u, field / 25u % 25u, field / 625u);
+    // The track's column: its frames one after another.
+    let rows = min(segment_frames, frame_count - s * segment_frames);
+    var bit = packed_word(record) + rows * (fields & 0xffffu) + row * (widths.x + widths.y + widths.z);
     var v = vec3<f32>(0.0);
     for (var c = 0u; c < 3u; c++) {
-        let width = (fields >> (16u + 5u * c)) & 31u;
-        let m = (packed_word(bytes + (6u * k + c) / 4u) >> (8u * ((6u * k + c) % 4u))) & 0xffu;
-        let e = (packed_word(bytes + (6u * k + 3u + c) / 4u) >> (8u * ((6u * k + 3u + c) % 4u))) & 0xffu;
-        let min = bitcast<f32>(packed_word(ranges + c));
-        let extent = bitcast<f32>(packed_word(ranges + 3u + c));
+        let width = widths[c];
+        let m = range_byte(lo_word, hi_word, shift + 8u * c);
+        let e = range_byte(lo_word, hi_word, shift + 8u * (3u + c));
         let q = packed_bits(bits, bit, width);
-        let lo = min + extent * (f32(m) / 255.0);
-        let ex = extent * (f32(e) / 255.0);
+        let lo = range[0][c] + range[1][c] * (f32(m) / 255.0);
+        let ex = range[1][c] * (f32(e) / 255.0);
         var x = 0.5;
         if (width > 0u) {
             x = f32(q) / f32((1u << width) - 1u);
@@ -194,29 +213,56 @@ fn packed_frame(b: u32, k: u32, f: u32) -> vec3<f32> {
         v[c] = lo + ex * x;
         bit += width;
     }
-    return v;
+    return vec4<f32>(v, f32(fields >> 30u));
 }
 
-// The unit quaternion (x, y, z, w >= 0) of a packed rotation's x, y, z.
-fn packed_rotation(v: vec3<f32>) -> vec4<f32> {
-    return vec4<f32>(v, sqrt(max(1.0 - dot(v, v), 0.0)));
+// Byte `at / 8` of the two words `lo`, `hi` (`at` a multiple of 8 below 64).
+fn range_byte(lo: u32, hi: u32, at: u32) -> u32 {
+    if (at < 32u) {
+        return (lo >> at) & 0xffu;
+    }
+    return (hi >> (at - 32u)) & 0xffu;
+}
+
+// The unit quaternion of a packed rotation: the three stored values (`p.xyz`), with the
+// non-negative component `p.w` (0 to 3: x, y, z, w) restored.
+fn packed_rotation(p: vec4<f32>) -> vec4<f32> {
+    let v = p.xyz;
+    let r = sqrt(max(1.0 - dot(v, v), 0.0));
+    switch u32(p.w) {
+        case 0u: { return vec4<f32>(r, v); }
+        case 1u: { return vec4<f32>(v.x, r, v.yz); }
+        case 2u: { return vec4<f32>(v.xy, r, v.z); }
+        default: { return vec4<f32>(v, r); }
+    }
 }
 
 // A packed track (a compressed clip's) at time `t`: its segment and frame computed from `t`
 // (random access, no search), the two frames around it decoded and interpolated (rotations as a
-// raw track's: `quat_interp`).
+// raw track's: `quat_interp`). The frame count is the track's key count; the record size and the
+// bitstream's place follow from the header's track count and segment size.
 fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let b = track.time_offset;
-    let frame_count = packed_word(b);
+    let k = track.value_offset;
+    let frame_count = track.key_count;
     let rate = bitcast<f32>(packed_word(b + 1u));
+    let tracks = packed_word(b + 2u);
+    let segment_frames = packed_word(b + 3u);
+    let segments = (frame_count + segment_frames - 1u) / segment_frames;
+    let bits = b + 8u + 6u * tracks + segments * packed_record_words(tracks);
+    let r = b + 8u + 6u * k;
+    let range = mat2x3<f32>(
+        vec3<f32>(bitcast<f32>(packed_word(r)), bitcast<f32>(packed_word(r + 1u)), bitcast<f32>(packed_word(r + 2u))),
+        vec3<f32>(bitcast<f32>(packed_word(r + 3u)), bitcast<f32>(packed_word(r + 4u)), bitcast<f32>(packed_word(r + 5u))),
+    );
     let ft = clamp(t * rate, 0.0, f32(frame_count - 1u));
     let f0 = min(u32(ft), frame_count - 2u);
     let u = ft - f32(f0);
-    let a = packed_frame(b, track.value_offset, f0);
-    let c = packed_frame(b, track.value_offset, f0 + 1u);
+    let a = packed_frame(b, k, f0, frame_count, tracks, segment_frames, bits, range);
+    let c = packed_frame(b, k, f0 + 1u, frame_count, tracks, segment_frames, bits, range);
     if (rotation) {
         return quat_interp(normalize(packed_rotation(a)), normalize(packed_rotation(c)), u);
     }
-    return vec4<f32>(a * (1.0 - u) + c * u, 0.0);
+    return vec4<f32>(a.xyz * (1.0 - u) + c.xyz * u, 0.0);
 }
 #endif

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! bytes 0..4    magic "WGAC"
-//! bytes 4..8    version (u32, little-endian; this reader reads 1)
+//! bytes 4..8    version (u32, little-endian; this reader reads 2)
 //! bytes 8..16   length of the body in bytes (u64)
 //! bytes 16..24  FNV-1a 64 hash of the body
 //! body          the skeleton's name and joint names, then the clips: name, duration, looping,
@@ -25,7 +25,7 @@ use std::path::Path;
 /// The file's first four bytes.
 pub const MAGIC: [u8; 4] = *b"WGAC";
 /// The version this crate writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const HEAD: usize = 24;
 
 /// A compressed library file's contents: the clips of one skeleton.

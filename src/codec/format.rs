@@ -9,19 +9,26 @@
 //! word 3   frames per segment S             word 7  words of the bitstream
 //! 8 ..     per track: min x, y, z, extent x, y, z (f32): the clip's range of each component
 //! then     per segment a record of R words:
-//!            0       first bit of the segment's rows in the bitstream
-//!            1       bits per row (one row per frame, every track's components)
-//!            2 + k   track k: bit offset in the row (16 bits) | width x, y, z (5 bits each)
+//!            0       first bit of the segment in the bitstream
+//!            1       bits per frame (every track's components)
+//!            2 + k   track k: bits per frame of the tracks before it (bits 0–15) | widths x + 25·y + 625·z of its
+//!                    three stored components (bits 16–29) | the component a rotation drops
+//!                    (bits 30–31)
 //!            2 + K   bytes 6k + c: track k's segment range, min (c < 3) and extent (c ≥ 3) of
 //!                    each component in 255ths of the clip's range
-//! then     the bitstream: rows of segment 0, then segment 1, …; values least significant bit
-//!          first, a value may straddle two words
+//! then     the bitstream: segment 0, then segment 1, …; within a segment of n frames, track 0's
+//!          frames, then track 1's, …: track k's frame r at bit first + n · offset_k + r · (its
+//!          widths' sum), its components x, y, z in turn (a decode's two frames are adjacent);
+//!          values least significant bit first, a value may straddle two words
 //! ```
 //!
 //! A component of width `b` at a frame holds `q < 2^b`; its value is
 //! `lo + ex · q / (2^b − 1)` (the segment's range centre when `b = 0`), where
-//! `lo = min + extent · m / 255` and `ex = extent · e / 255`. Rotations store x, y, z of the unit
-//! quaternion with w ≥ 0, w = √(1 − x² − y² − z²).
+//! `lo = min + extent · m / 255` and `ex = extent · e / 255`. A rotation stores three of the unit
+//! quaternion's x, y, z, w in order and drops one, chosen per segment, made non-negative and
+//! restored as √(1 − a² − b² − c²): w where it stays large, else the component that stays largest
+//! over the segment, so that a character facing backwards (w near 0) loses no precision. A track's
+//! clip range is over its three stored values, whichever components they are.
 
 use glam::{DQuat, DVec3};
 
@@ -35,6 +42,8 @@ pub const RANGE_STEPS: u32 = 255;
 pub const MAX_SEGMENT_FRAMES: u32 = 256;
 /// Most bits per row (the 16-bit offset field).
 pub const MAX_ROW_BITS: u32 = 1 << 16;
+/// A record's widths field holds `x + 25·y + 625·z`, below this.
+const WIDTHS_FIELD: u32 = 25 * 25 * 25;
 
 /// Words of a segment record for `tracks` tracks.
 #[must_use]
@@ -72,7 +81,8 @@ pub struct Blob<'a> {
 /// Where a track's component is in a segment, and its range there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Component {
-    /// Bit of the value in the segment's first row.
+    /// Bits per frame of the tracks before it (its column starts at this times the segment's
+    /// frames), plus the widths of the components before this one.
     pub bit: u32,
     /// Width in bits (0 to [`MAX_WIDTH`]).
     pub width: u32,
@@ -80,6 +90,8 @@ pub struct Component {
     pub min: u32,
     /// Segment range extent, in 255ths of the clip range.
     pub extent: u32,
+    /// For a rotation, the component (x, y, z, w) the segment drops.
+    pub dropped: u32,
 }
 
 impl<'a> Blob<'a> {
@@ -167,6 +179,14 @@ impl<'a> Blob<'a> {
                 return Err(format!("segment {s}: its rows end past the bitstream"));
             }
             for k in 0..h.tracks {
+                let r = blob.record(s);
+                let meta = blob.words[r + 2 + k as usize];
+                if (meta >> 16) & 0x3fff >= WIDTHS_FIELD {
+                    return Err(format!(
+                        "segment {s}, track {k}: widths field {}",
+                        (meta >> 16) & 0x3fff
+                    ));
+                }
                 let mut end = 0;
                 for c in 0..3 {
                     let comp = blob.component(s, k, c);
@@ -230,7 +250,8 @@ impl<'a> Blob<'a> {
     pub fn component(&self, s: u32, k: u32, c: u32) -> Component {
         let r = self.record(s);
         let meta = self.words[r + 2 + k as usize];
-        let widths = [(meta >> 16) & 31, (meta >> 21) & 31, (meta >> 26) & 31];
+        let field = (meta >> 16) & 0x3fff;
+        let widths = [field % 25, field / 25 % 25, field / 625];
         let bit = (meta & 0xffff) + widths[..c as usize].iter().sum::<u32>();
         let bytes = r + 2 + self.header.tracks as usize;
         let byte = |i: u32| (self.words[bytes + (i / 4) as usize] >> (8 * (i % 4))) & 0xff;
@@ -239,6 +260,7 @@ impl<'a> Blob<'a> {
             width: widths[c as usize],
             min: byte(6 * k + c),
             extent: byte(6 * k + 3 + c),
+            dropped: meta >> 30,
         }
     }
 
@@ -252,22 +274,31 @@ impl<'a> Blob<'a> {
     #[must_use]
     pub fn quantized(&self, k: u32, c: u32, f: u32) -> (Component, u32) {
         let s = f / self.header.segment_frames;
-        let (start, row_bits) = self.segment(s);
+        let (start, _) = self.segment(s);
         let comp = self.component(s, k, c);
         let row = f % self.header.segment_frames;
-        (comp, self.bits(start + row * row_bits + comp.bit, comp.width))
+        let first = self.component(s, k, 0);
+        let track_bits: u32 = (0..3).map(|c| self.component(s, k, c).width).sum();
+        let column = start + self.segment_rows(s) * first.bit;
+        (
+            comp,
+            self.bits(column + row * track_bits + (comp.bit - first.bit), comp.width),
+        )
     }
 
-    /// Track `k` at frame `f`, in f64: components (x, y, z).
+    /// Track `k` at frame `f`, in f64: its three stored values and, for a rotation, the component
+    /// they leave out.
     #[must_use]
-    pub fn frame_f64(&self, k: u32, f: u32) -> DVec3 {
+    pub fn frame_f64(&self, k: u32, f: u32) -> (DVec3, u32) {
         let mut v = DVec3::ZERO;
+        let mut dropped = 3;
         for c in 0..3 {
             let (comp, q) = self.quantized(k, c, f);
             let (min, extent) = self.clip_range(k, c);
             v[c as usize] = dequantize_f64(f64::from(min), f64::from(extent), comp, q);
+            dropped = comp.dropped;
         }
-        v
+        (v, dropped)
     }
 
     /// Track `k` at clip time `t` in f64: translation or scale (xyz), or a rotation (slerp of the
@@ -275,10 +306,10 @@ impl<'a> Blob<'a> {
     #[must_use]
     pub fn sample_f64(&self, k: u32, t: f64, rotation: bool) -> (DVec3, DQuat) {
         let (f0, u) = frame_at(self.header.frame_count, f64::from(self.header.rate), t);
-        let a = self.frame_f64(k, f0);
-        let b = self.frame_f64(k, f0 + 1);
+        let (a, da) = self.frame_f64(k, f0);
+        let (b, db) = self.frame_f64(k, f0 + 1);
         if rotation {
-            let (qa, qb) = (rotation_from_xyz(a), rotation_from_xyz(b));
+            let (qa, qb) = (rotation_from_stored(a, da), rotation_from_stored(b, db));
             return (DVec3::ZERO, slerp(qa, qb, u));
         }
         (a.lerp(b, u), DQuat::IDENTITY)
@@ -328,11 +359,36 @@ pub fn segment_range_f64(min: f64, extent: f64, m: u32, e: u32) -> (f64, f64) {
     (min + extent * (f64::from(m) / steps), extent * (f64::from(e) / steps))
 }
 
-/// The unit quaternion with this x, y, z and w ≥ 0.
+/// The unit quaternion whose component `dropped` (x, y, z, w: 0 to 3) is the non-negative one
+/// left out of `stored`, the other three in order.
 #[must_use]
-pub fn rotation_from_xyz(v: DVec3) -> DQuat {
-    let w = (1.0 - v.length_squared()).max(0.0).sqrt();
-    DQuat::from_xyzw(v.x, v.y, v.z, w).normalize()
+pub fn rotation_from_stored(stored: DVec3, dropped: u32) -> DQuat {
+    let r = (1.0 - stored.length_squared()).max(0.0).sqrt();
+    let v = stored.to_array();
+    let q = match dropped {
+        0 => [r, v[0], v[1], v[2]],
+        1 => [v[0], r, v[1], v[2]],
+        2 => [v[0], v[1], r, v[2]],
+        _ => [v[0], v[1], v[2], r],
+    };
+    DQuat::from_array(q).normalize()
+}
+
+/// The three components of `q` a rotation stores when it drops component `dropped`, with the
+/// quaternion's sign chosen so that the dropped one is non-negative.
+#[must_use]
+pub fn stored_of_rotation(q: DQuat, dropped: u32) -> DVec3 {
+    let a = q.to_array();
+    let sign = if a[dropped as usize] < 0.0 { -1.0 } else { 1.0 };
+    let mut v = [0.0; 3];
+    let mut i = 0;
+    for (c, x) in a.iter().enumerate() {
+        if c != dropped as usize {
+            v[i] = sign * x;
+            i += 1;
+        }
+    }
+    DVec3::from_array(v)
 }
 
 /// Slerp along the shorter arc, exact, as the f64 reference samples a raw track (the GPU's
@@ -355,6 +411,8 @@ pub(crate) struct Writer {
 #[derive(Clone, Debug)]
 pub(crate) struct SegmentTrack {
     pub widths: [u32; 3],
+    /// For a rotation, the component it drops (3 otherwise).
+    pub dropped: u32,
     pub min: [u32; 3],
     pub extent: [u32; 3],
     /// Per frame of the segment, the quantized components.
@@ -386,7 +444,7 @@ impl Writer {
             let mut offset = 0;
             for t in seg {
                 let [x, y, z] = t.widths;
-                words.push(offset | x << 16 | y << 21 | z << 26);
+                words.push(offset | (x + 25 * y + 625 * z) << 16 | t.dropped << 30);
                 offset += x + y + z;
             }
             let mut bytes: Vec<u8> = Vec::with_capacity(6 * seg.len());
@@ -399,11 +457,10 @@ impl Writer {
                     .chunks_exact(4)
                     .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
             );
-            let rows = seg.first().map_or(0, |t| t.q.len());
-            for row in 0..rows {
-                for t in seg {
-                    for c in 0..3 {
-                        bits.push(t.q[row][c], t.widths[c]);
+            for t in seg {
+                for q in &t.q {
+                    for (&v, &w) in q.iter().zip(&t.widths) {
+                        bits.push(v, w);
                     }
                 }
             }

@@ -3,7 +3,8 @@
 //! metric measured in object space; decoded on the GPU with random access (see [`format`]).
 //!
 //! The method is the one of ACL (Animation Compression Library) and *Game Engine Architecture*
-//! §11.8: constant and rest-pose tracks are stripped; a rotation keeps x, y, z with w ≥ 0; the
+//! §11.8: constant and rest-pose tracks are stripped; a rotation keeps three of x, y, z, w and
+//! drops, per segment, w or (where w comes near 0) the component that stays largest; the
 //! error of a pose is the distance between where the raw and the decoded clip put virtual points
 //! on a shell around each joint (three points, `shell` from the joint along its axes), in object
 //! space, so a parent's error counts in each of its children. Bit widths start at the least each
@@ -32,7 +33,10 @@ use crate::clip::{Clip, JointTrack, Track};
 use crate::error::{Channel, Error, Result};
 use crate::reference::{ClipSampler, TransformF64};
 use crate::skeleton::Skeleton;
-use format::{Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, rotation_from_xyz, segment_range_f64, slerp};
+use format::{
+    Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, rotation_from_stored, segment_range_f64, slerp,
+    stored_of_rotation,
+};
 use glam::{DAffine3, DQuat, DVec3};
 use std::time::Instant;
 
@@ -42,6 +46,45 @@ pub const BETWEEN: f64 = 0.25;
 
 /// Most frames of a compressed clip.
 pub const MAX_FRAMES: u32 = 1 << 24;
+
+/// How a library stores its clips' animated tracks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ClipFormat {
+    /// f32 keys as authored, found by a binary search per track.
+    Raw,
+    /// Compressed with [`CompressionSettings::default`], decoded with random access.
+    #[default]
+    Compressed,
+}
+
+impl ClipFormat {
+    /// Both formats.
+    pub const ALL: [ClipFormat; 2] = [ClipFormat::Raw, ClipFormat::Compressed];
+
+    /// `raw` or `compressed`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ClipFormat::Raw => "raw",
+            ClipFormat::Compressed => "compressed",
+        }
+    }
+
+    /// The format called `name`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The builder setting of this format ([`crate::LibraryBuilder::set_compression`]).
+    #[must_use]
+    pub fn settings(self) -> Option<CompressionSettings> {
+        match self {
+            ClipFormat::Raw => None,
+            ClipFormat::Compressed => Some(CompressionSettings::default()),
+        }
+    }
+}
 
 /// How to compress: accuracy, units and segment size.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -313,7 +356,8 @@ pub fn compress(
         Some(r) => vec![r],
         None => {
             let r = key_rate(clip);
-            if keys_on_grid(clip, r) {
+            let on_grid = frame_grid(clip, r).is_ok_and(|(_, rate)| keys_on_grid(clip, f64::from(rate)));
+            if on_grid {
                 vec![r]
             } else {
                 [r, 2.0 * r, 4.0 * r]
@@ -338,19 +382,60 @@ pub fn compress(
     Ok((compressed, report))
 }
 
-/// Whether every key of `clip` is on the grid of `rate` frames per second.
-fn keys_on_grid(clip: &Clip, rate: f64) -> bool {
-    let on = |times: &[f32]| {
-        times.iter().all(|&t| {
-            let f = f64::from(t) * rate;
-            (f - f.round()).abs() < 1e-3
-        })
-    };
-    clip.tracks.iter().all(|t| {
-        t.translation.as_ref().is_none_or(|x| x.times.len() < 2 || on(&x.times))
-            && t.rotation.as_ref().is_none_or(|x| x.times.len() < 2 || on(&x.times))
-            && t.scale.as_ref().is_none_or(|x| x.times.len() < 2 || on(&x.times))
+/// How far (in frames) a key time may be from a frame and still be read as that frame: f32 key
+/// times of a long clip round to a few ten-thousandths of a frame.
+const ON_FRAME: f64 = 1e-3;
+
+/// The frame (at `rate`) a key time sits on, if it sits on one.
+fn frame_of(t: f32, rate: f64) -> Option<f64> {
+    let f = f64::from(t) * rate;
+    ((f - f.round()).abs() < ON_FRAME).then_some(f.round())
+}
+
+/// Every key time of `clip`'s animated channels.
+fn key_times(clip: &Clip) -> impl Iterator<Item = f32> + '_ {
+    fn animated(x: Option<&Vec<f32>>) -> impl Iterator<Item = f32> + '_ {
+        x.filter(|x| x.len() >= 2).into_iter().flatten().copied()
+    }
+    clip.tracks.iter().flat_map(|t| {
+        animated(t.translation.as_ref().map(|x| &x.times))
+            .chain(animated(t.rotation.as_ref().map(|x| &x.times)))
+            .chain(animated(t.scale.as_ref().map(|x| &x.times)))
     })
+}
+
+/// The frame count and rate (as the GPU holds it, f32) that put `frames - 1` on the clip's duration
+/// at about `rate` frames per second.
+fn frame_grid(clip: &Clip, rate: f64) -> std::result::Result<(u32, f32), String> {
+    let frames = (f64::from(clip.duration) * rate).round() + 1.0;
+    if frames > f64::from(MAX_FRAMES) {
+        return Err(format!(
+            "{frames} frames at {rate} Hz; a compressed clip may have {MAX_FRAMES}"
+        ));
+    }
+    let frames = (frames as u32).max(2);
+    Ok((frames, ((f64::from(frames) - 1.0) / f64::from(clip.duration)) as f32))
+}
+
+/// Whether every key of `clip` is on a frame at `rate` frames per second.
+fn keys_on_grid(clip: &Clip, rate: f64) -> bool {
+    key_times(clip).all(|t| frame_of(t, rate).is_some())
+}
+
+/// The clip time of every frame: `f / rate`, or the time of a key on frame `f` when there is one.
+///
+/// Keys a clip stores at 120 Hz sit at f32 times up to a few ten-thousandths of a frame from the
+/// grid; read as they are, that rounding would look like motion between frames (a joint that turns
+/// fast turns a little earlier or later) that no frame grid can follow. Measured from the keys'
+/// own times, the frames are the keys and the lines between them are the clip's.
+fn frame_times(clip: &Clip, frames: u32, rate: f64) -> Vec<f64> {
+    let mut times: Vec<f64> = (0..frames).map(|f| f64::from(f) / rate).collect();
+    for t in key_times(clip) {
+        if let Some(f) = frame_of(t, rate).filter(|&f| f >= 0.0 && f < f64::from(frames)) {
+            times[f as usize] = f64::from(t);
+        }
+    }
+    times
 }
 
 fn compress_at(
@@ -364,15 +449,7 @@ fn compress_at(
         clip: clip.name.clone(),
         what,
     };
-    let frames = (f64::from(clip.duration) * rate).round() + 1.0;
-    if frames > f64::from(MAX_FRAMES) {
-        return Err(cerr(format!(
-            "{frames} frames at {rate} Hz; a compressed clip may have {MAX_FRAMES}"
-        )));
-    }
-    let frames = (frames as u32).max(2);
-    // The rate that puts the last frame on the duration, as the GPU holds it (f32).
-    let rate_f32 = ((f64::from(frames) - 1.0) / f64::from(clip.duration)) as f32;
+    let (frames, rate_f32) = frame_grid(clip, rate).map_err(cerr)?;
     let ctx = Context::new(skeleton, clip, settings, frames, f64::from(rate_f32));
     let mut plan = ctx.plan_channels();
     let (blob, errors) = loop {
@@ -439,12 +516,15 @@ struct Plan {
     base: Vec<TransformF64>,
 }
 
-/// A packed channel's samples: per frame x, y, z (rotations with w ≥ 0).
+/// A packed channel's samples: per frame the three stored values (a rotation's without the
+/// component its segment drops).
 #[derive(Clone, Debug)]
 struct PackedTrack {
     joint: u32,
     channel: Channel,
     values: Vec<DVec3>,
+    /// Per segment, the component a rotation drops (3, w, for the other channels).
+    dropped: Vec<u32>,
     /// Clip range: min and extent per component (f32, as stored).
     min: [f32; 3],
     extent: [f32; 3],
@@ -485,10 +565,28 @@ fn xyz(p: &TransformF64, c: Channel) -> DVec3 {
     }
 }
 
+/// The component a rotation segment drops: w while it stays at least ½ (restoring it then loses
+/// at most a factor √3 of the stored precision), else the one whose smallest magnitude over the
+/// segment is largest.
+fn dropped_component(rotations: &[DQuat]) -> u32 {
+    let smallest = |c: usize| {
+        rotations
+            .iter()
+            .map(|q| q.to_array()[c].abs())
+            .fold(f64::INFINITY, f64::min)
+    };
+    if smallest(3) >= 0.5 {
+        return 3;
+    }
+    (0..4)
+        .max_by(|&a, &b| smallest(a).total_cmp(&smallest(b)))
+        .expect("four components") as u32
+}
+
 fn set(p: &mut TransformF64, c: Channel, v: DVec3) {
     match c {
         Channel::Translation => p.translation = v,
-        Channel::Rotation => p.rotation = rotation_from_xyz(v),
+        Channel::Rotation => p.rotation = rotation_from_stored(v, 3),
         Channel::Scale => p.scale = v,
     }
 }
@@ -562,8 +660,9 @@ impl Context<'_> {
             }
             (local, model)
         };
-        let (raw, raw_model) = sample_all(&mut (0..frames).map(|f| f64::from(f) / rate));
-        let (mid, mid_model) = sample_all(&mut (0..frames - 1).map(|f| (f64::from(f) + BETWEEN) / rate));
+        let times = frame_times(clip, frames, rate);
+        let (raw, raw_model) = sample_all(&mut times.iter().copied());
+        let (mid, mid_model) = sample_all(&mut times.windows(2).map(|w| w[0] + BETWEEN * (w[1] - w[0])));
         Context {
             skeleton,
             clip,
@@ -716,7 +815,8 @@ impl Context<'_> {
                     let (a, b) = (values[row], values[row + 1]);
                     match c {
                         Channel::Rotation => {
-                            p.rotation = slerp(rotation_from_xyz(a), rotation_from_xyz(b), BETWEEN);
+                            let (qa, qb) = (plan.base[row * n + j].rotation, plan.base[(row + 1) * n + j].rotation);
+                            p.rotation = slerp(qa, qb, BETWEEN);
                         }
                         _ => set(&mut p, c, a.lerp(b, BETWEEN)),
                     }
@@ -731,6 +831,30 @@ impl Context<'_> {
                     ));
                     continue;
                 }
+                let (values, dropped, lo, hi) = if c == Channel::Rotation {
+                    let rotations: Vec<DQuat> = (0..self.frames as usize)
+                        .map(|f| plan.base[f * n + j].rotation)
+                        .collect();
+                    let s_frames = self.settings.segment_frames as usize;
+                    let dropped: Vec<u32> = rotations.chunks(s_frames).map(dropped_component).collect();
+                    let values: Vec<DVec3> = rotations
+                        .iter()
+                        .enumerate()
+                        .map(|(f, q)| stored_of_rotation(*q, dropped[f / s_frames]))
+                        .collect();
+                    let (lo, hi) = values.iter().fold(
+                        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+                        |(lo, hi), v| (lo.min(*v), hi.max(*v)),
+                    );
+                    (values, dropped, lo, hi)
+                } else {
+                    (
+                        values,
+                        vec![3; (self.frames as usize).div_ceil(self.settings.segment_frames as usize)],
+                        lo,
+                        hi,
+                    )
+                };
                 let mut min = [0.0f32; 3];
                 let mut extent = [0.0f32; 3];
                 for k in 0..3 {
@@ -750,6 +874,7 @@ impl Context<'_> {
                     joint: j as u32,
                     channel: c,
                     values,
+                    dropped,
                     min,
                     extent,
                 });
@@ -827,6 +952,7 @@ impl Context<'_> {
                         let ranges = segment_ranges(t, first, rows);
                         SegmentTrack {
                             widths,
+                            dropped: t.dropped[s],
                             min: ranges.map(|r| r.0),
                             extent: ranges.map(|r| r.1),
                             q: (first..first + rows)
@@ -1083,7 +1209,14 @@ impl<'c, 'a> Segment<'c, 'a> {
 
     fn pose(&self, t: &PackedTrack, k: usize, r: usize, widths: [Option<u32>; 3]) -> TransformF64 {
         let mut p = self.local[r * self.ctx.n + t.joint as usize];
-        set(&mut p, t.channel, self.decoded(t, k, r, widths));
+        let v = self.decoded(t, k, r, widths);
+        match t.channel {
+            Channel::Rotation => {
+                let s = self.first / self.ctx.settings.segment_frames as usize;
+                p.rotation = rotation_from_stored(v, t.dropped[s]);
+            }
+            c => set(&mut p, c, v),
+        }
         p
     }
 
@@ -1094,6 +1227,25 @@ impl<'c, 'a> Segment<'c, 'a> {
             .subtree_error(&self.local, &self.model, reference, t.joint as usize, &|r| {
                 self.pose(t, k, r, widths)
             })
+    }
+
+    /// Joint `j`'s error with track `k` (on its chain) at these widths.
+    fn joint_error(&self, j: usize, t: &PackedTrack, k: usize, widths: [u32; 3]) -> f64 {
+        let n = self.ctx.n;
+        let mut worst: f64 = 0.0;
+        for r in 0..self.rows {
+            let mut m = DAffine3::IDENTITY;
+            for &a in self.ctx.chain[j].iter().rev() {
+                let local = if a == t.joint as usize {
+                    self.pose(t, k, r, widths.map(Some))
+                } else {
+                    self.local[r * n + a]
+                };
+                m *= affine(&local);
+            }
+            worst = worst.max(self.ctx.error(&self.ctx.raw_model[(self.first + r) * n + j], &m));
+        }
+        worst
     }
 
     /// Sets track `k` to these widths.
@@ -1154,7 +1306,7 @@ impl<'c, 'a> Segment<'c, 'a> {
         for (k, t) in plan.packed.iter().enumerate() {
             self.commit(t, k, widths[k]);
         }
-        for _ in 0..4 * MAX_WIDTH {
+        for _ in 0..3 * MAX_WIDTH * plan.packed.len() as u32 {
             let errors = self.joint_errors();
             let (worst, e) = errors
                 .iter()
@@ -1163,21 +1315,29 @@ impl<'c, 'a> Segment<'c, 'a> {
             if e <= threshold {
                 break;
             }
-            let mut raised = false;
+            // The one component along its chain whose extra bit helps it most.
+            let mut best: Option<(usize, [u32; 3], f64)> = None;
             for (k, t) in plan.packed.iter().enumerate() {
-                if self.ctx.chain[worst].contains(&(t.joint as usize)) {
-                    for w in &mut widths[k] {
-                        if *w < MAX_WIDTH {
-                            *w += 1;
-                            raised = true;
-                        }
+                if !self.ctx.chain[worst].contains(&(t.joint as usize)) {
+                    continue;
+                }
+                for c in 0..3 {
+                    if widths[k][c] == MAX_WIDTH {
+                        continue;
                     }
-                    self.commit(t, k, widths[k]);
+                    let mut trial = widths[k];
+                    trial[c] += 1;
+                    let e = self.joint_error(worst, t, k, trial);
+                    if best.is_none_or(|b| e < b.2) {
+                        best = Some((k, trial, e));
+                    }
                 }
             }
-            if !raised {
+            let Some((k, trial, _)) = best else {
                 break;
-            }
+            };
+            widths[k] = trial;
+            self.commit(&plan.packed[k], k, trial);
         }
         // 3. Lower each component while every joint stays within, widest first.
         let mut order: Vec<(usize, usize)> = (0..plan.packed.len())

@@ -95,29 +95,48 @@ fn packed_bits(packed: &[u32], base: u32, bit: u32, width: u32) -> u32 {
     v & ((1u32 << width) - 1)
 }
 
-/// Track `k` of the blob at word `b`, frame `f`: its three components. WGSL `packed_frame`.
-fn packed_frame(packed: &[u32], b: u32, k: u32, f: u32) -> Vec3 {
+/// Words of a segment record of a blob of `tracks` tracks. WGSL `packed_record_words`.
+fn packed_record_words(tracks: u32) -> u32 {
+    2 + tracks + (6 * tracks).div_ceil(4)
+}
+
+/// Track `k` at frame `f` of the blob at word `b` of `frame_count` frames and `tracks` tracks, whose segments are
+/// `segment_frames` frames, its bitstream at word `bits`; `range` is the track's clip range (min,
+/// extent). Its three stored values and the component a rotation drops there. WGSL
+/// `packed_frame`.
+#[allow(clippy::too_many_arguments)]
+fn packed_frame(
+    packed: &[u32],
+    b: u32,
+    k: u32,
+    f: u32,
+    frame_count: u32,
+    tracks: u32,
+    segment_frames: u32,
+    bits: u32,
+    range: [Vec3; 2],
+) -> (Vec3, u32) {
     let p = |i: u32| packed[i as usize];
-    let tracks = p(b + 2);
-    let segment_frames = p(b + 3);
     let s = f / segment_frames;
     let row = f % segment_frames;
-    let ranges = b + 8 + 6 * k;
-    let record = b + 8 + 6 * tracks + s * p(b + 5);
-    let meta = p(record + 2 + k);
-    let bytes = record + 2 + tracks;
-    let mut bit = p(record) + row * p(record + 1) + (meta & 0xffff);
+    let record = b + 8 + 6 * tracks + s * packed_record_words(tracks);
+    let fields = p(record + 2 + k);
+    let bytes = record + 2 + tracks + (6 * k) / 4;
+    let shift = 8 * ((6 * k) % 4);
+    let (lo_word, hi_word) = (p(bytes), p(bytes + 1));
+    let field = (fields >> 16) & 0x3fff;
+    let widths = [field % 25, field / 25 % 25, field / 625];
+    // The track's column: its frames one after another.
+    let rows = segment_frames.min(frame_count - s * segment_frames);
+    let mut bit = p(record) + rows * (fields & 0xffff) + row * (widths[0] + widths[1] + widths[2]);
     let mut v = [0.0f32; 3];
     for (c, out) in v.iter_mut().enumerate() {
-        let c = c as u32;
-        let width = (meta >> (16 + 5 * c)) & 31;
-        let m = (p(bytes + (6 * k + c) / 4) >> (8 * ((6 * k + c) % 4))) & 0xff;
-        let e = (p(bytes + (6 * k + 3 + c) / 4) >> (8 * ((6 * k + 3 + c) % 4))) & 0xff;
-        let min = f32::from_bits(p(ranges + c));
-        let extent = f32::from_bits(p(ranges + 3 + c));
-        let q = packed_bits(packed, b + p(b + 6), bit, width);
-        let lo = min + extent * (m as f32 / 255.0);
-        let ex = extent * (e as f32 / 255.0);
+        let width = widths[c];
+        let m = range_byte(lo_word, hi_word, shift + 8 * c as u32);
+        let e = range_byte(lo_word, hi_word, shift + 8 * (3 + c as u32));
+        let q = packed_bits(packed, bits, bit, width);
+        let lo = range[0][c] + range[1][c] * (m as f32 / 255.0);
+        let ex = range[1][c] * (e as f32 / 255.0);
         let x = if width > 0 {
             q as f32 / ((1u32 << width) - 1) as f32
         } else {
@@ -126,28 +145,56 @@ fn packed_frame(packed: &[u32], b: u32, k: u32, f: u32) -> Vec3 {
         *out = lo + ex * x;
         bit += width;
     }
-    Vec3::from_array(v)
+    (Vec3::from_array(v), fields >> 30)
 }
 
-/// The unit quaternion (x, y, z, w ≥ 0) of a packed rotation's x, y, z.
-fn packed_rotation(v: Vec3) -> Vec4 {
-    v.extend((1.0 - v.dot(v)).max(0.0).sqrt())
+/// Byte `at / 8` of the two words `lo`, `hi`. WGSL `range_byte`.
+fn range_byte(lo: u32, hi: u32, at: u32) -> u32 {
+    if at < 32 {
+        (lo >> at) & 0xff
+    } else {
+        (hi >> (at - 32)) & 0xff
+    }
+}
+
+/// The unit quaternion of a packed rotation: the three stored values, with the non-negative
+/// component `dropped` restored. WGSL `packed_rotation`.
+fn packed_rotation(v: Vec3, dropped: u32) -> Vec4 {
+    let r = (1.0 - v.dot(v)).max(0.0).sqrt();
+    match dropped {
+        0 => Vec4::new(r, v.x, v.y, v.z),
+        1 => Vec4::new(v.x, r, v.y, v.z),
+        2 => Vec4::new(v.x, v.y, r, v.z),
+        _ => v.extend(r),
+    }
 }
 
 /// A packed track (a compressed clip's) at time `t`: the two frames around it decoded and
 /// interpolated (rotations as a raw track's, [`quat_interp`]). WGSL `sample_packed`.
 #[must_use]
 pub(crate) fn sample_packed(packed: &[u32], track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
-    let b = track.time_offset;
-    let frame_count = packed[b as usize];
-    let rate = f32::from_bits(packed[b as usize + 1]);
+    let p = |i: u32| packed[i as usize];
+    let (b, k) = (track.time_offset, track.value_offset);
+    let frame_count = track.key_count;
+    let rate = f32::from_bits(p(b + 1));
+    let tracks = p(b + 2);
+    let segment_frames = p(b + 3);
+    let segments = frame_count.div_ceil(segment_frames);
+    let bits = b + 8 + 6 * tracks + segments * packed_record_words(tracks);
+    let r = b + 8 + 6 * k;
+    let f = |i: u32| f32::from_bits(p(r + i));
+    let range = [Vec3::new(f(0), f(1), f(2)), Vec3::new(f(3), f(4), f(5))];
     let ft = (t * rate).clamp(0.0, (frame_count - 1) as f32);
     let f0 = (ft as u32).min(frame_count - 2);
     let u = ft - f0 as f32;
-    let a = packed_frame(packed, b, track.value_offset, f0);
-    let c = packed_frame(packed, b, track.value_offset, f0 + 1);
+    let (a, da) = packed_frame(packed, b, k, f0, frame_count, tracks, segment_frames, bits, range);
+    let (c, dc) = packed_frame(packed, b, k, f0 + 1, frame_count, tracks, segment_frames, bits, range);
     if rotation {
-        return quat_interp(packed_rotation(a).normalize(), packed_rotation(c).normalize(), u);
+        return quat_interp(
+            packed_rotation(a, da).normalize(),
+            packed_rotation(c, dc).normalize(),
+            u,
+        );
     }
     (a * (1.0 - u) + c * u).extend(0.0)
 }

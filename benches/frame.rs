@@ -14,6 +14,7 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::time::Duration;
 use wgpu_anim::bench::{self, Config, CpuCrowd, Workload};
+use wgpu_anim::codec::ClipFormat;
 use wgpu_anim::gpu::headless_device;
 
 fn counts() -> Vec<u32> {
@@ -35,13 +36,15 @@ fn frame(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    let runs = Workload::ALL
-        .into_iter()
-        .flat_map(|w| counts().into_iter().map(move |n| (w, n)));
-    for (workload, n) in runs {
-        let mut a = bench::crowd(&device, &queue, n, workload).expect("crowd");
+    let runs = ClipFormat::ALL.into_iter().flat_map(|f| {
+        Workload::ALL
+            .into_iter()
+            .flat_map(move |w| counts().into_iter().map(move |n| (f, w, n)))
+    });
+    for (format, workload, n) in runs {
+        let mut a = bench::crowd(&device, &queue, n, workload, format).expect("crowd");
         bench::gpu_frame(&device, &queue, &mut a).expect("frame");
-        let id = |what: &str| BenchmarkId::new(format!("{}/{what}", workload.name()), n);
+        let id = |what: &str| BenchmarkId::new(format!("{}/{}/{what}", format.name(), workload.name()), n);
         group.bench_with_input(id("gpu"), &n, |b, _| {
             b.iter(|| bench::gpu_frame(&device, &queue, &mut a).expect("frame"))
         });

@@ -2,10 +2,12 @@
 //! with a sword in its right hand, placed by a socket the GPU writes), every one animated on the
 //! GPU with its own clip, phase and rate — or, with `--model PATH`, a crowd of a
 //! character imported from a glTF file playing its clips in place (for example
-//! `--model assets/Fox/Fox.gltf`: foxes surveying, walking and running).
+//! `--model assets/Fox/Fox.gltf`: foxes surveying, walking and running). The clips are
+//! compressed (`wgpu_anim::codec`) and decoded by the sample pass; `--raw-clips` plays the raw
+//! keys.
 //!
 //! ```text
-//! cargo run --release --example crowd -- [--model PATH] [--count N] [--frames N --screenshot PATH] [--headless]
+//! cargo run --release --example crowd -- [--model PATH] [--raw-clips] [--count N] [--frames N --screenshot PATH] [--headless]
 //! ```
 //!
 //! Mouse: drag to orbit, wheel to zoom. Keys: Space pauses everything, P pauses or resumes the
@@ -29,6 +31,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+use wgpu_anim::codec::ClipFormat;
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget, PassTimer};
 use wgpu_anim::scene::{Character, Crowd, CrowdDesc};
 use winit::application::ApplicationHandler;
@@ -62,6 +65,10 @@ struct Args {
     /// A crowd of the character of a glTF file [default: the built-in mannequin].
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
+    /// Play the clips as raw keys [default: compressed with the default settings, decoded on
+    /// the GPU].
+    #[arg(long)]
+    raw_clips: bool,
     /// Characters in the crowd [default: 10,000 on a GPU; 1,000 on a software adapter or with
     /// --headless].
     #[arg(long, value_name = "N")]
@@ -139,9 +146,10 @@ fn character_count(args: &Args, adapter: &wgpu::AdapterInfo) -> u32 {
 
 /// The character of `--model`, or the mannequin.
 fn character(args: &Args) -> Result<Character, wgpu_anim::Error> {
+    let format = if args.raw_clips { ClipFormat::Raw } else { ClipFormat::Compressed };
     match &args.model {
-        Some(path) => Character::from_gltf(path),
-        None => Ok(Character::mannequin()),
+        Some(path) => Character::from_gltf_in(path, format),
+        None => Ok(Character::mannequin_in(format)),
     }
 }
 

@@ -42,6 +42,7 @@
 
 pub mod plot;
 
+use crate::codec::ClipFormat;
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::gpu::{PassTimer, Transition};
@@ -81,6 +82,10 @@ pub const ENCODE_BUDGET_MS: f64 = 3000.0;
 pub enum Workload {
     /// One clip each (the six built-in clips in turn), at its own phase and rate.
     SingleClip,
+    /// As [`Workload::SingleClip`], each clip played 20 to 30 times faster, so that every frame
+    /// samples it far from where the last did: random access, against `single-clip`'s forward
+    /// playback.
+    SingleClipRandom,
     /// The built-in 2D locomotion blend space (six clips, freeform directional) at its own
     /// velocity, with a cross-fade to idle running on a quarter of the crowd.
     Locomotion2d,
@@ -90,14 +95,20 @@ pub enum Workload {
 }
 
 impl Workload {
-    /// Both workloads.
-    pub const ALL: [Workload; 3] = [Workload::SingleClip, Workload::Locomotion2d, Workload::Layered];
+    /// Every workload.
+    pub const ALL: [Workload; 4] = [
+        Workload::SingleClip,
+        Workload::SingleClipRandom,
+        Workload::Locomotion2d,
+        Workload::Layered,
+    ];
 
-    /// `single-clip` or `locomotion-2d`.
+    /// `single-clip`, `single-clip-random`, `locomotion-2d` or `layered`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Workload::SingleClip => "single-clip",
+            Workload::SingleClipRandom => "single-clip-random",
             Workload::Locomotion2d => "locomotion-2d",
             Workload::Layered => "layered",
         }
@@ -165,6 +176,8 @@ pub struct Config {
     pub warmup: u32,
     /// Workloads.
     pub workloads: Vec<Workload>,
+    /// How the library stores its clips: a set of rows for each.
+    pub clip_formats: Vec<ClipFormat>,
     /// Paths.
     pub paths: Vec<PathKind>,
     /// Threads of the `cpu-all` path (`None`: every core).
@@ -178,6 +191,7 @@ impl Default for Config {
             frames: 30,
             warmup: 3,
             workloads: Workload::ALL.to_vec(),
+            clip_formats: ClipFormat::ALL.to_vec(),
             paths: PathKind::ALL.to_vec(),
             threads: None,
         }
@@ -188,8 +202,11 @@ impl Default for Config {
 /// measured frames, in milliseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
-    /// `single-clip` or `locomotion-2d`.
+    /// The workload's name ([`Workload::name`]).
     pub workload: String,
+    /// How the library stores its clips ([`ClipFormat::name`]).
+    #[serde(default = "raw_format")]
+    pub clip_format: String,
     /// How the frame was computed.
     pub path: PathKind,
     /// Characters animated.
@@ -266,6 +283,10 @@ pub struct Report {
     pub date: String,
 }
 
+fn raw_format() -> String {
+    ClipFormat::Raw.name().into()
+}
+
 /// Bytes per joint per frame (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Traffic {
@@ -305,13 +326,19 @@ pub fn device_name(device: &wgpu::Device) -> String {
     format!("{} ({:?})", info.name, info.backend)
 }
 
-/// A crowd of `n` mannequins for `workload`, each at its own clip or velocity, phase and rate;
-/// the first `k` characters of any crowd of one workload are the same. Uploaded (`prepare`
-/// called with `dt` 0), no frame run yet.
+/// A crowd of `n` mannequins for `workload`, its clips in `format`, each character at its own
+/// clip or velocity, phase and rate; the first `k` characters of any crowd of one workload are the
+/// same. Uploaded (`prepare` called with `dt` 0), no frame run yet.
 ///
 /// Errors: the animator's limits (capacity, buffer sizes).
-pub fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workload) -> Result<Animator> {
-    let (lib, _, clips) = mannequin::library();
+pub fn crowd(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    n: u32,
+    workload: Workload,
+    format: ClipFormat,
+) -> Result<Animator> {
+    let (lib, _, clips) = mannequin::library_in(format);
     let mut a = Animator::new(
         device,
         &lib,
@@ -334,6 +361,11 @@ pub fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workl
                 rate: 0.8 + v * 0.4,
                 ..InstanceDesc::new(clip)
             },
+            Workload::SingleClipRandom => InstanceDesc {
+                time: u * 3.0,
+                rate: 20.0 + v * 10.0,
+                ..InstanceDesc::new(clip)
+            },
             Workload::Locomotion2d | Workload::Layered => InstanceDesc {
                 time: u,
                 ..InstanceDesc::tree(tree, [velocity.x, velocity.y, 2.0 * v - 1.0, u - 0.5])
@@ -343,7 +375,7 @@ pub fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, n: u32, workload: Workl
         if workload == Workload::Layered {
             add_layers(&mut a, &lib, index, u)?;
         }
-        if workload != Workload::SingleClip && i % 4 == 0 {
+        if matches!(workload, Workload::Locomotion2d | Workload::Layered) && i % 4 == 0 {
             // A long cross-fade from the locomotion blend to idle, running throughout the bench.
             a.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6)))?;
         }
@@ -399,6 +431,9 @@ fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
     // Mirrors the reads of `sample_track` (shaders/sample.wgsl).
     const TIME: u64 = 4;
     const VALUE: u64 = 16;
+    if track.interpolation == crate::layout::INTERP_PACKED {
+        return packed_bytes(lib.packed(), track, t);
+    }
     let n = track.key_count;
     let base = track.time_offset as usize;
     if n <= 1 {
@@ -426,6 +461,40 @@ fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
         _ => 4,
     };
     (2 + steps + 2) * TIME + values * VALUE
+}
+
+/// The words `sample_packed` (shaders/shared/library.wgsl) reads for a packed track at time `t`,
+/// each once: the header's rate, track count and segment size, the track's clip range, per
+/// segment of the two frames its record's first bit, the track's field and its two words of range
+/// bytes, and the words that hold the track's bits in the two frames (adjacent in a segment).
+fn packed_bytes(packed: &[u32], track: &GpuTrack, t: f32) -> u64 {
+    let p = |i: u32| packed[i as usize];
+    let (b, k) = (track.time_offset, track.value_offset);
+    let frames = track.key_count;
+    let (rate, tracks, segment_frames) = (f32::from_bits(p(b + 1)), p(b + 2), p(b + 3));
+    let record_words = crate::codec::format::record_words(tracks);
+    let ft = (t * rate).clamp(0.0, (frames - 1) as f32);
+    let f0 = (ft as u32).min(frames - 2);
+    let mut words = 3 + 6;
+    let mut bit_words: Vec<u32> = Vec::new();
+    for f in [f0, f0 + 1] {
+        let s = f / segment_frames;
+        let record = b + 8 + 6 * tracks + s * record_words;
+        if f == f0 || s != f0 / segment_frames {
+            words += 4;
+        }
+        let fields = p(record + 2 + k);
+        let field = (fields >> 16) & 0x3fff;
+        let width = field % 25 + field / 25 % 25 + field / 625;
+        if width > 0 {
+            let rows = segment_frames.min(frames - s * segment_frames);
+            let first = p(record) + rows * (fields & 0xffff) + (f % segment_frames) * width;
+            bit_words.extend(first / 32..=(first + width - 1) / 32);
+        }
+    }
+    bit_words.sort_unstable();
+    bit_words.dedup();
+    4 * (words + bit_words.len() as u64)
 }
 
 /// Bytes per joint of one frame of `instances`, whose blend lists for the frame are `lists`, on
@@ -900,9 +969,14 @@ pub fn run(
     config: &Config,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report> {
-    if config.counts.is_empty() || config.workloads.is_empty() || config.paths.is_empty() || config.frames == 0 {
+    if config.counts.is_empty()
+        || config.workloads.is_empty()
+        || config.clip_formats.is_empty()
+        || config.paths.is_empty()
+        || config.frames == 0
+    {
         return Err(Error::Limit {
-            what: "the benchmark needs at least one count, workload, path and frame".into(),
+            what: "the benchmark needs at least one count, workload, clip format, path and frame".into(),
         });
     }
     if let Some(&bad) = config.counts.iter().find(|&&n| n == 0) {
@@ -918,9 +992,13 @@ pub fn run(
         .max(1);
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    for &workload in &config.workloads {
+    for (&format, &workload) in config
+        .clip_formats
+        .iter()
+        .flat_map(|f| config.workloads.iter().map(move |w| (f, w)))
+    {
         // Traffic, from the workload's first characters after one frame.
-        let mut reference = crowd(device, queue, TRAFFIC_SAMPLE, workload)?;
+        let mut reference = crowd(device, queue, TRAFFIC_SAMPLE, workload, format)?;
         gpu_frame(device, queue, &mut reference)?;
         let lists = reference.read_blend_lists(device, queue)?;
         let lib = reference.library().clone();
@@ -931,10 +1009,14 @@ pub fn run(
             .collect();
         drop(reference);
         for &n in &config.counts {
-            let mut a = match crowd(device, queue, n, workload) {
+            let mut a = match crowd(device, queue, n, workload, format) {
                 Ok(a) => a,
                 Err(e @ Error::Limit { .. }) => {
-                    let note = format!("skipped {} with {n} characters: {e}", workload.name());
+                    let note = format!(
+                        "skipped {} ({} clips) with {n} characters: {e}",
+                        workload.name(),
+                        format.name()
+                    );
                     progress(&note);
                     notes.push(note);
                     continue;
@@ -947,13 +1029,15 @@ pub fn run(
             let joints: u32 = (0..a.page_count()).map(|p| a.page_joint_count(p)).sum();
             for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
                 progress(&format!(
-                    "{} {} {n} characters ({} frames)",
+                    "{} {} clips {} {n} characters ({} frames)",
                     workload.name(),
+                    format.name(),
                     path.name(),
                     config.frames
                 ));
                 let mut row = Row {
                     workload: workload.name().into(),
+                    clip_format: format.name().into(),
                     path,
                     characters: n,
                     joints,
@@ -1060,8 +1144,8 @@ pub const PER_CHARACTER_TARGET: f64 = 52.0;
 #[must_use]
 pub fn markdown_table(rows: &[Row]) -> String {
     let mut s = format!(
-        "| workload | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | GPU ms, frame ms with read-back | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| workload | clips | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | GPU ms, frame ms with read-back | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let pass = |name: &str| ms(r.pass_ms.as_ref().and_then(|p| p.get(name).copied()));
@@ -1071,8 +1155,9 @@ pub fn markdown_table(rows: &[Row]) -> String {
             r.path.name().to_string()
         };
         s += &format!(
-            "| {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
+            "| {} | {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
             r.workload,
+            r.clip_format,
             r.characters,
             pass("clock"),
             pass("sample"),

@@ -12,6 +12,7 @@
 //! walking gaits the left foot is planted (at mid-stance) at phase 0 and the right one at phase 0.5.
 
 use crate::clip::{Clip, ClipEvent, JointTrack, Track};
+use crate::codec::ClipFormat;
 use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
 use crate::math::Transform;
 use crate::mesh::SkinnedMesh;
@@ -1282,12 +1283,19 @@ pub fn mannequin() -> Mannequin {
     }
 }
 
-/// A library holding the mannequin's skeleton and clips (for demos, tests and benches).
-#[must_use]
+/// A library holding the mannequin's skeleton and clips (for demos, tests and benches), the clips
+/// compressed with the default settings ([`ClipFormat::Compressed`]).
 ///
 /// The library also holds the [`LOCOMOTION`] blend tree ([`locomotion_tree`]).
+#[must_use]
 pub fn library() -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
     library_of(skeleton())
+}
+
+/// As [`library`], its clips in `format`.
+#[must_use]
+pub fn library_in(format: ClipFormat) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    build_library(skeleton(), false, format)
 }
 
 /// The right hand's grip socket of [`skeleton_with_grip`]: a held prop's +Y points forward (+Z)
@@ -1370,10 +1378,10 @@ pub fn sword() -> SkinnedMesh {
 }
 
 /// A library of `skeleton` (the mannequin's, or one with sockets added: [`skeleton_with_grip`])
-/// with the mannequin's clips, [`LOCOMOTION`] tree and layer assets.
+/// with the mannequin's clips, [`LOCOMOTION`] tree and layer assets, compressed.
 #[must_use]
 pub fn library_of(skeleton: Skeleton) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
-    build_library(skeleton, false)
+    build_library(skeleton, false, ClipFormat::Compressed)
 }
 
 /// As [`library_of`], the gaits with root motion: each authored moving its root joint at the
@@ -1382,7 +1390,16 @@ pub fn library_of(skeleton: Skeleton) -> (AnimationLibrary, SkeletonId, Vec<Clip
 /// place and move a character with root motion on at the speed its feet step.
 #[must_use]
 pub fn library_with_root_motion(skeleton: Skeleton) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
-    build_library(skeleton, true)
+    build_library(skeleton, true, ClipFormat::Compressed)
+}
+
+/// As [`library_with_root_motion`], its clips in `format`.
+#[must_use]
+pub fn library_with_root_motion_in(
+    skeleton: Skeleton,
+    format: ClipFormat,
+) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    build_library(skeleton, true, format)
 }
 
 /// The six gaits of [`clips`] moving: the root joint translated at each gait's velocity (keys at
@@ -1401,13 +1418,18 @@ pub fn clips_with_root_motion(skeleton: &Skeleton) -> Vec<Clip> {
     clips
 }
 
-fn build_library(skeleton: Skeleton, root_motion: bool) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+fn build_library(
+    skeleton: Skeleton,
+    root_motion: bool,
+    format: ClipFormat,
+) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
     let clips = if root_motion {
         clips_with_root_motion(&skeleton)
     } else {
         clips(&skeleton)
     };
     let mut builder = LibraryBuilder::new();
+    builder.set_compression(format.settings());
     let id = builder.add_skeleton(skeleton);
     let motion = crate::root_motion::RootMotion {
         joint: Some("root".into()),

@@ -105,16 +105,22 @@ pub struct HeldProp {
 }
 
 impl Character {
-    /// The built-in mannequin with its six clips; a crowd of it is the default scene.
+    /// The built-in mannequin with its six clips, compressed; a crowd of it is the default scene.
     #[must_use]
     pub fn mannequin() -> Self {
+        Self::mannequin_in(crate::codec::ClipFormat::Compressed)
+    }
+
+    /// As [`Character::mannequin`], its clips in `format`.
+    #[must_use]
+    pub fn mannequin_in(format: crate::codec::ClipFormat) -> Self {
         let m = mannequin::mannequin();
         // The mannequin with a grip in the right hand, where some members hold a sword, and
         // sockets at its soles, where footprints are stamped when its feet land.
         let mut with_sockets = mannequin::skeleton_with_grip();
         let soles = mannequin::add_soles(&mut with_sockets).ok();
         // The gaits with root motion: members step as fast as they move.
-        let (library, skeleton, clips) = mannequin::library_with_root_motion(with_sockets);
+        let (library, skeleton, clips) = mannequin::library_with_root_motion_in(with_sockets, format);
         let footprints = match (
             soles,
             library.event_id(mannequin::FOOT_DOWN_L),
@@ -177,9 +183,19 @@ impl Character {
     /// node hierarchy of an unskinned file), every mesh bound to it and all of its clips, played
     /// by equal shares of a crowd, in place.
     pub fn from_gltf(path: &Path) -> Result<Self> {
+        Self::from_gltf_in(path, crate::codec::ClipFormat::Raw)
+    }
+
+    /// As [`Character::from_gltf`], its clips in `format` (compressed with the default settings,
+    /// glTF's metres for units).
+    pub fn from_gltf_in(path: &Path, format: crate::codec::ClipFormat) -> Result<Self> {
         let imported = gltf_import::load(path)?;
         let skeleton = Self::skeleton_of(&imported)?;
-        Self::from_imported(&imported, skeleton)
+        let source = match format.settings() {
+            Some(settings) => crate::gltf_import::ClipSource::Compress(settings),
+            None => crate::gltf_import::ClipSource::Raw,
+        };
+        Self::from_imported_with(&imported, skeleton, &source)
     }
 
     /// The skeleton [`Character::from_gltf`] picks: the primary one (first skin, or the scene of an

@@ -2,6 +2,7 @@
 //! JSON of the rows round-trips.
 
 use wgpu_anim::bench::{self, Config, PathKind, Row, Workload};
+use wgpu_anim::codec::ClipFormat;
 
 #[test]
 fn tiny_bench_rows_are_consistent_and_round_trip() {
@@ -11,22 +12,29 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         frames: 3,
         warmup: 1,
         workloads: Workload::ALL.to_vec(),
+        clip_formats: ClipFormat::ALL.to_vec(),
         paths: PathKind::ALL.to_vec(),
         threads: Some(2),
     };
     let mut lines = Vec::new();
     let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
     assert!(report.notes.is_empty(), "{:?}", report.notes);
-    assert_eq!(report.rows.len(), 2 * Workload::ALL.len() * PathKind::ALL.len());
+    assert_eq!(
+        report.rows.len(),
+        2 * ClipFormat::ALL.len() * Workload::ALL.len() * PathKind::ALL.len()
+    );
     assert_eq!(lines.len(), report.rows.len(), "one progress line per configuration");
-    for w in Workload::ALL {
+    for (f, w) in ClipFormat::ALL
+        .into_iter()
+        .flat_map(|f| Workload::ALL.into_iter().map(move |w| (f, w)))
+    {
         for p in PathKind::ALL {
             let rows: Vec<&Row> = report
                 .rows
                 .iter()
-                .filter(|r| r.workload == w.name() && r.path == p)
+                .filter(|r| r.clip_format == f.name() && r.workload == w.name() && r.path == p)
                 .collect();
-            assert_eq!(rows.len(), 2, "{} {}", w.name(), p.name());
+            assert_eq!(rows.len(), 2, "{} {} {}", f.name(), w.name(), p.name());
             let first = rows[0];
             for r in &rows {
                 assert_eq!(
@@ -70,14 +78,30 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
     }
     // Per-character traffic follows the layouts: the fused path writes far less per joint than
     // the staged one, and layers (mesh-space deltas) add to the staged path's.
-    let per_char = |w: Workload, p: PathKind| {
+    let row = |f: ClipFormat, w: Workload, p: PathKind| {
         report
             .rows
             .iter()
-            .find(|r| r.workload == w.name() && r.path == p)
+            .find(|r| r.clip_format == f.name() && r.workload == w.name() && r.path == p)
             .unwrap()
-            .bytes_per_joint_per_character
     };
+    let per_char = |w: Workload, p: PathKind| row(ClipFormat::Raw, w, p).bytes_per_joint_per_character;
+    // Compressed clips read fewer shared bytes per joint than raw ones, and the same
+    // per-character bytes.
+    for w in Workload::ALL {
+        for p in PathKind::ALL {
+            let (raw, packed) = (row(ClipFormat::Raw, w, p), row(ClipFormat::Compressed, w, p));
+            assert!(
+                packed.bytes_per_joint_shared < raw.bytes_per_joint_shared,
+                "{} {}: {} compressed, {} raw",
+                w.name(),
+                p.name(),
+                packed.bytes_per_joint_shared,
+                raw.bytes_per_joint_shared
+            );
+            assert_eq!(packed.bytes_per_joint_per_character, raw.bytes_per_joint_per_character);
+        }
+    }
     for w in Workload::ALL {
         assert!(
             per_char(w, PathKind::GpuFused) < per_char(w, PathKind::GpuStaged) / 2.0,
@@ -97,6 +121,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
     let first = &value[0];
     for field in [
         "workload",
+        "clip_format",
         "path",
         "characters",
         "gpu_ms",
@@ -202,7 +227,7 @@ fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
 fn cpu_all_computes_what_cpu_1_computes() {
     let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).expect("a wgpu adapter");
     for w in Workload::ALL {
-        let mut a = bench::crowd(&device, &queue, 37, w).unwrap();
+        let mut a = bench::crowd(&device, &queue, 37, w, ClipFormat::Compressed).unwrap();
         bench::gpu_frame(&device, &queue, &mut a).unwrap();
         let lib = a.library().clone();
         let mut one = bench::CpuCrowd::from_gpu(&device, &queue, &a, 1).unwrap();
@@ -235,6 +260,7 @@ fn utc_dates() {
 fn plot_draws_every_series() {
     let row = |workload: &str, path: PathKind, n: u32, ms: f64| Row {
         workload: workload.into(),
+        clip_format: "compressed".into(),
         path,
         characters: n,
         joints: n * 50,

@@ -162,6 +162,8 @@ fn bench_writes_table_json_and_plot() {
         "2",
         "--workloads",
         "single-clip",
+        "--clip-format",
+        "raw,compressed",
         "--json",
         json.to_str().unwrap(),
         "--plot",
@@ -171,20 +173,20 @@ fn bench_writes_table_json_and_plot() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     for needle in [
-        "| single-clip | gpu-staged | 20 |",
-        "| single-clip | gpu-fused | 20 |",
-        "| single-clip | cpu-1 | 40 |",
+        "| single-clip | raw | gpu-staged | 20 |",
+        "| single-clip | compressed | gpu-fused | 20 |",
+        "| single-clip | compressed | cpu-1 | 40 |",
         "cpu-all",
     ] {
         assert!(stdout.contains(needle), "{needle} in {stdout}");
     }
     assert_eq!(
         stderr.lines().filter(|l| l.starts_with("single-clip ")).count(),
-        8,
+        16,
         "one progress line per configuration: {stderr}"
     );
     let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 8);
+    assert_eq!(rows.as_array().unwrap().len(), 16);
     let (w, h, _) = decode(&plot);
     assert!(w > 0 && h > 0);
     let _ = std::fs::remove_dir_all(&dir);
@@ -198,6 +200,7 @@ fn bench_errors_are_one_line_and_exit_one() {
         &["bench", "--frames", "0"],
         &["bench", "--frames"],
         &["bench", "--workloads", "ballet"],
+        &["bench", "--clip-format", "zip"],
         &["bench", "--paths", "gpu-quantum"],
         &["bench", "--bogus"],
     ] {

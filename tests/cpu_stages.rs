@@ -4,6 +4,7 @@ mod common;
 
 use glam::{Quat, Vec3, Vec4, Vec4Swizzles};
 use std::f32::consts::FRAC_PI_2;
+use wgpu_anim::codec::ClipFormat;
 use wgpu_anim::{
     Clip, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform, cpu, mannequin, reference,
 };
@@ -154,13 +155,22 @@ fn palette_is_identity_in_the_bind_pose_and_skinning_returns_the_rest_positions(
 
 #[test]
 fn looping_clips_wrap_without_a_seam() {
-    let (lib, _, clips) = mannequin::library();
-    for &c in &clips {
-        let d = lib.clip_duration(c).unwrap();
-        let start = cpu::pose_at(&lib, c, 0.0).unwrap();
-        let end = cpu::pose_at(&lib, c, d).unwrap();
-        for (a, b) in start.palette.iter().zip(&end.palette) {
-            assert!(a.max_abs_diff(b) < 1e-6, "clip {} does not end where it starts", c.0);
+    // Raw, the last key is the first; compressed, each is within the compression bounds of it
+    // (0.01 cm = 1e-4 m and 5e-5 per rotation element), so they differ by at most twice that.
+    for (format, seam) in [(ClipFormat::Raw, 1e-6), (ClipFormat::Compressed, 3e-4)] {
+        let (lib, _, clips) = mannequin::library_in(format);
+        for &c in &clips {
+            let d = lib.clip_duration(c).unwrap();
+            let start = cpu::pose_at(&lib, c, 0.0).unwrap();
+            let end = cpu::pose_at(&lib, c, d).unwrap();
+            for (a, b) in start.palette.iter().zip(&end.palette) {
+                assert!(
+                    a.max_abs_diff(b) < seam,
+                    "{} clip {} does not end where it starts",
+                    format.name(),
+                    c.0
+                );
+            }
         }
     }
 }
@@ -168,7 +178,7 @@ fn looping_clips_wrap_without_a_seam() {
 #[test]
 fn cpu_mirror_matches_the_f64_reference() {
     let m = mannequin::mannequin();
-    let (lib, _, clips) = mannequin::library();
+    let (lib, _, clips) = mannequin::library_in(ClipFormat::Raw);
     let mut worst = 0.0f64;
     for (k, &c) in clips.iter().enumerate() {
         let d = lib.clip_duration(c).unwrap();

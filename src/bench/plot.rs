@@ -190,7 +190,8 @@ fn plot_error(what: impl std::fmt::Display) -> Error {
     }
 }
 
-/// Colour of a (workload, path) series: one hue per workload (blue, orange, green, purple),
+/// Colour of a (workload, path) series: one hue per workload and clip format (blue, orange, green,
+/// purple, teal, red, brown, grey),
 /// darkest for the GPU paths.
 fn colour(workload_index: usize, path: PathKind) -> RGBColor {
     let shade = match path {
@@ -198,11 +199,15 @@ fn colour(workload_index: usize, path: PathKind) -> RGBColor {
         PathKind::Cpu1 => 1,
         _ => 2,
     };
-    const PALETTE: [[(u8, u8, u8); 3]; 4] = [
+    const PALETTE: [[(u8, u8, u8); 3]; 8] = [
         [(31, 90, 180), (70, 150, 230), (120, 190, 250)],
         [(200, 80, 10), (240, 140, 40), (250, 190, 90)],
         [(30, 140, 60), (80, 190, 100), (150, 220, 150)],
         [(140, 40, 160), (190, 90, 210), (220, 150, 235)],
+        [(0, 128, 128), (40, 180, 180), (120, 215, 215)],
+        [(180, 20, 40), (225, 70, 90), (245, 140, 150)],
+        [(120, 80, 30), (170, 120, 60), (210, 170, 110)],
+        [(70, 70, 70), (130, 130, 130), (185, 185, 185)],
     ];
     let (r, g, b) = PALETTE[workload_index % PALETTE.len()][shade];
     RGBColor(r, g, b)
@@ -253,15 +258,17 @@ fn label(v: f64, thousands: bool) -> String {
     }
 }
 
-/// The rows grouped into lines, and the workloads' names in order of first appearance.
-fn series(rows: &[Row]) -> (Vec<&str>, Vec<Series>) {
-    let mut workloads: Vec<&str> = Vec::new();
+/// The rows grouped into lines, and the workloads' names (with the clip format) in order of first
+/// appearance.
+fn series(rows: &[Row]) -> (Vec<String>, Vec<Series>) {
+    let mut workloads: Vec<String> = Vec::new();
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
-        let wi = match workloads.iter().position(|w| *w == r.workload) {
+        let name = format!("{} ({})", r.workload, r.clip_format);
+        let wi = match workloads.iter().position(|w| *w == name) {
             Some(i) => i,
             None => {
-                workloads.push(&r.workload);
+                workloads.push(name);
                 workloads.len() - 1
             }
         };

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wgpu_anim::bench::{self, Config, PathKind, Workload};
+use wgpu_anim::codec::ClipFormat;
 use wgpu_anim::gltf_import::{self, ChannelPath, ClipSource, GltfPose, Imported};
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget};
 use wgpu_anim::scene::Character;
@@ -177,11 +178,14 @@ struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = Config::default().frames, value_parser = positive::<u32>)]
     frames: u32,
     /// Workloads, comma-separated.
-    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,locomotion-2d,layered")]
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered")]
     workloads: Vec<Workload>,
     /// Paths, comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_path, default_value = "gpu-fused,gpu-staged,cpu-1,cpu-all")]
     paths: Vec<PathKind>,
+    /// How the mannequin's library stores its clips, comma-separated: a set of rows for each.
+    #[arg(long, value_name = "raw,compressed", value_delimiter = ',', value_parser = parse_clip_format, default_value = "raw,compressed")]
+    clip_format: Vec<ClipFormat>,
     /// Threads of cpu-all [default: every core].
     #[arg(long, value_name = "N", value_parser = positive::<usize>)]
     threads: Option<usize>,
@@ -256,6 +260,10 @@ fn parse_workload(v: &str) -> Result<Workload, String> {
         let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
         format!("'{v}' is not a workload ({})", names.join(", "))
     })
+}
+
+fn parse_clip_format(v: &str) -> Result<ClipFormat, String> {
+    ClipFormat::from_name(v.trim()).ok_or_else(|| format!("'{v}' is not a clip format (raw, compressed)"))
 }
 
 fn parse_path(v: &str) -> Result<PathKind, String> {
@@ -889,6 +897,7 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
         counts: a.characters.clone(),
         frames: a.frames,
         workloads: a.workloads.clone(),
+        clip_formats: a.clip_format.clone(),
         paths: a.paths.clone(),
         threads: a.threads,
         ..Config::default()

@@ -238,16 +238,7 @@ impl<'a> Decoder<'a> {
     pub fn sample(&self, t: f64) -> Vec<TransformF64> {
         let mut pose = self.raw.sample(t);
         if let Some(blob) = &self.blob {
-            for (k, p) in self.packed.iter().enumerate() {
-                let rotation = p.channel == Channel::Rotation;
-                let (v, q) = blob.sample_f64(k as u32, t, rotation);
-                let j = &mut pose[p.joint as usize];
-                match p.channel {
-                    Channel::Translation => j.translation = v,
-                    Channel::Rotation => j.rotation = q,
-                    Channel::Scale => j.scale = v,
-                }
-            }
+            apply_packed(blob, self.packed.iter().map(|p| (p.joint, p.channel)), t, &mut pose);
         }
         pose
     }
@@ -534,6 +525,20 @@ const CHANNELS: [Channel; 3] = [Channel::Translation, Channel::Rotation, Channel
 
 fn affine(p: &TransformF64) -> DAffine3 {
     DAffine3::from_scale_rotation_translation(p.scale, p.rotation, p.translation)
+}
+
+/// Sets each packed track (`k`-th of `tracks`: its joint and channel) of `pose` to the blob's
+/// f64 decode at time `t`.
+fn apply_packed(blob: &Blob, tracks: impl Iterator<Item = (u32, Channel)>, t: f64, pose: &mut [TransformF64]) {
+    for (k, (joint, channel)) in tracks.enumerate() {
+        let (v, q) = blob.sample_f64(k as u32, t, channel == Channel::Rotation);
+        let p = &mut pose[joint as usize];
+        match channel {
+            Channel::Translation => p.translation = v,
+            Channel::Rotation => p.rotation = q,
+            Channel::Scale => p.scale = v,
+        }
+    }
 }
 
 /// The distance the shell points of a joint move between `a` and `b`: the largest over its three
@@ -997,16 +1002,7 @@ impl Context<'_> {
                 plan.base[f * n..(f + 1) * n].to_vec()
             };
             if let Some(blob) = &blob {
-                for (k, tr) in plan.packed.iter().enumerate() {
-                    let rotation = tr.channel == Channel::Rotation;
-                    let (v, q) = blob.sample_f64(k as u32, t, rotation);
-                    let p = &mut pose[tr.joint as usize];
-                    match tr.channel {
-                        Channel::Translation => p.translation = v,
-                        Channel::Rotation => p.rotation = q,
-                        Channel::Scale => p.scale = v,
-                    }
-                }
+                apply_packed(blob, plan.packed.iter().map(|tr| (tr.joint, tr.channel)), t, &mut pose);
             }
             models(&self.parents, &pose, &mut m);
             let reference = if half {

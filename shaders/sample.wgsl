@@ -12,15 +12,31 @@
 }
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
-#import wgpu_anim::library::{clip_info, sample_channel, skeleton_info, track_at, value_at}
+#import wgpu_anim::library::{clip_info, key_value, sample_channel, skeleton_info, track_at, value_at}
 
 // Joint `j` of `clip` at time `t`.
 fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     let first = clip.track_offset + 3u * j;
-    let translation = sample_channel(track_at(first), t, false);
-    let rotation = sample_channel(track_at(first + 1u), t, true);
-    let scale = sample_channel(track_at(first + 2u), t, false);
-    return LocalPose(vec4<f32>(translation.xyz, 0.0), rotation, vec4<f32>(scale.xyz, 0.0));
+    // Translation, rotation, scale: a single key's value now, the animated ones (a packed track has
+    // at least two frames) marked.
+    var channels = array<vec4<f32>, 3>();
+    var animated = 0u;
+    for (var c = 0u; c < 3u; c++) {
+        let track = track_at(first + c);
+        if (track.key_count > 1u) {
+            animated |= 1u << c;
+        } else {
+            channels[c] = key_value(track, 0u);
+        }
+    }
+    // The animated channels, one call site for all: the shader carries the sampler once and a
+    // thread runs it only as often as it has animated channels.
+    while (animated != 0u) {
+        let c = firstTrailingBit(animated);
+        animated &= animated - 1u;
+        channels[c] = sample_channel(track_at(first + c), t, c == 1u);
+    }
+    return LocalPose(vec4<f32>(channels[0].xyz, 0.0), channels[1], vec4<f32>(channels[2].xyz, 0.0));
 }
 
 virtual fn list_count(i: u32) -> u32 {

@@ -463,38 +463,36 @@ fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
     (2 + steps + 2) * TIME + values * VALUE
 }
 
-/// The words `sample_packed` (shaders/shared/library.wgsl) reads for a packed track at time `t`,
-/// each once: the header's rate, track count and segment size, the track's clip range, per
-/// segment of the two frames its record's first bit, the track's field and its two words of range
-/// bytes, and the words that hold the track's bits in the two frames (adjacent in a segment).
+/// The bytes `sample_packed` (shaders/shared/library.wgsl) reads for a packed track at time `t`:
+/// the header's rate, the track's clip range, and per segment it decodes from (one, or two where
+/// the frame ends a segment) the record's first bit, the track's field and its two words of range
+/// bytes and the words that hold the track's two rows.
 fn packed_bytes(packed: &[u32], track: &GpuTrack, t: f32) -> u64 {
     let p = |i: u32| packed[i as usize];
-    let (b, k) = (track.time_offset, track.value_offset);
+    let b = track.time_offset;
     let frames = track.key_count;
-    let (rate, tracks, segment_frames) = (f32::from_bits(p(b + 1)), p(b + 2), p(b + 3));
+    let (k, tracks, shift) = (
+        track.value_offset & 0x3ff,
+        (track.value_offset >> 10) & 0x3ff,
+        track.value_offset >> 20,
+    );
+    let segment_frames = 1 << shift;
     let record_words = crate::codec::format::record_words(tracks);
-    let ft = (t * rate).clamp(0.0, (frames - 1) as f32);
+    let ft = (t * f32::from_bits(p(b + 1))).clamp(0.0, (frames - 1) as f32);
     let f0 = (ft as u32).min(frames - 2);
-    let mut words = 3 + 6;
-    let mut bit_words: Vec<u32> = Vec::new();
-    for f in [f0, f0 + 1] {
-        let s = f / segment_frames;
+    let (s0, s1) = (f0 >> shift, (f0 + 1) >> shift);
+    let mut words = 1 + 6;
+    for s in if s0 == s1 { s0..=s0 } else { s0..=s1 } {
         let record = b + 8 + 6 * tracks + s * record_words;
-        if f == f0 || s != f0 / segment_frames {
-            words += 4;
-        }
         let fields = p(record + 2 + k);
         let field = (fields >> 16) & 0x3fff;
-        let width = field % 25 + field / 25 % 25 + field / 625;
-        if width > 0 {
-            let rows = segment_frames.min(frames - s * segment_frames);
-            let first = p(record) + rows * (fields & 0xffff) + (f % segment_frames) * width;
-            bit_words.extend(first / 32..=(first + width - 1) / 32);
-        }
+        let row_bits = field % 25 + field / 25 % 25 + field / 625;
+        let rows = segment_frames.min(frames - (s << shift));
+        let row = if s == s0 { f0 - (s << shift) } else { 0 };
+        let bit = p(record) + rows * (fields & 0xffff) + row * row_bits;
+        words += 4 + (bit % 32 + (rows - row).min(2) * row_bits).div_ceil(32);
     }
-    bit_words.sort_unstable();
-    bit_words.dedup();
-    4 * (words + bit_words.len() as u64)
+    4 * u64::from(words)
 }
 
 /// Bytes per joint of one frame of `instances`, whose blend lists for the frame are `lists`, on

@@ -213,9 +213,18 @@ pub struct GpuTrack {
 }
 
 /// `GpuTrack::interpolation` of a track in a compressed clip's packed blob: `time_offset` is the
-/// blob's first word in the packed section, `value_offset` the track's number in the blob,
-/// `key_count` its frame count.
+/// blob's first word in the packed section, `key_count` its frame count and `value_offset`
+/// [`packed_track_ref`]: the track's number in the blob, the blob's track count and its segment
+/// size, which the decoder would otherwise read from the blob's header.
 pub const INTERP_PACKED: u32 = 3;
+
+/// `GpuTrack::value_offset` of a packed track: track `k` of a blob of `tracks` tracks (both
+/// below 1024, as `codec::format` allows) in segments of 2^`shift` frames: `k | tracks << 10 |
+/// shift << 20`. WGSL `sample_packed` takes it apart.
+#[must_use]
+pub const fn packed_track_ref(k: u32, tracks: u32, shift: u32) -> u32 {
+    k | tracks << 10 | shift << 20
+}
 
 /// A skeleton in the runtime library. WGSL `SkeletonInfo`.
 #[repr(C)]

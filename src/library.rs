@@ -6,7 +6,7 @@ use crate::clip::{Clip, Interpolation, Track};
 use crate::error::{Channel, Error, Result};
 use crate::layout::{
     CLIP_CURVE_SHIFT, GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, INTERP_PACKED, MAX_CLIP_EVENTS, MAX_CURVES,
-    MAX_SOCKETS, NO_ROOT_MOTION,
+    MAX_SOCKETS, NO_ROOT_MOTION, packed_track_ref,
 };
 use crate::math::Affine;
 use crate::skeleton::Skeleton;
@@ -282,6 +282,20 @@ impl AnimationLibrary {
         !self.packed.is_empty()
     }
 
+    /// Whether the library has compressed clips and every joint track of more than one key is
+    /// packed: the sample stage then carries no raw-key sampler (`PACKED_ONLY`,
+    /// [`crate::shaders::library_defs`]).
+    #[must_use]
+    pub fn samples_packed_only(&self) -> bool {
+        self.has_compressed_clips()
+            && self.clips.iter().all(|c| {
+                let first = c.track_offset as usize;
+                self.tracks[first..first + 3 * c.joint_count as usize]
+                    .iter()
+                    .all(|t| t.interpolation == INTERP_PACKED || t.key_count <= 1)
+            })
+    }
+
     /// The report of every clip the builder compressed ([`LibraryBuilder::set_compression`]).
     #[must_use]
     pub fn compression_reports(&self) -> &[(ClipId, crate::codec::ClipReport)] {
@@ -502,7 +516,10 @@ impl LibraryBuilder {
             }
             lib.packed.extend_from_slice(&c.blob);
         }
-        let frame_count = compressed.and_then(|c| c.blob.first().copied()).unwrap_or(0);
+        // The blob's frame count, track count and segment size (checked by `check_blob`).
+        let (frame_count, blob_tracks, segment_frames) = compressed
+            .filter(|c| c.blob.len() >= 4)
+            .map_or((0, 0, 1), |c| (c.blob[0], c.blob[2], c.blob[3]));
         let curve_tracks = curves.into_iter().map(|(_, t)| t);
         let mut index = 0usize;
         for tracks in packed
@@ -516,7 +533,7 @@ impl LibraryBuilder {
                     lib.tracks.push(GpuTrack {
                         time_offset: blob_start,
                         key_count: frame_count,
-                        value_offset: k,
+                        value_offset: packed_track_ref(k, blob_tracks, segment_frames.trailing_zeros()),
                         interpolation: INTERP_PACKED,
                     });
                     continue;

@@ -426,7 +426,8 @@ pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, Str
 
 /// The defines of the stage variants a library needs: `ROOT_MOTION` when a clip has root motion,
 /// `CURVES` when a clip has float curves, `OUTPUTS` when either (the clock and fused stages write
-/// the characters' outputs). Without them the clock stage carries no code for what the library
+/// the characters' outputs), `COMPRESSED` when a clip is compressed and `PACKED_ONLY` when, beside
+/// single keys, the clips' joint tracks are all packed. Without them the clock stage carries no code for what the library
 /// cannot use: on lavapipe that code, never run, made the clock stage 50 % slower.
 #[must_use]
 pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
@@ -445,6 +446,9 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     }
     if library.has_compressed_clips() {
         defs.push(("COMPRESSED", Bool(true)));
+    }
+    if library.samples_packed_only() {
+        defs.push(("PACKED_ONLY", Bool(true)));
     }
     defs
 }

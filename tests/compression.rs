@@ -185,22 +185,30 @@ fn gpu_decode_matches_the_cpu_mirror_and_the_mirror_the_f64_decoder() {
     }
 
     // The GPU against the CPU mirror: 600 characters at random times of every clip.
+    let requests: Vec<(ClipId, f32)> = (0..600)
+        .map(|i| {
+            let clip = ClipId(i % lib.clips().len() as u32);
+            (clip, r.gen_range(0.0..lib.clip_duration(clip).unwrap()))
+        })
+        .collect();
+    gpu_matches_the_mirror(&lib, &requests);
+}
+
+/// Plays `requests` (clip, time) on the GPU and compares every joint's local pose with the CPU
+/// mirror's, within 2e-5; and proves the comparison fails on the mirror 50 ms later.
+fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId, f32)]) {
     let (device, queue) = device();
-    let count = 600;
     let mut animator = Animator::new(
         &device,
-        &lib,
+        lib,
         &AnimatorDesc {
-            max_instances: count,
+            max_instances: requests.len() as u32,
             max_joints: None,
             page_instances: None,
         },
     )
     .unwrap();
-    let mut requests = Vec::new();
-    for i in 0..count {
-        let clip = ClipId(i % lib.clips().len() as u32);
-        let t = r.gen_range(0.0..lib.clip_duration(clip).unwrap());
+    for &(clip, t) in requests {
         animator
             .add_instance(&InstanceDesc {
                 time: t,
@@ -209,7 +217,6 @@ fn gpu_decode_matches_the_cpu_mirror_and_the_mirror_the_f64_decoder() {
                 ..InstanceDesc::new(clip)
             })
             .unwrap();
-        requests.push((clip, t));
     }
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
@@ -217,8 +224,8 @@ fn gpu_decode_matches_the_cpu_mirror_and_the_mirror_the_f64_decoder() {
     queue.submit([encoder.finish()]);
     let (_, gpu) = animator.read_back(&device, &queue).unwrap();
     let mut worst = 0.0f32;
-    for (inst, &(clip, t)) in animator.instances().iter().zip(&requests) {
-        let want = cpu::pose_at(&lib, clip, t).unwrap();
+    for (inst, &(clip, t)) in animator.instances().iter().zip(requests) {
+        let want = cpu::pose_at(lib, clip, t).unwrap();
         for (j, w) in want.local.iter().enumerate() {
             let g = &gpu.local[inst.joint_offset as usize + j];
             let e = pose_error(g, w);
@@ -234,12 +241,42 @@ fn gpu_decode_matches_the_cpu_mirror_and_the_mirror_the_f64_decoder() {
 
     // The comparison fails on a wrong pose: the mirror one frame later.
     let (clip, t) = requests[0];
-    let later = cpu::pose_at(&lib, clip, t + 0.05).unwrap();
+    let later = cpu::pose_at(lib, clip, t + 0.05).unwrap();
     let g = &gpu.local[animator.instances()[0].joint_offset as usize..];
     assert!(
         later.local.iter().zip(g).any(|(w, g)| pose_error(g, w) > 2e-5),
         "a pose 50 ms off must not pass"
     );
+}
+
+#[test]
+fn a_library_of_packed_clips_samples_without_the_raw_sampler_and_matches_the_mirror() {
+    // The mannequin's clips: every animated track packed, so the stages carry no raw-key
+    // sampler; a library with a raw clip beside compressed ones keeps it.
+    let (lib, _, clips) = wgpu_anim::mannequin::library();
+    let defs = |l: &wgpu_anim::AnimationLibrary| -> Vec<&str> {
+        wgpu_anim::shaders::library_defs(l).into_iter().map(|d| d.0).collect()
+    };
+    assert!(lib.samples_packed_only() && defs(&lib).contains(&"PACKED_ONLY"));
+    let (mixed, _, _) = random_compressed_library();
+    assert!(mixed.has_compressed_clips() && !mixed.samples_packed_only());
+    assert!(!defs(&mixed).contains(&"PACKED_ONLY"));
+
+    // Random times, and the times of a segment's last frame and a little after, where a decode
+    // reads two segments.
+    let mut r = rng(21);
+    let mut requests = Vec::new();
+    for &clip in &clips {
+        let duration = lib.clip_duration(clip).unwrap();
+        for _ in 0..20 {
+            requests.push((clip, r.gen_range(0.0..duration)));
+        }
+        let rate = wgpu_anim::mannequin::KEYS_PER_SECOND;
+        for frame in [15.0, 15.5, 31.0, 31.9] {
+            requests.push((clip, (frame / rate).min(duration)));
+        }
+    }
+    gpu_matches_the_mirror(&lib, &requests);
 }
 
 /// A chain: root, a joint 1 unit out, and a tip 1 unit further.
@@ -395,6 +432,7 @@ fn a_file_round_trips_and_a_corrupt_one_gets_an_error() {
     let cases: Vec<(usize, u32, &str)> = vec![
         (0, 1, "frames"),             // one frame
         (3, 0, "frames per segment"), // no segment length
+        (3, 12, "power of two"),      // a segment length the decoder cannot shift by
         (5, 3, "segment records"),    // wrong record size
         (7, 1, "words"),              // bitstream length
     ];

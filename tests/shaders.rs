@@ -443,15 +443,16 @@ fn every_shared_struct_matches_its_rust_mirror() {
 }
 
 /// A constant's value, as Rust and naga give it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Value {
     U32(u32),
     F32(f32),
+    F32s(Vec<f32>),
 }
 
 /// Every constant the WGSL shares with Rust, with the Rust value.
 fn rust_constants() -> Vec<(&'static str, Value)> {
-    use Value::{F32, U32};
+    use Value::{F32, F32s, U32};
     use wgpu_anim::cpu::blend_weights;
     use wgpu_anim::layout::{self, layer_mode, node_kind, source_kind};
     vec![
@@ -464,6 +465,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("LOOP_REPEAT", U32(layout::LOOP_REPEAT)),
         ("LOOP_FOREVER", U32(layout::LOOP_FOREVER)),
         ("NLERP_THRESHOLD", F32(wgpu_anim::math::NLERP_THRESHOLD)),
+        ("ACOS_P", F32s(wgpu_anim::math::ACOS_P.to_vec())),
         ("SOURCE_NONE", U32(source_kind::NONE)),
         ("SOURCE_CLIP", U32(source_kind::CLIP)),
         ("SOURCE_TREE", U32(source_kind::TREE)),
@@ -517,7 +519,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
 }
 
 /// Every module-scope `const NAME: u32|f32 = LITERAL;` of `sources`, with its value (`None`
-/// when it is not such a literal). Read from the sources, since naga folds constants into the
+/// when it is not such a literal, or a one-line array of them). Read from the sources, since naga folds constants into the
 /// expressions that use them.
 fn wgsl_constants(sources: &[&str]) -> Vec<(String, Option<Value>)> {
     let mut out: Vec<(String, Option<Value>)> = Vec::new();
@@ -536,6 +538,13 @@ fn wgsl_constants(sources: &[&str]) -> Vec<(String, Option<Value>)> {
                     .map(Value::U32)
                 }
                 "f32" => literal.trim_end_matches('f').parse::<f32>().ok().map(Value::F32),
+                // An array of f32 literals on one line: `array<f32, N>(a, b, …)`.
+                t if t.starts_with("array<f32,") => literal
+                    .strip_prefix(t)
+                    .and_then(|l| l.strip_prefix('('))
+                    .and_then(|l| l.strip_suffix(')'))
+                    .and_then(|l| l.split(',').map(|x| x.trim().parse::<f32>().ok()).collect())
+                    .map(Value::F32s),
                 _ => None,
             };
             let name = name.trim().to_owned();

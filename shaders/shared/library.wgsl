@@ -9,7 +9,7 @@
     Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, INTERP_CUBIC, INTERP_LINEAR, INTERP_PACKED, INTERP_STEP,
     SkeletonInfo, Socket, Track,
 }
-#import wgpu_anim::math::{hermite_basis, quat_interp}
+#import wgpu_anim::math::{fast_slerp, hermite_basis, quat_interp}
 #import wgpu_anim::bindings::{headers, library, payload}
 
 fn clip_info(c: u32) -> ClipInfo {
@@ -142,7 +142,13 @@ fn sample_channel(track: Track, t: f32, rotation: bool) -> vec4<f32> {
         return sample_packed(track, t, rotation);
     }
 #endif
+#ifdef PACKED_ONLY
+    // Every animated track of the library is packed (shaders::library_defs): no raw sampler, which
+    // a GPU that runs both sides of a branch (lavapipe) would pay for.
+    return vec4<f32>(0.0);
+#else
     return sample_track(track, t, rotation);
+#endif
 }
 
 #ifdef COMPRESSED
@@ -151,42 +157,43 @@ fn packed_word(k: u32) -> u32 {
     return payload[library.packed + k / 4u][k % 4u];
 }
 
-// `width` bits at bit `bit` of the words from `base`, least significant first.
-fn packed_bits(base: u32, bit: u32, width: u32) -> u32 {
-    if (width == 0u) {
-        return 0u;
-    }
-    let w = base + bit / 32u;
-    let shift = bit % 32u;
-    var v = packed_word(w) >> shift;
-    if (shift + width > 32u) {
-        v |= packed_word(w + 1u) << (32u - shift);
-    }
-    return v & ((1u << width) - 1u);
-}
-
 // Words of a segment record of a blob of `tracks` tracks (format.rs `record_words`).
 fn packed_record_words(tracks: u32) -> u32 {
     return 2u + tracks + (6u * tracks + 3u) / 4u;
 }
 
-// Track `k` at frame `f` of the blob at word `b` of `frame_count` frames and `tracks` tracks, whose segments are
-// `segment_frames` frames, its bitstream at word `bits`; `range` is the track's clip range (min,
-// extent per component). Returns its three stored values (xyz) and the component a rotation drops
-// there (w).
-fn packed_frame(
-    b: u32,
-    k: u32,
-    f: u32,
-    frame_count: u32,
-    tracks: u32,
-    segment_frames: u32,
-    bits: u32,
-    range: mat2x3<f32>,
-) -> vec4<f32> {
-    let s = f / segment_frames;
-    let row = f % segment_frames;
-    let record = b + 8u + 6u * tracks + s * packed_record_words(tracks);
+// Two rows of a track decoded together: a row's three stored values, the next row's, and the
+// component a rotation drops in their segment.
+struct PackedPair {
+    a: vec3<f32>,
+    b: vec3<f32>,
+    dropped: u32,
+}
+
+// Word `i` (0 to 6) of the six-word window `lo` (words 0–3), `hi` (4–5); 0 past its end.
+fn window_word(lo: vec4<u32>, hi: vec2<u32>, i: u32) -> u32 {
+    return select(select(0u, hi[i & 1u], i < 6u), lo[i & 3u], i < 4u);
+}
+
+// `width` bits (at most 24) at bit `at` of a window, least significant first.
+fn window_bits(lo: vec4<u32>, hi: vec2<u32>, at: u32, width: u32) -> u32 {
+    let i = at / 32u;
+    let shift = at % 32u;
+    let next = select(0u, window_word(lo, hi, i + 1u) << (32u - shift), shift != 0u);
+    return ((window_word(lo, hi, i) >> shift) | next) & ((1u << width) - 1u);
+}
+
+// Byte `at / 8` of the two words `lo`, `hi` (`at` a multiple of 8 below 64).
+fn range_byte(lo: u32, hi: u32, at: u32) -> u32 {
+    return (select(hi >> (at - 32u), lo >> at, at < 32u)) & 0xffu;
+}
+
+// Track `k` of a blob of `tracks` tracks at rows `row` and `row + 1` of the segment whose record
+// is at word `record`, of `rows` rows; `bits` is the bitstream's first word and `range` the
+// track's clip range (min, extent per component). The row after a segment's last reads as 0. The
+// two rows are adjacent in the track's column, so one window of at most six words holds both
+// (2 × 72 bits from any bit of its first word), read word by word as far as the rows go.
+fn packed_pair(record: u32, tracks: u32, k: u32, rows: u32, row: u32, bits: u32, range: mat2x3<f32>) -> PackedPair {
     let fields = packed_word(record + 2u + k);
     // The track's six range bytes: two words (6k is even, so they never take three).
     let bytes = record + 2u + tracks + (6u * k) / 4u;
@@ -195,41 +202,41 @@ fn packed_frame(
     let hi_word = packed_word(bytes + 1u);
     let field = (fields >> 16u) & 0x3fffu;
     let widths = vec3<u32>(field % 25u, field / 25u % 25u, field / 625u);
-    // The track's column: its frames one after another.
-    let rows = min(segment_frames, frame_count - s * segment_frames);
-    var bit = packed_word(record) + rows * (fields & 0xffffu) + row * (widths.x + widths.y + widths.z);
-    var v = vec3<f32>(0.0);
+    let row_bits = widths.x + widths.y + widths.z;
+    // The track's column: its rows one after another.
+    let bit = packed_word(record) + rows * (fields & 0xffffu) + row * row_bits;
+    // The words that hold the two rows (one where the segment has no next row).
+    let w = bits + bit / 32u;
+    let words = (bit % 32u + min(rows - row, 2u) * row_bits + 31u) / 32u;
+    var lo = vec4<u32>(0u);
+    var hi = vec2<u32>(0u);
+    for (var i = 0u; i < words; i++) {
+        let v = packed_word(w + i);
+        lo = select(lo, vec4<u32>(v), vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(i));
+        hi = select(hi, vec2<u32>(v), vec2<u32>(4u, 5u) == vec2<u32>(i));
+    }
+    let offsets = vec3<u32>(0u, widths.x, widths.x + widths.y) + bit % 32u;
+    var pair = PackedPair(vec3<f32>(0.0), vec3<f32>(0.0), fields >> 30u);
     for (var c = 0u; c < 3u; c++) {
+        // The clip range's min + extent · (m + e · x) / 255, x = q / (2^width − 1) or ½.
         let width = widths[c];
-        let m = range_byte(lo_word, hi_word, shift + 8u * c);
-        let e = range_byte(lo_word, hi_word, shift + 8u * (3u + c));
-        let q = packed_bits(bits, bit, width);
-        let lo = range[0][c] + range[1][c] * (f32(m) / 255.0);
-        let ex = range[1][c] * (f32(e) / 255.0);
-        var x = 0.5;
-        if (width > 0u) {
-            x = f32(q) / f32((1u << width) - 1u);
-        }
-        v[c] = lo + ex * x;
-        bit += width;
+        let m = f32(range_byte(lo_word, hi_word, shift + 8u * c));
+        let e = f32(range_byte(lo_word, hi_word, shift + 8u * (3u + c)));
+        let unit = 1.0 / f32(max((1u << width) - 1u, 1u));
+        let qa = f32(window_bits(lo, hi, offsets[c], width));
+        let qb = f32(window_bits(lo, hi, offsets[c] + row_bits, width));
+        let scale = range[1][c] * (1.0 / 255.0);
+        pair.a[c] = range[0][c] + scale * (m + e * select(0.5, qa * unit, width > 0u));
+        pair.b[c] = range[0][c] + scale * (m + e * select(0.5, qb * unit, width > 0u));
     }
-    return vec4<f32>(v, f32(fields >> 30u));
+    return pair;
 }
 
-// Byte `at / 8` of the two words `lo`, `hi` (`at` a multiple of 8 below 64).
-fn range_byte(lo: u32, hi: u32, at: u32) -> u32 {
-    if (at < 32u) {
-        return (lo >> at) & 0xffu;
-    }
-    return (hi >> (at - 32u)) & 0xffu;
-}
-
-// The unit quaternion of a packed rotation: the three stored values (`p.xyz`), with the
-// non-negative component `p.w` (0 to 3: x, y, z, w) restored.
-fn packed_rotation(p: vec4<f32>) -> vec4<f32> {
-    let v = p.xyz;
+// The unit quaternion of a packed rotation: the three stored values `v`, with the non-negative
+// component `dropped` (0 to 3: x, y, z, w) restored.
+fn packed_rotation(v: vec3<f32>, dropped: u32) -> vec4<f32> {
     let r = sqrt(max(1.0 - dot(v, v), 0.0));
-    switch u32(p.w) {
+    switch dropped {
         case 0u: { return vec4<f32>(r, v); }
         case 1u: { return vec4<f32>(v.x, r, v.yz); }
         case 2u: { return vec4<f32>(v.xy, r, v.z); }
@@ -238,18 +245,22 @@ fn packed_rotation(p: vec4<f32>) -> vec4<f32> {
 }
 
 // A packed track (a compressed clip's) at time `t`: its segment and frame computed from `t`
-// (random access, no search), the two frames around it decoded and interpolated (rotations as a
-// raw track's: `quat_interp`). The frame count is the track's key count; the record size and the
-// bitstream's place follow from the header's track count and segment size.
+// (random access, no search), the two frames around it decoded and interpolated (rotations by
+// `fast_slerp`, which the f64 decoder and so the compressor's error measure use too). The frame
+// count is the track's key count; the record size and the bitstream's place follow from the
+// blob's track count and segment size, which the track carries.
 fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let b = track.time_offset;
-    let k = track.value_offset;
     let frame_count = track.key_count;
+    // Track k of `tracks`, segments of 2^shift frames (layout::packed_track_ref).
+    let k = track.value_offset & 0x3ffu;
+    let tracks = (track.value_offset >> 10u) & 0x3ffu;
+    let shift = track.value_offset >> 20u;
+    let segment_frames = 1u << shift;
     let rate = bitcast<f32>(packed_word(b + 1u));
-    let tracks = packed_word(b + 2u);
-    let segment_frames = packed_word(b + 3u);
-    let segments = (frame_count + segment_frames - 1u) / segment_frames;
-    let bits = b + 8u + 6u * tracks + segments * packed_record_words(tracks);
+    let record_words = packed_record_words(tracks);
+    let records = b + 8u + 6u * tracks;
+    let bits = records + ((frame_count + segment_frames - 1u) >> shift) * record_words;
     let r = b + 8u + 6u * k;
     let range = mat2x3<f32>(
         vec3<f32>(bitcast<f32>(packed_word(r)), bitcast<f32>(packed_word(r + 1u)), bitcast<f32>(packed_word(r + 2u))),
@@ -258,11 +269,33 @@ fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let ft = clamp(t * rate, 0.0, f32(frame_count - 1u));
     let f0 = min(u32(ft), frame_count - 2u);
     let u = ft - f32(f0);
-    let a = packed_frame(b, k, f0, frame_count, tracks, segment_frames, bits, range);
-    let c = packed_frame(b, k, f0 + 1u, frame_count, tracks, segment_frames, bits, range);
-    if (rotation) {
-        return quat_interp(normalize(packed_rotation(a)), normalize(packed_rotation(c)), u);
+    // Frames f0 and f0 + 1 share a segment but where f0 ends one: decode the pair from f0's
+    // segment, then, only there, the next segment's first row.
+    let s0 = f0 >> shift;
+    let s1 = (f0 + 1u) >> shift;
+    var s = s0;
+    var a = vec3<f32>(0.0);
+    var c = vec3<f32>(0.0);
+    var da = 3u;
+    var dc = 3u;
+    loop {
+        let first = s << shift;
+        let rows = min(segment_frames, frame_count - first);
+        let pair = packed_pair(records + s * record_words, tracks, k, rows, select(0u, f0 - first, s == s0), bits, range);
+        if (s == s0) {
+            a = pair.a;
+            da = pair.dropped;
+        }
+        c = select(pair.a, pair.b, s == s1 && s == s0);
+        dc = pair.dropped;
+        if (s == s1) {
+            break;
+        }
+        s = s1;
     }
-    return vec4<f32>(a.xyz * (1.0 - u) + c.xyz * u, 0.0);
+    if (rotation) {
+        return fast_slerp(normalize(packed_rotation(a, da)), normalize(packed_rotation(c, dc)), u);
+    }
+    return vec4<f32>(a * (1.0 - u) + c * u, 0.0);
 }
 #endif

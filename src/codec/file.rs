@@ -25,7 +25,7 @@ use std::path::Path;
 /// The file's first four bytes.
 pub const MAGIC: [u8; 4] = *b"WGAC";
 /// The version this crate writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 const HEAD: usize = 24;
 
 /// A compressed library file's contents: the clips of one skeleton.

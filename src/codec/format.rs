@@ -6,7 +6,7 @@
 //! word 0   frame count F (≥ 2)              word 4  segment count ⌈F / S⌉
 //! word 1   frames per second (f32 bits)     word 5  words per segment record R = 2 + K + ⌈6K / 4⌉
 //! word 2   track count K (≥ 1)              word 6  first word of the bitstream
-//! word 3   frames per segment S             word 7  words of the bitstream
+//! word 3   frames per segment S (2ⁿ)        word 7  words of the bitstream
 //! 8 ..     per track: min x, y, z, extent x, y, z (f32): the clip's range of each component
 //! then     per segment a record of R words:
 //!            0       first bit of the segment in the bitstream
@@ -42,6 +42,10 @@ pub const RANGE_STEPS: u32 = 255;
 pub const MAX_SEGMENT_FRAMES: u32 = 256;
 /// Most bits per row (the 16-bit offset field).
 pub const MAX_ROW_BITS: u32 = 1 << 16;
+/// Most tracks in a blob: each of the widest fits the 16-bit offset field (fewer than 1024, which
+/// `layout::packed_track_ref` needs).
+pub const MAX_TRACKS: u32 = MAX_ROW_BITS / (3 * MAX_WIDTH);
+const _: () = assert!(MAX_TRACKS < 1024);
 /// A record's widths field holds `x + 25·y + 625·z`, below this.
 const WIDTHS_FIELD: u32 = 25 * 25 * 25;
 
@@ -122,12 +126,12 @@ impl<'a> Blob<'a> {
         if !(h.rate.is_finite() && h.rate > 0.0) {
             return Err(format!("frame rate {} is not finite and positive", h.rate));
         }
-        if h.tracks == 0 || h.tracks > MAX_ROW_BITS / (3 * MAX_WIDTH) {
-            return Err(format!("{} tracks (1 to {})", h.tracks, MAX_ROW_BITS / (3 * MAX_WIDTH)));
+        if h.tracks == 0 || h.tracks > MAX_TRACKS {
+            return Err(format!("{} tracks (1 to {MAX_TRACKS})", h.tracks));
         }
-        if !(1..=MAX_SEGMENT_FRAMES).contains(&h.segment_frames) {
+        if !(h.segment_frames.is_power_of_two() && h.segment_frames <= MAX_SEGMENT_FRAMES) {
             return Err(format!(
-                "{} frames per segment (1 to {MAX_SEGMENT_FRAMES})",
+                "{} frames per segment (a power of two, 1 to {MAX_SEGMENT_FRAMES})",
                 h.segment_frames
             ));
         }
@@ -392,7 +396,7 @@ pub fn stored_of_rotation(q: DQuat, dropped: u32) -> DVec3 {
 }
 
 /// Slerp along the shorter arc, exact, as the f64 reference samples a raw track (the GPU's
-/// `quat_interp` switches to nlerp where the two are within 0.9995 of each other).
+/// `fast_slerp` is within 3e-7 rad of it).
 #[must_use]
 pub fn slerp(a: DQuat, b: DQuat, u: f64) -> DQuat {
     DQuat::from_vec4(crate::reference::slerp(a.into(), b.into(), u).normalize())

@@ -104,7 +104,7 @@ pub struct CompressionSettings {
     /// (a body 50 cm from its spine joint) by more than the threshold; this bound keeps every
     /// joint's orientation as exact as the glTF conformance fixtures require.
     pub rotation_tolerance: f64,
-    /// Frames per segment (16).
+    /// Frames per segment (16), a power of two (the decoder finds a frame's segment by a shift).
     pub segment_frames: u32,
     /// Frames per second to sample at; `None`: the clip's own key rate (the rate of its closest
     /// keys, rounded to a whole number of hertz, at most 240).
@@ -150,9 +150,9 @@ impl CompressionSettings {
                 self.rotation_tolerance
             ));
         }
-        if !(1..=format::MAX_SEGMENT_FRAMES).contains(&self.segment_frames) {
+        if !(self.segment_frames.is_power_of_two() && self.segment_frames <= format::MAX_SEGMENT_FRAMES) {
             return Err(format!(
-                "{} frames per segment (1 to {})",
+                "{} frames per segment (a power of two, 1 to {})",
                 self.segment_frames,
                 format::MAX_SEGMENT_FRAMES
             ));

@@ -378,8 +378,10 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
         }
     }
     let (e, j, t) = worst;
+    // The compressor reads the reference at the keys' own f32 times, this at the f64 frame
+    // times: up to 1e-8 s apart, in which this take's fastest points move up to about 1e-5 cm.
     assert!(
-        (e - report.max_error_cm).abs() <= 1e-6 * e.max(1e-9),
+        (e - report.max_error_cm).abs() <= 2e-5,
         "measured {e} cm at joint {j}, {t} s; reported {} cm at {}, {} s",
         report.max_error_cm,
         report.max_error_joint,

@@ -74,6 +74,10 @@ fn frame(c: &mut Criterion) {
         config.frames, report.device, report.date
     );
     print!("{}", bench::markdown_table(&report.rows));
+    if !report.formats.is_empty() {
+        println!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
+        print!("{}", bench::formats_table(&report.formats));
+    }
     for note in &report.notes {
         println!("note: {note}");
     }

@@ -39,6 +39,11 @@
 //! Each configuration is warmed up and then measured over consecutive frames, as an application
 //! runs them; medians are reported. On a shared machine a slow spell can fall on one
 //! configuration: compare ratios within a run, and runs with each other.
+//!
+//! Where a run has both clip formats and the staged GPU path with timestamps, it also times the
+//! `sample` pass of raw and compressed clips in alternate frames ([`FormatComparison`]): the two
+//! crowds run in turn, frame by frame, so a slow spell falls on both, and the ratio is the median
+//! of each pair's.
 
 pub mod plot;
 
@@ -277,10 +282,31 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Configurations skipped, and why.
     pub notes: Vec<String>,
+    /// The `sample` pass of raw against compressed clips in alternate frames, per workload and
+    /// count (empty unless the run has both formats and the staged GPU path with timestamps).
+    pub formats: Vec<FormatComparison>,
     /// The adapter's name and backend.
     pub device: String,
     /// When the run started (UTC).
     pub date: String,
+}
+
+/// The `sample` pass of one workload and crowd size with raw and with compressed clips, the two
+/// crowds run in turn frame by frame (see the module docs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FormatComparison {
+    /// [`Workload::name`].
+    pub workload: String,
+    /// Characters in each crowd.
+    pub characters: u32,
+    /// Pairs of frames measured.
+    pub pairs: u32,
+    /// Median `sample` pass time with raw clips, ms.
+    pub raw_sample_ms: f64,
+    /// Median `sample` pass time with compressed clips, ms.
+    pub compressed_sample_ms: f64,
+    /// Median over the pairs of compressed ÷ raw.
+    pub ratio: f64,
 }
 
 fn raw_format() -> String {
@@ -897,6 +923,64 @@ fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, fra
     })
 }
 
+/// Times the `sample` pass of `workload` with `n` characters, raw and compressed clips in
+/// alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries.
+///
+/// Errors: the device fails, or the animators cannot be made.
+pub fn compare_formats(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    workload: Workload,
+    n: u32,
+    pairs: u32,
+    warmup: u32,
+) -> Result<Option<FormatComparison>> {
+    let mut crowds = [
+        crowd(device, queue, n, workload, ClipFormat::Raw)?,
+        crowd(device, queue, n, workload, ClipFormat::Compressed)?,
+    ];
+    let mut timers = Vec::new();
+    for a in &crowds {
+        match PassTimer::new(device, queue, a.dispatches_per_page()) {
+            Some(t) => timers.push(t),
+            None => return Ok(None),
+        }
+    }
+    // The staged passes are clock, sample, local_to_model, palette.
+    const SAMPLE: usize = 1;
+    let mut sample_ms = [Vec::new(), Vec::new()];
+    for frame in 0..warmup + pairs {
+        for (k, (a, timer)) in crowds.iter_mut().zip(&timers).enumerate() {
+            a.prepare(queue, DT);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            a.encode_timed(&mut encoder, Some(timer));
+            timer.resolve(&mut encoder);
+            queue.submit([encoder.finish()]);
+            device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| Error::Device(e.to_string()))?;
+            let ms = timer.read_ms(device, queue)?;
+            if frame >= warmup {
+                sample_ms[k].push(ms.get(SAMPLE).copied().unwrap_or(0.0));
+            }
+        }
+    }
+    let ratios = sample_ms[0]
+        .iter()
+        .zip(&sample_ms[1])
+        .map(|(raw, compressed)| compressed / raw.max(1e-9))
+        .collect();
+    let [raw, compressed] = sample_ms;
+    Ok(Some(FormatComparison {
+        workload: workload.name().into(),
+        characters: n,
+        pairs,
+        raw_sample_ms: median(raw),
+        compressed_sample_ms: median(compressed),
+        ratio: median(ratios),
+    }))
+}
+
 /// Characters whose root motion the read-back frames watch.
 pub const READBACK_ROOTS: usize = 64;
 
@@ -1121,12 +1205,55 @@ pub fn run(
             }
         }
     }
+    let mut formats = Vec::new();
+    if config.clip_formats.contains(&ClipFormat::Raw)
+        && config.clip_formats.contains(&ClipFormat::Compressed)
+        && config.paths.contains(&PathKind::GpuStaged)
+    {
+        for &workload in &config.workloads {
+            for &n in &config.counts {
+                progress(&format!(
+                    "{} raw and compressed clips in alternate frames, {n} characters ({} pairs)",
+                    workload.name(),
+                    config.frames
+                ));
+                match compare_formats(device, queue, workload, n, config.frames, config.warmup.max(1)) {
+                    Ok(Some(c)) => formats.push(c),
+                    // No timestamps: no pass times to compare.
+                    Ok(None) => break,
+                    // A count the device cannot hold was noted with the rows.
+                    Err(Error::Limit { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
     Ok(Report {
         rows,
         notes,
+        formats,
         device: device_name,
         date,
     })
+}
+
+/// A Markdown table of the format comparisons ([`Report::formats`]); empty when there are none.
+#[must_use]
+pub fn formats_table(formats: &[FormatComparison]) -> String {
+    if formats.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "| workload | characters | pairs | raw sample ms | compressed sample ms | compressed ÷ raw (median of pairs) |\n\
+         |---|---:|---:|---:|---:|---:|\n",
+    );
+    for c in formats {
+        s += &format!(
+            "| {} | {} | {} | {:.3} | {:.3} | {:.3} |\n",
+            c.workload, c.characters, c.pairs, c.raw_sample_ms, c.compressed_sample_ms, c.ratio
+        );
+    }
+    s
 }
 
 fn ms(v: Option<f64>) -> String {

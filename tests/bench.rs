@@ -23,7 +23,27 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         report.rows.len(),
         2 * ClipFormat::ALL.len() * Workload::ALL.len() * PathKind::ALL.len()
     );
-    assert_eq!(lines.len(), report.rows.len(), "one progress line per configuration");
+    assert_eq!(
+        lines.len(),
+        report.rows.len() + report.formats.len(),
+        "one progress line per configuration and per format comparison"
+    );
+    // Both formats and the staged path: the sample pass of each in alternate frames, where the
+    // device has timestamps.
+    if device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+        assert_eq!(report.formats.len(), 2 * Workload::ALL.len());
+        for c in &report.formats {
+            assert_eq!(c.pairs, config.frames);
+            assert!(
+                c.raw_sample_ms > 0.0 && c.compressed_sample_ms > 0.0 && c.ratio > 0.0,
+                "{c:?}"
+            );
+        }
+        assert_eq!(
+            bench::formats_table(&report.formats).lines().count(),
+            2 + report.formats.len()
+        );
+    }
     for (f, w) in ClipFormat::ALL
         .into_iter()
         .flat_map(|f| Workload::ALL.into_iter().map(move |w| (f, w)))

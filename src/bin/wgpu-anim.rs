@@ -57,7 +57,9 @@ enum Command {
     /// (the CPU mirror on one thread) and cpu-all (the CPU mirror on every core). Medians over
     /// --frames frames after 3 warm-up frames; progress on stderr, a Markdown table on stdout. A
     /// count the device cannot hold is skipped with a note. Bytes per joint are counted from the
-    /// buffer layouts: per-character data, and shared library data (cached on a GPU).
+    /// buffer layouts: per-character data, and shared library data (cached on a GPU). With both
+    /// clip formats and gpu-staged, a second table times the sample pass of raw and compressed
+    /// clips in alternate frames (a slow spell of a shared machine falls on both).
     Bench(BenchArgs),
     /// Compresses a file's clips and reports size and accuracy per clip.
     ///
@@ -910,6 +912,10 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
     );
     println!();
     print!("{}", bench::markdown_table(&report.rows));
+    if !report.formats.is_empty() {
+        println!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
+        print!("{}", bench::formats_table(&report.formats));
+    }
     for note in &report.notes {
         println!("note: {note}");
     }

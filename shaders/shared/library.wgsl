@@ -157,6 +157,26 @@ fn packed_word(k: u32) -> u32 {
     return payload[library.packed + k / 4u][k % 4u];
 }
 
+// Eight consecutive words of the blob heap from word `k`, for the six of a track's clip range:
+// three loads (not six), moved into place by `k % 4`. Only words `k` to `k + 5` are meant; the
+// third load, which holds word `k + 5` only where `k % 4` is 3, is kept within the heap (it may
+// lie past a blob at the heap's end).
+struct Words8 {
+    a: vec4<u32>,
+    b: vec4<u32>,
+}
+
+fn packed_words8(k: u32) -> Words8 {
+    let i = library.packed + k / 4u;
+    let o = k % 4u;
+    let v0 = payload[i];
+    let v1 = payload[i + 1u];
+    let v2 = payload[min(i + 2u, arrayLength(&payload) - 1u)];
+    let a = select(select(select(v0, vec4<u32>(v0.yzw, v1.x), o == 1u), vec4<u32>(v0.zw, v1.xy), o == 2u), vec4<u32>(v0.w, v1.xyz), o == 3u);
+    let b = select(select(select(v1, vec4<u32>(v1.yzw, v2.x), o == 1u), vec4<u32>(v1.zw, v2.xy), o == 2u), vec4<u32>(v1.w, v2.xyz), o == 3u);
+    return Words8(a, b);
+}
+
 // Words of a segment record of a blob of `tracks` tracks (format.rs `record_words`).
 fn packed_record_words(tracks: u32) -> u32 {
     return 2u + tracks + (6u * tracks + 3u) / 4u;
@@ -262,10 +282,8 @@ fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let records = b + 8u + 6u * tracks;
     let bits = records + ((frame_count + segment_frames - 1u) >> shift) * record_words;
     let r = b + 8u + 6u * k;
-    let range = mat2x3<f32>(
-        vec3<f32>(bitcast<f32>(packed_word(r)), bitcast<f32>(packed_word(r + 1u)), bitcast<f32>(packed_word(r + 2u))),
-        vec3<f32>(bitcast<f32>(packed_word(r + 3u)), bitcast<f32>(packed_word(r + 4u)), bitcast<f32>(packed_word(r + 5u))),
-    );
+    let w = packed_words8(r);
+    let range = mat2x3<f32>(bitcast<vec3<f32>>(w.a.xyz), bitcast<vec3<f32>>(vec3<u32>(w.a.w, w.b.xy)));
     let ft = clamp(t * rate, 0.0, f32(frame_count - 1u));
     let f0 = min(u32(ft), frame_count - 2u);
     let u = ft - f32(f0);
@@ -294,7 +312,9 @@ fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
         s = s1;
     }
     if (rotation) {
-        return fast_slerp(normalize(packed_rotation(a, da)), normalize(packed_rotation(c, dc)), u);
+        // Unit already (the restored component makes up the length): fast_slerp normalizes
+        // its result.
+        return fast_slerp(packed_rotation(a, da), packed_rotation(c, dc), u);
     }
     return vec4<f32>(a * (1.0 - u) + c * u, 0.0);
 }

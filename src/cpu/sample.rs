@@ -225,11 +225,9 @@ pub(crate) fn sample_packed(packed: &[u32], track: &GpuTrack, t: f32, rotation: 
         s = s1;
     };
     if rotation {
-        return fast_slerp(
-            packed_rotation(a, da).normalize(),
-            packed_rotation(c, dc).normalize(),
-            u,
-        );
+        // Unit already (the restored component makes up the length): fast_slerp normalizes
+        // its result.
+        return fast_slerp(packed_rotation(a, da), packed_rotation(c, dc), u);
     }
     (a * (1.0 - u) + c * u).extend(0.0)
 }

@@ -82,6 +82,18 @@ pub struct JointTrack {
     pub scale: Option<Track<Vec3>>,
 }
 
+impl JointTrack {
+    /// Whether the joint has keys for `channel`.
+    #[must_use]
+    pub fn has(&self, channel: crate::error::Channel) -> bool {
+        match channel {
+            crate::error::Channel::Translation => self.translation.is_some(),
+            crate::error::Channel::Rotation => self.rotation.is_some(),
+            crate::error::Channel::Scale => self.scale.is_some(),
+        }
+    }
+}
+
 /// A clip: a named set of joint tracks over `[0, duration]`.
 ///
 /// A looping clip should end on the pose it starts with; sampling wraps from `duration` to 0, so

@@ -11,6 +11,18 @@ pub enum Channel {
     Scale,
 }
 
+impl Channel {
+    /// The channel's place among a joint's three tracks: translation 0, rotation 1, scale 2.
+    #[must_use]
+    pub fn index(self) -> u32 {
+        match self {
+            Channel::Translation => 0,
+            Channel::Rotation => 1,
+            Channel::Scale => 2,
+        }
+    }
+}
+
 impl std::fmt::Display for Channel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

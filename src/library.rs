@@ -390,11 +390,7 @@ impl LibraryBuilder {
             clip: clip.clip.name.clone(),
             what,
         };
-        let skel = self
-            .lib
-            .skeletons
-            .get(skeleton.0 as usize)
-            .ok_or_else(|| cerr(format!("skeleton {} does not exist", skeleton.0)))?;
+        let skel = self.skeleton_for(skeleton, &clip.clip.name)?;
         crate::codec::check_blob(clip).map_err(cerr)?;
         for p in &clip.packed {
             let Some(name) = skel.joint_names().get(p.joint as usize) else {
@@ -405,19 +401,20 @@ impl LibraryBuilder {
                     skel.joint_count()
                 )));
             };
-            let raw = clip.clip.tracks.iter().any(|t| {
-                t.joint == *name
-                    && match p.channel {
-                        Channel::Translation => t.translation.is_some(),
-                        Channel::Rotation => t.rotation.is_some(),
-                        Channel::Scale => t.scale.is_some(),
-                    }
-            });
+            let raw = clip.clip.tracks.iter().any(|t| t.joint == *name && t.has(p.channel));
             if raw {
                 return Err(cerr(format!("joint '{name}' {} is both packed and raw", p.channel)));
             }
         }
         self.add_clip_packed(skeleton, &clip.clip, Some(clip))
+    }
+
+    /// Skeleton `skeleton`, for clip `clip`; an error naming the clip where it does not exist.
+    fn skeleton_for(&self, skeleton: SkeletonId, clip: &str) -> Result<&Skeleton> {
+        self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
+            clip: clip.to_string(),
+            what: format!("skeleton {} does not exist", skeleton.0),
+        })
     }
 
     fn add_clip_packed(
@@ -430,11 +427,7 @@ impl LibraryBuilder {
             clip: clip.name.clone(),
             what,
         };
-        let skel = self
-            .lib
-            .skeletons
-            .get(skeleton.0 as usize)
-            .ok_or_else(|| cerr(format!("skeleton {} does not exist", skeleton.0)))?;
+        let skel = self.skeleton_for(skeleton, &clip.name)?;
         if self.lib.clip_id(skeleton, &clip.name).is_some() {
             return Err(cerr(format!(
                 "skeleton '{}' already has a clip of that name",
@@ -507,12 +500,7 @@ impl LibraryBuilder {
         let blob_start = lib.packed.len() as u32;
         if let Some(c) = compressed.filter(|c| !c.packed.is_empty()) {
             for (k, p) in c.packed.iter().enumerate() {
-                let channel = match p.channel {
-                    Channel::Translation => 0,
-                    Channel::Rotation => 1,
-                    Channel::Scale => 2,
-                };
-                packed_track.insert(3 * p.joint as usize + channel, k as u32);
+                packed_track.insert(3 * p.joint as usize + p.channel.index() as usize, k as u32);
             }
             lib.packed.extend_from_slice(&c.blob);
         }

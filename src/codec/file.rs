@@ -112,11 +112,7 @@ pub fn to_bytes(file: &CompressedFile) -> Vec<u8> {
         w.u32(c.packed.len() as u32);
         for p in &c.packed {
             w.u32(p.joint);
-            w.u32(match p.channel {
-                Channel::Translation => 0,
-                Channel::Rotation => 1,
-                Channel::Scale => 2,
-            });
+            w.u32(p.channel.index());
         }
         w.u32(c.blob.len() as u32);
         for x in &c.blob {

@@ -766,12 +766,7 @@ impl Context<'_> {
         for jt in by_joint {
             let j = self.skeleton.joint_index(&jt.joint).expect("a validated clip");
             for c in CHANNELS {
-                let present = match c {
-                    Channel::Translation => jt.translation.is_some(),
-                    Channel::Rotation => jt.rotation.is_some(),
-                    Channel::Scale => jt.scale.is_some(),
-                };
-                if !present {
+                if !jt.has(c) {
                     continue;
                 }
                 let values: Vec<DVec3> = (0..self.frames as usize)

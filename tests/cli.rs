@@ -211,3 +211,22 @@ fn bench_errors_are_one_line_and_exit_one() {
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_command_quietly() {
+    // `wgpu-anim inspect FILE | head -0`: the pipe is closed before the tool has loaded the file,
+    // so its first write finds no reader.
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wgpu-anim"))
+        .args(["inspect", "assets/cmu/cmu_01_03.glb"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

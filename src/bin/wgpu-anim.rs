@@ -13,6 +13,34 @@ use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget};
 use wgpu_anim::scene::Character;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, Interpolation, LoopMode, SkinnedRenderer, reference};
 
+/// `print!` that ends the program quietly when stdout is a closed pipe (`wgpu-anim inspect f |
+/// head`), as a command-line tool does, instead of panicking; another write error is returned.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        write_stdout(format_args!($($arg)*))?
+    };
+}
+
+/// `println!` with [`out!`]'s handling of a closed pipe.
+macro_rules! outln {
+    () => {
+        out!("\n")
+    };
+    ($($arg:tt)*) => {
+        out!("{}\n", format_args!($($arg)*))
+    };
+}
+
+/// Writes to stdout; exits with success when the reader has gone (a broken pipe).
+fn write_stdout(args: std::fmt::Arguments) -> Result<(), String> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_fmt(args) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
+    }
+}
+
 /// wgpu-anim — GPU skeletal animation for crowds of skinned characters.
 #[derive(Parser)]
 #[command(
@@ -365,18 +393,18 @@ fn interp_name(i: Interpolation) -> &'static str {
 
 fn inspect(file: &Path) -> Result<(), String> {
     let imp = load(file)?;
-    println!("file: {}", file.display());
+    outln!("file: {}", file.display());
     for (si, s) in imp.skeletons.iter().enumerate() {
         let sk = &s.skeleton;
         match s.skin {
-            Some(skin) => println!(
+            Some(skin) => outln!(
                 "skeleton {si} '{}': skin {skin}, {} joints ({} skin joints, {} ancestors)",
                 sk.name(),
                 sk.joint_count(),
                 s.skin_joints.len(),
                 sk.joint_count() - s.skin_joints.len()
             ),
-            None => println!(
+            None => outln!(
                 "skeleton {si} '{}': rigid node hierarchy, {} joints",
                 sk.name(),
                 sk.joint_count()
@@ -385,7 +413,7 @@ fn inspect(file: &Path) -> Result<(), String> {
         let depths = sk.depths();
         for (j, depth) in depths.iter().enumerate() {
             let skin_index = s.skin_joints.iter().position(|&x| x == j);
-            println!(
+            outln!(
                 "  {}{} (node {}{})",
                 "  ".repeat(*depth as usize),
                 sk.joint_names()[j],
@@ -394,12 +422,12 @@ fn inspect(file: &Path) -> Result<(), String> {
             );
         }
         if s.clips.is_empty() {
-            println!("  no clips");
+            outln!("  no clips");
         }
         for c in &s.clips {
             let info = &imp.animations[c.animation];
             let imported: Vec<_> = info.channels.iter().filter(|ch| ch.imported).collect();
-            println!(
+            outln!(
                 "  clip '{}' (animation {}): {:.4} s, {} joint tracks, {} channels",
                 c.clip.name,
                 c.animation,
@@ -409,9 +437,9 @@ fn inspect(file: &Path) -> Result<(), String> {
             );
         }
     }
-    println!("animations: {}", imp.animations.len());
+    outln!("animations: {}", imp.animations.len());
     for (ai, a) in imp.animations.iter().enumerate() {
-        println!(
+        outln!(
             "  {ai} '{}': keys {:.4}..{:.4} s, {} channels",
             a.name,
             a.first_key,
@@ -449,12 +477,12 @@ fn inspect(file: &Path) -> Result<(), String> {
             } else {
                 String::new()
             };
-            println!("    {n} × {path} {}, {keys}{skipped}", interp_name(interp));
+            outln!("    {n} × {path} {}, {keys}{skipped}", interp_name(interp));
         }
     }
-    println!("meshes: {}", imp.meshes.len());
+    outln!("meshes: {}", imp.meshes.len());
     for m in &imp.meshes {
-        println!(
+        outln!(
             "  mesh {} primitive {} '{}' on node {} → skeleton {}: {} vertices, {} triangles, up to {} influences per vertex{}",
             m.mesh_index,
             m.primitive,
@@ -472,10 +500,10 @@ fn inspect(file: &Path) -> Result<(), String> {
         );
     }
     let morphs: usize = imp.meshes.iter().map(|m| m.morph_targets.len()).sum();
-    println!("morph targets: {morphs} (read, not applied)");
-    println!("notes: {}", imp.notes.len());
+    outln!("morph targets: {morphs} (read, not applied)");
+    outln!("notes: {}", imp.notes.len());
     for n in &imp.notes {
-        println!("  - {n}");
+        outln!("  - {n}");
     }
     Ok(())
 }
@@ -536,11 +564,10 @@ fn sample(a: &SampleArgs) -> Result<(), String> {
         pose.vertices = v;
     }
     if a.json {
-        print_json(&file, animation, &info.name, a.time, t, path, &pose);
+        print_json(&file, animation, &info.name, a.time, t, path, &pose)
     } else {
-        print_summary(&file, animation, &info.name, t, path, &pose);
+        print_summary(&file, animation, &info.name, t, path, &pose)
     }
-    Ok(())
 }
 
 /// Where `--compressed` takes clips from: none given, raw; an empty path, the file's clips
@@ -662,7 +689,15 @@ fn mat_json(m: &DMat4) -> Value {
     json!(m.to_cols_array().to_vec())
 }
 
-fn print_json(file: &str, clip: usize, clip_name: &str, time: f64, sampled: f64, path: EvalPath, pose: &GltfPose) {
+fn print_json(
+    file: &str,
+    clip: usize,
+    clip_name: &str,
+    time: f64,
+    sampled: f64,
+    path: EvalPath,
+    pose: &GltfPose,
+) -> Result<(), String> {
     let joints: Vec<Value> = pose
         .joints
         .iter()
@@ -691,11 +726,19 @@ fn print_json(file: &str, clip: usize, clip_name: &str, time: f64, sampled: f64,
         "skin_matrices": pose.skin_matrices.iter().map(mat_json).collect::<Vec<_>>(),
         "vertices": pose.vertices.iter().map(|v| json!([v.x, v.y, v.z])).collect::<Vec<_>>(),
     });
-    println!("{v}");
+    outln!("{v}");
+    Ok(())
 }
 
-fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: EvalPath, pose: &GltfPose) {
-    println!(
+fn print_summary(
+    file: &str,
+    clip: usize,
+    clip_name: &str,
+    sampled: f64,
+    path: EvalPath,
+    pose: &GltfPose,
+) -> Result<(), String> {
+    outln!(
         "{file}: clip {clip} '{clip_name}' at {sampled:.4} s ({}), {} joints{}",
         path.name(),
         pose.joints.len(),
@@ -707,13 +750,17 @@ fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: E
     );
     for j in pose.joints.iter().take(8) {
         let p = j.world.w_axis.truncate();
-        println!(
+        outln!(
             "  {:<24} node {:>3}  at ({:.4}, {:.4}, {:.4})",
-            j.name, j.node, p.x, p.y, p.z
+            j.name,
+            j.node,
+            p.x,
+            p.y,
+            p.z
         );
     }
     if pose.joints.len() > 8 {
-        println!("  … {} more (use --json for all)", pose.joints.len() - 8);
+        outln!("  … {} more (use --json for all)", pose.joints.len() - 8);
     }
     if !pose.vertices.is_empty() {
         let (lo, hi) = pose
@@ -722,7 +769,7 @@ fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: E
             .fold((DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)), |(lo, hi), v| {
                 (lo.min(*v), hi.max(*v))
             });
-        println!(
+        outln!(
             "  mesh 0/0: {} skinned vertices, bounds ({:.4}, {:.4}, {:.4}) .. ({:.4}, {:.4}, {:.4})",
             pose.vertices.len(),
             lo.x,
@@ -733,6 +780,7 @@ fn print_summary(file: &str, clip: usize, clip_name: &str, sampled: f64, path: E
             hi.z
         );
     }
+    Ok(())
 }
 
 /// A perspective camera slightly above and in front (+Z) of the box `lo..hi`, turned a little to
@@ -881,7 +929,7 @@ fn render(a: &RenderArgs) -> Result<(), String> {
     queue.submit([encoder.finish()]);
     let rgba = target.read_rgba(&device, &queue).map_err(|e| e.to_string())?;
     wgpu_anim::image::save_png(&a.out, width, height, &rgba).map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "wrote {} ({}x{}): {file}, clip {animation} '{}' at {} s, {} instance{}",
         a.out.display(),
         width,
@@ -906,18 +954,20 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
     };
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let report = bench::run(&device, &queue, &config, &mut |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "One animation frame, medians of {} frames; device: {}; {}",
-        config.frames, report.device, report.date
+        config.frames,
+        report.device,
+        report.date
     );
-    println!();
-    print!("{}", bench::markdown_table(&report.rows));
+    outln!();
+    out!("{}", bench::markdown_table(&report.rows));
     if !report.formats.is_empty() {
-        println!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
-        print!("{}", bench::formats_table(&report.formats));
+        outln!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
+        out!("{}", bench::formats_table(&report.formats));
     }
     for note in &report.notes {
-        println!("note: {note}");
+        outln!("note: {note}");
     }
     if let Some(path) = &a.json {
         let text = serde_json::to_string_pretty(&report.rows).map_err(|e| e.to_string())?;
@@ -1022,20 +1072,23 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
             "rotation_tolerance": a.rotation_tolerance,
             "clips": rows,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
+        outln!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}",
-        a.threshold, a.shell, a.unit_cm, a.rotation_tolerance
+        a.threshold,
+        a.shell,
+        a.unit_cm,
+        a.rotation_tolerance
     );
-    println!();
-    println!(
+    outln!();
+    outln!(
         "| clip | joints | animated tracks | samples | raw bytes | compressed bytes | ratio | B/joint-sample | max error cm (joint, s) | p99 cm | time s |"
     );
-    println!("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|");
+    outln!("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|");
     for r in &reports {
-        println!(
+        outln!(
             "| {} | {} | {} | {} ({} Hz) | {} | {} | {:.1}:1 | {:.2} | {:.4} ({}, {:.3}) | {:.4} | {:.2} |",
             r.clip,
             r.joints,
@@ -1055,7 +1108,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
     }
     for r in &reports {
         for t in &r.raw_tracks {
-            println!("{}: kept raw: {t}", r.clip);
+            outln!("{}: kept raw: {t}", r.clip);
         }
     }
     Ok(())

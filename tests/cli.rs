@@ -180,11 +180,23 @@ fn bench_writes_table_json_and_plot() {
     ] {
         assert!(stdout.contains(needle), "{needle} in {stdout}");
     }
+    // Both clip formats and gpu-staged: the sample pass of each in alternate frames, per count,
+    // where the device has timestamps.
+    let timestamps = wgpu_anim::gpu::headless_device()
+        .is_ok_and(|(device, _)| device.features().contains(wgpu::Features::TIMESTAMP_QUERY));
+    let comparisons = if timestamps { 2 } else { 0 };
     assert_eq!(
         stderr.lines().filter(|l| l.starts_with("single-clip ")).count(),
-        16,
-        "one progress line per configuration: {stderr}"
+        16 + comparisons,
+        "one progress line per configuration and per format comparison: {stderr}"
     );
+    if timestamps {
+        assert!(
+            stdout.contains("raw and compressed clips in alternate frames")
+                && stdout.contains("| single-clip | 40 | 2 |"),
+            "{stdout}"
+        );
+    }
     let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), 16);
     let (w, h, _) = decode(&plot);

@@ -1294,7 +1294,7 @@ impl<'c, 'a> Segment<'c, 'a> {
     }
 
     /// Packed track `k` at row `r` with these widths (`None`: exact).
-    fn decoded(&self, _t: &PackedTrack, k: usize, r: usize, widths: [Option<u32>; 3]) -> DVec3 {
+    fn decoded(&self, k: usize, r: usize, widths: [Option<u32>; 3]) -> DVec3 {
         let v = self.values[k][r];
         DVec3::from_array(std::array::from_fn(|c| match widths[c] {
             None => v[c],
@@ -1304,7 +1304,7 @@ impl<'c, 'a> Segment<'c, 'a> {
 
     fn pose(&self, t: &PackedTrack, k: usize, r: usize, widths: [Option<u32>; 3]) -> TransformF64 {
         let mut p = self.local[r * self.ctx.n + t.joint as usize];
-        let v = self.decoded(t, k, r, widths);
+        let v = self.decoded(k, r, widths);
         match t.channel {
             Channel::Rotation => {
                 let s = self.first / self.ctx.settings.segment_frames as usize;

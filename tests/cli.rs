@@ -242,3 +242,54 @@ fn a_reader_that_stops_early_ends_the_command_quietly() {
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn compress_reports_writes_a_file_sample_reads_and_refuses_a_bad_setting() {
+    let dir = temp_dir("compress");
+    let out = dir.join("walk.wgac");
+    let o = wgpu_anim(&[
+        "compress",
+        "assets/Fox/Fox.gltf",
+        "--clip",
+        "1",
+        "--segment-frames",
+        "32",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["segment_frames"], 32);
+    let clip = &report["clips"][0];
+    assert_eq!(clip["clip"], "Walk");
+    let (raw, compressed) = (
+        clip["raw_bytes"].as_f64().unwrap(),
+        clip["compressed_bytes"].as_f64().unwrap(),
+    );
+    assert!(compressed > 0.0 && compressed < raw, "{clip}");
+    assert!(clip["max_error_cm"].as_f64().unwrap() <= 0.01 + 1e-9, "{clip}");
+
+    // The file plays through the GPU.
+    let o = wgpu_anim(&[
+        "sample",
+        "assets/Fox/Fox.gltf",
+        "--clip",
+        "1",
+        "--time",
+        "0.3",
+        "--compressed",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("'Walk' at 0.3000 s"));
+
+    // A segment length the decoder cannot shift by: one line naming the file, exit 1.
+    let o = wgpu_anim(&["compress", "assets/Fox/Fox.gltf", "--segment-frames", "12"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let line = stderr.lines().find(|l| l.starts_with("error: ")).unwrap_or_default();
+    assert!(line.contains("Fox.gltf") && line.contains("power of two"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

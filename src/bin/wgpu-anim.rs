@@ -123,6 +123,9 @@ struct CompressArgs {
     /// Centimetres per file unit: 100 for glTF's metres, 5.6444 for the CMU takes.
     #[arg(long, value_name = "CM", default_value_t = 100.0, value_parser = positive_f64)]
     unit_cm: f64,
+    /// Frames per segment, a power of two (ACL's default is about 16).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = parse_count)]
+    segment_frames: u32,
     /// Resample every clip to this many frames per second first (the raw clip the errors are
     /// measured against is then the resampled one) [default: the clip's own key rate].
     #[arg(long, value_name = "HZ", value_parser = positive_f64)]
@@ -1008,6 +1011,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
         shell_cm: a.shell,
         unit_cm: a.unit_cm,
         rotation_tolerance: a.rotation_tolerance,
+        segment_frames: a.segment_frames,
         ..CompressionSettings::default()
     };
     let mut reports = Vec::new();
@@ -1070,17 +1074,19 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
             "shell_cm": a.shell,
             "unit_cm": a.unit_cm,
             "rotation_tolerance": a.rotation_tolerance,
+            "segment_frames": a.segment_frames,
             "clips": rows,
         });
         outln!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
         return Ok(());
     }
     outln!(
-        "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}",
+        "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}, segments of {} frames",
         a.threshold,
         a.shell,
         a.unit_cm,
-        a.rotation_tolerance
+        a.rotation_tolerance,
+        a.segment_frames
     );
     outln!();
     outln!(

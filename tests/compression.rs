@@ -83,7 +83,7 @@ fn random_compressed_library() -> (
         let clip = grid_clip(&mut r, &skeleton, &format!("c{k}"), rate);
         let settings = CompressionSettings {
             threshold_cm,
-            rotation_tolerance: if threshold_cm >= 1.0 { 0.0 } else { 5e-5 },
+            rotation_tolerance: if threshold_cm >= 1.0 { 0.0 } else { 9e-5 },
             ..CompressionSettings::default()
         };
         let (c, _) = codec::compress(&skeleton, &clip, &settings).unwrap();
@@ -361,6 +361,17 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
     let shell = settings.shell_cm / settings.unit_cm;
     let rate = report.sample_rate;
     let mut worst = (0.0f64, 0usize, 0.0f64);
+    // The rotation error: the longest row of the 3×3 difference, and the largest element of the
+    // difference times any of a few rotations (such as inverse bind matrices), which it bounds.
+    let mut worst_row: f64 = 0.0;
+    let mut worst_turned: f64 = 0.0;
+    let turns: Vec<DMat4> = (0..16)
+        .map(|_| {
+            let axis = DVec3::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0));
+            DMat4::from_axis_angle(axis.try_normalize().unwrap_or(DVec3::X), r.gen_range(0.0..6.3))
+        })
+        .chain([DMat4::IDENTITY])
+        .collect();
     for f in 0..report.samples {
         for u in [0.0, codec::BETWEEN] {
             let t = (f64::from(f) + u) / rate;
@@ -370,6 +381,17 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
             let got = reference::local_to_model(&skeleton, &c.sample_f64(&skeleton, t).unwrap());
             let want = reference::local_to_model(&skeleton, &reference::sample(&skeleton, &clip, t));
             for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+                let d = *g - *w;
+                for row in 0..3 {
+                    let len = (0..3).map(|col| d.col(col)[row].powi(2)).sum::<f64>().sqrt();
+                    worst_row = worst_row.max(len);
+                }
+                for b in &turns {
+                    let m = d * *b;
+                    for col in 0..3 {
+                        worst_turned = worst_turned.max(m.col(col).truncate().abs().max_element());
+                    }
+                }
                 let e = shell_error(g, w, shell) * settings.unit_cm;
                 if e > worst.0 {
                     worst = (e, j, t);
@@ -379,7 +401,8 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
     }
     let (e, j, t) = worst;
     // The compressor reads the reference at the keys' own f32 times, this at the f64 frame
-    // times: up to 1e-8 s apart, in which this take's fastest points move up to about 1e-5 cm.
+    // times: up to 1e-7 s apart, in which this take's fastest points move up to about 1e-5 cm
+    // and its fastest joints turn up to about 1e-6 rad.
     assert!(
         (e - report.max_error_cm).abs() <= 2e-5,
         "measured {e} cm at joint {j}, {t} s; reported {} cm at {}, {} s",
@@ -388,6 +411,19 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
         report.max_error_time
     );
     assert_eq!(skeleton.joint_names()[j], report.max_error_joint);
+    assert!(
+        (worst_row - report.max_rotation_error).abs() <= 2e-6,
+        "rotation error measured {worst_row}, reported {}",
+        report.max_rotation_error
+    );
+    assert!(
+        worst_turned <= report.max_rotation_error + 1e-12
+            && report.max_rotation_error <= settings.rotation_tolerance + 1e-12
+            && worst_turned > 0.5 * report.max_rotation_error,
+        "turned {worst_turned}, reported {}, bound {}",
+        report.max_rotation_error,
+        settings.rotation_tolerance
+    );
     assert!(report.max_error_cm <= 0.05 + 1e-9 && report.p99_error_cm <= report.max_error_cm);
 }
 

@@ -156,7 +156,7 @@ fn palette_is_identity_in_the_bind_pose_and_skinning_returns_the_rest_positions(
 #[test]
 fn looping_clips_wrap_without_a_seam() {
     // Raw, the last key is the first; compressed, each is within the compression bounds of it
-    // (0.01 cm = 1e-4 m and 5e-5 per rotation element), so they differ by at most twice that.
+    // (0.01 cm = 1e-4 m and 9e-5 per rotation element), so they differ by at most twice that.
     for (format, seam) in [(ClipFormat::Raw, 1e-6), (ClipFormat::Compressed, 3e-4)] {
         let (lib, _, clips) = mannequin::library_in(format);
         for &c in &clips {

@@ -116,9 +116,10 @@ struct CompressArgs {
     /// Radius of the shell of virtual points around each joint, centimetres.
     #[arg(long, value_name = "CM", default_value_t = 3.0, value_parser = positive_f64)]
     shell: f64,
-    /// Largest error of an element of a joint's object-space rotation matrix (0: none, the
-    /// shell metric alone, as ACL).
-    #[arg(long, value_name = "R", default_value_t = 5e-5, value_parser = non_negative_f64)]
+    /// Largest error of an element of a joint's object-space rotation matrix, or of its product
+    /// with a rotation such as a skin's inverse bind matrix (0: none, the shell metric alone, as
+    /// ACL).
+    #[arg(long, value_name = "R", default_value_t = 9e-5, value_parser = non_negative_f64)]
     rotation_tolerance: f64,
     /// Centimetres per file unit: 100 for glTF's metres, 5.6444 for the CMU takes.
     #[arg(long, value_name = "CM", default_value_t = 100.0, value_parser = positive_f64)]

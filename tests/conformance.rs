@@ -431,7 +431,8 @@ fn any_time(compressed: bool) {
                 continue;
             }
             over += 1;
-            let ulp = f64::from(f32::EPSILON) * f64::from((t as f32).abs().max(f32::MIN_POSITIVE));
+            // One unit in the last place of the f32 time (times here are positive).
+            let ulp = f64::from(f32::from_bits((t as f32).to_bits() + 1)) - f64::from(t as f32);
             let mut tolerance = fx.tolerance.clone();
             for dt in [-ULPS * ulp, ULPS * ulp] {
                 let moved = compare(&want, &reference_at((t + dt).clamp(first, last)));
@@ -446,7 +447,7 @@ fn any_time(compressed: bool) {
             }
         }
         say(&format!(
-            "{:<42} {TIMES} times, {path}: {}  (tol pos {:.1e} rot {:.1e}; {over} times over it, within it widened)",
+            "{:<42} {TIMES} times, {path}: {}  (tol pos {:.1e} rot {:.1e}; over it at {over} times, within it widened)",
             format!("{} clip {}", fx.asset, fx.clip),
             worst.line(),
             fx.tolerance.position,

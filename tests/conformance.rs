@@ -372,33 +372,48 @@ fn fixture_of(fx: &Fixture, t: f64, pose: &GltfPose) -> Fixture {
     }
 }
 
-/// The CPU mirror holds every fixture's tolerances at any time of its clip, not only at the
-/// fixture's: 240 times spread over the clip, mostly between frames, against the f64 reference
-/// through the raw keys. The compressor measures its error at frames and a quarter of the way
-/// between them; a game plays every time in between.
+/// The CPU mirror and the GPU hold every fixture's tolerances at any time of its clip, not only
+/// at the fixture's: 240 times spread over the clip, mostly between frames, against the f64
+/// reference through the raw keys. The compressor measures its error at frames and a quarter of
+/// the way between them; a game plays every time in between.
 ///
 /// A time in f32 is only known to half a unit in its last place (5e-7 s at 10 s), and a packed
 /// clip's frames sit up to another half unit from its f32 key times; where a joint turns fast that
 /// is more than the tolerance: the CMU take's thumb turns 3 rad in one frame at 10.51 s (a
 /// motion-capture marker swap), 370 rad/s. So a time out of tolerance passes only if it is within
 /// the tolerance widened by how far the reference pose itself moves within one unit either side;
-/// the test prints how many times that was needed (one of 240 on the CMU take, raw or compressed).
+/// the test prints how many times that was needed (on the CMU take at most one of 240, raw or
+/// compressed).
 #[test]
 fn cpu_mirror_holds_the_fixtures_tolerances_at_any_time() {
-    any_time(false);
+    any_time(false, None);
 }
 
 /// As [`cpu_mirror_holds_the_fixtures_tolerances_at_any_time`], through clips compressed with the
 /// default settings.
 #[test]
 fn cpu_mirror_holds_the_fixtures_tolerances_at_any_time_through_compressed_clips() {
-    any_time(true);
+    any_time(true, None);
 }
 
-fn any_time(compressed: bool) {
+/// As [`cpu_mirror_holds_the_fixtures_tolerances_at_any_time`], on the GPU (its model matrices and
+/// palettes; vertices skinned from its palette by the CPU mirror of `skin`), raw and compressed.
+#[test]
+fn gpu_holds_the_fixtures_tolerances_at_any_time() {
+    let gpu = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    any_time(false, Some(&gpu));
+    any_time(true, Some(&gpu));
+}
+
+fn any_time(compressed: bool, gpu: Option<&(wgpu::Device, wgpu::Queue)>) {
     const TIMES: usize = 240;
     const ULPS: f64 = 1.0;
-    let path = if compressed { "cpu, compressed" } else { "cpu" };
+    let path = match (gpu.is_some(), compressed) {
+        (false, false) => "cpu",
+        (false, true) => "cpu, compressed",
+        (true, false) => "gpu",
+        (true, true) => "gpu, compressed",
+    };
     let mut done: Vec<(String, usize)> = Vec::new();
     let mut failed = Vec::new();
     for (_, fx) in fixtures() {
@@ -412,14 +427,27 @@ fn any_time(compressed: bool) {
         let info = &imp.animations[fx.clip];
         let (first, last) = (f64::from(info.first_key), f64::from(info.duration));
         let reference_at = |t: f64| reference_pose(&imp, &Fixture { time: t, ..fx.clone() });
+        // Golden-ratio steps: spread over the clip, at every phase between frames.
+        let times: Vec<f64> = (0..TIMES)
+            .map(|k| first + (last - first) * ((k as f64 + 0.5) * 0.618_033_988_749_895).fract())
+            .collect();
+        let clip = lib.clips[s][c];
+        let poses = match gpu {
+            Some((device, queue)) => {
+                let requests: Vec<_> = times.iter().map(|&t| (clip, t as f32)).collect();
+                wgpu_anim::gpu::evaluate_poses(device, queue, &lib.library, &requests)
+                    .unwrap_or_else(|e| panic!("{}: {e}", fx.asset))
+            }
+            None => times
+                .iter()
+                .map(|&t| wgpu_anim::cpu::pose_at(&lib.library, clip, t as f32).unwrap())
+                .collect(),
+        };
         let mut worst = Report::default();
         let mut over = 0;
-        for k in 0..TIMES {
-            // Golden-ratio steps: spread over the clip, at every phase between frames.
-            let t = first + (last - first) * ((k as f64 + 0.5) * 0.618_033_988_749_895).fract();
+        for (&t, pose) in times.iter().zip(&poses) {
             let want = fixture_of(&fx, t, &reference_at(t));
-            let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32).unwrap();
-            let mut got = affine_pose(&imp, s, &pose);
+            let mut got = affine_pose(&imp, s, pose);
             if let Some(v) = mesh0(&imp, s) {
                 got.vertices = points(&wgpu_anim::cpu::skin(&pose.palette, 0, &v).unwrap());
             }

@@ -84,6 +84,7 @@ fn random_compressed_library() -> (
         let settings = CompressionSettings {
             threshold_cm,
             rotation_tolerance: if threshold_cm >= 1.0 { 0.0 } else { 9e-5 },
+            skin_tolerance: if threshold_cm >= 1.0 { 0.0 } else { 1e-4 },
             ..CompressionSettings::default()
         };
         let (c, _) = codec::compress(&skeleton, &clip, &settings).unwrap();
@@ -322,6 +323,7 @@ fn a_parents_error_is_seen_in_its_children() {
     let settings = CompressionSettings {
         threshold_cm: 0.5,
         rotation_tolerance: 0.0,
+        skin_tolerance: 0.0,
         ..CompressionSettings::default()
     };
     let (c, report) = codec::compress(&skeleton, &clip, &settings).unwrap();
@@ -364,6 +366,15 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
     // The rotation error: the longest row of the 3×3 difference, and the largest element of the
     // difference times any of a few rotations (such as inverse bind matrices), which it bounds.
     let mut worst_row: f64 = 0.0;
+    // The skin error: how far each joint carries the model's origin from where the reference does
+    // (the translation of model × inverse bind), over the largest side of the bind pose's box.
+    let binds: Vec<DMat4> = skeleton.inverse_binds().iter().map(|b| b.as_dmat4()).collect();
+    let (lo, hi) = binds.iter().map(|b| b.inverse().w_axis.truncate()).fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), p| (lo.min(p), hi.max(p)),
+    );
+    let size = (hi - lo).max_element();
+    let mut worst_skin: f64 = 0.0;
     let mut worst_turned: f64 = 0.0;
     let turns: Vec<DMat4> = (0..16)
         .map(|_| {
@@ -381,6 +392,8 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
             let got = reference::local_to_model(&skeleton, &c.sample_f64(&skeleton, t).unwrap());
             let want = reference::local_to_model(&skeleton, &reference::sample(&skeleton, &clip, t));
             for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+                let skin = ((*g * binds[j]).w_axis - (*w * binds[j]).w_axis).truncate().length();
+                worst_skin = worst_skin.max(skin / size);
                 let d = *g - *w;
                 for row in 0..3 {
                     let len = (0..3).map(|col| d.col(col)[row].powi(2)).sum::<f64>().sqrt();
@@ -424,7 +437,31 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
         report.max_rotation_error,
         settings.rotation_tolerance
     );
+    assert!(
+        (worst_skin - report.max_skin_error).abs() <= 1e-7 && report.max_skin_error <= settings.skin_tolerance + 1e-12,
+        "skin error measured {worst_skin}, reported {}, bound {}",
+        report.max_skin_error,
+        settings.skin_tolerance
+    );
     assert!(report.max_error_cm <= 0.05 + 1e-9 && report.p99_error_cm <= report.max_error_cm);
+    // Without the skin bound, the shell and rotation bounds alone let this clip's skin matrices
+    // stray further: the bound is what holds them.
+    let (_, unbound) = codec::compress(
+        &skeleton,
+        &clip,
+        &CompressionSettings {
+            skin_tolerance: 0.0,
+            ..settings
+        },
+    )
+    .unwrap();
+    assert!(
+        unbound.max_skin_error > settings.skin_tolerance && unbound.compressed_bytes < report.compressed_bytes,
+        "without the skin bound: {} of the size in {} bytes; with it {} bytes",
+        unbound.max_skin_error,
+        unbound.compressed_bytes,
+        report.compressed_bytes
+    );
 }
 
 fn a_file() -> file::CompressedFile {

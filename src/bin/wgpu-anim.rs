@@ -121,6 +121,10 @@ struct CompressArgs {
     /// ACL).
     #[arg(long, value_name = "R", default_value_t = 9e-5, value_parser = non_negative_f64)]
     rotation_tolerance: f64,
+    /// Largest error of a skin matrix's translation, as a fraction of the skeleton's size (0:
+    /// none).
+    #[arg(long, value_name = "F", default_value_t = 1e-4, value_parser = non_negative_f64)]
+    skin_tolerance: f64,
     /// Centimetres per file unit: 100 for glTF's metres, 5.6444 for the CMU takes.
     #[arg(long, value_name = "CM", default_value_t = 100.0, value_parser = positive_f64)]
     unit_cm: f64,
@@ -1012,6 +1016,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
         shell_cm: a.shell,
         unit_cm: a.unit_cm,
         rotation_tolerance: a.rotation_tolerance,
+        skin_tolerance: a.skin_tolerance,
         segment_frames: a.segment_frames,
         ..CompressionSettings::default()
     };
@@ -1065,6 +1070,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
                     "max_error_joint": r.max_error_joint,
                     "max_error_time": r.max_error_time,
                     "max_rotation_error": r.max_rotation_error,
+                    "max_skin_error": r.max_skin_error,
                     "seconds": r.seconds,
                 })
             })
@@ -1075,6 +1081,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
             "shell_cm": a.shell,
             "unit_cm": a.unit_cm,
             "rotation_tolerance": a.rotation_tolerance,
+            "skin_tolerance": a.skin_tolerance,
             "segment_frames": a.segment_frames,
             "clips": rows,
         });
@@ -1082,11 +1089,12 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
         return Ok(());
     }
     outln!(
-        "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}, segments of {} frames",
+        "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}, skin tolerance {}, segments of {} frames",
         a.threshold,
         a.shell,
         a.unit_cm,
         a.rotation_tolerance,
+        a.skin_tolerance,
         a.segment_frames
     );
     outln!();

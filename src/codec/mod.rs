@@ -118,6 +118,13 @@ pub struct CompressionSettings {
     /// matrices as exact as the glTF conformance fixtures require (1e-4 on every 3×3 element; the
     /// tenth left over is for the f32 decode).
     pub rotation_tolerance: f64,
+    /// Largest error of a joint's skin matrix translation (its model matrix times its inverse
+    /// bind matrix), as a fraction of the skeleton's size, the largest side of the box around its
+    /// joints in the bind pose (1e-4, the glTF conformance fixtures' fraction of the scene's
+    /// size; 0: no bound). A skin matrix's translation is where the joint carries the model's
+    /// origin, as far from the joint as the joint is from the origin in the bind pose: a point
+    /// the shell does not see, moved by the joint's rotation error times that distance.
+    pub skin_tolerance: f64,
     /// Frames per segment (16), a power of two (the decoder finds a frame's segment by a shift).
     pub segment_frames: u32,
     /// Frames per second to sample at; `None`: the clip's own key rate (the rate of its closest
@@ -132,6 +139,7 @@ impl Default for CompressionSettings {
             shell_cm: 3.0,
             unit_cm: 100.0,
             rotation_tolerance: 9e-5,
+            skin_tolerance: 1e-4,
             segment_frames: 16,
             sample_rate: None,
         }
@@ -158,11 +166,13 @@ impl CompressionSettings {
                 return Err(format!("compression {name} {v} cm must be finite and positive"));
             }
         }
-        if !(self.rotation_tolerance.is_finite() && self.rotation_tolerance >= 0.0) {
-            return Err(format!(
-                "rotation tolerance {} must be finite and not negative",
-                self.rotation_tolerance
-            ));
+        for (name, v) in [
+            ("rotation tolerance", self.rotation_tolerance),
+            ("skin tolerance", self.skin_tolerance),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{name} {v} must be finite and not negative"));
+            }
         }
         if !(self.segment_frames.is_power_of_two() && self.segment_frames <= format::MAX_SEGMENT_FRAMES) {
             return Err(format!(
@@ -292,6 +302,9 @@ pub struct ClipReport {
     /// Largest rotation error of a joint in object space, as
     /// [`CompressionSettings::rotation_tolerance`] measures it.
     pub max_rotation_error: f64,
+    /// Largest error of a skin matrix's translation, as a fraction of the skeleton's size
+    /// ([`CompressionSettings::skin_tolerance`]).
+    pub max_skin_error: f64,
     /// Seconds spent compressing.
     pub seconds: f64,
 }
@@ -514,6 +527,14 @@ struct Context<'a> {
     shell: f64,
     /// The rotation bound ([`CompressionSettings::rotation_tolerance`]; infinite: none).
     rotation_tolerance: f64,
+    /// Per joint, where its skin matrix's translation is in its own space: its inverse bind
+    /// matrix's translation.
+    skin_points: Vec<DVec3>,
+    /// The skeleton's size (the largest side of its bind pose's box, at least `f64::MIN_POSITIVE`).
+    size: f64,
+    /// The skin bound in units ([`CompressionSettings::skin_tolerance`] times the size; infinite:
+    /// none).
+    skin_tolerance: f64,
     /// Raw local poses at every frame (`f · n + j`).
     raw: Vec<TransformF64>,
     /// Raw model matrices at every frame.
@@ -714,6 +735,15 @@ impl Context<'_> {
             }
             (local, model)
         };
+        let binds = skeleton.inverse_binds();
+        let skin_points: Vec<DVec3> = binds.iter().map(|b| b.w_axis.truncate().as_dvec3()).collect();
+        let (lo, hi) = binds
+            .iter()
+            .map(|b| b.as_dmat4().inverse().w_axis.truncate())
+            .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p), hi.max(p))
+            });
+        let size = (hi - lo).max_element().max(f64::MIN_POSITIVE);
         let times = frame_times(clip, frames, rate);
         let (raw, raw_model) = sample_all(&mut times.iter().copied());
         let (mid, mid_model) = sample_all(&mut times.windows(2).map(|w| w[0] + BETWEEN * (w[1] - w[0])));
@@ -734,6 +764,13 @@ impl Context<'_> {
             } else {
                 f64::INFINITY
             },
+            skin_points,
+            size,
+            skin_tolerance: if settings.skin_tolerance > 0.0 && size > f64::MIN_POSITIVE {
+                settings.skin_tolerance * size
+            } else {
+                f64::INFINITY
+            },
             raw,
             raw_model,
             mid,
@@ -741,10 +778,17 @@ impl Context<'_> {
         }
     }
 
-    /// A joint's error against both bounds, as a fraction of them (within: at most 1).
-    fn error(&self, reference: &DAffine3, got: &DAffine3) -> f64 {
+    /// Joint `j`'s error against the three bounds, as a fraction of them (within: at most 1).
+    fn error(&self, j: usize, reference: &DAffine3, got: &DAffine3) -> f64 {
         (shell_error(reference, got, self.shell) / self.threshold)
             .max(rotation_error(reference, got) / self.rotation_tolerance)
+            .max(self.skin_error(j, reference, got) / self.skin_tolerance)
+    }
+
+    /// How far joint `j`'s skin matrix's translation is from the reference's, in units.
+    fn skin_error(&self, j: usize, reference: &DAffine3, got: &DAffine3) -> f64 {
+        let p = self.skin_points[j];
+        reference.transform_point3(p).distance(got.transform_point3(p))
     }
 
     /// The largest error ([`Context::error`]) over joint `j`'s subtree at the poses `local` (`row · n + j'`, rows
@@ -773,7 +817,7 @@ impl Context<'_> {
                 m[i] = m[p] * affine(&local[base + i]);
             }
             for &i in &self.subtree[j] {
-                worst = worst.max(self.error(&reference[base + i], &m[i]));
+                worst = worst.max(self.error(i, &reference[base + i], &m[i]));
             }
         }
         worst
@@ -1086,7 +1130,10 @@ impl Context<'_> {
                     errors.max_time = t;
                 }
                 errors.max_rotation = errors.max_rotation.max(rotation_error(&reference[j], &m[j]));
-                if self.error(&reference[j], &m[j]) > 1.0 {
+                errors.max_skin = errors
+                    .max_skin
+                    .max(self.skin_error(j, &reference[j], &m[j]) / self.size);
+                if self.error(j, &reference[j], &m[j]) > 1.0 {
                     errors.over.push((f, j));
                 }
             }
@@ -1180,6 +1227,7 @@ impl Context<'_> {
             max_error_joint: names[errors.max_joint].clone(),
             max_error_time: errors.max_time,
             max_rotation_error: errors.max_rotation,
+            max_skin_error: errors.max_skin,
             seconds,
         }
     }
@@ -1238,6 +1286,7 @@ struct Errors {
     max_time: f64,
     /// Largest rotation element error.
     max_rotation: f64,
+    max_skin: f64,
     /// (frame, joint) over the threshold.
     over: Vec<(usize, usize)>,
 }
@@ -1367,7 +1416,7 @@ impl<'c, 'a> Segment<'c, 'a> {
             let m = self.model_with(t, k, r, widths);
             for &i in &self.ctx.subtree[j] {
                 let got = self.model_below(r, j, m, i);
-                worst = worst.max(self.ctx.error(&self.ctx.raw_model[(self.first + r) * n + i], &got));
+                worst = worst.max(self.ctx.error(i, &self.ctx.raw_model[(self.first + r) * n + i], &got));
             }
         }
         worst
@@ -1381,7 +1430,7 @@ impl<'c, 'a> Segment<'c, 'a> {
         for r in 0..self.rows {
             let m = self.model_with(t, k, r, widths.map(Some));
             let got = self.model_below(r, t.joint as usize, m, j);
-            worst = worst.max(self.ctx.error(&self.ctx.raw_model[(self.first + r) * n + j], &got));
+            worst = worst.max(self.ctx.error(j, &self.ctx.raw_model[(self.first + r) * n + j], &got));
         }
         worst
     }
@@ -1406,7 +1455,7 @@ impl<'c, 'a> Segment<'c, 'a> {
         for r in 0..self.rows {
             for (j, e) in e.iter_mut().enumerate() {
                 let i = (self.first + r) * n + j;
-                *e = e.max(self.ctx.error(&self.ctx.raw_model[i], &self.model[r * n + j]));
+                *e = e.max(self.ctx.error(j, &self.ctx.raw_model[i], &self.model[r * n + j]));
             }
         }
         e

@@ -1284,8 +1284,9 @@ struct Errors {
     max: f64,
     max_joint: usize,
     max_time: f64,
-    /// Largest rotation element error.
+    /// Largest rotation error ([`rotation_error`]).
     max_rotation: f64,
+    /// Largest skin error ([`Context::skin_error`]), as a fraction of the skeleton's size.
     max_skin: f64,
     /// (frame, joint) over the threshold.
     over: Vec<(usize, usize)>,

@@ -430,7 +430,9 @@ fn key_times(clip: &Clip) -> impl Iterator<Item = f32> + '_ {
 /// A long take's keys drift from a grid through their last key by more than their own f32
 /// rounding (the CMU take's by up to 4.2e-6 s at 37 s, 1.9e-6 s from the fitted grid), and a
 /// joint that turns hundreds of radians a second between two keys (a motion-capture marker swap)
-/// turns that much earlier or later between frames than between the keys.
+/// turns that much earlier or later between frames than between the keys. The rate the GPU
+/// holds is an f32, whose steps move a 37 s take's last frames by 2e-6 s: of the least-squares
+/// rate's f32 neighbours and the rate through the last key, the one closest to the keys.
 fn frame_grid(clip: &Clip, rate: f64) -> std::result::Result<(u32, f32), String> {
     let frames = (f64::from(clip.duration) * rate).round() + 1.0;
     if frames > f64::from(MAX_FRAMES) {
@@ -439,22 +441,35 @@ fn frame_grid(clip: &Clip, rate: f64) -> std::result::Result<(u32, f32), String>
         ));
     }
     let frames = (frames as u32).max(2);
-    let through_last = (f64::from(frames) - 1.0) / f64::from(clip.duration);
+    let through_last = ((f64::from(frames) - 1.0) / f64::from(clip.duration)) as f32;
     let (mut kt, mut kk) = (0.0, 0.0);
     for t in key_times(clip) {
-        let Some(k) = frame_of(t, through_last) else {
-            return Ok((frames, through_last as f32));
+        let Some(k) = frame_of(t, f64::from(through_last)) else {
+            return Ok((frames, through_last));
         };
         kt += k * f64::from(t);
         kk += k * k;
     }
-    let fitted = kk / kt;
-    let rate = if kt > 0.0 && keys_on_grid(clip, fitted) {
-        fitted
-    } else {
-        through_last
+    if kt <= 0.0 {
+        return Ok((frames, through_last));
+    }
+    // The least-squares rate as the GPU holds it, or an f32 either side of it (its rounding moves
+    // the last frames by up to 1e-6 s at 37 s), whichever puts the keys closest to frames.
+    let fitted = (kk / kt) as f32;
+    let off_grid = |rate: f32| {
+        key_times(clip)
+            .map(|t| {
+                let f = f64::from(t) * f64::from(rate);
+                (f - f.round()).abs() / f64::from(rate)
+            })
+            .fold(0.0, f64::max)
     };
-    Ok((frames, rate as f32))
+    let rate = [fitted, fitted.next_down(), fitted.next_up(), through_last]
+        .into_iter()
+        .filter(|&r| keys_on_grid(clip, f64::from(r)))
+        .min_by(|&a, &b| off_grid(a).total_cmp(&off_grid(b)))
+        .unwrap_or(through_last);
+    Ok((frames, rate))
 }
 
 /// Whether every key of `clip` is on a frame at `rate` frames per second.
@@ -1664,4 +1679,54 @@ pub fn resample(skeleton: &Skeleton, clip: &Clip, rate: f64) -> Result<Clip> {
         })
         .collect();
     Ok(Clip { tracks, ..clip.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Quat;
+
+    /// The largest distance, in seconds, of a key from its frame on a grid of `rate`.
+    fn misalignment(times: &[f32], rate: f32) -> f64 {
+        times
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| (f64::from(t) - k as f64 / f64::from(rate)).abs())
+            .fold(0.0, f64::max)
+    }
+
+    /// Keys as a 120 Hz exporter writes them, key k at k times a frame of 8.3333 ms (not 1/120 s)
+    /// in f32: the fitted grid is closer to them than the grid through the last key (3.0e-6 s
+    /// against 3.2e-6 here), and within a unit in the last place of the last key (3.8e-6 s at
+    /// 37 s: half of it the keys' own rounding, half the f32 rate's).
+    #[test]
+    fn frames_sit_on_the_grid_that_fits_the_keys() {
+        let times: Vec<f32> = (0..4511).map(|k| k as f32 * 0.008_333_3).collect();
+        let clip = Clip {
+            name: "take".into(),
+            duration: *times.last().unwrap(),
+            looping: false,
+            tracks: vec![JointTrack {
+                joint: "root".into(),
+                rotation: Some(Track::linear(
+                    times
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &t)| (t, Quat::from_rotation_y(k as f32 * 0.01))),
+                )),
+                ..Default::default()
+            }],
+            events: Vec::new(),
+            curves: Vec::new(),
+        };
+        let (frames, rate) = frame_grid(&clip, 120.0).unwrap();
+        assert_eq!(frames, 4511);
+        let through_last = ((f64::from(frames) - 1.0) / f64::from(clip.duration)) as f32;
+        let (fitted, last) = (misalignment(&times, rate), misalignment(&times, through_last));
+        let ulp = f64::from(clip.duration.next_up() - clip.duration);
+        assert!(
+            fitted <= ulp && fitted < last,
+            "fitted grid {fitted} s, through the last key {last} s"
+        );
+    }
 }

@@ -57,6 +57,7 @@ pub mod error;
 #[cfg(feature = "gltf")]
 pub mod gltf_import;
 pub mod gpu;
+pub mod guide;
 #[cfg(feature = "tools")]
 pub mod image;
 pub mod layers;

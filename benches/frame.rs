@@ -14,8 +14,8 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::time::Duration;
 use wgpu_anim::bench::{self, Config, CpuCrowd, Workload};
-use wgpu_anim::codec::ClipFormat;
 use wgpu_anim::gpu::headless_device;
+use wgpu_anim::offline::compress::ClipFormat;
 
 fn counts() -> Vec<u32> {
     std::env::var("WGPU_ANIM_BENCH_COUNTS")

@@ -3,7 +3,7 @@
 //! GPU with its own clip, phase and rate — or, with `--model PATH`, a crowd of a
 //! character imported from a glTF file playing its clips in place (for example
 //! `--model assets/Fox/Fox.gltf`: foxes surveying, walking and running). The clips are
-//! compressed (`wgpu_anim::codec`) and decoded by the sample pass; `--raw-clips` plays the raw
+//! compressed (`wgpu_anim::offline::compress`) and decoded by the sample pass; `--raw-clips` plays the raw
 //! keys.
 //!
 //! ```text
@@ -31,8 +31,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use wgpu_anim::codec::ClipFormat;
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget, PassTimer};
+use wgpu_anim::offline::compress::ClipFormat;
 use wgpu_anim::scene::{Character, Crowd, CrowdDesc};
 use winit::application::ApplicationHandler;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
@@ -117,7 +117,7 @@ fn report_rebuild(crowd: &Crowd, replayed: Option<usize>, started: Instant) {
 }
 
 /// The starting GPU path (F switches): the fused one where the device allows it, except on a
-/// software adapter, where the staged path is the faster (see the README's Performance section:
+/// software adapter, where the staged path is the faster (see the guide's performance page and benches/results/:
 /// a CPU runs the fused path's one-invocation clock and hierarchy walk with its SIMD lanes idle).
 fn choose_path(device: &wgpu::Device, animator: &mut wgpu_anim::Animator) -> Result<(), wgpu_anim::Error> {
     let software = device.adapter_info().device_type == wgpu::DeviceType::Cpu;

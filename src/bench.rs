@@ -47,7 +47,6 @@
 
 pub mod plot;
 
-use crate::codec::ClipFormat;
 use crate::cpu;
 use crate::error::{Error, Result};
 use crate::gpu::{PassTimer, Transition};
@@ -57,6 +56,7 @@ use crate::layout::{
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
+use crate::offline::compress::ClipFormat;
 use crate::shaders::Stage;
 use crate::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 use serde::{Deserialize, Serialize};

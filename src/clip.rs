@@ -1,7 +1,10 @@
 //! Clips in authoring form: per-joint translation, rotation and scale tracks with key times,
-//! values and an interpolation mode (glTF 2.0 semantics). [`crate::library::LibraryBuilder`]
-//! validates them against a skeleton and packs them for the GPU.
+//! values and an interpolation mode (glTF 2.0 semantics). [`Clip::validate`] checks one against
+//! a skeleton; [`crate::LibraryBuilder`] validates and packs them for the GPU.
 
+use crate::error::{Channel, Error, Result};
+use crate::layout::MAX_CLIP_EVENTS;
+use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3};
 
 /// Index of a clip in an [`crate::AnimationLibrary`].
@@ -172,5 +175,172 @@ impl Clip {
                     .max(last(t.scale.as_ref().map(|t| t.times.as_slice())))
             })
             .fold(0.0, f32::max)
+    }
+}
+
+impl Clip {
+    /// Checks the clip against `skeleton` as [`crate::LibraryBuilder::add_clip`] does: a finite
+    /// positive duration; at most [`MAX_CLIP_EVENTS`] events, each named, within
+    /// `[0, duration]` and with a threshold in `[0, 1]`; only joints the skeleton has, one track
+    /// per joint; every track's keys (at least one, times finite, not negative and increasing,
+    /// the right number of values, values finite, rotations not zero); float curves named,
+    /// distinct, with keys as a joint track's.
+    ///
+    /// Errors: [`Error::Clip`] or [`Error::Track`], naming the clip, joint and channel.
+    pub fn validate(&self, skeleton: &Skeleton) -> Result<()> {
+        let by_joint = self.tracks_by_joint(skeleton)?;
+        for (j, track) in by_joint.iter().enumerate() {
+            let terr = |channel, what: String| Error::Track {
+                clip: self.name.clone(),
+                joint: skeleton.joint_names()[j].clone(),
+                channel,
+                what,
+            };
+            if let Some(t) = track.and_then(|t| t.translation.as_ref()) {
+                t.check_vectors().map_err(|e| terr(Channel::Translation, e))?;
+            }
+            if let Some(t) = track.and_then(|t| t.rotation.as_ref()) {
+                t.check_rotations().map_err(|e| terr(Channel::Rotation, e))?;
+            }
+            if let Some(t) = track.and_then(|t| t.scale.as_ref()) {
+                t.check_vectors().map_err(|e| terr(Channel::Scale, e))?;
+            }
+        }
+        for (k, c) in self.curves.iter().enumerate() {
+            let cerr = |what: String| Error::Clip {
+                clip: self.name.clone(),
+                what: format!("curve {k} ('{}'): {what}", c.name),
+            };
+            if c.name.is_empty() {
+                return Err(cerr("has no name".into()));
+            }
+            if self.curves[..k].iter().any(|d| d.name == c.name) {
+                return Err(cerr("a curve of that name comes before it".into()));
+            }
+            c.track.check_keys().map_err(cerr)?;
+            if let Some(k) = c.track.values.iter().position(|v| !v.is_finite()) {
+                return Err(cerr(format!("value {k} is not finite")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each joint's track, by the skeleton's joint order, after checking the clip's duration, its
+    /// events, and that it animates only joints of `skeleton`, each once (the first checks of
+    /// [`Clip::validate`], in its order).
+    ///
+    /// Errors: as [`Clip::validate`].
+    pub fn tracks_by_joint(&self, skeleton: &Skeleton) -> Result<Vec<Option<&JointTrack>>> {
+        let cerr = |what: String| Error::Clip {
+            clip: self.name.clone(),
+            what,
+        };
+        if !self.duration.is_finite() || self.duration <= 0.0 {
+            return Err(cerr(format!("duration {} must be finite and positive", self.duration)));
+        }
+        if self.events.len() > MAX_CLIP_EVENTS as usize {
+            return Err(cerr(format!(
+                "has {} events; a clip may have {MAX_CLIP_EVENTS}",
+                self.events.len()
+            )));
+        }
+        for (k, e) in self.events.iter().enumerate() {
+            let what = if e.name.is_empty() {
+                Some("has no name".to_owned())
+            } else if !(0.0..=self.duration).contains(&e.time) {
+                Some(format!("time {} is outside [0, {}]", e.time, self.duration))
+            } else if !(0.0..=1.0).contains(&e.threshold) {
+                Some(format!("threshold {} is outside [0, 1]", e.threshold))
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(cerr(format!("event {k} ('{}'): {what}", e.name)));
+            }
+        }
+        let mut by_joint: Vec<Option<&JointTrack>> = vec![None; skeleton.joint_count()];
+        for t in &self.tracks {
+            let j = skeleton.joint_index(&t.joint).ok_or_else(|| {
+                cerr(format!(
+                    "animates joint '{}', which skeleton '{}' does not have",
+                    t.joint,
+                    skeleton.name()
+                ))
+            })?;
+            if by_joint[j].replace(t).is_some() {
+                return Err(cerr(format!("has two tracks for joint '{}'", t.joint)));
+            }
+        }
+        Ok(by_joint)
+    }
+}
+
+impl<T> Track<T> {
+    /// At least one key, times finite, not negative and increasing, and one value per key (three
+    /// for a cubic spline: in-tangent, value, out-tangent).
+    ///
+    /// Errors: what is wrong, naming the key.
+    pub fn check_keys(&self) -> std::result::Result<(), String> {
+        if self.times.is_empty() {
+            return Err("has no keys".into());
+        }
+        for (k, &t) in self.times.iter().enumerate() {
+            if !t.is_finite() || t < 0.0 {
+                return Err(format!("key {k}: time {t} must be finite and not negative"));
+            }
+            if k > 0 && t <= self.times[k - 1] {
+                return Err(format!(
+                    "key {k}: time {t} is not after the previous key's {}",
+                    self.times[k - 1]
+                ));
+            }
+        }
+        let per_key = if self.interpolation == Interpolation::CubicSpline {
+            3
+        } else {
+            1
+        };
+        if self.values.len() != self.times.len() * per_key {
+            return Err(format!(
+                "{} keys need {} values ({per_key} per key), found {}",
+                self.times.len(),
+                self.times.len() * per_key,
+                self.values.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Track<Vec3> {
+    /// [`Track::check_keys`], and every value finite.
+    ///
+    /// Errors: what is wrong, naming the key or value.
+    pub fn check_vectors(&self) -> std::result::Result<(), String> {
+        self.check_keys()?;
+        match self.values.iter().position(|v| !v.is_finite()) {
+            Some(k) => Err(format!("value {k} is not finite")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Track<Quat> {
+    /// [`Track::check_keys`], every value finite and every key value (not a cubic spline's
+    /// tangent) of length at least 1e-6.
+    ///
+    /// Errors: what is wrong, naming the key or value.
+    pub fn check_rotations(&self) -> std::result::Result<(), String> {
+        self.check_keys()?;
+        let cubic = self.interpolation == Interpolation::CubicSpline;
+        for (k, q) in self.values.iter().enumerate() {
+            if !q.is_finite() {
+                return Err(format!("value {k} is not finite"));
+            }
+            if (!cubic || k % 3 == 1) && q.length() < 1e-6 {
+                return Err(format!("value {k} is a zero-length quaternion"));
+            }
+        }
+        Ok(())
     }
 }

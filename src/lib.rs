@@ -9,8 +9,15 @@
 //! builds the skinning matrices; a vertex shader skins. The fused path runs the first four in one
 //! dispatch.
 //!
+//! Two halves, one way: [`offline`] — the library builder, the clip compressor, root-motion
+//! extraction, difference clips and masks, the glTF importer — turns authoring data into an
+//! [`AnimationLibrary`]; the runtime — [`library`], [`layout`], [`gpu`], [`cpu`], [`shaders`] and
+//! the [`codec`]'s decoder — plays it and never imports the offline half (`tests/architecture.rs`
+//! checks it). The [`guide`] tells how to embed the library, how a frame flows, how it is tested,
+//! how clips are compressed and how fast it runs.
+//!
 //! - Authoring data — [`Skeleton`], [`Clip`], [`SkinnedMesh`], [`blend::BlendTree`], masks and
-//!   difference clips from [`layers`] — is validated and packed by [`LibraryBuilder`] into an
+//!   difference clips from [`offline::layers`] — is validated and packed by [`LibraryBuilder`] into an
 //!   [`AnimationLibrary`]: flat arrays, the exact bytes the GPU reads.
 //! - [`Animator`] takes *your* `wgpu::Device`, uploads the library once, keeps every instance's
 //!   parameters and clocks in GPU buffers and records the compute passes into *your* encoder with
@@ -23,7 +30,7 @@
 //! - Clip events ([`ClipEvent`]) fire on the GPU: with [`Animator::watch_events`] the clock
 //!   stage appends a record for each event a character's playback crossed, exactly once, to a log
 //!   read back through the same ring (or consumed on the GPU, as [`gpu::Footprints`] does).
-//! - Root motion ([`root_motion`], [`LibraryBuilder::add_clip_with_root_motion`]) moves a
+//! - Root motion ([`offline::root_motion`], [`LibraryBuilder::add_clip_with_root_motion`]) moves a
 //!   character's world transform on the GPU ([`gpu::Controller::set_root_motion`]); float curves
 //!   ([`FloatCurve`]) are blended per character; both land in each character's
 //!   [`layout::GpuOutput`], read back with [`Animator::watch_outputs`].
@@ -32,11 +39,11 @@
 //! - [`cpu`] mirrors every GPU stage in Rust (same bytes, same order of operations) and
 //!   [`mod@reference`] is an f64 implementation used as the accuracy oracle.
 //! - [`mannequin`] builds the built-in humanoid, its mesh, its clips, a locomotion blend space and
-//!   layer assets in code; `gltf_import` loads glTF 2.0 characters (feature `gltf`).
+//!   layer assets in code; `offline::gltf_import` loads glTF 2.0 characters (feature `gltf`).
 //!
 //! ## Features
 //!
-//! - `gltf` (on by default): [`gltf_import`], the glTF 2.0 importer (with `gltf`, `serde_json` and
+//! - `gltf` (on by default): `offline::gltf_import`, the glTF 2.0 importer (with `gltf`, `serde_json` and
 //!   `base64`).
 //! - `tools` (on by default, implies `gltf`): the `wgpu-anim` command-line tool (with `clap`),
 //!   `scene` (a ready crowd of wandering characters on a ground plane, used by the crowd demo and
@@ -54,20 +61,17 @@ pub mod clip;
 pub mod codec;
 pub mod cpu;
 pub mod error;
-#[cfg(feature = "gltf")]
-pub mod gltf_import;
 pub mod gpu;
 pub mod guide;
 #[cfg(feature = "tools")]
 pub mod image;
-pub mod layers;
 pub mod layout;
 pub mod library;
 pub mod mannequin;
 pub mod math;
 pub mod mesh;
+pub mod offline;
 pub mod reference;
-pub mod root_motion;
 #[cfg(feature = "tools")]
 pub mod scene;
 pub mod shaders;
@@ -76,9 +80,10 @@ pub mod skeleton;
 pub use clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
 pub use error::{Channel, Error, Result};
 pub use gpu::{Animator, AnimatorDesc, InstanceDesc, LoopMode, SkinnedRenderer};
-pub use library::{AnimationLibrary, ClipId, LibraryBuilder, MaskId, SkeletonId};
+pub use library::{AnimationLibrary, ClipId, MaskId, SkeletonId};
 pub use math::{Affine, Transform};
 pub use mesh::{SkinVertex, SkinnedMesh};
+pub use offline::LibraryBuilder;
 pub use skeleton::{JointDesc, MAX_SOCKETS, Skeleton, Socket};
 
 /// The README's Rust examples, compiled as doctests so they stay true.

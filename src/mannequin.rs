@@ -12,10 +12,11 @@
 //! walking gaits the left foot is planted (at mid-stance) at phase 0 and the right one at phase 0.5.
 
 use crate::clip::{Clip, ClipEvent, JointTrack, Track};
-use crate::codec::ClipFormat;
-use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
+use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::math::Transform;
 use crate::mesh::SkinnedMesh;
+use crate::offline::LibraryBuilder;
+use crate::offline::compress::ClipFormat;
 use crate::skeleton::Skeleton;
 use glam::{EulerRot, Mat3, Quat, Vec2, Vec3};
 use std::f32::consts::{FRAC_1_SQRT_2, PI, TAU};
@@ -1431,7 +1432,7 @@ fn build_library(
     let mut builder = LibraryBuilder::new();
     builder.set_compression(format.settings());
     let id = builder.add_skeleton(skeleton);
-    let motion = crate::root_motion::RootMotion {
+    let motion = crate::offline::root_motion::RootMotion {
         joint: Some("root".into()),
         ..Default::default()
     };
@@ -1510,7 +1511,7 @@ fn aim_pose(name: &str, yaw: f32, pitch: f32) -> Clip {
 /// Waving, flinching and aiming for layers, with masks: see [`layer_assets`].
 fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     use crate::blend::{Blend2DKind, BlendNode, BlendTree};
-    use crate::layers::{Reference, difference_clip, mask_from_joint};
+    use crate::offline::layers::{Reference, difference_clip, mask_from_joint};
     let skeleton = b.skeleton(id).expect("the skeleton was just added").clone();
     // Wave: the arm raised to the side, the forearm sweeping twice a cycle.
     let n = 36;

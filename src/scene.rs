@@ -7,7 +7,6 @@
 //! [`SkinnedRenderer`].
 
 use crate::error::{Error, Result};
-use crate::gltf_import::{self, Imported};
 use crate::gpu::{
     Animator, AnimatorDesc, Camera, Curve, FootprintRenderer, Footprints, GroundRenderer, InstanceDesc, Layer,
     LayerMode, PropRenderer, SkinnedRenderer, Transition,
@@ -15,6 +14,7 @@ use crate::gpu::{
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::mannequin;
 use crate::mesh::SkinnedMesh;
+use crate::offline::gltf_import::{self, Imported};
 use glam::{Mat4, Quat, Vec2, Vec3};
 use std::path::Path;
 
@@ -108,12 +108,12 @@ impl Character {
     /// The built-in mannequin with its six clips, compressed; a crowd of it is the default scene.
     #[must_use]
     pub fn mannequin() -> Self {
-        Self::mannequin_in(crate::codec::ClipFormat::Compressed)
+        Self::mannequin_in(crate::offline::compress::ClipFormat::Compressed)
     }
 
     /// As [`Character::mannequin`], its clips in `format`.
     #[must_use]
-    pub fn mannequin_in(format: crate::codec::ClipFormat) -> Self {
+    pub fn mannequin_in(format: crate::offline::compress::ClipFormat) -> Self {
         let m = mannequin::mannequin();
         // The mannequin with a grip in the right hand, where some members hold a sword, and
         // sockets at its soles, where footprints are stamped when its feet land.
@@ -183,17 +183,17 @@ impl Character {
     /// node hierarchy of an unskinned file), every mesh bound to it and all of its clips, played
     /// by equal shares of a crowd, in place.
     pub fn from_gltf(path: &Path) -> Result<Self> {
-        Self::from_gltf_in(path, crate::codec::ClipFormat::Raw)
+        Self::from_gltf_in(path, crate::offline::compress::ClipFormat::Raw)
     }
 
     /// As [`Character::from_gltf`], its clips in `format` (compressed with the default settings,
     /// glTF's metres for units).
-    pub fn from_gltf_in(path: &Path, format: crate::codec::ClipFormat) -> Result<Self> {
+    pub fn from_gltf_in(path: &Path, format: crate::offline::compress::ClipFormat) -> Result<Self> {
         let imported = gltf_import::load(path)?;
         let skeleton = Self::skeleton_of(&imported)?;
         let source = match format.settings() {
-            Some(settings) => crate::gltf_import::ClipSource::Compress(settings),
-            None => crate::gltf_import::ClipSource::Raw,
+            Some(settings) => crate::offline::gltf_import::ClipSource::Compress(settings),
+            None => crate::offline::gltf_import::ClipSource::Raw,
         };
         Self::from_imported_with(&imported, skeleton, &source)
     }
@@ -216,7 +216,7 @@ impl Character {
     /// every mesh bound to it merged into one, scaled and placed from the bounds of its pose at
     /// the start of its first clip.
     pub fn from_imported(imported: &Imported, skeleton: usize) -> Result<Self> {
-        Self::from_imported_with(imported, skeleton, &crate::gltf_import::ClipSource::Raw)
+        Self::from_imported_with(imported, skeleton, &crate::offline::gltf_import::ClipSource::Raw)
     }
 
     /// As [`Character::from_imported`], the clips from `source` (raw, compressed, or a
@@ -224,7 +224,7 @@ impl Character {
     pub fn from_imported_with(
         imported: &Imported,
         skeleton: usize,
-        source: &crate::gltf_import::ClipSource,
+        source: &crate::offline::gltf_import::ClipSource,
     ) -> Result<Self> {
         let err = |what: String| Error::Asset {
             file: imported.file.clone(),

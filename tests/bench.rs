@@ -2,7 +2,7 @@
 //! JSON of the rows round-trips.
 
 use wgpu_anim::bench::{self, Config, PathKind, Row, Workload};
-use wgpu_anim::codec::ClipFormat;
+use wgpu_anim::offline::compress::ClipFormat;
 
 #[test]
 fn tiny_bench_rows_are_consistent_and_round_trip() {

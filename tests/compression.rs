@@ -11,7 +11,9 @@ mod common;
 use common::{device, pose_error, random_clip, random_skeleton, rng};
 use glam::{DMat4, DVec3, Quat, Vec3};
 use rand::Rng;
-use wgpu_anim::codec::{self, CompressionSettings, file};
+use wgpu_anim::codec;
+use wgpu_anim::offline::compress::{self, CompressionSettings};
+use wgpu_anim::offline::compressed_file as file;
 use wgpu_anim::{
     Animator, AnimatorDesc, Clip, ClipId, InstanceDesc, JointTrack, LibraryBuilder, LoopMode, Skeleton, Track, cpu,
     reference,
@@ -87,7 +89,7 @@ fn random_compressed_library() -> (
             skin_tolerance: if threshold_cm >= 1.0 { 0.0 } else { 1e-4 },
             ..CompressionSettings::default()
         };
-        let (c, _) = codec::compress(&skeleton, &clip, &settings).unwrap();
+        let (c, _) = compress::compress(&skeleton, &clip, &settings).unwrap();
         out.push((b.add_compressed_clip(s, &c).unwrap(), clip, c));
     }
     let raw = random_clip(&mut r, &skeleton, "raw");
@@ -326,7 +328,7 @@ fn a_parents_error_is_seen_in_its_children() {
         skin_tolerance: 0.0,
         ..CompressionSettings::default()
     };
-    let (c, report) = codec::compress(&skeleton, &clip, &settings).unwrap();
+    let (c, report) = compress::compress(&skeleton, &clip, &settings).unwrap();
     assert_eq!(report.max_error_joint, "tip", "{report:?}");
     assert!(report.max_error_cm <= 0.5 && report.max_error_cm > 0.1, "{report:?}");
     // The root's own shell error alone is below the tip's.
@@ -358,7 +360,7 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
         threshold_cm: 0.05,
         ..CompressionSettings::default()
     };
-    let (c, report) = codec::compress(&skeleton, &clip, &settings).unwrap();
+    let (c, report) = compress::compress(&skeleton, &clip, &settings).unwrap();
     assert!(!c.packed.is_empty());
     let shell = settings.shell_cm / settings.unit_cm;
     let rate = report.sample_rate;
@@ -384,7 +386,7 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
         .chain([DMat4::IDENTITY])
         .collect();
     for f in 0..report.samples {
-        for u in [0.0, codec::BETWEEN] {
+        for u in [0.0, compress::BETWEEN] {
             let t = (f64::from(f) + u) / rate;
             if t > f64::from(clip.duration) {
                 continue;
@@ -446,7 +448,7 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
     assert!(report.max_error_cm <= 0.05 + 1e-9 && report.p99_error_cm <= report.max_error_cm);
     // Without the skin bound, the shell and rotation bounds alone let this clip's skin matrices
     // stray further: the bound is what holds them.
-    let (_, unbound) = codec::compress(
+    let (_, unbound) = compress::compress(
         &skeleton,
         &clip,
         &CompressionSettings {
@@ -467,7 +469,7 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
 fn a_file() -> file::CompressedFile {
     let skeleton = wgpu_anim::mannequin::skeleton();
     let clips = wgpu_anim::mannequin::clips(&skeleton);
-    let (c, _) = codec::compress(&skeleton, &clips[1], &CompressionSettings::default()).unwrap();
+    let (c, _) = compress::compress(&skeleton, &clips[1], &CompressionSettings::default()).unwrap();
     file::CompressedFile {
         skeleton: skeleton.name().to_owned(),
         joints: skeleton.joint_names().to_vec(),
@@ -570,7 +572,7 @@ fn a_file_adds_to_the_library_it_was_made_for_and_no_other() {
 
 #[test]
 fn the_mannequin_library_is_compressed_and_smaller() {
-    use wgpu_anim::codec::ClipFormat;
+    use wgpu_anim::offline::compress::ClipFormat;
     let (raw, _, _) = wgpu_anim::mannequin::library_in(ClipFormat::Raw);
     let (packed, _, clips) = wgpu_anim::mannequin::library();
     assert!(!raw.has_compressed_clips() && packed.has_compressed_clips());

@@ -8,8 +8,8 @@
 use glam::{DMat4, DVec3};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use wgpu_anim::codec::CompressionSettings;
-use wgpu_anim::gltf_import::{self, ClipSource, GltfPose, Imported, ImportedLibrary};
+use wgpu_anim::offline::compress::CompressionSettings;
+use wgpu_anim::offline::gltf_import::{self, ClipSource, GltfPose, Imported, ImportedLibrary};
 use wgpu_anim::reference;
 
 #[derive(Deserialize, Clone)]

@@ -4,7 +4,7 @@ mod common;
 
 use glam::{Quat, Vec3, Vec4, Vec4Swizzles};
 use std::f32::consts::FRAC_PI_2;
-use wgpu_anim::codec::ClipFormat;
+use wgpu_anim::offline::compress::ClipFormat;
 use wgpu_anim::{
     Clip, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform, cpu, mannequin, reference,
 };

@@ -9,7 +9,7 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use wgpu_anim::gltf_import::{self, ExternalFiles, LoadOptions};
+use wgpu_anim::offline::gltf_import::{self, ExternalFiles, LoadOptions};
 
 /// simple_skin.gltf as JSON, and its one buffer's bytes (embedded there as a data URI).
 fn simple_skin() -> (Value, Vec<u8>) {

@@ -4,11 +4,11 @@
 mod common;
 
 use glam::{Quat, Vec3, Vec4, Vec4Swizzles};
-use wgpu_anim::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuInstance, GpuLayerDef, LAYER_ON, LayerApply, LocalPose, NO_MASK, layer_mode,
 };
 use wgpu_anim::mannequin::{self, layer_assets};
+use wgpu_anim::offline::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
 use wgpu_anim::{AnimationLibrary, Clip, ClipId, JointTrack, LibraryBuilder, Track, cpu};
 
 /// A list with a base clip sample and one layer of `mode` playing `layer_clip` at `layer_time`.

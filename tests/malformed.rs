@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use wgpu_anim::gltf_import;
+use wgpu_anim::offline::gltf_import;
 
 fn malformed_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -14,7 +14,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use wgpu_anim::gltf_import;
+use wgpu_anim::offline::gltf_import;
 
 /// The system allocator, counting the bytes allocated now and the most since the last reset.
 struct Counting;

@@ -10,7 +10,7 @@ use rand::Rng;
 use wgpu_anim::cpu::EventLog;
 use wgpu_anim::gpu::{LoopMode, Transition};
 use wgpu_anim::layout::{GpuFrame, GpuOutput};
-use wgpu_anim::root_motion::{RootMotion, RootMotionMode};
+use wgpu_anim::offline::root_motion::{RootMotion, RootMotionMode};
 use wgpu_anim::{Affine, Animator, AnimatorDesc, ClipId, InstanceDesc, mannequin};
 
 /// Largest difference of two worlds' elements, relative to 1 + the translation's size.
@@ -167,7 +167,7 @@ fn whole_loops_move_by_the_extracted_total() {
         ..Default::default()
     };
     let duration = f64::from(clip.duration);
-    let (loop_t, loop_q) = wgpu_anim::root_motion::root_motion_at(&skeleton, clip, &motion, duration).unwrap();
+    let (loop_t, loop_q) = wgpu_anim::offline::root_motion::root_motion_at(&skeleton, clip, &motion, duration).unwrap();
     assert!(loop_t.length() > 1.0, "a walk's loop covers ground: {loop_t}");
     let height = 1.8;
     let plays: Vec<(f32, Vec<f32>, i32)> = vec![
@@ -217,7 +217,8 @@ fn whole_loops_move_by_the_extracted_total() {
             }
         }
         if *rate == 2.5 {
-            let (ht, hq) = wgpu_anim::root_motion::root_motion_at(&skeleton, clip, &motion, duration * 0.5).unwrap();
+            let (ht, hq) =
+                wgpu_anim::offline::root_motion::root_motion_at(&skeleton, clip, &motion, duration * 0.5).unwrap();
             step(&mut t, &mut q, ht, hq);
         }
         let want = Vec3::new(k as f32 * 3.0, 0.0, 0.0) + t.as_vec3();

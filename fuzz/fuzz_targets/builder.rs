@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 use wgpu_anim::blend::{Blend2DKind, BlendNode, BlendTree};
 use wgpu_anim::gpu::{Controller, Curve, Layer, LayerMode, Transition};
-use wgpu_anim::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
+use wgpu_anim::offline::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
 use wgpu_anim::{
     Clip, InstanceDesc, Interpolation, JointDesc, JointTrack, LibraryBuilder, LoopMode, Skeleton, Track, Transform,
 };
@@ -264,12 +264,12 @@ fn run(u: &mut Unstructured) -> Result<()> {
     for c in authored.iter().chain(&extra) {
         let added = if u.ratio(1, 3)? {
             // Root motion from a named joint or any, planar or full, at any rate.
-            let motion = wgpu_anim::root_motion::RootMotion {
+            let motion = wgpu_anim::offline::root_motion::RootMotion {
                 joint: if u.arbitrary()? { Some(name(u)?) } else { None },
                 mode: if u.arbitrary()? {
-                    wgpu_anim::root_motion::RootMotionMode::Full
+                    wgpu_anim::offline::root_motion::RootMotionMode::Full
                 } else {
-                    wgpu_anim::root_motion::RootMotionMode::Planar
+                    wgpu_anim::offline::root_motion::RootMotionMode::Planar
                 },
                 rate: if u.arbitrary()? { float(u)? } else { 30.0 },
             };

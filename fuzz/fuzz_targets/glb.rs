@@ -30,5 +30,5 @@ fuzz_target!(|bytes: &[u8]| {
         glb.extend_from_slice(b"BIN\0");
         glb.extend_from_slice(&bin);
     }
-    let _ = wgpu_anim::gltf_import::load_slice(&glb, "fuzz.glb", None);
+    let _ = wgpu_anim::offline::gltf_import::load_slice(&glb, "fuzz.glb", None);
 });

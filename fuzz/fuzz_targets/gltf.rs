@@ -6,5 +6,5 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
     // No base folder: no external file is read, so runs stay independent of the disk.
-    let _ = wgpu_anim::gltf_import::load_slice(bytes, "fuzz.gltf", None);
+    let _ = wgpu_anim::offline::gltf_import::load_slice(bytes, "fuzz.gltf", None);
 });

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wgpu_anim::bench::{self, Config, PathKind, Workload};
-use wgpu_anim::codec::ClipFormat;
-use wgpu_anim::gltf_import::{self, ChannelPath, ClipSource, GltfPose, Imported};
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget};
+use wgpu_anim::offline::compress::ClipFormat;
+use wgpu_anim::offline::gltf_import::{self, ChannelPath, ClipSource, GltfPose, Imported};
 use wgpu_anim::scene::Character;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, Interpolation, LoopMode, SkinnedRenderer, reference};
 
@@ -583,8 +583,10 @@ fn sample(a: &SampleArgs) -> Result<(), String> {
 fn clip_source(compressed: Option<&str>) -> Result<ClipSource, String> {
     Ok(match compressed {
         None => ClipSource::Raw,
-        Some("") => ClipSource::Compress(wgpu_anim::codec::CompressionSettings::default()),
-        Some(p) => ClipSource::File(wgpu_anim::codec::file::read(Path::new(p)).map_err(|e| e.to_string())?),
+        Some("") => ClipSource::Compress(wgpu_anim::offline::compress::CompressionSettings::default()),
+        Some(p) => {
+            ClipSource::File(wgpu_anim::offline::compressed_file::read(Path::new(p)).map_err(|e| e.to_string())?)
+        }
     })
 }
 
@@ -991,7 +993,8 @@ fn run_bench(a: &BenchArgs) -> Result<(), String> {
 }
 
 fn compress(a: &CompressArgs) -> Result<(), String> {
-    use wgpu_anim::codec::{self, CompressionSettings, file::CompressedFile};
+    use wgpu_anim::offline::compress::{self, CompressionSettings};
+    use wgpu_anim::offline::compressed_file::{self, CompressedFile};
     let imp = load(&a.file)?;
     let file = a.file.display().to_string();
     let s = imp
@@ -1025,7 +1028,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
     for (n, &c) in chosen.iter().enumerate() {
         let mut clip = sk.clips[c].clip.clone();
         if let Some(rate) = a.rate {
-            clip = codec::resample(&sk.skeleton, &clip, rate).map_err(|e| format!("{file}: {e}"))?;
+            clip = compress::resample(&sk.skeleton, &clip, rate).map_err(|e| format!("{file}: {e}"))?;
         }
         eprintln!(
             "compressing clip {}/{} '{}' ({:.2} s)",
@@ -1035,7 +1038,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
             clip.duration
         );
         let (compressed, report) =
-            codec::compress(&sk.skeleton, &clip, &settings).map_err(|e| format!("{file}: {e}"))?;
+            compress::compress(&sk.skeleton, &clip, &settings).map_err(|e| format!("{file}: {e}"))?;
         clips.push(compressed);
         reports.push(report);
     }
@@ -1045,7 +1048,7 @@ fn compress(a: &CompressArgs) -> Result<(), String> {
             joints: sk.skeleton.joint_names().to_vec(),
             clips,
         };
-        codec::file::write(out, &contents).map_err(|e| e.to_string())?;
+        compressed_file::write(out, &contents).map_err(|e| e.to_string())?;
         eprintln!("wrote {}", out.display());
     }
     if a.json {

@@ -138,12 +138,12 @@ fn rest_rotation(skeleton: &Skeleton, j: usize) -> DQuat {
 
 /// Extracts `motion` from `clip`: the clip in place (the joint's translation and rotation keyed
 /// anew, linearly, at its own key times and `motion.rate` samples a second) and its root track.
-/// The clip must be valid for `skeleton` ([`crate::library::validate_clip`]).
+/// The clip must be valid for `skeleton` ([`Clip::validate`](crate::Clip::validate)).
 ///
 /// Errors: a joint the skeleton lacks, a rate that is not finite and positive, more than
 /// [`MAX_ROOT_SAMPLES`] samples, a clip that does not validate.
 pub fn extract(skeleton: &Skeleton, clip: &Clip, motion: &RootMotion) -> Result<(Clip, RootTrack)> {
-    crate::library::validate_clip(skeleton, clip)?;
+    clip.validate(skeleton)?;
     if !(motion.rate.is_finite() && motion.rate > 0.0) {
         return Err(Error::Clip {
             clip: clip.name.clone(),

@@ -5,7 +5,6 @@
 
 use crate::clip::{Clip, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
-use crate::library::validate_clip;
 use crate::reference::{self, TransformF64};
 use crate::skeleton::Skeleton;
 use glam::{DQuat, DVec3};
@@ -84,10 +83,10 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
         what,
     };
     // The clips are sampled below as they are: each must be one the builder would take.
-    validate_clip(skeleton, source)?;
+    source.validate(skeleton)?;
     let reference_at: Box<dyn Fn(f64) -> Vec<TransformF64>> = match reference {
         Reference::Pose { clip, time } => {
-            validate_clip(skeleton, clip)?;
+            clip.validate(skeleton)?;
             if !time.is_finite() {
                 return Err(err(format!("reference time {time} is not finite")));
             }
@@ -95,7 +94,7 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
             Box::new(move |_| pose.clone())
         }
         Reference::Clip(clip) => {
-            validate_clip(skeleton, clip)?;
+            clip.validate(skeleton)?;
             if (clip.duration - source.duration).abs() > 1e-4 {
                 return Err(err(format!(
                     "reference clip '{}' lasts {} s but the source '{}' lasts {} s",

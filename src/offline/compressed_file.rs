@@ -14,10 +14,11 @@
 //! gets an [`Error::Asset`] naming the file and what is wrong, never a panic. Adding the clips to
 //! a library ([`CompressedFile::add_to`]) checks them against the skeleton as any clip is.
 
-use super::{CompressedClip, PackedChannel};
+use super::LibraryBuilder;
 use crate::clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
+use crate::codec::{CompressedClip, PackedChannel};
 use crate::error::{Channel, Error, Result};
-use crate::library::{ClipId, LibraryBuilder, SkeletonId};
+use crate::library::{ClipId, SkeletonId};
 use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3};
 use std::path::Path;
@@ -267,7 +268,7 @@ fn read_clip(r: &mut In, joint_count: usize) -> std::result::Result<CompressedCl
         packed,
         blob,
     };
-    super::check_blob(&clip).map_err(|e| format!("'{}': {e}", clip.clip.name))?;
+    crate::codec::check_blob(&clip).map_err(|e| format!("'{}': {e}", clip.clip.name))?;
     Ok(clip)
 }
 

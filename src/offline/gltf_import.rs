@@ -25,9 +25,10 @@
 
 use crate::clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
-use crate::library::{AnimationLibrary, ClipId, LibraryBuilder, SkeletonId};
+use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::math::Transform;
 use crate::mesh::{MAX_INFLUENCES, SkinnedMesh};
+use crate::offline::LibraryBuilder;
 use crate::skeleton::{JointDesc, MAX_JOINTS, Skeleton};
 use glam::{DMat4, DVec3, Mat4, Quat, Vec2, Vec3};
 use gltf::accessor::{DataType, Dimensions};
@@ -189,10 +190,10 @@ pub enum ClipSource {
     /// The file's clips, raw.
     Raw,
     /// The file's clips, compressed with these settings.
-    Compress(crate::codec::CompressionSettings),
+    Compress(crate::offline::compress::CompressionSettings),
     /// Clips of a compressed library file, by name, for the skeleton with its joints; the other
     /// clips raw.
-    File(crate::codec::file::CompressedFile),
+    File(crate::offline::compressed_file::CompressedFile),
 }
 
 impl Imported {

@@ -1,0 +1,586 @@
+//! [`LibraryBuilder`]: authoring data ([`Skeleton`], [`Clip`], compressed clips, blend trees,
+//! masks, root motion) validated and packed into an [`AnimationLibrary`], the runtime form.
+//! Every `add_*` validates everything before it packs, so an error leaves the library as it was.
+
+use crate::clip::{Clip, ClipId, Interpolation, Track};
+use crate::error::{Channel, Error, Result};
+use crate::layout::{
+    CLIP_CURVE_SHIFT, GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, INTERP_PACKED, MAX_CURVES, MAX_SOCKETS,
+    NO_ROOT_MOTION, packed_track_ref,
+};
+use crate::library::{AnimationLibrary, MaskId, MaskInfo, SkeletonId};
+use crate::math::Affine;
+use crate::skeleton::Skeleton;
+use glam::{Quat, Vec3, Vec4};
+use std::collections::HashMap;
+
+/// Collects skeletons and clips, validating each as it is added.
+#[derive(Clone, Default)]
+pub struct LibraryBuilder {
+    lib: AnimationLibrary,
+    compression: Option<super::compress::CompressionSettings>,
+}
+
+impl LibraryBuilder {
+    /// An empty library.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a skeleton.
+    pub fn add_skeleton(&mut self, skeleton: Skeleton) -> SkeletonId {
+        let lib = &mut self.lib;
+        let id = SkeletonId(lib.skeletons.len() as u32);
+        lib.gpu_skeletons.push(GpuSkeleton {
+            joint_count: skeleton.joint_count() as u32,
+            joint_offset: lib.parents.len() as u32,
+            rest_offset: lib.values.len() as u32,
+            socket_count: skeleton.sockets().len() as u32,
+        });
+        let mut sockets = [<GpuSocket as bytemuck::Zeroable>::zeroed(); MAX_SOCKETS as usize];
+        for (slot, socket) in sockets.iter_mut().zip(skeleton.sockets()) {
+            *slot = GpuSocket {
+                joint: socket.joint as u32,
+                _pad: [0; 3],
+                offset: Affine::from_mat4(&socket.offset.to_mat4()),
+            };
+        }
+        lib.sockets.extend(sockets);
+        // The rest pose, read when a blend's total weight is too small to stand alone.
+        for r in skeleton.rest_pose() {
+            lib.values
+                .extend([r.translation.extend(0.0), Vec4::from(r.rotation), r.scale.extend(0.0)]);
+        }
+        lib.parents
+            .extend(skeleton.parents().iter().map(|p| p.map_or(-1, |p| p as i32)));
+        lib.inverse_binds
+            .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
+        lib.skeletons.push(skeleton);
+        id
+    }
+
+    /// The skeleton added as `id`.
+    #[must_use]
+    pub fn skeleton(&self, id: SkeletonId) -> Option<&Skeleton> {
+        self.lib.skeletons.get(id.0 as usize)
+    }
+
+    /// Validates `clip` against skeleton `skeleton` and packs it. On error nothing is added.
+    ///
+    /// Errors: an unknown skeleton; a duplicate clip name for the skeleton; a duration that is not
+    /// finite and positive; a track for a joint the skeleton lacks, or two for one joint; a track
+    /// with no keys, non-finite or negative or unsorted key times, a value count that does not
+    /// match, non-finite values, or a zero-length rotation; more than [`MAX_CLIP_EVENTS`] events,
+    /// an event with an empty name, a time outside `[0, duration]` or a threshold outside
+    /// `[0, 1]`.
+    ///
+    /// With [`LibraryBuilder::set_compression`] on, the clip is compressed first
+    /// ([`compress`](super::compress::compress)) and its report kept
+    /// ([`AnimationLibrary::compression_reports`]).
+    pub fn add_clip(&mut self, skeleton: SkeletonId, clip: &Clip) -> Result<ClipId> {
+        if let Some(settings) = self.compression {
+            let skel = self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
+                clip: clip.name.clone(),
+                what: format!("skeleton {} does not exist", skeleton.0),
+            })?;
+            let (compressed, report) = super::compress::compress(skel, clip, &settings)?;
+            let id = self.add_compressed_clip(skeleton, &compressed)?;
+            self.lib.reports.push((id, report));
+            return Ok(id);
+        }
+        self.add_clip_packed(skeleton, clip, None)
+    }
+
+    /// Compresses every clip added after this with `settings` (`None`: clips stay raw, the
+    /// default). Raw and compressed clips play side by side.
+    pub fn set_compression(&mut self, settings: Option<super::compress::CompressionSettings>) {
+        self.compression = settings;
+    }
+
+    /// Checks a compressed clip ([`compress`](super::compress::compress), [`read`](super::compressed_file::read))
+    /// against skeleton `skeleton` and adds it. On error nothing is added.
+    ///
+    /// Errors: as [`LibraryBuilder::add_clip`] for its raw part; a malformed blob; a packed
+    /// channel of a joint the skeleton lacks, or one the clip also has raw.
+    pub fn add_compressed_clip(&mut self, skeleton: SkeletonId, clip: &crate::codec::CompressedClip) -> Result<ClipId> {
+        let cerr = |what: String| Error::Clip {
+            clip: clip.clip.name.clone(),
+            what,
+        };
+        let skel = self.skeleton_for(skeleton, &clip.clip.name)?;
+        crate::codec::check_blob(clip).map_err(cerr)?;
+        for p in &clip.packed {
+            let Some(name) = skel.joint_names().get(p.joint as usize) else {
+                return Err(cerr(format!(
+                    "packs joint {}; skeleton '{}' has {}",
+                    p.joint,
+                    skel.name(),
+                    skel.joint_count()
+                )));
+            };
+            let raw = clip.clip.tracks.iter().any(|t| t.joint == *name && t.has(p.channel));
+            if raw {
+                return Err(cerr(format!("joint '{name}' {} is both packed and raw", p.channel)));
+            }
+        }
+        self.add_clip_packed(skeleton, &clip.clip, Some(clip))
+    }
+
+    /// Skeleton `skeleton`, for clip `clip`; an error naming the clip where it does not exist.
+    fn skeleton_for(&self, skeleton: SkeletonId, clip: &str) -> Result<&Skeleton> {
+        self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
+            clip: clip.to_string(),
+            what: format!("skeleton {} does not exist", skeleton.0),
+        })
+    }
+
+    fn add_clip_packed(
+        &mut self,
+        skeleton: SkeletonId,
+        clip: &Clip,
+        compressed: Option<&crate::codec::CompressedClip>,
+    ) -> Result<ClipId> {
+        let cerr = |what: String| Error::Clip {
+            clip: clip.name.clone(),
+            what,
+        };
+        let skel = self.skeleton_for(skeleton, &clip.name)?;
+        if self.lib.clip_id(skeleton, &clip.name).is_some() {
+            return Err(cerr(format!(
+                "skeleton '{}' already has a clip of that name",
+                skel.name()
+            )));
+        }
+        // Validate everything before packing so an error leaves the library unchanged.
+        let (packed, curves) = pack_clip(skel, clip)?;
+        let new_names = curves
+            .iter()
+            .filter(|(name, _)| !self.lib.curve_names.contains(name))
+            .count();
+        if self.lib.curve_names.len() + new_names > MAX_CURVES as usize {
+            return Err(cerr(format!(
+                "its curves would make {} curve names; a library may have {MAX_CURVES}",
+                self.lib.curve_names.len() + new_names
+            )));
+        }
+        let n = skel.joint_count();
+        let lib = &mut self.lib;
+        // The clip's curves in name order, after its joints' tracks.
+        let mut curves: Vec<(u32, PackedTrack)> = curves
+            .into_iter()
+            .map(|(name, track)| {
+                let id = match lib.curve_names.iter().position(|n| *n == name) {
+                    Some(k) => k,
+                    None => {
+                        lib.curve_names.push(name);
+                        lib.curve_names.len() - 1
+                    }
+                };
+                (id as u32, track)
+            })
+            .collect();
+        curves.sort_by_key(|(id, _)| *id);
+        let curve_mask = curves.iter().fold(0u32, |m, (id, _)| m | 1 << id);
+        let id = ClipId(lib.clips.len() as u32);
+        let mut events = clip.events.clone();
+        events.sort_by(|a, b| a.time.total_cmp(&b.time));
+        lib.clips.push(GpuClip {
+            skeleton: skeleton.0,
+            joint_count: n as u32,
+            track_offset: lib.tracks.len() as u32,
+            flags: u32::from(clip.looping) | curve_mask << CLIP_CURVE_SHIFT,
+            duration: clip.duration,
+            event_offset: lib.events.len() as u32,
+            event_count: events.len() as u32,
+            root_track: NO_ROOT_MOTION,
+        });
+        for e in events {
+            let name = match lib.event_names.iter().position(|n| *n == e.name) {
+                Some(k) => k,
+                None => {
+                    lib.event_names.push(e.name.clone());
+                    lib.event_names.len() - 1
+                }
+            };
+            lib.events.push(GpuEvent {
+                time: e.time,
+                name: name as u32,
+                threshold: e.threshold,
+                _pad: 0,
+            });
+        }
+        lib.clip_names.push(clip.name.clone());
+        let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
+        // A compressed clip's packed channels: track 3 j + c of the clip reads blob track k.
+        let mut packed_track: HashMap<usize, u32> = HashMap::new();
+        let blob_start = lib.packed.len() as u32;
+        if let Some(c) = compressed.filter(|c| !c.packed.is_empty()) {
+            for (k, p) in c.packed.iter().enumerate() {
+                packed_track.insert(3 * p.joint as usize + p.channel.index() as usize, k as u32);
+            }
+            lib.packed.extend_from_slice(&c.blob);
+        }
+        // The blob's frame count, track count and segment size (checked by `check_blob`).
+        let (frame_count, blob_tracks, segment_frames) = compressed
+            .filter(|c| c.blob.len() >= 4)
+            .map_or((0, 0, 1), |c| (c.blob[0], c.blob[2], c.blob[3]));
+        let curve_tracks = curves.into_iter().map(|(_, t)| t);
+        let mut index = 0usize;
+        for tracks in packed
+            .into_iter()
+            .map(Vec::from)
+            .chain(std::iter::once(curve_tracks.collect()))
+        {
+            for t in tracks {
+                index += 1;
+                if let Some(&k) = packed_track.get(&(index - 1)) {
+                    lib.tracks.push(GpuTrack {
+                        time_offset: blob_start,
+                        key_count: frame_count,
+                        value_offset: packed_track_ref(k, blob_tracks, segment_frames.trailing_zeros()),
+                        interpolation: INTERP_PACKED,
+                    });
+                    continue;
+                }
+                let key: Vec<u32> = t.times.iter().map(|x| x.to_bits()).collect();
+                let time_offset = *time_arrays.entry(key).or_insert_with(|| {
+                    let o = lib.times.len() as u32;
+                    lib.times.extend_from_slice(&t.times);
+                    o
+                });
+                lib.tracks.push(GpuTrack {
+                    time_offset,
+                    key_count: t.times.len() as u32,
+                    value_offset: lib.values.len() as u32,
+                    interpolation: t.interpolation.gpu_code(),
+                });
+                lib.values.extend_from_slice(&t.values);
+            }
+        }
+        Ok(id)
+    }
+
+    /// Extracts root motion from `clip` ([`super::root_motion::extract`]) and adds the clip in
+    /// place with its root track: played by a character with root motion on
+    /// ([`crate::gpu::Controller::set_root_motion`]), the clip moves the character on the GPU. On error
+    /// nothing is added.
+    ///
+    /// Errors: as [`LibraryBuilder::add_clip`]; a root joint the skeleton lacks.
+    pub fn add_clip_with_root_motion(
+        &mut self,
+        skeleton: SkeletonId,
+        clip: &Clip,
+        motion: &super::root_motion::RootMotion,
+    ) -> Result<ClipId> {
+        let skel = self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
+            clip: clip.name.clone(),
+            what: format!("skeleton {} does not exist", skeleton.0),
+        })?;
+        let (in_place, root) = super::root_motion::extract(skel, clip, motion)?;
+        let terr = |channel, what: String| Error::Track {
+            clip: clip.name.clone(),
+            joint: "(root motion)".into(),
+            channel,
+            what,
+        };
+        let (translation, rotation) = (root.translation_track(), root.rotation_track());
+        translation.check_vectors().map_err(|e| terr(Channel::Translation, e))?;
+        rotation.check_rotations().map_err(|e| terr(Channel::Rotation, e))?;
+        let translation = pack_track(Some(&translation), Vec3::ZERO);
+        let rotation = pack_rotation(Some(&rotation), Quat::IDENTITY);
+        let id = self.add_clip(skeleton, &in_place)?;
+        let lib = &mut self.lib;
+        lib.clips[id.0 as usize].root_track = lib.tracks.len() as u32;
+        for t in [translation, rotation] {
+            lib.tracks.push(GpuTrack {
+                time_offset: lib.times.len() as u32,
+                key_count: t.times.len() as u32,
+                value_offset: lib.values.len() as u32,
+                interpolation: t.interpolation.gpu_code(),
+            });
+            lib.times.extend_from_slice(&t.times);
+            lib.values.extend_from_slice(&t.values);
+        }
+        Ok(id)
+    }
+
+    /// Validates a blend tree over this library's clips and adds it. On error nothing is added.
+    pub fn add_blend_tree(&mut self, tree: &crate::blend::BlendTree) -> Result<crate::blend::BlendTreeId> {
+        let names: Vec<&str> = self.lib.skeletons.iter().map(Skeleton::name).collect();
+        let catalog = crate::blend::ClipCatalog {
+            clips: &self.lib.clips,
+            clip_names: &self.lib.clip_names,
+            skeleton_names: &names,
+        };
+        self.lib.blend.add_tree(&catalog, tree)
+    }
+
+    /// Adds a mask: one weight in [0, 1] per joint of `skeleton` (see [`crate::layers`] for helpers
+    /// that build one from a joint and a blend depth, or from a list of joints).
+    ///
+    /// Errors: an unknown skeleton, a weight count that is not the joint count, a weight outside
+    /// [0, 1] or not finite, a duplicate name.
+    pub fn add_mask(&mut self, skeleton: SkeletonId, name: &str, weights: &[f32]) -> Result<MaskId> {
+        let err = |what: String| Error::Clip {
+            clip: format!("mask {name}"),
+            what,
+        };
+        let skel = self
+            .lib
+            .skeletons
+            .get(skeleton.0 as usize)
+            .ok_or_else(|| err(format!("skeleton {} does not exist", skeleton.0)))?;
+        if weights.len() != skel.joint_count() {
+            return Err(err(format!(
+                "{} weights for skeleton '{}' of {} joints",
+                weights.len(),
+                skel.name(),
+                skel.joint_count()
+            )));
+        }
+        if let Some(j) = weights.iter().position(|w| !(0.0..=1.0).contains(w)) {
+            return Err(err(format!(
+                "joint '{}' has weight {}, outside [0, 1]",
+                skel.joint_names()[j],
+                weights[j]
+            )));
+        }
+        if self.lib.mask_names.iter().any(|n| n == name) {
+            return Err(err("a mask of that name exists already".into()));
+        }
+        let lib = &mut self.lib;
+        let id = MaskId(lib.masks.len() as u32);
+        lib.masks.push(MaskInfo {
+            skeleton: skeleton.0,
+            offset: lib.values.len() as u32,
+        });
+        lib.mask_names.push(name.to_string());
+        lib.values.extend(weights.iter().map(|&w| Vec4::new(w, 0.0, 0.0, 0.0)));
+        Ok(id)
+    }
+
+    /// The finished library.
+    #[must_use]
+    pub fn build(self) -> AnimationLibrary {
+        self.lib
+    }
+}
+
+/// Checks `clip` against `skel` ([`Clip::validate`]) and packs its tracks, three per joint
+/// (missing channels hold the rest pose), and its float curves, each with its name (values in x).
+fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<PackedClip> {
+    clip.validate(skel)?;
+    let by_joint = clip.tracks_by_joint(skel)?;
+    let joints = by_joint
+        .iter()
+        .zip(skel.rest_pose())
+        .map(|(jt, rest)| {
+            [
+                pack_track(jt.and_then(|t| t.translation.as_ref()), rest.translation),
+                pack_rotation(jt.and_then(|t| t.rotation.as_ref()), rest.rotation),
+                pack_track(jt.and_then(|t| t.scale.as_ref()), rest.scale),
+            ]
+        })
+        .collect();
+    let curves = clip
+        .curves
+        .iter()
+        .map(|c| {
+            let values = c.track.values.iter().map(|&v| Vec4::new(v, 0.0, 0.0, 0.0)).collect();
+            (
+                c.name.clone(),
+                collapse(c.track.interpolation, c.track.times.clone(), values),
+            )
+        })
+        .collect();
+    Ok((joints, curves))
+}
+
+/// A clip's tracks as the library stores them: three per joint, then its named curves.
+type PackedClip = (Vec<[PackedTrack; 3]>, Vec<(String, PackedTrack)>);
+
+/// A track as the library stores it.
+struct PackedTrack {
+    interpolation: Interpolation,
+    times: Vec<f32>,
+    values: Vec<Vec4>,
+}
+
+/// A track whose every key holds one value is stored once, as a single step key.
+fn collapse(interpolation: Interpolation, times: Vec<f32>, values: Vec<Vec4>) -> PackedTrack {
+    let constant = match interpolation {
+        Interpolation::CubicSpline => values
+            .chunks_exact(3)
+            .all(|k| k[0] == Vec4::ZERO && k[2] == Vec4::ZERO && k[1] == values[1]),
+        _ => values.iter().all(|v| *v == values[0]),
+    };
+    if constant {
+        let v = if interpolation == Interpolation::CubicSpline {
+            values[1]
+        } else {
+            values[0]
+        };
+        return PackedTrack {
+            interpolation: Interpolation::Step,
+            times: vec![0.0],
+            values: vec![v],
+        };
+    }
+    PackedTrack {
+        interpolation,
+        times,
+        values,
+    }
+}
+
+/// A translation or scale track (checked: [`Track::check_vectors`]), or `rest` when there is none.
+fn pack_track(track: Option<&Track<Vec3>>, rest: Vec3) -> PackedTrack {
+    let Some(track) = track else {
+        return collapse(Interpolation::Step, vec![0.0], vec![rest.extend(0.0)]);
+    };
+    collapse(
+        track.interpolation,
+        track.times.clone(),
+        track.values.iter().map(|v| v.extend(0.0)).collect(),
+    )
+}
+
+/// A rotation track (checked: [`Track::check_rotations`]), its key values normalized, or `rest`
+/// when there is none.
+fn pack_rotation(track: Option<&Track<Quat>>, rest: Quat) -> PackedTrack {
+    let Some(track) = track else {
+        return collapse(Interpolation::Step, vec![0.0], vec![Vec4::from(rest)]);
+    };
+    let cubic = track.interpolation == Interpolation::CubicSpline;
+    let values = track
+        .values
+        .iter()
+        .enumerate()
+        .map(|(k, q)| {
+            if !cubic || k % 3 == 1 {
+                Vec4::from(*q) / q.length()
+            } else {
+                Vec4::from(*q) // tangents are not normalized
+            }
+        })
+        .collect();
+    collapse(track.interpolation, track.times.clone(), values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clip::JointTrack;
+    use crate::math::Transform;
+
+    fn skel() -> Skeleton {
+        Skeleton::from_rest_pose(
+            "s",
+            vec![
+                ("root".into(), None, Transform::IDENTITY),
+                ("arm".into(), Some(0), Transform::from_translation(Vec3::Y)),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn clip(tracks: Vec<JointTrack>) -> Clip {
+        Clip {
+            events: Vec::new(),
+            curves: Vec::new(),
+            name: "c".into(),
+            duration: 1.0,
+            looping: true,
+            tracks,
+        }
+    }
+
+    #[test]
+    fn missing_channels_hold_the_rest_pose_and_constants_are_stored_once() {
+        let mut b = LibraryBuilder::new();
+        let s = b.add_skeleton(skel());
+        let c = b
+            .add_clip(
+                s,
+                &clip(vec![JointTrack {
+                    joint: "arm".into(),
+                    rotation: Some(Track::linear([(0.0, Quat::IDENTITY), (1.0, Quat::IDENTITY)])),
+                    ..Default::default()
+                }]),
+            )
+            .unwrap();
+        let lib = b.build();
+        assert_eq!(lib.clips[c.0 as usize].joint_count, 2);
+        assert_eq!(lib.tracks.len(), 6);
+        assert!(lib.tracks.iter().all(|t| t.key_count == 1));
+        assert_eq!(
+            lib.values[lib.tracks[3].value_offset as usize],
+            Vec4::new(0.0, 1.0, 0.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn bad_clips_are_rejected_with_names_and_leave_the_library_unchanged() {
+        let mut b = LibraryBuilder::new();
+        let s = b.add_skeleton(skel());
+        let cases: Vec<(JointTrack, &str)> = vec![
+            (
+                JointTrack {
+                    joint: "tail".into(),
+                    ..Default::default()
+                },
+                "'tail'",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    translation: Some(Track::linear([(0.5, Vec3::ZERO), (0.2, Vec3::ONE)])),
+                    ..Default::default()
+                },
+                "not after",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    translation: Some(Track::linear([(0.0, Vec3::ZERO), (0.2, Vec3::NAN)])),
+                    ..Default::default()
+                },
+                "not finite",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    rotation: Some(Track::linear([(0.0, Quat::from_xyzw(0.0, 0.0, 0.0, 0.0))])),
+                    ..Default::default()
+                },
+                "zero-length",
+            ),
+            (
+                JointTrack {
+                    joint: "arm".into(),
+                    scale: Some(Track {
+                        interpolation: Interpolation::CubicSpline,
+                        times: vec![0.0],
+                        values: vec![Vec3::ONE],
+                    }),
+                    ..Default::default()
+                },
+                "need 3 values",
+            ),
+        ];
+        for (track, expect) in cases {
+            let e = b.add_clip(s, &clip(vec![track])).unwrap_err().to_string();
+            assert!(e.contains("clip 'c'") && e.contains(expect), "{e}");
+        }
+        let mut zero = clip(vec![]);
+        zero.duration = 0.0;
+        assert!(b.add_clip(s, &zero).unwrap_err().to_string().contains("duration"));
+        assert!(b.add_clip(SkeletonId(9), &clip(vec![])).is_err());
+        let lib = b.build();
+        assert!(
+            lib.clips.is_empty() && lib.tracks.is_empty() && lib.values.len() == 6,
+            "only the rest pose"
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! The offline half: authoring work done once, before a library plays — as ozz-animation's
+//! `offline/` and ACL's compression. The runtime half (the library as uploaded, the animator,
+//! the CPU mirrors, the renderers, the codec's decoder) never imports anything from here; a test
+//! (`tests/architecture.rs`) fails on an arrow from there to here.
+//!
+//! - [`builder`]: [`LibraryBuilder`](builder::LibraryBuilder) validates authoring data and packs
+//!   it into an [`AnimationLibrary`](crate::AnimationLibrary).
+//! - [`compress`]: the clip compressor (its blob decodes on the GPU: [`crate::codec`]).
+//! - [`compressed_file`]: compressed clips in a file of their own.
+//! - [`root_motion`]: root motion extracted from a clip.
+//! - [`layers`]: difference clips for additive layers, and masks.
+//! - `gltf_import` (feature `gltf`): glTF 2.0 characters.
+
+pub mod builder;
+pub mod compress;
+pub mod compressed_file;
+#[cfg(feature = "gltf")]
+pub mod gltf_import;
+pub mod layers;
+pub mod root_motion;
+
+pub use builder::LibraryBuilder;

@@ -69,7 +69,7 @@ pub struct GpuClip {
     pub event_offset: u32,
     /// Number of events (at most [`MAX_CLIP_EVENTS`]).
     pub event_count: u32,
-    /// The clip's root motion ([`crate::library::LibraryBuilder::add_clip_with_root_motion`]): its
+    /// The clip's root motion ([`crate::offline::LibraryBuilder::add_clip_with_root_motion`]): its
     /// translation track, then its rotation track, in the track array; [`NO_ROOT_MOTION`] when
     /// it has none.
     pub root_track: u32,
@@ -133,42 +133,42 @@ pub struct GpuEventLogHead {
     pub _pad: [u32; 2],
 }
 
-/// Where each section of the library's two GPU heaps starts, in 16-byte units (the uniform the
+/// Where each section of the library's GPU heap starts, in 16-byte units (the uniform the
 /// stages read the library through; see [`crate::gpu::GpuLibrary`]). WGSL `LibraryLayout`.
 ///
-/// The *header* heap holds the small records every frame looks up: clips (2 units each), tracks
-/// (1), skeletons (1), blend nodes (2), blend children (1), blend triangles (1) and clip events
-/// (1). The *payload*
-/// heap holds the bulk data: key times (4 per unit), key values, rest poses and mask weights (1
-/// per value), parents (4 per unit) and inverse bind matrices (3 units each).
+/// The heap holds first the small *header* records every frame looks up: clips (2 units each),
+/// tracks (1), skeletons (1), blend nodes (2), blend children (1), blend triangles (1) and clip
+/// events (1); then the *payload*, the bulk data: key times (4 per unit), key values, rest poses
+/// and mask weights (1 per value), parents (4 per unit), inverse bind matrices (3 units each),
+/// sockets and packed tracks.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuLibraryLayout {
-    /// Header heap: first unit of the `GpuClip`s.
+    /// Headers: first unit of the `GpuClip`s.
     pub clips: u32,
-    /// Header heap: first unit of the `GpuTrack`s.
+    /// Headers: first unit of the `GpuTrack`s.
     pub tracks: u32,
-    /// Header heap: first unit of the `GpuSkeleton`s.
+    /// Headers: first unit of the `GpuSkeleton`s.
     pub skeletons: u32,
-    /// Header heap: first unit of the `GpuBlendNode`s.
+    /// Headers: first unit of the `GpuBlendNode`s.
     pub blend_nodes: u32,
-    /// Header heap: first unit of the `GpuBlendChild`ren.
+    /// Headers: first unit of the `GpuBlendChild`ren.
     pub blend_children: u32,
-    /// Header heap: first unit of the blend triangles.
+    /// Headers: first unit of the blend triangles.
     pub blend_triangles: u32,
-    /// Payload heap: first unit of the key times.
+    /// Payload: first unit of the key times.
     pub times: u32,
-    /// Payload heap: first unit of the key values (and rest poses and masks).
+    /// Payload: first unit of the key values (and rest poses and masks).
     pub values: u32,
-    /// Payload heap: first unit of the parents.
+    /// Payload: first unit of the parents.
     pub parents: u32,
-    /// Payload heap: first unit of the inverse bind matrices.
+    /// Payload: first unit of the inverse bind matrices.
     pub inverse_binds: u32,
-    /// Payload heap: first unit of the sockets ([`GpuSocket`], [`MAX_SOCKETS`] per skeleton).
+    /// Payload: first unit of the sockets ([`GpuSocket`], [`MAX_SOCKETS`] per skeleton).
     pub sockets: u32,
-    /// Header heap: first unit of the clip events ([`GpuEvent`]).
+    /// Headers: first unit of the clip events ([`GpuEvent`]).
     pub events: u32,
-    /// Payload heap: first unit of the compressed clips' packed tracks (32-bit words, four per
+    /// Payload: first unit of the compressed clips' packed tracks (32-bit words, four per
     /// unit; [`crate::codec::format`]).
     pub packed: u32,
     /// Padding.

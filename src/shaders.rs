@@ -10,7 +10,7 @@
 pub const TYPES: &str = include_str!("../shaders/shared/types.wgsl");
 /// Math shared by all stages (`shaders/shared/math.wgsl`).
 pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
-/// Accessors of the library heaps (`shaders/shared/library.wgsl`; Rust: [`crate::gpu::LibraryHeaps`]).
+/// Accessors of the library heap (`shaders/shared/library.wgsl`; Rust: [`crate::gpu::LibraryHeap`]).
 pub const LIBRARY: &str = include_str!("../shaders/shared/library.wgsl");
 /// The ground plane of the built-in scenes (`shaders/ground.wgsl`); not an animation stage.
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
@@ -37,10 +37,9 @@ pub enum Resource {
     Library,
     /// The animator's layer definitions (`array<LayerDef, MAX_LAYER_DEFS>`, uniform).
     LayerDefs,
-    /// The library's header heap.
-    Headers,
-    /// The library's payload heap.
-    Payload,
+    /// The library's heap: every section of the library, read-only (`array<vec4<u32>>`, Rust
+    /// [`crate::gpu::LibraryHeap`]).
+    Heap,
     /// Per instance: `Instance`.
     Instances,
     /// Per instance: `Clock`.
@@ -62,12 +61,11 @@ pub enum Resource {
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 13] = [
+    pub const ALL: [Resource; 12] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
-        Resource::Headers,
-        Resource::Payload,
+        Resource::Heap,
         Resource::Instances,
         Resource::Clocks,
         Resource::BlendLists,
@@ -91,8 +89,7 @@ impl Resource {
             Resource::Frame => "frame",
             Resource::Library => "library",
             Resource::LayerDefs => "layer_defs",
-            Resource::Headers => "headers",
-            Resource::Payload => "payload",
+            Resource::Heap => "heap",
             Resource::Instances => "instances",
             Resource::Clocks => "clocks",
             Resource::BlendLists => "blend_lists",
@@ -111,7 +108,7 @@ impl Resource {
             Resource::Frame => "Frame",
             Resource::Library => "LibraryLayout",
             Resource::LayerDefs => "array<LayerDef, MAX_LAYER_DEFS>",
-            Resource::Headers | Resource::Payload => "array<vec4<u32>>",
+            Resource::Heap => "array<vec4<u32>>",
             Resource::Instances => "array<Instance>",
             Resource::Clocks => "array<Clock>",
             Resource::BlendLists => "array<BlendList>",
@@ -211,8 +208,7 @@ impl Stage {
                 (Frame, Uniform),
                 (Library, Uniform),
                 (LayerDefs, Uniform),
-                (Headers, Read),
-                (Payload, Read),
+                (Heap, Read),
                 (Instances, ReadWrite),
                 (Clocks, ReadWrite),
                 (BlendLists, ReadWrite),
@@ -222,8 +218,7 @@ impl Stage {
             Stage::Sample => &[
                 (Frame, Uniform),
                 (Library, Uniform),
-                (Headers, Read),
-                (Payload, Read),
+                (Heap, Read),
                 (Instances, Read),
                 (BlendLists, Read),
                 (LocalPoses, ReadWrite),
@@ -231,8 +226,7 @@ impl Stage {
             Stage::LocalToModel => &[
                 (Frame, Uniform),
                 (Library, Uniform),
-                (Headers, Read),
-                (Payload, Read),
+                (Heap, Read),
                 (Instances, Read),
                 (LocalPoses, ReadWrite),
                 (ModelPoses, ReadWrite),
@@ -240,8 +234,7 @@ impl Stage {
             Stage::Palette => &[
                 (Frame, Uniform),
                 (Library, Uniform),
-                (Headers, Read),
-                (Payload, Read),
+                (Heap, Read),
                 (Instances, Read),
                 (ModelPoses, Read),
                 (Palettes, ReadWrite),
@@ -250,8 +243,7 @@ impl Stage {
                 (Frame, Uniform),
                 (Library, Uniform),
                 (LayerDefs, Uniform),
-                (Headers, Read),
-                (Payload, Read),
+                (Heap, Read),
                 (Instances, ReadWrite),
                 (Clocks, ReadWrite),
                 (LocalPoses, ReadWrite),
@@ -295,10 +287,10 @@ impl Stage {
 }
 
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
-/// shader stage. The fused stage, the fullest, binds all eight since the event log and root
-/// motion: what comes next shares the buffers there are (compressed keys go in the payload heap,
-/// float curves in the per-character outputs).
-pub const STORAGE_SLOTS_SPARE: u32 = 0;
+/// shader stage: room for the next per-character data. The library is one read-only heap of
+/// sections (compressed keys, sockets and events included), and what the clock stage keeps per
+/// character one buffer of sections (clocks, then outputs).
+pub const STORAGE_SLOTS_SPARE: u32 = 1;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
 /// with its access, the others read-write. Shared modules (the library accessors, the other

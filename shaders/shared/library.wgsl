@@ -1,7 +1,8 @@
-// The animation library as the stages read it: two heaps of 16-byte units, `headers` (clips,
-// tracks, skeletons, blend nodes, children and triangles) and `payload` (key times, key values,
-// rest poses and masks, parents, inverse binds), and `library`, the uniform saying where each
-// section starts. Rust: gpu::LibraryHeaps packs them; layout::GpuLibraryLayout.
+// The animation library as the stages read it: one read-only heap of 16-byte units, `heap`,
+// whose sections hold the headers every frame looks up (clips, tracks, skeletons, blend nodes,
+// children and triangles, events) and the bulk data (key times, key values, rest poses and
+// masks, parents, inverse binds, sockets, packed tracks), and `library`, the uniform saying where
+// each section starts. Rust: gpu::LibraryHeap packs it; layout::GpuLibraryLayout.
 
 #define_import_path wgpu_anim::library
 
@@ -10,74 +11,74 @@
     SkeletonInfo, Socket, Track,
 }
 #import wgpu_anim::math::{fast_slerp, hermite_basis, quat_interp}
-#import wgpu_anim::bindings::{headers, library, payload}
+#import wgpu_anim::bindings::{heap, library}
 
 fn clip_info(c: u32) -> ClipInfo {
-    let a = headers[library.clips + 2u * c];
-    let b = headers[library.clips + 2u * c + 1u];
+    let a = heap[library.clips + 2u * c];
+    let b = heap[library.clips + 2u * c + 1u];
     return ClipInfo(a.x, a.y, a.z, a.w, bitcast<f32>(b.x), b.y, b.z, b.w);
 }
 
 // Event `k` of the library's event array.
 fn clip_event(k: u32) -> ClipEvent {
-    let a = headers[library.events + k];
+    let a = heap[library.events + k];
     return ClipEvent(bitcast<f32>(a.x), a.y, bitcast<f32>(a.z), a.w);
 }
 
 fn clip_duration(c: u32) -> f32 {
-    return bitcast<f32>(headers[library.clips + 2u * c + 1u].x);
+    return bitcast<f32>(heap[library.clips + 2u * c + 1u].x);
 }
 
 fn track_at(k: u32) -> Track {
-    let a = headers[library.tracks + k];
+    let a = heap[library.tracks + k];
     return Track(a.x, a.y, a.z, a.w);
 }
 
 fn skeleton_info(s: u32) -> SkeletonInfo {
-    let a = headers[library.skeletons + s];
+    let a = heap[library.skeletons + s];
     return SkeletonInfo(a.x, a.y, a.z, a.w);
 }
 
 fn blend_node(k: u32) -> BlendNode {
-    let a = headers[library.blend_nodes + 2u * k];
-    let b = headers[library.blend_nodes + 2u * k + 1u];
+    let a = heap[library.blend_nodes + 2u * k];
+    let b = heap[library.blend_nodes + 2u * k + 1u];
     return BlendNode(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
 
 fn blend_child(k: u32) -> BlendChild {
-    let a = headers[library.blend_children + k];
+    let a = heap[library.blend_children + k];
     return BlendChild(bitcast<vec2<f32>>(a.xy), a.z, a.w);
 }
 
 fn blend_triangle(k: u32) -> vec4<u32> {
-    return headers[library.blend_triangles + k];
+    return heap[library.blend_triangles + k];
 }
 
 // Key time `k` of the library's time array (four to a unit).
 fn key_time(k: u32) -> f32 {
-    return bitcast<f32>(payload[library.times + k / 4u][k % 4u]);
+    return bitcast<f32>(heap[library.times + k / 4u][k % 4u]);
 }
 
 // Value `k` of the library's value array: a key, a rest-pose component or a mask weight (x).
 fn value_at(k: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>(payload[library.values + k]);
+    return bitcast<vec4<f32>>(heap[library.values + k]);
 }
 
 // Parent of joint `k` of the library's joint arrays (relative to its skeleton; -1 for a root).
 fn joint_parent(k: u32) -> i32 {
-    return bitcast<i32>(payload[library.parents + k / 4u][k % 4u]);
+    return bitcast<i32>(heap[library.parents + k / 4u][k % 4u]);
 }
 
 fn inverse_bind(k: u32) -> Affine {
     let b = library.inverse_binds + 3u * k;
-    return Affine(bitcast<vec4<f32>>(payload[b]), bitcast<vec4<f32>>(payload[b + 1u]), bitcast<vec4<f32>>(payload[b + 2u]));
+    return Affine(bitcast<vec4<f32>>(heap[b]), bitcast<vec4<f32>>(heap[b + 1u]), bitcast<vec4<f32>>(heap[b + 2u]));
 }
 
 // Socket `k` of the library's socket array (MAX_SOCKETS per skeleton).
 fn socket_at(k: u32) -> Socket {
     let b = library.sockets + 4u * k;
-    let offset = Affine(bitcast<vec4<f32>>(payload[b + 1u]), bitcast<vec4<f32>>(payload[b + 2u]), bitcast<vec4<f32>>(payload[b + 3u]));
-    return Socket(payload[b].x, offset);
+    let offset = Affine(bitcast<vec4<f32>>(heap[b + 1u]), bitcast<vec4<f32>>(heap[b + 2u]), bitcast<vec4<f32>>(heap[b + 3u]));
+    return Socket(heap[b].x, offset);
 }
 
 // Value of key `k` (the middle value of a cubic-spline key).
@@ -154,7 +155,7 @@ fn sample_channel(track: Track, t: f32, rotation: bool) -> vec4<f32> {
 #ifdef COMPRESSED
 // Compressed clips (src/codec/format.rs has the layout): word `k` of the packed section.
 fn packed_word(k: u32) -> u32 {
-    return payload[library.packed + k / 4u][k % 4u];
+    return heap[library.packed + k / 4u][k % 4u];
 }
 
 // Eight consecutive words of the blob heap from word `k`, for the six of a track's clip range:
@@ -169,9 +170,9 @@ struct Words8 {
 fn packed_words8(k: u32) -> Words8 {
     let i = library.packed + k / 4u;
     let o = k % 4u;
-    let v0 = payload[i];
-    let v1 = payload[i + 1u];
-    let v2 = payload[min(i + 2u, arrayLength(&payload) - 1u)];
+    let v0 = heap[i];
+    let v1 = heap[i + 1u];
+    let v2 = heap[min(i + 2u, arrayLength(&heap) - 1u)];
     let a = select(select(select(v0, vec4<u32>(v0.yzw, v1.x), o == 1u), vec4<u32>(v0.zw, v1.xy), o == 2u), vec4<u32>(v0.w, v1.xyz), o == 3u);
     let b = select(select(select(v1, vec4<u32>(v1.yzw, v2.x), o == 1u), vec4<u32>(v1.zw, v2.xy), o == 2u), vec4<u32>(v1.w, v2.xyz), o == 3u);
     return Words8(a, b);

@@ -297,8 +297,7 @@ impl Page {
                 Resource::Frame => return wgpu::BindingResource::Buffer(frame.clone()),
                 Resource::Library => gpu_library.layout_buffer(),
                 Resource::LayerDefs => layer_def_buffer,
-                Resource::Headers => gpu_library.headers(),
-                Resource::Payload => gpu_library.payload(),
+                Resource::Heap => gpu_library.heap(),
                 Resource::Instances => &self.instance_buffer,
                 Resource::Clocks => &self.clock_buffer,
                 Resource::BlendLists => &self.blend_list_buffer,
@@ -1152,7 +1151,7 @@ impl Animator {
             .as_ref()
             .ok_or_else(|| fail("no checkpoint is back from the GPU yet"))?;
         if !Arc::ptr_eq(gpu_library.library_arc(), self.controller.library_arc())
-            && super::LibraryHeaps::new(gpu_library.library()) != super::LibraryHeaps::new(self.controller.library())
+            && super::LibraryHeap::new(gpu_library.library()) != super::LibraryHeap::new(self.controller.library())
         {
             return Err(fail("the library given is not this animator's"));
         }

@@ -1,6 +1,6 @@
-//! [`GpuLibrary`]: an [`AnimationLibrary`] uploaded once into two storage buffers (a header heap
-//! and a payload heap) plus a small uniform saying where each section starts, shared by every
-//! animator that plays it.
+//! [`GpuLibrary`]: an [`AnimationLibrary`] uploaded once into one read-only storage buffer (the
+//! heap) plus a small uniform saying where each section starts, shared by every animator that
+//! plays it. One binding for all of a library's data leaves storage slots free in every stage.
 
 use crate::error::{Error, Result};
 use crate::layout::GpuLibraryLayout;
@@ -11,15 +11,15 @@ use wgpu::util::DeviceExt;
 /// One 16-byte heap unit, as WGSL reads it (`vec4<u32>`).
 type Unit = [u32; 4];
 
-/// The library's two heaps and their layout, built on the CPU (no device needed).
+/// The library's heap and its layout, built on the CPU (no device needed).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LibraryHeaps {
+pub struct LibraryHeap {
     /// Where each section starts.
     pub layout: GpuLibraryLayout,
-    /// Clips, tracks, skeletons, blend nodes, children, triangles and clip events.
-    pub headers: Vec<Unit>,
-    /// Key times, key values (with rest poses and masks), parents and inverse binds.
-    pub payload: Vec<Unit>,
+    /// The headers every frame looks up — clips, tracks, skeletons, blend nodes, children,
+    /// triangles and clip events — then the bulk data: key times, key values (with rest poses
+    /// and masks), parents, inverse binds, sockets and packed tracks.
+    pub heap: Vec<Unit>,
 }
 
 /// Appends `items` (each a whole number of 16-byte units) to `heap`; returns the first unit.
@@ -40,40 +40,35 @@ fn words(heap: &mut Vec<Unit>, items: &[u32]) -> u32 {
     start
 }
 
-impl LibraryHeaps {
-    /// Packs `library` (the WGSL accessors in `shaders/shared/library.wgsl` read it back).
+impl LibraryHeap {
+    /// Packs `library` (the WGSL accessors in `shaders/shared/library.wgsl` read it back): the
+    /// small records first, so that a frame's lookups stay together, then the bulk data.
     #[must_use]
     pub fn new(library: &AnimationLibrary) -> Self {
-        let mut headers = Vec::new();
-        let mut payload = Vec::new();
+        let mut heap = Vec::new();
         let blend = library.blend();
+        let h = &mut heap;
         let layout = GpuLibraryLayout {
-            clips: section(&mut headers, library.clips()),
-            tracks: section(&mut headers, library.tracks()),
-            skeletons: section(&mut headers, library.gpu_skeletons()),
-            blend_nodes: section(&mut headers, &blend.nodes),
-            blend_children: section(&mut headers, &blend.children),
-            blend_triangles: section(&mut headers, &blend.triangles),
-            times: words(&mut payload, bytemuck::cast_slice(library.times())),
-            values: section(&mut payload, library.values()),
-            parents: words(&mut payload, bytemuck::cast_slice(library.parents())),
-            inverse_binds: section(&mut payload, library.inverse_binds()),
-            sockets: section(&mut payload, library.gpu_sockets()),
-            events: section(&mut headers, library.events()),
-            packed: words(&mut payload, library.packed()),
+            clips: section(h, library.clips()),
+            tracks: section(h, library.tracks()),
+            skeletons: section(h, library.gpu_skeletons()),
+            blend_nodes: section(h, &blend.nodes),
+            blend_children: section(h, &blend.children),
+            blend_triangles: section(h, &blend.triangles),
+            events: section(h, library.events()),
+            times: words(h, bytemuck::cast_slice(library.times())),
+            values: section(h, library.values()),
+            parents: words(h, bytemuck::cast_slice(library.parents())),
+            inverse_binds: section(h, library.inverse_binds()),
+            sockets: section(h, library.gpu_sockets()),
+            packed: words(h, library.packed()),
             _pad: [0; 3],
         };
         // A binding may not be empty.
-        for heap in [&mut headers, &mut payload] {
-            if heap.is_empty() {
-                heap.push([0; 4]);
-            }
+        if heap.is_empty() {
+            heap.push([0; 4]);
         }
-        Self {
-            layout,
-            headers,
-            payload,
-        }
+        Self { layout, heap }
     }
 }
 
@@ -84,60 +79,46 @@ pub struct GpuLibrary {
     library: Arc<AnimationLibrary>,
     layout: GpuLibraryLayout,
     layout_buffer: wgpu::Buffer,
-    headers: wgpu::Buffer,
-    payload: wgpu::Buffer,
+    heap: wgpu::Buffer,
 }
 
 impl GpuLibrary {
     /// Uploads `library` to `device`.
     ///
     /// Errors: a heap larger than the device's `max_storage_buffer_binding_size` (the message
-    /// says which and by how much); buffers the device refuses ([`Error::Refused`]).
+    /// says by how much; WebGPU's default is 128 MiB); buffers the device refuses
+    /// ([`Error::Refused`]).
     pub fn new(device: &wgpu::Device, library: &AnimationLibrary) -> Result<Arc<Self>> {
-        let heaps = LibraryHeaps::new(library);
+        let packed = LibraryHeap::new(library);
         let cap = device.limits().max_storage_buffer_binding_size;
-        for (what, heap) in [("header", &heaps.headers), ("payload", &heaps.payload)] {
-            let bytes = (heap.len() * size_of::<Unit>()) as u64;
-            if bytes > cap {
-                return Err(Error::Limit {
-                    what: format!(
-                        "the library's {what} heap would take {bytes} bytes; the device allows {cap} per storage buffer"
-                    ),
-                });
-            }
+        let bytes = (packed.heap.len() * size_of::<Unit>()) as u64;
+        if bytes > cap {
+            return Err(Error::Limit {
+                what: format!("the library's heap would take {bytes} bytes; the device allows {cap} per storage buffer"),
+            });
         }
-        let storage = |label: &str, heap: &[Unit]| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: bytemuck::cast_slice(heap),
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            })
-        };
-        let (layout_buffer, headers, payload) = super::refusable(
+        let (layout_buffer, heap) = super::refusable(
             device,
-            || {
-                format!(
-                    "the library's buffers ({} bytes)",
-                    (heaps.headers.len() + heaps.payload.len()) * size_of::<Unit>()
-                )
-            },
+            || format!("the library's heap ({bytes} bytes)"),
             || {
                 let layout_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("wgpu-anim library layout"),
-                    contents: bytemuck::bytes_of(&heaps.layout),
+                    contents: bytemuck::bytes_of(&packed.layout),
                     usage: wgpu::BufferUsages::UNIFORM,
                 });
-                let headers = storage("wgpu-anim library headers", &heaps.headers);
-                let payload = storage("wgpu-anim library payload", &heaps.payload);
-                (layout_buffer, headers, payload)
+                let heap = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("wgpu-anim library heap"),
+                    contents: bytemuck::cast_slice(&packed.heap),
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                });
+                (layout_buffer, heap)
             },
         )?;
         Ok(Arc::new(Self {
             library: Arc::new(library.clone()),
-            layout: heaps.layout,
+            layout: packed.layout,
             layout_buffer,
-            headers,
-            payload,
+            heap,
         }))
     }
 
@@ -153,7 +134,7 @@ impl GpuLibrary {
         &self.library
     }
 
-    /// Where each section of the heaps starts.
+    /// Where each section of the heap starts.
     #[must_use]
     pub fn layout(&self) -> &GpuLibraryLayout {
         &self.layout
@@ -165,15 +146,9 @@ impl GpuLibrary {
         &self.layout_buffer
     }
 
-    /// The header heap.
+    /// The heap: every section of the library, read-only ([`LibraryHeap`]).
     #[must_use]
-    pub fn headers(&self) -> &wgpu::Buffer {
-        &self.headers
-    }
-
-    /// The payload heap.
-    #[must_use]
-    pub fn payload(&self) -> &wgpu::Buffer {
-        &self.payload
+    pub fn heap(&self) -> &wgpu::Buffer {
+        &self.heap
     }
 }

@@ -19,7 +19,7 @@ pub use animator::{Animator, evaluate_poses};
 pub use controller::{Controller, FrameUpload, PageState};
 pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 pub use footprints::{FootprintRenderer, Footprints};
-pub use library::{GpuLibrary, LibraryHeaps};
+pub use library::{GpuLibrary, LibraryHeap};
 pub use props::PropRenderer;
 pub use readback::read_buffer;
 pub use renderer::{

@@ -208,7 +208,7 @@ impl AnimationLibrary {
         })
     }
 
-    /// Whether clip `clip` has root motion ([`LibraryBuilder::add_clip_with_root_motion`]).
+    /// Whether clip `clip` has root motion ([`LibraryBuilder::add_clip_with_root_motion`](crate::LibraryBuilder::add_clip_with_root_motion)).
     #[must_use]
     pub fn has_root_motion(&self, clip: ClipId) -> bool {
         self.clips
@@ -285,7 +285,7 @@ impl AnimationLibrary {
             })
     }
 
-    /// The report of every clip the builder compressed ([`LibraryBuilder::set_compression`]).
+    /// The report of every clip the builder compressed ([`LibraryBuilder::set_compression`](crate::LibraryBuilder::set_compression)).
     #[must_use]
     pub fn compression_reports(&self) -> &[(ClipId, crate::codec::ClipReport)] {
         &self.reports

@@ -124,6 +124,109 @@ impl Resource {
     pub const fn is_uniform(self) -> bool {
         matches!(self, Resource::Frame | Resource::Library | Resource::LayerDefs)
     }
+
+    /// Where its buffer lives: what the animator binds for it ([`crate::gpu::Animator`] makes
+    /// one buffer per page of every [`Scope::Page`] resource from this table, and binds, reads
+    /// back and rebuilds them by it).
+    #[must_use]
+    pub const fn scope(self) -> Scope {
+        match self {
+            Resource::Frame => Scope::Frame,
+            Resource::Library | Resource::Heap => Scope::Library,
+            Resource::LayerDefs | Resource::Events => Scope::Animator,
+            Resource::Instances
+            | Resource::Clocks
+            | Resource::BlendLists
+            | Resource::LocalPoses
+            | Resource::ModelPoses
+            | Resource::Palettes
+            | Resource::Outputs => Scope::Page,
+        }
+    }
+
+    /// Bytes of a page's buffer for `instances` instances and `joints` joints (`sockets`: the
+    /// library has sockets); `None` for a resource that is not per page.
+    ///
+    /// - per instance: `Instance` (256 B), `Clock` (64 B), `BlendList` (320 B), `Output` (128 B);
+    /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
+    ///   cross-fade starts from, and the mesh-space additive delta), an `Affine` model matrix,
+    ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
+    ///   matrices per instance after the page's palettes.
+    #[must_use]
+    pub const fn page_bytes(self, instances: u32, joints: u32, sockets: bool) -> Option<u64> {
+        use crate::layout::{BlendList, GpuClock, GpuInstance, GpuOutput, LocalPose, MAX_SOCKETS};
+        use crate::math::Affine;
+        let (i, j) = (instances as u64, joints as u64);
+        let affine = size_of::<Affine>() as u64;
+        Some(match self {
+            Resource::Instances => i * size_of::<GpuInstance>() as u64,
+            Resource::Clocks => i * size_of::<GpuClock>() as u64,
+            Resource::BlendLists => i * size_of::<BlendList>() as u64,
+            Resource::LocalPoses => j * 3 * size_of::<LocalPose>() as u64,
+            Resource::ModelPoses => j * affine,
+            Resource::Palettes => j * affine + if sockets { i * MAX_SOCKETS as u64 * affine } else { 0 },
+            Resource::Outputs => i * size_of::<GpuOutput>() as u64,
+            _ => return None,
+        })
+    }
+
+    /// Buffer usages beyond `STORAGE | COPY_SRC | COPY_DST` of a per-page buffer: the palettes
+    /// are also a vertex buffer (for a renderer that reads them as instance attributes).
+    #[must_use]
+    pub const fn extra_usage(self) -> wgpu::BufferUsages {
+        match self {
+            Resource::Palettes => wgpu::BufferUsages::VERTEX,
+            _ => wgpu::BufferUsages::empty(),
+        }
+    }
+
+    /// Whether the animator reads it back every frame while watched, through its ring
+    /// ([`crate::gpu::Animator::watch_sockets`], `watch_outputs`, `watch_events`).
+    #[must_use]
+    pub const fn read_back(self) -> bool {
+        matches!(self, Resource::Palettes | Resource::Outputs | Resource::Events)
+    }
+
+    /// What of it a new device gets when the old one is lost ([`crate::gpu::Animator::rebuild`]).
+    #[must_use]
+    pub const fn on_device_loss(self) -> Survival {
+        match self {
+            Resource::Frame | Resource::Library | Resource::Heap | Resource::LayerDefs | Resource::Instances => {
+                Survival::FromCpu
+            }
+            Resource::Clocks | Resource::Outputs => Survival::Checkpointed,
+            Resource::LocalPoses => Survival::SnapshotsCheckpointed,
+            Resource::BlendLists | Resource::ModelPoses | Resource::Palettes | Resource::Events => Survival::Recomputed,
+        }
+    }
+}
+
+/// Where a [`Resource`]'s buffer lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The page's slot of the animator's frame uniform buffer.
+    Frame,
+    /// The library's ([`crate::gpu::GpuLibrary`]), shared by every animator that plays it.
+    Library,
+    /// The animator's, one for all its pages.
+    Animator,
+    /// One buffer per page, of [`Resource::page_bytes`].
+    Page,
+}
+
+/// What of a [`Resource`] a rebuilt animator gets on a new device ([`Resource::on_device_loss`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Survival {
+    /// Written again from what the CPU holds (the library, the instances, the layer
+    /// definitions, the frame).
+    FromCpu,
+    /// Copied back at every checkpoint, written to the new device, and the frames since
+    /// replayed.
+    Checkpointed,
+    /// Only its snapshot region (the poses interrupted cross-fades start from) is checkpointed.
+    SnapshotsCheckpointed,
+    /// Written anew every frame from the rest: nothing to keep.
+    Recomputed,
 }
 
 /// How a stage accesses a resource.

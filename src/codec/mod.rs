@@ -1,5 +1,5 @@
 //! Compressed clips, the runtime half: the asset form of a compressed clip ([`CompressedClip`]),
-//! its blob's format and the GPU's decode ([`format`]), the checks a blob passes before it is
+//! its blob's format and the GPU's decode ([`format`](mod@format)), the checks a blob passes before it is
 //! played and an f64 decoder ([`decompress`]), and what a compression reports ([`ClipReport`]).
 //! The compressor is the offline half's ([`crate::offline::compress`]); nothing here imports it,
 //! as ACL's decompression knows nothing of its compression.
@@ -33,7 +33,7 @@ pub struct CompressedClip {
     pub clip: Clip,
     /// The channels in the blob, its track `k` being `packed[k]`.
     pub packed: Vec<PackedChannel>,
-    /// The packed tracks ([`format`]); empty when no track is packed.
+    /// The packed tracks ([`format`](mod@format)); empty when no track is packed.
     pub blob: Vec<u32>,
 }
 

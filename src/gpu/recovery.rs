@@ -22,6 +22,7 @@
 
 use super::controller::{Controller, FrameUpload};
 use crate::layout::{GpuClock, GpuInstance, GpuOutput, KEEP_POSE, LocalPose, source_kind};
+use crate::shaders::Resource;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -90,20 +91,14 @@ struct Pending {
     map_requested: bool,
 }
 
-/// The page buffer a checkpoint copy reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum CheckpointSource {
-    Clocks,
-    Outputs,
-    LocalPoses,
-}
-
 /// One copy a frame records into its encoder for a checkpoint: `bytes` from `offset` of page
 /// `page`'s clock, root or local pose buffer to `dst` of the readback buffer.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CheckpointCopy {
     pub page: usize,
-    pub source: CheckpointSource,
+    /// The page's buffer it reads: a resource that survives a lost device by checkpoints
+    /// ([`Resource::on_device_loss`]).
+    pub source: Resource,
     pub offset: u64,
     pub dst: u64,
     pub bytes: u64,
@@ -340,21 +335,21 @@ impl Recovery {
             .map(|p| match p.kind {
                 PartKind::Clocks => CheckpointCopy {
                     page: p.page,
-                    source: CheckpointSource::Clocks,
+                    source: Resource::Clocks,
                     offset: 0,
                     dst: p.offset,
                     bytes: (u64::from(p.count) * size_of::<GpuClock>() as u64),
                 },
                 PartKind::Outputs => CheckpointCopy {
                     page: p.page,
-                    source: CheckpointSource::Outputs,
+                    source: Resource::Outputs,
                     offset: 0,
                     dst: p.offset,
                     bytes: (u64::from(p.count) * size_of::<GpuOutput>() as u64),
                 },
                 PartKind::Snapshot => CheckpointCopy {
                     page: p.page,
-                    source: CheckpointSource::LocalPoses,
+                    source: Resource::LocalPoses,
                     offset: (u64::from(page_joint_capacity(p.page)) + u64::from(p.first))
                         * size_of::<LocalPose>() as u64,
                     dst: p.offset,

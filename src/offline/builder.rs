@@ -71,7 +71,7 @@ impl LibraryBuilder {
     /// Errors: an unknown skeleton; a duplicate clip name for the skeleton; a duration that is not
     /// finite and positive; a track for a joint the skeleton lacks, or two for one joint; a track
     /// with no keys, non-finite or negative or unsorted key times, a value count that does not
-    /// match, non-finite values, or a zero-length rotation; more than [`MAX_CLIP_EVENTS`] events,
+    /// match, non-finite values, or a zero-length rotation; more than [`MAX_CLIP_EVENTS`](crate::layout::MAX_CLIP_EVENTS) events,
     /// an event with an empty name, a time outside `[0, duration]` or a threshold outside
     /// `[0, 1]`.
     ///
@@ -316,7 +316,7 @@ impl LibraryBuilder {
         self.lib.blend.add_tree(&catalog, tree)
     }
 
-    /// Adds a mask: one weight in [0, 1] per joint of `skeleton` (see [`crate::layers`] for helpers
+    /// Adds a mask: one weight in [0, 1] per joint of `skeleton` (see [`super::layers`] for helpers
     /// that build one from a joint and a blend depth, or from a list of joints).
     ///
     /// Errors: an unknown skeleton, a weight count that is not the joint count, a weight outside

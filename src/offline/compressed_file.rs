@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Reading checks the magic, the version, the length and the hash, every count against the bytes
-//! left, every value's range and every blob ([`super::format::Blob::parse`]); a file that fails
+//! left, every value's range and every blob ([`Blob::parse`](crate::codec::format::Blob::parse)); a file that fails
 //! gets an [`Error::Asset`] naming the file and what is wrong, never a panic. Adding the clips to
 //! a library ([`CompressedFile::add_to`]) checks them against the skeleton as any clip is.
 

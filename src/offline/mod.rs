@@ -3,7 +3,7 @@
 //! the CPU mirrors, the renderers, the codec's decoder) never imports anything from here; a test
 //! (`tests/architecture.rs`) fails on an arrow from there to here.
 //!
-//! - [`builder`]: [`LibraryBuilder`](builder::LibraryBuilder) validates authoring data and packs
+//! - [`builder`]: [`LibraryBuilder`] validates authoring data and packs
 //!   it into an [`AnimationLibrary`](crate::AnimationLibrary).
 //! - [`compress`]: the clip compressor (its blob decodes on the GPU: [`crate::codec`]).
 //! - [`compressed_file`]: compressed clips in a file of their own.

@@ -19,7 +19,7 @@
 //! motion-capture take saves 6–7 % of the bytes at the same bounds.
 //!
 //! Tracks the format cannot hold within the threshold (step keys or cubic curves between frames,
-//! values too wide for [`format::MAX_WIDTH`](crate::codec::format::MAX_WIDTH) bits) stay raw, track by track, and the report names
+//! values too wide for [`format::MAX_WIDTH`] bits) stay raw, track by track, and the report names
 //! them. The library plays raw and compressed clips side by side.
 //!
 //! ```

@@ -1,0 +1,181 @@
+//! Rebuilding an animator on a new device after the old one was lost: checkpoints of what a
+//! frame carries over, and the frames since replayed.
+
+use super::GpuLibrary;
+use super::animator::{Animator, PreviousCopy, event_log_buffer};
+use super::page::check_pages;
+use super::recovery::{Checkpoint, Recovery};
+use crate::error::{Error, Result};
+use crate::layout::LocalPose;
+use crate::shaders::Resource;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+impl Animator {
+    /// Keeps what [`Animator::rebuild`] needs to rebuild this animator on a new device when
+    /// `device` is lost, checkpointing every `interval` frames (`None` stops it). Off by default.
+    ///
+    /// A device can be lost at any time: a driver reset, a GPU removed, a laptop switching
+    /// GPUs, the browser dropping the context. What a frame carries over from the one before is
+    /// on that device: the instances' clocks and the snapshot poses of interrupted cross-fades.
+    /// With recovery on, every `interval` frames, [`Animator::encode`] also copies the clocks
+    /// in use and the snapshots still in use into a readback buffer, which
+    /// [`Animator::prepare`] maps without waiting and takes in once the GPU is done (it polls
+    /// `device` without blocking); and every frame since is logged: what it uploaded, its path,
+    /// and how many times its passes were encoded.
+    ///
+    /// Costs: `64` bytes per instance in use and `48` per joint of a snapshot in use read back per
+    /// checkpoint; a copy of the instances (256 bytes each) on the CPU; the uploads of up to about
+    /// `interval` frames kept. A rebuild replays up to about `interval + 2` frames on the new
+    /// device ([`Animator::recovery_frames`]).
+    ///
+    /// Call it before the first frame, or the first rebuild is possible once the first
+    /// checkpoint is back (a few frames later). Submit each frame's encoder before the next
+    /// `prepare` (as any frame loop does): the readback is mapped then.
+    pub fn set_recovery(&mut self, device: &wgpu::Device, interval: Option<std::num::NonZeroU32>) {
+        self.recovery = interval.map(|n| Recovery::new(device, n.get(), self.frames));
+        self.checkpoint_copies.clear();
+    }
+
+    /// Frames a rebuild would replay now (those since the newest checkpoint back from the GPU),
+    /// or `None` when it cannot rebuild: recovery is off, or no checkpoint is back yet.
+    #[must_use]
+    pub fn recovery_frames(&self) -> Option<usize> {
+        let r = self.recovery.as_ref()?;
+        r.base.as_ref().map(|_| r.log.len())
+    }
+
+    /// A new animator on `device` (its device lost, or any other) in the state this one
+    /// reached after its last prepared frame, the library uploaded again: [`Animator::rebuild_with_library`].
+    ///
+    /// Errors: as [`Animator::rebuild_with_library`], and a library the device refuses.
+    pub fn rebuild(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self> {
+        let library = GpuLibrary::new(device, self.controller.library())?;
+        self.rebuild_with_library(device, queue, library)
+    }
+
+    /// A new animator on `device`, playing `gpu_library` (this animator's library, uploaded to
+    /// `device`), in the state this one reached after its last prepared frame: the same
+    /// instances, pages and layer definitions, the edits made since that frame still to upload,
+    /// the clocks and snapshots of its newest checkpoint, and every frame since replayed (the
+    /// path each frame took, its uploads, as many encodes): its next frame continues from where
+    /// this one was — on the same kind of device, bit for bit. Recovery stays on, with the same
+    /// interval; previous palettes, if kept, start again (the first frame shows no motion); the
+    /// watched sockets stay watched (the frames in flight on the old device are not read back).
+    /// This animator is only read: its device may be lost.
+    ///
+    /// Errors ([`Error::Recovery`]): recovery is off ([`Animator::set_recovery`]) or no
+    /// checkpoint is back yet, `gpu_library` plays another library, or `device` cannot hold this
+    /// animator's pages; buffers or pipelines the device refuses.
+    pub fn rebuild_with_library(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        gpu_library: Arc<GpuLibrary>,
+    ) -> Result<Self> {
+        let fail = |what: &str| Error::Recovery { what: what.to_owned() };
+        let recovery = self
+            .recovery
+            .as_ref()
+            .ok_or_else(|| fail("recovery is off (Animator::set_recovery)"))?;
+        let base = recovery
+            .base
+            .as_ref()
+            .ok_or_else(|| fail("no checkpoint is back from the GPU yet"))?;
+        if !Arc::ptr_eq(gpu_library.library_arc(), self.controller.library_arc())
+            && super::LibraryHeap::new(gpu_library.library()) != super::LibraryHeap::new(self.controller.library())
+        {
+            return Err(fail("the library given is not this animator's"));
+        }
+        let layout: Vec<(u32, u32)> = (0..self.controller.page_count())
+            .map(|k| (self.controller.page_capacity(k), self.controller.page_max_joints(k)))
+            .collect();
+        check_pages(&device.limits(), &layout, self.controller.library().has_sockets()).map_err(|what| fail(&what))?;
+        let max_instances = self.controller.max_instances();
+        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout)?;
+        // The checkpoint: every layer definition (those of later frames too: none is read before
+        // its frame), the instances of its frame, the clocks and snapshots after it.
+        let defs = self.controller.layer_defs();
+        queue.write_buffer(&next.layer_def_buffer, 0, bytemuck::cast_slice(defs));
+        next.restore(queue, base);
+        // Every frame since, as it ran.
+        let last = recovery.log.len().saturating_sub(1);
+        for (k, frame) in recovery.log.iter().enumerate() {
+            next.write_upload(queue, &frame.upload);
+            let encodes = if k == last {
+                self.encodes.load(Ordering::Relaxed)
+            } else {
+                frame.encodes
+            };
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("wgpu-anim rebuild"),
+            });
+            let in_use = frame.upload.frames.iter().map(|(p, _)| p + 1).max().unwrap_or(0);
+            for _ in 0..encodes {
+                next.encode_passes(&mut encoder, None, frame.fused, in_use, |page| {
+                    frame
+                        .upload
+                        .frames
+                        .iter()
+                        .find(|(p, _)| *p == page)
+                        .map_or(0, |(_, f)| f.instance_count)
+                });
+            }
+            queue.submit([encoder.finish()]);
+        }
+        next.controller = self.controller.clone();
+        next.use_fused = self.use_fused && next.fused.is_some();
+        next.frames = self.frames;
+        // The last frame's encodes, which its log entry takes at the next prepare.
+        next.encodes
+            .store(self.encodes.load(Ordering::Relaxed), Ordering::Relaxed);
+        next.recovery = Some(recovery.moved_to(device));
+        next.ring = self.ring.as_ref().map(|r| r.moved_to(device));
+        if self.event_capacity > 0 {
+            next.event_log = super::refusable(
+                device,
+                || "the event log".to_owned(),
+                || event_log_buffer(device, self.event_capacity),
+            )?;
+            next.event_capacity = self.event_capacity;
+            next.bind_pages(device);
+        }
+        if self.previous_copy != PreviousCopy::Off {
+            next.keep_previous_palettes(device, true)?;
+        }
+        Ok(next)
+    }
+
+    /// Writes checkpoint `base` to this animator's buffers.
+    fn restore(&self, queue: &wgpu::Queue, base: &Checkpoint) {
+        for (page, instances) in base.instances.iter().enumerate().take(self.pages.len()) {
+            queue.write_buffer(
+                self.pages[page].buffer(Resource::Instances),
+                0,
+                bytemuck::cast_slice(instances),
+            );
+        }
+        for (page, clocks) in base.clocks.iter().enumerate().take(self.pages.len()) {
+            queue.write_buffer(
+                self.pages[page].buffer(Resource::Clocks),
+                0,
+                bytemuck::cast_slice(clocks),
+            );
+        }
+        for (page, roots) in base.roots.iter().enumerate().take(self.pages.len()) {
+            queue.write_buffer(
+                self.pages[page].buffer(Resource::Outputs),
+                0,
+                bytemuck::cast_slice(roots),
+            );
+        }
+        for (page, first, poses) in &base.snapshots {
+            let joint = u64::from(self.controller.page_max_joints(*page)) + u64::from(*first);
+            queue.write_buffer(
+                self.pages[*page].buffer(Resource::LocalPoses),
+                joint * size_of::<LocalPose>() as u64,
+                bytemuck::cast_slice(poses),
+            );
+        }
+    }
+}

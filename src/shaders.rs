@@ -27,6 +27,11 @@ pub const SKINNING_MODULE: &str = include_str!("../shaders/skinning_module.wgsl"
 /// `blend_triangles: array<vec4<u32>>` storage arrays.
 pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");
 
+/// The clock stage's tick arithmetic (`shaders/shared/ticks.wgsl`; Rust mirror
+/// `cpu::ticks`): 64-bit integers on `vec2<u32>`, seconds to ticks ([`crate::cpu::ticks_from_f32`]),
+/// [`crate::cpu::ratio_ticks`], [`crate::cpu::wrap_ticks`]. Needs [`TYPES`].
+pub const TICKS: &str = include_str!("../shaders/shared/ticks.wgsl");
+
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -359,6 +364,7 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::bindings", std::borrow::Cow::Owned(bindings_module(stage))),
         ("wgpu_anim::library", plain(LIBRARY)),
         ("wgpu_anim::blend_weights", plain(BLEND_WEIGHTS)),
+        ("wgpu_anim::ticks", plain(TICKS)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),

@@ -563,6 +563,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::MATH,
         shaders::LIBRARY,
         shaders::BLEND_WEIGHTS,
+        shaders::TICKS,
         shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));

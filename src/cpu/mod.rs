@@ -7,6 +7,7 @@
 //! | advance clocks | `shaders/clock.wgsl` | [`clock()`] |
 //! | … with clip events and root motion | `shaders/clock.wgsl` | [`clock_frame()`] |
 //! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
+//! | tick arithmetic (for `clock`) | `shaders/shared/ticks.wgsl` | module `ticks`: [`ticks_from_f32()`], [`ratio_ticks()`], [`wrap_ticks()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
@@ -29,11 +30,11 @@ pub(crate) mod palette;
 pub(crate) mod sample;
 pub(crate) mod skin;
 mod stages;
+pub(crate) mod ticks;
 pub use clock::{
-    ClipTime, Leaves, add_sample, advance_clip_time, f32_parts, period_ticks, ratio_ticks, shift_round,
-    start_clip_time, ticks_from_f32, transition_weight, wrap_ticks,
+    ClipTime, EventLog, Leaves, Rigid, add_sample, advance_clip_time, blend_curves, event_crossings, root_displacement,
+    start_clip_time, transition_weight,
 };
-pub use clock::{EventLog, Rigid, blend_curves, event_crossings, root_displacement};
 pub use local_to_model::{has_mesh_layer, joint_model};
 pub use palette::skin_matrix;
 pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
@@ -42,6 +43,7 @@ pub use stages::{
     advance_instance, clock, clock_frame, fused, fused_frame, layered_joint, local_to_model, node_child_weights,
     palette, sample, sample_joint, skin, skin_vertex, tree_leaves,
 };
+pub use ticks::{f32_parts, period_ticks, ratio_ticks, shift_round, ticks_from_f32, wrap_ticks};
 
 use crate::error::{Error, Result};
 use crate::layout::{BlendList, GpuFrame, GpuInstance, LOOP_ONCE, LocalPose};

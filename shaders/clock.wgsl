@@ -1,16 +1,16 @@
 // Stage 1: per instance, advance its clocks (Game Engine Architecture 11.4.2), evaluate its blend
 // tree and transition, and write the list of weighted clip samples the `sample` stage blends.
-// One thread per instance. CPU mirror: cpu::clock. Its tick arithmetic is the module shared/ticks.
+// One thread per instance. CPU mirror: cpu::clock. Its tick arithmetic and looping are the modules
+// shared/ticks and looping.
 
 #define_import_path wgpu_anim::clock
 
 #import wgpu_anim::types::{
     BlendList, BlendSample, CLIP_CURVE_SHIFT, ClipInfo, EventRecord, FRAME_CURVES, FRAME_EVENTS,
     LAYER_OFF, LAYER_OVERRIDE, MAX_CURVES, Output, LAYER_ADDITIVE_MESH, LAYER_ON, LOOP_FOREVER,
-    LOOP_ONCE, LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS,
-    MAX_TREE_NODES, NODE_CLIP, NO_ROOT_MOTION, ROOT_MOTION, SNAPSHOT_CLIP, SOURCE_NONE,
-    SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks,
-    WORKGROUP_SIZE,
+    LOOP_REPEAT, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES,
+    NODE_CLIP, NO_ROOT_MOTION, ROOT_MOTION, SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_SNAPSHOT,
+    SOURCE_TREE, TICK_BITS, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::{
     affine_from_sqt, affine_mul, quat_conjugate, quat_mul, quat_rotate, workgroup_linear,
@@ -22,46 +22,9 @@
 #import wgpu_anim::blend_weights::node_child_weights
 #import wgpu_anim::ticks::{
     floor_small, i64_add, i64_clamp, i64_neg, i64_negative, period_ticks, ratio_ticks, tick_limit,
-    ticks_from_f32, ticks_get, ticks_of, ticks_to_f32, u64_shl, wrap_ticks,
+    ticks_from_f32, ticks_get, ticks_of, ticks_to_f32, u64_shl,
 }
-
-struct ClipTime {
-    time: Ticks,
-    loops: u32,
-    sample_time: f32,
-    phase: f32,
-}
-
-// Advances a local time (`time` within loop `loops`) by `delta` ticks on a state of `period`
-// ticks (`duration` seconds or cycles) and applies the loop mode.
-fn advance_clip_time(time: Ticks, loops_in: u32, delta: vec2<u32>, loop_mode: u32, loop_count: u32, duration: f32, period: vec2<u32>) -> ClipTime {
-    let limit = tick_limit();
-    let x = i64_add(i64_clamp(ticks_get(time), i64_neg(limit), limit), i64_clamp(delta, i64_neg(limit), limit));
-    var t = x;
-    var loops = loops_in;
-    if (loop_mode == LOOP_ONCE) {
-        t = i64_clamp(x, vec2<u32>(0u, 0u), period);
-    } else {
-        let w = wrap_ticks(x, period);
-        t = w.r;
-        if (loop_mode == LOOP_REPEAT) {
-            let n = max(loop_count, 1u);
-            if (loops >= n || (w.q >= 0 && u32(w.q) >= n - loops)) {
-                t = period;
-                loops = n - 1u;
-            } else if (w.q < 0 && u32(-w.q) > loops) {
-                t = vec2<u32>(0u, 0u);
-                loops = 0u;
-            } else {
-                loops = loops + bitcast<u32>(w.q);
-            }
-        } else {
-            loops = loops + bitcast<u32>(w.q);
-        }
-    }
-    let sample_time = clamp(ticks_to_f32(t), 0.0, duration);
-    return ClipTime(ticks_of(t), loops, sample_time, sample_time / duration);
-}
+#import wgpu_anim::looping::{ClipTime, advance_clip_time}
 
 // Times a state's playback crossed the point `e` of its loop (ticks, in [0, period]) this frame,
 // moving by `delta` from `t0` in loop `loops0` to `t1` in loop `loops1`. The points are

@@ -31,6 +31,9 @@ pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wg
 /// `cpu::ticks`): 64-bit integers on `vec2<u32>`, seconds to ticks ([`crate::cpu::ticks_from_f32`]),
 /// [`crate::cpu::ratio_ticks`], [`crate::cpu::wrap_ticks`]. Needs [`TYPES`].
 pub const TICKS: &str = include_str!("../shaders/shared/ticks.wgsl");
+/// The clock stage's looping (`shaders/shared/looping.wgsl`; Rust mirror `cpu::looping`):
+/// `ClipTime` and [`crate::cpu::advance_clip_time`]. Needs [`TYPES`] and [`TICKS`].
+pub const LOOPING: &str = include_str!("../shaders/shared/looping.wgsl");
 
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
@@ -365,6 +368,7 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::library", plain(LIBRARY)),
         ("wgpu_anim::blend_weights", plain(BLEND_WEIGHTS)),
         ("wgpu_anim::ticks", plain(TICKS)),
+        ("wgpu_anim::looping", plain(LOOPING)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),

@@ -564,6 +564,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::LIBRARY,
         shaders::BLEND_WEIGHTS,
         shaders::TICKS,
+        shaders::LOOPING,
         shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));

@@ -8,6 +8,7 @@
 //! | … with clip events and root motion | `shaders/clock.wgsl` | [`clock_frame()`] |
 //! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
 //! | tick arithmetic (for `clock`) | `shaders/shared/ticks.wgsl` | module `ticks`: [`ticks_from_f32()`], [`ratio_ticks()`], [`wrap_ticks()`] |
+//! | looping (for `clock`) | `shaders/shared/looping.wgsl` | module `looping`: [`advance_clip_time()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
@@ -26,16 +27,17 @@ pub mod blend_weights;
 pub(crate) mod clock;
 pub(crate) mod fused;
 pub(crate) mod local_to_model;
+pub(crate) mod looping;
 pub(crate) mod palette;
 pub(crate) mod sample;
 pub(crate) mod skin;
 mod stages;
 pub(crate) mod ticks;
 pub use clock::{
-    ClipTime, EventLog, Leaves, Rigid, add_sample, advance_clip_time, blend_curves, event_crossings, root_displacement,
-    start_clip_time, transition_weight,
+    EventLog, Leaves, Rigid, add_sample, blend_curves, event_crossings, root_displacement, transition_weight,
 };
 pub use local_to_model::{has_mesh_layer, joint_model};
+pub use looping::{ClipTime, advance_clip_time, start_clip_time};
 pub use palette::skin_matrix;
 pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
 pub use skin::{SkinnedPoint, affine_transform_normal};

@@ -34,6 +34,11 @@ pub const TICKS: &str = include_str!("../shaders/shared/ticks.wgsl");
 /// The clock stage's looping (`shaders/shared/looping.wgsl`; Rust mirror `cpu::looping`):
 /// `ClipTime` and [`crate::cpu::advance_clip_time`]. Needs [`TYPES`] and [`TICKS`].
 pub const LOOPING: &str = include_str!("../shaders/shared/looping.wgsl");
+/// The clock stage's clip events (`shaders/shared/events.wgsl`; Rust mirror `cpu::events`):
+/// [`crate::cpu::event_crossings`] and `fire_events`, which appends to the event log. Needs
+/// [`TYPES`], the generated `wgpu_anim::bindings` (`event_log`, `frame`), [`LIBRARY`], [`TICKS`]
+/// and [`LOOPING`].
+pub const EVENTS: &str = include_str!("../shaders/shared/events.wgsl");
 
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
@@ -369,6 +374,7 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::blend_weights", plain(BLEND_WEIGHTS)),
         ("wgpu_anim::ticks", plain(TICKS)),
         ("wgpu_anim::looping", plain(LOOPING)),
+        ("wgpu_anim::events", plain(EVENTS)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),

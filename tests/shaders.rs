@@ -565,6 +565,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::BLEND_WEIGHTS,
         shaders::TICKS,
         shaders::LOOPING,
+        shaders::EVENTS,
         shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));

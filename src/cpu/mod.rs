@@ -9,6 +9,7 @@
 //! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
 //! | tick arithmetic (for `clock`) | `shaders/shared/ticks.wgsl` | module `ticks`: [`ticks_from_f32()`], [`ratio_ticks()`], [`wrap_ticks()`] |
 //! | looping (for `clock`) | `shaders/shared/looping.wgsl` | module `looping`: [`advance_clip_time()`] |
+//! | clip events (for `clock`) | `shaders/shared/events.wgsl` | module `events`: [`event_crossings()`], [`EventLog`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
@@ -25,6 +26,7 @@
 
 pub mod blend_weights;
 pub(crate) mod clock;
+pub(crate) mod events;
 pub(crate) mod fused;
 pub(crate) mod local_to_model;
 pub(crate) mod looping;
@@ -33,9 +35,8 @@ pub(crate) mod sample;
 pub(crate) mod skin;
 mod stages;
 pub(crate) mod ticks;
-pub use clock::{
-    EventLog, Leaves, Rigid, add_sample, blend_curves, event_crossings, root_displacement, transition_weight,
-};
+pub use clock::{Leaves, Rigid, add_sample, blend_curves, root_displacement, transition_weight};
+pub use events::{EventLog, event_crossings};
 pub use local_to_model::{has_mesh_layer, joint_model};
 pub use looping::{ClipTime, advance_clip_time, start_clip_time};
 pub use palette::skin_matrix;

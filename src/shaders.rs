@@ -39,6 +39,12 @@ pub const LOOPING: &str = include_str!("../shaders/shared/looping.wgsl");
 /// [`TYPES`], the generated `wgpu_anim::bindings` (`event_log`, `frame`), [`LIBRARY`], [`TICKS`]
 /// and [`LOOPING`].
 pub const EVENTS: &str = include_str!("../shaders/shared/events.wgsl");
+/// The clock stage's root motion (`shaders/shared/root_motion.wgsl`; Rust mirror
+/// `cpu::root_motion`): [`crate::cpu::Rigid`], [`crate::cpu::root_displacement`], the blend of a
+/// frame's displacements and `move_root`, which moves the character's world. Needs [`TYPES`],
+/// [`MATH`], the generated `wgpu_anim::bindings` (`instances`) and [`LIBRARY`]. (Not the
+/// `ROOT_MOTION` define: the clock stage reaches it only under that define.)
+pub const ROOT_MOTION: &str = include_str!("../shaders/shared/root_motion.wgsl");
 
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
@@ -375,6 +381,7 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::ticks", plain(TICKS)),
         ("wgpu_anim::looping", plain(LOOPING)),
         ("wgpu_anim::events", plain(EVENTS)),
+        ("wgpu_anim::root_motion", plain(ROOT_MOTION)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),

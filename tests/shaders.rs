@@ -566,6 +566,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::TICKS,
         shaders::LOOPING,
         shaders::EVENTS,
+        shaders::ROOT_MOTION,
         shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));

@@ -10,6 +10,7 @@
 //! | tick arithmetic (for `clock`) | `shaders/shared/ticks.wgsl` | module `ticks`: [`ticks_from_f32()`], [`ratio_ticks()`], [`wrap_ticks()`] |
 //! | looping (for `clock`) | `shaders/shared/looping.wgsl` | module `looping`: [`advance_clip_time()`] |
 //! | clip events (for `clock`) | `shaders/shared/events.wgsl` | module `events`: [`event_crossings()`], [`EventLog`] |
+//! | root motion (for `clock`) | `shaders/shared/root_motion.wgsl` | module `root_motion`: [`root_displacement()`], [`Rigid`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
@@ -31,15 +32,17 @@ pub(crate) mod fused;
 pub(crate) mod local_to_model;
 pub(crate) mod looping;
 pub(crate) mod palette;
+pub(crate) mod root_motion;
 pub(crate) mod sample;
 pub(crate) mod skin;
 mod stages;
 pub(crate) mod ticks;
-pub use clock::{Leaves, Rigid, add_sample, blend_curves, root_displacement, transition_weight};
+pub use clock::{Leaves, add_sample, blend_curves, transition_weight};
 pub use events::{EventLog, event_crossings};
 pub use local_to_model::{has_mesh_layer, joint_model};
 pub use looping::{ClipTime, advance_clip_time, start_clip_time};
 pub use palette::skin_matrix;
+pub use root_motion::{Rigid, root_displacement};
 pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
 pub use skin::{SkinnedPoint, affine_transform_normal};
 pub use stages::{

@@ -1,21 +1,19 @@
 // Stage 1: per instance, advance its clocks (Game Engine Architecture 11.4.2), evaluate its blend
 // tree and transition, and write the list of weighted clip samples the `sample` stage blends.
-// One thread per instance. CPU mirror: cpu::clock. Its tick arithmetic, looping, clip events and
-// root motion are the modules shared/ticks, looping, events and root_motion.
+// One thread per instance. CPU mirror: cpu::clock. Its tick arithmetic, looping, clip events, root
+// motion and float curves are the modules shared/ticks, looping, events, root_motion and curves.
 
 #define_import_path wgpu_anim::clock
 
 #import wgpu_anim::types::{
-    BlendList, BlendSample, CLIP_CURVE_SHIFT, FRAME_CURVES, FRAME_EVENTS, LAYER_OFF, LAYER_OVERRIDE,
-    MAX_CURVES, LAYER_ADDITIVE_MESH, LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS,
-    MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, ROOT_MOTION, SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_SNAPSHOT,
-    SOURCE_TREE, TICK_BITS, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
+    BlendList, BlendSample, FRAME_CURVES, FRAME_EVENTS, LAYER_ADDITIVE_MESH, LAYER_ON, LayerApply,
+    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, ROOT_MOTION,
+    SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TRANSITION_FROZEN,
+    TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::workgroup_linear
 #import wgpu_anim::bindings::{blend_lists, clocks, frame, instances, layer_defs, outputs}
-#import wgpu_anim::library::{
-    blend_child, blend_node, clip_duration, clip_info, sample_track, track_at,
-}
+#import wgpu_anim::library::{blend_child, blend_node, clip_duration}
 #import wgpu_anim::blend_weights::node_child_weights
 #import wgpu_anim::ticks::{
     i64_add, i64_clamp, period_ticks, ratio_ticks, tick_limit, ticks_from_f32, ticks_get, ticks_of,
@@ -24,6 +22,7 @@
 #import wgpu_anim::looping::{ClipTime, advance_clip_time}
 #import wgpu_anim::events::{EventSource, fire_events}
 #import wgpu_anim::root_motion::{RootBlend, add_root, move_root}
+#import wgpu_anim::curves::blend_curves
 
 // Inserts a sample of layer `layer` (0: the base), keeping the list sorted heaviest first;
 // beyond MAX_BLEND_CLIPS the lightest is dropped. Equal (clip, time, layer) samples merge.
@@ -357,87 +356,6 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     }
 #endif
 }
-
-// Curve name `c` of clip `clip` at `t` seconds; `present` says whether the clip has it (else 0).
-struct CurveValue {
-    value: f32,
-    present: bool,
-}
-
-fn curve_value(clip: u32, c: u32, t: f32) -> CurveValue {
-    let info = clip_info(clip);
-    let mask = info.flags >> CLIP_CURVE_SHIFT;
-    if (((mask >> c) & 1u) == 0u) {
-        return CurveValue(0.0, false);
-    }
-    let k = countOneBits(mask & ((1u << c) - 1u));
-    let track = track_at(info.track_offset + 3u * info.joint_count + k);
-    return CurveValue(sample_track(track, t, false).x, true);
-}
-
-// The character's float curves this frame, blended as its pose: the base samples weighted and
-// normalized (a clip without a curve, or the snapshot, counts 0); then each layer in order, its
-// own samples' weighted mean, for the curves its clips have: lerped in by the layer's weight
-// (override) or added times it (additive).
-fn blend_curves(list: ptr<function, BlendList>) -> array<f32, MAX_CURVES> {
-    var out: array<f32, MAX_CURVES>;
-    var base_weight = 0.0;
-    for (var k = 0u; k < (*list).count; k++) {
-        let s = (*list).samples[k];
-        if (s.layer != 0u) {
-            continue;
-        }
-        base_weight += s.weight;
-        if (s.clip == SNAPSHOT_CLIP) {
-            continue;
-        }
-        for (var c = 0u; c < MAX_CURVES; c++) {
-            out[c] += s.weight * curve_value(s.clip, c, s.time).value;
-        }
-    }
-    if (base_weight > 0.0) {
-        for (var c = 0u; c < MAX_CURVES; c++) {
-            out[c] /= base_weight;
-        }
-    }
-    for (var l = 0u; l < MAX_LAYERS; l++) {
-        let apply = (*list).layers[l];
-        if (apply.mode == LAYER_OFF) {
-            continue;
-        }
-        var sum: array<f32, MAX_CURVES>;
-        var present: array<bool, MAX_CURVES>;
-        var weight = 0.0;
-        for (var k = 0u; k < (*list).count; k++) {
-            let s = (*list).samples[k];
-            if (s.layer != l + 1u) {
-                continue;
-            }
-            weight += s.weight;
-            for (var c = 0u; c < MAX_CURVES; c++) {
-                let v = curve_value(s.clip, c, s.time);
-                sum[c] += s.weight * v.value;
-                present[c] = present[c] || v.present;
-            }
-        }
-        if (!(weight > 0.0)) {
-            continue;
-        }
-        for (var c = 0u; c < MAX_CURVES; c++) {
-            if (!present[c]) {
-                continue;
-            }
-            let v = sum[c] / weight;
-            if (apply.mode == LAYER_OVERRIDE) {
-                out[c] = mix(out[c], v, apply.weight);
-            } else {
-                out[c] += apply.weight * v;
-            }
-        }
-    }
-    return out;
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn clock(
     @builtin(workgroup_id) wg: vec3<u32>,

@@ -45,6 +45,10 @@ pub const EVENTS: &str = include_str!("../shaders/shared/events.wgsl");
 /// [`MATH`], the generated `wgpu_anim::bindings` (`instances`) and [`LIBRARY`]. (Not the
 /// `ROOT_MOTION` define: the clock stage reaches it only under that define.)
 pub const ROOT_MOTION: &str = include_str!("../shaders/shared/root_motion.wgsl");
+/// The clock stage's float curves (`shaders/shared/curves.wgsl`; Rust mirror `cpu::curves`):
+/// [`crate::cpu::blend_curves`]. Needs [`TYPES`] and [`LIBRARY`]. (Not the `CURVES` define: the
+/// clock stage reaches it only under that define.)
+pub const CURVES: &str = include_str!("../shaders/shared/curves.wgsl");
 
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
@@ -382,6 +386,7 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::looping", plain(LOOPING)),
         ("wgpu_anim::events", plain(EVENTS)),
         ("wgpu_anim::root_motion", plain(ROOT_MOTION)),
+        ("wgpu_anim::curves", plain(CURVES)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),

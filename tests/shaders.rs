@@ -567,6 +567,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::LOOPING,
         shaders::EVENTS,
         shaders::ROOT_MOTION,
+        shaders::CURVES,
         shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));

@@ -11,6 +11,7 @@
 //! | looping (for `clock`) | `shaders/shared/looping.wgsl` | module `looping`: [`advance_clip_time()`] |
 //! | clip events (for `clock`) | `shaders/shared/events.wgsl` | module `events`: [`event_crossings()`], [`EventLog`] |
 //! | root motion (for `clock`) | `shaders/shared/root_motion.wgsl` | module `root_motion`: [`root_displacement()`], [`Rigid`] |
+//! | float curves (for `clock`) | `shaders/shared/curves.wgsl` | module `curves`: [`blend_curves()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
@@ -27,6 +28,7 @@
 
 pub mod blend_weights;
 pub(crate) mod clock;
+pub(crate) mod curves;
 pub(crate) mod events;
 pub(crate) mod fused;
 pub(crate) mod local_to_model;
@@ -37,7 +39,8 @@ pub(crate) mod sample;
 pub(crate) mod skin;
 mod stages;
 pub(crate) mod ticks;
-pub use clock::{Leaves, add_sample, blend_curves, transition_weight};
+pub use clock::{Leaves, add_sample, transition_weight};
+pub use curves::blend_curves;
 pub use events::{EventLog, event_crossings};
 pub use local_to_model::{has_mesh_layer, joint_model};
 pub use looping::{ClipTime, advance_clip_time, start_clip_time};

@@ -466,6 +466,9 @@ pub const TICK_LIMIT_HI: u32 = (TICK_LIMIT >> 32) as u32;
 /// frames a second by up to 0.9 s on a 37.6 s loop — because every frame rounds the same way.
 /// The clock stage adds the exact product `rate · dt` (or `rate · dt / D` for a tree), rounded
 /// once to a tick, with integer arithmetic only, which no shader compiler may reorder or fuse.
+///
+/// `Ticks::from_f32` is defined with the tick arithmetic it calls, in the CPU mirror
+/// (`cpu::ticks`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Ticks {
@@ -496,13 +499,6 @@ impl Ticks {
     #[must_use]
     pub fn to_f32(self) -> f32 {
         (self.hi as i32) as f32 * (1.0 / 256.0) + self.lo as f32 * (1.0 / 1_099_511_627_776.0)
-    }
-
-    /// The nearest tick count to `seconds` (ties away from zero), saturated at
-    /// ±[`TICK_LIMIT`]; not finite gives 0. WGSL `ticks_from_f32`.
-    #[must_use]
-    pub fn from_f32(seconds: f32) -> Self {
-        Self::new(crate::cpu::ticks_from_f32(seconds))
     }
 }
 

@@ -27,6 +27,29 @@ pub const SKINNING_MODULE: &str = include_str!("../shaders/skinning_module.wgsl"
 /// `blend_triangles: array<vec4<u32>>` storage arrays.
 pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");
 
+/// The clock stage's tick arithmetic (`shaders/shared/ticks.wgsl`; Rust mirror
+/// `cpu::ticks`): 64-bit integers on `vec2<u32>`, seconds to ticks ([`crate::cpu::ticks_from_f32`]),
+/// [`crate::cpu::ratio_ticks`], [`crate::cpu::wrap_ticks`]. Needs [`TYPES`].
+pub const TICKS: &str = include_str!("../shaders/shared/ticks.wgsl");
+/// The clock stage's looping (`shaders/shared/looping.wgsl`; Rust mirror `cpu::looping`):
+/// `ClipTime` and [`crate::cpu::advance_clip_time`]. Needs [`TYPES`] and [`TICKS`].
+pub const LOOPING: &str = include_str!("../shaders/shared/looping.wgsl");
+/// The clock stage's clip events (`shaders/shared/events.wgsl`; Rust mirror `cpu::events`):
+/// [`crate::cpu::event_crossings`] and `fire_events`, which appends to the event log. Needs
+/// [`TYPES`], the generated `wgpu_anim::bindings` (`event_log`, `frame`), [`LIBRARY`], [`TICKS`]
+/// and [`LOOPING`].
+pub const EVENTS: &str = include_str!("../shaders/shared/events.wgsl");
+/// The clock stage's root motion (`shaders/shared/root_motion.wgsl`; Rust mirror
+/// `cpu::root_motion`): [`crate::cpu::Rigid`], [`crate::cpu::root_displacement`], the blend of a
+/// frame's displacements and `move_root`, which moves the character's world. Needs [`TYPES`],
+/// [`MATH`], the generated `wgpu_anim::bindings` (`instances`) and [`LIBRARY`]. (Not the
+/// `ROOT_MOTION` define: the clock stage reaches it only under that define.)
+pub const ROOT_MOTION: &str = include_str!("../shaders/shared/root_motion.wgsl");
+/// The clock stage's float curves (`shaders/shared/curves.wgsl`; Rust mirror `cpu::curves`):
+/// [`crate::cpu::blend_curves`]. Needs [`TYPES`] and [`LIBRARY`]. (Not the `CURVES` define: the
+/// clock stage reaches it only under that define.)
+pub const CURVES: &str = include_str!("../shaders/shared/curves.wgsl");
+
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -454,6 +477,11 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::bindings", std::borrow::Cow::Owned(bindings_module(stage))),
         ("wgpu_anim::library", plain(LIBRARY)),
         ("wgpu_anim::blend_weights", plain(BLEND_WEIGHTS)),
+        ("wgpu_anim::ticks", plain(TICKS)),
+        ("wgpu_anim::looping", plain(LOOPING)),
+        ("wgpu_anim::events", plain(EVENTS)),
+        ("wgpu_anim::root_motion", plain(ROOT_MOTION)),
+        ("wgpu_anim::curves", plain(CURVES)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),

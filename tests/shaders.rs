@@ -563,6 +563,11 @@ fn all_sources() -> Vec<&'static str> {
         shaders::MATH,
         shaders::LIBRARY,
         shaders::BLEND_WEIGHTS,
+        shaders::TICKS,
+        shaders::LOOPING,
+        shaders::EVENTS,
+        shaders::ROOT_MOTION,
+        shaders::CURVES,
         shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));

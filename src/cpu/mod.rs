@@ -7,6 +7,11 @@
 //! | advance clocks | `shaders/clock.wgsl` | [`clock()`] |
 //! | … with clip events and root motion | `shaders/clock.wgsl` | [`clock_frame()`] |
 //! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
+//! | tick arithmetic (for `clock`) | `shaders/shared/ticks.wgsl` | module `ticks`: [`ticks_from_f32()`], [`ratio_ticks()`], [`wrap_ticks()`] |
+//! | looping (for `clock`) | `shaders/shared/looping.wgsl` | module `looping`: [`advance_clip_time()`] |
+//! | clip events (for `clock`) | `shaders/shared/events.wgsl` | module `events`: [`event_crossings()`], [`EventLog`] |
+//! | root motion (for `clock`) | `shaders/shared/root_motion.wgsl` | module `root_motion`: [`root_displacement()`], [`Rigid`] |
+//! | float curves (for `clock`) | `shaders/shared/curves.wgsl` | module `curves`: [`blend_curves()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
@@ -23,25 +28,31 @@
 
 pub mod blend_weights;
 pub(crate) mod clock;
+pub(crate) mod curves;
+pub(crate) mod events;
 pub(crate) mod fused;
 pub(crate) mod local_to_model;
+pub(crate) mod looping;
 pub(crate) mod palette;
+pub(crate) mod root_motion;
 pub(crate) mod sample;
 pub(crate) mod skin;
 mod stages;
-pub use clock::{
-    ClipTime, Leaves, add_sample, advance_clip_time, f32_parts, period_ticks, ratio_ticks, shift_round,
-    start_clip_time, ticks_from_f32, transition_weight, wrap_ticks,
-};
-pub use clock::{EventLog, Rigid, blend_curves, event_crossings, root_displacement};
+pub(crate) mod ticks;
+pub use clock::{Leaves, add_sample, transition_weight};
+pub use curves::blend_curves;
+pub use events::{EventLog, event_crossings};
 pub use local_to_model::{has_mesh_layer, joint_model};
+pub use looping::{ClipTime, advance_clip_time, start_clip_time};
 pub use palette::skin_matrix;
+pub use root_motion::{Rigid, root_displacement};
 pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
 pub use skin::{SkinnedPoint, affine_transform_normal};
 pub use stages::{
     advance_instance, clock, clock_frame, fused, fused_frame, layered_joint, local_to_model, node_child_weights,
     palette, sample, sample_joint, skin, skin_vertex, tree_leaves,
 };
+pub use ticks::{f32_parts, period_ticks, ratio_ticks, shift_round, ticks_from_f32, wrap_ticks};
 
 use crate::error::{Error, Result};
 use crate::layout::{BlendList, GpuFrame, GpuInstance, LOOP_ONCE, LocalPose};

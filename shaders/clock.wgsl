@@ -12,7 +12,8 @@
     TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::workgroup_linear
-#import wgpu_anim::bindings::{blend_lists, clocks, frame, instances, layer_defs, outputs}
+#import wgpu_anim::bindings::{blend_lists, frame, instances, layer_defs}
+#import wgpu_anim::state::{load_clock, load_output, store_clock, store_output}
 #import wgpu_anim::library::{blend_child, blend_node, clip_duration}
 #import wgpu_anim::blend_weights::node_child_weights
 #import wgpu_anim::ticks::{
@@ -204,7 +205,7 @@ fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32 {
 // section while a layer is on (see layout::GpuInstance).
 fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let flags = instances[i].flags;
-    var c = clocks[i];
+    var c = load_clock(i);
     let kind = flags & 15u;
     let target_started = instances[i].seq != c.seq;
     let root_motion = (flags & ROOT_MOTION) != 0u;
@@ -335,13 +336,13 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             c.layer_time[s - 2u] = ct.time;
         }
     }
-    clocks[i] = c;
+    store_clock(i, c);
     // What the character gives back, in a variant of the stage only when the library has it
     // (shaders::Variant): root motion, float curves.
 #ifdef OUTPUTS
     let curves = (frame.flags & FRAME_CURVES) != 0u;
     if (root_motion || curves) {
-        var out = outputs[i];
+        var out = load_output(i);
 #ifdef ROOT_MOTION
         if (root_motion) {
             move_root(i, &out, root, dt);
@@ -352,7 +353,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             out.curves = blend_curves(list);
         }
 #endif
-        outputs[i] = out;
+        store_output(i, out);
     }
 #endif
 }

@@ -33,8 +33,20 @@ pub struct GpuFrame {
     /// [`FRAME_EVENTS`] when events are detected this frame, [`FRAME_CURVES`] when the library
     /// has float curves.
     pub flags: u32,
+    /// Where the outputs section of the page's character state starts, in 16-byte units
+    /// ([`outputs_offset`] of the page's instance capacity, divided by 16).
+    pub output_base: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
+}
+
+/// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
+/// instances: after their clocks ([`GpuClock`], 64 bytes each), rounded up to 256 bytes —
+/// WebGPU's default storage offset alignment, so that a pass of your own can bind the outputs
+/// alone at that offset.
+#[must_use]
+pub const fn outputs_offset(capacity: u32) -> u64 {
+    (capacity as u64 * size_of::<GpuClock>() as u64).next_multiple_of(256)
 }
 
 /// `GpuFrame::flags` bit: the clock stage detects clip events and appends them to the event log.

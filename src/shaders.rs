@@ -49,6 +49,10 @@ pub const ROOT_MOTION: &str = include_str!("../shaders/shared/root_motion.wgsl")
 /// [`crate::cpu::blend_curves`]. Needs [`TYPES`] and [`LIBRARY`]. (Not the `CURVES` define: the
 /// clock stage reaches it only under that define.)
 pub const CURVES: &str = include_str!("../shaders/shared/curves.wgsl");
+/// The per-character state's sections (`shaders/shared/state.wgsl`): `load_clock`,
+/// `store_clock`, `load_output`, `store_output` over the one `character_state` binding
+/// ([`Resource::CharacterState`]). Needs [`TYPES`] and the generated `wgpu_anim::bindings`.
+pub const STATE: &str = include_str!("../shaders/shared/state.wgsl");
 
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`] says which stages use it and how.
@@ -65,8 +69,11 @@ pub enum Resource {
     Heap,
     /// Per instance: `Instance`.
     Instances,
-    /// Per instance: `Clock`.
-    Clocks,
+    /// Per instance, what the clock stage keeps and gives back (`array<vec4<u32>>` in
+    /// sections, read and written through `shaders/shared/state.wgsl`): every instance's
+    /// `Clock` (64 B) from byte 0, then from [`crate::layout::outputs_offset`] (`Frame::output_base`
+    /// in 16-byte units) its `Output` (128 B: root motion, float curves).
+    CharacterState,
     /// Per instance: `BlendList`.
     BlendLists,
     /// Per joint: `LocalPose` (current poses, snapshots, mesh-space deltas).
@@ -77,26 +84,22 @@ pub enum Resource {
     Palettes,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
-    /// Per instance: `Output`, what the clock stage keeps and gives back per character (root
-    /// motion, float curves).
-    Outputs,
 }
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 12] = [
+    pub const ALL: [Resource; 11] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
         Resource::Heap,
         Resource::Instances,
-        Resource::Clocks,
+        Resource::CharacterState,
         Resource::BlendLists,
         Resource::LocalPoses,
         Resource::ModelPoses,
         Resource::Palettes,
         Resource::Events,
-        Resource::Outputs,
     ];
 
     /// Binding number in group 0.
@@ -114,13 +117,12 @@ impl Resource {
             Resource::LayerDefs => "layer_defs",
             Resource::Heap => "heap",
             Resource::Instances => "instances",
-            Resource::Clocks => "clocks",
+            Resource::CharacterState => "character_state",
             Resource::BlendLists => "blend_lists",
             Resource::LocalPoses => "local_poses",
             Resource::ModelPoses => "model_poses",
             Resource::Palettes => "palettes",
             Resource::Events => "event_log",
-            Resource::Outputs => "outputs",
         }
     }
 
@@ -133,12 +135,11 @@ impl Resource {
             Resource::LayerDefs => "array<LayerDef, MAX_LAYER_DEFS>",
             Resource::Heap => "array<vec4<u32>>",
             Resource::Instances => "array<Instance>",
-            Resource::Clocks => "array<Clock>",
+            Resource::CharacterState => "array<vec4<u32>>",
             Resource::BlendLists => "array<BlendList>",
             Resource::LocalPoses => "array<LocalPose>",
             Resource::ModelPoses | Resource::Palettes => "array<Affine>",
             Resource::Events => "EventLog",
-            Resource::Outputs => "array<Output>",
         }
     }
 
@@ -158,12 +159,11 @@ impl Resource {
             Resource::Library | Resource::Heap => Scope::Library,
             Resource::LayerDefs | Resource::Events => Scope::Animator,
             Resource::Instances
-            | Resource::Clocks
+            | Resource::CharacterState
             | Resource::BlendLists
             | Resource::LocalPoses
             | Resource::ModelPoses
-            | Resource::Palettes
-            | Resource::Outputs => Scope::Page,
+            | Resource::Palettes => Scope::Page,
         }
     }
 
@@ -177,18 +177,17 @@ impl Resource {
     ///   matrices per instance after the page's palettes.
     #[must_use]
     pub const fn page_bytes(self, instances: u32, joints: u32, sockets: bool) -> Option<u64> {
-        use crate::layout::{BlendList, GpuClock, GpuInstance, GpuOutput, LocalPose, MAX_SOCKETS};
+        use crate::layout::{BlendList, GpuInstance, GpuOutput, LocalPose, MAX_SOCKETS};
         use crate::math::Affine;
         let (i, j) = (instances as u64, joints as u64);
         let affine = size_of::<Affine>() as u64;
         Some(match self {
             Resource::Instances => i * size_of::<GpuInstance>() as u64,
-            Resource::Clocks => i * size_of::<GpuClock>() as u64,
+            Resource::CharacterState => crate::layout::outputs_offset(instances) + i * size_of::<GpuOutput>() as u64,
             Resource::BlendLists => i * size_of::<BlendList>() as u64,
             Resource::LocalPoses => j * 3 * size_of::<LocalPose>() as u64,
             Resource::ModelPoses => j * affine,
             Resource::Palettes => j * affine + if sockets { i * MAX_SOCKETS as u64 * affine } else { 0 },
-            Resource::Outputs => i * size_of::<GpuOutput>() as u64,
             _ => return None,
         })
     }
@@ -207,7 +206,7 @@ impl Resource {
     /// ([`crate::gpu::Animator::watch_sockets`], `watch_outputs`, `watch_events`).
     #[must_use]
     pub const fn read_back(self) -> bool {
-        matches!(self, Resource::Palettes | Resource::Outputs | Resource::Events)
+        matches!(self, Resource::Palettes | Resource::CharacterState | Resource::Events)
     }
 
     /// What of it a new device gets when the old one is lost ([`crate::gpu::Animator::rebuild`]).
@@ -217,7 +216,7 @@ impl Resource {
             Resource::Frame | Resource::Library | Resource::Heap | Resource::LayerDefs | Resource::Instances => {
                 Survival::FromCpu
             }
-            Resource::Clocks | Resource::Outputs => Survival::Checkpointed,
+            Resource::CharacterState => Survival::Checkpointed,
             Resource::LocalPoses => Survival::SnapshotsCheckpointed,
             Resource::BlendLists | Resource::ModelPoses | Resource::Palettes | Resource::Events => Survival::Recomputed,
         }
@@ -336,10 +335,9 @@ impl Stage {
                 (LayerDefs, Uniform),
                 (Heap, Read),
                 (Instances, ReadWrite),
-                (Clocks, ReadWrite),
+                (CharacterState, ReadWrite),
                 (BlendLists, ReadWrite),
                 (Events, ReadWrite),
-                (Outputs, ReadWrite),
             ],
             Stage::Sample => &[
                 (Frame, Uniform),
@@ -371,11 +369,10 @@ impl Stage {
                 (LayerDefs, Uniform),
                 (Heap, Read),
                 (Instances, ReadWrite),
-                (Clocks, ReadWrite),
+                (CharacterState, ReadWrite),
                 (LocalPoses, ReadWrite),
                 (Palettes, ReadWrite),
                 (Events, ReadWrite),
-                (Outputs, ReadWrite),
             ],
             Stage::Skin => &[],
         }
@@ -416,7 +413,7 @@ impl Stage {
 /// shader stage: room for the next per-character data. The library is one read-only heap of
 /// sections (compressed keys, sockets and events included), and what the clock stage keeps per
 /// character one buffer of sections (clocks, then outputs).
-pub const STORAGE_SLOTS_SPARE: u32 = 1;
+pub const STORAGE_SLOTS_SPARE: u32 = 2;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
 /// with its access, the others read-write. Shared modules (the library accessors, the other
@@ -475,6 +472,7 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::types", plain(TYPES)),
         ("wgpu_anim::math", plain(MATH)),
         ("wgpu_anim::bindings", std::borrow::Cow::Owned(bindings_module(stage))),
+        ("wgpu_anim::state", plain(STATE)),
         ("wgpu_anim::library", plain(LIBRARY)),
         ("wgpu_anim::blend_weights", plain(BLEND_WEIGHTS)),
         ("wgpu_anim::ticks", plain(TICKS)),

@@ -51,7 +51,8 @@ fn frame_against_mirror(
         first_instance: 0,
         frame: a.frame() as u32,
         flags: FRAME_EVENTS,
-        _pad: [0; 2],
+        output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
+        _pad: 0,
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -340,9 +341,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
         Resource::Library => lib_gpu.layout_buffer(),
         Resource::LayerDefs => a.layer_def_buffer(),
         Resource::Heap => lib_gpu.heap(),
-        Resource::Outputs => a.output_buffer(),
         Resource::Instances => a.instance_buffer(),
-        Resource::Clocks => a.clock_buffer(),
+        Resource::CharacterState => a.clock_buffer(),
         Resource::BlendLists => a.blend_list_buffer(),
         Resource::Events => a.event_log_buffer(),
         other => panic!("the clock stage does not bind {other:?}"),
@@ -370,7 +370,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             first_instance: 0,
             frame: f,
             flags: FRAME_EVENTS,
-            _pad: [0; 2],
+            output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
+            _pad: 0,
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

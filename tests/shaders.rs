@@ -241,7 +241,15 @@ fn mirrors() -> Vec<Mirror> {
         mirror!(
             "Frame",
             GpuFrame,
-            [dt, instance_count, snapshot_offset, first_instance, frame, flags]
+            [
+                dt,
+                instance_count,
+                snapshot_offset,
+                first_instance,
+                frame,
+                flags,
+                output_base
+            ]
         ),
         mirror!(
             "LibraryLayout",

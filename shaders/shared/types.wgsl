@@ -27,7 +27,7 @@ struct Frame {
     first_instance: u32,
     frame: u32,
     flags: u32,
-    pad_a: u32,
+    output_base: u32,
     pad_b: u32,
 }
 

@@ -11,7 +11,7 @@ use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
 use crate::layout::{
     BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput,
-    MAX_FUSED_JOINTS, MAX_LAYER_DEFS, WORKGROUP_SIZE,
+    MAX_FUSED_JOINTS, MAX_LAYER_DEFS, WORKGROUP_SIZE, outputs_offset,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -387,7 +387,7 @@ impl Animator {
         }
         for (page, first, clocks) in &upload.clocks {
             queue.write_buffer(
-                self.pages[*page].buffer(Resource::Clocks),
+                self.pages[*page].buffer(Resource::CharacterState),
                 (first * size_of::<GpuClock>()) as u64,
                 bytemuck::cast_slice(clocks),
             );
@@ -441,9 +441,10 @@ impl Animator {
                 }
                 let root = size_of::<GpuOutput>() as u64;
                 for c in &l.roots {
-                    let source = self.pages[c.page].buffer(Resource::Outputs);
+                    let source = self.pages[c.page].buffer(Resource::CharacterState);
+                    let outputs = outputs_offset(self.controller.page_capacity(c.page));
                     let dst = l.roots_at() + c.dst * root;
-                    encoder.copy_buffer_to_buffer(source, c.element * root, buffer, dst, c.count * root);
+                    encoder.copy_buffer_to_buffer(source, outputs + c.element * root, buffer, dst, c.count * root);
                 }
                 if l.event_bytes > 0 {
                     encoder.copy_buffer_to_buffer(&self.event_log, 0, buffer, l.events_at(), l.event_bytes);

@@ -943,7 +943,8 @@ impl Controller {
                     } else {
                         FRAME_CURVES
                     },
-                _pad: [0; 2],
+                output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
+                _pad: 0,
             };
             upload.frames.push((k, frame));
         }

@@ -7,7 +7,7 @@ use super::page::Page;
 use super::{AnimatorDesc, InstanceDesc, LoopMode, read_buffer};
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
-use crate::layout::{BlendList, GpuClock, GpuOutput, LocalPose, MAX_SOCKETS};
+use crate::layout::{BlendList, GpuClock, GpuOutput, LocalPose, MAX_SOCKETS, outputs_offset};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::shaders::Resource;
@@ -34,7 +34,14 @@ impl Animator {
     /// the GPU.
     pub fn read_outputs_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<GpuOutput>> {
         let (p, state) = self.page(page)?;
-        read_buffer(device, queue, p.buffer(Resource::Outputs), 0, state.len as u64)
+        let first = outputs_offset(state.max_instances) / size_of::<GpuOutput>() as u64;
+        read_buffer(
+            device,
+            queue,
+            p.buffer(Resource::CharacterState),
+            first,
+            state.len as u64,
+        )
     }
 
     /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in
@@ -74,24 +81,40 @@ impl Animator {
         self.pages.get(page).map(|p| p.buffer(Resource::Instances))
     }
 
-    /// The clock buffer of the first page (`GpuClock` per instance), written by `clock`.
+    /// The character state buffer of the first page, written by `clock` (and `fused`): its
+    /// clocks (`GpuClock` per instance) from byte 0, its outputs from
+    /// [`Animator::page_outputs`]. The same buffer as [`Animator::output_buffer`].
     #[must_use]
     pub fn clock_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::Clocks)
+        self.pages[0].buffer(Resource::CharacterState)
     }
 
-    /// Outputs of the first page (`GpuOutput` per instance: root motion, float curves), written by
-    /// `clock` (and `fused`); a buffer your own shaders may read (a blend-shape weight, a
-    /// foot-plant flag).
+    /// The character state buffer of the first page, whose outputs (`GpuOutput` per instance:
+    /// root motion, float curves) a shader of your own may read (a blend-shape weight, a
+    /// foot-plant flag): bind [`Animator::page_outputs`], the outputs section alone.
     #[must_use]
     pub fn output_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::Outputs)
+        self.pages[0].buffer(Resource::CharacterState)
     }
 
-    /// The output buffer of page `page` (instance `page_range(page).start + k` at `k`).
+    /// The character state buffer of page `page` (see [`Animator::page_outputs`]).
     #[must_use]
     pub fn page_output_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
-        self.pages.get(page).map(|p| p.buffer(Resource::Outputs))
+        self.pages.get(page).map(|p| p.buffer(Resource::CharacterState))
+    }
+
+    /// Page `page`'s outputs as a binding: `array<GpuOutput>`, instance
+    /// `page_range(page).start + k` at `k`, at an offset aligned to 256 bytes (WebGPU's default
+    /// `min_storage_buffer_offset_alignment`) in the page's character state buffer.
+    #[must_use]
+    pub fn page_outputs(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
+        let buffer = self.pages.get(page)?.buffer(Resource::CharacterState);
+        let offset = outputs_offset(self.controller.page_capacity(page));
+        Some(wgpu::BufferBinding {
+            buffer,
+            offset,
+            size: std::num::NonZeroU64::new(buffer.size() - offset),
+        })
     }
 
     /// Blend lists of the first page (`BlendList` per instance), written by `clock`, read by
@@ -145,7 +168,7 @@ impl Animator {
         let (p, state) = self.page(page)?;
         let (n, j) = (state.len as u64, u64::from(state.joints_used));
         Ok((
-            read_buffer(device, queue, p.buffer(Resource::Clocks), 0, n)?,
+            read_buffer(device, queue, p.buffer(Resource::CharacterState), 0, n)?,
             Pose {
                 local: read_buffer(device, queue, p.buffer(Resource::LocalPoses), 0, j)?,
                 model: read_buffer(device, queue, p.buffer(Resource::ModelPoses), 0, j)?,

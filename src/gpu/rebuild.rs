@@ -6,7 +6,7 @@ use super::animator::{Animator, PreviousCopy, event_log_buffer};
 use super::page::check_pages;
 use super::recovery::{Checkpoint, Recovery};
 use crate::error::{Error, Result};
-use crate::layout::LocalPose;
+use crate::layout::{LocalPose, outputs_offset};
 use crate::shaders::Resource;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -157,15 +157,15 @@ impl Animator {
         }
         for (page, clocks) in base.clocks.iter().enumerate().take(self.pages.len()) {
             queue.write_buffer(
-                self.pages[page].buffer(Resource::Clocks),
+                self.pages[page].buffer(Resource::CharacterState),
                 0,
                 bytemuck::cast_slice(clocks),
             );
         }
         for (page, roots) in base.roots.iter().enumerate().take(self.pages.len()) {
             queue.write_buffer(
-                self.pages[page].buffer(Resource::Outputs),
-                0,
+                self.pages[page].buffer(Resource::CharacterState),
+                outputs_offset(self.controller.page_capacity(page)),
                 bytemuck::cast_slice(roots),
             );
         }

@@ -21,7 +21,7 @@
 //! frame: on the same kind of device, bit for bit.
 
 use super::controller::{Controller, FrameUpload};
-use crate::layout::{GpuClock, GpuInstance, GpuOutput, KEEP_POSE, LocalPose, source_kind};
+use crate::layout::{GpuClock, GpuInstance, GpuOutput, KEEP_POSE, LocalPose, outputs_offset, source_kind};
 use crate::shaders::Resource;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -335,15 +335,15 @@ impl Recovery {
             .map(|p| match p.kind {
                 PartKind::Clocks => CheckpointCopy {
                     page: p.page,
-                    source: Resource::Clocks,
+                    source: Resource::CharacterState,
                     offset: 0,
                     dst: p.offset,
                     bytes: (u64::from(p.count) * size_of::<GpuClock>() as u64),
                 },
                 PartKind::Outputs => CheckpointCopy {
                     page: p.page,
-                    source: Resource::Outputs,
-                    offset: 0,
+                    source: Resource::CharacterState,
+                    offset: outputs_offset(controller.page_capacity(p.page)),
                     dst: p.offset,
                     bytes: (u64::from(p.count) * size_of::<GpuOutput>() as u64),
                 },

@@ -1,0 +1,108 @@
+//! An [`InstanceDesc`] checked against the library and turned into the instance and the first
+//! clock the GPU reads.
+
+use super::{Controller, check_params};
+use crate::error::{Error, Result};
+use crate::gpu::{InstanceDesc, LoopMode};
+use crate::layout::{GpuClock, GpuInstance, GpuLayer, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, MAX_LAYERS, source_kind};
+use crate::math::Affine;
+use glam::Vec4;
+
+impl Controller {
+    /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes).
+    pub(super) fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
+        let err = |what: String| Error::Instance { instance: index, what };
+        if let Some(tree) = desc.tree {
+            let t = self.library.blend().trees.get(tree.0 as usize).ok_or_else(|| {
+                err(format!(
+                    "blend tree {} does not exist (the library has {})",
+                    tree.0,
+                    self.library.blend().trees.len()
+                ))
+            })?;
+            let joints = self
+                .library()
+                .gpu_skeletons()
+                .get(t.skeleton as usize)
+                .map_or(0, |s| s.joint_count);
+            return Ok((0, t.skeleton, joints, t.node_offset, t.node_count));
+        }
+        let clip = self.library.clips().get(desc.clip.0 as usize).ok_or_else(|| {
+            err(format!(
+                "clip {} does not exist (the library has {})",
+                desc.clip.0,
+                self.library.clips().len()
+            ))
+        })?;
+        Ok((desc.clip.0, clip.skeleton, clip.joint_count, 0, 0))
+    }
+
+    pub(super) fn to_gpu(
+        &self,
+        index: usize,
+        desc: &InstanceDesc,
+        joint_offset: u32,
+    ) -> Result<(GpuInstance, GpuClock)> {
+        let err = |what: String| Error::Instance { instance: index, what };
+        let (clip, skeleton, joint_count, tree_offset, tree_nodes) = self.target(index, desc)?;
+        if !desc.time.is_finite() || !desc.rate.is_finite() {
+            return Err(err(format!("time {} and rate {} must be finite", desc.time, desc.rate)));
+        }
+        check_params(index, &desc.params)?;
+        let w = &desc.world;
+        if !w.is_finite() || w.row(3) != glam::Vec4::W {
+            return Err(err("world matrix must be finite and affine (last row 0 0 0 1)".into()));
+        }
+        let (loop_mode, loop_count) = match desc.loop_mode {
+            LoopMode::Once => (LOOP_ONCE, 1),
+            LoopMode::Repeat(0) => return Err(err("LoopMode::Repeat needs at least one loop".into())),
+            LoopMode::Repeat(n) => (LOOP_REPEAT, n),
+            LoopMode::Forever => (LOOP_FOREVER, 0),
+        };
+        let inst = GpuInstance {
+            world: Affine::from_mat4(w),
+            clip,
+            skeleton,
+            joint_offset,
+            joint_count,
+            rate: desc.rate,
+            loop_mode,
+            loop_count,
+            tint: u32::from_le_bytes(desc.tint),
+            params: Vec4::from(desc.params),
+            tree_offset,
+            tree_nodes,
+            seq: 0,
+            start_time: desc.time,
+            source_clip: 0,
+            source_tree_offset: 0,
+            source_tree_nodes: 0,
+            flags: source_kind::NONE,
+            source_rate: 0.0,
+            source_loop_mode: LOOP_ONCE,
+            source_loop_count: 1,
+            transition_duration: 0.0,
+            layers: [GpuLayer::default(); MAX_LAYERS as usize],
+            layer_seq: 0,
+            world_seq: 0,
+            root_turn: 0.0,
+            _pad1: [0; 2],
+            _pad2: [0; 8],
+        };
+        let duration = if tree_nodes == 0 {
+            self.library.clips()[clip as usize].duration
+        } else {
+            1.0
+        };
+        let ct = crate::cpu::start_clip_time(desc.time, loop_mode, loop_count, duration);
+        // A clock one state behind the instance: its first frame starts the state, as `play`
+        // does, so that an event at the start time fires then.
+        let clock = GpuClock {
+            time: ct.time,
+            loops: ct.loops,
+            seq: inst.seq.wrapping_sub(1),
+            ..Default::default()
+        };
+        Ok((inst, clock))
+    }
+}

@@ -1,0 +1,191 @@
+//! [`Controller`]: every instance's state on the CPU — what it plays, its cross-fades (and the
+//! one-frame hold of a cross-fade that interrupts another), its layers and their shared
+//! definitions, and what changed since the last frame — with no device. The [`crate::Animator`]
+//! owns one and uploads what [`Controller::begin_frame`] says changed.
+
+mod instance;
+mod layers;
+mod motion;
+mod pages;
+mod playing;
+#[cfg(test)]
+mod tests;
+mod upload;
+
+pub use pages::PageState;
+pub use upload::FrameUpload;
+
+use crate::error::{Error, Result};
+use crate::layout::{GpuClock, GpuInstance, GpuLayerDef, MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH};
+use crate::library::AnimationLibrary;
+use std::sync::Arc;
+
+/// CPU bookkeeping of an instance's transition, to know whether a new one interrupts it.
+#[derive(Clone, Copy, Debug, Default)]
+struct TransitionTrack {
+    started_at: f64,
+    duration: f32,
+}
+
+/// The bits of `GpuInstance::flags` that describe the transition.
+const TRANSITION_BITS: u32 = 15 | TRANSITION_SMOOTH | TRANSITION_FROZEN;
+
+/// A transition that interrupts another, held back one frame: that frame keeps the pose it shows
+/// ([`KEEP_POSE`](crate::layout::KEEP_POSE)) as the new transition's source.
+#[derive(Clone, Copy, Debug)]
+struct HeldPlay {
+    /// The instance once the transition starts.
+    inst: GpuInstance,
+    duration: f32,
+    /// A frame keeping the pose has been prepared.
+    kept: bool,
+}
+
+/// Every instance's state on the CPU, without a device (see the module docs). Its instances are
+/// [`GpuInstance`]s, the exact bytes the GPU reads.
+#[derive(Clone, Debug)]
+pub struct Controller {
+    library: Arc<AnimationLibrary>,
+    max_instances: u32,
+    pages: Vec<PageState>,
+    instances: Vec<GpuInstance>,
+    /// Page of each instance.
+    page_of: Vec<u32>,
+    transitions: Vec<TransitionTrack>,
+    held: Vec<Option<HeldPlay>>,
+    held_list: Vec<usize>,
+    seconds: f64,
+    /// Instances changed since the last frame (each once), and a mark per instance.
+    dirty: Vec<usize>,
+    dirty_mark: Vec<bool>,
+    clock_writes: Vec<(usize, GpuClock)>,
+    layer_defs: Vec<GpuLayerDef>,
+    layer_def_indices: std::collections::HashMap<GpuLayerDef, u32>,
+    layer_defs_uploaded: usize,
+    /// Frames begun ([`Controller::begin_frame`]).
+    frames: u64,
+    /// Whether frames detect clip events (`FRAME_EVENTS`).
+    detect_events: bool,
+    /// The last `GpuInstance::world_seq` given out: every world the CPU sets gets a new one, so
+    /// that the GPU takes it (a value is never reused before 2³² sets).
+    world_seq: u32,
+    /// Instances with root motion on.
+    root_motion_count: usize,
+}
+
+impl Controller {
+    /// A controller of up to `max_instances` instances of `library` in pages of the given
+    /// capacities `(instances, joints)`, filled in order.
+    ///
+    /// Errors: no page, or pages that hold fewer than `max_instances` instances.
+    pub fn new(library: Arc<AnimationLibrary>, max_instances: u32, pages: &[(u32, u32)]) -> Result<Self> {
+        let room: u64 = pages.iter().map(|&(n, _)| u64::from(n)).sum();
+        if pages.is_empty() || room < u64::from(max_instances) {
+            return Err(Error::Limit {
+                what: format!("pages for {room} instances cannot hold {max_instances}"),
+            });
+        }
+        Ok(Self {
+            library,
+            max_instances,
+            pages: pages
+                .iter()
+                .map(|&(max_instances, max_joints)| PageState {
+                    max_instances,
+                    max_joints,
+                    ..PageState::default()
+                })
+                .collect(),
+            instances: Vec::new(),
+            page_of: Vec::new(),
+            transitions: Vec::new(),
+            held: Vec::new(),
+            held_list: Vec::new(),
+            seconds: 0.0,
+            dirty: Vec::new(),
+            dirty_mark: Vec::new(),
+            clock_writes: Vec::new(),
+            layer_defs: Vec::new(),
+            layer_def_indices: std::collections::HashMap::new(),
+            layer_defs_uploaded: 0,
+            frames: 0,
+            detect_events: false,
+            world_seq: 0,
+            root_motion_count: 0,
+        })
+    }
+
+    /// The library as shared.
+    #[must_use]
+    pub fn library_arc(&self) -> &Arc<AnimationLibrary> {
+        &self.library
+    }
+
+    /// Applies `edit` to instance `index` and to the state held back for it, if any.
+    fn edit_both(&mut self, index: usize, edit: impl Fn(&mut GpuInstance)) {
+        edit(&mut self.instances[index]);
+        if let Some(h) = &mut self.held[index] {
+            edit(&mut h.inst);
+        }
+        self.mark_dirty(index);
+    }
+
+    /// Applies `edit` to the state held back for instance `index`, or else to the instance.
+    fn edit_next(&mut self, index: usize, edit: impl Fn(&mut GpuInstance)) {
+        match &mut self.held[index] {
+            Some(h) => edit(&mut h.inst),
+            None => edit(&mut self.instances[index]),
+        }
+        self.mark_dirty(index);
+    }
+
+    fn mark_dirty(&mut self, i: usize) {
+        if !self.dirty_mark[i] {
+            self.dirty_mark[i] = true;
+            self.dirty.push(i);
+        }
+    }
+
+    /// The most instances it holds.
+    #[must_use]
+    pub fn max_instances(&self) -> u32 {
+        self.max_instances
+    }
+
+    /// Number of instances.
+    #[must_use]
+    pub fn instance_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Instance `index`'s parameters as the GPU holds them.
+    #[must_use]
+    pub fn instance(&self, index: usize) -> Option<&GpuInstance> {
+        self.instances.get(index)
+    }
+
+    /// All instances' parameters as the GPU holds them.
+    #[must_use]
+    pub fn instances(&self) -> &[GpuInstance] {
+        &self.instances
+    }
+
+    /// The library the animator was built with.
+    #[must_use]
+    pub fn library(&self) -> &AnimationLibrary {
+        &self.library
+    }
+}
+
+fn check_params(index: usize, params: &[f32; 4]) -> Result<()> {
+    if let Some(k) = params.iter().position(|p| !p.is_finite()) {
+        return Err(Error::Instance {
+            instance: index,
+            what: format!(
+                "blend parameter {k} is {} (parameters must be finite; at most {MAX_BLEND_PARAMETERS})",
+                params[k]
+            ),
+        });
+    }
+    Ok(())
+}

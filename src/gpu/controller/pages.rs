@@ -1,0 +1,166 @@
+//! Pages: their capacities and fill, adding instances in order across them and removing them
+//! from the end.
+
+use super::{Controller, TransitionTrack};
+use crate::error::{Error, Result};
+use crate::gpu::InstanceDesc;
+use crate::layout::{GpuInstance, ROOT_MOTION};
+
+/// A page's capacity and what is in it. Pages fill in order, each to its instance capacity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageState {
+    /// Global index of its first instance.
+    pub first: usize,
+    /// Instances in it.
+    pub len: usize,
+    /// Instance capacity.
+    pub max_instances: u32,
+    /// Joint capacity (its local pose buffer holds this many current poses, as many snapshots
+    /// and as many mesh-space deltas).
+    pub max_joints: u32,
+    /// Joints in use.
+    pub joints_used: u32,
+}
+
+impl Controller {
+    /// Page `page`'s capacity and fill.
+    #[must_use]
+    pub fn page_state(&self, page: usize) -> Option<&PageState> {
+        self.pages.get(page)
+    }
+
+    /// Adds an instance and returns its index. Its data reaches the GPU at the next
+    /// the next frame ([`crate::Animator::prepare`]).
+    ///
+    /// Errors (nothing is added): the clip does not exist, time or rate not finite, a world
+    /// matrix that is not affine, `Repeat(0)`, or the capacity in instances or joints is full.
+    pub fn add_instance(&mut self, desc: &InstanceDesc) -> Result<usize> {
+        let index = self.instances.len();
+        if index as u32 >= self.max_instances {
+            return Err(Error::Limit {
+                what: format!("the animator holds at most {} instances", self.max_instances),
+            });
+        }
+        // Pages fill in order, each to its instance capacity: instance `index` belongs to the
+        // first page whose capacity, added to the pages before it, exceeds `index`.
+        let mut page = self.page_of.last().map_or(0, |&p| p as usize);
+        if self.pages[page].len as u32 >= self.pages[page].max_instances {
+            page += 1;
+        }
+        let (_, _, joint_count, _, _) = self.target(index, desc)?;
+        let p = &self.pages[page];
+        if p.joints_used + joint_count > p.max_joints {
+            return Err(Error::Limit {
+                what: format!(
+                    "instance {index} needs {joint_count} joints but only {} of {} are free in its page ({page})",
+                    p.max_joints - p.joints_used,
+                    p.max_joints
+                ),
+            });
+        }
+        let (inst, clock) = self.to_gpu(index, desc, self.pages[page].joints_used)?;
+        let p = &mut self.pages[page];
+        if p.len == 0 {
+            p.first = index;
+        }
+        p.len += 1;
+        p.joints_used += inst.joint_count;
+        self.page_of.push(page as u32);
+        self.dirty_mark.push(false);
+        self.instances.push(inst);
+        self.transitions.push(TransitionTrack::default());
+        self.held.push(None);
+        self.clock_writes.push((index, clock));
+        self.mark_dirty(index);
+        Ok(index)
+    }
+
+    /// Removes every instance from `len` on (the others keep their indices and state).
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.instances.len() {
+            for p in &mut self.pages {
+                if p.first + p.len > len {
+                    let keep = len.saturating_sub(p.first).min(p.len);
+                    p.joints_used = if keep == 0 {
+                        0
+                    } else {
+                        self.instances[p.first + keep].joint_offset
+                    };
+                    p.len = keep;
+                }
+            }
+            let removed = self.instances[len..]
+                .iter()
+                .filter(|i| i.flags & ROOT_MOTION != 0)
+                .count();
+            self.root_motion_count -= removed;
+            self.instances.truncate(len);
+            self.page_of.truncate(len);
+            self.transitions.truncate(len);
+            self.held.truncate(len);
+            self.held_list.retain(|&i| i < len);
+            self.clock_writes.retain(|(i, _)| *i < len);
+            self.dirty.retain(|&i| i < len);
+            self.dirty_mark.truncate(len);
+        }
+    }
+
+    /// Joints in use in the first page (over all instances when there is one page).
+    #[must_use]
+    pub fn joint_count(&self) -> u32 {
+        self.pages[0].joints_used
+    }
+
+    /// Pages holding at least one instance (pages fill in order: pages `0..pages_in_use()`).
+    #[must_use]
+    pub fn pages_in_use(&self) -> usize {
+        self.pages.iter().take_while(|p| p.len > 0).count()
+    }
+
+    /// Number of pages (see [`crate::AnimatorDesc`]).
+    #[must_use]
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// The page of instance `index` and its index within that page (its instance in the page's
+    /// instance buffer, its `joint_offset` into the page's palette buffer).
+    #[must_use]
+    pub fn page_of(&self, index: usize) -> Option<(usize, usize)> {
+        let p = *self.page_of.get(index)? as usize;
+        Some((p, index - self.pages[p].first))
+    }
+
+    /// The instances of page `page` (global indices `page_range(page)`).
+    #[must_use]
+    pub fn page_instances(&self, page: usize) -> &[GpuInstance] {
+        let r = self.page_range(page);
+        &self.instances[r]
+    }
+
+    /// Global indices of the instances in page `page` (empty past the last page in use).
+    #[must_use]
+    pub fn page_range(&self, page: usize) -> std::ops::Range<usize> {
+        self.pages.get(page).map_or(0..0, |p| p.first..p.first + p.len)
+    }
+
+    /// Instance capacity of page `page`. Pages fill in order, so page `k` holds the instances
+    /// from the sum of the capacities of the pages before it on.
+    #[must_use]
+    pub fn page_capacity(&self, page: usize) -> u32 {
+        self.pages.get(page).map_or(0, |p| p.max_instances)
+    }
+
+    /// Joint capacity of page `page`: its local pose buffer holds this many current poses, then
+    /// as many snapshots, then as many mesh-space deltas.
+    #[must_use]
+    pub fn page_max_joints(&self, page: usize) -> u32 {
+        self.pages.get(page).map_or(0, |p| p.max_joints)
+    }
+
+    /// Joints in use in page `page`.
+    #[must_use]
+    pub fn page_joint_count(&self, page: usize) -> u32 {
+        self.pages.get(page).map_or(0, |p| p.joints_used)
+    }
+}

@@ -1,0 +1,355 @@
+//! The crowd made, rebuilt on another device, and drawn.
+
+use super::character::Character;
+use super::members::add_members;
+use super::wiring::{footprints, prop_renderer};
+use super::{Crowd, CrowdDesc, SplitMix};
+use crate::error::{Error, Result};
+use crate::gpu::{Animator, AnimatorDesc, Camera, FootprintRenderer, GroundRenderer, PropRenderer, SkinnedRenderer};
+use glam::Vec3;
+
+impl Crowd {
+    /// A crowd of built-in mannequins on `device`, drawing into `color_format` with optional
+    /// depth and MSAA.
+    pub fn new(
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+        desc: &CrowdDesc,
+    ) -> Result<Self> {
+        Self::with_character(
+            device,
+            color_format,
+            depth_format,
+            sample_count,
+            desc,
+            Character::mannequin(),
+        )
+    }
+
+    /// A crowd of `character` on `device`, drawing into `color_format` with optional depth and
+    /// MSAA. The spacing is [`CrowdDesc::spacing`] × [`Character::relative_footprint`].
+    pub fn with_character(
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+        desc: &CrowdDesc,
+        character: Character,
+    ) -> Result<Self> {
+        let c = &character;
+        check_character(c)?;
+        let mut animator = Animator::new(
+            device,
+            &c.library,
+            &AnimatorDesc {
+                max_instances: desc.count.max(1),
+                max_joints: None,
+                page_instances: None,
+            },
+        )?;
+        let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count)?;
+        let ground = GroundRenderer::new(device, color_format, depth_format, sample_count);
+        let (agents, half_extent) = add_members(&mut animator, c, desc)?;
+        if c.root_motion && desc.moving {
+            // Where root motion took each member, read back to keep them on the field and to aim.
+            let all: Vec<usize> = (0..agents.len()).collect();
+            animator.watch_outputs(device, &all)?;
+        }
+        let props = prop_renderer(
+            device,
+            &animator,
+            &character,
+            agents.len(),
+            color_format,
+            depth_format,
+            sample_count,
+        )?;
+        let footprints = if desc.footprints {
+            footprints(
+                device,
+                &mut animator,
+                &character,
+                agents.len(),
+                color_format,
+                depth_format,
+                sample_count,
+            )?
+        } else {
+            None
+        };
+        Ok(Self {
+            animator,
+            character,
+            renderer,
+            ground,
+            props,
+            footprints,
+            seconds: 0.0,
+            event_window: std::collections::VecDeque::new(),
+            held: Vec::new(),
+            agents,
+            half_extent,
+            moving: desc.moving,
+            roams: desc.moving,
+            animation_paused: false,
+            rng: SplitMix(desc.seed ^ 0x5eed_5eed),
+            clock: 0.0,
+            target: Vec3::Y * 1.6,
+        })
+    }
+
+    /// The same crowd on another device (after its device was lost, say), drawing into
+    /// `color_format` with optional depth and MSAA: the animator rebuilt from what it kept
+    /// ([`Animator::rebuild`]; the crowd's animator needs [`Animator::set_recovery`]), the
+    /// renderers made again, every member where it was, doing what it did.
+    ///
+    /// Errors: as [`Animator::rebuild`]; renderers the device refuses.
+    pub fn rebuild(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Self> {
+        let mut animator = self.animator.rebuild(device, queue)?;
+        let renderer = skinned_renderer(
+            device,
+            &animator,
+            &self.character,
+            color_format,
+            depth_format,
+            sample_count,
+        )?;
+        let props = prop_renderer(
+            device,
+            &animator,
+            &self.character,
+            self.agents.len(),
+            color_format,
+            depth_format,
+            sample_count,
+        )?;
+        // The marks were on the lost device: the new ring starts empty.
+        let footprints = if self.footprints.is_some() {
+            footprints(
+                device,
+                &mut animator,
+                &self.character,
+                self.agents.len(),
+                color_format,
+                depth_format,
+                sample_count,
+            )?
+        } else {
+            None
+        };
+        Ok(Self {
+            animator,
+            character: self.character.clone(),
+            renderer,
+            ground: GroundRenderer::new(device, color_format, depth_format, sample_count),
+            props,
+            footprints,
+            seconds: self.seconds,
+            event_window: self.event_window.clone(),
+            held: self.held.clone(),
+            agents: self.agents.clone(),
+            half_extent: self.half_extent,
+            moving: self.moving,
+            roams: self.roams,
+            animation_paused: self.animation_paused,
+            rng: self.rng.clone(),
+            clock: self.clock,
+            target: self.target,
+        })
+    }
+
+    /// Half the side of the square field the crowd occupies, metres.
+    #[must_use]
+    pub fn half_extent(&self) -> f32 {
+        self.half_extent
+    }
+
+    /// Number of characters.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// Removes characters from `count` on.
+    pub fn truncate(&mut self, count: usize) {
+        self.agents.truncate(count);
+        self.animator.truncate(count);
+    }
+
+    /// Whether members move across the field (`true`) or animate in place, frozen where they
+    /// stand. Members of a crowd built with [`CrowdDesc::moving`] `false` have no course, so they
+    /// stay in place either way.
+    pub fn set_moving(&mut self, moving: bool) {
+        // Only members that roam (a crowd built moving) move by root motion.
+        if self.character.root_motion && self.roams && moving != self.moving {
+            for (i, a) in self.agents.iter().enumerate() {
+                if !moving {
+                    // Frozen where it was last read back (root motion off, the world is the CPU's).
+                    let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
+                }
+                let _ = self.animator.set_root_motion(i, moving);
+            }
+        }
+        self.moving = moving;
+    }
+
+    /// Whether members move across the field (see [`Crowd::set_moving`]).
+    #[must_use]
+    pub fn is_moving(&self) -> bool {
+        self.moving
+    }
+
+    /// Pauses or resumes the animation clocks only: while paused, [`Crowd::update`] still moves
+    /// the members but hands the animator a `dt` of 0.
+    pub fn set_animation_paused(&mut self, paused: bool) {
+        self.animation_paused = paused;
+    }
+
+    /// Whether the animation clocks are paused (see [`Crowd::set_animation_paused`]).
+    #[must_use]
+    pub fn is_animation_paused(&self) -> bool {
+        self.animation_paused
+    }
+
+    /// A renderer of the crowd's footprints for another target (a screenshot's, say); `None`
+    /// when the character has none.
+    ///
+    /// Errors: a pipeline the device refuses.
+    pub fn footprint_renderer(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Option<FootprintRenderer>> {
+        self.footprints
+            .as_ref()
+            .map(|(marks, _)| marks.renderer(device, color_format, depth_format, sample_count))
+            .transpose()
+    }
+
+    /// The footprints' clock now (for [`FootprintRenderer::set_view`]).
+    #[must_use]
+    pub fn footprint_time(&self) -> f32 {
+        self.seconds
+    }
+
+    /// Uploads the camera to the renderers.
+    pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
+        self.renderer.set_camera(queue, camera);
+        self.ground.set_camera(queue, camera);
+        if let Some(p) = &self.props {
+            p.set_camera(queue, camera);
+        }
+        if let Some((_, r)) = &self.footprints {
+            r.set_view(queue, camera, self.seconds);
+        }
+    }
+
+    /// A renderer of the character's prop in the hands of its holders (every
+    /// [`HeldProp::every`](super::HeldProp::every)-th member) for another target (a screenshot's,
+    /// say); `None` when the character has no prop.
+    ///
+    /// Errors: as [`PropRenderer::new`].
+    pub fn prop_renderer(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Option<PropRenderer>> {
+        prop_renderer(
+            device,
+            &self.animator,
+            &self.character,
+            self.agents.len(),
+            color_format,
+            depth_format,
+            sample_count,
+        )
+    }
+
+    /// Records the animation passes, then the footprints' stamping pass.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.animator.encode(encoder);
+        self.encode_footprints(encoder);
+    }
+
+    /// Records the footprints' stamping pass (after the animator's passes, when those are
+    /// recorded by hand, with timestamps say).
+    pub fn encode_footprints(&self, encoder: &mut wgpu::CommandEncoder) {
+        if let Some((marks, _)) = &self.footprints {
+            marks.encode(encoder, &self.animator);
+        }
+    }
+
+    /// Draws the ground, the footprints on it, every character and the props they hold.
+    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        self.ground.draw(pass);
+        if let Some((_, r)) = &self.footprints {
+            r.draw(pass);
+        }
+        self.renderer.draw(pass, 0..self.agents.len() as u32);
+        if let Some(p) = &self.props {
+            p.draw(pass, &self.animator);
+        }
+    }
+
+    /// A camera that frames the whole crowd from above and to the side (distances scale with
+    /// the character's size).
+    #[must_use]
+    pub fn overview_camera(&self, aspect: f32) -> Camera {
+        let (f, h) = (self.character.relative_footprint, self.character.relative_height);
+        let e = self.half_extent.max(2.0 * f);
+        let target = Vec3::new(0.0, 0.6 * h, 0.0);
+        let eye = Vec3::new(e * 0.9, e * 0.75 + 1.5 * h, e * 1.6 + 3.0 * f);
+        Camera::look_at(eye, target, 40f32.to_radians(), aspect, 0.1, 2000.0)
+    }
+}
+
+/// Errors unless `c` has at least one clip, and one share and one velocity per clip.
+fn check_character(c: &Character) -> Result<()> {
+    if c.clips.is_empty() || c.clip_shares.len() != c.clips.len() || c.velocities.len() != c.clips.len() {
+        return Err(Error::Limit {
+            what: format!(
+                "character '{}' needs at least one clip, and one share and one velocity per clip",
+                c.name
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The renderer of `c`'s mesh for every instance of `animator`.
+fn skinned_renderer(
+    device: &wgpu::Device,
+    animator: &Animator,
+    c: &Character,
+    color_format: wgpu::TextureFormat,
+    depth_format: Option<wgpu::TextureFormat>,
+    sample_count: u32,
+) -> Result<SkinnedRenderer> {
+    let joints = c
+        .library
+        .skeletons()
+        .get(c.skeleton.0 as usize)
+        .map_or(0, |s| s.joint_count());
+    SkinnedRenderer::new(
+        device,
+        animator,
+        &c.mesh,
+        joints,
+        color_format,
+        depth_format,
+        sample_count,
+    )
+}

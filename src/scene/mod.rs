@@ -1,0 +1,84 @@
+//! A ready-made scene: a crowd of one [`Character`] on a ground plane, each member playing its own
+//! clip at its own phase and rate. The default character is the built-in mannequin, whose walkers
+//! and runners move across the field at the speed their gait was authored for; a character
+//! imported from glTF ([`Character::from_gltf`]) animates in place, since nothing in a file says
+//! how fast its clips travel. The headless example, the crowd demo, the render test and the
+//! benchmarks share it; it is also a compact example of driving [`Animator`] and
+//! [`SkinnedRenderer`].
+
+mod character;
+mod crowd;
+mod frame;
+mod gltf;
+mod members;
+mod rng;
+mod wander;
+mod wiring;
+
+pub use character::{Character, FootprintSpec, HeldProp, LayerAssets, REFERENCE_FOOTPRINT, REFERENCE_HEIGHT};
+pub(crate) use rng::SplitMix;
+
+use crate::gpu::{Animator, FootprintRenderer, Footprints, GroundRenderer, PropRenderer, SkinnedRenderer};
+use glam::Vec3;
+use wander::Agent;
+
+/// How many characters and how they are laid out.
+#[derive(Clone, Copy, Debug)]
+pub struct CrowdDesc {
+    /// Number of characters.
+    pub count: u32,
+    /// Seed of the random layout, clips, phases and tints.
+    pub seed: u64,
+    /// Distance between neighbours on the starting grid, metres.
+    pub spacing: f32,
+    /// Whether walkers and runners move (otherwise they animate in place).
+    pub moving: bool,
+    /// Whether footprints are stamped where feet land (when the character has foot-down events
+    /// and sole sockets). They are a few seconds of history kept on the GPU: a crowd rebuilt on
+    /// a new device ([`Crowd::rebuild`]) starts with none.
+    pub footprints: bool,
+}
+
+impl Default for CrowdDesc {
+    fn default() -> Self {
+        Self {
+            count: 1000,
+            seed: 1,
+            spacing: 1.6,
+            moving: true,
+            footprints: true,
+        }
+    }
+}
+
+/// Frames between a frame and the crowd's use of where root motion took its members then.
+const ROOT_LAG: u64 = 3;
+
+/// A crowd of one character with its animator and renderers.
+pub struct Crowd {
+    /// The animator holding every character's state (one instance per character).
+    pub animator: Animator,
+    /// The character every member of the crowd is an instance of.
+    pub character: Character,
+    renderer: SkinnedRenderer,
+    ground: GroundRenderer,
+    /// The character's prop in the hands of some members.
+    props: Option<PropRenderer>,
+    /// Footprints where the members' feet land, and their renderer.
+    footprints: Option<(Footprints, FootprintRenderer)>,
+    /// Animation seconds played (the footprints' clock).
+    seconds: f32,
+    /// The last second's frames: `dt` and the events read back in it.
+    event_window: std::collections::VecDeque<(f32, usize)>,
+    /// Frames read back and not yet used (roots, [`ROOT_LAG`] frames late).
+    held: Vec<crate::gpu::FrameReadback>,
+    agents: Vec<Agent>,
+    half_extent: f32,
+    moving: bool,
+    animation_paused: bool,
+    /// Whether members have courses (built with `CrowdDesc::moving`).
+    roams: bool,
+    rng: SplitMix,
+    clock: f32,
+    target: Vec3,
+}

@@ -1,0 +1,170 @@
+//! The members' behaviour: where they stand and go, wandering members' decisions (courses, turns,
+//! stops and starts), and their layers (waving, aiming, flinching).
+
+use super::character::Character;
+use super::rng::SplitMix;
+use crate::gpu::{Animator, Curve, InstanceDesc, Layer, LayerMode, Transition};
+use glam::{Quat, Vec2, Vec3};
+
+#[derive(Clone, Copy)]
+pub(super) struct Agent {
+    pub(super) position: Vec2,
+    pub(super) heading: f32,
+    /// World-space velocity, m/s.
+    pub(super) velocity: Vec2,
+    /// Wandering (with a locomotion tree): the character-space velocity driving the blend, the
+    /// velocity it is easing towards, the turn rate (rad/s), the time to the next decision and
+    /// whether the member is stopped (playing idle as a state of its own).
+    pub(super) wander: Option<Wander>,
+    /// With root motion: the frame of the member's last teleport across the field's edge (its
+    /// read-back positions before it are stale).
+    pub(super) teleported_at: u64,
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct Wander {
+    pub(super) velocity: Vec2,
+    pub(super) target: Vec2,
+    pub(super) turn: f32,
+    pub(super) timer: f32,
+    pub(super) stopped: bool,
+    /// What the member does with its layers.
+    pub(super) role: Role,
+    /// Seconds until the next flinch (or until the current one ends).
+    pub(super) flinch: f32,
+    pub(super) flinching: bool,
+}
+
+/// Layer roles in a crowd of the built-in character.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// Locomotion only.
+    Plain,
+    /// Waves with the right arm (masked override layer).
+    Waving,
+    /// Aims at the moving target: the arm held forward (masked override) and an aim offset
+    /// (mesh-space additive blend space) driven by the target's direction.
+    Aiming,
+}
+
+/// Layer slots used by the crowd.
+pub(super) const ARM_SLOT: usize = 0;
+const FLINCH_SLOT: usize = 1;
+pub(super) const AIM_SLOT: usize = 2;
+
+/// How fast a wandering member's velocity eases towards its target (1/s).
+const EASE: f32 = 2.5;
+/// Length of the cross-fades when a wandering member stops or starts, seconds.
+const STOP_START_FADE: f32 = 0.5;
+
+/// A random course in character space (m/s): walk, run, strafe, back up, or a diagonal.
+pub(super) fn random_course(r: &mut SplitMix) -> Vec2 {
+    let pick = r.unit();
+    if pick < 0.4 {
+        Vec2::new(r.range(-0.2, 0.2), r.range(1.1, 1.7))
+    } else if pick < 0.65 {
+        Vec2::new(r.range(-0.3, 0.3), r.range(2.6, 3.5))
+    } else if pick < 0.8 {
+        let side = if r.unit() < 0.5 { -1.0 } else { 1.0 };
+        Vec2::new(side * r.range(0.8, 1.2), r.range(-0.2, 0.4))
+    } else if pick < 0.88 {
+        Vec2::new(r.range(-0.2, 0.2), r.range(-1.0, -0.7))
+    } else {
+        Vec2::from_angle(r.range(0.0, std::f32::consts::TAU)) * r.range(0.8, 2.0)
+    }
+}
+
+/// One wandering member's frame: decisions (a new course, a turn, stopping or starting with a
+/// cross-fade), and its blend parameters easing towards its course.
+pub(super) fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i: usize, w: &mut Wander, dt: f32) {
+    let Some(tree) = c.locomotion else { return };
+    w.timer -= dt;
+    if w.timer <= 0.0 {
+        w.timer = r.range(2.0, 6.0);
+        let smooth = Transition {
+            duration: STOP_START_FADE,
+            curve: Curve::Smooth,
+            frozen: false,
+        };
+        if w.stopped {
+            // Start again: cross-fade from idle into the locomotion blend.
+            w.stopped = false;
+            w.target = random_course(r);
+            w.velocity = w.target * 0.5;
+            let desc = InstanceDesc::tree(tree, [w.velocity.x, w.velocity.y, 0.0, 0.0]);
+            let _ = animator.play(i, &InstanceDesc { time: r.unit(), ..desc }, Some(smooth));
+        } else if r.unit() < 0.15 {
+            // Stop: cross-fade to idle, as a state of its own.
+            w.stopped = true;
+            w.target = Vec2::ZERO;
+            let idle = InstanceDesc {
+                time: r.unit() * 2.0,
+                ..InstanceDesc::new(c.clips[0])
+            };
+            let _ = animator.play(i, &idle, Some(smooth));
+        } else {
+            w.target = random_course(r);
+            w.turn = if r.unit() < 0.5 { r.range(-0.5, 0.5) } else { 0.0 };
+        }
+    }
+    if w.stopped {
+        w.velocity *= (1.0 - EASE * 2.0 * dt).max(0.0);
+        w.turn = 0.0;
+        return;
+    }
+    let next = w.velocity + (w.target - w.velocity) * (EASE * dt).min(1.0);
+    if next.distance_squared(w.velocity) > 1e-8 {
+        w.velocity = next;
+        let aim = animator.instance(i).map_or(glam::Vec4::ZERO, |inst| inst.params);
+        let _ = animator.set_parameters(i, [next.x, next.y, aim.z, aim.w]);
+    }
+}
+
+/// One member's layers this frame: flinches at random moments (a one-shot additive layer), and
+/// for aiming members the aim offset's parameters from the target's direction in character space.
+#[expect(clippy::too_many_arguments, reason = "one call site, every argument distinct")]
+pub(super) fn layers(
+    animator: &mut Animator,
+    c: &Character,
+    r: &mut SplitMix,
+    i: usize,
+    w: &mut Wander,
+    dt: f32,
+    position: Vec2,
+    heading: f32,
+    target: Vec3,
+) {
+    let Some(l) = c.layers else { return };
+    w.flinch -= dt;
+    if w.flinch <= 0.0 {
+        if w.flinching {
+            w.flinching = false;
+            w.flinch = r.range(4.0, 25.0);
+            let _ = animator.set_layer(i, FLINCH_SLOT, None, false);
+        } else {
+            w.flinching = true;
+            w.flinch = c.library.clip_duration(l.flinch).unwrap_or(0.6);
+            let flinch = Layer {
+                once: true,
+                weight: r.range(0.6, 1.0),
+                ..Layer::clip(LayerMode::AdditiveLocal, l.flinch)
+            };
+            let _ = animator.set_layer(i, FLINCH_SLOT, Some(&flinch), true);
+        }
+    }
+    if w.role == Role::Aiming {
+        // The target's direction relative to where the member faces: yaw and pitch, normalized
+        // to the aim offset's ±35° and ±25°.
+        let to = target - Vec3::new(position.x, 1.4, position.y);
+        let local = Quat::from_rotation_y(-heading) * to;
+        let yaw = (-local.x).atan2(local.z);
+        let pitch = local.y.atan2(Vec2::new(local.x, local.z).length());
+        let params = [
+            w.velocity.x,
+            w.velocity.y,
+            (yaw / 35f32.to_radians()).clamp(-1.0, 1.0),
+            (pitch / 25f32.to_radians()).clamp(-1.0, 1.0),
+        ];
+        let _ = animator.set_parameters(i, params);
+    }
+}

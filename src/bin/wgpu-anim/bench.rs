@@ -1,0 +1,44 @@
+//! `wgpu-anim bench`: one animation frame of crowds of mannequins timed, GPU and CPU.
+
+use crate::BenchArgs;
+use wgpu_anim::bench::{self, Config};
+
+pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
+    let config = Config {
+        counts: a.characters.clone(),
+        frames: a.frames,
+        workloads: a.workloads.clone(),
+        clip_formats: a.clip_format.clone(),
+        paths: a.paths.clone(),
+        threads: a.threads,
+        ..Config::default()
+    };
+    let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
+    let report = bench::run(&device, &queue, &config, &mut |line| eprintln!("{line}")).map_err(|e| e.to_string())?;
+    outln!(
+        "One animation frame, medians of {} frames; device: {}; {}",
+        config.frames,
+        report.device,
+        report.date
+    );
+    outln!();
+    out!("{}", bench::markdown_table(&report.rows));
+    if !report.formats.is_empty() {
+        outln!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
+        out!("{}", bench::formats_table(&report.formats));
+    }
+    for note in &report.notes {
+        outln!("note: {note}");
+    }
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&report.rows).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &a.plot {
+        let title = format!("One animation frame — {}", report.device);
+        bench::plot::save(path, &report.rows, &title).map_err(|e| e.to_string())?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}

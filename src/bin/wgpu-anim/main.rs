@@ -1,0 +1,447 @@
+//! `wgpu-anim`: inspect, sample and render glTF animation files, and time animation frames.
+
+use clap::error::ErrorKind;
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use wgpu_anim::bench::{Config, PathKind, Workload};
+use wgpu_anim::offline::compress::ClipFormat;
+use wgpu_anim::offline::gltf_import::{self, ClipSource, Imported};
+
+/// `print!` that ends the program quietly when stdout is a closed pipe (`wgpu-anim inspect f |
+/// head`), as a command-line tool does, instead of panicking; another write error is returned.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!($($arg)*))?
+    };
+}
+
+/// `println!` with [`out!`]'s handling of a closed pipe.
+macro_rules! outln {
+    () => {
+        out!("\n")
+    };
+    ($($arg:tt)*) => {
+        out!("{}\n", format_args!($($arg)*))
+    };
+}
+
+/// Writes to stdout; exits with success when the reader has gone (a broken pipe).
+fn write_stdout(args: std::fmt::Arguments) -> Result<(), String> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_fmt(args) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(format!("cannot write to stdout: {e}")),
+    }
+}
+
+mod bench;
+mod compress;
+mod inspect;
+mod render;
+mod sample;
+
+/// wgpu-anim — GPU skeletal animation for crowds of skinned characters.
+#[derive(Parser)]
+#[command(
+    name = "wgpu-anim",
+    version,
+    arg_required_else_help = false,
+    after_help = "FILE is a .gltf (with its .bin files) or .glb file. Errors print one line and exit with status 1."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Skeleton tree, clips (duration, channels, interpolation, keys), meshes (vertices,
+    /// triangles, influences), morph targets and import notes.
+    Inspect {
+        /// The glTF file (.gltf with its .bin files, or .glb).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Evaluates a clip at a time: the joints' world matrices, the skinning matrices and the
+    /// skinned vertices of mesh 0, primitive 0.
+    ///
+    /// The clip is an animation of the file, by index or name; the time is clamped to its first
+    /// and last key, no looping. Without --cpu or --reference the GPU evaluates the pose (any wgpu
+    /// adapter; a software Vulkan driver such as lavapipe works).
+    Sample(SampleArgs),
+    /// Draws a clip at a time to a PNG, without a window.
+    ///
+    /// The model's meshes are skinned on the GPU, standing on a ground plane, seen from slightly
+    /// above and in front (+Z), the camera framed on the posed model.
+    Render(RenderArgs),
+    /// Times one animation frame of crowds of built-in mannequins, GPU and CPU.
+    ///
+    /// For each workload (single-clip: one clip each; locomotion-2d: the 2D locomotion blend space,
+    /// a quarter of the crowd mid-cross-fade; layered: that plus a masked override, a local and a
+    /// mesh-space additive layer) and character count, on each path: gpu-fused (the GPU, one
+    /// dispatch, the pose in workgroup memory; where the device allows it), gpu-staged (the GPU,
+    /// four dispatches; per-pass times from timestamp queries when the adapter has them), cpu-1
+    /// (the CPU mirror on one thread) and cpu-all (the CPU mirror on every core). Medians over
+    /// --frames frames after 3 warm-up frames; progress on stderr, a Markdown table on stdout. A
+    /// count the device cannot hold is skipped with a note. Bytes per joint are counted from the
+    /// buffer layouts: per-character data, and shared library data (cached on a GPU). With both
+    /// clip formats and gpu-staged, a second table times the sample pass of raw and compressed
+    /// clips in alternate frames (a slow spell of a shared machine falls on both).
+    Bench(BenchArgs),
+    /// Compresses a file's clips and reports size and accuracy per clip.
+    ///
+    /// Constant and rest-pose tracks are stripped; the others are sampled uniformly, range-reduced
+    /// per clip and per segment of 16 frames, and quantized with per-segment bit widths chosen so
+    /// that no virtual point on a shell around any joint moves more than the threshold, in object
+    /// space (ACL's error metric). Tracks the format cannot hold stay raw and are listed. Errors
+    /// are measured in f64 at every frame and half-way between frames. A table on stdout (or JSON
+    /// with --json), progress on stderr; --out writes the compressed clips for
+    /// `sample --compressed` and `render --compressed`.
+    Compress(CompressArgs),
+}
+
+/// `wgpu-anim compress`'s arguments.
+#[derive(Args)]
+struct CompressArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Only this clip: an animation index in the file, or its name [default: every clip].
+    #[arg(long, value_name = "N")]
+    clip: Option<String>,
+    /// Largest error, centimetres.
+    #[arg(long, value_name = "CM", default_value_t = 0.01, value_parser = positive_f64)]
+    threshold: f64,
+    /// Radius of the shell of virtual points around each joint, centimetres.
+    #[arg(long, value_name = "CM", default_value_t = 3.0, value_parser = positive_f64)]
+    shell: f64,
+    /// Largest error of an element of a joint's object-space rotation matrix, or of its product
+    /// with a rotation such as a skin's inverse bind matrix (0: none, the shell metric alone, as
+    /// ACL).
+    #[arg(long, value_name = "R", default_value_t = 9e-5, value_parser = non_negative_f64)]
+    rotation_tolerance: f64,
+    /// Largest error of a skin matrix's translation, as a fraction of the skeleton's size (0:
+    /// none).
+    #[arg(long, value_name = "F", default_value_t = 1e-4, value_parser = non_negative_f64)]
+    skin_tolerance: f64,
+    /// Centimetres per file unit: 100 for glTF's metres, 5.6444 for the CMU takes.
+    #[arg(long, value_name = "CM", default_value_t = 100.0, value_parser = positive_f64)]
+    unit_cm: f64,
+    /// Frames per segment, a power of two (ACL's default is about 16).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = parse_count)]
+    segment_frames: u32,
+    /// Resample every clip to this many frames per second first (the raw clip the errors are
+    /// measured against is then the resampled one) [default: the clip's own key rate].
+    #[arg(long, value_name = "HZ", value_parser = positive_f64)]
+    rate: Option<f64>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write the compressed clips to this file (read by `--compressed FILE`).
+    #[arg(long, value_name = "FILE.wgac")]
+    out: Option<PathBuf>,
+}
+
+/// `wgpu-anim sample`'s arguments.
+#[derive(Args)]
+struct SampleArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The clip: an animation index in the file, or its name.
+    #[arg(long, value_name = "N")]
+    clip: String,
+    /// Time in seconds, clamped to the clip's first and last key (no looping).
+    #[arg(long, value_name = "T", value_parser = finite_f64, allow_negative_numbers = true)]
+    time: f64,
+    /// Evaluate with the CPU mirror of the GPU stages (f32).
+    #[arg(long, conflicts_with = "reference")]
+    cpu: bool,
+    /// Evaluate with the f64 reference implementation.
+    #[arg(long)]
+    reference: bool,
+    /// Evaluate through compressed clips: those of FILE.wgac (written by `compress --out`), or,
+    /// without a file, the file's clips compressed with the default settings.
+    #[arg(long, value_name = "FILE.wgac", num_args = 0..=1, default_missing_value = "")]
+    compressed: Option<String>,
+    /// Print JSON with the fields and conventions of the conformance fixtures (matrices are 16
+    /// floats, column-major; joints in skin order when skinned, else every node in node order).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Most instances `render --count` draws.
+const MAX_RENDER_COUNT: u32 = 10_000;
+/// Largest side of a `render --size` picture, pixels.
+const MAX_RENDER_SIDE: u32 = 16_384;
+
+/// `wgpu-anim render`'s arguments.
+#[derive(Args)]
+struct RenderArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The clip: an animation index in the file, or its name.
+    #[arg(long, value_name = "N", default_value = "0")]
+    clip: String,
+    /// Time in seconds.
+    #[arg(long, value_name = "T", default_value_t = 0.0, value_parser = finite_f32, allow_negative_numbers = true)]
+    time: f32,
+    /// Draw K instances on a grid, their times spread over the clip so that they differ.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_RENDER_COUNT)))]
+    count: u32,
+    /// Image size in pixels.
+    #[arg(long, value_name = "WxH", default_value = "800x600", value_parser = parse_size)]
+    size: Size,
+    /// Where to write the picture.
+    #[arg(long, value_name = "IMAGE.png")]
+    out: PathBuf,
+    /// Leave out the ground plane.
+    #[arg(long)]
+    no_ground: bool,
+    /// Draw through compressed clips: those of FILE.wgac (written by `compress --out`), or,
+    /// without a file, the file's clips compressed with the default settings.
+    #[arg(long, value_name = "FILE.wgac", num_args = 0..=1, default_missing_value = "")]
+    compressed: Option<String>,
+}
+
+/// `wgpu-anim bench`'s arguments.
+#[derive(Args)]
+struct BenchArgs {
+    /// Crowd sizes, comma-separated.
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count, default_value = "1000,4000,16000,64000")]
+    characters: Vec<u32>,
+    /// Measured frames per configuration (medians are reported).
+    #[arg(long, value_name = "N", default_value_t = Config::default().frames, value_parser = positive::<u32>)]
+    frames: u32,
+    /// Workloads, comma-separated.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered")]
+    workloads: Vec<Workload>,
+    /// Paths, comma-separated.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_path, default_value = "gpu-fused,gpu-staged,cpu-1,cpu-all")]
+    paths: Vec<PathKind>,
+    /// How the mannequin's library stores its clips, comma-separated: a set of rows for each.
+    #[arg(long, value_name = "raw,compressed", value_delimiter = ',', value_parser = parse_clip_format, default_value = "raw,compressed")]
+    clip_format: Vec<ClipFormat>,
+    /// Threads of cpu-all [default: every core].
+    #[arg(long, value_name = "N", value_parser = positive::<usize>)]
+    threads: Option<usize>,
+    /// Write the rows as a JSON array to PATH.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write a log-log PNG chart of frame time against characters to PATH.
+    #[arg(long, value_name = "PATH.png")]
+    plot: Option<PathBuf>,
+}
+
+/// A picture's size in pixels.
+#[derive(Clone, Copy, Debug)]
+struct Size {
+    width: u32,
+    height: u32,
+}
+
+fn non_negative_f64(v: &str) -> Result<f64, String> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .ok_or_else(|| format!("'{v}' is not a finite number at least 0"))
+}
+
+fn positive_f64(v: &str) -> Result<f64, String> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| format!("'{v}' is not a finite positive number"))
+}
+
+fn finite_f64(v: &str) -> Result<f64, String> {
+    let t: f64 = v.trim().parse().map_err(|_| format!("'{v}' is not a number"))?;
+    if t.is_finite() {
+        Ok(t)
+    } else {
+        Err(format!("'{v}' is not finite"))
+    }
+}
+
+fn finite_f32(v: &str) -> Result<f32, String> {
+    let t: f32 = v.trim().parse().map_err(|_| format!("'{v}' is not a number"))?;
+    if t.is_finite() {
+        Ok(t)
+    } else {
+        Err(format!("'{v}' is not finite"))
+    }
+}
+
+fn parse_size(v: &str) -> Result<Size, String> {
+    v.split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.trim().parse::<u32>().ok()?, h.trim().parse::<u32>().ok()?)))
+        .filter(|&(w, h)| (1..=MAX_RENDER_SIDE).contains(&w) && (1..=MAX_RENDER_SIDE).contains(&h))
+        .map(|(width, height)| Size { width, height })
+        .ok_or_else(|| format!("'{v}' is not WxH with sides from 1 to {MAX_RENDER_SIDE} pixels"))
+}
+
+fn parse_count(v: &str) -> Result<u32, String> {
+    v.trim()
+        .replace('_', "")
+        .parse::<u32>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("'{v}' is not a positive whole number"))
+}
+
+fn parse_workload(v: &str) -> Result<Workload, String> {
+    Workload::from_name(v.trim()).ok_or_else(|| {
+        let names: Vec<_> = Workload::ALL.iter().map(|w| w.name()).collect();
+        format!("'{v}' is not a workload ({})", names.join(", "))
+    })
+}
+
+fn parse_clip_format(v: &str) -> Result<ClipFormat, String> {
+    ClipFormat::from_name(v.trim()).ok_or_else(|| format!("'{v}' is not a clip format (raw, compressed)"))
+}
+
+fn parse_path(v: &str) -> Result<PathKind, String> {
+    PathKind::ALL.into_iter().find(|p| p.name() == v.trim()).ok_or_else(|| {
+        let names: Vec<_> = PathKind::ALL.iter().map(|p| p.name()).collect();
+        format!("'{v}' is not a path ({})", names.join(", "))
+    })
+}
+
+/// A whole number above zero.
+fn positive<T: std::str::FromStr + PartialOrd + Default>(v: &str) -> Result<T, String> {
+    v.trim()
+        .parse::<T>()
+        .ok()
+        .filter(|n| *n > T::default())
+        .ok_or_else(|| format!("'{v}' is not a positive whole number"))
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return match e.print() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::from(1),
+            };
+        }
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e));
+            return ExitCode::from(1);
+        }
+    };
+    let result = match cli.command {
+        Command::Inspect { file } => inspect::inspect(&file),
+        Command::Sample(a) => sample::sample(&a),
+        Command::Render(a) => render::render(&a),
+        Command::Bench(a) => bench::run_bench(&a),
+        Command::Compress(a) => compress::compress(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let line = e.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("error: {line}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A command-line error on one line: clap's message and tip, then the usage it printed.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut message = Vec::new();
+    let mut usage = None;
+    for paragraph in text.split("\n\n").map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some(u) = paragraph.strip_prefix("Usage:") {
+            usage = Some(flat(u));
+        } else if !paragraph.starts_with("For more information") {
+            message.push(flat(paragraph.strip_prefix("error:").unwrap_or(paragraph)));
+        }
+    }
+    let mut line = message.join("; ");
+    if let Some(u) = usage {
+        line.push_str(&format!("; usage: {u}"));
+    }
+    // Point at the subcommand's help when one was named (the tool itself takes no option
+    // before it but -h and -V).
+    let command = Cli::command();
+    let first = std::env::args_os()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'));
+    let sub = first.and_then(|a| {
+        command
+            .get_subcommands()
+            .map(clap::Command::get_name)
+            .find(|name| a.to_str() == Some(*name))
+    });
+    match sub {
+        Some(sub) => line.push_str(&format!("; run `wgpu-anim {sub} --help` for help")),
+        None => line.push_str("; run `wgpu-anim --help` for help"),
+    }
+    line
+}
+
+fn load(file: &Path) -> Result<Imported, String> {
+    gltf_import::load(file).map_err(|e| e.to_string())
+}
+
+/// Where `--compressed` takes clips from: none given, raw; an empty path, the file's clips
+/// compressed with the defaults; else a compressed library file.
+fn clip_source(compressed: Option<&str>) -> Result<ClipSource, String> {
+    Ok(match compressed {
+        None => ClipSource::Raw,
+        Some("") => ClipSource::Compress(wgpu_anim::offline::compress::CompressionSettings::default()),
+        Some(p) => {
+            ClipSource::File(wgpu_anim::offline::compressed_file::read(Path::new(p)).map_err(|e| e.to_string())?)
+        }
+    })
+}
+
+/// The animation `clip` names: an index in the file's animations, or a name.
+fn find_animation(imp: &Imported, file: &str, clip: &str) -> Result<usize, String> {
+    let animation = match clip.parse::<usize>() {
+        Ok(n) => n,
+        Err(_) => imp
+            .animations
+            .iter()
+            .position(|x| x.name == clip)
+            .ok_or_else(|| format!("{file}: no animation called '{clip}'"))?,
+    };
+    if animation >= imp.animations.len() {
+        return Err(format!(
+            "{file}: clip {animation} does not exist (the file has {} animations)",
+            imp.animations.len()
+        ));
+    }
+    Ok(animation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn bench_defaults_are_the_library_defaults() {
+        let Command::Bench(a) = Cli::parse_from(["wgpu-anim", "bench"]).command else {
+            panic!("bench parses as bench");
+        };
+        let d = Config::default();
+        assert_eq!(a.characters, d.counts);
+        assert_eq!(a.frames, d.frames);
+        assert_eq!(a.workloads, d.workloads);
+        assert_eq!(a.paths, d.paths);
+        assert_eq!(a.threads, d.threads);
+    }
+}

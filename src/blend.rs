@@ -157,159 +157,236 @@ impl BlendLibrary {
         if self.tree_id(&tree.name).is_some() {
             return Err(err("a tree of that name already exists".into()));
         }
-        let n = tree.nodes.len();
-        if n == 0 {
-            return Err(err("has no nodes".into()));
-        }
-        if tree.root >= n {
-            return Err(err(format!(
-                "root {} is out of range (the tree has {n} nodes)",
-                tree.root
-            )));
-        }
-        let order = topological_order(tree).map_err(err)?;
-        if let Some(i) = (0..n).find(|i| !order.contains(i)) {
-            return Err(err(format!(
-                "node {i} is not reachable from the root (node {})",
-                tree.root
-            )));
-        }
-        let mut local = vec![0u32; n];
-        for (k, &i) in order.iter().enumerate() {
-            local[i] = k as u32;
-        }
-        let mut skeleton: Option<(u32, usize, u32)> = None;
-        let mut nodes = Vec::with_capacity(order.len());
-        let mut children: Vec<GpuBlendChild> = Vec::new();
-        let mut triangles: Vec<[u32; 4]> = Vec::new();
+        let order = checked_order(tree).map_err(err)?;
+        let mut packer = TreePacker::new(*clips, &order, self.children.len(), self.triangles.len());
         for &i in &order {
-            let nerr = |what: String| err(format!("node {i}: {what}"));
-            let mut node = GpuBlendNode {
-                child_offset: (self.children.len() + children.len()) as u32,
-                ..Default::default()
-            };
-            let child = |position: Vec2, c: usize, parameter: u32| GpuBlendChild {
-                position,
-                node: local[c],
-                parameter,
-            };
-            match &tree.nodes[i] {
-                BlendNode::Clip(id) => {
-                    let Some(c) = clips.clips.get(id.0 as usize) else {
-                        return Err(nerr(format!(
-                            "clip {} does not exist (the animation library has {} clips)",
-                            id.0,
-                            clips.clips.len()
-                        )));
-                    };
-                    match skeleton {
-                        None => skeleton = Some((c.skeleton, i, id.0)),
-                        Some((s, first, first_clip)) if s != c.skeleton => {
-                            let sname = |s: u32| {
-                                clips
-                                    .skeleton_names
-                                    .get(s as usize)
-                                    .map_or_else(|| s.to_string(), |k| (*k).to_string())
-                            };
-                            return Err(nerr(format!(
-                                "clip '{}' animates skeleton '{}', but node {first}'s clip '{}' animates skeleton '{}' \
-                                 (all clips of a tree must animate one skeleton)",
-                                clips.clip_names[id.0 as usize],
-                                sname(c.skeleton),
-                                clips.clip_names[first_clip as usize],
-                                sname(s)
-                            )));
-                        }
-                        Some(_) => {}
-                    }
-                    node.kind = node_kind::CLIP;
-                    node.clip = id.0;
-                }
-                BlendNode::Blend1D {
-                    parameter,
-                    children: ch,
-                } => {
-                    check_parameter(*parameter).map_err(nerr)?;
-                    check_child_count(ch.len(), 2).map_err(nerr)?;
-                    if let Some(k) = ch.iter().position(|c| !c.0.is_finite()) {
-                        return Err(nerr(format!("child {k}: threshold {} is not finite", ch[k].0)));
-                    }
-                    let mut sorted: Vec<usize> = (0..ch.len()).collect();
-                    sorted.sort_by(|&a, &b| ch[a].0.total_cmp(&ch[b].0));
-                    for w in sorted.windows(2) {
-                        if ch[w[0]].0 == ch[w[1]].0 {
-                            return Err(nerr(format!(
-                                "children {} and {} have the same threshold {}",
-                                w[0].min(w[1]),
-                                w[0].max(w[1]),
-                                ch[w[0]].0
-                            )));
-                        }
-                    }
-                    node.kind = node_kind::BLEND_1D;
-                    node.param_x = *parameter;
-                    node.child_count = ch.len() as u32;
-                    children.extend(sorted.iter().map(|&k| child(Vec2::new(ch[k].0, 0.0), ch[k].1, 0)));
-                }
-                BlendNode::Blend2D {
-                    kind,
-                    parameters,
-                    children: ch,
-                } => {
-                    check_parameter(parameters[0]).map_err(nerr)?;
-                    check_parameter(parameters[1]).map_err(nerr)?;
-                    check_child_count(ch.len(), 0).map_err(nerr)?;
-                    let positions = check_2d(*kind, ch.iter().map(|c| c.0).collect()).map_err(nerr)?;
-                    node.param_x = parameters[0];
-                    node.param_y = parameters[1];
-                    node.child_count = ch.len() as u32;
-                    node.kind = match kind {
-                        Blend2DKind::Bilinear => node_kind::BILINEAR,
-                        Blend2DKind::Triangle => node_kind::TRIANGLE,
-                        Blend2DKind::Delaunay => node_kind::DELAUNAY,
-                        Blend2DKind::SimpleDirectional => node_kind::SIMPLE_DIRECTIONAL,
-                        Blend2DKind::FreeformCartesian => node_kind::FREEFORM_CARTESIAN,
-                        Blend2DKind::FreeformDirectional => node_kind::FREEFORM_DIRECTIONAL,
-                    };
-                    children.extend(positions.iter().map(|&(p, k)| child(p, ch[k].1, 0)));
-                    if *kind == Blend2DKind::Delaunay {
-                        let pts: Vec<Vec2> = positions.iter().map(|p| p.0).collect();
-                        let (tris, hull) =
-                            triangulate(&pts).ok_or_else(|| nerr("the samples cannot be triangulated".into()))?;
-                        node.triangle_offset = (self.triangles.len() + triangles.len()) as u32;
-                        node.triangle_count = (tris.len() + hull.len()) as u32;
-                        triangles.extend(tris.iter().map(|t| [t[0] as u32, t[1] as u32, t[2] as u32, 0]));
-                        let h = hull.len();
-                        triangles.extend((0..h).map(|k| [hull[k] as u32, hull[(k + 1) % h] as u32, 0, 1]));
-                    }
-                }
-                BlendNode::Direct { children: ch } => {
-                    check_child_count(ch.len(), 1).map_err(nerr)?;
-                    for (k, c) in ch.iter().enumerate() {
-                        check_parameter(c.0).map_err(|e| nerr(format!("child {k}: {e}")))?;
-                    }
-                    node.kind = node_kind::DIRECT;
-                    node.child_count = ch.len() as u32;
-                    children.extend(ch.iter().map(|&(param, c)| child(Vec2::ZERO, c, param)));
-                }
-            }
-            nodes.push(node);
+            packer
+                .add_node(i, &tree.nodes[i])
+                .map_err(|what| err(format!("node {i}: {what}")))?;
         }
-        let Some((skeleton, _, _)) = skeleton else {
+        let Some((skeleton, _, _)) = packer.skeleton else {
             return Err(err("has no clip".into()));
         };
         let id = BlendTreeId(self.trees.len() as u32);
         self.trees.push(GpuBlendTree {
             node_offset: self.nodes.len() as u32,
-            node_count: nodes.len() as u32,
+            node_count: packer.nodes.len() as u32,
             skeleton,
             _pad: 0,
         });
         self.names.push(tree.name.clone());
-        self.nodes.extend(nodes);
-        self.children.extend(children);
-        self.triangles.extend(triangles);
+        self.nodes.extend(packer.nodes);
+        self.children.extend(packer.children);
+        self.triangles.extend(packer.triangles);
         Ok(id)
+    }
+}
+
+/// The nodes of `tree` in packing order (root first, parents before children), once it has
+/// nodes, its root and child indices are in range, it has no cycle and the root reaches every
+/// node.
+fn checked_order(tree: &BlendTree) -> std::result::Result<Vec<usize>, String> {
+    let n = tree.nodes.len();
+    if n == 0 {
+        return Err("has no nodes".into());
+    }
+    if tree.root >= n {
+        return Err(format!("root {} is out of range (the tree has {n} nodes)", tree.root));
+    }
+    let order = topological_order(tree)?;
+    if let Some(i) = (0..n).find(|i| !order.contains(i)) {
+        return Err(format!("node {i} is not reachable from the root (node {})", tree.root));
+    }
+    Ok(order)
+}
+
+/// A tree being packed: what it adds to the library, kept apart until every node is checked.
+struct TreePacker<'a> {
+    clips: ClipCatalog<'a>,
+    /// Each node's index in packing order, which children refer to.
+    local: Vec<u32>,
+    /// The library's children and triangles before this tree's.
+    child_base: usize,
+    triangle_base: usize,
+    /// The skeleton of the tree's first clip: `(skeleton, node, clip)`.
+    skeleton: Option<(u32, usize, u32)>,
+    nodes: Vec<GpuBlendNode>,
+    children: Vec<GpuBlendChild>,
+    triangles: Vec<[u32; 4]>,
+}
+
+impl<'a> TreePacker<'a> {
+    fn new(clips: ClipCatalog<'a>, order: &[usize], child_base: usize, triangle_base: usize) -> Self {
+        let mut local = vec![0u32; order.len()];
+        for (k, &i) in order.iter().enumerate() {
+            local[i] = k as u32;
+        }
+        Self {
+            clips,
+            local,
+            child_base,
+            triangle_base,
+            skeleton: None,
+            nodes: Vec::with_capacity(order.len()),
+            children: Vec::new(),
+            triangles: Vec::new(),
+        }
+    }
+
+    /// Checks node `i` and packs it after the nodes before it in packing order.
+    fn add_node(&mut self, i: usize, node: &BlendNode) -> std::result::Result<(), String> {
+        let mut packed = GpuBlendNode {
+            child_offset: (self.child_base + self.children.len()) as u32,
+            ..Default::default()
+        };
+        match node {
+            BlendNode::Clip(id) => self.clip(i, *id, &mut packed)?,
+            BlendNode::Blend1D { parameter, children } => self.blend_1d(*parameter, children, &mut packed)?,
+            BlendNode::Blend2D {
+                kind,
+                parameters,
+                children,
+            } => self.blend_2d(*kind, *parameters, children, &mut packed)?,
+            BlendNode::Direct { children } => self.direct(children, &mut packed)?,
+        }
+        self.nodes.push(packed);
+        Ok(())
+    }
+
+    /// A leaf: its clip exists and animates the skeleton of the tree's first clip.
+    fn clip(&mut self, i: usize, id: ClipId, node: &mut GpuBlendNode) -> std::result::Result<(), String> {
+        let clips = &self.clips;
+        let Some(c) = clips.clips.get(id.0 as usize) else {
+            return Err(format!(
+                "clip {} does not exist (the animation library has {} clips)",
+                id.0,
+                clips.clips.len()
+            ));
+        };
+        match self.skeleton {
+            None => self.skeleton = Some((c.skeleton, i, id.0)),
+            Some((s, first, first_clip)) if s != c.skeleton => {
+                let sname = |s: u32| {
+                    clips
+                        .skeleton_names
+                        .get(s as usize)
+                        .map_or_else(|| s.to_string(), |k| (*k).to_string())
+                };
+                return Err(format!(
+                    "clip '{}' animates skeleton '{}', but node {first}'s clip '{}' animates skeleton '{}' \
+                     (all clips of a tree must animate one skeleton)",
+                    clips.clip_names[id.0 as usize],
+                    sname(c.skeleton),
+                    clips.clip_names[first_clip as usize],
+                    sname(s)
+                ));
+            }
+            Some(_) => {}
+        }
+        node.kind = node_kind::CLIP;
+        node.clip = id.0;
+        Ok(())
+    }
+
+    /// A 1D blend space: finite thresholds, no two alike; its children sorted by threshold.
+    fn blend_1d(
+        &mut self,
+        parameter: u32,
+        ch: &[(f32, usize)],
+        node: &mut GpuBlendNode,
+    ) -> std::result::Result<(), String> {
+        check_parameter(parameter)?;
+        check_child_count(ch.len(), 2)?;
+        if let Some(k) = ch.iter().position(|c| !c.0.is_finite()) {
+            return Err(format!("child {k}: threshold {} is not finite", ch[k].0));
+        }
+        let mut sorted: Vec<usize> = (0..ch.len()).collect();
+        sorted.sort_by(|&a, &b| ch[a].0.total_cmp(&ch[b].0));
+        for w in sorted.windows(2) {
+            if ch[w[0]].0 == ch[w[1]].0 {
+                return Err(format!(
+                    "children {} and {} have the same threshold {}",
+                    w[0].min(w[1]),
+                    w[0].max(w[1]),
+                    ch[w[0]].0
+                ));
+            }
+        }
+        node.kind = node_kind::BLEND_1D;
+        node.param_x = parameter;
+        node.child_count = ch.len() as u32;
+        let local = &self.local;
+        self.children.extend(
+            sorted
+                .iter()
+                .map(|&k| child(local, Vec2::new(ch[k].0, 0.0), ch[k].1, 0)),
+        );
+        Ok(())
+    }
+
+    /// A 2D blend space: samples as its kind needs them ([`check_2d`]); a Delaunay node's
+    /// triangles and convex hull.
+    fn blend_2d(
+        &mut self,
+        kind: Blend2DKind,
+        parameters: [u32; 2],
+        ch: &[(Vec2, usize)],
+        node: &mut GpuBlendNode,
+    ) -> std::result::Result<(), String> {
+        check_parameter(parameters[0])?;
+        check_parameter(parameters[1])?;
+        check_child_count(ch.len(), 0)?;
+        let positions = check_2d(kind, ch.iter().map(|c| c.0).collect())?;
+        node.param_x = parameters[0];
+        node.param_y = parameters[1];
+        node.child_count = ch.len() as u32;
+        node.kind = match kind {
+            Blend2DKind::Bilinear => node_kind::BILINEAR,
+            Blend2DKind::Triangle => node_kind::TRIANGLE,
+            Blend2DKind::Delaunay => node_kind::DELAUNAY,
+            Blend2DKind::SimpleDirectional => node_kind::SIMPLE_DIRECTIONAL,
+            Blend2DKind::FreeformCartesian => node_kind::FREEFORM_CARTESIAN,
+            Blend2DKind::FreeformDirectional => node_kind::FREEFORM_DIRECTIONAL,
+        };
+        let local = &self.local;
+        self.children
+            .extend(positions.iter().map(|&(p, k)| child(local, p, ch[k].1, 0)));
+        if kind == Blend2DKind::Delaunay {
+            let pts: Vec<Vec2> = positions.iter().map(|p| p.0).collect();
+            let (tris, hull) = triangulate(&pts).ok_or_else(|| "the samples cannot be triangulated".to_string())?;
+            node.triangle_offset = (self.triangle_base + self.triangles.len()) as u32;
+            node.triangle_count = (tris.len() + hull.len()) as u32;
+            self.triangles
+                .extend(tris.iter().map(|t| [t[0] as u32, t[1] as u32, t[2] as u32, 0]));
+            let h = hull.len();
+            self.triangles
+                .extend((0..h).map(|k| [hull[k] as u32, hull[(k + 1) % h] as u32, 0, 1]));
+        }
+        Ok(())
+    }
+
+    /// A direct blend: at least one child, each weighted by a parameter in range.
+    fn direct(&mut self, ch: &[(u32, usize)], node: &mut GpuBlendNode) -> std::result::Result<(), String> {
+        check_child_count(ch.len(), 1)?;
+        for (k, c) in ch.iter().enumerate() {
+            check_parameter(c.0).map_err(|e| format!("child {k}: {e}"))?;
+        }
+        node.kind = node_kind::DIRECT;
+        node.child_count = ch.len() as u32;
+        let local = &self.local;
+        self.children
+            .extend(ch.iter().map(|&(param, c)| child(local, Vec2::ZERO, c, param)));
+        Ok(())
+    }
+}
+
+/// The packed child of node `c` (an index in the tree's nodes) at `position`, weighted by
+/// `parameter` (direct blends).
+fn child(local: &[u32], position: Vec2, c: usize, parameter: u32) -> GpuBlendChild {
+    GpuBlendChild {
+        position,
+        node: local[c],
+        parameter,
     }
 }
 

@@ -293,11 +293,6 @@ impl Context<'_> {
             ..Plan::default()
         };
         let mut model = self.raw_model.clone();
-        // Stripping may take a tenth of the error allowed, interpolation between frames 90 %
-        // (with keys on the frames it takes none, but f32 key times stray a little), the rest is
-        // quantization's.
-        let strip_budget = 0.1;
-        let sampling_budget = 0.9;
         let rest = self.skeleton.rest_pose();
         let mut by_joint: Vec<&JointTrack> = self.clip.tracks.iter().collect();
         by_joint.sort_by_key(|t| self.skeleton.joint_index(&t.joint));
@@ -317,68 +312,13 @@ impl Context<'_> {
                     rotation: r.rotation.as_dquat().normalize(),
                     scale: r.scale.as_dvec3(),
                 };
-                let (lo, hi) = values.iter().fold(
-                    (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-                    |(lo, hi), v| (lo.min(*v), hi.max(*v)),
-                );
-                let mut middle = rest_value;
-                set(&mut middle, c, (lo + hi) * 0.5);
-                // As stored: a one-key f32 track (the rotation normalized when sampled).
-                middle.translation = middle.translation.as_vec3().as_dvec3();
-                middle.rotation = middle.rotation.as_quat().as_dquat().normalize();
-                middle.scale = middle.scale.as_vec3().as_dvec3();
-                let mut done = false;
-                for (option, candidate) in [(true, rest_value), (false, middle)] {
-                    let pose = |row: usize| {
-                        let mut p = plan.base[row * n + j];
-                        match c {
-                            Channel::Translation => p.translation = candidate.translation,
-                            Channel::Rotation => p.rotation = candidate.rotation,
-                            Channel::Scale => p.scale = candidate.scale,
-                        }
-                        p
-                    };
-                    if self.subtree_error(&plan.base, &model, &self.raw_model, j, &pose) <= strip_budget {
-                        let poses: Vec<TransformF64> = (0..self.frames as usize).map(pose).collect();
-                        for (f, p) in poses.into_iter().enumerate() {
-                            plan.base[f * n + j] = p;
-                        }
-                        for f in 0..self.frames as usize {
-                            models(
-                                &self.parents,
-                                &plan.base[f * n..(f + 1) * n],
-                                &mut model[f * n..(f + 1) * n],
-                            );
-                        }
-                        let s = match (option, c) {
-                            (true, _) => Stripped::Rest,
-                            (false, Channel::Rotation) => Stripped::Constant(DVec3::ZERO, candidate.rotation),
-                            (false, Channel::Translation) => Stripped::Constant(candidate.translation, DQuat::IDENTITY),
-                            (false, Channel::Scale) => Stripped::Constant(candidate.scale, DQuat::IDENTITY),
-                        };
-                        plan.stripped.push((j as u32, c, s));
-                        done = true;
-                        break;
-                    }
-                }
-                if done {
+                let (lo, hi) = bounds(&values);
+                if self.strip(&mut plan, &mut model, j, c, rest_value, (lo + hi) * 0.5) {
                     continue;
                 }
                 // Kept raw when linear interpolation between frames strays from it.
-                let pose = |row: usize| {
-                    let mut p = self.mid[row * n + j];
-                    let (a, b) = (values[row], values[row + 1]);
-                    match c {
-                        Channel::Rotation => {
-                            let (qa, qb) = (plan.base[row * n + j].rotation, plan.base[(row + 1) * n + j].rotation);
-                            p.rotation = slerp(qa, qb, BETWEEN);
-                        }
-                        _ => set(&mut p, c, a.lerp(b, BETWEEN)),
-                    }
-                    p
-                };
-                let sampling = self.subtree_error(&self.mid, &self.mid_model, &self.mid_model, j, &pose);
-                if sampling > sampling_budget {
+                let sampling = self.sampling_error(&plan, j, c, &values);
+                if sampling > SAMPLING_BUDGET {
                     plan.raw.push((
                         j as u32,
                         c,
@@ -386,60 +326,127 @@ impl Context<'_> {
                     ));
                     continue;
                 }
-                let (values, dropped, lo, hi) = if c == Channel::Rotation {
-                    let rotations: Vec<DQuat> = (0..self.frames as usize)
-                        .map(|f| plan.base[f * n + j].rotation)
-                        .collect();
-                    let s_frames = self.settings.segment_frames as usize;
-                    let dropped: Vec<u32> = rotations.chunks(s_frames).map(dropped_component).collect();
-                    let values: Vec<DVec3> = rotations
-                        .iter()
-                        .enumerate()
-                        .map(|(f, q)| stored_of_rotation(*q, dropped[f / s_frames]))
-                        .collect();
-                    let (lo, hi) = values.iter().fold(
-                        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-                        |(lo, hi), v| (lo.min(*v), hi.max(*v)),
-                    );
-                    // Room for compensation ([`Segment::compensate`]) to move a value past the
-                    // reference's range by an ancestor's error (a hinge's constant 0 becomes a
-                    // little off 0); at coarse bounds no more than a hundredth.
-                    let room = DVec3::splat((2.0 * self.rotation_tolerance.min(self.threshold / self.shell)).min(1e-2));
-                    (values, dropped, lo - room, hi + room)
-                } else {
-                    (
-                        values,
-                        vec![3; (self.frames as usize).div_ceil(self.settings.segment_frames as usize)],
-                        lo,
-                        hi,
-                    )
-                };
-                let mut min = [0.0f32; 3];
-                let mut extent = [0.0f32; 3];
-                for k in 0..3 {
-                    // f32 bounds that contain every value.
-                    let mut m = lo[k] as f32;
-                    if f64::from(m) > lo[k] {
-                        m = m.next_down();
-                    }
-                    let mut e = (hi[k] - f64::from(m)) as f32;
-                    if f64::from(m) + f64::from(e) < hi[k] {
-                        e = e.next_up();
-                    }
-                    min[k] = m;
-                    extent[k] = e;
-                }
-                plan.packed.push(PackedTrack {
-                    joint: j as u32,
-                    channel: c,
-                    values,
-                    dropped,
-                    min,
-                    extent,
-                });
+                let track = self.packed_track(&plan, j, c, values, lo, hi);
+                plan.packed.push(track);
             }
         }
         plan
+    }
+
+    /// Strips channel `c` of joint `j` when holding it at the rest pose (`rest_value`), or else
+    /// at `middle` (the middle of its range), keeps its subtree within [`STRIP_BUDGET`]: the
+    /// plan's base poses and `model` (the model matrices of those) then hold it there. Whether
+    /// it did.
+    fn strip(
+        &self,
+        plan: &mut Plan,
+        model: &mut [DAffine3],
+        j: usize,
+        c: Channel,
+        rest_value: TransformF64,
+        middle: DVec3,
+    ) -> bool {
+        let n = self.n;
+        let mut middle_value = rest_value;
+        set(&mut middle_value, c, middle);
+        // As stored: a one-key f32 track (the rotation normalized when sampled).
+        middle_value.translation = middle_value.translation.as_vec3().as_dvec3();
+        middle_value.rotation = middle_value.rotation.as_quat().as_dquat().normalize();
+        middle_value.scale = middle_value.scale.as_vec3().as_dvec3();
+        for (option, candidate) in [(true, rest_value), (false, middle_value)] {
+            let pose = |row: usize| {
+                let mut p = plan.base[row * n + j];
+                match c {
+                    Channel::Translation => p.translation = candidate.translation,
+                    Channel::Rotation => p.rotation = candidate.rotation,
+                    Channel::Scale => p.scale = candidate.scale,
+                }
+                p
+            };
+            if self.subtree_error(&plan.base, model, &self.raw_model, j, &pose) <= STRIP_BUDGET {
+                let poses: Vec<TransformF64> = (0..self.frames as usize).map(pose).collect();
+                for (f, p) in poses.into_iter().enumerate() {
+                    plan.base[f * n + j] = p;
+                }
+                for f in 0..self.frames as usize {
+                    models(
+                        &self.parents,
+                        &plan.base[f * n..(f + 1) * n],
+                        &mut model[f * n..(f + 1) * n],
+                    );
+                }
+                let s = match (option, c) {
+                    (true, _) => Stripped::Rest,
+                    (false, Channel::Rotation) => Stripped::Constant(DVec3::ZERO, candidate.rotation),
+                    (false, Channel::Translation) => Stripped::Constant(candidate.translation, DQuat::IDENTITY),
+                    (false, Channel::Scale) => Stripped::Constant(candidate.scale, DQuat::IDENTITY),
+                };
+                plan.stripped.push((j as u32, c, s));
+                return true;
+            }
+        }
+        false
+    }
+
+    /// How far linear interpolation between the frames of channel `c` of joint `j` (`values`,
+    /// one per frame; rotations from the plan's base poses) strays from the raw clip between
+    /// frames, over the joint's subtree, as a fraction of the error allowed.
+    fn sampling_error(&self, plan: &Plan, j: usize, c: Channel, values: &[DVec3]) -> f64 {
+        let n = self.n;
+        let pose = |row: usize| {
+            let mut p = self.mid[row * n + j];
+            let (a, b) = (values[row], values[row + 1]);
+            match c {
+                Channel::Rotation => {
+                    let (qa, qb) = (plan.base[row * n + j].rotation, plan.base[(row + 1) * n + j].rotation);
+                    p.rotation = slerp(qa, qb, BETWEEN);
+                }
+                _ => set(&mut p, c, a.lerp(b, BETWEEN)),
+            }
+            p
+        };
+        self.subtree_error(&self.mid, &self.mid_model, &self.mid_model, j, &pose)
+    }
+
+    /// Channel `c` of joint `j` as packed: its stored values (`values`, within `lo..hi`, for
+    /// translation and scale; a rotation's from the plan's base poses, without the component
+    /// its segment drops) and their f32 range.
+    fn packed_track(&self, plan: &Plan, j: usize, c: Channel, values: Vec<DVec3>, lo: DVec3, hi: DVec3) -> PackedTrack {
+        let n = self.n;
+        let (values, dropped, lo, hi) = if c == Channel::Rotation {
+            let rotations: Vec<DQuat> = (0..self.frames as usize)
+                .map(|f| plan.base[f * n + j].rotation)
+                .collect();
+            let s_frames = self.settings.segment_frames as usize;
+            let dropped: Vec<u32> = rotations.chunks(s_frames).map(dropped_component).collect();
+            let values: Vec<DVec3> = rotations
+                .iter()
+                .enumerate()
+                .map(|(f, q)| stored_of_rotation(*q, dropped[f / s_frames]))
+                .collect();
+            let (lo, hi) = bounds(&values);
+            // Room for compensation ([`Segment::compensate`]) to move a value past the
+            // reference's range by an ancestor's error (a hinge's constant 0 becomes a
+            // little off 0); at coarse bounds no more than a hundredth.
+            let room = DVec3::splat((2.0 * self.rotation_tolerance.min(self.threshold / self.shell)).min(1e-2));
+            (values, dropped, lo - room, hi + room)
+        } else {
+            (
+                values,
+                vec![3; (self.frames as usize).div_ceil(self.settings.segment_frames as usize)],
+                lo,
+                hi,
+            )
+        };
+        let (min, extent) = f32_range(lo, hi);
+        PackedTrack {
+            joint: j as u32,
+            channel: c,
+            values,
+            dropped,
+            min,
+            extent,
+        }
     }
 
     /// Chooses every segment's widths and writes the blob; the errors at every frame and
@@ -732,4 +739,39 @@ pub(super) struct Errors {
     pub(super) max_skin: f64,
     /// (frame, joint) over the threshold.
     pub(super) over: Vec<(usize, usize)>,
+}
+
+// Stripping may take a tenth of the error allowed, interpolation between frames 90 % (with keys
+// on the frames it takes none, but f32 key times stray a little), the rest is quantization's.
+/// The share of the error allowed that stripping a channel may take.
+const STRIP_BUDGET: f64 = 0.1;
+/// The share of the error allowed that linear interpolation between frames may take.
+const SAMPLING_BUDGET: f64 = 0.9;
+
+/// The smallest and largest of `values`, per component.
+fn bounds(values: &[DVec3]) -> (DVec3, DVec3) {
+    values.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), v| (lo.min(*v), hi.max(*v)),
+    )
+}
+
+/// f32 bounds that contain every value of `lo..hi`: min and extent per component.
+fn f32_range(lo: DVec3, hi: DVec3) -> ([f32; 3], [f32; 3]) {
+    let mut min = [0.0f32; 3];
+    let mut extent = [0.0f32; 3];
+    for k in 0..3 {
+        // f32 bounds that contain every value.
+        let mut m = lo[k] as f32;
+        if f64::from(m) > lo[k] {
+            m = m.next_down();
+        }
+        let mut e = (hi[k] - f64::from(m)) as f32;
+        if f64::from(m) + f64::from(e) < hi[k] {
+            e = e.next_up();
+        }
+        min[k] = m;
+        extent[k] = e;
+    }
+    (min, extent)
 }

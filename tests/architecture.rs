@@ -269,7 +269,11 @@ fn no_import_cycle_among_src_modules() {
         .map(|set| {
             let arrows: Vec<String> = set
                 .iter()
-                .flat_map(|a| g[a].iter().filter(|b| set.contains(b)).map(move |b| format!("{a} -> {b}")))
+                .flat_map(|a| {
+                    g[a].iter()
+                        .filter(|b| set.contains(b))
+                        .map(move |b| format!("{a} -> {b}"))
+                })
                 .collect();
             format!("cycle of {}: {}", set.join(", "), arrows.join("; "))
         })
@@ -303,7 +307,10 @@ fn the_reader_finds_a_cycle_and_a_runtime_import_of_the_offline_half() {
     mods.insert("offline::builder".to_owned(), "use crate::a;".to_owned());
     let g = graph(&mods);
     assert_eq!(cycles(&g), vec![vec!["a".to_owned(), "b".to_owned()]]);
-    assert!(g["c"].is_empty() && !g["a"].contains("c"), "comments and tests are not imports");
+    assert!(
+        g["c"].is_empty() && !g["a"].contains("c"),
+        "comments and tests are not imports"
+    );
     assert_eq!(
         runtime_imports_of_offline(&g),
         vec![("gpu::x".to_owned(), "offline::builder".to_owned())]

@@ -94,7 +94,9 @@ impl GpuLibrary {
         let bytes = (packed.heap.len() * size_of::<Unit>()) as u64;
         if bytes > cap {
             return Err(Error::Limit {
-                what: format!("the library's heap would take {bytes} bytes; the device allows {cap} per storage buffer"),
+                what: format!(
+                    "the library's heap would take {bytes} bytes; the device allows {cap} per storage buffer"
+                ),
             });
         }
         let (layout_buffer, heap) = super::refusable(

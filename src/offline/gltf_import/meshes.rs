@@ -61,7 +61,8 @@ impl Importer<'_> {
         Ok(out)
     }
 
-    #[allow(clippy::too_many_lines)]
+    /// One primitive as a mesh bound to `skel`; `None`, with a note, when there is nothing to
+    /// import (not triangles, no POSITION, no triangles, or a skinned node without influences).
     fn primitive(
         &mut self,
         prim: &gltf::Primitive<'_>,
@@ -82,16 +83,10 @@ impl Importer<'_> {
         };
         let positions = self.read_vec3(&pos_acc, &format!("{what} POSITION"))?;
         let n = positions.len();
-        let count_check = |this: &Self, len: usize, attr: &str| -> Result<()> {
-            if len != n {
-                return Err(this.err(format!("{what}: {attr} has {len} elements but POSITION has {n}")));
-            }
-            Ok(())
-        };
         let normals = match prim.get(&gltf::Semantic::Normals) {
             Some(a) => {
                 let v = self.read_vec3(&a, &format!("{what} NORMAL"))?;
-                count_check(self, v.len(), "NORMAL")?;
+                self.count_check(&what, n, v.len(), "NORMAL")?;
                 v
             }
             None => Vec::new(),
@@ -107,11 +102,59 @@ impl Importer<'_> {
                     },
                     true,
                 )?;
-                count_check(self, d.len() / 2, "TEXCOORD_0")?;
+                self.count_check(&what, n, d.len() / 2, "TEXCOORD_0")?;
                 d.chunks_exact(2).map(|c| Vec2::new(c[0] as f32, c[1] as f32)).collect()
             }
             None => Vec::new(),
         };
+        let indices = self.triangles(prim, mode, n, &what)?;
+        if indices.is_empty() {
+            self.notes.push(format!("{what}: no triangles; not imported"));
+            return Ok(None);
+        }
+        let Some(Influences {
+            joints,
+            weights,
+            max_influences,
+        }) = self.influences(prim, bind, n, &what)?
+        else {
+            return Ok(None);
+        };
+        let morph_targets = self.morph_targets(prim, n, &what)?;
+        let mut mesh = SkinnedMesh {
+            name: name.to_string(),
+            positions,
+            normals,
+            uvs,
+            joints,
+            weights,
+            indices,
+        };
+        mesh.validate(skel.skeleton.joint_count())
+            .map_err(|e| asset(&self.file, e))?;
+        Ok(Some(ImportedMesh {
+            mesh_index,
+            primitive: prim.index(),
+            node,
+            skeleton,
+            mesh,
+            max_influences,
+            morph_targets,
+        }))
+    }
+
+    /// An error unless attribute `attr` of mesh `what` has as many elements (`len`) as its
+    /// POSITION (`n`).
+    fn count_check(&self, what: &str, n: usize, len: usize, attr: &str) -> Result<()> {
+        if len != n {
+            return Err(self.err(format!("{what}: {attr} has {len} elements but POSITION has {n}")));
+        }
+        Ok(())
+    }
+
+    /// The triangles of a primitive of `n` vertices, three indices each: its indices (checked) or
+    /// every vertex in order, strips and fans unrolled, an incomplete last triangle dropped.
+    fn triangles(&mut self, prim: &gltf::Primitive<'_>, mode: Mode, n: usize, what: &str) -> Result<Vec<u32>> {
         let raw_indices: Vec<u32> = match prim.indices() {
             Some(a) => {
                 let d = self.read(
@@ -165,11 +208,19 @@ impl Importer<'_> {
                 raw_indices[..whole].to_vec()
             }
         };
-        if indices.is_empty() {
-            self.notes.push(format!("{what}: no triangles; not imported"));
-            return Ok(None);
-        }
-        // Influences.
+        Ok(indices)
+    }
+
+    /// Each vertex's joints and weights: its node's joint with weight 1 when bound rigidly; else
+    /// the skin's joints, repeated ones merged, the four largest kept. `None`, with a note, for a
+    /// skinned node without JOINTS_0/WEIGHTS_0.
+    fn influences(
+        &mut self,
+        prim: &gltf::Primitive<'_>,
+        bind: &Binding<'_>,
+        n: usize,
+        what: &str,
+    ) -> Result<Option<Influences>> {
         let mut joints = vec![[0u16; 4]; n];
         let mut weights = vec![[0f32; 4]; n];
         let mut max_influences = 1;
@@ -180,35 +231,7 @@ impl Importer<'_> {
                 weights.iter_mut().for_each(|w| *w = [1.0, 0.0, 0.0, 0.0]);
             }
             Binding::Skin(skin_joints) => {
-                let mut sets: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
-                let mut set = 0;
-                while let (Some(ja), Some(wa)) = (
-                    prim.get(&gltf::Semantic::Joints(set)),
-                    prim.get(&gltf::Semantic::Weights(set)),
-                ) {
-                    let j = self.read(
-                        &ja,
-                        &Want {
-                            what: format!("{what} JOINTS_{set}"),
-                            dims: Dimensions::Vec4,
-                            types: JOINT_TYPES,
-                        },
-                        false,
-                    )?;
-                    let w = self.read(
-                        &wa,
-                        &Want {
-                            what: format!("{what} WEIGHTS_{set}"),
-                            dims: Dimensions::Vec4,
-                            types: FLOAT_OR_NORM,
-                        },
-                        true,
-                    )?;
-                    count_check(self, j.len() / 4, &format!("JOINTS_{set}"))?;
-                    count_check(self, w.len() / 4, &format!("WEIGHTS_{set}"))?;
-                    sets.push((j, w));
-                    set += 1;
-                }
+                let sets = self.influence_sets(prim, n, what)?;
                 if sets.is_empty() {
                     self.notes
                         .push(format!("{what}: skinned node without JOINTS_0/WEIGHTS_0; not imported"));
@@ -267,16 +290,61 @@ impl Importer<'_> {
                 }
             }
         }
+        Ok(Some(Influences {
+            joints,
+            weights,
+            max_influences,
+        }))
+    }
+
+    /// The JOINTS_n/WEIGHTS_n pairs of a primitive of `n` vertices, from set 0 to the first
+    /// missing one.
+    fn influence_sets(&self, prim: &gltf::Primitive<'_>, n: usize, what: &str) -> Result<Vec<(Vec<f64>, Vec<f64>)>> {
+        let mut sets: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+        let mut set = 0;
+        while let (Some(ja), Some(wa)) = (
+            prim.get(&gltf::Semantic::Joints(set)),
+            prim.get(&gltf::Semantic::Weights(set)),
+        ) {
+            let j = self.read(
+                &ja,
+                &Want {
+                    what: format!("{what} JOINTS_{set}"),
+                    dims: Dimensions::Vec4,
+                    types: JOINT_TYPES,
+                },
+                false,
+            )?;
+            let w = self.read(
+                &wa,
+                &Want {
+                    what: format!("{what} WEIGHTS_{set}"),
+                    dims: Dimensions::Vec4,
+                    types: FLOAT_OR_NORM,
+                },
+                true,
+            )?;
+            self.count_check(what, n, j.len() / 4, &format!("JOINTS_{set}"))?;
+            self.count_check(what, n, w.len() / 4, &format!("WEIGHTS_{set}"))?;
+            sets.push((j, w));
+            set += 1;
+        }
+        Ok(sets)
+    }
+
+    /// The morph targets of a primitive of `n` vertices (position and normal displacements), read,
+    /// not applied.
+    fn morph_targets(&mut self, prim: &gltf::Primitive<'_>, n: usize, what: &str) -> Result<Vec<MorphTarget>> {
         let mut morph_targets = Vec::new();
         for (t, target) in prim.morph_targets().enumerate() {
             let mut mt = MorphTarget::default();
             if let Some(a) = target.positions() {
                 mt.positions = self.read_vec3(&a, &format!("{what} morph target {t} POSITION"))?;
-                count_check(self, mt.positions.len(), &format!("morph target {t} POSITION"))?;
+                self.count_check(what, n, mt.positions.len(), &format!("morph target {t} POSITION"))?;
             }
             if let Some(a) = target.normals() {
                 mt.normals = self.read_vec3(&a, &format!("{what} morph target {t} NORMAL"))?;
-                count_check(self, mt.normals.len(), &format!("morph target {t} NORMAL"))?;
+                self.count_check(what, n, mt.normals.len(), &format!("morph target {t} NORMAL"))?;
             }
             morph_targets.push(mt);
         }
@@ -286,31 +354,22 @@ impl Importer<'_> {
                 morph_targets.len()
             ));
         }
-        let mut mesh = SkinnedMesh {
-            name: name.to_string(),
-            positions,
-            normals,
-            uvs,
-            joints,
-            weights,
-            indices,
-        };
-        mesh.validate(skel.skeleton.joint_count())
-            .map_err(|e| asset(&self.file, e))?;
-        Ok(Some(ImportedMesh {
-            mesh_index,
-            primitive: prim.index(),
-            node,
-            skeleton,
-            mesh,
-            max_influences,
-            morph_targets,
-        }))
+        Ok(morph_targets)
     }
+}
+
+/// The joints and weights of each vertex of a primitive.
+struct Influences {
+    joints: Vec<[u16; 4]>,
+    weights: Vec<[f32; 4]>,
+    /// The largest number of non-zero influences of any vertex (before any were cut).
+    max_influences: usize,
 }
 
 /// How a mesh node's primitives are bound to the skeleton.
 enum Binding<'a> {
+    /// Skinned, with the skeleton joint of each skin joint ([`ImportedSkeleton::skin_joints`]).
     Skin(&'a [usize]),
+    /// Rigid: every vertex follows this joint with weight 1.
     Rigid(usize),
 }

@@ -485,6 +485,7 @@ pub fn load_slice_with(bytes: &[u8], file: &str, base: Option<&Path>, options: &
     imp.run()
 }
 
+/// An [`Error::Asset`] of `file`.
 fn asset(file: &str, e: impl std::fmt::Display) -> Error {
     Error::Asset {
         file: file.into(),
@@ -492,6 +493,8 @@ fn asset(file: &str, e: impl std::fmt::Display) -> Error {
     }
 }
 
+/// One import under way: the document, its buffers and the notes so far. Its methods are spread
+/// over this module's files, one `impl` block per glTF section.
 struct Importer<'a> {
     file: String,
     doc: &'a gltf::Document,
@@ -509,6 +512,7 @@ impl Importer<'_> {
         }
     }
 
+    /// The whole import: the scene graph, then skeletons, clips and meshes.
     fn run(&mut self) -> Result<Imported> {
         let doc = self.doc;
         let nodes: Vec<gltf::Node<'_>> = doc.nodes().collect();

@@ -316,3 +316,113 @@ fn the_reader_finds_a_cycle_and_a_runtime_import_of_the_offline_half() {
         vec![("gpu::x".to_owned(), "offline::builder".to_owned())]
     );
 }
+
+/// Most lines of a src/ file, and of a function, before it must be named in the architecture
+/// guide's list of long items with a reason.
+const MAX_FILE_LINES: usize = 1_000;
+const MAX_FN_LINES: usize = 150;
+
+/// Every `fn` of `text` with its length in lines (from its `fn` line to the closing brace at
+/// the same indentation).
+fn functions(text: &str) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let after_vis = trimmed
+            .strip_prefix("pub(crate) ")
+            .or_else(|| trimmed.strip_prefix("pub(super) "))
+            .or_else(|| trimmed.strip_prefix("pub "))
+            .unwrap_or(trimmed);
+        let after_const = after_vis.strip_prefix("const ").unwrap_or(after_vis);
+        let Some(rest) = after_const.strip_prefix("fn ") else {
+            continue;
+        };
+        if line.trim_end().ends_with(';') {
+            continue;
+        }
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + 1..].iter().position(|l| *l == close) {
+            out.push((name, end + 2));
+        }
+    }
+    out
+}
+
+/// The items the guide lists as long on purpose: `path` or `path::function`.
+fn listed_long_items() -> Vec<String> {
+    let guide = std::fs::read_to_string("src/guide/architecture.md").expect("the architecture guide");
+    let begin = guide
+        .find("<!-- long-items:begin -->")
+        .expect("a list of long items in the guide");
+    let end = guide
+        .find("<!-- long-items:end -->")
+        .expect("the end of the list of long items");
+    guide[begin..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every src/ file over [`MAX_FILE_LINES`] and function over [`MAX_FN_LINES`]: `(item, lines)`.
+fn long_items() -> Vec<(String, usize)> {
+    fn walk(dir: &Path, out: &mut Vec<(String, usize)>) {
+        for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                let name = path.to_string_lossy().replace('\\', "/");
+                let n = text.lines().count();
+                if n > MAX_FILE_LINES {
+                    out.push((name.clone(), n));
+                }
+                for (f, len) in functions(&text) {
+                    if len > MAX_FN_LINES {
+                        out.push((format!("{name}::{f}"), len));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(Path::new("src"), &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn long_files_and_functions_are_named_in_the_guide_with_a_reason() {
+    let listed = listed_long_items();
+    let long = long_items();
+    let unlisted: Vec<String> = long
+        .iter()
+        .filter(|(item, _)| !listed.contains(item))
+        .map(|(item, n)| format!("| `{item}` | {n} | (why) |"))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "files over {MAX_FILE_LINES} lines or functions over {MAX_FN_LINES}: split them, or add them to the \
+         long-items list of src/guide/architecture.md with a reason:\n{}",
+        unlisted.join("\n")
+    );
+    let stale: Vec<&String> = listed
+        .iter()
+        .filter(|l| !long.iter().any(|(item, _)| item == *l))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "listed as long in src/guide/architecture.md but no longer over the limits (take them off): {stale:?}"
+    );
+}
+
+#[test]
+fn the_function_scan_measures_what_it_should() {
+    let text = "fn a() {\n    x();\n}\n\nimpl T {\n    pub(crate) fn b(&self) {\n        y();\n        z();\n    }\n    fn c();\n}\n";
+    assert_eq!(functions(text), vec![("a".to_owned(), 3), ("b".to_owned(), 4)]);
+}

@@ -272,3 +272,42 @@ fn prepare_never_waits_for_the_gpu() {
     assert!(frames.windows(2).all(|w| w[0] < w[1]), "in order: {frames:?}");
     assert!(!frames.is_empty(), "the read-backs arrive, later");
 }
+
+/// Every per-page buffer of the binding table is reachable and readable by its resource, and a
+/// resource that is not per page, a page that does not exist or a range past the end is an error.
+#[test]
+fn page_buffers_are_read_back_by_their_resource() {
+    use wgpu_anim::layout::{GpuClock, GpuInstance, outputs_offset};
+    use wgpu_anim::shaders::{Resource, Scope};
+    let (device, queue) = common::device();
+    let mut a = crowd(&device);
+    frame(&device, &queue, &mut a, 1);
+    for resource in Resource::ALL {
+        let per_page = resource.scope() == Scope::Page;
+        assert_eq!(a.page_buffer(1, resource).is_some(), per_page, "{resource:?}");
+    }
+    let n = a.page_range(1).len() as u64;
+    let instances: Vec<GpuInstance> = a
+        .read_page_buffer(&device, &queue, 1, Resource::Instances, 0, n)
+        .unwrap();
+    assert_eq!(instances, a.page_instances(1), "the instances uploaded");
+    let clocks: Vec<GpuClock> = a
+        .read_page_buffer(&device, &queue, 1, Resource::CharacterState, 0, n)
+        .unwrap();
+    let (expected, _) = a.read_back_page(&device, &queue, 1).unwrap();
+    assert_eq!(clocks, expected, "the clocks section starts the character state");
+    let capacity = u64::from(a.page_capacity(1));
+    assert!(outputs_offset(a.page_capacity(1)) >= capacity * size_of::<GpuClock>() as u64);
+    let e = a
+        .read_page_buffer::<GpuInstance>(&device, &queue, 1, Resource::Heap, 0, 1)
+        .unwrap_err();
+    assert!(e.to_string().contains("heap"), "{e}");
+    assert!(
+        a.read_page_buffer::<GpuInstance>(&device, &queue, 9, Resource::Instances, 0, 1)
+            .is_err()
+    );
+    let e = a
+        .read_page_buffer::<GpuInstance>(&device, &queue, 1, Resource::Instances, capacity, 1)
+        .unwrap_err();
+    assert!(e.to_string().contains("reach past"), "{e}");
+}

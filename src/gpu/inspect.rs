@@ -158,6 +158,54 @@ impl Animator {
         self.read_back_page(device, queue, 0)
     }
 
+    /// Page `page`'s buffer of `resource`, any per-page resource of the binding table
+    /// ([`Resource::scope`] is [`Scope::Page`](crate::shaders::Scope::Page)); `None` for a page
+    /// that does not exist or a resource that is not per page. Laid out as
+    /// [`Resource::page_bytes`] says.
+    #[must_use]
+    pub fn page_buffer(&self, page: usize, resource: Resource) -> Option<&wgpu::Buffer> {
+        if resource.scope() != crate::shaders::Scope::Page {
+            return None;
+        }
+        self.pages.get(page).map(|p| p.buffer(resource))
+    }
+
+    /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of
+    /// `resource` (for tests and tools; waits for the GPU).
+    ///
+    /// Errors: a page that does not exist, a resource that is not per page, a range past the
+    /// buffer's end, or a failed mapping.
+    pub fn read_page_buffer<T: bytemuck::Pod>(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+        resource: Resource,
+        first: u64,
+        count: u64,
+    ) -> Result<Vec<T>> {
+        let buffer = self.page_buffer(page, resource).ok_or_else(|| Error::Limit {
+            what: format!(
+                "page {page} has no buffer of {} ({} pages; per-page resources only)",
+                resource.name(),
+                self.pages.len()
+            ),
+        })?;
+        let end = (first + count) * size_of::<T>() as u64;
+        if end > buffer.size() {
+            return Err(Error::Limit {
+                what: format!(
+                    "elements {first}..{} of {} bytes each reach past page {page}'s {} buffer of {} bytes",
+                    first + count,
+                    size_of::<T>(),
+                    resource.name(),
+                    buffer.size()
+                ),
+            });
+        }
+        read_buffer(device, queue, buffer, first, count)
+    }
+
     /// As [`Animator::read_back`], for page `page`.
     pub fn read_back_page(
         &self,

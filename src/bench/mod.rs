@@ -45,7 +45,15 @@
 //! crowds run in turn, frame by frame, so a slow spell falls on both, and the ratio is the median
 //! of each pair's.
 
+mod gpu;
 pub mod plot;
+mod table;
+mod traffic;
+
+use gpu::measure_gpu;
+pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
+pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
+pub use traffic::{Traffic, traffic};
 
 use crate::cpu;
 use crate::error::{Error, Result};
@@ -268,6 +276,20 @@ pub struct Row {
 }
 
 impl Row {
+    /// Fills the GPU path's columns from its measurement and its read-back frames `(GPU ms,
+    /// frame ms)`.
+    fn set_gpu(&mut self, g: gpu::GpuTimes, (readback_gpu, readback_frame): (Option<f64>, f64)) {
+        (self.readback_gpu_ms, self.readback_frame_ms) = (readback_gpu, Some(readback_frame));
+        self.pass_ms = g.pass_ms;
+        self.gpu_ms = g.gpu_ms;
+        self.frame_ms = g.frame_ms;
+        self.cpu_encode_ms = Some(g.encode_ms);
+        self.dispatches = Some(g.dispatches);
+        self.pages = Some(g.pages);
+        self.upload_bytes = Some(g.upload_bytes);
+        self.edit_upload_bytes = Some(g.edit_upload_bytes);
+        self.edit_encode_ms = Some(g.edit_encode_ms);
+    }
     /// The time the row stands for: GPU time when there are timestamps, else wall-clock frame time.
     #[must_use]
     pub fn headline_ms(&self) -> f64 {
@@ -311,15 +333,6 @@ pub struct FormatComparison {
 
 fn raw_format() -> String {
     ClipFormat::Raw.name().into()
-}
-
-/// Bytes per joint per frame (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Traffic {
-    /// Data of one character (instance, clock, blend list, poses, palette).
-    pub per_character: f64,
-    /// Library data read by many characters.
-    pub shared: f64,
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ` for a time.
@@ -439,209 +452,6 @@ fn add_layers(a: &mut Animator, lib: &AnimationLibrary, index: usize, phase: f32
     a.set_layer(index, 0, Some(&arm), false)?;
     a.set_layer(index, 1, Some(&flinch), false)?;
     a.set_layer(index, 2, Some(&Layer::tree(LayerMode::AdditiveMesh, aim)), false)
-}
-
-/// One GPU frame: prepare, encode, submit, wait.
-pub fn gpu_frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<()> {
-    a.prepare(queue, DT);
-    let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
-    queue.submit([encoder.finish()]);
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Device(e.to_string()))?;
-    Ok(())
-}
-
-fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
-    // Mirrors the reads of `sample_track` (shaders/sample.wgsl).
-    const TIME: u64 = 4;
-    const VALUE: u64 = 16;
-    if track.interpolation == crate::layout::INTERP_PACKED {
-        return packed_bytes(lib.packed(), track, t);
-    }
-    let n = track.key_count;
-    let base = track.time_offset as usize;
-    if n <= 1 {
-        return VALUE;
-    }
-    if t <= lib.times()[base] {
-        return TIME + VALUE;
-    }
-    if t >= lib.times()[base + n as usize - 1] {
-        return 2 * TIME + VALUE;
-    }
-    let (mut lo, mut hi, mut steps) = (0u32, n - 1, 0u64);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if lib.times()[base + mid as usize] <= t {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        steps += 1;
-    }
-    let values = match track.interpolation {
-        i if i == crate::Interpolation::Step.gpu_code() => 1,
-        i if i == crate::Interpolation::Linear.gpu_code() => 2,
-        _ => 4,
-    };
-    (2 + steps + 2) * TIME + values * VALUE
-}
-
-/// The bytes `sample_packed` (shaders/shared/library.wgsl) reads for a packed track at time `t`:
-/// the header's rate, the track's clip range, and per segment it decodes from (one, or two where
-/// the frame ends a segment) the record's first bit, the track's field and its two words of range
-/// bytes and the words that hold the track's two rows.
-fn packed_bytes(packed: &[u32], track: &GpuTrack, t: f32) -> u64 {
-    let p = |i: u32| packed[i as usize];
-    let b = track.time_offset;
-    let frames = track.key_count;
-    let (k, tracks, shift) = (
-        track.value_offset & 0x3ff,
-        (track.value_offset >> 10) & 0x3ff,
-        track.value_offset >> 20,
-    );
-    let segment_frames = 1 << shift;
-    let record_words = crate::codec::format::record_words(tracks);
-    let ft = (t * f32::from_bits(p(b + 1))).clamp(0.0, (frames - 1) as f32);
-    let f0 = (ft as u32).min(frames - 2);
-    let (s0, s1) = (f0 >> shift, (f0 + 1) >> shift);
-    let mut words = 1 + 6;
-    for s in if s0 == s1 { s0..=s0 } else { s0..=s1 } {
-        let record = b + 8 + 6 * tracks + s * record_words;
-        let fields = p(record + 2 + k);
-        let field = (fields >> 16) & 0x3fff;
-        let row_bits = field % 25 + field / 25 % 25 + field / 625;
-        let rows = segment_frames.min(frames - (s << shift));
-        let row = if s == s0 { f0 - (s << shift) } else { 0 };
-        let bit = p(record) + rows * (fields & 0xffff) + row * row_bits;
-        words += 4 + (bit % 32 + (rows - row).min(2) * row_bits).div_ceil(32);
-    }
-    4 * u64::from(words)
-}
-
-/// Bytes per joint of one frame of `instances`, whose blend lists for the frame are `lists`, on
-/// `path` (see the module docs for what is counted).
-#[must_use]
-pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[BlendList], path: PathKind) -> Traffic {
-    // The staged GPU path and the CPU mirror move the same buffers; the fused path keeps the pose
-    // in workgroup memory.
-    let fused = path == PathKind::GpuFused;
-    let sz = |n: usize| n as u64;
-    let (mut own, mut shared, mut joints) = (0u64, 0u64, 0u64);
-    let tree_bytes = |offset: u32, nodes: u32| -> u64 {
-        let mut b = 0;
-        for k in 0..nodes {
-            let node = &lib.blend().nodes[(offset + k) as usize];
-            b += sz(size_of::<GpuBlendNode>())
-                + u64::from(node.child_count) * sz(size_of::<GpuBlendChild>())
-                + u64::from(node.triangle_count) * 16;
-        }
-        b
-    };
-    // The sections of an instance that are read (see `GpuInstance`); the clock is read whole.
-    let instance_base = sz(std::mem::offset_of!(GpuInstance, source_clip));
-    let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
-    let instance_layers = sz(std::mem::offset_of!(GpuInstance, _pad2)) - sz(std::mem::offset_of!(GpuInstance, layers));
-    let clock = sz(size_of::<GpuClock>());
-    for (inst, list) in instances.iter().zip(lists) {
-        let j = u64::from(inst.joint_count);
-        joints += j;
-        let layers_on = (0..crate::layout::MAX_LAYERS)
-            .filter(|&k| inst.flags & (crate::layout::LAYER_ON << k) != 0)
-            .count() as u64;
-        // clock: the instance's first section, the transition's while one is set, the layer
-        // section while a layer is on; its clock in and out. Each layer that is on reads its
-        // definition, which the instances playing it share.
-        own += instance_base + 2 * clock;
-        if inst.source_kind() != crate::layout::source_kind::NONE {
-            own += instance_transition;
-        }
-        if layers_on > 0 {
-            own += instance_layers;
-            shared += layers_on * sz(size_of::<GpuLayerDef>());
-        }
-        if !fused {
-            // The blend list, written by clock and read by sample; sample, local_to_model and
-            // palette read the instance's first section again. The fused path reads each once
-            // and keeps the list in workgroup memory.
-            own += 2 * sz(size_of::<BlendList>()) + 3 * instance_base;
-        }
-        let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
-        let parents = &lib.parents()[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
-        let with_parent = parents
-            .iter()
-            .enumerate()
-            .filter(|&(k, &p)| p >= 0 && (p as usize) < k)
-            .count() as u64;
-        let pose = sz(size_of::<LocalPose>());
-        let matrix = sz(size_of::<Affine>());
-        if fused {
-            // Only the palette is written.
-            own += j * matrix;
-        } else {
-            // sample writes the local pose; local_to_model reads it, reads the parent's model
-            // matrix, writes the model matrix; palette reads it and writes the palette.
-            own += j * (2 * pose + 3 * matrix) + with_parent * matrix;
-            // Mesh-space layers: sample writes each joint's delta, local_to_model reads it and
-            // writes its scratch, which the children read.
-            if list.mesh_additive != 0 {
-                own += j * 3 * pose + with_parent * pose;
-            }
-        }
-        if inst.flags & crate::layout::KEEP_POSE != 0 {
-            // The frame before an interrupting cross-fade writes its pose as the snapshot.
-            own += j * pose;
-        }
-        // Masks of layers: one weight (16 B) per joint, shared by every character.
-        for l in &list.layers {
-            if l.mode != crate::layout::layer_mode::OFF && l.mask != crate::layout::NO_MASK {
-                shared += j * 16;
-            }
-        }
-        // Shared: skeleton header (three stages), parents, inverse binds.
-        shared += 3 * sz(size_of::<GpuSkeleton>()) + j * (4 + matrix);
-        // Sockets: each reads its definition (shared) and, on the staged path, its joint's
-        // model matrix, and writes its matrix; the instance's world matrix is read once.
-        let sockets = u64::from(skel.socket_count);
-        if sockets > 0 {
-            shared += sockets * sz(size_of::<crate::layout::GpuSocket>());
-            own += matrix + sockets * matrix * if fused { 1 } else { 2 };
-        }
-        // Blend trees walked by clock.
-        if inst.tree_nodes > 0 {
-            shared += tree_bytes(inst.tree_offset, inst.tree_nodes);
-        }
-        if inst.source_kind() == crate::layout::source_kind::TREE {
-            shared += tree_bytes(inst.source_tree_offset, inst.source_tree_nodes);
-        }
-        let mut total = 0.0;
-        for e in &list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize] {
-            total += e.weight;
-            if e.clip == SNAPSHOT_CLIP {
-                own += j * pose;
-                continue;
-            }
-            // Clip header read by clock and by sample.
-            shared += 2 * sz(size_of::<GpuClip>());
-            let clip = &lib.clips()[e.clip as usize];
-            for jj in 0..clip.joint_count.min(inst.joint_count) {
-                for c in 0..3 {
-                    let track = &lib.tracks()[(clip.track_offset + 3 * jj + c) as usize];
-                    shared += sz(size_of::<GpuTrack>()) + key_bytes(lib, track, e.time);
-                }
-            }
-        }
-        if total < MIN_BLEND_WEIGHT {
-            shared += j * 3 * 16;
-        }
-    }
-    let joints = joints.max(1) as f64;
-    Traffic {
-        per_character: own as f64 / joints,
-        shared: shared as f64 / joints,
-    }
 }
 
 /// The CPU mirror's buffers for a contiguous run of characters, joint offsets rebased to 0, the
@@ -823,223 +633,6 @@ fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Measures the GPU path on `a` (already warmed up): `frames` ordinary frames with timestamps,
-/// [`ENCODE_MIN_FRAMES`] to [`ENCODE_FRAMES`] frames for the CPU encode time (after one untimed
-/// frame), then `frames` frames each after editing 1 %
-/// of the characters at random (their rate set again, which changes nothing on screen but
-/// uploads the instance) for the upload figures.
-fn measure_gpu(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, frames: u32) -> Result<GpuTimes> {
-    let timer = PassTimer::new(device, queue, a.dispatches_per_page());
-    let (mut passes, mut frame, mut encode, mut upload) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..frames {
-        let start = Instant::now();
-        a.prepare(queue, DT);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode_timed(&mut encoder, timer.as_ref());
-        if let Some(t) = &timer {
-            t.resolve(&mut encoder);
-        }
-        queue.submit([encoder.finish()]);
-        upload.push(a.uploaded_bytes() as f64);
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Device(e.to_string()))?;
-        frame.push(start.elapsed().as_secs_f64() * 1e3);
-        if let Some(t) = &timer {
-            let ms = t.read_ms(device, queue)?;
-            let mut p = [0.0; 4];
-            for (k, v) in ms.iter().take(4).enumerate() {
-                p[k] = *v;
-            }
-            passes.push(p);
-        }
-    }
-    // CPU encode as a frame of the user's pays it: no timestamp queries, the GPU idle when it
-    // starts (on a software adapter the last frame's shaders would otherwise still hold the
-    // cores), the median of more frames than the GPU measurement needs. Thread CPU time, not
-    // wall time: on a software adapter the submitted shaders start on the same cores at once,
-    // and the recording thread, preempted inside `submit`, was seen to wait 10.6 s there for
-    // 0.17 ms of its own work.
-    let typical_frame_ms = median(frame.clone()).max(1e-3);
-    let encode_frames = ((ENCODE_BUDGET_MS / typical_frame_ms) as u32).clamp(ENCODE_MIN_FRAMES, ENCODE_FRAMES);
-    // Frame 0 is not timed: the first submit after other frames was seen to take 2 ms on lavapipe
-    // against 0.04 ms for the ones after it, a one-off no steady frame pays.
-    for k in 0..=encode_frames {
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Device(e.to_string()))?;
-        let start = cpu_time::ThreadTime::now();
-        a.prepare(queue, DT);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
-        queue.submit([encoder.finish()]);
-        if k > 0 {
-            encode.push(start.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Device(e.to_string()))?;
-    let n = a.instance_count();
-    let edits = n.div_ceil(100);
-    let mut rng = crate::scene::SplitMix(0x5eed_0001);
-    let (mut edit_encode, mut edit_upload) = (Vec::new(), Vec::new());
-    for _ in 0..frames {
-        let start = cpu_time::ThreadTime::now();
-        for _ in 0..edits {
-            let i = (rng.next() % n as u64) as usize;
-            let rate = a.instance(i).map_or(1.0, |inst| inst.rate);
-            a.set_rate(i, rate)?;
-        }
-        a.prepare(queue, DT);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
-        queue.submit([encoder.finish()]);
-        edit_encode.push(start.elapsed().as_secs_f64() * 1e3);
-        edit_upload.push(a.uploaded_bytes() as f64);
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Device(e.to_string()))?;
-    }
-    let pass_ms = if a.is_fused() {
-        let mut m = BTreeMap::new();
-        m.insert("fused".to_string(), median(passes.iter().map(|p| p[0]).collect()));
-        m
-    } else {
-        stage_map(&passes)
-    };
-    Ok(GpuTimes {
-        pass_ms: timer.is_some().then_some(pass_ms),
-        gpu_ms: timer
-            .is_some()
-            .then(|| median(passes.iter().map(|p| p.iter().sum()).collect())),
-        frame_ms: median(frame),
-        encode_ms: median(encode),
-        dispatches: a.dispatches_per_frame(),
-        pages: a.pages_in_use() as u32,
-        upload_bytes: median(upload) as u64,
-        edit_upload_bytes: median(edit_upload) as u64,
-        edit_encode_ms: median(edit_encode),
-    })
-}
-
-/// Times the `sample` pass of `workload` with `n` characters, raw and compressed clips in
-/// alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries.
-///
-/// Errors: the device fails, or the animators cannot be made.
-pub fn compare_formats(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    workload: Workload,
-    n: u32,
-    pairs: u32,
-    warmup: u32,
-) -> Result<Option<FormatComparison>> {
-    let mut crowds = [
-        crowd(device, queue, n, workload, ClipFormat::Raw)?,
-        crowd(device, queue, n, workload, ClipFormat::Compressed)?,
-    ];
-    let mut timers = Vec::new();
-    for a in &crowds {
-        match PassTimer::new(device, queue, a.dispatches_per_page()) {
-            Some(t) => timers.push(t),
-            None => return Ok(None),
-        }
-    }
-    // The staged passes are clock, sample, local_to_model, palette.
-    const SAMPLE: usize = 1;
-    let mut sample_ms = [Vec::new(), Vec::new()];
-    for frame in 0..warmup + pairs {
-        for (k, (a, timer)) in crowds.iter_mut().zip(&timers).enumerate() {
-            a.prepare(queue, DT);
-            let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode_timed(&mut encoder, Some(timer));
-            timer.resolve(&mut encoder);
-            queue.submit([encoder.finish()]);
-            device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| Error::Device(e.to_string()))?;
-            let ms = timer.read_ms(device, queue)?;
-            if frame >= warmup {
-                sample_ms[k].push(ms.get(SAMPLE).copied().unwrap_or(0.0));
-            }
-        }
-    }
-    let ratios = sample_ms[0]
-        .iter()
-        .zip(&sample_ms[1])
-        .map(|(raw, compressed)| compressed / raw.max(1e-9))
-        .collect();
-    let [raw, compressed] = sample_ms;
-    Ok(Some(FormatComparison {
-        workload: workload.name().into(),
-        characters: n,
-        pairs,
-        raw_sample_ms: median(raw),
-        compressed_sample_ms: median(compressed),
-        ratio: median(ratios),
-    }))
-}
-
-/// Characters whose root motion the read-back frames watch.
-pub const READBACK_ROOTS: usize = 64;
-
-/// Measures `frames` frames of `a` (warmed up) with read-back on, as a game would: every clip
-/// event detected and read back (a log of a record per two characters, at least 4,096), and the
-/// first [`READBACK_ROOTS`] characters' root motion, through the ring that never waits; then
-/// turns it off. Returns the median GPU time (with timestamps) and wall time of a frame, ms.
-///
-/// Errors: the device fails.
-pub fn readback_frames(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    a: &mut Animator,
-    frames: u32,
-) -> Result<(Option<f64>, f64)> {
-    let n = a.instance_count();
-    a.watch_events(device, (n as u32 / 2).max(4096))?;
-    let watched: Vec<usize> = (0..n.min(READBACK_ROOTS)).collect();
-    a.watch_outputs(device, &watched)?;
-    let timer = PassTimer::new(device, queue, a.dispatches_per_page());
-    let (mut gpu, mut frame) = (Vec::new(), Vec::new());
-    for k in 0..=frames {
-        let start = Instant::now();
-        a.prepare(queue, DT);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode_timed(&mut encoder, timer.as_ref());
-        if let Some(t) = &timer {
-            t.resolve(&mut encoder);
-        }
-        queue.submit([encoder.finish()]);
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Device(e.to_string()))?;
-        let _ = a.take_readbacks();
-        // Frame 0 makes the ring's buffers; not timed.
-        if k > 0 {
-            frame.push(start.elapsed().as_secs_f64() * 1e3);
-            if let Some(t) = &timer {
-                gpu.push(t.read_ms(device, queue)?.iter().sum());
-            }
-        }
-    }
-    a.watch_events(device, 0)?;
-    a.watch_outputs(device, &[])?;
-    Ok(((!gpu.is_empty()).then(|| median(gpu)), median(frame)))
-}
-
-struct GpuTimes {
-    pass_ms: Option<BTreeMap<String, f64>>,
-    gpu_ms: Option<f64>,
-    frame_ms: f64,
-    encode_ms: f64,
-    dispatches: u32,
-    pages: u32,
-    upload_bytes: u64,
-    edit_upload_bytes: u64,
-    edit_encode_ms: f64,
-}
-
 /// Runs every configuration of `config` on `device`, reporting each as it starts through
 /// `progress`. A crowd size the device cannot hold (an animator limit error) is skipped with a
 /// note.
@@ -1159,34 +752,11 @@ pub fn run(
                         let g = measure_gpu(device, queue, &mut a, config.frames);
                         let readback = readback_frames(device, queue, &mut a, config.frames);
                         a.set_fused(false)?;
-                        let g = g?;
-                        (row.readback_gpu_ms, row.readback_frame_ms) = {
-                            let (gpu, frame) = readback?;
-                            (gpu, Some(frame))
-                        };
-                        row.pass_ms = g.pass_ms;
-                        row.gpu_ms = g.gpu_ms;
-                        row.frame_ms = g.frame_ms;
-                        row.cpu_encode_ms = Some(g.encode_ms);
-                        row.dispatches = Some(g.dispatches);
-                        row.pages = Some(g.pages);
-                        row.upload_bytes = Some(g.upload_bytes);
-                        row.edit_upload_bytes = Some(g.edit_upload_bytes);
-                        row.edit_encode_ms = Some(g.edit_encode_ms);
+                        row.set_gpu(g?, readback?);
                     }
                     PathKind::GpuStaged => {
                         let g = measure_gpu(device, queue, &mut a, config.frames)?;
-                        let (gpu, frame) = readback_frames(device, queue, &mut a, config.frames)?;
-                        (row.readback_gpu_ms, row.readback_frame_ms) = (gpu, Some(frame));
-                        row.pass_ms = g.pass_ms;
-                        row.gpu_ms = g.gpu_ms;
-                        row.frame_ms = g.frame_ms;
-                        row.cpu_encode_ms = Some(g.encode_ms);
-                        row.dispatches = Some(g.dispatches);
-                        row.pages = Some(g.pages);
-                        row.upload_bytes = Some(g.upload_bytes);
-                        row.edit_upload_bytes = Some(g.edit_upload_bytes);
-                        row.edit_encode_ms = Some(g.edit_encode_ms);
+                        row.set_gpu(g, readback_frames(device, queue, &mut a, config.frames)?);
                     }
                     PathKind::Cpu1 | PathKind::CpuAll => {
                         let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
@@ -1205,6 +775,24 @@ pub fn run(
             }
         }
     }
+    let formats = compare_all_formats(device, queue, config, progress)?;
+    Ok(Report {
+        rows,
+        notes,
+        formats,
+        device: device_name,
+        date,
+    })
+}
+
+/// The format comparisons of `config` ([`compare_formats`]): when it has both clip formats and
+/// the staged path, on a device with timestamp queries; none otherwise.
+fn compare_all_formats(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<FormatComparison>> {
     let mut formats = Vec::new();
     if config.clip_formats.contains(&ClipFormat::Raw)
         && config.clip_formats.contains(&ClipFormat::Compressed)
@@ -1228,87 +816,5 @@ pub fn run(
             }
         }
     }
-    Ok(Report {
-        rows,
-        notes,
-        formats,
-        device: device_name,
-        date,
-    })
-}
-
-/// A Markdown table of the format comparisons ([`Report::formats`]); empty when there are none.
-#[must_use]
-pub fn formats_table(formats: &[FormatComparison]) -> String {
-    if formats.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from(
-        "| workload | characters | pairs | raw sample ms | compressed sample ms | compressed ÷ raw (median of pairs) |\n\
-         |---|---:|---:|---:|---:|---:|\n",
-    );
-    for c in formats {
-        s += &format!(
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} |\n",
-            c.workload, c.characters, c.pairs, c.raw_sample_ms, c.compressed_sample_ms, c.ratio
-        );
-    }
-    s
-}
-
-fn ms(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{v:.3}"))
-}
-
-/// The aim for the fused path's per-character traffic, bytes per joint per frame: the 48-byte
-/// palette write plus about 4 bytes of the character's own state amortized over its joints.
-pub const PER_CHARACTER_TARGET: f64 = 52.0;
-
-/// The rows as a Markdown table. Each row's per-character traffic is shown against
-/// [`PER_CHARACTER_TARGET`] too.
-#[must_use]
-pub fn markdown_table(rows: &[Row]) -> String {
-    let mut s = format!(
-        "| workload | clips | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | GPU ms, frame ms with read-back | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for r in rows {
-        let pass = |name: &str| ms(r.pass_ms.as_ref().and_then(|p| p.get(name).copied()));
-        let path = if r.path == PathKind::CpuAll {
-            format!("{} ({} threads)", r.path.name(), r.threads)
-        } else {
-            r.path.name().to_string()
-        };
-        s += &format!(
-            "| {} | {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
-            r.workload,
-            r.clip_format,
-            r.characters,
-            pass("clock"),
-            pass("sample"),
-            pass("local_to_model"),
-            pass("palette"),
-            ms(r.gpu_ms),
-            r.frame_ms,
-            match r.readback_frame_ms {
-                Some(f) => format!("{}, {f:.3}", ms(r.readback_gpu_ms)),
-                None => "–".into(),
-            },
-            ms(r.cpu_encode_ms),
-            match (r.dispatches, r.pages) {
-                (Some(d), Some(p)) if p > 0 => format!("{} × {p}", d / p),
-                _ => "–".into(),
-            },
-            match (r.upload_bytes, r.edit_upload_bytes) {
-                (Some(u), Some(e)) => format!("{u} ({e})"),
-                _ => "–".into(),
-            },
-            ms(r.edit_encode_ms),
-            r.bytes_per_joint_per_character,
-            r.bytes_per_joint_shared,
-            r.bytes_per_joint_per_character - PER_CHARACTER_TARGET,
-            r.characters_per_ms,
-        );
-    }
-    s
+    Ok(formats)
 }

@@ -1,0 +1,238 @@
+//! GPU measurements: a frame's passes timed with timestamp queries and wall clock, the CPU's
+//! encode time, read-back frames, and raw against compressed clips in alternate frames.
+
+use super::*;
+
+/// One GPU frame: prepare, encode, submit, wait.
+pub fn gpu_frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<()> {
+    a.prepare(queue, DT);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    a.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Device(e.to_string()))?;
+    Ok(())
+}
+
+/// Measures the GPU path on `a` (already warmed up): `frames` ordinary frames with timestamps,
+/// [`ENCODE_MIN_FRAMES`] to [`ENCODE_FRAMES`] frames for the CPU encode time (after one untimed
+/// frame), then `frames` frames each after editing 1 %
+/// of the characters at random (their rate set again, which changes nothing on screen but
+/// uploads the instance) for the upload figures.
+pub(super) fn measure_gpu(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    frames: u32,
+) -> Result<GpuTimes> {
+    let timer = PassTimer::new(device, queue, a.dispatches_per_page());
+    let (mut passes, mut frame, mut encode, mut upload) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..frames {
+        let start = Instant::now();
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode_timed(&mut encoder, timer.as_ref());
+        if let Some(t) = &timer {
+            t.resolve(&mut encoder);
+        }
+        queue.submit([encoder.finish()]);
+        upload.push(a.uploaded_bytes() as f64);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        frame.push(start.elapsed().as_secs_f64() * 1e3);
+        if let Some(t) = &timer {
+            let ms = t.read_ms(device, queue)?;
+            let mut p = [0.0; 4];
+            for (k, v) in ms.iter().take(4).enumerate() {
+                p[k] = *v;
+            }
+            passes.push(p);
+        }
+    }
+    // CPU encode as a frame of the user's pays it: no timestamp queries, the GPU idle when it
+    // starts (on a software adapter the last frame's shaders would otherwise still hold the
+    // cores), the median of more frames than the GPU measurement needs. Thread CPU time, not
+    // wall time: on a software adapter the submitted shaders start on the same cores at once,
+    // and the recording thread, preempted inside `submit`, was seen to wait 10.6 s there for
+    // 0.17 ms of its own work.
+    let typical_frame_ms = median(frame.clone()).max(1e-3);
+    let encode_frames = ((ENCODE_BUDGET_MS / typical_frame_ms) as u32).clamp(ENCODE_MIN_FRAMES, ENCODE_FRAMES);
+    // Frame 0 is not timed: the first submit after other frames was seen to take 2 ms on lavapipe
+    // against 0.04 ms for the ones after it, a one-off no steady frame pays.
+    for k in 0..=encode_frames {
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        let start = cpu_time::ThreadTime::now();
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        if k > 0 {
+            encode.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Device(e.to_string()))?;
+    let n = a.instance_count();
+    let edits = n.div_ceil(100);
+    let mut rng = crate::scene::SplitMix(0x5eed_0001);
+    let (mut edit_encode, mut edit_upload) = (Vec::new(), Vec::new());
+    for _ in 0..frames {
+        let start = cpu_time::ThreadTime::now();
+        for _ in 0..edits {
+            let i = (rng.next() % n as u64) as usize;
+            let rate = a.instance(i).map_or(1.0, |inst| inst.rate);
+            a.set_rate(i, rate)?;
+        }
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        edit_encode.push(start.elapsed().as_secs_f64() * 1e3);
+        edit_upload.push(a.uploaded_bytes() as f64);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+    }
+    let pass_ms = if a.is_fused() {
+        let mut m = BTreeMap::new();
+        m.insert("fused".to_string(), median(passes.iter().map(|p| p[0]).collect()));
+        m
+    } else {
+        stage_map(&passes)
+    };
+    Ok(GpuTimes {
+        pass_ms: timer.is_some().then_some(pass_ms),
+        gpu_ms: timer
+            .is_some()
+            .then(|| median(passes.iter().map(|p| p.iter().sum()).collect())),
+        frame_ms: median(frame),
+        encode_ms: median(encode),
+        dispatches: a.dispatches_per_frame(),
+        pages: a.pages_in_use() as u32,
+        upload_bytes: median(upload) as u64,
+        edit_upload_bytes: median(edit_upload) as u64,
+        edit_encode_ms: median(edit_encode),
+    })
+}
+
+/// Times the `sample` pass of `workload` with `n` characters, raw and compressed clips in
+/// alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries.
+///
+/// Errors: the device fails, or the animators cannot be made.
+pub fn compare_formats(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    workload: Workload,
+    n: u32,
+    pairs: u32,
+    warmup: u32,
+) -> Result<Option<FormatComparison>> {
+    let mut crowds = [
+        crowd(device, queue, n, workload, ClipFormat::Raw)?,
+        crowd(device, queue, n, workload, ClipFormat::Compressed)?,
+    ];
+    let mut timers = Vec::new();
+    for a in &crowds {
+        match PassTimer::new(device, queue, a.dispatches_per_page()) {
+            Some(t) => timers.push(t),
+            None => return Ok(None),
+        }
+    }
+    // The staged passes are clock, sample, local_to_model, palette.
+    const SAMPLE: usize = 1;
+    let mut sample_ms = [Vec::new(), Vec::new()];
+    for frame in 0..warmup + pairs {
+        for (k, (a, timer)) in crowds.iter_mut().zip(&timers).enumerate() {
+            a.prepare(queue, DT);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            a.encode_timed(&mut encoder, Some(timer));
+            timer.resolve(&mut encoder);
+            queue.submit([encoder.finish()]);
+            device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| Error::Device(e.to_string()))?;
+            let ms = timer.read_ms(device, queue)?;
+            if frame >= warmup {
+                sample_ms[k].push(ms.get(SAMPLE).copied().unwrap_or(0.0));
+            }
+        }
+    }
+    let ratios = sample_ms[0]
+        .iter()
+        .zip(&sample_ms[1])
+        .map(|(raw, compressed)| compressed / raw.max(1e-9))
+        .collect();
+    let [raw, compressed] = sample_ms;
+    Ok(Some(FormatComparison {
+        workload: workload.name().into(),
+        characters: n,
+        pairs,
+        raw_sample_ms: median(raw),
+        compressed_sample_ms: median(compressed),
+        ratio: median(ratios),
+    }))
+}
+
+/// Characters whose root motion the read-back frames watch.
+pub const READBACK_ROOTS: usize = 64;
+
+/// Measures `frames` frames of `a` (warmed up) with read-back on, as a game would: every clip
+/// event detected and read back (a log of a record per two characters, at least 4,096), and the
+/// first [`READBACK_ROOTS`] characters' root motion, through the ring that never waits; then
+/// turns it off. Returns the median GPU time (with timestamps) and wall time of a frame, ms.
+///
+/// Errors: the device fails.
+pub fn readback_frames(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    frames: u32,
+) -> Result<(Option<f64>, f64)> {
+    let n = a.instance_count();
+    a.watch_events(device, (n as u32 / 2).max(4096))?;
+    let watched: Vec<usize> = (0..n.min(READBACK_ROOTS)).collect();
+    a.watch_outputs(device, &watched)?;
+    let timer = PassTimer::new(device, queue, a.dispatches_per_page());
+    let (mut gpu, mut frame) = (Vec::new(), Vec::new());
+    for k in 0..=frames {
+        let start = Instant::now();
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode_timed(&mut encoder, timer.as_ref());
+        if let Some(t) = &timer {
+            t.resolve(&mut encoder);
+        }
+        queue.submit([encoder.finish()]);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        let _ = a.take_readbacks();
+        // Frame 0 makes the ring's buffers; not timed.
+        if k > 0 {
+            frame.push(start.elapsed().as_secs_f64() * 1e3);
+            if let Some(t) = &timer {
+                gpu.push(t.read_ms(device, queue)?.iter().sum());
+            }
+        }
+    }
+    a.watch_events(device, 0)?;
+    a.watch_outputs(device, &[])?;
+    Ok(((!gpu.is_empty()).then(|| median(gpu)), median(frame)))
+}
+
+pub(super) struct GpuTimes {
+    pub(super) pass_ms: Option<BTreeMap<String, f64>>,
+    pub(super) gpu_ms: Option<f64>,
+    pub(super) frame_ms: f64,
+    pub(super) encode_ms: f64,
+    pub(super) dispatches: u32,
+    pub(super) pages: u32,
+    pub(super) upload_bytes: u64,
+    pub(super) edit_upload_bytes: u64,
+    pub(super) edit_encode_ms: f64,
+}

@@ -1,0 +1,204 @@
+//! Bytes per joint a frame reads and writes, counted from the buffer layouts: per character,
+//! and shared library data (cached on a GPU).
+
+use super::*;
+
+/// Bytes per joint per frame (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Traffic {
+    /// Data of one character (instance, clock, blend list, poses, palette).
+    pub per_character: f64,
+    /// Library data read by many characters.
+    pub shared: f64,
+}
+
+fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
+    // Mirrors the reads of `sample_track` (shaders/sample.wgsl).
+    const TIME: u64 = 4;
+    const VALUE: u64 = 16;
+    if track.interpolation == crate::layout::INTERP_PACKED {
+        return packed_bytes(lib.packed(), track, t);
+    }
+    let n = track.key_count;
+    let base = track.time_offset as usize;
+    if n <= 1 {
+        return VALUE;
+    }
+    if t <= lib.times()[base] {
+        return TIME + VALUE;
+    }
+    if t >= lib.times()[base + n as usize - 1] {
+        return 2 * TIME + VALUE;
+    }
+    let (mut lo, mut hi, mut steps) = (0u32, n - 1, 0u64);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if lib.times()[base + mid as usize] <= t {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        steps += 1;
+    }
+    let values = match track.interpolation {
+        i if i == crate::Interpolation::Step.gpu_code() => 1,
+        i if i == crate::Interpolation::Linear.gpu_code() => 2,
+        _ => 4,
+    };
+    (2 + steps + 2) * TIME + values * VALUE
+}
+
+/// The bytes `sample_packed` (shaders/shared/library.wgsl) reads for a packed track at time `t`:
+/// the header's rate, the track's clip range, and per segment it decodes from (one, or two where
+/// the frame ends a segment) the record's first bit, the track's field and its two words of range
+/// bytes and the words that hold the track's two rows.
+fn packed_bytes(packed: &[u32], track: &GpuTrack, t: f32) -> u64 {
+    let p = |i: u32| packed[i as usize];
+    let b = track.time_offset;
+    let frames = track.key_count;
+    let (k, tracks, shift) = (
+        track.value_offset & 0x3ff,
+        (track.value_offset >> 10) & 0x3ff,
+        track.value_offset >> 20,
+    );
+    let segment_frames = 1 << shift;
+    let record_words = crate::codec::format::record_words(tracks);
+    let ft = (t * f32::from_bits(p(b + 1))).clamp(0.0, (frames - 1) as f32);
+    let f0 = (ft as u32).min(frames - 2);
+    let (s0, s1) = (f0 >> shift, (f0 + 1) >> shift);
+    let mut words = 1 + 6;
+    for s in if s0 == s1 { s0..=s0 } else { s0..=s1 } {
+        let record = b + 8 + 6 * tracks + s * record_words;
+        let fields = p(record + 2 + k);
+        let field = (fields >> 16) & 0x3fff;
+        let row_bits = field % 25 + field / 25 % 25 + field / 625;
+        let rows = segment_frames.min(frames - (s << shift));
+        let row = if s == s0 { f0 - (s << shift) } else { 0 };
+        let bit = p(record) + rows * (fields & 0xffff) + row * row_bits;
+        words += 4 + (bit % 32 + (rows - row).min(2) * row_bits).div_ceil(32);
+    }
+    4 * u64::from(words)
+}
+
+/// Bytes per joint of one frame of `instances`, whose blend lists for the frame are `lists`, on
+/// `path` (see the module docs for what is counted).
+#[must_use]
+pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[BlendList], path: PathKind) -> Traffic {
+    // The staged GPU path and the CPU mirror move the same buffers; the fused path keeps the pose
+    // in workgroup memory.
+    let fused = path == PathKind::GpuFused;
+    let sz = |n: usize| n as u64;
+    let (mut own, mut shared, mut joints) = (0u64, 0u64, 0u64);
+    let tree_bytes = |offset: u32, nodes: u32| -> u64 {
+        let mut b = 0;
+        for k in 0..nodes {
+            let node = &lib.blend().nodes[(offset + k) as usize];
+            b += sz(size_of::<GpuBlendNode>())
+                + u64::from(node.child_count) * sz(size_of::<GpuBlendChild>())
+                + u64::from(node.triangle_count) * 16;
+        }
+        b
+    };
+    // The sections of an instance that are read (see `GpuInstance`); the clock is read whole.
+    let instance_base = sz(std::mem::offset_of!(GpuInstance, source_clip));
+    let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
+    let instance_layers = sz(std::mem::offset_of!(GpuInstance, _pad2)) - sz(std::mem::offset_of!(GpuInstance, layers));
+    let clock = sz(size_of::<GpuClock>());
+    for (inst, list) in instances.iter().zip(lists) {
+        let j = u64::from(inst.joint_count);
+        joints += j;
+        let layers_on = (0..crate::layout::MAX_LAYERS)
+            .filter(|&k| inst.flags & (crate::layout::LAYER_ON << k) != 0)
+            .count() as u64;
+        // clock: the instance's first section, the transition's while one is set, the layer
+        // section while a layer is on; its clock in and out. Each layer that is on reads its
+        // definition, which the instances playing it share.
+        own += instance_base + 2 * clock;
+        if inst.source_kind() != crate::layout::source_kind::NONE {
+            own += instance_transition;
+        }
+        if layers_on > 0 {
+            own += instance_layers;
+            shared += layers_on * sz(size_of::<GpuLayerDef>());
+        }
+        if !fused {
+            // The blend list, written by clock and read by sample; sample, local_to_model and
+            // palette read the instance's first section again. The fused path reads each once
+            // and keeps the list in workgroup memory.
+            own += 2 * sz(size_of::<BlendList>()) + 3 * instance_base;
+        }
+        let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
+        let parents = &lib.parents()[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
+        let with_parent = parents
+            .iter()
+            .enumerate()
+            .filter(|&(k, &p)| p >= 0 && (p as usize) < k)
+            .count() as u64;
+        let pose = sz(size_of::<LocalPose>());
+        let matrix = sz(size_of::<Affine>());
+        if fused {
+            // Only the palette is written.
+            own += j * matrix;
+        } else {
+            // sample writes the local pose; local_to_model reads it, reads the parent's model
+            // matrix, writes the model matrix; palette reads it and writes the palette.
+            own += j * (2 * pose + 3 * matrix) + with_parent * matrix;
+            // Mesh-space layers: sample writes each joint's delta, local_to_model reads it and
+            // writes its scratch, which the children read.
+            if list.mesh_additive != 0 {
+                own += j * 3 * pose + with_parent * pose;
+            }
+        }
+        if inst.flags & crate::layout::KEEP_POSE != 0 {
+            // The frame before an interrupting cross-fade writes its pose as the snapshot.
+            own += j * pose;
+        }
+        // Masks of layers: one weight (16 B) per joint, shared by every character.
+        for l in &list.layers {
+            if l.mode != crate::layout::layer_mode::OFF && l.mask != crate::layout::NO_MASK {
+                shared += j * 16;
+            }
+        }
+        // Shared: skeleton header (three stages), parents, inverse binds.
+        shared += 3 * sz(size_of::<GpuSkeleton>()) + j * (4 + matrix);
+        // Sockets: each reads its definition (shared) and, on the staged path, its joint's
+        // model matrix, and writes its matrix; the instance's world matrix is read once.
+        let sockets = u64::from(skel.socket_count);
+        if sockets > 0 {
+            shared += sockets * sz(size_of::<crate::layout::GpuSocket>());
+            own += matrix + sockets * matrix * if fused { 1 } else { 2 };
+        }
+        // Blend trees walked by clock.
+        if inst.tree_nodes > 0 {
+            shared += tree_bytes(inst.tree_offset, inst.tree_nodes);
+        }
+        if inst.source_kind() == crate::layout::source_kind::TREE {
+            shared += tree_bytes(inst.source_tree_offset, inst.source_tree_nodes);
+        }
+        let mut total = 0.0;
+        for e in &list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize] {
+            total += e.weight;
+            if e.clip == SNAPSHOT_CLIP {
+                own += j * pose;
+                continue;
+            }
+            // Clip header read by clock and by sample.
+            shared += 2 * sz(size_of::<GpuClip>());
+            let clip = &lib.clips()[e.clip as usize];
+            for jj in 0..clip.joint_count.min(inst.joint_count) {
+                for c in 0..3 {
+                    let track = &lib.tracks()[(clip.track_offset + 3 * jj + c) as usize];
+                    shared += sz(size_of::<GpuTrack>()) + key_bytes(lib, track, e.time);
+                }
+            }
+        }
+        if total < MIN_BLEND_WEIGHT {
+            shared += j * 3 * 16;
+        }
+    }
+    let joints = joints.max(1) as f64;
+    Traffic {
+        per_character: own as f64 / joints,
+        shared: shared as f64 / joints,
+    }
+}

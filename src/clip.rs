@@ -188,6 +188,12 @@ impl Clip {
     ///
     /// Errors: [`Error::Clip`] or [`Error::Track`], naming the clip, joint and channel.
     pub fn validate(&self, skeleton: &Skeleton) -> Result<()> {
+        self.validated_tracks(skeleton).map(|_| ())
+    }
+
+    /// [`Clip::validate`], then each joint's track by the skeleton's joint order (what the
+    /// builder packs).
+    pub(crate) fn validated_tracks(&self, skeleton: &Skeleton) -> Result<Vec<Option<&JointTrack>>> {
         let by_joint = self.tracks_by_joint(skeleton)?;
         for (j, track) in by_joint.iter().enumerate() {
             let terr = |channel, what: String| Error::Track {
@@ -222,7 +228,7 @@ impl Clip {
                 return Err(cerr(format!("value {k} is not finite")));
             }
         }
-        Ok(())
+        Ok(by_joint)
     }
 
     /// Each joint's track, by the skeleton's joint order, after checking the clip's duration, its

@@ -93,7 +93,7 @@ pub const NO_ROOT_MOTION: u32 = u32::MAX;
 /// Most events of one clip.
 pub const MAX_CLIP_EVENTS: u32 = 64;
 
-/// A clip event as the GPU reads it (header heap, one unit each). WGSL `ClipEvent`.
+/// A clip event as the GPU reads it (the library heap's header sections, one unit each). WGSL `ClipEvent`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuEvent {

@@ -50,9 +50,10 @@
 //!   the examples), `bench` (the frame benchmark, its JSON rows and its plot, drawn with
 //!   `plotters`) and `image` (PNG files).
 //!
-//! A renderer that depends on `wgpu-anim` with `default-features = false` gets only the runtime —
-//! the animator, the renderer, the CPU mirrors and the f64 reference, the mannequin — on wgpu,
-//! naga (with naga_oil for shader composition), glam and bytemuck.
+//! A renderer that depends on `wgpu-anim` with `default-features = false` gets the runtime — the
+//! animator, the renderer, the CPU mirrors and the f64 reference — with the mannequin and the
+//! offline half except the glTF importer, on wgpu, naga (with naga_oil for shader composition), glam
+//! and bytemuck.
 
 #[cfg(feature = "tools")]
 pub mod bench;

@@ -60,7 +60,7 @@ pub const STATE: &str = include_str!("../shaders/shared/state.wgsl");
 pub enum Resource {
     /// The per-frame uniform (`Frame`, Rust `layout::GpuFrame`).
     Frame,
-    /// Where the library heaps' sections start (`LibraryLayout`, uniform).
+    /// Where the library heap's sections start (`LibraryLayout`, uniform).
     Library,
     /// The animator's layer definitions (`array<LayerDef, MAX_LAYER_DEFS>`, uniform).
     LayerDefs,
@@ -150,8 +150,8 @@ impl Resource {
     }
 
     /// Where its buffer lives: what the animator binds for it ([`crate::gpu::Animator`] makes
-    /// one buffer per page of every [`Scope::Page`] resource from this table, and binds, reads
-    /// back and rebuilds them by it).
+    /// one buffer per page of every [`Scope::Page`] resource from this table, sized by
+    /// [`Resource::page_bytes`], and binds each stage's entries by it).
     #[must_use]
     pub const fn scope(self) -> Scope {
         match self {
@@ -170,7 +170,9 @@ impl Resource {
     /// Bytes of a page's buffer for `instances` instances and `joints` joints (`sockets`: the
     /// library has sockets); `None` for a resource that is not per page.
     ///
-    /// - per instance: `Instance` (256 B), `Clock` (64 B), `BlendList` (320 B), `Output` (128 B);
+    /// - per instance: `Instance` (256 B), `BlendList` (320 B), the character state: `Clock`
+    ///   (64 B) each, then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
+    ///   256 B) `Output` (128 B) each;
     /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
     ///   cross-fade starts from, and the mesh-space additive delta), an `Affine` model matrix,
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
@@ -188,7 +190,9 @@ impl Resource {
             Resource::LocalPoses => j * 3 * size_of::<LocalPose>() as u64,
             Resource::ModelPoses => j * affine,
             Resource::Palettes => j * affine + if sockets { i * MAX_SOCKETS as u64 * affine } else { 0 },
-            _ => return None,
+            Resource::Frame | Resource::Library | Resource::LayerDefs | Resource::Heap | Resource::Events => {
+                return None;
+            }
         })
     }
 

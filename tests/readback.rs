@@ -309,5 +309,13 @@ fn page_buffers_are_read_back_by_their_resource() {
     let e = a
         .read_page_buffer::<GpuInstance>(&device, &queue, 1, Resource::Instances, capacity, 1)
         .unwrap_err();
-    assert!(e.to_string().contains("reach past"), "{e}");
+    assert!(e.to_string().contains("past the end"), "{e}");
+    let e = a
+        .read_page_buffer::<u16>(&device, &queue, 1, Resource::Instances, 1, 1)
+        .unwrap_err();
+    assert!(e.to_string().contains("multiple of 4"), "{e}");
+    assert!(
+        a.read_page_buffer::<GpuInstance>(&device, &queue, 1, Resource::Instances, u64::MAX, 2)
+            .is_err()
+    );
 }

@@ -576,6 +576,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::EVENTS,
         shaders::ROOT_MOTION,
         shaders::CURVES,
+        shaders::STATE,
         shaders::SKINNING_MODULE,
     ];
     sources.extend(Stage::ALL.iter().map(|s| s.file()));

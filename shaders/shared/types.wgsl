@@ -97,7 +97,7 @@ struct EventLog {
     records: array<EventRecord>,
 }
 
-// Rust: layout::GpuLibraryLayout. Where each section of the library heaps starts (16-byte units).
+// Rust: layout::GpuLibraryLayout. Where each section of the library heap starts (16-byte units).
 struct LibraryLayout {
     clips: u32,
     tracks: u32,

@@ -82,14 +82,19 @@ impl Page {
         fused: Option<&StagePipeline>,
     ) {
         let binding_of = |resource: Resource| -> wgpu::BindingResource<'_> {
-            let buffer = match (resource.scope(), resource) {
-                (Scope::Frame, _) => return wgpu::BindingResource::Buffer(shared.frame.clone()),
-                (Scope::Library, Resource::Library) => shared.library.layout_buffer(),
-                (Scope::Library, _) => shared.library.heap(),
-                (Scope::Animator, Resource::LayerDefs) => shared.layer_defs,
+            let buffer = match resource {
+                Resource::Frame => return wgpu::BindingResource::Buffer(shared.frame.clone()),
+                Resource::Library => shared.library.layout_buffer(),
+                Resource::Heap => shared.library.heap(),
+                Resource::LayerDefs => shared.layer_defs,
                 // Shared by every page: one log per frame.
-                (Scope::Animator, _) => shared.event_log,
-                (Scope::Page, _) => self.buffer(resource),
+                Resource::Events => shared.event_log,
+                Resource::Instances
+                | Resource::CharacterState
+                | Resource::BlendLists
+                | Resource::LocalPoses
+                | Resource::ModelPoses
+                | Resource::Palettes => self.buffer(resource),
             };
             buffer.as_entire_binding()
         };
@@ -120,28 +125,24 @@ fn page_resources() -> impl Iterator<Item = Resource> {
     Resource::ALL.into_iter().filter(|r| r.scope() == Scope::Page)
 }
 
-/// Bytes per instance of the largest per-instance buffer (one instance, no joints).
-fn instance_bytes(sockets: bool) -> u64 {
-    page_resources()
-        .filter_map(|r| r.page_bytes(1, 0, sockets))
-        .max()
-        .unwrap_or(0)
-}
-
-/// Bytes per joint of the largest per-joint buffer.
-fn joint_bytes() -> u64 {
-    page_resources()
-        .filter_map(|r| r.page_bytes(0, 1, false))
-        .max()
-        .unwrap_or(0)
-}
-
 /// The largest buffer of a page of `instances` instances and `joints` joints.
 pub(super) fn largest_buffer(instances: u32, joints: u32, sockets: bool) -> u64 {
     page_resources()
         .filter_map(|r| r.page_bytes(instances, joints, sockets))
         .max()
         .unwrap_or(0)
+}
+
+/// The most instances `n` (at least 0, at most `u32::MAX`) for which `bytes(n)` fits `cap`,
+/// `bytes` growing with `n`: a search, since a buffer of sections (the character state's
+/// outputs start at a 256-byte boundary) is not a multiple of one instance's bytes.
+fn most_within(cap: u64, bytes: impl Fn(u32) -> u64) -> u32 {
+    let (mut lo, mut hi) = (0u32, u32::MAX);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if bytes(mid) <= cap { lo = mid } else { hi = mid - 1 }
+    }
+    lo
 }
 
 /// The capacity `(instances, joints)` of each page for `max_instances` instances on a device with
@@ -158,21 +159,21 @@ pub(super) fn page_layout(
     sockets: bool,
 ) -> Result<Vec<(u32, u32)>> {
     let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-    let joints_per_page = (cap / joint_bytes()).min(u64::from(u32::MAX)) as u32;
+    let joints_per_page = most_within(cap, |j| largest_buffer(0, j, false));
     if largest > joints_per_page {
         return Err(Error::Limit {
             what: format!(
                 "a skeleton of {largest} joints needs {} bytes of local poses; the device allows {cap} per storage buffer",
-                u64::from(largest) * joint_bytes()
+                largest_buffer(0, largest, false)
             ),
         });
     }
-    let mut per_page = (cap / instance_bytes(false)).min(u64::from(u32::MAX)) as u32;
+    let mut per_page = most_within(cap, |n| largest_buffer(n, 0, sockets));
     if !joint_budget && largest > 0 {
-        per_page = per_page.min(joints_per_page / largest);
-        // A buffer of per-instance and per-joint parts (the palettes and the socket matrices).
-        let per_instance = largest_buffer(1, largest, sockets);
-        per_page = per_page.min((cap / per_instance).min(u64::from(u32::MAX)) as u32);
+        // Buffers of per-instance and per-joint parts (the palettes and the socket matrices).
+        per_page = per_page.min(most_within(cap, |n| {
+            largest_buffer(n, n.saturating_mul(largest), sockets)
+        }));
     }
     if let Some(p) = page_instances {
         if p == 0 {
@@ -227,4 +228,44 @@ pub(super) fn check_pages(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pages the planning made before the buffers came from the binding table: as many
+    /// instances per page as one 320-byte blend list each allows, joints for that many of the
+    /// largest skeleton.
+    #[test]
+    fn pages_hold_as_many_instances_as_their_largest_buffer_allows() {
+        let limits = wgpu::Limits::default();
+        let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+        let by_blend_list = (cap / 320) as u32;
+        // One-joint characters: the blend lists bound the page.
+        let pages = page_layout(&limits, 500_000, None, 500_000, false, 1, false).unwrap();
+        let rest = 500_000 - by_blend_list;
+        assert_eq!(pages, vec![(by_blend_list, by_blend_list), (rest, rest)]);
+        // A joint budget: instances alone bound the pages.
+        let pages = page_layout(&limits, 1_000_000, None, 1_000_000, true, 1, false).unwrap();
+        assert_eq!(
+            pages.iter().map(|p| p.0).collect::<Vec<_>>(),
+            vec![by_blend_list, by_blend_list, 1_000_000 - 2 * by_blend_list]
+        );
+        // Sixty-joint characters with sockets: the local poses bound the page.
+        let pages = page_layout(&limits, 20_000, None, 1_200_000, false, 60, true).unwrap();
+        let per_page = (cap / (60 * 144)) as u32;
+        assert_eq!(pages[0], (per_page, per_page * 60));
+        for &(n, j) in &pages {
+            assert!(largest_buffer(n, j, true) <= cap);
+        }
+        assert!(page_layout(&limits, 10, Some(0), 10, false, 1, false).is_err());
+    }
+
+    #[test]
+    fn every_per_page_resource_has_a_size_and_no_other_does() {
+        for r in Resource::ALL {
+            assert_eq!(r.page_bytes(1, 1, true).is_some(), r.scope() == Scope::Page, "{r:?}");
+        }
+    }
 }

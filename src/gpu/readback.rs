@@ -11,12 +11,25 @@ pub fn read_buffer<T: bytemuck::Pod>(
     first: u64,
     count: u64,
 ) -> Result<Vec<T>> {
-    let size = count * size_of::<T>() as u64;
+    let bytes = |n: u64| n.checked_mul(size_of::<T>() as u64);
+    let (Some(size), Some(offset)) = (bytes(count), bytes(first)) else {
+        return Err(Error::Limit {
+            what: format!("a read of {count} elements from element {first} overflows a byte count"),
+        });
+    };
     if size == 0 {
         return Ok(Vec::new());
     }
-    let offset = first * size_of::<T>() as u64;
-    if offset + size > buffer.size() {
+    // Copies move whole 4-byte words from a 4-byte aligned offset.
+    if offset % wgpu::COPY_BUFFER_ALIGNMENT != 0 {
+        return Err(Error::Limit {
+            what: format!("a read at byte {offset}: copies start at a multiple of 4 bytes"),
+        });
+    }
+    if offset
+        .checked_add(size.next_multiple_of(4))
+        .is_none_or(|end| end > buffer.size())
+    {
         return Err(Error::Limit {
             what: format!(
                 "read of {size} bytes at {offset} past the end of a {} byte buffer",

@@ -92,7 +92,7 @@ struct Pending {
 }
 
 /// One copy a frame records into its encoder for a checkpoint: `bytes` from `offset` of page
-/// `page`'s clock, root or local pose buffer to `dst` of the readback buffer.
+/// `page`'s character state or local pose buffer to `dst` of the readback buffer.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CheckpointCopy {
     pub page: usize,

@@ -52,7 +52,7 @@ struct Slot {
 }
 
 /// One copy from a page's buffer into a slot: `count` elements (socket matrices of the palette
-/// buffer, or roots of the root buffer) from element `element` to element `dst` of the slot's
+/// buffer, or outputs of the character state's outputs section) from element `element` to element `dst` of the slot's
 /// part for them.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct RingCopy {
@@ -70,7 +70,7 @@ pub(super) struct RingLayout {
     pub sockets: Vec<RingCopy>,
     /// Socket matrices per frame.
     pub socket_count: usize,
-    /// Copies from the root buffers.
+    /// Copies from the outputs sections of the character states.
     pub roots: Vec<RingCopy>,
     /// Roots per frame.
     pub root_count: usize,

@@ -370,8 +370,7 @@ impl LibraryBuilder {
 /// Checks `clip` against `skel` ([`Clip::validate`]) and packs its tracks, three per joint
 /// (missing channels hold the rest pose), and its float curves, each with its name (values in x).
 fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<PackedClip> {
-    clip.validate(skel)?;
-    let by_joint = clip.tracks_by_joint(skel)?;
+    let by_joint = clip.validated_tracks(skel)?;
     let joints = by_joint
         .iter()
         .zip(skel.rest_pose())

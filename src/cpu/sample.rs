@@ -127,7 +127,7 @@ fn range_byte(lo: u32, hi: u32, at: u32) -> u32 {
 /// record is at word `record`, of `rows` rows; `bits` is the bitstream's first word and `range`
 /// the track's clip range (min, extent). The row after a segment's last reads as 0. WGSL
 /// `packed_pair`.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
 fn packed_pair(
     packed: &[u32],
     record: u32,

@@ -8,6 +8,7 @@ mod common;
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore};
 use std::sync::Arc;
+use wgpu_anim::cpu::PageBuffers;
 use wgpu_anim::gpu::{Controller, Layer, LayerMode, Transition};
 use wgpu_anim::layout::{
     BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_BLEND_CLIPS, MAX_SOCKETS, SNAPSHOT_CLIP,
@@ -56,10 +57,14 @@ fn crowd(lib: &Arc<AnimationLibrary>) -> (Vec<GpuInstance>, Vec<GpuLayerDef>, Ve
     c.begin_frame(0.1);
     c.begin_frame(0.1);
     let frame = frame(CROWD, joints);
-    let (instances, defs) = (c.instances().to_vec(), c.layer_defs().to_vec());
+    let (mut instances, defs) = (c.instances().to_vec(), c.layer_defs().to_vec());
     let mut clocks = vec![GpuClock::default(); CROWD];
     let mut lists = vec![BlendList::default(); CROWD];
-    cpu::clock(lib, &frame, &defs, &instances, &mut clocks, &mut lists).unwrap();
+    let mut page = PageBuffers::new(&frame, &mut instances)
+        .layer_defs(&defs)
+        .clocks(&mut clocks)
+        .blend_lists(&mut lists);
+    cpu::clock(lib, &mut page).unwrap();
     (instances, defs, clocks, lists, joints)
 }
 
@@ -205,11 +210,39 @@ fn every_stage_computes_or_refuses_and_never_panics() {
         // The palettes, then three instances' socket matrices.
         let mut palettes = vec![Affine::IDENTITY; joints as usize + 3 * MAX_SOCKETS as usize];
         let results: [wgpu_anim::Result<()>; 5] = [
-            cpu::clock(&lib, &fr, &defs, &inst, &mut clk.clone(), &mut lst.clone()),
-            cpu::sample(&lib, &fr, &inst, &lst, &mut local),
-            cpu::local_to_model(&lib, &fr, &inst, &mut local, &mut model),
-            cpu::palette(&lib, &fr, &inst, &model, &mut palettes),
-            cpu::fused(&lib, &fr, &defs, &inst, &mut clk, &mut local, &mut palettes),
+            cpu::clock(
+                &lib,
+                &mut PageBuffers::new(&fr, &mut inst)
+                    .layer_defs(&defs)
+                    .clocks(&mut clk.clone())
+                    .blend_lists(&mut lst.clone()),
+            ),
+            cpu::sample(
+                &lib,
+                &mut PageBuffers::new(&fr, &mut inst)
+                    .blend_lists(&mut lst)
+                    .local_poses(&mut local),
+            ),
+            cpu::local_to_model(
+                &lib,
+                &mut PageBuffers::new(&fr, &mut inst)
+                    .local_poses(&mut local)
+                    .model_poses(&mut model),
+            ),
+            cpu::palette(
+                &lib,
+                &mut PageBuffers::new(&fr, &mut inst)
+                    .model_poses(&mut model)
+                    .palettes(&mut palettes),
+            ),
+            cpu::fused(
+                &lib,
+                &mut PageBuffers::new(&fr, &mut inst)
+                    .layer_defs(&defs)
+                    .clocks(&mut clk)
+                    .local_poses(&mut local)
+                    .palettes(&mut palettes),
+            ),
         ];
         for result in results {
             match result {
@@ -343,23 +376,39 @@ fn the_single_functions_refuse_what_is_not_in_the_library() {
 fn short_buffers_are_refused_before_anything_is_written() {
     let (lib, _) = library();
     let lib = Arc::new(lib);
-    let (instances, _, _, lists, joints) = crowd(&lib);
+    let (mut instances, _, _, mut lists, joints) = crowd(&lib);
     let fr = frame(CROWD, joints);
     let mut local = vec![LocalPose::default(); 3 * joints as usize - 1];
-    let e = cpu::sample(&lib, &fr, &instances, &lists, &mut local).unwrap_err();
+    let mut page = PageBuffers::new(&fr, &mut instances)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local);
+    let e = cpu::sample(&lib, &mut page).unwrap_err();
     assert!(e.to_string().contains("local pose buffer"), "{e}");
     assert!(local.iter().all(|p| *p == LocalPose::default()), "nothing written");
-    let e = cpu::sample(&lib, &frame(CROWD + 1, joints), &instances, &lists, &mut local).unwrap_err();
+    let fr_more = frame(CROWD + 1, joints);
+    let mut page = PageBuffers::new(&fr_more, &mut instances)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local);
+    let e = cpu::sample(&lib, &mut page).unwrap_err();
     assert!(e.to_string().contains("instances"), "{e}");
     let mut model = vec![Affine::IDENTITY; joints as usize - 1];
     let mut local = vec![LocalPose::default(); 3 * joints as usize];
-    let e = cpu::local_to_model(&lib, &fr, &instances, &mut local, &mut model).unwrap_err();
+    let mut page = PageBuffers::new(&fr, &mut instances)
+        .local_poses(&mut local)
+        .model_poses(&mut model);
+    let e = cpu::local_to_model(&lib, &mut page).unwrap_err();
     assert!(e.to_string().contains("model pose buffer"), "{e}");
     // Palettes with no room for the socket matrices after them.
-    let model = vec![Affine::IDENTITY; joints as usize];
+    let mut model = vec![Affine::IDENTITY; joints as usize];
     let mut palettes = vec![Affine::IDENTITY; joints as usize];
-    let e = cpu::palette(&lib, &fr, &instances, &model, &mut palettes).unwrap_err();
+    let mut page = PageBuffers::new(&fr, &mut instances)
+        .model_poses(&mut model)
+        .palettes(&mut palettes);
+    let e = cpu::palette(&lib, &mut page).unwrap_err();
     assert!(e.to_string().contains("socket matrices"), "{e}");
     let mut palettes = vec![Affine::IDENTITY; joints as usize + CROWD * MAX_SOCKETS as usize];
-    cpu::palette(&lib, &fr, &instances, &model, &mut palettes).unwrap();
+    let mut page = PageBuffers::new(&fr, &mut instances)
+        .model_poses(&mut model)
+        .palettes(&mut palettes);
+    cpu::palette(&lib, &mut page).unwrap();
 }

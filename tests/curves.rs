@@ -7,7 +7,7 @@ mod common;
 
 use rand::Rng;
 use wgpu_anim::blend::{BlendNode, BlendTree};
-use wgpu_anim::cpu::EventLog;
+use wgpu_anim::cpu::{EventLog, PageBuffers};
 use wgpu_anim::gpu::{Layer, LayerMode, Transition};
 use wgpu_anim::layout::{GpuFrame, GpuOutput, MAX_CURVES};
 use wgpu_anim::{Animator, AnimatorDesc, ClipId, FloatCurve, InstanceDesc, Interpolation, LibraryBuilder, Track};
@@ -49,8 +49,9 @@ fn random_curve_library(seed: u64) -> wgpu_anim::AnimationLibrary {
 }
 
 /// Random crowds on both paths, frame by frame from the GPU's own state: every character's
-/// curves equal the mirror's (`cpu::clock_frame`) within 1e-5 of 1 + the value (f32 sums of up
-/// to sixteen weighted samples); the previous frame's differ (the check sees a frame's change).
+/// curves equal the mirror's (`cpu::clock` with the page's outputs) within 1e-5 of 1 + the value
+/// (f32 sums of up to sixteen weighted samples); the previous frame's differ (the check sees a
+/// frame's change).
 #[test]
 fn gpu_curves_equal_the_mirror_for_random_crowds() {
     let (device, queue) = common::device();
@@ -99,17 +100,15 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
                 ..Default::default()
             };
             let mut lists = vec![Default::default(); clocks.len()];
-            wgpu_anim::cpu::clock_frame(
-                a.library(),
-                &frame,
-                a.layer_defs(),
-                &mut a.instances().to_vec(),
-                &mut clocks,
-                &mut lists,
-                &mut outputs,
-                &mut EventLog::default(),
-            )
-            .unwrap();
+            let mut instances = a.instances().to_vec();
+            let mut log = EventLog::default();
+            let mut page = PageBuffers::new(&frame, &mut instances)
+                .layer_defs(a.layer_defs())
+                .clocks(&mut clocks)
+                .blend_lists(&mut lists)
+                .outputs(&mut outputs)
+                .events(&mut log);
+            wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
             for (i, (g, w)) in gpu.iter().zip(&outputs).enumerate() {
                 for c in 0..MAX_CURVES as usize {
                     let e = (g.curves[c] - w.curves[c]).abs() / (1.0 + w.curves[c].abs());

@@ -8,7 +8,7 @@ mod common;
 
 use rand::Rng;
 use std::collections::HashMap;
-use wgpu_anim::cpu::EventLog;
+use wgpu_anim::cpu::{EventLog, PageBuffers};
 use wgpu_anim::gpu::{LoopMode, Transition};
 use wgpu_anim::layout::{FRAME_EVENTS, GpuEventRecord, GpuFrame};
 use wgpu_anim::{Animator, AnimatorDesc, ClipEvent, ClipId, InstanceDesc};
@@ -57,17 +57,14 @@ fn frame_against_mirror(
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
     let mut roots = vec![bytemuck::Zeroable::zeroed(); clocks.len()];
-    wgpu_anim::cpu::clock_frame(
-        a.library(),
-        &frame,
-        a.layer_defs(),
-        &mut a.instances().to_vec(),
-        &mut clocks,
-        &mut lists,
-        &mut roots,
-        &mut log,
-    )
-    .unwrap();
+    let mut instances = a.instances().to_vec();
+    let mut page = PageBuffers::new(&frame, &mut instances)
+        .layer_defs(a.layer_defs())
+        .clocks(&mut clocks)
+        .blend_lists(&mut lists)
+        .outputs(&mut roots)
+        .events(&mut log);
+    wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
     (sorted(gpu), sorted(log.records))
 }
 

@@ -8,6 +8,7 @@ mod common;
 
 use common::{affine_error, compare, pose_error, random_state, rng};
 use rand::Rng;
+use wgpu_anim::cpu::PageBuffers;
 use wgpu_anim::gpu::Transition;
 use wgpu_anim::layout::KEEP_POSE;
 use wgpu_anim::{Animator, AnimatorDesc};
@@ -150,16 +151,13 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
         ..Default::default()
     };
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    wgpu_anim::cpu::fused(
-        a.library(),
-        &frame,
-        a.layer_defs(),
-        a.instances(),
-        &mut clocks,
-        &mut local,
-        &mut palettes,
-    )
-    .unwrap();
+    let mut instances = a.instances().to_vec();
+    let mut page = PageBuffers::new(&frame, &mut instances)
+        .layer_defs(a.layer_defs())
+        .clocks(&mut clocks)
+        .local_poses(&mut local)
+        .palettes(&mut palettes);
+    wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
     for (i, (g, c)) in gpu_clocks.iter().zip(&clocks).enumerate() {
         common::assert_clock(&a, frame.dt, i, g, c);
     }
@@ -223,16 +221,13 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
     let slots = MAX_SOCKETS as usize;
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; max + n * slots];
     palettes[max..].fill(bytemuck::Zeroable::zeroed());
-    wgpu_anim::cpu::fused(
-        a.library(),
-        &frame,
-        a.layer_defs(),
-        a.instances(),
-        &mut clocks,
-        &mut local,
-        &mut palettes,
-    )
-    .unwrap();
+    let mut instances = a.instances().to_vec();
+    let mut page = PageBuffers::new(&frame, &mut instances)
+        .layer_defs(a.layer_defs())
+        .clocks(&mut clocks)
+        .local_poses(&mut local)
+        .palettes(&mut palettes);
+    wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
     let want = &palettes[max..];
     let mut checked = 0;
     for (i, inst) in a.instances().iter().enumerate() {

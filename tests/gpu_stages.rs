@@ -12,7 +12,7 @@ mod common;
 
 use common::{affine_error, assert_clock, compare, device, pose_error, random_library, random_state, rng};
 use rand::Rng;
-use wgpu_anim::cpu;
+use wgpu_anim::cpu::{self, PageBuffers};
 use wgpu_anim::gpu::{Curve, Transition};
 use wgpu_anim::layout::{BlendList, GpuFrame, LocalPose};
 use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LoopMode};
@@ -146,7 +146,11 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
     // local_to_model: the GPU's local poses and mesh-space deltas in.
     let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
     let mut local = gpu_local_regions(&run);
-    cpu::local_to_model(lib, &run.frame, insts, &mut local, &mut model).unwrap();
+    let mut insts_rw = insts.to_vec();
+    let mut page = PageBuffers::new(&run.frame, &mut insts_rw)
+        .local_poses(&mut local)
+        .model_poses(&mut model);
+    cpu::local_to_model(lib, &mut page).unwrap();
     let layered = insts
         .iter()
         .filter(|i| i.flags & (wgpu_anim::layout::LAYER_ON * 7) != 0)
@@ -176,7 +180,7 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
 
     // palette: the GPU's model matrices in.
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
+    cpu_palette(lib, &run.frame, insts, &gpu.model, &mut palette);
     let worst_palette = compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 
     eprintln!(
@@ -257,9 +261,29 @@ fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
     let max = a.max_joints() as usize;
     let mut local = vec![LocalPose::default(); 3 * max];
     local[max..max + snapshots.len()].copy_from_slice(&snapshots);
-    cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local).unwrap();
+    let (mut insts, mut lists) = (a.instances().to_vec(), lists);
+    let mut page = PageBuffers::new(&run.frame, &mut insts)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local);
+    cpu::sample(a.library(), &mut page).unwrap();
     local.truncate(a.joint_count() as usize);
     local
+}
+
+/// The CPU mirror of `palette` fed model matrices `model` (copied, with the instances, into the
+/// page it runs on).
+fn cpu_palette(
+    lib: &wgpu_anim::AnimationLibrary,
+    frame: &GpuFrame,
+    insts: &[wgpu_anim::layout::GpuInstance],
+    model: &[wgpu_anim::Affine],
+    palette: &mut [wgpu_anim::Affine],
+) {
+    let (mut insts, mut model) = (insts.to_vec(), model.to_vec());
+    let mut page = PageBuffers::new(frame, &mut insts)
+        .model_poses(&mut model)
+        .palettes(palette);
+    cpu::palette(lib, &mut page).unwrap();
 }
 
 #[test]
@@ -292,10 +316,14 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
     let a = &run.animator;
     let max = a.max_joints() as usize;
     let joints = a.joint_count() as usize;
-    let lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
+    let mut lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
     let mut local = vec![LocalPose::default(); 3 * max];
     local[max..max + before.len()].copy_from_slice(&before);
-    cpu::sample(a.library(), &run.frame, a.instances(), &lists, &mut local).unwrap();
+    let mut insts = a.instances().to_vec();
+    let mut page = PageBuffers::new(&run.frame, &mut insts)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local);
+    cpu::sample(a.library(), &mut page).unwrap();
     let gpu = gpu_local_regions(&run);
     compare_sample(&run, &gpu[..joints], &local[..joints]);
     let snapshots = &gpu[max..max + joints];
@@ -331,15 +359,12 @@ fn clock_stage_matches_its_cpu_mirror() {
     let mut lists = vec![BlendList::default(); expected.len()];
     run.frame.dt = dt;
     let lib = run.animator.library();
-    cpu::clock(
-        lib,
-        &run.frame,
-        run.animator.layer_defs(),
-        run.animator.instances(),
-        &mut expected,
-        &mut lists,
-    )
-    .unwrap();
+    let mut insts = run.animator.instances().to_vec();
+    let mut page = PageBuffers::new(&run.frame, &mut insts)
+        .layer_defs(run.animator.layer_defs())
+        .clocks(&mut expected)
+        .blend_lists(&mut lists);
+    cpu::clock(lib, &mut page).unwrap();
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
     let mut transitions = 0;
     for (i, (g, w)) in after.iter().zip(&expected).enumerate() {
@@ -366,7 +391,7 @@ fn the_comparison_fails_on_a_deliberately_altered_buffer() {
     let insts = run.animator.instances();
     let (_, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
+    cpu_palette(lib, &run.frame, insts, &gpu.model, &mut palette);
     assert!(compare("palette", &gpu.palette, &palette, 1e-5, affine_error).is_ok());
     let mut altered = gpu.palette.clone();
     let j = altered.len() / 2;
@@ -422,7 +447,7 @@ fn more_instances_than_one_dispatch_dimension_holds() {
     let _ = clocks;
     let local = cpu_sample_from_gpu(&run);
     compare_sample(&run, &gpu.local, &local);
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
+    cpu_palette(lib, &run.frame, insts, &gpu.model, &mut palette);
     compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 }
 
@@ -552,15 +577,12 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     let (after, gpu) = animator.read_back(&device, &queue).unwrap();
     let mut clocks = before;
     let mut lists = vec![BlendList::default(); n as usize];
-    cpu::clock(
-        animator.library(),
-        &frame,
-        animator.layer_defs(),
-        animator.instances(),
-        &mut clocks,
-        &mut lists,
-    )
-    .unwrap();
+    let mut insts = animator.instances().to_vec();
+    let mut page = PageBuffers::new(&frame, &mut insts)
+        .layer_defs(animator.layer_defs())
+        .clocks(&mut clocks)
+        .blend_lists(&mut lists);
+    cpu::clock(animator.library(), &mut page).unwrap();
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
     for (i, (g, w)) in gpu_lists.iter().zip(&lists).enumerate() {
         assert_eq!(g.count, wgpu_anim::layout::MAX_BLEND_CLIPS, "instance {i}: GPU list");
@@ -593,10 +615,14 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     let (lib, insts) = (run.animator.library(), run.animator.instances());
     let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
     let mut regions = gpu_local_regions(&run);
-    cpu::local_to_model(lib, &run.frame, insts, &mut regions, &mut model).unwrap();
+    let mut insts_rw = insts.to_vec();
+    let mut page = PageBuffers::new(&run.frame, &mut insts_rw)
+        .local_poses(&mut regions)
+        .model_poses(&mut model);
+    cpu::local_to_model(lib, &mut page).unwrap();
     compare("local_to_model", &gpu.model, &model, 1e-5, affine_error).unwrap();
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    cpu::palette(lib, &run.frame, insts, &gpu.model, &mut palette).unwrap();
+    cpu_palette(lib, &run.frame, insts, &gpu.model, &mut palette);
     compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap();
 }
 
@@ -645,10 +671,14 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
             ..Default::default()
         };
         let (_, gpu) = staged.read_back_page(&device, &queue, page).unwrap();
-        let lists = staged.read_blend_lists_page(&device, &queue, page).unwrap();
+        let mut lists = staged.read_blend_lists_page(&device, &queue, page).unwrap();
         let max = frame.snapshot_offset as usize;
         let mut local = vec![LocalPose::default(); 3 * max];
-        cpu::sample(&lib, &frame, insts, &lists, &mut local).unwrap();
+        let mut insts_rw = insts.to_vec();
+        let mut buffers = PageBuffers::new(&frame, &mut insts_rw)
+            .blend_lists(&mut lists)
+            .local_poses(&mut local);
+        cpu::sample(&lib, &mut buffers).unwrap();
         compare("sample", &gpu.local, &local[..gpu.local.len()], 2e-5, pose_error)
             .unwrap_or_else(|e| panic!("page {page}: {e}"));
         let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
@@ -657,11 +687,14 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
             let r = staged.read_local_region_page(&device, &queue, page, region).unwrap();
             gpu_local[region as usize * max..region as usize * max + r.len()].copy_from_slice(&r);
         }
-        cpu::local_to_model(&lib, &frame, insts, &mut gpu_local, &mut model).unwrap();
+        let mut buffers = PageBuffers::new(&frame, &mut insts_rw)
+            .local_poses(&mut gpu_local)
+            .model_poses(&mut model);
+        cpu::local_to_model(&lib, &mut buffers).unwrap();
         compare("local_to_model", &gpu.model, &model, 1e-5, affine_error)
             .unwrap_or_else(|e| panic!("page {page}: {e}"));
         let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-        cpu::palette(&lib, &frame, insts, &gpu.model, &mut palette).unwrap();
+        cpu_palette(&lib, &frame, insts, &gpu.model, &mut palette);
         compare("palette", &gpu.palette, &palette, 1e-5, affine_error).unwrap_or_else(|e| panic!("page {page}: {e}"));
         let (_, f) = fused.read_back_page(&device, &queue, page).unwrap();
         compare("fused palette", &f.palette, &gpu.palette, 1e-5, affine_error)
@@ -805,15 +838,12 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
         let mut expected = before.clone();
         let mut lists = vec![BlendList::default(); n as usize];
         frame.dt = dt;
-        cpu::clock(
-            a.library(),
-            &frame,
-            a.layer_defs(),
-            a.instances(),
-            &mut expected,
-            &mut lists,
-        )
-        .unwrap();
+        let mut insts = a.instances().to_vec();
+        let mut page = PageBuffers::new(&frame, &mut insts)
+            .layer_defs(a.layer_defs())
+            .clocks(&mut expected)
+            .blend_lists(&mut lists);
+        cpu::clock(a.library(), &mut page).unwrap();
         for (i, (g, w)) in after.iter().zip(&expected).enumerate() {
             assert_clock(&a, dt, i, g, w);
         }

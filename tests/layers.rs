@@ -431,7 +431,12 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
     };
     let mut clocks = before.clone();
     let mut lists = vec![BlendList::default(); 2];
-    cpu::clock(&lib, &frame, a.layer_defs(), a.instances(), &mut clocks, &mut lists).unwrap();
+    let mut instances = a.instances().to_vec();
+    let mut page = cpu::PageBuffers::new(&frame, &mut instances)
+        .layer_defs(a.layer_defs())
+        .clocks(&mut clocks)
+        .blend_lists(&mut lists);
+    cpu::clock(&lib, &mut page).unwrap();
     // Clocks are integer ticks: the same bits on both sides.
     for (g, w) in after.iter().zip(&clocks) {
         assert_eq!(g, w, "GPU against the CPU mirror");

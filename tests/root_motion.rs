@@ -7,7 +7,7 @@ mod common;
 
 use glam::{DQuat, DVec3, Mat4, Quat, Vec2, Vec3};
 use rand::Rng;
-use wgpu_anim::cpu::EventLog;
+use wgpu_anim::cpu::{EventLog, PageBuffers};
 use wgpu_anim::gpu::{LoopMode, Transition};
 use wgpu_anim::layout::{GpuFrame, GpuOutput};
 use wgpu_anim::offline::root_motion::{RootMotion, RootMotionMode};
@@ -38,10 +38,10 @@ fn random_root_library(seed: u64) -> wgpu_anim::AnimationLibrary {
 }
 
 /// Random crowds on both paths, frame by frame from the GPU's own state: the roots and the
-/// worlds the clock stage writes equal the CPU mirror's (`cpu::clock_frame`) within 2e-5 of the
-/// world's size per frame (f32 rounding of the sampled tracks and the blended quaternion; FMA),
-/// and within 5e-4 for frames of several loops of these random clips (a loop's displacement
-/// raised to a power by repeated squaring compounds the rounding).
+/// worlds the clock stage writes equal the CPU mirror's (`cpu::clock` with the page's outputs)
+/// within 2e-5 of the world's size per frame (f32 rounding of the sampled tracks and the blended
+/// quaternion; FMA), and within 5e-4 for frames of several loops of these random clips (a loop's
+/// displacement raised to a power by repeated squaring compounds the rounding).
 #[test]
 fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
     let (device, queue) = common::device();
@@ -105,17 +105,14 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
             };
             let mut instances = a.instances().to_vec();
             let mut lists = vec![Default::default(); instances.len()];
-            wgpu_anim::cpu::clock_frame(
-                a.library(),
-                &frame,
-                a.layer_defs(),
-                &mut instances,
-                &mut clocks,
-                &mut lists,
-                &mut roots,
-                &mut EventLog::default(),
-            )
-            .unwrap();
+            let mut log = EventLog::default();
+            let mut page = PageBuffers::new(&frame, &mut instances)
+                .layer_defs(a.layer_defs())
+                .clocks(&mut clocks)
+                .blend_lists(&mut lists)
+                .outputs(&mut roots)
+                .events(&mut log);
+            wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
             for i in 0..instances.len() {
                 if !a.root_motion(i) {
                     assert_eq!(

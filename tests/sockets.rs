@@ -125,7 +125,11 @@ fn socket_matrices_on_the_gpu_match_the_mirror() {
         model.resize(capacity as usize, Affine::IDENTITY);
         let mut palettes = vec![Affine::IDENTITY; capacity as usize + gpu.len()];
         palettes[capacity as usize..].fill(bytemuck::Zeroable::zeroed());
-        cpu::palette(&lib, &frame, instances, &model, &mut palettes).unwrap();
+        let mut insts = instances.to_vec();
+        let mut buffers = cpu::PageBuffers::new(&frame, &mut insts)
+            .model_poses(&mut model)
+            .palettes(&mut palettes);
+        cpu::palette(&lib, &mut buffers).unwrap();
         let want = &palettes[capacity as usize..];
         common::compare("sockets", &gpu, want, 1e-6, common::affine_error).unwrap();
         // Slots past a skeleton's sockets are never written.

@@ -369,16 +369,13 @@ fn run(u: &mut Unstructured) -> Result<()> {
     };
     let mut clocks = vec![wgpu_anim::layout::GpuClock::default(); n];
     let mut lists = vec![wgpu_anim::layout::BlendList::default(); n];
+    let mut instances = controller.instances().to_vec();
+    let mut page = wgpu_anim::cpu::PageBuffers::new(&frame, &mut instances)
+        .layer_defs(controller.layer_defs())
+        .clocks(&mut clocks)
+        .blend_lists(&mut lists);
     for _ in 0..3 {
-        wgpu_anim::cpu::clock(
-            &library,
-            &frame,
-            controller.layer_defs(),
-            controller.instances(),
-            &mut clocks,
-            &mut lists,
-        )
-        .expect("the mirror accepts what the controller made");
+        wgpu_anim::cpu::clock(&library, &mut page).expect("the mirror accepts what the controller made");
     }
     Ok(())
 }

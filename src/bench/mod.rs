@@ -594,22 +594,18 @@ impl CpuChunk {
         // The kernels alone: the chunk's buffers are the bench's own, laid out as the animator
         // lays out its pages, so the mirror's checks would only add to what is timed.
         let s = self;
+        let mut page = cpu::PageBuffers::new(&s.frame, &mut s.instances)
+            .layer_defs(&s.layer_defs)
+            .clocks(&mut s.clocks)
+            .blend_lists(&mut s.lists)
+            .local_poses(&mut s.local)
+            .model_poses(&mut s.model)
+            .palettes(&mut s.palette);
         match stage {
-            Stage::Clock => cpu::clock::clock(
-                lib,
-                &s.frame,
-                &s.layer_defs,
-                &mut s.instances,
-                &mut s.clocks,
-                &mut s.lists,
-                &mut cpu::EventLog::default(),
-                None,
-            ),
-            Stage::Sample => cpu::sample::sample(lib, &s.frame, &s.instances, &s.lists, &mut s.local),
-            Stage::LocalToModel => {
-                cpu::local_to_model::local_to_model(lib, &s.frame, &s.instances, &mut s.local, &mut s.model);
-            }
-            Stage::Palette => cpu::palette::palette(lib, &s.frame, &s.instances, &s.model, &mut s.palette),
+            Stage::Clock => cpu::clock::kernel(lib, &mut page),
+            Stage::Sample => cpu::sample::kernel(lib, &mut page),
+            Stage::LocalToModel => cpu::local_to_model::kernel(lib, &mut page),
+            Stage::Palette => cpu::palette::kernel(lib, &mut page),
             Stage::Skin | Stage::Fused => {}
         }
     }

@@ -453,3 +453,61 @@ pub(crate) fn node_child_weights(lib: &BlendLibrary, node: &GpuBlendNode, params
     }
     w
 }
+
+/// The checked form of [`node_child_weights`], public as `cpu::node_child_weights`.
+pub(crate) mod checked {
+    use crate::blend::BlendLibrary;
+    use crate::error::{Error, Result};
+    use crate::layout::{GpuBlendNode, MAX_BLEND_CHILDREN, node_kind};
+    use glam::Vec4;
+
+    /// Weights of a node's children (first `child_count` entries; the rest 0) for parameters
+    /// `params`: see [`blend_weights`](crate::cpu::blend_weights) for what each kind computes. WGSL
+    /// `node_child_weights`.
+    ///
+    /// Errors ([`Error::Limit`]): children or triangles beyond `lib`'s, a triangle naming a child
+    /// the node does not have, a bilinear node with fewer than 4 children or a triangle node with
+    /// fewer than 3.
+    pub fn node_child_weights(lib: &BlendLibrary, node: &GpuBlendNode, params: Vec4) -> Result<[f32; 16]> {
+        let fail = |what: String| Err(Error::Limit { what });
+        let n = node.child_count.min(MAX_BLEND_CHILDREN);
+        let end = u64::from(node.child_offset) + u64::from(n);
+        if end > lib.children.len() as u64 {
+            return fail(format!(
+                "blend node children {}..{end} lie beyond the library's {}",
+                node.child_offset,
+                lib.children.len()
+            ));
+        }
+        let least = match node.kind {
+            node_kind::BILINEAR => 4,
+            node_kind::TRIANGLE => 3,
+            _ => 0,
+        };
+        if n > 0 && n < least {
+            return fail(format!(
+                "a blend node of kind {} needs {least} children, not {n}",
+                node.kind
+            ));
+        }
+        if node.kind == node_kind::DELAUNAY && n > 0 {
+            let end = u64::from(node.triangle_offset) + u64::from(node.triangle_count);
+            let Some(triangles) = lib.triangles.get(node.triangle_offset as usize..end as usize) else {
+                return fail(format!(
+                    "blend node triangles {}..{end} lie beyond the library's {}",
+                    node.triangle_offset,
+                    lib.triangles.len()
+                ));
+            };
+            for (k, e) in triangles.iter().enumerate() {
+                let used = if e[3] == 0 { &e[..3] } else { &e[..2] };
+                if used.iter().any(|&c| c >= n) {
+                    return fail(format!(
+                        "blend node triangle {k} {e:?} names a child past its {n} children"
+                    ));
+                }
+            }
+        }
+        Ok(super::node_child_weights(lib, node, params))
+    }
+}

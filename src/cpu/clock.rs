@@ -1,17 +1,20 @@
 //! Mirror of `shaders/clock.wgsl`. Its tick arithmetic, looping, clip events, root motion and
 //! float curves are the modules `ticks`, `looping`, `events`, `root_motion` and `curves`, as in the
-//! shader.
+//! shader. The stage's entry point [`clock`] checks what the page holds, then runs [`kernel`].
 #![expect(
     clippy::neg_cmp_op_on_partial_ord,
     reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
 )]
 
+use super::PageBuffers;
+use super::checks::{instance_count, targets};
 use super::curves::blend_curves;
 use super::events::{EventLog, EventSource, fire_events};
 use super::looping::{ClipTime, advance_clip_time};
 use super::root_motion::{RootBlend, add_root, move_root};
 use super::ticks::{period_ticks, ratio_ticks, ticks_from_f32};
 use crate::cpu::blend_weights::node_child_weights;
+use crate::error::Result;
 use crate::layout::{
     BlendList, BlendSample, FRAME_CURVES, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput,
     LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, ROOT_MOTION, SNAPSHOT_CLIP,
@@ -434,35 +437,105 @@ pub(crate) fn advance_instance(
     c
 }
 
-/// Stage `clock`: one invocation per instance; events appended to `log`; with `roots`, the
-/// root motion of instances with `ROOT_MOTION` kept there and their worlds written.
-#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
-pub(crate) fn clock(
-    lib: &AnimationLibrary,
-    frame: &GpuFrame,
-    layer_defs: &[GpuLayerDef],
-    instances: &mut [GpuInstance],
-    clocks: &mut [GpuClock],
-    lists: &mut [BlendList],
-    log: &mut EventLog,
-    mut roots: Option<&mut [GpuOutput]>,
-) {
+/// The checks of [`clock`]: the instances, clocks, blend lists (and outputs, when given) hold the
+/// frame's instances, whose targets exist.
+fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
+    let mut buffers = vec![
+        ("instances", page.instances.len()),
+        ("clocks", page.clocks.len()),
+        ("blend lists", page.blend_lists.len()),
+    ];
+    if let Some(outputs) = &page.outputs {
+        buffers.push(("outputs", outputs.len()));
+    }
+    let n = instance_count(page.frame, &buffers)?;
+    for (i, inst) in page.instances[..n].iter().enumerate() {
+        targets(lib, page.layer_defs, i, inst)?;
+    }
+    Ok(())
+}
+
+/// Stage `clock`: advances each of the frame's instances' clocks by `frame.dt` and writes its
+/// blend list. WGSL `clock` (kernel: [`advance_instance`](crate::cpu::advance_instance)). Binds the
+/// page's frame, layer definitions, instances, clocks and blend lists, and its optional buffers:
+/// when `frame.flags` has [`FRAME_EVENTS`](crate::layout::FRAME_EVENTS), every clip event a
+/// state of an instance crossed is appended to `events` (records name the instance as
+/// `frame.first_instance + i`); with `outputs`, instances with [`ROOT_MOTION`] keep the frame's
+/// root displacement there and their moved world in `instances`, and with float curves in the
+/// library ([`FRAME_CURVES`]) each instance's curves are written there. Without `outputs` no
+/// world moves.
+///
+/// Errors (nothing written): buffers with fewer records than `frame.instance_count` (the
+/// outputs too, when given); an instance whose clip, tree, cross-fade source or layer definition
+/// (in `layer_defs`) does not exist.
+pub fn clock(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
+    check(lib, page)?;
+    kernel(lib, page);
+    Ok(())
+}
+
+/// Stage `clock`'s body, unchecked: one invocation per instance; events appended to the page's
+/// log (or to one of no capacity); with outputs, the root motion of instances with `ROOT_MOTION`
+/// kept there and their worlds written.
+pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
+    let frame = page.frame;
+    let mut no_log = EventLog::default();
+    let log = page.events.as_deref_mut().unwrap_or(&mut no_log);
     for i in 0..frame.instance_count as usize {
         let mut list = BlendList::default();
-        let mut world = instances[i].world;
-        let inst = instances[i];
-        clocks[i] = advance_instance(
+        let mut world = page.instances[i].world;
+        let inst = page.instances[i];
+        page.clocks[i] = advance_instance(
             lib,
-            layer_defs,
+            page.layer_defs,
             &inst,
-            &clocks[i],
+            &page.clocks[i],
             frame.dt,
             &mut list,
             Some((frame, i as u32, &mut *log)),
-            roots.as_deref_mut().map(|r| (&mut r[i], &mut world)),
+            page.outputs.as_deref_mut().map(|r| (&mut r[i], &mut world)),
         );
-        instances[i].world = world;
-        lists[i] = list;
+        page.instances[i].world = world;
+        page.blend_lists[i] = list;
+    }
+}
+
+/// The checked forms of the clock stage's functions, public as `cpu::advance_instance` and
+/// `cpu::tree_leaves`.
+pub(crate) mod checked {
+    use crate::cpu::checks::{state, targets};
+    use crate::cpu::clock::Leaves;
+    use crate::error::Result;
+    use crate::layout::{BlendList, GpuClock, GpuInstance, GpuLayerDef};
+    use crate::library::AnimationLibrary;
+    use glam::Vec4;
+
+    /// One instance's frame: its new clock, and its blend list written to `list`. `layer_defs` are
+    /// the definitions its layers' `def` index. WGSL `advance_instance`.
+    ///
+    /// Errors: as [`clock`](crate::cpu::clock()) (the instance is instance 0).
+    pub fn advance_instance(
+        lib: &AnimationLibrary,
+        layer_defs: &[GpuLayerDef],
+        inst: &GpuInstance,
+        clock_in: &GpuClock,
+        dt: f32,
+        list: &mut BlendList,
+    ) -> Result<GpuClock> {
+        targets(lib, layer_defs, 0, inst)?;
+        Ok(crate::cpu::clock::advance_instance(
+            lib, layer_defs, inst, clock_in, dt, list, None, None,
+        ))
+    }
+
+    /// The clips at the leaves of the `count` blend nodes from `offset` (a tree of the library:
+    /// `lib.blend().trees[t].node_offset` and `node_count`), with their weights for `params`. WGSL
+    /// `tree_leaves`.
+    ///
+    /// Errors: nodes beyond the library's.
+    pub fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4) -> Result<Leaves> {
+        state(lib, 0, "", 0, offset, count.max(1))?;
+        Ok(crate::cpu::clock::tree_leaves(lib, offset, count, params))
     }
 }
 

@@ -1,14 +1,17 @@
 //! Mirror of `shaders/fused.wgsl`: per instance, the clock, sample, local_to_model and palette
 //! stages' own functions in the shader's order, with the shader's workgroup memory ([`Workgroup`])
-//! in place of the staged buffers.
+//! in place of the staged buffers. The stage's entry point [`fused`] checks what the page holds,
+//! then runs [`kernel`].
 
+use super::PageBuffers;
+use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room, targets};
 use super::clock::advance_instance;
+use super::events::EventLog;
 use super::local_to_model::{HierarchyStore, propagate};
 use super::palette::{palette_joints, socket_matrices};
 use super::sample::{SampleStore, sample_joints};
-use crate::layout::{
-    BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
-};
+use crate::error::Result;
+use crate::layout::{BlendList, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE};
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use glam::Vec4;
@@ -101,42 +104,75 @@ impl HierarchyStore for Workgroup<'_> {
     }
 }
 
+/// The checks of [`fused`]: the outputs (when given), instances and clocks hold the frame's
+/// instances, whose targets exist and whose joints fit their skeletons and the frame; the local
+/// poses hold the snapshots, the palettes the joints and socket matrices.
+fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
+    let frame = page.frame;
+    if let Some(outputs) = &page.outputs {
+        instance_count(frame, &[("outputs", outputs.len())])?;
+    }
+    let n = instance_count(
+        frame,
+        &[("instances", page.instances.len()), ("clocks", page.clocks.len())],
+    )?;
+    let instances = &page.instances[..n];
+    for (i, inst) in instances.iter().enumerate() {
+        targets(lib, page.layer_defs, i, inst)?;
+        joints(lib, frame, i, inst)?;
+    }
+    let end = joint_end(instances);
+    pose_buffer(frame, "the local pose buffer", page.local_poses.len(), 1, end)?;
+    pose_buffer(frame, "the palette buffer", page.palettes.len(), 0, end)?;
+    socket_room(lib, frame, instances, page.palettes.len(), |inst| {
+        inst.joint_count.min(MAX_FUSED_JOINTS)
+    })
+}
+
 /// Mirror of the `fused` stage: per instance, `advance_instance` (the blend list kept in
 /// "workgroup memory", not written to a buffer), then `sample_joints`, `propagate` and
-/// `palette_joints` on [`Workgroup`] memory, as `shaders/fused.wgsl` does. `local` is the local
-/// pose buffer (only snapshots are read and written); the clocks and palettes are written, and
-/// with `roots` the root motion and world of instances with `ROOT_MOTION`.
-#[expect(clippy::too_many_arguments, reason = "the stage's buffers")]
-pub(crate) fn fused(
-    lib: &AnimationLibrary,
-    frame: &GpuFrame,
-    layer_defs: &[GpuLayerDef],
-    instances: &mut [GpuInstance],
-    clocks: &mut [GpuClock],
-    local: &mut [LocalPose],
-    palettes: &mut [Affine],
-    log: &mut super::EventLog,
-    mut roots: Option<&mut [GpuOutput]>,
-) {
+/// `palette_joints` on workgroup memory, as `shaders/fused.wgsl` does. Binds the page's frame,
+/// layer definitions, instances, clocks, local poses (only snapshots are read and written) and
+/// palettes (written), and, as [`clock`](crate::cpu::clock()), its event log and outputs. Joints
+/// past [`MAX_FUSED_JOINTS`] are not animated (the animator uses the staged path for larger
+/// skeletons).
+///
+/// Errors (nothing written): as [`clock`](crate::cpu::clock()) and
+/// [`local_to_model`](crate::cpu::local_to_model()); a blend list the clock makes is then valid.
+pub fn fused(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
+    check(lib, page)?;
+    kernel(lib, page);
+    Ok(())
+}
+
+/// The `fused` stage's body, unchecked: per instance, `advance_instance`, then `sample_joints`,
+/// `propagate` and `palette_joints` on [`Workgroup`] memory. Events go to the page's log (or to
+/// one of no capacity); with outputs, the root motion and world of instances with `ROOT_MOTION`
+/// are written.
+pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
+    let frame = page.frame;
+    let mut no_log = EventLog::default();
+    let log = page.events.as_deref_mut().unwrap_or(&mut no_log);
     // Like the GPU's, the workgroup memory is not cleared between instances.
-    let mut wg = Workgroup::new(frame.snapshot_offset, local);
+    let mut wg = Workgroup::new(frame.snapshot_offset, &mut *page.local_poses);
     for i in 0..frame.instance_count as usize {
-        let joint_count = instances[i].joint_count.min(MAX_FUSED_JOINTS);
+        let joint_count = page.instances[i].joint_count.min(MAX_FUSED_JOINTS);
         // clock: one thread.
         let mut list = BlendList::default();
-        let mut world = instances[i].world;
-        clocks[i] = advance_instance(
+        let mut world = page.instances[i].world;
+        page.clocks[i] = advance_instance(
             lib,
-            layer_defs,
-            &instances[i],
-            &clocks[i],
+            page.layer_defs,
+            &page.instances[i],
+            &page.clocks[i],
             frame.dt,
             &mut list,
             Some((frame, i as u32, &mut *log)),
-            roots.as_deref_mut().map(|r| (&mut r[i], &mut world)),
+            page.outputs.as_deref_mut().map(|r| (&mut r[i], &mut world)),
         );
-        instances[i].world = world;
-        let inst = &instances[i];
+        page.instances[i].world = world;
+        let inst = &page.instances[i];
+        let palettes = &mut *page.palettes;
         // sample: threads over joints.
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(lib, frame, inst, &list, lid, joint_count, &mut wg);

@@ -1,7 +1,11 @@
-//! Mirror of `shaders/local_to_model.wgsl`.
+//! Mirror of `shaders/local_to_model.wgsl`. The stage's entry point [`local_to_model`] checks what
+//! the page holds, then runs [`kernel`].
 
+use super::PageBuffers;
+use super::checks::{instance_count, joint_end, joints, pose_buffer};
 use crate::cpu::quat_mul;
-use crate::layout::{GpuFrame, GpuInstance, LAYER_MESH, LocalPose, MAX_LAYERS};
+use crate::error::Result;
+use crate::layout::{GpuInstance, LAYER_MESH, LocalPose, MAX_LAYERS};
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use glam::Vec4;
@@ -127,21 +131,44 @@ pub(crate) fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count:
     }
 }
 
-/// Stage `local_to_model`: one invocation per instance walks its joints parents-first, applying
-/// mesh-space additive rotation deltas (kept after the snapshots in `local`) on the way.
-pub(crate) fn local_to_model(
-    lib: &AnimationLibrary,
-    frame: &GpuFrame,
-    instances: &[GpuInstance],
-    local: &mut [LocalPose],
-    model: &mut [Affine],
-) {
+/// The checks of [`local_to_model`]: the instances hold the frame's instances, whose skeletons
+/// and joints are valid; the local poses hold the three regions and the model poses the current
+/// one as far as the joints reach.
+fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
+    let frame = page.frame;
+    let n = instance_count(frame, &[("instances", page.instances.len())])?;
+    for (i, inst) in page.instances[..n].iter().enumerate() {
+        joints(lib, frame, i, inst)?;
+    }
+    let end = joint_end(&page.instances[..n]);
+    pose_buffer(frame, "the local pose buffer", page.local_poses.len(), 2, end)?;
+    pose_buffer(frame, "the model pose buffer", page.model_poses.len(), 0, end)
+}
+
+/// Stage `local_to_model`: each of the frame's instances' joints walked parents first into
+/// model-space matrices, with mesh-space additive deltas (kept after the snapshots in the local
+/// poses) applied on the way. Binds the page's frame, instances, local poses and model poses.
+/// WGSL `local_to_model`.
+///
+/// Errors (nothing written): buffers too short for the frame, an instance whose skeleton does not
+/// exist or whose joints lie beyond the frame's capacity.
+pub fn local_to_model(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
+    check(lib, page)?;
+    kernel(lib, page);
+    Ok(())
+}
+
+/// Stage `local_to_model`'s body, unchecked: one invocation per instance walks its joints
+/// parents-first, applying mesh-space additive rotation deltas (kept after the snapshots in the
+/// local poses) on the way.
+pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
+    let frame = page.frame;
     let mut store = PoseBuffers {
         snapshot_offset: frame.snapshot_offset,
-        local,
-        model,
+        local: &mut *page.local_poses,
+        model: &mut *page.model_poses,
     };
-    for inst in &instances[..frame.instance_count as usize] {
+    for inst in &page.instances[..frame.instance_count as usize] {
         propagate(lib, inst, inst.joint_count, &mut store);
     }
 }

@@ -4,8 +4,7 @@
 //!
 //! | stage | shader | mirror |
 //! |---|---|---|
-//! | advance clocks | `shaders/clock.wgsl` | [`clock()`] |
-//! | … with clip events and root motion | `shaders/clock.wgsl` | [`clock_frame()`] |
+//! | advance clocks (with clip events, root motion and float curves) | `shaders/clock.wgsl` | [`clock()`] |
 //! | blend-space weights (for `clock`) | `shaders/shared/blend_weights.wgsl` | [`node_child_weights()`] |
 //! | tick arithmetic (for `clock`) | `shaders/shared/ticks.wgsl` | module `ticks`: [`ticks_from_f32()`], [`ratio_ticks()`], [`wrap_ticks()`] |
 //! | looping (for `clock`) | `shaders/shared/looping.wgsl` | module `looping`: [`advance_clip_time()`] |
@@ -18,40 +17,45 @@
 //! | the four in one dispatch | `shaders/fused.wgsl` | [`fused()`] |
 //! | skin vertices | `shaders/skin.wgsl` | [`skin()`] |
 //!
-//! Each of those checks what it is given — every index and count the shader would follow — and
-//! returns an error naming the instance and what is wrong instead of reading out of bounds
-//! (module `stages`); then it runs its kernel, the shader's body. The kernels, and the
-//! per-joint functions inside them, are the crate's own; those worth calling alone are public in
-//! checked form: [`advance_instance`], [`tree_leaves`], [`sample_joint`], [`layered_joint`],
-//! [`skin_vertex`]. The pure arithmetic (clocks, quaternions, matrices) takes no index and is
-//! public as is.
+//! The page stages take the library and one [`PageBuffers`]: the page's buffers as the GPU binds
+//! them, each stage using the fields it binds (`cpu::clock(lib, &mut page)`). Each of them checks
+//! what it is given — every index and count the shader would follow — and returns an error naming
+//! the instance and what is wrong instead of reading out of bounds (its checks are in its module,
+//! above its entry point; those several stages share in module `checks`); then it runs its kernel,
+//! the shader's body. The kernels, and the per-joint functions inside them, are the crate's own;
+//! those worth calling alone are public in checked form: [`advance_instance`], [`tree_leaves`],
+//! [`sample_joint`], [`layered_joint`], [`skin_vertex`]. The pure arithmetic (clocks,
+//! quaternions, matrices) takes no index and is public as is.
 
 pub mod blend_weights;
+mod checks;
 pub(crate) mod clock;
 pub(crate) mod curves;
 pub(crate) mod events;
 pub(crate) mod fused;
 pub(crate) mod local_to_model;
 pub(crate) mod looping;
+mod page;
 pub(crate) mod palette;
 pub(crate) mod root_motion;
 pub(crate) mod sample;
 pub(crate) mod skin;
-mod stages;
 pub(crate) mod ticks;
-pub use clock::{Leaves, add_sample, transition_weight};
+pub use blend_weights::checked::node_child_weights;
+pub use clock::checked::{advance_instance, tree_leaves};
+pub use clock::{Leaves, add_sample, clock, transition_weight};
 pub use curves::blend_curves;
 pub use events::{EventLog, event_crossings};
-pub use local_to_model::{has_mesh_layer, joint_model};
+pub use fused::fused;
+pub use local_to_model::{has_mesh_layer, joint_model, local_to_model};
 pub use looping::{ClipTime, advance_clip_time, start_clip_time};
-pub use palette::skin_matrix;
+pub use page::PageBuffers;
+pub use palette::{palette, skin_matrix};
 pub use root_motion::{Rigid, root_displacement};
-pub use sample::{IDENTITY_POSE, quat_mul, weighted_delta};
-pub use skin::{SkinnedPoint, affine_transform_normal};
-pub use stages::{
-    advance_instance, clock, clock_frame, fused, fused_frame, layered_joint, local_to_model, node_child_weights,
-    palette, sample, sample_joint, skin, skin_vertex, tree_leaves,
-};
+pub use sample::checked::{layered_joint, sample_joint};
+pub use sample::{IDENTITY_POSE, quat_mul, sample, weighted_delta};
+pub use skin::checked::skin_vertex;
+pub use skin::{SkinnedPoint, affine_transform_normal, skin};
 pub use ticks::{f32_parts, period_ticks, ratio_ticks, shift_round, ticks_from_f32, wrap_ticks};
 
 use crate::error::{Error, Result};
@@ -109,7 +113,6 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
         });
     }
     let joints = joints as usize;
-    let mut local = vec![LocalPose::default(); 3 * joints];
     let frame = GpuFrame {
         dt: 0.0,
         instance_count: u32::try_from(instances.len()).map_err(|_| Error::Limit {
@@ -118,10 +121,8 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
         snapshot_offset: joints as u32,
         ..Default::default()
     };
-    sample(lib, &frame, instances, lists, &mut local)?;
+    let mut local = vec![LocalPose::default(); 3 * joints];
     let mut model = vec![Affine::IDENTITY; joints];
-    local_to_model(lib, &frame, instances, &mut local, &mut model)?;
-    local.truncate(joints);
     // The socket matrices after the palettes, as in an animator's palette buffer.
     let sockets = if lib.has_sockets() {
         instances.len() * crate::layout::MAX_SOCKETS as usize
@@ -130,7 +131,17 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
     };
     let mut palettes = vec![Affine::IDENTITY; joints + sockets];
     palettes[joints..].fill(bytemuck::Zeroable::zeroed());
-    palette(lib, &frame, instances, &model, &mut palettes)?;
+    // The stages read the instances and blend lists; the page holds them as buffers they may write.
+    let (mut instances, mut lists) = (instances.to_vec(), lists.to_vec());
+    let mut page = PageBuffers::new(&frame, &mut instances)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local)
+        .model_poses(&mut model)
+        .palettes(&mut palettes);
+    sample(lib, &mut page)?;
+    local_to_model(lib, &mut page)?;
+    palette(lib, &mut page)?;
+    local.truncate(joints);
     let sockets = palettes.split_off(joints);
     Ok(Pose {
         local,

@@ -1,5 +1,9 @@
-//! Mirror of `shaders/palette.wgsl`.
+//! Mirror of `shaders/palette.wgsl`. The stage's entry point [`palette`] checks what the page
+//! holds, then runs [`kernel`].
 
+use super::PageBuffers;
+use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room};
+use crate::error::Result;
 use crate::layout::{GpuFrame, GpuInstance, MAX_SOCKETS, WORKGROUP_SIZE};
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -56,16 +60,41 @@ pub(crate) fn socket_matrices(
     palettes[slot] = inst.world.mul(&model.mul(&socket.offset));
 }
 
-/// Stage `palette`: one workgroup per instance, its threads striding over the joints; the
-/// socket matrices after the joints.
-pub(crate) fn palette(
-    lib: &AnimationLibrary,
-    frame: &GpuFrame,
-    instances: &[GpuInstance],
-    model: &[Affine],
-    palettes: &mut [Affine],
-) {
-    for (i, inst) in instances[..frame.instance_count as usize].iter().enumerate() {
+/// The checks of [`palette`]: the instances hold the frame's instances, whose skeletons and
+/// joints are valid; the model poses and palettes hold their joints, and the palettes the socket
+/// matrices after them.
+fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
+    let frame = page.frame;
+    let n = instance_count(frame, &[("instances", page.instances.len())])?;
+    let instances = &page.instances[..n];
+    for (i, inst) in instances.iter().enumerate() {
+        joints(lib, frame, i, inst)?;
+    }
+    let end = joint_end(instances);
+    pose_buffer(frame, "the model pose buffer", page.model_poses.len(), 0, end)?;
+    pose_buffer(frame, "the palette buffer", page.palettes.len(), 0, end)?;
+    socket_room(lib, frame, instances, page.palettes.len(), |inst| inst.joint_count)
+}
+
+/// Stage `palette`: each of the frame's instances' skinning matrices, `model * inverse_bind`,
+/// then, when the library has sockets, its socket matrices from `frame.snapshot_offset` on.
+/// Binds the page's frame, instances, model poses and palettes. WGSL `palette`.
+///
+/// Errors (nothing written): as [`local_to_model`](crate::cpu::local_to_model()); palettes with no
+/// room for the socket matrices, a socket on a joint past those animated.
+pub fn palette(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
+    check(lib, page)?;
+    kernel(lib, page);
+    Ok(())
+}
+
+/// Stage `palette`'s body, unchecked: one workgroup per instance, its threads striding over the
+/// joints; the socket matrices after the joints.
+pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
+    let frame = page.frame;
+    let model = &*page.model_poses;
+    let palettes = &mut *page.palettes;
+    for (i, inst) in page.instances[..frame.instance_count as usize].iter().enumerate() {
         for lid in 0..WORKGROUP_SIZE {
             palette_joints(
                 lib,

@@ -1,10 +1,14 @@
-//! Mirror of `shaders/sample.wgsl`.
+//! Mirror of `shaders/sample.wgsl`. The stage's entry point [`sample`] checks what the page holds,
+//! then runs [`kernel`].
 #![expect(
     clippy::neg_cmp_op_on_partial_ord,
     reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
 )]
 
+use super::PageBuffers;
+use super::checks::{clip, instance_count, instance_error, joint_end, joints, pose_buffer};
 use crate::clip::Interpolation;
+use crate::error::Result;
 use crate::layout::{
     BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, INTERP_PACKED, KEEP_POSE, LocalPose,
     MAX_BLEND_CLIPS, MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
@@ -123,7 +127,7 @@ fn range_byte(lo: u32, hi: u32, at: u32) -> u32 {
 /// record is at word `record`, of `rows` rows; `bits` is the bitstream's first word and `range`
 /// the track's clip range (min, extent). The row after a segment's last reads as 0. WGSL
 /// `packed_pair`.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
 fn packed_pair(
     packed: &[u32],
     record: u32,
@@ -506,31 +510,178 @@ pub(crate) fn sample_joints(
     }
 }
 
-/// Stage `sample`: one workgroup per instance, its threads striding over the joints; each joint
-/// blends the samples of the instance's list and applies its layers. `local` holds
-/// `frame.snapshot_offset` current poses, as many snapshots, then as many mesh-space deltas.
-pub(crate) fn sample(
-    lib: &AnimationLibrary,
-    frame: &GpuFrame,
-    instances: &[GpuInstance],
-    lists: &[BlendList],
-    local: &mut [LocalPose],
-) {
+/// What `sample` follows from instance `i`'s blend list: each sample's clip (with the instance's
+/// joints; a snapshot reads the snapshot region, which the buffer check covers), and the mask of
+/// each layer that is on (one of the library's masks, over at least the instance's joints).
+fn check_list(lib: &AnimationLibrary, i: usize, joint_count: u32, list: &BlendList) -> Result<()> {
+    for (k, e) in list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize]
+        .iter()
+        .enumerate()
+    {
+        if e.clip == SNAPSHOT_CLIP {
+            continue;
+        }
+        let c = clip(lib, i, &format!("blend list sample {k}: "), e.clip)?;
+        if c.joint_count < joint_count {
+            return Err(instance_error(
+                i,
+                format!(
+                    "blend list sample {k}: clip {} animates {} joints, the instance {joint_count}",
+                    e.clip, c.joint_count
+                ),
+            ));
+        }
+    }
+    for (k, layer) in list.layers.iter().enumerate() {
+        if layer.mode == layer_mode::OFF || layer.mask == NO_MASK {
+            continue;
+        }
+        let fits = lib.masks().iter().any(|m| {
+            m.offset == layer.mask
+                && lib
+                    .gpu_skeletons()
+                    .get(m.skeleton as usize)
+                    .is_some_and(|s| s.joint_count >= joint_count)
+        });
+        if !fits {
+            return Err(instance_error(
+                i,
+                format!(
+                    "blend list layer {k}: no mask of the library starts at {} with {joint_count} joints",
+                    layer.mask
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The checks of [`sample`]: the instances and blend lists hold the frame's instances, whose
+/// skeletons, joints and blend lists are valid; the local poses hold the three regions as far as
+/// the joints reach.
+fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
+    let frame = page.frame;
+    let n = instance_count(
+        frame,
+        &[
+            ("instances", page.instances.len()),
+            ("blend lists", page.blend_lists.len()),
+        ],
+    )?;
+    for (i, (inst, l)) in page.instances[..n].iter().zip(&*page.blend_lists).enumerate() {
+        joints(lib, frame, i, inst)?;
+        check_list(lib, i, inst.joint_count, l)?;
+    }
+    pose_buffer(
+        frame,
+        "the local pose buffer",
+        page.local_poses.len(),
+        2,
+        joint_end(&page.instances[..n]),
+    )
+}
+
+/// Stage `sample`: each of the frame's instances' joints, sampled, blended and layered from its
+/// blend list. Binds the page's frame, instances, blend lists and local poses, which hold
+/// `frame.snapshot_offset` current poses, as many snapshots, then as many mesh-space deltas (the
+/// last region only as far as the instances' joints reach). WGSL `sample`.
+///
+/// Errors (nothing written): buffers too short for the frame; an instance whose skeleton does not
+/// exist, whose joints lie beyond the frame's capacity, or whose blend list names a clip that does
+/// not exist, has fewer joints, or a mask that is not one of the library's.
+pub fn sample(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
+    check(lib, page)?;
+    kernel(lib, page);
+    Ok(())
+}
+
+/// Stage `sample`'s body, unchecked: one workgroup per instance, its threads striding over the
+/// joints; each joint blends the samples of the instance's list and applies its layers.
+pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
+    let frame = page.frame;
     let mut store = LocalBuffer {
         snapshot_offset: frame.snapshot_offset,
-        local,
+        local: &mut *page.local_poses,
     };
     for i in 0..frame.instance_count as usize {
+        let inst = &page.instances[i];
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(
                 lib,
                 frame,
-                &instances[i],
-                &lists[i],
+                inst,
+                &page.blend_lists[i],
                 lid,
-                instances[i].joint_count,
+                inst.joint_count,
                 &mut store,
             );
         }
+    }
+}
+
+/// The checked forms of the sample stage's per-joint functions, public as `cpu::layered_joint`
+/// and `cpu::sample_joint`.
+pub(crate) mod checked {
+    use super::check_list;
+    use crate::cpu::checks::instance_error;
+    use crate::error::Result;
+    use crate::layout::{BlendList, GpuClip, GpuSkeleton, LocalPose, MAX_BLEND_CLIPS, SNAPSHOT_CLIP};
+    use crate::library::AnimationLibrary;
+    use glam::Vec4;
+
+    /// Joint `j` of an instance of skeleton `skel` (one of the library's): the base blend, then each
+    /// layer in order; returns the local pose and the mesh-space rotation delta for
+    /// `local_to_model`. Snapshot samples read `local[snapshot_slot]`. WGSL `layered_joint`.
+    ///
+    /// Errors: `skel` is not one of the library's skeletons, `j` is not one of its joints, a sample's
+    /// clip or a layer's mask does not exist or has fewer joints, a snapshot sample with
+    /// `snapshot_slot` past the end of `local`.
+    pub fn layered_joint(
+        lib: &AnimationLibrary,
+        l: &BlendList,
+        skel: &GpuSkeleton,
+        j: u32,
+        snapshot_slot: u32,
+        local: &[LocalPose],
+    ) -> Result<(LocalPose, Vec4)> {
+        if !lib.gpu_skeletons().contains(skel) {
+            return Err(instance_error(0, "the skeleton is not one of the library's".into()));
+        }
+        if j >= skel.joint_count {
+            return Err(instance_error(
+                0,
+                format!("joint {j} does not exist (the skeleton has {})", skel.joint_count),
+            ));
+        }
+        check_list(lib, 0, j + 1, l)?;
+        let snapshots = l.samples[..l.count.min(MAX_BLEND_CLIPS) as usize]
+            .iter()
+            .any(|e| e.clip == SNAPSHOT_CLIP);
+        if snapshots && snapshot_slot as usize >= local.len() {
+            return Err(instance_error(
+                0,
+                format!(
+                    "snapshot slot {snapshot_slot} lies beyond the {} local poses given",
+                    local.len()
+                ),
+            ));
+        }
+        Ok(super::layered_joint(lib, l, skel, j, snapshot_slot, local))
+    }
+
+    /// Joint `j` of `clip` (one of the library's clips) at time `t`. WGSL `sample_joint`.
+    ///
+    /// Errors: `clip` is not one of the library's, or has no joint `j`.
+    pub fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> Result<LocalPose> {
+        if !lib.clips().contains(clip) {
+            return Err(instance_error(0, "the clip is not one of the library's".into()));
+        }
+        if j >= clip.joint_count {
+            return Err(instance_error(
+                0,
+                format!("joint {j} does not exist (the clip animates {})", clip.joint_count),
+            ));
+        }
+        Ok(super::sample_joint(lib, clip, j, t))
     }
 }

@@ -1,6 +1,8 @@
 //! Mirror of the skinning module (`shaders/skinning_module.wgsl`) and the `skin` compute entry of
-//! `shaders/skin.wgsl`.
+//! `shaders/skin.wgsl`. The stage's entry point [`skin`] checks the vertices against the palettes,
+//! then runs [`kernel`].
 
+use crate::error::{Error, Result};
 use crate::math::Affine;
 use crate::mesh::SkinVertex;
 use glam::{Vec3, Vec4};
@@ -52,13 +54,56 @@ pub(crate) fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> S
     }
 }
 
+/// The check of [`skin`] and `skin_vertex`: the palettes at `offset` hold every joint `vertices`
+/// name.
+fn check(palettes: &[Affine], offset: u32, vertices: &[SkinVertex]) -> Result<()> {
+    for (k, v) in vertices.iter().enumerate() {
+        if let Some(&j) = v.joints.iter().max() {
+            if u64::from(offset) + u64::from(j) >= palettes.len() as u64 {
+                return Err(Error::Limit {
+                    what: format!(
+                        "vertex {k} names joint {j}; palettes from {offset} hold {}",
+                        palettes.len().saturating_sub(offset as usize)
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Stage `skin` (compute form): every vertex skinned by the palette at `joint_offset`.
+///
+/// Errors ([`Error::Limit`]): a vertex naming a joint past the palettes.
+pub fn skin(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> Result<Vec<SkinnedPoint>> {
+    check(palettes, joint_offset, vertices)?;
+    Ok(kernel(palettes, joint_offset, vertices))
+}
+
+/// Stage `skin`'s body, unchecked.
 #[must_use]
-pub(crate) fn skin(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> Vec<SkinnedPoint> {
+pub(crate) fn kernel(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> Vec<SkinnedPoint> {
     vertices
         .iter()
         .map(|v| skin_vertex(palettes, joint_offset, v))
         .collect()
+}
+
+/// The checked form of [`skin_vertex`], public as `cpu::skin_vertex`.
+pub(crate) mod checked {
+    use super::{SkinnedPoint, check};
+    use crate::error::Result;
+    use crate::math::Affine;
+    use crate::mesh::SkinVertex;
+
+    /// One vertex skinned by the palette at `offset`: WGSL `wgpu_anim_skin_matrix_at`, then the
+    /// point and the normalized normal through it, as the `skin` entry and the built-in renderer do.
+    ///
+    /// Errors ([`Error::Limit`](crate::Error::Limit)): a joint of the vertex past the palettes.
+    pub fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> Result<SkinnedPoint> {
+        check(palettes, offset, std::slice::from_ref(v))?;
+        Ok(super::skin_vertex(palettes, offset, v))
+    }
 }
 
 #[cfg(test)]

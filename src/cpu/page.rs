@@ -1,0 +1,155 @@
+//! The buffers of one page, as the CPU mirror's stages take them.
+
+use super::EventLog;
+use crate::layout::{BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, LocalPose};
+use crate::math::Affine;
+
+/// The buffers of one page as the GPU binds them: one field per resource of the binding table
+/// ([`crate::shaders::Resource`], [`crate::shaders::Stage::bindings`]) but the library's (the
+/// stages take the [`AnimationLibrary`](crate::AnimationLibrary) beside it). Each stage
+/// ([`clock`](super::clock()), [`sample`](super::sample()), [`local_to_model`](super::local_to_model()),
+/// [`palette`](super::palette()), [`fused`](super::fused())) takes `&mut PageBuffers`, checks the fields it
+/// binds and reads and writes only those; the others may be empty.
+///
+/// A field is `&mut` where some stage writes it (the clock and fused stages write the instances'
+/// worlds when they keep root motion): a caller that holds read-only instances passes a copy.
+/// The optional resources are `None` when not kept: without `events` the clock and fused stages
+/// fire clip events into a log of no capacity, without `outputs` they keep neither root motion
+/// (worlds stay as they are) nor float curves.
+///
+/// [`PageBuffers::new`] sets the frame and the instances, the rest empty; a method of each other
+/// field's name sets it:
+///
+/// ```
+/// use wgpu_anim::cpu::{self, PageBuffers};
+/// use wgpu_anim::layout::{BlendList, GpuClock, GpuFrame, LocalPose, MAX_SOCKETS};
+/// use wgpu_anim::Affine;
+///
+/// let (lib, _, clips) = wgpu_anim::mannequin::library();
+/// let mut instances = vec![cpu::clip_instance(&lib, clips[0], 0)?];
+/// let joints = instances[0].joint_count as usize;
+/// let frame = GpuFrame { dt: 1.0 / 60.0, instance_count: 1, snapshot_offset: joints as u32, ..Default::default() };
+/// let (mut clocks, mut lists) = (vec![GpuClock::default()], vec![BlendList::default()]);
+/// // Current poses, snapshots and mesh-space deltas; the socket matrices after the palettes.
+/// let mut local = vec![LocalPose::default(); 3 * joints];
+/// let mut model = vec![Affine::IDENTITY; joints];
+/// let sockets = if lib.has_sockets() { MAX_SOCKETS as usize } else { 0 };
+/// let mut palettes = vec![Affine::IDENTITY; joints + sockets];
+/// let mut page = PageBuffers::new(&frame, &mut instances)
+///     .clocks(&mut clocks)
+///     .blend_lists(&mut lists)
+///     .local_poses(&mut local)
+///     .model_poses(&mut model)
+///     .palettes(&mut palettes);
+/// cpu::clock(&lib, &mut page)?;
+/// cpu::sample(&lib, &mut page)?;
+/// cpu::local_to_model(&lib, &mut page)?;
+/// cpu::palette(&lib, &mut page)?;
+/// assert_eq!(lists[0].count, 1);
+/// # Ok::<(), wgpu_anim::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct PageBuffers<'a> {
+    /// The frame (`frame`): `dt`, the page's instance count, its joint capacity
+    /// (`snapshot_offset`), its first instance, the frame's number and flags.
+    pub frame: &'a GpuFrame,
+    /// The animator's layer definitions (`layer_defs`), which the instances' layers index.
+    pub layer_defs: &'a [GpuLayerDef],
+    /// Per instance (`instances`); the clock and fused stages write the world of those with
+    /// root motion when `outputs` is given.
+    pub instances: &'a mut [GpuInstance],
+    /// Per instance (`clocks`).
+    pub clocks: &'a mut [GpuClock],
+    /// Per instance (`blend_lists`), written by `clock`, read by `sample`.
+    pub blend_lists: &'a mut [BlendList],
+    /// Per joint (`local_poses`): `frame.snapshot_offset` current poses, as many snapshots, then
+    /// as many mesh-space deltas.
+    pub local_poses: &'a mut [LocalPose],
+    /// Per joint (`model_poses`): model-space matrices.
+    pub model_poses: &'a mut [Affine],
+    /// Per joint (`palettes`): skinning matrices, then, when the library has sockets,
+    /// [`MAX_SOCKETS`](crate::layout::MAX_SOCKETS) socket matrices per instance from
+    /// `frame.snapshot_offset` on.
+    pub palettes: &'a mut [Affine],
+    /// The event log (`event_log`), which the clock and fused stages append to when the frame's
+    /// flags have [`FRAME_EVENTS`](crate::layout::FRAME_EVENTS).
+    pub events: Option<&'a mut EventLog>,
+    /// Per instance (`outputs`): what the clock and fused stages keep per character, the root
+    /// displacement of instances with [`ROOT_MOTION`](crate::layout::ROOT_MOTION) and, with
+    /// [`FRAME_CURVES`](crate::layout::FRAME_CURVES), the float curves.
+    pub outputs: Option<&'a mut [GpuOutput]>,
+}
+
+impl<'a> PageBuffers<'a> {
+    /// The page of `frame` over `instances`, every other buffer empty and no event log or
+    /// outputs.
+    #[must_use]
+    pub fn new(frame: &'a GpuFrame, instances: &'a mut [GpuInstance]) -> Self {
+        Self {
+            frame,
+            layer_defs: &[],
+            instances,
+            clocks: &mut [],
+            blend_lists: &mut [],
+            local_poses: &mut [],
+            model_poses: &mut [],
+            palettes: &mut [],
+            events: None,
+            outputs: None,
+        }
+    }
+
+    /// With these layer definitions.
+    #[must_use]
+    pub fn layer_defs(self, layer_defs: &'a [GpuLayerDef]) -> Self {
+        Self { layer_defs, ..self }
+    }
+
+    /// With these clocks.
+    #[must_use]
+    pub fn clocks(self, clocks: &'a mut [GpuClock]) -> Self {
+        Self { clocks, ..self }
+    }
+
+    /// With these blend lists.
+    #[must_use]
+    pub fn blend_lists(self, blend_lists: &'a mut [BlendList]) -> Self {
+        Self { blend_lists, ..self }
+    }
+
+    /// With these local poses.
+    #[must_use]
+    pub fn local_poses(self, local_poses: &'a mut [LocalPose]) -> Self {
+        Self { local_poses, ..self }
+    }
+
+    /// With these model matrices.
+    #[must_use]
+    pub fn model_poses(self, model_poses: &'a mut [Affine]) -> Self {
+        Self { model_poses, ..self }
+    }
+
+    /// With these palettes.
+    #[must_use]
+    pub fn palettes(self, palettes: &'a mut [Affine]) -> Self {
+        Self { palettes, ..self }
+    }
+
+    /// With this event log.
+    #[must_use]
+    pub fn events(self, events: &'a mut EventLog) -> Self {
+        Self {
+            events: Some(events),
+            ..self
+        }
+    }
+
+    /// With these outputs.
+    #[must_use]
+    pub fn outputs(self, outputs: &'a mut [GpuOutput]) -> Self {
+        Self {
+            outputs: Some(outputs),
+            ..self
+        }
+    }
+}

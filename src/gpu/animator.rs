@@ -105,21 +105,89 @@ pub(super) fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Bu
     )
 }
 
+/// The pipeline of `stage` for `gpu_library` (its shader variant, [`library_defs`]): a stage the
+/// device refuses (beyond its limits) is an error naming the stage.
+async fn stage_pipeline(device: &wgpu::Device, gpu_library: &GpuLibrary, stage: Stage) -> Result<StagePipeline> {
+    super::refusable(
+        device,
+        || format!("the {} pipeline", stage.name()),
+        || {
+            let entries = stage.layout_entries();
+            let label = format!("wgpu-anim {}", stage.name());
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(&label),
+                entries: &entries,
+            });
+            // The variant the library needs (shaders::library_defs).
+            let source = stage_source_with(stage, &library_defs(gpu_library.library()))
+                .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&label),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(&label),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(stage.name()),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            StagePipeline {
+                stage,
+                layout,
+                pipeline,
+            }
+        },
+    )
+    .await
+}
+
 impl Animator {
     /// Uploads `library` and allocates buffers for `desc`'s capacity on `device`. To share one
-    /// upload of a library between animators, use [`Animator::with_library`].
+    /// upload of a library between animators, use [`Animator::with_library_async`].
+    ///
+    /// `async` because it waits for the device to accept its pipelines and buffers: `.await` it in
+    /// a browser; natively [`Animator::new`] blocks on it.
     ///
     /// Errors: a capacity of zero, or buffers larger than the device's
     /// `max_storage_buffer_binding_size` (the message says which and by how much); a stage's
     /// pipeline the device refuses ([`Error::Refused`], naming the stage).
+    pub async fn new_async(device: &wgpu::Device, library: &AnimationLibrary, desc: &AnimatorDesc) -> Result<Self> {
+        let gpu_library = GpuLibrary::new_async(device, library).await?;
+        Self::with_library_async(device, gpu_library, desc).await
+    }
+
+    /// [`Animator::new_async`], blocking until the device answers (native only: a browser cannot
+    /// block).
+    ///
+    /// Errors: as [`Animator::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new(device: &wgpu::Device, library: &AnimationLibrary, desc: &AnimatorDesc) -> Result<Self> {
-        Self::with_library(device, GpuLibrary::new(device, library)?, desc)
+        pollster::block_on(Self::new_async(device, library, desc))
+    }
+
+    /// [`Animator::with_library_async`], blocking until the device answers (native only).
+    ///
+    /// Errors: as [`Animator::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn with_library(device: &wgpu::Device, gpu_library: Arc<GpuLibrary>, desc: &AnimatorDesc) -> Result<Self> {
+        pollster::block_on(Self::with_library_async(device, gpu_library, desc))
     }
 
     /// Allocates buffers for `desc`'s capacity on `device`, playing a library already on the GPU.
     ///
-    /// Errors: as [`Animator::new`].
-    pub fn with_library(device: &wgpu::Device, gpu_library: Arc<GpuLibrary>, desc: &AnimatorDesc) -> Result<Self> {
+    /// Errors: as [`Animator::new_async`].
+    pub async fn with_library_async(
+        device: &wgpu::Device,
+        gpu_library: Arc<GpuLibrary>,
+        desc: &AnimatorDesc,
+    ) -> Result<Self> {
         let library = gpu_library.library();
         let largest = library.gpu_skeletons().iter().map(|s| s.joint_count).max().unwrap_or(0);
         if desc.max_instances == 0 || library.clips().is_empty() {
@@ -145,12 +213,12 @@ impl Animator {
             largest,
             library.has_sockets(),
         )?;
-        Self::with_pages(device, gpu_library, desc.max_instances, &layout)
+        Self::with_pages(device, gpu_library, desc.max_instances, &layout).await
     }
 
     /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
     /// `max_instances` instances.
-    pub(super) fn with_pages(
+    pub(super) async fn with_pages(
         device: &wgpu::Device,
         gpu_library: Arc<GpuLibrary>,
         max_instances: u32,
@@ -171,55 +239,18 @@ impl Animator {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        // A stage the device refuses (beyond its limits) is an error naming the stage.
-        let make_pipeline = |stage: Stage| -> Result<StagePipeline> {
-            super::refusable(
-                device,
-                || format!("the {} pipeline", stage.name()),
-                || {
-                    let entries = stage.layout_entries();
-                    let label = format!("wgpu-anim {}", stage.name());
-                    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                        label: Some(&label),
-                        entries: &entries,
-                    });
-                    // The variant the library needs (shaders::library_defs).
-                    let source = stage_source_with(stage, &library_defs(gpu_library.library()))
-                        .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
-                    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                        label: Some(&label),
-                        source: wgpu::ShaderSource::Wgsl(source.into()),
-                    });
-                    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                        label: Some(&label),
-                        bind_group_layouts: &[Some(&layout)],
-                        immediate_size: 0,
-                    });
-                    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                        label: Some(&label),
-                        layout: Some(&pipeline_layout),
-                        module: &module,
-                        entry_point: Some(stage.name()),
-                        compilation_options: Default::default(),
-                        cache: None,
-                    });
-                    StagePipeline {
-                        stage,
-                        layout,
-                        pipeline,
-                    }
-                },
-            )
-        };
-        let passes: Vec<StagePipeline> = Stage::COMPUTE
-            .iter()
-            .map(|&stage| make_pipeline(stage))
-            .collect::<Result<_>>()?;
+        let mut passes = Vec::with_capacity(Stage::COMPUTE.len());
+        for stage in Stage::COMPUTE {
+            passes.push(stage_pipeline(device, &gpu_library, stage).await?);
+        }
         // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
         // enough for it; elsewhere only the staged path exists.
-        let fused = (limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS)
-            .then(|| make_pipeline(Stage::Fused))
-            .transpose()?;
+        let fused = if limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS
+        {
+            Some(stage_pipeline(device, &gpu_library, Stage::Fused).await?)
+        } else {
+            None
+        };
         // Buffers the device cannot allocate are an error, not a panic of its error handler.
         let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         // One uniform buffer holds every page's frame, each in a slot aligned for binding at an
@@ -248,7 +279,7 @@ impl Animator {
             };
             page.bind(device, k, &shared, &passes, fused.as_ref());
         }
-        if let Some(e) = pollster::block_on(scope.pop()) {
+        if let Some(e) = scope.pop().await {
             return Err(Error::Limit {
                 what: format!(
                     "{} pages for {max_instances} instances and {} joints could not be allocated: {e}",
@@ -558,7 +589,7 @@ impl Animator {
         if self.previous_copy != PreviousCopy::Off {
             return Ok(());
         }
-        let buffers = super::refusable(
+        let buffers = super::refusable_now(
             device,
             || "the previous palettes".to_owned(),
             || {

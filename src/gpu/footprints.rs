@@ -69,7 +69,7 @@ impl Footprints {
             });
         }
         let capacity = capacity.max(1);
-        super::refusable(
+        super::refusable_now(
             device,
             || "the footprints".to_owned(),
             || {
@@ -197,7 +197,7 @@ impl Footprints {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<FootprintRenderer> {
-        super::refusable(
+        super::refusable_now(
             device,
             || "the footprint renderer".to_owned(),
             || {

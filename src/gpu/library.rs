@@ -83,12 +83,13 @@ pub struct GpuLibrary {
 }
 
 impl GpuLibrary {
-    /// Uploads `library` to `device`.
+    /// Uploads `library` to `device`. `async` because it waits for the device to accept the
+    /// buffers: `.await` it in a browser; natively [`GpuLibrary::new`] blocks on it.
     ///
     /// Errors: a heap larger than the device's `max_storage_buffer_binding_size` (the message
     /// says by how much; WebGPU's default is 128 MiB); buffers the device refuses
     /// ([`Error::Refused`]).
-    pub fn new(device: &wgpu::Device, library: &AnimationLibrary) -> Result<Arc<Self>> {
+    pub async fn new_async(device: &wgpu::Device, library: &AnimationLibrary) -> Result<Arc<Self>> {
         let packed = LibraryHeap::new(library);
         let cap = device.limits().max_storage_buffer_binding_size;
         let bytes = (packed.heap.len() * size_of::<Unit>()) as u64;
@@ -115,13 +116,23 @@ impl GpuLibrary {
                 });
                 (layout_buffer, heap)
             },
-        )?;
+        )
+        .await?;
         Ok(Arc::new(Self {
             library: Arc::new(library.clone()),
             layout: packed.layout,
             layout_buffer,
             heap,
         }))
+    }
+
+    /// [`GpuLibrary::new_async`], blocking until the device answers (native only: a browser
+    /// cannot block).
+    ///
+    /// Errors: as [`GpuLibrary::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new(device: &wgpu::Device, library: &AnimationLibrary) -> Result<Arc<Self>> {
+        pollster::block_on(Self::new_async(device, library))
     }
 
     /// The library as authored data (the CPU mirrors and the animator's validation read it).

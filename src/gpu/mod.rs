@@ -10,6 +10,8 @@ mod inspect;
 mod library;
 mod page;
 mod props;
+#[cfg(not(target_arch = "wasm32"))]
+mod read_back;
 mod readback;
 mod rebuild;
 mod recovery;
@@ -23,13 +25,17 @@ pub use animator::Animator;
 pub use controller::{Controller, FrameUpload, PageState};
 pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
 pub use footprints::{FootprintRenderer, Footprints};
-pub use inspect::evaluate_poses;
 pub use library::{GpuLibrary, LibraryHeap};
 pub use props::PropRenderer;
+#[cfg(not(target_arch = "wasm32"))]
+pub use read_back::evaluate_poses;
+#[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
+pub use readback::read_buffer_async;
+#[cfg(not(target_arch = "wasm32"))]
+pub use read_back::skin_on_gpu;
 pub use renderer::{
     Camera, GroundRenderer, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass,
-    skin_on_gpu,
 };
 pub use ring::{FrameReadback, READBACK_SLOTS};
 pub use skinning::SkinBinding;
@@ -88,11 +94,37 @@ pub fn request_device_with_limits(
     pollster::block_on(adapter.request_device(&desc)).map_err(|e| Error::Device(e.to_string()))
 }
 
-/// Runs `create` inside validation and out-of-memory error scopes, so that what the device
-/// refuses (a pipeline beyond its limits, a buffer it cannot allocate) comes back as
-/// [`Error::Refused`] naming `what`, instead of reaching wgpu's uncaptured-error handler, which
-/// panics by default.
-pub(crate) fn refusable<T>(
+/// Runs `create` (your own shader modules, pipelines, bind groups or buffers) inside validation
+/// and out-of-memory error scopes and returns its value, or [`Error::Refused`] naming `what` with
+/// wgpu's message, instead of letting the error reach wgpu's uncaptured-error handler (which
+/// panics by default).
+///
+/// It waits for the device's answer, so it is `async`: in a browser, `.await` it (WebGPU answers
+/// asynchronously); natively, any executor runs it (`pollster::block_on`), and the answer is
+/// there at once. The crate's own constructors use it the same way.
+///
+/// ```no_run
+/// # async fn demo(device: &wgpu::Device) -> wgpu_anim::Result<()> {
+/// let module = wgpu_anim::gpu::scoped(device, "my skinning shader", || {
+///     device.create_shader_module(wgpu::ShaderModuleDescriptor {
+///         label: Some("my skinning shader"),
+///         source: wgpu::ShaderSource::Wgsl("this is not WGSL".into()),
+///     })
+/// })
+/// .await;
+/// assert!(module.is_err()); // Error::Refused, with naga's message
+/// # Ok(())
+/// # }
+/// ```
+///
+/// Errors: [`Error::Refused`] when the device reports a validation or out-of-memory error for
+/// anything `create` did; `create`'s value is dropped then.
+pub async fn scoped<T>(device: &wgpu::Device, what: &str, create: impl FnOnce() -> T) -> Result<T> {
+    refusable(device, || what.to_owned(), create).await
+}
+
+/// [`scoped`] with the name of what is created made only on an error.
+pub(crate) async fn refusable<T>(
     device: &wgpu::Device,
     what: impl FnOnce() -> String,
     create: impl FnOnce() -> T,
@@ -100,16 +132,43 @@ pub(crate) fn refusable<T>(
     let out_of_memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let value = create();
-    // Scopes pop innermost first.
-    let invalid = pollster::block_on(validation.pop());
-    let oom = pollster::block_on(out_of_memory.pop());
-    match invalid.or(oom) {
+    // Scopes pop innermost first; both are popped before either answer is awaited.
+    let invalid = validation.pop();
+    let oom = out_of_memory.pop();
+    match invalid.await.or(oom.await) {
         Some(e) => Err(Error::Refused {
             what: what(),
             reason: e.to_string(),
         }),
         None => Ok(value),
     }
+}
+
+/// [`refusable`] for the calls that cannot wait, those made while a frame runs or set up between
+/// frames (watches, previous palettes, the rebuild after a lost device). Natively the device
+/// answers at once and its refusal is an [`Error::Refused`]. In a browser the answer would come
+/// later, so no scope is pushed: a refusal reaches the device's uncaptured-error handler
+/// (`wgpu::Device::on_uncaptured_error`), as any other WebGPU error of the frame does.
+pub(crate) fn refusable_now<T>(
+    device: &wgpu::Device,
+    what: impl FnOnce() -> String,
+    create: impl FnOnce() -> T,
+) -> Result<T> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        pollster::block_on(refusable(device, what, create))
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let _ = (device, what);
+        Ok(create())
+    }
+}
+
+/// Whether an error scope pushed around a call that cannot wait caught an error: natively the
+/// answer is there at once; in a browser no scope is pushed ([`refusable_now`]) and this says no.
+pub(crate) fn scope_caught(device: &wgpu::Device, call: impl FnOnce()) -> bool {
+    refusable_now(device, String::new, call).is_err()
 }
 
 /// Workgroup counts `(x, y)` for `groups` workgroups, split over two dimensions so that neither

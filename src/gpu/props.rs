@@ -65,7 +65,7 @@ impl PropRenderer {
         };
         let buffers = MeshBuffers::new(device, &rigid, 1)?;
         let skin = SkinBinding::BUILT_IN;
-        let (pipeline, camera, groups) = super::refusable(
+        let (pipeline, camera, groups) = super::refusable_now(
             device,
             || format!("the prop renderer of mesh '{}'", mesh.name),
             || {
@@ -162,7 +162,7 @@ impl PropRenderer {
             pages[page].0.push(slot as u32);
             pages[page].1.push(h);
         }
-        let buffers = super::refusable(
+        let buffers = super::refusable_now(
             device,
             || "the prop holders".to_owned(),
             || {

@@ -3,8 +3,28 @@
 use crate::error::{Error, Result};
 
 /// Copies `count` elements of `T` starting at element `first` out of `buffer` (which needs
-/// `COPY_SRC`) and waits for them.
+/// `COPY_SRC`) and waits for them: [`read_buffer_async`], blocking (native only: a browser
+/// cannot block).
+///
+/// Errors: as [`read_buffer_async`].
+#[cfg(not(target_arch = "wasm32"))]
 pub fn read_buffer<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    first: u64,
+    count: u64,
+) -> Result<Vec<T>> {
+    pollster::block_on(read_buffer_async(device, queue, buffer, first, count))
+}
+
+/// Copies `count` elements of `T` starting at element `first` out of `buffer` (which needs
+/// `COPY_SRC`) and returns them once the GPU has copied them: natively it waits for the device
+/// inside; in a browser `.await` it (the browser maps the copy when the GPU is done).
+///
+/// Errors: a range past the end of `buffer`, an offset not a multiple of 4 bytes, a byte count
+/// that overflows; a device that fails to map the copy ([`Error::Device`]).
+pub async fn read_buffer_async<T: bytemuck::Pod>(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     buffer: &wgpu::Buffer,
@@ -49,15 +69,17 @@ pub fn read_buffer<T: bytemuck::Pod>(
     encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size.next_multiple_of(4));
     queue.submit([encoder.finish()]);
     let slice = staging.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
+    let (tx, rx) = futures_channel::oneshot::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
+    // Natively the map completes when the device is polled; in a browser, on its own.
+    #[cfg(not(target_arch = "wasm32"))]
     device
         .poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| Error::Device(format!("waiting for a readback: {e}")))?;
-    rx.recv()
-        .map_err(|e| Error::Device(e.to_string()))?
+    rx.await
+        .map_err(|_| Error::Device("a readback's mapping was dropped unanswered".into()))?
         .map_err(|e| Error::Device(format!("mapping a readback buffer: {e}")))?;
     let data = slice
         .get_mapped_range()

@@ -46,12 +46,33 @@ impl Animator {
     }
 
     /// A new animator on `device` (its device lost, or any other) in the state this one
-    /// reached after its last prepared frame, the library uploaded again: [`Animator::rebuild_with_library`].
+    /// reached after its last prepared frame, the library uploaded again: [`Animator::rebuild_with_library_async`].
     ///
-    /// Errors: as [`Animator::rebuild_with_library`], and a library the device refuses.
+    /// Errors: as [`Animator::rebuild_with_library_async`], and a library the device refuses.
+    pub async fn rebuild_async(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self> {
+        let library = GpuLibrary::new_async(device, self.controller.library()).await?;
+        self.rebuild_with_library_async(device, queue, library).await
+    }
+
+    /// [`Animator::rebuild_async`], blocking until the device answers (native only).
+    ///
+    /// Errors: as [`Animator::rebuild_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn rebuild(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self> {
-        let library = GpuLibrary::new(device, self.controller.library())?;
-        self.rebuild_with_library(device, queue, library)
+        pollster::block_on(self.rebuild_async(device, queue))
+    }
+
+    /// [`Animator::rebuild_with_library_async`], blocking until the device answers (native only).
+    ///
+    /// Errors: as [`Animator::rebuild_with_library_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn rebuild_with_library(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        gpu_library: Arc<GpuLibrary>,
+    ) -> Result<Self> {
+        pollster::block_on(self.rebuild_with_library_async(device, queue, gpu_library))
     }
 
     /// A new animator on `device`, playing `gpu_library` (this animator's library, uploaded to
@@ -67,7 +88,7 @@ impl Animator {
     /// Errors ([`Error::Recovery`]): recovery is off ([`Animator::set_recovery`]) or no
     /// checkpoint is back yet, `gpu_library` plays another library, or `device` cannot hold this
     /// animator's pages; buffers or pipelines the device refuses.
-    pub fn rebuild_with_library(
+    pub async fn rebuild_with_library_async(
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
@@ -92,7 +113,7 @@ impl Animator {
             .collect();
         check_pages(&device.limits(), &layout, self.controller.library().has_sockets()).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();
-        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout)?;
+        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout).await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
         // its frame), the instances of its frame, the clocks and snapshots after it.
         let defs = self.controller.layer_defs();
@@ -132,7 +153,7 @@ impl Animator {
         next.recovery = Some(recovery.moved_to(device));
         next.ring = self.ring.as_ref().map(|r| r.moved_to(device));
         if self.event_capacity > 0 {
-            next.event_log = super::refusable(
+            next.event_log = super::refusable_now(
                 device,
                 || "the event log".to_owned(),
                 || event_log_buffer(device, self.event_capacity),

@@ -188,12 +188,13 @@ impl Recovery {
             let state = p.state.clone();
             // On a lost device the buffer is invalid: an error of this scope, not of the
             // uncaptured-error handler (which panics by default).
-            let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-            p.buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-                state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+            let refused = super::scope_caught(&self.device, || {
+                p.buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                    state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+                });
             });
             p.map_requested = true;
-            if pollster::block_on(scope.pop()).is_some() {
+            if refused {
                 self.pending = None;
                 return;
             }

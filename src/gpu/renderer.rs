@@ -1,10 +1,8 @@
 //! A ready instanced skinned renderer for users who have none, an offscreen target for headless
 //! pictures, and skinning as a compute pass for checks against the CPU mirror.
 
-use super::{Animator, read_buffer, split_dispatch};
-use crate::cpu::SkinnedPoint;
+use super::Animator;
 use crate::error::{Error, Result};
-use crate::layout::WORKGROUP_SIZE;
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use crate::shaders::{Stage, stage_source};
 use glam::{Mat4, Vec3};
@@ -76,7 +74,7 @@ impl MeshBuffers {
                 usage,
             })
         };
-        super::refusable(
+        super::refusable_now(
             device,
             || format!("the buffers of mesh '{}'", mesh.name),
             || Self {
@@ -170,7 +168,7 @@ impl SkinnedRenderer {
     ) -> Result<Self> {
         let buffers = MeshBuffers::new(device, mesh, joint_count)?;
         // Bind groups and the pipeline: what the device refuses is an error.
-        super::refusable(
+        super::refusable_now(
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
             || {
@@ -400,8 +398,20 @@ impl OffscreenTarget {
         (pass, views)
     }
 
-    /// Reads the picture back as tightly packed RGBA8 rows, top row first.
+    /// Reads the picture back as tightly packed RGBA8 rows, top row first: [`OffscreenTarget::read_rgba_async`],
+    /// blocking (native only).
+    ///
+    /// Errors: as [`OffscreenTarget::read_rgba_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn read_rgba(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>> {
+        pollster::block_on(self.read_rgba_async(device, queue))
+    }
+
+    /// Reads the picture back as tightly packed RGBA8 rows, top row first, once the GPU has
+    /// drawn it (in a browser, `.await` it).
+    ///
+    /// Errors: a failed mapping ([`Error::Device`]).
+    pub async fn read_rgba_async(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>> {
         let row = self.width * 4;
         let padded = row.next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT);
         let buffer = device.create_buffer(&wgpu::BufferDescriptor {
@@ -424,7 +434,7 @@ impl OffscreenTarget {
             self.color.size(),
         );
         queue.submit([encoder.finish()]);
-        let data: Vec<u8> = read_buffer(device, queue, &buffer, 0, buffer.size())?;
+        let data: Vec<u8> = super::read_buffer_async(device, queue, &buffer, 0, buffer.size()).await?;
         Ok(data
             .chunks_exact(padded as usize)
             .flat_map(|r| r[..row as usize].iter().copied())
@@ -432,85 +442,6 @@ impl OffscreenTarget {
     }
 }
 
-/// Skins `vertices` with the palette of the animator instance at `joint_offset` in a compute pass
-/// (the `skin` entry of `shaders/skin.wgsl`, the skinning module's `wgpu_anim_skin_matrix_at`, as
-/// the renderer skins) and reads
-/// the model-space results back.
-pub fn skin_on_gpu(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    animator: &Animator,
-    joint_offset: u32,
-    vertices: &[SkinVertex],
-) -> Result<Vec<SkinnedPoint>> {
-    if vertices.is_empty() {
-        return Ok(Vec::new());
-    }
-    let job: [u32; 4] = [joint_offset, vertices.len() as u32, 0, 0];
-    let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("skin job"),
-        contents: bytemuck::cast_slice(&job),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("skin input"),
-        contents: bytemuck::cast_slice(vertices),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let output = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("skin output"),
-        size: (vertices.len() * size_of::<SkinnedPoint>()) as u64,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("wgpu-anim skin"),
-        source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("wgpu-anim skin"),
-        layout: None,
-        module: &module,
-        entry_point: Some("skin"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("wgpu-anim skin"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: animator.palette_buffer().as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 3,
-                resource: job.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 4,
-                resource: input.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 5,
-                resource: output.as_entire_binding(),
-            },
-        ],
-    });
-    let mut encoder = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        let (x, y) = split_dispatch(
-            (vertices.len() as u32).div_ceil(WORKGROUP_SIZE),
-            device.limits().max_compute_workgroups_per_dimension,
-        );
-        pass.dispatch_workgroups(x, y, 1);
-    }
-    queue.submit([encoder.finish()]);
-    read_buffer(device, queue, &output, 0, vertices.len() as u64)
-}
 
 /// A ground plane at y = 0 with a checkerboard that fades into the sky colour
 /// ([`GroundRenderer::SKY`]) with distance, for the built-in scenes.

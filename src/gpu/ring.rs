@@ -154,11 +154,12 @@ impl Ring {
                 state.store(MAPPING, Ordering::Release);
                 // On a lost device the buffer is invalid: an error of this scope, not a panic of
                 // the uncaptured-error handler.
-                let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-                slot.buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
-                    state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+                let refused = super::scope_caught(&self.device, || {
+                    slot.buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+                        state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+                    });
                 });
-                if pollster::block_on(scope.pop()).is_some() {
+                if refused {
                     slot.state.store(FREE, Ordering::Release);
                 }
             } else {

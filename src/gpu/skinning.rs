@@ -108,7 +108,7 @@ impl SkinBinding {
     /// Errors: a layout the device refuses ([`crate::Error::Refused`]), for example bindings past
     /// its `max_bindings_per_bind_group`.
     pub fn bind_group_layout(&self, device: &wgpu::Device) -> crate::Result<wgpu::BindGroupLayout> {
-        super::refusable(
+        super::refusable_now(
             device,
             || {
                 format!(

@@ -58,9 +58,22 @@ impl PassTimer {
         encoder.resolve_query_set(&self.query_set, 0..self.passes * 2, &self.resolve, 0);
     }
 
-    /// Milliseconds each pass took, read back after the work was submitted.
+    /// Milliseconds each pass took, read back after the work was submitted:
+    /// [`PassTimer::read_ms_async`], blocking (native only).
+    ///
+    /// Errors: as [`PassTimer::read_ms_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn read_ms(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f64>> {
-        let ticks: Vec<u64> = super::read_buffer(device, queue, &self.resolve, 0, u64::from(self.passes) * 2)?;
+        pollster::block_on(self.read_ms_async(device, queue))
+    }
+
+    /// Milliseconds each pass took, read back after the work was submitted (in a browser,
+    /// `.await` it).
+    ///
+    /// Errors: a failed mapping, or fewer timestamps than passes ([`Error::Device`]).
+    pub async fn read_ms_async(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f64>> {
+        let ticks: Vec<u64> =
+            super::read_buffer_async(device, queue, &self.resolve, 0, u64::from(self.passes) * 2).await?;
         if ticks.len() != self.passes as usize * 2 {
             return Err(Error::Device("timestamp readback came back short".into()));
         }

@@ -2,7 +2,6 @@
 //! outputs, clip events — through its ring of readback buffers.
 
 use super::animator::{Animator, event_log_buffer};
-use super::read_buffer;
 use super::ring::{FrameReadback, Ring, RingCopy, RingLayout};
 use crate::error::{Error, Result};
 use crate::layout::{GpuEventLogHead, GpuEventRecord, MAX_SOCKETS};
@@ -120,7 +119,7 @@ impl Animator {
             ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
         };
         let ring = make_ring(device, layout)?;
-        let log = super::refusable(
+        let log = super::refusable_now(
             device,
             || "the event log".to_owned(),
             || event_log_buffer(device, capacity),
@@ -146,15 +145,16 @@ impl Animator {
     /// Reads back the events the last frame fired and the count of those that did not fit.
     /// For tests and tools; waits for the GPU ([`Animator::watch_events`] reads them without
     /// waiting).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn read_events(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuEventRecord>, u32)> {
         if self.event_capacity == 0 {
             return Ok((Vec::new(), 0));
         }
-        let head: Vec<GpuEventLogHead> = read_buffer(device, queue, &self.event_log, 0, 1)?;
+        let head: Vec<GpuEventLogHead> = super::read_buffer(device, queue, &self.event_log, 0, 1)?;
         let head = head[0];
         let kept = head.count.min(self.event_capacity);
         // The records follow the 16-byte head: read as 16-byte units, two per record.
-        let units: Vec<GpuEventLogHead> = read_buffer(device, queue, &self.event_log, 1, 2 * u64::from(kept))?;
+        let units: Vec<GpuEventLogHead> = super::read_buffer(device, queue, &self.event_log, 1, 2 * u64::from(kept))?;
         let records = bytemuck::cast_slice::<GpuEventLogHead, GpuEventRecord>(&units).to_vec();
         Ok((records, head.overflow))
     }
@@ -195,7 +195,7 @@ fn make_ring(device: &wgpu::Device, layout: RingLayout) -> Result<Option<Ring>> 
     if layout.is_empty() {
         return Ok(None);
     }
-    super::refusable(
+    super::refusable_now(
         device,
         || "the readback ring".to_owned(),
         || Some(Ring::new(device, layout)),

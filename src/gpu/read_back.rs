@@ -1,0 +1,268 @@
+//! Every stage's output read back for tests and tools, waiting for the GPU (native only: a
+//! browser cannot block; there [`Animator::read_page_buffer_async`] reads any page buffer).
+
+use super::animator::Animator;
+use super::controller::PageState;
+use super::page::Page;
+use super::{AnimatorDesc, InstanceDesc, LoopMode, read_buffer, split_dispatch};
+use crate::cpu::{Pose, SkinnedPoint};
+use crate::error::{Error, Result};
+use crate::layout::{BlendList, GpuClock, GpuOutput, LocalPose, MAX_SOCKETS, outputs_offset};
+use crate::library::{AnimationLibrary, ClipId};
+use crate::math::Affine;
+use crate::layout::WORKGROUP_SIZE;
+use crate::mesh::SkinVertex;
+use crate::shaders::{Resource, Stage, stage_source};
+use wgpu::util::DeviceExt;
+
+impl Animator {
+    /// Reads back page `page`'s outputs, one [`GpuOutput`] per instance in use (root motion only
+    /// for instances with it on, curves when the library has any). For tests and tools; waits for
+    /// the GPU.
+    pub fn read_outputs_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<GpuOutput>> {
+        let (p, state) = self.page(page)?;
+        let first = outputs_offset(state.max_instances) / size_of::<GpuOutput>() as u64;
+        read_buffer(
+            device,
+            queue,
+            p.buffer(Resource::CharacterState),
+            first,
+            state.len as u64,
+        )
+    }
+
+    /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in
+    /// instance order. Slots past a skeleton's sockets are not written (zero, unless an instance
+    /// removed from that place used them). Empty when the library has no sockets. For tests and
+    /// tools; waits for the GPU.
+    pub fn read_sockets_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<Affine>> {
+        let (p, state) = self.page(page)?;
+        if !self.controller.library().has_sockets() {
+            return Ok(Vec::new());
+        }
+        read_buffer(
+            device,
+            queue,
+            p.buffer(Resource::Palettes),
+            u64::from(state.max_joints),
+            state.len as u64 * u64::from(MAX_SOCKETS),
+        )
+    }
+
+    /// Reads back every stage's output for the first page's instances (all of them with one
+    /// page; for tests and tools; waits for the GPU). On the fused path only the clocks and the
+    /// palettes are this frame's.
+    pub fn read_back(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuClock>, Pose)> {
+        self.read_back_page(device, queue, 0)
+    }
+
+    /// As [`Animator::read_back`], for page `page`.
+    pub fn read_back_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+    ) -> Result<(Vec<GpuClock>, Pose)> {
+        let (p, state) = self.page(page)?;
+        let (n, j) = (state.len as u64, u64::from(state.joints_used));
+        Ok((
+            read_buffer(device, queue, p.buffer(Resource::CharacterState), 0, n)?,
+            Pose {
+                local: read_buffer(device, queue, p.buffer(Resource::LocalPoses), 0, j)?,
+                model: read_buffer(device, queue, p.buffer(Resource::ModelPoses), 0, j)?,
+                palette: read_buffer(device, queue, p.buffer(Resource::Palettes), 0, j)?,
+                sockets: self.read_sockets_page(device, queue, page)?,
+            },
+        ))
+    }
+
+    fn page(&self, page: usize) -> Result<(&Page, &PageState)> {
+        match (self.pages.get(page), self.controller.page_state(page)) {
+            (Some(p), Some(state)) => Ok((p, state)),
+            _ => Err(Error::Limit {
+                what: format!("page {page} does not exist ({} pages)", self.pages.len()),
+            }),
+        }
+    }
+
+    /// Reads back the blend lists of page `page`, as the `clock` stage last wrote them.
+    pub fn read_blend_lists_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+    ) -> Result<Vec<BlendList>> {
+        let (p, state) = self.page(page)?;
+        read_buffer(device, queue, p.buffer(Resource::BlendLists), 0, state.len as u64)
+    }
+
+    /// Reads back the blend lists of the first page.
+    pub fn read_blend_lists(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<BlendList>> {
+        self.read_blend_lists_page(device, queue, 0)
+    }
+
+    /// Reads back region `region` of page `page`'s local pose buffer: 0 the current poses, 1 the
+    /// snapshots, 2 the mesh-space additive deltas (`LocalPose::rotation`; after `local_to_model`
+    /// the other fields hold its scratch).
+    pub fn read_local_region_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+        region: u32,
+    ) -> Result<Vec<LocalPose>> {
+        let (p, state) = self.page(page)?;
+        read_buffer(
+            device,
+            queue,
+            p.buffer(Resource::LocalPoses),
+            u64::from(region.min(2)) * u64::from(state.max_joints),
+            u64::from(state.joints_used),
+        )
+    }
+
+    /// [`Animator::read_local_region_page`] of the first page.
+    pub fn read_local_region(&self, device: &wgpu::Device, queue: &wgpu::Queue, region: u32) -> Result<Vec<LocalPose>> {
+        self.read_local_region_page(device, queue, 0, region)
+    }
+
+    /// Reads back the first page's snapshot poses (`LocalPose` per joint, same offsets as the
+    /// current poses).
+    pub fn read_snapshots(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<LocalPose>> {
+        self.read_local_region_page(device, queue, 0, 1)
+    }
+}
+
+/// Evaluates clips at given times on the GPU and reads back local poses, model matrices and
+/// palettes, one [`Pose`] per request (for tools and conformance tests). Times are clamped to
+/// each clip.
+pub fn evaluate_poses(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    library: &AnimationLibrary,
+    requests: &[(ClipId, f32)],
+) -> Result<Vec<Pose>> {
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut animator = Animator::new(
+        device,
+        library,
+        &AnimatorDesc {
+            max_instances: requests.len() as u32,
+            ..AnimatorDesc::default()
+        },
+    )?;
+    for &(clip, time) in requests {
+        animator.add_instance(&InstanceDesc {
+            time,
+            rate: 0.0,
+            loop_mode: LoopMode::Once,
+            ..InstanceDesc::new(clip)
+        })?;
+    }
+    animator.prepare(queue, 0.0);
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+        label: Some("evaluate_poses"),
+    });
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let mut poses = Vec::with_capacity(requests.len());
+    for page in 0..animator.page_count() {
+        if animator.page_range(page).is_empty() {
+            break;
+        }
+        let (_, all) = animator.read_back_page(device, queue, page)?;
+        let slots = MAX_SOCKETS as usize;
+        poses.extend(animator.page_instances(page).iter().enumerate().map(|(k, inst)| {
+            let r = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
+            Pose {
+                local: all.local[r.clone()].to_vec(),
+                model: all.model[r.clone()].to_vec(),
+                palette: all.palette[r].to_vec(),
+                sockets: all.sockets.get(k * slots..(k + 1) * slots).unwrap_or_default().to_vec(),
+            }
+        }));
+    }
+    Ok(poses)
+}
+
+/// Skins `vertices` with the palette of the animator instance at `joint_offset` in a compute pass
+/// (the `skin` entry of `shaders/skin.wgsl`, the skinning module's `wgpu_anim_skin_matrix_at`, as
+/// the renderer skins) and reads
+/// the model-space results back.
+pub fn skin_on_gpu(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    joint_offset: u32,
+    vertices: &[SkinVertex],
+) -> Result<Vec<SkinnedPoint>> {
+    if vertices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let job: [u32; 4] = [joint_offset, vertices.len() as u32, 0, 0];
+    let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("skin job"),
+        contents: bytemuck::cast_slice(&job),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("skin input"),
+        contents: bytemuck::cast_slice(vertices),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let output = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("skin output"),
+        size: (vertices.len() * size_of::<SkinnedPoint>()) as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("wgpu-anim skin"),
+        source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("wgpu-anim skin"),
+        layout: None,
+        module: &module,
+        entry_point: Some("skin"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("wgpu-anim skin"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: animator.palette_buffer().as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 3,
+                resource: job.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 4,
+                resource: input.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 5,
+                resource: output.as_entire_binding(),
+            },
+        ],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        let (x, y) = split_dispatch(
+            (vertices.len() as u32).div_ceil(WORKGROUP_SIZE),
+            device.limits().max_compute_workgroups_per_dimension,
+        );
+        pass.dispatch_workgroups(x, y, 1);
+    }
+    queue.submit([encoder.finish()]);
+    super::read_buffer(device, queue, &output, 0, vertices.len() as u64)
+}

@@ -73,7 +73,7 @@ pub mod math;
 pub mod mesh;
 pub mod offline;
 pub mod reference;
-#[cfg(feature = "tools")]
+#[cfg(feature = "scene")]
 pub mod scene;
 pub mod shaders;
 pub mod skeleton;

@@ -30,10 +30,10 @@ pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
 pub use read_back::evaluate_poses;
 #[cfg(not(target_arch = "wasm32"))]
+pub use read_back::skin_on_gpu;
+#[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
-#[cfg(not(target_arch = "wasm32"))]
-pub use read_back::skin_on_gpu;
 pub use renderer::{
     Camera, GroundRenderer, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass,
 };

@@ -442,7 +442,6 @@ impl OffscreenTarget {
     }
 }
 
-
 /// A ground plane at y = 0 with a checkerboard that fades into the sky colour
 /// ([`GroundRenderer::SKY`]) with distance, for the built-in scenes.
 pub struct GroundRenderer {

@@ -10,7 +10,11 @@ use glam::Vec3;
 
 impl Crowd {
     /// A crowd of built-in mannequins on `device`, drawing into `color_format` with optional
-    /// depth and MSAA.
+    /// depth and MSAA: [`Crowd::with_character_async`] of [`Character::mannequin`], blocking
+    /// (native only).
+    ///
+    /// Errors: as [`Crowd::with_character_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new(
         device: &wgpu::Device,
         color_format: wgpu::TextureFormat,
@@ -28,9 +32,34 @@ impl Crowd {
         )
     }
 
-    /// A crowd of `character` on `device`, drawing into `color_format` with optional depth and
-    /// MSAA. The spacing is [`CrowdDesc::spacing`] × [`Character::relative_footprint`].
+    /// [`Crowd::with_character_async`], blocking (native only).
+    ///
+    /// Errors: as [`Crowd::with_character_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn with_character(
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+        desc: &CrowdDesc,
+        character: Character,
+    ) -> Result<Self> {
+        pollster::block_on(Self::with_character_async(
+            device,
+            color_format,
+            depth_format,
+            sample_count,
+            desc,
+            character,
+        ))
+    }
+
+    /// A crowd of `character` on `device`, drawing into `color_format` with optional depth and
+    /// MSAA. The spacing is [`CrowdDesc::spacing`] × [`Character::relative_footprint`]. `.await`
+    /// it in a browser ([`Animator::new_async`]).
+    ///
+    /// Errors: a character without clips to play; an animator or renderer the device refuses.
+    pub async fn with_character_async(
         device: &wgpu::Device,
         color_format: wgpu::TextureFormat,
         depth_format: Option<wgpu::TextureFormat>,
@@ -40,7 +69,7 @@ impl Crowd {
     ) -> Result<Self> {
         let c = &character;
         check_character(c)?;
-        let mut animator = Animator::new(
+        let mut animator = Animator::new_async(
             device,
             &c.library,
             &AnimatorDesc {
@@ -48,7 +77,8 @@ impl Crowd {
                 max_joints: None,
                 page_instances: None,
             },
-        )?;
+        )
+        .await?;
         let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count)?;
         let ground = GroundRenderer::new(device, color_format, depth_format, sample_count);
         let (agents, half_extent) = add_members(&mut animator, c, desc)?;
@@ -106,6 +136,7 @@ impl Crowd {
     /// renderers made again, every member where it was, doing what it did.
     ///
     /// Errors: as [`Animator::rebuild`]; renderers the device refuses.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn rebuild(
         &self,
         device: &wgpu::Device,

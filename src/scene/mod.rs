@@ -9,6 +9,7 @@
 mod character;
 mod crowd;
 mod frame;
+#[cfg(feature = "gltf")]
 mod gltf;
 mod members;
 mod rng;

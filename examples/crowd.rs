@@ -505,7 +505,12 @@ fn screenshot(
         device,
         &crowd.animator,
         &crowd.character.mesh,
-        crowd.character.library.skeletons().get(crowd.character.skeleton.0 as usize).map_or(0, |s| s.joint_count()),
+        crowd
+            .character
+            .library
+            .skeletons()
+            .get(crowd.character.skeleton.index() as usize)
+            .map_or(0, |s| s.joint_count()),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,

@@ -70,7 +70,7 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     }
     let (width, height) = (220 * phases, 210 * rows);
     let target = OffscreenTarget::new(&device, width, height)?;
-    let joints = library.skeletons()[skeleton.0 as usize].joint_count();
+    let joints = library.skeletons()[skeleton.index() as usize].joint_count();
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,

@@ -46,7 +46,7 @@ impl Scene {
             let desc = InstanceDesc { time: i as f32 * 0.3, world, tint, ..InstanceDesc::new(clips[i % 3]) };
             animator.add_instance(&desc)?;
         }
-        let skeleton = &library.skeletons()[skeleton.0 as usize];
+        let skeleton = &library.skeletons()[skeleton.index() as usize];
         let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;
         let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source });

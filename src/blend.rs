@@ -63,9 +63,12 @@ pub enum BlendNode {
 }
 
 /// What [`BlendLibrary::add_tree`] checks a tree's clips against: each clip's runtime header
-/// and name, and the skeletons' names (for errors). `AnimationLibrary::clip_catalog` makes one.
+/// and name, the skeletons' names (for errors) and the tag of the library the clips are of.
 #[derive(Clone, Copy, Debug)]
 pub struct ClipCatalog<'a> {
+    /// The library whose clips these are ([`crate::AnimationLibrary::tag`]): a tree's
+    /// [`ClipId`]s must carry it.
+    pub library: crate::id::LibraryTag,
     /// Clip headers, by [`ClipId`].
     pub clips: &'a [GpuClip],
     /// Clip names, by [`ClipId`].
@@ -86,13 +89,16 @@ pub struct BlendTree {
     pub root: usize,
 }
 
-/// Index of a tree in a [`BlendLibrary`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct BlendTreeId(pub u32);
+pub use crate::id::BlendTreeId;
 
 /// Blend trees in runtime form: flat arrays, uploaded to the GPU as they are.
+///
+/// Its [`BlendTreeId`]s carry its tag ([`BlendLibrary::tag`]): a library's blend library has the
+/// library's tag; one made on its own ([`BlendLibrary::new`]) a new one.
 #[derive(Clone, Debug, Default)]
 pub struct BlendLibrary {
+    /// The tag its tree ids carry.
+    tag: crate::id::LibraryTag,
     /// Tree names, by [`BlendTreeId`].
     pub names: Vec<String>,
     /// Per tree: its nodes and skeleton.
@@ -111,24 +117,66 @@ pub struct BlendLibrary {
 pub const BLEND_POSITION_EPSILON: f32 = 1.0e-4;
 
 impl BlendLibrary {
-    /// An empty library.
+    /// An empty library with a new tag.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An empty library whose tree ids carry `tag` (an animation library's own).
+    pub(crate) fn with_tag(tag: crate::id::LibraryTag) -> Self {
+        Self { tag, ..Self::default() }
+    }
+
+    /// Gives it `tag` (its animation library's new one).
+    pub(crate) fn set_tag(&mut self, tag: crate::id::LibraryTag) {
+        self.tag = tag;
+    }
+
+    /// The tag its tree ids carry.
+    #[must_use]
+    pub fn tag(&self) -> crate::id::LibraryTag {
+        self.tag
+    }
+
     /// The tree called `name`.
     #[must_use]
     pub fn tree_id(&self, name: &str) -> Option<BlendTreeId> {
-        self.names.iter().position(|n| n == name).map(|i| BlendTreeId(i as u32))
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| BlendTreeId::new(i as u32, self.tag))
+    }
+
+    /// The id of tree `index`, if it has one (for tools and tests).
+    #[must_use]
+    pub fn tree_at(&self, index: u32) -> Option<BlendTreeId> {
+        ((index as usize) < self.trees.len()).then(|| BlendTreeId::new(index, self.tag))
+    }
+
+    /// The runtime header of tree `id`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `id`.
+    pub fn tree(&self, id: BlendTreeId) -> Result<&GpuBlendTree> {
+        let index = id.check(self.tag)?;
+        self.trees.get(index as usize).ok_or_else(|| Error::Limit {
+            what: format!(
+                "blend tree {index} does not exist (the library has {})",
+                self.trees.len()
+            ),
+        })
     }
 
     /// The nodes of a tree, root first.
-    #[must_use]
-    pub fn tree_nodes(&self, id: BlendTreeId) -> Option<&[GpuBlendNode]> {
-        let t = self.trees.get(id.0 as usize)?;
-        self.nodes
-            .get(t.node_offset as usize..(t.node_offset + t.node_count) as usize)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `id`.
+    pub fn tree_nodes(&self, id: BlendTreeId) -> Result<&[GpuBlendNode]> {
+        let t = self.tree(id)?;
+        Ok(&self.nodes[t.node_offset as usize..(t.node_offset + t.node_count) as usize])
     }
 
     /// Validates `tree` against the clips of `clips` and packs it. On error nothing is added.
@@ -143,7 +191,8 @@ impl BlendLibrary {
     /// corners of an axis-aligned rectangle; triangle: exactly 3, not collinear; Delaunay: ≥ 3,
     /// not all collinear; simple directional: ≥ 2 away from the origin, at most one at it, no two
     /// in one direction; freeform: ≥ 2, directional at most one at the origin); a direct blend
-    /// without children.
+    /// without children; a clip of another library than `clips.library` ("node 2: clip 3 belongs
+    /// to another library (library 7), not this one (library 9)").
     ///
     /// Packing: 1D children are sorted by threshold; bilinear corners are stored bottom-left,
     /// bottom-right, top-left, top-right and snapped to the rectangle; directional samples within
@@ -167,7 +216,7 @@ impl BlendLibrary {
         let Some((skeleton, _, _)) = packer.skeleton else {
             return Err(err("has no clip".into()));
         };
-        let id = BlendTreeId(self.trees.len() as u32);
+        let id = BlendTreeId::new(self.trees.len() as u32, self.tag);
         self.trees.push(GpuBlendTree {
             node_offset: self.nodes.len() as u32,
             node_count: packer.nodes.len() as u32,
@@ -256,15 +305,15 @@ impl<'a> TreePacker<'a> {
     /// A leaf: its clip exists and animates the skeleton of the tree's first clip.
     fn clip(&mut self, i: usize, id: ClipId, node: &mut GpuBlendNode) -> std::result::Result<(), String> {
         let clips = &self.clips;
-        let Some(c) = clips.clips.get(id.0 as usize) else {
+        let index = id.check(clips.library).map_err(|e| e.to_string())?;
+        let Some(c) = clips.clips.get(index as usize) else {
             return Err(format!(
-                "clip {} does not exist (the animation library has {} clips)",
-                id.0,
+                "clip {index} does not exist (the animation library has {} clips)",
                 clips.clips.len()
             ));
         };
         match self.skeleton {
-            None => self.skeleton = Some((c.skeleton, i, id.0)),
+            None => self.skeleton = Some((c.skeleton, i, index)),
             Some((s, first, first_clip)) if s != c.skeleton => {
                 let sname = |s: u32| {
                     clips
@@ -275,7 +324,7 @@ impl<'a> TreePacker<'a> {
                 return Err(format!(
                     "clip '{}' animates skeleton '{}', but node {first}'s clip '{}' animates skeleton '{}' \
                      (all clips of a tree must animate one skeleton)",
-                    clips.clip_names[id.0 as usize],
+                    clips.clip_names[index as usize],
                     sname(c.skeleton),
                     clips.clip_names[first_clip as usize],
                     sname(s)
@@ -284,7 +333,7 @@ impl<'a> TreePacker<'a> {
             Some(_) => {}
         }
         node.kind = node_kind::CLIP;
-        node.clip = id.0;
+        node.clip = index;
         Ok(())
     }
 

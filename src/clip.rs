@@ -7,9 +7,7 @@ use crate::layout::MAX_CLIP_EVENTS;
 use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3};
 
-/// Index of a clip in an [`crate::AnimationLibrary`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ClipId(pub u32);
+pub use crate::id::ClipId;
 
 /// How values between two keys are computed (glTF 2.0 `sampler.interpolation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

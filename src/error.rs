@@ -125,6 +125,10 @@ pub enum Error {
         /// Why not.
         what: String,
     },
+    /// An id from another library (or from before the library was built again) was given to
+    /// this one: "clip 3 belongs to another library (library 7), not this one (library 9)".
+    #[error("{0}")]
+    ForeignId(#[from] crate::id::ForeignId),
     /// An asset file could not be read or is malformed.
     #[error("{file}: {what}")]
     Asset {

@@ -64,6 +64,7 @@ pub mod cpu;
 pub mod error;
 pub mod gpu;
 pub mod guide;
+pub mod id;
 #[cfg(feature = "tools")]
 pub mod image;
 pub mod layout;
@@ -81,6 +82,7 @@ pub mod skeleton;
 pub use clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
 pub use error::{Channel, Error, Result};
 pub use gpu::{Animator, AnimatorDesc, InstanceDesc, LoopMode, SkinnedRenderer};
+pub use id::{BlendTreeId, ForeignId, IdKind, LibraryTag};
 pub use library::{AnimationLibrary, ClipId, MaskId, SkeletonId};
 pub use math::{Affine, Transform};
 pub use mesh::{SkinVertex, SkinnedMesh};

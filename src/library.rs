@@ -3,18 +3,14 @@
 //! [`LibraryBuilder`](crate::offline::builder::LibraryBuilder) joins the authoring types
 //! ([`Skeleton`], [`crate::Clip`]) to this runtime form; nothing here imports it.
 
+use crate::error::{Error, Result};
+use crate::id::LibraryTag;
 use crate::layout::{GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, INTERP_PACKED, NO_ROOT_MOTION};
 use crate::math::Affine;
 use crate::skeleton::Skeleton;
 use glam::Vec4;
 
-/// Index of a skeleton in a library.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SkeletonId(pub u32);
-
-/// Index of a mask (per-joint layer weights) in a library.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MaskId(pub u32);
+pub use crate::id::{MaskId, SkeletonId};
 
 /// Where a mask lives: its skeleton, and the first of its per-joint weights in `values` (x).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +36,14 @@ pub use crate::clip::ClipId;
 /// let (mut library, _, _) = wgpu_anim::mannequin::library();
 /// library.clips.clear(); // error[E0616]: field `clips` of struct `AnimationLibrary` is private
 /// ```
-#[derive(Clone, Debug, Default)]
+///
+/// Its ids ([`ClipId`], [`SkeletonId`], [`MaskId`], [`crate::blend::BlendTreeId`]) carry its
+/// [`LibraryTag`]; every function taking one refuses one from another library
+/// ([`crate::Error::ForeignId`]). A clone keeps the tag.
+#[derive(Clone, Debug)]
 pub struct AnimationLibrary {
+    /// Its tag, which every id it issues carries (also its blend library's).
+    pub(crate) tag: LibraryTag,
     /// Authoring skeletons (names, rest pose), by [`SkeletonId`].
     pub(crate) skeletons: Vec<Skeleton>,
     /// Clip names, by [`ClipId`].
@@ -81,7 +83,79 @@ pub struct AnimationLibrary {
     pub(crate) reports: Vec<(ClipId, crate::codec::ClipReport)>,
 }
 
+/// An empty library with a new tag.
+impl Default for AnimationLibrary {
+    fn default() -> Self {
+        let tag = LibraryTag::new();
+        Self {
+            tag,
+            skeletons: Vec::new(),
+            clip_names: Vec::new(),
+            gpu_skeletons: Vec::new(),
+            parents: Vec::new(),
+            inverse_binds: Vec::new(),
+            sockets: Vec::new(),
+            clips: Vec::new(),
+            tracks: Vec::new(),
+            times: Vec::new(),
+            values: Vec::new(),
+            blend: crate::blend::BlendLibrary::with_tag(tag),
+            masks: Vec::new(),
+            mask_names: Vec::new(),
+            events: Vec::new(),
+            event_names: Vec::new(),
+            curve_names: Vec::new(),
+            packed: Vec::new(),
+            reports: Vec::new(),
+        }
+    }
+}
+
 impl AnimationLibrary {
+    /// Its tag: every id it issues carries it ([`crate::id`]).
+    #[must_use]
+    pub fn tag(&self) -> LibraryTag {
+        self.tag
+    }
+
+    /// Gives it a new tag (a copy that is to become a library of its own).
+    pub(crate) fn retag(&mut self) {
+        self.tag = LibraryTag::new();
+        self.blend.set_tag(self.tag);
+    }
+
+    /// The id of skeleton `index`, if it has one (for tools and tests; the builder's
+    /// [`add_skeleton`](crate::LibraryBuilder::add_skeleton) returns it too).
+    #[must_use]
+    pub fn skeleton_at(&self, index: u32) -> Option<SkeletonId> {
+        ((index as usize) < self.skeletons.len()).then(|| SkeletonId::new(index, self.tag))
+    }
+
+    /// The id of clip `index`, if it has one: for tools and tests, and to turn a GPU struct's
+    /// clip index (`GpuInstance::clip`) back into an id. Clips are numbered in the order added.
+    #[must_use]
+    pub fn clip_at(&self, index: u32) -> Option<ClipId> {
+        ((index as usize) < self.clips.len()).then(|| ClipId::new(index, self.tag))
+    }
+
+    /// The id of mask `index`, if it has one (for tools and tests).
+    #[must_use]
+    pub fn mask_at(&self, index: u32) -> Option<MaskId> {
+        ((index as usize) < self.masks.len()).then(|| MaskId::new(index, self.tag))
+    }
+
+    /// The header of clip `clip`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `clip`.
+    pub fn clip_header(&self, clip: ClipId) -> Result<&GpuClip> {
+        let index = clip.check(self.tag)?;
+        self.clips.get(index as usize).ok_or_else(|| Error::Limit {
+            what: format!("clip {index} does not exist (the library has {})", self.clips.len()),
+        })
+    }
+
     /// Authoring skeletons (names, rest pose), by [`SkeletonId`].
     #[must_use]
     pub fn skeletons(&self) -> &[Skeleton] {
@@ -201,19 +275,22 @@ impl AnimationLibrary {
     }
 
     /// The events of clip `clip`, sorted by time.
-    #[must_use]
-    pub fn clip_events(&self, clip: ClipId) -> &[GpuEvent] {
-        self.clips.get(clip.0 as usize).map_or(&[], |c| {
-            &self.events[c.event_offset as usize..(c.event_offset + c.event_count) as usize]
-        })
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `clip`.
+    pub fn clip_events(&self, clip: ClipId) -> Result<&[GpuEvent]> {
+        let c = self.clip_header(clip)?;
+        Ok(&self.events[c.event_offset as usize..(c.event_offset + c.event_count) as usize])
     }
 
     /// Whether clip `clip` has root motion ([`LibraryBuilder::add_clip_with_root_motion`](crate::LibraryBuilder::add_clip_with_root_motion)).
-    #[must_use]
-    pub fn has_root_motion(&self, clip: ClipId) -> bool {
-        self.clips
-            .get(clip.0 as usize)
-            .is_some_and(|c| c.root_track != NO_ROOT_MOTION)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `clip`.
+    pub fn has_root_motion(&self, clip: ClipId) -> Result<bool> {
+        Ok(self.clip_header(clip)?.root_track != NO_ROOT_MOTION)
     }
 
     /// Whether any clip has root motion (the animator then compiles its stages with it).
@@ -225,27 +302,52 @@ impl AnimationLibrary {
     /// The mask called `name`.
     #[must_use]
     pub fn mask_id(&self, name: &str) -> Option<MaskId> {
-        self.mask_names.iter().position(|n| n == name).map(|k| MaskId(k as u32))
+        self.mask_names
+            .iter()
+            .position(|n| n == name)
+            .map(|k| MaskId::new(k as u32, self.tag))
     }
 
     /// The clip called `name` of skeleton `skeleton`.
-    #[must_use]
-    pub fn clip_id(&self, skeleton: SkeletonId, name: &str) -> Option<ClipId> {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `skeleton`; [`Error::Clip`] when the
+    /// skeleton has no clip of that name.
+    pub fn clip_id(&self, skeleton: SkeletonId, name: &str) -> Result<ClipId> {
+        let s = skeleton.check(self.tag)?;
+        self.find_clip(s, name).ok_or_else(|| Error::Clip {
+            clip: name.to_string(),
+            what: format!(
+                "skeleton '{}' has no clip of that name",
+                self.skeletons.get(s as usize).map_or("?", Skeleton::name)
+            ),
+        })
+    }
+
+    /// The clip called `name` of skeleton `skeleton` (an index), if there is one.
+    pub(crate) fn find_clip(&self, skeleton: u32, name: &str) -> Option<ClipId> {
         (0..self.clips.len())
-            .find(|&c| self.clips[c].skeleton == skeleton.0 && self.clip_names[c] == name)
-            .map(|c| ClipId(c as u32))
+            .find(|&c| self.clips[c].skeleton == skeleton && self.clip_names[c] == name)
+            .map(|c| ClipId::new(c as u32, self.tag))
     }
 
     /// The skeleton a clip animates.
-    #[must_use]
-    pub fn clip_skeleton(&self, clip: ClipId) -> Option<SkeletonId> {
-        self.clips.get(clip.0 as usize).map(|c| SkeletonId(c.skeleton))
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `clip`.
+    pub fn clip_skeleton(&self, clip: ClipId) -> Result<SkeletonId> {
+        Ok(SkeletonId::new(self.clip_header(clip)?.skeleton, self.tag))
     }
 
     /// Duration of a clip in seconds.
-    #[must_use]
-    pub fn clip_duration(&self, clip: ClipId) -> Option<f32> {
-        self.clips.get(clip.0 as usize).map(|c| c.duration)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another library issued `clip`.
+    pub fn clip_duration(&self, clip: ClipId) -> Result<f32> {
+        Ok(self.clip_header(clip)?.duration)
     }
 
     /// Bytes of clip data the GPU holds (headers, tracks, times, values, packed tracks).

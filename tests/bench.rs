@@ -206,7 +206,7 @@ fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
     .map(|mode| GpuLayerDef {
         mode,
         mask: wgpu_anim::layout::NO_MASK,
-        clip: clips[0].0,
+        clip: clips[0].index(),
         time_parameter: wgpu_anim::layout::NO_TIME_PARAMETER,
         ..Default::default()
     })
@@ -224,7 +224,7 @@ fn fused_traffic_is_the_palette_plus_the_instance_sections_a_frame_reads() {
     assert!(plain <= bench::PER_CHARACTER_TARGET, "{plain} bytes per joint");
     // A transition: its 32-byte section too.
     inst.flags |= source_kind::CLIP;
-    inst.source_clip = clips[2].0;
+    inst.source_clip = clips[2].index();
     inst.transition_duration = 0.5;
     assert_eq!(traffic(&inst), plain + 32.0 / joints);
     // Three layers: their 64-byte section (the clock already holds their times); their

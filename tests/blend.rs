@@ -7,7 +7,9 @@ use glam::{Quat, Vec4Swizzles};
 use rand::Rng;
 use wgpu_anim::gpu::{Curve, Transition};
 use wgpu_anim::layout::{BlendList, BlendSample, KEEP_POSE, LocalPose, source_kind};
-use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, cpu, mannequin};
+use wgpu_anim::{
+    AnimationLibrary, Animator, AnimatorDesc, ClipId, InstanceDesc, LibraryBuilder, SkeletonId, cpu, mannequin,
+};
 
 fn list(samples: &[(u32, f32, f32)]) -> BlendList {
     let mut l = BlendList {
@@ -35,7 +37,7 @@ fn same_pose(a: &LocalPose, b: &LocalPose) -> f32 {
 #[test]
 fn n_way_blending_does_not_depend_on_input_order() {
     let (lib, skel, _) = mannequin::library();
-    let skel = lib.gpu_skeletons()[skel.0 as usize];
+    let skel = lib.gpu_skeletons()[skel.index() as usize];
     let mut r = common::rng(4);
     let mut worst = 0.0f32;
     for _ in 0..200 {
@@ -76,8 +78,8 @@ fn sign_flipped_keys_give_the_same_blend() {
     let skel = lib.gpu_skeletons()[0];
     for t in [0.0f32, 0.13, 0.5, 0.77] {
         for w in [0.2f32, 0.5, 0.8] {
-            let a = list(&[(walk.0, t, w), (run.0, t * 0.7, 1.0 - w)]);
-            let f = list(&[(walk_flipped.0, t, w), (run.0, t * 0.7, 1.0 - w)]);
+            let a = list(&[(walk.index(), t, w), (run.index(), t * 0.7, 1.0 - w)]);
+            let f = list(&[(walk_flipped.index(), t, w), (run.index(), t * 0.7, 1.0 - w)]);
             for j in 0..skel.joint_count {
                 let (pa, pf) = (
                     cpu::layered_joint(&lib, &a, &skel, j, 0, &[]).unwrap().0,
@@ -92,8 +94,8 @@ fn sign_flipped_keys_give_the_same_blend() {
 #[test]
 fn rest_pose_fills_a_near_zero_total_weight() {
     let (lib, skel_id, _) = mannequin::library();
-    let skel = lib.gpu_skeletons()[skel_id.0 as usize];
-    let rest = &lib.skeletons()[skel_id.0 as usize].rest_pose()[7];
+    let skel = lib.gpu_skeletons()[skel_id.index() as usize];
+    let rest = &lib.skeletons()[skel_id.index() as usize].rest_pose()[7];
     let p = cpu::layered_joint(&lib, &list(&[]), &skel, 7, 0, &[]).unwrap().0;
     assert!((p.translation.xyz() - rest.translation).abs().max_element() < 1e-6);
     assert!(Quat::from_vec4(p.rotation).angle_between(rest.rotation) < 1e-4);
@@ -106,6 +108,12 @@ fn rest_pose_fills_a_near_zero_total_weight() {
     );
 }
 
+/// The built-in library, built once: the clip ids of the tests below are its own.
+fn built_in() -> &'static (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    static LIBRARY: std::sync::OnceLock<(AnimationLibrary, SkeletonId, Vec<ClipId>)> = std::sync::OnceLock::new();
+    LIBRARY.get_or_init(mannequin::library)
+}
+
 struct Sim {
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -115,10 +123,9 @@ struct Sim {
 impl Sim {
     fn new(clip: ClipId) -> Self {
         let (device, queue) = common::device();
-        let (lib, _, _) = mannequin::library();
         let mut animator = Animator::new(
             &device,
-            &lib,
+            &built_in().0,
             &AnimatorDesc {
                 max_instances: 1,
                 max_joints: None,
@@ -166,7 +173,7 @@ fn clip_speed(clip: ClipId) -> f32 {
 
 #[test]
 fn transitions_and_interrupted_transitions_do_not_pop() {
-    let (_, _, clips) = mannequin::library();
+    let clips = &built_in().2;
     let (idle, walk, run) = (clips[0], clips[1], clips[2]);
     let limit = clip_speed(walk).max(clip_speed(run)).max(clip_speed(idle));
     let mut sim = Sim::new(walk);
@@ -219,7 +226,7 @@ fn transitions_and_interrupted_transitions_do_not_pop() {
 
 #[test]
 fn an_interrupting_cross_fade_starts_a_frame_later_from_the_pose_that_frame_kept() {
-    let (_, _, clips) = mannequin::library();
+    let clips = &built_in().2;
     let (idle, walk, run) = (clips[0], clips[1], clips[2]);
     let mut sim = Sim::new(walk);
     sim.step(0.0);
@@ -236,7 +243,10 @@ fn an_interrupting_cross_fade_starts_a_frame_later_from_the_pose_that_frame_kept
     // meanwhile goes to the new state.
     sim.animator.set_rate(0, 0.5).unwrap();
     let held = *sim.animator.instance(0).unwrap();
-    assert_eq!((held.clip, held.flags & KEEP_POSE, held.rate), (run.0, KEEP_POSE, 1.0));
+    assert_eq!(
+        (held.clip, held.flags & KEEP_POSE, held.rate),
+        (run.index(), KEEP_POSE, 1.0)
+    );
     sim.step(0.1);
     let shown = sim.animator.read_local_region(&sim.device, &sim.queue, 0).unwrap();
     let kept = sim.animator.read_snapshots(&sim.device, &sim.queue).unwrap();
@@ -257,7 +267,7 @@ fn an_interrupting_cross_fade_starts_a_frame_later_from_the_pose_that_frame_kept
             started.flags & KEEP_POSE,
             started.rate
         ),
-        (idle.0, source_kind::SNAPSHOT, 0, 0.5)
+        (idle.index(), source_kind::SNAPSHOT, 0, 0.5)
     );
     let lists = sim.animator.read_blend_lists(&sim.device, &sim.queue).unwrap();
     let from_snapshot = lists[0].samples[..lists[0].count as usize]
@@ -270,7 +280,7 @@ fn an_interrupting_cross_fade_starts_a_frame_later_from_the_pose_that_frame_kept
 
 #[test]
 fn frozen_transitions_stop_the_source_clock_and_smooth_ones_keep_it_running() {
-    let (_, _, clips) = mannequin::library();
+    let clips = &built_in().2;
     for frozen in [false, true] {
         let mut sim = Sim::new(clips[1]);
         sim.step(0.0);

@@ -17,8 +17,19 @@ const SQ: [Vec2; 5] = [
     Vec2::ZERO,
 ];
 
-/// Skeleton "a" with 16 clips `a0..a15` (clip ids 0..16) and skeleton "b" with one clip (id 16).
-fn clips() -> AnimationLibrary {
+/// Skeleton "a" with 16 clips `a0..a15` (clip ids 0..16) and skeleton "b" with one clip (id 16),
+/// built once so that its clip ids hold for every tree of the tests.
+fn clips() -> &'static AnimationLibrary {
+    static LIBRARY: std::sync::OnceLock<AnimationLibrary> = std::sync::OnceLock::new();
+    LIBRARY.get_or_init(build_clips)
+}
+
+/// Clip `k` of [`clips`].
+fn clip(k: u32) -> ClipId {
+    clips().clip_at(k).expect("a clip of the test library")
+}
+
+fn build_clips() -> AnimationLibrary {
     let mut b = LibraryBuilder::new();
     for name in ["a", "b"] {
         let s = b.add_skeleton(
@@ -46,7 +57,7 @@ fn tree_2d(kind: Blend2DKind, positions: &[Vec2]) -> BlendTree {
         parameters: [0, 1],
         children: positions.iter().enumerate().map(|(k, &p)| (p, k + 1)).collect(),
     }];
-    nodes.extend((0..positions.len()).map(|k| BlendNode::Clip(ClipId(k as u32))));
+    nodes.extend((0..positions.len()).map(|k| BlendNode::Clip(clip(k as u32))));
     BlendTree {
         name: format!("{kind:?}"),
         nodes,
@@ -59,7 +70,7 @@ fn tree_1d(thresholds: &[f32]) -> BlendTree {
         parameter: 2,
         children: thresholds.iter().enumerate().map(|(k, &t)| (t, k + 1)).collect(),
     }];
-    nodes.extend((0..thresholds.len()).map(|k| BlendNode::Clip(ClipId(k as u32))));
+    nodes.extend((0..thresholds.len()).map(|k| BlendNode::Clip(clip(k as u32))));
     BlendTree {
         name: "1d".into(),
         nodes,
@@ -71,6 +82,7 @@ fn tree_1d(thresholds: &[f32]) -> BlendTree {
 fn add(lib: &mut BlendLibrary, clips: &AnimationLibrary, tree: &BlendTree) -> wgpu_anim::Result<BlendTreeId> {
     let names: Vec<&str> = clips.skeletons().iter().map(|s| s.name()).collect();
     let catalog = ClipCatalog {
+        library: clips.tag(),
         clips: clips.clips(),
         clip_names: clips.clip_names(),
         skeleton_names: &names,
@@ -80,7 +92,7 @@ fn add(lib: &mut BlendLibrary, clips: &AnimationLibrary, tree: &BlendTree) -> wg
 
 fn build(tree: &BlendTree) -> BlendLibrary {
     let mut lib = BlendLibrary::default();
-    add(&mut lib, &clips(), tree).unwrap_or_else(|e| panic!("{e}"));
+    add(&mut lib, clips(), tree).unwrap_or_else(|e| panic!("{e}"));
     lib
 }
 
@@ -487,9 +499,9 @@ fn direct_weights_are_the_parameters_clamped_at_zero() {
             BlendNode::Direct {
                 children: vec![(3, 1), (0, 2), (3, 3)],
             },
-            BlendNode::Clip(ClipId(0)),
-            BlendNode::Clip(ClipId(1)),
-            BlendNode::Clip(ClipId(2)),
+            BlendNode::Clip(clip(0)),
+            BlendNode::Clip(clip(1)),
+            BlendNode::Clip(clip(2)),
         ],
         root: 0,
     };
@@ -527,7 +539,7 @@ fn a_nested_tree_is_packed_root_first_parents_before_children() {
     let tree = BlendTree {
         name: "nested".into(),
         nodes: vec![
-            BlendNode::Clip(ClipId(0)),
+            BlendNode::Clip(clip(0)),
             BlendNode::Blend2D {
                 kind: Blend2DKind::FreeformCartesian,
                 parameters: [1, 2],
@@ -540,7 +552,7 @@ fn a_nested_tree_is_packed_root_first_parents_before_children() {
                 parameter: 0,
                 children: vec![(1.0, 4), (0.0, 0)],
             },
-            BlendNode::Clip(ClipId(5)),
+            BlendNode::Clip(clip(5)),
         ],
         root: 2,
     };
@@ -555,10 +567,10 @@ fn a_nested_tree_is_packed_root_first_parents_before_children() {
         }
     }
     // A second tree goes after the first; ids by name.
-    let second = add(&mut lib, &clips(), &tree_1d(&[0.0, 1.0])).unwrap();
-    assert_eq!(second.0, 1);
+    let second = add(&mut lib, clips(), &tree_1d(&[0.0, 1.0])).unwrap();
+    assert_eq!(second.index(), 1);
     assert_eq!(lib.tree_id("1d"), Some(second));
-    assert_eq!(lib.tree_id("nested").map(|i| i.0), Some(0));
+    assert_eq!(lib.tree_id("nested").map(|i| i.index()), Some(0));
     assert_eq!(lib.trees[1].node_offset, 5);
     let root = lib.nodes[5];
     assert_eq!(root.child_offset, 2 + 3 + 2);
@@ -572,9 +584,9 @@ fn assert_rejected(tree: &BlendTree, expect: &[&str]) {
     let mut lib = BlendLibrary::default();
     let mut existing = tree_1d(&[0.0, 1.0]);
     existing.name = "existing".into();
-    add(&mut lib, &clips, &existing).unwrap();
+    add(&mut lib, clips, &existing).unwrap();
     let before = format!("{lib:?}");
-    let e = add(&mut lib, &clips, tree).expect_err("must be rejected").to_string();
+    let e = add(&mut lib, clips, tree).expect_err("must be rejected").to_string();
     assert!(e.contains(&format!("blend tree '{}'", tree.name)), "{e}");
     for x in expect {
         assert!(e.contains(x), "'{e}' does not mention '{x}'");
@@ -664,7 +676,7 @@ fn bad_trees_are_rejected_with_the_tree_and_node_named() {
     assert_rejected(&t, &["node 0", "parameter index 4"]);
     let direct = |children: Vec<(u32, usize)>| BlendTree {
         name: "direct".into(),
-        nodes: vec![BlendNode::Direct { children }, BlendNode::Clip(ClipId(0))],
+        nodes: vec![BlendNode::Direct { children }, BlendNode::Clip(clip(0))],
         root: 0,
     };
     assert_rejected(&direct(vec![(4, 1)]), &["node 0", "child 0", "parameter index 4"]);
@@ -687,7 +699,7 @@ fn bad_trees_are_rejected_with_the_tree_and_node_named() {
             },
             BlendNode::Direct { children: vec![(0, 2)] },
             BlendNode::Direct { children: vec![(0, 1)] },
-            BlendNode::Clip(ClipId(0)),
+            BlendNode::Clip(clip(0)),
         ],
         root: 0,
     };
@@ -703,14 +715,38 @@ fn bad_trees_are_rejected_with_the_tree_and_node_named() {
     // A clip of another skeleton.
     let mut t = tree_1d(&[0.0, 1.0]);
     t.name = "skeletons".into();
-    t.nodes[2] = BlendNode::Clip(ClipId(16));
+    t.nodes[2] = BlendNode::Clip(clip(16));
     assert_rejected(
         &t,
         &["node 2", "node 1", "'a0'", "'b0'", "skeleton 'b'", "skeleton 'a'"],
     );
     // A clip that does not exist.
-    t.nodes[2] = BlendNode::Clip(ClipId(17));
-    assert_rejected(&t, &["node 2", "clip 17 does not exist"]);
+    // A clip of another library, in range here or not.
+    let mut other = LibraryBuilder::new();
+    let s =
+        other.add_skeleton(Skeleton::from_rest_pose("o", vec![("o_root".into(), None, Transform::IDENTITY)]).unwrap());
+    for k in 0..18 {
+        let c = Clip {
+            events: Vec::new(),
+            curves: Vec::new(),
+            name: format!("o{k}"),
+            duration: 1.0,
+            looping: true,
+            tracks: vec![],
+        };
+        let id = other.add_clip(s, &c).unwrap();
+        if k == 3 || k == 17 {
+            t.nodes[2] = BlendNode::Clip(id);
+            let expect = format!(
+                "node 2: clip {k} belongs to another library (library {})",
+                other.tag().get()
+            );
+            assert_rejected(
+                &t,
+                &[&expect, &format!("not this one (library {})", clips().tag().get())],
+            );
+        }
+    }
 
     // Structure.
     assert_rejected(
@@ -734,7 +770,7 @@ fn bad_trees_are_rejected_with_the_tree_and_node_named() {
     assert_rejected(&t, &["node 0", "node 9"]);
     let mut t = tree_1d(&[0.0, 1.0]);
     t.name = "unreachable".into();
-    t.nodes.push(BlendNode::Clip(ClipId(3)));
+    t.nodes.push(BlendNode::Clip(clip(3)));
     assert_rejected(&t, &["node 3", "not reachable"]);
     // The name is taken (assert_rejected adds a tree "existing" first).
     let mut t = tree_1d(&[0.0, 2.0]);
@@ -745,7 +781,7 @@ fn bad_trees_are_rejected_with_the_tree_and_node_named() {
     let mut t = tree_1d(&thresholds);
     t.name = "wide".into();
     for n in &mut t.nodes[1..] {
-        *n = BlendNode::Clip(ClipId(0));
+        *n = BlendNode::Clip(clip(0));
     }
     assert_rejected(&t, &["node 0", "17 children"]);
     let mut nodes: Vec<BlendNode> = (0..40)
@@ -753,7 +789,7 @@ fn bad_trees_are_rejected_with_the_tree_and_node_named() {
             children: vec![(0, k + 1)],
         })
         .collect();
-    nodes.push(BlendNode::Clip(ClipId(0)));
+    nodes.push(BlendNode::Clip(clip(0)));
     assert_rejected(
         &BlendTree {
             name: "deep".into(),

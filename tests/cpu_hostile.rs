@@ -14,7 +14,7 @@ use wgpu_anim::layout::{
     BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, LocalPose, MAX_BLEND_CLIPS, MAX_SOCKETS, SNAPSHOT_CLIP,
     Ticks,
 };
-use wgpu_anim::{Affine, AnimationLibrary, ClipId, Error, cpu};
+use wgpu_anim::{Affine, AnimationLibrary, Error, cpu};
 
 const SKELETONS: [usize; 3] = [1, 37, 130];
 
@@ -33,25 +33,28 @@ fn crowd(lib: &Arc<AnimationLibrary>) -> (Vec<GpuInstance>, Vec<GpuLayerDef>, Ve
     let joints: u32 = (0..CROWD).map(|i| SKELETONS[i % 3] as u32).sum();
     let mut c = Controller::new(lib.clone(), CROWD as u32, &[(CROWD as u32, joints)]).unwrap();
     for i in 0..CROWD {
-        c.add_instance(&common::random_state(&mut r, (i % 3) as u32)).unwrap();
+        c.add_instance(&common::random_state(&mut r, lib, (i % 3) as u32))
+            .unwrap();
     }
     c.begin_frame(0.1);
     for i in 0..CROWD {
         let skeleton = (i % 3) as u32;
         if i % 2 == 0 {
             let fade = Transition::linear(0.5);
-            c.play(i, &common::random_state(&mut r, skeleton), Some(fade)).unwrap();
+            c.play(i, &common::random_state(&mut r, lib, skeleton), Some(fade))
+                .unwrap();
             if i % 4 == 0 {
                 // Interrupts: held a frame, then a cross-fade from a snapshot.
-                c.play(i, &common::random_state(&mut r, skeleton), Some(fade)).unwrap();
+                c.play(i, &common::random_state(&mut r, lib, skeleton), Some(fade))
+                    .unwrap();
             }
         }
-        let base = common::random_state(&mut r, skeleton);
+        let base = common::random_state(&mut r, lib, skeleton);
         let mut layer = match base.tree {
             Some(t) => Layer::tree(LayerMode::AdditiveMesh, t),
             None => Layer::clip(LayerMode::Override, base.clip),
         };
-        layer.mask = (i % 3 == 1).then_some(wgpu_anim::MaskId(skeleton));
+        layer.mask = (i % 3 == 1).then(|| lib.mask_at(skeleton).unwrap());
         c.set_layer(i, i % 3, Some(&layer), false).unwrap();
     }
     c.begin_frame(0.1);
@@ -273,12 +276,12 @@ fn the_single_functions_refuse_what_is_not_in_the_library() {
     let (lib, _) = library();
     let lib = Arc::new(lib);
     let (instances, defs, clocks, lists, _) = crowd(&lib);
-    let clips = lib.clips().len() as u32;
-    let missing = ClipId(clips);
+    // A clip of another library, in range in this one.
+    let missing = library().0.clip_at(0).unwrap();
     assert!(cpu::pose_at(&lib, missing, 0.5).is_err());
     assert!(cpu::clip_instance(&lib, missing, 0).is_err());
     assert!(
-        cpu::pose_at(&lib, ClipId(0), f32::NAN).is_ok(),
+        cpu::pose_at(&lib, lib.clip_at(0).unwrap(), f32::NAN).is_ok(),
         "a NaN time is a value, not an index"
     );
 
@@ -311,7 +314,7 @@ fn the_single_functions_refuse_what_is_not_in_the_library() {
     assert!(cpu::layered_joint(&lib, &lists[1], &skel, 3, 0, &[]).is_ok());
     assert!(cpu::layered_joint(&lib, &lists[1], &skel, skel.joint_count, 0, &[]).is_err());
     let mut bad = lists[1];
-    bad.samples[0].clip = clips + 7;
+    bad.samples[0].clip = lib.clips().len() as u32 + 7;
     bad.count = bad.count.max(1);
     assert!(cpu::layered_joint(&lib, &bad, &skel, 3, 0, &[]).is_err());
     bad.samples[0].clip = SNAPSHOT_CLIP;

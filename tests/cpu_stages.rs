@@ -168,7 +168,7 @@ fn looping_clips_wrap_without_a_seam() {
                     a.max_abs_diff(b) < seam,
                     "{} clip {} does not end where it starts",
                     format.name(),
-                    c.0
+                    c.index()
                 );
             }
         }

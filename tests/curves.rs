@@ -10,7 +10,7 @@ use wgpu_anim::blend::{BlendNode, BlendTree};
 use wgpu_anim::cpu::{EventLog, PageBuffers};
 use wgpu_anim::gpu::{Layer, LayerMode, Transition};
 use wgpu_anim::layout::{GpuFrame, GpuOutput, MAX_CURVES};
-use wgpu_anim::{Animator, AnimatorDesc, ClipId, FloatCurve, InstanceDesc, Interpolation, LibraryBuilder, Track};
+use wgpu_anim::{Animator, AnimatorDesc, FloatCurve, InstanceDesc, Interpolation, LibraryBuilder, Track};
 
 /// A random curve over `[0, duration]`: step, linear or cubic, 1 to 6 keys.
 fn random_curve(r: &mut rand::rngs::SmallRng, name: &str, duration: f32) -> FloatCurve {
@@ -71,7 +71,7 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
         .unwrap();
         a.set_fused(fused).unwrap();
         for _ in 0..200 {
-            let mut desc = common::random_state(&mut r, 0);
+            let mut desc = common::random_state(&mut r, &lib, 0);
             desc.rate = r.gen_range(-2.0..2.0);
             desc.time = r.gen_range(0.0..2.0);
             a.add_instance(&desc).unwrap();
@@ -81,7 +81,7 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
         for f in 0..20 {
             for _ in 0..10 {
                 let i = r.gen_range(0..a.instance_count());
-                let desc = common::random_state(&mut r, 0);
+                let desc = common::random_state(&mut r, &lib, 0);
                 a.play(i, &desc, Some(Transition::linear(0.3))).unwrap();
             }
             let dt = r.gen_range(0.005..0.05);
@@ -252,5 +252,4 @@ fn too_many_curve_names_and_bad_keys_are_refused() {
     let e = b.add_clip(s, &clip).unwrap_err().to_string();
     assert!(e.contains("'nan'") && e.contains("not finite"), "{e}");
     assert!(b.build().clips().is_empty(), "nothing added");
-    let _ = ClipId(0);
 }

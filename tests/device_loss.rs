@@ -32,13 +32,14 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
 /// Frames 6 to 11 run on the fused path.
 fn edit(animator: &mut Animator, frame: usize) {
     let mut r = common::rng(1000 + frame as u64);
+    let lib = animator.library_arc().clone();
     if frame == 0 {
         for i in 0..CHARACTERS {
             let skeleton = (i % SKELETONS.len()) as u32;
             let desc = wgpu_anim::InstanceDesc {
                 time: r.gen_range(0.0..1.0),
                 rate: r.gen_range(0.5..1.5),
-                ..common::random_state(&mut r, skeleton)
+                ..common::random_state(&mut r, &lib, skeleton)
             };
             animator.add_instance(&desc).unwrap();
         }
@@ -50,7 +51,9 @@ fn edit(animator: &mut Animator, frame: usize) {
     if frame == 10 {
         for i in CHARACTERS - 20..CHARACTERS {
             let skeleton = (i % SKELETONS.len()) as u32;
-            animator.add_instance(&common::random_state(&mut r, skeleton)).unwrap();
+            animator
+                .add_instance(&common::random_state(&mut r, &lib, skeleton))
+                .unwrap();
         }
     }
     if animator.fused_available() {
@@ -60,11 +63,13 @@ fn edit(animator: &mut Animator, frame: usize) {
         let skeleton = animator.instance(i).unwrap().skeleton;
         match r.gen_range(0..24) {
             0..=2 => {
-                let next = common::random_state(&mut r, skeleton);
+                let next = common::random_state(&mut r, &lib, skeleton);
                 let fade = Transition::linear(r.gen_range(0.5..2.0));
                 animator.play(i, &next, Some(fade)).unwrap();
             }
-            3 => animator.play(i, &common::random_state(&mut r, skeleton), None).unwrap(),
+            3 => animator
+                .play(i, &common::random_state(&mut r, &lib, skeleton), None)
+                .unwrap(),
             4 => animator.set_time(i, r.gen_range(0.0..1.0)).unwrap(),
             5 => animator.set_rate(i, r.gen_range(-1.0..2.0)).unwrap(),
             6 => animator

@@ -24,34 +24,39 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
 #[test]
 fn bad_instances_are_rejected_with_their_index() {
     let (_d, _q, mut a) = animator(4);
-    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+    let clips: Vec<ClipId> = (0..2).map(|k| a.library().clip_at(k).unwrap()).collect();
+    a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    // A clip of another library: refused, naming it.
+    let other = mannequin::library().2[1];
+    let e = a.add_instance(&InstanceDesc::new(other)).unwrap_err();
+    assert!(matches!(e, Error::ForeignId(_)), "{e:?}");
+    assert!(e.to_string().starts_with("clip 1 belongs to another library"), "{e}");
     let cases: Vec<(InstanceDesc, &str)> = vec![
-        (InstanceDesc::new(ClipId(99)), "clip 99 does not exist"),
         (
             InstanceDesc {
                 time: f32::NAN,
-                ..InstanceDesc::new(ClipId(1))
+                ..InstanceDesc::new(clips[1])
             },
             "finite",
         ),
         (
             InstanceDesc {
                 rate: f32::INFINITY,
-                ..InstanceDesc::new(ClipId(1))
+                ..InstanceDesc::new(clips[1])
             },
             "finite",
         ),
         (
             InstanceDesc {
                 loop_mode: LoopMode::Repeat(0),
-                ..InstanceDesc::new(ClipId(1))
+                ..InstanceDesc::new(clips[1])
             },
             "at least one loop",
         ),
         (
             InstanceDesc {
                 world: Mat4::from_cols_array(&[0.0; 16]),
-                ..InstanceDesc::new(ClipId(1))
+                ..InstanceDesc::new(clips[1])
             },
             "affine",
         ),
@@ -63,7 +68,7 @@ fn bad_instances_are_rejected_with_their_index() {
     }
     assert_eq!(a.instance_count(), 1, "nothing was added");
     assert!(
-        a.set_instance(7, &InstanceDesc::new(ClipId(0)))
+        a.set_instance(7, &InstanceDesc::new(clips[0]))
             .unwrap_err()
             .to_string()
             .contains("instance 7")
@@ -75,9 +80,10 @@ fn bad_instances_are_rejected_with_their_index() {
 #[test]
 fn capacity_limits_are_errors_not_panics() {
     let (device, _q, mut a) = animator(2);
-    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
-    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
-    let e = a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap_err();
+    let clip = a.library().clip_at(0).unwrap();
+    a.add_instance(&InstanceDesc::new(clip)).unwrap();
+    a.add_instance(&InstanceDesc::new(clip)).unwrap();
+    let e = a.add_instance(&InstanceDesc::new(clip)).unwrap_err();
     assert!(
         matches!(e, Error::Limit { .. }) && e.to_string().contains("at most 2"),
         "{e}"

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use wgpu_anim::cpu::{EventLog, PageBuffers};
 use wgpu_anim::gpu::{LoopMode, Transition};
 use wgpu_anim::layout::{FRAME_EVENTS, GpuEventRecord, GpuFrame};
-use wgpu_anim::{Animator, AnimatorDesc, ClipEvent, ClipId, InstanceDesc};
+use wgpu_anim::{Animator, AnimatorDesc, ClipEvent, InstanceDesc};
 
 /// The records of one frame in a canonical order (the GPU appends them in any order).
 fn sorted(mut records: Vec<GpuEventRecord>) -> Vec<GpuEventRecord> {
@@ -107,7 +107,7 @@ fn gpu_events_equal_the_mirror_for_random_crowds() {
         a.watch_events(&device, 1 << 16).unwrap();
         for _ in 0..300 {
             let skeleton = r.gen_range(0..2);
-            let mut desc = common::random_state(&mut r, skeleton);
+            let mut desc = common::random_state(&mut r, &lib, skeleton);
             desc.rate = [1.0, -1.0, 0.5, -2.3, 3.1, 0.0][r.gen_range(0..6)];
             desc.time = r.gen_range(0.0..2.0);
             desc.loop_mode = [LoopMode::Forever, LoopMode::Once, LoopMode::Repeat(2)][r.gen_range(0..3)];
@@ -119,7 +119,7 @@ fn gpu_events_equal_the_mirror_for_random_crowds() {
             for _ in 0..20 {
                 let i = r.gen_range(0..a.instance_count());
                 let skeleton = a.instances()[i].skeleton;
-                let mut desc = common::random_state(&mut r, skeleton);
+                let mut desc = common::random_state(&mut r, &lib, skeleton);
                 desc.rate = r.gen_range(-2.0..2.0);
                 let frozen = Transition {
                     curve: wgpu_anim::gpu::Curve::Smooth,
@@ -225,7 +225,7 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
                 Some(1) => LoopMode::Once,
                 Some(n) => LoopMode::Repeat(n),
             },
-            ..InstanceDesc::new(ClipId(clip as u32))
+            ..InstanceDesc::new(lib.clip_at(clip as u32).unwrap())
         })
         .unwrap();
         plays.push((clip, rate, loops, start));
@@ -304,7 +304,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
     )
     .unwrap();
     a.watch_events(device, 64).unwrap();
-    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+    a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
     let entries = Stage::Clock.layout_entries();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: None,
@@ -442,7 +442,7 @@ fn a_full_log_counts_its_overflow_and_writes_nothing_past_its_end() {
         "exactly the log, so a write past it would fault"
     );
     for _ in 0..4 {
-        a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+        a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
     }
     let run = |a: &mut Animator, dt: f32| {
         a.prepare(&queue, dt);

@@ -32,7 +32,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
         let desc = wgpu_anim::InstanceDesc {
             time: r.gen_range(0.0..2.0),
             rate: r.gen_range(-1.5..1.5),
-            ..random_state(&mut r, skeleton)
+            ..random_state(&mut r, lib, skeleton)
         };
         a.add_instance(&desc).unwrap();
     }
@@ -64,7 +64,7 @@ fn fused_matches_staged_frame_by_frame() {
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
                     let skel = staged.instance(i).unwrap().skeleton;
-                    let desc = random_state(&mut r, skel);
+                    let desc = random_state(&mut r, &lib, skel);
                     let t = Transition::linear(r.gen_range(0.2..0.8));
                     staged.play(i, &desc, Some(t)).unwrap();
                     fused.play(i, &desc, Some(t)).unwrap();
@@ -127,7 +127,7 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
                     let skel = a.instance(i).unwrap().skeleton;
-                    let desc = random_state(&mut r, skel);
+                    let desc = random_state(&mut r, &lib, skel);
                     a.play(i, &desc, Some(Transition::linear(r.gen_range(0.2..0.8))))
                         .unwrap();
                 }

@@ -44,7 +44,9 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
     .unwrap();
     let mut r = rng(seed ^ 0x5eed);
     for _ in 0..instances {
-        let clip = ClipId(r.gen_range(0..clips.unwrap_or(lib.clips().len() as u32)));
+        let clip = lib
+            .clip_at(r.gen_range(0..clips.unwrap_or(lib.clips().len() as u32)))
+            .unwrap();
         let loop_mode = match r.gen_range(0..3) {
             0 => LoopMode::Once,
             1 => LoopMode::Repeat(r.gen_range(1..4)),
@@ -60,8 +62,8 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
         // some outside the blend spaces.
         let desc = if r.gen_bool(0.5) {
             let trees = common::TREES_PER_SKELETON;
-            let tree =
-                wgpu_anim::blend::BlendTreeId(lib.clips()[clip.0 as usize].skeleton * trees + r.gen_range(0..trees));
+            let tree = lib.clips()[clip.index() as usize].skeleton * trees + r.gen_range(0..trees);
+            let tree = lib.blend().tree_at(tree).unwrap();
             let params = [
                 r.gen_range(-2.5..2.5),
                 r.gen_range(-2.5..2.5),
@@ -97,7 +99,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
                 let desc = InstanceDesc {
                     time: r.gen_range(0.0..1.0),
                     rate: r.gen_range(-1.5..1.5),
-                    ..random_state(&mut r, inst.skeleton)
+                    ..random_state(&mut r, &lib, inst.skeleton)
                 };
                 animator.play(i, &desc, Some(transition)).unwrap();
             }
@@ -294,7 +296,7 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
     let mut r = rng(14);
     for i in (0..3000).step_by(2) {
         let inst = *run.animator.instance(i).unwrap();
-        let desc = random_state(&mut r, inst.skeleton);
+        let desc = random_state(&mut r, run.animator.library(), inst.skeleton);
         run.animator.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
     }
     let keeping = run
@@ -344,7 +346,7 @@ fn clock_stage_matches_its_cpu_mirror() {
         let inst = *run.animator.instance(i).unwrap();
         let desc = InstanceDesc {
             time: r.gen_range(0.0..1.0),
-            ..random_state(&mut r, inst.skeleton)
+            ..random_state(&mut r, run.animator.library(), inst.skeleton)
         };
         run.animator.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
     }
@@ -417,19 +419,19 @@ fn gpu_matches_the_f64_reference_end_to_end() {
     let requests: Vec<(ClipId, f32)> = (0..200)
         .map(|_| {
             let c = r.gen_range(0..clips.len());
-            (ClipId(c as u32), r.gen_range(0.0..clips[c].duration))
+            (lib.clip_at(c as u32).unwrap(), r.gen_range(0.0..clips[c].duration))
         })
         .collect();
     let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
     let mut worst = 0.0f64;
     for ((clip, t), pose) in requests.iter().zip(&poses) {
-        let skel = &lib.skeletons()[lib.clips()[clip.0 as usize].skeleton as usize];
-        let local = wgpu_anim::reference::sample(skel, &clips[clip.0 as usize], f64::from(*t));
+        let skel = &lib.skeletons()[lib.clips()[clip.index() as usize].skeleton as usize];
+        let local = wgpu_anim::reference::sample(skel, &clips[clip.index() as usize], f64::from(*t));
         let model = wgpu_anim::reference::local_to_model(skel, &local);
         let pal = wgpu_anim::reference::palette(skel, &model);
         for (j, (g, w)) in pose.palette.iter().zip(&pal).enumerate() {
             let e = wgpu_anim::math::mat4_max_abs_diff(&g.to_mat4(), &w.as_mat4()) as f64;
-            assert!(e < 1e-3, "clip {} at {t}: joint {j} off by {e}", clip.0);
+            assert!(e < 1e-3, "clip {} at {t}: joint {j} off by {e}", clip.index());
             worst = worst.max(e);
         }
     }
@@ -477,7 +479,9 @@ fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
         b.add_clip(id, c).unwrap();
     }
     let lib = b.build();
-    let requests: Vec<(ClipId, f32)> = (0..3).map(|c| (ClipId(c), 0.37 * (c + 1) as f32)).collect();
+    let requests: Vec<(ClipId, f32)> = (0..3)
+        .map(|c| (lib.clip_at(c).unwrap(), 0.37 * (c + 1) as f32))
+        .collect();
     let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
     let depths = skel.depths();
     assert_eq!(*depths.iter().max().unwrap(), 10);
@@ -490,16 +494,16 @@ fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
             assert!(
                 affine_error(g, w) <= tolerance,
                 "clip {} joint {j}: {:e} > {tolerance:e}",
-                clip.0,
+                clip.index(),
                 affine_error(g, w)
             );
         }
-        let t = f64::from(t.min(lib.clips()[clip.0 as usize].duration));
+        let t = f64::from(t.min(lib.clips()[clip.index() as usize].duration));
         let reference = wgpu_anim::reference::palette(
             &skel,
             &wgpu_anim::reference::local_to_model(
                 &skel,
-                &wgpu_anim::reference::sample(&skel, &clips[clip.0 as usize], t),
+                &wgpu_anim::reference::sample(&skel, &clips[clip.index() as usize], t),
             ),
         );
         let worst = pose
@@ -508,7 +512,7 @@ fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
             .zip(&reference)
             .map(|(g, w)| wgpu_anim::math::mat4_max_abs_diff(&g.to_mat4(), &w.as_mat4()))
             .fold(0.0, f32::max);
-        assert!(worst < 1e-3, "clip {}: {worst} from the f64 reference", clip.0);
+        assert!(worst < 1e-3, "clip {}: {worst} from the f64 reference", clip.index());
     }
 }
 
@@ -536,7 +540,10 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     for i in 0..n {
         let skeleton = i % 3;
         let which = [common::DIRECT_16, common::BILINEAR_OF_BILINEARS][r.gen_range(0..2)];
-        let tree = wgpu_anim::blend::BlendTreeId(skeleton * common::TREES_PER_SKELETON + which);
+        let tree = lib
+            .blend()
+            .tree_at(skeleton * common::TREES_PER_SKELETON + which)
+            .unwrap();
         let params = [
             r.gen_range(0.1..2.0),
             r.gen_range(0.1..2.0),
@@ -646,7 +653,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         let skeleton = r.gen_range(0..2);
         let desc = InstanceDesc {
             time: r.gen_range(0.0..2.0),
-            ..random_state(&mut r, skeleton)
+            ..random_state(&mut r, &lib, skeleton)
         };
         staged.add_instance(&desc).unwrap();
         fused.add_instance(&desc).unwrap();
@@ -712,7 +719,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
     for round in 0..2 {
         for i in 0..2000 {
             let inst = *staged.instance(i).unwrap();
-            let desc = random_state(&mut r, inst.skeleton);
+            let desc = random_state(&mut r, &lib, inst.skeleton);
             staged.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
         }
         staged.prepare(&queue, if round == 0 { 0.05 } else { 0.0 });
@@ -760,7 +767,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
     )
     .unwrap();
     for _ in 0..10_000 {
-        a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+        a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
     }
     a.prepare(&queue, 0.0);
     let frame = size_of::<GpuFrame>() as u64;
@@ -807,7 +814,7 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
             1 => LoopMode::Repeat(r.gen_range(1..1000)),
             _ => LoopMode::Forever,
         };
-        let state = random_state(&mut r, lib.clips()[i % lib.clips().len()].skeleton);
+        let state = random_state(&mut r, &lib, lib.clips()[i % lib.clips().len()].skeleton);
         let desc = InstanceDesc {
             rate: rates[i % rates.len()],
             time: r.gen_range(-50.0..50.0),

@@ -2,15 +2,14 @@
 //!
 //! 4,096 characters over five pages get instance descriptions, cross-fades, layers, parameters,
 //! rates and times drawn from a set of extremes (NaN, ±inf, ±f32::MAX, ±1e30, subnormals, -0,
-//! 2^24 + 1, …) and ids past the end; frames run with extreme `dt`s, on the staged and the fused
+//! 2^24 + 1, …), ids of another library and indices past the end; frames run with extreme `dt`s, on the staged and the fused
 //! path. Every call either succeeds or returns an error; after every frame every palette entry of
 //! every page is finite.
 
 mod common;
 
 use wgpu_anim::gpu::{Curve, Layer, LayerMode, Transition};
-use wgpu_anim::library::MaskId;
-use wgpu_anim::{Animator, AnimatorDesc, ClipId, InstanceDesc, LoopMode, blend::BlendTreeId, mannequin};
+use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, InstanceDesc, LoopMode, mannequin};
 
 const EXTREMES: [f32; 18] = [
     0.0,
@@ -51,16 +50,26 @@ impl Rng {
     fn value(&mut self, ordinary: f32) -> f32 {
         if self.below(3) == 0 { self.extreme() } else { ordinary }
     }
-    fn id(&mut self, count: usize) -> u32 {
+    /// An index, sometimes past the end.
+    fn index(&mut self, count: usize) -> u32 {
         match self.below(4) {
             0 => u32::MAX,
             1 => (count + self.below(3)) as u32,
             _ => self.below(count) as u32,
         }
     }
+    /// An id `at` makes of a library: of `libs.0`, or a quarter of the time of `libs.1` (another
+    /// library of the same assets).
+    fn id<T>(&mut self, libs: Libs<'_>, count: usize, at: impl Fn(&AnimationLibrary, u32) -> Option<T>) -> T {
+        let lib = if self.below(4) == 0 { libs.1 } else { libs.0 };
+        at(lib, self.below(count) as u32).expect("below the count")
+    }
 }
 
-fn desc(r: &mut Rng, clips: usize, trees: usize) -> InstanceDesc {
+/// The animator's library and another one of the same assets.
+type Libs<'a> = (&'a AnimationLibrary, &'a AnimationLibrary);
+
+fn desc(r: &mut Rng, libs: Libs<'_>, clips: usize, trees: usize) -> InstanceDesc {
     let loop_mode = match r.below(5) {
         0 => LoopMode::Once,
         1 => LoopMode::Repeat(0),
@@ -74,8 +83,8 @@ fn desc(r: &mut Rng, clips: usize, trees: usize) -> InstanceDesc {
         _ => glam::Mat4::IDENTITY,
     };
     InstanceDesc {
-        clip: ClipId(r.id(clips)),
-        tree: (r.below(2) == 0).then(|| BlendTreeId(r.id(trees))),
+        clip: r.id(libs, clips, AnimationLibrary::clip_at),
+        tree: (r.below(2) == 0).then(|| r.id(libs, trees, |l, k| l.blend().tree_at(k))),
         params: [r.value(0.5), r.value(1.0), r.value(0.0), r.value(0.0)],
         time: r.value(0.3),
         rate: r.value(1.0),
@@ -85,21 +94,21 @@ fn desc(r: &mut Rng, clips: usize, trees: usize) -> InstanceDesc {
     }
 }
 
-fn layer(r: &mut Rng, clips: usize, trees: usize, masks: usize) -> Layer {
+fn layer(r: &mut Rng, libs: Libs<'_>, clips: usize, trees: usize, masks: usize) -> Layer {
     let modes = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh];
     let mode = modes[r.below(3)];
     let base = if r.below(2) == 0 {
-        Layer::clip(mode, ClipId(r.id(clips)))
+        Layer::clip(mode, r.id(libs, clips, AnimationLibrary::clip_at))
     } else {
-        Layer::tree(mode, BlendTreeId(r.id(trees)))
+        Layer::tree(mode, r.id(libs, trees, |l, k| l.blend().tree_at(k)))
     };
     Layer {
         weight: r.value(1.0),
-        mask: (r.below(2) == 0).then(|| MaskId(r.id(masks))),
+        mask: (r.below(2) == 0).then(|| r.id(libs, masks, AnimationLibrary::mask_at)),
         start: r.value(0.0),
         rate: r.value(1.0),
         once: r.below(2) == 0,
-        time_parameter: (r.below(4) == 0).then(|| r.id(4)),
+        time_parameter: (r.below(4) == 0).then(|| r.index(4)),
         ..base
     }
 }
@@ -108,6 +117,8 @@ fn layer(r: &mut Rng, clips: usize, trees: usize, masks: usize) -> Layer {
 fn extreme_values_through_the_api_leave_every_palette_finite() {
     let (device, queue) = common::device();
     let (library, _, _) = mannequin::library();
+    let (other, _, _) = mannequin::library();
+    let libs = (&library, &other);
     let (clips, trees, masks) = (
         library.clips().len(),
         library.blend().trees.len(),
@@ -127,11 +138,11 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
         Err(_) => refused += 1,
     };
     while a.instance_count() < 4096 {
-        let d = desc(&mut r, clips, trees);
+        let d = desc(&mut r, libs, clips, trees);
         let added = a.add_instance(&d).map(|_| ());
         if added.is_err() {
             // Keep the crowd full: a plain instance instead.
-            a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+            a.add_instance(&InstanceDesc::new(library.clip_at(0).unwrap())).unwrap();
         }
         count(added);
     }
@@ -157,7 +168,7 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
             };
             match r.below(8) {
                 0 => {
-                    let d = desc(&mut r, clips, trees);
+                    let d = desc(&mut r, libs, clips, trees);
                     let t = Transition {
                         duration: r.value(0.3),
                         curve: if r.below(2) == 0 { Curve::Linear } else { Curve::Smooth },
@@ -167,14 +178,14 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
                 }
                 1 => {
                     let slot = r.below(5);
-                    let l = layer(&mut r, clips, trees, masks);
+                    let l = layer(&mut r, libs, clips, trees, masks);
                     count(a.set_layer(i, slot, (r.below(4) > 0).then_some(&l), r.below(2) == 0));
                 }
                 2 => count(a.set_layer_weight(i, r.below(4), r.value(0.5))),
                 3 => count(a.set_parameters(i, [r.value(0.2), r.value(1.5), r.value(0.0), r.value(-0.3)])),
                 4 => count(a.set_rate(i, r.value(1.5))),
                 5 => count(a.set_time(i, r.value(2.0))),
-                6 => count(a.set_instance(i, &desc(&mut r, clips, trees))),
+                6 => count(a.set_instance(i, &desc(&mut r, libs, clips, trees))),
                 _ => {
                     let world = glam::Mat4::from_translation(glam::Vec3::splat(r.value(1.0)));
                     count(a.set_world(i, world));

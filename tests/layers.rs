@@ -14,7 +14,7 @@ use wgpu_anim::{AnimationLibrary, Clip, ClipId, JointTrack, LibraryBuilder, Trac
 /// A list with a base clip sample and one layer of `mode` playing `layer_clip` at `layer_time`.
 fn list(base: (ClipId, f32), layer: Option<(u32, f32, u32, ClipId, f32)>) -> BlendList {
     let mut l = BlendList::default();
-    cpu::add_sample(&mut l, base.0.0, base.1, 1.0, 0);
+    cpu::add_sample(&mut l, base.0.index(), base.1, 1.0, 0);
     if let Some((mode, weight, mask, clip, time)) = layer {
         l.layers[0] = LayerApply {
             mode,
@@ -23,13 +23,13 @@ fn list(base: (ClipId, f32), layer: Option<(u32, f32, u32, ClipId, f32)>) -> Ble
             _pad: 0,
         };
         l.mesh_additive = u32::from(mode == layer_mode::ADDITIVE_MESH);
-        cpu::add_sample(&mut l, clip.0, time, 1.0, 1);
+        cpu::add_sample(&mut l, clip.index(), time, 1.0, 1);
     }
     l
 }
 
 fn instance(lib: &AnimationLibrary, mode: u32) -> GpuInstance {
-    let mut inst = cpu::clip_instance(lib, ClipId(0), 0).unwrap();
+    let mut inst = cpu::clip_instance(lib, lib.clip_at(0).unwrap(), 0).unwrap();
     let def = GpuLayerDef {
         mode,
         ..Default::default()
@@ -98,8 +98,8 @@ fn zero_weight_leaves_the_target_unchanged_and_masks_select_joints() {
     let (lib, _, clips) = mannequin::library();
     let skeleton = &lib.skeletons()[0];
     let skel = lib.gpu_skeletons()[0];
-    let wave = lib.clip_id(wgpu_anim::SkeletonId(0), layer_assets::WAVE).unwrap();
-    let arm = lib.masks()[lib.mask_id(layer_assets::RIGHT_ARM).unwrap().0 as usize].offset;
+    let wave = lib.clip_id(lib.skeleton_at(0).unwrap(), layer_assets::WAVE).unwrap();
+    let arm = lib.masks()[lib.mask_id(layer_assets::RIGHT_ARM).unwrap().index() as usize].offset;
     let base = (clips[1], 0.4);
     let plain = cpu::pose_at(&lib, clips[1], 0.4).unwrap();
     let wave_pose = cpu::pose_at(&lib, wave, 0.4).unwrap();
@@ -228,7 +228,9 @@ fn mesh_space_aim_keeps_its_direction_when_the_spine_turns_and_local_space_does_
 #[test]
 fn a_clip_time_axis_can_be_a_parameter() {
     let (lib, _, clips) = mannequin::library();
-    let sweep = lib.clip_id(wgpu_anim::SkeletonId(0), layer_assets::AIM_SWEEP).unwrap();
+    let sweep = lib
+        .clip_id(lib.skeleton_at(0).unwrap(), layer_assets::AIM_SWEEP)
+        .unwrap();
     let spine = lib.skeletons()[0].joint_index("spine_03").unwrap() as u32;
     let skel = lib.gpu_skeletons()[0];
     // Frame 1.5 of left (0) / centre (1) / right (2): half way from centre to right.
@@ -245,7 +247,7 @@ fn a_clip_time_axis_can_be_a_parameter() {
     let def = GpuLayerDef {
         mode: layer_mode::ADDITIVE_LOCAL,
         mask: NO_MASK,
-        clip: sweep.0,
+        clip: sweep.index(),
         time_parameter: 2,
         loop_mode: wgpu_anim::layout::LOOP_FOREVER,
         ..Default::default()
@@ -261,7 +263,7 @@ fn a_clip_time_axis_can_be_a_parameter() {
         .iter()
         .filter(|s| s.layer == 1)
         .collect();
-    assert_eq!((s.len(), s[0].clip, s[0].time), (1, sweep.0, 1.5));
+    assert_eq!((s.len(), s[0].clip, s[0].time), (1, sweep.index(), 1.5));
     let _ = p.translation.xyz();
 }
 
@@ -354,12 +356,13 @@ fn bad_layer_input_is_rejected() {
             .contains("finite")
     );
     layer.weight = 1.0;
-    layer.mask = Some(wgpu_anim::MaskId(9));
+    // A mask of another library (the same asset, built again).
+    layer.mask = mannequin::library().0.mask_id(layer_assets::RIGHT_ARM);
     assert!(
         a.set_layer(0, 0, Some(&layer), false)
             .unwrap_err()
             .to_string()
-            .contains("mask 9")
+            .contains("belongs to another library")
     );
     layer.mask = None;
     assert!(

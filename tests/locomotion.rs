@@ -13,12 +13,12 @@ use wgpu_anim::{cpu, mannequin};
 fn left_foot_height(v: glam::Vec2, steps: usize) -> Vec<f32> {
     let (lib, skel, _) = mannequin::library();
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
-    let t = lib.blend().trees[tree.0 as usize];
+    let t = lib.blend().trees[tree.index() as usize];
     let params = Vec4::new(v.x, v.y, 0.0, 0.0);
     let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, params).unwrap();
-    let s = &lib.skeletons()[skel.0 as usize];
+    let s = &lib.skeletons()[skel.index() as usize];
     let (l, r) = (s.joint_index("foot_l").unwrap(), s.joint_index("foot_r").unwrap());
-    let inst = cpu::clip_instance(&lib, wgpu_anim::ClipId(0), 0).unwrap();
+    let inst = cpu::clip_instance(&lib, lib.clip_at(0).unwrap(), 0).unwrap();
     (0..steps)
         .map(|k| {
             let phase = k as f32 / steps as f32;
@@ -109,12 +109,12 @@ fn the_left_foot_is_down_at_the_same_phase_for_every_walk_run_weight() {
 fn the_blend_follows_the_velocity() {
     let (lib, _, clips) = mannequin::library();
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
-    let t = lib.blend().trees[tree.0 as usize];
+    let t = lib.blend().trees[tree.index() as usize];
     let weight_of = |v: [f32; 2], clip: usize| {
         let leaves = cpu::tree_leaves(&lib, t.node_offset, t.node_count, Vec4::new(v[0], v[1], 0.0, 0.0)).unwrap();
         let total: f32 = leaves.weights[..leaves.count as usize].iter().sum();
         (0..leaves.count as usize)
-            .filter(|&m| leaves.clips[m] == clips[clip].0)
+            .filter(|&m| leaves.clips[m] == clips[clip].index())
             .map(|m| leaves.weights[m] / total)
             .sum::<f32>()
     };

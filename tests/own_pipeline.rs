@@ -147,7 +147,7 @@ fn run_probe(
 
 fn mesh_vertices() -> Vec<SkinVertex> {
     let (lib, skeleton, _) = mannequin::library();
-    mannequin::mesh(&lib.skeletons()[skeleton.0 as usize]).gpu_vertices()
+    mannequin::mesh(&lib.skeletons()[skeleton.index() as usize]).gpu_vertices()
 }
 
 /// Three posed instances, one scaled non-uniformly; their world transforms.

@@ -67,7 +67,7 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
 
     // The same palette drawn by the built-in renderer.
     let (library, skeleton, _) = wgpu_anim::mannequin::library();
-    let skeleton = &library.skeletons()[skeleton.0 as usize];
+    let skeleton = &library.skeletons()[skeleton.index() as usize];
     let mesh = wgpu_anim::mannequin::mesh(skeleton);
     let renderer = SkinnedRenderer::new(
         &device,
@@ -174,7 +174,8 @@ fn the_example_pipeline_draws_every_page() {
     };
     let mut animator = Animator::new(&device, &library, &desc).unwrap();
     for inst in scene.animator.instances() {
-        let mut d = InstanceDesc::new(wgpu_anim::ClipId(inst.clip));
+        // The scene's library is another build of the same assets: its clip by index here.
+        let mut d = InstanceDesc::new(library.clip_at(inst.clip).unwrap());
         d.world = inst.world.to_mat4();
         d.tint = inst.tint.to_le_bytes();
         d.time = inst.start_time;
@@ -186,7 +187,7 @@ fn the_example_pipeline_draws_every_page() {
     animator.encode(&mut encoder);
     queue.submit([encoder.finish()]);
 
-    let skeleton = &library.skeletons()[skeleton.0 as usize];
+    let skeleton = &library.skeletons()[skeleton.index() as usize];
     let mesh = wgpu_anim::mannequin::mesh(skeleton);
     let renderer = SkinnedRenderer::new(
         &device,

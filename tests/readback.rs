@@ -37,12 +37,9 @@ const WATCHED: [usize; 6] = [3, 4, 5, 117, 60, 0];
 fn frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, f: usize) {
     if f % 7 == 3 {
         let clip = a.library().clips().len() as u32 - 1;
-        a.play(
-            f % CHARACTERS,
-            &InstanceDesc::new(wgpu_anim::ClipId(clip % 6)),
-            Some(Transition::linear(0.3)),
-        )
-        .unwrap();
+        let clip = a.library().clip_at(clip % 6).unwrap();
+        a.play(f % CHARACTERS, &InstanceDesc::new(clip), Some(Transition::linear(0.3)))
+            .unwrap();
     }
     a.prepare(queue, 1.0 / 30.0);
     let mut encoder = device.create_command_encoder(&Default::default());

@@ -43,7 +43,7 @@ fn scene() -> Scene {
             })
             .unwrap();
     }
-    let joints = lib.skeletons()[skel.0 as usize].joint_count();
+    let joints = lib.skeletons()[skel.index() as usize].joint_count();
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,

@@ -11,7 +11,7 @@ use wgpu_anim::cpu::{EventLog, PageBuffers};
 use wgpu_anim::gpu::{LoopMode, Transition};
 use wgpu_anim::layout::{GpuFrame, GpuOutput};
 use wgpu_anim::offline::root_motion::{RootMotion, RootMotionMode};
-use wgpu_anim::{Affine, Animator, AnimatorDesc, ClipId, InstanceDesc, mannequin};
+use wgpu_anim::{Affine, Animator, AnimatorDesc, InstanceDesc, mannequin};
 
 /// Largest difference of two worlds' elements, relative to 1 + the translation's size.
 fn world_error(a: &Affine, b: &Affine) -> f32 {
@@ -61,7 +61,7 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
         .unwrap();
         a.set_fused(fused).unwrap();
         for i in 0..200 {
-            let mut desc = common::random_state(&mut r, 0);
+            let mut desc = common::random_state(&mut r, &lib, 0);
             desc.rate = [1.0, -1.0, 0.7, 2.5][r.gen_range(0..4)];
             desc.loop_mode = [LoopMode::Forever, LoopMode::Once, LoopMode::Repeat(2)][r.gen_range(0..3)];
             desc.world = Mat4::from_rotation_translation(
@@ -80,7 +80,7 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
                 let i = r.gen_range(0..a.instance_count());
                 let desc = InstanceDesc {
                     rate: r.gen_range(-2.0..2.0),
-                    ..InstanceDesc::new(ClipId(r.gen_range(0..clips)))
+                    ..InstanceDesc::new(lib.clip_at(r.gen_range(0..clips)).unwrap())
                 };
                 let t = [None, Some(Transition::linear(0.3))][r.gen_range(0..2)];
                 a.play(i, &desc, t).unwrap();

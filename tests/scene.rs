@@ -27,7 +27,7 @@ fn the_fox_is_scaled_to_metres_and_stands_on_the_ground() {
     );
     // Authored in centimetres: about 140 long and 75 tall.
     assert!((c.scale - 0.01).abs() < 1e-6, "scale {}", c.scale);
-    let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
+    let (lo, hi) = c.posed_bounds(c.clips[0], 0.0).unwrap();
     let world = c.world(Vec2::new(3.0, -2.0), 1.0);
     let (wlo, whi) = (world.transform_point3(lo), world.transform_point3(hi));
     assert!(wlo.y.abs() < 1e-4, "feet on the ground, lowest point at {}", wlo.y);

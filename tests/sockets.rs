@@ -10,7 +10,7 @@ use rand::Rng;
 use rand::rngs::SmallRng;
 use wgpu_anim::layout::{GpuFrame, MAX_SOCKETS};
 use wgpu_anim::math::{Affine, Transform};
-use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, ClipId, InstanceDesc, Skeleton, cpu};
+use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, InstanceDesc, Skeleton, cpu};
 
 /// Skeletons of 1, 37 and 90 joints: the first without sockets, the others with 1 and 4 sockets
 /// on random joints with random offsets (non-uniform scale included).
@@ -47,7 +47,7 @@ fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -
         let desc = InstanceDesc {
             world: world(&mut r),
             rate: r.gen_range(0.5..1.5),
-            ..common::random_state(&mut r, (i % 3) as u32)
+            ..common::random_state(&mut r, lib, (i % 3) as u32)
         };
         a.add_instance(&desc).unwrap();
     }
@@ -182,7 +182,7 @@ fn socket_matrices_follow_the_f64_reference() {
             time,
             rate: 0.0,
             world: w,
-            ..InstanceDesc::new(ClipId(c as u32))
+            ..InstanceDesc::new(lib.clip_at(c as u32).unwrap())
         })
         .unwrap();
         let skeleton = &skeletons[lib.clips()[c].skeleton as usize];
@@ -234,7 +234,7 @@ fn without_sockets_nothing_is_kept() {
     let (lib, _) = common::random_library_of(3, &[5]);
     assert!(!lib.has_sockets());
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    a.add_instance(&InstanceDesc::new(ClipId(0))).unwrap();
+    a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
     step(&device, &queue, &mut a, 0.1);
     assert!(a.read_sockets_page(&device, &queue, 0).unwrap().is_empty());
     assert_eq!(a.socket_slot(0, 0), None);
@@ -263,7 +263,7 @@ fn a_prop_is_drawn_where_its_socket_is() {
     })
     .unwrap();
     step(&device, &queue, &mut a, 0.0);
-    let joints = lib.skeletons()[skeleton.0 as usize].joint_count();
+    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     let mesh = mannequin::mannequin().mesh;
     let (format, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
     let body = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, format, depth, 1).unwrap();

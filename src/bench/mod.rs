@@ -431,8 +431,10 @@ fn add_layers(a: &mut Animator, lib: &AnimationLibrary, index: usize, phase: f32
     let missing = |what: &str| Error::Limit {
         what: format!("the built-in library has no {what}"),
     };
-    let skeleton = crate::SkeletonId(a.instance(index).map_or(0, |i| i.skeleton));
-    let clip = |name: &str| lib.clip_id(skeleton, name).ok_or_else(|| missing(name));
+    let skeleton = lib
+        .skeleton_at(a.instance(index).map_or(0, |i| i.skeleton))
+        .ok_or_else(|| missing("skeleton"))?;
+    let clip = |name: &str| lib.clip_id(skeleton, name).map_err(|_| missing(name));
     let arm = Layer {
         mask: Some(
             lib.mask_id(layer_assets::RIGHT_ARM)

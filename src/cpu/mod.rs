@@ -154,12 +154,12 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
 /// A single-clip instance of `clip` that holds time 0 (no world transform, no blend), its joints
 /// from `joint_offset`.
 ///
-/// Errors: `clip` is not a clip of `lib`.
+/// Errors: `clip` is of another library ([`Error::ForeignId`]).
 pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) -> Result<GpuInstance> {
     let info = clip_info(lib, clip)?;
     Ok(GpuInstance {
         world: Affine::IDENTITY,
-        clip: clip.0,
+        clip: clip.index(),
         skeleton: info.skeleton,
         joint_offset,
         joint_count: info.joint_count,
@@ -190,17 +190,15 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
 }
 
 fn clip_info(lib: &AnimationLibrary, clip: ClipId) -> Result<crate::layout::GpuClip> {
-    lib.clips().get(clip.0 as usize).copied().ok_or_else(|| Error::Limit {
-        what: format!("clip {} does not exist (the library has {})", clip.0, lib.clips().len()),
-    })
+    lib.clip_header(clip).copied()
 }
 
 /// One clip of `lib` at `time` seconds (clamped to the clip), on the CPU mirror.
 ///
-/// Errors: `clip` is not a clip of `lib`.
+/// Errors: `clip` is of another library ([`Error::ForeignId`]).
 pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Result<Pose> {
     let info = clip_info(lib, clip)?;
     let mut list = BlendList::default();
-    add_sample(&mut list, clip.0, time.clamp(0.0, info.duration), 1.0, 0);
+    add_sample(&mut list, clip.index(), time.clamp(0.0, info.duration), 1.0, 0);
     evaluate(lib, &[clip_instance(lib, clip, 0)?], &[list])
 }

@@ -18,7 +18,9 @@ pub enum LoopMode {
     Forever,
 }
 
-/// What an instance plays and where it stands.
+/// What an instance plays and where it stands. Its ids must be of the animator's library:
+/// [`crate::gpu::Controller::add_instance`], `set_instance` and `play` refuse others with
+/// [`crate::Error::ForeignId`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct InstanceDesc {
     /// The clip (when `tree` is `None`).
@@ -57,13 +59,14 @@ impl InstanceDesc {
 }
 
 impl InstanceDesc {
-    /// Plays blend tree `tree` with parameters `params` from phase 0, looping forever.
+    /// Plays blend tree `tree` with parameters `params` from phase 0, looping forever. (`clip`,
+    /// unused while `tree` is set, is clip 0 of the tree's library.)
     #[must_use]
     pub fn tree(tree: BlendTreeId, params: [f32; 4]) -> Self {
         Self {
             tree: Some(tree),
             params,
-            ..Self::new(ClipId(0))
+            ..Self::new(ClipId::new(0, tree.library()))
         }
     }
 }
@@ -115,7 +118,8 @@ pub enum LayerMode {
 }
 
 /// A layer on top of an instance's base state: a clip or a blend tree (of difference clips for
-/// the additive modes), with a weight and an optional mask.
+/// the additive modes), with a weight and an optional mask, all of the animator's library
+/// ([`crate::gpu::Controller::set_layer`] refuses others with [`crate::Error::ForeignId`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Layer {
     /// How it combines.
@@ -159,9 +163,15 @@ impl Layer {
     #[must_use]
     pub fn tree(mode: LayerMode, tree: BlendTreeId) -> Self {
         Self {
-            tree: Some(tree),
+            mode,
+            weight: 1.0,
             clip: None,
-            ..Self::clip(mode, ClipId(0))
+            tree: Some(tree),
+            mask: None,
+            start: 0.0,
+            rate: 1.0,
+            once: false,
+            time_parameter: None,
         }
     }
 }

@@ -15,23 +15,53 @@ use glam::{Quat, Vec3, Vec4};
 use std::collections::HashMap;
 
 /// Collects skeletons and clips, validating each as it is added.
-#[derive(Clone, Default)]
+///
+/// Each builder is a new library: it takes a new [`LibraryTag`](crate::id::LibraryTag) when it
+/// is made (or cloned), the ids it hands out carry it, and its `add_*` methods refuse ids of
+/// another builder or library ([`Error::ForeignId`]). Building the same input twice makes two
+/// libraries whose ids are not interchangeable.
+#[derive(Default)]
 pub struct LibraryBuilder {
     lib: AnimationLibrary,
     compression: Option<super::compress::CompressionSettings>,
 }
 
+/// A copy that is a new library: its own tag, so the ids the original handed out are refused
+/// by it (look them up again: by name, or with [`AnimationLibrary::skeleton_at`] and the like
+/// once built).
+impl Clone for LibraryBuilder {
+    fn clone(&self) -> Self {
+        let mut copy = self.clone_with_tag();
+        copy.lib.retag();
+        copy
+    }
+}
+
 impl LibraryBuilder {
-    /// An empty library.
+    /// An empty library with a new tag.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// The tag of the library it builds, which every id it hands out carries.
+    #[must_use]
+    pub fn tag(&self) -> crate::id::LibraryTag {
+        self.lib.tag
+    }
+
+    /// A copy with the same tag: for an attempt that replaces the builder on success.
+    pub(crate) fn clone_with_tag(&self) -> Self {
+        Self {
+            lib: self.lib.clone(),
+            compression: self.compression,
+        }
+    }
+
     /// Adds a skeleton.
     pub fn add_skeleton(&mut self, skeleton: Skeleton) -> SkeletonId {
         let lib = &mut self.lib;
-        let id = SkeletonId(lib.skeletons.len() as u32);
+        let id = SkeletonId::new(lib.skeletons.len() as u32, lib.tag);
         lib.gpu_skeletons.push(GpuSkeleton {
             joint_count: skeleton.joint_count() as u32,
             joint_offset: lib.parents.len() as u32,
@@ -61,14 +91,21 @@ impl LibraryBuilder {
     }
 
     /// The skeleton added as `id`.
-    #[must_use]
-    pub fn skeleton(&self, id: SkeletonId) -> Option<&Skeleton> {
-        self.lib.skeletons.get(id.0 as usize)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ForeignId`] when another builder or library issued `id`.
+    pub fn skeleton(&self, id: SkeletonId) -> Result<&Skeleton> {
+        let index = id.check(self.lib.tag)?;
+        self.lib.skeletons.get(index as usize).ok_or_else(|| Error::Limit {
+            what: format!("skeleton {index} does not exist"),
+        })
     }
 
     /// Validates `clip` against skeleton `skeleton` and packs it. On error nothing is added.
     ///
-    /// Errors: an unknown skeleton; a duplicate clip name for the skeleton; a duration that is not
+    /// Errors: a skeleton of another builder or library ([`Error::ForeignId`]); a duplicate clip
+    /// name for the skeleton; a duration that is not
     /// finite and positive; a track for a joint the skeleton lacks, or two for one joint; a track
     /// with no keys, non-finite or negative or unsorted key times, a value count that does not
     /// match, non-finite values, or a zero-length rotation; more than [`MAX_CLIP_EVENTS`](crate::layout::MAX_CLIP_EVENTS) events,
@@ -80,10 +117,7 @@ impl LibraryBuilder {
     /// ([`AnimationLibrary::compression_reports`]).
     pub fn add_clip(&mut self, skeleton: SkeletonId, clip: &Clip) -> Result<ClipId> {
         if let Some(settings) = self.compression {
-            let skel = self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
-                clip: clip.name.clone(),
-                what: format!("skeleton {} does not exist", skeleton.0),
-            })?;
+            let skel = self.skeleton_for(skeleton, &clip.name)?;
             let (compressed, report) = super::compress::compress(skel, clip, &settings)?;
             let id = self.add_compressed_clip(skeleton, &compressed)?;
             self.lib.reports.push((id, report));
@@ -127,11 +161,13 @@ impl LibraryBuilder {
         self.add_clip_packed(skeleton, &clip.clip, Some(clip))
     }
 
-    /// Skeleton `skeleton`, for clip `clip`; an error naming the clip where it does not exist.
+    /// Skeleton `skeleton`, for clip `clip`: [`Error::ForeignId`] when another builder or
+    /// library issued it, an error naming the clip where it does not exist.
     fn skeleton_for(&self, skeleton: SkeletonId, clip: &str) -> Result<&Skeleton> {
-        self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
+        let index = skeleton.check(self.lib.tag)?;
+        self.lib.skeletons.get(index as usize).ok_or_else(|| Error::Clip {
             clip: clip.to_string(),
-            what: format!("skeleton {} does not exist", skeleton.0),
+            what: format!("skeleton {index} does not exist"),
         })
     }
 
@@ -146,7 +182,7 @@ impl LibraryBuilder {
             what,
         };
         let skel = self.skeleton_for(skeleton, &clip.name)?;
-        if self.lib.clip_id(skeleton, &clip.name).is_some() {
+        if self.lib.find_clip(skeleton.index(), &clip.name).is_some() {
             return Err(cerr(format!(
                 "skeleton '{}' already has a clip of that name",
                 skel.name()
@@ -182,11 +218,11 @@ impl LibraryBuilder {
             .collect();
         curves.sort_by_key(|(id, _)| *id);
         let curve_mask = curves.iter().fold(0u32, |m, (id, _)| m | 1 << id);
-        let id = ClipId(lib.clips.len() as u32);
+        let id = ClipId::new(lib.clips.len() as u32, lib.tag);
         let mut events = clip.events.clone();
         events.sort_by(|a, b| a.time.total_cmp(&b.time));
         lib.clips.push(GpuClip {
-            skeleton: skeleton.0,
+            skeleton: skeleton.index(),
             joint_count: n as u32,
             track_offset: lib.tracks.len() as u32,
             flags: u32::from(clip.looping) | curve_mask << CLIP_CURVE_SHIFT,
@@ -273,10 +309,7 @@ impl LibraryBuilder {
         clip: &Clip,
         motion: &super::root_motion::RootMotion,
     ) -> Result<ClipId> {
-        let skel = self.lib.skeletons.get(skeleton.0 as usize).ok_or_else(|| Error::Clip {
-            clip: clip.name.clone(),
-            what: format!("skeleton {} does not exist", skeleton.0),
-        })?;
+        let skel = self.skeleton_for(skeleton, &clip.name)?;
         let (in_place, root) = super::root_motion::extract(skel, clip, motion)?;
         let terr = |channel, what: String| Error::Track {
             clip: clip.name.clone(),
@@ -291,7 +324,7 @@ impl LibraryBuilder {
         let rotation = pack_rotation(Some(&rotation), Quat::IDENTITY);
         let id = self.add_clip(skeleton, &in_place)?;
         let lib = &mut self.lib;
-        lib.clips[id.0 as usize].root_track = lib.tracks.len() as u32;
+        lib.clips[id.index() as usize].root_track = lib.tracks.len() as u32;
         for t in [translation, rotation] {
             lib.tracks.push(GpuTrack {
                 time_offset: lib.times.len() as u32,
@@ -306,9 +339,13 @@ impl LibraryBuilder {
     }
 
     /// Validates a blend tree over this library's clips and adds it. On error nothing is added.
+    ///
+    /// Errors: as [`BlendLibrary::add_tree`](crate::blend::BlendLibrary::add_tree), among them a
+    /// clip of another builder or library.
     pub fn add_blend_tree(&mut self, tree: &crate::blend::BlendTree) -> Result<crate::blend::BlendTreeId> {
         let names: Vec<&str> = self.lib.skeletons.iter().map(Skeleton::name).collect();
         let catalog = crate::blend::ClipCatalog {
+            library: self.lib.tag,
             clips: &self.lib.clips,
             clip_names: &self.lib.clip_names,
             skeleton_names: &names,
@@ -319,18 +356,14 @@ impl LibraryBuilder {
     /// Adds a mask: one weight in [0, 1] per joint of `skeleton` (see [`super::layers`] for helpers
     /// that build one from a joint and a blend depth, or from a list of joints).
     ///
-    /// Errors: an unknown skeleton, a weight count that is not the joint count, a weight outside
-    /// [0, 1] or not finite, a duplicate name.
+    /// Errors: a skeleton of another builder or library ([`Error::ForeignId`]), a weight count
+    /// that is not the joint count, a weight outside [0, 1] or not finite, a duplicate name.
     pub fn add_mask(&mut self, skeleton: SkeletonId, name: &str, weights: &[f32]) -> Result<MaskId> {
         let err = |what: String| Error::Clip {
             clip: format!("mask {name}"),
             what,
         };
-        let skel = self
-            .lib
-            .skeletons
-            .get(skeleton.0 as usize)
-            .ok_or_else(|| err(format!("skeleton {} does not exist", skeleton.0)))?;
+        let skel = self.skeleton_for(skeleton, &format!("mask {name}"))?;
         if weights.len() != skel.joint_count() {
             return Err(err(format!(
                 "{} weights for skeleton '{}' of {} joints",
@@ -350,9 +383,9 @@ impl LibraryBuilder {
             return Err(err("a mask of that name exists already".into()));
         }
         let lib = &mut self.lib;
-        let id = MaskId(lib.masks.len() as u32);
+        let id = MaskId::new(lib.masks.len() as u32, lib.tag);
         lib.masks.push(MaskInfo {
-            skeleton: skeleton.0,
+            skeleton: skeleton.index(),
             offset: lib.values.len() as u32,
         });
         lib.mask_names.push(name.to_string());
@@ -510,7 +543,7 @@ mod tests {
             )
             .unwrap();
         let lib = b.build();
-        assert_eq!(lib.clips[c.0 as usize].joint_count, 2);
+        assert_eq!(lib.clips[c.index() as usize].joint_count, 2);
         assert_eq!(lib.tracks.len(), 6);
         assert!(lib.tracks.iter().all(|t| t.key_count == 1));
         assert_eq!(
@@ -575,7 +608,9 @@ mod tests {
         let mut zero = clip(vec![]);
         zero.duration = 0.0;
         assert!(b.add_clip(s, &zero).unwrap_err().to_string().contains("duration"));
-        assert!(b.add_clip(SkeletonId(9), &clip(vec![])).is_err());
+        let other = LibraryBuilder::new().add_skeleton(skel());
+        let e = b.add_clip(other, &clip(vec![])).unwrap_err().to_string();
+        assert!(e.contains("skeleton 0 belongs to another library"), "{e}");
         let lib = b.build();
         assert!(
             lib.clips.is_empty() && lib.tracks.is_empty() && lib.values.len() == 6,

@@ -44,13 +44,10 @@ impl CompressedFile {
     /// Adds every clip to `builder` for `skeleton`, which must have the same joint names in the
     /// same order. On error nothing is added.
     ///
-    /// Errors: a skeleton whose joints differ; a clip [`LibraryBuilder::add_compressed_clip`]
-    /// refuses.
+    /// Errors: a skeleton of another builder or library ([`Error::ForeignId`]); a skeleton whose
+    /// joints differ; a clip [`LibraryBuilder::add_compressed_clip`] refuses.
     pub fn add_to(&self, builder: &mut LibraryBuilder, skeleton: SkeletonId) -> Result<Vec<ClipId>> {
-        let skel: &Skeleton = builder.skeleton(skeleton).ok_or_else(|| Error::Asset {
-            file: format!("compressed clips of '{}'", self.skeleton),
-            what: format!("skeleton {} does not exist", skeleton.0),
-        })?;
+        let skel: &Skeleton = builder.skeleton(skeleton)?;
         if skel.joint_names() != self.joints.as_slice() {
             return Err(Error::Asset {
                 file: format!("compressed clips of '{}'", self.skeleton),
@@ -62,7 +59,7 @@ impl CompressedFile {
                 ),
             });
         }
-        let mut trial = builder.clone();
+        let mut trial = builder.clone_with_tag();
         let ids = self
             .clips
             .iter()

@@ -140,7 +140,7 @@ impl Character {
             })
             .collect();
         let locomotion = library.blend().tree_id(mannequin::LOCOMOTION);
-        let named = |n: &str| library.clip_id(skeleton, n);
+        let named = |n: &str| library.clip_id(skeleton, n).ok();
         let layers = (|| {
             Some(LayerAssets {
                 wave: named(mannequin::layer_assets::WAVE)?,
@@ -178,23 +178,28 @@ impl Character {
     }
 
     /// Bounding box, model units, of the mesh skinned by `clip` at `time` seconds (clamped to the
-    /// clip), evaluated on the CPU mirror. The bind-pose box when `clip` is not in the library.
-    #[must_use]
-    pub fn posed_bounds(&self, clip: ClipId, time: f32) -> (Vec3, Vec3) {
+    /// clip), evaluated on the CPU mirror. The bind-pose box when `time` is not finite or the
+    /// mesh cannot be skinned by the pose.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::ForeignId`] when `clip` is of another library than the character's.
+    pub fn posed_bounds(&self, clip: ClipId, time: f32) -> crate::Result<(Vec3, Vec3)> {
+        self.library.clip_header(clip)?;
         if !time.is_finite() {
-            return self.mesh.bounds();
+            return Ok(self.mesh.bounds());
         }
         let skinned = crate::cpu::pose_at(&self.library, clip, time)
             .and_then(|pose| crate::cpu::skin(&pose.palette, 0, &self.mesh.gpu_vertices()));
         let Ok(points) = skinned else {
-            return self.mesh.bounds();
+            return Ok(self.mesh.bounds());
         };
-        points
+        Ok(points
             .iter()
             .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), p| {
                 let p = p.position.truncate();
                 (lo.min(p), hi.max(p))
-            })
+            }))
     }
 
     /// `world_from_model` of a member standing at `position` on the ground (x, z), turned by

@@ -372,7 +372,7 @@ fn skinned_renderer(
     let joints = c
         .library
         .skeletons()
-        .get(c.skeleton.0 as usize)
+        .get(c.skeleton.index() as usize)
         .map_or(0, |s| s.joint_count());
     SkinnedRenderer::new(
         device,

@@ -116,7 +116,7 @@ impl Character {
             footprints: None,
             root_motion: false,
         };
-        let (lo, hi) = c.posed_bounds(c.clips[0], 0.0);
+        let (lo, hi) = c.posed_bounds(c.clips[0], 0.0)?;
         let size = hi - lo;
         let largest = size.max_element();
         if largest.is_finite() && largest > 0.0 {

@@ -7,7 +7,9 @@ use rand::{Rng, SeedableRng};
 use wgpu_anim::blend::{Blend2DKind, BlendNode, BlendTree};
 use wgpu_anim::layout::LocalPose;
 use wgpu_anim::math::Affine;
-use wgpu_anim::{Clip, ClipId, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform};
+use wgpu_anim::{
+    AnimationLibrary, Clip, ClipId, Interpolation, JointTrack, LibraryBuilder, Skeleton, Track, Transform,
+};
 
 /// The device every GPU test runs on, requested with exactly WebGPU's default limits
 /// (`wgpu::Limits::default()`), so a pipeline that needs more fails the tests. CI installs
@@ -340,8 +342,8 @@ pub fn random_library_full(
             s.add_socket(&format!("socket{m}"), &joint, offset).unwrap();
         }
         let id = b.add_skeleton(s.clone());
-        let mut ids = [ClipId(0); CLIPS_PER_SKELETON as usize];
-        for (c, slot) in ids.iter_mut().enumerate() {
+        let mut ids: Vec<ClipId> = Vec::with_capacity(CLIPS_PER_SKELETON as usize);
+        for c in 0..CLIPS_PER_SKELETON as usize {
             let mut clip = random_clip(&mut r, &s, &format!("s{k}_c{c}"));
             if events {
                 let e = &mut event_rng;
@@ -358,7 +360,7 @@ pub fn random_library_full(
                     });
                 }
             }
-            *slot = b.add_clip(id, &clip).unwrap();
+            ids.push(b.add_clip(id, &clip).unwrap());
             clips.push(clip);
         }
         let trees = random_trees(&ids, &format!("s{k}"));
@@ -441,11 +443,10 @@ pub fn compare<T>(
 
 /// A clip or a blend tree of `skeleton` (as [`random_library`] builds them), with random
 /// parameters.
-pub fn random_state(r: &mut SmallRng, skeleton: u32) -> wgpu_anim::InstanceDesc {
+pub fn random_state(r: &mut SmallRng, lib: &AnimationLibrary, skeleton: u32) -> wgpu_anim::InstanceDesc {
     if r.gen_bool(0.5) {
-        wgpu_anim::InstanceDesc::new(ClipId(
-            skeleton * CLIPS_PER_SKELETON + r.gen_range(0..CLIPS_PER_SKELETON),
-        ))
+        let clip = skeleton * CLIPS_PER_SKELETON + r.gen_range(0..CLIPS_PER_SKELETON);
+        wgpu_anim::InstanceDesc::new(lib.clip_at(clip).expect("a clip of the random library"))
     } else {
         let params = [
             r.gen_range(-2.5..2.5),
@@ -453,10 +454,8 @@ pub fn random_state(r: &mut SmallRng, skeleton: u32) -> wgpu_anim::InstanceDesc 
             r.gen_range(-0.5..1.5),
             r.gen_range(-0.5..1.5),
         ];
-        wgpu_anim::InstanceDesc::tree(
-            wgpu_anim::blend::BlendTreeId(skeleton * TREES_PER_SKELETON + r.gen_range(0..TREES_PER_SKELETON)),
-            params,
-        )
+        let tree = skeleton * TREES_PER_SKELETON + r.gen_range(0..TREES_PER_SKELETON);
+        wgpu_anim::InstanceDesc::tree(lib.blend().tree_at(tree).expect("a tree of the random library"), params)
     }
 }
 
@@ -464,6 +463,7 @@ pub fn random_state(r: &mut SmallRng, skeleton: u32) -> wgpu_anim::InstanceDesc 
 /// the animator's instances.
 pub fn random_layers(animator: &mut wgpu_anim::Animator, r: &mut SmallRng) {
     use wgpu_anim::gpu::{Layer, LayerMode};
+    let lib = animator.library_arc().clone();
     for i in 0..animator.instance_count() {
         if r.gen_range(0..3) != 0 {
             continue;
@@ -474,12 +474,12 @@ pub fn random_layers(animator: &mut wgpu_anim::Animator, r: &mut SmallRng) {
                 continue;
             }
             let mode = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh][r.gen_range(0..3)];
-            let mut layer = match random_state(r, skel) {
+            let mut layer = match random_state(r, &lib, skel) {
                 wgpu_anim::InstanceDesc { tree: Some(t), .. } => Layer::tree(mode, t),
                 d => Layer::clip(mode, d.clip),
             };
             layer.weight = r.gen_range(0.0..1.0);
-            layer.mask = r.gen_bool(0.5).then_some(wgpu_anim::MaskId(skel));
+            layer.mask = r.gen_bool(0.5).then(|| lib.mask_at(skel).expect("a mask per skeleton"));
             layer.start = r.gen_range(0.0..1.0);
             layer.once = r.gen_bool(0.3);
             if layer.tree.is_none() && r.gen_bool(0.3) {

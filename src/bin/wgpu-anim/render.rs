@@ -53,7 +53,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
 
     // Instances on a grid facing +Z, times spread over the clip; the posed box of each from the
     // CPU mirror, in the world.
-    let (lo, hi) = character.posed_bounds(clip, a.time);
+    let (lo, hi) = character.posed_bounds(clip, a.time).map_err(|e| e.to_string())?;
     let size = (hi - lo) * character.scale;
     let gap = size.max_element() * 0.15;
     let (sx, sz) = (size.x + gap, size.z + gap);
@@ -73,7 +73,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             (a.time + duration * i as f32 / a.count as f32).rem_euclid(duration)
         };
         let world = character.world(position, 0.0);
-        let (plo, phi) = character.posed_bounds(clip, time);
+        let (plo, phi) = character.posed_bounds(clip, time).map_err(|e| e.to_string())?;
         for k in 0..8 {
             let p = world.transform_point3(Vec3::new(
                 if k & 1 == 0 { plo.x } else { phi.x },

@@ -4,6 +4,7 @@
 use super::{Controller, check_params};
 use crate::error::{Error, Result};
 use crate::gpu::{InstanceDesc, LoopMode};
+use crate::id::{BlendTreeId, ClipId};
 use crate::layout::{GpuClock, GpuInstance, GpuLayer, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, MAX_LAYERS, source_kind};
 use crate::math::Affine;
 use glam::Vec4;
@@ -11,30 +12,49 @@ use glam::Vec4;
 impl Controller {
     /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes).
     pub(super) fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
-        let err = |what: String| Error::Instance { instance: index, what };
-        if let Some(tree) = desc.tree {
-            let t = self.library.blend().trees.get(tree.0 as usize).ok_or_else(|| {
-                err(format!(
-                    "blend tree {} does not exist (the library has {})",
-                    tree.0,
-                    self.library.blend().trees.len()
-                ))
-            })?;
-            let joints = self
-                .library()
-                .gpu_skeletons()
-                .get(t.skeleton as usize)
-                .map_or(0, |s| s.joint_count);
-            return Ok((0, t.skeleton, joints, t.node_offset, t.node_count));
+        match desc.tree {
+            Some(tree) => self.tree_target(index, tree),
+            None => self.clip_target(index, desc.clip),
         }
-        let clip = self.library.clips().get(desc.clip.0 as usize).ok_or_else(|| {
-            err(format!(
-                "clip {} does not exist (the library has {})",
-                desc.clip.0,
-                self.library.clips().len()
-            ))
-        })?;
-        Ok((desc.clip.0, clip.skeleton, clip.joint_count, 0, 0))
+    }
+
+    /// Target fields of blend tree `tree`, as [`Controller::target`]'s.
+    pub(super) fn tree_target(&self, index: usize, tree: BlendTreeId) -> Result<(u32, u32, u32, u32, u32)> {
+        let blend = self.library.blend();
+        let t = blend
+            .trees
+            .get(tree.check(self.library.tag())? as usize)
+            .ok_or_else(|| Error::Instance {
+                instance: index,
+                what: format!(
+                    "blend tree {} does not exist (the library has {})",
+                    tree.index(),
+                    blend.trees.len()
+                ),
+            })?;
+        let joints = self
+            .library()
+            .gpu_skeletons()
+            .get(t.skeleton as usize)
+            .map_or(0, |s| s.joint_count);
+        Ok((0, t.skeleton, joints, t.node_offset, t.node_count))
+    }
+
+    /// Target fields of clip `clip`, as [`Controller::target`]'s.
+    pub(super) fn clip_target(&self, index: usize, clip: ClipId) -> Result<(u32, u32, u32, u32, u32)> {
+        let c = self
+            .library
+            .clips()
+            .get(clip.check(self.library.tag())? as usize)
+            .ok_or_else(|| Error::Instance {
+                instance: index,
+                what: format!(
+                    "clip {} does not exist (the library has {})",
+                    clip.index(),
+                    self.library.clips().len()
+                ),
+            })?;
+        Ok((clip.index(), c.skeleton, c.joint_count, 0, 0))
     }
 
     pub(super) fn to_gpu(

@@ -2,20 +2,19 @@
 
 use super::Controller;
 use crate::error::{Error, Result};
-use crate::gpu::{InstanceDesc, Layer, LayerMode};
+use crate::gpu::{Layer, LayerMode};
 use crate::layout::{
     GpuLayer, GpuLayerDef, LAYER_ON, LOOP_FOREVER, LOOP_ONCE, MAX_LAYER_DEFS, MAX_LAYERS, NO_MASK, NO_TIME_PARAMETER,
     layer_mode,
 };
-use crate::library::ClipId;
 
 impl Controller {
     /// Sets layer `slot` (0..3) of instance `index`; layers apply in slot order on top of the base
     /// state. `None` switches the layer off. The layer (re)starts at `layer.start` when its state
     /// or mode changes, or when `restart` is true.
     ///
-    /// Errors: no such instance or slot, a clip, tree or mask that does not exist or belongs to
-    /// another skeleton, a weight, start or rate that is not finite, a time parameter above 3.
+    /// Errors: no such instance or slot, a clip, tree or mask of another library
+    /// ([`Error::ForeignId`]) or of another skeleton, a weight, start or rate that is not finite, a time parameter above 3.
     pub fn set_layer(&mut self, index: usize, slot: usize, layer: Option<&Layer>, restart: bool) -> Result<()> {
         let err = |what: String| Error::Instance { instance: index, what };
         let inst = *self.instances.get(index).ok_or_else(|| err("does not exist".into()))?;
@@ -34,15 +33,11 @@ impl Controller {
                 layer.weight, layer.start, layer.rate
             )));
         }
-        if layer.clip.is_none() && layer.tree.is_none() {
-            return Err(err(format!("layer {slot} plays neither a clip nor a blend tree")));
-        }
-        let desc = InstanceDesc {
-            clip: layer.clip.unwrap_or(ClipId(0)),
-            tree: layer.tree,
-            ..InstanceDesc::new(ClipId(0))
+        let (clip, skeleton, _, tree_offset, tree_nodes) = match (layer.tree, layer.clip) {
+            (Some(tree), _) => self.tree_target(index, tree)?,
+            (None, Some(clip)) => self.clip_target(index, clip)?,
+            (None, None) => return Err(err(format!("layer {slot} plays neither a clip nor a blend tree"))),
         };
-        let (clip, skeleton, _, tree_offset, tree_nodes) = self.target(index, &desc)?;
         if skeleton != inst.skeleton {
             return Err(err(format!(
                 "layer {slot} animates skeleton {skeleton}, but the instance has skeleton {}",
@@ -52,15 +47,16 @@ impl Controller {
         let mask = match layer.mask {
             None => NO_MASK,
             Some(m) => {
+                let k = m.check(self.library.tag())?;
                 let info = self
                     .library()
                     .masks()
-                    .get(m.0 as usize)
-                    .ok_or_else(|| err(format!("mask {} does not exist", m.0)))?;
+                    .get(k as usize)
+                    .ok_or_else(|| err(format!("mask {k} does not exist")))?;
                 if info.skeleton != inst.skeleton {
                     return Err(err(format!(
-                        "mask {} was built for skeleton {}, not {}",
-                        m.0, info.skeleton, inst.skeleton
+                        "mask {k} was built for skeleton {}, not {}",
+                        info.skeleton, inst.skeleton
                     )));
                 }
                 info.offset

@@ -32,7 +32,8 @@ impl Controller {
     /// Adds an instance and returns its index. Its data reaches the GPU at the next
     /// the next frame ([`crate::Animator::prepare`]).
     ///
-    /// Errors (nothing is added): the clip does not exist, time or rate not finite, a world
+    /// Errors (nothing is added): a clip or blend tree of another library
+    /// ([`Error::ForeignId`](crate::Error::ForeignId)), time or rate not finite, a world
     /// matrix that is not affine, `Repeat(0)`, or the capacity in instances or joints is full.
     pub fn add_instance(&mut self, desc: &InstanceDesc) -> Result<usize> {
         let index = self.instances.len();

@@ -10,6 +10,9 @@ use glam::Vec4;
 impl Controller {
     /// Replaces everything about instance `index` (its skeleton must stay the same, so its place
     /// in the pose buffers stays); what it plays restarts at `desc.time` with no transition.
+    ///
+    /// Errors (nothing changes): no such instance, a clip or blend tree of another library
+    /// ([`Error::ForeignId`]) or of another skeleton, and what [`Controller::add_instance`] refuses.
     pub fn set_instance(&mut self, index: usize, desc: &InstanceDesc) -> Result<()> {
         let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,
@@ -44,6 +47,9 @@ impl Controller {
     /// snapshot, and the new cross-fade starts the frame after ([`Controller::instance`] shows the
     /// running state until then; parameters, rate, world and layers set meanwhile go to the new
     /// state). This way no frame needs the local pose in memory except the one that keeps it.
+    ///
+    /// Errors (nothing changes): as [`Controller::set_instance`] (a clip or blend tree of another
+    /// library is [`Error::ForeignId`]); a transition duration that is negative or not finite.
     pub fn play(&mut self, index: usize, desc: &InstanceDesc, transition: Option<Transition>) -> Result<()> {
         let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,

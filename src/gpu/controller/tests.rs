@@ -71,20 +71,20 @@ fn a_cross_fade_that_interrupts_another_is_held_one_frame_keeping_the_pose() {
     c.play(0, &InstanceDesc::new(clips[1]), Some(Transition::linear(1.0)))
         .unwrap();
     let inst = c.instance(0).unwrap();
-    assert_eq!((inst.clip, inst.source_clip), (clips[1].0, clips[0].0));
+    assert_eq!((inst.clip, inst.source_clip), (clips[1].index(), clips[0].index()));
     assert_eq!(inst.flags & 15, source_kind::CLIP);
     c.begin_frame(0.1);
     // Another while it runs: held back; this frame keeps the pose it shows.
     c.play(0, &InstanceDesc::new(clips[2]), Some(Transition::linear(0.5)))
         .unwrap();
     let inst = *c.instance(0).unwrap();
-    assert_eq!(inst.clip, clips[1].0, "the running cross-fade still shows");
+    assert_eq!(inst.clip, clips[1].index(), "the running cross-fade still shows");
     let up = c.begin_frame(0.1);
     assert!(up.instances[0].2[0].flags & KEEP_POSE != 0, "the frame keeps its pose");
     // The next frame starts the new cross-fade from that snapshot.
     let up = c.begin_frame(0.1);
     let started = up.instances[0].2[0];
-    assert_eq!(started.clip, clips[2].0);
+    assert_eq!(started.clip, clips[2].index());
     assert_eq!(started.flags & 15, source_kind::SNAPSHOT);
     assert_eq!(started.flags & KEEP_POSE, 0);
     assert!(started.seq != inst.seq);

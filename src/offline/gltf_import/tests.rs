@@ -158,7 +158,7 @@ fn events_are_read_from_animation_extras() {
     );
     let lib = imp.build_library().unwrap().library;
     assert_eq!(lib.event_names(), ["hit", "end"]);
-    assert_eq!(lib.clip_events(crate::ClipId(0)).len(), 2);
+    assert_eq!(lib.clip_events(lib.clip_at(0).unwrap()).unwrap().len(), 2);
     let other = skinned(|_, j| j["animations"][0]["extras"] = serde_json::json!({"author": "x"})).unwrap();
     assert!(other.skeletons[0].clips[0].clip.events.is_empty());
     for bad in [

@@ -6,7 +6,7 @@ use crate::cpu::SkinnedPoint;
 use crate::error::{Error, Result};
 use crate::layout::WORKGROUP_SIZE;
 use crate::mesh::{SkinVertex, SkinnedMesh};
-use crate::shaders::{Stage, stage_source};
+use crate::shaders::{Stage, stage_source_with};
 use glam::{Mat4, Vec3};
 use wgpu::util::DeviceExt;
 
@@ -169,11 +169,12 @@ impl SkinnedRenderer {
         sample_count: u32,
     ) -> Result<Self> {
         let buffers = MeshBuffers::new(device, mesh, joint_count)?;
+        let source = built_in_skin_source()?;
         // Bind groups and the pipeline: what the device refuses is an error.
         super::refusable(
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
-            || {
+            || -> Result<Self> {
                 let camera = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("wgpu-anim camera"),
                     size: size_of::<Camera>() as u64,
@@ -201,9 +202,7 @@ impl SkinnedRenderer {
                     binding: 0,
                     resource: camera.as_entire_binding(),
                 };
-                let groups = skin
-                    .bind_groups(device, &layout, animator, &[camera_entry])
-                    .unwrap_or_default();
+                let groups = skin.bind_groups(device, &layout, animator, &[camera_entry])?;
                 // Pages fill in order, each to its capacity (instances added later are drawn too).
                 let mut start = 0;
                 let pages = groups
@@ -217,7 +216,7 @@ impl SkinnedRenderer {
                     .collect();
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim skin"),
-                    source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
                 });
                 let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                     label: Some("wgpu-anim render"),
@@ -236,14 +235,14 @@ impl SkinnedRenderer {
                         sample_count,
                     },
                 );
-                Self {
+                Ok(Self {
                     pipeline,
                     pages,
                     camera,
                     mesh: buffers,
-                }
+                })
             },
-        )
+        )?
     }
 
     /// Uploads the camera.
@@ -261,6 +260,15 @@ impl SkinnedRenderer {
         let pages = self.pages.iter().map(|(range, group)| (range.clone(), group));
         super::skinning::draw_pages(pass, super::SkinBinding::BUILT_IN.group, pages, &self.mesh, instances);
     }
+}
+
+/// The built-in renderer's shader (`shaders/skin.wgsl`), the skinning module placed by
+/// [`super::SkinBinding::BUILT_IN`].
+fn built_in_skin_source() -> Result<String> {
+    stage_source_with(Stage::Skin, &super::SkinBinding::BUILT_IN.stage_defs()).map_err(|reason| Error::Refused {
+        what: "the built-in skinning shader".to_owned(),
+        reason,
+    })
 }
 
 /// Where a mesh pipeline draws: the color format, an optional depth format, the MSAA count.
@@ -432,10 +440,13 @@ impl OffscreenTarget {
     }
 }
 
-/// Skins `vertices` with the palette of the animator instance at `joint_offset` in a compute pass
-/// (the `skin` entry of `shaders/skin.wgsl`, the skinning module's `wgpu_anim_skin_matrix_at`, as
-/// the renderer skins) and reads
-/// the model-space results back.
+/// Skins `vertices` with the palette of the animator instance at `joint_offset` (in the first
+/// page's palette buffer) in a compute pass (the `skin` entry of `shaders/skin.wgsl`, the
+/// skinning module's `wgpu_anim_skin_matrix_at`, as the renderer skins) and reads the
+/// model-space results back.
+///
+/// Errors: buffers or a pipeline the device refuses ([`crate::Error::Refused`]), a failed
+/// read-back.
 pub fn skin_on_gpu(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -446,64 +457,78 @@ pub fn skin_on_gpu(
     if vertices.is_empty() {
         return Ok(Vec::new());
     }
-    let job: [u32; 4] = [joint_offset, vertices.len() as u32, 0, 0];
-    let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("skin job"),
-        contents: bytemuck::cast_slice(&job),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("skin input"),
-        contents: bytemuck::cast_slice(vertices),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let output = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("skin output"),
-        size: (vertices.len() * size_of::<SkinnedPoint>()) as u64,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("wgpu-anim skin"),
-        source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("wgpu-anim skin"),
-        layout: None,
-        module: &module,
-        entry_point: Some("skin"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("wgpu-anim skin"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: animator.palette_buffer().as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 3,
-                resource: job.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 4,
-                resource: input.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 5,
-                resource: output.as_entire_binding(),
-            },
-        ],
-    });
+    let Ok(count) = u32::try_from(vertices.len()) else {
+        return Err(Error::Limit {
+            what: format!("{} vertices to skin, at most u32::MAX", vertices.len()),
+        });
+    };
+    let source = built_in_skin_source()?;
+    // Buffers, pipeline and bind group: what the device refuses is an error.
+    let (pipeline, bind_group, output) = super::refusable(
+        device,
+        || format!("the skinning pass of {count} vertices"),
+        || {
+            let job: [u32; 4] = [joint_offset, count, 0, 0];
+            let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("skin job"),
+                contents: bytemuck::cast_slice(&job),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("skin input"),
+                contents: bytemuck::cast_slice(vertices),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+            let output = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("skin output"),
+                size: (vertices.len() * size_of::<SkinnedPoint>()) as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("wgpu-anim skin"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("wgpu-anim skin"),
+                layout: None,
+                module: &module,
+                entry_point: Some("skin"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("wgpu-anim skin"),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: animator.palette_buffer().as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: job.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 4,
+                        resource: input.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 5,
+                        resource: output.as_entire_binding(),
+                    },
+                ],
+            });
+            (pipeline, bind_group, output)
+        },
+    )?;
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
         let (x, y) = split_dispatch(
-            (vertices.len() as u32).div_ceil(WORKGROUP_SIZE),
+            count.div_ceil(WORKGROUP_SIZE),
             device.limits().max_compute_workgroups_per_dimension,
         );
         pass.dispatch_workgroups(x, y, 1);

@@ -1,5 +1,5 @@
 //! A renderer of your own: its pipeline and WGSL, skinning with the library's module, under WebGPU's default limits.
-//! `cargo run --example own_pipeline` opens a window; `-- out.png` writes the frame at 1.5 s to a PNG instead.
+//! `cargo run --example own_pipeline` opens a window; `-- out.ppm` writes the frame at 1.5 s to a PPM file instead.
 use std::sync::Arc;
 use wgpu::{BufferUsages, Device, Queue, TextureView, util::DeviceExt};
 use wgpu_anim::gpu::{Camera, MeshBuffers, OffscreenTarget, SkinBinding, depth_state, depth_view, scene_pass};
@@ -101,8 +101,8 @@ fn headless(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let target = OffscreenTarget::new(&device, 960, 540)?;
     let v = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
     Scene::new(&device, OffscreenTarget::COLOR_FORMAT, 16.0 / 9.0)?.frame(&device, &queue, [&v[0], &v[1]], 1.5)?;
-    wgpu_anim::image::save_png(path.as_ref(), 960, 540, &target.read_rgba(&device, &queue)?)?;
-    Ok(())
+    let rgb: Vec<u8> = target.read_rgba(&device, &queue)?.chunks(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    Ok(std::fs::write(path, [b"P6 960 540 255\n".as_slice(), &rgb].concat())?) // a binary PPM, with std only
 }
 
 struct App(Option<(Arc<Window>, wgpu::Surface<'static>, TextureView, Device, Queue, Scene)>);

@@ -1,8 +1,7 @@
 //! A renderer of your own: its pipeline and WGSL, skinning with the library's module, under WebGPU's default limits.
-//! `cargo run --example own_pipeline` opens a window; `-- out.png` writes the frame at 1.5 s to a PNG instead.
-use glam::Mat4;
+//! `cargo run --example own_pipeline` opens a window; `-- out.ppm` writes the frame at 1.5 s to a PPM file instead.
 use std::sync::Arc;
-use wgpu::{BufferUsages, util::DeviceExt};
+use wgpu::{BufferUsages, Device, Queue, TextureView, util::DeviceExt};
 use wgpu_anim::gpu::{Camera, MeshBuffers, OffscreenTarget, SkinBinding, depth_state, depth_view, scene_pass};
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 use winit::{application::ApplicationHandler, event::WindowEvent, event_loop::*, window::*};
@@ -10,12 +9,12 @@ use winit::{application::ApplicationHandler, event::WindowEvent, event_loop::*, 
 /// Group 0: the camera at binding 0, the animator's palettes and instances at 1 and 2; vertex inputs at 0-4.
 pub const SKIN: SkinBinding = SkinBinding { group: 0, palette: 1, previous: false, location: 0 };
 /// Your WGSL, before the skinning module (`wgpu_anim_` names); the built-in renderer's light, to compare.
-const SHADER: &str = "
-struct Camera { view_proj: mat4x4<f32>, eye: vec4<f32>, light_dir: vec4<f32> }
+const SHADER: &str = "struct Camera { view_proj: mat4x4<f32>, eye: vec4<f32>, light_dir: vec4<f32> }
 @group(0) @binding(0) var<uniform> camera: Camera;
 struct Out { @builtin(position) clip: vec4<f32>, @location(0) normal: vec3<f32>, @location(1) at: vec3<f32>, @location(2) tint: vec3<f32> }
-@vertex fn vs(v: wgpu_anim_Vertex, @builtin(instance_index) i: u32) -> Out {
-    let s = wgpu_anim_skin(i, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
+@vertex fn vs(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32) -> Out {
+    let i = wgpu_anim_PageInstance(instance_index); // the instance in the page being drawn
+    let s = wgpu_anim_skin(i, v.joints, v.weights, v.position, v.normal); // no tangent needed
     let world = wgpu_anim_world(i);
     let at = wgpu_anim_transform_point(world, s.position);
     return Out(camera.view_proj * vec4<f32>(at, 1.0), wgpu_anim_transform_normal(world, s.normal), at, wgpu_anim_tint(i).rgb);
@@ -37,11 +36,11 @@ pub struct Scene {
 }
 
 impl Scene {
-    pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat, aspect: f32) -> wgpu_anim::Result<Self> {
+    pub fn new(device: &Device, format: wgpu::TextureFormat, aspect: f32) -> wgpu_anim::Result<Self> {
         let (library, skeleton, clips) = mannequin::library();
         let mut animator = Animator::new(device, &library, &AnimatorDesc::default())?;
         for i in 0..25 {
-            let world = Mat4::from_translation(glam::vec3((i % 5) as f32 * 1.5 - 3.0, 0.0, (i / 5) as f32 * -1.5));
+            let world = glam::Mat4::from_translation([(i % 5) as f32 * 1.5 - 3.0, 0.0, (i / 5) as f32 * -1.5].into());
             let tint = [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255];
             let desc = InstanceDesc { time: i as f32 * 0.3, world, tint, ..InstanceDesc::new(clips[i % 3]) };
             animator.add_instance(&desc)?;
@@ -49,6 +48,7 @@ impl Scene {
         let skeleton = &library.skeletons()[skeleton.index() as usize];
         let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;
         let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
+        // TODO(scoped): create the module and pipeline in an error scope (wgpu_anim::gpu::scoped, coming).
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source });
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("own pipeline"),
@@ -75,19 +75,20 @@ impl Scene {
         let contents = bytemuck::bytes_of(&view);
         let camera = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents, usage });
         let camera_entry = wgpu::BindGroupEntry { binding: 0, resource: camera.as_entire_binding() };
-        let groups = SKIN.bind_groups(device, &pipeline.get_bind_group_layout(0), &animator, &[camera_entry]);
-        Ok(Self { animator, mesh, pipeline, camera, groups: groups.expect("no previous palettes asked for") })
+        let groups = SKIN.bind_groups(device, &pipeline.get_bind_group_layout(0), &animator, &[camera_entry])?;
+        Ok(Self { animator, mesh, pipeline, camera, groups })
     }
 
-    pub fn frame(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, views: [&wgpu::TextureView; 2], dt: f32) {
+    pub fn frame(&mut self, device: &Device, queue: &Queue, to: [&TextureView; 2], dt: f32) -> wgpu_anim::Result<()> {
         self.animator.prepare(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
         self.animator.encode(&mut encoder); // clock, sample, hierarchy and palettes, into your encoder
-        let mut pass = scene_pass(&mut encoder, views[0], views[1], wgpu_anim::gpu::GroundRenderer::SKY);
+        let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu_anim::gpu::GroundRenderer::SKY);
         pass.set_pipeline(&self.pipeline);
-        SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32);
+        SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32)?;
         drop(pass);
         queue.submit([encoder.finish()]);
+        Ok(())
     }
 }
 
@@ -98,13 +99,13 @@ pub fn camera(aspect: f32) -> Camera {
 fn headless(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default())?;
     let target = OffscreenTarget::new(&device, 960, 540)?;
-    let views = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
-    Scene::new(&device, OffscreenTarget::COLOR_FORMAT, 16.0 / 9.0)?.frame(&device, &queue, [&views[0], &views[1]], 1.5);
-    wgpu_anim::image::save_png(path.as_ref(), 960, 540, &target.read_rgba(&device, &queue)?)?;
-    Ok(())
+    let v = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
+    Scene::new(&device, OffscreenTarget::COLOR_FORMAT, 16.0 / 9.0)?.frame(&device, &queue, [&v[0], &v[1]], 1.5)?;
+    let rgb: Vec<u8> = target.read_rgba(&device, &queue)?.chunks(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    Ok(std::fs::write(path, [b"P6 960 540 255\n".as_slice(), &rgb].concat())?) // a binary PPM, with std only
 }
 
-struct App(Option<(Arc<Window>, wgpu::Surface<'static>, wgpu::TextureView, wgpu::Device, wgpu::Queue, Scene)>);
+struct App(Option<(Arc<Window>, wgpu::Surface<'static>, TextureView, Device, Queue, Scene)>);
 
 impl ApplicationHandler for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
@@ -131,7 +132,7 @@ impl ApplicationHandler for App {
                 match surface.get_current_texture() {
                     Success(frame) | Suboptimal(frame) => {
                         let view = frame.texture.create_view(&Default::default());
-                        scene.frame(device, queue, [&view, depth], 1.0 / 60.0); // presented at 60 Hz or so
+                        scene.frame(device, queue, [&view, depth], 1.0 / 60.0).unwrap(); // presented at 60 Hz or so
                         queue.present(frame);
                     }
                     Lost | Outdated => surface.configure(device, &surface.get_configuration().unwrap()),
@@ -145,6 +146,5 @@ impl ApplicationHandler for App {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let Some(path) = std::env::args().nth(1) else { return Ok(EventLoop::new()?.run_app(&mut App(None))?) };
-    headless(&path)
+    std::env::args().nth(1).map_or_else(|| Ok(EventLoop::new()?.run_app(&mut App(None))?), |path| headless(&path))
 }

@@ -7,7 +7,7 @@
 // instances at 2).
 
 #import wgpu_anim::types::WORKGROUP_SIZE
-#import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin_matrix, wgpu_anim_skin_matrix_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
+#import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_PageInstance, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin, wgpu_anim_skin_matrix_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
 
 struct Camera {
     view_proj: mat4x4<f32>,
@@ -73,15 +73,15 @@ struct VertexOut {
 }
 
 @vertex
-fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance: u32) -> VertexOut {
-    // Only the fields drawing needs (not the whole 256-byte instance).
+fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32) -> VertexOut {
+    // Only the fields drawing needs (not the whole 256-byte instance); no tangent.
+    let instance = wgpu_anim_PageInstance(instance_index);
     let world = wgpu_anim_world(instance);
-    let m = wgpu_anim_skin_matrix(instance, v.joints, v.weights);
-    let world_position = wgpu_anim_transform_point(world, wgpu_anim_transform_point(m, v.position));
-    let normal = normalize(wgpu_anim_transform_normal(m, v.normal));
+    let skinned = wgpu_anim_skin(instance, v.joints, v.weights, v.position, v.normal);
+    let world_position = wgpu_anim_transform_point(world, skinned.position);
     var out: VertexOut;
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
-    out.world_normal = normalize(wgpu_anim_transform_normal(world, normal));
+    out.world_normal = normalize(wgpu_anim_transform_normal(world, skinned.normal));
     out.world_position = world_position;
     out.tint = wgpu_anim_tint(instance).rgb;
     return out;

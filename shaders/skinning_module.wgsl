@@ -11,6 +11,10 @@
 // previous position, for motion vectors. With naga_oil, import the functions (and structs), not
 // the storage variables: a variable imported by name and also used by an imported function is
 // declared twice.
+//
+// Every struct, binding and function below is documented, with its signature, in the crate's
+// rustdoc (wgpu_anim::shaders::skinning_module, from shaders/skinning_module.md); a test fails
+// when that page and this file disagree.
 
 // A 3x4 affine matrix, row-major (Rust: math::Affine, 48 bytes): a point p maps to
 // (dot(x, p1), dot(y, p1), dot(z, p1)) with p1 = vec4(p, 1).
@@ -33,6 +37,14 @@ struct wgpu_anim_Instance {
     // RGBA8, red in the low byte (byte 144).
     tint: u32,
     not_drawn_c: array<u32, 27>,
+}
+
+// An instance of the page being drawn: its index in the page, which is `@builtin(instance_index)`
+// in a draw made by SkinBinding::draw (one draw per page, counting from 0 in each). A struct, not
+// a bare u32, so that a u32 meant as something else (a joint offset, as the first argument of
+// the old skin_vertex; a global instance index) does not validate.
+struct wgpu_anim_PageInstance {
+    index: u32,
 }
 
 // A bind-pose vertex as a SkinVertex buffer feeds it (Rust: mesh::SkinVertex::attributes, at
@@ -67,8 +79,8 @@ fn wgpu_anim_blend4(a: wgpu_anim_Affine, b: wgpu_anim_Affine, c: wgpu_anim_Affin
 var<storage, read> wgpu_anim_previous_palettes: array<wgpu_anim_Affine>;
 
 // A bind-pose vertex position skinned by last frame's palettes, in model space.
-fn wgpu_anim_previous_position(instance: u32, joints: vec4<u32>, weights: vec4<f32>, position: vec3<f32>) -> vec3<f32> {
-    let offset = wgpu_anim_instances[instance].joint_offset;
+fn wgpu_anim_previous_position(instance: wgpu_anim_PageInstance, joints: vec4<u32>, weights: vec4<f32>, position: vec3<f32>) -> vec3<f32> {
+    let offset = wgpu_anim_instances[instance.index].joint_offset;
     let m = wgpu_anim_blend4(
         wgpu_anim_previous_palettes[offset + joints.x],
         wgpu_anim_previous_palettes[offset + joints.y],
@@ -92,9 +104,9 @@ fn wgpu_anim_skin_matrix_at(offset: u32, joints: vec4<u32>, weights: vec4<f32>) 
     );
 }
 
-// Weighted sum of up to four skinning matrices of instance `instance` (its index in the page).
-fn wgpu_anim_skin_matrix(instance: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_Affine {
-    return wgpu_anim_skin_matrix_at(wgpu_anim_instances[instance].joint_offset, joints, weights);
+// Weighted sum of up to four skinning matrices of instance `instance`.
+fn wgpu_anim_skin_matrix(instance: wgpu_anim_PageInstance, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_Affine {
+    return wgpu_anim_skin_matrix_at(wgpu_anim_instances[instance.index].joint_offset, joints, weights);
 }
 
 // A point through m.
@@ -122,41 +134,63 @@ fn wgpu_anim_transform_normal(m: wgpu_anim_Affine, n: vec3<f32>) -> vec3<f32> {
 }
 
 // The instance's world transform (model space to world space).
-fn wgpu_anim_world(instance: u32) -> wgpu_anim_Affine {
-    return wgpu_anim_instances[instance].world;
+fn wgpu_anim_world(instance: wgpu_anim_PageInstance) -> wgpu_anim_Affine {
+    return wgpu_anim_instances[instance.index].world;
 }
 
 // The instance's world transform as a column-major matrix, for view-projection products.
-fn wgpu_anim_world_matrix(instance: u32) -> mat4x4<f32> {
-    let m = wgpu_anim_instances[instance].world;
+fn wgpu_anim_world_matrix(instance: wgpu_anim_PageInstance) -> mat4x4<f32> {
+    let m = wgpu_anim_instances[instance.index].world;
     return transpose(mat4x4<f32>(m.x, m.y, m.z, vec4<f32>(0.0, 0.0, 0.0, 1.0)));
 }
 
 // The instance's tint (InstanceDesc::tint), RGBA in 0..1.
-fn wgpu_anim_tint(instance: u32) -> vec4<f32> {
-    return unpack4x8unorm(wgpu_anim_instances[instance].tint);
+fn wgpu_anim_tint(instance: wgpu_anim_PageInstance) -> vec4<f32> {
+    return unpack4x8unorm(wgpu_anim_instances[instance.index].tint);
 }
 
-// A skinned vertex in model space: position, unit normal and unit tangent (w: the bitangent sign,
-// passed through).
+// A skinned vertex in model space: position and unit normal.
 struct wgpu_anim_Skinned {
+    position: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+// Skins a bind-pose vertex of instance `instance` with up to four influences (weights summing
+// to 1; unused influences have weight 0): its position and normal, for a mesh without tangents.
+fn wgpu_anim_skin(
+    instance: wgpu_anim_PageInstance,
+    joints: vec4<u32>,
+    weights: vec4<f32>,
+    position: vec3<f32>,
+    normal: vec3<f32>,
+) -> wgpu_anim_Skinned {
+    let m = wgpu_anim_skin_matrix(instance, joints, weights);
+    return wgpu_anim_Skinned(
+        wgpu_anim_transform_point(m, position),
+        normalize(wgpu_anim_transform_normal(m, normal)),
+    );
+}
+
+// A skinned vertex in model space with its tangent: position, unit normal and unit tangent (w:
+// the bitangent sign, passed through).
+struct wgpu_anim_SkinnedWithTangent {
     position: vec3<f32>,
     normal: vec3<f32>,
     tangent: vec4<f32>,
 }
 
-// Skins a bind-pose vertex of instance `instance` with up to four influences (weights summing
-// to 1; unused influences have weight 0).
-fn wgpu_anim_skin(
-    instance: u32,
+// As wgpu_anim_skin, and the tangent too (xyz through the skinning matrix, w passed through),
+// for normal mapping.
+fn wgpu_anim_skin_with_tangent(
+    instance: wgpu_anim_PageInstance,
     joints: vec4<u32>,
     weights: vec4<f32>,
     position: vec3<f32>,
     normal: vec3<f32>,
     tangent: vec4<f32>,
-) -> wgpu_anim_Skinned {
+) -> wgpu_anim_SkinnedWithTangent {
     let m = wgpu_anim_skin_matrix(instance, joints, weights);
-    return wgpu_anim_Skinned(
+    return wgpu_anim_SkinnedWithTangent(
         wgpu_anim_transform_point(m, position),
         normalize(wgpu_anim_transform_normal(m, normal)),
         vec4<f32>(normalize(wgpu_anim_transform_direction(m, tangent.xyz)), tangent.w),

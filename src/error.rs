@@ -119,6 +119,16 @@ pub enum Error {
         /// The device's error.
         reason: String,
     },
+    /// Something of yours that the library binds or draws with does not fit what it binds: a
+    /// bind group entry, a buffer, bind groups of another animator (checked on the CPU before
+    /// anything is created; what only the device can check comes back as [`Error::Refused`]).
+    #[error("{what}: {reason}")]
+    Binding {
+        /// What was being made or drawn (a bind group of a page, a draw).
+        what: String,
+        /// What is wrong, naming the binding, entry or buffer.
+        reason: String,
+    },
     /// An animator could not be rebuilt on a new device ([`crate::Animator::rebuild`]).
     #[error("cannot rebuild the animator: {what}")]
     Recovery {

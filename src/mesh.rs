@@ -6,8 +6,9 @@ use glam::{Vec2, Vec3};
 /// The most joints that influence one vertex.
 pub const MAX_INFLUENCES: usize = 4;
 
-/// One vertex as the GPU reads it (`VertexIn` in `shaders/skin.wgsl`); its vertex buffer layout is
-/// [`SkinVertex::LAYOUT`].
+/// One vertex as the GPU reads it (the skinning module's `wgpu_anim_Vertex`, in
+/// `shaders/skinning_module.wgsl`, which the built-in renderer's `shaders/skin.wgsl` imports); its
+/// vertex buffer layout is [`SkinVertex::LAYOUT`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SkinVertex {

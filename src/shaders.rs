@@ -18,8 +18,12 @@ pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
 /// prefixed `wgpu_anim_`: a naga_oil module (`#define_import_path wgpu_anim::skinning`) whose
 /// group, bindings and vertex locations are shader defs; [`crate::gpu::SkinBinding`] gives the
 /// defs, the plain-text form, the bind group layout and the bind groups. The built-in renderer's
-/// shader imports it the same way.
-pub const SKINNING_MODULE: &str = include_str!("../shaders/skinning_module.wgsl");
+/// shader imports it the same way. Its structs, bindings and functions, with their WGSL
+/// signatures and the defines that select them: [`skinning_module`].
+pub static SKINNING_MODULE: &str = include_str!("../shaders/skinning_module.wgsl");
+
+#[doc = include_str!("../shaders/skinning_module.md")]
+pub mod skinning_module {}
 
 /// Blend-space weights of a blend node's children, `node_child_weights(node, params)`
 /// (`shaders/shared/blend_weights.wgsl`; Rust mirror [`crate::cpu::node_child_weights`]). Needs
@@ -494,16 +498,34 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
 /// A shader define of a stage variant: its name and value (`#ifdef NAME`, `#if NAME == 2`).
 pub type ShaderDef = (&'static str, naga_oil::compose::ShaderDefValue);
 
-/// The composed naga module of a stage with the given defines. (`Skin`, the built-in renderer's
-/// shader, imports the skinning module placed by [`crate::gpu::SkinBinding::BUILT_IN`], as a
-/// user's own shader would.)
+/// The skinning module's defines that place its bindings and vertex inputs: `Stage::Skin` needs
+/// all of them in its defines (the built-in renderer passes those of `gpu::SkinBinding::BUILT_IN`,
+/// `SkinBinding::stage_defs`).
+pub const SKIN_PLACEMENT_DEFS: [&str; 5] = [
+    "WGPU_ANIM_VERTEX_LOCATION",
+    "WGPU_ANIM_SKIN_GROUP",
+    "WGPU_ANIM_PALETTE_BINDING",
+    "WGPU_ANIM_INSTANCE_BINDING",
+    "WGPU_ANIM_PREVIOUS_BINDING",
+];
+
+/// The composed naga module of a stage with the given defines. `Skin`, the built-in renderer's
+/// shader, imports the skinning module as a user's own shader would: `defs` must place it (every
+/// one of [`SKIN_PLACEMENT_DEFS`]; the renderer passes `gpu::SkinBinding::BUILT_IN.stage_defs()`).
+///
+/// Errors: a module that does not compose (the message says where), or `Skin` without its
+/// placement defines (the message names the first one missing).
 pub fn stage_module_with(stage: Stage, defs: &[ShaderDef]) -> Result<naga::Module, String> {
     use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor, ShaderLanguage, ShaderType};
-    let mut shader_defs: std::collections::HashMap<String, naga_oil::compose::ShaderDefValue> =
-        defs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
     if stage == Stage::Skin {
-        shader_defs.extend(crate::gpu::SkinBinding::BUILT_IN.shader_defs());
+        if let Some(missing) = SKIN_PLACEMENT_DEFS.iter().find(|d| !defs.iter().any(|(k, _)| k == *d)) {
+            return Err(format!(
+                "skin: the define {missing} is missing (the skinning module's placement, SkinBinding::stage_defs)"
+            ));
+        }
     }
+    let shader_defs: std::collections::HashMap<String, naga_oil::compose::ShaderDefValue> =
+        defs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
     let mut composer = Composer::default();
     let top = format!("wgpu_anim::{}", stage.name());
     for (name, source) in modules(stage) {
@@ -586,13 +608,14 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
     ("COMPRESSED", naga_oil::compose::ShaderDefValue::Bool(true)),
 ];
 
-/// The complete WGSL of a stage (no defines).
+/// The complete WGSL of an animation compute stage (no defines): [`stage_source_with`] with
+/// none. `Stage::Skin` needs its placement defines, so it is an error here; use
+/// [`stage_source_with`] with `gpu::SkinBinding::BUILT_IN.stage_defs()`.
 ///
-/// # Panics
-/// If the crate's own shaders do not compose (`tests/shaders.rs` guards this).
-#[must_use]
-pub fn stage_source(stage: Stage) -> String {
-    stage_source_with(stage, &[]).unwrap_or_else(|e| panic!("{e}"))
+/// Errors: `Stage::Skin`; a shader of the crate's own that does not compose (`tests/shaders.rs`
+/// guards this).
+pub fn stage_source(stage: Stage) -> Result<String, String> {
+    stage_source_with(stage, &[])
 }
 
 /// A shader of your own (a pass beside the animator's, as `gpu::Footprints`) that imports the

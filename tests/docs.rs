@@ -5,7 +5,10 @@
 //!   test prints the table to paste;
 //! - the README stays a short front door, with the two commands it promises;
 //! - every relative link of the README, the changelog and the dated benchmark results names a
-//!   file that exists, and the results index lists every results file.
+//!   file that exists, and the results index lists every results file;
+//! - the skinning module's WGSL reference (`shaders/skinning_module.md`, rendered as
+//!   `shaders::skinning_module`) documents every struct, binding and function of the module, each
+//!   with the signature naga reads from the WGSL, and every define the module uses.
 
 use std::path::{Path, PathBuf};
 use wgpu_anim::shaders::{Access, Resource, Stage};
@@ -211,5 +214,254 @@ fn the_results_index_lists_every_run() {
         missing.is_empty(),
         "benches/results/README.md does not list: {}",
         missing.join(", ")
+    );
+}
+
+/// A naga type as WGSL spells it (the kinds the skinning module uses).
+fn wgsl_type(module: &naga::Module, ty: naga::Handle<naga::Type>) -> String {
+    use naga::TypeInner as T;
+    let scalar = |s: naga::Scalar| match (s.kind, s.width) {
+        (naga::ScalarKind::Float, 4) => "f32".to_owned(),
+        (naga::ScalarKind::Uint, 4) => "u32".to_owned(),
+        (naga::ScalarKind::Sint, 4) => "i32".to_owned(),
+        (naga::ScalarKind::Bool, _) => "bool".to_owned(),
+        other => format!("{other:?}"),
+    };
+    let ty = &module.types[ty];
+    match &ty.inner {
+        T::Struct { .. } => ty.name.clone().unwrap_or_default(),
+        T::Scalar(s) => scalar(*s),
+        T::Vector { size, scalar: s } => format!("vec{}<{}>", *size as u8, scalar(*s)),
+        T::Matrix {
+            columns,
+            rows,
+            scalar: s,
+        } => {
+            format!("mat{}x{}<{}>", *columns as u8, *rows as u8, scalar(*s))
+        }
+        T::Array { base, size, .. } => match size {
+            naga::ArraySize::Constant(n) => format!("array<{}, {n}>", wgsl_type(module, *base)),
+            _ => format!("array<{}>", wgsl_type(module, *base)),
+        },
+        other => format!("{other:?}"),
+    }
+}
+
+/// The skinning module's items as the reference must show them: (name, signature), from naga.
+/// Bindings name their group and binding by the define that places them.
+fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
+    let mut items = Vec::new();
+    for (_, ty) in module.types.iter() {
+        if let (Some(name), naga::TypeInner::Struct { members, .. }) = (&ty.name, &ty.inner) {
+            let fields: Vec<String> = members
+                .iter()
+                .map(|m| format!("{}: {}", m.name.as_deref().unwrap_or_default(), wgsl_type(module, m.ty)))
+                .collect();
+            items.push((name.clone(), format!("struct {name} {{ {} }}", fields.join(", "))));
+        }
+    }
+    // Placed by `SKIN_PLACED` below: group 3, bindings 5, 6 and 7.
+    let define = |n: u32| match n {
+        3 => "WGPU_ANIM_SKIN_GROUP",
+        5 => "WGPU_ANIM_PALETTE_BINDING",
+        6 => "WGPU_ANIM_INSTANCE_BINDING",
+        7 => "WGPU_ANIM_PREVIOUS_BINDING",
+        _ => "an unexpected number",
+    };
+    for (_, var) in module.global_variables.iter() {
+        let name = var.name.clone().unwrap_or_default();
+        let space = match var.space {
+            naga::AddressSpace::Storage { access } if access == naga::StorageAccess::LOAD => "storage, read".to_owned(),
+            other => format!("{other:?}"),
+        };
+        let at = var.binding.as_ref().map_or(String::new(), |b| {
+            format!("@group(#{{{}}}) @binding(#{{{}}}) ", define(b.group), define(b.binding))
+        });
+        let ty = wgsl_type(module, var.ty);
+        items.push((name.clone(), format!("{at}var<{space}> {name}: {ty}")));
+    }
+    for (_, f) in module.functions.iter() {
+        let name = f.name.clone().unwrap_or_default();
+        let args: Vec<String> = f
+            .arguments
+            .iter()
+            .map(|a| format!("{}: {}", a.name.as_deref().unwrap_or_default(), wgsl_type(module, a.ty)))
+            .collect();
+        let result = f
+            .result
+            .as_ref()
+            .map_or(String::new(), |r| format!(" -> {}", wgsl_type(module, r.ty)));
+        items.push((name.clone(), format!("fn {name}({}){result}", args.join(", "))));
+    }
+    items
+}
+
+/// The module placed where `skinning_items` reads the defines back from the numbers.
+const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding {
+    group: 3,
+    palette: 5,
+    previous: true,
+    location: 0,
+};
+
+/// The reference's sections: (heading line, text up to the next heading), for headings of the
+/// form "### `name`" (and what follows the name on the line).
+fn reference_sections(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, String)> = None;
+    let mut in_code = false;
+    for line in text.lines() {
+        in_code ^= line.starts_with("```");
+        if line.starts_with('#') && !in_code {
+            out.extend(current.take());
+            if line.starts_with("### `") {
+                current = Some((line.to_owned(), String::new()));
+            }
+        } else if let Some((_, body)) = &mut current {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    out.extend(current);
+    out
+}
+
+/// Whitespace collapsed to single spaces.
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The differences between the skinning module and its reference `doc`: the module as
+/// `SkinBinding::wgsl` places it (at [`SKIN_PLACED`], with and without `previous`), passed through
+/// `edit` (the identity, or a change the check must catch).
+fn skinning_reference_differences(doc: &str, edit: impl Fn(String) -> String) -> Vec<String> {
+    use wgpu_anim::gpu::SkinBinding;
+    let source = edit(wgpu_anim::shaders::SKINNING_MODULE.to_owned());
+    let validate = |placed: &str| wgpu_anim::shaders::validate(placed).unwrap_or_else(|e| panic!("{e}"));
+    let plain = |binding: SkinBinding| edit(binding.wgsl());
+    let (all, _) = validate(&plain(SKIN_PLACED));
+    let (without_previous, _) = validate(&plain(SkinBinding {
+        previous: false,
+        ..SKIN_PLACED
+    }));
+    let ungated: Vec<String> = skinning_items(&without_previous).into_iter().map(|(n, _)| n).collect();
+    let sections = reference_sections(doc);
+    let name_of = |heading: &str| heading.split('`').nth(1).unwrap_or_default().to_owned();
+    let mut out = Vec::new();
+    let items = skinning_items(&all);
+    for (name, signature) in &items {
+        let Some((heading, text)) = sections.iter().find(|(h, _)| name_of(h) == *name) else {
+            out.push(format!(
+                "{name} is not documented: add a section \"### `{name}`\" with\n    {signature}"
+            ));
+            continue;
+        };
+        if !collapse(text).contains(&collapse(signature)) {
+            out.push(format!(
+                "{name}: the documented signature is not the module's, which is\n    {signature}"
+            ));
+        }
+        let gated = !ungated.contains(name);
+        if gated != heading.contains("WGPU_ANIM_PREVIOUS_PALETTE") {
+            out.push(format!(
+                "{name}: the heading must say `WGPU_ANIM_PREVIOUS_PALETTE` exactly when the item needs it (it {} need it)",
+                if gated { "does" } else { "does not" }
+            ));
+        }
+    }
+    for (heading, _) in &sections {
+        let name = name_of(heading);
+        if !items.iter().any(|(n, _)| *n == name) {
+            out.push(format!("{name} is documented but not in the module"));
+        }
+    }
+    out.extend(undocumented_defines(&source, doc));
+    out
+}
+
+/// Every define the module `source` uses (`#{NAME}`, `#ifdef NAME`) that `doc` does not name.
+fn undocumented_defines(source: &str, doc: &str) -> Vec<String> {
+    let mut defines: Vec<String> = Vec::new();
+    for piece in source.split("#{").skip(1) {
+        defines.extend(piece.split('}').next().map(str::to_owned));
+    }
+    for line in source.lines().filter_map(|l| l.trim().strip_prefix("#ifdef ")) {
+        defines.push(line.trim().to_owned());
+    }
+    defines
+        .into_iter()
+        .filter(|define| !doc.contains(&format!("`{define}`")))
+        .map(|define| format!("the define {define} is not documented"))
+        .collect()
+}
+
+#[test]
+fn the_skinning_reference_matches_the_wgsl() {
+    let doc = read(Path::new("shaders/skinning_module.md"));
+    let differences = skinning_reference_differences(&doc, |s| s);
+    assert!(
+        differences.is_empty(),
+        "shaders/skinning_module.md does not match shaders/skinning_module.wgsl:\n{}",
+        differences.join("\n")
+    );
+    // The check fails on an argument's type changed, a function added or removed, a define added.
+    let found = skinning_reference_differences(&doc, |s| {
+        s.replace(
+            "fn wgpu_anim_tint(instance: wgpu_anim_PageInstance)",
+            "fn wgpu_anim_tint(instance: u32)",
+        )
+        .replace(
+            "wgpu_anim_instances[instance.index].tint",
+            "wgpu_anim_instances[instance].tint",
+        )
+    });
+    assert!(
+        found
+            .iter()
+            .any(|d| d.starts_with("wgpu_anim_tint: the documented signature")),
+        "{found:?}"
+    );
+    let found =
+        skinning_reference_differences(&doc, |s| format!("{s}\nfn wgpu_anim_extra() -> u32 {{ return 1u; }}\n"));
+    assert!(
+        found.iter().any(|d| d.starts_with("wgpu_anim_extra is not documented")),
+        "{found:?}"
+    );
+    let gone = doc.replace("### `wgpu_anim_world_matrix`", "### `wgpu_anim_world_matrix_gone`");
+    let found = skinning_reference_differences(&gone, |s| s);
+    assert!(
+        found
+            .iter()
+            .any(|d| d.starts_with("wgpu_anim_world_matrix is not documented")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|d| d.starts_with("wgpu_anim_world_matrix_gone is documented but not")),
+        "{found:?}"
+    );
+    let undocumented = doc.replace("`WGPU_ANIM_VERTEX_LOCATION`", "the location define");
+    let found = skinning_reference_differences(&undocumented, |s| s);
+    assert!(
+        found
+            .iter()
+            .any(|d| d.contains("WGPU_ANIM_VERTEX_LOCATION is not documented")),
+        "{found:?}"
+    );
+    let source = wgpu_anim::shaders::SKINNING_MODULE;
+    let found = undocumented_defines(&format!("{source}\n#ifdef WGPU_ANIM_NEW\n#endif\n"), &doc);
+    assert_eq!(found, ["the define WGPU_ANIM_NEW is not documented"]);
+    // The heading of an item only there with `WGPU_ANIM_PREVIOUS_PALETTE` must say so.
+    let unmarked = doc.replace(
+        "### `wgpu_anim_previous_position` (with `WGPU_ANIM_PREVIOUS_PALETTE`)",
+        "### `wgpu_anim_previous_position`",
+    );
+    let found = skinning_reference_differences(&unmarked, |s| s);
+    assert!(
+        found
+            .iter()
+            .any(|d| d.starts_with("wgpu_anim_previous_position: the heading")),
+        "{found:?}"
     );
 }

@@ -394,7 +394,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
 #[test]
 fn a_double_fire_at_a_loop_wrap_is_caught() {
     let (device, queue) = common::device();
-    let source = wgpu_anim::shaders::stage_source(wgpu_anim::shaders::Stage::Clock);
+    let source = wgpu_anim::shaders::stage_source(wgpu_anim::shaders::Stage::Clock).unwrap();
     let want: Vec<u32> = (1..=12).map(|f| u32::from(f == 1 || f % 4 == 0)).collect();
     let reference = wgpu_anim::reference::event_crossings(0.0, 1.0, &[0.25; 12], 1.0, None, 0.0);
     assert_eq!(reference.iter().map(|&n| n as u32).collect::<Vec<_>>(), want);

@@ -34,20 +34,24 @@ fn normal_of(v: u32) -> vec3<f32> { return vec3<f32>(f(v * 14u + 3u), f(v * 14u 
 
 /// Skins every vertex for every instance with the module, in a compute pass (the module is
 /// stage-agnostic; only `SkinBinding::layout_entries` says vertex): per vertex and instance, the
-/// model-space position, normal and tangent and the world-space position.
+/// model-space position, normal and tangent and the world-space position (with the tangent),
+/// then the position and normal without it.
 const PROBE: &str = "
 @compute @workgroup_size(64)
 fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
     let v = id.x;
-    let instance = id.y;
+    let instance = wgpu_anim_PageInstance(id.y);
     if (v >= counts.x) { return; }
-    let s = wgpu_anim_skin(instance, joints_of(v), weights_of(v), position_of(v), normal_of(v), vec4<f32>(0.0, 0.0, 1.0, -1.0));
+    let s = wgpu_anim_skin_with_tangent(instance, joints_of(v), weights_of(v), position_of(v), normal_of(v), vec4<f32>(0.0, 0.0, 1.0, -1.0));
     let world = wgpu_anim_world_matrix(instance) * vec4<f32>(s.position, 1.0);
-    let k = (instance * counts.x + v) * 4u;
+    let plain = wgpu_anim_skin(instance, joints_of(v), weights_of(v), position_of(v), normal_of(v));
+    let k = (id.y * counts.x + v) * 6u;
     skinned[k] = vec4<f32>(s.position, 1.0);
     skinned[k + 1u] = vec4<f32>(s.normal, 0.0);
     skinned[k + 2u] = s.tangent;
     skinned[k + 3u] = world;
+    skinned[k + 4u] = vec4<f32>(plain.position, 1.0);
+    skinned[k + 5u] = vec4<f32>(plain.normal, 0.0);
 }
 ";
 
@@ -56,10 +60,10 @@ const MOTION_PROBE: &str = "
 @compute @workgroup_size(64)
 fn probe(@builtin(global_invocation_id) id: vec3<u32>) {
     let v = id.x;
-    let instance = id.y;
+    let instance = wgpu_anim_PageInstance(id.y);
     if (v >= counts.x) { return; }
-    let s = wgpu_anim_skin(instance, joints_of(v), weights_of(v), position_of(v), normal_of(v), vec4<f32>(0.0, 0.0, 1.0, 1.0));
-    let k = (instance * counts.x + v) * 2u;
+    let s = wgpu_anim_skin(instance, joints_of(v), weights_of(v), position_of(v), normal_of(v));
+    let k = (id.y * counts.x + v) * 2u;
     skinned[k] = vec4<f32>(s.position, 1.0);
     skinned[k + 1u] = vec4<f32>(wgpu_anim_previous_position(instance, joints_of(v), weights_of(v), position_of(v)), 1.0);
 }
@@ -196,7 +200,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         previous: false,
         location: 0,
     };
-    let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 4);
+    let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
 
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
     let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
@@ -204,7 +208,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
     for (i, inst) in animator.instances().iter().enumerate() {
         for (v, vertex) in vertices.iter().enumerate() {
             let cpu_point = cpu::skin_vertex(&pose.palette, inst.joint_offset, vertex).unwrap();
-            let k = (i * vertices.len() + v) * 4;
+            let k = (i * vertices.len() + v) * 6;
             let world = worlds[i] * Vec4::from((cpu_point.position.truncate(), 1.0));
             assert!(
                 close(gpu[k], cpu_point.position) && close(gpu[k + 1], cpu_point.normal) && close(gpu[k + 3], world),
@@ -217,6 +221,12 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
             );
             // The tangent is unit length, its w passed through.
             assert!((gpu[k + 2].truncate().length() - 1.0).abs() < 1e-5 && gpu[k + 2].w == -1.0);
+            // Without a tangent: the same position and normal.
+            assert_eq!(
+                (gpu[k + 4], gpu[k + 5]),
+                (gpu[k], gpu[k + 1]),
+                "instance {i}, vertex {v}"
+            );
             moved += usize::from((cpu_point.position.truncate() - Vec3::from(vertex.position)).length() > 1e-3);
             // The comparison fails against the palette one joint off (first instance).
             if i == 0 {
@@ -286,4 +296,158 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
     // Turned off: the buffers go.
     animator.keep_previous_palettes(&device, false).unwrap();
     assert!(animator.page_previous_palette_buffer(0).is_none());
+}
+
+/// What `SkinBinding` is given that does not fit — a layout without its entries or with other
+/// ones, pages or previous palettes the animator does not have, entries of yours at its
+/// bindings, buffers that cannot be bound, more bind groups than pages — is an error naming what
+/// is wrong, not a panic in wgpu's error handler; the device still works after.
+#[test]
+fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
+    use wgpu::util::DeviceExt;
+    use wgpu_anim::Error;
+    let (device, queue) = common::device();
+    let (animator, _) = crowd(&device);
+    let skin = SkinBinding {
+        group: 0,
+        palette: 1,
+        previous: false,
+        location: 0,
+    };
+    let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries })
+    };
+    let refused = |result: wgpu_anim::Result<Vec<wgpu::BindGroup>>, case: &str| match result {
+        Err(e @ Error::Refused { .. }) => {
+            assert!(e.to_string().contains("skinning bind group of page 0"), "{case}: {e}")
+        }
+        Err(e) => panic!("{case}: {e}, not refused by the device"),
+        Ok(_) => panic!("{case}: made bind groups"),
+    };
+    let mistaken = |result: wgpu_anim::Result<Vec<wgpu::BindGroup>>, case: &str, says: &str| match result {
+        Err(e @ Error::Binding { .. }) => assert!(e.to_string().contains(says), "{case}: {e}"),
+        Err(e) => panic!("{case}: {e}, not a binding error"),
+        Ok(_) => panic!("{case}: made bind groups"),
+    };
+
+    // Layouts only the device can check.
+    let uniform = |binding| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::VERTEX,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let empty = layout(&[]);
+    refused(skin.bind_groups(&device, &empty, &animator, &[]), "an empty layout");
+    let elsewhere = layout(&SkinBinding { palette: 4, ..skin }.layout_entries());
+    refused(
+        skin.bind_groups(&device, &elsewhere, &animator, &[]),
+        "the entries at other bindings",
+    );
+    let uniforms = layout(&[uniform(1), uniform(2)]);
+    refused(skin.bind_groups(&device, &uniforms, &animator, &[]), "uniform entries");
+    let with_camera = layout(&[&[uniform(0)][..], &skin.layout_entries()].concat());
+    refused(
+        skin.bind_groups(&device, &with_camera, &animator, &[]),
+        "no entry for the layout's camera",
+    );
+    let ours = skin.bind_group_layout(&device).unwrap();
+    let previous = SkinBinding { previous: true, ..skin };
+    let three = previous.bind_group_layout(&device).unwrap();
+    let mut kept = crowd(&device).0;
+    kept.keep_previous_palettes(&device, true).unwrap();
+    refused(
+        skin.bind_groups(&device, &three, &kept, &[]),
+        "two entries for a layout of three",
+    );
+
+    // What the CPU checks.
+    mistaken(
+        previous.bind_groups(&device, &three, &animator, &[]),
+        "previous palettes not kept",
+        "keeps no previous palettes",
+    );
+    let e = skin.bind_group(&device, &ours, &animator, 9, &[]).expect_err("page 9");
+    assert!(
+        matches!(e, Error::Binding { .. }) && e.to_string().contains("no page 9"),
+        "{e}"
+    );
+    let far = SkinBinding { palette: 5000, ..skin };
+    mistaken(
+        far.bind_groups(&device, &ours, &animator, &[]),
+        "binding 5000",
+        "max_bindings_per_bind_group",
+    );
+    let camera = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &[0; 64],
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let vertices = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &[0; 64],
+        usage: wgpu::BufferUsages::VERTEX,
+    });
+    fn entry(binding: u32, buffer: &wgpu::Buffer, offset: u64, size: u64) -> wgpu::BindGroupEntry<'_> {
+        wgpu::BindGroupEntry {
+            binding,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer,
+                offset,
+                size: wgpu::BufferSize::new(size),
+            }),
+        }
+    }
+    let cases = [
+        (
+            vec![entry(2, &camera, 0, 64)],
+            "at binding 2, which is a skinning binding",
+        ),
+        (
+            vec![entry(0, &camera, 0, 64), entry(0, &camera, 0, 64)],
+            "as an extra entry before it",
+        ),
+        (vec![entry(0, &vertices, 0, 64)], "neither UNIFORM nor STORAGE"),
+        (vec![entry(0, &camera, 32, 64)], "bytes 32..96 of a buffer of 64 bytes"),
+        (vec![entry(0, &camera, 8, u64::MAX)], "past u64::MAX"),
+    ];
+    for (extra, says) in &cases {
+        mistaken(skin.bind_groups(&device, &with_camera, &animator, extra), says, says);
+    }
+
+    // More bind groups than pages: nothing drawn, an error.
+    let groups = skin.bind_groups(&device, &ours, &animator, &[]).unwrap();
+    let two = [groups[0].clone(), groups[0].clone()];
+    let mesh = {
+        let (lib, skeleton, _) = mannequin::library();
+        let skeleton = &lib.skeletons()[skeleton.index() as usize];
+        wgpu_anim::gpu::MeshBuffers::new(&device, &mannequin::mesh(skeleton), skeleton.joint_count()).unwrap()
+    };
+    let target = wgpu_anim::gpu::OffscreenTarget::new(&device, 8, 8).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
+        let e = skin
+            .draw(&mut pass, &two, &animator, &mesh, 0..3)
+            .expect_err("two bind groups, one page");
+        assert!(
+            matches!(e, Error::Binding { .. }) && e.to_string().contains("2 bind groups for an animator of 1 pages"),
+            "{e}"
+        );
+    }
+    queue.submit([encoder.finish()]);
+
+    // The device still works: the right layout, with a camera entry of one's own.
+    let groups = skin
+        .bind_groups(&device, &with_camera, &animator, &[entry(0, &camera, 0, 64)])
+        .unwrap();
+    assert_eq!(groups.len(), animator.page_count());
+    assert_eq!(
+        previous.bind_groups(&device, &three, &kept, &[]).unwrap().len(),
+        kept.page_count()
+    );
 }

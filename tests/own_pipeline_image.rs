@@ -62,7 +62,7 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     // The example's own frame: animate to 1.5 s and draw with its pipeline.
     let target = OffscreenTarget::new(&device, W, H).unwrap();
     let views = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
-    scene.frame(&device, &queue, [&views[0], &views[1]], 1.5);
+    scene.frame(&device, &queue, [&views[0], &views[1]], 1.5).unwrap();
     let own = target.read_rgba(&device, &queue).unwrap();
 
     // The same palette drawn by the built-in renderer.
@@ -130,7 +130,9 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     });
     let off_by_one = picture(&device, &queue, |pass| {
         pass.set_pipeline(&scene.pipeline);
-        example::SKIN.draw(pass, &[group], &scene.animator, &scene.mesh, 0..n);
+        example::SKIN
+            .draw(pass, &[group], &scene.animator, &scene.mesh, 0..n)
+            .unwrap();
     });
     let (shifted_differ, _) = differing_pixels(&off_by_one, &built_in);
     println!(
@@ -146,7 +148,9 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     // a difference of render passes).
     let again = picture(&device, &queue, |pass| {
         pass.set_pipeline(&scene.pipeline);
-        example::SKIN.draw(pass, &scene.groups, &scene.animator, &scene.mesh, 0..n);
+        example::SKIN
+            .draw(pass, &scene.groups, &scene.animator, &scene.mesh, 0..n)
+            .unwrap();
     });
     assert!(same_picture(&again, &built_in));
 }
@@ -212,7 +216,7 @@ fn the_example_pipeline_draws_every_page() {
         .unwrap();
     let own = picture(&device, &queue, |pass| {
         pass.set_pipeline(&scene.pipeline);
-        example::SKIN.draw(pass, &groups, &animator, &scene.mesh, 0..n);
+        example::SKIN.draw(pass, &groups, &animator, &scene.mesh, 0..n).unwrap();
     });
     let (differ, largest) = differing_pixels(&own, &built_in);
     assert!(
@@ -222,13 +226,15 @@ fn the_example_pipeline_draws_every_page() {
     // Every page drawn: without the last page's bind group, its characters are missing.
     let fewer = picture(&device, &queue, |pass| {
         pass.set_pipeline(&scene.pipeline);
-        example::SKIN.draw(
-            pass,
-            &groups[..animator.pages_in_use() - 1],
-            &animator,
-            &scene.mesh,
-            0..n,
-        );
+        example::SKIN
+            .draw(
+                pass,
+                &groups[..animator.pages_in_use() - 1],
+                &animator,
+                &scene.mesh,
+                0..n,
+            )
+            .unwrap();
     });
     assert!(!same_picture(&fewer, &built_in), "the last page draws nothing");
 }

@@ -1,6 +1,7 @@
 //! Every WGSL module parses and validates with naga, and every Rust struct shared with WGSL has the
 //! size and field offsets naga computes for the WGSL struct.
 
+use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
     GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuOutput, GpuSkeleton, GpuSocket,
@@ -8,6 +9,25 @@ use wgpu_anim::layout::{
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
+
+/// The built-in renderer's shader: the skin stage with the skinning module placed by
+/// `SkinBinding::BUILT_IN`.
+fn built_in_skin_source() -> String {
+    shaders::stage_source_with(Stage::Skin, &SkinBinding::BUILT_IN.stage_defs()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The skin stage needs the skinning module's placement: without it, an error naming the
+/// define, not a panic.
+#[test]
+fn the_skin_stage_without_its_placement_is_an_error() {
+    let e = shaders::stage_source(Stage::Skin).expect_err("the skin stage without placement defines");
+    assert!(e.contains("WGPU_ANIM_VERTEX_LOCATION"), "{e}");
+    let mut defs = SkinBinding::BUILT_IN.stage_defs();
+    defs.retain(|(name, _)| *name != "WGPU_ANIM_INSTANCE_BINDING");
+    let e = shaders::stage_source_with(Stage::Skin, &defs).expect_err("no instance binding");
+    assert!(e.contains("WGPU_ANIM_INSTANCE_BINDING"), "{e}");
+    assert!(shaders::stage_source(Stage::Clock).is_ok());
+}
 
 fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>) {
     for (_, ty) in module.types.iter() {
@@ -38,7 +58,11 @@ fn every_stage_module_validates() {
     ];
     for stage in Stage::ALL {
         for defs in variants {
-            let src = shaders::stage_source_with(stage, defs).unwrap_or_else(|e| panic!("{e}"));
+            let mut defs = defs.to_vec();
+            if stage == Stage::Skin {
+                defs.extend(SkinBinding::BUILT_IN.stage_defs());
+            }
+            let src = shaders::stage_source_with(stage, &defs).unwrap_or_else(|e| panic!("{e}"));
             let (module, _) = shaders::validate(&src).unwrap_or_else(|e| panic!("{} {defs:?}: {e}", stage.name()));
             let has_entry = module.entry_points.iter().any(|e| e.name == stage.name());
             assert!(has_entry, "{} has no entry point of its own name", stage.name());
@@ -139,7 +163,7 @@ fn every_stage_fits_webgpu_default_limits_with_slots_to_spare() {
     let layer_defs = u64::from(wgpu_anim::layout::MAX_LAYER_DEFS) * size_of::<wgpu_anim::layout::GpuLayerDef>() as u64;
     assert!(layer_defs <= limits.max_uniform_buffer_binding_size);
     // The fused stage's workgroup memory, as naga lays it out.
-    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Fused)).unwrap();
+    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Fused).unwrap()).unwrap();
     let workgroup: u32 = module
         .global_variables
         .iter()
@@ -178,7 +202,7 @@ fn vertex_input_type(format: wgpu::VertexFormat) -> naga::TypeInner {
 #[test]
 fn the_skin_vertex_layout_matches_the_skinning_shader_inputs() {
     use wgpu_anim::mesh::SkinVertex;
-    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Skin)).unwrap();
+    let (module, _) = shaders::validate(&built_in_skin_source()).unwrap();
     let vs = module.entry_points.iter().find(|e| e.name == "vs_main").unwrap();
     let mut inputs = Vec::new();
     for arg in &vs.function.arguments {
@@ -212,7 +236,9 @@ fn the_skin_vertex_layout_matches_the_skinning_shader_inputs() {
 
 #[test]
 fn a_broken_shader_is_reported() {
-    let broken = shaders::stage_source(Stage::Sample).replace("fn sample_joint", "fn sample_joint(");
+    let broken = shaders::stage_source(Stage::Sample)
+        .unwrap()
+        .replace("fn sample_joint", "fn sample_joint(");
     assert!(shaders::validate(&broken).is_err());
 }
 
@@ -445,7 +471,7 @@ fn every_shared_struct_matches_its_rust_mirror() {
     fewer.retain(|m| m.wgsl != "Clock");
     assert!(!struct_differences(&types, &fewer).is_empty());
     // The skinning output the `skin` stage writes.
-    let (skin, _) = shaders::validate(&shaders::stage_source(Stage::Skin)).unwrap();
+    let (skin, _) = shaders::validate(&built_in_skin_source()).unwrap();
     let (span, _) = struct_layout(&skin, "SkinnedOut");
     assert_eq!(span as usize, size_of::<wgpu_anim::cpu::SkinnedPoint>());
 }
@@ -639,10 +665,12 @@ struct VertexIn {
 }
 
 @vertex
-fn main(v: VertexIn, @builtin(instance_index) i: u32) -> @builtin(position) vec4<f32> {
-    let s = SKIN(i, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
+fn main(v: VertexIn, @builtin(instance_index) instance_index: u32) -> @builtin(position) vec4<f32> {
+    let i = wgpu_anim_PageInstance(instance_index);
+    let s = SKIN(i, v.joints, v.weights, v.position, v.normal);
+    let t = SKIN_WITH_TANGENT(i, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
     let motion = s.position - PREVIOUS(i, v.joints, v.weights, v.position);
-    return camera.view_proj * WORLD(i) * vec4<f32>(s.position + 0.001 * motion, 1.0);
+    return camera.view_proj * WORLD(i) * vec4<f32>(s.position + 0.001 * motion + 0.0 * t.tangent.xyz, 1.0);
 }
 ";
 
@@ -657,7 +685,6 @@ fn binding_of(module: &naga::Module, name: &str) -> Option<(u32, u32)> {
 
 #[test]
 fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and_track() {
-    use wgpu_anim::gpu::SkinBinding;
     let binding = SkinBinding {
         group: 2,
         palette: 5,
@@ -666,6 +693,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     };
     // Plain text, appended.
     let user = USER_SHADER
+        .replace("SKIN_WITH_TANGENT(", "wgpu_anim_skin_with_tangent(")
         .replace("SKIN(", "wgpu_anim_skin(")
         .replace("WORLD(", "wgpu_anim_world_matrix(")
         .replace("PREVIOUS(", "wgpu_anim_previous_position(");
@@ -715,8 +743,9 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         panic!("{}", e.emit_to_string(&composer));
     }
     let user = format!(
-        "#import wgpu_anim::skinning::{{wgpu_anim_skin, wgpu_anim_world_matrix, wgpu_anim_previous_position}}\n{}",
+        "#import wgpu_anim::skinning::{{wgpu_anim_PageInstance, wgpu_anim_skin, wgpu_anim_skin_with_tangent, wgpu_anim_world_matrix, wgpu_anim_previous_position}}\n{}",
         USER_SHADER
+            .replace("SKIN_WITH_TANGENT(", "wgpu_anim_skin_with_tangent(")
             .replace("SKIN(", "wgpu_anim_skin(")
             .replace("WORLD(", "wgpu_anim_world_matrix(")
             .replace("PREVIOUS(", "wgpu_anim_previous_position(")
@@ -738,15 +767,52 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), Some((2, 7)));
 }
 
+/// A call ported from 0.1.0 — the instance as a bare `u32`, as `wgpu_anim_skin` took it (and as
+/// the older `skin_vertex` took a joint offset) — fails at shader creation instead of drawing
+/// garbage; the same call with `wgpu_anim_PageInstance` validates.
+#[test]
+fn a_skinning_call_with_a_bare_u32_instance_does_not_validate() {
+    let module = SkinBinding {
+        previous: true,
+        ..SkinBinding::default()
+    }
+    .wgsl();
+    let shader = |body: &str| {
+        format!(
+            "{module}\n@vertex fn main(v: wgpu_anim_Vertex, @builtin(instance_index) i: u32) -> @builtin(position) vec4<f32> {{\n{body}\n}}"
+        )
+    };
+    let now = "let k = wgpu_anim_PageInstance(i);
+        let s = wgpu_anim_skin(k, v.joints, v.weights, v.position, v.normal);
+        let t = wgpu_anim_skin_with_tangent(k, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
+        let m = wgpu_anim_skin_matrix(k, v.joints, v.weights);
+        let p = wgpu_anim_previous_position(k, v.joints, v.weights, v.position);
+        return wgpu_anim_world_matrix(k) * vec4<f32>(s.position + t.position + p + m.x.xyz, 1.0) * wgpu_anim_tint(k).a;";
+    shaders::validate(&shader(now)).unwrap_or_else(|e| panic!("{e}"));
+    let old = [
+        // 0.1.0's call, with its tangent.
+        "let s = wgpu_anim_skin(i, v.joints, v.weights, v.position, v.normal, vec4<f32>(1.0, 0.0, 0.0, 1.0));
+        return vec4<f32>(s.position, 1.0);",
+        // The old skin_vertex's joint offset, renamed only.
+        "let s = wgpu_anim_skin(wgpu_anim_instances[i].joint_offset, v.joints, v.weights, v.position, v.normal);
+        return vec4<f32>(s.position, 1.0);",
+        "let m = wgpu_anim_skin_matrix(i, v.joints, v.weights); return m.x;",
+        "return vec4<f32>(wgpu_anim_previous_position(i, v.joints, v.weights, v.position), 1.0);",
+        "return wgpu_anim_world_matrix(i) * vec4<f32>(v.position, 1.0);",
+        "return vec4<f32>(wgpu_anim_world(i).x.xyz, 1.0);",
+        "return wgpu_anim_tint(i);",
+    ];
+    for body in old {
+        assert!(shaders::validate(&shader(body)).is_err(), "validates: {body}");
+    }
+}
+
 #[test]
 fn the_skinning_module_reads_the_instance_fields_where_rust_writes_them() {
     use std::mem::offset_of;
     use wgpu_anim::layout::GpuInstance;
     // As plain text, and composed and written back as the built-in renderer's shader is.
-    let sources = [
-        wgpu_anim::gpu::SkinBinding::default().wgsl(),
-        shaders::stage_source(Stage::Skin),
-    ];
+    let sources = [SkinBinding::default().wgsl(), built_in_skin_source()];
     for source in &sources {
         let (module, _) = shaders::validate(source).unwrap();
         let (size, fields) = struct_layout(&module, "wgpu_anim_Instance");

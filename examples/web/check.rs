@@ -158,7 +158,7 @@ pub fn decode(bytes: &[u8]) -> Option<(Evaluation, String)> {
         rest = &tail[len..];
     }
     let floats = |b: &[u8]| -> Option<Vec<f32>> {
-        (b.len() % 4 == 0).then(|| b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
+        b.len().is_multiple_of(4).then(|| b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
     };
     let evaluation = Evaluation { crowd: floats(&sections[0])?, fox: floats(&sections[1])?, picture: sections.pop()? };
     Some((evaluation, String::from_utf8_lossy(rest).into_owned()))

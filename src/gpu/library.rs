@@ -118,6 +118,8 @@ impl GpuLibrary {
             },
         )
         .await?;
+        // In a browser wgpu's buffers are neither Send nor Sync; the Arc still shares one upload.
+        #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
         Ok(Arc::new(Self {
             library: Arc::new(library.clone()),
             layout: packed.layout,

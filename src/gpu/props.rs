@@ -68,7 +68,7 @@ impl PropRenderer {
         let (pipeline, camera, groups) = super::refusable_now(
             device,
             || format!("the prop renderer of mesh '{}'", mesh.name),
-            || {
+            || -> Result<_> {
                 let uniform = |binding: u32, size: u64| wgpu::BindGroupLayoutEntry {
                     binding,
                     visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
@@ -106,7 +106,7 @@ impl PropRenderer {
                         resource: tint.as_entire_binding(),
                     },
                 ];
-                let groups = skin.bind_groups(device, &layout, animator, &extra).unwrap_or_default();
+                let groups = skin.bind_groups(device, &layout, animator, &extra)?;
                 let source = format!("{}\n{}", include_str!("../../shaders/prop.wgsl"), skin.wgsl());
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim prop"),
@@ -129,9 +129,9 @@ impl PropRenderer {
                         sample_count,
                     },
                 );
-                (pipeline, camera, groups)
+                Ok((pipeline, camera, groups))
             },
-        )?;
+        )??;
         let mut renderer = Self {
             pipeline,
             mesh: buffers,

@@ -4,6 +4,7 @@
 use super::animator::Animator;
 use super::controller::PageState;
 use super::page::Page;
+use super::renderer::built_in_skin_source;
 use super::{AnimatorDesc, InstanceDesc, LoopMode, read_buffer, split_dispatch};
 use crate::cpu::{Pose, SkinnedPoint};
 use crate::error::{Error, Result};
@@ -12,7 +13,7 @@ use crate::layout::{BlendList, GpuClock, GpuOutput, LocalPose, MAX_SOCKETS, outp
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::mesh::SkinVertex;
-use crate::shaders::{Resource, Stage, stage_source};
+use crate::shaders::Resource;
 use wgpu::util::DeviceExt;
 
 impl Animator {
@@ -187,10 +188,13 @@ pub fn evaluate_poses(
     Ok(poses)
 }
 
-/// Skins `vertices` with the palette of the animator instance at `joint_offset` in a compute pass
-/// (the `skin` entry of `shaders/skin.wgsl`, the skinning module's `wgpu_anim_skin_matrix_at`, as
-/// the renderer skins) and reads
-/// the model-space results back.
+/// Skins `vertices` with the palette of the animator instance at `joint_offset` (in the first
+/// page's palette buffer) in a compute pass (the `skin` entry of `shaders/skin.wgsl`, the
+/// skinning module's `wgpu_anim_skin_matrix_at`, as the renderer skins) and reads the
+/// model-space results back.
+///
+/// Errors: buffers or a pipeline the device refuses ([`crate::Error::Refused`]), a failed
+/// read-back.
 pub fn skin_on_gpu(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -201,68 +205,82 @@ pub fn skin_on_gpu(
     if vertices.is_empty() {
         return Ok(Vec::new());
     }
-    let job: [u32; 4] = [joint_offset, vertices.len() as u32, 0, 0];
-    let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("skin job"),
-        contents: bytemuck::cast_slice(&job),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("skin input"),
-        contents: bytemuck::cast_slice(vertices),
-        usage: wgpu::BufferUsages::STORAGE,
-    });
-    let output = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("skin output"),
-        size: (vertices.len() * size_of::<SkinnedPoint>()) as u64,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("wgpu-anim skin"),
-        source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("wgpu-anim skin"),
-        layout: None,
-        module: &module,
-        entry_point: Some("skin"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("wgpu-anim skin"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: animator.palette_buffer().as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 3,
-                resource: job.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 4,
-                resource: input.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: 5,
-                resource: output.as_entire_binding(),
-            },
-        ],
-    });
+    let Ok(count) = u32::try_from(vertices.len()) else {
+        return Err(Error::Limit {
+            what: format!("{} vertices to skin, at most u32::MAX", vertices.len()),
+        });
+    };
+    let source = built_in_skin_source()?;
+    // Buffers, pipeline and bind group: what the device refuses is an error.
+    let (pipeline, bind_group, output) = super::refusable_now(
+        device,
+        || format!("the skinning pass of {count} vertices"),
+        || {
+            let job: [u32; 4] = [joint_offset, count, 0, 0];
+            let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("skin job"),
+                contents: bytemuck::cast_slice(&job),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("skin input"),
+                contents: bytemuck::cast_slice(vertices),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+            let output = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("skin output"),
+                size: (vertices.len() * size_of::<SkinnedPoint>()) as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("wgpu-anim skin"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("wgpu-anim skin"),
+                layout: None,
+                module: &module,
+                entry_point: Some("skin"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("wgpu-anim skin"),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: animator.palette_buffer().as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: job.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 4,
+                        resource: input.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 5,
+                        resource: output.as_entire_binding(),
+                    },
+                ],
+            });
+            (pipeline, bind_group, output)
+        },
+    )?;
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
         let (x, y) = split_dispatch(
-            (vertices.len() as u32).div_ceil(WORKGROUP_SIZE),
+            count.div_ceil(WORKGROUP_SIZE),
             device.limits().max_compute_workgroups_per_dimension,
         );
         pass.dispatch_workgroups(x, y, 1);
     }
     queue.submit([encoder.finish()]);
-    super::read_buffer(device, queue, &output, 0, vertices.len() as u64)
+    read_buffer(device, queue, &output, 0, vertices.len() as u64)
 }

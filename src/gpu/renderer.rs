@@ -4,7 +4,7 @@
 use super::Animator;
 use crate::error::{Error, Result};
 use crate::mesh::{SkinVertex, SkinnedMesh};
-use crate::shaders::{Stage, stage_source};
+use crate::shaders::{Stage, stage_source_with};
 use glam::{Mat4, Vec3};
 use wgpu::util::DeviceExt;
 
@@ -167,11 +167,12 @@ impl SkinnedRenderer {
         sample_count: u32,
     ) -> Result<Self> {
         let buffers = MeshBuffers::new(device, mesh, joint_count)?;
+        let source = built_in_skin_source()?;
         // Bind groups and the pipeline: what the device refuses is an error.
         super::refusable_now(
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
-            || {
+            || -> Result<Self> {
                 let camera = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("wgpu-anim camera"),
                     size: size_of::<Camera>() as u64,
@@ -199,9 +200,7 @@ impl SkinnedRenderer {
                     binding: 0,
                     resource: camera.as_entire_binding(),
                 };
-                let groups = skin
-                    .bind_groups(device, &layout, animator, &[camera_entry])
-                    .unwrap_or_default();
+                let groups = skin.bind_groups(device, &layout, animator, &[camera_entry])?;
                 // Pages fill in order, each to its capacity (instances added later are drawn too).
                 let mut start = 0;
                 let pages = groups
@@ -215,7 +214,7 @@ impl SkinnedRenderer {
                     .collect();
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim skin"),
-                    source: wgpu::ShaderSource::Wgsl(stage_source(Stage::Skin).into()),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
                 });
                 let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                     label: Some("wgpu-anim render"),
@@ -234,14 +233,14 @@ impl SkinnedRenderer {
                         sample_count,
                     },
                 );
-                Self {
+                Ok(Self {
                     pipeline,
                     pages,
                     camera,
                     mesh: buffers,
-                }
+                })
             },
-        )
+        )?
     }
 
     /// Uploads the camera.
@@ -259,6 +258,15 @@ impl SkinnedRenderer {
         let pages = self.pages.iter().map(|(range, group)| (range.clone(), group));
         super::skinning::draw_pages(pass, super::SkinBinding::BUILT_IN.group, pages, &self.mesh, instances);
     }
+}
+
+/// The built-in renderer's shader (`shaders/skin.wgsl`), the skinning module placed by
+/// [`super::SkinBinding::BUILT_IN`].
+pub(super) fn built_in_skin_source() -> Result<String> {
+    stage_source_with(Stage::Skin, &super::SkinBinding::BUILT_IN.stage_defs()).map_err(|reason| Error::Refused {
+        what: "the built-in skinning shader".to_owned(),
+        reason,
+    })
 }
 
 /// Where a mesh pipeline draws: the color format, an optional depth format, the MSAA count.

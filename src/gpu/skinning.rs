@@ -2,7 +2,8 @@
 //! bind group layout, a bind group per page and a WGSL module — at a group and bindings you choose.
 
 use super::Animator;
-use crate::shaders::SKINNING_MODULE;
+use crate::error::{Error, Result};
+use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 
 /// Where your vertex shader finds an animator's palette and instances: bind group `group`, the
 /// palette at binding `palette`, the instances at `palette + 1` and, with `previous`, last
@@ -18,11 +19,18 @@ use crate::shaders::SKINNING_MODULE;
 /// - The WGSL module ([`SkinBinding::wgsl`], or [`SKINNING_MODULE`] with naga_oil and
 ///   [`SkinBinding::shader_defs`]) declares both bindings, the vertex input struct
 ///   `wgpu_anim_Vertex` (locations `location..location + 5`, the attributes of
-///   [`SkinBinding::vertex_attributes`]) and `wgpu_anim_skin(instance, joints, weights, position,
-///   normal, tangent)`; every name it declares starts with `wgpu_anim_`.
+///   [`SkinBinding::vertex_attributes`]), the instance type `wgpu_anim_PageInstance` and
+///   `wgpu_anim_skin(instance, joints, weights, position, normal)` (with a tangent,
+///   `wgpu_anim_skin_with_tangent`); every name it declares starts with `wgpu_anim_`. Every
+///   struct, binding and function of it, with its WGSL signature:
+///   [the skinning module's reference](crate::shaders::skinning_module).
 ///
 /// A crowd larger than one page is drawn page by page, with that page's bind group and
 /// `instance_index` counting from 0 in each page ([`super::Controller::page_range`]).
+///
+/// No method panics on what you pass: a bind group entry, a layout or bind groups that do not
+/// fit are errors ([`Error::Binding`] when checked on the CPU, [`Error::Refused`] when the device
+/// refuses them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SkinBinding {
     /// The bind group index.
@@ -127,10 +135,16 @@ impl SkinBinding {
 
     /// The bind group of `animator`'s page `page` for `layout` (made with
     /// [`SkinBinding::bind_group_layout`], or a layout of yours with [`SkinBinding::layout_entries`]
-    /// and more); `extra` are your own entries in the same group (a camera, say), added before
-    /// the skinning ones. `None` if there is no such page, or if `previous` is set and the
-    /// animator does not keep previous palettes.
-    #[must_use]
+    /// and more, or the one a pipeline derived from your shader); `extra` are your own entries in
+    /// the same group (a camera, say), added before the skinning ones.
+    ///
+    /// Errors ([`Error::Binding`], checked before anything is created): no page `page`; `previous`
+    /// set and the animator keeps no previous palettes; a skinning binding past the device's
+    /// `max_bindings_per_bind_group`; an `extra` entry at a skinning binding or at the binding of
+    /// another `extra` entry; an `extra` buffer without `UNIFORM` or `STORAGE` usage, or a range
+    /// past its end. What only the device can check — `layout` not having these entries, or of
+    /// other types, visibility or sizes — is [`Error::Refused`] naming the page, with wgpu's
+    /// reason.
     pub fn bind_group(
         &self,
         device: &wgpu::Device,
@@ -138,42 +152,125 @@ impl SkinBinding {
         animator: &Animator,
         page: usize,
         extra: &[wgpu::BindGroupEntry<'_>],
-    ) -> Option<wgpu::BindGroup> {
+    ) -> Result<wgpu::BindGroup> {
+        let what = || {
+            format!(
+                "the skinning bind group of page {page} (group {}, palette binding {})",
+                self.group, self.palette
+            )
+        };
+        let mistake = |reason: String| Error::Binding { what: what(), reason };
+        let pages = animator.page_count();
+        let (Some(palette), Some(instances)) =
+            (animator.page_palette_buffer(page), animator.page_instance_buffer(page))
+        else {
+            return Err(mistake(format!("the animator has {pages} pages, no page {page}")));
+        };
+        let previous = match animator.page_previous_palette_buffer(page) {
+            None if self.previous => {
+                return Err(mistake(
+                    "`previous` is set and the animator keeps no previous palettes \
+                     (Animator::keep_previous_palettes)"
+                        .to_owned(),
+                ));
+            }
+            kept => kept.filter(|_| self.previous),
+        };
+        self.check_entries(device, extra).map_err(mistake)?;
         let mut entries = extra.to_vec();
-        entries.extend([
-            wgpu::BindGroupEntry {
-                binding: self.palette,
-                resource: animator.page_palette_buffer(page)?.as_entire_binding(),
-            },
-            wgpu::BindGroupEntry {
-                binding: self.instances(),
-                resource: animator.page_instance_buffer(page)?.as_entire_binding(),
-            },
-        ]);
-        if self.previous {
+        entries.push(wgpu::BindGroupEntry {
+            binding: self.palette,
+            resource: palette.as_entire_binding(),
+        });
+        entries.push(wgpu::BindGroupEntry {
+            binding: self.instances(),
+            resource: instances.as_entire_binding(),
+        });
+        if let Some(previous) = previous {
             entries.push(wgpu::BindGroupEntry {
                 binding: self.previous_palette(),
-                resource: animator.page_previous_palette_buffer(page)?.as_entire_binding(),
+                resource: previous.as_entire_binding(),
             });
         }
-        Some(device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("wgpu-anim skinning"),
-            layout,
-            entries: &entries,
-        }))
+        super::refusable_now(device, what, || {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("wgpu-anim skinning"),
+                layout,
+                entries: &entries,
+            })
+        })
+    }
+
+    /// What the CPU can check of the skinning bindings and of `extra` before a bind group is
+    /// made: the bindings within the device's limit, no binding twice, `extra` buffers bindable
+    /// and their ranges within them.
+    fn check_entries(
+        &self,
+        device: &wgpu::Device,
+        extra: &[wgpu::BindGroupEntry<'_>],
+    ) -> std::result::Result<(), String> {
+        let ours = self.bindings();
+        let max = device.limits().max_bindings_per_bind_group;
+        if let Some(b) = ours.iter().find(|&&b| b >= max) {
+            return Err(format!(
+                "skinning binding {b} is past the device's max_bindings_per_bind_group ({max})"
+            ));
+        }
+        for (k, entry) in extra.iter().enumerate() {
+            let b = entry.binding;
+            if ours.contains(&b) {
+                return Err(format!(
+                    "extra entry {k} is at binding {b}, which is a skinning binding {ours:?}"
+                ));
+            }
+            if extra[..k].iter().any(|e| e.binding == b) {
+                return Err(format!(
+                    "extra entry {k} is at binding {b}, as an extra entry before it"
+                ));
+            }
+            if let wgpu::BindingResource::Buffer(buffer) = &entry.resource {
+                let (usage, len) = (buffer.buffer.usage(), buffer.buffer.size());
+                if !usage.intersects(wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE) {
+                    return Err(format!(
+                        "extra entry {k} (binding {b}) binds a buffer of usage {usage:?}, neither UNIFORM nor STORAGE"
+                    ));
+                }
+                let end = buffer
+                    .size
+                    .map_or(Some(len), |size| buffer.offset.checked_add(size.get()));
+                if buffer.offset >= len || end.is_none_or(|end| end > len) {
+                    return Err(format!(
+                        "extra entry {k} (binding {b}) binds bytes {}..{} of a buffer of {len} bytes",
+                        buffer.offset,
+                        end.map_or("past u64::MAX".to_owned(), |e| e.to_string())
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The skinning bindings: the palette, the instances and, with `previous`, last frame's
+    /// palettes.
+    fn bindings(&self) -> Vec<u32> {
+        let mut out = vec![self.palette, self.instances()];
+        if self.previous {
+            out.push(self.previous_palette());
+        }
+        out
     }
 
     /// The bind groups of all of `animator`'s pages, in page order (see
-    /// [`SkinBinding::bind_group`]); `None` if `previous` is set and the animator does not keep
-    /// previous palettes.
-    #[must_use]
+    /// [`SkinBinding::bind_group`]).
+    ///
+    /// Errors: as [`SkinBinding::bind_group`], for the first page that fails.
     pub fn bind_groups(
         &self,
         device: &wgpu::Device,
         layout: &wgpu::BindGroupLayout,
         animator: &Animator,
         extra: &[wgpu::BindGroupEntry<'_>],
-    ) -> Option<Vec<wgpu::BindGroup>> {
+    ) -> Result<Vec<wgpu::BindGroup>> {
         (0..animator.page_count())
             .map(|page| self.bind_group(device, layout, animator, page, extra))
             .collect()
@@ -184,6 +281,11 @@ impl SkinBinding {
     /// group (`bind_groups`, from [`SkinBinding::bind_groups`], one per page in page order) at
     /// this group; `instance_index` counts from 0 in each page. It sets `mesh`'s vertex buffer at
     /// slot 0 and its index buffer. Pages past the end of `bind_groups` are not drawn.
+    ///
+    /// Errors ([`Error::Binding`], nothing recorded): more bind groups than `animator` has pages
+    /// (bind groups of another animator, or of this one before a rebuild). A bind group whose
+    /// layout is not the pipeline's is reported by wgpu when the encoder finishes, not here:
+    /// render passes check their commands then.
     pub fn draw(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -191,12 +293,23 @@ impl SkinBinding {
         animator: &Animator,
         mesh: &super::MeshBuffers,
         instances: std::ops::Range<u32>,
-    ) {
+    ) -> Result<()> {
+        if bind_groups.len() > animator.page_count() {
+            return Err(Error::Binding {
+                what: format!("the skinned draw of instances {instances:?} (group {})", self.group),
+                reason: format!(
+                    "{} bind groups for an animator of {} pages",
+                    bind_groups.len(),
+                    animator.page_count()
+                ),
+            });
+        }
         let pages = bind_groups.iter().enumerate().map(|(page, group)| {
             let r = animator.page_range(page);
             (r.start as u32..r.end as u32, group)
         });
         draw_pages(pass, self.group, pages, mesh, instances);
+        Ok(())
     }
 
     /// The skinning module as plain WGSL, with this group and these bindings: append it to your
@@ -225,28 +338,42 @@ impl SkinBinding {
     }
 
     /// The shader defs that place [`SKINNING_MODULE`] at this group and these bindings when it
-    /// is composed with naga_oil.
+    /// is composed with naga_oil (a `HashMap<String, ShaderDefValue>` once collected, as
+    /// naga_oil's descriptors take them).
     #[must_use]
     pub fn shader_defs(&self) -> Vec<(String, naga_oil::compose::ShaderDefValue)> {
+        self.stage_defs()
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect()
+    }
+
+    /// The same defs as [`crate::shaders::ShaderDef`]s, for the crate's shader registry: the
+    /// built-in renderer's shader is `shaders::stage_source_with(Stage::Skin,
+    /// &SkinBinding::BUILT_IN.stage_defs())`.
+    #[must_use]
+    pub fn stage_defs(&self) -> Vec<ShaderDef> {
         use naga_oil::compose::ShaderDefValue;
-        let mut defs: Vec<(String, ShaderDefValue)> = self
+        let mut defs: Vec<ShaderDef> = self
             .defs()
             .into_iter()
-            .map(|(name, value)| (name.to_owned(), ShaderDefValue::UInt(value)))
+            .map(|(name, value)| (name, ShaderDefValue::UInt(value)))
             .collect();
         if self.previous {
-            defs.push(("WGPU_ANIM_PREVIOUS_PALETTE".to_owned(), ShaderDefValue::Bool(true)));
+            defs.push(("WGPU_ANIM_PREVIOUS_PALETTE", ShaderDefValue::Bool(true)));
         }
         defs
     }
 
+    /// The placement defines ([`SKIN_PLACEMENT_DEFS`]) with their values.
     fn defs(&self) -> [(&'static str, u32); 5] {
+        let [location, group, palette, instances, previous] = SKIN_PLACEMENT_DEFS;
         [
-            ("WGPU_ANIM_VERTEX_LOCATION", self.location),
-            ("WGPU_ANIM_SKIN_GROUP", self.group),
-            ("WGPU_ANIM_PALETTE_BINDING", self.palette),
-            ("WGPU_ANIM_INSTANCE_BINDING", self.instances()),
-            ("WGPU_ANIM_PREVIOUS_BINDING", self.previous_palette()),
+            (location, self.location),
+            (group, self.group),
+            (palette, self.palette),
+            (instances, self.instances()),
+            (previous, self.previous_palette()),
         ]
     }
 }

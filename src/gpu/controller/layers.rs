@@ -109,8 +109,8 @@ impl Controller {
         Ok(())
     }
 
-    /// The index of layer definition `def`, added if it is new (it reaches the GPU at the next
-    /// the next frame ([`crate::Animator::prepare`])). Errors when [`MAX_LAYER_DEFS`] are in use.
+    /// The index of layer definition `def`, added if it is new (it reaches the GPU with the
+    /// next frame ([`crate::Animator::prepare`])). Errors when [`MAX_LAYER_DEFS`] are in use.
     fn layer_def_index(&mut self, def: GpuLayerDef) -> std::result::Result<u32, String> {
         if let Some(&k) = self.layer_def_indices.get(&def) {
             return Ok(k);

@@ -29,8 +29,8 @@ impl Controller {
         self.pages.get(page)
     }
 
-    /// Adds an instance and returns its index. Its data reaches the GPU at the next
-    /// the next frame ([`crate::Animator::prepare`]).
+    /// Adds an instance and returns its index. Its data reaches the GPU with the
+    /// next frame ([`crate::Animator::prepare`]).
     ///
     /// Errors (nothing is added): a clip or blend tree of another library
     /// ([`Error::ForeignId`](crate::Error::ForeignId)), time or rate not finite, a world

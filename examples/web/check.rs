@@ -24,9 +24,10 @@ const FOX_TIME: f32 = 0.37;
 
 /// What the scene evaluates to.
 pub struct Evaluation {
-    /// Every member's skinning matrices, 12 floats each (3×4, column-major rows of [`Affine`]).
+    /// Every member's joints' world matrices (its model-space joint matrices placed by its
+    /// world transform), 12 floats each: the three rows of an [`Affine`], translation in `w`.
     pub crowd: Vec<f32>,
-    /// The Fox's joints' model-space matrices, 12 floats each.
+    /// The Fox's joints' world matrices, 12 floats each.
     pub fox: Vec<f32>,
     /// The crowd drawn from its overview camera: [`SIZE`] RGBA8 pixels, top row first.
     pub picture: Vec<u8>,
@@ -53,6 +54,8 @@ async fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, late: f32) -> Result<
         wgpu_anim::scene::Character::mannequin(),
     )
     .await?;
+    // The staged path, which writes every stage's buffer (the model-space poses among them).
+    crowd.animator.set_fused(false)?;
     crowd.set_camera(queue, &crowd.overview_camera(width as f32 / height as f32));
     for step in 0..STEPS {
         let dt = if step == 0 { STEP + late } else { STEP };
@@ -65,7 +68,7 @@ async fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, late: f32) -> Result<
         }
         queue.submit([encoder.finish()]);
     }
-    let matrices = matrices(&crowd.animator, device, queue, Resource::Palettes).await?;
+    let matrices = world_matrices(&crowd.animator, device, queue).await?;
     let picture = target.read_rgba_async(device, queue).await?;
     Ok((matrices, picture))
 }
@@ -95,16 +98,12 @@ async fn fox(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
     let mut encoder = device.create_command_encoder(&Default::default());
     animator.encode(&mut encoder);
     queue.submit([encoder.finish()]);
-    matrices(&animator, device, queue, Resource::ModelPoses).await
+    world_matrices(&animator, device, queue).await
 }
 
-/// Every instance's matrices of `resource` (per joint), in instance order, as floats.
-async fn matrices(
-    animator: &Animator,
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    resource: Resource,
-) -> Result<Vec<f32>> {
+/// Every instance's joints' world matrices, in instance order, as floats: the model-space
+/// poses the GPU wrote, placed by the instance's world transform.
+async fn world_matrices(animator: &Animator, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
     let mut out = Vec::new();
     for page in 0..animator.page_count() {
         let instances = animator.page_instances(page);
@@ -112,10 +111,11 @@ async fn matrices(
             continue;
         };
         let all: Vec<Affine> =
-            animator.read_page_buffer_async(device, queue, page, resource, 0, u64::from(end)).await?;
+            animator.read_page_buffer_async(device, queue, page, Resource::ModelPoses, 0, u64::from(end)).await?;
         for i in instances {
             let joints = &all[i.joint_offset as usize..(i.joint_offset + i.joint_count) as usize];
-            out.extend_from_slice(bytemuck::cast_slice::<Affine, f32>(joints));
+            let world: Vec<Affine> = joints.iter().map(|m| i.world.mul(m)).collect();
+            out.extend_from_slice(bytemuck::cast_slice::<Affine, f32>(&world));
         }
     }
     Ok(out)
@@ -158,7 +158,9 @@ pub fn decode(bytes: &[u8]) -> Option<(Evaluation, String)> {
         rest = &tail[len..];
     }
     let floats = |b: &[u8]| -> Option<Vec<f32>> {
-        b.len().is_multiple_of(4).then(|| b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
+        b.len()
+            .is_multiple_of(4)
+            .then(|| b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect())
     };
     let evaluation = Evaluation { crowd: floats(&sections[0])?, fox: floats(&sections[1])?, picture: sections.pop()? };
     Some((evaluation, String::from_utf8_lossy(rest).into_owned()))

@@ -84,7 +84,8 @@ pub async fn read_buffer_async<T: bytemuck::Pod>(
     let data = slice
         .get_mapped_range()
         .map_err(|e| Error::Device(format!("reading a mapped buffer: {e}")))?;
-    let out = bytemuck::cast_slice::<u8, T>(&data[..size as usize]).to_vec();
+    // A copy: in a browser the mapped bytes need not be aligned for `T`.
+    let out: Vec<T> = bytemuck::pod_collect_to_vec(&data[..size as usize]);
     drop(data);
     staging.unmap();
     Ok(out)

@@ -51,7 +51,8 @@ use format::{
     stored_of_rotation,
 };
 use glam::{DAffine3, DQuat, DVec3};
-use std::time::Instant;
+// `std::time::Instant` on native; `performance.now()` in a browser, where std has no clock.
+use web_time::Instant;
 
 /// Where between two frames the compressor also measures: a quarter of the way, near where nlerp
 /// strays most from slerp (between frames they agree) and where a corner cut between frames shows.

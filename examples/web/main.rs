@@ -100,8 +100,12 @@ pub struct Demo {
     timer: Option<Rc<PassTimer>>,
     last_ms: Option<f64>,
     frame_ms: f64,
-    gpu_ms: Option<f64>,
-    reading: Rc<RefCell<Option<f64>>>,
+    gpu_ms: Option<Result<f64, String>>,
+    reading: Rc<RefCell<Option<Result<f64, String>>>>,
+    /// The WebGPU errors the device reported (none is expected).
+    errors: Arc<Mutex<Vec<String>>>,
+    /// Frames drawn.
+    frames: u64,
     /// A crowd made by `set_count`, which the next frame takes.
     next: Rc<RefCell<Option<Crowd>>>,
 }
@@ -120,6 +124,12 @@ impl Demo {
         let instance = instance();
         let surface = instance.create_surface(wgpu::SurfaceTarget::Canvas(canvas)).map_err(js)?;
         let (adapter, device, queue) = device(Some(&surface), &instance).await?;
+        let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e| {
+            web_sys::console::error_1(&e.to_string().into());
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e.to_string());
+        }));
         let config = surface
             .get_default_config(&adapter, width, height)
             .ok_or_else(|| js("the canvas cannot be drawn into with this adapter"))?;
@@ -139,6 +149,8 @@ impl Demo {
             frame_ms: 0.0,
             gpu_ms: None,
             reading: Rc::new(RefCell::new(None)),
+            errors,
+            frames: 0,
             next: Rc::new(RefCell::new(None)),
         })
     }
@@ -225,15 +237,27 @@ impl Demo {
         if timed {
             self.read_timer();
         }
+        self.frames += 1;
         Ok(())
+    }
+
+    /// Frames drawn so far.
+    pub fn frames(&self) -> f64 {
+        self.frames as f64
+    }
+
+    /// The WebGPU errors the device reported, a line each (none is expected).
+    pub fn errors(&self) -> String {
+        self.errors.lock().unwrap_or_else(|p| p.into_inner()).join("\n")
     }
 
     /// A line of text: characters, path, frame time and GPU time.
     pub fn readout(&self) -> String {
-        let gpu = match (&self.timer, self.gpu_ms) {
+        let gpu = match (&self.timer, &self.gpu_ms) {
             (None, _) => "GPU time n/a (no timestamp queries)".to_owned(),
             (Some(_), None) => "GPU time …".to_owned(),
-            (Some(_), Some(ms)) => format!("GPU {ms:.2} ms"),
+            (Some(_), Some(Ok(ms))) => format!("GPU {ms:.2} ms"),
+            (Some(_), Some(Err(e))) => format!("GPU time unread: {e}"),
         };
         format!(
             "{} characters · {} · frame {:.1} ms ({:.0} fps) · {gpu}",
@@ -271,9 +295,8 @@ impl Demo {
         let (Some(timer), reading) = (self.timer.clone(), self.reading.clone()) else { return };
         let (device, queue) = (self.device.clone(), self.queue.clone());
         wasm_bindgen_futures::spawn_local(async move {
-            if let Ok(ms) = timer.read_ms_async(&device, &queue).await {
-                *reading.borrow_mut() = Some(ms.iter().sum());
-            }
+            let ms = timer.read_ms_async(&device, &queue).await;
+            *reading.borrow_mut() = Some(ms.map(|ms| ms.iter().sum()).map_err(|e| e.to_string()));
         });
     }
 }

@@ -373,6 +373,29 @@ fn browser_test(args: &Args, address: &str, results: &mpsc::Receiver<Vec<u8>>) -
             println!("  {e}");
         }
     }
+    // Then the demo, in the same page: it drew its frames and WebGPU reported no error.
+    let body = results
+        .recv_timeout(Duration::from_secs(args.timeout))
+        .map_err(|_| format!("no report of the demo from the browser in {} s", args.timeout))?;
+    let text = String::from_utf8_lossy(&body);
+    match text.strip_prefix("demo: ") {
+        Some(report) => {
+            let mut lines = report.lines();
+            println!("demo: {}", lines.next().unwrap_or(""));
+            let errors: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+            if !errors.is_empty() {
+                ok = false;
+                println!("demo WebGPU errors: {}", errors.len());
+                for e in errors {
+                    println!("  {e}");
+                }
+            }
+        }
+        None => {
+            ok = false;
+            println!("{text}");
+        }
+    }
     println!("browser test: {}", if ok { "passed" } else { "FAILED" });
     Ok(ok)
 }

@@ -89,12 +89,23 @@ pub async fn run_test() -> Result<Vec<u8>, JsValue> {
 }
 
 /// The crowd demo drawing into a canvas.
+/// Where the demo draws.
+enum Output {
+    Canvas(wgpu::Surface<'static>),
+    /// A texture of the canvas's size: the browser test runs the demo so, since a headless
+    /// browser on a software adapter may lose the device that presents to a canvas.
+    Offscreen(wgpu::Texture),
+}
+
 #[wasm_bindgen]
 pub struct Demo {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    surface: wgpu::Surface<'static>,
-    config: wgpu::SurfaceConfiguration,
+    /// Where frames go: the canvas, or (`offscreen`) a texture of its size.
+    output: Output,
+    /// Width and height in pixels, and the color format.
+    size: (u32, u32),
+    format: wgpu::TextureFormat,
     depth: wgpu::TextureView,
     crowd: Crowd,
     timer: Option<Rc<PassTimer>>,
@@ -112,8 +123,9 @@ pub struct Demo {
 
 #[wasm_bindgen]
 impl Demo {
-    /// A crowd of `count` mannequins drawing into the canvas of id `canvas`.
-    pub async fn create(canvas: &str, count: u32) -> Result<Demo, JsValue> {
+    /// A crowd of `count` mannequins drawing into the canvas of id `canvas`, or, `offscreen`,
+    /// into a texture of its size.
+    pub async fn create(canvas: &str, count: u32, offscreen: bool) -> Result<Demo, JsValue> {
         let canvas: web_sys::HtmlCanvasElement = web_sys::window()
             .and_then(|w| w.document())
             .and_then(|d| d.get_element_by_id(canvas))
@@ -122,26 +134,56 @@ impl Demo {
             .map_err(|_| js(format!("#{canvas} is not a canvas")))?;
         let (width, height) = (canvas.width().max(1), canvas.height().max(1));
         let instance = instance();
-        let surface = instance.create_surface(wgpu::SurfaceTarget::Canvas(canvas)).map_err(js)?;
-        let (adapter, device, queue) = device(Some(&surface), &instance).await?;
+        let surface = if offscreen {
+            None
+        } else {
+            Some(instance.create_surface(wgpu::SurfaceTarget::Canvas(canvas)).map_err(js)?)
+        };
+        let (adapter, device, queue) = device(surface.as_ref(), &instance).await?;
         let errors = Arc::new(Mutex::new(Vec::<String>::new()));
         let sink = errors.clone();
         device.on_uncaptured_error(Arc::new(move |e| {
             web_sys::console::error_1(&e.to_string().into());
             sink.lock().unwrap_or_else(|p| p.into_inner()).push(e.to_string());
         }));
-        let config = surface
-            .get_default_config(&adapter, width, height)
-            .ok_or_else(|| js("the canvas cannot be drawn into with this adapter"))?;
-        surface.configure(&device, &config);
+        let sink = errors.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            let lost = format!("device lost ({reason:?}): {message}");
+            web_sys::console::error_1(&lost.clone().into());
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(lost);
+        });
+        let (output, format) = match surface {
+            Some(surface) => {
+                let config = surface
+                    .get_default_config(&adapter, width, height)
+                    .ok_or_else(|| js("the canvas cannot be drawn into with this adapter"))?;
+                surface.configure(&device, &config);
+                (Output::Canvas(surface), config.format)
+            }
+            None => {
+                let format = wgpu::TextureFormat::Rgba8UnormSrgb;
+                let texture = device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("wgpu-anim web offscreen"),
+                    size: wgpu::Extent3d { width, height, depth_or_array_layers: 1 },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
+                    view_formats: &[],
+                });
+                (Output::Offscreen(texture), format)
+            }
+        };
         let depth = depth_view(&device, width, height);
-        let crowd = Self::crowd(&device, config.format, count).await?;
+        let crowd = Self::crowd(&device, format, count).await?;
         let timer = PassTimer::new(&device, &queue, crowd.animator.dispatches_per_frame().max(1)).map(Rc::new);
         Ok(Demo {
             device,
             queue,
-            surface,
-            config,
+            output,
+            size: (width, height),
+            format,
             depth,
             crowd,
             timer,
@@ -172,7 +214,7 @@ impl Demo {
     /// A new crowd of `count` members (the others' settings kept), made while the page shows the
     /// old one: a promise that resolves once it replaces it.
     pub fn set_count(&self, count: u32) -> js_sys::Promise {
-        let (device, format, next) = (self.device.clone(), self.config.format, self.next.clone());
+        let (device, format, next) = (self.device.clone(), self.format, self.next.clone());
         wasm_bindgen_futures::future_to_promise(async move {
             let crowd = Self::crowd(&device, format, count).await?;
             *next.borrow_mut() = Some(crowd);
@@ -210,15 +252,20 @@ impl Demo {
             self.frame_ms += ((now_ms - last) - self.frame_ms) * 0.05;
         }
         self.last_ms = Some(now_ms);
-        let aspect = self.config.width as f32 / self.config.height as f32;
+        let aspect = self.size.0 as f32 / self.size.1 as f32;
         self.crowd.set_camera(&self.queue, &self.crowd.overview_camera(aspect));
         self.crowd.update(&self.queue, dt as f32);
-        let frame = match self.surface.get_current_texture() {
-            wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
-            // Hidden, resized or not ready: this frame draws nothing (the animation ran).
-            _ => return Ok(()),
+        let (frame, view) = match &self.output {
+            Output::Canvas(surface) => match surface.get_current_texture() {
+                wgpu::CurrentSurfaceTexture::Success(t) | wgpu::CurrentSurfaceTexture::Suboptimal(t) => {
+                    let view = t.texture.create_view(&Default::default());
+                    (Some(t), view)
+                }
+                // Hidden, resized or not ready: this frame draws nothing (the animation ran).
+                _ => return Ok(()),
+            },
+            Output::Offscreen(texture) => (None, texture.create_view(&Default::default())),
         };
-        let view = frame.texture.create_view(&Default::default());
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let timed = self.timer.is_some() && self.reading.borrow().is_none() && !self.timer_busy();
         self.crowd.animator.encode_timed(&mut encoder, self.timer.as_deref().filter(|_| timed));
@@ -230,7 +277,9 @@ impl Demo {
             self.crowd.draw(&mut pass);
         }
         self.queue.submit([encoder.finish()]);
-        self.queue.present(frame);
+        if let Some(frame) = frame {
+            self.queue.present(frame);
+        }
         if let Some(ms) = self.reading.borrow_mut().take() {
             self.gpu_ms = Some(ms);
         }

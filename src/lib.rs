@@ -45,10 +45,15 @@
 //!
 //! - `gltf` (on by default): `offline::gltf_import`, the glTF 2.0 importer (with `gltf`, `serde_json` and
 //!   `base64`).
-//! - `tools` (on by default, implies `gltf`): the `wgpu-anim` command-line tool (with `clap`),
-//!   `scene` (a ready crowd of wandering characters on a ground plane, used by the crowd demo and
-//!   the examples), `bench` (the frame benchmark, its JSON rows and its plot, drawn with
-//!   `plotters`) and `image` (PNG files).
+//! - `scene`: `scene`, a ready crowd of wandering characters on a ground plane, used by the
+//!   demos and the examples, on wgpu alone (the web demo builds with it).
+//! - `tools` (on by default, implies `gltf` and `scene`): the `wgpu-anim` command-line tool (with
+//!   `clap`), `bench` (the frame benchmark, its JSON rows and its plot, drawn with `plotters`) and
+//!   `image` (PNG files).
+//!
+//! The runtime builds for `wasm32-unknown-unknown` and runs on WebGPU in a browser: what waits for
+//! the device there is `async` (`Animator::new_async`, `gpu::read_buffer_async`, ...), natively
+//! also reachable by its blocking name ([`guide::embedding`], "In a browser").
 //!
 //! A renderer that depends on `wgpu-anim` with `default-features = false` gets the runtime — the
 //! animator, the renderer, the CPU mirrors and the f64 reference — with the mannequin and the

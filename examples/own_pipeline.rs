@@ -83,7 +83,7 @@ impl Scene {
         self.animator.prepare(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
         self.animator.encode(&mut encoder); // clock, sample, hierarchy and palettes, into your encoder
-        let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu_anim::gpu::GroundRenderer::SKY);
+        let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu::Color { r: 0.55, g: 0.62, b: 0.7, a: 1.0 });
         pass.set_pipeline(&self.pipeline);
         SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32)?;
         drop(pass);

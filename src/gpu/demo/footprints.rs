@@ -3,9 +3,8 @@
 //! events that never leaves the GPU (`shaders/footprints.wgsl`, drawn by
 //! `shaders/footprint_marks.wgsl`).
 
-use super::Animator;
-use super::renderer::{Camera, depth_state};
 use crate::error::{Error, Result};
+use crate::gpu::{Animator, Camera, depth_state};
 use crate::layout::MAX_SOCKETS;
 use wgpu::util::DeviceExt;
 
@@ -69,13 +68,13 @@ impl Footprints {
             });
         }
         let capacity = capacity.max(1);
-        super::refusable_now(
+        crate::gpu::refusable_now(
             device,
             || "the footprints".to_owned(),
             || {
                 // The event record and the socket count are the stages' own (shared types).
                 let source =
-                    crate::shaders::compose_with_shared(include_str!("../../shaders/footprints.wgsl"), "footprints")
+                    crate::shaders::compose_with_shared(include_str!("../../../shaders/footprints.wgsl"), "footprints")
                         .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim footprints"),
@@ -197,7 +196,7 @@ impl Footprints {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<FootprintRenderer> {
-        super::refusable_now(
+        crate::gpu::refusable_now(
             device,
             || "the footprint renderer".to_owned(),
             || {
@@ -244,7 +243,7 @@ impl FootprintRenderer {
         let now = uniform("wgpu-anim footprint time", 16);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-anim footprint marks"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/footprint_marks.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../../../shaders/footprint_marks.wgsl").into()),
         });
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("wgpu-anim footprint marks"),

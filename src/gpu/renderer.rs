@@ -59,12 +59,24 @@ pub struct MeshBuffers {
 }
 
 impl MeshBuffers {
+    /// [`MeshBuffers::new_async`], blocking (native only).
+    ///
+    /// Errors: as [`MeshBuffers::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
+        pollster::block_on(Self::new_async(device, mesh, joint_count))
+    }
+
     /// Uploads `mesh`, first validated against a skeleton of `joint_count` joints (so that no
     /// vertex names a joint past the end of its character's palette).
     ///
+    /// It waits for the device's answer to an error scope around the upload, so it is `async`:
+    /// in a browser, `.await` it; natively, [`MeshBuffers::new`] blocks on it (the answer is
+    /// there at once).
+    ///
     /// Errors: a mesh that does not fit the skeleton ([`SkinnedMesh::validate`]); buffers the
     /// device refuses ([`crate::Error::Refused`]).
-    pub fn new(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
+    pub async fn new_async(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
         let mut mesh = mesh.clone();
         mesh.validate(joint_count)?;
         let init = |label, contents: &[u8], usage| {
@@ -74,7 +86,7 @@ impl MeshBuffers {
                 usage,
             })
         };
-        super::refusable_now(
+        super::refusable(
             device,
             || format!("the buffers of mesh '{}'", mesh.name),
             || Self {
@@ -91,6 +103,7 @@ impl MeshBuffers {
                 index_count: mesh.indices.len() as u32,
             },
         )
+        .await
     }
 
     /// Sets the vertex buffer at slot `slot` and the index buffer.
@@ -152,11 +165,10 @@ pub struct SkinnedRenderer {
 }
 
 impl SkinnedRenderer {
-    /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
-    /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
+    /// [`SkinnedRenderer::new_async`], blocking (native only).
     ///
-    /// Errors: a mesh that does not fit the skeleton; buffers or a pipeline the device refuses
-    /// ([`crate::Error::Refused`]).
+    /// Errors: as [`SkinnedRenderer::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new(
         device: &wgpu::Device,
         animator: &Animator,
@@ -166,10 +178,39 @@ impl SkinnedRenderer {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Self> {
-        let buffers = MeshBuffers::new(device, mesh, joint_count)?;
+        pollster::block_on(Self::new_async(
+            device,
+            animator,
+            mesh,
+            joint_count,
+            color_format,
+            depth_format,
+            sample_count,
+        ))
+    }
+
+    /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
+    /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
+    ///
+    /// It waits for the device's answer to the error scopes around its buffers, bind groups and
+    /// pipeline, so it is `async`: in a browser, `.await` it; natively, [`SkinnedRenderer::new`]
+    /// blocks on it (the answer is there at once).
+    ///
+    /// Errors: a mesh that does not fit the skeleton; buffers, bind groups or a pipeline the
+    /// device refuses ([`crate::Error::Refused`]).
+    pub async fn new_async(
+        device: &wgpu::Device,
+        animator: &Animator,
+        mesh: &SkinnedMesh,
+        joint_count: usize,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Self> {
+        let buffers = MeshBuffers::new_async(device, mesh, joint_count).await?;
         let source = built_in_skin_source()?;
         // Bind groups and the pipeline: what the device refuses is an error.
-        super::refusable_now(
+        super::refusable(
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
             || -> Result<Self> {
@@ -240,7 +281,8 @@ impl SkinnedRenderer {
                     mesh: buffers,
                 })
             },
-        )?
+        )
+        .await?
     }
 
     /// Uploads the camera.

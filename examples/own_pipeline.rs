@@ -1,6 +1,6 @@
 //! A renderer of your own: its pipeline and WGSL, skinning with the library's module, under WebGPU's default limits.
 //! `cargo run --example own_pipeline` opens a window; `-- out.ppm` writes the frame at 1.5 s to a PPM file instead.
-use std::sync::Arc;
+use std::{process::ExitCode, sync::Arc};
 use wgpu::{BufferUsages, Device, Queue, TextureView, util::DeviceExt};
 use wgpu_anim::gpu::{Camera, MeshBuffers, OffscreenTarget, SkinBinding, depth_state, depth_view, scene_pass};
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
@@ -34,43 +34,42 @@ pub struct Scene {
     pub camera: wgpu::Buffer,
     pub groups: Vec<wgpu::BindGroup>,
 }
-
 impl Scene {
     pub fn new(device: &Device, format: wgpu::TextureFormat, aspect: f32) -> wgpu_anim::Result<Self> {
         let (library, skeleton, clips) = mannequin::library();
         let mut animator = Animator::new(device, &library, &AnimatorDesc::default())?;
         for i in 0..25 {
             let world = glam::Mat4::from_translation([(i % 5) as f32 * 1.5 - 3.0, 0.0, (i / 5) as f32 * -1.5].into());
-            let tint = [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255];
-            let desc = InstanceDesc { time: i as f32 * 0.3, world, tint, ..InstanceDesc::new(clips[i % 3]) };
-            animator.add_instance(&desc)?;
+            let (time, tint) = (i as f32 * 0.3, [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255]);
+            animator.add_instance(&InstanceDesc { time, world, tint, ..InstanceDesc::new(clips[i % 3]) })?;
         }
         let skeleton = &library.skeletons()[skeleton.index() as usize];
         let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;
         let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
-        // TODO(scoped): create the module and pipeline in an error scope (wgpu_anim::gpu::scoped, coming).
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("own pipeline"),
-            layout: None, // from the shader; or add SKIN.layout_entries() to a layout of yours
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs"),
-                compilation_options: Default::default(),
-                buffers: &[Some(wgpu_anim::SkinVertex::LAYOUT)],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs"),
-                compilation_options: Default::default(),
-                targets: &[Some(format.into())],
-            }),
-            primitive: wgpu::PrimitiveState { cull_mode: Some(wgpu::Face::Back), ..Default::default() },
-            depth_stencil: Some(depth_state(OffscreenTarget::DEPTH_FORMAT)),
-            multisample: Default::default(),
-            multiview_mask: None,
-            cache: None,
-        });
+        let pipeline = pollster::block_on(wgpu_anim::gpu::scoped(device, "the shader and pipeline", || {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source });
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some("own pipeline"),
+                layout: None, // from the shader; or add SKIN.layout_entries() to a layout of yours
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some("vs"),
+                    compilation_options: Default::default(),
+                    buffers: &[Some(wgpu_anim::SkinVertex::LAYOUT)],
+                },
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some("fs"),
+                    compilation_options: Default::default(),
+                    targets: &[Some(format.into())],
+                }),
+                primitive: wgpu::PrimitiveState { cull_mode: Some(wgpu::Face::Back), ..Default::default() },
+                depth_stencil: Some(depth_state(OffscreenTarget::DEPTH_FORMAT)),
+                multisample: Default::default(),
+                multiview_mask: None,
+                cache: None,
+            })
+        }))?; // in an error scope: a mistake in your WGSL or pipeline is an Err (wgpu's message), not a panic
         let (view, usage) = (camera(aspect), BufferUsages::UNIFORM | BufferUsages::COPY_DST);
         let contents = bytemuck::bytes_of(&view);
         let camera = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents, usage });
@@ -83,7 +82,7 @@ impl Scene {
         self.animator.prepare(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
         self.animator.encode(&mut encoder); // clock, sample, hierarchy and palettes, into your encoder
-        let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu_anim::gpu::GroundRenderer::SKY);
+        let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu::Color { r: 0.55, g: 0.62, b: 0.7, a: 1.0 });
         pass.set_pipeline(&self.pipeline);
         SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32)?;
         drop(pass);
@@ -96,7 +95,7 @@ pub fn camera(aspect: f32) -> Camera {
     Camera::look_at(glam::vec3(0.0, 3.0, 6.5), glam::vec3(0.0, 0.8, -3.0), 0.8, aspect, 0.1, 100.0)
 }
 
-fn headless(path: &str) -> Result<(), Box<dyn std::error::Error>> {
+fn headless(path: String) -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default())?;
     let target = OffscreenTarget::new(&device, 960, 540)?;
     let v = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
@@ -106,7 +105,6 @@ fn headless(path: &str) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 struct App(Option<(Arc<Window>, wgpu::Surface<'static>, TextureView, Device, Queue, Scene)>);
-
 impl ApplicationHandler for App {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         let window = Arc::new(event_loop.create_window(Window::default_attributes().with_resizable(false)).unwrap());
@@ -119,7 +117,8 @@ impl ApplicationHandler for App {
         let size = window.inner_size();
         let config = surface.get_default_config(&adapter, size.width, size.height).unwrap();
         surface.configure(&device, &config);
-        let scene = Scene::new(&device, config.format, size.width as f32 / size.height as f32).unwrap();
+        let scene = Scene::new(&device, config.format, size.width as f32 / size.height as f32);
+        let Ok(scene) = scene.inspect_err(|e| eprintln!("own_pipeline: {e}")) else { std::process::exit(1) };
         self.0 = Some((window, surface, depth_view(&device, size.width, size.height), device, queue, scene));
     }
 
@@ -145,6 +144,7 @@ impl ApplicationHandler for App {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    std::env::args().nth(1).map_or_else(|| Ok(EventLoop::new()?.run_app(&mut App(None))?), |path| headless(&path))
+fn main() -> ExitCode {
+    let run = std::env::args().nth(1).map_or_else(|| Ok(EventLoop::new()?.run_app(&mut App(None))?), headless);
+    run.inspect_err(|e| eprintln!("own_pipeline: {e}")).map_or(ExitCode::FAILURE, |()| ExitCode::SUCCESS)
 }

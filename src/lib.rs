@@ -29,7 +29,8 @@
 //!   in them, and [`Animator::watch_sockets`] reads chosen ones back every frame without waiting.
 //! - Clip events ([`ClipEvent`]) fire on the GPU: with [`Animator::watch_events`] the clock
 //!   stage appends a record for each event a character's playback crossed, exactly once, to a log
-//!   read back through the same ring (or consumed on the GPU, as [`gpu::Footprints`] does).
+//!   read back through the same ring (or consumed on the GPU, as the crowd scene's footprints,
+//!   `gpu::Footprints` with feature `scene`, do).
 //! - Root motion ([`offline::root_motion`], [`LibraryBuilder::add_clip_with_root_motion`]) moves a
 //!   character's world transform on the GPU ([`gpu::Controller::set_root_motion`]); float curves
 //!   ([`FloatCurve`]) are blended per character; both land in each character's

@@ -13,6 +13,8 @@ pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
 /// Accessors of the library heap (`shaders/shared/library.wgsl`; Rust: [`crate::gpu::LibraryHeap`]).
 pub const LIBRARY: &str = include_str!("../shaders/shared/library.wgsl");
 /// The ground plane of the built-in scenes (`shaders/ground.wgsl`); not an animation stage.
+/// Feature `scene`.
+#[cfg(feature = "scene")]
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
 /// Skinning for a vertex shader of your own (`shaders/skinning_module.wgsl`), every name
 /// prefixed `wgpu_anim_`: a naga_oil module (`#define_import_path wgpu_anim::skinning`) whose
@@ -618,7 +620,7 @@ pub fn stage_source(stage: Stage) -> Result<String, String> {
     stage_source_with(stage, &[])
 }
 
-/// A shader of your own (a pass beside the animator's, as `gpu::Footprints`) that imports the
+/// A shader of your own (a pass beside the animator's, as the scene's `gpu::Footprints`) that imports the
 /// crate's shared types and math (`#import wgpu_anim::types::{EventRecord, MAX_SOCKETS}`),
 /// composed and written back as plain WGSL, so that its structs are the stages' own.
 ///

@@ -266,6 +266,7 @@ fn a_rebuild_it_cannot_make_is_an_error() {
 /// after 23 frames and is rebuilt on another ([`wgpu_anim::scene::Crowd::rebuild`]): 20 frames
 /// later its picture is the picture of a crowd that never lost its device, byte for byte. (Without
 /// footprints: the marks of the steps before the loss were on the lost device.)
+#[cfg(feature = "scene")]
 #[test]
 fn a_rebuilt_crowd_draws_what_it_would_have_drawn() {
     use wgpu_anim::gpu::{GroundRenderer, OffscreenTarget};

@@ -179,3 +179,127 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");
     assert!(e.to_string().contains("skinning bind group layout"), "{e}");
 }
+
+/// A compute pipeline of `wgsl`'s entry point `main` with the layout `layout` (`None`: derived
+/// from the shader), as a user makes one of their own.
+fn user_pipeline(device: &wgpu::Device, wgsl: &str, layout: Option<&wgpu::PipelineLayout>) -> wgpu::ComputePipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("user shader"),
+        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("user pipeline"),
+        layout,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// Writes 42 into the first word of the buffer at group 0, binding 0.
+const USER_SHADER: &str = "@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1) fn main() { out[0] = 42u; }";
+
+#[test]
+fn a_users_broken_shader_or_pipeline_in_scoped_is_an_error_and_the_device_still_works() {
+    use wgpu_anim::gpu::scoped;
+    let (device, queue) = common::device();
+    // Nothing may reach the uncaptured-error handler: the scopes catch it all.
+    let uncaptured = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = uncaptured.clone();
+    device.on_uncaptured_error(std::sync::Arc::new(move |_| {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }));
+
+    // Invalid WGSL: refused, with naga's message naming what is wrong.
+    let broken = "@compute @workgroup_size(1) fn main() { let x = not_declared + 1u; }";
+    let e = pollster::block_on(scoped(&device, "my shader", || {
+        device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("user shader"),
+            source: wgpu::ShaderSource::Wgsl(broken.into()),
+        })
+    }))
+    .expect_err("invalid WGSL is refused");
+    let Error::Refused { what, reason } = &e else {
+        panic!("not Error::Refused: {e:?}")
+    };
+    assert_eq!(what, "my shader");
+    assert!(
+        reason.contains("no definition in scope for identifier") && reason.contains("not_declared"),
+        "naga's message: {reason}"
+    );
+    assert!(e.to_string().contains("my shader"), "{e}");
+
+    // A pipeline whose layout does not match its shader: the shader binds a storage buffer at
+    // group 0, binding 0; the layout has a uniform buffer there.
+    let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("user layout"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
+    });
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("user layout"),
+        bind_group_layouts: &[Some(&group)],
+        immediate_size: 0,
+    });
+    let e = pollster::block_on(scoped(&device, "my pipeline", || {
+        user_pipeline(&device, USER_SHADER, Some(&layout))
+    }))
+    .expect_err("a layout that does not match the shader is refused");
+    let Error::Refused { what, reason } = &e else {
+        panic!("not Error::Refused: {e:?}")
+    };
+    assert_eq!(what, "my pipeline");
+    assert!(
+        reason.contains("user pipeline") && reason.contains("not available in the pipeline layout"),
+        "wgpu names the pipeline and the binding that does not match: {reason}"
+    );
+
+    // The device still works: the same pipeline with a layout derived from the shader is made
+    // inside `scoped`, runs and writes its value.
+    let pipeline = pollster::block_on(scoped(&device, "my pipeline", || {
+        user_pipeline(&device, USER_SHADER, None)
+    }))
+    .expect("a valid pipeline");
+    let buffer = pollster::block_on(scoped(&device, "my buffer", || {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("user output"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        })
+    }))
+    .expect("a valid buffer");
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("user output"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: buffer.as_entire_binding(),
+        }],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+    queue.submit([encoder.finish()]);
+    let out: Vec<u32> = wgpu_anim::gpu::read_buffer(&device, &queue, &buffer, 0, 1).unwrap();
+    assert_eq!(out, [42]);
+    assert_eq!(
+        uncaptured.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "an error reached the uncaptured-error handler"
+    );
+}

@@ -343,6 +343,7 @@ fn the_animator_and_gpu_tools_refuse_ids_of_another_library() {
     assert_eq!(poses.len(), 1);
 }
 
+#[cfg(feature = "scene")]
 #[test]
 fn a_scene_character_refuses_a_clip_of_another_library() {
     let c = wgpu_anim::scene::Character::mannequin();

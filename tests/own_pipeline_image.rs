@@ -17,9 +17,16 @@ mod common;
 mod example;
 
 use wgpu_anim::SkinnedRenderer;
-use wgpu_anim::gpu::{GroundRenderer, OffscreenTarget};
+use wgpu_anim::gpu::OffscreenTarget;
 
 const W: u32 = 480;
+/// The example's clear colour (the crowd scene's sky).
+const SKY: wgpu::Color = wgpu::Color {
+    r: 0.55,
+    g: 0.62,
+    b: 0.7,
+    a: 1.0,
+};
 const H: u32 = 270;
 
 /// Pixels whose largest channel difference exceeds 2, and the largest difference.
@@ -45,7 +52,7 @@ fn picture(device: &wgpu::Device, queue: &wgpu::Queue, draw: impl FnOnce(&mut wg
     let target = OffscreenTarget::new(device, W, H).unwrap();
     let mut encoder = device.create_command_encoder(&Default::default());
     {
-        let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+        let (mut pass, _views) = target.begin_pass(&mut encoder, SKY);
         draw(&mut pass);
     }
     queue.submit([encoder.finish()]);

@@ -180,6 +180,7 @@ fn every_stage_fits_webgpu_default_limits_with_slots_to_spare() {
     );
 }
 
+#[cfg(feature = "scene")]
 #[test]
 fn the_ground_shader_validates() {
     shaders::validate(shaders::GROUND).unwrap();

@@ -4,8 +4,9 @@
 
 mod animator;
 mod controller;
+#[cfg(feature = "scene")]
+mod demo;
 mod desc;
-mod footprints;
 mod inspect;
 mod library;
 mod page;
@@ -23,8 +24,9 @@ mod watch;
 
 pub use animator::Animator;
 pub use controller::{Controller, FrameUpload, PageState};
+#[cfg(feature = "scene")]
+pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
 pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
-pub use footprints::{FootprintRenderer, Footprints};
 pub use library::{GpuLibrary, LibraryHeap};
 pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
@@ -34,9 +36,7 @@ pub use read_back::skin_on_gpu;
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
-pub use renderer::{
-    Camera, GroundRenderer, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass,
-};
+pub use renderer::{Camera, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass};
 pub use ring::{FrameReadback, READBACK_SLOTS};
 pub use skinning::SkinBinding;
 pub use timing::PassTimer;

@@ -20,7 +20,7 @@ pub struct PropRenderer {
     groups: Vec<wgpu::BindGroup>,
     /// Per page: the holders' socket slots and the holders (ascending, as their slots); `None`
     /// for a page without holders.
-    holders: Vec<Option<(wgpu::Buffer, Vec<usize>)>>,
+    holders: Holders,
 }
 
 /// The instance buffer's layout: one `u32` socket slot per holder, at location 5 (after
@@ -38,15 +38,52 @@ const SLOT_LAYOUT: wgpu::VertexBufferLayout<'static> = wgpu::VertexBufferLayout 
 /// The prop's colour uniform, after the skinning bindings (1 and 2).
 const COLOR_BINDING: u32 = 3;
 
+/// Per page of the animator: the holders' socket slots and the holders, or `None` for a page
+/// without holders.
+type Holders = Vec<Option<(wgpu::Buffer, Vec<usize>)>>;
+
 impl PropRenderer {
+    /// [`PropRenderer::new_async`], blocking (native only).
+    ///
+    /// Errors: as [`PropRenderer::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    #[expect(clippy::too_many_arguments, reason = "a renderer's targets and what it draws")]
+    pub fn new(
+        device: &wgpu::Device,
+        animator: &Animator,
+        mesh: &SkinnedMesh,
+        socket: usize,
+        holders: &[usize],
+        color: [f32; 3],
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Self> {
+        pollster::block_on(Self::new_async(
+            device,
+            animator,
+            mesh,
+            socket,
+            holders,
+            color,
+            color_format,
+            depth_format,
+            sample_count,
+        ))
+    }
+
     /// A renderer of `mesh` (in the socket's frame; its joints and weights are not used) in
     /// `color` (linear RGB) at socket `socket` of characters `holders` of `animator`, drawing
     /// into `color_format` with an optional depth buffer and MSAA `sample_count`.
     ///
+    /// It waits for the device's answer to the error scopes around its buffers, bind groups and
+    /// pipeline, so it is `async`: in a browser, `.await` it; natively, [`PropRenderer::new`]
+    /// blocks on it (the answer is there at once).
+    ///
     /// Errors: a holder that does not exist or whose skeleton has no socket `socket` (naming
     /// the holder), a mesh that does not validate, buffers or a pipeline the device refuses.
     #[expect(clippy::too_many_arguments, reason = "a renderer's targets and what it draws")]
-    pub fn new(
+    pub async fn new_async(
         device: &wgpu::Device,
         animator: &Animator,
         mesh: &SkinnedMesh,
@@ -63,9 +100,10 @@ impl PropRenderer {
             weights: vec![[1.0, 0.0, 0.0, 0.0]; mesh.positions.len()],
             ..mesh.clone()
         };
-        let buffers = MeshBuffers::new(device, &rigid, 1)?;
+        let pages = holder_pages(animator, socket, holders)?;
+        let buffers = MeshBuffers::new_async(device, &rigid, 1).await?;
         let skin = SkinBinding::BUILT_IN;
-        let (pipeline, camera, groups) = super::refusable_now(
+        let (pipeline, camera, groups) = super::refusable(
             device,
             || format!("the prop renderer of mesh '{}'", mesh.name),
             || -> Result<_> {
@@ -131,57 +169,38 @@ impl PropRenderer {
                 );
                 Ok((pipeline, camera, groups))
             },
-        )??;
-        let mut renderer = Self {
+        )
+        .await??;
+        let holders = super::refusable(
+            device,
+            || "the prop holders".to_owned(),
+            || holder_buffers(device, pages),
+        )
+        .await?;
+        Ok(Self {
             pipeline,
             mesh: buffers,
             camera,
             socket,
             groups,
-            holders: Vec::new(),
-        };
-        renderer.set_holders(device, animator, holders)?;
-        Ok(renderer)
+            holders,
+        })
     }
 
     /// Replaces the characters holding the prop (after characters were added or removed, say).
     ///
     /// Errors (nothing changes): a holder that does not exist or whose skeleton has no socket
     /// `socket`, buffers the device refuses.
+    ///
+    /// Made between frames, it cannot wait for the device's answer: in a browser a buffer the
+    /// device refuses reaches its uncaptured-error handler instead of being an error here.
     pub fn set_holders(&mut self, device: &wgpu::Device, animator: &Animator, holders: &[usize]) -> Result<()> {
-        let mut holders = holders.to_vec();
-        holders.sort_unstable();
-        holders.dedup();
-        let mut pages: Vec<(Vec<u32>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); animator.page_count()];
-        for &h in &holders {
-            let (page, slot) = animator.socket_slot(h, self.socket).ok_or_else(|| Error::Instance {
-                instance: h,
-                what: format!("has no socket {} to hold a prop (or does not exist)", self.socket),
-            })?;
-            // A palette buffer fits one storage binding, whose size is a u32.
-            pages[page].0.push(slot as u32);
-            pages[page].1.push(h);
-        }
-        let buffers = super::refusable_now(
+        let pages = holder_pages(animator, self.socket, holders)?;
+        self.holders = super::refusable_now(
             device,
             || "the prop holders".to_owned(),
-            || {
-                pages
-                    .into_iter()
-                    .map(|(slots, holders)| {
-                        (!slots.is_empty()).then(|| {
-                            let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                                label: Some("wgpu-anim prop slots"),
-                                contents: bytemuck::cast_slice(&slots),
-                                usage: wgpu::BufferUsages::VERTEX,
-                            });
-                            (buffer, holders)
-                        })
-                    })
-                    .collect()
-            },
+            || holder_buffers(device, pages),
         )?;
-        self.holders = buffers;
         Ok(())
     }
 
@@ -208,4 +227,42 @@ impl PropRenderer {
             pass.draw_indexed(0..self.mesh.index_count, 0, 0..count);
         }
     }
+}
+
+/// Per page of `animator`: the socket slots of `holders` (sorted, without repeats) at socket
+/// `socket`, and those holders.
+///
+/// Errors: a holder that does not exist or whose skeleton has no socket `socket`.
+fn holder_pages(animator: &Animator, socket: usize, holders: &[usize]) -> Result<Vec<(Vec<u32>, Vec<usize>)>> {
+    let mut holders = holders.to_vec();
+    holders.sort_unstable();
+    holders.dedup();
+    let mut pages: Vec<(Vec<u32>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); animator.page_count()];
+    for &h in &holders {
+        let (page, slot) = animator.socket_slot(h, socket).ok_or_else(|| Error::Instance {
+            instance: h,
+            what: format!("has no socket {socket} to hold a prop (or does not exist)"),
+        })?;
+        // A palette buffer fits one storage binding, whose size is a u32.
+        pages[page].0.push(slot as u32);
+        pages[page].1.push(h);
+    }
+    Ok(pages)
+}
+
+/// The slot buffer of each page with holders ([`holder_pages`]).
+fn holder_buffers(device: &wgpu::Device, pages: Vec<(Vec<u32>, Vec<usize>)>) -> Holders {
+    pages
+        .into_iter()
+        .map(|(slots, holders)| {
+            (!slots.is_empty()).then(|| {
+                let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("wgpu-anim prop slots"),
+                    contents: bytemuck::cast_slice(&slots),
+                    usage: wgpu::BufferUsages::VERTEX,
+                });
+                (buffer, holders)
+            })
+        })
+        .collect()
 }

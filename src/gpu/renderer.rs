@@ -59,12 +59,24 @@ pub struct MeshBuffers {
 }
 
 impl MeshBuffers {
+    /// [`MeshBuffers::new_async`], blocking (native only).
+    ///
+    /// Errors: as [`MeshBuffers::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
+        pollster::block_on(Self::new_async(device, mesh, joint_count))
+    }
+
     /// Uploads `mesh`, first validated against a skeleton of `joint_count` joints (so that no
     /// vertex names a joint past the end of its character's palette).
     ///
+    /// It waits for the device's answer to an error scope around the upload, so it is `async`:
+    /// in a browser, `.await` it; natively, [`MeshBuffers::new`] blocks on it (the answer is
+    /// there at once).
+    ///
     /// Errors: a mesh that does not fit the skeleton ([`SkinnedMesh::validate`]); buffers the
     /// device refuses ([`crate::Error::Refused`]).
-    pub fn new(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
+    pub async fn new_async(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
         let mut mesh = mesh.clone();
         mesh.validate(joint_count)?;
         let init = |label, contents: &[u8], usage| {
@@ -74,7 +86,7 @@ impl MeshBuffers {
                 usage,
             })
         };
-        super::refusable_now(
+        super::refusable(
             device,
             || format!("the buffers of mesh '{}'", mesh.name),
             || Self {
@@ -91,6 +103,7 @@ impl MeshBuffers {
                 index_count: mesh.indices.len() as u32,
             },
         )
+        .await
     }
 
     /// Sets the vertex buffer at slot `slot` and the index buffer.
@@ -152,11 +165,10 @@ pub struct SkinnedRenderer {
 }
 
 impl SkinnedRenderer {
-    /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
-    /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
+    /// [`SkinnedRenderer::new_async`], blocking (native only).
     ///
-    /// Errors: a mesh that does not fit the skeleton; buffers or a pipeline the device refuses
-    /// ([`crate::Error::Refused`]).
+    /// Errors: as [`SkinnedRenderer::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn new(
         device: &wgpu::Device,
         animator: &Animator,
@@ -166,10 +178,39 @@ impl SkinnedRenderer {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Self> {
-        let buffers = MeshBuffers::new(device, mesh, joint_count)?;
+        pollster::block_on(Self::new_async(
+            device,
+            animator,
+            mesh,
+            joint_count,
+            color_format,
+            depth_format,
+            sample_count,
+        ))
+    }
+
+    /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
+    /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
+    ///
+    /// It waits for the device's answer to the error scopes around its buffers, bind groups and
+    /// pipeline, so it is `async`: in a browser, `.await` it; natively, [`SkinnedRenderer::new`]
+    /// blocks on it (the answer is there at once).
+    ///
+    /// Errors: a mesh that does not fit the skeleton; buffers, bind groups or a pipeline the
+    /// device refuses ([`crate::Error::Refused`]).
+    pub async fn new_async(
+        device: &wgpu::Device,
+        animator: &Animator,
+        mesh: &SkinnedMesh,
+        joint_count: usize,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Self> {
+        let buffers = MeshBuffers::new_async(device, mesh, joint_count).await?;
         let source = built_in_skin_source()?;
         // Bind groups and the pipeline: what the device refuses is an error.
-        super::refusable_now(
+        super::refusable(
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
             || -> Result<Self> {
@@ -240,7 +281,8 @@ impl SkinnedRenderer {
                     mesh: buffers,
                 })
             },
-        )?
+        )
+        .await?
     }
 
     /// Uploads the camera.
@@ -447,91 +489,5 @@ impl OffscreenTarget {
             .chunks_exact(padded as usize)
             .flat_map(|r| r[..row as usize].iter().copied())
             .collect())
-    }
-}
-
-/// A ground plane at y = 0 with a checkerboard that fades into the sky colour
-/// ([`GroundRenderer::SKY`]) with distance, for the built-in scenes.
-pub struct GroundRenderer {
-    pipeline: wgpu::RenderPipeline,
-    bind_group: wgpu::BindGroup,
-    camera: wgpu::Buffer,
-}
-
-impl GroundRenderer {
-    /// The colour the ground fades into; clear to it.
-    pub const SKY: wgpu::Color = wgpu::Color {
-        r: 0.55,
-        g: 0.62,
-        b: 0.70,
-        a: 1.0,
-    };
-
-    /// A ground renderer drawing into `color_format` with optional depth.
-    pub fn new(
-        device: &wgpu::Device,
-        color_format: wgpu::TextureFormat,
-        depth_format: Option<wgpu::TextureFormat>,
-        sample_count: u32,
-    ) -> Self {
-        let camera = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim ground camera"),
-            size: size_of::<Camera>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("wgpu-anim ground"),
-            source: wgpu::ShaderSource::Wgsl(crate::shaders::GROUND.into()),
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("wgpu-anim ground"),
-            layout: None,
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_ground"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_ground"),
-                compilation_options: Default::default(),
-                targets: &[Some(color_format.into())],
-            }),
-            primitive: Default::default(),
-            depth_stencil: depth_format.map(depth_state),
-            multisample: wgpu::MultisampleState {
-                count: sample_count,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("wgpu-anim ground"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: camera.as_entire_binding(),
-            }],
-        });
-        Self {
-            pipeline,
-            bind_group,
-            camera,
-        }
-    }
-
-    /// Uploads the camera.
-    pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
-        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
-    }
-
-    /// Draws the ground.
-    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.bind_group, &[]);
-        pass.draw(0..6, 0..1);
     }
 }

@@ -114,7 +114,10 @@ impl SkinBinding {
     /// A bind group layout with only these entries.
     ///
     /// Errors: a layout the device refuses ([`crate::Error::Refused`]), for example bindings past
-    /// its `max_bindings_per_bind_group`.
+    /// its `max_bindings_per_bind_group`. Natively the device answers at once. In a browser this
+    /// call does not wait for its answer (it may be made between frames), so a refusal reaches the
+    /// device's uncaptured-error handler; to have it as an error, make the layout inside
+    /// [`super::scoped`] and `.await` that.
     pub fn bind_group_layout(&self, device: &wgpu::Device) -> crate::Result<wgpu::BindGroupLayout> {
         super::refusable_now(
             device,
@@ -144,7 +147,8 @@ impl SkinBinding {
     /// another `extra` entry; an `extra` buffer without `UNIFORM` or `STORAGE` usage, or a range
     /// past its end. What only the device can check — `layout` not having these entries, or of
     /// other types, visibility or sizes — is [`Error::Refused`] naming the page, with wgpu's
-    /// reason.
+    /// reason. In a browser, as for [`SkinBinding::bind_group_layout`], only inside
+    /// [`super::scoped`] (`.await`ed): made between frames too, this call does not wait.
     pub fn bind_group(
         &self,
         device: &wgpu::Device,

@@ -79,7 +79,7 @@ impl Crowd {
             },
         )
         .await?;
-        let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count)?;
+        let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count).await?;
         let ground = GroundRenderer::new(device, color_format, depth_format, sample_count);
         let (agents, half_extent) = add_members(&mut animator, c, desc)?;
         if c.root_motion && desc.moving {
@@ -95,7 +95,8 @@ impl Crowd {
             color_format,
             depth_format,
             sample_count,
-        )?;
+        )
+        .await?;
         let footprints = if desc.footprints {
             footprints(
                 device,
@@ -105,7 +106,8 @@ impl Crowd {
                 color_format,
                 depth_format,
                 sample_count,
-            )?
+            )
+            .await?
         } else {
             None
         };
@@ -146,26 +148,18 @@ impl Crowd {
         sample_count: u32,
     ) -> Result<Self> {
         let mut animator = self.animator.rebuild(device, queue)?;
-        let renderer = skinned_renderer(
+        let renderer = pollster::block_on(skinned_renderer(
             device,
             &animator,
             &self.character,
             color_format,
             depth_format,
             sample_count,
-        )?;
-        let props = prop_renderer(
-            device,
-            &animator,
-            &self.character,
-            self.agents.len(),
-            color_format,
-            depth_format,
-            sample_count,
-        )?;
+        ))?;
+        let props = self.prop_renderer_on(device, &animator, color_format, depth_format, sample_count)?;
         // The marks were on the lost device: the new ring starts empty.
         let footprints = if self.footprints.is_some() {
-            footprints(
+            pollster::block_on(footprints(
                 device,
                 &mut animator,
                 &self.character,
@@ -173,7 +167,7 @@ impl Crowd {
                 color_format,
                 depth_format,
                 sample_count,
-            )?
+            ))?
         } else {
             None
         };
@@ -251,10 +245,10 @@ impl Crowd {
         self.animation_paused
     }
 
-    /// A renderer of the crowd's footprints for another target (a screenshot's, say); `None`
-    /// when the character has none.
+    /// [`Crowd::footprint_renderer_async`], blocking (native only).
     ///
-    /// Errors: a pipeline the device refuses.
+    /// Errors: as [`Crowd::footprint_renderer_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn footprint_renderer(
         &self,
         device: &wgpu::Device,
@@ -262,10 +256,27 @@ impl Crowd {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Option<FootprintRenderer>> {
-        self.footprints
-            .as_ref()
-            .map(|(marks, _)| marks.renderer(device, color_format, depth_format, sample_count))
-            .transpose()
+        pollster::block_on(self.footprint_renderer_async(device, color_format, depth_format, sample_count))
+    }
+
+    /// A renderer of the crowd's footprints for another target (a screenshot's, say); `None`
+    /// when the character has none. `.await` it in a browser ([`Footprints::renderer_async`](crate::gpu::Footprints::renderer_async)).
+    ///
+    /// Errors: a pipeline the device refuses.
+    pub async fn footprint_renderer_async(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Option<FootprintRenderer>> {
+        match &self.footprints {
+            Some((marks, _)) => marks
+                .renderer_async(device, color_format, depth_format, sample_count)
+                .await
+                .map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The footprints' clock now (for [`FootprintRenderer::set_view`]).
@@ -286,12 +297,27 @@ impl Crowd {
         }
     }
 
+    /// [`Crowd::prop_renderer_async`], blocking (native only).
+    ///
+    /// Errors: as [`Crowd::prop_renderer_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn prop_renderer(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Option<PropRenderer>> {
+        self.prop_renderer_on(device, &self.animator, color_format, depth_format, sample_count)
+    }
+
     /// A renderer of the character's prop in the hands of its holders (every
     /// [`HeldProp::every`](super::HeldProp::every)-th member) for another target (a screenshot's,
-    /// say); `None` when the character has no prop.
+    /// say); `None` when the character has no prop. `.await` it in a browser
+    /// ([`PropRenderer::new_async`]).
     ///
-    /// Errors: as [`PropRenderer::new`].
-    pub fn prop_renderer(
+    /// Errors: as [`PropRenderer::new_async`].
+    pub async fn prop_renderer_async(
         &self,
         device: &wgpu::Device,
         color_format: wgpu::TextureFormat,
@@ -307,6 +333,29 @@ impl Crowd {
             depth_format,
             sample_count,
         )
+        .await
+    }
+
+    /// The prop renderer of this crowd's holders for `animator` (this crowd's, or its rebuild's),
+    /// blocking (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn prop_renderer_on(
+        &self,
+        device: &wgpu::Device,
+        animator: &Animator,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<Option<PropRenderer>> {
+        pollster::block_on(prop_renderer(
+            device,
+            animator,
+            &self.character,
+            self.agents.len(),
+            color_format,
+            depth_format,
+            sample_count,
+        ))
     }
 
     /// Records the animation passes, then the footprints' stamping pass.
@@ -361,7 +410,7 @@ fn check_character(c: &Character) -> Result<()> {
 }
 
 /// The renderer of `c`'s mesh for every instance of `animator`.
-fn skinned_renderer(
+async fn skinned_renderer(
     device: &wgpu::Device,
     animator: &Animator,
     c: &Character,
@@ -374,7 +423,7 @@ fn skinned_renderer(
         .skeletons()
         .get(c.skeleton.index() as usize)
         .map_or(0, |s| s.joint_count());
-    SkinnedRenderer::new(
+    SkinnedRenderer::new_async(
         device,
         animator,
         &c.mesh,
@@ -383,4 +432,5 @@ fn skinned_renderer(
         depth_format,
         sample_count,
     )
+    .await
 }

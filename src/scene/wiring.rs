@@ -13,7 +13,7 @@ fn footprint_capacity(count: usize) -> u32 {
 /// Footprints of `character`'s members and their renderer, when it has foot-down events and
 /// sole sockets; the animator then watches events (a log of a record per two members, at least
 /// 4,096).
-pub(super) fn footprints(
+pub(super) async fn footprints(
     device: &wgpu::Device,
     animator: &mut Animator,
     character: &Character,
@@ -28,13 +28,16 @@ pub(super) fn footprints(
     if animator.event_capacity() == 0 {
         animator.watch_events(device, (count as u32 / 2).max(4096))?;
     }
-    let marks = Footprints::new(device, animator, spec.events, spec.sockets, footprint_capacity(count))?;
-    let renderer = marks.renderer(device, color_format, depth_format, sample_count)?;
+    let capacity = footprint_capacity(count);
+    let marks = Footprints::new_async(device, animator, spec.events, spec.sockets, capacity).await?;
+    let renderer = marks
+        .renderer_async(device, color_format, depth_format, sample_count)
+        .await?;
     Ok(Some((marks, renderer)))
 }
 
 /// The prop renderer of `character`'s prop held by members 1, 1 + every, ... below `count`.
-pub(super) fn prop_renderer(
+pub(super) async fn prop_renderer(
     device: &wgpu::Device,
     animator: &Animator,
     character: &Character,
@@ -47,7 +50,7 @@ pub(super) fn prop_renderer(
         return Ok(None);
     };
     let holders: Vec<usize> = (1..count).step_by(prop.every.max(1)).collect();
-    PropRenderer::new(
+    PropRenderer::new_async(
         device,
         animator,
         &prop.mesh,
@@ -58,5 +61,6 @@ pub(super) fn prop_renderer(
         depth_format,
         sample_count,
     )
+    .await
     .map(Some)
 }

@@ -3,9 +3,8 @@
 //! events that never leaves the GPU (`shaders/footprints.wgsl`, drawn by
 //! `shaders/footprint_marks.wgsl`).
 
-use super::Animator;
-use super::renderer::{Camera, depth_state};
 use crate::error::{Error, Result};
+use crate::gpu::{Animator, Camera, depth_state};
 use crate::layout::MAX_SOCKETS;
 use wgpu::util::DeviceExt;
 
@@ -46,12 +45,29 @@ pub struct Footprints {
 }
 
 impl Footprints {
+    /// [`Footprints::new_async`], blocking (native only).
+    ///
+    /// Errors: as [`Footprints::new_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new(
+        device: &wgpu::Device,
+        animator: &Animator,
+        events: [u32; 2],
+        sockets: [usize; 2],
+        capacity: u32,
+    ) -> Result<Self> {
+        pollster::block_on(Self::new_async(device, animator, events, sockets, capacity))
+    }
+
     /// Footprints of `animator`'s characters for the left and right foot-down events `events`
     /// (numbers of the library's [`event_names`](crate::AnimationLibrary::event_names)) at the
     /// sole sockets `sockets`, in a ring of `capacity` marks.
     ///
+    /// It waits for the device's answer to the error scopes around its buffers and pipeline, so
+    /// it is `async`: in a browser, `.await` it; natively, [`Footprints::new`] blocks on it.
+    ///
     /// Errors: the animator does not watch events; buffers or a pipeline the device refuses.
-    pub fn new(
+    pub async fn new_async(
         device: &wgpu::Device,
         animator: &Animator,
         events: [u32; 2],
@@ -69,13 +85,13 @@ impl Footprints {
             });
         }
         let capacity = capacity.max(1);
-        super::refusable_now(
+        crate::gpu::refusable(
             device,
             || "the footprints".to_owned(),
             || {
                 // The event record and the socket count are the stages' own (shared types).
                 let source =
-                    crate::shaders::compose_with_shared(include_str!("../../shaders/footprints.wgsl"), "footprints")
+                    crate::shaders::compose_with_shared(include_str!("../../../shaders/footprints.wgsl"), "footprints")
                         .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim footprints"),
@@ -145,6 +161,7 @@ impl Footprints {
                 }
             },
         )
+        .await
     }
 
     /// Marks the ring holds.
@@ -186,10 +203,10 @@ impl Footprints {
         }
     }
 
-    /// A renderer of the marks into `color_format` with an optional depth buffer and MSAA
-    /// `sample_count`.
+    /// [`Footprints::renderer_async`], blocking (native only).
     ///
-    /// Errors: a pipeline the device refuses.
+    /// Errors: as [`Footprints::renderer_async`].
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn renderer(
         &self,
         device: &wgpu::Device,
@@ -197,7 +214,24 @@ impl Footprints {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<FootprintRenderer> {
-        super::refusable_now(
+        pollster::block_on(self.renderer_async(device, color_format, depth_format, sample_count))
+    }
+
+    /// A renderer of the marks into `color_format` with an optional depth buffer and MSAA
+    /// `sample_count`.
+    ///
+    /// It waits for the device's answer to the error scopes around its buffers and pipeline, so
+    /// it is `async`: in a browser, `.await` it; natively, [`Footprints::renderer`] blocks on it.
+    ///
+    /// Errors: a pipeline the device refuses.
+    pub async fn renderer_async(
+        &self,
+        device: &wgpu::Device,
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Result<FootprintRenderer> {
+        crate::gpu::refusable(
             device,
             || "the footprint renderer".to_owned(),
             || {
@@ -211,6 +245,7 @@ impl Footprints {
                 )
             },
         )
+        .await
     }
 }
 
@@ -244,7 +279,7 @@ impl FootprintRenderer {
         let now = uniform("wgpu-anim footprint time", 16);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-anim footprint marks"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/footprint_marks.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../../../shaders/footprint_marks.wgsl").into()),
         });
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("wgpu-anim footprint marks"),

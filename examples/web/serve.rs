@@ -184,6 +184,10 @@ fn answer(stream: TcpStream, site: &Path, results: &mpsc::Sender<Vec<u8>>) -> st
     let path = path.split('?').next().unwrap_or("/");
     let mut stream = stream;
     if method == "POST" && path == "/result" {
+        // The page's result is well under a megabyte; a larger claim is not the page's.
+        if length > 64 << 20 {
+            return respond(&mut stream, "413 Content Too Large", "text/plain", b"too large");
+        }
         let mut body = vec![0; length];
         reader.read_exact(&mut body)?;
         let _ = results.send(body);

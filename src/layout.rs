@@ -1,5 +1,13 @@
 //! Data shared with WGSL, byte for byte. Each struct names the WGSL struct it mirrors in
-//! `shaders/shared/types.wgsl`; `tests/shaders.rs` checks sizes and offsets against naga's layout.
+//! `shaders/shared/types.wgsl`, or declares it: a struct made with the crate's `wgsl_struct!`
+//! ([`WgslStruct`], [`generated`]) has its WGSL declaration made from its Rust one, appended to
+//! the types module ([`crate::shaders::types_source`]). `tests/shaders.rs` checks sizes and
+//! offsets of both kinds against naga's layout.
+
+#[macro_use]
+mod wgsl;
+
+pub use wgsl::{Generated, WgslStruct, WgslType};
 
 use crate::math::Affine;
 use glam::Vec4;
@@ -187,28 +195,38 @@ pub struct GpuLibraryLayout {
     pub _pad: [u32; 3],
 }
 
-/// What the clock stage keeps and gives back per character: its root motion — for each character
-/// with [`ROOT_MOTION`] (written by no one else) its world transform and this frame's
-/// displacement — and its float curves (when the library has any). WGSL `Output`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuOutput {
-    /// `world_from_model`, moved by every frame's displacement.
-    pub world: Affine,
-    /// The last `GpuInstance::world_seq` taken.
-    pub world_seq: u32,
-    /// Padding.
-    pub _pad: [u32; 3],
-    /// This frame's displacement in the character's frame (model space at the frame's start):
-    /// translation (xyz).
-    pub delta_translation: Vec4,
-    /// This frame's displacement: rotation (a unit quaternion).
-    pub delta_rotation: Vec4,
-    /// The character's value of each float curve name this frame
-    /// ([`crate::AnimationLibrary::curve_names`]), blended as its pose is.
-    pub curves: [f32; MAX_CURVES as usize],
+wgsl_struct! {
+    /// What the clock stage keeps and gives back per character: its root motion — for each character
+    /// with [`ROOT_MOTION`] (written by no one else) its world transform and this frame's
+    /// displacement — and its float curves (when the library has any). WGSL `Output`, whose
+    /// declaration is made from this one ([`WgslStruct`]).
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuOutput as "Output" {
+        /// `world_from_model`, moved by every frame's displacement.
+        pub world: Affine,
+        /// The last `GpuInstance::world_seq` taken.
+        pub world_seq: u32,
+        /// Padding.
+        pub _pad: [u32; 3],
+        /// This frame's displacement in the character's frame (model space at the frame's start):
+        /// translation (xyz).
+        pub delta_translation: Vec4,
+        /// This frame's displacement: rotation (a unit quaternion).
+        pub delta_rotation: Vec4,
+        /// The character's value of each float curve name this frame
+        /// ([`crate::AnimationLibrary::curve_names`]), blended as its pose is.
+        pub curves: [f32; MAX_CURVES as usize],
+    }
 }
 const _: () = assert!(std::mem::size_of::<GpuOutput>() == 128);
+
+/// Every struct declared in Rust with the crate's `wgsl_struct!` ([`WgslStruct`]), in the order
+/// the `wgpu_anim::types` module declares them, after its hand-written ones (which they may
+/// use). A struct listed here is importable from `wgpu_anim::types` and bindable as a resource.
+#[must_use]
+pub fn generated() -> Vec<Generated> {
+    vec![Generated::of::<GpuOutput>()]
+}
 
 /// One channel's keys. WGSL `Track`.
 #[repr(C)]

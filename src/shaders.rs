@@ -6,8 +6,25 @@
 //! Variants are shader defines ([`stage_source_with`]). `tests/shaders.rs` validates every module
 //! with naga.
 
-/// Types shared by all stages (`shaders/shared/types.wgsl`).
+/// Types shared by all stages, as written by hand (`shaders/shared/types.wgsl`); the module
+/// `wgpu_anim::types` is this text and the structs declared in Rust ([`types_source`]).
 pub const TYPES: &str = include_str!("../shaders/shared/types.wgsl");
+
+/// The module `wgpu_anim::types`: [`TYPES`], then the WGSL declaration of every struct declared
+/// once in Rust ([`crate::layout::generated`]).
+#[must_use]
+pub fn types_source() -> String {
+    let mut out = TYPES.to_owned();
+    out.push_str(
+        "
+// Declared in Rust (layout::generated).
+",
+    );
+    for s in crate::layout::generated() {
+        out.push_str(&s.declaration);
+    }
+    out
+}
 /// Math shared by all stages (`shaders/shared/math.wgsl`).
 pub const MATH: &str = include_str!("../shaders/shared/math.wgsl");
 /// Accessors of the library heap (`shaders/shared/library.wgsl`; Rust: [`crate::gpu::LibraryHeap`]).
@@ -462,9 +479,22 @@ pub fn bindings_wgsl(stage: Stage) -> String {
 
 /// The generated module `wgpu_anim::bindings` of a stage (see [`bindings_wgsl`]).
 fn bindings_module(stage: Stage) -> String {
+    let mut types = vec![
+        "Affine",
+        "BlendList",
+        "Clock",
+        "EventLog",
+        "Frame",
+        "Instance",
+        "LayerDef",
+        "LibraryLayout",
+        "LocalPose",
+        "MAX_LAYER_DEFS",
+    ];
+    types.extend(crate::layout::generated().iter().map(|g| g.name));
     format!(
-        "#define_import_path wgpu_anim::bindings\n\
-         #import wgpu_anim::types::{{Affine, BlendList, Clock, EventLog, Frame, Instance, LayerDef, LibraryLayout, LocalPose, MAX_LAYER_DEFS, Output}}\n\n{}",
+        "#define_import_path wgpu_anim::bindings\n#import wgpu_anim::types::{{{}}}\n\n{}",
+        types.join(", "),
         bindings_wgsl(stage)
     )
 }
@@ -474,12 +504,12 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
     let plain = |s: &'static str| std::borrow::Cow::Borrowed(s);
     if stage == Stage::Skin {
         return vec![
-            ("wgpu_anim::types", plain(TYPES)),
+            ("wgpu_anim::types", std::borrow::Cow::Owned(types_source())),
             ("wgpu_anim::skinning", plain(SKINNING_MODULE)),
         ];
     }
     vec![
-        ("wgpu_anim::types", plain(TYPES)),
+        ("wgpu_anim::types", std::borrow::Cow::Owned(types_source())),
         ("wgpu_anim::math", plain(MATH)),
         ("wgpu_anim::bindings", std::borrow::Cow::Owned(bindings_module(stage))),
         ("wgpu_anim::state", plain(STATE)),
@@ -628,9 +658,12 @@ pub fn stage_source(stage: Stage) -> Result<String, String> {
 pub fn compose_with_shared(source: &str, file: &str) -> Result<String, String> {
     use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor, ShaderLanguage, ShaderType};
     let mut composer = Composer::default();
-    for (name, module) in [("wgpu_anim::types", TYPES), ("wgpu_anim::math", MATH)] {
+    for (name, module) in [
+        ("wgpu_anim::types", types_source()),
+        ("wgpu_anim::math", MATH.to_owned()),
+    ] {
         let added = composer.add_composable_module(ComposableModuleDescriptor {
-            source: module,
+            source: &module,
             file_path: name,
             language: ShaderLanguage::Wgsl,
             as_name: Some(name.to_owned()),

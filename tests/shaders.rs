@@ -4,8 +4,8 @@
 use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
-    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuOutput, GpuSkeleton, GpuSocket,
-    GpuTrack, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
+    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket, GpuTrack,
+    LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -261,10 +261,18 @@ macro_rules! mirror {
     };
 }
 
-/// Every struct `shaders/shared/types.wgsl` shares with Rust. A field added on one side only
-/// changes a size or a name list and fails [`every_shared_struct_matches_its_rust_mirror`].
+/// Every struct of the types module with its Rust twin: those `shaders/shared/types.wgsl`
+/// writes by hand, listed here, and those declared in Rust (`layout::generated`), whose WGSL is
+/// made from the Rust declaration (this checks that Rust's layout of them is WGSL's). A field
+/// added on one side only changes a size or a name list and fails
+/// [`every_shared_struct_matches_its_rust_mirror`].
 fn mirrors() -> Vec<Mirror> {
-    vec![
+    let generated = wgpu_anim::layout::generated().into_iter().map(|g| Mirror {
+        wgsl: g.name,
+        size: g.size,
+        fields: g.fields.into_iter().filter(|(n, _)| !is_padding(n)).collect(),
+    });
+    let hand_written = vec![
         mirror!(
             "Frame",
             GpuFrame,
@@ -310,11 +318,6 @@ fn mirrors() -> Vec<Mirror> {
                 event_count,
                 root_track
             ]
-        ),
-        mirror!(
-            "Output",
-            GpuOutput,
-            [world, world_seq, delta_translation, delta_rotation, curves]
         ),
         mirror!("ClipEvent", GpuEvent, [time, name, threshold]),
         // The log's head, then its records (naga sizes a runtime array as one element).
@@ -413,7 +416,8 @@ fn mirrors() -> Vec<Mirror> {
             ]
         ),
         mirror!("BlendChild", GpuBlendChild, [position, node, parameter]),
-    ]
+    ];
+    hand_written.into_iter().chain(generated).collect()
 }
 
 /// Padding: `_pad*` in Rust, `pad*` in WGSL (naga_oil's modules may not use leading underscores).
@@ -461,13 +465,18 @@ fn struct_differences(types: &naga::Module, mirrors: &[Mirror]) -> Vec<String> {
 
 #[test]
 fn every_shared_struct_matches_its_rust_mirror() {
-    let types = shaders::validate(shaders::TYPES).unwrap().0;
+    let types = shaders::validate(&shaders::types_source()).unwrap().0;
     let differences = struct_differences(&types, &mirrors());
     assert!(differences.is_empty(), "{differences:#?}");
     // The check fails on a field moved, a field renamed, a size changed, a struct missing.
-    let changed = shaders::TYPES.replace("    weight: f32,\n    layer: u32,", "    layer: u32,\n    weight: f32,");
+    let changed =
+        shaders::types_source().replace("    weight: f32,\n    layer: u32,", "    layer: u32,\n    weight: f32,");
     let changed = shaders::validate(&changed).unwrap().0;
     assert!(!struct_differences(&changed, &mirrors()).is_empty());
+    // A struct declared in Rust whose WGSL layout is not Rust's (a field aligned differently).
+    let misaligned = shaders::types_source().replace("    world_seq: u32,\n", "    world_seq: vec4<u32>,\n");
+    let misaligned = shaders::validate(&misaligned).unwrap().0;
+    assert!(!struct_differences(&misaligned, &mirrors()).is_empty());
     let mut fewer = mirrors();
     fewer.retain(|m| m.wgsl != "Clock");
     assert!(!struct_differences(&types, &fewer).is_empty());

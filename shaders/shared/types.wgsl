@@ -50,17 +50,8 @@ struct ClipInfo {
 // ClipInfo.root_track of a clip without root motion (Rust: layout::NO_ROOT_MOTION).
 const NO_ROOT_MOTION: u32 = 0xffffffffu;
 
-// Rust: layout::GpuOutput. What the clock stage keeps per character: its root motion.
-struct Output {
-    world: Affine,
-    world_seq: u32,
-    pad_a: u32,
-    pad_b: u32,
-    pad_c: u32,
-    delta_translation: vec4<f32>,
-    delta_rotation: vec4<f32>,
-    curves: array<f32, MAX_CURVES>,
-}
+// Rust: layout::GpuOutput (what the clock stage keeps per character, its root motion and
+// curves) is declared in Rust and its WGSL appended to this module: shaders::types_source.
 
 // Most float curve names of a library (Rust: layout::MAX_CURVES), and where a clip's curve mask
 // starts in its flags (layout::CLIP_CURVE_SHIFT).

@@ -82,19 +82,16 @@ impl Page {
         fused: Option<&StagePipeline>,
     ) {
         let binding_of = |resource: Resource| -> wgpu::BindingResource<'_> {
-            let buffer = match resource {
-                Resource::Frame => return wgpu::BindingResource::Buffer(shared.frame.clone()),
-                Resource::Library => shared.library.layout_buffer(),
-                Resource::Heap => shared.library.heap(),
-                Resource::LayerDefs => shared.layer_defs,
+            let buffer = match (resource.scope(), resource) {
+                // Every per-page resource: the page's own buffer, whatever it is.
+                (Scope::Page, _) => self.buffer(resource),
+                (Scope::Frame, _) => return wgpu::BindingResource::Buffer(shared.frame.clone()),
+                (_, Resource::Library) => shared.library.layout_buffer(),
+                (_, Resource::Heap) => shared.library.heap(),
+                (_, Resource::LayerDefs) => shared.layer_defs,
                 // Shared by every page: one log per frame.
-                Resource::Events => shared.event_log,
-                Resource::Instances
-                | Resource::CharacterState
-                | Resource::BlendLists
-                | Resource::LocalPoses
-                | Resource::ModelPoses
-                | Resource::Palettes => self.buffer(resource),
+                (_, Resource::Events) => shared.event_log,
+                (_, r) => unreachable!("{}: a shared resource needs its buffer in page::Shared", r.name()),
             };
             buffer.as_entire_binding()
         };

@@ -19,6 +19,7 @@ mod recovery;
 mod renderer;
 mod ring;
 mod skinning;
+mod target;
 mod timing;
 mod watch;
 
@@ -36,9 +37,10 @@ pub use read_back::skin_on_gpu;
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
-pub use renderer::{Camera, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass};
+pub use renderer::{Camera, MeshBuffers, SkinnedRenderer, depth_state};
 pub use ring::{FrameReadback, READBACK_SLOTS};
 pub use skinning::SkinBinding;
+pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
 
 use crate::error::{Error, Result};

@@ -79,6 +79,7 @@ pub mod mannequin;
 pub mod math;
 pub mod mesh;
 pub mod offline;
+pub mod reach;
 pub mod reference;
 #[cfg(feature = "scene")]
 pub mod scene;

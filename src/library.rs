@@ -79,6 +79,11 @@ pub struct AnimationLibrary {
     pub(crate) curve_names: Vec<String>,
     /// Compressed clips' packed tracks ([`crate::codec::format`]), 32-bit words.
     pub(crate) packed: Vec<u32>,
+    /// Per skeleton: each joint's extent over its rest pose and every clip's keys
+    /// ([`crate::reach`]).
+    pub(crate) skeleton_extents: Vec<Vec<crate::reach::Extent>>,
+    /// Per clip: each joint's extent over the clip's keys.
+    pub(crate) clip_extents: Vec<Vec<crate::reach::Extent>>,
     /// The report of every clip the builder compressed.
     pub(crate) reports: Vec<(ClipId, crate::codec::ClipReport)>,
 }
@@ -106,12 +111,110 @@ impl Default for AnimationLibrary {
             event_names: Vec::new(),
             curve_names: Vec::new(),
             packed: Vec::new(),
+            skeleton_extents: Vec::new(),
+            clip_extents: Vec::new(),
             reports: Vec::new(),
         }
     }
 }
 
 impl AnimationLibrary {
+    /// Each joint's extent over what a layer plays: clip `clip`, or every clip of the blend tree
+    /// of nodes `tree_offset..tree_offset + tree_nodes` when `tree_nodes > 0` ([`crate::reach`]).
+    fn layer_extents(&self, clip: u32, tree_offset: u32, tree_nodes: u32, joints: usize) -> Vec<crate::reach::Extent> {
+        let clips: Vec<u32> = if tree_nodes == 0 {
+            vec![clip]
+        } else {
+            let nodes = self
+                .blend
+                .nodes
+                .iter()
+                .skip(tree_offset as usize)
+                .take(tree_nodes as usize);
+            nodes
+                .filter(|n| n.kind == crate::layout::node_kind::CLIP)
+                .map(|n| n.clip)
+                .collect()
+        };
+        let mut out = vec![crate::reach::Extent::default(); joints];
+        for c in clips {
+            for (o, e) in out
+                .iter_mut()
+                .zip(self.clip_extents.get(c as usize).into_iter().flatten())
+            {
+                *o = o.max(*e);
+            }
+        }
+        out
+    }
+
+    /// Checks that no vertex of `mesh` (validated, [`SkinnedMesh::validate`](crate::SkinnedMesh::validate)), skinned
+    /// to skeleton `skeleton` in any pose of its clips, moves farther than
+    /// [`MAX_REACH`](crate::reach::MAX_REACH) from the origin: for each vertex, the sum over its
+    /// influences of weight × (the skinning matrix's reach × the vertex's length + its
+    /// translation's reach) ([`crate::reach`]). The importer checks every mesh it imports.
+    ///
+    /// Errors: a skeleton of another library ([`Error::ForeignId`]) or one that does not exist;
+    /// [`Error::Mesh`] naming the first vertex that may reach past the bound and how far.
+    pub fn check_mesh(&self, skeleton: SkeletonId, mesh: &crate::SkinnedMesh) -> Result<()> {
+        let k = skeleton.check(self.tag)? as usize;
+        let skel = self.skeletons.get(k).ok_or_else(|| Error::Limit {
+            what: format!("skeleton {k} does not exist"),
+        })?;
+        let err = |what: String| Error::Mesh {
+            mesh: mesh.name.clone(),
+            what,
+        };
+        let reach = skel.reach(&self.skeleton_extents[k], &[]).map_err(|(j, what)| {
+            err(format!(
+                "skeleton '{}' joint '{}': {what}",
+                skel.name(),
+                skel.joint_names()[j]
+            ))
+        })?;
+        for (v, p) in mesh.positions.iter().enumerate() {
+            let length = p.as_dvec3().length();
+            let (joints, weights) = (mesh.joints.get(v), mesh.weights.get(v));
+            let (Some(joints), Some(weights)) = (joints, weights) else {
+                break;
+            };
+            let far: f64 = joints
+                .iter()
+                .zip(weights)
+                .filter(|(_, w)| **w > 0.0)
+                .map(|(j, w)| f64::from(*w) * reach.get(*j as usize).map_or(f64::INFINITY, |r| r.skin_point(length)))
+                .sum();
+            if !crate::reach::within(far) {
+                return Err(err(format!(
+                    "vertex {v} skinned to skeleton '{}' may reach {far:.3e} from the origin; the library allows {:.0e}",
+                    skel.name(),
+                    crate::reach::MAX_REACH
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether skeleton `skeleton`, playing any of its clips with additive layers of
+    /// `(clip, tree_offset, tree_nodes)` on top, stays within [`crate::reach::MAX_REACH`]; else
+    /// the first joint past it (its name) and what it reaches.
+    pub(crate) fn check_additive_layers(
+        &self,
+        skeleton: u32,
+        layers: &[(u32, u32, u32)],
+    ) -> std::result::Result<(), String> {
+        let Some(skel) = self.skeletons.get(skeleton as usize) else {
+            return Ok(());
+        };
+        let n = skel.joint_count();
+        let extents: Vec<Vec<crate::reach::Extent>> =
+            layers.iter().map(|&(c, o, k)| self.layer_extents(c, o, k, n)).collect();
+        let additive: Vec<&[crate::reach::Extent]> = extents.iter().map(Vec::as_slice).collect();
+        skel.reach(&self.skeleton_extents[skeleton as usize], &additive)
+            .map(|_| ())
+            .map_err(|(j, what)| format!("joint '{}': {what}", skel.joint_names()[j]))
+    }
+
     /// Its tag: every id it issues carries it ([`crate::id`]).
     #[must_use]
     pub fn tag(&self) -> LibraryTag {

@@ -86,7 +86,9 @@ impl SkinnedMesh {
     ///
     /// Errors: arrays of different lengths, an index out of range, a joint index out of range with
     /// a non-zero weight, negative or non-finite weights, a vertex whose weights sum to zero,
-    /// non-finite positions.
+    /// a position that is not finite or has a component beyond
+    /// [`MAX_REACH`](crate::reach::MAX_REACH). [`AnimationLibrary::check_mesh`](crate::AnimationLibrary::check_mesh)
+    /// checks where its skinned vertices can go.
     pub fn validate(&mut self, joint_count: usize) -> Result<()> {
         let err = |what: String| Error::Mesh {
             mesh: self.name.clone(),
@@ -118,8 +120,13 @@ impl SkinnedMesh {
         if let Some((i, &ix)) = self.indices.iter().enumerate().find(|&(_, &ix)| ix as usize >= n) {
             return Err(err(format!("index {i} is {ix}, out of range (0..{n})")));
         }
-        if let Some(v) = self.positions.iter().position(|p| !p.is_finite()) {
-            return Err(err(format!("vertex {v}: position is not finite")));
+        let within = |p: &Vec3| p.is_finite() && f64::from(p.abs().max_element()) <= crate::reach::MAX_REACH;
+        if let Some(v) = self.positions.iter().position(|p| !within(p)) {
+            return Err(err(format!(
+                "vertex {v}: position {} is not finite or farther than {:.0e} from the origin",
+                self.positions[v],
+                crate::reach::MAX_REACH
+            )));
         }
         for v in 0..n {
             let w = self.weights[v];

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::math::Transform;
+use crate::reach::{self, Extent};
 use glam::Mat4;
 
 /// The most joints one skeleton may have. The GPU stages loop over joints with no fixed-size
@@ -57,7 +58,9 @@ impl Skeleton {
     ///
     /// Errors: no joints, more than [`MAX_JOINTS`], an empty or duplicate name, a parent index out
     /// of range, a cycle, a non-finite rest pose or inverse bind, a rest rotation that is not a
-    /// unit quaternion (beyond 1e-3; nearly-unit ones are normalized), a zero rest scale.
+    /// unit quaternion (beyond 1e-3; nearly-unit ones are normalized), a zero rest scale, a
+    /// rest pose or inverse bind whose model or skinning matrices reach past
+    /// [`reach::MAX_REACH`](crate::reach::MAX_REACH).
     pub fn new(name: impl Into<String>, joints: Vec<JointDesc>) -> Result<Self> {
         let name = name.into();
         let shape = |what: String| Error::SkeletonShape {
@@ -141,7 +144,7 @@ impl Skeleton {
             let stuck = (0..n).find(|&i| new_index[i] == usize::MAX).unwrap_or(0);
             return Err(joint_err(stuck, "is part of a parent cycle".into()));
         }
-        Ok(Self {
+        let skeleton = Self {
             names: order.iter().map(|&i| joints[i].name.clone()).collect(),
             parents: order
                 .iter()
@@ -159,7 +162,45 @@ impl Skeleton {
             source_index: order,
             name,
             sockets: Vec::new(),
-        })
+        };
+        skeleton.check_rest_reach()?;
+        Ok(skeleton)
+    }
+
+    /// Each joint's extent in the rest pose ([`crate::reach`]).
+    pub(crate) fn rest_extents(&self) -> Vec<Extent> {
+        self.rest
+            .iter()
+            .map(|r| reach::pose_extent(r.translation.extend(0.0), r.scale.extend(0.0)))
+            .collect()
+    }
+
+    /// The model and skinning reach of every joint whose local poses stay within `local`, with
+    /// additive layers of extents `additive` on top ([`reach::check`]); `Err((joint, what))`
+    /// for the first joint past [`reach::MAX_REACH`].
+    pub(crate) fn reach(
+        &self,
+        local: &[Extent],
+        additive: &[&[Extent]],
+    ) -> std::result::Result<Vec<reach::JointReach>, (usize, String)> {
+        let frame = reach::Frame {
+            parents: &self.parents,
+            inverse_binds: &self.inverse_binds,
+            sockets: self.sockets.iter().map(|s| (s.joint, s.offset.to_mat4())).collect(),
+        };
+        reach::check(&frame, local, additive)
+    }
+
+    /// Refuses a rest pose, inverse bind or socket that reaches past [`reach::MAX_REACH`].
+    fn check_rest_reach(&self) -> Result<()> {
+        self.reach(&self.rest_extents(), &[])
+            .map(|_| ())
+            .map_err(|(j, what)| Error::Skeleton {
+                skeleton: self.name.clone(),
+                joint: self.source_index[j],
+                joint_name: self.names[j].clone(),
+                what: format!("in the rest pose, {what}"),
+            })
     }
 
     /// Builds a skeleton whose inverse bind matrices are the inverses of its rest pose in model
@@ -177,6 +218,7 @@ impl Skeleton {
         let mut s = Self::new(name, descs)?;
         let model = s.rest_model_matrices();
         s.inverse_binds = model.iter().map(|m| m.inverse()).collect();
+        s.check_rest_reach()?;
         Ok(s)
     }
 
@@ -224,7 +266,8 @@ impl Skeleton {
     /// for example a grip's position and orientation in the hand's frame); returns its index.
     ///
     /// Errors (nothing added): an empty name or one already used, a joint the skeleton lacks,
-    /// an offset that is not finite or whose rotation is not a unit quaternion (beyond 1e-3), or
+    /// an offset that is not finite or whose rotation is not a unit quaternion (beyond 1e-3), an
+    /// offset that reaches past [`reach::MAX_REACH`](crate::reach::MAX_REACH) in the rest pose, or
     /// [`MAX_SOCKETS`] sockets already.
     pub fn add_socket(&mut self, name: &str, joint: &str, offset: Transform) -> Result<usize> {
         let err = |what: String| Error::SkeletonShape {
@@ -254,6 +297,10 @@ impl Skeleton {
                 ..offset
             },
         });
+        if let Err((j, what)) = self.reach(&self.rest_extents(), &[]) {
+            self.sockets.pop();
+            return Err(err(format!("on joint '{}' in the rest pose, {what}", self.names[j])));
+        }
         Ok(self.sockets.len() - 1)
     }
 

@@ -10,6 +10,7 @@ use crate::layout::{
 };
 use crate::library::{AnimationLibrary, MaskId, MaskInfo, SkeletonId};
 use crate::math::Affine;
+use crate::reach::{self, Extent};
 use crate::skeleton::Skeleton;
 use glam::{Quat, Vec3, Vec4};
 use std::collections::HashMap;
@@ -86,6 +87,7 @@ impl LibraryBuilder {
             .extend(skeleton.parents().iter().map(|p| p.map_or(-1, |p| p as i32)));
         lib.inverse_binds
             .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
+        lib.skeleton_extents.push(skeleton.rest_extents());
         lib.skeletons.push(skeleton);
         id
     }
@@ -190,6 +192,16 @@ impl LibraryBuilder {
         }
         // Validate everything before packing so an error leaves the library unchanged.
         let (packed, curves) = pack_clip(skel, clip)?;
+        let extents = clip_extents(&packed, compressed);
+        let skeleton_extents: Vec<Extent> = self.lib.skeleton_extents[skeleton.index() as usize]
+            .iter()
+            .zip(&extents)
+            .map(|(a, b)| a.max(*b))
+            .collect();
+        skel.reach(&skeleton_extents, &[]).map_err(|(j, what)| Error::Clip {
+            clip: clip.name.clone(),
+            what: format!("joint '{}': {what}", skel.joint_names()[j]),
+        })?;
         let new_names = curves
             .iter()
             .filter(|(name, _)| !self.lib.curve_names.contains(name))
@@ -247,6 +259,8 @@ impl LibraryBuilder {
             });
         }
         lib.clip_names.push(clip.name.clone());
+        lib.clip_extents.push(extents);
+        lib.skeleton_extents[skeleton.index() as usize] = skeleton_extents;
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
         // A compressed clip's packed channels: track 3 j + c of the clip reads blob track k.
         let mut packed_track: HashMap<usize, u32> = HashMap::new();
@@ -427,6 +441,45 @@ fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<PackedClip> {
         })
         .collect();
     Ok((joints, curves))
+}
+
+/// Each joint's extent over the keys of `packed` (a clip's tracks as the library stores them),
+/// and for the channels of `compressed` in its blob, over the values the blob can decode: within
+/// `[min, min + 2 · extent]` of the track's clip range (a segment's range starts and spans up to
+/// 255 255ths of it).
+fn clip_extents(packed: &[[PackedTrack; 3]], compressed: Option<&crate::codec::CompressedClip>) -> Vec<Extent> {
+    let mut extents: Vec<Extent> = packed
+        .iter()
+        .map(|[t, _, s]| {
+            let cubic = |p: &PackedTrack| p.interpolation == Interpolation::CubicSpline;
+            Extent {
+                translation: reach::translation_reach(cubic(t), &t.times, &t.values),
+                scale: reach::scale_reach(cubic(s), &s.times, &s.values),
+            }
+        })
+        .collect();
+    let Some(c) = compressed else { return extents };
+    let Ok(blob) = crate::codec::format::Blob::parse(&c.blob) else {
+        return extents;
+    };
+    for (k, p) in c.packed.iter().enumerate() {
+        let corner = |c: u32| {
+            let (min, extent) = blob.clip_range(k as u32, c);
+            let (min, extent) = (f64::from(min), f64::from(extent));
+            min.abs().max((min + 2.0 * extent).abs())
+        };
+        let Some(e) = extents.get_mut(p.joint as usize) else {
+            continue;
+        };
+        match p.channel {
+            Channel::Translation => {
+                e.translation = (0..3).map(|c| corner(c).powi(2)).sum::<f64>().sqrt();
+            }
+            Channel::Scale => e.scale = (0..3).map(corner).fold(0.0, f64::max),
+            Channel::Rotation => {}
+        }
+    }
+    extents
 }
 
 /// A clip's tracks as the library stores them: three per joint, then its named curves.

@@ -70,8 +70,11 @@ impl Controller {
         }
         check_params(index, &desc.params)?;
         let w = &desc.world;
-        if !w.is_finite() || w.row(3) != glam::Vec4::W {
-            return Err(err("world matrix must be finite and affine (last row 0 0 0 1)".into()));
+        if !super::world_within_reach(w) {
+            return Err(err(format!(
+                "world matrix must be affine (last row 0 0 0 1) with every element finite and within {:.0e}",
+                crate::reach::MAX_REACH
+            )));
         }
         let (loop_mode, loop_count) = match desc.loop_mode {
             LoopMode::Once => (LOOP_ONCE, 1),

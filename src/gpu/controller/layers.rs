@@ -14,7 +14,9 @@ impl Controller {
     /// or mode changes, or when `restart` is true.
     ///
     /// Errors: no such instance or slot, a clip, tree or mask of another library
-    /// ([`Error::ForeignId`]) or of another skeleton, a weight, start or rate that is not finite, a time parameter above 3.
+    /// ([`Error::ForeignId`]) or of another skeleton, a weight, start or rate that is not finite, a time parameter above 3,
+    /// an additive layer that, with the instance's other additive layers, could move a joint,
+    /// skinning matrix or socket past [`reach::MAX_REACH`](crate::reach::MAX_REACH).
     pub fn set_layer(&mut self, index: usize, slot: usize, layer: Option<&Layer>, restart: bool) -> Result<()> {
         let err = |what: String| Error::Instance { instance: index, what };
         let inst = *self.instances.get(index).ok_or_else(|| err("does not exist".into()))?;
@@ -81,6 +83,20 @@ impl Controller {
             loop_mode: if layer.once { LOOP_ONCE } else { LOOP_FOREVER },
             _pad: 0,
         };
+        if def.mode != layer_mode::OVERRIDE {
+            // Additive layers add translations and multiply scales: the instance's additive
+            // layers together, this one in its slot, must keep every pose within reach.
+            let mut additive: Vec<(u32, u32, u32)> = (0..MAX_LAYERS as usize)
+                .filter(|&k| k != slot && inst.flags & (LAYER_ON << k) != 0)
+                .map(|k| &self.layer_defs[inst.layers[k].def as usize])
+                .filter(|d| d.mode != layer_mode::OVERRIDE)
+                .map(|d| (d.clip, d.tree_offset, d.tree_nodes))
+                .collect();
+            additive.push((def.clip, def.tree_offset, def.tree_nodes));
+            self.library()
+                .check_additive_layers(inst.skeleton, &additive)
+                .map_err(|what| err(format!("additive layer {slot}: {what}")))?;
+        }
         let def_index = self
             .layer_def_index(def)
             .map_err(|what| err(format!("layer {slot}: {what}")))?;

@@ -177,6 +177,16 @@ impl Controller {
     }
 }
 
+/// Whether `world` is affine (last row `0 0 0 1`) with every element finite and within
+/// [`MAX_REACH`](crate::reach::MAX_REACH): times a skinned vertex or socket within it, it stays far from f32's limit.
+fn world_within_reach(world: &glam::Mat4) -> bool {
+    world.row(3) == glam::Vec4::W
+        && world
+            .to_cols_array()
+            .iter()
+            .all(|v| f64::from(v.abs()) <= crate::reach::MAX_REACH)
+}
+
 fn check_params(index: usize, params: &[f32; 4]) -> Result<()> {
     if let Some(k) = params.iter().position(|p| !p.is_finite()) {
         return Err(Error::Instance {

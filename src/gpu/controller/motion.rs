@@ -82,10 +82,13 @@ impl Controller {
             instance: index,
             what: "does not exist".into(),
         })?;
-        if !world.is_finite() || world.row(3) != glam::Vec4::W {
+        if !super::world_within_reach(&world) {
             return Err(Error::Instance {
                 instance: index,
-                what: "world matrix must be finite and affine".into(),
+                what: format!(
+                    "world matrix must be affine with every element finite and within {:.0e}",
+                    crate::reach::MAX_REACH
+                ),
             });
         }
         let _ = inst;

@@ -203,7 +203,12 @@ pub enum ClipSource {
 }
 
 impl Imported {
-    /// Validates and packs every skeleton and clip into an [`AnimationLibrary`].
+    /// Validates and packs every skeleton and clip into an [`AnimationLibrary`], and checks that
+    /// no mesh's skinned vertex can reach past [`MAX_REACH`](crate::reach::MAX_REACH) in any pose
+    /// of its skeleton's clips ([`AnimationLibrary::check_mesh`]).
+    ///
+    /// Errors: [`Error::Asset`] naming the file and the clip, joint or mesh the builder or the
+    /// check refuses.
     pub fn build_library(&self) -> Result<ImportedLibrary> {
         self.build_library_with(&ClipSource::Raw)
     }
@@ -254,8 +259,20 @@ impl Imported {
                 ),
             });
         }
+        let library = b.build();
+        for m in &self.meshes {
+            let Some(&skeleton) = skeletons.get(m.skeleton) else {
+                continue;
+            };
+            library.check_mesh(skeleton, &m.mesh).map_err(|e| {
+                asset(
+                    &self.file,
+                    format!("mesh {} primitive {}: {e}", m.mesh_index, m.primitive),
+                )
+            })?;
+        }
         Ok(ImportedLibrary {
-            library: b.build(),
+            library,
             skeletons,
             clips,
         })

@@ -37,9 +37,10 @@ pub use read_back::skin_on_gpu;
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
 pub use renderer::{Camera, MeshBuffers, OffscreenTarget, SkinnedRenderer, depth_state, depth_view, scene_pass};
-pub use ring::{FrameReadback, READBACK_SLOTS};
+pub use ring::READBACK_SLOTS;
 pub use skinning::SkinBinding;
 pub use timing::PassTimer;
+pub use watch::FrameReadback;
 
 use crate::error::{Error, Result};
 

@@ -190,26 +190,82 @@ impl Resource {
         }
     }
 
+    /// The per-instance sections of its page buffer in a page of `capacity` instances, in buffer
+    /// order: where each starts and its bytes per instance. Empty for a resource that is not per
+    /// instance (per joint, or not per page).
+    ///
+    /// - [`Resource::Instances`]: one section, every `Instance` (256 B) from byte 0;
+    /// - [`Resource::CharacterState`]: two, every `Clock` (64 B) from byte 0, then every
+    ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
+    ///   256 B);
+    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from byte 0.
+    ///
+    /// A resource that survives a lost device by checkpoints ([`Survival::Checkpointed`]) is
+    /// copied back section by section, for the instances in use, and written back the same way
+    /// ([`crate::gpu::Animator::set_recovery`]): the sections are all a checkpoint needs to know
+    /// of it. [`Resource::page_bytes`] of a per-instance resource is where its last section ends.
+    #[must_use]
+    pub const fn instance_sections(self, capacity: u32) -> Sections {
+        use crate::layout::{BlendList, GpuClock, GpuInstance, GpuOutput};
+        match self {
+            Resource::Instances => Sections::one(Section::from_start(size_of::<GpuInstance>())),
+            Resource::CharacterState => Sections::two(
+                Section::from_start(size_of::<GpuClock>()),
+                Section {
+                    offset: crate::layout::outputs_offset(capacity),
+                    stride: size_of::<GpuOutput>() as u64,
+                },
+            ),
+            Resource::BlendLists => Sections::one(Section::from_start(size_of::<BlendList>())),
+            Resource::Frame
+            | Resource::Library
+            | Resource::LayerDefs
+            | Resource::Heap
+            | Resource::LocalPoses
+            | Resource::ModelPoses
+            | Resource::Palettes
+            | Resource::Events => Sections::NONE,
+        }
+    }
+
+    /// The snapshot section of a per-joint resource whose snapshots survive a lost device
+    /// ([`Survival::SnapshotsCheckpointed`]), in a page of `joints` joints: where the snapshot
+    /// of the page's joint 0 starts and the bytes per joint. [`Resource::LocalPoses`]: its
+    /// second third, the poses interrupted cross-fades blend from (`LocalPose`, 48 B, from
+    /// `joints` poses in). `None` for every other resource.
+    #[must_use]
+    pub const fn snapshot_section(self, joints: u32) -> Option<Section> {
+        use crate::layout::LocalPose;
+        match self {
+            Resource::LocalPoses => Some(Section {
+                offset: joints as u64 * size_of::<LocalPose>() as u64,
+                stride: size_of::<LocalPose>() as u64,
+            }),
+            _ => None,
+        }
+    }
+
     /// Bytes of a page's buffer for `instances` instances and `joints` joints (`sockets`: the
     /// library has sockets); `None` for a resource that is not per page.
     ///
-    /// - per instance: `Instance` (256 B), `BlendList` (320 B), the character state: `Clock`
-    ///   (64 B) each, then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
-    ///   256 B) `Output` (128 B) each;
+    /// - per instance: the end of its last section ([`Resource::instance_sections`]):
+    ///   `Instance` (256 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
+    ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
+    ///   `Output` (128 B) each;
     /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
     ///   cross-fade starts from, and the mesh-space additive delta), an `Affine` model matrix,
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
     ///   matrices per instance after the page's palettes.
     #[must_use]
     pub const fn page_bytes(self, instances: u32, joints: u32, sockets: bool) -> Option<u64> {
-        use crate::layout::{BlendList, GpuInstance, GpuOutput, LocalPose, MAX_SOCKETS};
+        use crate::layout::{LocalPose, MAX_SOCKETS};
         use crate::math::Affine;
         let (i, j) = (instances as u64, joints as u64);
         let affine = size_of::<Affine>() as u64;
         Some(match self {
-            Resource::Instances => i * size_of::<GpuInstance>() as u64,
-            Resource::CharacterState => crate::layout::outputs_offset(instances) + i * size_of::<GpuOutput>() as u64,
-            Resource::BlendLists => i * size_of::<BlendList>() as u64,
+            Resource::Instances | Resource::CharacterState | Resource::BlendLists => {
+                self.instance_sections(instances).end(instances)
+            }
             Resource::LocalPoses => j * 3 * size_of::<LocalPose>() as u64,
             Resource::ModelPoses => j * affine,
             Resource::Palettes => j * affine + if sockets { i * MAX_SOCKETS as u64 * affine } else { 0 },
@@ -247,6 +303,103 @@ impl Resource {
             Resource::LocalPoses => Survival::SnapshotsCheckpointed,
             Resource::BlendLists | Resource::ModelPoses | Resource::Palettes | Resource::Events => Survival::Recomputed,
         }
+    }
+}
+
+/// A section of a per-page buffer: one value per instance (or per joint), end to end from
+/// `offset` ([`Resource::instance_sections`], [`Resource::snapshot_section`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Section {
+    /// Where the value of instance (or joint) 0 starts in the page's buffer, in bytes.
+    pub offset: u64,
+    /// Bytes per instance (or joint).
+    pub stride: u64,
+}
+
+impl Section {
+    /// A section from byte 0 with `stride` bytes per value.
+    const fn from_start(stride: usize) -> Self {
+        Self {
+            offset: 0,
+            stride: stride as u64,
+        }
+    }
+
+    /// Where the value of instance (or joint) `index` starts in the page's buffer, in bytes.
+    #[must_use]
+    pub const fn at(self, index: u64) -> u64 {
+        self.offset + index * self.stride
+    }
+
+    /// Bytes of `count` values.
+    #[must_use]
+    pub const fn bytes(self, count: u64) -> u64 {
+        count * self.stride
+    }
+}
+
+/// The per-instance sections of a resource's page buffer, in buffer order
+/// ([`Resource::instance_sections`]): at most [`Sections::MAX`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sections {
+    list: [Section; Sections::MAX],
+    len: usize,
+}
+
+impl Sections {
+    /// The most sections a resource has (the character state's clocks and outputs).
+    pub const MAX: usize = 2;
+    /// No section: a resource that is not per instance.
+    pub const NONE: Sections = Sections {
+        list: [Section { offset: 0, stride: 0 }; Sections::MAX],
+        len: 0,
+    };
+
+    const fn one(a: Section) -> Self {
+        Self {
+            list: [a, Section { offset: 0, stride: 0 }],
+            len: 1,
+        }
+    }
+
+    const fn two(a: Section, b: Section) -> Self {
+        Self { list: [a, b], len: 2 }
+    }
+
+    /// The sections, in buffer order.
+    #[must_use]
+    pub fn as_slice(&self) -> &[Section] {
+        &self.list[..self.len]
+    }
+
+    /// How many sections there are.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none (the resource is not per instance).
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Where the last section ends with `instances` instances, in bytes (0 with no section).
+    #[must_use]
+    pub const fn end(&self, instances: u32) -> u64 {
+        if self.len == 0 {
+            return 0;
+        }
+        self.list[self.len - 1].at(instances as u64)
+    }
+}
+
+impl IntoIterator for Sections {
+    type Item = Section;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Section, { Sections::MAX }>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.into_iter().take(self.len)
     }
 }
 
@@ -720,4 +873,70 @@ pub fn validate(source: &str) -> Result<(naga::Module, naga::valid::ModuleInfo),
     .validate(&module)
     .map_err(|e| e.emit_to_string(source))?;
     Ok((module, info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Resource, Scope, Survival};
+
+    /// Every per-instance resource's page buffer ends where its last section ends, the sections
+    /// in order without overlap; a resource with no section has no per-instance bytes.
+    #[test]
+    fn page_bytes_agree_with_the_instance_sections() {
+        for resource in Resource::ALL {
+            for capacity in [0, 1, 3, 64, 1000] {
+                let sections = resource.instance_sections(capacity);
+                let bytes = resource.page_bytes(capacity, 0, false);
+                if resource.scope() != Scope::Page {
+                    assert!(sections.is_empty(), "{resource:?} is not per page");
+                    assert_eq!(bytes, None, "{resource:?}");
+                    continue;
+                }
+                assert_eq!(
+                    bytes,
+                    Some(sections.end(capacity)),
+                    "{resource:?}, {capacity} instances"
+                );
+                let mut end = 0;
+                for section in sections {
+                    assert!(section.stride > 0, "{resource:?}");
+                    assert!(section.offset >= end, "{resource:?}: sections overlap");
+                    assert!(
+                        section.offset.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+                        "{resource:?}"
+                    );
+                    assert!(
+                        section.stride.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+                        "{resource:?}"
+                    );
+                    end = section.at(u64::from(capacity));
+                }
+            }
+        }
+        let state = Resource::CharacterState.instance_sections(10);
+        assert_eq!(state.as_slice()[1].offset, crate::layout::outputs_offset(10));
+    }
+
+    /// What a checkpoint needs of a resource is in the table: the sections of every checkpointed
+    /// resource, the snapshot section of every resource whose snapshots are.
+    #[test]
+    fn every_checkpointed_resource_has_sections_to_copy() {
+        for resource in Resource::ALL {
+            let survival = resource.on_device_loss();
+            if survival == Survival::Checkpointed {
+                assert_eq!(resource.scope(), Scope::Page, "{resource:?}");
+                assert!(!resource.instance_sections(1).is_empty(), "{resource:?}");
+            }
+            let snapshots = resource.snapshot_section(8);
+            assert_eq!(
+                snapshots.is_some(),
+                survival == Survival::SnapshotsCheckpointed,
+                "{resource:?}"
+            );
+            if let Some(s) = snapshots {
+                let end = s.at(8);
+                assert!(end <= resource.page_bytes(0, 8, false).unwrap_or(0), "{resource:?}");
+            }
+        }
+    }
 }

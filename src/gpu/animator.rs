@@ -6,12 +6,12 @@ use super::controller::{Controller, FrameUpload};
 use super::page::{Page, Shared, StagePipeline, page_layout};
 use super::recovery::{CheckpointCopy, Recovery};
 use super::ring::Ring;
-use super::{AnimatorDesc, GpuLibrary};
+use super::{AnimatorDesc, FrameReadback, GpuLibrary};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput,
-    MAX_FUSED_JOINTS, MAX_LAYER_DEFS, WORKGROUP_SIZE, outputs_offset,
+    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, MAX_FUSED_JOINTS,
+    MAX_LAYER_DEFS, WORKGROUP_SIZE,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -60,7 +60,7 @@ pub struct Animator {
     /// The copies this frame records for a checkpoint.
     pub(super) checkpoint_copies: Vec<CheckpointCopy>,
     /// Watched sockets read back every frame ([`Animator::watch_sockets`]).
-    pub(super) ring: Option<Ring>,
+    pub(super) ring: Option<Ring<FrameReadback>>,
 }
 
 /// When a frame copies each page's palettes into its previous palettes.
@@ -462,26 +462,7 @@ impl Animator {
         if self.previous_copy == PreviousCopy::After {
             self.copy_previous_palettes(encoder);
         }
-        if let Some(ring) = &self.ring {
-            if let Some(buffer) = ring.current_buffer() {
-                let matrix = size_of::<Affine>() as u64;
-                let l = &ring.layout;
-                for c in &l.sockets {
-                    let source = self.pages[c.page].buffer(Resource::Palettes);
-                    encoder.copy_buffer_to_buffer(source, c.element * matrix, buffer, c.dst * matrix, c.count * matrix);
-                }
-                let root = size_of::<GpuOutput>() as u64;
-                for c in &l.roots {
-                    let source = self.pages[c.page].buffer(Resource::CharacterState);
-                    let outputs = outputs_offset(self.controller.page_capacity(c.page));
-                    let dst = l.roots_at() + c.dst * root;
-                    encoder.copy_buffer_to_buffer(source, outputs + c.element * root, buffer, dst, c.count * root);
-                }
-                if l.event_bytes > 0 {
-                    encoder.copy_buffer_to_buffer(&self.event_log, 0, buffer, l.events_at(), l.event_bytes);
-                }
-            }
-        }
+        self.copy_to_ring(encoder);
         if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
             for c in &self.checkpoint_copies {
                 let page = &self.pages[c.page];

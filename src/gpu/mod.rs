@@ -38,10 +38,11 @@ pub use read_back::skin_on_gpu;
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
 pub use renderer::{Camera, MeshBuffers, SkinnedRenderer, depth_state};
-pub use ring::{FrameReadback, READBACK_SLOTS};
+pub use ring::READBACK_SLOTS;
 pub use skinning::SkinBinding;
 pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
+pub use watch::FrameReadback;
 
 use crate::error::{Error, Result};
 

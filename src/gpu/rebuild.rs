@@ -6,7 +6,6 @@ use super::animator::{Animator, PreviousCopy, event_log_buffer};
 use super::page::check_pages;
 use super::recovery::{Checkpoint, Recovery};
 use crate::error::{Error, Result};
-use crate::layout::{LocalPose, outputs_offset};
 use crate::shaders::Resource;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -17,15 +16,16 @@ impl Animator {
     ///
     /// A device can be lost at any time: a driver reset, a GPU removed, a laptop switching
     /// GPUs, the browser dropping the context. What a frame carries over from the one before is
-    /// on that device: the instances' clocks and the snapshot poses of interrupted cross-fades.
-    /// With recovery on, every `interval` frames, [`Animator::encode`] also copies the clocks
-    /// in use and the snapshots still in use into a readback buffer, which
-    /// [`Animator::prepare`] maps without waiting and takes in once the GPU is done (it polls
-    /// `device` without blocking); and every frame since is logged: what it uploaded, its path,
-    /// and how many times its passes were encoded.
+    /// on that device: the instances' character state (clocks, and the world root motion moved)
+    /// and the snapshot poses of interrupted cross-fades (the resources the binding table says
+    /// survive by checkpoints, [`Resource::on_device_loss`]). With recovery on, every `interval`
+    /// frames, [`Animator::encode`] also copies those of the instances in use and the snapshots
+    /// still in use into a readback buffer, which [`Animator::prepare`] maps without waiting and
+    /// takes in once the GPU is done (it polls `device` without blocking); and every frame since
+    /// is logged: what it uploaded, its path, and how many times its passes were encoded.
     ///
-    /// Costs: `64` bytes per instance in use and `48` per joint of a snapshot in use read back per
-    /// checkpoint; a copy of the instances (256 bytes each) on the CPU; the uploads of up to about
+    /// Costs: `192` bytes per instance in use (a 64-byte clock and a 128-byte output) and `48`
+    /// per joint of a snapshot in use read back per checkpoint; a copy of the instances (256 bytes each) on the CPU; the uploads of up to about
     /// `interval` frames kept. A rebuild replays up to about `interval + 2` frames on the new
     /// device ([`Animator::recovery_frames`]).
     ///
@@ -167,7 +167,9 @@ impl Animator {
         Ok(next)
     }
 
-    /// Writes checkpoint `base` to this animator's buffers.
+    /// Writes checkpoint `base` to this animator's buffers: the instances from the CPU's copy
+    /// ([`Survival::FromCpu`](crate::shaders::Survival::FromCpu)), then every part the
+    /// checkpoint copied back, where it came from.
     fn restore(&self, queue: &wgpu::Queue, base: &Checkpoint) {
         for (page, instances) in base.instances.iter().enumerate().take(self.pages.len()) {
             queue.write_buffer(
@@ -176,27 +178,10 @@ impl Animator {
                 bytemuck::cast_slice(instances),
             );
         }
-        for (page, clocks) in base.clocks.iter().enumerate().take(self.pages.len()) {
-            queue.write_buffer(
-                self.pages[page].buffer(Resource::CharacterState),
-                0,
-                bytemuck::cast_slice(clocks),
-            );
-        }
-        for (page, roots) in base.roots.iter().enumerate().take(self.pages.len()) {
-            queue.write_buffer(
-                self.pages[page].buffer(Resource::CharacterState),
-                outputs_offset(self.controller.page_capacity(page)),
-                bytemuck::cast_slice(roots),
-            );
-        }
-        for (page, first, poses) in &base.snapshots {
-            let joint = u64::from(self.controller.page_max_joints(*page)) + u64::from(*first);
-            queue.write_buffer(
-                self.pages[*page].buffer(Resource::LocalPoses),
-                joint * size_of::<LocalPose>() as u64,
-                bytemuck::cast_slice(poses),
-            );
+        for part in &base.parts {
+            if let Some(page) = self.pages.get(part.page) {
+                queue.write_buffer(page.buffer(part.resource), part.offset, &part.bytes);
+            }
         }
     }
 }

@@ -2,15 +2,18 @@
 //! device is lost ([`Animator::set_recovery`](super::Animator::set_recovery),
 //! [`Animator::rebuild`](super::Animator::rebuild)).
 //!
-//! A frame computes everything from scratch except two things it carries over from the frame
-//! before, on the GPU: each instance's clock (its times and loop counts, its cross-fade's and
-//! its layers' clocks) and the snapshot poses that interrupted cross-fades blend from. With
-//! recovery on, the animator keeps:
+//! A frame computes everything from scratch except what it carries over from the frame before,
+//! on the GPU, which the binding table names ([`Resource::on_device_loss`]): the resources that
+//! are [`Survival::Checkpointed`] — the character state, each instance's clock (its times and
+//! loop counts, its cross-fade's and its layers' clocks) and output (the world root motion
+//! moved) — and the snapshot poses that interrupted cross-fades blend from
+//! ([`Survival::SnapshotsCheckpointed`]). With recovery on, the animator keeps:
 //!
-//! - a **checkpoint**: every `interval` frames, after that frame's passes, a copy of the clocks
+//! - a **checkpoint**: every `interval` frames, after that frame's passes, a copy of every
+//!   section ([`Resource::instance_sections`]) of every checkpointed resource for the instances
 //!   in use and of the snapshots a later frame may still blend from, read back without waiting
 //!   (mapped when the device next polls; [`Animator::prepare`](super::Animator::prepare) polls
-//!   it without blocking);
+//!   it without blocking), kept as bytes tagged with where they go back;
 //! - the instances as the GPU read them in the checkpoint's frame (a copy the logged uploads up
 //!   to that frame are applied to);
 //! - a **log** of every frame since: what it uploaded (its `dt` is in its frame uniforms), its
@@ -21,8 +24,8 @@
 //! frame: on the same kind of device, bit for bit.
 
 use super::controller::{Controller, FrameUpload};
-use crate::layout::{GpuClock, GpuInstance, GpuOutput, KEEP_POSE, LocalPose, outputs_offset, source_kind};
-use crate::shaders::Resource;
+use crate::layout::{GpuInstance, KEEP_POSE, source_kind};
+use crate::shaders::{Resource, Survival};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -34,13 +37,20 @@ pub(super) struct Checkpoint {
     pub frame: u64,
     /// Per page: the instances the GPU read in `frame`.
     pub instances: Vec<Vec<GpuInstance>>,
-    /// Per page: the clocks after `frame`, one per instance then in use.
-    pub clocks: Vec<Vec<GpuClock>>,
-    /// Per page: the root motion after `frame`, one per instance then in use (when any instance
-    /// had root motion on; else empty).
-    pub roots: Vec<Vec<GpuOutput>>,
-    /// Snapshots a later frame may blend from: `(page, first joint, poses)`.
-    pub snapshots: Vec<(usize, u32, Vec<LocalPose>)>,
+    /// What the GPU held after `frame` of the resources that survive by checkpoints: the
+    /// sections of the instances then in use, the snapshots a later frame may blend from.
+    pub parts: Vec<SavedBytes>,
+}
+
+/// Bytes of a page's buffer, saved by a checkpoint and written back by a rebuild.
+#[derive(Clone, Debug)]
+pub(super) struct SavedBytes {
+    /// The resource whose page buffer they come from.
+    pub resource: Resource,
+    pub page: usize,
+    /// Where they start in the page's buffer.
+    pub offset: u64,
+    pub bytes: Vec<u8>,
 }
 
 /// One frame since the checkpoint.
@@ -53,27 +63,6 @@ pub(super) struct LoggedFrame {
     pub encodes: u32,
 }
 
-/// What a part of a checkpoint's readback buffer holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PartKind {
-    /// `count` clocks of page `page` from instance 0.
-    Clocks,
-    /// `count` outputs (root motion) of page `page` from instance 0.
-    Outputs,
-    /// `count` snapshot poses of page `page` from joint `first`.
-    Snapshot,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Part {
-    kind: PartKind,
-    page: usize,
-    first: u32,
-    count: u32,
-    /// Byte offset in the readback buffer.
-    offset: u64,
-}
-
 /// Mapping state of a checkpoint's readback buffer.
 const WAITING: u8 = 0;
 const MAPPED: u8 = 1;
@@ -84,7 +73,8 @@ const FAILED: u8 = 2;
 struct Pending {
     frame: u64,
     buffer: wgpu::Buffer,
-    parts: Vec<Part>,
+    /// The copies into `buffer`: where each part comes from and where it is in `buffer`.
+    parts: Vec<CheckpointCopy>,
     /// Instances of the checkpoint's frame, when there is no checkpoint yet to apply the log to.
     instances: Option<Vec<Vec<GpuInstance>>>,
     state: Arc<AtomicU8>,
@@ -92,12 +82,12 @@ struct Pending {
 }
 
 /// One copy a frame records into its encoder for a checkpoint: `bytes` from `offset` of page
-/// `page`'s character state or local pose buffer to `dst` of the readback buffer.
+/// `page`'s buffer of `source` to `dst` of the readback buffer.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CheckpointCopy {
     pub page: usize,
-    /// The page's buffer it reads: a resource that survives a lost device by checkpoints
-    /// ([`Resource::on_device_loss`]).
+    /// The page's buffer it reads: a resource that survives a lost device by checkpoints, or
+    /// whose snapshots do ([`Resource::on_device_loss`]).
     pub source: Resource,
     pub offset: u64,
     pub dst: u64,
@@ -212,8 +202,7 @@ impl Recovery {
         }
     }
 
-    /// Makes the checkpoint of `p` the base: its clocks and snapshots, and the instances of
-    /// its frame (the logged uploads up to it applied to the previous base's).
+    /// Makes the checkpoint of `p` the base: the bytes it copied, and the instances of its frame (the logged uploads up to it applied to the previous base's).
     fn take_in(&mut self, p: &Pending) {
         let Ok(data) = p.buffer.slice(..).get_mapped_range() else {
             return;
@@ -234,94 +223,56 @@ impl Recovery {
             }
         }
         base.frame = p.frame;
-        base.clocks = vec![Vec::new(); base.instances.len()];
-        base.roots = vec![Vec::new(); base.instances.len()];
-        base.snapshots.clear();
-        for part in &p.parts {
-            let bytes = &data[part.offset as usize..];
-            match part.kind {
-                PartKind::Clocks => {
-                    let n = part.count as usize * size_of::<GpuClock>();
-                    if base.clocks.len() <= part.page {
-                        base.clocks.resize(part.page + 1, Vec::new());
-                    }
-                    base.clocks[part.page] = read_all(&bytes[..n]);
-                }
-                PartKind::Outputs => {
-                    let n = part.count as usize * size_of::<GpuOutput>();
-                    if base.roots.len() <= part.page {
-                        base.roots.resize(part.page + 1, Vec::new());
-                    }
-                    base.roots[part.page] = read_all(&bytes[..n]);
-                }
-                PartKind::Snapshot => {
-                    let n = part.count as usize * size_of::<LocalPose>();
-                    base.snapshots.push((part.page, part.first, read_all(&bytes[..n])));
-                }
-            }
-        }
+        base.parts = p
+            .parts
+            .iter()
+            .map(|c| SavedBytes {
+                resource: c.source,
+                page: c.page,
+                offset: c.offset,
+                bytes: data[c.dst as usize..(c.dst + c.bytes) as usize].to_vec(),
+            })
+            .collect();
         self.base = Some(base);
     }
 
     /// Plans the checkpoint of the frame just logged: its readback buffer and the copies into
-    /// it — every page's clocks in use, and the snapshots of instances that keep their pose this
-    /// frame or blend from a snapshot in a cross-fade still running.
+    /// it — in every page, each section of every [`Survival::Checkpointed`] resource for the
+    /// instances in use, and of every [`Survival::SnapshotsCheckpointed`] one the snapshots of
+    /// instances that keep their pose this frame or blend from a snapshot in a cross-fade still
+    /// running.
     fn plan(&mut self, controller: &Controller, page_joint_capacity: impl Fn(usize) -> u32) -> Vec<CheckpointCopy> {
-        let mut parts = Vec::new();
+        let mut copies = Vec::new();
         let mut size = 0u64;
-        let mut push = |kind: PartKind, page: usize, first: u32, count: u32, elem: u64| {
-            parts.push(Part {
-                kind,
-                page,
-                first,
-                count,
-                offset: size,
-            });
-            size += (u64::from(count) * elem).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let mut push = |source: Resource, page: usize, offset: u64, bytes: u64| {
+            if bytes > 0 {
+                copies.push(CheckpointCopy {
+                    page,
+                    source,
+                    offset,
+                    dst: size,
+                    bytes,
+                });
+                size += bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+            }
         };
         for page in 0..controller.pages_in_use() {
-            let instances = controller.page_instances(page);
-            push(
-                PartKind::Clocks,
-                page,
-                0,
-                instances.len() as u32,
-                size_of::<GpuClock>() as u64,
-            );
-            if controller.root_motion_count() > 0 {
-                // The worlds root motion moved live on the GPU only.
-                push(
-                    PartKind::Outputs,
-                    page,
-                    0,
-                    instances.len() as u32,
-                    size_of::<GpuOutput>() as u64,
-                );
+            let in_use = controller.page_instances(page).len() as u64;
+            for resource in surviving(Survival::Checkpointed) {
+                for section in resource.instance_sections(controller.page_capacity(page)) {
+                    push(resource, page, section.offset, section.bytes(in_use));
+                }
             }
-            let first = controller.page_range(page).start;
-            // Runs of consecutive instances whose snapshots a later frame may read.
-            let mut run: Option<(u32, u32)> = None;
-            for (k, inst) in instances.iter().enumerate() {
-                let live = inst.flags & KEEP_POSE != 0
-                    || (inst.source_kind() == source_kind::SNAPSHOT && controller.transition_running(first + k));
-                let joints = (inst.joint_offset, inst.joint_offset + inst.joint_count);
-                run = match (run, live) {
-                    (Some((a, b)), true) if b == joints.0 => Some((a, joints.1)),
-                    (Some((a, b)), true) => {
-                        push(PartKind::Snapshot, page, a, b - a, size_of::<LocalPose>() as u64);
-                        Some(joints)
-                    }
-                    (None, true) => Some(joints),
-                    (r, false) => {
-                        if let Some((a, b)) = r {
-                            push(PartKind::Snapshot, page, a, b - a, size_of::<LocalPose>() as u64);
-                        }
-                        None
-                    }
+            let runs = snapshot_runs(controller, page);
+            for resource in surviving(Survival::SnapshotsCheckpointed) {
+                let Some(snapshots) = resource.snapshot_section(page_joint_capacity(page)) else {
+                    debug_assert!(false, "{resource:?}: snapshots checkpointed, but no snapshot section");
+                    continue;
                 };
-            }
-            if let Some((a, b)) = run {
-                push(PartKind::Snapshot, page, a, b - a, size_of::<LocalPose>() as u64);
+                for &(a, b) in &runs {
+                    let bytes = snapshots.bytes(u64::from(b - a));
+                    push(resource, page, snapshots.at(u64::from(a)), bytes);
+                }
             }
         }
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
@@ -330,34 +281,6 @@ impl Recovery {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let copies = parts
-            .iter()
-            .filter(|p| p.count > 0)
-            .map(|p| match p.kind {
-                PartKind::Clocks => CheckpointCopy {
-                    page: p.page,
-                    source: Resource::CharacterState,
-                    offset: 0,
-                    dst: p.offset,
-                    bytes: (u64::from(p.count) * size_of::<GpuClock>() as u64),
-                },
-                PartKind::Outputs => CheckpointCopy {
-                    page: p.page,
-                    source: Resource::CharacterState,
-                    offset: outputs_offset(controller.page_capacity(p.page)),
-                    dst: p.offset,
-                    bytes: (u64::from(p.count) * size_of::<GpuOutput>() as u64),
-                },
-                PartKind::Snapshot => CheckpointCopy {
-                    page: p.page,
-                    source: Resource::LocalPoses,
-                    offset: (u64::from(page_joint_capacity(p.page)) + u64::from(p.first))
-                        * size_of::<LocalPose>() as u64,
-                    dst: p.offset,
-                    bytes: u64::from(p.count) * size_of::<LocalPose>() as u64,
-                },
-            })
-            .collect();
         let instances = self.base.is_none().then(|| {
             (0..controller.page_count())
                 .map(|page| controller.page_instances(page).to_vec())
@@ -366,7 +289,7 @@ impl Recovery {
         self.pending = Some(Pending {
             frame: self.frame,
             buffer,
-            parts,
+            parts: copies.clone(),
             instances,
             state: Arc::new(AtomicU8::new(WAITING)),
             map_requested: false,
@@ -397,10 +320,31 @@ pub(super) fn apply_instances(pages: &mut Vec<Vec<GpuInstance>>, upload: &FrameU
     }
 }
 
-/// The values in `bytes` (whatever their alignment).
-fn read_all<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
-    bytes
-        .chunks_exact(size_of::<T>())
-        .map(bytemuck::pod_read_unaligned)
-        .collect()
+/// The resources of the binding table that survive a lost device as `survival` says.
+fn surviving(survival: Survival) -> impl Iterator<Item = Resource> {
+    Resource::ALL
+        .into_iter()
+        .filter(move |r| r.on_device_loss() == survival)
+}
+
+/// The joints of page `page` (from its first) whose snapshots a later frame may read, in runs
+/// `(first, end)` of consecutive instances: those that keep their pose this frame, and those
+/// that blend from a snapshot in a cross-fade still running.
+fn snapshot_runs(controller: &Controller, page: usize) -> Vec<(u32, u32)> {
+    let first = controller.page_range(page).start;
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    // Whether the instance before was live: a run continues only through live instances.
+    let mut open = false;
+    for (k, inst) in controller.page_instances(page).iter().enumerate() {
+        let live = inst.flags & KEEP_POSE != 0
+            || (inst.source_kind() == source_kind::SNAPSHOT && controller.transition_running(first + k));
+        let joints = (inst.joint_offset, inst.joint_offset + inst.joint_count);
+        match runs.last_mut() {
+            Some(run) if live && open && run.1 == joints.0 => run.1 = joints.1,
+            _ if live => runs.push(joints),
+            _ => {}
+        }
+        open = live;
+    }
+    runs
 }

@@ -7,9 +7,13 @@
 //! a later prepare finds the slot mapped, reads it, frees it and hands the data on tagged with
 //! `f`. A frame that finds no free slot (the GPU more than the ring's length behind) is not
 //! copied and is counted as skipped: the CPU never waits.
+//!
+//! A slot holds the parts of a [`RingLayout`], end to end: each part the bytes of one resource
+//! of the binding table that may be read back ([`Resource::read_back`]), copied from wherever
+//! its copies say. Which parts there are and what their bytes mean is the watches' business
+//! (`gpu/watch.rs`), which give the ring the function that decodes a slot.
 
-use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuOutput};
-use crate::math::Affine;
+use crate::shaders::Resource;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -17,25 +21,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Slots in the ring: a frame's data are copied at its end, mapped from the next prepare on and
 /// read at the first prepare after the GPU has finished it.
 pub const READBACK_SLOTS: usize = 4;
-
-/// What frames computed, read back without waiting.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FrameReadback {
-    /// The frame ([`crate::Animator::frame`] when it was prepared).
-    pub frame: u64,
-    /// The watched sockets' world matrices, in the order given to
-    /// [`crate::Animator::watch_sockets`].
-    pub sockets: Vec<Affine>,
-    /// The watched characters' outputs — root motion (world transform, the frame's
-    /// displacement) and float curves — in the order given to
-    /// [`crate::Animator::watch_outputs`].
-    pub outputs: Vec<GpuOutput>,
-    /// The events the frame fired ([`crate::Animator::watch_events`]), in the order the GPU
-    /// appended them (any order within a frame).
-    pub events: Vec<GpuEventRecord>,
-    /// Events the frame fired that did not fit the log (counted, not kept).
-    pub events_overflow: u32,
-}
 
 const FREE: u8 = 0;
 /// Assigned to a frame, copied into when it is encoded.
@@ -51,68 +36,105 @@ struct Slot {
     frame: u64,
 }
 
-/// One copy from a page's buffer into a slot: `count` elements (socket matrices of the palette
-/// buffer, or outputs of the character state's outputs section) from element `element` to element `dst` of the slot's
-/// part for them.
-#[derive(Clone, Copy, Debug)]
+/// One copy into a part of a slot: `bytes` from byte `src` of page `page`'s buffer of the
+/// part's resource (the animator's own buffer, whatever `page`, for a resource that is not per
+/// page) to byte `dst` of the part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct RingCopy {
     pub page: usize,
-    pub element: u64,
+    pub src: u64,
     pub dst: u64,
-    pub count: u64,
+    pub bytes: u64,
 }
 
-/// What a frame copies into its slot: the watched sockets (runs of consecutive slots merged),
-/// then the watched roots, then the event log.
-#[derive(Clone, Debug, Default)]
+/// A part of a slot: what one watch reads back every frame from one resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct RingPart {
+    /// The resource its copies read, one that may be read back ([`Resource::read_back`]).
+    pub resource: Resource,
+    /// Its bytes in a slot (a multiple of 4, as copies need).
+    pub bytes: u64,
+    /// The copies that fill it.
+    pub copies: Vec<RingCopy>,
+}
+
+/// What a frame copies into its slot: its parts end to end, at most one per resource.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct RingLayout {
-    /// Copies from the palette buffers.
-    pub sockets: Vec<RingCopy>,
-    /// Socket matrices per frame.
-    pub socket_count: usize,
-    /// Copies from the outputs sections of the character states.
-    pub roots: Vec<RingCopy>,
-    /// Roots per frame.
-    pub root_count: usize,
-    /// Bytes of the event log (0: events not watched).
-    pub event_bytes: u64,
+    parts: Vec<RingPart>,
 }
 
 impl RingLayout {
-    /// Where the roots start in a slot.
-    pub fn roots_at(&self) -> u64 {
-        (self.socket_count * size_of::<Affine>()) as u64
+    /// This layout with `part` in place of the part of its resource (removed when `part` has no
+    /// bytes); the other parts stay as they are.
+    pub fn with(mut self, part: RingPart) -> Self {
+        debug_assert!(
+            part.resource.read_back(),
+            "{:?} is not read back (Resource::read_back)",
+            part.resource
+        );
+        debug_assert!(part.bytes.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT));
+        match self.parts.iter().position(|p| p.resource == part.resource) {
+            Some(k) if part.bytes == 0 => {
+                self.parts.remove(k);
+            }
+            Some(k) => self.parts[k] = part,
+            None if part.bytes == 0 => {}
+            None => self.parts.push(part),
+        }
+        self
     }
 
-    /// Where the event log starts in a slot.
-    pub fn events_at(&self) -> u64 {
-        self.roots_at() + (self.root_count * size_of::<GpuOutput>()) as u64
+    /// The parts, each with where it starts in a slot.
+    pub fn placed(&self) -> impl Iterator<Item = (u64, &RingPart)> {
+        self.parts.iter().scan(0u64, |at, part| {
+            let start = *at;
+            *at += part.bytes;
+            Some((start, part))
+        })
+    }
+
+    /// Bytes of a slot.
+    pub fn size(&self) -> u64 {
+        self.parts.iter().map(|p| p.bytes).sum()
+    }
+
+    /// The bytes of `resource`'s part in `slot`, a slot's data (empty when it has no part).
+    pub fn part<'a>(&self, resource: Resource, slot: &'a [u8]) -> &'a [u8] {
+        self.placed()
+            .find(|(_, p)| p.resource == resource)
+            .map_or(&[], |(at, p)| &slot[at as usize..(at + p.bytes) as usize])
     }
 
     /// Whether there is anything to read back.
     pub fn is_empty(&self) -> bool {
-        self.socket_count == 0 && self.root_count == 0 && self.event_bytes == 0
+        self.parts.is_empty()
     }
 }
 
-/// The readback ring of one animator.
+/// What decodes a slot's data: the layout it was copied by, its frame, its bytes.
+pub(super) type Decode<T> = fn(&RingLayout, u64, &[u8]) -> T;
+
+/// The readback ring of one animator, handing on what it reads as `T`.
 #[derive(Debug)]
-pub(super) struct Ring {
+pub(super) struct Ring<T> {
     device: wgpu::Device,
     slots: Vec<Slot>,
     /// What every frame copies.
     pub layout: RingLayout,
+    /// Makes a `T` of a slot read.
+    decode: Decode<T>,
     /// The slot this frame copies into.
     current: Option<usize>,
-    ready: VecDeque<FrameReadback>,
+    ready: VecDeque<T>,
     /// Frames not copied because no slot was free.
     pub skipped: u64,
 }
 
-impl Ring {
-    /// A ring for frames laid out as `layout`.
-    pub fn new(device: &wgpu::Device, layout: RingLayout) -> Self {
-        let size = (layout.events_at() + layout.event_bytes).max(16);
+impl<T> Ring<T> {
+    /// A ring for frames laid out as `layout`, its slots read by `decode`.
+    pub fn new(device: &wgpu::Device, layout: RingLayout, decode: Decode<T>) -> Self {
+        let size = layout.size().max(16);
         let slots = (0..READBACK_SLOTS)
             .map(|k| Slot {
                 buffer: device.create_buffer(&wgpu::BufferDescriptor {
@@ -129,6 +151,7 @@ impl Ring {
             device: device.clone(),
             slots,
             layout,
+            decode,
             current: None,
             ready: VecDeque::new(),
             skipped: 0,
@@ -138,7 +161,7 @@ impl Ring {
     /// The same watch on `device`, nothing in flight (the frames in flight on the old device are
     /// lost with it).
     pub fn moved_to(&self, device: &wgpu::Device) -> Self {
-        let mut ring = Self::new(device, self.layout.clone());
+        let mut ring = Self::new(device, self.layout.clone(), self.decode);
         ring.skipped = self.skipped;
         ring
     }
@@ -187,37 +210,8 @@ impl Ring {
         for k in mapped {
             let slot = &self.slots[k];
             if slot.state.load(Ordering::Acquire) == MAPPED {
-                let l = &self.layout;
-                let (roots_at, events_at) = (l.roots_at() as usize, l.events_at() as usize);
                 if let Ok(data) = slot.buffer.slice(..).get_mapped_range() {
-                    let sockets = data[..roots_at]
-                        .chunks_exact(size_of::<Affine>())
-                        .map(bytemuck::pod_read_unaligned)
-                        .collect();
-                    let roots = data[roots_at..events_at]
-                        .chunks_exact(size_of::<GpuOutput>())
-                        .map(bytemuck::pod_read_unaligned)
-                        .collect();
-                    let (events, events_overflow) = if l.event_bytes > 0 {
-                        let log = &data[events_at..events_at + l.event_bytes as usize];
-                        let head: GpuEventLogHead = bytemuck::pod_read_unaligned(&log[..size_of::<GpuEventLogHead>()]);
-                        let records = &log[size_of::<GpuEventLogHead>()..];
-                        let kept = (head.count as usize).min(records.len() / size_of::<GpuEventRecord>());
-                        let events = records[..kept * size_of::<GpuEventRecord>()]
-                            .chunks_exact(size_of::<GpuEventRecord>())
-                            .map(bytemuck::pod_read_unaligned)
-                            .collect();
-                        (events, head.overflow)
-                    } else {
-                        (Vec::new(), 0)
-                    };
-                    self.ready.push_back(FrameReadback {
-                        frame: slot.frame,
-                        sockets,
-                        outputs: roots,
-                        events,
-                        events_overflow,
-                    });
+                    self.ready.push_back((self.decode)(&self.layout, slot.frame, &data));
                 }
                 slot.buffer.unmap();
             }
@@ -237,7 +231,68 @@ impl Ring {
     }
 
     /// The frames read back so far and not yet taken, oldest first.
-    pub fn take(&mut self) -> Vec<FrameReadback> {
+    pub fn take(&mut self) -> Vec<T> {
         self.ready.drain(..).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RingCopy, RingLayout, RingPart};
+    use crate::shaders::Resource;
+
+    fn part(resource: Resource, bytes: u64) -> RingPart {
+        RingPart {
+            resource,
+            bytes,
+            copies: vec![RingCopy {
+                page: 0,
+                src: 0,
+                dst: 0,
+                bytes,
+            }],
+        }
+    }
+
+    /// Parts lie end to end, one per resource; a part replaced keeps its place, one with no
+    /// bytes is removed.
+    #[test]
+    fn parts_lie_end_to_end_one_per_resource() {
+        let layout = RingLayout::default()
+            .with(part(Resource::Palettes, 96))
+            .with(part(Resource::CharacterState, 128))
+            .with(part(Resource::Events, 48));
+        let at: Vec<(u64, Resource)> = layout.placed().map(|(at, p)| (at, p.resource)).collect();
+        assert_eq!(
+            at,
+            [
+                (0, Resource::Palettes),
+                (96, Resource::CharacterState),
+                (224, Resource::Events)
+            ]
+        );
+        assert_eq!(layout.size(), 272);
+        let slot: Vec<u8> = (0..272).map(|k| k as u8).collect();
+        assert_eq!(layout.part(Resource::CharacterState, &slot), &slot[96..224]);
+        let layout = layout
+            .with(part(Resource::Palettes, 48))
+            .with(part(Resource::CharacterState, 0));
+        assert_eq!(layout.size(), 96);
+        assert!(layout.part(Resource::CharacterState, &slot).is_empty());
+        assert!(!layout.is_empty());
+        assert!(
+            layout
+                .with(part(Resource::Palettes, 0))
+                .with(part(Resource::Events, 0))
+                .is_empty()
+        );
+    }
+
+    /// Every resource read back is one the table says may be; another is refused.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "is not read back")]
+    fn a_part_of_a_resource_not_read_back_is_refused() {
+        let _ = RingLayout::default().with(part(Resource::LocalPoses, 48));
     }
 }

@@ -1,10 +1,41 @@
 //! What an animator reads back every frame without waiting — socket matrices, characters'
-//! outputs, clip events — through its ring of readback buffers.
+//! outputs, clip events — through its ring of readback buffers: each watch is a part of the
+//! ring's slots ([`RingPart`]) that names the resource it reads (the socket matrices of
+//! [`Resource::Palettes`], the outputs section of [`Resource::CharacterState`], the event log
+//! [`Resource::Events`]), and [`decode`] makes a [`FrameReadback`] of a slot's parts.
 
 use super::animator::{Animator, event_log_buffer};
-use super::ring::{FrameReadback, Ring, RingCopy, RingLayout};
+use super::ring::{Ring, RingCopy, RingLayout, RingPart};
 use crate::error::{Error, Result};
-use crate::layout::{GpuEventLogHead, GpuEventRecord, MAX_SOCKETS};
+use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuOutput, MAX_SOCKETS};
+use crate::math::Affine;
+use crate::shaders::Resource;
+
+/// What frames computed, read back without waiting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameReadback {
+    /// The frame ([`crate::Animator::frame`] when it was prepared).
+    pub frame: u64,
+    /// The watched sockets' world matrices, in the order given to
+    /// [`crate::Animator::watch_sockets`].
+    pub sockets: Vec<Affine>,
+    /// The watched characters' outputs — root motion (world transform, the frame's
+    /// displacement) and float curves — in the order given to
+    /// [`crate::Animator::watch_outputs`].
+    pub outputs: Vec<GpuOutput>,
+    /// The events the frame fired ([`crate::Animator::watch_events`]), in the order the GPU
+    /// appended them (any order within a frame).
+    pub events: Vec<GpuEventRecord>,
+    /// Events the frame fired that did not fit the log (counted, not kept).
+    pub events_overflow: u32,
+}
+
+/// The resource each watch reads: sockets, outputs, events.
+const SOCKETS: Resource = Resource::Palettes;
+const OUTPUTS: Resource = Resource::CharacterState;
+const EVENTS: Resource = Resource::Events;
+// The binding table says each may be read back.
+const _: () = assert!(SOCKETS.read_back() && OUTPUTS.read_back() && EVENTS.read_back());
 
 impl Animator {
     /// Where instance `index`'s socket `socket` (of its skeleton's [`crate::Skeleton::sockets`])
@@ -40,20 +71,21 @@ impl Animator {
     /// Errors (nothing changes): a character or socket that does not exist (naming it), buffers
     /// the device refuses.
     pub fn watch_sockets(&mut self, device: &wgpu::Device, sockets: &[(usize, usize)]) -> Result<()> {
+        let matrix = size_of::<Affine>() as u64;
         let mut copies: Vec<RingCopy> = Vec::new();
         for (k, &(index, socket)) in sockets.iter().enumerate() {
             let (page, element) = self.socket_slot(index, socket).ok_or_else(|| Error::Instance {
                 instance: index,
                 what: format!("has no socket {socket} to watch (or does not exist)"),
             })?;
-            push_copy(&mut copies, page, element, k);
+            push_copy(&mut copies, page, element * matrix, k as u64 * matrix, matrix);
         }
-        let layout = RingLayout {
-            sockets: copies,
-            socket_count: sockets.len(),
-            ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+        let part = RingPart {
+            resource: SOCKETS,
+            bytes: sockets.len() as u64 * matrix,
+            copies,
         };
-        self.ring = make_ring(device, layout)?;
+        self.ring = make_ring(device, self.ring_layout().with(part))?;
         Ok(())
     }
 
@@ -67,20 +99,25 @@ impl Animator {
     ///
     /// Errors (nothing changes): a character that does not exist, buffers the device refuses.
     pub fn watch_outputs(&mut self, device: &wgpu::Device, characters: &[usize]) -> Result<()> {
+        let output = size_of::<GpuOutput>() as u64;
         let mut copies: Vec<RingCopy> = Vec::new();
         for (k, &index) in characters.iter().enumerate() {
             let (page, element) = self.controller.page_of(index).ok_or_else(|| Error::Instance {
                 instance: index,
                 what: "does not exist: its root cannot be watched".into(),
             })?;
-            push_copy(&mut copies, page, element as u64, k);
+            // The character state's second section: the outputs.
+            let sections = OUTPUTS.instance_sections(self.controller.page_capacity(page));
+            let outputs = sections.as_slice()[1];
+            debug_assert_eq!(outputs.stride, output);
+            push_copy(&mut copies, page, outputs.at(element as u64), k as u64 * output, output);
         }
-        let layout = RingLayout {
-            roots: copies,
-            root_count: characters.len(),
-            ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+        let part = RingPart {
+            resource: OUTPUTS,
+            bytes: characters.len() as u64 * output,
+            copies,
         };
-        self.ring = make_ring(device, layout)?;
+        self.ring = make_ring(device, self.ring_layout().with(part))?;
         Ok(())
     }
 
@@ -114,11 +151,17 @@ impl Animator {
                 ),
             });
         }
-        let layout = RingLayout {
-            event_bytes: bytes,
-            ..self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+        let part = RingPart {
+            resource: EVENTS,
+            bytes,
+            copies: vec![RingCopy {
+                page: 0,
+                src: 0,
+                dst: 0,
+                bytes,
+            }],
         };
-        let ring = make_ring(device, layout)?;
+        let ring = make_ring(device, self.ring_layout().with(part))?;
         let log = super::refusable_now(
             device,
             || "the event log".to_owned(),
@@ -188,31 +231,77 @@ impl Animator {
     pub fn readback_skipped(&self) -> u64 {
         self.ring.as_ref().map_or(0, |r| r.skipped)
     }
+
+    /// What the ring copies now (nothing when nothing is watched).
+    fn ring_layout(&self) -> RingLayout {
+        self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+    }
+
+    /// Records the copies of this frame into its slot of the ring, if it has one.
+    pub(super) fn copy_to_ring(&self, encoder: &mut wgpu::CommandEncoder) {
+        let Some(ring) = &self.ring else { return };
+        let Some(slot) = ring.current_buffer() else { return };
+        for (at, part) in ring.layout.placed() {
+            for c in &part.copies {
+                let source = match part.resource {
+                    // The animator's one log, shared by its pages.
+                    Resource::Events => &self.event_log,
+                    per_page => self.pages[c.page].buffer(per_page),
+                };
+                encoder.copy_buffer_to_buffer(source, c.src, slot, at + c.dst, c.bytes);
+            }
+        }
+    }
 }
 
 /// The readback ring for `layout`; none when there is nothing to read.
-fn make_ring(device: &wgpu::Device, layout: RingLayout) -> Result<Option<Ring>> {
+fn make_ring(device: &wgpu::Device, layout: RingLayout) -> Result<Option<Ring<FrameReadback>>> {
     if layout.is_empty() {
         return Ok(None);
     }
     super::refusable_now(
         device,
         || "the readback ring".to_owned(),
-        || Some(Ring::new(device, layout)),
+        || Some(Ring::new(device, layout, decode)),
     )
 }
 
-/// Merges element `element` of page `page` into `copies` as element `k` of its part of a slot.
-fn push_copy(copies: &mut Vec<RingCopy>, page: usize, element: u64, k: usize) {
+/// The readback of frame `frame` from a slot's data: each watch's part decoded (empty when not
+/// watched).
+fn decode(layout: &RingLayout, frame: u64, slot: &[u8]) -> FrameReadback {
+    let log = layout.part(EVENTS, slot);
+    let (events, events_overflow) = if log.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        let head: GpuEventLogHead = bytemuck::pod_read_unaligned(&log[..size_of::<GpuEventLogHead>()]);
+        let records = &log[size_of::<GpuEventLogHead>()..];
+        let kept = (head.count as usize).min(records.len() / size_of::<GpuEventRecord>());
+        (read_all(&records[..kept * size_of::<GpuEventRecord>()]), head.overflow)
+    };
+    FrameReadback {
+        frame,
+        sockets: read_all(layout.part(SOCKETS, slot)),
+        outputs: read_all(layout.part(OUTPUTS, slot)),
+        events,
+        events_overflow,
+    }
+}
+
+/// The values in `bytes` (whatever their alignment).
+fn read_all<T: bytemuck::Pod>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(size_of::<T>())
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
+}
+
+/// Merges a copy of `bytes` from byte `src` of page `page` to byte `dst` of its part into
+/// `copies` (into the last copy when it continues it on both sides).
+fn push_copy(copies: &mut Vec<RingCopy>, page: usize, src: u64, dst: u64, bytes: u64) {
     match copies.last_mut() {
-        Some(c) if c.page == page && c.element + c.count == element && c.dst + c.count == k as u64 => {
-            c.count += 1;
+        Some(c) if c.page == page && c.src + c.bytes == src && c.dst + c.bytes == dst => {
+            c.bytes += bytes;
         }
-        _ => copies.push(RingCopy {
-            page,
-            element,
-            dst: k as u64,
-            count: 1,
-        }),
+        _ => copies.push(RingCopy { page, src, dst, bytes }),
     }
 }

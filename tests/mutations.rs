@@ -252,6 +252,7 @@ fn thousands_of_broken_files_give_errors_within_bounds() {
     let seeds = seeds();
     let mut rng = Rng(0x9e37_79b9);
     let (mut calls, mut errors, mut panics) = (0, 0, Vec::new());
+    let (mut accepted, mut beyond) = (0, Vec::new());
     let mut slowest = (Duration::ZERO, String::new());
     let mut most_memory = (0.0f64, String::new());
     for seed in &seeds {
@@ -270,9 +271,8 @@ fn thousands_of_broken_files_give_errors_within_bounds() {
             PEAK.store(base, Ordering::Relaxed);
             let start = Instant::now();
             let folder = seed.folder.clone();
-            let result = std::panic::catch_unwind(move || {
-                gltf_import::load_slice(&bytes, "mutated.gltf", Some(&folder)).map(|_| ())
-            });
+            let result =
+                std::panic::catch_unwind(move || gltf_import::load_slice(&bytes, "mutated.gltf", Some(&folder)));
             let took = start.elapsed();
             let used = PEAK.load(Ordering::Relaxed).saturating_sub(base);
             calls += 1;
@@ -282,7 +282,16 @@ fn thousands_of_broken_files_give_errors_within_bounds() {
                     errors += 1;
                     assert!(e.to_string().contains("mutated.gltf"), "{what}: {e}");
                 }
-                Ok(Ok(())) => {}
+                Ok(Ok(imported)) => {
+                    // Accepted means finite: a file whose library builds yields poses and skinned
+                    // vertices within reach, sampled at the start, middle and end of every clip.
+                    if let Ok(library) = imported.build_library() {
+                        accepted += 1;
+                        if let Err(e) = imported.check_poses(&library, 3) {
+                            beyond.push(format!("{what}: {e}"));
+                        }
+                    }
+                }
             }
             assert!(used <= bound, "{what}: {used} bytes allocated, bound {bound}");
             assert!(took < Duration::from_secs(10), "{what}: took {took:?}");
@@ -296,8 +305,8 @@ fn thousands_of_broken_files_give_errors_within_bounds() {
         }
     }
     println!(
-        "{calls} mutated files from {} seeds: {errors} errors, {} imports, {} panics; slowest {:?} ({}); \
-         most memory {:.1} bytes per input byte ({})",
+        "{calls} mutated files from {} seeds: {errors} errors, {} imports ({accepted} with a library, every pose \
+         checked), {} panics; slowest {:?} ({}); most memory {:.1} bytes per input byte ({})",
         seeds.len(),
         calls - errors - panics.len(),
         panics.len(),
@@ -307,5 +316,10 @@ fn thousands_of_broken_files_give_errors_within_bounds() {
         most_memory.1
     );
     assert!(panics.is_empty(), "panicked: {panics:#?}");
+    assert!(beyond.is_empty(), "accepted files with poses beyond reach: {beyond:#?}");
+    assert!(
+        accepted >= 50,
+        "only {accepted} mutated files were accepted: the check saw too few"
+    );
     assert!(calls >= 2000, "{calls} calls");
 }

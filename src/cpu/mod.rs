@@ -78,6 +78,24 @@ pub struct Pose {
     pub sockets: Vec<Affine>,
 }
 
+impl Pose {
+    /// The first model matrix, skinning matrix or socket matrix (by joint or socket slot) with
+    /// an element that is not finite or is beyond [`crate::reach::MAX_REACH`]
+    /// ([`crate::reach::first_beyond`]), named; `None` when every one is within reach.
+    #[must_use]
+    pub fn beyond_reach(&self) -> Option<String> {
+        let parts: [(&str, &[Affine]); 3] = [
+            ("model matrix", &self.model),
+            ("skinning matrix", &self.palette),
+            ("socket matrix", &self.sockets),
+        ];
+        parts.into_iter().find_map(|(what, matrices)| {
+            let (k, v) = crate::reach::first_beyond(bytemuck::cast_slice::<Affine, f32>(matrices).iter().copied())?;
+            Some(format!("{what} {} has element {} = {v}", k / 12, k % 12))
+        })
+    }
+}
+
 /// Runs `sample`, `local_to_model` and `palette` for instances whose blend lists are given (the
 /// output of `clock`), with no snapshots, in buffers as large as the instances' joint ranges.
 ///

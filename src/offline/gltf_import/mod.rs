@@ -278,6 +278,46 @@ impl Imported {
         })
     }
 
+    /// Samples every clip of `library` (built from this import) at `times_per_clip` times spread
+    /// over its duration on the CPU mirror, skins every mesh of its skeleton with each pose, and
+    /// checks that every model, skinning and socket matrix and every skinned vertex is finite
+    /// and within [`MAX_REACH`](crate::reach::MAX_REACH) ([`crate::reach::first_beyond`]): what
+    /// the fuzz targets and the mutation test assert of every file the library accepts.
+    ///
+    /// Errors: [`Error::Asset`] naming the file, the clip, the time and the matrix or vertex.
+    pub fn check_poses(&self, library: &ImportedLibrary, times_per_clip: usize) -> Result<()> {
+        let lib = &library.library;
+        let meshes: Vec<(&ImportedMesh, Vec<crate::SkinVertex>)> =
+            self.meshes.iter().map(|m| (m, m.mesh.gpu_vertices())).collect();
+        for (s, clips) in library.clips.iter().enumerate() {
+            for &clip in clips {
+                let name = lib.clip_names().get(clip.index() as usize).cloned().unwrap_or_default();
+                let duration = lib.clips().get(clip.index() as usize).map_or(0.0, |c| c.duration);
+                for k in 0..times_per_clip.max(1) {
+                    let t = duration * k as f32 / (times_per_clip.max(2) - 1) as f32;
+                    let fail = |what: String| asset(&self.file, format!("clip '{name}' at {t} s: {what}"));
+                    let pose = crate::cpu::pose_at(lib, clip, t).map_err(|e| fail(e.to_string()))?;
+                    if let Some(what) = pose.beyond_reach() {
+                        return Err(fail(what));
+                    }
+                    for (m, vertices) in meshes.iter().filter(|(m, _)| m.skeleton == s) {
+                        let skinned = crate::cpu::skin(&pose.palette, 0, vertices).map_err(|e| fail(e.to_string()))?;
+                        let positions = skinned.iter().flat_map(|p| p.position.truncate().to_array());
+                        if let Some((k, v)) = crate::reach::first_beyond(positions) {
+                            return Err(fail(format!(
+                                "mesh {} primitive {}: skinned vertex {} has coordinate {v}",
+                                m.mesh_index,
+                                m.primitive,
+                                k / 3
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The skeleton made from glTF skin `skin`.
     #[must_use]
     pub fn skeleton_of_skin(&self, skin: usize) -> Option<usize> {

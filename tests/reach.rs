@@ -1,0 +1,255 @@
+//! Accepted means within reach (`wgpu_anim::reach`): every input that could make a pose, a
+//! skinning matrix, a socket or a skinned vertex overflow — each value finite, their products
+//! not — is refused with an error naming what and where, and nothing is half-added; real assets
+//! and ordinary inputs are accepted and every pose they give is within reach.
+
+use glam::{Mat4, Quat, Vec3};
+use std::sync::Arc;
+use wgpu_anim::gpu::{Controller, Layer, LayerMode};
+use wgpu_anim::reach::MAX_REACH;
+use wgpu_anim::{
+    Clip, InstanceDesc, Interpolation, JointDesc, JointTrack, LibraryBuilder, Skeleton, SkinnedMesh, Track, Transform,
+};
+
+/// A chain of `n` joints, each 0.1 above its parent, inverse binds from the rest pose.
+fn chain(n: usize, root_scale: f32) -> Skeleton {
+    let joints = (0..n)
+        .map(|j| {
+            let rest = Transform {
+                translation: Vec3::new(0.0, if j == 0 { 0.0 } else { 0.1 }, 0.0),
+                rotation: Quat::IDENTITY,
+                scale: Vec3::splat(if j == 0 { root_scale } else { 1.0 }),
+            };
+            (format!("j{j}"), j.checked_sub(1), rest)
+        })
+        .collect();
+    Skeleton::from_rest_pose("chain", joints).unwrap()
+}
+
+/// A clip of one second moving joint `joint`: translation and scale keys.
+fn clip(name: &str, joint: &str, translation: Vec3, scale: Vec3) -> Clip {
+    let track = |v: Vec3| {
+        Some(Track {
+            interpolation: Interpolation::Linear,
+            times: vec![0.0, 1.0],
+            values: vec![Vec3::ZERO, v],
+        })
+    };
+    Clip {
+        name: name.into(),
+        duration: 1.0,
+        looping: true,
+        tracks: vec![JointTrack {
+            joint: joint.into(),
+            translation: track(translation),
+            rotation: None,
+            scale: Some(Track {
+                interpolation: Interpolation::Linear,
+                times: vec![0.0, 1.0],
+                values: vec![Vec3::ONE, scale],
+            }),
+        }],
+        events: Vec::new(),
+        curves: Vec::new(),
+    }
+}
+
+#[test]
+fn a_clip_that_would_reach_too_far_is_refused_by_name_and_nothing_is_added() {
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(chain(4, 1.0));
+    b.add_clip(s, &clip("walk", "j1", Vec3::new(0.0, 2.0, 0.0), Vec3::ONE))
+        .unwrap();
+    // A key translation of 1e20 (finite) under an ordinary skeleton.
+    let e = b
+        .add_clip(s, &clip("far", "j2", Vec3::new(1e20, 0.0, 0.0), Vec3::ONE))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("far") && e.contains("j2") && e.contains("position"), "{e}");
+    // Scales of 1e4 on three joints: each fine alone, 1e12 together down the chain.
+    let mut tracks = Vec::new();
+    for j in 1..4 {
+        tracks.extend(clip("grow", &format!("j{j}"), Vec3::ZERO, Vec3::splat(1e4)).tracks);
+    }
+    let grow = Clip {
+        tracks,
+        ..clip("grow", "j1", Vec3::ZERO, Vec3::ONE)
+    };
+    let e = b.add_clip(s, &grow).unwrap_err().to_string();
+    assert!(e.contains("grow") && e.contains("j3"), "{e}");
+    let lib = b.build();
+    assert_eq!(lib.clip_names(), ["walk"], "refused clips left nothing behind");
+}
+
+#[test]
+fn a_rest_pose_inverse_bind_or_socket_that_would_overflow_is_refused() {
+    // Twelve joints each scaled by 10 in the rest pose: 1e12 at the end of the chain.
+    let joints: Vec<JointDesc> = (0..12usize)
+        .map(|j| JointDesc {
+            name: format!("j{j}"),
+            parent: j.checked_sub(1),
+            rest: Transform {
+                scale: Vec3::splat(10.0),
+                ..Transform::IDENTITY
+            },
+            inverse_bind: Mat4::IDENTITY,
+        })
+        .collect();
+    let e = Skeleton::new("tall", joints).unwrap_err().to_string();
+    assert!(e.contains("tall") && e.contains("j8"), "{e}");
+    // One inverse-bind element near f32::MAX: the skinning matrix would overflow.
+    let mut bind = Mat4::IDENTITY;
+    bind.w_axis.x = 3.0e38;
+    let joints = vec![JointDesc {
+        name: "root".into(),
+        parent: None,
+        rest: Transform::IDENTITY,
+        inverse_bind: bind,
+    }];
+    let e = Skeleton::new("bind", joints).unwrap_err().to_string();
+    assert!(e.contains("root") && e.contains("skinning matrix"), "{e}");
+    // A socket 1e20 away.
+    let mut s = chain(3, 1.0);
+    let offset = Transform {
+        translation: Vec3::new(0.0, 1e20, 0.0),
+        ..Transform::IDENTITY
+    };
+    let e = s.add_socket("hand", "j2", offset).unwrap_err().to_string();
+    assert!(e.contains("hand") && e.contains("j2"), "{e}");
+    assert!(s.sockets().is_empty(), "a refused socket is not kept");
+    assert!(s.add_socket("hand", "j2", Transform::IDENTITY).is_ok());
+}
+
+#[test]
+fn a_scene_a_million_times_a_human_is_accepted() {
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(chain(40, 1e6));
+    b.add_clip(s, &clip("walk", "j5", Vec3::new(0.3, 0.1, 0.0), Vec3::splat(1.2)))
+        .unwrap();
+    let lib = b.build();
+    let pose = wgpu_anim::cpu::pose_at(&lib, lib.clip_at(0).unwrap(), 0.5).unwrap();
+    assert_eq!(pose.beyond_reach(), None);
+}
+
+#[test]
+fn additive_layers_that_would_compound_past_reach_are_refused_and_change_nothing() {
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(chain(3, 1.0));
+    b.add_clip(s, &clip("idle", "j1", Vec3::ZERO, Vec3::ONE)).unwrap();
+    // A clip scaling the root by 1e4: fine played alone or as one additive layer, 1e12 as three.
+    let big = b.add_clip(s, &clip("big", "j0", Vec3::ZERO, Vec3::splat(1e4))).unwrap();
+    let lib = Arc::new(b.build());
+    let mut c = Controller::new(lib.clone(), 1, &[(1, 64)]).unwrap();
+    c.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
+    let layer = Layer {
+        weight: 1.0,
+        ..Layer::clip(LayerMode::AdditiveLocal, big)
+    };
+    c.set_layer(0, 0, Some(&layer), false).unwrap();
+    let before = *c.instance(0).unwrap();
+    let e = c.set_layer(0, 1, Some(&layer), false).unwrap_err().to_string();
+    assert!(e.contains("additive layer 1") && e.contains("j0"), "{e}");
+    assert_eq!(
+        *c.instance(0).unwrap(),
+        before,
+        "the refused layer changed the instance"
+    );
+    // An override layer of the same clip blends convexly: accepted.
+    let over = Layer {
+        weight: 1.0,
+        ..Layer::clip(LayerMode::Override, big)
+    };
+    c.set_layer(0, 1, Some(&over), false).unwrap();
+}
+
+#[test]
+fn world_matrices_and_mesh_positions_beyond_reach_are_refused() {
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(chain(2, 1.0));
+    // The root may move 9e8 away.
+    b.add_clip(s, &clip("run", "j0", Vec3::new(9e8, 0.0, 0.0), Vec3::ONE))
+        .unwrap();
+    let lib = Arc::new(b.build());
+    let mut c = Controller::new(lib.clone(), 2, &[(2, 64)]).unwrap();
+    let far = Mat4::from_translation(Vec3::new(2.0 * MAX_REACH as f32, 0.0, 0.0));
+    let e = c
+        .add_instance(&InstanceDesc {
+            world: far,
+            ..InstanceDesc::new(lib.clip_at(0).unwrap())
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("world matrix"), "{e}");
+    c.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
+    assert!(c.set_world(0, far).is_err());
+    assert_eq!(c.instances().len(), 1);
+
+    let mesh = |x: f32| {
+        let mut m = SkinnedMesh {
+            name: "blob".into(),
+            positions: vec![Vec3::ZERO, Vec3::new(x, 0.0, 0.0), Vec3::Y],
+            normals: Vec::new(),
+            uvs: Vec::new(),
+            joints: vec![[0, 0, 0, 0]; 3],
+            weights: vec![[1.0, 0.0, 0.0, 0.0]; 3],
+            indices: vec![0, 1, 2],
+        };
+        m.validate(2).map(|()| m)
+    };
+    let e = mesh(1e20).unwrap_err().to_string();
+    assert!(e.contains("blob") && e.contains("vertex 1"), "{e}");
+    // Within reach as a position, but 9e8 of root motion plus 5e8 reaches 1.4e9.
+    let e = lib
+        .check_mesh(lib.skeleton_at(0).unwrap(), &mesh(5e8).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("blob") && e.contains("vertex 1"), "{e}");
+    lib.check_mesh(lib.skeleton_at(0).unwrap(), &mesh(1.0).unwrap())
+        .unwrap();
+}
+
+#[test]
+fn a_gltf_whose_joint_sits_beyond_reach_is_refused_naming_the_file_and_joint() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/simple_skin/simple_skin.gltf");
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    // A chain of joints each scaled by 1e5: finite values, a product of 1e15 at the end.
+    let joints: Vec<u64> = doc["skins"][0]["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_u64().unwrap())
+        .collect();
+    for j in &joints {
+        doc["nodes"][*j as usize]["scale"] = serde_json::json!([1e5, 1e5, 1e5]);
+    }
+    let bytes = serde_json::to_vec(&doc).unwrap();
+    let folder = std::path::Path::new(path).parent().unwrap();
+    let e = wgpu_anim::offline::gltf_import::load_slice(&bytes, "huge.gltf", Some(folder));
+    let e = match e {
+        Err(e) => e.to_string(),
+        Ok(imported) => imported.build_library().map(|_| ()).unwrap_err().to_string(),
+    };
+    assert!(e.contains("huge.gltf") && e.contains("reach"), "{e}");
+}
+
+#[test]
+fn every_real_asset_is_accepted_and_every_pose_it_gives_is_within_reach() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/");
+    for file in [
+        "Fox/Fox.gltf",
+        "cmu/cmu_01_03.glb",
+        "InterpolationTest/InterpolationTest.gltf",
+        "simple_skin/simple_skin.gltf",
+        "AnimatedMorphCube/AnimatedMorphCube.gltf",
+    ] {
+        let imported = wgpu_anim::offline::gltf_import::load(std::path::Path::new(&format!("{root}{file}"))).unwrap();
+        let library = imported.build_library().unwrap();
+        imported.check_poses(&library, 5).unwrap();
+    }
+    let (lib, _, clips) = wgpu_anim::mannequin::library();
+    for clip in clips {
+        for t in [0.0, 0.4, 0.9] {
+            assert_eq!(wgpu_anim::cpu::pose_at(&lib, clip, t).unwrap().beyond_reach(), None);
+        }
+    }
+}

@@ -10,7 +10,7 @@ use super::PageBuffers;
 use super::checks::{instance_count, targets};
 use super::curves::blend_curves;
 use super::events::{EventLog, EventSource, fire_events};
-use super::looping::{ClipTime, advance_clip_time};
+use super::looping::{ClipTime, advance_clip_time, frame_start_time};
 use super::root_motion::{RootBlend, add_root, move_root};
 use super::ticks::{period_ticks, ratio_ticks, ticks_from_f32};
 use crate::cpu::blend_weights::node_child_weights;
@@ -127,7 +127,8 @@ pub(crate) fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, param
 }
 
 /// Advances one state (a clip, or a phase-synchronized blend tree) from local time `time` in loop
-/// `loops` and adds its samples scaled by `scale`. WGSL `play_state`.
+/// `loops` (a state that started this frame: from there wrapped or clamped by its loop mode,
+/// [`frame_start_time`]) and adds its samples scaled by `scale`. WGSL `play_state`.
 #[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
 #[must_use]
 pub(crate) fn play_state(
@@ -153,11 +154,12 @@ pub(crate) fn play_state(
         let duration = lib.clips()[clip as usize].duration;
         let delta = ratio_ticks(rate, dt, 1.0);
         let period = period_ticks(duration);
-        let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, duration, period);
+        let start = frame_start_time(time, loops, source.started, loop_mode, loop_count, duration, period);
+        let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, duration, period);
         add_sample(list, clip, ct.sample_time, scale, layer);
         if source.root {
-            let t0 = time.to_f32().clamp(0.0, duration);
-            add_root(lib, root, clip, t0, loops, ct.sample_time, ct.loops, scale);
+            let t0 = start.time.to_f32().clamp(0.0, duration);
+            add_root(lib, root, clip, t0, start.loops, ct.sample_time, ct.loops, scale);
         }
         if let Some(log) = log {
             fire_events(
@@ -166,8 +168,8 @@ pub(crate) fn play_state(
                 source,
                 clip,
                 scale * source.weight,
-                time,
-                loops,
+                start.time,
+                start.loops,
                 &ct,
                 delta,
                 period,
@@ -178,6 +180,8 @@ pub(crate) fn play_state(
         }
         return ct;
     }
+    let cycle = 1 << TICK_BITS;
+    let start = frame_start_time(time, loops, source.started, loop_mode, loop_count, 1.0, cycle);
     let leaves = tree_leaves(lib, tree_offset, tree_nodes, params);
     let mut total = 0.0;
     let mut synced = 0.0;
@@ -187,8 +191,8 @@ pub(crate) fn play_state(
     }
     if !(total > 0.0) {
         return ClipTime {
-            time,
-            loops,
+            time: start.time,
+            loops: start.loops,
             sample_time: 0.0,
             phase: 0.0,
         };
@@ -196,9 +200,8 @@ pub(crate) fn play_state(
     // D = sum w_i T_i (weights normalized): every child advances its phase by rate · dt / D.
     let duration = synced / total;
     let delta = ratio_ticks(rate, dt, duration);
-    let cycle = 1 << TICK_BITS;
-    let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, cycle);
-    let phase0 = time.to_f32().clamp(0.0, 1.0);
+    let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, 1.0, cycle);
+    let phase0 = start.time.to_f32().clamp(0.0, 1.0);
     for m in 0..leaves.count as usize {
         let leaf_duration = lib.clips()[leaves.clips[m] as usize].duration;
         add_sample(
@@ -214,7 +217,7 @@ pub(crate) fn play_state(
                 root,
                 leaves.clips[m],
                 phase0 * leaf_duration,
-                loops,
+                start.loops,
                 ct.phase * leaf_duration,
                 ct.loops,
                 scale * leaves.weights[m],
@@ -227,8 +230,8 @@ pub(crate) fn play_state(
                 source,
                 leaves.clips[m],
                 scale * leaves.weights[m] * source.weight,
-                time,
-                loops,
+                start.time,
+                start.loops,
                 &ct,
                 delta,
                 cycle,
@@ -760,6 +763,60 @@ mod tests {
             worst[0] < BOUND && worst[1] < BOUND,
             "worst error over a day (1D, 2D): {worst:?} s"
         );
+    }
+
+    /// A state started outside the loops it plays takes its first step from where its start is
+    /// wrapped or clamped to: a reverse clip started past its end (or past its last loop) from
+    /// its end, a forward one started before 0 from 0; a tree's phase alike.
+    #[test]
+    fn a_state_started_outside_its_loops_steps_from_its_clamped_start() {
+        use crate::cpu::looping::start_clip_time;
+        use crate::layout::{LOOP_ONCE, LOOP_REPEAT};
+        let (lib, ids) = synced_trees();
+        let dt = 1.0f32 / 60.0;
+        // (tree, rate, loop mode, loop count, start, the end or start of its loops, loops after)
+        let d = lib.clips()[ids[1].index() as usize].duration;
+        let cases = [
+            (None, -1.0f32, LOOP_ONCE, 1, d + 1.0, d, 0),
+            (None, -1.0, LOOP_REPEAT, 3, 3.0 * d + 1.0, 3.0 * d, 2),
+            (None, -0.5, LOOP_REPEAT, 3, 10.5 * d, 3.0 * d, 2),
+            (None, 1.0, LOOP_ONCE, 1, -1.0, 0.0, 0),
+            (None, 1.0, LOOP_REPEAT, 3, -2.5 * d, 0.0, 0),
+            (Some(1), -1.0, LOOP_ONCE, 1, 1.5, 1.0, 0),
+            (Some(0), -1.0, LOOP_REPEAT, 2, 7.25, 2.0, 1),
+            (Some(1), 1.0, LOOP_REPEAT, 2, -0.5, 0.0, 0),
+        ];
+        for (tree, rate, mode, count, start, clamped, loops) in cases {
+            let play = |start: f32| {
+                let mut inst = crate::cpu::clip_instance(&lib, ids[1], 0).unwrap();
+                (inst.rate, inst.loop_mode, inst.loop_count, inst.start_time) = (rate, mode, count, start);
+                let mut duration = d;
+                if let Some(t) = tree {
+                    let t = lib.blend().trees[t];
+                    (inst.tree_offset, inst.tree_nodes, inst.params) = (t.node_offset, t.node_count, Vec4::splat(2.0));
+                    duration = 1.0;
+                }
+                // The clock the controller writes: a state behind, so the first frame starts it.
+                let ct = start_clip_time(start, mode, count, duration);
+                let clock = GpuClock {
+                    time: ct.time,
+                    loops: ct.loops,
+                    seq: inst.seq.wrapping_sub(1),
+                    ..Default::default()
+                };
+                advance_instance(&lib, &[], &inst, &clock, dt, &mut BlendList::default(), None, None)
+            };
+            let (got, want) = (play(start), play(clamped));
+            let case = format!("tree {tree:?}, rate {rate}, mode {mode} x {count}, from {start}");
+            assert_eq!((got.time, got.loops), (want.time, want.loops), "{case}");
+            assert_eq!(got.loops, loops, "{case}");
+            if tree.is_none() {
+                // One step of |rate| dt from the end (backwards) or from 0 (forwards).
+                let step = ratio_ticks(rate.abs(), dt, 1.0);
+                let from = if rate < 0.0 { period_ticks(d) - step } else { step };
+                assert_eq!(got.time.get(), from, "{case}");
+            }
+        }
     }
 
     #[test]

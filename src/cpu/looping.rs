@@ -207,7 +207,8 @@ mod tests {
         }
     }
 
-    /// A blend tree's phase over a day, advanced by `rate · dt / D` each frame.
+    /// A blend tree's phase over a day, advanced by `rate · dt / D` each frame, for a given `D` (the
+    /// tree's own f32 `D` against f64 weights: `cpu::clock`'s synced-tree test).
     #[test]
     fn a_tree_phase_does_not_drift_over_a_day() {
         const FRAMES: u64 = 24 * 3600 * 60;

@@ -20,7 +20,7 @@
     i64_add, i64_clamp, period_ticks, ratio_ticks, tick_limit, ticks_from_f32, ticks_get, ticks_of,
     ticks_to_f32, u64_shl,
 }
-#import wgpu_anim::looping::{ClipTime, advance_clip_time}
+#import wgpu_anim::looping::{ClipTime, advance_clip_time, frame_start_time}
 #import wgpu_anim::events::{EventSource, fire_events}
 #import wgpu_anim::root_motion::{RootBlend, add_root, move_root}
 #import wgpu_anim::curves::blend_curves
@@ -121,7 +121,8 @@ fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
 
 // Advances one state — a clip, or a blend tree with phase-synchronized children — and adds its
 // samples, scaled by `scale`, to the list; fires the events its clips crossed when the frame
-// detects events. Returns the state's new clock.
+// detects events. A state that started this frame steps from its start wrapped or clamped by its
+// loop mode (frame_start_time). Returns the state's new clock.
 fn play_state(
     list: ptr<function, BlendList>,
     clip: u32,
@@ -144,19 +145,22 @@ fn play_state(
         let duration = clip_duration(clip);
         let delta = ratio_ticks(rate, dt, 1.0);
         let period = period_ticks(duration);
-        let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, duration, period);
+        let start = frame_start_time(time, loops, events.started != 0u, loop_mode, loop_count, duration, period);
+        let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, duration, period);
         add_sample(list, clip, ct.sample_time, scale, layer);
         if (fire) {
-            fire_events(events, clip, scale * events.weight, time, loops, ct, delta, period, loop_mode, loop_count, false);
+            fire_events(events, clip, scale * events.weight, start.time, start.loops, ct, delta, period, loop_mode, loop_count, false);
         }
 #ifdef ROOT_MOTION
         if (events.root != 0u) {
-            let t0 = clamp(ticks_to_f32(ticks_get(time)), 0.0, duration);
-            add_root(root, clip, t0, loops, ct.sample_time, ct.loops, scale);
+            let t0 = clamp(ticks_to_f32(ticks_get(start.time)), 0.0, duration);
+            add_root(root, clip, t0, start.loops, ct.sample_time, ct.loops, scale);
         }
 #endif
         return ct;
     }
+    let cycle = u64_shl(vec2<u32>(1u, 0u), TICK_BITS);
+    let start = frame_start_time(time, loops, events.started != 0u, loop_mode, loop_count, 1.0, cycle);
     let leaves = tree_leaves(tree_offset, tree_nodes, params);
     var total = 0.0;
     var synced = 0.0;
@@ -165,23 +169,22 @@ fn play_state(
         synced += leaves.weights[m] * clip_duration(leaves.clips[m]);
     }
     if (!(total > 0.0)) {
-        return ClipTime(time, loops, 0.0, 0.0);
+        return ClipTime(start.time, start.loops, 0.0, 0.0);
     }
     // D = sum w_i T_i (weights normalized): every child advances its phase by rate * dt / D.
     let duration = synced / total;
     let delta = ratio_ticks(rate, dt, duration);
-    let cycle = u64_shl(vec2<u32>(1u, 0u), TICK_BITS);
-    let ct = advance_clip_time(time, loops, delta, loop_mode, loop_count, 1.0, cycle);
-    let phase0 = clamp(ticks_to_f32(ticks_get(time)), 0.0, 1.0);
+    let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, 1.0, cycle);
+    let phase0 = clamp(ticks_to_f32(ticks_get(start.time)), 0.0, 1.0);
     for (var m = 0u; m < leaves.count; m++) {
         let leaf_duration = clip_duration(leaves.clips[m]);
         add_sample(list, leaves.clips[m], ct.phase * leaf_duration, scale * leaves.weights[m], layer);
         if (fire) {
-            fire_events(events, leaves.clips[m], scale * leaves.weights[m] * events.weight, time, loops, ct, delta, cycle, loop_mode, loop_count, true);
+            fire_events(events, leaves.clips[m], scale * leaves.weights[m] * events.weight, start.time, start.loops, ct, delta, cycle, loop_mode, loop_count, true);
         }
 #ifdef ROOT_MOTION
         if (events.root != 0u) {
-            add_root(root, leaves.clips[m], phase0 * leaf_duration, loops, ct.phase * leaf_duration, ct.loops, scale * leaves.weights[m]);
+            add_root(root, leaves.clips[m], phase0 * leaf_duration, start.loops, ct.phase * leaf_duration, ct.loops, scale * leaves.weights[m]);
         }
 #endif
     }

@@ -43,3 +43,14 @@ fn advance_clip_time(time: Ticks, loops_in: u32, delta: vec2<u32>, loop_mode: u3
     let sample_time = clamp(ticks_to_f32(t), 0.0, duration);
     return ClipTime(ticks_of(t), loops, sample_time, sample_time / duration);
 }
+
+// Where a state stands before its frame's step: as it is, or, when it started this frame, at its
+// start wrapped or clamped by the loop mode (as Rust's start_clip_time), so that a reverse clip
+// started past its end takes its first step from the end, and a forward one started before 0
+// from 0.
+fn frame_start_time(time: Ticks, loops: u32, started: bool, loop_mode: u32, loop_count: u32, duration: f32, period: vec2<u32>) -> ClipTime {
+    if (started) {
+        return advance_clip_time(time, loops, vec2<u32>(0u, 0u), loop_mode, loop_count, duration, period);
+    }
+    return ClipTime(time, loops, 0.0, 0.0);
+}

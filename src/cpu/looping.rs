@@ -65,15 +65,40 @@ pub fn advance_clip_time(
 /// advanced: the start wrapped or clamped by the loop mode.
 #[must_use]
 pub fn start_clip_time(start: f32, loop_mode: u32, loop_count: u32, duration: f32) -> ClipTime {
-    advance_clip_time(
+    frame_start_time(
         Ticks::from_f32(start),
         0,
-        0,
+        true,
         loop_mode,
         loop_count,
         duration,
         period_ticks(duration),
     )
+}
+
+/// Where a state stands before its frame's step: as it is, or, when it `started` this frame, at
+/// its start wrapped or clamped by the loop mode (as [`start_clip_time`]), so that a reverse clip
+/// started past its end takes its first step from the end, and a forward one started before 0
+/// from 0. WGSL `frame_start_time`.
+#[must_use]
+pub(crate) fn frame_start_time(
+    time: Ticks,
+    loops: u32,
+    started: bool,
+    loop_mode: u32,
+    loop_count: u32,
+    duration: f32,
+    period: i64,
+) -> ClipTime {
+    if started {
+        return advance_clip_time(time, loops, 0, loop_mode, loop_count, duration, period);
+    }
+    ClipTime {
+        time,
+        loops,
+        sample_time: 0.0,
+        phase: 0.0,
+    }
 }
 
 #[cfg(test)]
@@ -182,7 +207,8 @@ mod tests {
         }
     }
 
-    /// A blend tree's phase over a day, advanced by `rate · dt / D` each frame.
+    /// A blend tree's phase over a day, advanced by `rate · dt / D` each frame, for a given `D` (the
+    /// tree's own f32 `D` against f64 weights: `cpu::clock`'s synced-tree test).
     #[test]
     fn a_tree_phase_does_not_drift_over_a_day() {
         const FRAMES: u64 = 24 * 3600 * 60;

@@ -329,20 +329,42 @@ impl Track<Vec3> {
     }
 }
 
+/// The most a cubic rotation segment's tangents times its span may reach
+/// ([`Track::check_rotations`]): far beyond any rotation curve (a unit quaternion's neighbours
+/// are within 2), and far enough from f32's limits that the unnormalized Hermite sum never
+/// overflows.
+pub const MAX_ROTATION_TANGENT_REACH: f64 = 1.0e6;
+
 impl Track<Quat> {
     /// [`Track::check_keys`], every value finite and every key value (not a cubic spline's
-    /// tangent) of length at least 1e-6.
+    /// tangent) of length at least 1e-6 (measured in f64: a quaternion of components near
+    /// `f32::MAX` has a length, and is normalized as any other). For a cubic spline, each
+    /// segment's tangents times its span may reach at most [`MAX_ROTATION_TANGENT_REACH`]
+    /// (what they add between two unit keys before the result is normalized).
     ///
     /// Errors: what is wrong, naming the key or value.
     pub fn check_rotations(&self) -> std::result::Result<(), String> {
         self.check_keys()?;
         let cubic = self.interpolation == Interpolation::CubicSpline;
+        let length = |q: &Quat| q.as_dquat().length();
         for (k, q) in self.values.iter().enumerate() {
             if !q.is_finite() {
                 return Err(format!("value {k} is not finite"));
             }
-            if (!cubic || k % 3 == 1) && q.length() < 1e-6 {
+            if (!cubic || k % 3 == 1) && length(q) < 1e-6 {
                 return Err(format!("value {k} is a zero-length quaternion"));
+            }
+        }
+        if cubic {
+            for k in 1..self.times.len().min(self.values.len() / 3) {
+                let span = f64::from(self.times[k]) - f64::from(self.times[k - 1]);
+                let reach = span * (length(&self.values[3 * (k - 1) + 2]) + length(&self.values[3 * k]));
+                if reach.is_nan() || reach > MAX_ROTATION_TANGENT_REACH {
+                    return Err(format!(
+                        "keys {} and {k}: tangents times the span reach {reach:.3e}; at most {MAX_ROTATION_TANGENT_REACH:.0e}",
+                        k - 1
+                    ));
+                }
             }
         }
         Ok(())

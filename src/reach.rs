@@ -43,7 +43,7 @@ pub fn first_beyond(values: impl IntoIterator<Item = f32>) -> Option<(usize, f32
     values
         .into_iter()
         .enumerate()
-        .find(|(_, v)| !(f64::from(v.abs()) <= MAX_REACH * 1.001))
+        .find(|(_, v)| !within(f64::from(v.abs()) / 1.001))
 }
 
 /// A joint's local extremes over a set of poses: the longest translation and the largest

@@ -15,11 +15,7 @@ pub const TYPES: &str = include_str!("../shaders/shared/types.wgsl");
 #[must_use]
 pub fn types_source() -> String {
     let mut out = TYPES.to_owned();
-    out.push_str(
-        "
-// Declared in Rust (layout::generated).
-",
-    );
+    out.push_str("\n// Declared in Rust (layout::generated).\n");
     for s in crate::layout::generated() {
         out.push_str(&s.declaration);
     }

@@ -293,3 +293,29 @@ fn compress_reports_writes_a_file_sample_reads_and_refuses_a_bad_setting() {
     assert!(line.contains("Fox.gltf") && line.contains("power of two"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sample_never_prints_a_pose_beyond_reach() {
+    // simple_skin with every joint scaled by 1e5: each value finite, 1e10 down the chain.
+    let source = std::fs::read("assets/simple_skin/simple_skin.gltf").unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&source).unwrap();
+    for j in doc["skins"][0]["joints"].as_array().unwrap().clone() {
+        doc["nodes"][j.as_u64().unwrap() as usize]["scale"] = serde_json::json!([1e5, 1e5, 1e5]);
+    }
+    let dir = temp_dir("reach");
+    let file = dir.join("huge.gltf");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    for path in ["--cpu", "--reference"] {
+        let o = wgpu_anim(&["sample", file.to_str().unwrap(), "--json", path]);
+        let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(1), "{path}: {stdout} {stderr}");
+        assert!(!stdout.contains("null"), "{path}: {stdout}");
+        let line = stderr.lines().find(|l| l.starts_with("error: ")).unwrap_or_default();
+        assert!(line.contains("huge.gltf") && line.contains("reach"), "{path}: {stderr}");
+    }
+    // The file as it is: numbers only.
+    let o = wgpu_anim(&["sample", "assets/simple_skin/simple_skin.gltf", "--json", "--cpu"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("null"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -253,3 +253,132 @@ fn every_real_asset_is_accepted_and_every_pose_it_gives_is_within_reach() {
         }
     }
 }
+
+#[test]
+fn extreme_rates_times_parameters_and_weights_still_give_poses_within_reach() {
+    use wgpu_anim::layout::{BlendList, GpuClock, GpuFrame, MAX_BLEND_CLIPS, SNAPSHOT_CLIP};
+    let (lib, _, clips) = wgpu_anim::mannequin::library();
+    let lib = Arc::new(lib);
+    let mut c = Controller::new(lib.clone(), 6, &[(6, 6 * 64)]).unwrap();
+    let huge = 3.0e38f32;
+    for (k, (rate, time)) in [(huge, huge), (-huge, -huge), (huge, -huge), (1.0, huge)]
+        .into_iter()
+        .enumerate()
+    {
+        c.add_instance(&InstanceDesc {
+            rate,
+            time,
+            ..InstanceDesc::new(clips[k % clips.len()])
+        })
+        .unwrap();
+    }
+    // A blend tree driven by parameters far outside its blend space.
+    let tree = lib.blend().tree_at(0).unwrap();
+    let desc = InstanceDesc {
+        tree: Some(tree),
+        params: [huge, -huge, huge, -huge],
+        rate: huge,
+        ..InstanceDesc::new(clips[0])
+    };
+    c.add_instance(&desc).unwrap();
+    // Layers at an absurd weight (clamped to 1) and rate.
+    let layer = Layer {
+        weight: huge,
+        rate: huge,
+        ..Layer::clip(LayerMode::AdditiveLocal, clips[1])
+    };
+    c.set_layer(0, 0, Some(&layer), false).unwrap();
+    c.set_layer(
+        0,
+        1,
+        Some(&Layer {
+            mode: LayerMode::Override,
+            ..layer
+        }),
+        false,
+    )
+    .unwrap();
+    let n = c.instance_count();
+    let (mut clocks, mut lists) = (vec![GpuClock::default(); n], vec![BlendList::default(); n]);
+    let mut instances = c.instances().to_vec();
+    for dt in [1.0 / 60.0, huge, -huge, 1.0 / 60.0] {
+        let _ = c.begin_frame(dt);
+        let frame = GpuFrame {
+            dt,
+            instance_count: n as u32,
+            ..Default::default()
+        };
+        let mut page = wgpu_anim::cpu::PageBuffers::new(&frame, &mut instances)
+            .layer_defs(c.layer_defs())
+            .clocks(&mut clocks)
+            .blend_lists(&mut lists);
+        wgpu_anim::cpu::clock(&lib, &mut page).unwrap();
+        for (k, (inst, list)) in instances.iter().zip(&lists).enumerate() {
+            let count = list.count.min(MAX_BLEND_CLIPS) as usize;
+            assert!(list.samples[..count].iter().all(|s| s.clip != SNAPSHOT_CLIP));
+            // Alone, at joint 0.
+            let alone = wgpu_anim::layout::GpuInstance {
+                joint_offset: 0,
+                ..*inst
+            };
+            let pose = wgpu_anim::cpu::evaluate(&lib, &[alone], &[*list]).unwrap();
+            assert_eq!(pose.beyond_reach(), None, "instance {k} after a frame of {dt} s");
+        }
+    }
+}
+
+#[test]
+fn rotation_keys_of_any_finite_length_are_normalized_and_wild_tangents_refused() {
+    // A rotation key whose components are near f32::MAX: its f32 length overflows, its f64
+    // length does not; the builder normalizes it in f64 (the builder fuzz target found the NaN
+    // the f32 length made).
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(chain(2, 1.0));
+    let big = -f32::MAX;
+    let rotation = |interpolation, values| {
+        let times = vec![0.0, 1.0];
+        Clip {
+            tracks: vec![JointTrack {
+                joint: "j0".into(),
+                translation: None,
+                rotation: Some(Track {
+                    interpolation,
+                    times,
+                    values,
+                }),
+                scale: None,
+            }],
+            ..clip("turn", "j1", Vec3::ZERO, Vec3::ONE)
+        }
+    };
+    let huge = rotation(
+        Interpolation::Linear,
+        vec![Quat::from_xyzw(big, big, 0.0, big), Quat::IDENTITY],
+    );
+    let id = b.add_clip(s, &huge).unwrap();
+    let lib = b.build();
+    for t in [0.0, 0.5, 1.0] {
+        assert_eq!(
+            wgpu_anim::cpu::pose_at(&lib, id, t).unwrap().beyond_reach(),
+            None,
+            "at {t} s"
+        );
+    }
+    // A cubic rotation whose tangents over its span would add 1e30 before normalizing.
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(chain(2, 1.0));
+    let wild = Quat::from_xyzw(1e30, 0.0, 0.0, 0.0);
+    let cubic = rotation(
+        Interpolation::CubicSpline,
+        vec![
+            Quat::IDENTITY,
+            Quat::IDENTITY,
+            wild,
+            wild,
+            Quat::IDENTITY,
+            Quat::IDENTITY,
+        ],
+    );
+    let e = b.add_clip(s, &cubic).unwrap_err().to_string();
+    assert!(e.contains("turn") && e.contains("tangents"), "{e}");
+}

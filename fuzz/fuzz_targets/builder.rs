@@ -2,21 +2,65 @@
 //! controller: skeletons (any parents, names and numbers, NaN included, sockets), clips (any keys, times,
 //! interpolations, joint names), masks, blend trees of every node kind with any child indices,
 //! difference clips, then instances, cross-fades, layers and frames on what was built. Each call
-//! may refuse its input with an error; none may panic.
+//! may refuse its input with an error; none may panic. Every pose the CPU mirror computes from
+//! what was accepted (each instance after three clock steps, each clip at three times) must be
+//! finite and within `reach::MAX_REACH`.
 #![no_main]
 
 use glam::{Mat4, Quat, Vec2, Vec3};
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
-use wgpu_anim::blend::{Blend2DKind, BlendNode, BlendTree};
+use wgpu_anim::blend::{Blend2DKind, BlendNode, BlendTree, BlendTreeId};
 use wgpu_anim::gpu::{Controller, Curve, Layer, LayerMode, Transition};
 use wgpu_anim::offline::layers::{Reference, difference_clip, mask_from_joint, mask_from_joints};
 use wgpu_anim::{
-    Clip, InstanceDesc, Interpolation, JointDesc, JointTrack, LibraryBuilder, LoopMode, Skeleton, Track, Transform,
+    Clip, InstanceDesc, Interpolation, JointDesc, JointTrack, LibraryBuilder, LoopMode, MaskId, Skeleton, Track,
+    Transform,
 };
 
 const NAMES: [&str; 6] = ["root", "hips", "spine", "arm", "hand", ""];
+
+/// Ids another library issued (a clip, a blend tree and a mask): what a caller mixing up its
+/// libraries passes, which every call must refuse with `Error::ForeignId`.
+struct Foreign {
+    clip: wgpu_anim::ClipId,
+    tree: BlendTreeId,
+    mask: MaskId,
+}
+
+fn foreign() -> &'static Foreign {
+    static FOREIGN: std::sync::OnceLock<Foreign> = std::sync::OnceLock::new();
+    FOREIGN.get_or_init(|| {
+        let mut b = LibraryBuilder::new();
+        let joint = JointDesc {
+            name: "root".into(),
+            parent: None,
+            rest: Transform::IDENTITY,
+            inverse_bind: Mat4::IDENTITY,
+        };
+        let sk = b.add_skeleton(Skeleton::new("other", vec![joint]).expect("a one-joint skeleton"));
+        let still = Clip {
+            name: "still".into(),
+            duration: 1.0,
+            looping: true,
+            tracks: Vec::new(),
+            events: Vec::new(),
+            curves: Vec::new(),
+        };
+        let clip = b.add_clip(sk, &still).expect("a clip with no tracks");
+        let tree = BlendTree {
+            name: "other".into(),
+            nodes: vec![BlendNode::Clip(clip)],
+            root: 0,
+        };
+        Foreign {
+            clip,
+            tree: b.add_blend_tree(&tree).expect("a one-clip tree"),
+            mask: b.add_mask(sk, "other", &[1.0]).expect("a one-joint mask"),
+        }
+    })
+}
 
 /// Mostly ordinary values, sometimes the extremes.
 fn float(u: &mut Unstructured) -> Result<f32> {
@@ -141,7 +185,7 @@ fn node(u: &mut Unstructured, clips: &[wgpu_anim::ClipId], nodes: usize) -> Resu
     let count = u.int_in_range(0..=18usize)?;
     Ok(match u.int_in_range(0..=3)? {
         0 => BlendNode::Clip(match clips {
-            [] => wgpu_anim::ClipId(u.arbitrary()?),
+            [] => foreign().clip,
             _ => *u.choose(clips)?,
         }),
         1 => BlendNode::Blend1D {
@@ -170,25 +214,27 @@ fn node(u: &mut Unstructured, clips: &[wgpu_anim::ClipId], nodes: usize) -> Resu
     })
 }
 
-fn layer(u: &mut Unstructured, clips: &[wgpu_anim::ClipId]) -> Result<Layer> {
+/// Any id of `ids`, sometimes another library's (`other`), sometimes none.
+fn pick<T: Copy>(u: &mut Unstructured, ids: &[T], other: T) -> Result<Option<T>> {
+    Ok(match u.int_in_range(0..=5)? {
+        0 | 1 => None,
+        2 => Some(other),
+        _ if ids.is_empty() => Some(other),
+        _ => Some(*u.choose(ids)?),
+    })
+}
+
+fn layer(u: &mut Unstructured, clips: &[wgpu_anim::ClipId], trees: &[BlendTreeId], masks: &[MaskId]) -> Result<Layer> {
     Ok(Layer {
         mode: *u.choose(&[LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh])?,
         weight: float(u)?,
         clip: if clips.is_empty() || u.ratio(1, 8)? {
-            Some(wgpu_anim::ClipId(u.arbitrary()?))
+            Some(foreign().clip)
         } else {
             Some(*u.choose(clips)?)
         },
-        tree: if u.ratio(1, 3)? {
-            Some(wgpu_anim::blend::BlendTreeId(u.int_in_range(0..=2)?))
-        } else {
-            None
-        },
-        mask: if u.ratio(1, 3)? {
-            Some(wgpu_anim::MaskId(u.int_in_range(0..=2)?))
-        } else {
-            None
-        },
+        tree: if u.ratio(1, 3)? { pick(u, trees, foreign().tree)? } else { None },
+        mask: if u.ratio(1, 3)? { pick(u, masks, foreign().mask)? } else { None },
         start: float(u)?,
         rate: float(u)?,
         once: u.arbitrary()?,
@@ -281,6 +327,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
             clips.push(id);
         }
     }
+    let (mut masks, mut trees) = (Vec::new(), Vec::new());
     for m in 0..u.int_in_range(0..=2)? {
         let weights = match (&mask, u.arbitrary()?) {
             (Some(w), true) => w.clone(),
@@ -288,7 +335,9 @@ fn run(u: &mut Unstructured) -> Result<()> {
                 .map(|_| float(u))
                 .collect::<Result<Vec<_>>>()?,
         };
-        let _ = builder.add_mask(sk, &format!("mask{m}"), &weights);
+        if let Ok(id) = builder.add_mask(sk, &format!("mask{m}"), &weights) {
+            masks.push(id);
+        }
     }
     for t in 0..u.int_in_range(0..=2)? {
         let count = u.int_in_range(0..=12usize)?;
@@ -298,7 +347,9 @@ fn run(u: &mut Unstructured) -> Result<()> {
             nodes,
             root: u.int_in_range(0..=count)?,
         };
-        let _ = builder.add_blend_tree(&tree);
+        if let Ok(id) = builder.add_blend_tree(&tree) {
+            trees.push(id);
+        }
     }
     let library = Arc::new(builder.build());
     // Instances, cross-fades, layers and frames on the device-free controller.
@@ -307,15 +358,11 @@ fn run(u: &mut Unstructured) -> Result<()> {
     };
     for _ in 0..u.int_in_range(0..=24)? {
         let clip = match clips.as_slice() {
-            [] => wgpu_anim::ClipId(u.int_in_range(0..=3)?),
+            [] => foreign().clip,
             _ => *u.choose(&clips)?,
         };
         let desc = InstanceDesc {
-            tree: if u.ratio(1, 3)? {
-                Some(wgpu_anim::blend::BlendTreeId(u.int_in_range(0..=2)?))
-            } else {
-                None
-            },
+            tree: if u.ratio(1, 3)? { pick(u, &trees, foreign().tree)? } else { None },
             params: [float(u)?, float(u)?, float(u)?, float(u)?],
             time: float(u)?,
             rate: float(u)?,
@@ -340,7 +387,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
                 }),
             ),
             3 => {
-                let l = layer(u, &clips)?;
+                let l = layer(u, &clips, &trees, &masks)?;
                 let slot = u.int_in_range(0..=3usize)?;
                 controller.set_layer(
                     index,
@@ -376,6 +423,31 @@ fn run(u: &mut Unstructured) -> Result<()> {
         .blend_lists(&mut lists);
     for _ in 0..3 {
         wgpu_anim::cpu::clock(&library, &mut page).expect("the mirror accepts what the controller made");
+    }
+    // Accepted means within reach: each instance's pose through the mirror's sample, hierarchy
+    // and palette stages is finite and within `reach::MAX_REACH` (instances blending from a
+    // snapshot pose aside: this check runs no earlier frame to have made one).
+    for (inst, list) in controller.instances().iter().zip(&lists) {
+        let count = list.count.min(wgpu_anim::layout::MAX_BLEND_CLIPS) as usize;
+        if list.samples[..count].iter().any(|s| s.clip == wgpu_anim::layout::SNAPSHOT_CLIP) {
+            continue;
+        }
+        // Alone, at joint 0.
+        let alone = wgpu_anim::layout::GpuInstance { joint_offset: 0, ..*inst };
+        let pose = wgpu_anim::cpu::evaluate(&library, &[alone], &[*list]).expect("the mirror evaluates what the clock made");
+        if let Some(what) = pose.beyond_reach() {
+            panic!("an accepted input gave a pose beyond reach: {what}");
+        }
+    }
+    // And each clip alone, at its start, middle and end.
+    for &clip in &clips {
+        let duration = library.clips()[clip.index() as usize].duration;
+        for t in [0.0, 0.5 * duration, duration] {
+            let pose = wgpu_anim::cpu::pose_at(&library, clip, t).expect("a clip of the library");
+            if let Some(what) = pose.beyond_reach() {
+                panic!("an accepted clip gave a pose beyond reach at {t} s: {what}");
+            }
+        }
     }
     Ok(())
 }

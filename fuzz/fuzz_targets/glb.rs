@@ -30,5 +30,18 @@ fuzz_target!(|bytes: &[u8]| {
         glb.extend_from_slice(b"BIN\0");
         glb.extend_from_slice(&bin);
     }
-    let _ = wgpu_anim::offline::gltf_import::load_slice(&glb, "fuzz.glb", None);
+    if let Ok(imported) = wgpu_anim::offline::gltf_import::load_slice(&glb, "fuzz.glb", None) {
+        check_accepted(&imported);
+    }
 });
+
+/// Accepted means within reach: a file whose library builds gives, at three times of every
+/// clip, model, skinning and socket matrices and skinned vertices that are finite and within
+/// `reach::MAX_REACH` (`Imported::check_poses`).
+fn check_accepted(imported: &wgpu_anim::offline::gltf_import::Imported) {
+    if let Ok(library) = imported.build_library() {
+        if let Err(e) = imported.check_poses(&library, 3) {
+            panic!("an accepted file gave a pose beyond reach: {e}");
+        }
+    }
+}

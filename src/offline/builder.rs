@@ -544,7 +544,9 @@ fn pack_rotation(track: Option<&Track<Quat>>, rest: Quat) -> PackedTrack {
         .enumerate()
         .map(|(k, q)| {
             if !cubic || k % 3 == 1 {
-                Vec4::from(*q) / q.length()
+                // In f64: the length of a quaternion of components near f32::MAX overflows f32.
+                let q = Vec4::from(*q).as_dvec4();
+                (q / q.length()).as_vec4()
             } else {
                 Vec4::from(*q) // tangents are not normalized
             }

@@ -43,6 +43,8 @@ pub(crate) fn sample(a: &SampleArgs) -> Result<(), String> {
     let c = sk
         .clip_of_animation(animation)
         .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?;
+    // Accepted means its library builds: every clip, skeleton and mesh within reach.
+    imp.build_library().map_err(|e| e.to_string())?;
     let t = a.time.clamp(f64::from(info.first_key), f64::from(info.duration));
     let ev = match path {
         EvalPath::Reference => {
@@ -62,6 +64,7 @@ pub(crate) fn sample(a: &SampleArgs) -> Result<(), String> {
     if let Some(v) = ev.vertices {
         pose.vertices = v;
     }
+    check_finite(&file, &pose)?;
     if a.json {
         print_json(&file, animation, &info.name, a.time, t, path, &pose)
     } else {
@@ -153,6 +156,26 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
         palette,
         vertices,
     })
+}
+
+/// An error naming the first joint world matrix, skinning matrix or vertex that is not finite
+/// (the library refuses what would make one; should one ever appear, it is named, never printed
+/// as JSON's `null`).
+fn check_finite(file: &str, pose: &GltfPose) -> Result<(), String> {
+    let finite = |m: &DMat4| m.is_finite();
+    if let Some(j) = pose.joints.iter().find(|j| !finite(&j.world)) {
+        return Err(format!(
+            "{file}: joint '{}' (node {}): world matrix is not finite",
+            j.name, j.node
+        ));
+    }
+    if let Some(k) = pose.skin_matrices.iter().position(|m| !finite(m)) {
+        return Err(format!("{file}: skinning matrix {k} is not finite"));
+    }
+    if let Some(k) = pose.vertices.iter().position(|v| !v.is_finite()) {
+        return Err(format!("{file}: skinned vertex {k} is not finite"));
+    }
+    Ok(())
 }
 
 fn mat_json(m: &DMat4) -> Value {

@@ -306,7 +306,16 @@ fn sample_never_prints_a_pose_beyond_reach() {
     let file = dir.join("huge.gltf");
     std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
     for path in ["--cpu", "--reference"] {
-        let o = wgpu_anim(&["sample", file.to_str().unwrap(), "--json", path]);
+        let o = wgpu_anim(&[
+            "sample",
+            file.to_str().unwrap(),
+            "--clip",
+            "0",
+            "--time",
+            "0.5",
+            "--json",
+            path,
+        ]);
         let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
         assert_eq!(o.status.code(), Some(1), "{path}: {stdout} {stderr}");
         assert!(!stdout.contains("null"), "{path}: {stdout}");
@@ -314,7 +323,16 @@ fn sample_never_prints_a_pose_beyond_reach() {
         assert!(line.contains("huge.gltf") && line.contains("reach"), "{path}: {stderr}");
     }
     // The file as it is: numbers only.
-    let o = wgpu_anim(&["sample", "assets/simple_skin/simple_skin.gltf", "--json", "--cpu"]);
+    let o = wgpu_anim(&[
+        "sample",
+        "assets/simple_skin/simple_skin.gltf",
+        "--clip",
+        "0",
+        "--time",
+        "0.5",
+        "--json",
+        "--cpu",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!String::from_utf8_lossy(&o.stdout).contains("null"));
     let _ = std::fs::remove_dir_all(&dir);

@@ -17,17 +17,20 @@
 //! - the **skinning matrices** (model × inverse bind), the **sockets** (model × offset) and, for
 //!   a mesh, every **skinned vertex** (the weighted sum of its skinning matrices' reach).
 //!
-//! Each of these must stay within [`MAX_REACH`]: a scene a million times the size of a human
-//! (a few thousand kilometres) is well inside it, and values up to it leave f32 room for
-//! every later product (a world matrix within it times a skinned vertex within it is 1e18, far
-//! from f32's 3.4e38). What is refused is named: the skeleton, clip, layer or mesh, the joint
+//! Each of these must stay within [`MAX_REACH`], 1e12: a scene a million times the size of a
+//! human (a few thousand kilometres) is far inside it, and values up to it leave f32 room for
+//! every later product (a world matrix within it times a skinned vertex within it is 1e24, far
+//! from f32's 3.4e38). The bound is a worst case, every key of every clip at its largest at
+//! once: what it refuses could reach that far, though the poses actually played stay far below.
+//! Additive layers compound: a random clip scaling every joint by up to 1.25, played as three
+//! additive layers on a random skeleton a hundred joints deep, is now and then refused. What is refused is named: the skeleton, clip, layer or mesh, the joint
 //! or vertex, and the bound it would reach.
 
 use glam::{DMat3, DVec3, Mat4, Vec4};
 
 /// The largest length (scene units) or linear-part norm a model-space joint, a skinning
-/// matrix, a socket or a skinned vertex may reach under any pose the library can play: 1e9.
-pub const MAX_REACH: f64 = 1.0e9;
+/// matrix, a socket or a skinned vertex may reach under any pose the library can play: 1e12.
+pub const MAX_REACH: f64 = 1.0e12;
 
 /// Whether `v` is within [`MAX_REACH`] (a NaN is not).
 #[must_use]
@@ -232,20 +235,20 @@ mod tests {
 
     #[test]
     fn a_chain_of_scales_compounds_and_is_refused_past_the_bound() {
-        let parents: Vec<Option<u32>> = (0..12u32).map(|j| j.checked_sub(1)).collect();
-        let binds = vec![Mat4::IDENTITY; 12];
+        let parents: Vec<Option<u32>> = (0..15u32).map(|j| j.checked_sub(1)).collect();
+        let binds = vec![Mat4::IDENTITY; 15];
         let local = vec![
             Extent {
                 translation: 1.0,
                 scale: 10.0
             };
-            12
+            15
         ];
-        // Joint 8's model scale is 1e9, the bound itself, but its skinning matrix (identity
-        // inverse bind, Frobenius norm √3) reaches 1.7e9: the first past it.
+        // Joint 11's model scale is 1e12, the bound itself, but its skinning matrix (identity
+        // inverse bind, Frobenius norm √3) reaches 1.7e12: the first past it.
         let (j, what) = check(&frame(&parents, &binds), &local, &[]).unwrap_err();
-        assert_eq!(j, 8, "{what}");
-        assert!(check(&frame(&parents[..8], &binds[..8]), &local[..8], &[]).is_ok());
+        assert_eq!(j, 11, "{what}");
+        assert!(check(&frame(&parents[..11], &binds[..11]), &local[..11], &[]).is_ok());
     }
 
     #[test]
@@ -272,8 +275,8 @@ mod tests {
             "{:?}",
             reach[19]
         );
-        // An additive layer of the same clip scales it by 1e6 more: refused.
-        assert!(check(&frame(&parents, &binds), &local, &[&local]).is_err());
+        // Two additive layers of the same clip scale it by 1e12 more: refused.
+        assert!(check(&frame(&parents, &binds), &local, &[&local, &local]).is_err());
     }
 
     #[test]

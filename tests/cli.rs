@@ -296,11 +296,11 @@ fn compress_reports_writes_a_file_sample_reads_and_refuses_a_bad_setting() {
 
 #[test]
 fn sample_never_prints_a_pose_beyond_reach() {
-    // simple_skin with every joint scaled by 1e5: each value finite, 1e10 down the chain.
+    // simple_skin with every joint scaled by 1e7: each value finite, 1e14 down the chain.
     let source = std::fs::read("assets/simple_skin/simple_skin.gltf").unwrap();
     let mut doc: serde_json::Value = serde_json::from_slice(&source).unwrap();
     for j in doc["skins"][0]["joints"].as_array().unwrap().clone() {
-        doc["nodes"][j.as_u64().unwrap() as usize]["scale"] = serde_json::json!([1e5, 1e5, 1e5]);
+        doc["nodes"][j.as_u64().unwrap() as usize]["scale"] = serde_json::json!([1e7, 1e7, 1e7]);
     }
     let dir = temp_dir("reach");
     let file = dir.join("huge.gltf");

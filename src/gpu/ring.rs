@@ -58,6 +58,23 @@ pub(super) struct RingPart {
     pub copies: Vec<RingCopy>,
 }
 
+impl RingPart {
+    /// A part of `bytes` filled by one copy from the start of page 0's buffer of `resource` (or
+    /// the animator's, for a resource shared by every page, as the event log).
+    pub fn whole(resource: Resource, bytes: u64) -> Self {
+        RingPart {
+            resource,
+            bytes,
+            copies: vec![RingCopy {
+                page: 0,
+                src: 0,
+                dst: 0,
+                bytes,
+            }],
+        }
+    }
+}
+
 /// What a frame copies into its slot: its parts end to end, at most one per resource.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct RingLayout {
@@ -242,16 +259,7 @@ mod tests {
     use crate::shaders::Resource;
 
     fn part(resource: Resource, bytes: u64) -> RingPart {
-        RingPart {
-            resource,
-            bytes,
-            copies: vec![RingCopy {
-                page: 0,
-                src: 0,
-                dst: 0,
-                bytes,
-            }],
-        }
+        RingPart::whole(resource, bytes)
     }
 
     /// Parts lie end to end, one per resource; a part replaced keeps its place, one with no

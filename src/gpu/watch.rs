@@ -151,16 +151,7 @@ impl Animator {
                 ),
             });
         }
-        let part = RingPart {
-            resource: EVENTS,
-            bytes,
-            copies: vec![RingCopy {
-                page: 0,
-                src: 0,
-                dst: 0,
-                bytes,
-            }],
-        };
+        let part = RingPart::whole(EVENTS, bytes);
         let ring = make_ring(device, self.ring_layout().with(part))?;
         let log = super::refusable_now(
             device,

@@ -485,7 +485,14 @@ pub fn random_layers(animator: &mut wgpu_anim::Animator, r: &mut SmallRng) {
             if layer.tree.is_none() && r.gen_bool(0.3) {
                 layer.time_parameter = Some(r.gen_range(2..4));
             }
-            animator.set_layer(i, slot, Some(&layer), false).unwrap();
+            match animator.set_layer(i, slot, Some(&layer), false) {
+                Ok(()) => {}
+                // A random clip played as an additive layer on a deep random skeleton may
+                // compound past `reach::MAX_REACH` (the bound takes every key at its largest
+                // at once): refused, the instance keeping its other layers.
+                Err(wgpu_anim::Error::Instance { what, .. }) if what.contains("may reach") => {}
+                Err(e) => panic!("{e}"),
+            }
         }
     }
 }

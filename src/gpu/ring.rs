@@ -255,7 +255,7 @@ impl<T> Ring<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RingCopy, RingLayout, RingPart};
+    use super::{RingLayout, RingPart};
     use crate::shaders::Resource;
 
     fn part(resource: Resource, bytes: u64) -> RingPart {

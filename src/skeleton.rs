@@ -60,7 +60,7 @@ impl Skeleton {
     /// of range, a cycle, a non-finite rest pose or inverse bind, a rest rotation that is not a
     /// unit quaternion (beyond 1e-3; nearly-unit ones are normalized), a zero rest scale, a
     /// rest pose or inverse bind whose model or skinning matrices reach past
-    /// [`reach::MAX_REACH`](crate::reach::MAX_REACH).
+    /// [`reach::MAX_REACH`].
     pub fn new(name: impl Into<String>, joints: Vec<JointDesc>) -> Result<Self> {
         let name = name.into();
         let shape = |what: String| Error::SkeletonShape {
@@ -267,7 +267,7 @@ impl Skeleton {
     ///
     /// Errors (nothing added): an empty name or one already used, a joint the skeleton lacks,
     /// an offset that is not finite or whose rotation is not a unit quaternion (beyond 1e-3), an
-    /// offset that reaches past [`reach::MAX_REACH`](crate::reach::MAX_REACH) in the rest pose, or
+    /// offset that reaches past [`reach::MAX_REACH`] in the rest pose, or
     /// [`MAX_SOCKETS`] sockets already.
     pub fn add_socket(&mut self, name: &str, joint: &str, offset: Transform) -> Result<usize> {
         let err = |what: String| Error::SkeletonShape {

@@ -10,6 +10,12 @@ use glam::{Mat4, Quat, Vec3, Vec4};
 /// agree to within f32 precision there and slerp's `sin(θ)` division loses accuracy.
 pub const NLERP_THRESHOLD: f32 = 0.9995;
 
+/// A cubic rotation spline whose squared length is not above this (its tangents cancel its keys)
+/// has no direction to normalize to: the sampler takes the two keys' own interpolation
+/// ([`quat_interp`]) there instead, on the GPU and the CPU alike. WGSL
+/// `CUBIC_ROTATION_MIN_LENGTH2`.
+pub const CUBIC_ROTATION_MIN_LENGTH2: f32 = 1e-12;
+
 /// A local joint transform: scale, then rotate, then translate (SQT).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Transform {

@@ -383,3 +383,41 @@ fn rotation_keys_of_any_finite_length_are_normalized_and_wild_tangents_refused()
     let e = b.add_clip(s, &cubic).unwrap_err().to_string();
     assert!(e.contains("turn") && e.contains("tangents"), "{e}");
 }
+
+#[test]
+fn a_cubic_rotation_through_zero_takes_its_keys_interpolation_on_the_gpu_and_the_cpu() {
+    // Two identity keys a second apart whose tangents (-4 out of the first, 4 into the second)
+    // cancel them at 0.5 s: the spline passes through the zero quaternion, which has no
+    // direction (the builder fuzz target found the NaN it made).
+    let mut b = LibraryBuilder::new();
+    let s = b.add_skeleton(chain(2, 1.0));
+    let (id, w) = (Quat::IDENTITY, |x: f32| Quat::from_xyzw(0.0, 0.0, 0.0, x));
+    let clip = Clip {
+        tracks: vec![JointTrack {
+            joint: "j0".into(),
+            translation: None,
+            rotation: Some(Track {
+                interpolation: Interpolation::CubicSpline,
+                times: vec![0.0, 1.0],
+                values: vec![w(0.0), id, w(-4.0), w(4.0), id, w(0.0)],
+            }),
+            scale: None,
+        }],
+        ..clip("through zero", "j1", Vec3::ZERO, Vec3::ONE)
+    };
+    let clip = b.add_clip(s, &clip).unwrap();
+    let lib = b.build();
+    let cpu = wgpu_anim::cpu::pose_at(&lib, clip, 0.5).unwrap();
+    assert_eq!(cpu.beyond_reach(), None);
+    // The keys' own interpolation: the identity.
+    let rotation = cpu.local[0].rotation;
+    assert!((rotation - glam::Vec4::W).length() < 1e-6, "{rotation}");
+    let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap();
+    let gpu = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &[(clip, 0.5)]).unwrap();
+    assert_eq!(gpu[0].beyond_reach(), None);
+    assert!(
+        (gpu[0].local[0].rotation - rotation).length() < 1e-6,
+        "{:?}",
+        gpu[0].local[0]
+    );
+}

@@ -509,6 +509,10 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("LOOP_REPEAT", U32(layout::LOOP_REPEAT)),
         ("LOOP_FOREVER", U32(layout::LOOP_FOREVER)),
         ("NLERP_THRESHOLD", F32(wgpu_anim::math::NLERP_THRESHOLD)),
+        (
+            "CUBIC_ROTATION_MIN_LENGTH2",
+            F32(wgpu_anim::math::CUBIC_ROTATION_MIN_LENGTH2),
+        ),
         ("ACOS_P", F32s(wgpu_anim::math::ACOS_P.to_vec())),
         ("SOURCE_NONE", U32(source_kind::NONE)),
         ("SOURCE_CLIP", U32(source_kind::CLIP)),

@@ -7,8 +7,8 @@
 #define_import_path wgpu_anim::library
 
 #import wgpu_anim::types::{
-    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, INTERP_CUBIC, INTERP_LINEAR, INTERP_PACKED, INTERP_STEP,
-    SkeletonInfo, Socket, Track,
+    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, CUBIC_ROTATION_MIN_LENGTH2, INTERP_CUBIC, INTERP_LINEAR,
+    INTERP_PACKED, INTERP_STEP, SkeletonInfo, Socket, Track,
 }
 #import wgpu_anim::math::{fast_slerp, hermite_basis, quat_interp}
 #import wgpu_anim::bindings::{heap, library}
@@ -131,6 +131,11 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let m1 = value_at(track.value_offset + 3u * hi) * dt;
     let v = p0 * h.x + m0 * h.y + p1 * h.z + m1 * h.w;
     if (rotation) {
+        // Tangents may cancel the keys and the spline pass through zero, which has no
+        // direction: there, the keys' own interpolation.
+        if (!(dot(v, v) > CUBIC_ROTATION_MIN_LENGTH2)) {
+            return quat_interp(p0, p1, u);
+        }
         return normalize(v);
     }
     return v;

@@ -14,7 +14,7 @@ use crate::layout::{
     MAX_BLEND_CLIPS, MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
 };
 use crate::library::AnimationLibrary;
-use crate::math::{fast_slerp, hermite_basis, quat_interp};
+use crate::math::{CUBIC_ROTATION_MIN_LENGTH2, fast_slerp, hermite_basis, quat_interp};
 use glam::{Vec3, Vec4};
 
 const INTERP_STEP: u32 = Interpolation::Step.gpu_code();
@@ -71,6 +71,11 @@ pub(crate) fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: 
     let m1 = values[(vo + 3 * hi) as usize] * dt;
     let v = p0 * h.x + m0 * h.y + p1 * h.z + m1 * h.w;
     if rotation {
+        // Tangents may cancel the keys and the spline pass through zero, which has no
+        // direction: there, the keys' own interpolation.
+        if !(v.dot(v) > CUBIC_ROTATION_MIN_LENGTH2) {
+            return quat_interp(p0, p1, u);
+        }
         return v.normalize();
     }
     v

@@ -45,6 +45,7 @@
 //! crowds run in turn, frame by frame, so a slow spell falls on both, and the ratio is the median
 //! of each pair's.
 
+pub mod cost;
 mod gpu;
 pub mod plot;
 mod table;

@@ -456,7 +456,7 @@ impl Animator {
             self.copy_previous_palettes(encoder);
         }
         let in_use = self.controller.pages_in_use();
-        self.encode_passes(encoder, timer, self.use_fused, in_use, |page| {
+        self.encode_passes(encoder, timer, self.use_fused, in_use, None, |page| {
             self.controller.page_range(page).len() as u32
         });
         if self.previous_copy == PreviousCopy::After {
@@ -484,14 +484,36 @@ impl Animator {
         }
     }
 
+    /// Records one stage's pass alone over every page in use: [`Stage::Clock`], [`Stage::Sample`],
+    /// [`Stage::LocalToModel`], [`Stage::Palette`], or [`Stage::Fused`] where the device has the
+    /// fused pass. For profiling a pass on its own (`wgpu-anim cost` repeats each one): a frame is
+    /// [`Animator::encode`], as a stage reads what the stage before it wrote.
+    ///
+    /// Errors: [`Error::Limit`] for [`Stage::Skin`] (the renderer draws it), or for
+    /// [`Stage::Fused`] where the fused pass is not available ([`Animator::fused_available`]).
+    pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<()> {
+        let fused = stage == Stage::Fused;
+        if stage == Stage::Skin || (fused && self.fused.is_none()) {
+            return Err(Error::Limit {
+                what: format!("the {} pass cannot be recorded by the animator here", stage.name()),
+            });
+        }
+        let in_use = self.controller.pages_in_use();
+        self.encode_passes(encoder, None, fused, in_use, Some(stage), |page| {
+            self.controller.page_range(page).len() as u32
+        });
+        Ok(())
+    }
+
     /// Records the passes of a frame of `in_use` pages, page `k` with `count(k)` instances, on
-    /// the fused path if `fused` (and it is available).
+    /// the fused path if `fused` (and it is available); with `only`, that stage's pass alone.
     pub(super) fn encode_passes(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         timer: Option<&PassTimer>,
         fused: bool,
         in_use: usize,
+        only: Option<Stage>,
         count: impl Fn(usize) -> u32,
     ) {
         if self.event_capacity > 0 && in_use > 0 {
@@ -508,6 +530,9 @@ impl Animator {
             // One pass per stage, each page a dispatch in it; timestamps around the pass.
             if in_use == 0 {
                 return;
+            }
+            if only.is_some_and(|s| s != pass.stage) {
+                continue;
             }
             let mut cpass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(pass.stage.name()),

@@ -133,7 +133,7 @@ impl Animator {
             });
             let in_use = frame.upload.frames.iter().map(|(p, _)| p + 1).max().unwrap_or(0);
             for _ in 0..encodes {
-                next.encode_passes(&mut encoder, None, frame.fused, in_use, |page| {
+                next.encode_passes(&mut encoder, None, frame.fused, in_use, None, |page| {
                     frame
                         .upload
                         .frames

@@ -38,6 +38,7 @@ fn write_stdout(args: std::fmt::Arguments) -> Result<(), String> {
 
 mod bench;
 mod compress;
+mod cost;
 mod inspect;
 mod render;
 mod sample;
@@ -90,6 +91,17 @@ enum Command {
     /// clip formats and gpu-staged, a second table times the sample pass of raw and compressed
     /// clips in alternate frames (a slow spell of a shared machine falls on both).
     Bench(BenchArgs),
+    /// Counts each pass's instructions per joint-sample with callgrind, GPU and CPU mirror.
+    ///
+    /// A figure that does not drift: timings on a shared machine move by ±15 % from run to run,
+    /// instruction counts do not, so two builds compare exactly. For each workload and clip
+    /// format the command runs itself under `valgrind --tool=callgrind` (minutes per run): a crowd
+    /// of built-in mannequins plays three frames, then each GPU pass runs alone --repeats times
+    /// (recorded, submitted and waited for; on a software adapter such as lavapipe this counts the
+    /// shader's execution too), then each stage of the CPU mirror on one thread. Only these
+    /// sections are counted, every thread's instructions. Progress on stderr, a Markdown table on
+    /// stdout. Needs valgrind (Debian: `apt-get install valgrind`).
+    Cost(CostArgs),
     /// Compresses a file's clips and reports size and accuracy per clip.
     ///
     /// Constant and rest-pose tracks are stripped; the others are sampled uniformly, range-reduced
@@ -236,6 +248,33 @@ struct BenchArgs {
     plot: Option<PathBuf>,
 }
 
+/// `wgpu-anim cost`'s arguments.
+#[derive(Args)]
+struct CostArgs {
+    /// Characters in the crowd.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = parse_count)]
+    characters: u32,
+    /// Workloads, comma-separated.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered")]
+    workloads: Vec<Workload>,
+    /// How the mannequin's library stores its clips, comma-separated: a run for each.
+    #[arg(long, value_name = "raw,compressed", value_delimiter = ',', value_parser = parse_clip_format, default_value = "raw,compressed")]
+    clip_format: Vec<ClipFormat>,
+    /// Times each pass runs in its section (the count is divided by it).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = positive::<u32>)]
+    repeats: u32,
+    /// The valgrind program.
+    #[arg(long, value_name = "PATH", default_value = "valgrind")]
+    valgrind: PathBuf,
+    /// Write the rows as a JSON array to PATH.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Run the sections of one workload and clip format in this process and print them as JSON
+    /// (what the command runs under valgrind).
+    #[arg(long, hide = true)]
+    inner: bool,
+}
+
 /// A picture's size in pixels.
 #[derive(Clone, Copy, Debug)]
 struct Size {
@@ -340,6 +379,7 @@ fn main() -> ExitCode {
         Command::Sample(a) => sample::sample(&a),
         Command::Render(a) => render::render(&a),
         Command::Bench(a) => bench::run_bench(&a),
+        Command::Cost(a) => cost::cost(&a),
         Command::Compress(a) => compress::compress(&a),
     };
     match result {

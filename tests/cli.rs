@@ -225,6 +225,55 @@ fn bench_errors_are_one_line_and_exit_one() {
 }
 
 #[test]
+fn cost_runs_its_sections_in_process_and_reports_errors_in_one_line() {
+    // What `cost` runs under valgrind, here without it: every GPU pass and mirror stage, once.
+    let o = wgpu_anim(&[
+        "cost",
+        "--inner",
+        "--workloads",
+        "single-clip",
+        "--clip-format",
+        "raw",
+        "--characters",
+        "20",
+        "--repeats",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let sections: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let names: Vec<&str> = sections
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for stage in ["clock", "sample", "local_to_model", "palette"] {
+        assert!(names.contains(&format!("gpu {stage}").as_str()), "{names:?}");
+        assert!(names.contains(&format!("cpu {stage}").as_str()), "{names:?}");
+    }
+    assert!(
+        sections
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["joint_samples"] == 20 * 53),
+        "{stdout}"
+    );
+    for args in [
+        &["cost", "--valgrind", "/nonexistent/valgrind"][..],
+        &["cost", "--repeats", "0"],
+        &["cost", "--inner", "--workloads", "single-clip,layered"],
+    ] {
+        let o = wgpu_anim(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line expected: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn a_reader_that_stops_early_ends_the_command_quietly() {
     // `wgpu-anim inspect FILE | head -0`: the pipe is closed before the tool has loaded the file,
     // so its first write finds no reader.

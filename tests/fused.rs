@@ -103,13 +103,21 @@ fn fused_matches_staged_frame_by_frame() {
 
 #[test]
 fn fused_is_refused_where_it_cannot_run() {
-    let (device, _) = common::device();
+    let (device, _queue) = common::device();
     // A skeleton beyond the fused path's 128 joints keeps the staged path only.
     let (lib, _) = common::random_library_of(2, &[1, 130]);
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     assert!(!a.fused_available());
     assert!(a.set_fused(true).unwrap_err().to_string().contains("128 joints"));
     assert_eq!(a.dispatches_per_page(), 4);
+    // Nor can the fused pass be recorded alone; the staged passes can, the skinning pass never.
+    use wgpu_anim::shaders::Stage;
+    let mut encoder = device.create_command_encoder(&Default::default());
+    assert!(a.encode_stage(&mut encoder, Stage::Fused).is_err());
+    assert!(a.encode_stage(&mut encoder, Stage::Skin).is_err());
+    for stage in Stage::COMPUTE {
+        a.encode_stage(&mut encoder, stage).unwrap();
+    }
 }
 
 #[test]

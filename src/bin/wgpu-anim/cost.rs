@@ -13,6 +13,11 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
         return inner(a);
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to run it under valgrind: {e}"))?;
+    // Before the device: a missing valgrind is the one line the user sees.
+    Command::new(&a.valgrind)
+        .arg("--version")
+        .output()
+        .map_err(|e| no_valgrind(&a.valgrind, &e))?;
     let (device, _) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let device = device_name(&device);
     let date = utc_date(std::time::SystemTime::now());
@@ -85,41 +90,51 @@ fn run_one(a: &CostArgs, exe: &Path, workload: Workload, format: ClipFormat) -> 
         .arg(format!("--characters={}", a.characters))
         .arg(format!("--repeats={}", a.repeats))
         .output()
-        .map_err(|e| {
-            format!(
-                "cannot run {}: {e} (install valgrind, on Debian `apt-get install valgrind`, or pass --valgrind PATH)",
-                a.valgrind.display()
-            )
-        })?;
+        .map_err(|e| no_valgrind(&a.valgrind, &e))?;
+    let rows = read_run(&output, &out_file, workload, format);
+    let _ = std::fs::remove_dir_all(&dir);
+    rows
+}
+
+/// The rows of a finished run under valgrind: its sections from its stdout, their counts from
+/// callgrind's dumps `out_file.1`, `out_file.2`, ...
+fn read_run(
+    output: &std::process::Output,
+    out_file: &Path,
+    workload: Workload,
+    format: ClipFormat,
+) -> Result<Vec<CostRow>, String> {
+    let what = format!("{} {}", workload.name(), format.name());
     if !output.status.success() {
+        // The program's own error line, else valgrind's last word.
         let err = String::from_utf8_lossy(&output.stderr);
-        let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-        return Err(format!(
-            "{} {} under valgrind failed ({}): {last}",
-            workload.name(),
-            format.name(),
-            output.status
-        ));
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error: ") && !l.contains("XDG_RUNTIME_DIR"))
+            .or_else(|| err.lines().rev().find(|l| !l.trim().is_empty()))
+            .unwrap_or("");
+        return Err(format!("{what} under valgrind failed ({}): {last}", output.status));
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
     let sections: Vec<Section> = stdout
         .lines()
         .rev()
         .find_map(|l| serde_json::from_str(l).ok())
-        .ok_or_else(|| {
-            format!(
-                "{} {}: the run under valgrind printed no sections",
-                workload.name(),
-                format.name()
-            )
-        })?;
+        .ok_or_else(|| format!("{what}: the run under valgrind printed no sections"))?;
     let dumps = (1..=sections.len())
         .map(|k| PathBuf::from(format!("{}.{k}", out_file.display())))
         .take_while(|p| p.exists())
         .map(|p| cost::dump_instructions(&p))
         .collect::<Result<Vec<u64>, _>>()
         .map_err(|e| e.to_string())?;
-    let rows = cost::rows(workload, format, &sections, &dumps).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_dir_all(&dir);
-    Ok(rows)
+    cost::rows(workload, format, &sections, &dumps).map_err(|e| e.to_string())
+}
+
+/// The error of a valgrind that cannot be run.
+fn no_valgrind(valgrind: &Path, e: &std::io::Error) -> String {
+    format!(
+        "cannot run {}: {e} (install valgrind, on Debian `apt-get install valgrind`, or pass --valgrind PATH)",
+        valgrind.display()
+    )
 }

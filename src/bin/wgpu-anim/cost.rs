@@ -36,7 +36,7 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
         }
     }
     outln!(
-        "Instructions per run of each pass, counted by callgrind; {} characters, {} runs per section; device: {device}; {date}",
+        "Instructions per run of each pass, counted by callgrind; {} characters, each pass run {} times per section; device: {device}; {date}",
         a.characters,
         a.repeats
     );

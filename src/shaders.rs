@@ -754,9 +754,11 @@ pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, Str
 
 /// The defines of the stage variants a library needs: `ROOT_MOTION` when a clip has root motion,
 /// `CURVES` when a clip has float curves, `OUTPUTS` when either (the clock and fused stages write
-/// the characters' outputs), `COMPRESSED` when a clip is compressed and `PACKED_ONLY` when, beside
-/// single keys, the clips' joint tracks are all packed. Without them the clock stage carries no code for what the library
-/// cannot use: on lavapipe that code, never run, made the clock stage 50 % slower.
+/// the characters' outputs), `COMPRESSED` when a clip is compressed, `PACKED_ONLY` when, beside
+/// single keys, the clips' joint tracks are all packed, and `CUBIC_KEYS` when a track (joint,
+/// root motion or curve) has cubic-spline keys. Without them the stages carry no code for what the
+/// library cannot use: on lavapipe, which runs both sides of every branch, that code, never run,
+/// made the clock stage 50 % slower.
 #[must_use]
 pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     use naga_oil::compose::ShaderDefValue::Bool;
@@ -778,6 +780,10 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     if library.samples_packed_only() {
         defs.push(("PACKED_ONLY", Bool(true)));
     }
+    let cubic = crate::clip::Interpolation::CubicSpline.gpu_code();
+    if library.tracks().iter().any(|t| t.interpolation == cubic) {
+        defs.push(("CUBIC_KEYS", Bool(true)));
+    }
     defs
 }
 
@@ -787,6 +793,7 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
     ("CURVES", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("OUTPUTS", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("COMPRESSED", naga_oil::compose::ShaderDefValue::Bool(true)),
+    ("CUBIC_KEYS", naga_oil::compose::ShaderDefValue::Bool(true)),
 ];
 
 /// The complete WGSL of an animation compute stage (no defines): [`stage_source_with`] with

@@ -253,6 +253,24 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
 }
 
 #[test]
+fn a_library_carries_cubic_spline_code_only_when_a_track_has_cubic_keys() {
+    use wgpu_anim::shaders::{Stage, library_defs, stage_source_with};
+    let has = |l: &wgpu_anim::AnimationLibrary| library_defs(l).iter().any(|d| d.0 == "CUBIC_KEYS");
+    let cubic = wgpu_anim::clip::Interpolation::CubicSpline.gpu_code();
+    // The mannequin's raw clips are linear: its stages carry no cubic-spline code.
+    let (raw, _, _) = wgpu_anim::mannequin::library_in(wgpu_anim::offline::compress::ClipFormat::Raw);
+    assert!(!raw.tracks().iter().any(|t| t.interpolation == cubic));
+    assert!(!has(&raw));
+    let sample = |l| stage_source_with(Stage::Sample, &library_defs(l)).unwrap();
+    assert!(!sample(&raw).contains("cubic_segment"));
+    // Random clips of every interpolation keep it.
+    let (random, _) = common::random_library(3);
+    assert!(random.tracks().iter().any(|t| t.interpolation == cubic));
+    assert!(has(&random));
+    assert!(sample(&random).contains("cubic_segment"));
+}
+
+#[test]
 fn a_library_of_packed_clips_samples_without_the_raw_sampler_and_matches_the_mirror() {
     // The mannequin's clips: every animated track packed, so the stages carry no raw-key
     // sampler; a library with a raw clip beside compressed ones keeps it.

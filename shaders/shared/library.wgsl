@@ -116,14 +116,24 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     if (track.interpolation == INTERP_STEP) {
         return value_at(track.value_offset + lo);
     }
-    if (track.interpolation == INTERP_LINEAR) {
-        let a = value_at(track.value_offset + lo);
-        let b = value_at(track.value_offset + hi);
-        if (rotation) {
-            return quat_interp(a, b, u);
-        }
-        return a * (1.0 - u) + b * u;
+#ifdef CUBIC_KEYS
+    if (track.interpolation == INTERP_CUBIC) {
+        return cubic_segment(track, lo, hi, u, dt, rotation);
     }
+#endif
+    // Linear (a library without cubic-spline tracks carries no cubic code: shaders::library_defs;
+    // a GPU that runs both sides of a branch, as lavapipe does, would pay for it on every track).
+    let a = value_at(track.value_offset + lo);
+    let b = value_at(track.value_offset + hi);
+    if (rotation) {
+        return quat_interp(a, b, u);
+    }
+    return a * (1.0 - u) + b * u;
+}
+
+#ifdef CUBIC_KEYS
+// A cubic-spline track between keys `lo` and `hi`, `u` of the way, the keys `dt` apart.
+fn cubic_segment(track: Track, lo: u32, hi: u32, u: f32, dt: f32, rotation: bool) -> vec4<f32> {
     let h = hermite_basis(u);
     let p0 = value_at(track.value_offset + 3u * lo + 1u);
     let m0 = value_at(track.value_offset + 3u * lo + 2u) * dt;
@@ -140,6 +150,7 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     }
     return v;
 }
+#endif
 
 // A joint track, raw or packed, at time `t`.
 fn sample_channel(track: Track, t: f32, rotation: bool) -> vec4<f32> {

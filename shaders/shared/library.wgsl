@@ -7,7 +7,7 @@
 #define_import_path wgpu_anim::library
 
 #import wgpu_anim::types::{
-    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, CUBIC_ROTATION_MIN_LENGTH2, INTERP_CUBIC, INTERP_LINEAR,
+    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, CUBIC_ROTATION_MIN_LENGTH2, INTERP_CUBIC,
     INTERP_PACKED, INTERP_STEP, SkeletonInfo, Socket, Track,
 }
 #import wgpu_anim::math::{fast_slerp, hermite_basis, quat_interp}

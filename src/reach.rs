@@ -23,8 +23,9 @@
 //! from f32's 3.4e38). The bound is a worst case, every key of every clip at its largest at
 //! once: what it refuses could reach that far, though the poses actually played stay far below.
 //! Additive layers compound: a random clip scaling every joint by up to 1.25, played as three
-//! additive layers on a random skeleton a hundred joints deep, is now and then refused. What is refused is named: the skeleton, clip, layer or mesh, the joint
-//! or vertex, and the bound it would reach.
+//! additive layers on a random skeleton a hundred joints deep, is now and then refused. What is
+//! refused is named: the skeleton, clip, layer or mesh, the joint or vertex, and the bound it
+//! would reach.
 
 use glam::{DMat3, DVec3, Mat4, Vec4};
 

@@ -104,7 +104,22 @@ fn quat_keys(track: &Track<Quat>) -> Vec<DVec4> {
 /// Hermite then normalize for cubic splines.
 #[must_use]
 pub fn sample_quat(track: &Track<Quat>, t: f64) -> DQuat {
-    let v = sample_vec4(track.interpolation, &track.times, &quat_keys(track), t, slerp);
+    rotation_at(track.interpolation, &track.times, &quat_keys(track), t)
+}
+
+/// A rotation channel (keys normalized) at time `t`, normalized. Where a cubic spline's tangents
+/// cancel its keys and it passes through zero (squared length not above
+/// [`CUBIC_ROTATION_MIN_LENGTH2`](crate::math::CUBIC_ROTATION_MIN_LENGTH2)), it has no direction:
+/// the two keys' own slerp stands in, as on the GPU and in the CPU mirror.
+fn rotation_at(interp: Interpolation, times: &[f32], values: &[DVec4], t: f64) -> DQuat {
+    let v = sample_vec4(interp, times, values, t, slerp);
+    let length2 = v.length_squared();
+    if interp == Interpolation::CubicSpline
+        && (length2.is_nan() || length2 <= f64::from(crate::math::CUBIC_ROTATION_MIN_LENGTH2))
+    {
+        let (k0, k1, u, _) = locate(times, t);
+        return DQuat::from_vec4(slerp(values[3 * k0 + 1], values[3 * k1 + 1], u).normalize());
+    }
     DQuat::from_vec4(v.normalize())
 }
 
@@ -183,10 +198,7 @@ impl<'a> ClipSampler<'a> {
             let p = &mut pose[c.joint];
             match c.channel {
                 0 => p.translation = sample_vec4(c.interpolation, c.times, &c.values, t, DVec4::lerp).truncate(),
-                1 => {
-                    p.rotation =
-                        DQuat::from_vec4(sample_vec4(c.interpolation, c.times, &c.values, t, slerp).normalize())
-                }
+                1 => p.rotation = rotation_at(c.interpolation, c.times, &c.values, t),
                 _ => p.scale = sample_vec4(c.interpolation, c.times, &c.values, t, DVec4::lerp).truncate(),
             }
         }
@@ -323,5 +335,24 @@ mod tests {
         };
         assert!((sample_vec3(&tr, 1.0).x - 0.5).abs() < 1e-12);
         assert!((sample_vec3(&tr, 0.5).x - 0.15625).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_cubic_rotation_through_zero_takes_the_keys_slerp_there() {
+        // Keys 1 and -1 (the same rotation) with tangents that make the spline 1 - 2u: zero at
+        // u = 0.5, where it has no direction.
+        let q = Quat::IDENTITY;
+        let tangent = Quat::from_xyzw(0.0, 0.0, 0.0, -2.0);
+        let tr = Track {
+            interpolation: Interpolation::CubicSpline,
+            times: vec![0.0, 1.0],
+            values: vec![tangent, q, tangent, tangent, -q, tangent],
+        };
+        let r = sample_quat(&tr, 0.5);
+        assert!(r.is_finite(), "{r:?}");
+        // The keys' slerp along the shorter arc: the identity.
+        assert!(r.dot(DQuat::IDENTITY).abs() > 1.0 - 1e-12, "{r:?}");
+        // Away from the zero the spline itself, normalized: the identity or its negative.
+        assert!(sample_quat(&tr, 0.25).dot(DQuat::IDENTITY).abs() > 1.0 - 1e-12);
     }
 }

@@ -37,11 +37,8 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     let m = mannequin::mannequin();
     let (library, skeleton, clips) = mannequin::library();
     let rows = clips.len() as u32;
-    let mut animator = Animator::new(
-        &device,
-        &library,
-        &AnimatorDesc { max_instances: rows * phases, max_joints: None, page_instances: None },
-    )?;
+    let mut animator =
+        Animator::new(&device, &library, &AnimatorDesc { max_instances: rows * phases, ..AnimatorDesc::default() })?;
     for (row, &clip) in clips.iter().enumerate() {
         let duration = library.clip_duration(clip).unwrap_or(1.0);
         for col in 0..phases {

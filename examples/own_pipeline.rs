@@ -2,12 +2,15 @@
 //! `cargo run --example own_pipeline` opens a window; `-- out.ppm` writes the frame at 1.5 s to a PPM file instead.
 use std::{process::ExitCode, sync::Arc};
 use wgpu::{BufferUsages, Device, Queue, TextureView, util::DeviceExt};
-use wgpu_anim::gpu::{Camera, MeshBuffers, OffscreenTarget, SkinBinding, depth_state, depth_view, scene_pass};
+use wgpu_anim::gpu::{
+    Camera, MeshBuffers, OffscreenTarget, SkinBinding, Skinning, depth_state, depth_view, scene_pass,
+};
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 use winit::{application::ApplicationHandler, event::WindowEvent, event_loop::*, window::*};
 
-/// Group 0: the camera at binding 0, the animator's palettes and instances at 1 and 2; vertex inputs at 0-4.
-pub const SKIN: SkinBinding = SkinBinding { group: 0, palette: 1, previous: false, location: 0 };
+/// Group 0: the camera at binding 0, the animator's palettes and instances at 1 and 2, its dual quaternions at 4
+/// (`dual_quaternion`: `wgpu_anim_skin` then skins each instance as its `Skinning` says); vertex inputs at 0-4.
+pub const SKIN: SkinBinding = SkinBinding { group: 0, palette: 1, previous: false, dual_quaternion: true, location: 0 };
 /// Your WGSL, before the skinning module (`wgpu_anim_` names); the built-in renderer's light, to compare.
 const SHADER: &str = "struct Camera { view_proj: mat4x4<f32>, eye: vec4<f32>, light_dir: vec4<f32> }
 @group(0) @binding(0) var<uniform> camera: Camera;
@@ -37,11 +40,14 @@ pub struct Scene {
 impl Scene {
     pub fn new(device: &Device, format: wgpu::TextureFormat, aspect: f32) -> wgpu_anim::Result<Self> {
         let (library, skeleton, clips) = mannequin::library();
-        let mut animator = Animator::new(device, &library, &AnimatorDesc::default())?;
+        let desc = AnimatorDesc { dual_quaternion: true, ..AnimatorDesc::default() }; // room for dual quaternions
+        let mut animator = Animator::new(device, &library, &desc)?;
         for i in 0..25 {
             let world = glam::Mat4::from_translation([(i % 5) as f32 * 1.5 - 3.0, 0.0, (i / 5) as f32 * -1.5].into());
             let (time, tint) = (i as f32 * 0.3, [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255]);
-            animator.add_instance(&InstanceDesc { time, world, tint, ..InstanceDesc::new(clips[i % 3]) })?;
+            // The two right columns skin with dual quaternions (switch at any time: animator.set_skinning).
+            let skinning = if i % 5 >= 3 { Skinning::DualQuaternion } else { Skinning::Linear };
+            animator.add_instance(&InstanceDesc { time, world, tint, skinning, ..InstanceDesc::new(clips[i % 3]) })?;
         }
         let skeleton = &library.skeletons()[skeleton.index() as usize];
         let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;

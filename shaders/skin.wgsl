@@ -3,11 +3,14 @@
 // of a mesh. `skin` is the same skinning as a compute pass that writes skinned points to a buffer,
 // used to check the GPU against the CPU mirror (cpu::skin) and the conformance fixtures. Both
 // skin with the module a renderer of the user's own imports, placed as
-// gpu::SkinBinding { group: 0, palette: 1, location: 0 } places it (palettes at binding 1,
-// instances at 2).
+// gpu::SkinBinding::BUILT_IN places it (palettes at binding 1, instances at 2), or
+// SkinBinding::BUILT_IN_DUAL for an animator that keeps dual quaternions (them at 4).
 
 #import wgpu_anim::types::WORKGROUP_SIZE
-#import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_PageInstance, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin, wgpu_anim_skin_matrix_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
+#import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_PageInstance, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin, wgpu_anim_skin_linear_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
+#ifdef WGPU_ANIM_DUAL_QUATERNION
+#import wgpu_anim::skinning::wgpu_anim_skin_blended_at
+#endif
 
 struct Camera {
     view_proj: mat4x4<f32>,
@@ -18,7 +21,8 @@ struct Camera {
 struct SkinJob {
     joint_offset: u32,
     vertex_count: u32,
-    _pad0: u32,
+    // The dual-quaternion amount (with WGPU_ANIM_DUAL_QUATERNION): 0 linear, 1 dual quaternions.
+    dual_amount: f32,
     _pad1: u32,
 }
 
@@ -28,10 +32,11 @@ struct SkinnedOut {
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;
-// Bindings 1 and 2: the skinning module's palettes and instances.
-@group(0) @binding(3) var<uniform> job: SkinJob;
-@group(0) @binding(4) var<storage, read> vertex_words: array<u32>;
-@group(0) @binding(5) var<storage, read_write> skinned: array<SkinnedOut>;
+// Bindings 1 and 2: the skinning module's palettes and instances (3 and 4: its previous palettes
+// and dual quaternions).
+@group(0) @binding(5) var<uniform> job: SkinJob;
+@group(0) @binding(6) var<storage, read> vertex_words: array<u32>;
+@group(0) @binding(7) var<storage, read_write> skinned: array<SkinnedOut>;
 
 // Rust: mesh::SkinVertex, 14 words.
 const VERTEX_WORDS: u32 = 14u;
@@ -59,10 +64,13 @@ fn skin(
         bitcast<f32>(vertex_words[w + 12u]),
         bitcast<f32>(vertex_words[w + 13u]),
     );
-    let m = wgpu_anim_skin_matrix_at(job.joint_offset, joints, weights);
-    let p = wgpu_anim_transform_point(m, position);
-    let n = normalize(wgpu_anim_transform_normal(m, normal));
-    skinned[v] = SkinnedOut(vec4<f32>(p, 1.0), vec4<f32>(n, 0.0));
+    let tangent = vec4<f32>(1.0, 0.0, 0.0, 1.0);
+#ifdef WGPU_ANIM_DUAL_QUATERNION
+    let s = wgpu_anim_skin_blended_at(job.joint_offset, joints, weights, position, normal, tangent, job.dual_amount);
+#else
+    let s = wgpu_anim_skin_linear_at(job.joint_offset, joints, weights, position, normal, tangent);
+#endif
+    skinned[v] = SkinnedOut(vec4<f32>(s.position, 1.0), vec4<f32>(s.normal, 0.0));
 }
 
 struct VertexOut {

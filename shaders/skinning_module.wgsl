@@ -8,7 +8,9 @@
 // WGPU_ANIM_SKIN_GROUP, WGPU_ANIM_PALETTE_BINDING and WGPU_ANIM_INSTANCE_BINDING place the
 // bindings, WGPU_ANIM_VERTEX_LOCATION the vertex inputs; with WGPU_ANIM_PREVIOUS_PALETTE the
 // module also binds last frame's palettes (WGPU_ANIM_PREVIOUS_BINDING) and gives each vertex's
-// previous position, for motion vectors. With naga_oil, import the functions (and structs), not
+// previous position, for motion vectors; with WGPU_ANIM_DUAL_QUATERNION it binds the dual
+// quaternions (WGPU_ANIM_DUAL_BINDING) and skins each instance as it says: linear blending, dual
+// quaternions or a blend. With naga_oil, import the functions (and structs), not
 // the storage variables: a variable imported by name and also used by an imported function is
 // declared twice.
 //
@@ -36,7 +38,10 @@ struct wgpu_anim_Instance {
     world: wgpu_anim_Affine,
     // RGBA8, red in the low byte (byte 144).
     tint: u32,
-    not_drawn_c: array<u32, 27>,
+    not_drawn_c: u32,
+    // How much of the skinning is by dual quaternions: 0 linear, 1 dual quaternions (byte 152).
+    dual_quaternion: f32,
+    not_drawn_d: array<u32, 25>,
 }
 
 // An instance of the page being drawn: its index in the page, which is `@builtin(instance_index)`
@@ -164,6 +169,13 @@ fn wgpu_anim_skin(
     position: vec3<f32>,
     normal: vec3<f32>,
 ) -> wgpu_anim_Skinned {
+#ifdef WGPU_ANIM_DUAL_QUATERNION
+    let amount = wgpu_anim_dual_amount(instance);
+    if (amount > 0.0) {
+        let s = wgpu_anim_skin_blended(instance, joints, weights, position, normal, vec4<f32>(1.0, 0.0, 0.0, 1.0), amount);
+        return wgpu_anim_Skinned(s.position, s.normal);
+    }
+#endif
     let m = wgpu_anim_skin_matrix(instance, joints, weights);
     return wgpu_anim_Skinned(
         wgpu_anim_transform_point(m, position),
@@ -189,10 +201,173 @@ fn wgpu_anim_skin_with_tangent(
     normal: vec3<f32>,
     tangent: vec4<f32>,
 ) -> wgpu_anim_SkinnedWithTangent {
-    let m = wgpu_anim_skin_matrix(instance, joints, weights);
+#ifdef WGPU_ANIM_DUAL_QUATERNION
+    return wgpu_anim_skin_blended(instance, joints, weights, position, normal, tangent, wgpu_anim_dual_amount(instance));
+#else
+    return wgpu_anim_skin_linear_at(wgpu_anim_instances[instance.index].joint_offset, joints, weights, position, normal, tangent);
+#endif
+}
+
+// Linear blend skinning of a vertex by the palette entries from `offset`: position, unit normal
+// and unit tangent (w passed through). Rust mirror: cpu::skin_vertex.
+fn wgpu_anim_skin_linear_at(
+    offset: u32,
+    joints: vec4<u32>,
+    weights: vec4<f32>,
+    position: vec3<f32>,
+    normal: vec3<f32>,
+    tangent: vec4<f32>,
+) -> wgpu_anim_SkinnedWithTangent {
+    let m = wgpu_anim_skin_matrix_at(offset, joints, weights);
     return wgpu_anim_SkinnedWithTangent(
         wgpu_anim_transform_point(m, position),
         normalize(wgpu_anim_transform_normal(m, normal)),
         vec4<f32>(normalize(wgpu_anim_transform_direction(m, tangent.xyz)), tangent.w),
     );
 }
+
+#ifdef WGPU_ANIM_DUAL_QUATERNION
+// A skinning matrix K = [R S | t] as a unit dual quaternion of its rigid motion (R, t) and its
+// symmetric stretch S (scale and shear): K p = R (S p) + t (Rust: math::DualQuat, 64 bytes).
+struct wgpu_anim_DualQuat {
+    real: vec4<f32>,
+    dual: vec4<f32>,
+    // S's diagonal (xx, yy, zz) and its other elements (xy, xz, yz).
+    stretch_diagonal: vec4<f32>,
+    stretch_off: vec4<f32>,
+}
+
+// The dual quaternions of one page of an animator, laid out as wgpu_anim_palettes (Rust:
+// Animator::page_dual_palette_buffer), written for the instances that skin with them.
+@group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_DUAL_BINDING})
+var<storage, read> wgpu_anim_dual_palettes: array<wgpu_anim_DualQuat>;
+
+// Up to four joints' skinning blended as dual quaternions: the rigid motions' dual quaternions
+// summed by weight (each turned to the heaviest influence's hemisphere) and normalized, the
+// stretches summed by weight.
+struct wgpu_anim_DualBlend {
+    real: vec4<f32>,
+    dual: vec4<f32>,
+    stretch: mat3x3<f32>,
+}
+
+// The instance's dual-quaternion amount (Rust: Skinning): 0 linear, 1 dual quaternions.
+fn wgpu_anim_dual_amount(instance: wgpu_anim_PageInstance) -> f32 {
+    return wgpu_anim_instances[instance.index].dual_quaternion;
+}
+
+// v rotated by the unit quaternion q (x, y, z, w).
+fn wgpu_anim_quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let u = cross(q.xyz, v) * 2.0;
+    return v + u * q.w + cross(q.xyz, u);
+}
+
+// The dual-quaternion blend of up to four entries of the dual palettes from `offset` (Kavan et
+// al. 2008, two-phase). Rust mirror: cpu::dual_blend.
+fn wgpu_anim_dual_blend_at(offset: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_DualBlend {
+    let a = wgpu_anim_dual_palettes[offset + joints.x];
+    let b = wgpu_anim_dual_palettes[offset + joints.y];
+    let c = wgpu_anim_dual_palettes[offset + joints.z];
+    let d = wgpu_anim_dual_palettes[offset + joints.w];
+    // q and -q are the same rotation: align every influence with the heaviest one.
+    var pivot = a.real;
+    var top = weights.x;
+    if (weights.y > top) {
+        pivot = b.real;
+        top = weights.y;
+    }
+    if (weights.z > top) {
+        pivot = c.real;
+        top = weights.z;
+    }
+    if (weights.w > top) {
+        pivot = d.real;
+    }
+    let w = vec4<f32>(
+        select(weights.x, -weights.x, dot(a.real, pivot) < 0.0),
+        select(weights.y, -weights.y, dot(b.real, pivot) < 0.0),
+        select(weights.z, -weights.z, dot(c.real, pivot) < 0.0),
+        select(weights.w, -weights.w, dot(d.real, pivot) < 0.0),
+    );
+    let real = a.real * w.x + b.real * w.y + c.real * w.z + d.real * w.w;
+    let dual = a.dual * w.x + b.dual * w.y + c.dual * w.z + d.dual * w.w;
+    let len = length(real);
+    let inv = select(0.0, 1.0 / len, len > 0.0);
+    let sd = a.stretch_diagonal * weights.x + b.stretch_diagonal * weights.y + c.stretch_diagonal * weights.z
+        + d.stretch_diagonal * weights.w;
+    let so = a.stretch_off * weights.x + b.stretch_off * weights.y + c.stretch_off * weights.z + d.stretch_off * weights.w;
+    let stretch = mat3x3<f32>(
+        vec3<f32>(sd.x, so.x, so.y),
+        vec3<f32>(so.x, sd.y, so.z),
+        vec3<f32>(so.y, so.z, sd.z),
+    );
+    return wgpu_anim_DualBlend(real * inv, dual * inv, stretch);
+}
+
+// A point through a dual-quaternion blend: stretched, rotated, translated.
+fn wgpu_anim_dual_transform_point(b: wgpu_anim_DualBlend, p: vec3<f32>) -> vec3<f32> {
+    let r = b.real;
+    let d = b.dual;
+    let t = (r.w * d.xyz - d.w * r.xyz + cross(r.xyz, d.xyz)) * 2.0;
+    return wgpu_anim_quat_rotate(r, b.stretch * p) + t;
+}
+
+// A direction (a tangent) through a dual-quaternion blend; not normalized.
+fn wgpu_anim_dual_transform_direction(b: wgpu_anim_DualBlend, v: vec3<f32>) -> vec3<f32> {
+    return wgpu_anim_quat_rotate(b.real, b.stretch * v);
+}
+
+// A normal through a dual-quaternion blend: the stretch's cofactor (as wgpu_anim_transform_normal),
+// then the rotation; not normalized.
+fn wgpu_anim_dual_transform_normal(b: wgpu_anim_DualBlend, n: vec3<f32>) -> vec3<f32> {
+    let s = wgpu_anim_Affine(vec4<f32>(b.stretch[0], 0.0), vec4<f32>(b.stretch[1], 0.0), vec4<f32>(b.stretch[2], 0.0));
+    return wgpu_anim_quat_rotate(b.real, wgpu_anim_transform_normal(s, n));
+}
+
+// A vertex skinned `amount` by dual quaternions and `1 - amount` by linear blending, from the
+// palette entries from `offset`: 0 is linear blend skinning alone, 1 dual quaternions alone,
+// between the two results mixed (normal and tangent normalized after). Rust mirror:
+// cpu::skin_vertex_blended.
+fn wgpu_anim_skin_blended_at(
+    offset: u32,
+    joints: vec4<u32>,
+    weights: vec4<f32>,
+    position: vec3<f32>,
+    normal: vec3<f32>,
+    tangent: vec4<f32>,
+    amount: f32,
+) -> wgpu_anim_SkinnedWithTangent {
+    if (!(amount > 0.0)) {
+        return wgpu_anim_skin_linear_at(offset, joints, weights, position, normal, tangent);
+    }
+    let b = wgpu_anim_dual_blend_at(offset, joints, weights);
+    let dual = wgpu_anim_SkinnedWithTangent(
+        wgpu_anim_dual_transform_point(b, position),
+        normalize(wgpu_anim_dual_transform_normal(b, normal)),
+        vec4<f32>(normalize(wgpu_anim_dual_transform_direction(b, tangent.xyz)), tangent.w),
+    );
+    if (amount >= 1.0) {
+        return dual;
+    }
+    let linear = wgpu_anim_skin_linear_at(offset, joints, weights, position, normal, tangent);
+    return wgpu_anim_SkinnedWithTangent(
+        mix(linear.position, dual.position, amount),
+        normalize(mix(linear.normal, dual.normal, amount)),
+        vec4<f32>(normalize(mix(linear.tangent.xyz, dual.tangent.xyz, amount)), tangent.w),
+    );
+}
+
+// As wgpu_anim_skin_blended_at, for instance `instance`: `amount` from a vertex attribute of
+// yours, say, or wgpu_anim_dual_amount(instance).
+fn wgpu_anim_skin_blended(
+    instance: wgpu_anim_PageInstance,
+    joints: vec4<u32>,
+    weights: vec4<f32>,
+    position: vec3<f32>,
+    normal: vec3<f32>,
+    tangent: vec4<f32>,
+    amount: f32,
+) -> wgpu_anim_SkinnedWithTangent {
+    return wgpu_anim_skin_blended_at(wgpu_anim_instances[instance.index].joint_offset, joints, weights, position, normal, tangent, amount);
+}
+#endif

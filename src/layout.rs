@@ -39,7 +39,7 @@ pub struct GpuFrame {
     /// The frame's number, modulo 2³² (frames count from 1; event records carry it).
     pub frame: u32,
     /// [`FRAME_EVENTS`] when events are detected this frame, [`FRAME_CURVES`] when the library
-    /// has float curves.
+    /// has float curves, [`FRAME_DUAL_QUATERNION`] when the page keeps dual quaternions.
     pub flags: u32,
     /// Where the outputs section of the page's character state starts, in 16-byte units
     /// ([`outputs_offset`] of the page's instance capacity, divided by 16).
@@ -62,6 +62,10 @@ pub const FRAME_EVENTS: u32 = 1;
 /// `GpuFrame::flags` bit: the clock stage blends every character's float curves into its
 /// [`GpuOutput`].
 pub const FRAME_CURVES: u32 = 2;
+
+/// `GpuFrame::flags` bit: the page keeps dual quaternions; the palette stage writes them for the
+/// instances whose [`GpuInstance::dual_quaternion`] is above 0.
+pub const FRAME_DUAL_QUATERNION: u32 = 4;
 
 /// Most float curve names of a library: each character's [`GpuOutput`] holds one value per name.
 pub const MAX_CURVES: u32 = 8;
@@ -388,8 +392,12 @@ pub struct GpuInstance {
     /// With [`ROOT_MOTION`]: a turn, radians per second about +Y, added to the root motion (the
     /// game's steering, on top of the clips' own motion).
     pub root_turn: f32,
+    /// How much of its skinning is by dual quaternions: 0 linear, 1 dual quaternion, between a
+    /// blend ([`crate::gpu::Skinning::dual_amount`]). Above 0, the palette stage also writes the
+    /// instance's dual quaternions (when the frame has [`FRAME_DUAL_QUATERNION`]).
+    pub dual_quaternion: f32,
     /// Padding.
-    pub _pad1: [u32; 2],
+    pub _pad1: u32,
     /// Layers applied, in order, on top of the base state (those whose [`LAYER_ON`] bit is set).
     pub layers: [GpuLayer; MAX_LAYERS as usize],
     /// Incremented by the CPU whenever a layer (re)starts; that layer's `seq` takes the new value.

@@ -6,7 +6,7 @@
 use crate::clip::{Clip, Interpolation, Track};
 use crate::mesh::SkinnedMesh;
 use crate::skeleton::Skeleton;
-use glam::{DMat4, DQuat, DVec3, DVec4, Quat, Vec3};
+use glam::{DMat3, DMat4, DQuat, DVec3, DVec4, Quat, Vec3};
 
 /// A local joint pose in f64.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -259,6 +259,76 @@ pub fn skin(mesh: &SkinnedMesh, palette: &[DMat4]) -> Vec<DVec3> {
                     }
                 })
                 .sum()
+        })
+        .collect()
+}
+
+/// The rotation `R` and the symmetric stretch `S` of `A = R S` (polar decomposition), in f64:
+/// Newton's iteration `X ← ½ (X + X⁻ᵀ)` from `sign(det A) · A` until it stops changing, so `R`
+/// is a proper rotation also when `A` mirrors. A singular `A` gives `R = I`, `S = A`.
+#[must_use]
+pub fn polar(a: DMat3) -> (DMat3, DMat3) {
+    let d = a.determinant();
+    let bound = 1e-12 * a.to_cols_array().iter().map(|v| v * v).sum::<f64>().powf(1.5);
+    if d.abs().partial_cmp(&bound) != Some(std::cmp::Ordering::Greater) {
+        return (DMat3::IDENTITY, a);
+    }
+    let mut x = if d < 0.0 { -a } else { a };
+    for _ in 0..200 {
+        let next = (x + x.inverse().transpose()) * 0.5;
+        let change = (next - x).to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        x = next;
+        if change < 1e-15 {
+            break;
+        }
+    }
+    (x, x.transpose() * a)
+}
+
+/// Dual-quaternion skinning of every vertex position in f64 (Kavan et al. 2008, with scale and
+/// shear by the "two-phase" method): each skinning matrix `K = [A | t]` is split into the rigid
+/// motion `(R, t)` and the stretch `S` of `A = R S` ([`polar`]); per vertex the rigid motions'
+/// unit dual quaternions are summed by weight, each turned to the hemisphere of the heaviest
+/// influence's, and normalized; the stretches are summed by weight; the vertex is stretched,
+/// then moved rigidly. glam's quaternions throughout (not the crate's f32 code).
+#[must_use]
+pub fn skin_dual(mesh: &SkinnedMesh, palette: &[DMat4]) -> Vec<DVec3> {
+    struct Joint {
+        real: DQuat,
+        dual: DQuat,
+        stretch: DMat3,
+    }
+    let joints: Vec<Joint> = palette
+        .iter()
+        .map(|k| {
+            let (r, stretch) = polar(DMat3::from_mat4(*k));
+            let real = DQuat::from_mat3(&r).normalize();
+            let t = k.w_axis.truncate();
+            let dual = DQuat::from_xyzw(t.x, t.y, t.z, 0.0) * real * 0.5;
+            Joint { real, dual, stretch }
+        })
+        .collect();
+    (0..mesh.positions.len())
+        .map(|v| {
+            let p = mesh.positions[v].as_dvec3();
+            let w = mesh.weights[v].map(f64::from);
+            let heaviest = (0..4).fold(0, |best, k| if w[k] > w[best] { k } else { best });
+            let pivot = &joints[mesh.joints[v][heaviest] as usize].real;
+            let (mut real, mut dual, mut stretch) = (DVec4::ZERO, DVec4::ZERO, DMat3::ZERO);
+            for k in 0..4 {
+                if w[k] == 0.0 {
+                    continue;
+                }
+                let j = &joints[mesh.joints[v][k] as usize];
+                let sign = if j.real.dot(*pivot) < 0.0 { -1.0 } else { 1.0 };
+                real += DVec4::from(j.real) * w[k] * sign;
+                dual += DVec4::from(j.dual) * w[k] * sign;
+                stretch += j.stretch * w[k];
+            }
+            let len = real.length();
+            let (real, dual) = (DQuat::from_vec4(real / len), DQuat::from_vec4(dual / len));
+            let t = (dual * real.conjugate() * 2.0).xyz();
+            real * (stretch * p) + t
         })
         .collect()
 }

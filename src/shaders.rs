@@ -101,13 +101,17 @@ pub enum Resource {
     ModelPoses,
     /// Per joint: `Affine` skinning matrices.
     Palettes,
+    /// Per joint: `DualQuat` skinning dual quaternions ([`crate::math::DualQuat`]), written for
+    /// the instances that skin with them when the animator keeps them
+    /// ([`crate::gpu::AnimatorDesc::dual_quaternion`]).
+    DualPalettes,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
 }
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 11] = [
+    pub const ALL: [Resource; 12] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
@@ -119,6 +123,7 @@ impl Resource {
         Resource::ModelPoses,
         Resource::Palettes,
         Resource::Events,
+        Resource::DualPalettes,
     ];
 
     /// Binding number in group 0.
@@ -141,6 +146,7 @@ impl Resource {
             Resource::LocalPoses => "local_poses",
             Resource::ModelPoses => "model_poses",
             Resource::Palettes => "palettes",
+            Resource::DualPalettes => "dual_palettes",
             Resource::Events => "event_log",
         }
     }
@@ -158,6 +164,7 @@ impl Resource {
             Resource::BlendLists => "array<BlendList>",
             Resource::LocalPoses => "array<LocalPose>",
             Resource::ModelPoses | Resource::Palettes => "array<Affine>",
+            Resource::DualPalettes => "array<DualQuat>",
             Resource::Events => "EventLog",
         }
     }
@@ -182,7 +189,8 @@ impl Resource {
             | Resource::BlendLists
             | Resource::LocalPoses
             | Resource::ModelPoses
-            | Resource::Palettes => Scope::Page,
+            | Resource::Palettes
+            | Resource::DualPalettes => Scope::Page,
         }
     }
 
@@ -220,6 +228,7 @@ impl Resource {
             | Resource::LocalPoses
             | Resource::ModelPoses
             | Resource::Palettes
+            | Resource::DualPalettes
             | Resource::Events => Sections::NONE,
         }
     }
@@ -241,8 +250,8 @@ impl Resource {
         }
     }
 
-    /// Bytes of a page's buffer for `instances` instances and `joints` joints (`sockets`: the
-    /// library has sockets); `None` for a resource that is not per page.
+    /// Bytes of a page's buffer for `instances` instances and `joints` joints (and what
+    /// `options` add); `None` for a resource that is not per page.
     ///
     /// - per instance: the end of its last section ([`Resource::instance_sections`]):
     ///   `Instance` (256 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
@@ -251,11 +260,12 @@ impl Resource {
     /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
     ///   cross-fade starts from, and the mesh-space additive delta), an `Affine` model matrix,
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
-    ///   matrices per instance after the page's palettes.
+    ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
+    ///   (64 B), else none (the page's buffer then holds one, bound and never written).
     #[must_use]
-    pub const fn page_bytes(self, instances: u32, joints: u32, sockets: bool) -> Option<u64> {
+    pub const fn page_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
         use crate::layout::{LocalPose, MAX_SOCKETS};
-        use crate::math::Affine;
+        use crate::math::{Affine, DualQuat};
         let (i, j) = (instances as u64, joints as u64);
         let affine = size_of::<Affine>() as u64;
         Some(match self {
@@ -264,7 +274,21 @@ impl Resource {
             }
             Resource::LocalPoses => j * 3 * size_of::<LocalPose>() as u64,
             Resource::ModelPoses => j * affine,
-            Resource::Palettes => j * affine + if sockets { i * MAX_SOCKETS as u64 * affine } else { 0 },
+            Resource::Palettes => {
+                j * affine
+                    + if options.sockets {
+                        i * MAX_SOCKETS as u64 * affine
+                    } else {
+                        0
+                    }
+            }
+            Resource::DualPalettes => {
+                if options.dual_quaternion {
+                    j * size_of::<DualQuat>() as u64
+                } else {
+                    0
+                }
+            }
             Resource::Frame | Resource::Library | Resource::LayerDefs | Resource::Heap | Resource::Events => {
                 return None;
             }
@@ -297,7 +321,11 @@ impl Resource {
             }
             Resource::CharacterState => Survival::Checkpointed,
             Resource::LocalPoses => Survival::SnapshotsCheckpointed,
-            Resource::BlendLists | Resource::ModelPoses | Resource::Palettes | Resource::Events => Survival::Recomputed,
+            Resource::BlendLists
+            | Resource::ModelPoses
+            | Resource::Palettes
+            | Resource::DualPalettes
+            | Resource::Events => Survival::Recomputed,
         }
     }
 }
@@ -397,6 +425,18 @@ impl IntoIterator for Sections {
     fn into_iter(self) -> Self::IntoIter {
         self.list.into_iter().take(self.len)
     }
+}
+
+/// What a page's buffers hold beyond its instances and joints: what [`Resource::page_bytes`]
+/// sizes by besides them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageOptions {
+    /// The library has sockets: the palettes hold [`crate::layout::MAX_SOCKETS`] socket matrices
+    /// per instance after the joints.
+    pub sockets: bool,
+    /// The animator keeps dual quaternions ([`crate::gpu::AnimatorDesc::dual_quaternion`]): one
+    /// `DualQuat` per joint.
+    pub dual_quaternion: bool,
 }
 
 /// Where a [`Resource`]'s buffer lives.
@@ -538,6 +578,7 @@ impl Stage {
                 (Instances, Read),
                 (ModelPoses, Read),
                 (Palettes, ReadWrite),
+                (DualPalettes, ReadWrite),
             ],
             Stage::Fused => &[
                 (Frame, Uniform),
@@ -549,6 +590,7 @@ impl Stage {
                 (LocalPoses, ReadWrite),
                 (Palettes, ReadWrite),
                 (Events, ReadWrite),
+                (DualPalettes, ReadWrite),
             ],
             Stage::Skin => &[],
         }
@@ -588,8 +630,9 @@ impl Stage {
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
 /// shader stage: room for the next per-character data. The library is one read-only heap of
 /// sections (compressed keys, sockets and events included), and what the clock stage keeps per
-/// character one buffer of sections (clocks, then outputs).
-pub const STORAGE_SLOTS_SPARE: u32 = 2;
+/// character one buffer of sections (clocks, then outputs). The fused stage, the fullest, binds
+/// seven since the dual-quaternion palettes.
+pub const STORAGE_SLOTS_SPARE: u32 = 1;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
 /// with its access, the others read-write. Shared modules (the library accessors, the other
@@ -631,6 +674,7 @@ fn bindings_module(stage: Stage) -> String {
     let mut types = vec![
         "Affine",
         "BlendList",
+        "DualQuat",
         "Clock",
         "EventLog",
         "Frame",
@@ -682,12 +726,13 @@ pub type ShaderDef = (&'static str, naga_oil::compose::ShaderDefValue);
 /// The skinning module's defines that place its bindings and vertex inputs: `Stage::Skin` needs
 /// all of them in its defines (the built-in renderer passes those of `gpu::SkinBinding::BUILT_IN`,
 /// `SkinBinding::stage_defs`).
-pub const SKIN_PLACEMENT_DEFS: [&str; 5] = [
+pub const SKIN_PLACEMENT_DEFS: [&str; 6] = [
     "WGPU_ANIM_VERTEX_LOCATION",
     "WGPU_ANIM_SKIN_GROUP",
     "WGPU_ANIM_PALETTE_BINDING",
     "WGPU_ANIM_INSTANCE_BINDING",
     "WGPU_ANIM_PREVIOUS_BINDING",
+    "WGPU_ANIM_DUAL_BINDING",
 ];
 
 /// The composed naga module of a stage with the given defines. `Skin`, the built-in renderer's
@@ -880,7 +925,7 @@ pub fn validate(source: &str) -> Result<(naga::Module, naga::valid::ModuleInfo),
 
 #[cfg(test)]
 mod tests {
-    use super::{Resource, Scope, Survival};
+    use super::{PageOptions, Resource, Scope, Survival};
 
     /// Every per-instance resource's page buffer ends where its last section ends, the sections
     /// in order without overlap; a resource with no section has no per-instance bytes.
@@ -889,7 +934,7 @@ mod tests {
         for resource in Resource::ALL {
             for capacity in [0, 1, 3, 64, 1000] {
                 let sections = resource.instance_sections(capacity);
-                let bytes = resource.page_bytes(capacity, 0, false);
+                let bytes = resource.page_bytes(capacity, 0, PageOptions::default());
                 if resource.scope() != Scope::Page {
                     assert!(sections.is_empty(), "{resource:?} is not per page");
                     assert_eq!(bytes, None, "{resource:?}");
@@ -938,7 +983,10 @@ mod tests {
             );
             if let Some(s) = snapshots {
                 let end = s.at(8);
-                assert!(end <= resource.page_bytes(0, 8, false).unwrap_or(0), "{resource:?}");
+                assert!(
+                    end <= resource.page_bytes(0, 8, PageOptions::default()).unwrap_or(0),
+                    "{resource:?}"
+                );
             }
         }
     }

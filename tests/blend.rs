@@ -130,6 +130,7 @@ impl Sim {
                 max_instances: 1,
                 max_joints: None,
                 page_instances: None,
+                dual_quaternion: false,
             },
         )
         .unwrap();

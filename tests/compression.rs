@@ -208,6 +208,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             max_instances: requests.len() as u32,
             max_joints: None,
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .unwrap();

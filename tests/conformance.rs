@@ -534,6 +534,7 @@ fn gpu_path(compressed: bool) {
                 max_instances: requests.len() as u32,
                 max_joints: None,
                 page_instances: None,
+                dual_quaternion: false,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

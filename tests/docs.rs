@@ -260,12 +260,13 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
             items.push((name.clone(), format!("struct {name} {{ {} }}", fields.join(", "))));
         }
     }
-    // Placed by `SKIN_PLACED` below: group 3, bindings 5, 6 and 7.
+    // Placed by `SKIN_PLACED` below: group 3, bindings 5 to 8.
     let define = |n: u32| match n {
         3 => "WGPU_ANIM_SKIN_GROUP",
         5 => "WGPU_ANIM_PALETTE_BINDING",
         6 => "WGPU_ANIM_INSTANCE_BINDING",
         7 => "WGPU_ANIM_PREVIOUS_BINDING",
+        8 => "WGPU_ANIM_DUAL_BINDING",
         _ => "an unexpected number",
     };
     for (_, var) in module.global_variables.iter() {
@@ -301,6 +302,7 @@ const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding {
     group: 3,
     palette: 5,
     previous: true,
+    dual_quaternion: true,
     location: 0,
 };
 
@@ -332,7 +334,8 @@ fn collapse(text: &str) -> String {
 }
 
 /// The differences between the skinning module and its reference `doc`: the module as
-/// `SkinBinding::wgsl` places it (at [`SKIN_PLACED`], with and without `previous`), passed through
+/// `SkinBinding::wgsl` places it (at [`SKIN_PLACED`], with and without `previous` and
+/// `dual_quaternion`), passed through
 /// `edit` (the identity, or a change the check must catch).
 fn skinning_reference_differences(doc: &str, edit: impl Fn(String) -> String) -> Vec<String> {
     use wgpu_anim::gpu::SkinBinding;
@@ -340,11 +343,27 @@ fn skinning_reference_differences(doc: &str, edit: impl Fn(String) -> String) ->
     let validate = |placed: &str| wgpu_anim::shaders::validate(placed).unwrap_or_else(|e| panic!("{e}"));
     let plain = |binding: SkinBinding| edit(binding.wgsl());
     let (all, _) = validate(&plain(SKIN_PLACED));
-    let (without_previous, _) = validate(&plain(SkinBinding {
-        previous: false,
-        ..SKIN_PLACED
-    }));
-    let ungated: Vec<String> = skinning_items(&without_previous).into_iter().map(|(n, _)| n).collect();
+    let names = |binding: SkinBinding| -> Vec<String> {
+        let (module, _) = validate(&plain(binding));
+        skinning_items(&module).into_iter().map(|(n, _)| n).collect()
+    };
+    // What each gate's define adds: the items missing without it.
+    let gates = [
+        (
+            "WGPU_ANIM_PREVIOUS_PALETTE",
+            names(SkinBinding {
+                previous: false,
+                ..SKIN_PLACED
+            }),
+        ),
+        (
+            "WGPU_ANIM_DUAL_QUATERNION",
+            names(SkinBinding {
+                dual_quaternion: false,
+                ..SKIN_PLACED
+            }),
+        ),
+    ];
     let sections = reference_sections(doc);
     let name_of = |heading: &str| heading.split('`').nth(1).unwrap_or_default().to_owned();
     let mut out = Vec::new();
@@ -361,12 +380,14 @@ fn skinning_reference_differences(doc: &str, edit: impl Fn(String) -> String) ->
                 "{name}: the documented signature is not the module's, which is\n    {signature}"
             ));
         }
-        let gated = !ungated.contains(name);
-        if gated != heading.contains("WGPU_ANIM_PREVIOUS_PALETTE") {
-            out.push(format!(
-                "{name}: the heading must say `WGPU_ANIM_PREVIOUS_PALETTE` exactly when the item needs it (it {} need it)",
-                if gated { "does" } else { "does not" }
-            ));
+        for (define, ungated) in &gates {
+            let gated = !ungated.contains(name);
+            if gated != heading.contains(define) {
+                out.push(format!(
+                    "{name}: the heading must say `{define}` exactly when the item needs it (it {} need it)",
+                    if gated { "does" } else { "does not" }
+                ));
+            }
         }
     }
     for (heading, _) in &sections {

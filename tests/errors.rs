@@ -15,6 +15,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             max_instances: max,
             max_joints: None,
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .unwrap();
@@ -174,6 +175,7 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
         group: 0,
         palette: u32::MAX - 1,
         previous: true,
+        dual_quaternion: true,
         location: 0,
     };
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");

@@ -21,6 +21,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
             max_instances: n as u32,
             max_joints: None,
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .unwrap();

@@ -39,6 +39,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             max_instances: instances as u32,
             max_joints: clips.map(|_| instances as u32),
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .unwrap();
@@ -532,6 +533,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             max_instances: n,
             max_joints: None,
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .unwrap();
@@ -644,6 +646,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         max_instances: 2000,
         max_joints: None,
         page_instances: Some(700),
+        dual_quaternion: false,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -763,6 +766,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             max_instances: 10_000,
             max_joints: Some(10_000),
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .unwrap();

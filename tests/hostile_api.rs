@@ -91,6 +91,11 @@ fn desc(r: &mut Rng, libs: Libs<'_>, clips: usize, trees: usize) -> InstanceDesc
         loop_mode,
         world,
         tint: [255; 4],
+        skinning: match r.below(3) {
+            0 => wgpu_anim::gpu::Skinning::Linear,
+            1 => wgpu_anim::gpu::Skinning::DualQuaternion,
+            _ => wgpu_anim::gpu::Skinning::Blend(r.value(0.5)),
+        },
     }
 }
 
@@ -127,12 +132,14 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
     let desc_ = AnimatorDesc {
         max_instances: 4096,
         page_instances: Some(1000),
+        dual_quaternion: true,
         ..AnimatorDesc::default()
     };
     let mut a = Animator::new(&device, &library, &desc_).unwrap();
     assert!(a.page_count() >= 5);
     let mut r = Rng(0x0dd_ba11);
     let (mut ok, mut refused) = (0u32, 0u32);
+    let mut dual_skinned = 0usize;
     let mut count = |result: wgpu_anim::Result<()>| match result {
         Ok(()) => ok += 1,
         Err(_) => refused += 1,
@@ -213,8 +220,24 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
                     instance.map(|k| a.page_instances(page)[k])
                 );
             }
+            // The dual quaternions of the instances that skin with them, finite too.
+            for inst in a.page_instances(page).iter().filter(|i| i.dual_quaternion > 0.0) {
+                dual_skinned += 1;
+                let joints = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
+                let bad = pose.dual[joints].iter().position(|d| {
+                    !(d.real.is_finite()
+                        && d.dual.is_finite()
+                        && d.stretch_diagonal.is_finite()
+                        && d.stretch_off.is_finite())
+                });
+                assert!(
+                    bad.is_none(),
+                    "frame {f} (dt {dt}), page {page}: joint {bad:?} of {inst:?}"
+                );
+            }
         }
     }
+    assert!(dual_skinned > 1000, "{dual_skinned} dual-quaternion instances checked");
     println!("{ok} calls accepted, {refused} refused");
     assert!(ok > 1000 && refused > 1000, "{ok} accepted, {refused} refused");
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
-use wgpu_anim::gpu::{SkinBinding, read_buffer};
+use wgpu_anim::gpu::{SkinBinding, Skinning, read_buffer};
 use wgpu_anim::mesh::SkinVertex;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, cpu, mannequin};
 
@@ -133,6 +133,12 @@ fn run_probe(
             animator.page_previous_palette_buffer(0).unwrap(),
         ));
     }
+    if binding.dual_quaternion {
+        entries.push(entry(
+            binding.dual_palette(),
+            animator.page_dual_palette_buffer(0).unwrap(),
+        ));
+    }
     let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: None,
         layout: &pipeline.get_bind_group_layout(0),
@@ -179,6 +185,28 @@ fn crowd(device: &wgpu::Device) -> (Animator, [Mat4; 3]) {
     (animator, worlds)
 }
 
+/// The same crowd on an animator that keeps dual quaternions: linear, dual-quaternion and 40 %
+/// dual-quaternion skinning, one each.
+fn mixed_crowd(device: &wgpu::Device) -> (Animator, [Skinning; 3]) {
+    let (lib, _, clips) = mannequin::library();
+    let desc = AnimatorDesc {
+        dual_quaternion: true,
+        ..AnimatorDesc::default()
+    };
+    let mut animator = Animator::new(device, &lib, &desc).unwrap();
+    let skinning = [Skinning::Linear, Skinning::DualQuaternion, Skinning::Blend(0.4)];
+    for (k, skinning) in skinning.into_iter().enumerate() {
+        animator
+            .add_instance(&InstanceDesc {
+                time: 0.3 * k as f32,
+                skinning,
+                ..InstanceDesc::new(clips[1])
+            })
+            .unwrap();
+    }
+    (animator, skinning)
+}
+
 fn frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator, dt: f32) {
     animator.prepare(queue, dt);
     let mut encoder = device.create_command_encoder(&Default::default());
@@ -198,6 +226,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         group: 0,
         palette: 0,
         previous: false,
+        dual_quaternion: false,
         location: 0,
     };
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
@@ -246,6 +275,72 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
     );
 }
 
+/// A crowd of linear, dual-quaternion and blended instances in one frame: the module's
+/// `wgpu_anim_skin` and `wgpu_anim_skin_with_tangent` skin each as its `Skinning` says, as the
+/// CPU mirror (`cpu::skin_blended`) skins from the same palettes and dual quaternions.
+#[test]
+fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
+    let (device, queue) = common::device();
+    let (mut animator, skinning) = mixed_crowd(&device);
+    for dt in [0.0, 0.1] {
+        frame(&device, &queue, &mut animator, dt);
+    }
+    let vertices = mesh_vertices();
+    let binding = SkinBinding {
+        dual_quaternion: true,
+        ..SkinBinding::BUILT_IN
+    };
+    let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
+    let (_, pose) = animator.read_back(&device, &queue).unwrap();
+    let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
+    let mut unlike_linear = [0; 3];
+    for (i, inst) in animator.instances().iter().enumerate() {
+        let amount = skinning[i].dual_amount().unwrap();
+        assert_eq!(animator.dual_quaternion_amount(i), Some(amount));
+        for (v, vertex) in vertices.iter().enumerate() {
+            let expected = cpu::skin_blended(
+                &pose.palette,
+                &pose.dual,
+                inst.joint_offset,
+                amount,
+                std::slice::from_ref(vertex),
+            )
+            .unwrap()[0];
+            let linear = cpu::skin_vertex(&pose.palette, inst.joint_offset, vertex).unwrap();
+            let k = (i * vertices.len() + v) * 6;
+            assert!(
+                close(gpu[k], expected.position) && close(gpu[k + 1], expected.normal),
+                "instance {i} ({:?}), vertex {v}: GPU {:?} {:?}, CPU {:?} {:?}",
+                skinning[i],
+                gpu[k],
+                gpu[k + 1],
+                expected.position,
+                expected.normal
+            );
+            assert_eq!(
+                (gpu[k + 4], gpu[k + 5]),
+                (gpu[k], gpu[k + 1]),
+                "instance {i}, vertex {v}"
+            );
+            unlike_linear[i] += usize::from(!close(gpu[k], linear.position));
+        }
+    }
+    // Linear instances skin linearly; the others, where joints blend, do not.
+    assert_eq!(unlike_linear[0], 0);
+    assert!(
+        unlike_linear[1] > 50 && unlike_linear[2] > 50,
+        "vertices unlike linear blend skinning: {unlike_linear:?}"
+    );
+    // Linear instances have no dual quaternions written; the others do.
+    let written = |i: usize| {
+        let inst = animator.instances()[i];
+        pose.dual[inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize]
+            .iter()
+            .all(|d| d.real.length() > 0.999)
+    };
+    assert!(!written(0) && written(1) && written(2));
+}
+
 #[test]
 fn previous_positions_are_the_positions_of_the_frame_before() {
     let (device, queue) = common::device();
@@ -255,6 +350,7 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         group: 0,
         palette: 0,
         previous: true,
+        dual_quaternion: false,
         location: 0,
     };
     // Off by default: no buffer, and no bind group with `previous`.
@@ -312,6 +408,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         group: 0,
         palette: 1,
         previous: false,
+        dual_quaternion: false,
         location: 0,
     };
     let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {

@@ -7,7 +7,7 @@ use wgpu_anim::layout::{
     GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket, GpuTrack,
     LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
-use wgpu_anim::math::Affine;
+use wgpu_anim::math::{Affine, DualQuat};
 use wgpu_anim::shaders::{self, Stage};
 
 /// The built-in renderer's shader: the skin stage with the skinning module placed by
@@ -343,6 +343,7 @@ fn mirrors() -> Vec<Mirror> {
         ),
         mirror!("Socket", GpuSocket, [joint, offset]),
         mirror!("Affine", Affine, [x, y, z]),
+        mirror!("DualQuat", DualQuat, [real, dual, stretch_diagonal, stretch_off]),
         mirror!(
             "Instance",
             GpuInstance,
@@ -371,6 +372,7 @@ fn mirrors() -> Vec<Mirror> {
                 world,
                 tint,
                 root_turn,
+                dual_quaternion,
                 layers,
                 layer_seq,
             ]
@@ -550,6 +552,10 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("TICK_BITS", U32(layout::TICK_BITS)),
         ("FRAME_EVENTS", U32(layout::FRAME_EVENTS)),
         ("FRAME_CURVES", U32(layout::FRAME_CURVES)),
+        ("FRAME_DUAL_QUATERNION", U32(layout::FRAME_DUAL_QUATERNION)),
+        ("POLAR_ITERATIONS", U32(wgpu_anim::math::POLAR_ITERATIONS)),
+        ("POLAR_TOLERANCE", F32(wgpu_anim::math::POLAR_TOLERANCE)),
+        ("POLAR_MIN_DET", F32(wgpu_anim::math::POLAR_MIN_DET)),
         ("MAX_CURVES", U32(layout::MAX_CURVES)),
         ("CLIP_CURVE_SHIFT", U32(layout::CLIP_CURVE_SHIFT)),
         ("NO_ROOT_MOTION", U32(layout::NO_ROOT_MOTION)),
@@ -703,6 +709,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         group: 2,
         palette: 5,
         previous: true,
+        dual_quaternion: true,
         location: 3,
     };
     // Plain text, appended.
@@ -715,6 +722,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     assert_eq!(binding_of(&module, "wgpu_anim_palettes"), Some((2, 5)));
     assert_eq!(binding_of(&module, "wgpu_anim_instances"), Some((2, 6)));
     assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), Some((2, 7)));
+    assert_eq!(binding_of(&module, "wgpu_anim_dual_palettes"), Some((2, 8)));
     // The vertex inputs at `location..location + 5`, in `SkinVertex::attributes` order.
     let vertex = module
         .types
@@ -734,14 +742,16 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     let attributes: Vec<u32> = binding.vertex_attributes().iter().map(|a| a.shader_location).collect();
     assert_eq!(locations, attributes);
     assert_eq!(locations, [3, 4, 5, 6, 7]);
-    // Without `previous`, no third binding.
+    // Without `previous` and `dual_quaternion`, neither binding.
     let plain = SkinBinding {
         previous: false,
+        dual_quaternion: false,
         ..binding
     }
     .wgsl();
     let (module, _) = shaders::validate(&plain).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), None);
+    assert_eq!(binding_of(&module, "wgpu_anim_dual_palettes"), None);
 
     // Imported with naga_oil.
     use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor};

@@ -2,7 +2,7 @@
 
 #define_import_path wgpu_anim::math
 
-#import wgpu_anim::types::{Affine, NLERP_THRESHOLD}
+#import wgpu_anim::types::{Affine, DualQuat, NLERP_THRESHOLD, POLAR_ITERATIONS, POLAR_MIN_DET, POLAR_TOLERANCE}
 
 // T(t) * R(q) * S(s) as a 3x4 affine matrix. Rust: Affine::from_sqt.
 fn affine_from_sqt(t: vec3<f32>, q: vec4<f32>, s: vec3<f32>) -> Affine {
@@ -110,4 +110,85 @@ fn quat_conjugate(q: vec4<f32>) -> vec4<f32> {
 fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     let u = cross(q.xyz, v) * 2.0;
     return v + u * q.w + cross(q.xyz, u);
+}
+
+// The 3x3 part of m as rows. Rust: math::affine_rows3.
+fn affine_rows3(m: Affine) -> array<vec3<f32>, 3> {
+    return array<vec3<f32>, 3>(m.x.xyz, m.y.xyz, m.z.xyz);
+}
+
+// The rotation of the polar decomposition A = R S (rows), by Higham's scaled Newton iteration
+// from sign(det A) A; the identity for a singular A. Rust: math::polar_rotation.
+fn polar_rotation(a: array<vec3<f32>, 3>) -> array<vec3<f32>, 3> {
+    let d = dot(a[0], cross(a[1], a[2]));
+    let f = sqrt(dot(a[0], a[0]) + dot(a[1], a[1]) + dot(a[2], a[2]));
+    if (!(abs(d) > POLAR_MIN_DET * f * f * f)) {
+        return array<vec3<f32>, 3>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
+    }
+    let sign = select(1.0, -1.0, d < 0.0);
+    var x = array<vec3<f32>, 3>(a[0] * sign, a[1] * sign, a[2] * sign);
+    for (var k = 0u; k < POLAR_ITERATIONS; k += 1u) {
+        let c = array<vec3<f32>, 3>(cross(x[1], x[2]), cross(x[2], x[0]), cross(x[0], x[1]));
+        let det = dot(x[0], c[0]);
+        let nx = sqrt(dot(x[0], x[0]) + dot(x[1], x[1]) + dot(x[2], x[2]));
+        let nc = sqrt(dot(c[0], c[0]) + dot(c[1], c[1]) + dot(c[2], c[2]));
+        let g = sqrt(nc / (det * nx));
+        let ka = 0.5 * g;
+        let kb = 0.5 / (g * det);
+        let y = array<vec3<f32>, 3>(x[0] * ka + c[0] * kb, x[1] * ka + c[1] * kb, x[2] * ka + c[2] * kb);
+        let dv = max(max(abs(y[0] - x[0]), abs(y[1] - x[1])), abs(y[2] - x[2]));
+        let change = max(max(dv.x, dv.y), dv.z);
+        x = y;
+        if (!(change > POLAR_TOLERANCE)) {
+            break;
+        }
+    }
+    return x;
+}
+
+// The unit quaternion of the rotation matrix with rows r (Shepperd's method). Rust:
+// math::quat_from_rotation.
+fn quat_from_rotation(r: array<vec3<f32>, 3>) -> vec4<f32> {
+    let m00 = r[0].x;
+    let m11 = r[1].y;
+    let m22 = r[2].z;
+    let trace = m00 + m11 + m22;
+    var q: vec4<f32>;
+    if (trace > 0.0) {
+        let s = sqrt(trace + 1.0) * 2.0;
+        q = vec4<f32>((r[2].y - r[1].z) / s, (r[0].z - r[2].x) / s, (r[1].x - r[0].y) / s, 0.25 * s);
+    } else if (m00 > m11 && m00 > m22) {
+        let s = sqrt(1.0 + m00 - m11 - m22) * 2.0;
+        q = vec4<f32>(0.25 * s, (r[0].y + r[1].x) / s, (r[0].z + r[2].x) / s, (r[2].y - r[1].z) / s);
+    } else if (m11 > m22) {
+        let s = sqrt(1.0 + m11 - m00 - m22) * 2.0;
+        q = vec4<f32>((r[0].y + r[1].x) / s, 0.25 * s, (r[1].z + r[2].y) / s, (r[0].z - r[2].x) / s);
+    } else {
+        let s = sqrt(1.0 + m22 - m00 - m11) * 2.0;
+        q = vec4<f32>((r[0].z + r[2].x) / s, (r[1].z + r[2].y) / s, 0.25 * s, (r[1].x - r[0].y) / s);
+    }
+    return normalize(q);
+}
+
+// K as a dual quaternion and a symmetric stretch S = R^T A. Rust: math::DualQuat::from_affine.
+fn dual_quat_from_affine(k: Affine) -> DualQuat {
+    let a = affine_rows3(k);
+    let q = quat_from_rotation(polar_rotation(a));
+    let r = affine_rows3(affine_from_sqt(vec3<f32>(0.0), q, vec3<f32>(1.0)));
+    let s00 = r[0].x * a[0].x + r[1].x * a[1].x + r[2].x * a[2].x;
+    let s11 = r[0].y * a[0].y + r[1].y * a[1].y + r[2].y * a[2].y;
+    let s22 = r[0].z * a[0].z + r[1].z * a[1].z + r[2].z * a[2].z;
+    let s01 = r[0].x * a[0].y + r[1].x * a[1].y + r[2].x * a[2].y;
+    let s10 = r[0].y * a[0].x + r[1].y * a[1].x + r[2].y * a[2].x;
+    let s02 = r[0].x * a[0].z + r[1].x * a[1].z + r[2].x * a[2].z;
+    let s20 = r[0].z * a[0].x + r[1].z * a[1].x + r[2].z * a[2].x;
+    let s12 = r[0].y * a[0].z + r[1].y * a[1].z + r[2].y * a[2].z;
+    let s21 = r[0].z * a[0].y + r[1].z * a[1].y + r[2].z * a[2].y;
+    let t = vec4<f32>(k.x.w, k.y.w, k.z.w, 0.0);
+    return DualQuat(
+        q,
+        quat_mul(t, q) * 0.5,
+        vec4<f32>(s00, s11, s22, 0.0),
+        vec4<f32>(0.5 * (s01 + s10), 0.5 * (s02 + s20), 0.5 * (s12 + s21), 0.0),
+    );
 }

@@ -34,9 +34,11 @@ struct Frame {
     pad_b: u32,
 }
 
-// Frame.flags bits: detect clip events, blend float curves (Rust: layout::FRAME_EVENTS, FRAME_CURVES).
+// Frame.flags bits: detect clip events, blend float curves, keep dual quaternions (Rust:
+// layout::FRAME_EVENTS, FRAME_CURVES, FRAME_DUAL_QUATERNION).
 const FRAME_EVENTS: u32 = 1u;
 const FRAME_CURVES: u32 = 2u;
+const FRAME_DUAL_QUATERNION: u32 = 4u;
 
 // Rust: layout::GpuClip.
 struct ClipInfo {
@@ -140,6 +142,20 @@ struct Affine {
     z: vec4<f32>,
 }
 
+// A skinning matrix K = [R S | t] as dual-quaternion skinning reads it: the unit dual quaternion
+// of the rigid motion (R, t) and the symmetric stretch S. Rust: math::DualQuat.
+struct DualQuat {
+    real: vec4<f32>,
+    dual: vec4<f32>,
+    stretch_diagonal: vec4<f32>,
+    stretch_off: vec4<f32>,
+}
+
+// Polar decomposition. Rust: math::POLAR_ITERATIONS, POLAR_TOLERANCE, POLAR_MIN_DET.
+const POLAR_ITERATIONS: u32 = 16u;
+const POLAR_TOLERANCE: f32 = 1e-6;
+const POLAR_MIN_DET: f32 = 1e-9;
+
 // Transition source kinds and instance flags. Rust: layout::source_kind, TRANSITION_*,
 // KEEP_POSE, LAYER_ON, LAYER_MESH, SNAPSHOT_CLIP.
 const SOURCE_NONE: u32 = 0u;
@@ -181,7 +197,8 @@ struct Instance {
     world: Affine,
     tint: u32,
     root_turn: f32,
-    pad_b: array<u32, 2>,
+    dual_quaternion: f32,
+    pad_b: u32,
     layers: array<Layer, 3>,
     layer_seq: u32,
     pad_c: array<u32, 8>,

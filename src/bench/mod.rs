@@ -386,6 +386,7 @@ pub fn crowd(
             max_instances: n,
             max_joints: None,
             page_instances: None,
+            ..AnimatorDesc::default()
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {

@@ -51,6 +51,24 @@ pub(crate) fn pose_buffer(frame: &GpuFrame, name: &str, len: usize, region: u64,
     Ok(())
 }
 
+/// The dual palettes (`len` entries) hold the joints of every instance the palette stage writes
+/// dual quaternions for: those with a dual-quaternion amount above 0, when the frame keeps them.
+pub(crate) fn dual_room(frame: &GpuFrame, instances: &[GpuInstance], len: usize) -> Result<()> {
+    if frame.flags & crate::layout::FRAME_DUAL_QUATERNION == 0 {
+        return Ok(());
+    }
+    for (i, inst) in instances.iter().enumerate() {
+        let end = u64::from(inst.joint_offset) + u64::from(inst.joint_count);
+        if inst.dual_quaternion > 0.0 && end > len as u64 {
+            return Err(instance_error(
+                i,
+                format!("skins with dual quaternions up to joint slot {end}; the dual palettes hold {len}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Where the joints of `instances` end (0 without any).
 pub(crate) fn joint_end(instances: &[GpuInstance]) -> u64 {
     instances

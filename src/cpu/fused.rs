@@ -124,6 +124,7 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let end = joint_end(instances);
     pose_buffer(frame, "the local pose buffer", page.local_poses.len(), 1, end)?;
     pose_buffer(frame, "the palette buffer", page.palettes.len(), 0, end)?;
+    super::checks::dual_room(frame, instances, page.dual_palettes.len())?;
     socket_room(lib, frame, instances, page.palettes.len(), |inst| {
         inst.joint_count.min(MAX_FUSED_JOINTS)
     })
@@ -173,6 +174,7 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         page.instances[i].world = world;
         let inst = &page.instances[i];
         let palettes = &mut *page.palettes;
+        let dual_palettes = &mut *page.dual_palettes;
         // sample: threads over joints.
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(lib, frame, inst, &list, lid, joint_count, &mut wg);
@@ -181,7 +183,15 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         propagate(lib, inst, joint_count, &mut wg);
         // palette: threads over joints; sockets: a thread each.
         for lid in 0..WORKGROUP_SIZE {
-            palette_joints(lib, inst, lid, joint_count, |o, j| wg.palette_model_at(o, j), palettes);
+            palette_joints(
+                lib,
+                frame,
+                inst,
+                lid,
+                joint_count,
+                |o, j| wg.palette_model_at(o, j),
+                (&mut *palettes, &mut *dual_palettes),
+            );
             socket_matrices(lib, frame, i, inst, lid, |o, j| wg.palette_model_at(o, j), palettes);
         }
     }

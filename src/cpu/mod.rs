@@ -55,7 +55,10 @@ pub use root_motion::{Rigid, root_displacement};
 pub use sample::checked::{layered_joint, sample_joint};
 pub use sample::{IDENTITY_POSE, quat_mul, sample, weighted_delta};
 pub use skin::checked::skin_vertex;
-pub use skin::{SkinnedPoint, affine_transform_normal, skin};
+pub use skin::{
+    DualBlend, SkinnedPoint, affine_transform_normal, dual_blend, dual_transform_normal, dual_transform_point, skin,
+    skin_blended,
+};
 pub use ticks::{f32_parts, period_ticks, ratio_ticks, shift_round, ticks_from_f32, wrap_ticks};
 
 use crate::error::{Error, Result};
@@ -76,10 +79,14 @@ pub struct Pose {
     /// instance (slots past its skeleton's sockets not written: zero here); empty when the
     /// library has none.
     pub sockets: Vec<Affine>,
+    /// Dual quaternions written by `palette` for the instances that skin with them (zero for
+    /// the others' joints); empty when none are kept.
+    pub dual: Vec<crate::math::DualQuat>,
 }
 
 impl Pose {
-    /// The first model matrix, skinning matrix or socket matrix (by joint or socket slot) with
+    /// The first model matrix, skinning matrix, socket matrix or dual quaternion (by joint or
+    /// socket slot) with
     /// an element that is not finite or is beyond [`crate::reach::MAX_REACH`]
     /// ([`crate::reach::first_beyond`]), named; `None` when every one is within reach.
     #[must_use]
@@ -89,10 +96,15 @@ impl Pose {
             ("skinning matrix", &self.palette),
             ("socket matrix", &self.sockets),
         ];
-        parts.into_iter().find_map(|(what, matrices)| {
-            let (k, v) = crate::reach::first_beyond(bytemuck::cast_slice::<Affine, f32>(matrices).iter().copied())?;
-            Some(format!("{what} {} has element {} = {v}", k / 12, k % 12))
-        })
+        let dual: &[f32] = bytemuck::cast_slice(&self.dual);
+        parts
+            .into_iter()
+            .map(|(what, matrices)| (what, bytemuck::cast_slice::<Affine, f32>(matrices), 12))
+            .chain([("dual quaternion", dual, 16)])
+            .find_map(|(what, values, per)| {
+                let (k, v) = crate::reach::first_beyond(values.iter().copied())?;
+                Some(format!("{what} {} has element {} = {v}", k / per, k % per))
+            })
     }
 }
 
@@ -137,6 +149,7 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
             what: format!("{} instances in one frame", instances.len()),
         })?,
         snapshot_offset: joints as u32,
+        flags: crate::layout::FRAME_DUAL_QUATERNION,
         ..Default::default()
     };
     let mut local = vec![LocalPose::default(); 3 * joints];
@@ -149,13 +162,16 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
     };
     let mut palettes = vec![Affine::IDENTITY; joints + sockets];
     palettes[joints..].fill(bytemuck::Zeroable::zeroed());
+    let any_dual = instances.iter().any(|i| i.dual_quaternion > 0.0);
+    let mut dual = vec![bytemuck::Zeroable::zeroed(); if any_dual { joints } else { 0 }];
     // The stages read the instances and blend lists; the page holds them as buffers they may write.
     let (mut instances, mut lists) = (instances.to_vec(), lists.to_vec());
     let mut page = PageBuffers::new(&frame, &mut instances)
         .blend_lists(&mut lists)
         .local_poses(&mut local)
         .model_poses(&mut model)
-        .palettes(&mut palettes);
+        .palettes(&mut palettes)
+        .dual_palettes(&mut dual);
     sample(lib, &mut page)?;
     local_to_model(lib, &mut page)?;
     palette(lib, &mut page)?;
@@ -166,6 +182,7 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
         model,
         palette: palettes,
         sockets,
+        dual,
     })
 }
 
@@ -202,7 +219,8 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         layer_seq: 0,
         world_seq: 0,
         root_turn: 0.0,
-        _pad1: [0; 2],
+        dual_quaternion: 0.0,
+        _pad1: 0,
         _pad2: [0; 8],
     })
 }

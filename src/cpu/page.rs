@@ -2,7 +2,7 @@
 
 use super::EventLog;
 use crate::layout::{BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, LocalPose};
-use crate::math::Affine;
+use crate::math::{Affine, DualQuat};
 
 /// The buffers of one page as the GPU binds them: one field per resource of the binding table
 /// ([`crate::shaders::Resource`], [`crate::shaders::Stage::bindings`]) but the library's (the
@@ -71,6 +71,11 @@ pub struct PageBuffers<'a> {
     /// [`MAX_SOCKETS`](crate::layout::MAX_SOCKETS) socket matrices per instance from
     /// `frame.snapshot_offset` on.
     pub palettes: &'a mut [Affine],
+    /// Per joint (`dual_palettes`): the skinning matrices as dual quaternions, written by the
+    /// palette and fused stages for instances with a [`dual_quaternion`](GpuInstance::dual_quaternion)
+    /// amount above 0 when the frame's flags have
+    /// [`FRAME_DUAL_QUATERNION`](crate::layout::FRAME_DUAL_QUATERNION).
+    pub dual_palettes: &'a mut [DualQuat],
     /// The event log (`event_log`), which the clock and fused stages append to when the frame's
     /// flags have [`FRAME_EVENTS`](crate::layout::FRAME_EVENTS).
     pub events: Option<&'a mut EventLog>,
@@ -94,6 +99,7 @@ impl<'a> PageBuffers<'a> {
             local_poses: &mut [],
             model_poses: &mut [],
             palettes: &mut [],
+            dual_palettes: &mut [],
             events: None,
             outputs: None,
         }
@@ -133,6 +139,12 @@ impl<'a> PageBuffers<'a> {
     #[must_use]
     pub fn palettes(self, palettes: &'a mut [Affine]) -> Self {
         Self { palettes, ..self }
+    }
+
+    /// With these dual-quaternion palettes.
+    #[must_use]
+    pub fn dual_palettes(self, dual_palettes: &'a mut [DualQuat]) -> Self {
+        Self { dual_palettes, ..self }
     }
 
     /// With this event log.

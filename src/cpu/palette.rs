@@ -2,11 +2,11 @@
 //! holds, then runs [`kernel`].
 
 use super::PageBuffers;
-use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room};
+use super::checks::{dual_room, instance_count, joint_end, joints, pose_buffer, socket_room};
 use crate::error::Result;
-use crate::layout::{GpuFrame, GpuInstance, MAX_SOCKETS, WORKGROUP_SIZE};
+use crate::layout::{FRAME_DUAL_QUATERNION, GpuFrame, GpuInstance, MAX_SOCKETS, WORKGROUP_SIZE};
 use crate::library::AnimationLibrary;
-use crate::math::Affine;
+use crate::math::{Affine, DualQuat};
 
 /// `model * inverse_bind`. WGSL `skin_matrix`.
 #[must_use]
@@ -17,22 +17,30 @@ pub fn skin_matrix(model: &Affine, inverse_bind: &Affine) -> Affine {
 /// Instance `inst`'s skinning matrices for joints `lid`, `lid + WORKGROUP_SIZE`, ... below
 /// `joint_count`, from the model matrices `model_at(joint_offset, j)` gives (WGSL: the `virtual fn
 /// palette_model_at`, the model pose buffer, which `shaders/fused.wgsl` overrides with workgroup
-/// memory). WGSL `palette_joints`.
+/// memory); and their dual quaternions ([`DualQuat::from_affine`]) in `dual_palettes` when the
+/// frame keeps them and the instance skins with them. WGSL `palette_joints`.
 pub(crate) fn palette_joints(
     lib: &AnimationLibrary,
+    frame: &GpuFrame,
     inst: &GpuInstance,
     lid: u32,
     joint_count: u32,
     model_at: impl Fn(u32, u32) -> Affine,
-    palettes: &mut [Affine],
+    (palettes, dual_palettes): (&mut [Affine], &mut [DualQuat]),
 ) {
     let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
+    let dual = frame.flags & FRAME_DUAL_QUATERNION != 0 && inst.dual_quaternion > 0.0;
     let mut j = lid;
     while j < joint_count {
-        palettes[(inst.joint_offset + j) as usize] = skin_matrix(
+        let slot = (inst.joint_offset + j) as usize;
+        let k = skin_matrix(
             &model_at(inst.joint_offset, j),
             &lib.inverse_binds()[(skel.joint_offset + j) as usize],
         );
+        palettes[slot] = k;
+        if dual {
+            dual_palettes[slot] = DualQuat::from_affine(&k);
+        }
         j += WORKGROUP_SIZE;
     }
 }
@@ -73,15 +81,19 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let end = joint_end(instances);
     pose_buffer(frame, "the model pose buffer", page.model_poses.len(), 0, end)?;
     pose_buffer(frame, "the palette buffer", page.palettes.len(), 0, end)?;
+    dual_room(frame, instances, page.dual_palettes.len())?;
     socket_room(lib, frame, instances, page.palettes.len(), |inst| inst.joint_count)
 }
 
-/// Stage `palette`: each of the frame's instances' skinning matrices, `model * inverse_bind`,
-/// then, when the library has sockets, its socket matrices from `frame.snapshot_offset` on.
-/// Binds the page's frame, instances, model poses and palettes. WGSL `palette`.
+/// Stage `palette`: each of the frame's instances' skinning matrices, `model * inverse_bind`
+/// (and, for those that skin with dual quaternions, when the frame keeps them, their dual
+/// quaternions), then, when the library has sockets, its socket matrices from
+/// `frame.snapshot_offset` on. Binds the page's frame, instances, model poses, palettes and dual
+/// palettes. WGSL `palette`.
 ///
 /// Errors (nothing written): as [`local_to_model`](crate::cpu::local_to_model()); palettes with no
-/// room for the socket matrices, a socket on a joint past those animated.
+/// room for the socket matrices, a socket on a joint past those animated; dual palettes with no
+/// room for the joints of an instance that skins with dual quaternions.
 pub fn palette(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
     check(lib, page)?;
     kernel(lib, page);
@@ -94,15 +106,17 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
     let model = &*page.model_poses;
     let palettes = &mut *page.palettes;
+    let dual_palettes = &mut *page.dual_palettes;
     for (i, inst) in page.instances[..frame.instance_count as usize].iter().enumerate() {
         for lid in 0..WORKGROUP_SIZE {
             palette_joints(
                 lib,
+                frame,
                 inst,
                 lid,
                 inst.joint_count,
                 |o, j| model[(o + j) as usize],
-                palettes,
+                (&mut *palettes, &mut *dual_palettes),
             );
             socket_matrices(lib, frame, i, inst, lid, |o, j| model[(o + j) as usize], palettes);
         }

@@ -366,16 +366,7 @@ pub fn weighted_delta(d: Vec4, b: f32) -> Vec4 {
     (Vec4::new(0.0, 0.0, 0.0, 1.0 - b) + dd * b).normalize()
 }
 
-/// Hamilton product `a * b` on (x, y, z, w) vectors. WGSL `quat_mul`.
-#[must_use]
-pub fn quat_mul(a: Vec4, b: Vec4) -> Vec4 {
-    Vec4::new(
-        a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-        a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-        a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-        a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-    )
-}
+pub use crate::math::quat_mul;
 
 /// Joint `j` of an instance: the base blend, then each layer in order; returns the local pose
 /// and the mesh-space rotation delta for `local_to_model`. WGSL `layered_joint`.

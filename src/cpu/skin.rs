@@ -3,9 +3,9 @@
 //! then runs [`kernel`].
 
 use crate::error::{Error, Result};
-use crate::math::Affine;
+use crate::math::{Affine, DualQuat, quat_rotate};
 use crate::mesh::SkinVertex;
-use glam::{Vec3, Vec4};
+use glam::{Mat3, Vec3, Vec4};
 
 /// A skinned vertex: model-space position and unit normal. WGSL `SkinnedOut` (vec4-padded).
 #[repr(C)]
@@ -54,16 +54,133 @@ pub(crate) fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> S
     }
 }
 
+/// Up to four joints' skinning blended as dual quaternions (WGSL `wgpu_anim_DualBlend`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DualBlend {
+    /// The blended rotation, a unit quaternion (x, y, z, w).
+    pub real: Vec4,
+    /// The blended dual part (divided by the same length as `real`).
+    pub dual: Vec4,
+    /// The stretches (scale and shear) summed by weight.
+    pub stretch: Mat3,
+}
+
+/// The dual-quaternion blend of up to four entries of `dual` from `offset` (Kavan et al. 2008,
+/// two-phase): the rigid parts summed by weight, each turned to the heaviest influence's
+/// hemisphere, and normalized; the stretches summed by weight. WGSL `wgpu_anim_dual_blend_at`.
+#[must_use]
+pub fn dual_blend(dual: &[DualQuat], offset: u32, joints: [u16; 4], weights: [f32; 4]) -> DualBlend {
+    let e = |k: usize| dual[(offset + u32::from(joints[k])) as usize];
+    let (a, b, c, d) = (e(0), e(1), e(2), e(3));
+    let mut pivot = a.real;
+    let mut top = weights[0];
+    if weights[1] > top {
+        pivot = b.real;
+        top = weights[1];
+    }
+    if weights[2] > top {
+        pivot = c.real;
+        top = weights[2];
+    }
+    if weights[3] > top {
+        pivot = d.real;
+    }
+    let signed = |q: &DualQuat, w: f32| if q.real.dot(pivot) < 0.0 { -w } else { w };
+    let w = [
+        signed(&a, weights[0]),
+        signed(&b, weights[1]),
+        signed(&c, weights[2]),
+        signed(&d, weights[3]),
+    ];
+    let real = a.real * w[0] + b.real * w[1] + c.real * w[2] + d.real * w[3];
+    let dual = a.dual * w[0] + b.dual * w[1] + c.dual * w[2] + d.dual * w[3];
+    let len = real.length();
+    let inv = if len > 0.0 { 1.0 / len } else { 0.0 };
+    let sd = a.stretch_diagonal * weights[0]
+        + b.stretch_diagonal * weights[1]
+        + c.stretch_diagonal * weights[2]
+        + d.stretch_diagonal * weights[3];
+    let so = a.stretch_off * weights[0]
+        + b.stretch_off * weights[1]
+        + c.stretch_off * weights[2]
+        + d.stretch_off * weights[3];
+    let stretch = Mat3::from_cols(
+        Vec3::new(sd.x, so.x, so.y),
+        Vec3::new(so.x, sd.y, so.z),
+        Vec3::new(so.y, so.z, sd.z),
+    );
+    DualBlend {
+        real: real * inv,
+        dual: dual * inv,
+        stretch,
+    }
+}
+
+/// A point through a dual-quaternion blend: stretched, rotated, translated. WGSL
+/// `wgpu_anim_dual_transform_point`.
+#[must_use]
+pub fn dual_transform_point(b: &DualBlend, p: Vec3) -> Vec3 {
+    let (r, d) = (b.real, b.dual);
+    let t = (d.truncate() * r.w - r.truncate() * d.w + r.truncate().cross(d.truncate())) * 2.0;
+    quat_rotate(r, b.stretch * p) + t
+}
+
+/// A normal through a dual-quaternion blend: the stretch's cofactor, then the rotation; not
+/// normalized. WGSL `wgpu_anim_dual_transform_normal`.
+#[must_use]
+pub fn dual_transform_normal(b: &DualBlend, n: Vec3) -> Vec3 {
+    let s = Affine {
+        x: b.stretch.x_axis.extend(0.0),
+        y: b.stretch.y_axis.extend(0.0),
+        z: b.stretch.z_axis.extend(0.0),
+    };
+    quat_rotate(b.real, affine_transform_normal(&s, n))
+}
+
+/// One vertex skinned `amount` by dual quaternions and `1 − amount` by linear blending, from
+/// the palettes and dual palettes at `offset`: 0 (or less) is [`skin_vertex`] alone, 1 (or more)
+/// dual quaternions alone, between the two results mixed and the normal normalized after. WGSL
+/// `wgpu_anim_skin_blended_at`.
+#[must_use]
+pub(crate) fn skin_vertex_blended(
+    palettes: &[Affine],
+    dual: &[DualQuat],
+    offset: u32,
+    v: &SkinVertex,
+    amount: f32,
+) -> SkinnedPoint {
+    if amount.is_nan() || amount <= 0.0 {
+        return skin_vertex(palettes, offset, v);
+    }
+    let b = dual_blend(dual, offset, v.joints, v.weights);
+    let p = dual_transform_point(&b, Vec3::from(v.position));
+    let n = dual_transform_normal(&b, Vec3::from(v.normal)).normalize();
+    if amount >= 1.0 {
+        return SkinnedPoint {
+            position: p.extend(1.0),
+            normal: n.extend(0.0),
+        };
+    }
+    let linear = skin_vertex(palettes, offset, v);
+    // WGSL `mix(a, b, t)`: a · (1 − t) + b · t.
+    let position = linear.position.truncate() * (1.0 - amount) + p * amount;
+    let normal = (linear.normal.truncate() * (1.0 - amount) + n * amount).normalize();
+    SkinnedPoint {
+        position: position.extend(1.0),
+        normal: normal.extend(0.0),
+    }
+}
+
 /// The check of [`skin`] and `skin_vertex`: the palettes at `offset` hold every joint `vertices`
 /// name.
-fn check(palettes: &[Affine], offset: u32, vertices: &[SkinVertex]) -> Result<()> {
+fn check(palettes: usize, offset: u32, vertices: &[SkinVertex]) -> Result<()> {
     for (k, v) in vertices.iter().enumerate() {
         if let Some(&j) = v.joints.iter().max() {
-            if u64::from(offset) + u64::from(j) >= palettes.len() as u64 {
+            if u64::from(offset) + u64::from(j) >= palettes as u64 {
                 return Err(Error::Limit {
                     what: format!(
                         "vertex {k} names joint {j}; palettes from {offset} hold {}",
-                        palettes.len().saturating_sub(offset as usize)
+                        palettes.saturating_sub(offset as usize)
                     ),
                 });
             }
@@ -76,8 +193,31 @@ fn check(palettes: &[Affine], offset: u32, vertices: &[SkinVertex]) -> Result<()
 ///
 /// Errors ([`Error::Limit`]): a vertex naming a joint past the palettes.
 pub fn skin(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> Result<Vec<SkinnedPoint>> {
-    check(palettes, joint_offset, vertices)?;
+    check(palettes.len(), joint_offset, vertices)?;
     Ok(kernel(palettes, joint_offset, vertices))
+}
+
+/// Stage `skin` (compute form) with dual quaternions: every vertex skinned `dual_amount` by the
+/// dual palettes and `1 − dual_amount` by the palettes at `joint_offset`
+/// ([`skin_vertex_blended`]; WGSL `skin` with `WGPU_ANIM_DUAL_QUATERNION`).
+///
+/// Errors ([`Error::Limit`]): a vertex naming a joint past the palettes, or, with a
+/// `dual_amount` above 0, past the dual palettes.
+pub fn skin_blended(
+    palettes: &[Affine],
+    dual: &[DualQuat],
+    joint_offset: u32,
+    dual_amount: f32,
+    vertices: &[SkinVertex],
+) -> Result<Vec<SkinnedPoint>> {
+    check(palettes.len(), joint_offset, vertices)?;
+    if dual_amount > 0.0 {
+        check(dual.len(), joint_offset, vertices)?;
+    }
+    Ok(vertices
+        .iter()
+        .map(|v| skin_vertex_blended(palettes, dual, joint_offset, v, dual_amount))
+        .collect())
 }
 
 /// Stage `skin`'s body, unchecked.
@@ -101,7 +241,7 @@ pub(crate) mod checked {
     ///
     /// Errors ([`Error::Limit`](crate::Error::Limit)): a joint of the vertex past the palettes.
     pub fn skin_vertex(palettes: &[Affine], offset: u32, v: &SkinVertex) -> Result<SkinnedPoint> {
-        check(palettes, offset, std::slice::from_ref(v))?;
+        check(palettes.len(), offset, std::slice::from_ref(v))?;
         Ok(super::skin_vertex(palettes, offset, v))
     }
 }

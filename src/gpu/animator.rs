@@ -15,6 +15,7 @@ use crate::layout::{
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
+use crate::shaders::PageOptions;
 use crate::shaders::{Resource, Stage, library_defs, stage_source_with};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -211,18 +212,22 @@ impl Animator {
             max_joints,
             desc.max_joints.is_some(),
             largest,
-            library.has_sockets(),
+            PageOptions {
+                sockets: library.has_sockets(),
+                dual_quaternion: desc.dual_quaternion,
+            },
         )?;
-        Self::with_pages(device, gpu_library, desc.max_instances, &layout).await
+        Self::with_pages(device, gpu_library, desc.max_instances, &layout, desc.dual_quaternion).await
     }
 
     /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
-    /// `max_instances` instances.
+    /// `max_instances` instances, with dual-quaternion palettes when `dual_quaternion`.
     pub(super) async fn with_pages(
         device: &wgpu::Device,
         gpu_library: Arc<GpuLibrary>,
         max_instances: u32,
         layout: &[(u32, u32)],
+        dual_quaternion: bool,
     ) -> Result<Self> {
         let limits = device.limits();
         let largest = gpu_library
@@ -264,11 +269,14 @@ impl Animator {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let sockets = gpu_library.library().has_sockets();
+        let options = PageOptions {
+            sockets: gpu_library.library().has_sockets(),
+            dual_quaternion,
+        };
         let mut pages: Vec<Page> = layout
             .iter()
             .enumerate()
-            .map(|(k, &(instances, joints))| Page::new(device, k, instances, joints, sockets))
+            .map(|(k, &(instances, joints))| Page::new(device, k, instances, joints, options))
             .collect();
         for (k, page) in pages.iter_mut().enumerate() {
             let shared = Shared {
@@ -288,7 +296,8 @@ impl Animator {
                 ),
             });
         }
-        let controller = Controller::new(gpu_library.library_arc().clone(), max_instances, layout)?;
+        let mut controller = Controller::new(gpu_library.library_arc().clone(), max_instances, layout)?;
+        controller.keep_dual_quaternions(dual_quaternion);
         Ok(Self {
             controller,
             gpu_library,

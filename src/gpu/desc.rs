@@ -1,6 +1,6 @@
 //! What users say to an animator: what an instance plays ([`InstanceDesc`], [`LoopMode`]), how it
-//! changes state ([`Transition`], [`Curve`]), its layers ([`Layer`], [`LayerMode`]) and the
-//! animator's capacity ([`AnimatorDesc`]).
+//! changes state ([`Transition`], [`Curve`]), its layers ([`Layer`], [`LayerMode`]), how it is
+//! skinned ([`Skinning`]) and the animator's capacity ([`AnimatorDesc`]).
 
 use crate::blend::BlendTreeId;
 use crate::library::ClipId;
@@ -39,6 +39,44 @@ pub struct InstanceDesc {
     pub world: Mat4,
     /// RGBA colour for the built-in renderer.
     pub tint: [u8; 4],
+    /// How its vertices are skinned: linear blending (the default), dual quaternions or a blend
+    /// of the two; anything but [`Skinning::Linear`] needs an animator made with
+    /// [`AnimatorDesc::dual_quaternion`].
+    pub skinning: Skinning,
+}
+
+/// How an instance's vertices are skinned (its skinning shader reads it per instance; change it
+/// at any time with [`crate::gpu::Controller::set_skinning`]).
+///
+/// Linear blend skinning sums the joints' matrices: cheap, but a joint twisted far from its
+/// neighbours pinches the skin (the "candy wrapper" at a twisted forearm) and a bent one loses
+/// volume. Dual-quaternion skinning (Kavan et al. 2008) blends the joints' rigid motions instead
+/// and keeps the volume; scale and shear are blended linearly first and the rigid motion after
+/// ("two-phase" skinning), so scaled joints skin right too. A blend mixes the two results.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Skinning {
+    /// Linear blend skinning.
+    #[default]
+    Linear,
+    /// Dual-quaternion skinning.
+    DualQuaternion,
+    /// `(1 − a)` × linear + `a` × dual quaternion, `a` in `[0, 1]`; a shader of your own can take
+    /// `a` per vertex instead (the skinning module's `wgpu_anim_skin_blended`).
+    Blend(f32),
+}
+
+impl Skinning {
+    /// The dual-quaternion amount the skinning shader reads: 0 linear, 1 dual quaternion; `None`
+    /// for a blend amount that is not finite or outside `[0, 1]`.
+    #[must_use]
+    pub fn dual_amount(self) -> Option<f32> {
+        match self {
+            Skinning::Linear => Some(0.0),
+            Skinning::DualQuaternion => Some(1.0),
+            Skinning::Blend(a) if (0.0..=1.0).contains(&a) => Some(a),
+            Skinning::Blend(_) => None,
+        }
+    }
 }
 
 impl InstanceDesc {
@@ -54,6 +92,7 @@ impl InstanceDesc {
             loop_mode: LoopMode::Forever,
             world: Mat4::IDENTITY,
             tint: [200, 200, 200, 255],
+            skinning: Skinning::Linear,
         }
     }
 }
@@ -191,6 +230,10 @@ pub struct AnimatorDesc {
     /// Most instances per page; `None`: as many as the device's storage binding size allows.
     /// (Each page holds its share of `max_joints`, when that is given.)
     pub page_instances: Option<u32>,
+    /// Keep a dual-quaternion palette beside the matrices, so that instances may skin with dual
+    /// quaternions ([`Skinning`]): 64 more bytes per joint of capacity, written each frame only
+    /// for the joints of instances that use it. Off by default.
+    pub dual_quaternion: bool,
 }
 
 impl Default for AnimatorDesc {
@@ -199,6 +242,7 @@ impl Default for AnimatorDesc {
             max_instances: 1024,
             max_joints: None,
             page_instances: None,
+            dual_quaternion: false,
         }
     }
 }

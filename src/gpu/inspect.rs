@@ -31,6 +31,17 @@ impl Animator {
         self.pages.get(page).and_then(|p| p.previous_palette.as_ref())
     }
 
+    /// Page `page`'s dual quaternions (`math::DualQuat` per joint, laid out as its palettes),
+    /// when the animator keeps them ([`super::AnimatorDesc::dual_quaternion`]): written each
+    /// frame for the joints of the instances that skin with them.
+    #[must_use]
+    pub fn page_dual_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages
+            .get(page)
+            .filter(|_| self.controller.dual_quaternion())
+            .map(|p| p.buffer(Resource::DualPalettes))
+    }
+
     /// The instance buffer of the first page (`GpuInstance` per instance).
     #[must_use]
     pub fn instance_buffer(&self) -> &wgpu::Buffer {

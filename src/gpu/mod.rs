@@ -27,13 +27,13 @@ pub use animator::Animator;
 pub use controller::{Controller, FrameUpload, PageState};
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
-pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Transition};
+pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition};
 pub use library::{GpuLibrary, LibraryHeap};
 pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
 pub use read_back::evaluate_poses;
 #[cfg(not(target_arch = "wasm32"))]
-pub use read_back::skin_on_gpu;
+pub use read_back::{skin_on_gpu, skin_on_gpu_blended};
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;

@@ -5,7 +5,7 @@
 
 use super::library::GpuLibrary;
 use crate::error::{Error, Result};
-use crate::shaders::{Resource, Scope, Stage};
+use crate::shaders::{PageOptions, Resource, Scope, Stage};
 
 /// A stage's pipeline and bind group layout, shared by every page.
 pub(super) struct StagePipeline {
@@ -36,14 +36,16 @@ pub(super) struct Page {
 
 impl Page {
     /// Allocates page `k`'s buffers for `instances` instances and `joints` joints.
-    pub fn new(device: &wgpu::Device, k: usize, instances: u32, joints: u32, sockets: bool) -> Self {
+    pub fn new(device: &wgpu::Device, k: usize, instances: u32, joints: u32, options: PageOptions) -> Self {
         let buffers = Resource::ALL
             .iter()
             .map(|&r| {
-                let bytes = r.page_bytes(instances, joints, sockets)?;
+                let bytes = r.page_bytes(instances, joints, options)?;
                 Some(device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some(&format!("wgpu-anim page {k} {}", r.name())),
-                    size: bytes.max(16),
+                    // At least one element of the largest array type (a `DualQuat`): an empty
+                    // buffer still binds.
+                    size: bytes.max(size_of::<crate::math::DualQuat>() as u64),
                     usage: wgpu::BufferUsages::STORAGE
                         | wgpu::BufferUsages::COPY_SRC
                         | wgpu::BufferUsages::COPY_DST
@@ -123,9 +125,9 @@ fn page_resources() -> impl Iterator<Item = Resource> {
 }
 
 /// The largest buffer of a page of `instances` instances and `joints` joints.
-pub(super) fn largest_buffer(instances: u32, joints: u32, sockets: bool) -> u64 {
+pub(super) fn largest_buffer(instances: u32, joints: u32, options: PageOptions) -> u64 {
     page_resources()
-        .filter_map(|r| r.page_bytes(instances, joints, sockets))
+        .filter_map(|r| r.page_bytes(instances, joints, options))
         .max()
         .unwrap_or(0)
 }
@@ -153,23 +155,23 @@ pub(super) fn page_layout(
     max_joints: u32,
     joint_budget: bool,
     largest: u32,
-    sockets: bool,
+    options: PageOptions,
 ) -> Result<Vec<(u32, u32)>> {
     let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-    let joints_per_page = most_within(cap, |j| largest_buffer(0, j, false));
+    let joints_per_page = most_within(cap, |j| largest_buffer(0, j, PageOptions::default()));
     if largest > joints_per_page {
         return Err(Error::Limit {
             what: format!(
                 "a skeleton of {largest} joints needs {} bytes of local poses; the device allows {cap} per storage buffer",
-                largest_buffer(0, largest, false)
+                largest_buffer(0, largest, PageOptions::default())
             ),
         });
     }
-    let mut per_page = most_within(cap, |n| largest_buffer(n, 0, sockets));
+    let mut per_page = most_within(cap, |n| largest_buffer(n, 0, options));
     if !joint_budget && largest > 0 {
         // Buffers of per-instance and per-joint parts (the palettes and the socket matrices).
         per_page = per_page.min(most_within(cap, |n| {
-            largest_buffer(n, n.saturating_mul(largest), sockets)
+            largest_buffer(n, n.saturating_mul(largest), options)
         }));
     }
     if let Some(p) = page_instances {
@@ -193,7 +195,7 @@ pub(super) fn page_layout(
         } else {
             instances * largest
         };
-        let bytes = largest_buffer(instances.max(1), joints, sockets);
+        let bytes = largest_buffer(instances.max(1), joints, options);
         if bytes > cap {
             return Err(Error::Limit {
                 what: format!(
@@ -213,11 +215,11 @@ pub(super) fn page_layout(
 pub(super) fn check_pages(
     limits: &wgpu::Limits,
     layout: &[(u32, u32)],
-    sockets: bool,
+    options: PageOptions,
 ) -> std::result::Result<(), String> {
     let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
     for (k, &(instances, joints)) in layout.iter().enumerate() {
-        let largest = largest_buffer(instances, joints, sockets);
+        let largest = largest_buffer(instances, joints, options);
         if largest > cap {
             return Err(format!(
                 "page {k} needs a buffer of {largest} bytes; the device allows {cap} per storage buffer"
@@ -240,29 +242,37 @@ mod tests {
         let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
         let by_blend_list = (cap / 320) as u32;
         // One-joint characters: the blend lists bound the page.
-        let pages = page_layout(&limits, 500_000, None, 500_000, false, 1, false).unwrap();
+        let pages = page_layout(&limits, 500_000, None, 500_000, false, 1, PageOptions::default()).unwrap();
         let rest = 500_000 - by_blend_list;
         assert_eq!(pages, vec![(by_blend_list, by_blend_list), (rest, rest)]);
         // A joint budget: instances alone bound the pages.
-        let pages = page_layout(&limits, 1_000_000, None, 1_000_000, true, 1, false).unwrap();
+        let pages = page_layout(&limits, 1_000_000, None, 1_000_000, true, 1, PageOptions::default()).unwrap();
         assert_eq!(
             pages.iter().map(|p| p.0).collect::<Vec<_>>(),
             vec![by_blend_list, by_blend_list, 1_000_000 - 2 * by_blend_list]
         );
         // Sixty-joint characters with sockets: the local poses bound the page.
-        let pages = page_layout(&limits, 20_000, None, 1_200_000, false, 60, true).unwrap();
+        let sockets = PageOptions {
+            sockets: true,
+            dual_quaternion: false,
+        };
+        let pages = page_layout(&limits, 20_000, None, 1_200_000, false, 60, sockets).unwrap();
         let per_page = (cap / (60 * 144)) as u32;
         assert_eq!(pages[0], (per_page, per_page * 60));
         for &(n, j) in &pages {
-            assert!(largest_buffer(n, j, true) <= cap);
+            assert!(largest_buffer(n, j, sockets) <= cap);
         }
-        assert!(page_layout(&limits, 10, Some(0), 10, false, 1, false).is_err());
+        assert!(page_layout(&limits, 10, Some(0), 10, false, 1, PageOptions::default()).is_err());
     }
 
     #[test]
     fn every_per_page_resource_has_a_size_and_no_other_does() {
         for r in Resource::ALL {
-            assert_eq!(r.page_bytes(1, 1, true).is_some(), r.scope() == Scope::Page, "{r:?}");
+            let options = PageOptions {
+                sockets: true,
+                dual_quaternion: true,
+            };
+            assert_eq!(r.page_bytes(1, 1, options).is_some(), r.scope() == Scope::Page, "{r:?}");
         }
     }
 }

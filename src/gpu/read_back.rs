@@ -73,6 +73,11 @@ impl Animator {
                 model: read_buffer(device, queue, p.buffer(Resource::ModelPoses), 0, j)?,
                 palette: read_buffer(device, queue, p.buffer(Resource::Palettes), 0, j)?,
                 sockets: self.read_sockets_page(device, queue, page)?,
+                dual: if self.controller.dual_quaternion() {
+                    read_buffer(device, queue, p.buffer(Resource::DualPalettes), 0, j)?
+                } else {
+                    Vec::new()
+                },
             },
         ))
     }
@@ -180,8 +185,9 @@ pub fn evaluate_poses(
             Pose {
                 local: all.local[r.clone()].to_vec(),
                 model: all.model[r.clone()].to_vec(),
-                palette: all.palette[r].to_vec(),
+                palette: all.palette[r.clone()].to_vec(),
                 sockets: all.sockets.get(k * slots..(k + 1) * slots).unwrap_or_default().to_vec(),
+                dual: all.dual.get(r).unwrap_or_default().to_vec(),
             }
         }));
     }
@@ -190,8 +196,8 @@ pub fn evaluate_poses(
 
 /// Skins `vertices` with the palette of the animator instance at `joint_offset` (in the first
 /// page's palette buffer) in a compute pass (the `skin` entry of `shaders/skin.wgsl`, the
-/// skinning module's `wgpu_anim_skin_matrix_at`, as the renderer skins) and reads the
-/// model-space results back.
+/// skinning module's linear blend skinning, as the renderer skins) and reads the model-space
+/// results back.
 ///
 /// Errors: buffers or a pipeline the device refuses ([`crate::Error::Refused`]), a failed
 /// read-back.
@@ -202,21 +208,49 @@ pub fn skin_on_gpu(
     joint_offset: u32,
     vertices: &[SkinVertex],
 ) -> Result<Vec<SkinnedPoint>> {
+    skin_on_gpu_blended(device, queue, animator, joint_offset, 0.0, vertices)
+}
+
+/// As [`skin_on_gpu`], skinned `dual_amount` by dual quaternions (the skinning module's
+/// `wgpu_anim_skin_blended_at`: 0 linear blend skinning, 1 dual quaternions, between a blend).
+/// The instance at `joint_offset` must skin with dual quaternions this frame (a
+/// [`super::Skinning`] other than linear) for its dual quaternions to be written.
+///
+/// Errors: as [`skin_on_gpu`]; a `dual_amount` above 0 (or not finite) when the animator keeps
+/// no dual quaternions ([`Error::Binding`]).
+pub fn skin_on_gpu_blended(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    joint_offset: u32,
+    dual_amount: f32,
+    vertices: &[SkinVertex],
+) -> Result<Vec<SkinnedPoint>> {
     if vertices.is_empty() {
         return Ok(Vec::new());
+    }
+    let dual = animator.page_dual_palette_buffer(0);
+    if (dual_amount.is_nan() || dual_amount > 0.0) && dual.is_none() {
+        return Err(Error::Binding {
+            what: format!("skinning {} vertices with dual quaternions", vertices.len()),
+            reason: format!(
+                "dual amount {dual_amount}, and the animator keeps no dual quaternions (AnimatorDesc::dual_quaternion)"
+            ),
+        });
     }
     let Ok(count) = u32::try_from(vertices.len()) else {
         return Err(Error::Limit {
             what: format!("{} vertices to skin, at most u32::MAX", vertices.len()),
         });
     };
-    let source = built_in_skin_source()?;
+    let skin = super::renderer::built_in_binding(animator);
+    let source = built_in_skin_source(skin)?;
     // Buffers, pipeline and bind group: what the device refuses is an error.
     let (pipeline, bind_group, output) = super::refusable_now(
         device,
         || format!("the skinning pass of {count} vertices"),
         || {
-            let job: [u32; 4] = [joint_offset, count, 0, 0];
+            let job: [u32; 4] = [joint_offset, count, dual_amount.max(0.0).to_bits(), 0];
             let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("skin job"),
                 contents: bytemuck::cast_slice(&job),
@@ -254,18 +288,24 @@ pub fn skin_on_gpu(
                         resource: animator.palette_buffer().as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
-                        binding: 3,
+                        binding: 5,
                         resource: job.as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
-                        binding: 4,
+                        binding: 6,
                         resource: input.as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
-                        binding: 5,
+                        binding: 7,
                         resource: output.as_entire_binding(),
                     },
-                ],
+                ]
+                .into_iter()
+                .chain(dual.map(|d| wgpu::BindGroupEntry {
+                    binding: skin.dual_palette(),
+                    resource: d.as_entire_binding(),
+                }))
+                .collect::<Vec<_>>(),
             });
             (pipeline, bind_group, output)
         },

@@ -111,9 +111,13 @@ impl Animator {
         let layout: Vec<(u32, u32)> = (0..self.controller.page_count())
             .map(|k| (self.controller.page_capacity(k), self.controller.page_max_joints(k)))
             .collect();
-        check_pages(&device.limits(), &layout, self.controller.library().has_sockets()).map_err(|what| fail(&what))?;
+        let options = crate::shaders::PageOptions {
+            sockets: self.controller.library().has_sockets(),
+            dual_quaternion: self.controller.dual_quaternion(),
+        };
+        check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();
-        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout).await?;
+        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout, options.dual_quaternion).await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
         // its frame), the instances of its frame, the clocks and snapshots after it.
         let defs = self.controller.layer_defs();

@@ -167,7 +167,8 @@ impl SkinnedRenderer {
         sample_count: u32,
     ) -> Result<Self> {
         let buffers = MeshBuffers::new_async(device, mesh, joint_count).await?;
-        let source = built_in_skin_source()?;
+        let skin = built_in_binding(animator);
+        let source = built_in_skin_source(skin)?;
         // Bind groups and the pipeline: what the device refuses is an error.
         super::refusable(
             device,
@@ -180,7 +181,6 @@ impl SkinnedRenderer {
                     mapped_at_creation: false,
                 });
                 // The palette and the instances as a renderer of the user's own binds them.
-                let skin = super::SkinBinding::BUILT_IN;
                 let mut entries = vec![wgpu::BindGroupLayoutEntry {
                     binding: 0,
                     visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
@@ -261,10 +261,20 @@ impl SkinnedRenderer {
     }
 }
 
-/// The built-in renderer's shader (`shaders/skin.wgsl`), the skinning module placed by
-/// [`super::SkinBinding::BUILT_IN`].
-pub(super) fn built_in_skin_source() -> Result<String> {
-    stage_source_with(Stage::Skin, &super::SkinBinding::BUILT_IN.stage_defs()).map_err(|reason| Error::Refused {
+/// Where the built-in renderer places the skinning module for `animator`: with its dual
+/// quaternions when it keeps them.
+pub(super) fn built_in_binding(animator: &Animator) -> super::SkinBinding {
+    if animator.dual_quaternion() {
+        super::SkinBinding::BUILT_IN_DUAL
+    } else {
+        super::SkinBinding::BUILT_IN
+    }
+}
+
+/// The built-in renderer's shader (`shaders/skin.wgsl`), the skinning module placed by `skin`
+/// ([`super::SkinBinding::BUILT_IN`] or [`super::SkinBinding::BUILT_IN_DUAL`]).
+pub(super) fn built_in_skin_source(skin: super::SkinBinding) -> Result<String> {
+    stage_source_with(Stage::Skin, &skin.stage_defs()).map_err(|reason| Error::Refused {
         what: "the built-in skinning shader".to_owned(),
         reason,
     })

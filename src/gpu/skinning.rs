@@ -6,10 +6,11 @@ use crate::error::{Error, Result};
 use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 
 /// Where your vertex shader finds an animator's palette and instances: bind group `group`, the
-/// palette at binding `palette`, the instances at `palette + 1` and, with `previous`, last
-/// frame's palettes at `palette + 2` (for motion vectors; the animator must keep them,
-/// [`Animator::keep_previous_palettes`]), visible to the vertex stage; and the mesh's vertex
-/// inputs from shader location `location` on.
+/// palette at binding `palette`, the instances at `palette + 1`, with `previous` last frame's
+/// palettes at `palette + 2` (for motion vectors; the animator must keep them,
+/// [`Animator::keep_previous_palettes`]) and with `dual_quaternion` the dual quaternions at
+/// `palette + 3` (the animator must keep them, [`super::AnimatorDesc::dual_quaternion`]), visible
+/// to the vertex stage; and the mesh's vertex inputs from shader location `location` on.
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
@@ -40,6 +41,11 @@ pub struct SkinBinding {
     /// Whether to bind last frame's palettes too (at `palette + 2`), and give the module
     /// `wgpu_anim_previous_position(instance, joints, weights, position)`.
     pub previous: bool,
+    /// Whether to bind the dual quaternions too (at `palette + 3`): the module's
+    /// `wgpu_anim_skin` then skins each instance as its [`super::Skinning`] says (linear,
+    /// dual quaternions or a blend), and `wgpu_anim_skin_blended` takes the amount from you (a
+    /// vertex attribute, say). Without it, linear blend skinning only.
+    pub dual_quaternion: bool,
     /// The first shader location of the vertex inputs (`wgpu_anim_Vertex`): position, normal,
     /// uv, joints and weights at `location..location + 5`.
     pub location: u32,
@@ -53,6 +59,7 @@ impl Default for SkinBinding {
             group: 1,
             palette: 0,
             previous: false,
+            dual_quaternion: false,
             location: 0,
         }
     }
@@ -66,7 +73,15 @@ impl SkinBinding {
         group: 0,
         palette: 1,
         previous: false,
+        dual_quaternion: false,
         location: 0,
+    };
+
+    /// [`SkinBinding::BUILT_IN`] with the dual quaternions bound (at 4), as the built-in renderer
+    /// places the module for an animator that keeps them.
+    pub const BUILT_IN_DUAL: SkinBinding = SkinBinding {
+        dual_quaternion: true,
+        ..SkinBinding::BUILT_IN
     };
 
     /// The instances' binding.
@@ -82,6 +97,12 @@ impl SkinBinding {
         self.palette.saturating_add(2)
     }
 
+    /// The dual quaternions' binding (used when `dual_quaternion` is set).
+    #[must_use]
+    pub fn dual_palette(&self) -> u32 {
+        self.palette.saturating_add(3)
+    }
+
     /// The vertex attributes of a [`crate::SkinVertex`] buffer at the module's locations
     /// (`location..location + 5`; [`crate::SkinVertex::attributes`]).
     #[must_use]
@@ -89,8 +110,8 @@ impl SkinBinding {
         crate::SkinVertex::attributes(self.location)
     }
 
-    /// The bind group layout entries (read-only storage, vertex stage; two, or three with
-    /// `previous`), to add to a bind group layout of your own or use alone
+    /// The bind group layout entries (read-only storage, vertex stage; two, and one more for each
+    /// of `previous` and `dual_quaternion`), to add to a bind group layout of your own or use alone
     /// ([`SkinBinding::bind_group_layout`]).
     #[must_use]
     pub fn layout_entries(&self) -> Vec<wgpu::BindGroupLayoutEntry> {
@@ -104,11 +125,7 @@ impl SkinBinding {
             },
             count: None,
         };
-        let mut entries = vec![storage(self.palette), storage(self.instances())];
-        if self.previous {
-            entries.push(storage(self.previous_palette()));
-        }
-        entries
+        self.bindings().into_iter().map(storage).collect()
     }
 
     /// A bind group layout with only these entries.
@@ -143,7 +160,8 @@ impl SkinBinding {
     ///
     /// Errors ([`Error::Binding`], checked before anything is created): no page `page`; `previous`
     /// set and the animator keeps no previous palettes; a skinning binding past the device's
-    /// `max_bindings_per_bind_group`; an `extra` entry at a skinning binding or at the binding of
+    /// `max_bindings_per_bind_group`; `dual_quaternion` set and the animator keeps no dual
+    /// quaternions; an `extra` entry at a skinning binding or at the binding of
     /// another `extra` entry; an `extra` buffer without `UNIFORM` or `STORAGE` usage, or a range
     /// past its end. What only the device can check — `layout` not having these entries, or of
     /// other types, visibility or sizes — is [`Error::Refused`] naming the page, with wgpu's
@@ -180,6 +198,16 @@ impl SkinBinding {
             }
             kept => kept.filter(|_| self.previous),
         };
+        let dual = match animator.page_dual_palette_buffer(page) {
+            None if self.dual_quaternion => {
+                return Err(mistake(
+                    "`dual_quaternion` is set and the animator keeps no dual quaternions \
+                     (AnimatorDesc::dual_quaternion)"
+                        .to_owned(),
+                ));
+            }
+            kept => kept.filter(|_| self.dual_quaternion),
+        };
         self.check_entries(device, extra).map_err(mistake)?;
         let mut entries = extra.to_vec();
         entries.push(wgpu::BindGroupEntry {
@@ -194,6 +222,12 @@ impl SkinBinding {
             entries.push(wgpu::BindGroupEntry {
                 binding: self.previous_palette(),
                 resource: previous.as_entire_binding(),
+            });
+        }
+        if let Some(dual) = dual {
+            entries.push(wgpu::BindGroupEntry {
+                binding: self.dual_palette(),
+                resource: dual.as_entire_binding(),
             });
         }
         super::refusable_now(device, what, || {
@@ -254,12 +288,15 @@ impl SkinBinding {
         Ok(())
     }
 
-    /// The skinning bindings: the palette, the instances and, with `previous`, last frame's
-    /// palettes.
+    /// The skinning bindings: the palette, the instances, with `previous` last frame's
+    /// palettes, with `dual_quaternion` the dual quaternions.
     fn bindings(&self) -> Vec<u32> {
         let mut out = vec![self.palette, self.instances()];
         if self.previous {
             out.push(self.previous_palette());
+        }
+        if self.dual_quaternion {
+            out.push(self.dual_palette());
         }
         out
     }
@@ -320,12 +357,22 @@ impl SkinBinding {
     /// shader's source.
     #[must_use]
     pub fn wgsl(&self) -> String {
-        // The module's only conditional block is `#ifdef WGPU_ANIM_PREVIOUS_PALETTE` .. `#endif`.
+        // The module's conditional blocks are `#ifdef NAME` .. (`#else` ..) `#endif`, not nested,
+        // on WGPU_ANIM_PREVIOUS_PALETTE and WGPU_ANIM_DUAL_QUATERNION.
         let mut out = String::with_capacity(SKINNING_MODULE.len());
         let mut keep = true;
+        let mut block = true;
         for line in SKINNING_MODULE.lines() {
             match line.trim() {
-                "#ifdef WGPU_ANIM_PREVIOUS_PALETTE" => keep = self.previous,
+                l if l.starts_with("#ifdef ") => {
+                    block = match &l["#ifdef ".len()..] {
+                        "WGPU_ANIM_PREVIOUS_PALETTE" => self.previous,
+                        "WGPU_ANIM_DUAL_QUATERNION" => self.dual_quaternion,
+                        _ => false,
+                    };
+                    keep = block;
+                }
+                "#else" => keep = !block,
                 "#endif" => keep = true,
                 l if l.starts_with("#define_import_path") => {}
                 _ if keep => {
@@ -366,18 +413,22 @@ impl SkinBinding {
         if self.previous {
             defs.push(("WGPU_ANIM_PREVIOUS_PALETTE", ShaderDefValue::Bool(true)));
         }
+        if self.dual_quaternion {
+            defs.push(("WGPU_ANIM_DUAL_QUATERNION", ShaderDefValue::Bool(true)));
+        }
         defs
     }
 
     /// The placement defines ([`SKIN_PLACEMENT_DEFS`]) with their values.
-    fn defs(&self) -> [(&'static str, u32); 5] {
-        let [location, group, palette, instances, previous] = SKIN_PLACEMENT_DEFS;
+    fn defs(&self) -> [(&'static str, u32); 6] {
+        let [location, group, palette, instances, previous, dual] = SKIN_PLACEMENT_DEFS;
         [
             (location, self.location),
             (group, self.group),
             (palette, self.palette),
             (instances, self.instances()),
             (previous, self.previous_palette()),
+            (dual, self.dual_palette()),
         ]
     }
 }

@@ -76,6 +76,7 @@ impl Crowd {
                 max_instances: desc.count.max(1),
                 max_joints: None,
                 page_instances: None,
+                ..AnimatorDesc::default()
             },
         )
         .await?;

@@ -99,6 +99,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             max_instances: a.count,
             max_joints: None,
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -122,6 +122,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
             max_instances: 1,
             max_joints: None,
             page_instances: None,
+            dual_quaternion: false,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -3,13 +3,70 @@
 
 use super::{Controller, check_params};
 use crate::error::{Error, Result};
-use crate::gpu::{InstanceDesc, LoopMode};
+use crate::gpu::{InstanceDesc, LoopMode, Skinning};
 use crate::id::{BlendTreeId, ClipId};
 use crate::layout::{GpuClock, GpuInstance, GpuLayer, LOOP_FOREVER, LOOP_ONCE, LOOP_REPEAT, MAX_LAYERS, source_kind};
 use crate::math::Affine;
 use glam::Vec4;
 
 impl Controller {
+    /// Whether instances may skin with dual quaternions: the animator keeps them
+    /// ([`crate::gpu::AnimatorDesc::dual_quaternion`]).
+    #[must_use]
+    pub fn dual_quaternion(&self) -> bool {
+        self.dual_quaternion
+    }
+
+    /// Whether the frames from the next on keep dual quaternions (the animator's pages have
+    /// room for them).
+    pub(crate) fn keep_dual_quaternions(&mut self, on: bool) {
+        self.dual_quaternion = on;
+    }
+
+    /// `skinning`'s dual-quaternion amount for instance `index`, checked: a blend amount in
+    /// `[0, 1]`, and dual quaternions only where the animator keeps them.
+    fn dual_amount(&self, index: usize, skinning: Skinning) -> Result<f32> {
+        let amount = skinning.dual_amount().ok_or_else(|| Error::Instance {
+            instance: index,
+            what: format!("{skinning:?}: a blend amount must be finite and within [0, 1]"),
+        })?;
+        if amount > 0.0 && !self.dual_quaternion {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!(
+                    "{skinning:?} needs dual quaternions, and the animator keeps none \
+                     (make it with AnimatorDesc::dual_quaternion)"
+                ),
+            });
+        }
+        Ok(amount)
+    }
+
+    /// Sets how instance `index`'s vertices are skinned, from the next frame on, without
+    /// touching anything else.
+    ///
+    /// Errors (nothing changes): an instance that does not exist, a blend amount that is not
+    /// finite or outside `[0, 1]`, anything but [`Skinning::Linear`] on an animator that keeps no
+    /// dual quaternions.
+    pub fn set_skinning(&mut self, index: usize, skinning: Skinning) -> Result<()> {
+        if index >= self.instances.len() {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!("does not exist ({} instances)", self.instances.len()),
+            });
+        }
+        let amount = self.dual_amount(index, skinning)?;
+        self.edit_both(index, |inst| inst.dual_quaternion = amount);
+        Ok(())
+    }
+
+    /// Instance `index`'s dual-quaternion amount: 0 linear blend skinning, 1 dual quaternions,
+    /// between a blend of the two; `None` for an instance that does not exist.
+    #[must_use]
+    pub fn dual_quaternion_amount(&self, index: usize) -> Option<f32> {
+        self.instances.get(index).map(|i| i.dual_quaternion)
+    }
+
     /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes).
     pub(super) fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
         match desc.tree {
@@ -76,6 +133,7 @@ impl Controller {
                 crate::reach::MAX_REACH
             )));
         }
+        let dual_quaternion = self.dual_amount(index, desc.skinning)?;
         let (loop_mode, loop_count) = match desc.loop_mode {
             LoopMode::Once => (LOOP_ONCE, 1),
             LoopMode::Repeat(0) => return Err(err("LoopMode::Repeat needs at least one loop".into())),
@@ -109,7 +167,8 @@ impl Controller {
             layer_seq: 0,
             world_seq: 0,
             root_turn: 0.0,
-            _pad1: [0; 2],
+            dual_quaternion,
+            _pad1: 0,
             _pad2: [0; 8],
         };
         let duration = if tree_nodes == 0 {

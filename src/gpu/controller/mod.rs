@@ -71,6 +71,8 @@ pub struct Controller {
     world_seq: u32,
     /// Instances with root motion on.
     root_motion_count: usize,
+    /// Whether the animator keeps dual quaternions (`AnimatorDesc::dual_quaternion`).
+    dual_quaternion: bool,
 }
 
 impl Controller {
@@ -112,6 +114,7 @@ impl Controller {
             detect_events: false,
             world_seq: 0,
             root_motion_count: 0,
+            dual_quaternion: false,
         })
     }
 

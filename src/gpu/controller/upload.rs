@@ -1,7 +1,7 @@
 //! The frame's upload: what changed since the last frame, coalesced into runs per page.
 
 use super::{Controller, TransitionTrack};
-use crate::layout::{FRAME_CURVES, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayerDef};
+use crate::layout::{FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayerDef};
 
 /// What one frame writes to the GPU, by page: nothing here needs a device.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -89,7 +89,8 @@ impl Controller {
                         0
                     } else {
                         FRAME_CURVES
-                    },
+                    }
+                    | if self.dual_quaternion { FRAME_DUAL_QUATERNION } else { 0 },
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 _pad: 0,
             };

@@ -1,16 +1,13 @@
 //! A renderer of your own: its pipeline and WGSL, skinning with the library's module, under WebGPU's default limits.
 //! `cargo run --example own_pipeline` opens a window; `-- out.ppm` writes the frame at 1.5 s to a PPM file instead.
 use std::{process::ExitCode, sync::Arc};
-use wgpu::{BufferUsages, Device, Queue, TextureView, util::DeviceExt};
-use wgpu_anim::gpu::{
-    Camera, MeshBuffers, OffscreenTarget, SkinBinding, Skinning, depth_state, depth_view, scene_pass,
-};
+use wgpu::{BufferUsages, Device, Queue, TextureView, util::BufferInitDescriptor, util::DeviceExt};
+use wgpu_anim::gpu::{Camera, MeshBuffers, OffscreenTarget, SkinBinding, depth_state, depth_view, scene_pass};
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 use winit::{application::ApplicationHandler, event::WindowEvent, event_loop::*, window::*};
 
-/// Group 0: the camera at binding 0, the animator's palettes and instances at 1 and 2, its dual quaternions at 4
-/// (`dual_quaternion`: `wgpu_anim_skin` then skins each instance as its `Skinning` says); vertex inputs at 0-4.
-pub const SKIN: SkinBinding = SkinBinding { group: 0, palette: 1, previous: false, dual_quaternion: true, location: 0 };
+/// Group 0: camera at 0; palettes, instances, dual quaternions at 1, 2, 4 (rigid: no joint scales); vertices at 0-4.
+pub const SKIN: SkinBinding = SkinBinding { rigid: true, ..SkinBinding::BUILT_IN_DUAL };
 /// Your WGSL, before the skinning module (`wgpu_anim_` names); the built-in renderer's light, to compare.
 const SHADER: &str = "struct Camera { view_proj: mat4x4<f32>, eye: vec4<f32>, light_dir: vec4<f32> }
 @group(0) @binding(0) var<uniform> camera: Camera;
@@ -28,8 +25,7 @@ struct Out { @builtin(position) clip: vec4<f32>, @location(0) normal: vec3<f32>,
     let rim = pow(1.0 - max(dot(n, normalize(camera.eye.xyz - in.at)), 0.0), 3.0) * 0.15;
     return vec4<f32>(in.tint * (0.25 * (0.5 + 0.5 * n.y) + 0.8 * diffuse) + vec3<f32>(rim), 1.0);
 }";
-
-/// 25 animated mannequins and what draws them: your pipeline, camera, the mesh and a bind group per page.
+/// 25 mannequins (the right two columns skinned with dual quaternions) and what draws them: pipeline, camera, mesh.
 pub struct Scene {
     pub animator: Animator,
     pub mesh: MeshBuffers,
@@ -39,17 +35,15 @@ pub struct Scene {
 }
 impl Scene {
     pub fn new(device: &Device, format: wgpu::TextureFormat, aspect: f32) -> wgpu_anim::Result<Self> {
-        let (library, skeleton, clips) = mannequin::library();
-        let desc = AnimatorDesc { dual_quaternion: true, ..AnimatorDesc::default() }; // room for dual quaternions
-        let mut animator = Animator::new(device, &library, &desc)?;
+        let (lib, skeleton, clips) = mannequin::library();
+        let mut animator = Animator::new(device, &lib, &AnimatorDesc { dual_quaternion: true, ..Default::default() })?;
         for i in 0..25 {
             let world = glam::Mat4::from_translation([(i % 5) as f32 * 1.5 - 3.0, 0.0, (i / 5) as f32 * -1.5].into());
             let (time, tint) = (i as f32 * 0.3, [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255]);
-            // The two right columns skin with dual quaternions (switch at any time: animator.set_skinning).
-            let skinning = if i % 5 >= 3 { Skinning::DualQuaternion } else { Skinning::Linear };
+            let skinning = if i % 5 >= 3 { wgpu_anim::gpu::Skinning::DualQuaternion } else { Default::default() };
             animator.add_instance(&InstanceDesc { time, world, tint, skinning, ..InstanceDesc::new(clips[i % 3]) })?;
         }
-        let skeleton = &library.skeletons()[skeleton.index() as usize];
+        let skeleton = &lib.skeletons()[skeleton.index() as usize];
         let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;
         let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
         let pipeline = pollster::block_on(wgpu_anim::gpu::scoped(device, "the shader and pipeline", || {
@@ -76,12 +70,12 @@ impl Scene {
                 cache: None,
             })
         }))?; // in an error scope: a mistake in your WGSL or pipeline is an Err (wgpu's message), not a panic
-        let (view, usage) = (camera(aspect), BufferUsages::UNIFORM | BufferUsages::COPY_DST);
-        let contents = bytemuck::bytes_of(&view);
-        let camera = device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents, usage });
-        let camera_entry = wgpu::BindGroupEntry { binding: 0, resource: camera.as_entire_binding() };
+        let (c, usage) = (camera(aspect), BufferUsages::UNIFORM | BufferUsages::COPY_DST);
+        let cam =
+            device.create_buffer_init(&BufferInitDescriptor { label: None, contents: bytemuck::bytes_of(&c), usage });
+        let camera_entry = wgpu::BindGroupEntry { binding: 0, resource: cam.as_entire_binding() };
         let groups = SKIN.bind_groups(device, &pipeline.get_bind_group_layout(0), &animator, &[camera_entry])?;
-        Ok(Self { animator, mesh, pipeline, camera, groups })
+        Ok(Self { animator, mesh, pipeline, camera: cam, groups })
     }
 
     pub fn frame(&mut self, device: &Device, queue: &Queue, to: [&TextureView; 2], dt: f32) -> wgpu_anim::Result<()> {

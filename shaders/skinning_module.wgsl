@@ -10,7 +10,8 @@
 // module also binds last frame's palettes (WGPU_ANIM_PREVIOUS_BINDING) and gives each vertex's
 // previous position, for motion vectors; with WGPU_ANIM_DUAL_QUATERNION it binds the dual
 // quaternions (WGPU_ANIM_DUAL_BINDING) and skins each instance as it says: linear blending, dual
-// quaternions or a blend. With naga_oil, import the functions (and structs), not
+// quaternions or a blend; with WGPU_ANIM_DUAL_RIGID too, for a library without scale, the dual
+// quaternions skip their stretch phase. With naga_oil, import the functions (and structs), not
 // the storage variables: a variable imported by name and also used by an imported function is
 // declared twice.
 //
@@ -265,42 +266,52 @@ fn wgpu_anim_quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
 // The dual-quaternion blend of up to four entries of the dual palettes from `offset` (Kavan et
 // al. 2008, two-phase). Rust mirror: cpu::dual_blend.
 fn wgpu_anim_dual_blend_at(offset: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_DualBlend {
-    let a = wgpu_anim_dual_palettes[offset + joints.x];
-    let b = wgpu_anim_dual_palettes[offset + joints.y];
-    let c = wgpu_anim_dual_palettes[offset + joints.z];
-    let d = wgpu_anim_dual_palettes[offset + joints.w];
+    let i = vec4<u32>(offset) + joints;
+    let ra = wgpu_anim_dual_palettes[i.x].real;
+    let rb = wgpu_anim_dual_palettes[i.y].real;
+    let rc = wgpu_anim_dual_palettes[i.z].real;
+    let rd = wgpu_anim_dual_palettes[i.w].real;
     // q and -q are the same rotation: align every influence with the heaviest one.
-    var pivot = a.real;
+    var pivot = ra;
     var top = weights.x;
     if (weights.y > top) {
-        pivot = b.real;
+        pivot = rb;
         top = weights.y;
     }
     if (weights.z > top) {
-        pivot = c.real;
+        pivot = rc;
         top = weights.z;
     }
     if (weights.w > top) {
-        pivot = d.real;
+        pivot = rd;
     }
     let w = vec4<f32>(
-        select(weights.x, -weights.x, dot(a.real, pivot) < 0.0),
-        select(weights.y, -weights.y, dot(b.real, pivot) < 0.0),
-        select(weights.z, -weights.z, dot(c.real, pivot) < 0.0),
-        select(weights.w, -weights.w, dot(d.real, pivot) < 0.0),
+        select(weights.x, -weights.x, dot(ra, pivot) < 0.0),
+        select(weights.y, -weights.y, dot(rb, pivot) < 0.0),
+        select(weights.z, -weights.z, dot(rc, pivot) < 0.0),
+        select(weights.w, -weights.w, dot(rd, pivot) < 0.0),
     );
-    let real = a.real * w.x + b.real * w.y + c.real * w.z + d.real * w.w;
-    let dual = a.dual * w.x + b.dual * w.y + c.dual * w.z + d.dual * w.w;
+    let real = ra * w.x + rb * w.y + rc * w.z + rd * w.w;
+    let dual = wgpu_anim_dual_palettes[i.x].dual * w.x + wgpu_anim_dual_palettes[i.y].dual * w.y
+        + wgpu_anim_dual_palettes[i.z].dual * w.z + wgpu_anim_dual_palettes[i.w].dual * w.w;
     let len = length(real);
     let inv = select(0.0, 1.0 / len, len > 0.0);
-    let sd = a.stretch_diagonal * weights.x + b.stretch_diagonal * weights.y + c.stretch_diagonal * weights.z
-        + d.stretch_diagonal * weights.w;
-    let so = a.stretch_off * weights.x + b.stretch_off * weights.y + c.stretch_off * weights.z + d.stretch_off * weights.w;
+#ifdef WGPU_ANIM_DUAL_RIGID
+    // No joint scales or shears (AnimationLibrary::has_scale): the stretch is the identity.
+    let stretch = mat3x3<f32>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
+#else
+    let sd = wgpu_anim_dual_palettes[i.x].stretch_diagonal * weights.x
+        + wgpu_anim_dual_palettes[i.y].stretch_diagonal * weights.y
+        + wgpu_anim_dual_palettes[i.z].stretch_diagonal * weights.z
+        + wgpu_anim_dual_palettes[i.w].stretch_diagonal * weights.w;
+    let so = wgpu_anim_dual_palettes[i.x].stretch_off * weights.x + wgpu_anim_dual_palettes[i.y].stretch_off * weights.y
+        + wgpu_anim_dual_palettes[i.z].stretch_off * weights.z + wgpu_anim_dual_palettes[i.w].stretch_off * weights.w;
     let stretch = mat3x3<f32>(
         vec3<f32>(sd.x, so.x, so.y),
         vec3<f32>(so.x, sd.y, so.z),
         vec3<f32>(so.y, so.z, sd.z),
     );
+#endif
     return wgpu_anim_DualBlend(real * inv, dual * inv, stretch);
 }
 
@@ -309,19 +320,31 @@ fn wgpu_anim_dual_transform_point(b: wgpu_anim_DualBlend, p: vec3<f32>) -> vec3<
     let r = b.real;
     let d = b.dual;
     let t = (r.w * d.xyz - d.w * r.xyz + cross(r.xyz, d.xyz)) * 2.0;
+#ifdef WGPU_ANIM_DUAL_RIGID
+    return wgpu_anim_quat_rotate(r, p) + t;
+#else
     return wgpu_anim_quat_rotate(r, b.stretch * p) + t;
+#endif
 }
 
 // A direction (a tangent) through a dual-quaternion blend; not normalized.
 fn wgpu_anim_dual_transform_direction(b: wgpu_anim_DualBlend, v: vec3<f32>) -> vec3<f32> {
+#ifdef WGPU_ANIM_DUAL_RIGID
+    return wgpu_anim_quat_rotate(b.real, v);
+#else
     return wgpu_anim_quat_rotate(b.real, b.stretch * v);
+#endif
 }
 
 // A normal through a dual-quaternion blend: the stretch's cofactor (as wgpu_anim_transform_normal),
 // then the rotation; not normalized.
 fn wgpu_anim_dual_transform_normal(b: wgpu_anim_DualBlend, n: vec3<f32>) -> vec3<f32> {
+#ifdef WGPU_ANIM_DUAL_RIGID
+    return wgpu_anim_quat_rotate(b.real, n);
+#else
     let s = wgpu_anim_Affine(vec4<f32>(b.stretch[0], 0.0), vec4<f32>(b.stretch[1], 0.0), vec4<f32>(b.stretch[2], 0.0));
     return wgpu_anim_quat_rotate(b.real, wgpu_anim_transform_normal(s, n));
+#endif
 }
 
 // A vertex skinned `amount` by dual quaternions and `1 - amount` by linear blending, from the

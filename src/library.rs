@@ -23,6 +23,11 @@ pub struct MaskInfo {
 
 pub use crate::clip::ClipId;
 
+/// How far from 1 a scale, or from orthonormal an inverse bind matrix, may be for
+/// [`AnimationLibrary::has_scale`] to call it none: within it a skin that skips the stretch is
+/// off by at most this fraction of its extent.
+pub const SCALE_TOLERANCE: f32 = 1e-5;
+
 /// Skeletons and clips in runtime form. Build one with
 /// [`LibraryBuilder`](crate::offline::builder::LibraryBuilder), which validates every
 /// index, key and name; the library is read-only after that (its arrays through accessors of the
@@ -79,6 +84,8 @@ pub struct AnimationLibrary {
     pub(crate) curve_names: Vec<String>,
     /// Compressed clips' packed tracks ([`crate::codec::format`]), 32-bit words.
     pub(crate) packed: Vec<u32>,
+    /// Whether a skinning matrix may scale or shear ([`AnimationLibrary::has_scale`]).
+    pub(crate) has_scale: bool,
     /// Per skeleton: each joint's extent over its rest pose and every clip's keys
     /// ([`crate::reach`]).
     pub(crate) skeleton_extents: Vec<Vec<crate::reach::Extent>>,
@@ -111,6 +118,7 @@ impl Default for AnimationLibrary {
             event_names: Vec::new(),
             curve_names: Vec::new(),
             packed: Vec::new(),
+            has_scale: false,
             skeleton_extents: Vec::new(),
             clip_extents: Vec::new(),
             reports: Vec::new(),
@@ -301,6 +309,16 @@ impl AnimationLibrary {
     #[must_use]
     pub fn has_sockets(&self) -> bool {
         self.gpu_skeletons.iter().any(|s| s.socket_count > 0)
+    }
+
+    /// Whether any skinning matrix of the library may scale or shear: a rest pose or a clip key
+    /// (raw or compressed, where a packed scale channel counts) with a scale more than
+    /// [`SCALE_TOLERANCE`] from 1 (a negative scale, a mirror, too), or an inverse bind matrix
+    /// whose 3×3 part is not a rotation within it. Without, dual-quaternion skinning may skip its
+    /// stretch phase ([`crate::gpu::SkinBinding::rigid`]).
+    #[must_use]
+    pub fn has_scale(&self) -> bool {
+        self.has_scale
     }
 
     /// Per clip: skeleton, duration, tracks.

@@ -15,6 +15,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         clip_formats: ClipFormat::ALL.to_vec(),
         paths: PathKind::ALL.to_vec(),
         threads: Some(2),
+        skinning: true,
     };
     let mut lines = Vec::new();
     let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
@@ -25,9 +26,29 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
     );
     assert_eq!(
         lines.len(),
-        report.rows.len() + report.formats.len(),
-        "one progress line per configuration and per format comparison"
+        report.rows.len() + report.formats.len() + report.skinning.len(),
+        "one progress line per configuration, per format comparison and per skinning comparison"
     );
+    // Linear against dual-quaternion skinning at each count, both animated and drawn.
+    assert_eq!(report.skinning.len(), config.counts.len());
+    for (c, &n) in report.skinning.iter().zip(&config.counts) {
+        assert_eq!((c.characters, c.pairs), (n, config.frames));
+        assert!(c.vertices > 0 && c.ratio > 0.0, "{c:?}");
+        for ms in [c.linear_palette_ms, c.dual_palette_ms, c.linear_draw_ms, c.dual_draw_ms] {
+            assert!(ms > 0.0, "{c:?}");
+        }
+        assert!(
+            c.linear_frame_ms > c.linear_draw_ms && c.dual_frame_ms > c.dual_draw_ms,
+            "{c:?}"
+        );
+        assert_eq!(
+            (c.linear_palette_bytes_per_joint, c.dual_palette_bytes_per_joint),
+            (48, 112)
+        );
+        // The mannequin has no scale: the rigid variant reads a dual quaternion's 32 bytes.
+        assert_eq!((c.linear_bytes_per_influence, c.dual_bytes_per_influence), (48, 32));
+    }
+    assert!(bench::skinning_table(&report.skinning).lines().count() == 2 + config.counts.len());
     // Both formats and the staged path: the sample pass of each in alternate frames, where the
     // device has timestamps.
     if device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {

@@ -303,6 +303,7 @@ const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding {
     palette: 5,
     previous: true,
     dual_quaternion: true,
+    rigid: false,
     location: 0,
 };
 

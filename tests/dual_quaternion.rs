@@ -450,10 +450,68 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
         assert!(e.contains("instance 0") && e.contains("[0, 1]"), "{bad}: {e}");
         assert_eq!(dual.dual_quaternion_amount(0), Some(0.0), "nothing changes");
     }
+    // The arm's library scales a joint: the rigid variant is refused, the two-phase one binds.
+    assert!(lib.has_scale());
+    let rigid = wgpu_anim::gpu::SkinBinding {
+        dual_quaternion: true,
+        rigid: true,
+        ..Default::default()
+    };
+    assert!(!wgpu_anim::gpu::SkinBinding::default().for_animator(&dual).rigid);
+    let layout = rigid.bind_group_layout(&device).unwrap();
+    let e = rigid
+        .bind_group(&device, &layout, &dual, 0, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("AnimationLibrary::has_scale"), "{e}");
+    let two_phase = wgpu_anim::gpu::SkinBinding { rigid: false, ..rigid };
+    two_phase.bind_group(&device, &layout, &dual, 0, &[]).unwrap();
     let e = dual.set_skinning(3, Skinning::DualQuaternion).unwrap_err().to_string();
     assert!(e.contains("instance 3") && e.contains("does not exist"), "{e}");
     dual.set_skinning(0, Skinning::Blend(0.25)).unwrap();
     assert_eq!(dual.dual_quaternion_amount(0), Some(0.25));
     dual.set_skinning(0, Skinning::DualQuaternion).unwrap();
     assert_eq!(dual.dual_quaternion_amount(0), Some(1.0));
+}
+
+#[test]
+fn a_library_has_scale_when_a_rest_pose_key_or_inverse_bind_scales_or_mirrors() {
+    let build = |skeleton: Skeleton, clip: Option<Clip>| {
+        let mut b = LibraryBuilder::new();
+        let s = b.add_skeleton(skeleton);
+        if let Some(c) = clip {
+            b.add_clip(s, &c).unwrap();
+        }
+        b.build()
+    };
+    let rigid = hold("rigid", Quat::from_rotation_z(0.3), Vec3::ONE);
+    assert!(!build(arm(), Some(rigid.clone())).has_scale());
+    assert!(!wgpu_anim::mannequin::library().0.has_scale());
+    // A clip key.
+    assert!(build(arm(), Some(hold("grow", Quat::IDENTITY, Vec3::new(1.0, 1.001, 1.0)))).has_scale());
+    assert!(build(arm(), Some(hold("flip", Quat::IDENTITY, Vec3::new(1.0, -1.0, 1.0)))).has_scale());
+    // Within the tolerance: none.
+    assert!(!build(arm(), Some(hold("noise", Quat::IDENTITY, Vec3::splat(1.0 + 2e-6)))).has_scale());
+    // A rest pose.
+    let scaled_rest = Skeleton::from_rest_pose(
+        "arm",
+        vec![
+            (
+                "upper".into(),
+                None,
+                Transform::new(Vec3::ZERO, Quat::IDENTITY, Vec3::splat(0.01)),
+            ),
+            ("fore".into(), Some(0), Transform::from_translation(Vec3::Y)),
+        ],
+    )
+    .unwrap();
+    assert!(build(scaled_rest, None).has_scale());
+    // Compressed clips: a packed scale channel counts.
+    let mut b = LibraryBuilder::new();
+    b.set_compression(Some(Default::default()));
+    let s = b.add_skeleton(arm());
+    let mut wobble = hold("wobble", Quat::IDENTITY, Vec3::ONE);
+    wobble.tracks[0].scale = Some(Track::linear([(0.0, Vec3::ONE), (1.0, Vec3::new(1.5, 1.0, 1.0))]));
+    b.add_clip(s, &wobble).unwrap();
+    assert!(b.build().has_scale());
 }

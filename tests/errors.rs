@@ -176,6 +176,7 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
         palette: u32::MAX - 1,
         previous: true,
         dual_quaternion: true,
+        rigid: false,
         location: 0,
     };
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");

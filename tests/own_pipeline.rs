@@ -227,6 +227,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         palette: 0,
         previous: false,
         dual_quaternion: false,
+        rigid: false,
         location: 0,
     };
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
@@ -286,59 +287,69 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
         frame(&device, &queue, &mut animator, dt);
     }
     let vertices = mesh_vertices();
-    let binding = SkinBinding {
-        dual_quaternion: true,
-        ..SkinBinding::BUILT_IN
-    };
-    let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
-    let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
-    let mut unlike_linear = [0; 3];
-    for (i, inst) in animator.instances().iter().enumerate() {
-        let amount = skinning[i].dual_amount().unwrap();
-        assert_eq!(animator.dual_quaternion_amount(i), Some(amount));
-        for (v, vertex) in vertices.iter().enumerate() {
-            let expected = cpu::skin_blended(
-                &pose.palette,
-                &pose.dual,
-                inst.joint_offset,
-                amount,
-                std::slice::from_ref(vertex),
-            )
-            .unwrap()[0];
-            let linear = cpu::skin_vertex(&pose.palette, inst.joint_offset, vertex).unwrap();
-            let k = (i * vertices.len() + v) * 6;
-            assert!(
-                close(gpu[k], expected.position) && close(gpu[k + 1], expected.normal),
-                "instance {i} ({:?}), vertex {v}: GPU {:?} {:?}, CPU {:?} {:?}",
-                skinning[i],
-                gpu[k],
-                gpu[k + 1],
-                expected.position,
-                expected.normal
-            );
-            assert_eq!(
-                (gpu[k + 4], gpu[k + 5]),
-                (gpu[k], gpu[k + 1]),
-                "instance {i}, vertex {v}"
-            );
-            unlike_linear[i] += usize::from(!close(gpu[k], linear.position));
+    // Two-phase, and rigid (the mannequin has no scale: its stretches are the identity to within
+    // an ulp, so the mirror's two-phase skinning stands for both).
+    assert!(!animator.library().has_scale());
+    for rigid in [false, true] {
+        let binding = SkinBinding {
+            dual_quaternion: true,
+            rigid,
+            ..SkinBinding::BUILT_IN
+        };
+        assert_eq!(
+            SkinBinding::BUILT_IN.for_animator(&animator),
+            SkinBinding { rigid: true, ..binding }
+        );
+        let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
+        let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
+        let mut unlike_linear = [0; 3];
+        for (i, inst) in animator.instances().iter().enumerate() {
+            let amount = skinning[i].dual_amount().unwrap();
+            assert_eq!(animator.dual_quaternion_amount(i), Some(amount));
+            for (v, vertex) in vertices.iter().enumerate() {
+                let expected = cpu::skin_blended(
+                    &pose.palette,
+                    &pose.dual,
+                    inst.joint_offset,
+                    amount,
+                    std::slice::from_ref(vertex),
+                )
+                .unwrap()[0];
+                let linear = cpu::skin_vertex(&pose.palette, inst.joint_offset, vertex).unwrap();
+                let k = (i * vertices.len() + v) * 6;
+                assert!(
+                    close(gpu[k], expected.position) && close(gpu[k + 1], expected.normal),
+                    "rigid {rigid}, instance {i} ({:?}), vertex {v}: GPU {:?} {:?}, CPU {:?} {:?}",
+                    skinning[i],
+                    gpu[k],
+                    gpu[k + 1],
+                    expected.position,
+                    expected.normal
+                );
+                assert_eq!(
+                    (gpu[k + 4], gpu[k + 5]),
+                    (gpu[k], gpu[k + 1]),
+                    "instance {i}, vertex {v}"
+                );
+                unlike_linear[i] += usize::from(!close(gpu[k], linear.position));
+            }
         }
+        // Linear instances skin linearly; the others, where joints blend, do not.
+        assert_eq!(unlike_linear[0], 0);
+        assert!(
+            unlike_linear[1] > 50 && unlike_linear[2] > 50,
+            "vertices unlike linear blend skinning: {unlike_linear:?}"
+        );
+        // Linear instances have no dual quaternions written; the others do.
+        let written = |i: usize| {
+            let inst = animator.instances()[i];
+            pose.dual[inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize]
+                .iter()
+                .all(|d| d.real.length() > 0.999)
+        };
+        assert!(!written(0) && written(1) && written(2));
     }
-    // Linear instances skin linearly; the others, where joints blend, do not.
-    assert_eq!(unlike_linear[0], 0);
-    assert!(
-        unlike_linear[1] > 50 && unlike_linear[2] > 50,
-        "vertices unlike linear blend skinning: {unlike_linear:?}"
-    );
-    // Linear instances have no dual quaternions written; the others do.
-    let written = |i: usize| {
-        let inst = animator.instances()[i];
-        pose.dual[inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize]
-            .iter()
-            .all(|d| d.real.length() > 0.999)
-    };
-    assert!(!written(0) && written(1) && written(2));
 }
 
 #[test]
@@ -351,6 +362,7 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         palette: 0,
         previous: true,
         dual_quaternion: false,
+        rigid: false,
         location: 0,
     };
     // Off by default: no buffer, and no bind group with `previous`.
@@ -409,6 +421,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         palette: 1,
         previous: false,
         dual_quaternion: false,
+        rigid: false,
         location: 0,
     };
     let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {

@@ -107,18 +107,28 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
         W * H
     );
 
-    // The palette one joint off: entry j holds joint j - 1's matrix. The comparison fails.
-    let palette = scene.animator.page_palette_buffer(0).unwrap();
-    let shifted = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("palette one joint off"),
-        size: palette.size(),
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let joint = size_of::<wgpu_anim::Affine>() as u64;
-    let mut encoder = device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(palette, 0, &shifted, joint, palette.size() - joint);
-    queue.submit([encoder.finish()]);
+    // The palette one joint off: entry j holds joint j - 1's matrix (and dual quaternion: the
+    // example skins some characters with them). The comparison fails.
+    let shift = |buffer: &wgpu::Buffer, joint: u64| {
+        let shifted = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("one joint off"),
+            size: buffer.size(),
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, 0, &shifted, joint, buffer.size() - joint);
+        queue.submit([encoder.finish()]);
+        shifted
+    };
+    let shifted = shift(
+        scene.animator.page_palette_buffer(0).unwrap(),
+        size_of::<wgpu_anim::Affine>() as u64,
+    );
+    let shifted_dual = shift(
+        scene.animator.page_dual_palette_buffer(0).unwrap(),
+        size_of::<wgpu_anim::math::DualQuat>() as u64,
+    );
     let layout = scene.pipeline.get_bind_group_layout(0);
     fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
         wgpu::BindGroupEntry {
@@ -133,6 +143,7 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
             entry(0, &scene.camera),
             entry(1, &shifted),
             entry(2, scene.animator.page_instance_buffer(0).unwrap()),
+            entry(example::SKIN.dual_palette(), &shifted_dual),
         ],
     });
     let off_by_one = picture(&device, &queue, |pass| {
@@ -181,6 +192,7 @@ fn the_example_pipeline_draws_every_page() {
     let (library, skeleton, _) = wgpu_anim::mannequin::library();
     let desc = AnimatorDesc {
         page_instances: Some(7),
+        dual_quaternion: true,
         ..AnimatorDesc::default()
     };
     let mut animator = Animator::new(&device, &library, &desc).unwrap();
@@ -190,6 +202,7 @@ fn the_example_pipeline_draws_every_page() {
         d.world = inst.world.to_mat4();
         d.tint = inst.tint.to_le_bytes();
         d.time = inst.start_time;
+        d.skinning = wgpu_anim::gpu::Skinning::Blend(inst.dual_quaternion);
         animator.add_instance(&d).unwrap();
     }
     assert!(animator.pages_in_use() >= 4, "{} pages", animator.pages_in_use());

@@ -710,6 +710,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         palette: 5,
         previous: true,
         dual_quaternion: true,
+        rigid: false,
         location: 3,
     };
     // Plain text, appended.
@@ -752,6 +753,23 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     let (module, _) = shaders::validate(&plain).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), None);
     assert_eq!(binding_of(&module, "wgpu_anim_dual_palettes"), None);
+    // Rigid dual quaternions (a block nested in the dual-quaternion one): the same bindings,
+    // and no stretch read.
+    let rigid = SkinBinding { rigid: true, ..binding }.wgsl();
+    let (module, _) = shaders::validate(&rigid).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(binding_of(&module, "wgpu_anim_dual_palettes"), Some((2, 8)));
+    assert!(!rigid.contains("].stretch_diagonal") && binding.wgsl().contains("].stretch_diagonal"));
+    for (b, defs) in [(binding, 1), (SkinBinding { rigid: true, ..binding }, 2)] {
+        let names: Vec<String> = b.shader_defs().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names
+                .iter()
+                .filter(|n| n.starts_with("WGPU_ANIM_DUAL_") && !n.ends_with("_BINDING"))
+                .count(),
+            defs,
+            "{names:?}"
+        );
+    }
 
     // Imported with naga_oil.
     use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor};

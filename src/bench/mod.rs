@@ -43,22 +43,25 @@
 //! Where a run has both clip formats and the staged GPU path with timestamps, it also times the
 //! `sample` pass of raw and compressed clips in alternate frames ([`FormatComparison`]): the two
 //! crowds run in turn, frame by frame, so a slow spell falls on both, and the ratio is the median
-//! of each pair's.
+//! of each pair's. The same way it compares linear and dual-quaternion skinning of one crowd,
+//! animated and drawn ([`SkinningComparison`]).
 
 pub mod cost;
 mod gpu;
 pub mod plot;
+mod skinning;
 mod table;
 mod traffic;
 
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
+pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
 pub use traffic::{Traffic, traffic};
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::gpu::{PassTimer, Transition};
+use crate::gpu::{PassTimer, Skinning, Transition};
 use crate::layout::{
     BlendList, GpuBlendChild, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuSkeleton,
     GpuTrack, LocalPose, MAX_BLEND_CLIPS, MIN_BLEND_WEIGHT, SNAPSHOT_CLIP,
@@ -196,6 +199,9 @@ pub struct Config {
     pub paths: Vec<PathKind>,
     /// Threads of the `cpu-all` path (`None`: every core).
     pub threads: Option<usize>,
+    /// Also compare linear and dual-quaternion skinning ([`compare_skinning`]) at each count,
+    /// when the run has the staged GPU path.
+    pub skinning: bool,
 }
 
 impl Default for Config {
@@ -208,6 +214,7 @@ impl Default for Config {
             clip_formats: ClipFormat::ALL.to_vec(),
             paths: PathKind::ALL.to_vec(),
             threads: None,
+            skinning: true,
         }
     }
 }
@@ -308,6 +315,9 @@ pub struct Report {
     /// The `sample` pass of raw against compressed clips in alternate frames, per workload and
     /// count (empty unless the run has both formats and the staged GPU path with timestamps).
     pub formats: Vec<FormatComparison>,
+    /// Linear against dual-quaternion skinning, per count (empty unless [`Config::skinning`] and
+    /// the staged GPU path).
+    pub skinning: Vec<SkinningComparison>,
     /// The adapter's name and backend.
     pub device: String,
     /// When the run started (UTC).
@@ -378,6 +388,21 @@ pub fn crowd(
     workload: Workload,
     format: ClipFormat,
 ) -> Result<Animator> {
+    crowd_skinned(device, queue, n, workload, format, Skinning::Linear)
+}
+
+/// As [`crowd`], every character skinned as `skinning` says (an animator that keeps dual
+/// quaternions unless it is linear).
+///
+/// Errors: as [`crowd`].
+pub fn crowd_skinned(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    n: u32,
+    workload: Workload,
+    format: ClipFormat,
+    skinning: Skinning,
+) -> Result<Animator> {
     let (lib, _, clips) = mannequin::library_in(format);
     let mut a = Animator::new(
         device,
@@ -386,7 +411,7 @@ pub fn crowd(
             max_instances: n,
             max_joints: None,
             page_instances: None,
-            ..AnimatorDesc::default()
+            dual_quaternion: skinning != Skinning::Linear,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
@@ -398,16 +423,19 @@ pub fn crowd(
         let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * v * 3.5;
         let desc = match workload {
             Workload::SingleClip => InstanceDesc {
+                skinning,
                 time: u * 3.0,
                 rate: 0.8 + v * 0.4,
                 ..InstanceDesc::new(clip)
             },
             Workload::SingleClipRandom => InstanceDesc {
+                skinning,
                 time: u * 3.0,
                 rate: 20.0 + v * 10.0,
                 ..InstanceDesc::new(clip)
             },
             Workload::Locomotion2d | Workload::Layered => InstanceDesc {
+                skinning,
                 time: u,
                 ..InstanceDesc::tree(tree, [velocity.x, velocity.y, 2.0 * v - 1.0, u - 0.5])
             },
@@ -776,10 +804,26 @@ pub fn run(
         }
     }
     let formats = compare_all_formats(device, queue, config, progress)?;
+    let mut skinning = Vec::new();
+    if config.skinning && config.paths.contains(&PathKind::GpuStaged) {
+        for &n in &config.counts {
+            progress(&format!(
+                "linear and dual-quaternion skinning in alternate frames, {n} characters ({} pairs)",
+                config.frames
+            ));
+            match compare_skinning(device, queue, n, config.frames, config.warmup.max(1)) {
+                Ok(c) => skinning.push(c),
+                // A count the device cannot hold was noted with the rows.
+                Err(Error::Limit { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
     Ok(Report {
         rows,
         notes,
         formats,
+        skinning,
         device: device_name,
         date,
     })

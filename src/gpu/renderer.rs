@@ -262,13 +262,9 @@ impl SkinnedRenderer {
 }
 
 /// Where the built-in renderer places the skinning module for `animator`: with its dual
-/// quaternions when it keeps them.
+/// quaternions when it keeps them, rigid where its library has no scale.
 pub(super) fn built_in_binding(animator: &Animator) -> super::SkinBinding {
-    if animator.dual_quaternion() {
-        super::SkinBinding::BUILT_IN_DUAL
-    } else {
-        super::SkinBinding::BUILT_IN
-    }
+    super::SkinBinding::BUILT_IN.for_animator(animator)
 }
 
 /// The built-in renderer's shader (`shaders/skin.wgsl`), the skinning module placed by `skin`

@@ -88,6 +88,11 @@ impl LibraryBuilder {
         lib.inverse_binds
             .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
         lib.skeleton_extents.push(skeleton.rest_extents());
+        lib.has_scale |= skeleton.rest_pose().iter().any(|r| scales(r.scale))
+            || skeleton
+                .inverse_binds()
+                .iter()
+                .any(|m| !is_rotation(&glam::Mat3::from_mat4(*m)));
         lib.skeletons.push(skeleton);
         id
     }
@@ -260,6 +265,12 @@ impl LibraryBuilder {
         }
         lib.clip_names.push(clip.name.clone());
         lib.clip_extents.push(extents);
+        lib.has_scale |= clip
+            .tracks
+            .iter()
+            .filter_map(|t| t.scale.as_ref())
+            .any(|t| t.values.iter().copied().any(scales))
+            || compressed.is_some_and(|c| c.packed.iter().any(|p| p.channel == Channel::Scale));
         lib.skeleton_extents[skeleton.index() as usize] = skeleton_extents;
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
         // A compressed clip's packed channels: track 3 j + c of the clip reads blob track k.
@@ -553,6 +564,19 @@ fn pack_rotation(track: Option<&Track<Quat>>, rest: Quat) -> PackedTrack {
         })
         .collect();
     collapse(track.interpolation, track.times.clone(), values)
+}
+
+/// A scale more than [`SCALE_TOLERANCE`](crate::library::SCALE_TOLERANCE) from 1 on some axis
+/// (for [`AnimationLibrary::has_scale`]).
+fn scales(s: glam::Vec3) -> bool {
+    !s.abs_diff_eq(glam::Vec3::ONE, crate::library::SCALE_TOLERANCE)
+}
+
+/// A rotation within [`SCALE_TOLERANCE`](crate::library::SCALE_TOLERANCE): orthonormal, not
+/// mirrored.
+fn is_rotation(m: &glam::Mat3) -> bool {
+    let tol = crate::library::SCALE_TOLERANCE;
+    (*m * m.transpose()).abs_diff_eq(glam::Mat3::IDENTITY, 2.0 * tol) && m.determinant() > 0.0
 }
 
 #[cfg(test)]

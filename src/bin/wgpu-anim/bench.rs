@@ -11,6 +11,7 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
         clip_formats: a.clip_format.clone(),
         paths: a.paths.clone(),
         threads: a.threads,
+        skinning: !a.no_skinning,
         ..Config::default()
     };
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
@@ -26,6 +27,12 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
     if !report.formats.is_empty() {
         outln!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
         out!("{}", bench::formats_table(&report.formats));
+    }
+    if !report.skinning.is_empty() {
+        outln!(
+            "\nLinear (LBS) and dual-quaternion (DQS) skinning of one single-clip crowd, animated and drawn in alternate frames:\n"
+        );
+        out!("{}", bench::skinning_table(&report.skinning));
     }
     for note in &report.notes {
         outln!("note: {note}");

@@ -240,6 +240,10 @@ struct BenchArgs {
     /// Threads of cpu-all [default: every core].
     #[arg(long, value_name = "N", value_parser = positive::<usize>)]
     threads: Option<usize>,
+    /// Skip the comparison of linear and dual-quaternion skinning (animated and drawn, in
+    /// alternate frames) that runs at each count with the gpu-staged path.
+    #[arg(long)]
+    no_skinning: bool,
     /// Write the rows as a JSON array to PATH.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,

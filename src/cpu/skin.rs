@@ -199,7 +199,9 @@ pub fn skin(palettes: &[Affine], joint_offset: u32, vertices: &[SkinVertex]) -> 
 
 /// Stage `skin` (compute form) with dual quaternions: every vertex skinned `dual_amount` by the
 /// dual palettes and `1 − dual_amount` by the palettes at `joint_offset`
-/// ([`skin_vertex_blended`]; WGSL `skin` with `WGPU_ANIM_DUAL_QUATERNION`).
+/// (each vertex as WGSL `wgpu_anim_skin_blended_at`: 0 or less linear blending alone, 1 or more
+/// dual quaternions alone, between the two results mixed; WGSL `skin` with
+/// `WGPU_ANIM_DUAL_QUATERNION`).
 ///
 /// Errors ([`Error::Limit`]): a vertex naming a joint past the palettes, or, with a
 /// `dual_amount` above 0, past the dual palettes.

@@ -14,18 +14,6 @@ pub fn scene_pass<'e>(
     depth: &wgpu::TextureView,
     clear: wgpu::Color,
 ) -> wgpu::RenderPass<'e> {
-    scene_pass_timed(encoder, color, depth, clear, None)
-}
-
-/// As [`scene_pass`], with timestamps written at its beginning and end
-/// ([`super::PassTimer::render_writes`]).
-pub fn scene_pass_timed<'e>(
-    encoder: &'e mut wgpu::CommandEncoder,
-    color: &wgpu::TextureView,
-    depth: &wgpu::TextureView,
-    clear: wgpu::Color,
-    timestamp_writes: Option<wgpu::RenderPassTimestampWrites<'_>>,
-) -> wgpu::RenderPass<'e> {
     encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
         label: Some("wgpu-anim scene"),
         color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -45,7 +33,7 @@ pub fn scene_pass_timed<'e>(
             }),
             stencil_ops: None,
         }),
-        timestamp_writes,
+        timestamp_writes: None,
         occlusion_query_set: None,
         multiview_mask: None,
     })

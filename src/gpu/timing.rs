@@ -53,16 +53,6 @@ impl PassTimer {
         })
     }
 
-    /// Timestamp writes for render pass `pass` (counted with the compute passes).
-    #[must_use]
-    pub fn render_writes(&self, pass: u32) -> Option<wgpu::RenderPassTimestampWrites<'_>> {
-        (pass < self.passes).then(|| wgpu::RenderPassTimestampWrites {
-            query_set: &self.query_set,
-            beginning_of_pass_write_index: Some(pass * 2),
-            end_of_pass_write_index: Some(pass * 2 + 1),
-        })
-    }
-
     /// Resolves the queries; call after the timed passes, in the same encoder.
     pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
         encoder.resolve_query_set(&self.query_set, 0..self.passes * 2, &self.resolve, 0);

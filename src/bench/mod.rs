@@ -804,6 +804,25 @@ pub fn run(
         }
     }
     let formats = compare_all_formats(device, queue, config, progress)?;
+    let skinning = compare_all_skinning(device, queue, config, progress)?;
+    Ok(Report {
+        rows,
+        notes,
+        formats,
+        skinning,
+        device: device_name,
+        date,
+    })
+}
+
+/// The skinning comparisons of `config` ([`compare_skinning`]), one per count: when it asks for
+/// them and has the staged path.
+fn compare_all_skinning(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<SkinningComparison>> {
     let mut skinning = Vec::new();
     if config.skinning && config.paths.contains(&PathKind::GpuStaged) {
         for &n in &config.counts {
@@ -819,14 +838,7 @@ pub fn run(
             }
         }
     }
-    Ok(Report {
-        rows,
-        notes,
-        formats,
-        skinning,
-        device: device_name,
-        date,
-    })
+    Ok(skinning)
 }
 
 /// The format comparisons of `config` ([`compare_formats`]): when it has both clip formats and

@@ -8,7 +8,8 @@
 // WGPU_ANIM_SKIN_GROUP, WGPU_ANIM_PALETTE_BINDING and WGPU_ANIM_INSTANCE_BINDING place the
 // bindings, WGPU_ANIM_VERTEX_LOCATION the vertex inputs; with WGPU_ANIM_PREVIOUS_PALETTE the
 // module also binds last frame's palettes (WGPU_ANIM_PREVIOUS_BINDING) and gives each vertex's
-// previous position, for motion vectors; with WGPU_ANIM_DUAL_QUATERNION it binds the dual
+// previous position, for motion vectors (with dual quaternions too, last frame's at
+// WGPU_ANIM_PREVIOUS_DUAL_BINDING); with WGPU_ANIM_DUAL_QUATERNION it binds the dual
 // quaternions (WGPU_ANIM_DUAL_BINDING) and skins each instance as it says: linear blending, dual
 // quaternions or a blend; with WGPU_ANIM_DUAL_RIGID too, for a library without scale, the dual
 // quaternions skip their stretch phase. With naga_oil, import the functions (and structs), not
@@ -84,7 +85,23 @@ fn wgpu_anim_blend4(a: wgpu_anim_Affine, b: wgpu_anim_Affine, c: wgpu_anim_Affin
 @group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_PREVIOUS_BINDING})
 var<storage, read> wgpu_anim_previous_palettes: array<wgpu_anim_Affine>;
 
-// A bind-pose vertex position skinned by last frame's palettes, in model space.
+#ifdef WGPU_ANIM_DUAL_QUATERNION
+// Last frame's dual quaternions (kept with the previous palettes when the animator keeps them).
+@group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_PREVIOUS_DUAL_BINDING})
+var<storage, read> wgpu_anim_previous_dual_palettes: array<wgpu_anim_DualQuat>;
+
+// Entry `i` of last frame's dual quaternions, as wgpu_anim_dual_load reads this frame's.
+fn wgpu_anim_previous_dual_load(i: u32) -> wgpu_anim_DualQuat {
+#ifdef WGPU_ANIM_DUAL_RIGID
+    return wgpu_anim_DualQuat(wgpu_anim_previous_dual_palettes[i].real, wgpu_anim_previous_dual_palettes[i].dual, vec4<f32>(0.0), vec4<f32>(0.0));
+#else
+    return wgpu_anim_previous_dual_palettes[i];
+#endif
+}
+#endif
+
+// A bind-pose vertex position skinned by last frame's palettes (and dual quaternions, as the
+// instance skins), in model space.
 fn wgpu_anim_previous_position(instance: wgpu_anim_PageInstance, joints: vec4<u32>, weights: vec4<f32>, position: vec3<f32>) -> vec3<f32> {
     let offset = wgpu_anim_instances[instance.index].joint_offset;
     let m = wgpu_anim_blend4(
@@ -94,7 +111,26 @@ fn wgpu_anim_previous_position(instance: wgpu_anim_PageInstance, joints: vec4<u3
         wgpu_anim_previous_palettes[offset + joints.w],
         weights,
     );
-    return wgpu_anim_transform_point(m, position);
+    let linear = wgpu_anim_transform_point(m, position);
+#ifdef WGPU_ANIM_DUAL_QUATERNION
+    let amount = wgpu_anim_dual_amount(instance);
+    if (amount > 0.0) {
+        let i = vec4<u32>(offset) + joints;
+        let b = wgpu_anim_dual_blend(
+            wgpu_anim_previous_dual_load(i.x),
+            wgpu_anim_previous_dual_load(i.y),
+            wgpu_anim_previous_dual_load(i.z),
+            wgpu_anim_previous_dual_load(i.w),
+            weights,
+        );
+        let dual = wgpu_anim_dual_transform_point(b, position);
+        if (amount >= 1.0) {
+            return dual;
+        }
+        return mix(linear, dual, amount);
+    }
+#endif
+    return linear;
 }
 #endif
 
@@ -263,49 +299,51 @@ fn wgpu_anim_quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     return v + u * q.w + cross(q.xyz, u);
 }
 
-// The dual-quaternion blend of up to four entries of the dual palettes from `offset` (Kavan et
-// al. 2008, two-phase). Rust mirror: cpu::dual_blend.
-fn wgpu_anim_dual_blend_at(offset: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_DualBlend {
-    let i = vec4<u32>(offset) + joints;
-    let ra = wgpu_anim_dual_palettes[i.x].real;
-    let rb = wgpu_anim_dual_palettes[i.y].real;
-    let rc = wgpu_anim_dual_palettes[i.z].real;
-    let rd = wgpu_anim_dual_palettes[i.w].real;
+// Entry `i` of the dual quaternions (with WGPU_ANIM_DUAL_RIGID only its rotation and
+// translation are read; the stretch is left zero).
+fn wgpu_anim_dual_load(i: u32) -> wgpu_anim_DualQuat {
+#ifdef WGPU_ANIM_DUAL_RIGID
+    return wgpu_anim_DualQuat(wgpu_anim_dual_palettes[i].real, wgpu_anim_dual_palettes[i].dual, vec4<f32>(0.0), vec4<f32>(0.0));
+#else
+    return wgpu_anim_dual_palettes[i];
+#endif
+}
+
+// Four joints' dual quaternions blended (Kavan et al. 2008, two-phase): the rigid parts summed by
+// weight, each turned to the heaviest influence's hemisphere, and normalized; the stretches summed
+// by weight. Rust mirror: cpu::dual_blend.
+fn wgpu_anim_dual_blend(a: wgpu_anim_DualQuat, b: wgpu_anim_DualQuat, c: wgpu_anim_DualQuat, d: wgpu_anim_DualQuat, weights: vec4<f32>) -> wgpu_anim_DualBlend {
     // q and -q are the same rotation: align every influence with the heaviest one.
-    var pivot = ra;
+    var pivot = a.real;
     var top = weights.x;
     if (weights.y > top) {
-        pivot = rb;
+        pivot = b.real;
         top = weights.y;
     }
     if (weights.z > top) {
-        pivot = rc;
+        pivot = c.real;
         top = weights.z;
     }
     if (weights.w > top) {
-        pivot = rd;
+        pivot = d.real;
     }
     let w = vec4<f32>(
-        select(weights.x, -weights.x, dot(ra, pivot) < 0.0),
-        select(weights.y, -weights.y, dot(rb, pivot) < 0.0),
-        select(weights.z, -weights.z, dot(rc, pivot) < 0.0),
-        select(weights.w, -weights.w, dot(rd, pivot) < 0.0),
+        select(weights.x, -weights.x, dot(a.real, pivot) < 0.0),
+        select(weights.y, -weights.y, dot(b.real, pivot) < 0.0),
+        select(weights.z, -weights.z, dot(c.real, pivot) < 0.0),
+        select(weights.w, -weights.w, dot(d.real, pivot) < 0.0),
     );
-    let real = ra * w.x + rb * w.y + rc * w.z + rd * w.w;
-    let dual = wgpu_anim_dual_palettes[i.x].dual * w.x + wgpu_anim_dual_palettes[i.y].dual * w.y
-        + wgpu_anim_dual_palettes[i.z].dual * w.z + wgpu_anim_dual_palettes[i.w].dual * w.w;
+    let real = a.real * w.x + b.real * w.y + c.real * w.z + d.real * w.w;
+    let dual = a.dual * w.x + b.dual * w.y + c.dual * w.z + d.dual * w.w;
     let len = length(real);
     let inv = select(0.0, 1.0 / len, len > 0.0);
 #ifdef WGPU_ANIM_DUAL_RIGID
     // No joint scales or shears (AnimationLibrary::has_scale): the stretch is the identity.
     let stretch = mat3x3<f32>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
 #else
-    let sd = wgpu_anim_dual_palettes[i.x].stretch_diagonal * weights.x
-        + wgpu_anim_dual_palettes[i.y].stretch_diagonal * weights.y
-        + wgpu_anim_dual_palettes[i.z].stretch_diagonal * weights.z
-        + wgpu_anim_dual_palettes[i.w].stretch_diagonal * weights.w;
-    let so = wgpu_anim_dual_palettes[i.x].stretch_off * weights.x + wgpu_anim_dual_palettes[i.y].stretch_off * weights.y
-        + wgpu_anim_dual_palettes[i.z].stretch_off * weights.z + wgpu_anim_dual_palettes[i.w].stretch_off * weights.w;
+    let sd = a.stretch_diagonal * weights.x + b.stretch_diagonal * weights.y + c.stretch_diagonal * weights.z
+        + d.stretch_diagonal * weights.w;
+    let so = a.stretch_off * weights.x + b.stretch_off * weights.y + c.stretch_off * weights.z + d.stretch_off * weights.w;
     let stretch = mat3x3<f32>(
         vec3<f32>(sd.x, so.x, so.y),
         vec3<f32>(so.x, sd.y, so.z),
@@ -313,6 +351,12 @@ fn wgpu_anim_dual_blend_at(offset: u32, joints: vec4<u32>, weights: vec4<f32>) -
     );
 #endif
     return wgpu_anim_DualBlend(real * inv, dual * inv, stretch);
+}
+
+// The dual-quaternion blend of up to four entries of the dual palettes from `offset`.
+fn wgpu_anim_dual_blend_at(offset: u32, joints: vec4<u32>, weights: vec4<f32>) -> wgpu_anim_DualBlend {
+    let i = vec4<u32>(offset) + joints;
+    return wgpu_anim_dual_blend(wgpu_anim_dual_load(i.x), wgpu_anim_dual_load(i.y), wgpu_anim_dual_load(i.z), wgpu_anim_dual_load(i.w), weights);
 }
 
 // A point through a dual-quaternion blend: stretched, rotated, translated.

@@ -726,13 +726,14 @@ pub type ShaderDef = (&'static str, naga_oil::compose::ShaderDefValue);
 /// The skinning module's defines that place its bindings and vertex inputs: `Stage::Skin` needs
 /// all of them in its defines (the built-in renderer passes those of `gpu::SkinBinding::BUILT_IN`,
 /// `SkinBinding::stage_defs`).
-pub const SKIN_PLACEMENT_DEFS: [&str; 6] = [
+pub const SKIN_PLACEMENT_DEFS: [&str; 7] = [
     "WGPU_ANIM_VERTEX_LOCATION",
     "WGPU_ANIM_SKIN_GROUP",
     "WGPU_ANIM_PALETTE_BINDING",
     "WGPU_ANIM_INSTANCE_BINDING",
     "WGPU_ANIM_PREVIOUS_BINDING",
     "WGPU_ANIM_DUAL_BINDING",
+    "WGPU_ANIM_PREVIOUS_DUAL_BINDING",
 ];
 
 /// The composed naga module of a stage with the given defines. `Skin`, the built-in renderer's

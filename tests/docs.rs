@@ -260,13 +260,14 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
             items.push((name.clone(), format!("struct {name} {{ {} }}", fields.join(", "))));
         }
     }
-    // Placed by `SKIN_PLACED` below: group 3, bindings 5 to 8.
+    // Placed by `SKIN_PLACED` below: group 3, bindings 5 to 9.
     let define = |n: u32| match n {
         3 => "WGPU_ANIM_SKIN_GROUP",
         5 => "WGPU_ANIM_PALETTE_BINDING",
         6 => "WGPU_ANIM_INSTANCE_BINDING",
         7 => "WGPU_ANIM_PREVIOUS_BINDING",
         8 => "WGPU_ANIM_DUAL_BINDING",
+        9 => "WGPU_ANIM_PREVIOUS_DUAL_BINDING",
         _ => "an unexpected number",
     };
     for (_, var) in module.global_variables.iter() {

@@ -139,6 +139,12 @@ fn run_probe(
             animator.page_dual_palette_buffer(0).unwrap(),
         ));
     }
+    if binding.dual_quaternion && binding.previous {
+        entries.push(entry(
+            binding.previous_dual_palette(),
+            animator.page_previous_dual_palette_buffer(0).unwrap(),
+        ));
+    }
     let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: None,
         layout: &pipeline.get_bind_group_layout(0),
@@ -355,8 +361,7 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
 #[test]
 fn previous_positions_are_the_positions_of_the_frame_before() {
     let (device, queue) = common::device();
-    let (mut animator, _) = crowd(&device);
-    let vertices = mesh_vertices().len();
+    let (animator, _) = crowd(&device);
     let binding = SkinBinding {
         group: 0,
         palette: 0,
@@ -365,29 +370,51 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         rigid: false,
         location: 0,
     };
+    check_previous_positions(&device, &queue, animator, binding);
+    // Linear, dual-quaternion and blended characters, two-phase and rigid: last frame's dual
+    // quaternions are kept too, and the previous positions skin as each character skins.
+    for rigid in [false, true] {
+        let (animator, _) = mixed_crowd(&device);
+        let binding = SkinBinding {
+            dual_quaternion: true,
+            rigid,
+            ..binding
+        };
+        check_previous_positions(&device, &queue, animator, binding);
+    }
+}
+
+/// Keeps `animator`'s previous palettes and checks, frame by frame, that the previous positions
+/// `binding`'s module gives are the positions of the frame before; then turns them off.
+fn check_previous_positions(device: &wgpu::Device, queue: &wgpu::Queue, mut animator: Animator, binding: SkinBinding) {
+    let vertices = mesh_vertices().len();
     // Off by default: no buffer, and no bind group with `previous`.
     assert!(animator.page_previous_palette_buffer(0).is_none());
-    animator.keep_previous_palettes(&device, true).unwrap();
+    animator.keep_previous_palettes(device, true).unwrap();
+    assert_eq!(
+        animator.page_previous_dual_palette_buffer(0).is_some(),
+        animator.dual_quaternion()
+    );
     // The first frame kept: no motion, the previous positions are this frame's.
-    frame(&device, &queue, &mut animator, 0.0);
-    let first = run_probe(&device, &queue, &animator, binding, MOTION_PROBE, 2);
+    frame(device, queue, &mut animator, 0.0);
+    let first = run_probe(device, queue, &animator, binding, MOTION_PROBE, 2);
     let same = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-6 * (1.0 + b.abs().max_element());
     for k in 0..first.len() / 2 {
         assert!(
             same(first[2 * k + 1], first[2 * k]),
-            "vertex-instance {k}: motion on the first frame"
+            "{binding:?}, vertex-instance {k}: motion on the first frame"
         );
     }
     // Every later frame: the previous positions are the positions of the frame before.
     let mut before = first;
     for dt in [0.1, 0.05, 0.2] {
-        frame(&device, &queue, &mut animator, dt);
-        let now = run_probe(&device, &queue, &animator, binding, MOTION_PROBE, 2);
+        frame(device, queue, &mut animator, dt);
+        let now = run_probe(device, queue, &animator, binding, MOTION_PROBE, 2);
         let mut moved = 0;
         for k in 0..now.len() / 2 {
             assert!(
                 same(now[2 * k + 1], before[2 * k]),
-                "vertex {} of instance {}: previous {:?}, the frame before {:?}",
+                "{binding:?}, vertex {} of instance {}: previous {:?}, the frame before {:?}",
                 k % vertices,
                 k / vertices,
                 now[2 * k + 1],
@@ -402,8 +429,9 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         before = now;
     }
     // Turned off: the buffers go.
-    animator.keep_previous_palettes(&device, false).unwrap();
+    animator.keep_previous_palettes(device, false).unwrap();
     assert!(animator.page_previous_palette_buffer(0).is_none());
+    assert!(animator.page_previous_dual_palette_buffer(0).is_none());
 }
 
 /// What `SkinBinding` is given that does not fit — a layout without its entries or with other

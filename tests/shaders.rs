@@ -699,7 +699,8 @@ fn binding_of(module: &naga::Module, name: &str) -> Option<(u32, u32)> {
     module
         .global_variables
         .iter()
-        .find(|(_, g)| g.name.as_deref().is_some_and(|n| n.contains(name)))
+        // naga_oil decorates an imported name with a suffix.
+        .find(|(_, g)| g.name.as_deref().is_some_and(|n| n.starts_with(name)))
         .and_then(|(_, g)| g.binding.as_ref().map(|b| (b.group, b.binding)))
 }
 
@@ -724,6 +725,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     assert_eq!(binding_of(&module, "wgpu_anim_instances"), Some((2, 6)));
     assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), Some((2, 7)));
     assert_eq!(binding_of(&module, "wgpu_anim_dual_palettes"), Some((2, 8)));
+    assert_eq!(binding_of(&module, "wgpu_anim_previous_dual_palettes"), Some((2, 9)));
     // The vertex inputs at `location..location + 5`, in `SkinVertex::attributes` order.
     let vertex = module
         .types

@@ -480,15 +480,21 @@ impl Animator {
         }
     }
 
-    /// Copies the palettes in use of every page to its previous palettes.
+    /// Copies the palettes in use of every page to its previous palettes (and the dual
+    /// quaternions to the previous ones, when kept).
     pub(super) fn copy_previous_palettes(&self, encoder: &mut wgpu::CommandEncoder) {
         for (k, page) in self.pages.iter().enumerate().take(self.controller.pages_in_use()) {
-            let bytes = self
-                .controller
-                .page_state(k)
-                .map_or(0, |p| u64::from(p.joints_used) * size_of::<Affine>() as u64);
-            if let (Some(previous), true) = (&page.previous_palette, bytes > 0) {
+            let joints = self.controller.page_state(k).map_or(0, |p| u64::from(p.joints_used));
+            if joints == 0 {
+                continue;
+            }
+            if let Some(previous) = &page.previous_palette {
+                let bytes = joints * size_of::<Affine>() as u64;
                 encoder.copy_buffer_to_buffer(page.buffer(Resource::Palettes), 0, previous, 0, bytes);
+            }
+            if let Some(previous) = &page.previous_dual {
+                let bytes = joints * size_of::<crate::math::DualQuat>() as u64;
+                encoder.copy_buffer_to_buffer(page.buffer(Resource::DualPalettes), 0, previous, 0, bytes);
             }
         }
     }
@@ -590,13 +596,18 @@ impl Animator {
     /// frame's [`Animator::encode`] fills with the palettes before its passes overwrite them (a
     /// copy of the joints in use). On the first frame after this call it holds that frame's own
     /// palettes (no motion); an instance added since the last frame has no previous pose, and
-    /// its previous palettes are whatever its joints held. Off by default: no buffer, no copy.
+    /// its previous palettes are whatever its joints held. With dual quaternions kept
+    /// ([`super::AnimatorDesc::dual_quaternion`]), last frame's dual quaternions are kept the same
+    /// way ([`Animator::page_previous_dual_palette_buffer`]); an instance that skins with them
+    /// since this frame only has whatever its joints' previous dual quaternions held. Off by
+    /// default: no buffer, no copy.
     ///
     /// Errors: buffers the device refuses ([`Error::Refused`]); then nothing changes.
     pub fn keep_previous_palettes(&mut self, device: &wgpu::Device, keep: bool) -> Result<()> {
         if !keep {
             for page in &mut self.pages {
                 page.previous_palette = None;
+                page.previous_dual = None;
             }
             self.previous_copy = PreviousCopy::Off;
             return Ok(());
@@ -604,26 +615,32 @@ impl Animator {
         if self.previous_copy != PreviousCopy::Off {
             return Ok(());
         }
+        let dual = self.controller.dual_quaternion();
         let buffers = super::refusable_now(
             device,
             || "the previous palettes".to_owned(),
             || {
+                let copy = |k: usize, page: &Page, resource: Resource| {
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(&format!("wgpu-anim page {k} previous {}", resource.name())),
+                        size: page.buffer(resource).size(),
+                        usage: page.buffer(resource).usage(),
+                        mapped_at_creation: false,
+                    })
+                };
                 self.pages
                     .iter()
                     .enumerate()
                     .map(|(k, page)| {
-                        device.create_buffer(&wgpu::BufferDescriptor {
-                            label: Some(&format!("wgpu-anim page {k} previous palettes")),
-                            size: page.buffer(Resource::Palettes).size(),
-                            usage: page.buffer(Resource::Palettes).usage(),
-                            mapped_at_creation: false,
-                        })
+                        let previous_dual = dual.then(|| copy(k, page, Resource::DualPalettes));
+                        (copy(k, page, Resource::Palettes), previous_dual)
                     })
                     .collect::<Vec<_>>()
             },
         )?;
-        for (page, buffer) in self.pages.iter_mut().zip(buffers) {
-            page.previous_palette = Some(buffer);
+        for (page, (palette, dual)) in self.pages.iter_mut().zip(buffers) {
+            page.previous_palette = Some(palette);
+            page.previous_dual = dual;
         }
         self.previous_copy = PreviousCopy::After;
         self.previous_prepared = false;

@@ -42,6 +42,13 @@ impl Animator {
             .map(|p| p.buffer(Resource::DualPalettes))
     }
 
+    /// Page `page`'s previous-frame dual quaternions (laid out as its dual quaternions), when
+    /// both previous palettes and dual quaternions are kept.
+    #[must_use]
+    pub fn page_previous_dual_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages.get(page).and_then(|p| p.previous_dual.as_ref())
+    }
+
     /// The instance buffer of the first page (`GpuInstance` per instance).
     #[must_use]
     pub fn instance_buffer(&self) -> &wgpu::Buffer {

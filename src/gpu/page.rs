@@ -29,6 +29,8 @@ pub(super) struct Page {
     buffers: Vec<Option<wgpu::Buffer>>,
     /// Last frame's palettes, kept for motion vectors (`Animator::keep_previous_palettes`).
     pub previous_palette: Option<wgpu::Buffer>,
+    /// Last frame's dual quaternions, kept beside them when the animator keeps dual quaternions.
+    pub previous_dual: Option<wgpu::Buffer>,
     /// One per stage of [`Stage::COMPUTE`].
     pub bind_groups: Vec<wgpu::BindGroup>,
     pub fused_bind_group: Option<wgpu::BindGroup>,
@@ -57,6 +59,7 @@ impl Page {
         Self {
             buffers,
             previous_palette: None,
+            previous_dual: None,
             bind_groups: Vec::new(),
             fused_bind_group: None,
         }

@@ -8,9 +8,10 @@ use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 /// Where your vertex shader finds an animator's palette and instances: bind group `group`, the
 /// palette at binding `palette`, the instances at `palette + 1`, with `previous` last frame's
 /// palettes at `palette + 2` (for motion vectors; the animator must keep them,
-/// [`Animator::keep_previous_palettes`]) and with `dual_quaternion` the dual quaternions at
-/// `palette + 3` (the animator must keep them, [`super::AnimatorDesc::dual_quaternion`]), visible
-/// to the vertex stage; and the mesh's vertex inputs from shader location `location` on.
+/// [`Animator::keep_previous_palettes`]), with `dual_quaternion` the dual quaternions at
+/// `palette + 3` (the animator must keep them, [`super::AnimatorDesc::dual_quaternion`]) and with
+/// both last frame's dual quaternions at `palette + 4`, visible to the vertex stage; and the
+/// mesh's vertex inputs from shader location `location` on.
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
@@ -126,6 +127,13 @@ impl SkinBinding {
         self.palette.saturating_add(3)
     }
 
+    /// Last frame's dual quaternions' binding (used when `previous` and `dual_quaternion` are
+    /// set).
+    #[must_use]
+    pub fn previous_dual_palette(&self) -> u32 {
+        self.palette.saturating_add(4)
+    }
+
     /// The vertex attributes of a [`crate::SkinVertex`] buffer at the module's locations
     /// (`location..location + 5`; [`crate::SkinVertex::attributes`]).
     #[must_use]
@@ -133,8 +141,8 @@ impl SkinBinding {
         crate::SkinVertex::attributes(self.location)
     }
 
-    /// The bind group layout entries (read-only storage, vertex stage; two, and one more for each
-    /// of `previous` and `dual_quaternion`), to add to a bind group layout of your own or use alone
+    /// The bind group layout entries (read-only storage, vertex stage; two, one more for each of
+    /// `previous` and `dual_quaternion`, and one more for both), to add to a bind group layout of your own or use alone
     /// ([`SkinBinding::bind_group_layout`]).
     #[must_use]
     pub fn layout_entries(&self) -> Vec<wgpu::BindGroupLayoutEntry> {
@@ -260,6 +268,16 @@ impl SkinBinding {
                 resource: dual.as_entire_binding(),
             });
         }
+        if self.previous && self.dual_quaternion {
+            // Kept with the previous palettes whenever the animator keeps dual quaternions.
+            let previous_dual = animator.page_previous_dual_palette_buffer(page).ok_or_else(|| {
+                mistake("the animator keeps no previous dual quaternions (Animator::keep_previous_palettes)".to_owned())
+            })?;
+            entries.push(wgpu::BindGroupEntry {
+                binding: self.previous_dual_palette(),
+                resource: previous_dual.as_entire_binding(),
+            });
+        }
         super::refusable_now(device, what, || {
             device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("wgpu-anim skinning"),
@@ -319,7 +337,8 @@ impl SkinBinding {
     }
 
     /// The skinning bindings: the palette, the instances, with `previous` last frame's
-    /// palettes, with `dual_quaternion` the dual quaternions.
+    /// palettes, with `dual_quaternion` the dual quaternions, with both last frame's dual
+    /// quaternions.
     fn bindings(&self) -> Vec<u32> {
         let mut out = vec![self.palette, self.instances()];
         if self.previous {
@@ -327,6 +346,9 @@ impl SkinBinding {
         }
         if self.dual_quaternion {
             out.push(self.dual_palette());
+        }
+        if self.previous && self.dual_quaternion {
+            out.push(self.previous_dual_palette());
         }
         out
     }
@@ -460,8 +482,8 @@ impl SkinBinding {
     }
 
     /// The placement defines ([`SKIN_PLACEMENT_DEFS`]) with their values.
-    fn defs(&self) -> [(&'static str, u32); 6] {
-        let [location, group, palette, instances, previous, dual] = SKIN_PLACEMENT_DEFS;
+    fn defs(&self) -> [(&'static str, u32); 7] {
+        let [location, group, palette, instances, previous, dual, previous_dual] = SKIN_PLACEMENT_DEFS;
         [
             (location, self.location),
             (group, self.group),
@@ -469,6 +491,7 @@ impl SkinBinding {
             (instances, self.instances()),
             (previous, self.previous_palette()),
             (dual, self.dual_palette()),
+            (previous_dual, self.previous_dual_palette()),
         ]
     }
 }

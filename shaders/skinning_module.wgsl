@@ -43,7 +43,9 @@ struct wgpu_anim_Instance {
     not_drawn_c: u32,
     // How much of the skinning is by dual quaternions: 0 linear, 1 dual quaternions (byte 152).
     dual_quaternion: f32,
-    not_drawn_d: array<u32, 25>,
+    // The amount the frame before skinned with (byte 156).
+    previous_dual_quaternion: f32,
+    not_drawn_d: array<u32, 24>,
 }
 
 // An instance of the page being drawn: its index in the page, which is `@builtin(instance_index)`
@@ -101,7 +103,7 @@ fn wgpu_anim_previous_dual_load(i: u32) -> wgpu_anim_DualQuat {
 #endif
 
 // A bind-pose vertex position skinned by last frame's palettes (and dual quaternions, as the
-// instance skins), in model space.
+// instance skinned then), in model space.
 fn wgpu_anim_previous_position(instance: wgpu_anim_PageInstance, joints: vec4<u32>, weights: vec4<f32>, position: vec3<f32>) -> vec3<f32> {
     let offset = wgpu_anim_instances[instance.index].joint_offset;
     let m = wgpu_anim_blend4(
@@ -113,7 +115,7 @@ fn wgpu_anim_previous_position(instance: wgpu_anim_PageInstance, joints: vec4<u3
     );
     let linear = wgpu_anim_transform_point(m, position);
 #ifdef WGPU_ANIM_DUAL_QUATERNION
-    let amount = wgpu_anim_dual_amount(instance);
+    let amount = wgpu_anim_instances[instance.index].previous_dual_quaternion;
     if (amount > 0.0) {
         let i = vec4<u32>(offset) + joints;
         let b = wgpu_anim_dual_blend(

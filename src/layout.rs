@@ -396,8 +396,10 @@ pub struct GpuInstance {
     /// blend ([`crate::gpu::Skinning::dual_amount`]). Above 0, the palette stage also writes the
     /// instance's dual quaternions (when the frame has [`FRAME_DUAL_QUATERNION`]).
     pub dual_quaternion: f32,
-    /// Padding.
-    pub _pad1: u32,
+    /// The amount the frame before skinned with, which motion vectors skin last frame's pose
+    /// with (the skinning module's `wgpu_anim_previous_position`): the same as `dual_quaternion`
+    /// but on the frame after the skinning changed.
+    pub previous_dual_quaternion: f32,
     /// Layers applied, in order, on top of the base state (those whose [`LAYER_ON`] bit is set).
     pub layers: [GpuLayer; MAX_LAYERS as usize],
     /// Incremented by the CPU whenever a layer (re)starts; that layer's `seq` takes the new value.

@@ -24,8 +24,8 @@ pub struct MaskInfo {
 pub use crate::clip::ClipId;
 
 /// How far from 1 a scale, or from orthonormal an inverse bind matrix, may be for
-/// [`AnimationLibrary::has_scale`] to call it none: within it a skin that skips the stretch is
-/// off by at most this fraction of its extent.
+/// [`AnimationLibrary::has_scale`] to call it none: within it, skinning that skips the stretch
+/// is off by about this fraction of a joint's reach for each joint of its chain.
 pub const SCALE_TOLERANCE: f32 = 1e-5;
 
 /// Skeletons and clips in runtime form. Build one with

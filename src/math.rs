@@ -271,9 +271,14 @@ pub fn mat4_max_abs_diff(a: &Mat4, b: &Mat4) -> f32 {
 pub const POLAR_ITERATIONS: u32 = 16;
 /// [`polar_rotation`] stops when no element changed by more than this. WGSL `POLAR_TOLERANCE`.
 pub const POLAR_TOLERANCE: f32 = 1e-6;
-/// Below this `|det A| / ‖A‖³` (Frobenius), a matrix is taken as singular (a joint scaled to zero)
-/// and [`polar_rotation`] gives the identity. WGSL `POLAR_MIN_DET`.
-pub const POLAR_MIN_DET: f32 = 1e-9;
+/// At or below this determinant of the matrix scaled to a Frobenius norm of 1, [`polar_rotation`]
+/// takes the matrix as flat (a joint scaled to zero along one axis, or nearly): the sign of a
+/// determinant so small is rounding noise. WGSL `POLAR_FLAT_DET`.
+pub const POLAR_FLAT_DET: f32 = 1e-4;
+/// At or below this norm of the cofactor matrix of the matrix scaled to a Frobenius norm of 1,
+/// [`polar_rotation`] takes the matrix as of rank one or zero, with no rotation to find. WGSL
+/// `POLAR_MIN_COFACTOR`.
+pub const POLAR_MIN_COFACTOR: f32 = 1e-6;
 
 /// The 3×3 part of `m` as rows.
 #[must_use]
@@ -281,25 +286,49 @@ pub fn affine_rows3(m: &Affine) -> [Vec3; 3] {
     [m.x.truncate(), m.y.truncate(), m.z.truncate()]
 }
 
+/// The cofactor matrix of the 3×3 matrix with rows `x` (`det x · x⁻ᵀ`), as rows.
+fn cofactor_rows(x: &[Vec3; 3]) -> [Vec3; 3] {
+    [x[1].cross(x[2]), x[2].cross(x[0]), x[0].cross(x[1])]
+}
+
 /// The rotation of the polar decomposition `A = R S` of the 3×3 matrix with rows `a` (S
 /// symmetric), as rows: Higham's Newton iteration `X ← ½ (γ X + X⁻ᵀ / γ)` with Frobenius scaling
-/// `γ`, from `sign(det A) · A`, so that `R` is a proper rotation also when `A` mirrors (then `S`
-/// has a negative determinant). A singular `A` (`|det A| ≤` [`POLAR_MIN_DET`]` · ‖A‖³`, a joint
-/// scaled to zero, or not finite) gives the identity. The same operations, in the same order, as
+/// `γ`. It starts from `A` scaled to a Frobenius norm of 1 (any scale, from denormals to 1e38,
+/// gives the same rotation without overflow), times the sign of its determinant, so that `R` is
+/// a proper rotation also when `A` mirrors (then `S` has a negative determinant). A flat `A`
+/// (determinant at most [`POLAR_FLAT_DET`] once scaled) starts from `A` plus its normalized
+/// cofactor matrix instead, which fills the flat direction so that the determinant is positive
+/// whatever the rounding: `R` is then the rotation closest to `A`, and `Rᵀ A` still gives `A` back.
+/// An `A` of rank one or zero, or with an infinite element, gives the identity (a pose within
+/// [`crate::reach`] has neither NaN nor infinity). The same operations, in the same order, as
 /// WGSL `polar_rotation`.
 #[must_use]
 pub fn polar_rotation(a: [Vec3; 3]) -> [Vec3; 3] {
-    let d = a[0].dot(a[1].cross(a[2]));
-    let f = (a[0].dot(a[0]) + a[1].dot(a[1]) + a[2].dot(a[2])).sqrt();
-    // Also when anything is NaN: only a determinant clearly above the bound goes on.
-    if d.abs().partial_cmp(&(POLAR_MIN_DET * f * f * f)) != Some(std::cmp::Ordering::Greater) {
-        return [Vec3::X, Vec3::Y, Vec3::Z];
+    use std::cmp::Ordering::Greater;
+    let identity = [Vec3::X, Vec3::Y, Vec3::Z];
+    let m = a[0].abs().max(a[1].abs()).max(a[2].abs()).max_element();
+    // Only a non-zero matrix of finite largest element goes on.
+    if m.partial_cmp(&0.0) != Some(Greater) || !m.is_finite() {
+        return identity;
     }
-    let sign = if d < 0.0 { -1.0 } else { 1.0 };
-    let mut x = [a[0] * sign, a[1] * sign, a[2] * sign];
+    let s = [a[0] / m, a[1] / m, a[2] / m];
+    let f = (s[0].dot(s[0]) + s[1].dot(s[1]) + s[2].dot(s[2])).sqrt();
+    let mut x = [s[0] / f, s[1] / f, s[2] / f];
+    let c = cofactor_rows(&x);
+    let d = x[0].dot(c[0]);
+    if d.abs() > POLAR_FLAT_DET {
+        let sign = if d < 0.0 { -1.0 } else { 1.0 };
+        x = [x[0] * sign, x[1] * sign, x[2] * sign];
+    } else {
+        let nc = (c[0].dot(c[0]) + c[1].dot(c[1]) + c[2].dot(c[2])).sqrt();
+        if nc <= POLAR_MIN_COFACTOR {
+            return identity;
+        }
+        x = [x[0] + c[0] / nc, x[1] + c[1] / nc, x[2] + c[2] / nc];
+    }
     for _ in 0..POLAR_ITERATIONS {
         // X⁻ᵀ = cofactor(X) / det X.
-        let c = [x[1].cross(x[2]), x[2].cross(x[0]), x[0].cross(x[1])];
+        let c = cofactor_rows(&x);
         let det = x[0].dot(c[0]);
         let nx = (x[0].dot(x[0]) + x[1].dot(x[1]) + x[2].dot(x[2])).sqrt();
         let nc = (c[0].dot(c[0]) + c[1].dot(c[1]) + c[2].dot(c[2])).sqrt();
@@ -312,7 +341,7 @@ pub fn polar_rotation(a: [Vec3; 3]) -> [Vec3; 3] {
             .max((y[2] - x[2]).abs())
             .max_element();
         x = y;
-        if change.partial_cmp(&POLAR_TOLERANCE) != Some(std::cmp::Ordering::Greater) {
+        if change.partial_cmp(&POLAR_TOLERANCE) != Some(Greater) {
             break;
         }
     }
@@ -501,13 +530,35 @@ mod tests {
                 k3.transform_point3(p)
             );
         }
-        // Singular (a joint scaled to zero) and not finite: the identity.
-        let flat = [Vec3::X, Vec3::ZERO, Vec3::Z];
-        assert_eq!(polar_rotation(flat), [Vec3::X, Vec3::Y, Vec3::Z]);
-        assert_eq!(
-            polar_rotation([Vec3::NAN, Vec3::Y, Vec3::Z]),
-            [Vec3::X, Vec3::Y, Vec3::Z]
-        );
+        // Flat (a joint scaled to zero along one axis, or nearly, either sign): the rotation, and
+        // `R Rᵀ A` is `A` again.
+        for y in [0.0, 1e-8, -1e-8, 1e-6, -1e-6] {
+            let rot = glam::Mat3::from_rotation_z(0.5) * glam::Mat3::from_rotation_x(0.3);
+            let a = rot * glam::Mat3::from_diagonal(Vec3::new(1.0, y, 2.0));
+            let rows = [a.row(0), a.row(1), a.row(2)];
+            let r = polar_rotation(rows);
+            let rm = glam::Mat3::from_cols(r[0], r[1], r[2]).transpose();
+            assert!(rm.abs_diff_eq(rot, 2e-5), "y {y}: {rm:?} against {rot:?}");
+            let (expected, _) = crate::reference::polar(a.as_dmat3());
+            assert!(
+                rm.as_dmat3().abs_diff_eq(expected, 1e-4),
+                "y {y}: the reference {expected:?}"
+            );
+        }
+        // Any scale, tiny or huge: the same rotation, no NaN.
+        let rot = glam::Mat3::from_rotation_y(1.0);
+        for scale in [1e-30, 1e-20, 1.0, 1e20, 1e30] {
+            let a = rot * scale;
+            let r = polar_rotation([a.row(0), a.row(1), a.row(2)]);
+            let rm = glam::Mat3::from_cols(r[0], r[1], r[2]).transpose();
+            assert!(rm.abs_diff_eq(rot, 1e-5), "scale {scale}: {rm:?}");
+        }
+        // Rank one or zero, or infinite: the identity.
+        let identity = [Vec3::X, Vec3::Y, Vec3::Z];
+        assert_eq!(polar_rotation([Vec3::X, Vec3::ZERO, Vec3::Z]), identity);
+        assert_eq!(polar_rotation([Vec3::X, Vec3::ZERO, Vec3::ZERO]), identity);
+        assert_eq!(polar_rotation([Vec3::ZERO; 3]), identity);
+        assert_eq!(polar_rotation([Vec3::INFINITY, Vec3::Y, Vec3::Z]), identity);
     }
 
     #[test]

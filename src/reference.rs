@@ -263,17 +263,36 @@ pub fn skin(mesh: &SkinnedMesh, palette: &[DMat4]) -> Vec<DVec3> {
         .collect()
 }
 
-/// The rotation `R` and the symmetric stretch `S` of `A = R S` (polar decomposition), in f64:
-/// Newton's iteration `X ← ½ (X + X⁻ᵀ)` from `sign(det A) · A` until it stops changing, so `R`
-/// is a proper rotation also when `A` mirrors. A singular `A` gives `R = I`, `S = A`.
+/// The rotation `R` and the stretch `S = Rᵀ A` of `A = R S` (polar decomposition), in f64:
+/// Newton's iteration `X ← ½ (X + X⁻ᵀ)` until it stops changing, from `A` scaled to a Frobenius
+/// norm of 1 times the sign of its determinant (so `R` is a proper rotation also when `A`
+/// mirrors), or for a flat `A` (determinant at most [`crate::math::POLAR_FLAT_DET`] once scaled)
+/// from `A` plus its
+/// normalized cofactor matrix, which makes the rotation the one closest to `A`. An `A` of rank
+/// one or zero gives `R = I`, `S = A`.
 #[must_use]
 pub fn polar(a: DMat3) -> (DMat3, DMat3) {
-    let d = a.determinant();
-    let bound = 1e-12 * a.to_cols_array().iter().map(|v| v * v).sum::<f64>().powf(1.5);
-    if d.abs().partial_cmp(&bound) != Some(std::cmp::Ordering::Greater) {
+    let norm = |m: DMat3| m.to_cols_array().iter().map(|v| v * v).sum::<f64>().sqrt();
+    let f = norm(a);
+    if f.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || !f.is_finite() {
         return (DMat3::IDENTITY, a);
     }
-    let mut x = if d < 0.0 { -a } else { a };
+    let x = a * (1.0 / f);
+    let d = x.determinant();
+    // The same bound as the f32 code (`math::POLAR_FLAT_DET`): below it the matrix is taken as
+    // flat, a choice of decomposition, not of precision.
+    let mut x = if d.abs() > f64::from(crate::math::POLAR_FLAT_DET) {
+        x * d.signum()
+    } else {
+        // The cofactor of a flat matrix, without dividing by its determinant.
+        let rows = [x.row(0), x.row(1), x.row(2)];
+        let c = DMat3::from_cols(rows[1].cross(rows[2]), rows[2].cross(rows[0]), rows[0].cross(rows[1])).transpose();
+        let nc = norm(c);
+        if nc <= 1e-12 {
+            return (DMat3::IDENTITY, a);
+        }
+        x + c * (1.0 / nc)
+    };
     for _ in 0..200 {
         let next = (x + x.inverse().transpose()) * 0.5;
         let change = (next - x).to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));

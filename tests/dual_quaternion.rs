@@ -105,7 +105,7 @@ fn hold(name: &str, rotation: Quat, scale: Vec3) -> Clip {
 }
 
 /// The poses the tests take: twisted 180° about the arm, bent 90°, twisted 100° and scaled
-/// non-uniformly, mirrored across its own x.
+/// non-uniformly, mirrored across its own x, flattened, sheared.
 fn clips() -> Vec<Clip> {
     vec![
         hold("twist", Quat::from_rotation_y(PI), Vec3::ONE),
@@ -116,7 +116,26 @@ fn clips() -> Vec<Clip> {
             Vec3::new(1.6, 0.6, 1.2),
         ),
         hold("mirror", Quat::from_rotation_z(0.5), Vec3::new(-1.0, 1.0, 1.0)),
+        // Scaled to almost nothing along one axis: flat, its rotation still found.
+        hold("flat", Quat::from_rotation_x(0.8), Vec3::new(1.0, 1e-5, 1.0)),
+        sheared(),
     ]
+}
+
+/// The upper arm scaled non-uniformly under the forearm's turn: the forearm's skinning matrix
+/// shears (its stretch has off-diagonal elements).
+fn sheared() -> Clip {
+    let mut clip = hold(
+        "shear",
+        Quat::from_rotation_z(0.9) * Quat::from_rotation_y(0.6),
+        Vec3::ONE,
+    );
+    clip.tracks.push(JointTrack {
+        joint: "upper".into(),
+        scale: Some(Track::constant(Vec3::new(1.5, 0.7, 1.1))),
+        ..Default::default()
+    });
+    clip
 }
 
 fn library() -> (AnimationLibrary, Vec<ClipId>) {
@@ -386,6 +405,16 @@ fn the_gpu_writes_and_skins_with_the_dual_quaternions_the_mirror_computes() {
                 );
             }
         }
+        // The sheared forearm's stretch has off-diagonal elements (its elements are checked).
+        let shear = &instances[ids.len() - 1];
+        assert!(
+            pose.dual[shear.joint_offset as usize + 1]
+                .stretch_off
+                .truncate()
+                .abs()
+                .max_element()
+                > 0.05
+        );
         // The comparison fails on the wrong buffer: each instance's dual quaternions against
         // the next clip's.
         let wrong = (0..ids.len() - 1)
@@ -492,6 +521,18 @@ fn a_library_has_scale_when_a_rest_pose_key_or_inverse_bind_scales_or_mirrors() 
     assert!(build(arm(), Some(hold("flip", Quat::IDENTITY, Vec3::new(1.0, -1.0, 1.0)))).has_scale());
     // Within the tolerance: none.
     assert!(!build(arm(), Some(hold("noise", Quat::IDENTITY, Vec3::splat(1.0 + 2e-6)))).has_scale());
+    // A cubic spline: keys of 1 with tangents of 0 hold 1; a tangent swings it.
+    let cubic = |tangent: Vec3| {
+        let mut c = hold("cubic", Quat::IDENTITY, Vec3::ONE);
+        c.tracks[0].scale = Some(Track {
+            interpolation: wgpu_anim::Interpolation::CubicSpline,
+            times: vec![0.0, 1.0],
+            values: vec![Vec3::ZERO, Vec3::ONE, tangent, Vec3::ZERO, Vec3::ONE, Vec3::ZERO],
+        });
+        c
+    };
+    assert!(!build(arm(), Some(cubic(Vec3::ZERO))).has_scale());
+    assert!(build(arm(), Some(cubic(Vec3::new(0.0, 1.0, 0.0)))).has_scale());
     // A rest pose.
     let scaled_rest = Skeleton::from_rest_pose(
         "arm",

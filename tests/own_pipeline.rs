@@ -407,7 +407,13 @@ fn check_previous_positions(device: &wgpu::Device, queue: &wgpu::Queue, mut anim
     }
     // Every later frame: the previous positions are the positions of the frame before.
     let mut before = first;
-    for dt in [0.1, 0.05, 0.2] {
+    for (k, dt) in [0.1, 0.05, 0.2].into_iter().enumerate() {
+        if k == 1 && animator.dual_quaternion() {
+            // Switched: the first linear instance to dual quaternions, the dual-quaternion one
+            // to linear. This frame's previous positions still skin as the frame before.
+            animator.set_skinning(0, Skinning::DualQuaternion).unwrap();
+            animator.set_skinning(1, Skinning::Linear).unwrap();
+        }
         frame(device, queue, &mut animator, dt);
         let now = run_probe(device, queue, &animator, binding, MOTION_PROBE, 2);
         let mut moved = 0;

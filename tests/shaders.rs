@@ -373,6 +373,7 @@ fn mirrors() -> Vec<Mirror> {
                 tint,
                 root_turn,
                 dual_quaternion,
+                previous_dual_quaternion,
                 layers,
                 layer_seq,
             ]
@@ -555,7 +556,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("FRAME_DUAL_QUATERNION", U32(layout::FRAME_DUAL_QUATERNION)),
         ("POLAR_ITERATIONS", U32(wgpu_anim::math::POLAR_ITERATIONS)),
         ("POLAR_TOLERANCE", F32(wgpu_anim::math::POLAR_TOLERANCE)),
-        ("POLAR_MIN_DET", F32(wgpu_anim::math::POLAR_MIN_DET)),
+        ("POLAR_FLAT_DET", F32(wgpu_anim::math::POLAR_FLAT_DET)),
+        ("POLAR_MIN_COFACTOR", F32(wgpu_anim::math::POLAR_MIN_COFACTOR)),
         ("MAX_CURVES", U32(layout::MAX_CURVES)),
         ("CLIP_CURVE_SHIFT", U32(layout::CLIP_CURVE_SHIFT)),
         ("NO_ROOT_MOTION", U32(layout::NO_ROOT_MOTION)),

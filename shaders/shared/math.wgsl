@@ -2,7 +2,7 @@
 
 #define_import_path wgpu_anim::math
 
-#import wgpu_anim::types::{Affine, DualQuat, NLERP_THRESHOLD, POLAR_ITERATIONS, POLAR_MIN_DET, POLAR_TOLERANCE}
+#import wgpu_anim::types::{Affine, DualQuat, NLERP_THRESHOLD, POLAR_FLAT_DET, POLAR_ITERATIONS, POLAR_MIN_COFACTOR, POLAR_TOLERANCE}
 
 // T(t) * R(q) * S(s) as a 3x4 affine matrix. Rust: Affine::from_sqt.
 fn affine_from_sqt(t: vec3<f32>, q: vec4<f32>, s: vec3<f32>) -> Affine {
@@ -117,18 +117,40 @@ fn affine_rows3(m: Affine) -> array<vec3<f32>, 3> {
     return array<vec3<f32>, 3>(m.x.xyz, m.y.xyz, m.z.xyz);
 }
 
+// The cofactor matrix of the 3x3 matrix with rows x (det x * x^-T), as rows.
+fn cofactor_rows(x: array<vec3<f32>, 3>) -> array<vec3<f32>, 3> {
+    return array<vec3<f32>, 3>(cross(x[1], x[2]), cross(x[2], x[0]), cross(x[0], x[1]));
+}
+
 // The rotation of the polar decomposition A = R S (rows), by Higham's scaled Newton iteration
-// from sign(det A) A; the identity for a singular A. Rust: math::polar_rotation.
+// from A scaled to a Frobenius norm of 1 times the sign of its determinant, or, for a flat A,
+// from A plus its normalized cofactor matrix; the identity for an A of rank one or zero. Rust:
+// math::polar_rotation.
 fn polar_rotation(a: array<vec3<f32>, 3>) -> array<vec3<f32>, 3> {
-    let d = dot(a[0], cross(a[1], a[2]));
-    let f = sqrt(dot(a[0], a[0]) + dot(a[1], a[1]) + dot(a[2], a[2]));
-    if (!(abs(d) > POLAR_MIN_DET * f * f * f)) {
-        return array<vec3<f32>, 3>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
+    let identity = array<vec3<f32>, 3>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
+    let am = max(max(abs(a[0]), abs(a[1])), abs(a[2]));
+    let m = max(max(am.x, am.y), am.z);
+    // Only a non-zero matrix of finite largest element goes on.
+    if (!(m > 0.0) || !(m <= 3.4028235e38)) {
+        return identity;
     }
-    let sign = select(1.0, -1.0, d < 0.0);
-    var x = array<vec3<f32>, 3>(a[0] * sign, a[1] * sign, a[2] * sign);
+    let s = array<vec3<f32>, 3>(a[0] / m, a[1] / m, a[2] / m);
+    let f = sqrt(dot(s[0], s[0]) + dot(s[1], s[1]) + dot(s[2], s[2]));
+    var x = array<vec3<f32>, 3>(s[0] / f, s[1] / f, s[2] / f);
+    let c0 = cofactor_rows(x);
+    let d = dot(x[0], c0[0]);
+    if (abs(d) > POLAR_FLAT_DET) {
+        let sign = select(1.0, -1.0, d < 0.0);
+        x = array<vec3<f32>, 3>(x[0] * sign, x[1] * sign, x[2] * sign);
+    } else {
+        let nc0 = sqrt(dot(c0[0], c0[0]) + dot(c0[1], c0[1]) + dot(c0[2], c0[2]));
+        if (nc0 <= POLAR_MIN_COFACTOR) {
+            return identity;
+        }
+        x = array<vec3<f32>, 3>(x[0] + c0[0] / nc0, x[1] + c0[1] / nc0, x[2] + c0[2] / nc0);
+    }
     for (var k = 0u; k < POLAR_ITERATIONS; k += 1u) {
-        let c = array<vec3<f32>, 3>(cross(x[1], x[2]), cross(x[2], x[0]), cross(x[0], x[1]));
+        let c = cofactor_rows(x);
         let det = dot(x[0], c[0]);
         let nx = sqrt(dot(x[0], x[0]) + dot(x[1], x[1]) + dot(x[2], x[2]));
         let nc = sqrt(dot(c[0], c[0]) + dot(c[1], c[1]) + dot(c[2], c[2]));

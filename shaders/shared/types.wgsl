@@ -151,10 +151,12 @@ struct DualQuat {
     stretch_off: vec4<f32>,
 }
 
-// Polar decomposition. Rust: math::POLAR_ITERATIONS, POLAR_TOLERANCE, POLAR_MIN_DET.
+// Polar decomposition. Rust: math::POLAR_ITERATIONS, POLAR_TOLERANCE, POLAR_FLAT_DET,
+// POLAR_MIN_COFACTOR.
 const POLAR_ITERATIONS: u32 = 16u;
 const POLAR_TOLERANCE: f32 = 1e-6;
-const POLAR_MIN_DET: f32 = 1e-9;
+const POLAR_FLAT_DET: f32 = 1e-4;
+const POLAR_MIN_COFACTOR: f32 = 1e-6;
 
 // Transition source kinds and instance flags. Rust: layout::source_kind, TRANSITION_*,
 // KEEP_POSE, LAYER_ON, LAYER_MESH, SNAPSHOT_CLIP.
@@ -198,7 +200,7 @@ struct Instance {
     tint: u32,
     root_turn: f32,
     dual_quaternion: f32,
-    pad_b: u32,
+    previous_dual_quaternion: f32,
     layers: array<Layer, 3>,
     layer_seq: u32,
     pad_c: array<u32, 8>,

@@ -220,7 +220,7 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         world_seq: 0,
         root_turn: 0.0,
         dual_quaternion: 0.0,
-        _pad1: 0,
+        previous_dual_quaternion: 0.0,
         _pad2: [0; 8],
     })
 }

@@ -216,7 +216,7 @@ pub fn skin_on_gpu(
 /// The instance at `joint_offset` must skin with dual quaternions this frame (a
 /// [`super::Skinning`] other than linear) for its dual quaternions to be written.
 ///
-/// Errors: as [`skin_on_gpu`]; a `dual_amount` above 0 (or not finite) when the animator keeps
+/// Errors: as [`skin_on_gpu`]; a `dual_amount` above 0 (or NaN) when the animator keeps
 /// no dual quaternions ([`Error::Binding`]).
 pub fn skin_on_gpu_blended(
     device: &wgpu::Device,

@@ -265,11 +265,7 @@ impl LibraryBuilder {
         }
         lib.clip_names.push(clip.name.clone());
         lib.clip_extents.push(extents);
-        lib.has_scale |= clip
-            .tracks
-            .iter()
-            .filter_map(|t| t.scale.as_ref())
-            .any(|t| t.values.iter().copied().any(scales))
+        lib.has_scale |= clip.tracks.iter().filter_map(|t| t.scale.as_ref()).any(track_scales)
             || compressed.is_some_and(|c| c.packed.iter().any(|p| p.channel == Channel::Scale));
         lib.skeleton_extents[skeleton.index() as usize] = skeleton_extents;
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -570,6 +566,24 @@ fn pack_rotation(track: Option<&Track<Quat>>, rest: Quat) -> PackedTrack {
 /// (for [`AnimationLibrary::has_scale`]).
 fn scales(s: glam::Vec3) -> bool {
     !s.abs_diff_eq(glam::Vec3::ONE, crate::library::SCALE_TOLERANCE)
+}
+
+/// Whether scale track `t` leaves 1 anywhere: a key more than
+/// [`SCALE_TOLERANCE`](crate::library::SCALE_TOLERANCE) from it, or, on a cubic spline, a tangent
+/// more than that from 0 (the spline then swings between its keys).
+fn track_scales(t: &Track<Vec3>) -> bool {
+    let tol = crate::library::SCALE_TOLERANCE;
+    if t.interpolation == Interpolation::CubicSpline {
+        // Per key: in-tangent, value, out-tangent.
+        return t.values.iter().enumerate().any(|(k, v)| {
+            if k % 3 == 1 {
+                scales(*v)
+            } else {
+                !v.abs_diff_eq(Vec3::ZERO, tol)
+            }
+        });
+    }
+    t.values.iter().copied().any(scales)
 }
 
 /// A rotation within [`SCALE_TOLERANCE`](crate::library::SCALE_TOLERANCE): orthonormal, not

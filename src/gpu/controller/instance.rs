@@ -56,8 +56,31 @@ impl Controller {
             });
         }
         let amount = self.dual_amount(index, skinning)?;
-        self.edit_both(index, |inst| inst.dual_quaternion = amount);
+        // The frame's previous positions skin as the frame before did; the next frame's as this
+        // one (`settle_skinning`).
+        let first_change = !self.skinning_changed.contains(&index);
+        self.edit_both(index, |inst| {
+            if first_change {
+                inst.previous_dual_quaternion = inst.dual_quaternion;
+            }
+            inst.dual_quaternion = amount;
+        });
+        if first_change {
+            self.skinning_changed.push(index);
+        }
         Ok(())
+    }
+
+    /// At a frame's start: the instances whose skinning changed for the last frame now skin
+    /// their previous pose as they skin (their previous amount is their amount), and those
+    /// changed for this frame wait for the next.
+    pub(super) fn settle_skinning(&mut self) {
+        for index in std::mem::take(&mut self.skinning_settling) {
+            if index < self.instances.len() {
+                self.edit_both(index, |inst| inst.previous_dual_quaternion = inst.dual_quaternion);
+            }
+        }
+        self.skinning_settling = std::mem::take(&mut self.skinning_changed);
     }
 
     /// Instance `index`'s dual-quaternion amount: 0 linear blend skinning, 1 dual quaternions,
@@ -168,7 +191,7 @@ impl Controller {
             world_seq: 0,
             root_turn: 0.0,
             dual_quaternion,
-            _pad1: 0,
+            previous_dual_quaternion: dual_quaternion,
             _pad2: [0; 8],
         };
         let duration = if tree_nodes == 0 {

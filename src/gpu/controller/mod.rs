@@ -73,6 +73,10 @@ pub struct Controller {
     root_motion_count: usize,
     /// Whether the animator keeps dual quaternions (`AnimatorDesc::dual_quaternion`).
     dual_quaternion: bool,
+    /// Instances whose skinning changed since the last frame began, and those whose change the
+    /// last frame uploaded ([`Controller::set_skinning`]).
+    skinning_changed: Vec<usize>,
+    skinning_settling: Vec<usize>,
 }
 
 impl Controller {
@@ -115,6 +119,8 @@ impl Controller {
             world_seq: 0,
             root_motion_count: 0,
             dual_quaternion: false,
+            skinning_changed: Vec::new(),
+            skinning_settling: Vec::new(),
         })
     }
 

@@ -57,6 +57,7 @@ impl Controller {
     /// returned, coalesced into runs of consecutive instances per page, for the GPU.
     pub fn begin_frame(&mut self, dt: f32) -> FrameUpload {
         let dt = if dt.is_finite() { dt } else { 0.0 };
+        self.settle_skinning();
         // Held-back transitions whose pose a frame has kept start now; the others keep it in this
         // frame.
         for index in std::mem::take(&mut self.held_list) {

@@ -90,6 +90,18 @@ struct Args {
     /// Stamp no footprints where feet land.
     #[arg(long)]
     no_footprints: bool,
+    /// Skin every character with dual quaternions instead of linear blending.
+    #[arg(long)]
+    dual_quaternion: bool,
+}
+
+/// How the crowd is skinned: dual quaternions with `--dual-quaternion`.
+fn skinning(args: Option<&Args>) -> wgpu_anim::gpu::Skinning {
+    if args.is_some_and(|a| a.dual_quaternion) {
+        wgpu_anim::gpu::Skinning::DualQuaternion
+    } else {
+        wgpu_anim::gpu::Skinning::Linear
+    }
 }
 
 /// Frames between the animator's recovery checkpoints (half a second at 60 fps).
@@ -245,6 +257,7 @@ impl App {
             &CrowdDesc {
                 count,
                 footprints: !self.args.as_ref().is_some_and(|a| a.no_footprints),
+                skinning: skinning(self.args.as_ref()),
                 ..Default::default()
             },
             character(args)?,
@@ -427,6 +440,7 @@ impl App {
                         &CrowdDesc {
                             count: n as u32,
                             footprints: !self.args.as_ref().is_some_and(|a| a.no_footprints),
+                            skinning: skinning(self.args.as_ref()),
                             ..Default::default()
                         },
                         g.crowd.character.clone(),
@@ -611,7 +625,7 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
-        &CrowdDesc { count, footprints: !args.no_footprints, ..Default::default() },
+        &CrowdDesc { count, footprints: !args.no_footprints, skinning: skinning(Some(args)), ..Default::default() },
         character(args)?,
     )?;
     choose_path(&device, &mut crowd.animator)?;

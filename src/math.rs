@@ -299,16 +299,16 @@ fn cofactor_rows(x: &[Vec3; 3]) -> [Vec3; 3] {
 /// (determinant at most [`POLAR_FLAT_DET`] once scaled) starts from `A` plus its normalized
 /// cofactor matrix instead, which fills the flat direction so that the determinant is positive
 /// whatever the rounding: `R` is then the rotation closest to `A`, and `Rᵀ A` still gives `A` back.
-/// An `A` of rank one or zero, or with an infinite element, gives the identity (a pose within
-/// [`crate::reach`] has neither NaN nor infinity). The same operations, in the same order, as
+/// An `A` of rank one or zero, or with an element beyond 1e38 (infinite, say), gives the identity
+/// (a pose within [`crate::reach`] has none, nor NaN). The same operations, in the same order, as
 /// WGSL `polar_rotation`.
 #[must_use]
 pub fn polar_rotation(a: [Vec3; 3]) -> [Vec3; 3] {
-    use std::cmp::Ordering::Greater;
+    use std::cmp::Ordering::{Equal, Greater, Less};
     let identity = [Vec3::X, Vec3::Y, Vec3::Z];
     let m = a[0].abs().max(a[1].abs()).max(a[2].abs()).max_element();
-    // Only a non-zero matrix of finite largest element goes on.
-    if m.partial_cmp(&0.0) != Some(Greater) || !m.is_finite() {
+    // Only a non-zero matrix whose largest element is at most 1e38 (finite, with room) goes on.
+    if m.partial_cmp(&0.0) != Some(Greater) || !matches!(m.partial_cmp(&1e38), Some(Less | Equal)) {
         return identity;
     }
     let s = [a[0] / m, a[1] / m, a[2] / m];

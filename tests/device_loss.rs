@@ -7,7 +7,7 @@ mod common;
 
 use rand::Rng;
 use std::num::NonZeroU32;
-use wgpu_anim::gpu::Transition;
+use wgpu_anim::gpu::{Skinning, Transition};
 use wgpu_anim::layout::{GpuClock, source_kind};
 use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, Error};
 
@@ -20,6 +20,8 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
         max_instances: CHARACTERS as u32,
         // Several pages: the checkpoint and the replay cover each.
         page_instances: Some(64),
+        // Dual quaternions kept: recomputed on the new device like the palettes.
+        dual_quaternion: true,
         ..Default::default()
     };
     Animator::new(device, library, &desc).unwrap()
@@ -44,6 +46,15 @@ fn edit(animator: &mut Animator, frame: usize) {
             animator.add_instance(&desc).unwrap();
         }
         common::random_layers(animator, &mut r);
+        // A third skin with dual quaternions, a sixth with a blend.
+        for i in (0..CHARACTERS).step_by(3) {
+            let skinning = if i % 2 == 0 {
+                Skinning::DualQuaternion
+            } else {
+                Skinning::Blend(0.5)
+            };
+            animator.set_skinning(i, skinning).unwrap();
+        }
     }
     if frame == 9 {
         animator.truncate(CHARACTERS - 20);
@@ -92,20 +103,35 @@ fn run_frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator
     queue.submit([encoder.finish()]);
 }
 
-/// Every page's clocks and palettes.
-fn state(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator) -> (Vec<GpuClock>, Vec<[f32; 12]>) {
+/// Every page's clocks and palettes, then the dual quaternions of its dual-quaternion
+/// characters, as bits.
+fn state(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator) -> (Vec<GpuClock>, Vec<Vec<u32>>) {
     let mut clocks = Vec::new();
     let mut palettes = Vec::new();
     for page in 0..animator.pages_in_use() {
         let (c, pose) = animator.read_back_page(device, queue, page).unwrap();
         clocks.extend(c);
-        palettes.extend(pose.palette.iter().map(|m| bytemuck::cast::<_, [f32; 12]>(*m)));
+        palettes.extend(
+            pose.palette
+                .iter()
+                .map(|m| bytemuck::cast_slice::<_, u32>(std::slice::from_ref(m)).to_vec()),
+        );
+        // The dual quaternions of the characters that skin with them (the others' are not
+        // written, and hold whatever their joints held before).
+        for inst in animator.page_instances(page).iter().filter(|i| i.dual_quaternion > 0.0) {
+            let joints = &pose.dual[inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize];
+            palettes.extend(
+                joints
+                    .iter()
+                    .map(|d| bytemuck::cast_slice::<_, u32>(std::slice::from_ref(d)).to_vec()),
+            );
+        }
     }
     (clocks, palettes)
 }
 
 /// Whether two states are the same bit for bit (NaN included); the first difference if not.
-fn same(a: &(Vec<GpuClock>, Vec<[f32; 12]>), b: &(Vec<GpuClock>, Vec<[f32; 12]>)) -> Result<(), String> {
+fn same(a: &(Vec<GpuClock>, Vec<Vec<u32>>), b: &(Vec<GpuClock>, Vec<Vec<u32>>)) -> Result<(), String> {
     if a.0.len() != b.0.len() || a.1.len() != b.1.len() {
         return Err(format!(
             "sizes {:?} and {:?}",
@@ -116,9 +142,13 @@ fn same(a: &(Vec<GpuClock>, Vec<[f32; 12]>), b: &(Vec<GpuClock>, Vec<[f32; 12]>)
     if let Some(i) = (0..a.0.len()).find(|&i| a.0[i] != b.0[i]) {
         return Err(format!("clock of instance {i}: {:?} and {:?}", a.0[i], b.0[i]));
     }
-    let bits = |m: &[f32; 12]| m.map(f32::to_bits);
-    if let Some(j) = (0..a.1.len()).find(|&j| bits(&a.1[j]) != bits(&b.1[j])) {
-        return Err(format!("palette joint {j}: {:?} and {:?}", a.1[j], b.1[j]));
+    if let Some(j) = (0..a.1.len()).find(|&j| a.1[j] != b.1[j]) {
+        let floats = |v: &[u32]| v.iter().map(|&b| f32::from_bits(b)).collect::<Vec<_>>();
+        return Err(format!(
+            "palette or dual quaternion entry {j}: {:?} and {:?}",
+            floats(&a.1[j]),
+            floats(&b.1[j])
+        ));
     }
     Ok(())
 }

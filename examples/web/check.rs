@@ -44,7 +44,10 @@ pub async fn evaluate(device: &wgpu::Device, queue: &wgpu::Queue, late: f32) -> 
 async fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, late: f32) -> Result<(Vec<f32>, Vec<u8>)> {
     let (width, height) = SIZE;
     let target = OffscreenTarget::new(device, width, height)?;
-    let desc = CrowdDesc { count: CROWD, seed: 7, moving: false, footprints: false, ..CrowdDesc::default() };
+    // Half dual-quaternion skinning: the skinning module's linear and dual-quaternion paths both
+    // run in the browser's shader compiler.
+    let skinning = wgpu_anim::gpu::Skinning::Blend(0.5);
+    let desc = CrowdDesc { count: CROWD, seed: 7, moving: false, footprints: false, skinning, ..CrowdDesc::default() };
     let mut crowd = Crowd::with_character_async(
         device,
         OffscreenTarget::COLOR_FORMAT,

@@ -130,8 +130,8 @@ fn polar_rotation(a: array<vec3<f32>, 3>) -> array<vec3<f32>, 3> {
     let identity = array<vec3<f32>, 3>(vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0));
     let am = max(max(abs(a[0]), abs(a[1])), abs(a[2]));
     let m = max(max(am.x, am.y), am.z);
-    // Only a non-zero matrix of finite largest element goes on.
-    if (!(m > 0.0) || !(m <= 3.4028235e38)) {
+    // Only a non-zero matrix whose largest element is at most 1e38 (finite, with room) goes on.
+    if (!(m > 0.0) || !(m <= 1e38)) {
         return identity;
     }
     let s = array<vec3<f32>, 3>(a[0] / m, a[1] / m, a[2] / m);

@@ -76,13 +76,18 @@ impl Crowd {
                 max_instances: desc.count.max(1),
                 max_joints: None,
                 page_instances: None,
-                ..AnimatorDesc::default()
+                dual_quaternion: desc.skinning != crate::gpu::Skinning::Linear,
             },
         )
         .await?;
         let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count).await?;
         let ground = GroundRenderer::new(device, color_format, depth_format, sample_count);
         let (agents, half_extent) = add_members(&mut animator, c, desc)?;
+        if desc.skinning != crate::gpu::Skinning::Linear {
+            for i in 0..animator.instance_count() {
+                animator.set_skinning(i, desc.skinning)?;
+            }
+        }
         if c.root_motion && desc.moving {
             // Where root motion took each member, read back to keep them on the field and to aim.
             let all: Vec<usize> = (0..agents.len()).collect();

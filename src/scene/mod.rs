@@ -38,6 +38,10 @@ pub struct CrowdDesc {
     /// and sole sockets). They are a few seconds of history kept on the GPU: a crowd rebuilt on
     /// a new device ([`Crowd::rebuild`]) starts with none.
     pub footprints: bool,
+    /// How every member is skinned ([`crate::gpu::Skinning`]); anything but linear makes the
+    /// animator keep dual quaternions. Change a member's later with
+    /// `crowd.animator.set_skinning`.
+    pub skinning: crate::gpu::Skinning,
 }
 
 impl Default for CrowdDesc {
@@ -48,6 +52,7 @@ impl Default for CrowdDesc {
             spacing: 1.6,
             moving: true,
             footprints: true,
+            skinning: crate::gpu::Skinning::Linear,
         }
     }
 }

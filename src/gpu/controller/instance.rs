@@ -58,7 +58,10 @@ impl Controller {
         let amount = self.dual_amount(index, skinning)?;
         // The frame's previous positions skin as the frame before did; the next frame's as this
         // one (`settle_skinning`).
-        let first_change = !self.skinning_changed.contains(&index);
+        if self.skinning_marked.len() <= index {
+            self.skinning_marked.resize(index + 1, false);
+        }
+        let first_change = !self.skinning_marked[index];
         self.edit_both(index, |inst| {
             if first_change {
                 inst.previous_dual_quaternion = inst.dual_quaternion;
@@ -67,6 +70,7 @@ impl Controller {
         });
         if first_change {
             self.skinning_changed.push(index);
+            self.skinning_marked[index] = true;
         }
         Ok(())
     }
@@ -79,6 +83,9 @@ impl Controller {
             if index < self.instances.len() {
                 self.edit_both(index, |inst| inst.previous_dual_quaternion = inst.dual_quaternion);
             }
+        }
+        for &index in &self.skinning_changed {
+            self.skinning_marked[index] = false;
         }
         self.skinning_settling = std::mem::take(&mut self.skinning_changed);
     }

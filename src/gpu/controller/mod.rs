@@ -77,6 +77,8 @@ pub struct Controller {
     /// last frame uploaded ([`Controller::set_skinning`]).
     skinning_changed: Vec<usize>,
     skinning_settling: Vec<usize>,
+    /// Per instance: whether it is in `skinning_changed` (grown on demand).
+    skinning_marked: Vec<bool>,
 }
 
 impl Controller {
@@ -121,6 +123,7 @@ impl Controller {
             dual_quaternion: false,
             skinning_changed: Vec::new(),
             skinning_settling: Vec::new(),
+            skinning_marked: Vec::new(),
         })
     }
 

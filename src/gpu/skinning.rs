@@ -142,8 +142,8 @@ impl SkinBinding {
     }
 
     /// The bind group layout entries (read-only storage, vertex stage; two, one more for each of
-    /// `previous` and `dual_quaternion`, and one more for both), to add to a bind group layout of your own or use alone
-    /// ([`SkinBinding::bind_group_layout`]).
+    /// `previous` and `dual_quaternion`, and one more for both), to add to a bind group layout of
+    /// your own or use alone ([`SkinBinding::bind_group_layout`]).
     #[must_use]
     pub fn layout_entries(&self) -> Vec<wgpu::BindGroupLayoutEntry> {
         let storage = |binding| wgpu::BindGroupLayoutEntry {
@@ -192,9 +192,9 @@ impl SkinBinding {
     /// Errors ([`Error::Binding`], checked before anything is created): no page `page`; `previous`
     /// set and the animator keeps no previous palettes; a skinning binding past the device's
     /// `max_bindings_per_bind_group`; `dual_quaternion` set and the animator keeps no dual
-    /// quaternions; `rigid` set with a library that has scale; an `extra` entry at a skinning binding or at the binding of
-    /// another `extra` entry; an `extra` buffer without `UNIFORM` or `STORAGE` usage, or a range
-    /// past its end. What only the device can check — `layout` not having these entries, or of
+    /// quaternions; `rigid` set with a library that has scale; an `extra` entry at a skinning
+    /// binding or at the binding of another `extra` entry; an `extra` buffer without `UNIFORM` or
+    /// `STORAGE` usage, or a range past its end. What only the device can check — `layout` not having these entries, or of
     /// other types, visibility or sizes — is [`Error::Refused`] naming the page, with wgpu's
     /// reason. In a browser, as for [`SkinBinding::bind_group_layout`], only inside
     /// [`super::scoped`] (`.await`ed): made between frames too, this call does not wait.

@@ -576,6 +576,81 @@ fn gpu_path(compressed: bool) {
     );
 }
 
+/// Dual-quaternion skinning of the real assets at every fixture's clip and time, on the GPU (the
+/// palette stage's dual quaternions, the `skin` entry's `wgpu_anim_skin_blended_at`), against the
+/// f64 reference's (`reference::skin_dual`, from the f64 palette, with glam's quaternions and its
+/// own polar decomposition): every vertex within 1e-4 of the mesh's extent. None of these
+/// assets scales a joint, so the renderer's rigid variant skins them (`tests/dual_quaternion.rs`
+/// covers the two-phase one on scaled, sheared and mirrored joints). Linear skinning of the same
+/// poses is farther from the reference than that somewhere (the check can fail).
+#[test]
+fn gpu_dual_quaternion_skinning_matches_the_f64_reference_on_real_assets() {
+    use wgpu_anim::gpu::{Skinning, skin_on_gpu_blended};
+    use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
+    let (device, queue) =
+        wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    let (mut checked, mut linear_off) = (0, 0);
+    for (name, fx) in fixtures() {
+        let imp = import(&fx.asset);
+        let s = imp.primary_skeleton().expect("skeleton");
+        let Some(mesh) = imp
+            .mesh(0, 0)
+            .filter(|m| m.skeleton == s && imp.skeletons[s].skin.is_some())
+        else {
+            continue;
+        };
+        let lib = build(&imp, false);
+        let (_, c, t) = target(&imp, &fx);
+        let desc = AnimatorDesc {
+            max_instances: 1,
+            dual_quaternion: true,
+            ..AnimatorDesc::default()
+        };
+        let mut animator = Animator::new(&device, &lib.library, &desc).unwrap_or_else(|e| panic!("{e}"));
+        animator
+            .add_instance(&InstanceDesc {
+                time: t as f32,
+                rate: 0.0,
+                loop_mode: LoopMode::Once,
+                skinning: Skinning::DualQuaternion,
+                ..InstanceDesc::new(lib.clips[s][c])
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        animator.prepare(&queue, 0.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        animator.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        let vertices = mesh.mesh.gpu_vertices();
+        let sk = &imp.skeletons[s];
+        let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
+        let palette = reference::palette(&sk.skeleton, &reference::local_to_model(&sk.skeleton, &local));
+        let expected = reference::skin_dual(&mesh.mesh, &palette);
+        let extent = expected.iter().fold(0.0f64, |m, p| m.max(p.abs().max_element()));
+        let worst = |got: &[wgpu_anim::cpu::SkinnedPoint]| {
+            got.iter()
+                .zip(&expected)
+                .map(|(g, e)| (g.position.truncate().as_dvec3() - *e).abs().max_element())
+                .fold(0.0f64, f64::max)
+        };
+        let dual = skin_on_gpu_blended(&device, &queue, &animator, 0, 1.0, &vertices).unwrap_or_else(|e| panic!("{e}"));
+        let linear =
+            skin_on_gpu_blended(&device, &queue, &animator, 0, 0.0, &vertices).unwrap_or_else(|e| panic!("{e}"));
+        let (d, l) = (worst(&dual), worst(&linear));
+        say(&format!(
+            "{name}: dual quaternions within {:.1e} of the f64 reference (extent {extent:.3}); linear {:.1e}",
+            d / extent,
+            l / extent
+        ));
+        assert!(d <= 1e-4 * extent, "{name}: {d} against extent {extent}");
+        linear_off += usize::from(l > 1e-4 * extent);
+        checked += 1;
+    }
+    assert!(
+        checked >= 3 && linear_off > 0,
+        "{checked} checked, {linear_off} linear off"
+    );
+}
+
 #[test]
 fn comparison_catches_altered_matrices_and_vertices() {
     let dir = repo().join("tests/fixtures/conformance");

@@ -9,7 +9,7 @@
 use clap::Parser;
 use glam::{Mat4, Quat, Vec3};
 use std::f32::consts::PI;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use wgpu_anim::gpu::{Camera, GroundRenderer, OffscreenTarget, Skinning, headless_device};
 use wgpu_anim::mesh::SkinnedMesh;
 use wgpu_anim::{
@@ -166,7 +166,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         renderer.draw(&mut pass, 0..4);
     }
     queue.submit([encoder.finish()]);
-    save(&args.out, width, height, &target.read_rgba(&device, &queue)?)?;
+    wgpu_anim::image::save_png(&args.out, width, height, &target.read_rgba(&device, &queue)?)?;
     println!(
         "left to right: twisted {}°, linear (orange) and dual quaternion (blue); bent {}°, the same; saved {}",
         args.twist,
@@ -174,8 +174,4 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         args.out.display()
     );
     Ok(())
-}
-
-fn save(path: &Path, width: u32, height: u32, rgba: &[u8]) -> wgpu_anim::Result<()> {
-    wgpu_anim::image::save_png(path, width, height, rgba)
 }

@@ -4,12 +4,16 @@
 // used to check the GPU against the CPU mirror (cpu::skin) and the conformance fixtures. Both
 // skin with the module a renderer of the user's own imports, placed as
 // gpu::SkinBinding::BUILT_IN places it (palettes at binding 1, instances at 2), or
-// SkinBinding::BUILT_IN_DUAL for an animator that keeps dual quaternions (them at 4).
+// SkinBinding::BUILT_IN_DUAL for an animator that keeps dual quaternions (them at 4), with the
+// morph weights and a mesh's morph targets at 6 and 7 for a mesh that morphs.
 
 #import wgpu_anim::types::WORKGROUP_SIZE
 #import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_PageInstance, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin, wgpu_anim_skin_linear_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
 #ifdef WGPU_ANIM_DUAL_QUATERNION
 #import wgpu_anim::skinning::wgpu_anim_skin_blended_at
+#endif
+#ifdef WGPU_ANIM_MORPH
+#import wgpu_anim::skinning::wgpu_anim_morph
 #endif
 
 struct Camera {
@@ -23,7 +27,8 @@ struct SkinJob {
     vertex_count: u32,
     // The dual-quaternion amount (with WGPU_ANIM_DUAL_QUATERNION): 0 linear, 1 dual quaternions.
     dual_amount: f32,
-    _pad1: u32,
+    // The instance in the page (with WGPU_ANIM_MORPH: whose morph weights move the vertices).
+    instance: u32,
 }
 
 struct SkinnedOut {
@@ -32,11 +37,11 @@ struct SkinnedOut {
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;
-// Bindings 1 and 2: the skinning module's palettes and instances (3 and 4: its previous palettes
-// and dual quaternions).
-@group(0) @binding(5) var<uniform> job: SkinJob;
-@group(0) @binding(6) var<storage, read> vertex_words: array<u32>;
-@group(0) @binding(7) var<storage, read_write> skinned: array<SkinnedOut>;
+// Bindings 1 to 7: the skinning module's (palettes, instances, previous palettes, dual
+// quaternions, previous dual quaternions, morph weights, morph targets).
+@group(0) @binding(8) var<uniform> job: SkinJob;
+@group(0) @binding(9) var<storage, read> vertex_words: array<u32>;
+@group(0) @binding(10) var<storage, read_write> skinned: array<SkinnedOut>;
 
 // Rust: mesh::SkinVertex, 14 words.
 const VERTEX_WORDS: u32 = 14u;
@@ -53,8 +58,8 @@ fn skin(
         return;
     }
     let w = v * VERTEX_WORDS;
-    let position = vec3<f32>(bitcast<f32>(vertex_words[w]), bitcast<f32>(vertex_words[w + 1u]), bitcast<f32>(vertex_words[w + 2u]));
-    let normal = vec3<f32>(bitcast<f32>(vertex_words[w + 3u]), bitcast<f32>(vertex_words[w + 4u]), bitcast<f32>(vertex_words[w + 5u]));
+    var position = vec3<f32>(bitcast<f32>(vertex_words[w]), bitcast<f32>(vertex_words[w + 1u]), bitcast<f32>(vertex_words[w + 2u]));
+    var normal = vec3<f32>(bitcast<f32>(vertex_words[w + 3u]), bitcast<f32>(vertex_words[w + 4u]), bitcast<f32>(vertex_words[w + 5u]));
     let j01 = vertex_words[w + 8u];
     let j23 = vertex_words[w + 9u];
     let joints = vec4<u32>(j01 & 0xffffu, j01 >> 16u, j23 & 0xffffu, j23 >> 16u);
@@ -65,6 +70,11 @@ fn skin(
         bitcast<f32>(vertex_words[w + 13u]),
     );
     let tangent = vec4<f32>(1.0, 0.0, 0.0, 1.0);
+#ifdef WGPU_ANIM_MORPH
+    let morphed = wgpu_anim_morph(wgpu_anim_PageInstance(job.instance), v, position, normal, tangent.xyz);
+    position = morphed.position;
+    normal = morphed.normal;
+#endif
 #ifdef WGPU_ANIM_DUAL_QUATERNION
     let s = wgpu_anim_skin_blended_at(job.joint_offset, joints, weights, position, normal, tangent, job.dual_amount);
 #else
@@ -81,11 +91,16 @@ struct VertexOut {
 }
 
 @vertex
-fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32) -> VertexOut {
+fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
     // Only the fields drawing needs (not the whole 256-byte instance); no tangent.
     let instance = wgpu_anim_PageInstance(instance_index);
     let world = wgpu_anim_world(instance);
+#ifdef WGPU_ANIM_MORPH
+    let morphed = wgpu_anim_morph(instance, vertex_index, v.position, v.normal, vec3<f32>(0.0));
+    let skinned = wgpu_anim_skin(instance, v.joints, v.weights, morphed.position, morphed.normal);
+#else
     let skinned = wgpu_anim_skin(instance, v.joints, v.weights, v.position, v.normal);
+#endif
     let world_position = wgpu_anim_transform_point(world, skinned.position);
     var out: VertexOut;
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);

@@ -12,7 +12,9 @@
 // WGPU_ANIM_PREVIOUS_DUAL_BINDING); with WGPU_ANIM_DUAL_QUATERNION it binds the dual
 // quaternions (WGPU_ANIM_DUAL_BINDING) and skins each instance as it says: linear blending, dual
 // quaternions or a blend; with WGPU_ANIM_DUAL_RIGID too, for a library without scale, the dual
-// quaternions skip their stretch phase. With naga_oil, import the functions (and structs), not
+// quaternions skip their stretch phase; with WGPU_ANIM_MORPH it binds the page's morph weights
+// (WGPU_ANIM_MORPH_WEIGHTS_BINDING) and a mesh's morph targets (WGPU_ANIM_MORPH_TARGETS_BINDING)
+// and morphs a vertex before it is skinned (wgpu_anim_morph). With naga_oil, import the functions (and structs), not
 // the storage variables: a variable imported by name and also used by an imported function is
 // declared twice.
 //
@@ -45,7 +47,12 @@ struct wgpu_anim_Instance {
     dual_quaternion: f32,
     // The amount the frame before skinned with (byte 156).
     previous_dual_quaternion: f32,
-    not_drawn_d: array<u32, 24>,
+    not_drawn_d: array<u32, 16>,
+    // Where its morph weights start in the page's weights (byte 224), and how many are in use
+    // (byte 228; 0: it does not morph).
+    morph_offset: u32,
+    morph_count: u32,
+    not_drawn_e: array<u32, 6>,
 }
 
 // An instance of the page being drawn: its index in the page, which is `@builtin(instance_index)`
@@ -438,5 +445,65 @@ fn wgpu_anim_skin_blended(
     amount: f32,
 ) -> wgpu_anim_SkinnedWithTangent {
     return wgpu_anim_skin_blended_at(wgpu_anim_instances[instance.index].joint_offset, joints, weights, position, normal, tangent, amount);
+}
+#endif
+
+#ifdef WGPU_ANIM_MORPH
+// The morph weights of one page of an animator (Rust: Animator::page_morph_weight_buffer):
+// instance i's from wgpu_anim_instances[i].morph_offset, wgpu_anim_instances[i].morph_count of
+// them.
+@group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_MORPH_WEIGHTS_BINDING})
+var<storage, read> wgpu_anim_morph_weights: array<f32>;
+// One mesh's morph targets, sparse and vertex-major (Rust: MorphSet, GpuMorphTargets): a header
+// (vertex count, target count, words per entry, first entry word), each vertex's entry range
+// (two vertices per word), then the entries: (position delta, target), (normal delta, 0) and,
+// with three words per entry, (tangent delta, 0), the deltas as f32 bits.
+@group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_MORPH_TARGETS_BINDING})
+var<storage, read> wgpu_anim_morph_targets: array<vec4<u32>>;
+
+// A bind-pose vertex with its morph targets' displacements added: position, normal (not
+// normalized) and tangent (xyz).
+struct wgpu_anim_Morphed {
+    position: vec3<f32>,
+    normal: vec3<f32>,
+    tangent: vec3<f32>,
+}
+
+// Vertex `vertex` (its index in the mesh: @builtin(vertex_index) of an indexed draw from vertex
+// 0) of instance `instance`, morphed by the instance's weights: each target that moves the
+// vertex and has a non-zero weight adds its displacements times the weight, in target order.
+// An instance that does not morph (no weight in use), or a vertex past the targets' mesh, is
+// returned as it is. Skin the result (wgpu_anim_skin ...). Rust mirror: cpu::morph.
+fn wgpu_anim_morph(instance: wgpu_anim_PageInstance, vertex: u32, position: vec3<f32>, normal: vec3<f32>, tangent: vec3<f32>) -> wgpu_anim_Morphed {
+    var out = wgpu_anim_Morphed(position, normal, tangent);
+    let count = wgpu_anim_instances[instance.index].morph_count;
+    if (count == 0u) {
+        return out;
+    }
+    let header = wgpu_anim_morph_targets[0];
+    if (vertex >= header.x) {
+        return out;
+    }
+    let pair = wgpu_anim_morph_targets[1u + vertex / 2u];
+    let range = select(pair.xy, pair.zw, (vertex & 1u) == 1u);
+    let base = wgpu_anim_instances[instance.index].morph_offset;
+    for (var k = 0u; k < range.y; k++) {
+        let e = header.w + (range.x + k) * header.z;
+        let head = wgpu_anim_morph_targets[e];
+        // Entries are sorted by target: the rest weigh nothing.
+        if (head.w >= count) {
+            break;
+        }
+        let w = wgpu_anim_morph_weights[base + head.w];
+        if (w == 0.0) {
+            continue;
+        }
+        out.position += w * bitcast<vec3<f32>>(head.xyz);
+        out.normal += w * bitcast<vec3<f32>>(wgpu_anim_morph_targets[e + 1u].xyz);
+        if (header.z > 2u) {
+            out.tangent += w * bitcast<vec3<f32>>(wgpu_anim_morph_targets[e + 2u].xyz);
+        }
+    }
+    return out;
 }
 #endif

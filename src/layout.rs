@@ -404,8 +404,15 @@ pub struct GpuInstance {
     pub layers: [GpuLayer; MAX_LAYERS as usize],
     /// Incremented by the CPU whenever a layer (re)starts; that layer's `seq` takes the new value.
     pub layer_seq: u32,
+    /// Where the instance's morph weights start in its page's weight buffer (the page index
+    /// times [`crate::gpu::AnimatorDesc::morph_weights`]); read by the skinning module's
+    /// `wgpu_anim_morph`.
+    pub morph_offset: u32,
+    /// How many of those weights are in use: the targets up to the last non-zero weight
+    /// ([`crate::gpu::Controller::set_morph_weights`]); 0 morphs nothing and costs nothing.
+    pub morph_count: u32,
     /// Padding to a multiple of 64 bytes, so that every instance starts a cache line.
-    pub _pad2: [u32; 8],
+    pub _pad2: [u32; 6],
 }
 const _: () = assert!(std::mem::size_of::<GpuInstance>() == 256);
 

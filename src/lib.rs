@@ -78,6 +78,7 @@ pub mod library;
 pub mod mannequin;
 pub mod math;
 pub mod mesh;
+pub mod morph;
 pub mod offline;
 pub mod reach;
 pub mod reference;
@@ -93,6 +94,7 @@ pub use id::{BlendTreeId, ForeignId, IdKind, LibraryTag};
 pub use library::{AnimationLibrary, ClipId, MaskId, SkeletonId};
 pub use math::{Affine, Transform};
 pub use mesh::{SkinVertex, SkinnedMesh};
+pub use morph::{MorphDelta, MorphSet, MorphTarget, MorphTargets};
 pub use offline::LibraryBuilder;
 pub use skeleton::{JointDesc, MAX_SOCKETS, Skeleton, Socket};
 

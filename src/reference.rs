@@ -5,6 +5,7 @@
 
 use crate::clip::{Clip, Interpolation, Track};
 use crate::mesh::SkinnedMesh;
+use crate::morph::MorphTargets;
 use crate::skeleton::Skeleton;
 use glam::{DMat3, DMat4, DQuat, DVec3, DVec4, Quat, Vec3};
 
@@ -257,6 +258,36 @@ pub fn skin(mesh: &SkinnedMesh, palette: &[DMat4]) -> Vec<DVec3> {
                     } else {
                         palette[mesh.joints[v][k] as usize].transform_point3(p) * w
                     }
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// Morphed bind-pose positions: each vertex plus `Σ w_t δ_t` over the targets (weights past the
+/// end of `weights` are 0), from the authoring deltas.
+#[must_use]
+pub fn morph(mesh: &SkinnedMesh, targets: &MorphTargets, weights: &[f64]) -> Vec<DVec3> {
+    let mut out: Vec<DVec3> = mesh.positions.iter().map(|p| p.as_dvec3()).collect();
+    for (target, &w) in targets.targets.iter().zip(weights) {
+        for d in &target.deltas {
+            out[d.vertex as usize] += d.position.as_dvec3() * w;
+        }
+    }
+    out
+}
+
+/// Linear blend skinning of the morphed positions ([`morph`]): glTF's order, morph targets
+/// first, then skinning.
+#[must_use]
+pub fn skin_morphed(mesh: &SkinnedMesh, targets: &MorphTargets, weights: &[f64], palette: &[DMat4]) -> Vec<DVec3> {
+    let morphed = morph(mesh, targets, weights);
+    (0..mesh.positions.len())
+        .map(|v| {
+            (0..4)
+                .filter(|&k| mesh.weights[v][k] != 0.0)
+                .map(|k| {
+                    palette[mesh.joints[v][k] as usize].transform_point3(morphed[v]) * f64::from(mesh.weights[v][k])
                 })
                 .sum()
         })

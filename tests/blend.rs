@@ -131,6 +131,7 @@ impl Sim {
                 max_joints: None,
                 page_instances: None,
                 dual_quaternion: false,
+                morph_weights: 0,
             },
         )
         .unwrap();

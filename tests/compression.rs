@@ -209,6 +209,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            morph_weights: 0,
         },
     )
     .unwrap();

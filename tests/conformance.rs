@@ -535,6 +535,7 @@ fn gpu_path(compressed: bool) {
                 max_joints: None,
                 page_instances: None,
                 dual_quaternion: false,
+                morph_weights: 0,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

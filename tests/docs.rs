@@ -260,7 +260,7 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
             items.push((name.clone(), format!("struct {name} {{ {} }}", fields.join(", "))));
         }
     }
-    // Placed by `SKIN_PLACED` below: group 3, bindings 5 to 9.
+    // Placed by `SKIN_PLACED` below: group 3, bindings 5 to 11.
     let define = |n: u32| match n {
         3 => "WGPU_ANIM_SKIN_GROUP",
         5 => "WGPU_ANIM_PALETTE_BINDING",
@@ -268,6 +268,8 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
         7 => "WGPU_ANIM_PREVIOUS_BINDING",
         8 => "WGPU_ANIM_DUAL_BINDING",
         9 => "WGPU_ANIM_PREVIOUS_DUAL_BINDING",
+        10 => "WGPU_ANIM_MORPH_WEIGHTS_BINDING",
+        11 => "WGPU_ANIM_MORPH_TARGETS_BINDING",
         _ => "an unexpected number",
     };
     for (_, var) in module.global_variables.iter() {
@@ -305,6 +307,7 @@ const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding {
     previous: true,
     dual_quaternion: true,
     rigid: false,
+    morph: true,
     location: 0,
 };
 

@@ -16,6 +16,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            morph_weights: 0,
         },
     )
     .unwrap();
@@ -177,6 +178,7 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
         previous: true,
         dual_quaternion: true,
         rigid: false,
+        morph: false,
         location: 0,
     };
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");

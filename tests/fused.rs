@@ -22,6 +22,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            morph_weights: 0,
         },
     )
     .unwrap();

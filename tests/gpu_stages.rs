@@ -40,6 +40,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             max_joints: clips.map(|_| instances as u32),
             page_instances: None,
             dual_quaternion: false,
+            morph_weights: 0,
         },
     )
     .unwrap();
@@ -534,6 +535,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            morph_weights: 0,
         },
     )
     .unwrap();
@@ -647,6 +649,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         max_joints: None,
         page_instances: Some(700),
         dual_quaternion: false,
+        morph_weights: 0,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -767,6 +770,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             max_joints: Some(10_000),
             page_instances: None,
             dual_quaternion: false,
+            morph_weights: 0,
         },
     )
     .unwrap();

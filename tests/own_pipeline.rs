@@ -234,6 +234,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         previous: false,
         dual_quaternion: false,
         rigid: false,
+        morph: false,
         location: 0,
     };
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
@@ -368,6 +369,7 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         previous: true,
         dual_quaternion: false,
         rigid: false,
+        morph: false,
         location: 0,
     };
     check_previous_positions(&device, &queue, animator, binding);
@@ -456,6 +458,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         previous: false,
         dual_quaternion: false,
         rigid: false,
+        morph: false,
         location: 0,
     };
     let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {

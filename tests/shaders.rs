@@ -714,6 +714,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         previous: true,
         dual_quaternion: true,
         rigid: false,
+        morph: true,
         location: 3,
     };
     // Plain text, appended.

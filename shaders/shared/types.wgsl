@@ -203,7 +203,9 @@ struct Instance {
     previous_dual_quaternion: f32,
     layers: array<Layer, 3>,
     layer_seq: u32,
-    pad_c: array<u32, 8>,
+    morph_offset: u32,
+    morph_count: u32,
+    pad_c: array<u32, 6>,
 }
 
 // Rust: layout::GpuLayer.

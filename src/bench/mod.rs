@@ -412,6 +412,7 @@ pub fn crowd_skinned(
             max_joints: None,
             page_instances: None,
             dual_quaternion: skinning != Skinning::Linear,
+            ..AnimatorDesc::default()
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {

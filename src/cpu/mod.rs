@@ -35,6 +35,7 @@ pub(crate) mod events;
 pub(crate) mod fused;
 pub(crate) mod local_to_model;
 pub(crate) mod looping;
+pub(crate) mod morph;
 mod page;
 pub(crate) mod palette;
 pub(crate) mod root_motion;
@@ -49,6 +50,7 @@ pub use events::{EventLog, event_crossings};
 pub use fused::fused;
 pub use local_to_model::{has_mesh_layer, joint_model, local_to_model};
 pub use looping::{ClipTime, advance_clip_time, start_clip_time};
+pub use morph::{Morphed, morph, skin_morphed};
 pub use page::PageBuffers;
 pub use palette::{palette, skin_matrix};
 pub use root_motion::{Rigid, root_displacement};
@@ -221,7 +223,9 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         root_turn: 0.0,
         dual_quaternion: 0.0,
         previous_dual_quaternion: 0.0,
-        _pad2: [0; 8],
+        morph_offset: 0,
+        morph_count: 0,
+        _pad2: [0; 6],
     })
 }
 

@@ -215,19 +215,31 @@ impl Animator {
             PageOptions {
                 sockets: library.has_sockets(),
                 dual_quaternion: desc.dual_quaternion,
+                morph_weights: desc.morph_weights,
             },
         )?;
-        Self::with_pages(device, gpu_library, desc.max_instances, &layout, desc.dual_quaternion).await
+        let (dual_quaternion, morph_weights) = (desc.dual_quaternion, desc.morph_weights);
+        Self::with_pages(
+            device,
+            gpu_library,
+            desc.max_instances,
+            &layout,
+            dual_quaternion,
+            morph_weights,
+        )
+        .await
     }
 
     /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
-    /// `max_instances` instances, with dual-quaternion palettes when `dual_quaternion`.
+    /// `max_instances` instances, with dual-quaternion palettes when `dual_quaternion` and
+    /// `morph_weights` morph weights per instance.
     pub(super) async fn with_pages(
         device: &wgpu::Device,
         gpu_library: Arc<GpuLibrary>,
         max_instances: u32,
         layout: &[(u32, u32)],
         dual_quaternion: bool,
+        morph_weights: u32,
     ) -> Result<Self> {
         let limits = device.limits();
         let largest = gpu_library
@@ -272,6 +284,7 @@ impl Animator {
         let options = PageOptions {
             sockets: gpu_library.library().has_sockets(),
             dual_quaternion,
+            morph_weights,
         };
         let mut pages: Vec<Page> = layout
             .iter()
@@ -298,6 +311,7 @@ impl Animator {
         }
         let mut controller = Controller::new(gpu_library.library_arc().clone(), max_instances, layout)?;
         controller.keep_dual_quaternions(dual_quaternion);
+        controller.keep_morph_weights(morph_weights);
         Ok(Self {
             controller,
             gpu_library,
@@ -430,6 +444,14 @@ impl Animator {
                 self.pages[*page].buffer(Resource::CharacterState),
                 (first * size_of::<GpuClock>()) as u64,
                 bytemuck::cast_slice(clocks),
+            );
+        }
+        let room = self.controller.morph_room() as usize;
+        for (page, first, weights) in &upload.morph_weights {
+            queue.write_buffer(
+                self.pages[*page].buffer(Resource::MorphWeights),
+                (first * room * 4) as u64,
+                bytemuck::cast_slice(weights),
             );
         }
         // The frame uniforms go up with the gaps between their slots.

@@ -234,6 +234,11 @@ pub struct AnimatorDesc {
     /// quaternions ([`Skinning`]): 64 more bytes per joint of capacity, written each frame only
     /// for the joints of instances that use it. Off by default.
     pub dual_quaternion: bool,
+    /// Room for this many morph weights per instance (the most targets of any mesh its
+    /// characters morph, [`crate::MorphSet::target_count`]), so that instances may morph
+    /// ([`crate::gpu::Controller::set_morph_weights`]): 4 bytes each per instance of capacity.
+    /// 0 by default: no morphing.
+    pub morph_weights: u32,
 }
 
 impl Default for AnimatorDesc {
@@ -243,6 +248,7 @@ impl Default for AnimatorDesc {
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            morph_weights: 0,
         }
     }
 }

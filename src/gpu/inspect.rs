@@ -42,6 +42,17 @@ impl Animator {
             .map(|p| p.buffer(Resource::DualPalettes))
     }
 
+    /// Page `page`'s morph weights (`f32`, [`super::AnimatorDesc::morph_weights`] per instance,
+    /// instance `i` of the page from `i` times that), when the animator keeps room for them:
+    /// what the skinning module's `wgpu_anim_morph` reads ([`super::SkinBinding::morph`]).
+    #[must_use]
+    pub fn page_morph_weight_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages
+            .get(page)
+            .filter(|_| self.controller.morph_room() > 0)
+            .map(|p| p.buffer(Resource::MorphWeights))
+    }
+
     /// Page `page`'s previous-frame dual quaternions (laid out as its dual quaternions), when
     /// both previous palettes and dual quaternions are kept.
     #[must_use]

@@ -9,9 +9,10 @@ mod demo;
 mod desc;
 mod inspect;
 mod library;
+#[cfg(not(target_arch = "wasm32"))]
+mod morph;
 mod page;
 mod props;
-#[cfg(not(target_arch = "wasm32"))]
 mod read_back;
 mod readback;
 mod rebuild;
@@ -29,11 +30,12 @@ pub use controller::{Controller, FrameUpload, PageState};
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
 pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition};
 pub use library::{GpuLibrary, LibraryHeap};
+pub use morph::GpuMorphTargets;
 pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
 pub use read_back::evaluate_poses;
 #[cfg(not(target_arch = "wasm32"))]
-pub use read_back::{skin_on_gpu, skin_on_gpu_blended};
+pub use read_back::{skin_on_gpu, skin_on_gpu_blended, skin_on_gpu_morphed};
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;

@@ -226,6 +226,69 @@ pub fn skin_on_gpu_blended(
     dual_amount: f32,
     vertices: &[SkinVertex],
 ) -> Result<Vec<SkinnedPoint>> {
+    skin_job(device, queue, animator, [joint_offset, 0], dual_amount, None, vertices)
+}
+
+/// Instance `instance`'s skinning of `vertices` (the bind pose of the mesh `targets` belong to)
+/// morphed first by its morph weights, as a renderer drawing it with
+/// [`super::SkinBinding::morph`] does (the skinning module's `wgpu_anim_morph`, then
+/// `wgpu_anim_skin_blended_at` with the instance's dual-quaternion amount), written to a buffer
+/// and read back: what tests compare with [`crate::cpu::morph`] and the f64 reference.
+///
+/// Errors: as [`skin_on_gpu_blended`]; an instance that does not exist or is not in page 0, or
+/// an animator without morph weights ([`Error::Binding`]).
+pub fn skin_on_gpu_morphed(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    instance: usize,
+    targets: &super::GpuMorphTargets,
+    vertices: &[SkinVertex],
+) -> Result<Vec<SkinnedPoint>> {
+    let what = || {
+        format!(
+            "morphing and skinning {} vertices of instance {instance}",
+            vertices.len()
+        )
+    };
+    let inst = match animator.controller().page_of(instance) {
+        Some((0, _)) => animator.instances()[instance],
+        _ => {
+            return Err(Error::Binding {
+                what: what(),
+                reason: "no such instance in page 0".to_owned(),
+            });
+        }
+    };
+    if animator.page_morph_weight_buffer(0).is_none() {
+        return Err(Error::Binding {
+            what: what(),
+            reason: "the animator keeps no morph weights (AnimatorDesc::morph_weights)".to_owned(),
+        });
+    }
+    let job = [inst.joint_offset, instance as u32];
+    skin_job(
+        device,
+        queue,
+        animator,
+        job,
+        inst.dual_quaternion,
+        Some(targets),
+        vertices,
+    )
+}
+
+/// The `skin` entry of the built-in shader over `vertices` with `job` (joint offset, instance in
+/// page 0), morphed when `targets` are given.
+fn skin_job(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    [joint_offset, instance]: [u32; 2],
+    dual_amount: f32,
+    targets: Option<&super::GpuMorphTargets>,
+    vertices: &[SkinVertex],
+) -> Result<Vec<SkinnedPoint>> {
     if vertices.is_empty() {
         return Ok(Vec::new());
     }
@@ -243,14 +306,21 @@ pub fn skin_on_gpu_blended(
             what: format!("{} vertices to skin, at most u32::MAX", vertices.len()),
         });
     };
-    let skin = super::renderer::built_in_binding(animator);
+    let skin = super::SkinBinding {
+        morph: targets.is_some(),
+        ..super::renderer::built_in_binding(animator)
+    };
     let source = built_in_skin_source(skin)?;
+    let morph = targets.and_then(|t| {
+        let instances = animator.page_instance_buffer(0)?;
+        Some((instances, animator.page_morph_weight_buffer(0)?, t.buffer()))
+    });
     // Buffers, pipeline and bind group: what the device refuses is an error.
     let (pipeline, bind_group, output) = super::refusable_now(
         device,
         || format!("the skinning pass of {count} vertices"),
         || {
-            let job: [u32; 4] = [joint_offset, count, dual_amount.max(0.0).to_bits(), 0];
+            let job: [u32; 4] = [joint_offset, count, dual_amount.max(0.0).to_bits(), instance];
             let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("skin job"),
                 contents: bytemuck::cast_slice(&job),
@@ -288,15 +358,15 @@ pub fn skin_on_gpu_blended(
                         resource: animator.palette_buffer().as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
-                        binding: 5,
+                        binding: 8,
                         resource: job.as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
-                        binding: 6,
+                        binding: 9,
                         resource: input.as_entire_binding(),
                     },
                     wgpu::BindGroupEntry {
-                        binding: 7,
+                        binding: 10,
                         resource: output.as_entire_binding(),
                     },
                 ]
@@ -304,6 +374,22 @@ pub fn skin_on_gpu_blended(
                 .chain(dual.map(|d| wgpu::BindGroupEntry {
                     binding: skin.dual_palette(),
                     resource: d.as_entire_binding(),
+                }))
+                .chain(morph.into_iter().flat_map(|(instances, weights, targets)| {
+                    [
+                        wgpu::BindGroupEntry {
+                            binding: skin.instances(),
+                            resource: instances.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: skin.morph_weights(),
+                            resource: weights.as_entire_binding(),
+                        },
+                        wgpu::BindGroupEntry {
+                            binding: skin.morph_targets(),
+                            resource: targets.as_entire_binding(),
+                        },
+                    ]
                 }))
                 .collect::<Vec<_>>(),
             });

@@ -114,10 +114,12 @@ impl Animator {
         let options = crate::shaders::PageOptions {
             sockets: self.controller.library().has_sockets(),
             dual_quaternion: self.controller.dual_quaternion(),
+            morph_weights: self.controller.morph_room(),
         };
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();
-        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout, options.dual_quaternion).await?;
+        let (dual, morph) = (options.dual_quaternion, options.morph_weights);
+        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout, dual, morph).await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
         // its frame), the instances of its frame, the clocks and snapshots after it.
         let defs = self.controller.layer_defs();
@@ -149,6 +151,17 @@ impl Animator {
             queue.submit([encoder.finish()]);
         }
         next.controller = self.controller.clone();
+        // Morph weights: only the vertex stage reads them, so today's are all it needs.
+        let morphing = next.controller.morph_room() > 0;
+        for page in (0..next.controller.pages_in_use()).filter(|_| morphing) {
+            let range = next.controller.page_range(page);
+            let weights = next.controller.morph_weights_of(range);
+            queue.write_buffer(
+                next.pages[page].buffer(Resource::MorphWeights),
+                0,
+                bytemuck::cast_slice(weights),
+            );
+        }
         next.use_fused = self.use_fused && next.fused.is_some();
         next.frames = self.frames;
         // The last frame's encodes, which its log entry takes at the next prepare.

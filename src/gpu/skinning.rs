@@ -10,8 +10,9 @@ use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 /// palettes at `palette + 2` (for motion vectors; the animator must keep them,
 /// [`Animator::keep_previous_palettes`]), with `dual_quaternion` the dual quaternions at
 /// `palette + 3` (the animator must keep them, [`super::AnimatorDesc::dual_quaternion`]) and with
-/// both last frame's dual quaternions at `palette + 4`, visible to the vertex stage; and the
-/// mesh's vertex inputs from shader location `location` on.
+/// both last frame's dual quaternions at `palette + 4`, with `morph` the page's morph weights at
+/// `palette + 5` and a mesh's morph targets at `palette + 6`, visible to the vertex stage; and
+/// the mesh's vertex inputs from shader location `location` on.
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
@@ -54,6 +55,12 @@ pub struct SkinBinding {
     /// a library that scales, where it would skin wrong. [`SkinBinding::for_animator`] sets it
     /// where it may.
     pub rigid: bool,
+    /// Whether to bind morph weights and morph targets too (at `palette + 5` and `palette + 6`;
+    /// the animator must keep room for weights, [`super::AnimatorDesc::morph_weights`]): the
+    /// module then has `wgpu_anim_morph(instance, vertex_index, position, normal, tangent)`,
+    /// which moves a bind-pose vertex by the instance's morph weights, to call before skinning.
+    /// Its bind groups are made per page and mesh ([`SkinBinding::morph_bind_group`]).
+    pub morph: bool,
     /// The first shader location of the vertex inputs (`wgpu_anim_Vertex`): position, normal,
     /// uv, joints and weights at `location..location + 5`.
     pub location: u32,
@@ -69,6 +76,7 @@ impl Default for SkinBinding {
             previous: false,
             dual_quaternion: false,
             rigid: false,
+            morph: false,
             location: 0,
         }
     }
@@ -84,6 +92,7 @@ impl SkinBinding {
         previous: false,
         dual_quaternion: false,
         rigid: false,
+        morph: false,
         location: 0,
     };
 
@@ -132,6 +141,18 @@ impl SkinBinding {
     #[must_use]
     pub fn previous_dual_palette(&self) -> u32 {
         self.palette.saturating_add(4)
+    }
+
+    /// The morph weights' binding (used when `morph` is set).
+    #[must_use]
+    pub fn morph_weights(&self) -> u32 {
+        self.palette.saturating_add(5)
+    }
+
+    /// The morph targets' binding (used when `morph` is set).
+    #[must_use]
+    pub fn morph_targets(&self) -> u32 {
+        self.palette.saturating_add(6)
     }
 
     /// The vertex attributes of a [`crate::SkinVertex`] buffer at the module's locations
@@ -206,6 +227,49 @@ impl SkinBinding {
         page: usize,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<wgpu::BindGroup> {
+        self.make_bind_group(device, layout, animator, page, None, extra)
+    }
+
+    /// As [`SkinBinding::bind_group`], for a placement with `morph`: the page's morph weights
+    /// and `targets`, the morph targets of the mesh drawn with it. Errors: as
+    /// [`SkinBinding::bind_group`]; `morph` not set, or the animator keeps no morph weights.
+    pub fn morph_bind_group(
+        &self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        animator: &Animator,
+        page: usize,
+        targets: &super::GpuMorphTargets,
+        extra: &[wgpu::BindGroupEntry<'_>],
+    ) -> Result<wgpu::BindGroup> {
+        self.make_bind_group(device, layout, animator, page, Some(targets), extra)
+    }
+
+    /// [`SkinBinding::morph_bind_group`] for every page of `animator`, in page order.
+    ///
+    /// Errors: as [`SkinBinding::morph_bind_group`], for the first page that fails.
+    pub fn morph_bind_groups(
+        &self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        animator: &Animator,
+        targets: &super::GpuMorphTargets,
+        extra: &[wgpu::BindGroupEntry<'_>],
+    ) -> Result<Vec<wgpu::BindGroup>> {
+        (0..animator.page_count())
+            .map(|page| self.morph_bind_group(device, layout, animator, page, targets, extra))
+            .collect()
+    }
+
+    fn make_bind_group(
+        &self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        animator: &Animator,
+        page: usize,
+        targets: Option<&super::GpuMorphTargets>,
+        extra: &[wgpu::BindGroupEntry<'_>],
+    ) -> Result<wgpu::BindGroup> {
         let what = || {
             format!(
                 "the skinning bind group of page {page} (group {}, palette binding {})",
@@ -246,8 +310,36 @@ impl SkinBinding {
                     .to_owned(),
             ));
         }
+        let morph = match (self.morph, targets, animator.page_morph_weight_buffer(page)) {
+            (false, None, _) => None,
+            (false, Some(_), _) => {
+                return Err(mistake("morph targets given, and `morph` is not set".to_owned()));
+            }
+            (true, None, _) => {
+                return Err(mistake(
+                    "`morph` is set: the bind group needs the mesh's morph targets (SkinBinding::morph_bind_group)"
+                        .to_owned(),
+                ));
+            }
+            (true, Some(_), None) => {
+                return Err(mistake(
+                    "`morph` is set and the animator keeps no morph weights (AnimatorDesc::morph_weights)".to_owned(),
+                ));
+            }
+            (true, Some(t), Some(w)) => Some((w, t)),
+        };
         self.check_entries(device, extra).map_err(mistake)?;
         let mut entries = extra.to_vec();
+        if let Some((weights, targets)) = morph {
+            entries.push(wgpu::BindGroupEntry {
+                binding: self.morph_weights(),
+                resource: weights.as_entire_binding(),
+            });
+            entries.push(wgpu::BindGroupEntry {
+                binding: self.morph_targets(),
+                resource: targets.buffer().as_entire_binding(),
+            });
+        }
         entries.push(wgpu::BindGroupEntry {
             binding: self.palette,
             resource: palette.as_entire_binding(),
@@ -350,6 +442,10 @@ impl SkinBinding {
         if self.previous && self.dual_quaternion {
             out.push(self.previous_dual_palette());
         }
+        if self.morph {
+            out.push(self.morph_weights());
+            out.push(self.morph_targets());
+        }
         out
     }
 
@@ -410,7 +506,8 @@ impl SkinBinding {
     #[must_use]
     pub fn wgsl(&self) -> String {
         // The module's conditional blocks are `#ifdef NAME` .. (`#else` ..) `#endif`, nested, on
-        // WGPU_ANIM_PREVIOUS_PALETTE, WGPU_ANIM_DUAL_QUATERNION and WGPU_ANIM_DUAL_RIGID.
+        // WGPU_ANIM_PREVIOUS_PALETTE, WGPU_ANIM_DUAL_QUATERNION, WGPU_ANIM_DUAL_RIGID and
+        // WGPU_ANIM_MORPH.
         let mut out = String::with_capacity(SKINNING_MODULE.len());
         let mut keep = true;
         // Per open block: whether the lines around it are kept, and whether its define is on.
@@ -422,6 +519,7 @@ impl SkinBinding {
                         "WGPU_ANIM_PREVIOUS_PALETTE" => self.previous,
                         "WGPU_ANIM_DUAL_QUATERNION" => self.dual_quaternion,
                         "WGPU_ANIM_DUAL_RIGID" => self.dual_quaternion && self.rigid,
+                        "WGPU_ANIM_MORPH" => self.morph,
                         _ => false,
                     };
                     blocks.push((keep, on));
@@ -478,12 +576,25 @@ impl SkinBinding {
                 defs.push(("WGPU_ANIM_DUAL_RIGID", ShaderDefValue::Bool(true)));
             }
         }
+        if self.morph {
+            defs.push(("WGPU_ANIM_MORPH", ShaderDefValue::Bool(true)));
+        }
         defs
     }
 
     /// The placement defines ([`SKIN_PLACEMENT_DEFS`]) with their values.
-    fn defs(&self) -> [(&'static str, u32); 7] {
-        let [location, group, palette, instances, previous, dual, previous_dual] = SKIN_PLACEMENT_DEFS;
+    fn defs(&self) -> [(&'static str, u32); 9] {
+        let [
+            location,
+            group,
+            palette,
+            instances,
+            previous,
+            dual,
+            previous_dual,
+            weights,
+            targets,
+        ] = SKIN_PLACEMENT_DEFS;
         [
             (location, self.location),
             (group, self.group),
@@ -492,6 +603,8 @@ impl SkinBinding {
             (previous, self.previous_palette()),
             (dual, self.dual_palette()),
             (previous_dual, self.previous_dual_palette()),
+            (weights, self.morph_weights()),
+            (targets, self.morph_targets()),
         ]
     }
 }

@@ -77,6 +77,7 @@ impl Crowd {
                 max_joints: None,
                 page_instances: None,
                 dual_quaternion: desc.skinning != crate::gpu::Skinning::Linear,
+                ..AnimatorDesc::default()
             },
         )
         .await?;

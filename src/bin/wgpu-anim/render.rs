@@ -100,6 +100,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            ..AnimatorDesc::default()
         },
     )
     .map_err(|e| e.to_string())?;

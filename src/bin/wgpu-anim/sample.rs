@@ -123,6 +123,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            ..AnimatorDesc::default()
         },
     )
     .map_err(|e| e.to_string())?;

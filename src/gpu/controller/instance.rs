@@ -199,7 +199,10 @@ impl Controller {
             root_turn: 0.0,
             dual_quaternion,
             previous_dual_quaternion: dual_quaternion,
-            _pad2: [0; 8],
+            // Morph weights are the instance's own, whatever it plays (`set_morph_weights`).
+            morph_offset: self.instances.get(index).map_or(0, |i| i.morph_offset),
+            morph_count: self.instances.get(index).map_or(0, |i| i.morph_count),
+            _pad2: [0; 6],
         };
         let duration = if tree_nodes == 0 {
             self.library.clips()[clip as usize].duration

@@ -5,6 +5,7 @@
 
 mod instance;
 mod layers;
+mod morph;
 mod motion;
 mod pages;
 mod playing;
@@ -79,6 +80,12 @@ pub struct Controller {
     skinning_settling: Vec<usize>,
     /// Per instance: whether it is in `skinning_changed` (grown on demand).
     skinning_marked: Vec<bool>,
+    /// Morph weights per instance the animator keeps room for (`AnimatorDesc::morph_weights`).
+    morph_room: u32,
+    /// Every instance's morph weights, `morph_room` each, in instance order.
+    morph_weights: Vec<f32>,
+    /// Instances whose morph weights changed since the last frame (each once).
+    morph_dirty: Vec<usize>,
 }
 
 impl Controller {
@@ -124,6 +131,9 @@ impl Controller {
             skinning_changed: Vec::new(),
             skinning_settling: Vec::new(),
             skinning_marked: Vec::new(),
+            morph_room: 0,
+            morph_weights: Vec::new(),
+            morph_dirty: Vec::new(),
         })
     }
 

@@ -59,7 +59,10 @@ impl Controller {
                 ),
             });
         }
-        let (inst, clock) = self.to_gpu(index, desc, self.pages[page].joints_used)?;
+        let (mut inst, clock) = self.to_gpu(index, desc, self.pages[page].joints_used)?;
+        inst.morph_offset = self.pages[page].len as u32 * self.morph_room;
+        self.morph_weights
+            .resize(self.morph_weights.len() + self.morph_room as usize, 0.0);
         let p = &mut self.pages[page];
         if p.len == 0 {
             p.first = index;
@@ -96,6 +99,8 @@ impl Controller {
                 .count();
             self.root_motion_count -= removed;
             self.instances.truncate(len);
+            self.morph_weights.truncate(len * self.morph_room as usize);
+            self.morph_dirty.retain(|&i| i < len);
             self.page_of.truncate(len);
             self.transitions.truncate(len);
             self.held.truncate(len);

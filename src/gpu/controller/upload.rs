@@ -15,6 +15,10 @@ pub struct FrameUpload {
     pub instances: Vec<(usize, usize, Vec<GpuInstance>)>,
     /// Clocks to overwrite (seeks, new instances): `(page, first index in the page, clocks)`.
     pub clocks: Vec<(usize, usize, Vec<GpuClock>)>,
+    /// Changed morph weights: `(page, first index in the page, weights)`, the weights of one
+    /// run of consecutive instances each, [`crate::gpu::AnimatorDesc::morph_weights`] per
+    /// instance.
+    pub morph_weights: Vec<(usize, usize, Vec<f32>)>,
 }
 
 impl FrameUpload {
@@ -36,7 +40,8 @@ impl FrameUpload {
             .iter()
             .map(|(_, _, v)| v.len() * size_of::<GpuClock>())
             .sum();
-        (frames + defs + instances + clocks) as u64
+        let morph: usize = self.morph_weights.iter().map(|(_, _, w)| w.len() * 4).sum();
+        (frames + defs + instances + clocks + morph) as u64
     }
 }
 
@@ -131,12 +136,13 @@ impl Controller {
             upload.clocks.push((page, run.start - self.pages[page].first, clocks));
             k += run.len();
         }
+        upload.morph_weights = self.take_morph_upload();
         upload
     }
 }
 
 /// Runs of consecutive indices of `sorted` (sorted, no repeats) that lie in one page.
-fn runs(sorted: &[usize], page_of: &[u32]) -> Vec<std::ops::Range<usize>> {
+pub(super) fn runs(sorted: &[usize], page_of: &[u32]) -> Vec<std::ops::Range<usize>> {
     let mut out: Vec<std::ops::Range<usize>> = Vec::new();
     for &i in sorted {
         match out.last_mut() {

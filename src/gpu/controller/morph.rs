@@ -1,0 +1,91 @@
+//! Each instance's morph weights: set by the CPU, uploaded with the instance, read by the
+//! skinning module's `wgpu_anim_morph` in the vertex stage.
+
+use super::Controller;
+use crate::error::{Error, Result};
+use crate::morph::{MAX_MORPH_WEIGHT, weight_ok};
+
+impl Controller {
+    /// Morph weights per instance the animator keeps room for
+    /// ([`crate::gpu::AnimatorDesc::morph_weights`]); 0: instances do not morph.
+    #[must_use]
+    pub fn morph_room(&self) -> u32 {
+        self.morph_room
+    }
+
+    /// Room for `room` morph weights per instance (set once, before any instance is added).
+    pub(crate) fn keep_morph_weights(&mut self, room: u32) {
+        debug_assert!(self.instances.is_empty());
+        self.morph_room = room;
+    }
+
+    /// Sets instance `index`'s morph weights, one per target of the mesh it is drawn with, in
+    /// the targets' order ([`crate::MorphSet::names`]); targets past the end of `weights` weigh
+    /// 0. From the next frame on, its vertices move by each target's displacements times its
+    /// weight before skinning. Only the targets up to the last non-zero weight are looked at;
+    /// an instance whose weights are all 0 costs its vertices one read.
+    ///
+    /// Errors (nothing changes): an instance that does not exist, more weights than the
+    /// animator keeps room for, a weight that is not finite or beyond ±[`MAX_MORPH_WEIGHT`].
+    pub fn set_morph_weights(&mut self, index: usize, weights: &[f32]) -> Result<()> {
+        let err = |what: String| Error::Instance { instance: index, what };
+        if index >= self.instances.len() {
+            return Err(err(format!("does not exist ({} instances)", self.instances.len())));
+        }
+        let room = self.morph_room as usize;
+        if weights.len() > room {
+            return Err(err(format!(
+                "{} morph weights, and the animator keeps room for {room} per instance \
+                 (AnimatorDesc::morph_weights)",
+                weights.len()
+            )));
+        }
+        if let Some((t, w)) = weights.iter().enumerate().find(|(_, w)| !weight_ok(**w)) {
+            return Err(err(format!(
+                "morph weight {t} is {w}: it must be finite and within ±{MAX_MORPH_WEIGHT}"
+            )));
+        }
+        let slot = &mut self.morph_weights[index * room..(index + 1) * room];
+        slot.fill(0.0);
+        slot[..weights.len()].copy_from_slice(weights);
+        let count = weights
+            .iter()
+            .rposition(|&w| w != 0.0)
+            .map_or(0, |last| last as u32 + 1);
+        self.edit_both(index, |inst| inst.morph_count = count);
+        if !self.morph_dirty.contains(&index) {
+            self.morph_dirty.push(index);
+        }
+        Ok(())
+    }
+
+    /// Instance `index`'s morph weights (as many as the animator keeps room for), or `None`
+    /// when there is no such instance.
+    #[must_use]
+    pub fn morph_weights(&self, index: usize) -> Option<&[f32]> {
+        let room = self.morph_room as usize;
+        (index < self.instances.len()).then(|| &self.morph_weights[index * room..(index + 1) * room])
+    }
+
+    /// The morph weights of the instances `range` (global indices), end to end.
+    pub(crate) fn morph_weights_of(&self, range: std::ops::Range<usize>) -> &[f32] {
+        let room = self.morph_room as usize;
+        &self.morph_weights[range.start * room..range.end * room]
+    }
+
+    /// The morph weights changed since the last frame, in runs of consecutive instances per
+    /// page: `(page, first index in the page, weights)`.
+    pub(super) fn take_morph_upload(&mut self) -> Vec<(usize, usize, Vec<f32>)> {
+        let mut dirty = std::mem::take(&mut self.morph_dirty);
+        dirty.sort_unstable();
+        let room = self.morph_room as usize;
+        super::upload::runs(&dirty, &self.page_of)
+            .into_iter()
+            .map(|run| {
+                let page = self.page_of[run.start] as usize;
+                let weights = self.morph_weights[run.start * room..run.end * room].to_vec();
+                (page, run.start - self.pages[page].first, weights)
+            })
+            .collect()
+    }
+}

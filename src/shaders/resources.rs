@@ -1,0 +1,413 @@
+//! The animation passes' resources: every buffer a stage binds, where it lives, how big a
+//! page's is, and what of it survives a lost device (the binding table, [`Resource::ALL`]).
+
+/// A resource of the animation passes. Every stage that uses it binds it at the same binding
+/// number (group 0) under the same name; [`Stage::bindings`](super::Stage::bindings) says which stages use it and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// The per-frame uniform (`Frame`, Rust `layout::GpuFrame`).
+    Frame,
+    /// Where the library heap's sections start (`LibraryLayout`, uniform).
+    Library,
+    /// The animator's layer definitions (`array<LayerDef, MAX_LAYER_DEFS>`, uniform).
+    LayerDefs,
+    /// The library's heap: every section of the library, read-only (`array<vec4<u32>>`, Rust
+    /// [`crate::gpu::LibraryHeap`]).
+    Heap,
+    /// Per instance: `Instance`.
+    Instances,
+    /// Per instance, what the clock stage keeps and gives back (`array<vec4<u32>>` in
+    /// sections, read and written through `shaders/shared/state.wgsl`): every instance's
+    /// `Clock` (64 B) from byte 0, then from [`crate::layout::outputs_offset`] (`Frame::output_base`
+    /// in 16-byte units) its `Output` (128 B: root motion, float curves).
+    CharacterState,
+    /// Per instance: `BlendList`.
+    BlendLists,
+    /// Per joint: `LocalPose` (current poses, snapshots, mesh-space deltas).
+    LocalPoses,
+    /// Per joint: `Affine` model matrices.
+    ModelPoses,
+    /// Per joint: `Affine` skinning matrices.
+    Palettes,
+    /// Per joint: `DualQuat` skinning dual quaternions ([`crate::math::DualQuat`]), written for
+    /// the instances that skin with them when the animator keeps them
+    /// ([`crate::gpu::AnimatorDesc::dual_quaternion`]).
+    DualPalettes,
+    /// Per instance: its morph weights (`array<f32>`, [`crate::gpu::AnimatorDesc::morph_weights`]
+    /// each, from `Instance::morph_offset`), written by the CPU
+    /// ([`crate::gpu::Controller::set_morph_weights`]) and read by the skinning module's
+    /// `wgpu_anim_morph` in a vertex shader; no compute stage binds it.
+    MorphWeights,
+    /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
+    Events,
+}
+
+impl Resource {
+    /// Every resource, by binding number.
+    pub const ALL: [Resource; 13] = [
+        Resource::Frame,
+        Resource::Library,
+        Resource::LayerDefs,
+        Resource::Heap,
+        Resource::Instances,
+        Resource::CharacterState,
+        Resource::BlendLists,
+        Resource::LocalPoses,
+        Resource::ModelPoses,
+        Resource::Palettes,
+        Resource::Events,
+        Resource::DualPalettes,
+        Resource::MorphWeights,
+    ];
+
+    /// Binding number in group 0.
+    #[must_use]
+    pub fn binding(self) -> u32 {
+        Self::ALL.iter().position(|&r| r == self).unwrap_or(0) as u32
+    }
+
+    /// The WGSL variable's name.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Resource::Frame => "frame",
+            Resource::Library => "library",
+            Resource::LayerDefs => "layer_defs",
+            Resource::Heap => "heap",
+            Resource::Instances => "instances",
+            Resource::CharacterState => "character_state",
+            Resource::BlendLists => "blend_lists",
+            Resource::LocalPoses => "local_poses",
+            Resource::ModelPoses => "model_poses",
+            Resource::Palettes => "palettes",
+            Resource::DualPalettes => "dual_palettes",
+            Resource::MorphWeights => "morph_weights",
+            Resource::Events => "event_log",
+        }
+    }
+
+    /// The WGSL variable's type.
+    #[must_use]
+    pub const fn wgsl_type(self) -> &'static str {
+        match self {
+            Resource::Frame => "Frame",
+            Resource::Library => "LibraryLayout",
+            Resource::LayerDefs => "array<LayerDef, MAX_LAYER_DEFS>",
+            Resource::Heap => "array<vec4<u32>>",
+            Resource::Instances => "array<Instance>",
+            Resource::CharacterState => "array<vec4<u32>>",
+            Resource::BlendLists => "array<BlendList>",
+            Resource::LocalPoses => "array<LocalPose>",
+            Resource::ModelPoses | Resource::Palettes => "array<Affine>",
+            Resource::DualPalettes => "array<DualQuat>",
+            Resource::MorphWeights => "array<f32>",
+            Resource::Events => "EventLog",
+        }
+    }
+
+    /// Whether it is a uniform buffer (else a storage buffer).
+    #[must_use]
+    pub const fn is_uniform(self) -> bool {
+        matches!(self, Resource::Frame | Resource::Library | Resource::LayerDefs)
+    }
+
+    /// Where its buffer lives: what the animator binds for it ([`crate::gpu::Animator`] makes
+    /// one buffer per page of every [`Scope::Page`] resource from this table, sized by
+    /// [`Resource::page_bytes`], and binds each stage's entries by it).
+    #[must_use]
+    pub const fn scope(self) -> Scope {
+        match self {
+            Resource::Frame => Scope::Frame,
+            Resource::Library | Resource::Heap => Scope::Library,
+            Resource::LayerDefs | Resource::Events => Scope::Animator,
+            Resource::Instances
+            | Resource::CharacterState
+            | Resource::BlendLists
+            | Resource::LocalPoses
+            | Resource::ModelPoses
+            | Resource::Palettes
+            | Resource::DualPalettes
+            | Resource::MorphWeights => Scope::Page,
+        }
+    }
+
+    /// The per-instance sections of its page buffer in a page of `capacity` instances, in buffer
+    /// order: where each starts and its bytes per instance. Empty for a resource that is not per
+    /// instance (per joint, or not per page).
+    ///
+    /// - [`Resource::Instances`]: one section, every `Instance` (256 B) from byte 0;
+    /// - [`Resource::CharacterState`]: two, every `Clock` (64 B) from byte 0, then every
+    ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
+    ///   256 B);
+    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from byte 0.
+    ///
+    /// A resource that survives a lost device by checkpoints ([`Survival::Checkpointed`]) is
+    /// copied back section by section, for the instances in use, and written back the same way
+    /// ([`crate::gpu::Animator::set_recovery`]): the sections are all a checkpoint needs to know
+    /// of it. [`Resource::page_bytes`] of a per-instance resource is where its last section ends.
+    #[must_use]
+    pub const fn instance_sections(self, capacity: u32) -> Sections {
+        use crate::layout::{BlendList, GpuClock, GpuInstance, GpuOutput};
+        match self {
+            Resource::Instances => Sections::one(Section::from_start(size_of::<GpuInstance>())),
+            Resource::CharacterState => Sections::two(
+                Section::from_start(size_of::<GpuClock>()),
+                Section {
+                    offset: crate::layout::outputs_offset(capacity),
+                    stride: size_of::<GpuOutput>() as u64,
+                },
+            ),
+            Resource::BlendLists => Sections::one(Section::from_start(size_of::<BlendList>())),
+            Resource::Frame
+            | Resource::Library
+            | Resource::LayerDefs
+            | Resource::Heap
+            | Resource::LocalPoses
+            | Resource::ModelPoses
+            | Resource::Palettes
+            | Resource::DualPalettes
+            | Resource::MorphWeights
+            | Resource::Events => Sections::NONE,
+        }
+    }
+
+    /// The snapshot section of a per-joint resource whose snapshots survive a lost device
+    /// ([`Survival::SnapshotsCheckpointed`]), in a page of `joints` joints: where the snapshot
+    /// of the page's joint 0 starts and the bytes per joint. [`Resource::LocalPoses`]: its
+    /// second third, the poses interrupted cross-fades blend from (`LocalPose`, 48 B, from
+    /// `joints` poses in). `None` for every other resource.
+    #[must_use]
+    pub const fn snapshot_section(self, joints: u32) -> Option<Section> {
+        use crate::layout::LocalPose;
+        match self {
+            Resource::LocalPoses => Some(Section {
+                offset: joints as u64 * size_of::<LocalPose>() as u64,
+                stride: size_of::<LocalPose>() as u64,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Bytes of a page's buffer for `instances` instances and `joints` joints (and what
+    /// `options` add); `None` for a resource that is not per page.
+    ///
+    /// - per instance: the end of its last section ([`Resource::instance_sections`]):
+    ///   `Instance` (256 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
+    ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
+    ///   `Output` (128 B) each;
+    /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
+    ///   cross-fade starts from, and the mesh-space additive delta), an `Affine` model matrix,
+    ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
+    ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
+    ///   (64 B), else none (the page's buffer then holds one, bound and never written);
+    /// - per instance with morph weights, [`PageOptions::morph_weights`] `f32`s.
+    #[must_use]
+    pub const fn page_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
+        use crate::layout::{LocalPose, MAX_SOCKETS};
+        use crate::math::{Affine, DualQuat};
+        let (i, j) = (instances as u64, joints as u64);
+        let affine = size_of::<Affine>() as u64;
+        Some(match self {
+            Resource::Instances | Resource::CharacterState | Resource::BlendLists => {
+                self.instance_sections(instances).end(instances)
+            }
+            Resource::LocalPoses => j * 3 * size_of::<LocalPose>() as u64,
+            Resource::ModelPoses => j * affine,
+            Resource::Palettes => {
+                j * affine
+                    + if options.sockets {
+                        i * MAX_SOCKETS as u64 * affine
+                    } else {
+                        0
+                    }
+            }
+            Resource::DualPalettes => {
+                if options.dual_quaternion {
+                    j * size_of::<DualQuat>() as u64
+                } else {
+                    0
+                }
+            }
+            Resource::MorphWeights => i * options.morph_weights as u64 * 4,
+            Resource::Frame | Resource::Library | Resource::LayerDefs | Resource::Heap | Resource::Events => {
+                return None;
+            }
+        })
+    }
+
+    /// Buffer usages beyond `STORAGE | COPY_SRC | COPY_DST` of a per-page buffer: the palettes
+    /// are also a vertex buffer (for a renderer that reads them as instance attributes).
+    #[must_use]
+    pub const fn extra_usage(self) -> wgpu::BufferUsages {
+        match self {
+            Resource::Palettes => wgpu::BufferUsages::VERTEX,
+            _ => wgpu::BufferUsages::empty(),
+        }
+    }
+
+    /// Whether the animator reads it back every frame while watched, through its ring
+    /// ([`crate::gpu::Animator::watch_sockets`], `watch_outputs`, `watch_events`).
+    #[must_use]
+    pub const fn read_back(self) -> bool {
+        matches!(self, Resource::Palettes | Resource::CharacterState | Resource::Events)
+    }
+
+    /// What of it a new device gets when the old one is lost ([`crate::gpu::Animator::rebuild`]).
+    #[must_use]
+    pub const fn on_device_loss(self) -> Survival {
+        match self {
+            Resource::Frame
+            | Resource::Library
+            | Resource::Heap
+            | Resource::LayerDefs
+            | Resource::Instances
+            | Resource::MorphWeights => Survival::FromCpu,
+            Resource::CharacterState => Survival::Checkpointed,
+            Resource::LocalPoses => Survival::SnapshotsCheckpointed,
+            Resource::BlendLists
+            | Resource::ModelPoses
+            | Resource::Palettes
+            | Resource::DualPalettes
+            | Resource::Events => Survival::Recomputed,
+        }
+    }
+}
+
+/// A section of a per-page buffer: one value per instance (or per joint), end to end from
+/// `offset` ([`Resource::instance_sections`], [`Resource::snapshot_section`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Section {
+    /// Where the value of instance (or joint) 0 starts in the page's buffer, in bytes.
+    pub offset: u64,
+    /// Bytes per instance (or joint).
+    pub stride: u64,
+}
+
+impl Section {
+    /// A section from byte 0 with `stride` bytes per value.
+    const fn from_start(stride: usize) -> Self {
+        Self {
+            offset: 0,
+            stride: stride as u64,
+        }
+    }
+
+    /// Where the value of instance (or joint) `index` starts in the page's buffer, in bytes.
+    #[must_use]
+    pub const fn at(self, index: u64) -> u64 {
+        self.offset + index * self.stride
+    }
+
+    /// Bytes of `count` values.
+    #[must_use]
+    pub const fn bytes(self, count: u64) -> u64 {
+        count * self.stride
+    }
+}
+
+/// The per-instance sections of a resource's page buffer, in buffer order
+/// ([`Resource::instance_sections`]): at most [`Sections::MAX`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sections {
+    list: [Section; Sections::MAX],
+    len: usize,
+}
+
+impl Sections {
+    /// The most sections a resource has (the character state's clocks and outputs).
+    pub const MAX: usize = 2;
+    /// No section: a resource that is not per instance.
+    pub const NONE: Sections = Sections {
+        list: [Section { offset: 0, stride: 0 }; Sections::MAX],
+        len: 0,
+    };
+
+    const fn one(a: Section) -> Self {
+        Self {
+            list: [a, Section { offset: 0, stride: 0 }],
+            len: 1,
+        }
+    }
+
+    const fn two(a: Section, b: Section) -> Self {
+        Self { list: [a, b], len: 2 }
+    }
+
+    /// The sections, in buffer order.
+    #[must_use]
+    pub fn as_slice(&self) -> &[Section] {
+        &self.list[..self.len]
+    }
+
+    /// How many sections there are.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none (the resource is not per instance).
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Where the last section ends with `instances` instances, in bytes (0 with no section).
+    #[must_use]
+    pub const fn end(&self, instances: u32) -> u64 {
+        if self.len == 0 {
+            return 0;
+        }
+        self.list[self.len - 1].at(instances as u64)
+    }
+}
+
+impl IntoIterator for Sections {
+    type Item = Section;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Section, { Sections::MAX }>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.into_iter().take(self.len)
+    }
+}
+
+/// What a page's buffers hold beyond its instances and joints: what [`Resource::page_bytes`]
+/// sizes by besides them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageOptions {
+    /// The library has sockets: the palettes hold [`crate::layout::MAX_SOCKETS`] socket matrices
+    /// per instance after the joints.
+    pub sockets: bool,
+    /// The animator keeps dual quaternions ([`crate::gpu::AnimatorDesc::dual_quaternion`]): one
+    /// `DualQuat` per joint.
+    pub dual_quaternion: bool,
+    /// Morph weights per instance ([`crate::gpu::AnimatorDesc::morph_weights`]).
+    pub morph_weights: u32,
+}
+
+/// Where a [`Resource`]'s buffer lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The page's slot of the animator's frame uniform buffer.
+    Frame,
+    /// The library's ([`crate::gpu::GpuLibrary`]), shared by every animator that plays it.
+    Library,
+    /// The animator's, one for all its pages.
+    Animator,
+    /// One buffer per page, of [`Resource::page_bytes`].
+    Page,
+}
+
+/// What of a [`Resource`] a rebuilt animator gets on a new device ([`Resource::on_device_loss`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Survival {
+    /// Written again from what the CPU holds (the library, the instances, the layer
+    /// definitions, the frame).
+    FromCpu,
+    /// Copied back at every checkpoint, written to the new device, and the frames since
+    /// replayed.
+    Checkpointed,
+    /// Only its snapshot region (the poses interrupted cross-fades start from) is checkpointed.
+    SnapshotsCheckpointed,
+    /// Written anew every frame from the rest: nothing to keep.
+    Recomputed,
+}

@@ -1,0 +1,267 @@
+//! Morph targets: sparse storage, per-character weights, the skinning module's `wgpu_anim_morph`
+//! on the GPU against its CPU mirror (`cpu::morph`) and the f64 reference, and bad input.
+//!
+//! Tolerances: the GPU against the mirror 1e-5 relative to 1 + |value| (the same operations in
+//! the same order; FMA contraction may differ by an ulp); the GPU against the f64 reference
+//! (morph, then skin with the GPU's own palette in f64) 1e-5 × the mesh's extent.
+
+mod common;
+
+use glam::{DMat4, Vec3, Vec4};
+use rand::Rng;
+use wgpu_anim::gpu::{GpuMorphTargets, SkinBinding, Skinning, skin_on_gpu, skin_on_gpu_morphed};
+use wgpu_anim::{
+    Animator, AnimatorDesc, InstanceDesc, MorphDelta, MorphTarget, MorphTargets, SkinnedMesh, cpu, mannequin, reference,
+};
+
+/// Targets on the mannequin's mesh: each moves a random 5 % of its vertices.
+fn random_targets(mesh: &SkinnedMesh, count: usize, seed: u64) -> MorphTargets {
+    let mut r = common::rng(seed);
+    let n = mesh.positions.len();
+    let v3 =
+        |r: &mut rand::rngs::SmallRng, s: f32| Vec3::new(r.gen_range(-s..s), r.gen_range(-s..s), r.gen_range(-s..s));
+    let targets = (0..count)
+        .map(|t| {
+            let mut vertices: Vec<u32> = (0..n as u32).filter(|_| r.gen_bool(0.05)).collect();
+            vertices.dedup();
+            MorphTarget {
+                name: format!("target_{t}"),
+                deltas: vertices
+                    .into_iter()
+                    .map(|vertex| MorphDelta {
+                        vertex,
+                        position: v3(&mut r, 0.05),
+                        normal: v3(&mut r, 0.3),
+                        tangent: Vec3::ZERO,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    MorphTargets {
+        mesh: mesh.name.clone(),
+        targets,
+        default_weights: Vec::new(),
+    }
+}
+
+/// Within 1e-5 relative to 1 + |b|.
+fn close(a: Vec4, b: Vec4) -> bool {
+    (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element())
+}
+
+const TARGETS: usize = 300;
+
+#[test]
+fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
+    let (device, queue) = common::device();
+    let (lib, _, clips) = mannequin::library();
+    let mut mesh = mannequin::mesh(&mannequin::skeleton());
+    mesh.validate(lib.gpu_skeletons()[0].joint_count as usize).unwrap();
+    let targets = random_targets(&mesh, TARGETS, 7);
+    let set = targets.build(mesh.positions.len()).unwrap();
+    let gpu_targets = GpuMorphTargets::new(&device, &set).unwrap();
+    let desc = AnimatorDesc {
+        dual_quaternion: true,
+        morph_weights: TARGETS as u32,
+        ..AnimatorDesc::default()
+    };
+    let mut animator = Animator::new(&device, &lib, &desc).unwrap();
+    let mut r = common::rng(3);
+    // Instance 0: a few targets up to the last one; 1: none; 2: dual quaternions and weights,
+    // negative and above 1 among them; 3: weights set, then all set back to 0.
+    let mut weights = vec![Vec::new(); 4];
+    for (i, skinning) in [
+        Skinning::Linear,
+        Skinning::Linear,
+        Skinning::DualQuaternion,
+        Skinning::Linear,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        animator
+            .add_instance(&InstanceDesc {
+                time: 0.1 * i as f32,
+                skinning,
+                ..InstanceDesc::new(clips[1 + i % 2])
+            })
+            .unwrap();
+        if i != 1 {
+            let mut w = vec![0.0f32; TARGETS];
+            for _ in 0..20 {
+                w[r.gen_range(0..TARGETS)] = r.gen_range(-0.5..1.5);
+            }
+            w[TARGETS - 1] = 0.75;
+            animator.set_morph_weights(i, &w).unwrap();
+            weights[i] = w;
+        }
+    }
+    animator.set_morph_weights(3, &[0.0; 4]).unwrap();
+    weights[3].clear();
+    assert_eq!(animator.instances()[0].morph_count, TARGETS as u32);
+    assert_eq!(animator.instances()[3].morph_count, 0);
+    animator.prepare(&queue, 1.0 / 60.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    animator.encode(&mut encoder);
+    queue.submit([encoder.finish()]);
+    let (_, pose) = animator.read_back(&device, &queue).unwrap();
+    let vertices = mesh.gpu_vertices();
+    let extent = {
+        let (lo, hi) = mesh.bounds();
+        (hi - lo).max_element()
+    };
+    let mut checked = 0;
+    for (i, inst) in animator.instances().to_vec().iter().enumerate() {
+        let in_use = &weights[i][..inst.morph_count as usize];
+        let gpu = skin_on_gpu_morphed(&device, &queue, &animator, i, &gpu_targets, &vertices).unwrap();
+        let amount = inst.dual_quaternion;
+        let cpu = cpu::skin_morphed(
+            &pose.palette,
+            &pose.dual,
+            inst.joint_offset,
+            amount,
+            set.words(),
+            in_use,
+            &vertices,
+        )
+        .unwrap();
+        for (v, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+            assert!(
+                close(g.position, c.position) && close(g.normal, c.normal),
+                "instance {i}, vertex {v}: GPU {g:?}, mirror {c:?}"
+            );
+        }
+        // Vertices no weighted target moves skin exactly as without morphing.
+        let plain = skin_on_gpu(&device, &queue, &animator, inst.joint_offset, &vertices).unwrap();
+        let moved: Vec<bool> = (0..vertices.len())
+            .map(|v| {
+                targets
+                    .targets
+                    .iter()
+                    .zip(in_use)
+                    .any(|(t, &w)| w != 0.0 && t.deltas.iter().any(|d| d.vertex as usize == v))
+            })
+            .collect();
+        if amount == 0.0 {
+            for v in (0..vertices.len()).filter(|&v| !moved[v]) {
+                assert_eq!(gpu[v], plain[v], "instance {i}, vertex {v} moved without a target");
+            }
+        }
+        let differs = (0..vertices.len())
+            .filter(|&v| gpu[v].position != plain[v].position)
+            .count();
+        assert_eq!(
+            differs > 0,
+            !in_use.is_empty(),
+            "instance {i}: {differs} vertices moved"
+        );
+        // The f64 reference: morphed from the authoring deltas, skinned by the GPU's palette.
+        if amount == 0.0 {
+            let palette: Vec<DMat4> = pose.palette
+                [inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize]
+                .iter()
+                .map(|a| a.to_mat4().as_dmat4())
+                .collect();
+            let w64: Vec<f64> = in_use.iter().map(|&w| f64::from(w)).collect();
+            let want = reference::skin_morphed(&mesh, &targets, &w64, &palette);
+            for (v, (g, w)) in gpu.iter().zip(&want).enumerate() {
+                let err = (g.position.truncate().as_dvec3() - *w).abs().max_element();
+                assert!(err <= 1e-5 * f64::from(extent), "instance {i}, vertex {v}: {err}");
+            }
+            checked += 1;
+        }
+        // The comparison fails on the wrong buffer: the mirror with another instance's weights.
+        if i == 0 {
+            let wrong = cpu::skin_morphed(
+                &pose.palette,
+                &pose.dual,
+                inst.joint_offset,
+                amount,
+                set.words(),
+                &weights[2],
+                &vertices,
+            )
+            .unwrap();
+            assert!(gpu.iter().zip(&wrong).any(|(g, c)| !close(g.position, c.position)));
+        }
+    }
+    assert_eq!(checked, 3);
+}
+
+#[test]
+fn a_target_costs_the_vertices_it_moves() {
+    let mesh = mannequin::mesh(&mannequin::skeleton());
+    let n = mesh.positions.len();
+    let one = random_targets(&mesh, 1, 11);
+    let mut two = one.clone();
+    two.targets.push(random_targets(&mesh, 1, 12).targets.remove(0));
+    let (a, b) = (one.build(n).unwrap(), two.build(n).unwrap());
+    let moved = two.targets[1].deltas.len() as u64;
+    // The second target adds 32 bytes per vertex it moves, nothing per vertex it does not.
+    assert_eq!(b.bytes() - a.bytes(), moved * 32);
+    assert!(moved * 10 < n as u64, "{moved} of {n}");
+    // 64 targets of 5 % each: about 5 % of a dense layout (plus 8 bytes per vertex of ranges).
+    let many = random_targets(&mesh, 64, 13).build(n).unwrap();
+    let ratio = many.bytes() as f64 / many.dense_bytes() as f64;
+    assert!((0.04..0.07).contains(&ratio), "{ratio}");
+}
+
+#[test]
+fn bad_weights_and_missing_room_are_errors_naming_the_instance() {
+    let (device, _queue) = common::device();
+    let (lib, _, clips) = mannequin::library();
+    let mut plain = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
+    plain.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    let e = plain.set_morph_weights(0, &[1.0]).unwrap_err().to_string();
+    assert!(e.contains("instance 0") && e.contains("morph_weights"), "{e}");
+    let desc = AnimatorDesc {
+        morph_weights: 4,
+        ..AnimatorDesc::default()
+    };
+    let mut animator = Animator::new(&device, &lib, &desc).unwrap();
+    animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    let c = &mut *animator;
+    assert!(
+        c.set_morph_weights(0, &[0.0; 5])
+            .unwrap_err()
+            .to_string()
+            .contains("room for 4")
+    );
+    let e = c.set_morph_weights(0, &[0.0, f32::NAN]).unwrap_err().to_string();
+    assert!(e.contains("morph weight 1") && e.contains("NaN"), "{e}");
+    assert!(c.set_morph_weights(0, &[2e3]).is_err());
+    assert!(
+        c.set_morph_weights(1, &[0.5])
+            .unwrap_err()
+            .to_string()
+            .contains("instance 1")
+    );
+    // Nothing changed by the refusals.
+    assert_eq!(c.morph_weights(0), Some(&[0.0; 4][..]));
+    c.set_morph_weights(0, &[0.0, 0.5]).unwrap();
+    assert_eq!(c.morph_weights(0), Some(&[0.0, 0.5, 0.0, 0.0][..]));
+    assert_eq!(animator.instances()[0].morph_count, 2);
+    // A morphing bind group needs the mesh's targets, and an animator with room for weights.
+    let binding = SkinBinding {
+        morph: true,
+        ..SkinBinding::default()
+    };
+    let layout = binding.bind_group_layout(&device).unwrap();
+    let e = binding
+        .bind_group(&device, &layout, &animator, 0, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("morph_bind_group"), "{e}");
+    let mesh = mannequin::mesh(&mannequin::skeleton());
+    let set = random_targets(&mesh, 2, 1).build(mesh.positions.len()).unwrap();
+    let targets = GpuMorphTargets::new(&device, &set).unwrap();
+    binding
+        .morph_bind_group(&device, &layout, &animator, 0, &targets, &[])
+        .unwrap();
+    let e = binding
+        .morph_bind_group(&device, &layout, &plain, 0, &targets, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("keeps no morph weights"), "{e}");
+}

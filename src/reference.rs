@@ -87,6 +87,17 @@ pub fn sample_vec3(track: &Track<Vec3>, t: f64) -> DVec3 {
     sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| a.lerp(b, u)).truncate()
 }
 
+/// A float curve's (or a morph weight's) track at time `t` (seconds, clamped to the keys).
+#[must_use]
+pub fn sample_scalar(track: &Track<f32>, t: f64) -> f64 {
+    let values: Vec<DVec4> = track
+        .values
+        .iter()
+        .map(|&v| DVec4::new(v.into(), 0.0, 0.0, 0.0))
+        .collect();
+    sample_vec4(track.interpolation, &track.times, &values, t, |a, b, u| a.lerp(b, u)).x
+}
+
 /// A rotation track's values in f64, key values normalized (cubic tangents as they are).
 fn quat_keys(track: &Track<Quat>) -> Vec<DVec4> {
     let cubic = track.interpolation == Interpolation::CubicSpline;

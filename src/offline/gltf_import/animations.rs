@@ -121,7 +121,8 @@ impl Importer<'_> {
         if weights_channels > 0 {
             self.notes.push(format!(
                 "animation {ai} ('{name}'): {weights_channels} morph-target weight channel(s) imported as float \
-                 curves (the morph deformation itself is not applied)"
+                 curves `<node>.weight_<k>`, which a character's morph weights take from the CPU \
+                 (Controller::set_morph_weights)"
             ));
         }
         for c in &mut curves {
@@ -296,6 +297,19 @@ impl Importer<'_> {
             )));
         }
         let targets = data.len() / per_time;
+        // glTF: as many weights per key as the node's mesh has morph targets.
+        let mesh_targets = self
+            .doc
+            .nodes()
+            .nth(node)
+            .and_then(|n| n.mesh())
+            .and_then(|m| m.primitives().next())
+            .map_or(0, |p| p.morph_targets().count());
+        if targets != mesh_targets {
+            return Err(self.err(format!(
+                "{what}: {targets} morph-target weights per key, and node {node}'s mesh has {mesh_targets} morph targets"
+            )));
+        }
         let node_name = self
             .doc
             .nodes()

@@ -2,9 +2,10 @@
 //! attributes, indices, joints and weights cut to four influences, and morph targets.
 
 use super::accessors::{FLOAT_OR_NORM, JOINT_TYPES, UINTS, Want};
-use super::{ImportedMesh, ImportedSkeleton, Importer, MorphTarget, asset};
+use super::{ImportedMesh, ImportedSkeleton, Importer, asset};
 use crate::error::Result;
 use crate::mesh::{MAX_INFLUENCES, SkinnedMesh};
+use crate::morph::{MorphTarget, MorphTargets};
 use glam::Vec2;
 use gltf::accessor::Dimensions;
 use gltf::mesh::Mode;
@@ -120,7 +121,7 @@ impl Importer<'_> {
         else {
             return Ok(None);
         };
-        let morph_targets = self.morph_targets(prim, n, &what)?;
+        let morph_targets = self.morph_targets(prim, mesh_index, n, &what)?;
         let mut mesh = SkinnedMesh {
             name: name.to_string(),
             positions,
@@ -332,26 +333,59 @@ impl Importer<'_> {
         Ok(sets)
     }
 
-    /// The morph targets of a primitive of `n` vertices (position and normal displacements), read,
-    /// not applied.
-    fn morph_targets(&mut self, prim: &gltf::Primitive<'_>, n: usize, what: &str) -> Result<Vec<MorphTarget>> {
-        let mut morph_targets = Vec::new();
+    /// The morph targets of a primitive of `n` vertices of mesh `mesh_index`: position, normal
+    /// and tangent displacements (sparse accessors read as the accessor reader fills them in),
+    /// named by the mesh's `extras.targetNames`, with the mesh's default `weights`; checked
+    /// (non-finite or far displacements, more default weights than targets are errors naming the
+    /// mesh and the target).
+    fn morph_targets(
+        &mut self,
+        prim: &gltf::Primitive<'_>,
+        mesh_index: usize,
+        n: usize,
+        what: &str,
+    ) -> Result<MorphTargets> {
+        let mesh = self.doc.meshes().nth(mesh_index);
+        let names: Vec<String> = mesh
+            .as_ref()
+            .and_then(|m| m.extras().as_ref().map(|raw| raw.get().to_owned()))
+            .and_then(|raw| serde_json::from_str::<serde_json::Value>(&raw).ok())
+            .and_then(|v| {
+                v.get("targetNames")?
+                    .as_array()
+                    .map(|a| a.iter().map(|s| s.as_str().unwrap_or_default().to_owned()).collect())
+            })
+            .unwrap_or_default();
+        let mut targets = Vec::new();
         for (t, target) in prim.morph_targets().enumerate() {
-            let mut mt = MorphTarget::default();
-            if let Some(a) = target.positions() {
-                mt.positions = self.read_vec3(&a, &format!("{what} morph target {t} POSITION"))?;
-                self.count_check(what, n, mt.positions.len(), &format!("morph target {t} POSITION"))?;
-            }
-            if let Some(a) = target.normals() {
-                mt.normals = self.read_vec3(&a, &format!("{what} morph target {t} NORMAL"))?;
-                self.count_check(what, n, mt.normals.len(), &format!("morph target {t} NORMAL"))?;
-            }
-            morph_targets.push(mt);
+            let read = |a: Option<gltf::Accessor<'_>>, attr: &str| -> Result<Vec<glam::Vec3>> {
+                let Some(a) = a else { return Ok(Vec::new()) };
+                let d = self.read_vec3(&a, &format!("{what} morph target {t} {attr}"))?;
+                self.count_check(what, n, d.len(), &format!("morph target {t} {attr}"))?;
+                Ok(d)
+            };
+            let positions = read(target.positions(), "POSITION")?;
+            let normals = read(target.normals(), "NORMAL")?;
+            let tangents = read(target.tangents(), "TANGENT")?;
+            let name = names
+                .get(t)
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .unwrap_or_else(|| format!("target_{t}"));
+            targets.push(MorphTarget::from_dense(name, &positions, &normals, &tangents));
         }
-        if !morph_targets.is_empty() {
+        let morph_targets = MorphTargets {
+            mesh: what.to_owned(),
+            targets,
+            default_weights: mesh.and_then(|m| m.weights().map(<[f32]>::to_vec)).unwrap_or_default(),
+        };
+        if !morph_targets.targets.is_empty() {
+            let set = morph_targets.build(n).map_err(|e| asset(&self.file, e))?;
             self.notes.push(format!(
-                "{what}: {} morph target(s) read, not applied",
-                morph_targets.len()
+                "{what}: {} morph target(s), {} vertex displacements stored of {} dense",
+                morph_targets.targets.len(),
+                set.entry_count(),
+                morph_targets.targets.len() * n
             ));
         }
         Ok(morph_targets)

@@ -27,9 +27,10 @@ use crate::clip::{Clip, Interpolation};
 use crate::error::{Error, Result};
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::mesh::SkinnedMesh;
+use crate::morph::MorphTargets;
 use crate::offline::LibraryBuilder;
 use crate::skeleton::Skeleton;
-use glam::{DMat4, DVec3, Vec3};
+use glam::{DMat4, DVec3};
 use std::path::{Path, PathBuf};
 
 mod accessors;
@@ -114,17 +115,12 @@ pub struct ImportedMesh {
     pub mesh: SkinnedMesh,
     /// The largest number of non-zero influences of any vertex in the file (before any were cut).
     pub max_influences: usize,
-    /// Morph targets (read, not applied).
-    pub morph_targets: Vec<MorphTarget>,
-}
-
-/// Displacements of one morph target.
-#[derive(Clone, Debug, Default)]
-pub struct MorphTarget {
-    /// Position displacements, one per vertex (empty when absent).
-    pub positions: Vec<Vec3>,
-    /// Normal displacements, one per vertex (empty when absent).
-    pub normals: Vec<Vec3>,
+    /// Its morph targets (POSITION, NORMAL and TANGENT displacements, sparse accessors
+    /// included; only the vertices a target moves are kept), their names (`extras.targetNames`)
+    /// and the mesh's default `weights`; checked by [`MorphTargets::build`] at import. No targets
+    /// when the primitive has none. Pack them with [`MorphTargets::build`], upload the set as a
+    /// [`crate::gpu::GpuMorphTargets`].
+    pub morph_targets: MorphTargets,
 }
 
 /// What a channel animates.

@@ -101,10 +101,43 @@ fn skinned(tweak: impl FnOnce(&mut Vec<u8>, &mut serde_json::Value)) -> Result<I
 }
 
 /// A morph-target weight channel becomes float curves of its node's skeleton, one per target
-/// (`body.weight_0`, `body.weight_1`), with the channel's keys.
+/// (`body.weight_0`, `body.weight_1`), with the channel's keys; its mesh's targets are
+/// imported with their names and default weights; a channel whose weights per key are not the
+/// mesh's target count is an error.
 #[test]
 fn morph_target_weights_are_imported_as_curves() {
-    let imp = skinned(|_, j| {
+    let with_channel = |targets: usize| {
+        move |b: &mut Vec<u8>, j: &mut serde_json::Value| {
+            j["meshes"][0]["primitives"][0]["targets"] =
+                serde_json::json!(vec![serde_json::json!({"POSITION": 0}); targets]);
+            j["meshes"][0]["weights"] = serde_json::json!(vec![0.25; targets]);
+            j["meshes"][0]["extras"] = serde_json::json!({"targetNames": ["smile", "blink"]});
+            add_weights_channel(b, j);
+        }
+    };
+    let e = skinned(with_channel(1)).unwrap_err().to_string();
+    assert!(
+        e.contains("2 morph-target weights per key") && e.contains("1 morph targets"),
+        "{e}"
+    );
+    let imp = skinned(with_channel(2)).unwrap();
+    let m = &imp.meshes[0].morph_targets;
+    let names: Vec<&str> = m.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["smile", "blink"]);
+    assert_eq!(m.default_weights, [0.25, 0.25]);
+    assert!(!m.targets[0].deltas.is_empty());
+    assert!(
+        imp.meshes[0]
+            .morph_targets
+            .build(imp.meshes[0].mesh.positions.len())
+            .is_ok()
+    );
+    check_weight_curves(&imp);
+}
+
+/// Adds a weight channel (two targets, two keys) on node 6 to a file made by `skinned`.
+fn add_weights_channel(_: &mut Vec<u8>, j: &mut serde_json::Value) {
+    {
         // Two targets, two keys: (0, 0) then (0, 1), from the floats at byte 100.
         j["accessors"].as_array_mut().unwrap().push(
             serde_json::json!({"bufferView": 0, "byteOffset": 100, "componentType": 5126,
@@ -118,8 +151,10 @@ fn morph_target_weights_are_imported_as_curves() {
             .as_array_mut()
             .unwrap()
             .push(serde_json::json!({"sampler": 2, "target": {"node": 6, "path": "weights"}}));
-    })
-    .unwrap();
+    }
+}
+
+fn check_weight_curves(imp: &super::Imported) {
     let c = &imp.skeletons[0].clips[0].clip;
     let names: Vec<&str> = c.curves.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["body.weight_0", "body.weight_1"]);

@@ -29,7 +29,7 @@ impl GpuMorphTargets {
     /// Errors: a set larger than the device's `max_storage_buffer_binding_size`
     /// ([`Error::Limit`], naming the mesh); a buffer the device refuses ([`Error::Refused`]).
     pub async fn new_async(device: &wgpu::Device, set: &MorphSet) -> Result<Self> {
-        let max = u64::from(device.limits().max_storage_buffer_binding_size);
+        let max = device.limits().max_storage_buffer_binding_size;
         if set.bytes() > max {
             return Err(Error::Limit {
                 what: format!(

@@ -101,6 +101,7 @@ fn cylinder() -> SkinnedMesh {
 /// A clip that holds the forearm at `rotation`.
 fn hold(name: &str, rotation: Quat) -> Clip {
     Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: name.into(),

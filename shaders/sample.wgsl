@@ -1,7 +1,9 @@
 // Stage 2: sample and blend. For every joint of every instance, sample each clip of the instance's
 // blend list at its time — keys found by binary search (random access, no cursor), interpolated —
-// and blend them. One workgroup per instance, its threads striding over the joints.
-// CPU mirror: cpu::sample.
+// and blend them. One workgroup per instance, its threads striding over the joints. With MORPH
+// (a library whose clips drive morph-target weights) its threads then stride over the instance's
+// morph targets and blend their weights the same way. CPU mirror: cpu::sample (weights:
+// cpu::blend_morph_weights).
 
 #define_import_path wgpu_anim::sample
 
@@ -13,6 +15,11 @@
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
 #import wgpu_anim::library::{clip_info, key_value, sample_channel, skeleton_info, track_at, value_at}
+#ifdef MORPH
+#import wgpu_anim::bindings::morph_weights
+#import wgpu_anim::library::sample_track
+#import wgpu_anim::types::{CLIP_CURVE_SHIFT, CLIP_MORPH_SHIFT}
+#endif
 
 // Joint `j` of `clip` at time `t`.
 fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
@@ -210,7 +217,7 @@ virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bo
 }
 
 // Instance `i`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
-// blended, layered and stored.
+// blended, layered and stored; with MORPH, its morph weights too.
 fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
@@ -220,7 +227,96 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
         let snapshot_slot = frame.snapshot_offset + joint_offset + j;
         store_joint(joint_offset, j, layered_joint(i, skel, j, snapshot_slot), keep_pose, mesh_additive);
     }
+#ifdef MORPH
+    // Targets `lid`, `lid + WORKGROUP_SIZE`, ... of those in use: the instance's own weights
+    // (after frame.morph_api_base) blended with its clips' weight tracks into the weights the
+    // vertex stage reads.
+    let base = instances[i].morph_offset;
+    for (var t = lid; t < instances[i].morph_count; t += WORKGROUP_SIZE) {
+        morph_weights[base + t] = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t]);
+    }
+#endif
 }
+
+#ifdef MORPH
+// Target `t`'s weight in clip `clip` at `time`; `present` says whether the clip drives it.
+struct MorphValue {
+    value: f32,
+    present: bool,
+}
+
+fn morph_value(clip: u32, t: u32, time: f32) -> MorphValue {
+    if (clip == SNAPSHOT_CLIP) {
+        return MorphValue(0.0, false);
+    }
+    let info = clip_info(clip);
+    if (t >= (info.flags >> CLIP_MORPH_SHIFT)) {
+        return MorphValue(0.0, false);
+    }
+    let curves = countOneBits((info.flags >> CLIP_CURVE_SHIFT) & 0xffu);
+    let track = track_at(info.track_offset + 3u * info.joint_count + curves + t);
+    if (track.key_count == 0u) {
+        return MorphValue(0.0, false);
+    }
+    return MorphValue(sample_track(track, time, false).x, true);
+}
+
+// Instance `i`'s weight of morph target `t`, blended as its pose: over the base samples, each
+// weighted, the clip's track where it drives the target and the instance's own weight `own`
+// where not (or for the snapshot), normalized; `own` alone when no base clip drives it. Then
+// each layer in order, the weighted mean of its samples' tracks (a clip without one counting 0),
+// where one of them drives it: lerped in by the layer's weight (override) or added times it
+// (additive). Layer masks (per joint) do not apply to weights.
+fn blend_morph_weight(i: u32, t: u32, own: f32) -> f32 {
+    let count = list_count(i);
+    var sum = 0.0;
+    var total = 0.0;
+    var driven = false;
+    for (var k = 0u; k < count; k++) {
+        let s = list_sample(i, k);
+        if (s.layer != 0u) {
+            continue;
+        }
+        total += s.weight;
+        let m = morph_value(s.clip, t, s.time);
+        driven = driven || m.present;
+        sum += s.weight * select(own, m.value, m.present);
+    }
+    var out = own;
+    if (driven && total > 0.0) {
+        out = sum / total;
+    }
+    for (var l = 0u; l < MAX_LAYERS; l++) {
+        let apply = list_layer(i, l);
+        if (apply.mode == LAYER_OFF) {
+            continue;
+        }
+        var layer_sum = 0.0;
+        var weight = 0.0;
+        var present = false;
+        for (var k = 0u; k < count; k++) {
+            let s = list_sample(i, k);
+            if (s.layer != l + 1u) {
+                continue;
+            }
+            weight += s.weight;
+            let m = morph_value(s.clip, t, s.time);
+            present = present || m.present;
+            layer_sum += s.weight * m.value;
+        }
+        if (!(weight > 0.0) || !present) {
+            continue;
+        }
+        let v = layer_sum / weight;
+        if (apply.mode == LAYER_OVERRIDE) {
+            out = mix(out, v, apply.weight);
+        } else {
+            out += apply.weight * v;
+        }
+    }
+    return out;
+}
+#endif
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sample(

@@ -46,6 +46,18 @@ pub struct Track<T> {
     pub values: Vec<T>,
 }
 
+/// A track without keys (step interpolation): in [`Clip::morph_weights`], one that drives
+/// nothing.
+impl<T> Default for Track<T> {
+    fn default() -> Self {
+        Self {
+            interpolation: Interpolation::Step,
+            times: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
 impl<T: Copy> Track<T> {
     /// A track that holds one value for the whole clip (stored once).
     #[must_use]
@@ -115,6 +127,12 @@ pub struct Clip {
     /// Float curves (meta channels): named scalars over time, blended with the clip. See
     /// [`FloatCurve`].
     pub curves: Vec<FloatCurve>,
+    /// Morph-target weights over time, by target: track `t` drives weight `t` of the characters
+    /// that play the clip (`AnimatorDesc::morph_weights`), blended on the GPU as the joints are
+    /// (cross-fades, blend trees, layers); a track without keys leaves its target to the other
+    /// clips and the character's own weight (`Controller::set_morph_weights`). The glTF importer
+    /// fills it from a `weights` channel.
+    pub morph_weights: Vec<Track<f32>>,
 }
 
 /// A named scalar over a clip's time (a meta channel, Game Engine Architecture §11.4): a
@@ -224,6 +242,39 @@ impl Clip {
             c.track.check_keys().map_err(cerr)?;
             if let Some(k) = c.track.values.iter().position(|v| !v.is_finite()) {
                 return Err(cerr(format!("value {k} is not finite")));
+            }
+        }
+        if self.morph_weights.len() > crate::layout::MAX_CLIP_MORPH_TRACKS as usize {
+            return Err(Error::Clip {
+                clip: self.name.clone(),
+                what: format!(
+                    "{} morph-weight tracks; a clip may have {}",
+                    self.morph_weights.len(),
+                    crate::layout::MAX_CLIP_MORPH_TRACKS
+                ),
+            });
+        }
+        for (t, track) in self
+            .morph_weights
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.times.is_empty())
+        {
+            let cerr = |what: String| Error::Clip {
+                clip: self.name.clone(),
+                what: format!("morph-weight track of target {t}: {what}"),
+            };
+            track.check_keys().map_err(cerr)?;
+            if let Some((k, v)) = track
+                .values
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !crate::morph::weight_ok(**v))
+            {
+                return Err(cerr(format!(
+                    "value {k} is {v}: not finite or beyond ±{}",
+                    crate::morph::MAX_MORPH_WEIGHT
+                )));
             }
         }
         Ok(by_joint)

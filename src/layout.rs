@@ -44,8 +44,11 @@ pub struct GpuFrame {
     /// Where the outputs section of the page's character state starts, in 16-byte units
     /// ([`outputs_offset`] of the page's instance capacity, divided by 16).
     pub output_base: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Where the instances' own morph weights ([`crate::gpu::Controller::set_morph_weights`])
+    /// start in the page's morph weights, in `f32`s (the page's capacity times the room per
+    /// instance): the sample stage blends them with the clips' weight tracks into the first
+    /// part, which the vertex stage reads.
+    pub morph_api_base: u32,
 }
 
 /// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
@@ -73,6 +76,12 @@ pub const MAX_CURVES: u32 = 8;
 /// whose track is then the `k`-th after the joints' (`track_offset + 3 · joint_count + k`, `k`
 /// the number of the clip's curves with a smaller name).
 pub const CLIP_CURVE_SHIFT: u32 = 8;
+/// `GpuClip::flags` shift of the clip's morph-weight track count `m`: its morph-target weight
+/// tracks follow its curves' (track `track_offset + 3 · joint_count + curves + t` drives target
+/// `t < m`; one without keys drives nothing).
+pub const CLIP_MORPH_SHIFT: u32 = 16;
+/// Most morph-weight tracks of one clip (what [`CLIP_MORPH_SHIFT`] leaves of the flags).
+pub const MAX_CLIP_MORPH_TRACKS: u32 = 0xffff;
 
 /// A clip in the runtime library. WGSL `ClipInfo`.
 #[repr(C)]
@@ -85,7 +94,8 @@ pub struct GpuClip {
     /// First track: joint `j`'s channel `c` (0 translation, 1 rotation, 2 scale) is track
     /// `track_offset + 3 j + c`.
     pub track_offset: u32,
-    /// Bit 0: looping; bits [`CLIP_CURVE_SHIFT`] on: which float curves it has.
+    /// Bit 0: looping; bits [`CLIP_CURVE_SHIFT`] to 15: which float curves it has; bits
+    /// [`CLIP_MORPH_SHIFT`] on: how many morph-weight tracks.
     pub flags: u32,
     /// Duration in seconds.
     pub duration: f32,

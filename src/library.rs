@@ -321,6 +321,26 @@ impl AnimationLibrary {
         self.has_scale
     }
 
+    /// How many morph targets the clips of skeleton `skeleton` drive: the most morph-weight
+    /// tracks of any of its clips ([`crate::Clip::morph_weights`]); 0 when none does.
+    #[must_use]
+    pub fn morph_targets(&self, skeleton: u32) -> u32 {
+        self.clips
+            .iter()
+            .filter(|c| c.skeleton == skeleton)
+            .map(|c| c.flags >> crate::layout::CLIP_MORPH_SHIFT)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether any clip drives morph-target weights: then the sample stage blends them on the GPU.
+    #[must_use]
+    pub fn has_morph_weights(&self) -> bool {
+        self.clips
+            .iter()
+            .any(|c| c.flags >> crate::layout::CLIP_MORPH_SHIFT != 0)
+    }
+
     /// Per clip: skeleton, duration, tracks.
     #[must_use]
     pub fn clips(&self) -> &[GpuClip] {

@@ -1205,6 +1205,7 @@ fn build_clip(spec: &GaitSpec, rig: &Rig, names: &[String]) -> Clip {
         });
     }
     Clip {
+        morph_weights: Vec::new(),
         events: spec.foot_down_events(),
         curves: Vec::new(),
         name: spec.name.into(),
@@ -1478,6 +1479,7 @@ pub mod layer_assets {
 /// A one-key clip holding `pose` (rotations per joint name) over one second.
 fn pose_clip(name: &str, rotations: &[(&str, Quat)]) -> Clip {
     Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: name.into(),
@@ -1522,6 +1524,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     let raise = |_: f32| Quat::from_rotation_z(-1.95) * Quat::from_rotation_y(0.3);
     let sweep = |u: f32| Quat::from_rotation_z(-0.5 + 0.45 * (std::f32::consts::TAU * 2.0 * u).sin());
     let wave = Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: layer_assets::WAVE.into(),
@@ -1560,6 +1563,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     let amounts = [(0.0f32, 0.0f32), (0.08, 1.0), (0.3, 0.45), (0.6, 0.0)];
     let joints: Vec<&str> = flinch_pose(0.0).iter().map(|(j, _)| *j).collect();
     let flinch_absolute = Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: "flinch_absolute".into(),
@@ -1631,6 +1635,7 @@ fn add_layer_assets(b: &mut LibraryBuilder, id: SkeletonId) {
     .expect("the aim offset is valid");
     // The same poses as the frames of one clip: left at 0 s, centre at 1 s, right at 2 s.
     let sweep_source = Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: "aim_sweep_absolute".into(),

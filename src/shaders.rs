@@ -172,6 +172,7 @@ impl Stage {
                 (Instances, Read),
                 (BlendLists, Read),
                 (LocalPoses, ReadWrite),
+                (MorphWeights, ReadWrite),
             ],
             Stage::LocalToModel => &[
                 (Frame, Uniform),
@@ -201,6 +202,7 @@ impl Stage {
                 (Palettes, ReadWrite),
                 (Events, ReadWrite),
                 (DualPalettes, ReadWrite),
+                (MorphWeights, ReadWrite),
             ],
             Stage::Skin => &[],
         }
@@ -241,8 +243,9 @@ impl Stage {
 /// shader stage: room for the next per-character data. The library is one read-only heap of
 /// sections (compressed keys, sockets and events included), and what the clock stage keeps per
 /// character one buffer of sections (clocks, then outputs). The fused stage, the fullest, binds
-/// seven since the dual-quaternion palettes.
-pub const STORAGE_SLOTS_SPARE: u32 = 1;
+/// all eight since the morph weights: what comes next shares a buffer (a section of the
+/// character state or of the heap) or reaches past the defaults as an optional feature.
+pub const STORAGE_SLOTS_SPARE: u32 = 0;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
 /// with its access, the others read-write. Shared modules (the library accessors, the other
@@ -411,7 +414,8 @@ pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, Str
 }
 
 /// The defines of the stage variants a library needs: `ROOT_MOTION` when a clip has root motion,
-/// `CURVES` when a clip has float curves, `OUTPUTS` when either (the clock and fused stages write
+/// `CURVES` when a clip has float curves, `MORPH` when a clip drives morph-target weights (the
+/// sample stage blends them), `OUTPUTS` when either of the first two (the clock and fused stages write
 /// the characters' outputs), `COMPRESSED` when a clip is compressed, `PACKED_ONLY` when, beside
 /// single keys, the clips' joint tracks are all packed, and `CUBIC_KEYS` when a track (joint,
 /// root motion or curve) has cubic-spline keys. Without them the stages carry no code for what the
@@ -435,7 +439,11 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     if library.has_compressed_clips() {
         defs.push(("COMPRESSED", Bool(true)));
     }
-    if library.samples_packed_only() {
+    if library.has_morph_weights() {
+        defs.push(("MORPH", Bool(true)));
+    }
+    // Morph-weight tracks are raw keys: the sampler of raw keys stays.
+    if library.samples_packed_only() && !library.has_morph_weights() {
         defs.push(("PACKED_ONLY", Bool(true)));
     }
     let cubic = crate::clip::Interpolation::CubicSpline.gpu_code();
@@ -452,6 +460,7 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
     ("OUTPUTS", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("COMPRESSED", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("CUBIC_KEYS", naga_oil::compose::ShaderDefValue::Bool(true)),
+    ("MORPH", naga_oil::compose::ShaderDefValue::Bool(true)),
 ];
 
 /// The complete WGSL of an animation compute stage (no defines): [`stage_source_with`] with

@@ -37,6 +37,7 @@ fn build_clips() -> AnimationLibrary {
         );
         for k in 0..if name == "a" { 16 } else { 1 } {
             let clip = Clip {
+                morph_weights: Vec::new(),
                 events: Vec::new(),
                 curves: Vec::new(),
                 name: format!("{name}{k}"),
@@ -727,6 +728,7 @@ fn bad_trees_are_rejected_with_the_tree_and_node_named() {
         other.add_skeleton(Skeleton::from_rest_pose("o", vec![("o_root".into(), None, Transform::IDENTITY)]).unwrap());
     for k in 0..18 {
         let c = Clip {
+            morph_weights: Vec::new(),
             events: Vec::new(),
             curves: Vec::new(),
             name: format!("o{k}"),

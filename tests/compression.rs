@@ -58,6 +58,7 @@ fn grid_clip(r: &mut rand::rngs::SmallRng, skeleton: &Skeleton, name: &str, rate
         })
         .collect();
     Clip {
+        morph_weights: Vec::new(),
         name: name.into(),
         duration: times[frames - 1].max(0.1),
         looping: false,
@@ -331,6 +332,7 @@ fn a_parents_error_is_seen_in_its_children() {
         })
         .collect();
     let clip = Clip {
+        morph_weights: Vec::new(),
         name: "swing".into(),
         duration: 2.0,
         looping: false,

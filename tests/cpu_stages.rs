@@ -33,6 +33,7 @@ fn one_clip(skel: Skeleton, clip: Clip) -> (wgpu_anim::AnimationLibrary, wgpu_an
 fn propagation_composes_parents_before_children() {
     // Rotating the root 90° about z swings the whole chain from +y to -x.
     let clip = Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: "bend".into(),
@@ -96,6 +97,7 @@ fn sampling_known_values_for_every_interpolation() {
         },
     ];
     let clip = Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: "k".into(),
@@ -130,6 +132,7 @@ fn sampling_known_values_for_every_interpolation() {
 fn palette_is_identity_in_the_bind_pose_and_skinning_returns_the_rest_positions() {
     let m = mannequin::mannequin();
     let bind = Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: "bind".into(),

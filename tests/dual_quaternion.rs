@@ -90,6 +90,7 @@ fn cylinder() -> SkinnedMesh {
 /// A clip that holds the forearm at `rotation` and `scale`.
 fn hold(name: &str, rotation: Quat, scale: Vec3) -> Clip {
     Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: name.into(),

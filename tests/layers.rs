@@ -170,6 +170,7 @@ fn blend_depth_ramps_are_monotonic_down_the_hierarchy() {
 /// A mannequin pose clip of constant rotations.
 fn pose(name: &str, rotations: &[(&str, Quat)]) -> Clip {
     Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: name.into(),

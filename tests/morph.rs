@@ -338,3 +338,136 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
     // The animation moves the cube's faces (the weights reach 1 during the clip).
     assert!(moved > 0.1 * extent, "{moved}");
 }
+
+/// The mannequin's library with two clips that drive morph weights: "smile" (target 0 linear,
+/// target 1 not driven, target 2 cubic) and "blink" (target 1 step, target 3 linear).
+fn driving_library() -> (wgpu_anim::AnimationLibrary, Vec<wgpu_anim::ClipId>) {
+    use wgpu_anim::{Interpolation, Track};
+    let skeleton = mannequin::skeleton();
+    let mut clips = mannequin::clips(&skeleton);
+    let linear = |values: Vec<f32>| Track {
+        interpolation: Interpolation::Linear,
+        times: (0..values.len()).map(|k| k as f32 * 0.25).collect(),
+        values,
+    };
+    let mut smile = clips[1].clone();
+    smile.name = "smile".into();
+    smile.morph_weights = vec![
+        linear(vec![0.0, 1.0, 0.5, 0.0, 0.2]),
+        Track::default(),
+        Track {
+            interpolation: Interpolation::CubicSpline,
+            times: vec![0.0, 0.5],
+            values: vec![0.0, 0.1, 2.0, -1.0, 0.9, 0.0],
+        },
+    ];
+    let mut blink = clips[2].clone();
+    blink.name = "blink".into();
+    blink.morph_weights = vec![
+        Track::default(),
+        Track {
+            interpolation: Interpolation::Step,
+            times: vec![0.0, 0.3],
+            values: vec![0.25, 1.0],
+        },
+        Track::default(),
+        linear(vec![1.0, 0.0, 1.0]),
+    ];
+    clips.push(smile);
+    clips.push(blink);
+    let mut b = wgpu_anim::LibraryBuilder::new();
+    let s = b.add_skeleton(skeleton);
+    let ids = clips.iter().map(|c| b.add_clip(s, c).unwrap()).collect();
+    (b.build(), ids)
+}
+
+#[test]
+fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
+    use wgpu_anim::gpu::{Layer, LayerMode, Transition};
+    let (device, queue) = common::device();
+    let (lib, ids) = driving_library();
+    let (walk, smile, blink) = (ids[1], ids[ids.len() - 2], ids[ids.len() - 1]);
+    assert!(lib.has_morph_weights());
+    assert_eq!(lib.morph_targets(0), 4);
+    let desc = AnimatorDesc {
+        morph_weights: 6,
+        ..AnimatorDesc::default()
+    };
+    let mut animator = Animator::new(&device, &lib, &desc).unwrap();
+    assert!(animator.morph_weights_driven());
+    let at = |clip, time: f32| InstanceDesc {
+        time,
+        ..InstanceDesc::new(clip)
+    };
+    // 0: smile alone, own weights filling the targets it does not drive (1, 3, 5).
+    // 1: a cross-fade from smile to blink, half way.
+    // 2: walk (no weight tracks) with blink as an override layer at 0.5.
+    // 3: smile with blink added.
+    // 4: walk alone: its own weights only.
+    for (i, clip) in [smile, smile, walk, smile, walk].into_iter().enumerate() {
+        animator.add_instance(&at(clip, 0.1 * i as f32)).unwrap();
+        animator.set_morph_weights(i, &[0.3, 0.4, 0.5, 0.6, 0.0, 0.8]).unwrap();
+    }
+    animator
+        .play(1, &at(blink, 0.2), Some(Transition::linear(0.2)))
+        .unwrap();
+    animator
+        .set_layer(
+            2,
+            0,
+            Some(&Layer {
+                weight: 0.5,
+                ..Layer::clip(LayerMode::Override, blink)
+            }),
+            true,
+        )
+        .unwrap();
+    animator
+        .set_layer(3, 0, Some(&Layer::clip(LayerMode::AdditiveLocal, blink)), true)
+        .unwrap();
+    let frame = |animator: &mut Animator, dt: f32| {
+        animator.prepare(&queue, dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        animator.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+    };
+    frame(&mut animator, 0.1);
+    frame(&mut animator, 0.0);
+    let lists = animator.read_blend_lists(&device, &queue).unwrap();
+    assert!(lists[1].count >= 2, "the cross-fade blends two clips");
+    let room = 6usize;
+    let mut mirror = Vec::new();
+    for (i, inst) in animator.instances().iter().enumerate() {
+        assert_eq!(inst.morph_count, 6);
+        let own = &animator.morph_weights(i).unwrap()[..inst.morph_count as usize];
+        mirror.push(cpu::blend_morph_weights(&lib, &lists[i], own));
+    }
+    // Driven targets move off their own weights; walk alone keeps its own.
+    assert!((mirror[0][0] - 0.3).abs() > 1e-3 && mirror[0][1] == 0.4 && mirror[0][3] == 0.6);
+    assert_eq!(mirror[4], [0.3, 0.4, 0.5, 0.6, 0.0, 0.8]);
+    for fused in [false, true] {
+        animator.set_fused(fused).unwrap();
+        frame(&mut animator, 0.0);
+        let gpu: Vec<f32> = animator
+            .read_page_buffer(
+                &device,
+                &queue,
+                0,
+                wgpu_anim::shaders::Resource::MorphWeights,
+                0,
+                (5 * room) as u64,
+            )
+            .unwrap();
+        for (i, want) in mirror.iter().enumerate() {
+            for (t, w) in want.iter().enumerate() {
+                let g = gpu[i * room + t];
+                assert!(
+                    (g - w).abs() <= 1e-5 * (1.0 + w.abs()),
+                    "fused {fused}, instance {i}, target {t}: GPU {g}, mirror {w}"
+                );
+            }
+        }
+        // The comparison fails on the wrong buffer: instance 0's weights against instance 3's.
+        assert!(mirror[3].iter().zip(&gpu[..room]).any(|(w, g)| (g - w).abs() > 1e-3));
+    }
+}

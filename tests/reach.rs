@@ -36,6 +36,7 @@ fn clip(name: &str, joint: &str, translation: Vec3, scale: Vec3) -> Clip {
         })
     };
     Clip {
+        morph_weights: Vec::new(),
         name: name.into(),
         duration: 1.0,
         looping: true,

@@ -41,6 +41,7 @@ fn foreign() -> &'static Foreign {
         };
         let sk = b.add_skeleton(Skeleton::new("other", vec![joint]).expect("a one-joint skeleton"));
         let still = Clip {
+            morph_weights: Vec::new(),
             name: "still".into(),
             duration: 1.0,
             looping: true,
@@ -167,6 +168,7 @@ fn clip(u: &mut Unstructured, joints: &[String]) -> Result<Clip> {
         }
     }
     Ok(Clip {
+        morph_weights: Vec::new(),
         events,
         curves,
         name: name(u)?,

@@ -31,7 +31,7 @@ struct Frame {
     frame: u32,
     flags: u32,
     output_base: u32,
-    pad_b: u32,
+    morph_api_base: u32,
 }
 
 // Frame.flags bits: detect clip events, blend float curves, keep dual quaternions (Rust:
@@ -62,6 +62,8 @@ const NO_ROOT_MOTION: u32 = 0xffffffffu;
 // starts in its flags (layout::CLIP_CURVE_SHIFT).
 const MAX_CURVES: u32 = 8u;
 const CLIP_CURVE_SHIFT: u32 = 8u;
+// Where a clip's morph-weight track count starts in its flags (layout::CLIP_MORPH_SHIFT).
+const CLIP_MORPH_SHIFT: u32 = 16u;
 
 // Rust: layout::GpuEvent. A clip event, one header unit.
 struct ClipEvent {

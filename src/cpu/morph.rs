@@ -87,3 +87,75 @@ pub fn skin_morphed(
         .collect();
     super::skin_blended(palettes, dual, joint_offset, dual_amount, &morphed)
 }
+
+/// Target `t`'s weight in clip `clip` at `time`, and whether the clip drives it. WGSL
+/// `morph_value` (`shaders/sample.wgsl`).
+fn morph_value(lib: &crate::AnimationLibrary, clip: u32, t: u32, time: f32) -> (f32, bool) {
+    use crate::layout::{CLIP_CURVE_SHIFT, CLIP_MORPH_SHIFT, SNAPSHOT_CLIP};
+    if clip == SNAPSHOT_CLIP {
+        return (0.0, false);
+    }
+    let info = &lib.clips()[clip as usize];
+    if t >= info.flags >> CLIP_MORPH_SHIFT {
+        return (0.0, false);
+    }
+    let curves = ((info.flags >> CLIP_CURVE_SHIFT) & 0xff).count_ones();
+    let track = &lib.tracks()[(info.track_offset + 3 * info.joint_count + curves + t) as usize];
+    if track.key_count == 0 {
+        return (0.0, false);
+    }
+    (
+        super::sample::sample_track(lib.times(), lib.values(), track, time, false).x,
+        true,
+    )
+}
+
+/// An instance's morph weights in use this frame, blended as its pose from its blend list (the
+/// clock stage's) and its own weights `own` (as many as its `morph_count`): per target, over the
+/// base samples each clip's track where it drives the target and `own` where not, weighted and
+/// normalized (`own` alone when no base clip drives it); then each layer's weighted mean of the
+/// tracks its clips have (a clip without one counting 0), lerped in (override) or added
+/// (additive). WGSL `blend_morph_weight` (`shaders/sample.wgsl`).
+#[must_use]
+pub fn blend_morph_weights(lib: &crate::AnimationLibrary, list: &crate::layout::BlendList, own: &[f32]) -> Vec<f32> {
+    use crate::layout::{MAX_LAYERS, layer_mode};
+    let samples = &list.samples[..list.count as usize];
+    own.iter()
+        .enumerate()
+        .map(|(t, &own)| {
+            let t = t as u32;
+            let (mut sum, mut total, mut driven) = (0.0f32, 0.0f32, false);
+            for s in samples.iter().filter(|s| s.layer == 0) {
+                total += s.weight;
+                let (v, present) = morph_value(lib, s.clip, t, s.time);
+                driven |= present;
+                sum += s.weight * if present { v } else { own };
+            }
+            let mut out = if driven && total > 0.0 { sum / total } else { own };
+            for l in 0..MAX_LAYERS {
+                let apply = list.layers[l as usize];
+                if apply.mode == layer_mode::OFF {
+                    continue;
+                }
+                let (mut layer_sum, mut weight, mut present) = (0.0f32, 0.0f32, false);
+                for s in samples.iter().filter(|s| s.layer == l + 1) {
+                    weight += s.weight;
+                    let (v, p) = morph_value(lib, s.clip, t, s.time);
+                    present |= p;
+                    layer_sum += s.weight * v;
+                }
+                if weight.is_nan() || weight <= 0.0 || !present {
+                    continue;
+                }
+                let v = layer_sum / weight;
+                if apply.mode == layer_mode::OVERRIDE {
+                    // WGSL mix(a, b, t) = a * (1 - t) + b * t.
+                    out = out * (1.0 - apply.weight) + v * apply.weight;
+                } else {
+                    out += apply.weight * v;
+                }
+            }
+            out
+        })
+        .collect()
+}

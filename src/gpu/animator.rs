@@ -446,11 +446,10 @@ impl Animator {
                 bytemuck::cast_slice(clocks),
             );
         }
-        let room = self.controller.morph_room() as usize;
         for (page, first, weights) in &upload.morph_weights {
             queue.write_buffer(
                 self.pages[*page].buffer(Resource::MorphWeights),
-                (first * room * 4) as u64,
+                self.controller.own_morph_offset(*page, *first),
                 bytemuck::cast_slice(weights),
             );
         }

@@ -5,8 +5,8 @@
 use crate::clip::{Clip, ClipId, Interpolation, Track};
 use crate::error::{Channel, Error, Result};
 use crate::layout::{
-    CLIP_CURVE_SHIFT, GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, INTERP_PACKED, MAX_CURVES, MAX_SOCKETS,
-    NO_ROOT_MOTION, packed_track_ref,
+    CLIP_CURVE_SHIFT, CLIP_MORPH_SHIFT, GpuClip, GpuEvent, GpuSkeleton, GpuSocket, GpuTrack, INTERP_PACKED, MAX_CURVES,
+    MAX_SOCKETS, NO_ROOT_MOTION, packed_track_ref,
 };
 use crate::library::{AnimationLibrary, MaskId, MaskInfo, SkeletonId};
 use crate::math::Affine;
@@ -196,7 +196,7 @@ impl LibraryBuilder {
             )));
         }
         // Validate everything before packing so an error leaves the library unchanged.
-        let (packed, curves) = pack_clip(skel, clip)?;
+        let (packed, curves, morph) = pack_clip(skel, clip)?;
         let extents = clip_extents(&packed, compressed);
         let skeleton_extents: Vec<Extent> = self.lib.skeleton_extents[skeleton.index() as usize]
             .iter()
@@ -242,7 +242,7 @@ impl LibraryBuilder {
             skeleton: skeleton.index(),
             joint_count: n as u32,
             track_offset: lib.tracks.len() as u32,
-            flags: u32::from(clip.looping) | curve_mask << CLIP_CURVE_SHIFT,
+            flags: u32::from(clip.looping) | curve_mask << CLIP_CURVE_SHIFT | (morph.len() as u32) << CLIP_MORPH_SHIFT,
             duration: clip.duration,
             event_offset: lib.events.len() as u32,
             event_count: events.len() as u32,
@@ -288,9 +288,15 @@ impl LibraryBuilder {
             .into_iter()
             .map(Vec::from)
             .chain(std::iter::once(curve_tracks.collect()))
+            .chain(std::iter::once(morph))
         {
             for t in tracks {
                 index += 1;
+                if t.times.is_empty() {
+                    // A morph-weight track that drives nothing: no keys.
+                    lib.tracks.push(GpuTrack::default());
+                    continue;
+                }
                 if let Some(&k) = packed_track.get(&(index - 1)) {
                     lib.tracks.push(GpuTrack {
                         time_offset: blob_start,
@@ -436,18 +442,27 @@ fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<PackedClip> {
             ]
         })
         .collect();
-    let curves = clip
-        .curves
+    let scalar = |t: &crate::clip::Track<f32>| {
+        let values = t.values.iter().map(|&v| Vec4::new(v, 0.0, 0.0, 0.0)).collect();
+        collapse(t.interpolation, t.times.clone(), values)
+    };
+    let curves = clip.curves.iter().map(|c| (c.name.clone(), scalar(&c.track))).collect();
+    let morph = clip
+        .morph_weights
         .iter()
-        .map(|c| {
-            let values = c.track.values.iter().map(|&v| Vec4::new(v, 0.0, 0.0, 0.0)).collect();
-            (
-                c.name.clone(),
-                collapse(c.track.interpolation, c.track.times.clone(), values),
-            )
+        .map(|t| {
+            if t.times.is_empty() {
+                PackedTrack {
+                    interpolation: Interpolation::Step,
+                    times: Vec::new(),
+                    values: Vec::new(),
+                }
+            } else {
+                scalar(t)
+            }
         })
         .collect();
-    Ok((joints, curves))
+    Ok((joints, curves, morph))
 }
 
 /// Each joint's extent over the keys of `packed` (a clip's tracks as the library stores them),
@@ -489,8 +504,9 @@ fn clip_extents(packed: &[[PackedTrack; 3]], compressed: Option<&crate::codec::C
     extents
 }
 
-/// A clip's tracks as the library stores them: three per joint, then its named curves.
-type PackedClip = (Vec<[PackedTrack; 3]>, Vec<(String, PackedTrack)>);
+/// A clip's tracks as the library stores them: three per joint, then its named curves, then its
+/// morph-weight tracks by target (those without keys drive nothing).
+type PackedClip = (Vec<[PackedTrack; 3]>, Vec<(String, PackedTrack)>, Vec<PackedTrack>);
 
 /// A track as the library stores it.
 struct PackedTrack {
@@ -612,6 +628,7 @@ mod tests {
 
     fn clip(tracks: Vec<JointTrack>) -> Clip {
         Clip {
+            morph_weights: Vec::new(),
             events: Vec::new(),
             curves: Vec::new(),
             name: "c".into(),

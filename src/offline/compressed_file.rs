@@ -255,6 +255,7 @@ fn read_clip(r: &mut In, joint_count: usize) -> std::result::Result<CompressedCl
         .collect::<std::result::Result<Vec<_>, String>>()?;
     let clip = CompressedClip {
         clip: Clip {
+            morph_weights: Vec::new(),
             name,
             duration,
             looping,

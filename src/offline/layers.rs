@@ -166,6 +166,7 @@ pub fn difference_clip(skeleton: &Skeleton, name: &str, source: &Clip, reference
         .collect::<Vec<_>>();
     // Strictly increasing times: a duration that is a whole number of frames repeats the end.
     let mut clip = Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: name.to_string(),

@@ -200,7 +200,10 @@ impl Resource {
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
     ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
     ///   (64 B), else none (the page's buffer then holds one, bound and never written);
-    /// - per instance with morph weights, [`PageOptions::morph_weights`] `f32`s.
+    /// - per instance with morph weights, twice [`PageOptions::morph_weights`] `f32`s: the weights
+    ///   the vertex stage reads, then from `GpuFrame::morph_api_base` the instances' own (which
+    ///   the CPU writes there when the library's clips drive weights, for the sample stage to
+    ///   blend; else straight into the first part).
     #[must_use]
     pub const fn page_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
         use crate::layout::{LocalPose, MAX_SOCKETS};
@@ -228,7 +231,7 @@ impl Resource {
                     0
                 }
             }
-            Resource::MorphWeights => i * options.morph_weights as u64 * 4,
+            Resource::MorphWeights => 2 * i * options.morph_weights as u64 * 4,
             Resource::Frame | Resource::Library | Resource::LayerDefs | Resource::Heap | Resource::Events => {
                 return None;
             }

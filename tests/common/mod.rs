@@ -149,6 +149,7 @@ pub fn random_clip(r: &mut SmallRng, skeleton: &Skeleton, name: &str) -> Clip {
         })
         .collect();
     Clip {
+        morph_weights: Vec::new(),
         events: Vec::new(),
         curves: Vec::new(),
         name: name.into(),

@@ -19,11 +19,43 @@ impl Controller {
         self.morph_room = room;
     }
 
-    /// Sets instance `index`'s morph weights, one per target of the mesh it is drawn with, in
+    /// Whether the sample stage blends the instances' morph weights with their clips' weight
+    /// tracks (the library's clips drive some and the animator keeps room): the CPU then writes
+    /// the instances' own weights after `GpuFrame::morph_api_base`, else where the vertex stage
+    /// reads them.
+    #[must_use]
+    pub fn morph_weights_driven(&self) -> bool {
+        self.morph_room > 0 && self.library.has_morph_weights()
+    }
+
+    /// The morph weights in use of a new instance of skeleton `skeleton`: those its clips drive
+    /// (checked against the room).
+    pub(super) fn driven_morph_count(&self, index: usize, skeleton: u32) -> Result<u32> {
+        if self.morph_room == 0 {
+            return Ok(0);
+        }
+        let driven = self.library.morph_targets(skeleton);
+        if driven > self.morph_room {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!(
+                    "its skeleton's clips drive {driven} morph targets, and the animator keeps room for {} \
+                     (AnimatorDesc::morph_weights)",
+                    self.morph_room
+                ),
+            });
+        }
+        Ok(driven)
+    }
+
+    /// Sets instance `index`'s own morph weights, one per target of the mesh it is drawn with, in
     /// the targets' order ([`crate::MorphSet::names`]); targets past the end of `weights` weigh
     /// 0. From the next frame on, its vertices move by each target's displacements times its
-    /// weight before skinning. Only the targets up to the last non-zero weight are looked at;
-    /// an instance whose weights are all 0 costs its vertices one read.
+    /// weight before skinning. Where the clips it plays drive a target
+    /// ([`crate::Clip::morph_weights`]), the GPU blends their tracks instead (cross-fades, blend
+    /// trees and layers as for the pose), and this weight fills in for a clip without a track
+    /// for it. Only the targets up to the last non-zero weight, or up to the last one its clips
+    /// drive, are looked at; an instance with none costs its vertices one read.
     ///
     /// Errors (nothing changes): an instance that does not exist, more weights than the
     /// animator keeps room for, a weight that is not finite or beyond ±[`MAX_MORPH_WEIGHT`].
@@ -45,13 +77,15 @@ impl Controller {
                 "morph weight {t} is {w}: it must be finite and within ±{MAX_MORPH_WEIGHT}"
             )));
         }
+        let driven = self.driven_morph_count(index, self.instances[index].skeleton)?;
         let slot = &mut self.morph_weights[index * room..(index + 1) * room];
         slot.fill(0.0);
         slot[..weights.len()].copy_from_slice(weights);
-        let count = weights
+        let own = weights
             .iter()
             .rposition(|&w| w != 0.0)
             .map_or(0, |last| last as u32 + 1);
+        let count = own.max(driven);
         self.edit_both(index, |inst| inst.morph_count = count);
         if !self.morph_dirty.contains(&index) {
             self.morph_dirty.push(index);
@@ -65,6 +99,20 @@ impl Controller {
     pub fn morph_weights(&self, index: usize) -> Option<&[f32]> {
         let room = self.morph_room as usize;
         (index < self.instances.len()).then(|| &self.morph_weights[index * room..(index + 1) * room])
+    }
+
+    /// Where instance `first` of page `page`'s own morph weights go in the page's buffer, in
+    /// bytes: after `GpuFrame::morph_api_base` when the sample stage blends them
+    /// ([`Controller::morph_weights_driven`]), else where the vertex stage reads them.
+    #[must_use]
+    pub fn own_morph_offset(&self, page: usize, first: usize) -> u64 {
+        let room = u64::from(self.morph_room);
+        let base = if self.morph_weights_driven() {
+            u64::from(self.page_capacity(page)) * room
+        } else {
+            0
+        };
+        (base + first as u64 * room) * 4
     }
 
     /// The morph weights of the instances `range` (global indices), end to end.

@@ -61,6 +61,7 @@ impl Controller {
         }
         let (mut inst, clock) = self.to_gpu(index, desc, self.pages[page].joints_used)?;
         inst.morph_offset = self.pages[page].len as u32 * self.morph_room;
+        inst.morph_count = self.driven_morph_count(index, inst.skeleton)?;
         self.morph_weights
             .resize(self.morph_weights.len() + self.morph_room as usize, 0.0);
         let p = &mut self.pages[page];

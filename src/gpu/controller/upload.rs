@@ -98,7 +98,7 @@ impl Controller {
                     }
                     | if self.dual_quaternion { FRAME_DUAL_QUATERNION } else { 0 },
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
-                _pad: 0,
+                morph_api_base: p.max_instances * self.morph_room,
             };
             upload.frames.push((k, frame));
         }

@@ -470,6 +470,7 @@ mod tests {
     fn frames_sit_on_the_grid_that_fits_the_keys() {
         let times: Vec<f32> = (0..4511).map(|k| k as f32 * 0.008_333_3).collect();
         let clip = Clip {
+            morph_weights: Vec::new(),
             name: "take".into(),
             duration: *times.last().unwrap(),
             looping: false,

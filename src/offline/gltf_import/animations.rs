@@ -168,6 +168,7 @@ impl Importer<'_> {
             sk.clips.push(ImportedClip {
                 animation: ai,
                 clip: Clip {
+                    morph_weights: Vec::new(),
                     events: events.clone(),
                     curves: std::mem::take(&mut curves[s]),
                     name: clip_name,

@@ -1,9 +1,10 @@
 //! Clips from animations: channels and their samplers, key times, interpolation, translation,
-//! rotation and scale tracks, morph-target weights as float curves, and events from extras.
+//! rotation and scale tracks, morph-target weights as the clip's morph-weight tracks, and events
+//! from extras.
 
 use super::accessors::{FLOAT, FLOAT_OR_NORM, ROTATION_TYPES, Want, dims_count};
 use super::{AnimationInfo, ChannelInfo, ChannelPath, ImportedClip, ImportedSkeleton, Importer};
-use crate::clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
+use crate::clip::{Clip, ClipEvent, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
 use glam::{Quat, Vec3};
 use gltf::accessor::Dimensions;
@@ -98,7 +99,7 @@ impl Importer<'_> {
             .unwrap_or_else(|| format!("animation_{ai}"));
         let mut g = Gathered {
             tracks: vec![BTreeMap::new(); skeletons.len()],
-            curves: vec![Vec::new(); skeletons.len()],
+            morph: vec![Vec::new(); skeletons.len()],
             channels: Vec::new(),
             outside: BTreeSet::new(),
             weights_channels: 0,
@@ -111,7 +112,7 @@ impl Importer<'_> {
         }
         let Gathered {
             mut tracks,
-            mut curves,
+            mut morph,
             channels,
             outside,
             weights_channels,
@@ -120,20 +121,9 @@ impl Importer<'_> {
         } = g;
         if weights_channels > 0 {
             self.notes.push(format!(
-                "animation {ai} ('{name}'): {weights_channels} morph-target weight channel(s) imported as float \
-                 curves `<node>.weight_<k>`, which a character's morph weights take from the CPU \
-                 (Controller::set_morph_weights)"
+                "animation {ai} ('{name}'): {weights_channels} morph-target weight channel(s) imported as the \
+                 clip's morph-weight tracks (blended per character on the GPU)"
             ));
-        }
-        for c in &mut curves {
-            if c.len() > crate::layout::MAX_CURVES as usize {
-                self.notes.push(format!(
-                    "animation {ai} ('{name}'): {} morph-target weight curves, only the first {} kept",
-                    c.len(),
-                    crate::layout::MAX_CURVES
-                ));
-                c.truncate(crate::layout::MAX_CURVES as usize);
-            }
         }
         if !outside.is_empty() {
             self.notes.push(format!(
@@ -154,7 +144,7 @@ impl Importer<'_> {
         let single = skeletons.len() == 1;
         for (s, sk) in skeletons.iter_mut().enumerate() {
             let t = std::mem::take(&mut tracks[s]);
-            if t.is_empty() && !single {
+            if t.is_empty() && morph[s].is_empty() && !single {
                 continue;
             }
             let mut clip_name = name.clone();
@@ -168,9 +158,9 @@ impl Importer<'_> {
             sk.clips.push(ImportedClip {
                 animation: ai,
                 clip: Clip {
-                    morph_weights: Vec::new(),
+                    morph_weights: std::mem::take(&mut morph[s]),
                     events: events.clone(),
-                    curves: std::mem::take(&mut curves[s]),
+                    curves: Vec::new(),
                     name: clip_name,
                     duration,
                     looping: false,
@@ -257,10 +247,11 @@ impl Importer<'_> {
         Ok(times)
     }
 
-    /// A morph-target weight channel as float curves (`<node>.weight_<k>`, one per target) of the
-    /// skeleton of its node's skin, or of the only skeleton. Returns whether it had one.
+    /// A morph-target weight channel as the morph-weight tracks (one per target) of the clip of
+    /// the skeleton of its node's skin, or of the only skeleton; a second weights channel for the
+    /// same skeleton is ignored, with a note. Returns whether it had one.
     fn weights_channel(
-        &self,
+        &mut self,
         sampler: &gltf::animation::Sampler<'_>,
         info: &ChannelInfo,
         times: &[f32],
@@ -311,25 +302,22 @@ impl Importer<'_> {
                 "{what}: {targets} morph-target weights per key, and node {node}'s mesh has {mesh_targets} morph targets"
             )));
         }
-        let node_name = self
-            .doc
-            .nodes()
-            .nth(node)
-            .and_then(|n| n.name().map(str::to_owned))
-            .unwrap_or_else(|| format!("node_{node}"));
+        if !g.morph[owner].is_empty() {
+            self.notes.push(format!(
+                "{what}: a second morph-target weights channel for skeleton {owner}; ignored (a character has one weight per target of one mesh)"
+            ));
+            return Ok(true);
+        }
         for k in 0..targets {
             // Output layout: per key, `targets` weights (cubic: in-tangents, values,
             // out-tangents, each `targets` long).
             let values = (0..times.len() * per_key)
                 .map(|e| data[e * targets + k] as f32)
                 .collect();
-            g.curves[owner].push(FloatCurve {
-                name: format!("{node_name}.weight_{k}"),
-                track: Track {
-                    interpolation: interp,
-                    times: times.to_vec(),
-                    values,
-                },
+            g.morph[owner].push(Track {
+                interpolation: interp,
+                times: times.to_vec(),
+                values,
             });
         }
         Ok(true)
@@ -442,8 +430,8 @@ impl Importer<'_> {
 struct Gathered {
     /// Per skeleton: node → track.
     tracks: Vec<BTreeMap<usize, JointTrack>>,
-    /// Per skeleton: morph-target weight curves, named `<node>.weight_<k>`.
-    curves: Vec<Vec<FloatCurve>>,
+    /// Per skeleton: the morph-weight tracks of its (first) weights channel, one per target.
+    morph: Vec<Vec<Track<f32>>>,
     /// A summary of each channel, in file order.
     channels: Vec<ChannelInfo>,
     /// The nodes of channels outside every skeleton.

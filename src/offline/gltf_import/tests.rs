@@ -100,12 +100,12 @@ fn skinned(tweak: impl FnOnce(&mut Vec<u8>, &mut serde_json::Value)) -> Result<I
     load_slice(j.to_string().as_bytes(), "made.gltf", None)
 }
 
-/// A morph-target weight channel becomes float curves of its node's skeleton, one per target
-/// (`body.weight_0`, `body.weight_1`), with the channel's keys; its mesh's targets are
+/// A morph-target weight channel becomes the morph-weight tracks of its skeleton's clip, one
+/// per target, with the channel's keys; its mesh's targets are
 /// imported with their names and default weights; a channel whose weights per key are not the
 /// mesh's target count is an error.
 #[test]
-fn morph_target_weights_are_imported_as_curves() {
+fn morph_target_weights_are_imported_as_weight_tracks() {
     let with_channel = |targets: usize| {
         move |b: &mut Vec<u8>, j: &mut serde_json::Value| {
             j["meshes"][0]["primitives"][0]["targets"] =
@@ -132,7 +132,7 @@ fn morph_target_weights_are_imported_as_curves() {
             .build(imp.meshes[0].mesh.positions.len())
             .is_ok()
     );
-    check_weight_curves(&imp);
+    check_weight_tracks(&imp);
 }
 
 /// Adds a weight channel (two targets, two keys) on node 6 to a file made by `skinned`.
@@ -154,17 +154,18 @@ fn add_weights_channel(_: &mut Vec<u8>, j: &mut serde_json::Value) {
     }
 }
 
-fn check_weight_curves(imp: &super::Imported) {
+fn check_weight_tracks(imp: &super::Imported) {
     let c = &imp.skeletons[0].clips[0].clip;
-    let names: Vec<&str> = c.curves.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["body.weight_0", "body.weight_1"]);
-    assert_eq!(c.curves[1].track.times, [0.0, 1.0]);
-    assert_eq!(c.curves[0].track.values, [0.0, 0.0]);
-    assert_eq!(c.curves[1].track.values, [0.0, 1.0]);
+    assert!(c.curves.is_empty());
+    assert_eq!(c.morph_weights.len(), 2);
+    assert_eq!(c.morph_weights[1].times, [0.0, 1.0]);
+    assert_eq!(c.morph_weights[0].values, [0.0, 0.0]);
+    assert_eq!(c.morph_weights[1].values, [0.0, 1.0]);
     let lib = imp.build_library().unwrap().library;
-    assert_eq!(lib.curve_names(), ["body.weight_0", "body.weight_1"]);
+    assert!(lib.has_morph_weights());
+    assert_eq!(lib.morph_targets(0), 2);
     assert!(
-        imp.notes.iter().any(|n| n.contains("imported as float curves")),
+        imp.notes.iter().any(|n| n.contains("morph-weight tracks")),
         "{:?}",
         imp.notes
     );

@@ -59,6 +59,7 @@ fn arm() -> Result<Skeleton, wgpu_anim::Error> {
 /// A closed cylinder around the arm, the skin shared by the two bones over 0.6 around the elbow.
 fn cylinder() -> SkinnedMesh {
     let mut mesh = SkinnedMesh {
+        morph_targets: Default::default(),
         name: "arm".into(),
         positions: Vec::new(),
         normals: Vec::new(),

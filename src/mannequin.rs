@@ -11,6 +11,9 @@
 //! [`gaits`] gives the root velocity each one is authored for, so the feet do not slide. For the
 //! walking gaits the left foot is planted (at mid-stance) at phase 0 and the right one at phase 0.5.
 
+mod morph;
+pub use morph::{BREATHE, PUFF, add_breathing, morph_targets};
+
 use crate::clip::{Clip, ClipEvent, JointTrack, Track};
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::math::Transform;
@@ -731,6 +734,7 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
         joints: b.joints,
         weights: b.weights,
         indices: b.indices,
+        morph_targets: crate::morph::MorphTargets::default(),
     };
     mesh.validate(skeleton.joint_count())
         .expect("the built-in mesh is valid");
@@ -739,10 +743,15 @@ fn build_mesh(skeleton: &Skeleton) -> (SkinnedMesh, Vec<std::ops::Range<usize>>)
 
 /// The mannequin's skinned mesh for `skeleton` (which must be [`skeleton()`]), validated: capsule
 /// limbs, an elliptical torso, a head with a nose, box feet and five-fingered hands, with smooth
-/// weights (up to four influences) across every joint and normals computed from the triangles.
+/// weights (up to four influences) across every joint, normals computed from the triangles, and
+/// two morph targets, [`BREATHE`] and [`PUFF`] ([`morph_targets`]).
 #[must_use]
 pub fn mesh(skeleton: &Skeleton) -> SkinnedMesh {
-    build_mesh(skeleton).0
+    let mut mesh = build_mesh(skeleton).0;
+    mesh.morph_targets = morph_targets(&mesh, skeleton);
+    mesh.validate(skeleton.joint_count())
+        .expect("the built-in morph targets are valid");
+    mesh
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1425,11 +1434,30 @@ fn build_library(
     root_motion: bool,
     format: ClipFormat,
 ) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
-    let clips = if root_motion {
+    build_library_with(skeleton, root_motion, false, format)
+}
+
+/// The crowd's library: as [`library_with_root_motion_in`], and the gaits breathe: each drives
+/// the mesh's [`BREATHE`] target ([`add_breathing`]), blended on the GPU with the gaits.
+#[must_use]
+pub fn crowd_library_in(skeleton: Skeleton, format: ClipFormat) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    build_library_with(skeleton, true, true, format)
+}
+
+fn build_library_with(
+    skeleton: Skeleton,
+    root_motion: bool,
+    breathing: bool,
+    format: ClipFormat,
+) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    let mut clips = if root_motion {
         clips_with_root_motion(&skeleton)
     } else {
         clips(&skeleton)
     };
+    if breathing {
+        add_breathing(&mut clips);
+    }
     let mut builder = LibraryBuilder::new();
     builder.set_compression(format.settings());
     let id = builder.add_skeleton(skeleton);

@@ -78,6 +78,10 @@ pub struct SkinnedMesh {
     pub weights: Vec<[f32; 4]>,
     /// Triangle list indices.
     pub indices: Vec<u32>,
+    /// Morph targets (blend shapes), applied before skinning ([`crate::morph`]); none by
+    /// default. [`SkinnedMesh::validate`] checks them; the built-in renderer draws them when the
+    /// animator keeps room for their weights.
+    pub morph_targets: crate::morph::MorphTargets,
 }
 
 impl SkinnedMesh {
@@ -87,7 +91,8 @@ impl SkinnedMesh {
     /// Errors: arrays of different lengths, an index out of range, a joint index out of range with
     /// a non-zero weight, negative or non-finite weights, a vertex whose weights sum to zero,
     /// a position that is not finite or has a component beyond
-    /// [`MAX_REACH`](crate::reach::MAX_REACH). [`AnimationLibrary::check_mesh`](crate::AnimationLibrary::check_mesh)
+    /// [`MAX_REACH`](crate::reach::MAX_REACH), morph targets that [`crate::MorphTargets::build`]
+    /// refuses. [`AnimationLibrary::check_mesh`](crate::AnimationLibrary::check_mesh)
     /// checks where its skinned vertices can go.
     pub fn validate(&mut self, joint_count: usize) -> Result<()> {
         let err = |what: String| Error::Mesh {
@@ -156,6 +161,9 @@ impl SkinnedMesh {
         }
         if self.uvs.is_empty() {
             self.uvs = vec![Vec2::ZERO; n];
+        }
+        if !self.morph_targets.targets.is_empty() {
+            self.morph_targets.build(n)?;
         }
         Ok(())
     }

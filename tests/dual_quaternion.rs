@@ -48,6 +48,7 @@ fn fore_weight(y: f32) -> f32 {
 /// triangles wound outwards. Ring `k` is vertices `k · SEGMENTS ..`; the cap centres are last.
 fn cylinder() -> SkinnedMesh {
     let mut mesh = SkinnedMesh {
+        morph_targets: Default::default(),
         name: "cylinder".into(),
         positions: Vec::new(),
         normals: Vec::new(),

@@ -52,7 +52,7 @@ fn frame_against_mirror(
         frame: a.frame() as u32,
         flags: FRAME_EVENTS,
         output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
-        _pad: 0,
+        morph_api_base: 0,
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -368,7 +368,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             frame: f,
             flags: FRAME_EVENTS,
             output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
-            _pad: 0,
+            morph_api_base: 0,
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

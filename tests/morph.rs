@@ -275,7 +275,7 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/AnimatedMorphCube/AnimatedMorphCube.gltf");
     let imported = wgpu_anim::offline::gltf_import::load(&path).unwrap();
     let m = &imported.meshes[0];
-    let targets = &m.morph_targets;
+    let targets = &m.mesh.morph_targets;
     assert_eq!(targets.targets.len(), 2);
     let n = m.mesh.positions.len();
     assert!(

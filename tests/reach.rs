@@ -188,6 +188,7 @@ fn world_matrices_and_mesh_positions_beyond_reach_are_refused() {
 
     let mesh = |x: f32| {
         let mut m = SkinnedMesh {
+            morph_targets: Default::default(),
             name: "blob".into(),
             positions: vec![Vec3::ZERO, Vec3::new(x, 0.0, 0.0), Vec3::Y],
             normals: Vec::new(),

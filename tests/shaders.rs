@@ -283,7 +283,8 @@ fn mirrors() -> Vec<Mirror> {
                 first_instance,
                 frame,
                 flags,
-                output_base
+                output_base,
+                morph_api_base
             ]
         ),
         mirror!(
@@ -376,6 +377,8 @@ fn mirrors() -> Vec<Mirror> {
                 previous_dual_quaternion,
                 layers,
                 layer_seq,
+                morph_offset,
+                morph_count,
             ]
         ),
         mirror!("Layer", GpuLayer, [def, weight, rate, start_time, seq]),
@@ -560,6 +563,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("POLAR_MIN_COFACTOR", F32(wgpu_anim::math::POLAR_MIN_COFACTOR)),
         ("MAX_CURVES", U32(layout::MAX_CURVES)),
         ("CLIP_CURVE_SHIFT", U32(layout::CLIP_CURVE_SHIFT)),
+        ("CLIP_MORPH_SHIFT", U32(layout::CLIP_MORPH_SHIFT)),
         ("NO_ROOT_MOTION", U32(layout::NO_ROOT_MOTION)),
         ("ROOT_MOTION", U32(layout::ROOT_MOTION)),
         ("TICK_LIMIT_HI", U32(layout::TICK_LIMIT_HI)),

@@ -102,7 +102,8 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
     // The sections of an instance that are read (see `GpuInstance`); the clock is read whole.
     let instance_base = sz(std::mem::offset_of!(GpuInstance, source_clip));
     let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
-    let instance_layers = sz(std::mem::offset_of!(GpuInstance, _pad2)) - sz(std::mem::offset_of!(GpuInstance, layers));
+    let instance_layers =
+        sz(std::mem::offset_of!(GpuInstance, morph_offset)) - sz(std::mem::offset_of!(GpuInstance, layers));
     let clock = sz(size_of::<GpuClock>());
     for (inst, list) in instances.iter().zip(lists) {
         let j = u64::from(inst.joint_count);

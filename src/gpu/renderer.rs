@@ -121,6 +121,8 @@ pub struct SkinnedRenderer {
     pages: Vec<(std::ops::Range<u32>, wgpu::BindGroup)>,
     camera: wgpu::Buffer,
     mesh: MeshBuffers,
+    /// The mesh's morph targets, when it has some and the animator keeps room for weights.
+    morph: Option<super::GpuMorphTargets>,
 }
 
 impl SkinnedRenderer {
@@ -150,6 +152,9 @@ impl SkinnedRenderer {
 
     /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
     /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
+    /// When the mesh has morph targets ([`SkinnedMesh::morph_targets`]) and the animator keeps
+    /// room for morph weights ([`super::AnimatorDesc::morph_weights`]), each character's vertices
+    /// are morphed by its weights before they are skinned; without room they are drawn as bound.
     ///
     /// It waits for the device's answer to the error scopes around its buffers, bind groups and
     /// pipeline, so it is `async`: in a browser, `.await` it; natively, [`SkinnedRenderer::new`]
@@ -167,7 +172,16 @@ impl SkinnedRenderer {
         sample_count: u32,
     ) -> Result<Self> {
         let buffers = MeshBuffers::new_async(device, mesh, joint_count).await?;
-        let skin = built_in_binding(animator);
+        let morph = if animator.morph_room() > 0 && !mesh.morph_targets.targets.is_empty() {
+            let set = mesh.morph_targets.build(mesh.positions.len())?;
+            Some(super::GpuMorphTargets::new_async(device, &set).await?)
+        } else {
+            None
+        };
+        let skin = super::SkinBinding {
+            morph: morph.is_some(),
+            ..built_in_binding(animator)
+        };
         let source = built_in_skin_source(skin)?;
         // Bind groups and the pipeline: what the device refuses is an error.
         super::refusable(
@@ -200,7 +214,10 @@ impl SkinnedRenderer {
                     binding: 0,
                     resource: camera.as_entire_binding(),
                 };
-                let groups = skin.bind_groups(device, &layout, animator, &[camera_entry])?;
+                let groups = match &morph {
+                    Some(targets) => skin.morph_bind_groups(device, &layout, animator, targets, &[camera_entry])?,
+                    None => skin.bind_groups(device, &layout, animator, &[camera_entry])?,
+                };
                 // Pages fill in order, each to its capacity (instances added later are drawn too).
                 let mut start = 0;
                 let pages = groups
@@ -238,10 +255,18 @@ impl SkinnedRenderer {
                     pages,
                     camera,
                     mesh: buffers,
+                    morph,
                 })
             },
         )
         .await?
+    }
+
+    /// Whether it morphs its characters' vertices (its mesh has morph targets and the animator
+    /// keeps room for their weights).
+    #[must_use]
+    pub fn morphs(&self) -> bool {
+        self.morph.is_some()
     }
 
     /// Uploads the camera.

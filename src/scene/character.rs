@@ -117,8 +117,8 @@ impl Character {
         // sockets at its soles, where footprints are stamped when its feet land.
         let mut with_sockets = mannequin::skeleton_with_grip();
         let soles = mannequin::add_soles(&mut with_sockets).ok();
-        // The gaits with root motion: members step as fast as they move.
-        let (library, skeleton, clips) = mannequin::library_with_root_motion_in(with_sockets, format);
+        // The gaits with root motion: members step as fast as they move; and they breathe.
+        let (library, skeleton, clips) = mannequin::crowd_library_in(with_sockets, format);
         let footprints = match (
             soles,
             library.event_id(mannequin::FOOT_DOWN_L),

@@ -77,6 +77,9 @@ impl Crowd {
                 max_joints: None,
                 page_instances: None,
                 dual_quaternion: desc.skinning != crate::gpu::Skinning::Linear,
+                // Room for the mesh's morph weights: the members breathe and some hold an
+                // expression.
+                morph_weights: c.mesh.morph_targets.targets.len() as u32,
                 ..AnimatorDesc::default()
             },
         )

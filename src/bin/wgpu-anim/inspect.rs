@@ -114,14 +114,14 @@ pub(crate) fn inspect(file: &Path) -> Result<(), String> {
             m.mesh.positions.len(),
             m.mesh.indices.len() / 3,
             m.max_influences,
-            if m.morph_targets.targets.is_empty() {
+            if m.mesh.morph_targets.targets.is_empty() {
                 String::new()
             } else {
-                format!(", {} morph targets", m.morph_targets.targets.len())
+                format!(", {} morph targets", m.mesh.morph_targets.targets.len())
             }
         );
     }
-    let morphs: usize = imp.meshes.iter().map(|m| m.morph_targets.targets.len()).sum();
+    let morphs: usize = imp.meshes.iter().map(|m| m.mesh.morph_targets.targets.len()).sum();
     outln!("morph targets: {morphs}");
     outln!("notes: {}", imp.notes.len());
     for n in &imp.notes {

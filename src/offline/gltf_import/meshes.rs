@@ -130,6 +130,7 @@ impl Importer<'_> {
             joints,
             weights,
             indices,
+            morph_targets,
         };
         mesh.validate(skel.skeleton.joint_count())
             .map_err(|e| asset(&self.file, e))?;
@@ -140,7 +141,6 @@ impl Importer<'_> {
             skeleton,
             mesh,
             max_influences,
-            morph_targets,
         }))
     }
 

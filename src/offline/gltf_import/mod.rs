@@ -27,7 +27,6 @@ use crate::clip::{Clip, Interpolation};
 use crate::error::{Error, Result};
 use crate::library::{AnimationLibrary, ClipId, SkeletonId};
 use crate::mesh::SkinnedMesh;
-use crate::morph::MorphTargets;
 use crate::offline::LibraryBuilder;
 use crate::skeleton::Skeleton;
 use glam::{DMat4, DVec3};
@@ -111,16 +110,12 @@ pub struct ImportedMesh {
     /// Index into [`Imported::skeletons`] of the skeleton it is bound to.
     pub skeleton: usize,
     /// The mesh, validated against its skeleton; joint indices are skeleton joints and weights are
-    /// normalized.
+    /// normalized. Its [`SkinnedMesh::morph_targets`] are the primitive's (POSITION, NORMAL and
+    /// TANGENT displacements, sparse accessors included; only the vertices a target moves are
+    /// kept), named by `extras.targetNames`, with the mesh's default `weights`.
     pub mesh: SkinnedMesh,
     /// The largest number of non-zero influences of any vertex in the file (before any were cut).
     pub max_influences: usize,
-    /// Its morph targets (POSITION, NORMAL and TANGENT displacements, sparse accessors
-    /// included; only the vertices a target moves are kept), their names (`extras.targetNames`)
-    /// and the mesh's default `weights`; checked by [`MorphTargets::build`] at import. No targets
-    /// when the primitive has none. Pack them with [`MorphTargets::build`], upload the set as a
-    /// [`crate::gpu::GpuMorphTargets`].
-    pub morph_targets: MorphTargets,
 }
 
 /// What a channel animates.

@@ -121,13 +121,14 @@ fn morph_target_weights_are_imported_as_weight_tracks() {
         "{e}"
     );
     let imp = skinned(with_channel(2)).unwrap();
-    let m = &imp.meshes[0].morph_targets;
+    let m = &imp.meshes[0].mesh.morph_targets;
     let names: Vec<&str> = m.targets.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["smile", "blink"]);
     assert_eq!(m.default_weights, [0.25, 0.25]);
     assert!(!m.targets[0].deltas.is_empty());
     assert!(
         imp.meshes[0]
+            .mesh
             .morph_targets
             .build(imp.meshes[0].mesh.positions.len())
             .is_ok()

@@ -41,7 +41,7 @@ pub fn morph_targets(mesh: &SkinnedMesh, skeleton: &Skeleton) -> MorphTargets {
                 continue;
             };
             let fade = smoothstep(1.12, 1.26, p.y) * (1.0 - smoothstep(1.36, 1.46, p.y));
-            let amount = 0.022 * (0.6 + 0.4 * out.z.max(0.0)) * fade;
+            let amount = 0.03 * (0.5 + 0.5 * out.z.max(0.0)) * fade;
             if amount > 1e-5 {
                 breathe.push(MorphDelta {
                     vertex: v as u32,
@@ -70,18 +70,28 @@ pub fn morph_targets(mesh: &SkinnedMesh, skeleton: &Skeleton) -> MorphTargets {
     }
     MorphTargets {
         mesh: mesh.name.clone(),
-        targets: vec![
-            MorphTarget {
-                name: BREATHE.into(),
-                deltas: breathe,
-            },
-            MorphTarget {
-                name: PUFF.into(),
-                deltas: puff,
-            },
-        ],
+        targets: vec![with_normals(mesh, BREATHE, &breathe), with_normals(mesh, PUFF, &puff)],
         default_weights: Vec::new(),
     }
+}
+
+/// A target of the position displacements `moved`, with the normal displacements they make:
+/// the normals of the mesh moved all the way, less the mesh's (so a vertex next to a moved one
+/// may have a normal displacement alone).
+fn with_normals(mesh: &SkinnedMesh, name: &str, moved: &[MorphDelta]) -> MorphTarget {
+    let mut positions = mesh.positions.clone();
+    let mut position_delta = vec![Vec3::ZERO; positions.len()];
+    for d in moved {
+        positions[d.vertex as usize] += d.position;
+        position_delta[d.vertex as usize] = d.position;
+    }
+    let normals = crate::mesh::compute_normals(&positions, &mesh.indices);
+    let normal_delta: Vec<Vec3> = normals
+        .iter()
+        .zip(&mesh.normals)
+        .map(|(n, m)| if (*n - *m).length() > 1e-4 { *n - *m } else { Vec3::ZERO })
+        .collect();
+    MorphTarget::from_dense(name, &position_delta, &normal_delta, &[])
 }
 
 /// Gives each of the mannequin's gaits in `clips` (named as [`super::CLIP_NAMES`]) a

@@ -177,7 +177,7 @@ impl Importer<'_> {
     }
 
     /// Reads one channel into `g`: its key times, then its values as a track of every skeleton
-    /// with its node, or as morph-target weight curves. Returns its summary.
+    /// with its node, or as morph-weight tracks. Returns its summary.
     fn channel(
         &mut self,
         ch: &gltf::animation::Channel<'_>,

@@ -1,5 +1,5 @@
 //! The importer's unit tests, on small files made in code: skins, meshes, animations, events and
-//! weight curves, and malformed data that must give an error naming the file.
+//! morph-weight tracks, and malformed data that must give an error naming the file.
 
 use super::*;
 use crate::clip::ClipEvent;

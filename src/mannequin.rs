@@ -1437,6 +1437,13 @@ fn build_library(
     build_library_with(skeleton, root_motion, false, format)
 }
 
+/// As [`library_in`], and the gaits breathe: each drives the mesh's [`BREATHE`] target
+/// ([`add_breathing`]).
+#[must_use]
+pub fn library_breathing_in(format: ClipFormat) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    build_library_with(skeleton(), false, true, format)
+}
+
 /// The crowd's library: as [`library_with_root_motion_in`], and the gaits breathe: each drives
 /// the mesh's [`BREATHE`] target ([`add_breathing`]), blended on the GPU with the gaits.
 #[must_use]

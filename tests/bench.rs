@@ -16,6 +16,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         paths: PathKind::ALL.to_vec(),
         threads: Some(2),
         skinning: true,
+        morph: true,
     };
     let mut lines = Vec::new();
     let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
@@ -26,8 +27,8 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
     );
     assert_eq!(
         lines.len(),
-        report.rows.len() + report.formats.len() + report.skinning.len(),
-        "one progress line per configuration, per format comparison and per skinning comparison"
+        report.rows.len() + report.formats.len() + report.skinning.len() + report.morph.len(),
+        "one progress line per configuration and per format, skinning and morph comparison"
     );
     // Linear against dual-quaternion skinning at each count, both animated and drawn.
     assert_eq!(report.skinning.len(), config.counts.len());
@@ -49,6 +50,20 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         assert_eq!((c.linear_bytes_per_influence, c.dual_bytes_per_influence), (48, 32));
     }
     assert!(bench::skinning_table(&report.skinning).lines().count() == 2 + config.counts.len());
+    // With and without morph targets at each count: the mannequin's two targets, each moving a
+    // part of its vertices.
+    assert_eq!(report.morph.len(), config.counts.len());
+    for (c, &n) in report.morph.iter().zip(&config.counts) {
+        assert_eq!((c.characters, c.pairs, c.targets), (n, config.frames, 2));
+        assert!(c.entries > 0 && c.entries < c.vertices, "{c:?}");
+        assert!(c.plain_draw_ms > 0.0 && c.morph_draw_ms > 0.0 && c.ratio > 0.0, "{c:?}");
+        assert!(
+            c.plain_frame_ms > c.plain_draw_ms && c.morph_frame_ms > c.morph_draw_ms,
+            "{c:?}"
+        );
+        assert!(c.ns_per_entry.is_finite(), "{c:?}");
+    }
+    assert!(bench::morph_table(&report.morph).lines().count() == 2 + config.counts.len());
     // Both formats and the staged path: the sample pass of each in alternate frames, where the
     // device has timestamps.
     if device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {

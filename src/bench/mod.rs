@@ -48,6 +48,7 @@
 
 pub mod cost;
 mod gpu;
+mod morph;
 pub mod plot;
 mod skinning;
 mod table;
@@ -55,6 +56,7 @@ mod traffic;
 
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
+pub use morph::{MorphComparison, compare_morph, morph_table};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
 pub use traffic::{Traffic, traffic};
@@ -202,6 +204,9 @@ pub struct Config {
     /// Also compare linear and dual-quaternion skinning ([`compare_skinning`]) at each count,
     /// when the run has the staged GPU path.
     pub skinning: bool,
+    /// Also compare the crowd with and without morph targets ([`compare_morph`]) at each count,
+    /// when the run has the staged GPU path.
+    pub morph: bool,
 }
 
 impl Default for Config {
@@ -215,6 +220,7 @@ impl Default for Config {
             paths: PathKind::ALL.to_vec(),
             threads: None,
             skinning: true,
+            morph: true,
         }
     }
 }
@@ -318,6 +324,9 @@ pub struct Report {
     /// Linear against dual-quaternion skinning, per count (empty unless [`Config::skinning`] and
     /// the staged GPU path).
     pub skinning: Vec<SkinningComparison>,
+    /// With and without morph targets, per count (empty unless [`Config::morph`] and the staged
+    /// GPU path).
+    pub morph: Vec<MorphComparison>,
     /// The adapter's name and backend.
     pub device: String,
     /// When the run started (UTC).
@@ -403,7 +412,26 @@ pub fn crowd_skinned(
     format: ClipFormat,
     skinning: Skinning,
 ) -> Result<Animator> {
-    let (lib, _, clips) = mannequin::library_in(format);
+    crowd_with(device, queue, n, workload, format, skinning, false)
+}
+
+/// As [`crowd_skinned`]; with `morph`, the gaits breathe (a morph-weight track each, blended on
+/// the GPU: [`mannequin::library_breathing_in`]) and every character holds the mannequin's
+/// expression target at a weight of its own, so that both its targets are in use.
+pub(crate) fn crowd_with(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    n: u32,
+    workload: Workload,
+    format: ClipFormat,
+    skinning: Skinning,
+    morph: bool,
+) -> Result<Animator> {
+    let (lib, _, clips) = if morph {
+        mannequin::library_breathing_in(format)
+    } else {
+        mannequin::library_in(format)
+    };
     let mut a = Animator::new(
         device,
         &lib,
@@ -412,7 +440,7 @@ pub fn crowd_skinned(
             max_joints: None,
             page_instances: None,
             dual_quaternion: skinning != Skinning::Linear,
-            ..AnimatorDesc::default()
+            morph_weights: if morph { 2 } else { 0 },
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
@@ -442,6 +470,9 @@ pub fn crowd_skinned(
             },
         };
         let index = a.add_instance(&desc)?;
+        if morph {
+            a.set_morph_weights(index, &[0.0, 0.5 + 0.5 * v])?;
+        }
         if workload == Workload::Layered {
             add_layers(&mut a, &lib, index, u)?;
         }
@@ -806,11 +837,13 @@ pub fn run(
     }
     let formats = compare_all_formats(device, queue, config, progress)?;
     let skinning = compare_all_skinning(device, queue, config, progress)?;
+    let morph = compare_all_morph(device, queue, config, progress)?;
     Ok(Report {
         rows,
         notes,
         formats,
         skinning,
+        morph,
         device: device_name,
         date,
     })
@@ -840,6 +873,32 @@ fn compare_all_skinning(
         }
     }
     Ok(skinning)
+}
+
+/// The morph comparisons of `config` ([`compare_morph`]), one per count: when it asks for them
+/// and has the staged path.
+fn compare_all_morph(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<MorphComparison>> {
+    let mut morph = Vec::new();
+    if config.morph && config.paths.contains(&PathKind::GpuStaged) {
+        for &n in &config.counts {
+            progress(&format!(
+                "with and without morph targets in alternate frames, {n} characters ({} pairs)",
+                config.frames
+            ));
+            match compare_morph(device, queue, n, config.frames, config.warmup.max(1)) {
+                Ok(c) => morph.push(c),
+                // A count the device cannot hold was noted with the rows.
+                Err(Error::Limit { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(morph)
 }
 
 /// The format comparisons of `config` ([`compare_formats`]): when it has both clip formats and

@@ -77,15 +77,74 @@ pub fn compare_skinning(
     let ways = [Skinning::Linear, Skinning::DualQuaternion];
     let mut crowds: Vec<Animator> = Vec::with_capacity(2);
     for skinning in ways {
-        let mut a = crowd_skinned(device, queue, n, Workload::SingleClip, ClipFormat::Raw, skinning)?;
-        for i in 0..n {
-            a.set_world(i as usize, grid(i, n))?;
-        }
-        crowds.push(a);
+        crowds.push(crowd_skinned(
+            device,
+            queue,
+            n,
+            Workload::SingleClip,
+            ClipFormat::Raw,
+            skinning,
+        )?);
     }
     let (lib, skeleton, _) = mannequin::library();
     let skeleton = &lib.skeletons()[skeleton.index() as usize];
     let mesh = mannequin::mesh(skeleton);
+    let measured = alternate_frames(device, queue, &mut crowds, &mesh, skeleton.joint_count(), pairs, warmup)?;
+    let ratios = measured[0]
+        .iter()
+        .zip(&measured[1])
+        .map(|(l, d)| d.frame / l.frame.max(1e-9))
+        .collect();
+    let column = |k: usize, f: fn(&Timing) -> f64| median(measured[k].iter().map(f).collect());
+    let (affine, dual) = (size_of::<Affine>() as u32, size_of::<DualQuat>() as u32);
+    // The vertex shader reads a whole `DualQuat` per influence, or its rigid half (real and dual,
+    // 32 bytes) where the library has no scale.
+    let read = if crowds[1].library().has_scale() { dual } else { 2 * 16 };
+    Ok(SkinningComparison {
+        characters: n,
+        vertices: mesh.positions.len() as u32,
+        pairs,
+        linear_palette_ms: column(0, |m| m.palette),
+        dual_palette_ms: column(1, |m| m.palette),
+        linear_draw_ms: column(0, |m| m.draw),
+        dual_draw_ms: column(1, |m| m.draw),
+        linear_frame_ms: column(0, |m| m.frame),
+        dual_frame_ms: column(1, |m| m.frame),
+        ratio: median(ratios),
+        linear_palette_bytes_per_joint: affine,
+        dual_palette_bytes_per_joint: affine + dual,
+        linear_bytes_per_influence: affine,
+        dual_bytes_per_influence: read,
+    })
+}
+
+/// One frame of one crowd, timed by the wall clock (ms): the palette pass alone, the draw, and
+/// the frame (the animation passes and the draw).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Timing {
+    pub palette: f64,
+    pub draw: f64,
+    pub frame: f64,
+}
+
+/// Animates and draws `crowds` (of `mesh`'s characters, `joints` joints) in alternate frames,
+/// each part a submission of its own waited for (see the module docs): `pairs` frames each
+/// after `warmup`, on a grid seen from above.
+pub(super) fn alternate_frames(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    crowds: &mut [Animator],
+    mesh: &crate::SkinnedMesh,
+    joints: usize,
+    pairs: u32,
+    warmup: u32,
+) -> Result<Vec<Vec<Timing>>> {
+    let n = crowds.first().map_or(0, |a| a.instance_count() as u32);
+    for a in crowds.iter_mut() {
+        for i in 0..n {
+            a.set_world(i as usize, grid(i, n))?;
+        }
+    }
     let target = OffscreenTarget::new(device, WIDTH, HEIGHT)?;
     let views = [&target.color, &target.depth].map(|t| t.create_view(&Default::default()));
     let extent = 1.5 * (n as f32).sqrt().max(2.0);
@@ -97,13 +156,13 @@ pub fn compare_skinning(
         0.1,
         10.0 * extent,
     );
-    let mut renderers = Vec::with_capacity(2);
-    for a in &crowds {
+    let mut renderers = Vec::with_capacity(crowds.len());
+    for a in crowds.iter() {
         let r = SkinnedRenderer::new(
             device,
             a,
-            &mesh,
-            skeleton.joint_count(),
+            mesh,
+            joints,
             OffscreenTarget::COLOR_FORMAT,
             Some(OffscreenTarget::DEPTH_FORMAT),
             1,
@@ -128,7 +187,7 @@ pub fn compare_skinning(
         b: 0.7,
         a: 1.0,
     };
-    let mut measured: [Vec<(f64, f64, f64)>; 2] = [Vec::new(), Vec::new()];
+    let mut measured = vec![Vec::new(); crowds.len()];
     for frame in 0..warmup + pairs {
         for (k, a) in crowds.iter_mut().enumerate() {
             // The animation frame, the palette pass again on its own, then the draw: each a
@@ -145,36 +204,15 @@ pub fn compare_skinning(
                 Ok(())
             })?;
             if frame >= warmup {
-                measured[k].push((palette, draw, animation + draw));
+                measured[k].push(Timing {
+                    palette,
+                    draw,
+                    frame: animation + draw,
+                });
             }
         }
     }
-    let ratios = measured[0]
-        .iter()
-        .zip(&measured[1])
-        .map(|(l, d)| d.2 / l.2.max(1e-9))
-        .collect();
-    let column = |k: usize, f: fn(&(f64, f64, f64)) -> f64| median(measured[k].iter().map(f).collect());
-    let (affine, dual) = (size_of::<Affine>() as u32, size_of::<DualQuat>() as u32);
-    // The vertex shader reads a whole `DualQuat` per influence, or its rigid half (real and dual,
-    // 32 bytes) where the library has no scale.
-    let read = if crowds[1].library().has_scale() { dual } else { 2 * 16 };
-    Ok(SkinningComparison {
-        characters: n,
-        vertices: mesh.positions.len() as u32,
-        pairs,
-        linear_palette_ms: column(0, |m| m.0),
-        dual_palette_ms: column(1, |m| m.0),
-        linear_draw_ms: column(0, |m| m.1),
-        dual_draw_ms: column(1, |m| m.1),
-        linear_frame_ms: column(0, |m| m.2),
-        dual_frame_ms: column(1, |m| m.2),
-        ratio: median(ratios),
-        linear_palette_bytes_per_joint: affine,
-        dual_palette_bytes_per_joint: affine + dual,
-        linear_bytes_per_influence: affine,
-        dual_bytes_per_influence: read,
-    })
+    Ok(measured)
 }
 
 /// The comparisons as a Markdown table.

@@ -58,23 +58,29 @@ pub(super) fn add_members(animator: &mut Animator, c: &Character, desc: &CrowdDe
         } else {
             add_player(animator, c, &mut r, start, k, rate, desc.moving)?
         };
-        set_expression(animator, desc.seed, animator.instance_count() - 1)?;
+        set_own_weights(animator, c, desc.seed, animator.instance_count() - 1)?;
         agents.push(agent);
     }
     Ok((agents, half_extent))
 }
 
-/// Member `index`'s own morph weights, when the animator keeps room for them: two in five hold
-/// an expression (the mannequin's second target, its cheeks puffed) at a weight of their own.
-/// The first target, breathing, its clips drive. Drawn from its own generator, so the rest of
-/// the crowd is laid out as without.
-fn set_expression(animator: &mut Animator, seed: u64, index: usize) -> Result<()> {
-    if animator.morph_room() < 2 {
+/// Member `index`'s own morph weights, when the animator keeps room for them: its mesh's
+/// default weights (glTF `weights`), and where the mesh has the mannequin's expression target
+/// ([`crate::mannequin::PUFF`]) two in five members hold it at a weight of their own (the clips
+/// drive its breathing). Drawn from a generator of its own, so the rest of the crowd is laid out
+/// as without.
+fn set_own_weights(animator: &mut Animator, c: &Character, seed: u64, index: usize) -> Result<()> {
+    if animator.morph_room() == 0 {
         return Ok(());
     }
-    let mut r = SplitMix(seed ^ (index as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-    let puff = if r.unit() < 0.4 { r.range(0.5, 1.0) } else { 0.0 };
-    animator.set_morph_weights(index, &[0.0, puff])
+    let targets = &c.mesh.morph_targets;
+    let mut weights = targets.default_weights.clone();
+    weights.resize(targets.targets.len(), 0.0);
+    if let Some(puff) = targets.targets.iter().position(|t| t.name == crate::mannequin::PUFF) {
+        let mut r = SplitMix(seed ^ (index as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+        weights[puff] = if r.unit() < 0.4 { r.range(0.5, 1.0) } else { 0.0 };
+    }
+    animator.set_morph_weights(index, &weights)
 }
 
 /// A wandering member: starts on a random course at a random phase, in a role with its layers.

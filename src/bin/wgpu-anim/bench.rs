@@ -12,6 +12,7 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
         paths: a.paths.clone(),
         threads: a.threads,
         skinning: !a.no_skinning,
+        morph: !a.no_morph,
         ..Config::default()
     };
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
@@ -33,6 +34,12 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
             "\nLinear (LBS) and dual-quaternion (DQS) skinning of one single-clip crowd, animated and drawn in alternate frames:\n"
         );
         out!("{}", bench::skinning_table(&report.skinning));
+    }
+    if !report.morph.is_empty() {
+        outln!(
+            "\nMorph targets (the morph workload): one single-clip crowd with and without, animated and drawn in alternate frames:\n"
+        );
+        out!("{}", bench::morph_table(&report.morph));
     }
     for note in &report.notes {
         outln!("note: {note}");

@@ -244,6 +244,10 @@ struct BenchArgs {
     /// alternate frames) that runs at each count with the gpu-staged path.
     #[arg(long)]
     no_skinning: bool,
+    /// Skip the comparison of a crowd with and without morph targets (animated and drawn, in
+    /// alternate frames) that runs at each count with the gpu-staged path.
+    #[arg(long)]
+    no_morph: bool,
     /// Write the rows as a JSON array to PATH.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,

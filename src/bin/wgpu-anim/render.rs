@@ -100,12 +100,14 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
-            ..AnimatorDesc::default()
+            // Room for the mesh's morph weights: its default weights, and the clip's tracks.
+            morph_weights: character.mesh.morph_targets.targets.len() as u32,
         },
     )
     .map_err(|e| e.to_string())?;
+    let defaults = character.mesh.morph_targets.default_weights.clone();
     for (world, time) in &instances {
-        animator
+        let i = animator
             .add_instance(&InstanceDesc {
                 time: *time,
                 rate: 0.0,
@@ -115,6 +117,9 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
                 ..InstanceDesc::new(clip)
             })
             .map_err(|e| e.to_string())?;
+        if animator.morph_room() > 0 {
+            animator.set_morph_weights(i, &defaults).map_err(|e| e.to_string())?;
+        }
     }
     let joints = imp.skeletons[s].skeleton.joint_count();
     let target = OffscreenTarget::new(&device, width, height).map_err(|e| e.to_string())?;

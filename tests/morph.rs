@@ -268,8 +268,9 @@ fn bad_weights_and_missing_room_are_errors_naming_the_instance() {
 
 /// The glTF sample AnimatedMorphCube: its two targets imported (sparse: only the vertices they
 /// move), its weight channel as the clip's weight tracks; its animation played on the GPU, which
-/// blends the weights, morphs and skins the cube, against the f64 reference at several times
-/// (within 1e-5 × its extent).
+/// blends the weights, morphs and skins the cube, at the times three.js computed
+/// (`tests/fixtures/morph/morph_cube.json`): against the f64 reference within 1e-5 × its extent,
+/// against three.js within 1e-4 × its extent.
 #[test]
 fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/AnimatedMorphCube/AnimatedMorphCube.gltf");
@@ -302,7 +303,12 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
     };
     let vertices = m.mesh.gpu_vertices();
     let mut moved = 0.0f64;
-    for &t in &[0.0f32, 0.9, 1.7, 2.5, 3.3] {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/morph/morph_cube.json");
+    let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let cases = fixture["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 5);
+    for case in cases {
+        let t = case["time"].as_f64().unwrap() as f32;
         animator.truncate(0);
         animator
             .add_instance(&InstanceDesc {
@@ -332,6 +338,16 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
             let err = (g.position.truncate().as_dvec3() - *want).abs().max_element();
             assert!(err <= 1e-5 * extent, "t {t}, vertex {v}: GPU {g:?}, reference {want}");
             moved = moved.max((*want - rest[v]).length());
+            let three: Vec<f64> = case["positions"][v]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            let err = (g.position.truncate().as_dvec3() - glam::DVec3::from_slice(&three))
+                .abs()
+                .max_element();
+            assert!(err <= 1e-4 * extent, "t {t}, vertex {v}: GPU {g:?}, three.js {three:?}");
         }
         assert!(!pose.palette.is_empty());
     }
@@ -470,4 +486,76 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
         // The comparison fails on the wrong buffer: instance 0's weights against instance 3's.
         assert!(mirror[3].iter().zip(&gpu[..room]).any(|(w, g)| (g - w).abs() > 1e-3));
     }
+}
+
+/// A skinned and morphed cylinder made for this test (`tests/fixtures/morph/make.mjs`): three
+/// targets, one of them a sparse accessor, one with normals, and three animations whose weights
+/// are STEP, LINEAR and CUBICSPLINE keys while a joint bends. At every time three.js computed
+/// (`SkinnedMesh.getVertexPosition`, an independent implementation of morphing and skinning), the
+/// library's import, GPU weight blending, morphing and skinning land every vertex within
+/// 1e-4 × the mesh's extent.
+#[test]
+fn a_skinned_morphed_file_matches_three_js_at_every_time() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/morph");
+    let imported = wgpu_anim::offline::gltf_import::load(&dir.join("morph_skin.glb")).unwrap();
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("morph_skin.json")).unwrap()).unwrap();
+    let m = &imported.meshes[0];
+    let targets = &m.mesh.morph_targets;
+    let names: Vec<&str> = targets.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["bulge", "top", "shear"]);
+    assert_eq!(targets.default_weights, [0.1, 0.0, 0.2]);
+    // The sparse target stores only the vertices it moves.
+    assert_eq!(targets.targets[1].deltas.len(), 4);
+    let set = targets.build(m.mesh.positions.len()).unwrap();
+    let built = imported.build_library().unwrap();
+    let (device, queue) = common::device();
+    let gpu_targets = GpuMorphTargets::new(&device, &set).unwrap();
+    let desc = AnimatorDesc {
+        morph_weights: 3,
+        ..AnimatorDesc::default()
+    };
+    let mut animator = Animator::new(&device, &built.library, &desc).unwrap();
+    let extent = {
+        let (lo, hi) = m.mesh.bounds();
+        f64::from((hi - lo).max_element())
+    };
+    let vertices = m.mesh.gpu_vertices();
+    let clips = &imported.skeletons[m.skeleton].clips;
+    let (mut checked, mut worst) = (0, 0.0f64);
+    for case in fixture["cases"].as_array().unwrap() {
+        let name = case["animation"].as_str().unwrap();
+        let time = case["time"].as_f64().unwrap() as f32;
+        let k = clips.iter().position(|c| c.clip.name == name).unwrap();
+        animator.truncate(0);
+        animator
+            .add_instance(&InstanceDesc {
+                time,
+                rate: 0.0,
+                ..InstanceDesc::new(built.clips[m.skeleton][k])
+            })
+            .unwrap();
+        animator.set_morph_weights(0, &targets.default_weights).unwrap();
+        animator.prepare(&queue, 0.0);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        animator.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        let gpu = skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &vertices).unwrap();
+        let want = case["positions"].as_array().unwrap();
+        assert_eq!(want.len(), gpu.len());
+        for (v, (g, w)) in gpu.iter().zip(want).enumerate() {
+            let w: Vec<f64> = w.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            let err = (0..3)
+                .map(|c| (f64::from(g.position[c]) - w[c]).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                err <= 1e-4 * extent,
+                "{name} at {time} s, vertex {v}: GPU {g:?}, three.js {w:?}"
+            );
+            worst = worst.max(err / extent);
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 15);
+    eprintln!("worst vertex against three.js: {worst:.1e} of the extent");
 }

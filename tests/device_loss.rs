@@ -12,6 +12,8 @@ use wgpu_anim::layout::{GpuClock, source_kind};
 use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, Error};
 
 const CHARACTERS: usize = 240;
+/// Morph targets the clips drive (up to) and the characters weigh.
+const MORPH_TARGETS: usize = 6;
 /// Skeletons of the crowd: all within the fused path's 128 joints, so both paths run.
 const SKELETONS: [usize; 3] = [1, 37, 90];
 
@@ -22,6 +24,9 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
         page_instances: Some(64),
         // Dual quaternions kept: recomputed on the new device like the palettes.
         dual_quaternion: true,
+        // Morph weights: the clips drive some, each character holds its own; blended again on
+        // the new device.
+        morph_weights: MORPH_TARGETS as u32,
         ..Default::default()
     };
     Animator::new(device, library, &desc).unwrap()
@@ -55,6 +60,13 @@ fn edit(animator: &mut Animator, frame: usize) {
             };
             animator.set_skinning(i, skinning).unwrap();
         }
+    }
+    // Some characters' own morph weights change every frame.
+    for i in (frame % 5..animator.instance_count()).step_by(5) {
+        let weights: Vec<f32> = (0..r.gen_range(0..=MORPH_TARGETS))
+            .map(|_| r.gen_range(-1.0..1.0))
+            .collect();
+        animator.set_morph_weights(i, &weights).unwrap();
     }
     if frame == 9 {
         animator.truncate(CHARACTERS - 20);
@@ -116,6 +128,21 @@ fn state(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator) -> (Ve
                 .iter()
                 .map(|m| bytemuck::cast_slice::<_, u32>(std::slice::from_ref(m)).to_vec()),
         );
+        // The morph weights drawn, of the characters' weights in use.
+        let weights: Vec<f32> = animator
+            .read_page_buffer(
+                device,
+                queue,
+                page,
+                wgpu_anim::shaders::Resource::MorphWeights,
+                0,
+                (64 * MORPH_TARGETS) as u64,
+            )
+            .unwrap();
+        for (k, inst) in animator.page_instances(page).iter().enumerate() {
+            let used = &weights[k * MORPH_TARGETS..k * MORPH_TARGETS + inst.morph_count as usize];
+            palettes.push(bytemuck::cast_slice::<_, u32>(used).to_vec());
+        }
         // The dual quaternions of the characters that skin with them (the others' are not
         // written, and hold whatever their joints held before).
         for inst in animator.page_instances(page).iter().filter(|i| i.dual_quaternion > 0.0) {
@@ -162,7 +189,8 @@ fn same(a: &(Vec<GpuClock>, Vec<Vec<u32>>), b: &(Vec<GpuClock>, Vec<Vec<u32>>)) 
 /// the rebuilt animator and the reference agree for 8 frames more. Returns the frames the first
 /// rebuild replayed.
 fn lose_and_rebuild(interval: u32, lost_after: usize, lost_again_after: Option<usize>) -> usize {
-    let (library, _) = common::random_library_of(31, &SKELETONS);
+    let (library, _) = common::random_library_full(31, &SKELETONS, &[], false, MORPH_TARGETS);
+    assert!(library.has_morph_weights());
     let (device_a, queue_a) = common::device();
     let (device_b, queue_b) = common::device();
     let (device_c, queue_c) = common::device();

@@ -88,7 +88,7 @@ fn plays_tree(a: &Animator, i: usize) -> bool {
 #[test]
 fn gpu_events_equal_the_mirror_for_random_crowds() {
     let (device, queue) = common::device();
-    let (lib, _) = common::random_library_full(41, &[1, 37], &[], true);
+    let (lib, _) = common::random_library_full(41, &[1, 37], &[], true, 0);
     assert!(!lib.events().is_empty());
     let mut r = common::rng(7);
     let mut total = 0usize;

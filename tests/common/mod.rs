@@ -315,20 +315,24 @@ pub fn random_library_with_sockets(
     sizes: &[usize],
     sockets: &[usize],
 ) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
-    random_library_full(seed, sizes, sockets, false)
+    random_library_full(seed, sizes, sockets, false, 0)
 }
 
 /// As [`random_library_with_sockets`], and with `events`, 0 to 4 random events per clip (names
-/// `a` to `d`; times anywhere in the clip, its ends included; thresholds 0, 0.3 or 0.7), drawn
-/// from their own generator so that the rest is the same library.
+/// `a` to `d`; times anywhere in the clip, its ends included; thresholds 0, 0.3 or 0.7), and with
+/// `morph_targets` above 0, up to that many morph-weight tracks per clip (some without keys, the
+/// keys step, linear or cubic), each drawn from its own generator so that the rest is the same
+/// library.
 pub fn random_library_full(
     seed: u64,
     sizes: &[usize],
     sockets: &[usize],
     events: bool,
+    morph_targets: usize,
 ) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     let mut r = rng(seed);
     let mut event_rng = rng(seed ^ 0x5eed_e7e7);
+    let mut morph_rng = rng(seed ^ 0x0b1e_5ade);
     let mut b = LibraryBuilder::new();
     let mut clips = Vec::new();
     for (k, &n) in sizes.iter().enumerate() {
@@ -361,6 +365,9 @@ pub fn random_library_full(
                     });
                 }
             }
+            if morph_targets > 0 {
+                clip.morph_weights = random_morph_tracks(&mut morph_rng, morph_targets, clip.duration);
+            }
             ids.push(b.add_clip(id, &clip).unwrap());
             clips.push(clip);
         }
@@ -376,6 +383,35 @@ pub fn random_library_full(
         b.add_mask(id, &format!("s{k}_mask"), &weights).unwrap();
     }
     (b.build(), clips)
+}
+
+/// Up to `targets` morph-weight tracks over `duration` seconds: a fifth without keys (driving
+/// nothing), the others 1 to 5 keys of weights in [-0.5, 1.5], step, linear or cubic.
+pub fn random_morph_tracks(r: &mut SmallRng, targets: usize, duration: f32) -> Vec<wgpu_anim::Track<f32>> {
+    (0..r.gen_range(1..=targets))
+        .map(|_| {
+            if r.gen_bool(0.2) {
+                return wgpu_anim::Track::default();
+            }
+            let keys = r.gen_range(1..6usize);
+            let mut times: Vec<f32> = (0..keys).map(|_| r.gen_range(0.0..duration)).collect();
+            times.sort_by(f32::total_cmp);
+            times.dedup();
+            let interpolation =
+                [Interpolation::Step, Interpolation::Linear, Interpolation::CubicSpline][r.gen_range(0..3)];
+            let per_key = if interpolation == Interpolation::CubicSpline {
+                3
+            } else {
+                1
+            };
+            let values = (0..times.len() * per_key).map(|_| r.gen_range(-0.5..1.5)).collect();
+            wgpu_anim::Track {
+                interpolation,
+                times,
+                values,
+            }
+        })
+        .collect()
 }
 
 /// A library laid out as [`random_library`]'s for one skeleton of `joints` joints (its clips,

@@ -306,3 +306,46 @@ fn bad_data_is_an_error_naming_the_file() {
         assert!(e.starts_with("made.gltf: ") && e.contains(expect), "{expect}: {e}");
     }
 }
+
+/// A morph target that is not right — a NaN displacement, a sparse index past the vertices —
+/// is an error naming the file, the mesh and the target; nothing is imported.
+#[test]
+fn bad_morph_targets_are_errors_naming_file_mesh_and_target() {
+    // Bytes at 196: three displacements (the second NaN), then a sparse index (7) and its value.
+    let with_target = |target: serde_json::Value| {
+        move |b: &mut Vec<u8>, j: &mut serde_json::Value| {
+            for x in [0.0f32, 0.1, 0.0, f32::NAN, 0.0, 0.0, 0.0, 0.0, 0.2] {
+                b.extend(x.to_le_bytes());
+            }
+            b.extend(7u32.to_le_bytes());
+            for x in [0.0f32, 0.5, 0.0] {
+                b.extend(x.to_le_bytes());
+            }
+            j["bufferViews"] = serde_json::json!([
+                {"buffer": 0, "byteOffset": 0, "byteLength": 196},
+                {"buffer": 0, "byteOffset": 196, "byteLength": 36},
+                {"buffer": 0, "byteOffset": 232, "byteLength": 4},
+                {"buffer": 0, "byteOffset": 236, "byteLength": 12}
+            ]);
+            j["buffers"][0]["byteLength"] = serde_json::json!(b.len());
+            j["accessors"].as_array_mut().unwrap().push(target.clone());
+            j["meshes"][0]["primitives"][0]["targets"] = serde_json::json!([{"POSITION": 9}]);
+        }
+    };
+    let nan = serde_json::json!({"bufferView": 1, "componentType": 5126, "count": 3, "type": "VEC3"});
+    let e = skinned(with_target(nan)).unwrap_err().to_string();
+    assert!(
+        e.contains("made.gltf")
+            && e.contains("mesh '")
+            && e.contains("morph target 0 POSITION")
+            && e.contains("non-finite"),
+        "{e}"
+    );
+    let sparse = serde_json::json!({"componentType": 5126, "count": 3, "type": "VEC3",
+        "sparse": {"count": 1, "indices": {"bufferView": 2, "componentType": 5125}, "values": {"bufferView": 3}}});
+    let e = skinned(with_target(sparse)).unwrap_err().to_string();
+    assert!(
+        e.contains("made.gltf") && e.contains("morph target 0 POSITION") && e.contains("sparse index"),
+        "{e}"
+    );
+}

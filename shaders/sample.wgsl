@@ -131,6 +131,15 @@ fn mask_weight(mask: u32, j: u32) -> f32 {
     return value_at(mask + j).x;
 }
 
+// A mask's weight of morph target `t`: 1 without a mask or past its target weights (their
+// count is entry 0's z; Rust: LibraryBuilder::add_mask_with_targets).
+fn mask_target_weight(mask: u32, t: u32) -> f32 {
+    if (mask == NO_MASK || f32(t) >= value_at(mask).z) {
+        return 1.0;
+    }
+    return value_at(mask + t).y;
+}
+
 // A difference rotation applied with weight b: nlerp(identity, ±d, b) along the shorter arc.
 fn weighted_delta(d: vec4<f32>, b: f32) -> vec4<f32> {
     var dd = d;
@@ -265,8 +274,8 @@ fn morph_value(clip: u32, t: u32, time: f32) -> MorphValue {
 // weighted, the clip's track where it drives the target and the instance's own weight `own`
 // where not (or for the snapshot), normalized; `own` alone when no base clip drives it. Then
 // each layer in order, the weighted mean of its samples' tracks (a clip without one counting 0),
-// where one of them drives it: lerped in by the layer's weight (override) or added times it
-// (additive). Layer masks (per joint) do not apply to weights.
+// where one of them drives it: lerped in by the layer's weight times its mask's weight of the
+// target (override) or added times it (additive).
 fn blend_morph_weight(i: u32, t: u32, own: f32) -> f32 {
     let count = list_count(i);
     var sum = 0.0;
@@ -308,10 +317,11 @@ fn blend_morph_weight(i: u32, t: u32, own: f32) -> f32 {
             continue;
         }
         let v = layer_sum / weight;
+        let b = apply.weight * mask_target_weight(apply.mask, t);
         if (apply.mode == LAYER_OVERRIDE) {
-            out = mix(out, v, apply.weight);
+            out = mix(out, v, b);
         } else {
-            out += apply.weight * v;
+            out += b * v;
         }
     }
     return out;

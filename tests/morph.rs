@@ -356,8 +356,9 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
 }
 
 /// The mannequin's library with two clips that drive morph weights: "smile" (target 0 linear,
-/// target 1 not driven, target 2 cubic) and "blink" (target 1 step, target 3 linear).
-fn driving_library() -> (wgpu_anim::AnimationLibrary, Vec<wgpu_anim::ClipId>) {
+/// target 1 not driven, target 2 cubic) and "blink" (target 1 step, target 3 linear); and a mask
+/// over every joint that weighs targets 1 by 0 and 3 by 0.5.
+fn driving_library() -> (wgpu_anim::AnimationLibrary, Vec<wgpu_anim::ClipId>, wgpu_anim::MaskId) {
     use wgpu_anim::{Interpolation, Track};
     let skeleton = mannequin::skeleton();
     let mut clips = mannequin::clips(&skeleton);
@@ -391,17 +392,21 @@ fn driving_library() -> (wgpu_anim::AnimationLibrary, Vec<wgpu_anim::ClipId>) {
     ];
     clips.push(smile);
     clips.push(blink);
+    let joints = skeleton.joint_count();
     let mut b = wgpu_anim::LibraryBuilder::new();
     let s = b.add_skeleton(skeleton);
     let ids = clips.iter().map(|c| b.add_clip(s, c).unwrap()).collect();
-    (b.build(), ids)
+    let mask = b
+        .add_mask_with_targets(s, "face", &vec![1.0; joints], &[1.0, 0.0, 1.0, 0.5])
+        .unwrap();
+    (b.build(), ids, mask)
 }
 
 #[test]
 fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     use wgpu_anim::gpu::{Layer, LayerMode, Transition};
     let (device, queue) = common::device();
-    let (lib, ids) = driving_library();
+    let (lib, ids, mask) = driving_library();
     let (walk, smile, blink) = (ids[1], ids[ids.len() - 2], ids[ids.len() - 1]);
     assert!(lib.has_morph_weights());
     assert_eq!(lib.morph_targets(0), 4);
@@ -420,9 +425,10 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     // 2: walk (no weight tracks) with blink as an override layer at 0.5.
     // 3: smile with blink added.
     // 4: walk alone: its own weights only.
-    for (i, clip) in [smile, smile, walk, smile, walk].into_iter().enumerate() {
+    // 5: walk with blink as an override layer masked over targets (1 by 0, 3 by 0.5).
+    for (i, clip) in [smile, smile, walk, smile, walk, walk].into_iter().enumerate() {
         animator.add_instance(&at(clip, 0.1 * i as f32)).unwrap();
-        animator.set_morph_weights(i, &[0.3, 0.4, 0.5, 0.6, 0.0, 0.8]).unwrap();
+        animator.set_morph_weights(i, &[0.3, 0.4, 0.5, 0.7, 0.0, 0.8]).unwrap();
     }
     animator
         .play(1, &at(blink, 0.2), Some(Transition::linear(0.2)))
@@ -441,6 +447,11 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     animator
         .set_layer(3, 0, Some(&Layer::clip(LayerMode::AdditiveLocal, blink)), true)
         .unwrap();
+    let masked = Layer {
+        mask: Some(mask),
+        ..Layer::clip(LayerMode::Override, blink)
+    };
+    animator.set_layer(5, 0, Some(&masked), true).unwrap();
     let frame = |animator: &mut Animator, dt: f32| {
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -459,8 +470,13 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
         mirror.push(cpu::blend_morph_weights(&lib, &lists[i], own));
     }
     // Driven targets move off their own weights; walk alone keeps its own.
-    assert!((mirror[0][0] - 0.3).abs() > 1e-3 && mirror[0][1] == 0.4 && mirror[0][3] == 0.6);
-    assert_eq!(mirror[4], [0.3, 0.4, 0.5, 0.6, 0.0, 0.8]);
+    assert!((mirror[0][0] - 0.3).abs() > 1e-3 && mirror[0][1] == 0.4 && mirror[0][3] == 0.7);
+    assert_eq!(mirror[4], [0.3, 0.4, 0.5, 0.7, 0.0, 0.8]);
+    // The mask keeps blink's track of target 1 out (unmasked, instance 2's layer moves it) and
+    // lets half of target 3's in: as instance 2's layer at weight 0.5 does.
+    assert_eq!(mirror[5][1], 0.4);
+    assert!((mirror[2][1] - 0.4).abs() > 1e-3);
+    assert!((mirror[5][3] - mirror[2][3]).abs() < 1e-6 && (mirror[5][3] - 0.7).abs() > 1e-3);
     for fused in [false, true] {
         animator.set_fused(fused).unwrap();
         frame(&mut animator, 0.0);
@@ -471,7 +487,7 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
                 0,
                 wgpu_anim::shaders::Resource::MorphWeights,
                 0,
-                (5 * room) as u64,
+                (6 * room) as u64,
             )
             .unwrap();
         for (i, want) in mirror.iter().enumerate() {

@@ -110,12 +110,26 @@ fn morph_value(lib: &crate::AnimationLibrary, clip: u32, t: u32, time: f32) -> (
     )
 }
 
+/// A mask's weight of morph target `t`: 1 without a mask or past its target weights. WGSL
+/// `mask_target_weight` (`shaders/sample.wgsl`).
+fn mask_target_weight(lib: &crate::AnimationLibrary, mask: u32, t: u32) -> f32 {
+    if mask == crate::layout::NO_MASK {
+        return 1.0;
+    }
+    let head = lib.values()[mask as usize];
+    if t as f32 >= head.z {
+        return 1.0;
+    }
+    lib.values()[(mask + t) as usize].y
+}
+
 /// An instance's morph weights in use this frame, blended as its pose from its blend list (the
 /// clock stage's) and its own weights `own` (as many as its `morph_count`): per target, over the
 /// base samples each clip's track where it drives the target and `own` where not, weighted and
 /// normalized (`own` alone when no base clip drives it); then each layer's weighted mean of the
-/// tracks its clips have (a clip without one counting 0), lerped in (override) or added
-/// (additive). WGSL `blend_morph_weight` (`shaders/sample.wgsl`).
+/// tracks its clips have (a clip without one counting 0), by the layer's weight times its mask's
+/// weight of the target, lerped in (override) or added (additive). WGSL `blend_morph_weight`
+/// (`shaders/sample.wgsl`).
 #[must_use]
 pub fn blend_morph_weights(lib: &crate::AnimationLibrary, list: &crate::layout::BlendList, own: &[f32]) -> Vec<f32> {
     use crate::layout::{MAX_LAYERS, layer_mode};
@@ -148,11 +162,12 @@ pub fn blend_morph_weights(lib: &crate::AnimationLibrary, list: &crate::layout::
                     continue;
                 }
                 let v = layer_sum / weight;
+                let b = apply.weight * mask_target_weight(lib, apply.mask, t);
                 if apply.mode == layer_mode::OVERRIDE {
                     // WGSL mix(a, b, t) = a * (1 - t) + b * t.
-                    out = out * (1.0 - apply.weight) + v * apply.weight;
+                    out = out * (1.0 - b) + v * b;
                 } else {
-                    out += apply.weight * v;
+                    out += b * v;
                 }
             }
             out

@@ -386,6 +386,21 @@ impl LibraryBuilder {
     /// Errors: a skeleton of another builder or library ([`Error::ForeignId`]), a weight count
     /// that is not the joint count, a weight outside [0, 1] or not finite, a duplicate name.
     pub fn add_mask(&mut self, skeleton: SkeletonId, name: &str, weights: &[f32]) -> Result<MaskId> {
+        self.add_mask_with_targets(skeleton, name, weights, &[])
+    }
+
+    /// As [`LibraryBuilder::add_mask`], and over morph targets too: a layer with this mask
+    /// weighs morph target `t`'s weight track by `targets[t]` (targets past the list by 1), as it
+    /// weighs joint `j` by `weights[j]` — a face layer that moves only the mouth's targets, say.
+    ///
+    /// Errors: as [`LibraryBuilder::add_mask`]; a target weight outside [0, 1] or not finite.
+    pub fn add_mask_with_targets(
+        &mut self,
+        skeleton: SkeletonId,
+        name: &str,
+        weights: &[f32],
+        targets: &[f32],
+    ) -> Result<MaskId> {
         let err = |what: String| Error::Clip {
             clip: format!("mask {name}"),
             what,
@@ -406,6 +421,12 @@ impl LibraryBuilder {
                 weights[j]
             )));
         }
+        if let Some(t) = targets.iter().position(|w| !(0.0..=1.0).contains(w)) {
+            return Err(err(format!(
+                "morph target {t} has weight {}, outside [0, 1]",
+                targets[t]
+            )));
+        }
         if self.lib.mask_names.iter().any(|n| n == name) {
             return Err(err("a mask of that name exists already".into()));
         }
@@ -416,7 +437,17 @@ impl LibraryBuilder {
             offset: lib.values.len() as u32,
         });
         lib.mask_names.push(name.to_string());
-        lib.values.extend(weights.iter().map(|&w| Vec4::new(w, 0.0, 0.0, 0.0)));
+        // Entry k: joint k's weight (x), morph target k's (y); entry 0's z holds the number of
+        // target weights (the shaders' `mask_target_weight`).
+        let entries = weights.len().max(targets.len());
+        lib.values.extend((0..entries).map(|k| {
+            Vec4::new(
+                weights.get(k).copied().unwrap_or(0.0),
+                targets.get(k).copied().unwrap_or(1.0),
+                if k == 0 { targets.len() as f32 } else { 0.0 },
+                0.0,
+            )
+        }));
         Ok(id)
     }
 

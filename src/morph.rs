@@ -187,6 +187,32 @@ impl MorphTargets {
     }
 }
 
+impl MorphTargets {
+    /// Morph-weight tracks for a clip ([`crate::Clip::morph_weights`]) from its float curves
+    /// named as these targets: track `t` is the curve named `targets[t].name` (a curve authored
+    /// as a target's weight, as Unreal's curve-driven morph targets are), a track without keys
+    /// where the clip has no such curve. Assign them to the clip before it goes into the library,
+    /// and the GPU blends them per character as any weight track.
+    #[must_use]
+    pub fn tracks_from_curves(&self, curves: &[crate::FloatCurve]) -> Vec<crate::Track<f32>> {
+        let mut tracks: Vec<crate::Track<f32>> = self
+            .targets
+            .iter()
+            .map(|t| {
+                curves
+                    .iter()
+                    .find(|c| c.name == t.name)
+                    .map(|c| c.track.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        while tracks.last().is_some_and(|t| t.times.is_empty()) {
+            tracks.pop();
+        }
+        tracks
+    }
+}
+
 /// Whether `w` may be a morph weight: finite and within [`MAX_MORPH_WEIGHT`].
 #[must_use]
 pub fn weight_ok(w: f32) -> bool {
@@ -312,6 +338,20 @@ mod tests {
         assert_eq!(set.default_weights(), vec![0.5, 0.0]);
         assert_eq!(set.target("blink"), Some(1));
         assert!(set.bytes() < set.dense_bytes() + 64);
+    }
+
+    #[test]
+    fn curves_named_as_targets_become_their_weight_tracks() {
+        let curve = |name: &str, v: f32| crate::FloatCurve {
+            name: name.into(),
+            track: crate::Track::constant(v),
+        };
+        let t = targets();
+        let tracks = t.tracks_from_curves(&[curve("ik", 1.0), curve("smile", 0.5)]);
+        assert_eq!(tracks.len(), 1, "no track past the last curve named as a target");
+        assert_eq!(tracks[0].values, [0.5]);
+        let tracks = t.tracks_from_curves(&[curve("blink", 0.25)]);
+        assert_eq!((tracks.len(), tracks[0].times.len(), tracks[1].values[0]), (2, 0, 0.25));
     }
 
     #[test]

@@ -269,11 +269,11 @@ impl Clip {
                 .values
                 .iter()
                 .enumerate()
-                .find(|(_, v)| !crate::morph::weight_ok(**v))
+                .find(|(_, v)| !crate::layout::morph_weight_ok(**v))
             {
                 return Err(cerr(format!(
                     "value {k} is {v}: not finite or beyond ±{}",
-                    crate::morph::MAX_MORPH_WEIGHT
+                    crate::layout::MAX_MORPH_WEIGHT
                 )));
             }
         }

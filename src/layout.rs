@@ -83,6 +83,17 @@ pub const CLIP_MORPH_SHIFT: u32 = 16;
 /// Most morph-weight tracks of one clip (what [`CLIP_MORPH_SHIFT`] leaves of the flags).
 pub const MAX_CLIP_MORPH_TRACKS: u32 = 0xffff;
 
+/// The largest magnitude of a morph weight (a character's own, a clip's key or a default):
+/// weights are meant to be about 0 to 1 (glTF leaves them unbounded; 1,000 keeps a morphed
+/// vertex far from `f32`'s limit wherever [`crate::reach`] accepted the mesh).
+pub const MAX_MORPH_WEIGHT: f32 = 1.0e3;
+
+/// Whether `w` may be a morph weight: finite and within [`MAX_MORPH_WEIGHT`].
+#[must_use]
+pub fn morph_weight_ok(w: f32) -> bool {
+    w.is_finite() && w.abs() <= MAX_MORPH_WEIGHT
+}
+
 /// A clip in the runtime library. WGSL `ClipInfo`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]

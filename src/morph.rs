@@ -20,10 +20,7 @@
 use crate::error::{Error, Result};
 use glam::Vec3;
 
-/// The largest magnitude of a morph weight: weights are meant to be about 0 to 1 (glTF leaves
-/// them unbounded; 1,000 keeps a morphed vertex far from `f32`'s limit wherever
-/// [`crate::reach`] accepted the mesh).
-pub const MAX_MORPH_WEIGHT: f32 = 1.0e3;
+pub use crate::layout::{MAX_MORPH_WEIGHT, morph_weight_ok as weight_ok};
 
 /// How one vertex moves at weight 1 of its target.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -211,12 +208,6 @@ impl MorphTargets {
         }
         tracks
     }
-}
-
-/// Whether `w` may be a morph weight: finite and within [`MAX_MORPH_WEIGHT`].
-#[must_use]
-pub fn weight_ok(w: f32) -> bool {
-    w.is_finite() && w.abs() <= MAX_MORPH_WEIGHT
 }
 
 /// A mesh's morph targets checked and packed, sparse and vertex-major (the module docs give the

@@ -836,8 +836,24 @@ pub fn run(
         }
     }
     let formats = compare_all_formats(device, queue, config, progress)?;
-    let skinning = compare_all_skinning(device, queue, config, progress)?;
-    let morph = compare_all_morph(device, queue, config, progress)?;
+    let skinning = compare_each(
+        device,
+        queue,
+        config,
+        config.skinning,
+        "linear and dual-quaternion skinning in alternate frames",
+        compare_skinning,
+        progress,
+    )?;
+    let morph = compare_each(
+        device,
+        queue,
+        config,
+        config.morph,
+        "with and without morph targets in alternate frames",
+        compare_morph,
+        progress,
+    )?;
     Ok(Report {
         rows,
         notes,
@@ -849,56 +865,30 @@ pub fn run(
     })
 }
 
-/// The skinning comparisons of `config` ([`compare_skinning`]), one per count: when it asks for
-/// them and has the staged path.
-fn compare_all_skinning(
+/// One comparison per count of `config` (`compare(device, queue, n, pairs, warmup)`, announced
+/// as `what` with the count), when `enabled` and the run has the staged path; a count the device
+/// cannot hold (noted with the rows) is left out.
+fn compare_each<T>(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     config: &Config,
+    enabled: bool,
+    what: &str,
+    compare: fn(&wgpu::Device, &wgpu::Queue, u32, u32, u32) -> Result<T>,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<SkinningComparison>> {
-    let mut skinning = Vec::new();
-    if config.skinning && config.paths.contains(&PathKind::GpuStaged) {
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    if enabled && config.paths.contains(&PathKind::GpuStaged) {
         for &n in &config.counts {
-            progress(&format!(
-                "linear and dual-quaternion skinning in alternate frames, {n} characters ({} pairs)",
-                config.frames
-            ));
-            match compare_skinning(device, queue, n, config.frames, config.warmup.max(1)) {
-                Ok(c) => skinning.push(c),
-                // A count the device cannot hold was noted with the rows.
+            progress(&format!("{what}, {n} characters ({} pairs)", config.frames));
+            match compare(device, queue, n, config.frames, config.warmup.max(1)) {
+                Ok(c) => out.push(c),
                 Err(Error::Limit { .. }) => {}
                 Err(e) => return Err(e),
             }
         }
     }
-    Ok(skinning)
-}
-
-/// The morph comparisons of `config` ([`compare_morph`]), one per count: when it asks for them
-/// and has the staged path.
-fn compare_all_morph(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    config: &Config,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Vec<MorphComparison>> {
-    let mut morph = Vec::new();
-    if config.morph && config.paths.contains(&PathKind::GpuStaged) {
-        for &n in &config.counts {
-            progress(&format!(
-                "with and without morph targets in alternate frames, {n} characters ({} pairs)",
-                config.frames
-            ));
-            match compare_morph(device, queue, n, config.frames, config.warmup.max(1)) {
-                Ok(c) => morph.push(c),
-                // A count the device cannot hold was noted with the rows.
-                Err(Error::Limit { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    Ok(morph)
+    Ok(out)
 }
 
 /// The format comparisons of `config` ([`compare_formats`]): when it has both clip formats and

@@ -9,10 +9,10 @@ mod demo;
 mod desc;
 mod inspect;
 mod library;
-#[cfg(not(target_arch = "wasm32"))]
 mod morph;
 mod page;
 mod props;
+#[cfg(not(target_arch = "wasm32"))]
 mod read_back;
 mod readback;
 mod rebuild;

@@ -238,11 +238,17 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     }
 #ifdef MORPH
     // Targets `lid`, `lid + WORKGROUP_SIZE`, ... of those in use: the instance's own weights
-    // (after frame.morph_api_base) blended with its clips' weight tracks into the weights the
-    // vertex stage reads.
+    // (after frame.morph_api_base) blended with its clips' weight tracks and its snapshot (after
+    // twice that) into the weights the vertex stage reads; kept as the snapshot on a frame that
+    // keeps the pose (written after this thread's own read of it).
     let base = instances[i].morph_offset;
+    let snapshot = 2u * frame.morph_api_base + base;
     for (var t = lid; t < instances[i].morph_count; t += WORKGROUP_SIZE) {
-        morph_weights[base + t] = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t]);
+        let w = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t], morph_weights[snapshot + t]);
+        morph_weights[base + t] = w;
+        if (keep_pose) {
+            morph_weights[snapshot + t] = w;
+        }
     }
 #endif
 }
@@ -256,6 +262,7 @@ struct MorphValue {
 
 fn morph_value(clip: u32, t: u32, time: f32) -> MorphValue {
     if (clip == SNAPSHOT_CLIP) {
+        // Its weights are the instance's snapshot (blend_morph_weight).
         return MorphValue(0.0, false);
     }
     let info = clip_info(clip);
@@ -271,12 +278,14 @@ fn morph_value(clip: u32, t: u32, time: f32) -> MorphValue {
 }
 
 // Instance `i`'s weight of morph target `t`, blended as its pose: over the base samples, each
-// weighted, the clip's track where it drives the target and the instance's own weight `own`
-// where not (or for the snapshot), normalized; `own` alone when no base clip drives it. Then
+// weighted, the clip's track where it drives the target, the weight kept as the instance's
+// snapshot (`snapshot`, what the frame before an interrupting cross-fade showed) for the
+// snapshot, and the instance's own weight `own` where no track drives it, normalized; `own`
+// alone when neither a base clip nor the snapshot drives it. Then
 // each layer in order, the weighted mean of its samples' tracks (a clip without one counting 0),
 // where one of them drives it: lerped in by the layer's weight times its mask's weight of the
 // target (override) or added times it (additive).
-fn blend_morph_weight(i: u32, t: u32, own: f32) -> f32 {
+fn blend_morph_weight(i: u32, t: u32, own: f32, snapshot: f32) -> f32 {
     let count = list_count(i);
     var sum = 0.0;
     var total = 0.0;
@@ -287,7 +296,10 @@ fn blend_morph_weight(i: u32, t: u32, own: f32) -> f32 {
             continue;
         }
         total += s.weight;
-        let m = morph_value(s.clip, t, s.time);
+        var m = morph_value(s.clip, t, s.time);
+        if (s.clip == SNAPSHOT_CLIP) {
+            m = MorphValue(snapshot, true);
+        }
         driven = driven || m.present;
         sum += s.weight * select(own, m.value, m.present);
     }

@@ -244,13 +244,13 @@ impl Clip {
                 return Err(cerr(format!("value {k} is not finite")));
             }
         }
-        if self.morph_weights.len() > crate::layout::MAX_CLIP_MORPH_TRACKS as usize {
+        if self.morph_weights.len() > crate::layout::MAX_MORPH_TARGETS as usize {
             return Err(Error::Clip {
                 clip: self.name.clone(),
                 what: format!(
                     "{} morph-weight tracks; a clip may have {}",
                     self.morph_weights.len(),
-                    crate::layout::MAX_CLIP_MORPH_TRACKS
+                    crate::layout::MAX_MORPH_TARGETS
                 ),
             });
         }

@@ -80,8 +80,9 @@ pub const CLIP_CURVE_SHIFT: u32 = 8;
 /// tracks follow its curves' (track `track_offset + 3 · joint_count + curves + t` drives target
 /// `t < m`; one without keys drives nothing).
 pub const CLIP_MORPH_SHIFT: u32 = 16;
-/// Most morph-weight tracks of one clip (what [`CLIP_MORPH_SHIFT`] leaves of the flags).
-pub const MAX_CLIP_MORPH_TRACKS: u32 = 0xffff;
+/// Most morph targets a clip drives (what [`CLIP_MORPH_SHIFT`] leaves of the flags) and a
+/// character weighs ([`crate::gpu::AnimatorDesc::morph_weights`]).
+pub const MAX_MORPH_TARGETS: u32 = 0xffff;
 
 /// The largest magnitude of a morph weight (a character's own, a clip's key or a default):
 /// weights are meant to be about 0 to 1 (glTF leaves them unbounded; 1,000 keeps a morphed
@@ -429,8 +430,10 @@ pub struct GpuInstance {
     /// times [`crate::gpu::AnimatorDesc::morph_weights`]); read by the skinning module's
     /// `wgpu_anim_morph`.
     pub morph_offset: u32,
-    /// How many of those weights are in use: the targets up to the last non-zero weight
-    /// ([`crate::gpu::Controller::set_morph_weights`]); 0 morphs nothing and costs nothing.
+    /// How many of those weights are in use: the targets up to the last non-zero own weight
+    /// ([`crate::gpu::Controller::set_morph_weights`]) or up to the last one its skeleton's
+    /// clips drive ([`crate::AnimationLibrary::morph_targets`]), whichever is further; 0 morphs
+    /// nothing and costs nothing.
     pub morph_count: u32,
     /// Padding to a multiple of 64 bytes, so that every instance starts a cache line.
     pub _pad2: [u32; 6],

@@ -598,8 +598,9 @@ mod tests {
                 assert!(!resource.instance_sections(1).is_empty(), "{resource:?}");
             }
             let snapshots = resource.snapshot_section(8);
+            let instance_snapshots = resource.instance_snapshot_section(8, 3);
             assert_eq!(
-                snapshots.is_some(),
+                snapshots.is_some() || instance_snapshots.is_some(),
                 survival == Survival::SnapshotsCheckpointed,
                 "{resource:?}"
             );
@@ -609,6 +610,13 @@ mod tests {
                     end <= resource.page_bytes(0, 8, PageOptions::default()).unwrap_or(0),
                     "{resource:?}"
                 );
+            }
+            if let Some(s) = instance_snapshots {
+                let options = PageOptions {
+                    morph_weights: 3,
+                    ..PageOptions::default()
+                };
+                assert_eq!(s.at(8), resource.page_bytes(8, 0, options).unwrap_or(0), "{resource:?}");
             }
         }
     }

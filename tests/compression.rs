@@ -490,8 +490,12 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
 
 fn a_file() -> file::CompressedFile {
     let skeleton = wgpu_anim::mannequin::skeleton();
-    let clips = wgpu_anim::mannequin::clips(&skeleton);
+    let mut clips = wgpu_anim::mannequin::clips(&skeleton);
+    // With a morph-weight track (the file keeps them) and one without keys after it.
+    wgpu_anim::mannequin::add_breathing(&mut clips);
+    clips[1].morph_weights.push(wgpu_anim::Track::default());
     let (c, _) = compress::compress(&skeleton, &clips[1], &CompressionSettings::default()).unwrap();
+    assert_eq!(c.clip.morph_weights.len(), 2);
     file::CompressedFile {
         skeleton: skeleton.name().to_owned(),
         joints: skeleton.joint_names().to_vec(),

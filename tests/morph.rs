@@ -426,7 +426,9 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     // 3: smile with blink added.
     // 4: walk alone: its own weights only.
     // 5: walk with blink as an override layer masked over targets (1 by 0, 3 by 0.5).
-    for (i, clip) in [smile, smile, walk, smile, walk, walk].into_iter().enumerate() {
+    // 6: a cross-fade from smile to blink, interrupted by one to walk: the new one blends from
+    // the weights shown when it was interrupted (kept as the instance's snapshot).
+    for (i, clip) in [smile, smile, walk, smile, walk, walk, smile].into_iter().enumerate() {
         animator.add_instance(&at(clip, 0.1 * i as f32)).unwrap();
         animator.set_morph_weights(i, &[0.3, 0.4, 0.5, 0.7, 0.0, 0.8]).unwrap();
     }
@@ -458,17 +460,55 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
         animator.encode(&mut encoder);
         queue.submit([encoder.finish()]);
     };
+    animator
+        .play(6, &at(blink, 0.0), Some(Transition::linear(1.0)))
+        .unwrap();
+    let room = 6usize;
+    let read = |animator: &Animator, part: usize| -> Vec<f32> {
+        let base = part * animator.page_capacity(0) as usize * room;
+        let all: Vec<f32> = animator
+            .read_page_buffer(
+                &device,
+                &queue,
+                0,
+                wgpu_anim::shaders::Resource::MorphWeights,
+                0,
+                (base + 7 * room) as u64,
+            )
+            .unwrap();
+        all[base..].to_vec()
+    };
     frame(&mut animator, 0.1);
+    // The interruption: the next frame shows the running cross-fade and keeps what it shows; the
+    // one after blends from that.
+    animator.play(6, &at(walk, 0.0), Some(Transition::linear(1.0))).unwrap();
     frame(&mut animator, 0.0);
+    let shown = read(&animator, 0);
+    frame(&mut animator, 0.0);
+    let snapshots = read(&animator, 2);
+    assert_eq!(
+        &snapshots[6 * room..7 * room],
+        &shown[6 * room..7 * room],
+        "the snapshot is what was shown"
+    );
     let lists = animator.read_blend_lists(&device, &queue).unwrap();
     assert!(lists[1].count >= 2, "the cross-fade blends two clips");
-    let room = 6usize;
+    assert_eq!(lists[6].samples[0].clip, wgpu_anim::layout::SNAPSHOT_CLIP);
     let mut mirror = Vec::new();
     for (i, inst) in animator.instances().iter().enumerate() {
         assert_eq!(inst.morph_count, 6);
         let own = &animator.morph_weights(i).unwrap()[..inst.morph_count as usize];
-        mirror.push(cpu::blend_morph_weights(&lib, &lists[i], own));
+        let kept = &snapshots[i * room..i * room + inst.morph_count as usize];
+        mirror.push(cpu::blend_morph_weights(&lib, &lists[i], own, kept));
     }
+    // The interrupted cross-fade starts from what was shown: no jump in its driven weights.
+    for t in 0..room {
+        assert!((mirror[6][t] - shown[6 * room + t]).abs() < 1e-6, "target {t}");
+    }
+    assert!(
+        (shown[6 * room] - 0.3).abs() > 1e-3,
+        "target 0 was driven when interrupted"
+    );
     // Driven targets move off their own weights; walk alone keeps its own.
     assert!((mirror[0][0] - 0.3).abs() > 1e-3 && mirror[0][1] == 0.4 && mirror[0][3] == 0.7);
     assert_eq!(mirror[4], [0.3, 0.4, 0.5, 0.7, 0.0, 0.8]);
@@ -480,16 +520,7 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     for fused in [false, true] {
         animator.set_fused(fused).unwrap();
         frame(&mut animator, 0.0);
-        let gpu: Vec<f32> = animator
-            .read_page_buffer(
-                &device,
-                &queue,
-                0,
-                wgpu_anim::shaders::Resource::MorphWeights,
-                0,
-                (6 * room) as u64,
-            )
-            .unwrap();
+        let gpu = read(&animator, 0);
         for (i, want) in mirror.iter().enumerate() {
             for (t, w) in want.iter().enumerate() {
                 let g = gpu[i * room + t];
@@ -574,4 +605,49 @@ fn a_skinned_morphed_file_matches_three_js_at_every_time() {
     }
     assert_eq!(checked, 15);
     eprintln!("worst vertex against three.js: {worst:.1e} of the extent");
+}
+
+/// Room past the limit is an error; tracks without keys drive nothing (a clip of only those
+/// does not switch the library to blending weights); an instance added where one was removed
+/// starts from weights of 0, on the GPU too.
+#[test]
+fn limits_keyless_tracks_and_reused_places() {
+    let (device, queue) = common::device();
+    let (lib, _, clips) = mannequin::library();
+    let too_much = AnimatorDesc {
+        morph_weights: wgpu_anim::layout::MAX_MORPH_TARGETS + 1,
+        ..AnimatorDesc::default()
+    };
+    let e = Animator::new(&device, &lib, &too_much)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("morph weights"), "{e}");
+
+    let skeleton = mannequin::skeleton();
+    let mut clip = mannequin::clips(&skeleton).remove(0);
+    clip.morph_weights = vec![wgpu_anim::Track::default(); 3];
+    let mut b = wgpu_anim::LibraryBuilder::new();
+    let s = b.add_skeleton(skeleton);
+    b.add_clip(s, &clip).unwrap();
+    let keyless = b.build();
+    assert!(!keyless.has_morph_weights());
+    assert_eq!(keyless.morph_targets(0), 0);
+
+    let desc = AnimatorDesc {
+        morph_weights: 2,
+        ..AnimatorDesc::default()
+    };
+    let mut animator = Animator::new(&device, &lib, &desc).unwrap();
+    animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    animator.set_morph_weights(0, &[0.5, 0.25]).unwrap();
+    animator.prepare(&queue, 0.0);
+    animator.truncate(0);
+    animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    assert_eq!(animator.morph_weights(0), Some(&[0.0, 0.0][..]));
+    animator.prepare(&queue, 0.0);
+    let gpu: Vec<f32> = animator
+        .read_page_buffer(&device, &queue, 0, wgpu_anim::shaders::Resource::MorphWeights, 0, 2)
+        .unwrap();
+    assert_eq!(gpu, [0.0, 0.0]);
 }

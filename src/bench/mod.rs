@@ -836,6 +836,26 @@ pub fn run(
         }
     }
     let formats = compare_all_formats(device, queue, config, progress)?;
+    let (skinning, morph) = compare_drawn(device, queue, config, progress)?;
+    Ok(Report {
+        rows,
+        notes,
+        formats,
+        skinning,
+        morph,
+        device: device_name,
+        date,
+    })
+}
+
+/// The comparisons of crowds animated and drawn in alternate frames that `config` asks for:
+/// linear against dual-quaternion skinning, with and without morph targets.
+fn compare_drawn(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<SkinningComparison>, Vec<MorphComparison>)> {
     let skinning = compare_each(
         device,
         queue,
@@ -854,15 +874,7 @@ pub fn run(
         compare_morph,
         progress,
     )?;
-    Ok(Report {
-        rows,
-        notes,
-        formats,
-        skinning,
-        morph,
-        device: device_name,
-        date,
-    })
+    Ok((skinning, morph))
 }
 
 /// One comparison per count of `config` (`compare(device, queue, n, pairs, warmup)`, announced

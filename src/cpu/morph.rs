@@ -21,7 +21,8 @@ fn vec3(w: [u32; 4]) -> Vec3 {
 /// Vertex `vertex` morphed by `weights` (an instance's weights in use, `morph_count` of them)
 /// from `words` ([`crate::MorphSet::words`]): every entry of the vertex whose target has a
 /// non-zero weight adds its displacements times the weight, in target order. WGSL
-/// `wgpu_anim_morph`.
+/// `wgpu_anim_morph`. Words that are not a packed set (cut short, say) end the sum where they
+/// run out, as the GPU's bounds-checked reads would leave it: no panic.
 #[must_use]
 pub fn morph(words: &[[u32; 4]], weights: &[f32], vertex: u32, position: Vec3, normal: Vec3, tangent: Vec3) -> Morphed {
     let mut out = Morphed {
@@ -34,15 +35,18 @@ pub fn morph(words: &[[u32; 4]], weights: &[f32], vertex: u32, position: Vec3, n
     if count == 0 || vertex >= header[0] {
         return out;
     }
-    let pair = words[1 + vertex as usize / 2];
+    let Some(&pair) = words.get(1 + vertex as usize / 2) else {
+        return out;
+    };
     let (first, n) = if vertex & 1 == 1 {
         (pair[2], pair[3])
     } else {
         (pair[0], pair[1])
     };
-    for k in 0..n {
-        let e = (header[3] + (first + k) * header[2]) as usize;
-        let head = words[e];
+    let word = |e: usize| words.get(e).copied();
+    for k in 0..n as usize {
+        let e = header[3] as usize + (first as usize + k) * header[2] as usize;
+        let Some(head) = word(e) else { break };
         if head[3] >= count {
             break;
         }
@@ -51,9 +55,9 @@ pub fn morph(words: &[[u32; 4]], weights: &[f32], vertex: u32, position: Vec3, n
             continue;
         }
         out.position += w * vec3(head);
-        out.normal += w * vec3(words[e + 1]);
+        out.normal += w * word(e + 1).map_or(Vec3::ZERO, vec3);
         if header[2] > 2 {
-            out.tangent += w * vec3(words[e + 2]);
+            out.tangent += w * word(e + 2).map_or(Vec3::ZERO, vec3);
         }
     }
     out
@@ -124,24 +128,36 @@ fn mask_target_weight(lib: &crate::AnimationLibrary, mask: u32, t: u32) -> f32 {
 }
 
 /// An instance's morph weights in use this frame, blended as its pose from its blend list (the
-/// clock stage's) and its own weights `own` (as many as its `morph_count`): per target, over the
-/// base samples each clip's track where it drives the target and `own` where not, weighted and
-/// normalized (`own` alone when no base clip drives it); then each layer's weighted mean of the
+/// clock stage's), its own weights `own` (as many as its `morph_count`) and its snapshot
+/// `snapshot` (as many; the weights kept on the frame before an interrupting cross-fade): per
+/// target, over the base samples each clip's track where it drives the target, the snapshot's
+/// weight for the snapshot and `own` where no track drives it, weighted and normalized (`own`
+/// alone when neither drives it); then each layer's weighted mean of the
 /// tracks its clips have (a clip without one counting 0), by the layer's weight times its mask's
 /// weight of the target, lerped in (override) or added (additive). WGSL `blend_morph_weight`
 /// (`shaders/sample.wgsl`).
 #[must_use]
-pub fn blend_morph_weights(lib: &crate::AnimationLibrary, list: &crate::layout::BlendList, own: &[f32]) -> Vec<f32> {
-    use crate::layout::{MAX_LAYERS, layer_mode};
+pub fn blend_morph_weights(
+    lib: &crate::AnimationLibrary,
+    list: &crate::layout::BlendList,
+    own: &[f32],
+    snapshot: &[f32],
+) -> Vec<f32> {
+    use crate::layout::{MAX_LAYERS, SNAPSHOT_CLIP, layer_mode};
     let samples = &list.samples[..list.count as usize];
     own.iter()
         .enumerate()
         .map(|(t, &own)| {
+            let kept = snapshot.get(t).copied().unwrap_or(0.0);
             let t = t as u32;
             let (mut sum, mut total, mut driven) = (0.0f32, 0.0f32, false);
             for s in samples.iter().filter(|s| s.layer == 0) {
                 total += s.weight;
-                let (v, present) = morph_value(lib, s.clip, t, s.time);
+                let (v, present) = if s.clip == SNAPSHOT_CLIP {
+                    (kept, true)
+                } else {
+                    morph_value(lib, s.clip, t, s.time)
+                };
                 driven |= present;
                 sum += s.weight * if present { v } else { own };
             }

@@ -196,6 +196,15 @@ impl Animator {
                 what: "an animator needs room for at least one instance and a library with at least one clip".into(),
             });
         }
+        if desc.morph_weights > crate::layout::MAX_MORPH_TARGETS {
+            return Err(Error::Limit {
+                what: format!(
+                    "room for {} morph weights per instance; an animator keeps at most {}",
+                    desc.morph_weights,
+                    crate::layout::MAX_MORPH_TARGETS
+                ),
+            });
+        }
         let max_joints = match desc.max_joints {
             Some(j) => j,
             None => desc.max_instances.checked_mul(largest).ok_or_else(|| Error::Limit {

@@ -236,8 +236,10 @@ pub struct AnimatorDesc {
     pub dual_quaternion: bool,
     /// Room for this many morph weights per instance (the most targets of any mesh its
     /// characters morph, [`crate::MorphSet::target_count`]), so that instances may morph
-    /// ([`crate::gpu::Controller::set_morph_weights`]): 4 bytes each per instance of capacity.
-    /// 0 by default: no morphing.
+    /// ([`crate::gpu::Controller::set_morph_weights`]): 12 bytes each per instance of capacity
+    /// (the weights drawn, the instance's own and the snapshot an interrupting cross-fade
+    /// blends from), at most
+    /// [`crate::layout::MAX_MORPH_TARGETS`]. 0 by default: no morphing.
     pub morph_weights: u32,
 }
 

@@ -125,19 +125,6 @@ impl Animator {
         let defs = self.controller.layer_defs();
         queue.write_buffer(&next.layer_def_buffer, 0, bytemuck::cast_slice(defs));
         next.restore(queue, base);
-        // Morph weights: the instances' own, as they are now (the vertex stage reads them, and
-        // with clips that drive weights the replayed frames blend them; none of the GPU's state
-        // depends on their past values).
-        let morphing = self.controller.morph_room() > 0;
-        for page in (0..self.controller.pages_in_use()).filter(|_| morphing) {
-            let weights = self.controller.morph_weights_of(self.controller.page_range(page));
-            let at = self.controller.own_morph_offset(page, 0);
-            queue.write_buffer(
-                next.pages[page].buffer(Resource::MorphWeights),
-                at,
-                bytemuck::cast_slice(weights),
-            );
-        }
         // Every frame since, as it ran.
         let last = recovery.log.len().saturating_sub(1);
         for (k, frame) in recovery.log.iter().enumerate() {

@@ -263,13 +263,34 @@ impl Recovery {
                     push(resource, page, section.offset, section.bytes(in_use));
                 }
             }
-            let runs = snapshot_runs(controller, page);
+            // The instances' own morph weights (where the CPU writes them): the frames replayed
+            // after the checkpoint apply their changes on top, as they did.
+            let room = u64::from(controller.morph_room());
+            push(
+                Resource::MorphWeights,
+                page,
+                controller.own_morph_offset(page, 0),
+                in_use * room * 4,
+            );
+            // Runs of live snapshots, in joints (per-joint snapshots) and in instances.
+            let joint_runs = snapshot_runs(controller, page, |_, inst| {
+                (inst.joint_offset, inst.joint_offset + inst.joint_count)
+            });
+            let instance_runs = snapshot_runs(controller, page, |k, _| (k, k + 1));
+            let capacity = controller.page_capacity(page);
             for resource in surviving(Survival::SnapshotsCheckpointed) {
-                let Some(snapshots) = resource.snapshot_section(page_joint_capacity(page)) else {
-                    debug_assert!(false, "{resource:?}: snapshots checkpointed, but no snapshot section");
-                    continue;
+                let (snapshots, runs) = match (
+                    resource.snapshot_section(page_joint_capacity(page)),
+                    resource.instance_snapshot_section(capacity, controller.morph_room()),
+                ) {
+                    (Some(s), _) => (s, &joint_runs),
+                    (None, Some(s)) => (s, &instance_runs),
+                    (None, None) => {
+                        debug_assert!(false, "{resource:?}: snapshots checkpointed, but no snapshot section");
+                        continue;
+                    }
                 };
-                for &(a, b) in &runs {
+                for &(a, b) in runs {
                     let bytes = snapshots.bytes(u64::from(b - a));
                     push(resource, page, snapshots.at(u64::from(a)), bytes);
                 }
@@ -327,10 +348,15 @@ fn surviving(survival: Survival) -> impl Iterator<Item = Resource> {
         .filter(move |r| r.on_device_loss() == survival)
 }
 
-/// The joints of page `page` (from its first) whose snapshots a later frame may read, in runs
-/// `(first, end)` of consecutive instances: those that keep their pose this frame, and those
-/// that blend from a snapshot in a cross-fade still running.
-fn snapshot_runs(controller: &Controller, page: usize) -> Vec<(u32, u32)> {
+/// What of page `page` holds snapshots a later frame may read — `unit(k, instance)` of its
+/// instance `k`: its joints, or the instance itself — in runs `(first, end)` of consecutive
+/// instances: those that keep their pose this frame, and those that blend from a snapshot in a
+/// cross-fade still running.
+fn snapshot_runs(
+    controller: &Controller,
+    page: usize,
+    unit: impl Fn(u32, &crate::layout::GpuInstance) -> (u32, u32),
+) -> Vec<(u32, u32)> {
     let first = controller.page_range(page).start;
     let mut runs: Vec<(u32, u32)> = Vec::new();
     // Whether the instance before was live: a run continues only through live instances.
@@ -338,10 +364,10 @@ fn snapshot_runs(controller: &Controller, page: usize) -> Vec<(u32, u32)> {
     for (k, inst) in controller.page_instances(page).iter().enumerate() {
         let live = inst.flags & KEEP_POSE != 0
             || (inst.source_kind() == source_kind::SNAPSHOT && controller.transition_running(first + k));
-        let joints = (inst.joint_offset, inst.joint_offset + inst.joint_count);
+        let span = unit(k as u32, inst);
         match runs.last_mut() {
-            Some(run) if live && open && run.1 == joints.0 => run.1 = joints.1,
-            _ if live => runs.push(joints),
+            Some(run) if live && open && run.1 == span.0 => run.1 = span.1,
+            _ if live => runs.push(span),
             _ => {}
         }
         open = live;

@@ -478,8 +478,13 @@ fn pack_clip(skel: &Skeleton, clip: &Clip) -> Result<PackedClip> {
         collapse(t.interpolation, t.times.clone(), values)
     };
     let curves = clip.curves.iter().map(|c| (c.name.clone(), scalar(&c.track))).collect();
-    let morph = clip
+    // Up to the last track with keys: trailing tracks without drive nothing and are not counted.
+    let driven = clip
         .morph_weights
+        .iter()
+        .rposition(|t| !t.times.is_empty())
+        .map_or(0, |last| last + 1);
+    let morph = clip.morph_weights[..driven]
         .iter()
         .map(|t| {
             if t.times.is_empty() {

@@ -2,11 +2,11 @@
 //!
 //! ```text
 //! bytes 0..4    magic "WGAC"
-//! bytes 4..8    version (u32, little-endian; this reader reads 2)
+//! bytes 4..8    version (u32, little-endian; this reader reads 4)
 //! bytes 8..16   length of the body in bytes (u64)
 //! bytes 16..24  FNV-1a 64 hash of the body
 //! body          the skeleton's name and joint names, then the clips: name, duration, looping,
-//!               events, curves, raw joint tracks, packed channels, blob
+//!               events, curves, morph-weight tracks, raw joint tracks, packed channels, blob
 //! ```
 //!
 //! Reading checks the magic, the version, the length and the hash, every count against the bytes
@@ -26,7 +26,7 @@ use std::path::Path;
 /// The file's first four bytes.
 pub const MAGIC: [u8; 4] = *b"WGAC";
 /// The version this crate writes and reads.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 const HEAD: usize = 24;
 
 /// A compressed library file's contents: the clips of one skeleton.
@@ -95,6 +95,10 @@ pub fn to_bytes(file: &CompressedFile) -> Vec<u8> {
         for cv in &clip.curves {
             w.str(&cv.name);
             w.track(&cv.track, |w, v| w.f32(*v));
+        }
+        w.u32(clip.morph_weights.len() as u32);
+        for t in &clip.morph_weights {
+            w.track(t, |w, v| w.f32(*v));
         }
         w.u32(clip.tracks.len() as u32);
         for t in &clip.tracks {
@@ -225,6 +229,9 @@ fn read_clip(r: &mut In, joint_count: usize) -> std::result::Result<CompressedCl
             })
         })
         .collect::<std::result::Result<Vec<_>, String>>()?;
+    let morph_weights = (0..r.count("morph-weight tracks", 12)?)
+        .map(|_| r.track(1, |v| v[0]))
+        .collect::<std::result::Result<Vec<_>, String>>()?;
     let tracks = (0..r.count("tracks", 16)?)
         .map(|_| {
             Ok(JointTrack {
@@ -255,7 +262,7 @@ fn read_clip(r: &mut In, joint_count: usize) -> std::result::Result<CompressedCl
         .collect::<std::result::Result<Vec<_>, String>>()?;
     let clip = CompressedClip {
         clip: Clip {
-            morph_weights: Vec::new(),
+            morph_weights,
             name,
             duration,
             looping,

@@ -34,9 +34,13 @@ pub enum Resource {
     /// ([`crate::gpu::AnimatorDesc::dual_quaternion`]).
     DualPalettes,
     /// Per instance: its morph weights (`array<f32>`, [`crate::gpu::AnimatorDesc::morph_weights`]
-    /// each, from `Instance::morph_offset`), written by the CPU
-    /// ([`crate::gpu::Controller::set_morph_weights`]) and read by the skinning module's
-    /// `wgpu_anim_morph` in a vertex shader; no compute stage binds it.
+    /// each, from `Instance::morph_offset`), which the skinning module's `wgpu_anim_morph` reads
+    /// in a vertex shader; then from `Frame::morph_api_base` the instances' own
+    /// ([`crate::gpu::Controller::set_morph_weights`]); then from twice that the weights kept
+    /// as the snapshot an interrupting cross-fade blends from. Without clips that drive weights
+    /// the CPU writes the first part; with them (shader define `MORPH`) the CPU writes the
+    /// second and the sample stage (and the fused one) blends the first from it, the clips'
+    /// tracks and the snapshot, and writes the snapshot on a frame that keeps the pose.
     MorphWeights,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
@@ -188,6 +192,22 @@ impl Resource {
         }
     }
 
+    /// The snapshot section of a per-instance resource whose snapshots survive a lost device
+    /// ([`Survival::SnapshotsCheckpointed`]), in a page of `capacity` instances with
+    /// `morph_weights` weights each: where instance 0's snapshot starts and the bytes per
+    /// instance. [`Resource::MorphWeights`]: its last third, the weights interrupted cross-fades
+    /// blend from. `None` for every other resource.
+    #[must_use]
+    pub const fn instance_snapshot_section(self, capacity: u32, morph_weights: u32) -> Option<Section> {
+        match self {
+            Resource::MorphWeights => Some(Section {
+                offset: 2 * capacity as u64 * morph_weights as u64 * 4,
+                stride: morph_weights as u64 * 4,
+            }),
+            _ => None,
+        }
+    }
+
     /// Bytes of a page's buffer for `instances` instances and `joints` joints (and what
     /// `options` add); `None` for a resource that is not per page.
     ///
@@ -200,10 +220,11 @@ impl Resource {
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
     ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
     ///   (64 B), else none (the page's buffer then holds one, bound and never written);
-    /// - per instance with morph weights, twice [`PageOptions::morph_weights`] `f32`s: the weights
-    ///   the vertex stage reads, then from `GpuFrame::morph_api_base` the instances' own (which
-    ///   the CPU writes there when the library's clips drive weights, for the sample stage to
-    ///   blend; else straight into the first part).
+    /// - per instance with morph weights, three times [`PageOptions::morph_weights`] `f32`s: the
+    ///   weights the vertex stage reads, then from `GpuFrame::morph_api_base` the instances' own
+    ///   (which the CPU writes there when the library's clips drive weights, for the sample
+    ///   stage to blend; else straight into the first part), then the snapshots
+    ///   ([`Resource::instance_snapshot_section`]).
     #[must_use]
     pub const fn page_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
         use crate::layout::{LocalPose, MAX_SOCKETS};
@@ -231,7 +252,7 @@ impl Resource {
                     0
                 }
             }
-            Resource::MorphWeights => 2 * i * options.morph_weights as u64 * 4,
+            Resource::MorphWeights => 3 * i * options.morph_weights as u64 * 4,
             Resource::Frame | Resource::Library | Resource::LayerDefs | Resource::Heap | Resource::Events => {
                 return None;
             }
@@ -259,14 +280,14 @@ impl Resource {
     #[must_use]
     pub const fn on_device_loss(self) -> Survival {
         match self {
-            Resource::Frame
-            | Resource::Library
-            | Resource::Heap
-            | Resource::LayerDefs
-            | Resource::Instances
-            | Resource::MorphWeights => Survival::FromCpu,
+            Resource::Frame | Resource::Library | Resource::Heap | Resource::LayerDefs | Resource::Instances => {
+                Survival::FromCpu
+            }
             Resource::CharacterState => Survival::Checkpointed,
-            Resource::LocalPoses => Survival::SnapshotsCheckpointed,
+            // The morph weights' snapshots are checkpointed, and so are the instances' own
+            // weights (where the CPU writes them: `Controller::own_morph_offset`, which the
+            // checkpoint copies beside the snapshots); the weights drawn are recomputed.
+            Resource::LocalPoses | Resource::MorphWeights => Survival::SnapshotsCheckpointed,
             Resource::BlendLists
             | Resource::ModelPoses
             | Resource::Palettes
@@ -409,7 +430,9 @@ pub enum Survival {
     /// Copied back at every checkpoint, written to the new device, and the frames since
     /// replayed.
     Checkpointed,
-    /// Only its snapshot region (the poses interrupted cross-fades start from) is checkpointed.
+    /// Only its snapshot region (the poses, or the morph weights, interrupted cross-fades start
+    /// from) is checkpointed ([`Resource::snapshot_section`],
+    /// [`Resource::instance_snapshot_section`]).
     SnapshotsCheckpointed,
     /// Written anew every frame from the rest: nothing to keep.
     Recomputed,

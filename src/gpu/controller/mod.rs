@@ -84,8 +84,10 @@ pub struct Controller {
     morph_room: u32,
     /// Every instance's morph weights, `morph_room` each, in instance order.
     morph_weights: Vec<f32>,
-    /// Instances whose morph weights changed since the last frame (each once).
+    /// Instances whose morph weights changed since the last frame (each once), and a mark per
+    /// instance (grown on demand).
     morph_dirty: Vec<usize>,
+    morph_marked: Vec<bool>,
 }
 
 impl Controller {
@@ -134,6 +136,7 @@ impl Controller {
             morph_room: 0,
             morph_weights: Vec::new(),
             morph_dirty: Vec::new(),
+            morph_marked: Vec::new(),
         })
     }
 

@@ -87,9 +87,7 @@ impl Controller {
             .map_or(0, |last| last as u32 + 1);
         let count = own.max(driven);
         self.edit_both(index, |inst| inst.morph_count = count);
-        if !self.morph_dirty.contains(&index) {
-            self.morph_dirty.push(index);
-        }
+        self.mark_morph_dirty(index);
         Ok(())
     }
 
@@ -115,16 +113,24 @@ impl Controller {
         (base + first as u64 * room) * 4
     }
 
-    /// The morph weights of the instances `range` (global indices), end to end.
-    pub(crate) fn morph_weights_of(&self, range: std::ops::Range<usize>) -> &[f32] {
-        let room = self.morph_room as usize;
-        &self.morph_weights[range.start * room..range.end * room]
+    /// Marks instance `index`'s morph weights for the next frame's upload (once).
+    pub(super) fn mark_morph_dirty(&mut self, index: usize) {
+        if self.morph_marked.len() <= index {
+            self.morph_marked.resize(index + 1, false);
+        }
+        if !self.morph_marked[index] {
+            self.morph_marked[index] = true;
+            self.morph_dirty.push(index);
+        }
     }
 
     /// The morph weights changed since the last frame, in runs of consecutive instances per
     /// page: `(page, first index in the page, weights)`.
     pub(super) fn take_morph_upload(&mut self) -> Vec<(usize, usize, Vec<f32>)> {
         let mut dirty = std::mem::take(&mut self.morph_dirty);
+        for &i in &dirty {
+            self.morph_marked[i] = false;
+        }
         dirty.sort_unstable();
         let room = self.morph_room as usize;
         super::upload::runs(&dirty, &self.page_of)

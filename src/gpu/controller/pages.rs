@@ -73,6 +73,10 @@ impl Controller {
         self.page_of.push(page as u32);
         self.dirty_mark.push(false);
         self.instances.push(inst);
+        if self.morph_room > 0 {
+            // Its own weights start at 0, over whatever an instance removed from its place left.
+            self.mark_morph_dirty(index);
+        }
         self.transitions.push(TransitionTrack::default());
         self.held.push(None);
         self.clock_writes.push((index, clock));
@@ -102,6 +106,7 @@ impl Controller {
             self.instances.truncate(len);
             self.morph_weights.truncate(len * self.morph_room as usize);
             self.morph_dirty.retain(|&i| i < len);
+            self.morph_marked.truncate(len);
             self.page_of.truncate(len);
             self.transitions.truncate(len);
             self.held.truncate(len);

@@ -61,7 +61,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
             c.plain_frame_ms > c.plain_draw_ms && c.morph_frame_ms > c.morph_draw_ms,
             "{c:?}"
         );
-        assert!(c.ns_per_entry.is_finite(), "{c:?}");
+        assert!(c.ns_per_entry.is_finite() && c.compute_pass_ms > 0.0, "{c:?}");
     }
     assert!(bench::morph_table(&report.morph).lines().count() == 2 + config.counts.len());
     // Both formats and the staged path: the sample pass of each in alternate frames, where the

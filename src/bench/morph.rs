@@ -5,20 +5,51 @@
 //! in alternate frames, timed by the wall clock as the skinning comparison is
 //! (`bench::compare_skinning`), so that a slow spell of a shared machine falls on both.
 //!
-//! Where the deltas are summed was chosen by this measurement: in the vertex shader
+//! Where the displacements are summed was chosen by this measurement: in the vertex shader
 //! (`wgpu_anim_morph`), each vertex reads its own entry range and, per target that moves it, a
-//! weight and the displacements. A compute pass writing morphed vertices per character would
-//! instead write and read back at least 24 bytes per vertex and character every frame (position
-//! and normal), whether or not a target moves the vertex, plus a dispatch; the measured cost of
-//! the vertex path per moved vertex and active target is what such a pass would have to beat.
+//! weight and the displacements. The alternative, a compute pass writing every character's
+//! morphed vertices for the draw to read, is timed too (on the morphed crowd, alone, the draw
+//! that would read its output not included): it writes 32 bytes per vertex and character
+//! whether or not a target moves the vertex, and must cost less than the vertex path's extra
+//! draw time to be worth having.
 
 use super::skinning::{Timing, alternate_frames};
 use super::{Workload, crowd_with, median};
-use crate::error::Result;
-use crate::gpu::Skinning;
-use crate::mannequin;
+use crate::error::{Error, Result};
+use crate::gpu::{GpuMorphTargets, SkinBinding, Skinning};
 use crate::offline::compress::ClipFormat;
+use crate::{Animator, SkinnedMesh, mannequin};
 use serde::{Deserialize, Serialize};
+use wgpu::util::DeviceExt;
+
+/// The compute pass a renderer could run instead of morphing in its vertex shader: every
+/// character's every vertex morphed (the skinning module's `wgpu_anim_morph`) and written out,
+/// position and normal, 32 bytes, for a draw to read. Each thread one vertex of one character;
+/// the characters in chunks that fit one storage binding.
+const MORPH_PASS: &str = r"
+struct MorphJob {
+    vertex_count: u32,
+    first_instance: u32,
+    instance_count: u32,
+    pad: u32,
+}
+@group(0) @binding(20) var<uniform> job: MorphJob;
+@group(0) @binding(21) var<storage, read> bind_pose: array<vec4<f32>>;
+@group(0) @binding(22) var<storage, read_write> morphed: array<vec4<f32>>;
+
+@compute @workgroup_size(64)
+fn morph_pass(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let k = (wg.y * groups.x + wg.x) * 64u + lid;
+    let instance = k / job.vertex_count;
+    let v = k % job.vertex_count;
+    if (instance >= job.instance_count) {
+        return;
+    }
+    let m = wgpu_anim_morph(wgpu_anim_PageInstance(job.first_instance + instance), v, bind_pose[2u * v].xyz, bind_pose[2u * v + 1u].xyz, vec3<f32>(0.0));
+    morphed[2u * k] = vec4<f32>(m.position, 1.0);
+    morphed[2u * k + 1u] = vec4<f32>(m.normal, 0.0);
+}
+";
 
 /// One crowd size with and without morph targets, in alternate frames (see the module docs).
 /// Times are medians over the pairs of wall times, in milliseconds.
@@ -44,6 +75,9 @@ pub struct MorphComparison {
     pub morph_frame_ms: f64,
     /// Median over the pairs of the morphed frame ÷ the plain one.
     pub ratio: f64,
+    /// The alternative: a compute pass writing every character's morphed vertices (32 bytes
+    /// each) for a draw to read, alone (module docs).
+    pub compute_pass_ms: f64,
     /// The draw's extra time per character and entry (a moved vertex of an active target), ns.
     pub ns_per_entry: f64,
     /// Bytes the vertex shader reads per vertex to find its entries (its range; the header is
@@ -89,6 +123,8 @@ pub fn compare_morph(
     let column = |k: usize, f: fn(&Timing) -> f64| median(measured[k].iter().map(f).collect());
     let (plain_draw_ms, morph_draw_ms) = (column(0, |m| m.draw), column(1, |m| m.draw));
     let entries = set.entry_count() as u32;
+    let targets = GpuMorphTargets::new(device, &set)?;
+    let compute_pass_ms = time_morph_pass(device, queue, &crowds[1], &mesh, &targets, pairs, warmup)?;
     Ok(MorphComparison {
         characters: n,
         vertices: mesh.positions.len() as u32,
@@ -100,10 +136,136 @@ pub fn compare_morph(
         plain_frame_ms: column(0, |m| m.frame),
         morph_frame_ms: column(1, |m| m.frame),
         ratio: median(ratios),
+        compute_pass_ms,
         ns_per_entry: (morph_draw_ms - plain_draw_ms) * 1e6 / (f64::from(n) * f64::from(entries.max(1))),
         bytes_per_vertex: 16,
         bytes_per_entry: 16 + 4 + 16,
     })
+}
+
+/// Wall time, ms, of [`MORPH_PASS`] over every character of `animator` (drawn with `mesh`,
+/// whose morph targets are `targets`): the median of `pairs` submissions after `warmup`.
+fn time_morph_pass(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    mesh: &SkinnedMesh,
+    targets: &GpuMorphTargets,
+    pairs: u32,
+    warmup: u32,
+) -> Result<f64> {
+    let binding = SkinBinding {
+        group: 0,
+        palette: 0,
+        morph: true,
+        ..SkinBinding::default()
+    };
+    let vertices = mesh.positions.len() as u32;
+    let bind_pose: Vec<[f32; 4]> = mesh
+        .positions
+        .iter()
+        .zip(&mesh.normals)
+        .flat_map(|(p, n)| [p.extend(1.0).to_array(), n.extend(0.0).to_array()])
+        .collect();
+    // Characters per dispatch: as many as one storage binding holds the output of.
+    let per_chunk = (device.limits().max_storage_buffer_binding_size / (u64::from(vertices) * 32)).max(1) as u32;
+    let source = format!("{}\n{MORPH_PASS}", binding.wgsl());
+    let (pipeline, input, output) = crate::gpu::refusable_now(
+        device,
+        || "the morph pass the bench compares".to_owned(),
+        || {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("wgpu-anim bench morph pass"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("wgpu-anim bench morph pass"),
+                layout: None,
+                module: &module,
+                entry_point: Some("morph_pass"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("bind pose"),
+                contents: bytemuck::cast_slice(&bind_pose),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+            let output = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("morphed vertices"),
+                size: u64::from(per_chunk) * u64::from(vertices) * 32,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            });
+            (pipeline, input, output)
+        },
+    )?;
+    // One bind group per chunk of each page's characters.
+    let mut chunks = Vec::new();
+    for page in 0..animator.pages_in_use() {
+        let (Some(instances), Some(weights)) = (
+            animator.page_instance_buffer(page),
+            animator.page_morph_weight_buffer(page),
+        ) else {
+            return Err(Error::Binding {
+                what: "the morph pass the bench compares".into(),
+                reason: format!("page {page} keeps no morph weights"),
+            });
+        };
+        let count = animator.page_range(page).len() as u32;
+        for first in (0..count).step_by(per_chunk as usize) {
+            let n = per_chunk.min(count - first);
+            let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("morph job"),
+                contents: bytemuck::cast_slice(&[vertices, first, n, 0]),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("wgpu-anim bench morph pass"),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[
+                    bind_entry(binding.instances(), instances),
+                    bind_entry(binding.morph_weights(), weights),
+                    bind_entry(binding.morph_targets(), targets.buffer()),
+                    bind_entry(20, &job),
+                    bind_entry(21, &input),
+                    bind_entry(22, &output),
+                ],
+            });
+            chunks.push((group, n * vertices));
+        }
+    }
+    let max = device.limits().max_compute_workgroups_per_dimension;
+    let mut times = Vec::new();
+    for k in 0..warmup + pairs {
+        let start = std::time::Instant::now();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            for (group, threads) in &chunks {
+                pass.set_bind_group(0, group, &[]);
+                let (x, y) = crate::gpu::split_dispatch(threads.div_ceil(64), max);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        queue.submit([encoder.finish()]);
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        if k >= warmup {
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(median(times))
+}
+
+/// A bind group entry binding all of `buffer` at `binding`.
+fn bind_entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry {
+        binding,
+        resource: buffer.as_entire_binding(),
+    }
 }
 
 /// The comparisons as a Markdown table.
@@ -113,12 +275,12 @@ pub fn morph_table(rows: &[MorphComparison]) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "| characters | vertices each | targets | moved vertices (entries) each | pairs | draw ms plain / morph | frame ms plain / morph | morph ÷ plain frame (median of pairs) | ns per entry | B read per vertex / entry |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| characters | vertices each | targets | moved vertices (entries) each | pairs | draw ms plain / morph | frame ms plain / morph | morph ÷ plain frame (median of pairs) | ns per entry | B read per vertex / entry | compute pass instead, ms |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {:.2} | {} / {} |\n",
+            "| {} | {} | {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {:.2} | {} / {} | {:.3} |\n",
             c.characters,
             c.vertices,
             c.targets,
@@ -131,7 +293,8 @@ pub fn morph_table(rows: &[MorphComparison]) -> String {
             c.ratio,
             c.ns_per_entry,
             c.bytes_per_vertex,
-            c.bytes_per_entry
+            c.bytes_per_entry,
+            c.compute_pass_ms
         );
     }
     s

@@ -111,18 +111,25 @@ pub enum Workload {
     /// The locomotion blend plus three layers: the arm held forward (masked override), a flinch
     /// (local additive) and an aim offset (mesh-space additive blend space).
     Layered,
+    /// As [`Workload::SingleClip`], the gaits breathing (a morph-weight track each, which the
+    /// sample stage blends per character) and every character holding the mannequin's expression
+    /// target at a weight of its own: what morph weights add to the animation frame. What they
+    /// add to the draw is the morph comparison's ([`compare_morph`]). The CPU paths evaluate the
+    /// pose only, and the traffic columns leave the weights out.
+    Morph,
 }
 
 impl Workload {
     /// Every workload.
-    pub const ALL: [Workload; 4] = [
+    pub const ALL: [Workload; 5] = [
         Workload::SingleClip,
         Workload::SingleClipRandom,
         Workload::Locomotion2d,
         Workload::Layered,
+        Workload::Morph,
     ];
 
-    /// `single-clip`, `single-clip-random`, `locomotion-2d` or `layered`.
+    /// `single-clip`, `single-clip-random`, `locomotion-2d`, `layered` or `morph`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -130,6 +137,7 @@ impl Workload {
             Workload::SingleClipRandom => "single-clip-random",
             Workload::Locomotion2d => "locomotion-2d",
             Workload::Layered => "layered",
+            Workload::Morph => "morph",
         }
     }
 
@@ -412,7 +420,15 @@ pub fn crowd_skinned(
     format: ClipFormat,
     skinning: Skinning,
 ) -> Result<Animator> {
-    crowd_with(device, queue, n, workload, format, skinning, false)
+    crowd_with(
+        device,
+        queue,
+        n,
+        workload,
+        format,
+        skinning,
+        workload == Workload::Morph,
+    )
 }
 
 /// As [`crowd_skinned`]; with `morph`, the gaits breathe (a morph-weight track each, blended on
@@ -451,7 +467,7 @@ pub(crate) fn crowd_with(
         let (u, v) = ((i as f32 * 0.618).fract(), (i as f32 * 0.377).fract());
         let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * v * 3.5;
         let desc = match workload {
-            Workload::SingleClip => InstanceDesc {
+            Workload::SingleClip | Workload::Morph => InstanceDesc {
                 skinning,
                 time: u * 3.0,
                 rate: 0.8 + v * 0.4,

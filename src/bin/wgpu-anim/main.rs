@@ -229,7 +229,7 @@ struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = Config::default().frames, value_parser = positive::<u32>)]
     frames: u32,
     /// Workloads, comma-separated.
-    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered")]
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered,morph")]
     workloads: Vec<Workload>,
     /// Paths, comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_path, default_value = "gpu-fused,gpu-staged,cpu-1,cpu-all")]

@@ -89,6 +89,8 @@ pub struct AnimationLibrary {
     /// Per skeleton: each joint's extent over its rest pose and every clip's keys
     /// ([`crate::reach`]).
     pub(crate) skeleton_extents: Vec<Vec<crate::reach::Extent>>,
+    /// Per skeleton: the most morph targets one of its clips drives (kept as clips are added).
+    pub(crate) skeleton_morph_targets: Vec<u32>,
     /// Per clip: each joint's extent over the clip's keys.
     pub(crate) clip_extents: Vec<Vec<crate::reach::Extent>>,
     /// The report of every clip the builder compressed.
@@ -120,6 +122,7 @@ impl Default for AnimationLibrary {
             packed: Vec::new(),
             has_scale: false,
             skeleton_extents: Vec::new(),
+            skeleton_morph_targets: Vec::new(),
             clip_extents: Vec::new(),
             reports: Vec::new(),
         }
@@ -325,20 +328,13 @@ impl AnimationLibrary {
     /// tracks of any of its clips ([`crate::Clip::morph_weights`]); 0 when none does.
     #[must_use]
     pub fn morph_targets(&self, skeleton: u32) -> u32 {
-        self.clips
-            .iter()
-            .filter(|c| c.skeleton == skeleton)
-            .map(|c| c.flags >> crate::layout::CLIP_MORPH_SHIFT)
-            .max()
-            .unwrap_or(0)
+        self.skeleton_morph_targets.get(skeleton as usize).copied().unwrap_or(0)
     }
 
     /// Whether any clip drives morph-target weights: then the sample stage blends them on the GPU.
     #[must_use]
     pub fn has_morph_weights(&self) -> bool {
-        self.clips
-            .iter()
-            .any(|c| c.flags >> crate::layout::CLIP_MORPH_SHIFT != 0)
+        self.skeleton_morph_targets.iter().any(|&n| n > 0)
     }
 
     /// Per clip: skeleton, duration, tracks.

@@ -88,6 +88,7 @@ impl LibraryBuilder {
         lib.inverse_binds
             .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
         lib.skeleton_extents.push(skeleton.rest_extents());
+        lib.skeleton_morph_targets.push(0);
         lib.has_scale |= skeleton.rest_pose().iter().any(|r| scales(r.scale))
             || skeleton
                 .inverse_binds()
@@ -268,6 +269,8 @@ impl LibraryBuilder {
         lib.has_scale |= clip.tracks.iter().filter_map(|t| t.scale.as_ref()).any(track_scales)
             || compressed.is_some_and(|c| c.packed.iter().any(|p| p.channel == Channel::Scale));
         lib.skeleton_extents[skeleton.index() as usize] = skeleton_extents;
+        let driven = &mut lib.skeleton_morph_targets[skeleton.index() as usize];
+        *driven = (*driven).max(morph.len() as u32);
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
         // A compressed clip's packed channels: track 3 j + c of the clip reads blob track k.
         let mut packed_track: HashMap<usize, u32> = HashMap::new();

@@ -1,6 +1,6 @@
 // The whole frame in one dispatch: one workgroup per instance calls the clock, sample,
-// local_to_model and palette stages' own functions (`advance_instance`, `sample_joints`,
-// `propagate`, `palette_joints`) with the blend list and the pose kept in workgroup memory: the
+// local_to_model, ik (with IK chains) and palette stages' own functions (`advance_instance`,
+// `sample_joints`, `propagate`, `ik_joints`, `palette_joints`) with the blend list and the pose kept in workgroup memory: the
 // stages' storage accessors are overridden below, so per joint only the palette is written (and,
 // on the frame before a transition that interrupts another, the snapshot pose). For skeletons of
 // at most MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
@@ -17,6 +17,10 @@
 #import wgpu_anim::local_to_model as local_to_model_stage
 #import wgpu_anim::palette::{palette_joints, socket_matrices}
 #import wgpu_anim::palette as palette_stage
+#ifdef IK
+#import wgpu_anim::ik::ik_joints
+#import wgpu_anim::ik as ik_stage
+#endif
 
 // Local poses; after propagation, model matrices (an Affine's three rows in the same slots).
 var<workgroup> wg_pose: array<LocalPose, MAX_FUSED_JOINTS>;
@@ -81,6 +85,17 @@ override fn local_to_model_stage::set_mesh_rotations(joint_offset: u32, j: u32, 
     wg_r_new[j] = r_new;
 }
 
+#ifdef IK
+override fn ik_stage::ik_model_at(joint_offset: u32, j: u32) -> Affine {
+    let m = wg_pose[j];
+    return Affine(m.translation, m.rotation, m.scale);
+}
+
+override fn ik_stage::ik_set_model(joint_offset: u32, j: u32, m: Affine) {
+    wg_pose[j] = LocalPose(m.x, m.y, m.z);
+}
+#endif
+
 override fn palette_stage::palette_model_at(joint_offset: u32, j: u32) -> Affine {
     let m = wg_pose[j];
     return Affine(m.translation, m.rotation, m.scale);
@@ -116,6 +131,10 @@ fn fused(
         propagate(i, joint_count);
     }
     workgroupBarrier();
+#ifdef IK
+    // ik: threads over joints (it ends on a barrier when it corrects anything).
+    ik_joints(i, lid, joint_count);
+#endif
     // palette: threads over joints; sockets: a thread each.
     palette_joints(i, lid, joint_count);
     socket_matrices(i, lid);

@@ -30,7 +30,7 @@ struct wgpu_anim_Affine {
     z: vec4<f32>,
 }
 
-// One instance as drawing reads it: the 256 bytes of Rust's layout::GpuInstance, of which only
+// One instance as drawing reads it: the 320 bytes of Rust's layout::GpuInstance, of which only
 // the palette offset, the world transform and the tint are named. (Padding by arrays, not @size:
 // naga's WGSL writer drops @size, so a shader written back would lose the layout.)
 struct wgpu_anim_Instance {
@@ -52,7 +52,7 @@ struct wgpu_anim_Instance {
     // (byte 228; 0: it does not morph).
     morph_offset: u32,
     morph_count: u32,
-    not_drawn_e: array<u32, 6>,
+    not_drawn_e: array<u32, 22>,
 }
 
 // An instance of the page being drawn: its index in the page, which is `@builtin(instance_index)`

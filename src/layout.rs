@@ -10,7 +10,7 @@ mod wgsl;
 pub use wgsl::{Generated, WgslStruct, WgslType};
 
 use crate::math::Affine;
-use glam::Vec4;
+use glam::{Vec3, Vec4};
 
 /// Workgroup size of every per-instance compute stage (`clock`, `local_to_model`), and the number
 /// of threads per instance of the per-joint stages (`sample`, `palette`). Matches
@@ -49,6 +49,9 @@ pub struct GpuFrame {
     /// instance): the sample stage blends them with the clips' weight tracks into the first
     /// part, which the vertex stage reads.
     pub morph_api_base: u32,
+    /// The shared IK target in the world (`xyz`, [`crate::gpu::Animator::set_look_at`]); `w`
+    /// unused.
+    pub look_at: Vec4,
 }
 
 /// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
@@ -217,8 +220,10 @@ pub struct GpuLibraryLayout {
     /// Payload: first unit of the compressed clips' packed tracks (32-bit words, four per
     /// unit; [`crate::codec::format`]).
     pub packed: u32,
+    /// Payload: first unit of the IK chains ([`GpuIkChain`], [`MAX_IK_CHAINS`] per skeleton).
+    pub ik_chains: u32,
     /// Padding.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
 
 wgsl_struct! {
@@ -296,6 +301,75 @@ pub struct GpuSkeleton {
     /// `sockets` section (skeleton `s`'s start at `s · MAX_SOCKETS`).
     pub socket_count: u32,
 }
+
+/// The most IK chains a skeleton declares ([`crate::ik::IkChain`]); each character's goals take
+/// this many slots of its instance.
+pub const MAX_IK_CHAINS: u32 = 4;
+
+/// The most joints an aim chain turns.
+pub const MAX_AIM_JOINTS: u32 = 4;
+
+/// `GpuInstance::ik` bit of chain 0; chain `k` is `IK_ON << k`.
+pub const IK_ON: u32 = 1;
+
+/// Where an IK goal's target is (`GpuInstance::ik`, two bits per chain from bit 8).
+pub mod ik_target {
+    /// `xyz` of the goal is a point in the character's model space.
+    pub const MODEL: u32 = 0;
+    /// `xyz` is a point in the world.
+    pub const WORLD: u32 = 1;
+    /// The frame's shared point (`GpuFrame::look_at`), in the world.
+    pub const LOOK_AT: u32 = 2;
+    /// The chain's end, planted on the ground function's height.
+    pub const GROUND: u32 = 3;
+}
+
+/// IK chain kinds (`GpuIkChain::kind`).
+pub mod ik_kind {
+    /// No chain in this slot.
+    pub const NONE: u32 = 0;
+    /// A two-bone chain.
+    pub const TWO_BONE: u32 = 1;
+    /// An aim chain.
+    pub const AIM: u32 = 2;
+}
+
+/// No joint (a two-bone chain's pelvis when it lowers none).
+pub const NO_JOINT: u32 = u32::MAX;
+
+/// An IK chain as the GPU reads it ([`crate::ik::IkChain`]), six heap units. WGSL `IkChain`
+/// (read by `ik_chain` in `shaders/shared/library.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuIkChain {
+    /// `ik_kind::*`.
+    pub kind: u32,
+    /// Joints in use: 3 for a two-bone chain, 1 to [`MAX_AIM_JOINTS`] for an aim chain.
+    pub joint_count: u32,
+    /// A two-bone chain's pelvis, or [`NO_JOINT`].
+    pub pelvis: u32,
+    /// Padding.
+    pub _pad: u32,
+    /// Two-bone: start, mid, end; aim: the joints from the aiming one up.
+    pub joints: [u32; 4],
+    /// Two-bone: the mid axis; aim: forward. Unit.
+    pub axis: Vec3,
+    /// Two-bone: soften; aim: the share of each joint but the first.
+    pub ratio: f32,
+    /// The pole, model space, unit.
+    pub pole: Vec3,
+    /// Twist, radians.
+    pub twist: f32,
+    /// Aim: the offset.
+    pub offset: Vec3,
+    /// Padding.
+    pub _pad1: f32,
+    /// Aim: the first joint's up, unit.
+    pub up: Vec3,
+    /// Padding.
+    pub _pad2: f32,
+}
+const _: () = assert!(std::mem::size_of::<GpuIkChain>() == 96);
 
 /// The most sockets a skeleton has. Each character's socket matrices take this many slots.
 pub const MAX_SOCKETS: u32 = 4;
@@ -435,10 +509,17 @@ pub struct GpuInstance {
     /// clips drive ([`crate::AnimationLibrary::morph_targets`]), whichever is further; 0 morphs
     /// nothing and costs nothing.
     pub morph_count: u32,
-    /// Padding to a multiple of 64 bytes, so that every instance starts a cache line.
-    pub _pad2: [u32; 6],
+    /// The IK chains with a goal: bit `k` ([`IK_ON`] `<< k`) for chain `k` of the skeleton, and
+    /// each one's target kind (`ik_target::*`) in bits `8 + 2k` and `9 + 2k`. 0: the IK stage
+    /// reads nothing more of the instance.
+    pub ik: u32,
+    /// Padding.
+    pub _pad2: [u32; 5],
+    /// Each chain's goal: the target (model or world space, by its kind) in `xyz` and the
+    /// weight in `w`. Read only when the chain's bit of `ik` is set.
+    pub ik_goals: [Vec4; MAX_IK_CHAINS as usize],
 }
-const _: () = assert!(std::mem::size_of::<GpuInstance>() == 256);
+const _: () = assert!(std::mem::size_of::<GpuInstance>() == 320);
 
 impl GpuInstance {
     /// Sets layer `k`'s [`LAYER_ON`] and [`LAYER_MESH`] bits: `def` is what the layer plays, or

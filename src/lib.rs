@@ -71,6 +71,7 @@ pub mod error;
 pub mod gpu;
 pub mod guide;
 pub mod id;
+pub mod ik;
 #[cfg(feature = "tools")]
 pub mod image;
 pub mod layout;

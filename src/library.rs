@@ -61,6 +61,8 @@ pub struct AnimationLibrary {
     pub(crate) inverse_binds: Vec<Affine>,
     /// [`MAX_SOCKETS`](crate::layout::MAX_SOCKETS) per skeleton, the first `GpuSkeleton::socket_count` in use.
     pub(crate) sockets: Vec<GpuSocket>,
+    /// [`MAX_IK_CHAINS`](crate::layout::MAX_IK_CHAINS) IK chains per skeleton.
+    pub(crate) ik_chains: Vec<crate::layout::GpuIkChain>,
     /// Per clip: skeleton, duration, tracks.
     pub(crate) clips: Vec<GpuClip>,
     /// Three tracks (translation, rotation, scale) per joint per clip.
@@ -109,6 +111,7 @@ impl Default for AnimationLibrary {
             parents: Vec::new(),
             inverse_binds: Vec::new(),
             sockets: Vec::new(),
+            ik_chains: Vec::new(),
             clips: Vec::new(),
             tracks: Vec::new(),
             times: Vec::new(),
@@ -305,6 +308,19 @@ impl AnimationLibrary {
     #[must_use]
     pub fn gpu_sockets(&self) -> &[GpuSocket] {
         &self.sockets
+    }
+
+    /// [`MAX_IK_CHAINS`](crate::layout::MAX_IK_CHAINS) IK chains per skeleton (skeleton `s`'s
+    /// from `s · MAX_IK_CHAINS`), kind `NONE` past its own.
+    #[must_use]
+    pub fn gpu_ik_chains(&self) -> &[crate::layout::GpuIkChain] {
+        &self.ik_chains
+    }
+
+    /// Whether any skeleton has an IK chain (animators then run the IK stage).
+    #[must_use]
+    pub fn has_ik(&self) -> bool {
+        self.skeletons.iter().any(|s| !s.ik_chains().is_empty())
     }
 
     /// Whether any skeleton has a socket (animators then keep socket matrices beside the

@@ -9,6 +9,9 @@ use crate::morph::MorphTargets;
 use crate::skeleton::Skeleton;
 use glam::{DMat3, DMat4, DQuat, DVec3, DVec4, Quat, Vec3};
 
+mod ik;
+pub use ik::{aim_ik, apply_chain, apply_correction, two_bone_ik};
+
 /// A local joint pose in f64.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TransformF64 {

@@ -46,6 +46,24 @@ pub mod skinning_module {}
 /// `blend_triangles: array<vec4<u32>>` storage arrays.
 pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wgsl");
 
+/// The IK solvers (`shaders/shared/ik_solve.wgsl`; Rust mirror `cpu::ik_solve`: ozz-animation's
+/// two-bone and aim jobs). Needs [`TYPES`] and [`MATH`].
+pub const IK_SOLVE: &str = include_str!("../shaders/shared/ik_solve.wgsl");
+
+/// The ground under IK's ground goals when the animator is given none
+/// (`AnimatorDesc::ground`): flat, at height 0.
+pub const FLAT_GROUND: &str = "fn ground_height(p: vec2<f32>) -> f32 {\n    return 0.0;\n}\n";
+
+/// The `wgpu_anim::ik_ground` module: `ground` (a WGSL `fn ground_height(p: vec2<f32>) -> f32`,
+/// the height of the ground at world `x, z`, with any helpers it needs), or [`FLAT_GROUND`].
+#[must_use]
+pub fn ik_ground_module(ground: Option<&str>) -> String {
+    format!(
+        "#define_import_path wgpu_anim::ik_ground\n\n{}",
+        ground.unwrap_or(FLAT_GROUND)
+    )
+}
+
 /// The clock stage's tick arithmetic (`shaders/shared/ticks.wgsl`; Rust mirror
 /// `cpu::ticks`): 64-bit integers on `vec2<u32>`, seconds to ticks ([`crate::cpu::ticks_from_f32`]),
 /// [`crate::cpu::ratio_ticks`], [`crate::cpu::wrap_ticks`]. Needs [`TYPES`].
@@ -97,6 +115,9 @@ pub enum Stage {
     Sample,
     /// `shaders/local_to_model.wgsl`, [`crate::cpu::local_to_model`].
     LocalToModel,
+    /// `shaders/ik.wgsl`, [`crate::cpu::ik`]: run between `LocalToModel` and `Palette` when the
+    /// library has IK chains ([`Stage::staged`]).
+    Ik,
     /// `shaders/palette.wgsl`, [`crate::cpu::palette`].
     Palette,
     /// `shaders/skin.wgsl`, [`crate::cpu::skin`].
@@ -110,14 +131,26 @@ impl Stage {
     /// The animation compute stages, in frame order.
     pub const COMPUTE: [Stage; 4] = [Stage::Clock, Stage::Sample, Stage::LocalToModel, Stage::Palette];
     /// Every stage.
-    pub const ALL: [Stage; 6] = [
+    pub const ALL: [Stage; 7] = [
         Stage::Clock,
         Stage::Sample,
         Stage::LocalToModel,
+        Stage::Ik,
         Stage::Palette,
         Stage::Skin,
         Stage::Fused,
     ];
+
+    /// The staged path's passes, in frame order: [`Stage::COMPUTE`], with [`Stage::Ik`] after
+    /// `LocalToModel` when `ik` (the library has IK chains).
+    #[must_use]
+    pub fn staged(ik: bool) -> Vec<Stage> {
+        let mut stages = Stage::COMPUTE.to_vec();
+        if ik {
+            stages.insert(3, Stage::Ik);
+        }
+        stages
+    }
 
     /// The stage's name: its WGSL file stem, entry point and CPU mirror function.
     #[must_use]
@@ -126,6 +159,7 @@ impl Stage {
             Stage::Clock => "clock",
             Stage::Sample => "sample",
             Stage::LocalToModel => "local_to_model",
+            Stage::Ik => "ik",
             Stage::Palette => "palette",
             Stage::Skin => "skin",
             Stage::Fused => "fused",
@@ -139,6 +173,7 @@ impl Stage {
             Stage::Clock => include_str!("../shaders/clock.wgsl"),
             Stage::Sample => include_str!("../shaders/sample.wgsl"),
             Stage::LocalToModel => include_str!("../shaders/local_to_model.wgsl"),
+            Stage::Ik => include_str!("../shaders/ik.wgsl"),
             Stage::Palette => include_str!("../shaders/palette.wgsl"),
             Stage::Skin => include_str!("../shaders/skin.wgsl"),
             Stage::Fused => include_str!("../shaders/fused.wgsl"),
@@ -180,6 +215,13 @@ impl Stage {
                 (Heap, Read),
                 (Instances, Read),
                 (LocalPoses, ReadWrite),
+                (ModelPoses, ReadWrite),
+            ],
+            Stage::Ik => &[
+                (Frame, Uniform),
+                (Library, Uniform),
+                (Heap, Read),
+                (Instances, Read),
                 (ModelPoses, ReadWrite),
             ],
             Stage::Palette => &[
@@ -306,7 +348,7 @@ fn bindings_module(stage: Stage) -> String {
 }
 
 /// The modules a stage may import, in import order: `(import path, source)`.
-fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> {
+fn modules(stage: Stage, ground: Option<&str>) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> {
     let plain = |s: &'static str| std::borrow::Cow::Borrowed(s);
     if stage == Stage::Skin {
         return vec![
@@ -329,6 +371,12 @@ fn modules(stage: Stage) -> Vec<(&'static str, std::borrow::Cow<'static, str>)> 
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),
+        ("wgpu_anim::ik_solve", plain(IK_SOLVE)),
+        (
+            "wgpu_anim::ik_ground",
+            std::borrow::Cow::Owned(ik_ground_module(ground)),
+        ),
+        ("wgpu_anim::ik", plain(Stage::Ik.file())),
         ("wgpu_anim::palette", plain(Stage::Palette.file())),
     ]
 }
@@ -358,6 +406,14 @@ pub const SKIN_PLACEMENT_DEFS: [&str; 9] = [
 /// Errors: a module that does not compose (the message says where), or `Skin` without its
 /// placement defines (the message names the first one missing).
 pub fn stage_module_with(stage: Stage, defs: &[ShaderDef]) -> Result<naga::Module, String> {
+    stage_module_on_ground(stage, defs, None)
+}
+
+/// [`stage_module_with`], with `ground` as the IK stage's ground function ([`ik_ground_module`];
+/// `None`: [`FLAT_GROUND`]).
+///
+/// Errors: as [`stage_module_with`]; a ground that does not compose (the message says where).
+pub fn stage_module_on_ground(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> Result<naga::Module, String> {
     use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor, ShaderLanguage, ShaderType};
     if stage == Stage::Skin {
         if let Some(missing) = SKIN_PLACEMENT_DEFS.iter().find(|d| !defs.iter().any(|(k, _)| k == *d)) {
@@ -370,7 +426,7 @@ pub fn stage_module_with(stage: Stage, defs: &[ShaderDef]) -> Result<naga::Modul
         defs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
     let mut composer = Composer::default();
     let top = format!("wgpu_anim::{}", stage.name());
-    for (name, source) in modules(stage) {
+    for (name, source) in modules(stage, ground) {
         // A staged stage is the top-level shader itself; the fused one imports all four.
         if name == top {
             break;
@@ -401,7 +457,15 @@ pub fn stage_module_with(stage: Stage, defs: &[ShaderDef]) -> Result<naga::Modul
 /// WGSL, with naga_oil's module decorations taken off the names (every name is unique across
 /// the modules).
 pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, String> {
-    let module = stage_module_with(stage, defs)?;
+    stage_source_on_ground(stage, defs, None)
+}
+
+/// [`stage_source_with`], with `ground` as the IK stage's ground function
+/// ([`stage_module_on_ground`]).
+///
+/// Errors: as [`stage_module_on_ground`].
+pub fn stage_source_on_ground(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> Result<String, String> {
+    let module = stage_module_on_ground(stage, defs, ground)?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::default(),
@@ -415,7 +479,8 @@ pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, Str
 
 /// The defines of the stage variants a library needs: `ROOT_MOTION` when a clip has root motion,
 /// `CURVES` when a clip has float curves, `MORPH` when a clip drives morph-target weights (the
-/// sample stage blends them), `OUTPUTS` when either of the first two (the clock and fused stages write
+/// sample stage blends them), `IK` when a skeleton has IK chains (the fused stage runs the IK
+/// stage's function), `OUTPUTS` when either of the first two (the clock and fused stages write
 /// the characters' outputs), `COMPRESSED` when a clip is compressed, `PACKED_ONLY` when, beside
 /// single keys, the clips' joint tracks are all packed, and `CUBIC_KEYS` when a track (joint,
 /// root motion or curve) has cubic-spline keys. Without them the stages carry no code for what the
@@ -441,6 +506,9 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     }
     if library.has_morph_weights() {
         defs.push(("MORPH", Bool(true)));
+    }
+    if library.has_ik() {
+        defs.push(("IK", Bool(true)));
     }
     // Morph-weight tracks are raw keys: the sampler of raw keys stays.
     if library.samples_packed_only() && !library.has_morph_weights() {

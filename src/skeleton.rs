@@ -1,6 +1,7 @@
 //! Skeletons: joint names, parents (every parent before its children), rest pose, inverse binds.
 
 use crate::error::{Error, Result};
+use crate::ik::{IkChain, MAX_IK_CHAINS};
 use crate::math::Transform;
 use crate::reach::{self, Extent};
 use glam::Mat4;
@@ -50,6 +51,7 @@ pub struct Skeleton {
     inverse_binds: Vec<Mat4>,
     source_index: Vec<usize>,
     sockets: Vec<Socket>,
+    ik_chains: Vec<IkChain>,
 }
 
 impl Skeleton {
@@ -162,6 +164,7 @@ impl Skeleton {
             source_index: order,
             name,
             sockets: Vec::new(),
+            ik_chains: Vec::new(),
         };
         skeleton.check_rest_reach()?;
         Ok(skeleton)
@@ -314,6 +317,63 @@ impl Skeleton {
     #[must_use]
     pub fn socket_index(&self, name: &str) -> Option<usize> {
         self.sockets.iter().position(|s| s.name == name)
+    }
+
+    /// Adds an IK chain ([`IkChain`]: two-bone or aim) that characters can give goals to
+    /// ([`crate::gpu::Controller::set_ik_goal`]); returns its index. Its axes are normalized.
+    ///
+    /// Errors (nothing added): an empty name or one already used, [`MAX_IK_CHAINS`] chains
+    /// already, a joint the skeleton lacks, joints that are not a chain (each must be a proper
+    /// ancestor of the next: a two-bone chain's start of mid, mid of end; an aim chain's each
+    /// joint of the one before it, at most [`crate::ik::MAX_AIM_JOINTS`]), a bone of zero length
+    /// in the rest pose, an axis, pole or up of zero length or not finite, a soften outside
+    /// [0, 1], a joint weight outside [0, 1], a twist that is not finite, a pelvis that is not
+    /// an ancestor of its chain's start or not the one other chains name.
+    pub fn add_ik_chain(&mut self, chain: IkChain) -> Result<usize> {
+        let name = chain.name.clone();
+        let err = |what: String| Error::SkeletonShape {
+            skeleton: self.name.clone(),
+            what: format!("IK chain '{name}': {what}"),
+        };
+        if chain.name.is_empty() || self.ik_chains.iter().any(|c| c.name == chain.name) {
+            return Err(err("needs a name of its own".into()));
+        }
+        if self.ik_chains.len() >= MAX_IK_CHAINS {
+            return Err(err(format!(
+                "the skeleton already has {MAX_IK_CHAINS} IK chains, the most it may have"
+            )));
+        }
+        let chain = crate::ik::validate_chain(self, chain).map_err(err)?;
+        self.ik_chains.push(chain);
+        Ok(self.ik_chains.len() - 1)
+    }
+
+    /// The IK chains, in the order added.
+    #[must_use]
+    pub fn ik_chains(&self) -> &[IkChain] {
+        &self.ik_chains
+    }
+
+    /// Index of the IK chain called `name`.
+    #[must_use]
+    pub fn ik_chain_index(&self, name: &str) -> Option<usize> {
+        self.ik_chains.iter().position(|c| c.name == name)
+    }
+
+    /// Whether joint `j` is `ancestor` or below it.
+    #[must_use]
+    pub fn is_descendant(&self, j: usize, ancestor: usize) -> bool {
+        let mut p = Some(j as u32);
+        while let Some(q) = p {
+            if q as usize == ancestor {
+                return true;
+            }
+            if (q as usize) < ancestor {
+                return false;
+            }
+            p = self.parents.get(q as usize).copied().flatten();
+        }
+        false
     }
 
     /// Depth of each joint (roots are 0).

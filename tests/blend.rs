@@ -132,6 +132,7 @@ impl Sim {
                 page_instances: None,
                 dual_quaternion: false,
                 morph_weights: 0,
+                ground: None,
             },
         )
         .unwrap();

@@ -211,6 +211,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             page_instances: None,
             dual_quaternion: false,
             morph_weights: 0,
+            ground: None,
         },
     )
     .unwrap();

@@ -536,6 +536,7 @@ fn gpu_path(compressed: bool) {
                 page_instances: None,
                 dual_quaternion: false,
                 morph_weights: 0,
+                ground: None,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -17,6 +17,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             page_instances: None,
             dual_quaternion: false,
             morph_weights: 0,
+            ground: None,
         },
     )
     .unwrap();

@@ -53,6 +53,7 @@ fn frame_against_mirror(
         flags: FRAME_EVENTS,
         output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
         morph_api_base: 0,
+        look_at: glam::Vec4::ZERO,
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -369,6 +370,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             flags: FRAME_EVENTS,
             output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
             morph_api_base: 0,
+            look_at: glam::Vec4::ZERO,
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

@@ -23,6 +23,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
             page_instances: None,
             dual_quaternion: false,
             morph_weights: 0,
+            ground: None,
         },
     )
     .unwrap();

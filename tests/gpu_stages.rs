@@ -41,6 +41,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             page_instances: None,
             dual_quaternion: false,
             morph_weights: 0,
+            ground: None,
         },
     )
     .unwrap();
@@ -536,6 +537,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             page_instances: None,
             dual_quaternion: false,
             morph_weights: 0,
+            ground: None,
         },
     )
     .unwrap();
@@ -650,6 +652,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         page_instances: Some(700),
         dual_quaternion: false,
         morph_weights: 0,
+        ground: None,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -771,6 +774,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             page_instances: None,
             dual_quaternion: false,
             morph_weights: 0,
+            ground: None,
         },
     )
     .unwrap();

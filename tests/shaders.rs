@@ -4,8 +4,8 @@
 use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
-    GpuEventRecord, GpuFrame, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket, GpuTrack,
-    LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
+    GpuEventRecord, GpuFrame, GpuIkChain, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket,
+    GpuTrack, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::{Affine, DualQuat};
 use wgpu_anim::shaders::{self, Stage};
@@ -284,7 +284,8 @@ fn mirrors() -> Vec<Mirror> {
                 frame,
                 flags,
                 output_base,
-                morph_api_base
+                morph_api_base,
+                look_at
             ]
         ),
         mirror!(
@@ -303,7 +304,8 @@ fn mirrors() -> Vec<Mirror> {
                 inverse_binds,
                 sockets,
                 events,
-                packed
+                packed,
+                ik_chains
             ]
         ),
         mirror!(
@@ -343,6 +345,11 @@ fn mirrors() -> Vec<Mirror> {
             [joint_count, joint_offset, rest_offset, socket_count]
         ),
         mirror!("Socket", GpuSocket, [joint, offset]),
+        mirror!(
+            "IkChain",
+            GpuIkChain,
+            [kind, joint_count, pelvis, joints, axis, ratio, pole, twist, offset, up]
+        ),
         mirror!("Affine", Affine, [x, y, z]),
         mirror!("DualQuat", DualQuat, [real, dual, stretch_diagonal, stretch_off]),
         mirror!(
@@ -379,6 +386,8 @@ fn mirrors() -> Vec<Mirror> {
                 layer_seq,
                 morph_offset,
                 morph_count,
+                ik,
+                ik_goals,
             ]
         ),
         mirror!("Layer", GpuLayer, [def, weight, rate, start_time, seq]),
@@ -537,6 +546,16 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MAX_LAYER_DEFS", U32(layout::MAX_LAYER_DEFS)),
         ("MAX_FUSED_JOINTS", U32(layout::MAX_FUSED_JOINTS)),
         ("MAX_SOCKETS", U32(layout::MAX_SOCKETS)),
+        ("IK_ON", U32(layout::IK_ON)),
+        ("MAX_IK_CHAINS", U32(layout::MAX_IK_CHAINS)),
+        ("MAX_AIM_JOINTS", U32(layout::MAX_AIM_JOINTS)),
+        ("NO_JOINT", U32(layout::NO_JOINT)),
+        ("IK_TWO_BONE", U32(layout::ik_kind::TWO_BONE)),
+        ("IK_AIM", U32(layout::ik_kind::AIM)),
+        ("IK_TARGET_MODEL", U32(layout::ik_target::MODEL)),
+        ("IK_TARGET_WORLD", U32(layout::ik_target::WORLD)),
+        ("IK_TARGET_LOOK_AT", U32(layout::ik_target::LOOK_AT)),
+        ("IK_TARGET_GROUND", U32(layout::ik_target::GROUND)),
         ("LAYER_OFF", U32(layer_mode::OFF)),
         ("LAYER_OVERRIDE", U32(layer_mode::OVERRIDE)),
         ("LAYER_ADDITIVE_LOCAL", U32(layer_mode::ADDITIVE_LOCAL)),

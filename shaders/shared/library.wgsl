@@ -7,8 +7,8 @@
 #define_import_path wgpu_anim::library
 
 #import wgpu_anim::types::{
-    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, CUBIC_ROTATION_MIN_LENGTH2, INTERP_CUBIC,
-    INTERP_PACKED, INTERP_STEP, SkeletonInfo, Socket, Track,
+    Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, CUBIC_ROTATION_MIN_LENGTH2, IkChain, INTERP_CUBIC,
+    INTERP_PACKED, INTERP_STEP, MAX_IK_CHAINS, SkeletonInfo, Socket, Track,
 }
 #import wgpu_anim::math::{fast_slerp, hermite_basis, quat_interp}
 #import wgpu_anim::bindings::{heap, library}
@@ -79,6 +79,17 @@ fn socket_at(k: u32) -> Socket {
     let b = library.sockets + 4u * k;
     let offset = Affine(bitcast<vec4<f32>>(heap[b + 1u]), bitcast<vec4<f32>>(heap[b + 2u]), bitcast<vec4<f32>>(heap[b + 3u]));
     return Socket(heap[b].x, offset);
+}
+
+// IK chain `k` of skeleton `s` (MAX_IK_CHAINS per skeleton, six units each).
+fn ik_chain(s: u32, k: u32) -> IkChain {
+    let b = library.ik_chains + 6u * (s * MAX_IK_CHAINS + k);
+    let h = heap[b];
+    let axis = bitcast<vec4<f32>>(heap[b + 2u]);
+    let pole = bitcast<vec4<f32>>(heap[b + 3u]);
+    let offset = bitcast<vec4<f32>>(heap[b + 4u]);
+    let up = bitcast<vec4<f32>>(heap[b + 5u]);
+    return IkChain(h.x, h.y, h.z, heap[b + 1u], axis.xyz, axis.w, pole.xyz, pole.w, offset.xyz, up.xyz);
 }
 
 // Value of key `k` (the middle value of a cubic-spline key).

@@ -32,6 +32,7 @@ struct Frame {
     flags: u32,
     output_base: u32,
     morph_api_base: u32,
+    look_at: vec4<f32>,
 }
 
 // Frame.flags bits: detect clip events, blend float curves, keep dual quaternions (Rust:
@@ -39,6 +40,32 @@ struct Frame {
 const FRAME_EVENTS: u32 = 1u;
 const FRAME_CURVES: u32 = 2u;
 const FRAME_DUAL_QUATERNION: u32 = 4u;
+
+// Rust: layout::GpuIkChain.
+struct IkChain {
+    kind: u32,
+    joint_count: u32,
+    pelvis: u32,
+    joints: vec4<u32>,
+    axis: vec3<f32>,
+    ratio: f32,
+    pole: vec3<f32>,
+    twist: f32,
+    offset: vec3<f32>,
+    up: vec3<f32>,
+}
+
+// IK (Rust: layout::IK_ON, MAX_IK_CHAINS, MAX_AIM_JOINTS, NO_JOINT, ik_kind::*, ik_target::*).
+const IK_ON: u32 = 1u;
+const MAX_IK_CHAINS: u32 = 4u;
+const MAX_AIM_JOINTS: u32 = 4u;
+const NO_JOINT: u32 = 0xffffffffu;
+const IK_TWO_BONE: u32 = 1u;
+const IK_AIM: u32 = 2u;
+const IK_TARGET_MODEL: u32 = 0u;
+const IK_TARGET_WORLD: u32 = 1u;
+const IK_TARGET_LOOK_AT: u32 = 2u;
+const IK_TARGET_GROUND: u32 = 3u;
 
 // Rust: layout::GpuClip.
 struct ClipInfo {
@@ -110,7 +137,7 @@ struct LibraryLayout {
     sockets: u32,
     events: u32,
     packed: u32,
-    pad_a: u32,
+    ik_chains: u32,
     pad_b: u32,
     pad_c: u32,
 }
@@ -175,7 +202,8 @@ const LAYER_MESH: u32 = 4096u;
 const SNAPSHOT_CLIP: u32 = 0xffffffffu;
 
 // Rust: layout::GpuInstance. Sections: bytes 0-63 read every frame, 64-95 while a transition is
-// set, 96-159 by the renderer (and by the clock with root motion), 160-223 while a layer is on.
+// set, 96-159 by the renderer (and by the clock with root motion), 160-223 while a layer is on,
+// 256-319 (and `ik`) by the IK stage while a chain has a goal.
 struct Instance {
     clip: u32,
     skeleton: u32,
@@ -207,7 +235,9 @@ struct Instance {
     layer_seq: u32,
     morph_offset: u32,
     morph_count: u32,
-    pad_c: array<u32, 6>,
+    ik: u32,
+    pad_c: array<u32, 5>,
+    ik_goals: array<vec4<f32>, 4>,
 }
 
 // Rust: layout::GpuLayer.

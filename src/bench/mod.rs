@@ -457,6 +457,7 @@ pub(crate) fn crowd_with(
             page_instances: None,
             dual_quaternion: skinning != Skinning::Linear,
             morph_weights: if morph { 2 } else { 0 },
+            ground: None,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
@@ -686,7 +687,7 @@ impl CpuChunk {
             Stage::Sample => cpu::sample::kernel(lib, &mut page),
             Stage::LocalToModel => cpu::local_to_model::kernel(lib, &mut page),
             Stage::Palette => cpu::palette::kernel(lib, &mut page),
-            Stage::Skin | Stage::Fused => {}
+            Stage::Ik | Stage::Skin | Stage::Fused => {}
         }
     }
 }

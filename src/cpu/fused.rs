@@ -59,6 +59,16 @@ impl<'a> Workgroup<'a> {
     }
 }
 
+impl super::ik::ModelStore for Workgroup<'_> {
+    fn ik_model_at(&self, joint_offset: u32, j: u32) -> Affine {
+        self.palette_model_at(joint_offset, j)
+    }
+
+    fn ik_set_model(&mut self, joint_offset: u32, j: u32, m: Affine) {
+        HierarchyStore::set_model(self, joint_offset, j, m);
+    }
+}
+
 impl SampleStore for Workgroup<'_> {
     fn local_buffer(&self) -> &[LocalPose] {
         self.local
@@ -152,6 +162,8 @@ pub fn fused(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
 /// are written.
 pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
+    let flat = |_: glam::Vec2| 0.0;
+    let ground: super::ik::Ground<'_> = page.ground.unwrap_or(&flat);
     let mut no_log = EventLog::default();
     let log = page.events.as_deref_mut().unwrap_or(&mut no_log);
     // Like the GPU's, the workgroup memory is not cleared between instances.
@@ -181,6 +193,10 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         }
         // local_to_model: one thread walks the joints parents first.
         propagate(lib, inst, joint_count, &mut wg);
+        // ik: threads over joints (with IK chains, the shader's `IK`).
+        if lib.has_ik() {
+            super::ik::ik_joints(lib, frame, inst, joint_count, ground, &mut wg);
+        }
         // palette: threads over joints; sockets: a thread each.
         for lid in 0..WORKGROUP_SIZE {
             palette_joints(

@@ -13,8 +13,10 @@
 //! | float curves (for `clock`) | `shaders/shared/curves.wgsl` | module `curves`: [`blend_curves()`] |
 //! | sample clips | `shaders/sample.wgsl` | [`sample()`] |
 //! | propagate hierarchy | `shaders/local_to_model.wgsl` | [`local_to_model()`] |
+//! | inverse kinematics (with IK chains) | `shaders/ik.wgsl` | [`ik()`] |
+//! | IK solvers (for `ik`) | `shaders/shared/ik_solve.wgsl` | module `ik_solve`: [`two_bone_ik()`], [`aim_ik()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
-//! | the four in one dispatch | `shaders/fused.wgsl` | [`fused()`] |
+//! | the four (five) in one dispatch | `shaders/fused.wgsl` | [`fused()`] |
 //! | skin vertices | `shaders/skin.wgsl` | [`skin()`] |
 //!
 //! The page stages take the library and one [`PageBuffers`]: the page's buffers as the GPU binds
@@ -33,6 +35,8 @@ pub(crate) mod clock;
 pub(crate) mod curves;
 pub(crate) mod events;
 pub(crate) mod fused;
+pub(crate) mod ik;
+pub(crate) mod ik_solve;
 pub(crate) mod local_to_model;
 pub(crate) mod looping;
 pub(crate) mod morph;
@@ -48,6 +52,8 @@ pub use clock::{Leaves, add_sample, clock, transition_weight};
 pub use curves::blend_curves;
 pub use events::{EventLog, event_crossings};
 pub use fused::fused;
+pub use ik::{Ground, ik};
+pub use ik_solve::{AimCorrection, TwoBoneCorrection, affine_inverse, aim_ik, quat_from_vectors, two_bone_ik};
 pub use local_to_model::{has_mesh_layer, joint_model, local_to_model};
 pub use looping::{ClipTime, advance_clip_time, start_clip_time};
 pub use morph::{Morphed, blend_morph_weights, morph, skin_morphed};
@@ -225,7 +231,9 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         previous_dual_quaternion: 0.0,
         morph_offset: 0,
         morph_count: 0,
-        _pad2: [0; 6],
+        ik: 0,
+        _pad2: [0; 5],
+        ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
     })
 }
 

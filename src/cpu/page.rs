@@ -48,7 +48,6 @@ use crate::math::{Affine, DualQuat};
 /// assert_eq!(lists[0].count, 1);
 /// # Ok::<(), wgpu_anim::Error>(())
 /// ```
-#[derive(Debug)]
 pub struct PageBuffers<'a> {
     /// The frame (`frame`): `dt`, the page's instance count, its joint capacity
     /// (`snapshot_offset`), its first instance, the frame's number and flags.
@@ -83,6 +82,28 @@ pub struct PageBuffers<'a> {
     /// displacement of instances with [`ROOT_MOTION`](crate::layout::ROOT_MOTION) and, with
     /// [`FRAME_CURVES`](crate::layout::FRAME_CURVES), the float curves.
     pub outputs: Option<&'a mut [GpuOutput]>,
+    /// The ground under IK's ground goals, the mirror of `AnimatorDesc::ground`'s WGSL: the
+    /// height at world `(x, z)`. `None`: flat at 0.
+    pub ground: Option<super::ik::Ground<'a>>,
+}
+
+impl std::fmt::Debug for PageBuffers<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageBuffers")
+            .field("frame", &self.frame)
+            .field("layer_defs", &self.layer_defs.len())
+            .field("instances", &self.instances.len())
+            .field("clocks", &self.clocks.len())
+            .field("blend_lists", &self.blend_lists.len())
+            .field("local_poses", &self.local_poses.len())
+            .field("model_poses", &self.model_poses.len())
+            .field("palettes", &self.palettes.len())
+            .field("dual_palettes", &self.dual_palettes.len())
+            .field("events", &self.events.is_some())
+            .field("outputs", &self.outputs.as_ref().map(|o| o.len()))
+            .field("ground", &self.ground.is_some())
+            .finish()
+    }
 }
 
 impl<'a> PageBuffers<'a> {
@@ -102,6 +123,16 @@ impl<'a> PageBuffers<'a> {
             dual_palettes: &mut [],
             events: None,
             outputs: None,
+            ground: None,
+        }
+    }
+
+    /// With this ground under IK's ground goals.
+    #[must_use]
+    pub fn ground(self, ground: super::ik::Ground<'a>) -> Self {
+        Self {
+            ground: Some(ground),
+            ..self
         }
     }
 

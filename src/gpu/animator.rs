@@ -16,7 +16,7 @@ use crate::layout::{
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use crate::shaders::PageOptions;
-use crate::shaders::{Resource, Stage, library_defs, stage_source_with};
+use crate::shaders::{Resource, Stage, library_defs, stage_source_on_ground};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -41,6 +41,8 @@ pub struct Animator {
     pub(super) frame_bytes: Vec<u8>,
     /// The event log every page's clock (or fused) pass appends to ([`Animator::watch_events`]).
     pub(super) event_log: wgpu::Buffer,
+    /// The IK stage's ground function ([`AnimatorDesc::ground`]), kept for a rebuild.
+    pub(super) ground: Option<&'static str>,
     /// Records the event log holds; 0 when events are not watched.
     pub(super) event_capacity: u32,
     pub(super) pages: Vec<Page>,
@@ -77,7 +79,9 @@ pub(super) enum PreviousCopy {
 
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays and a blend
 /// list.
-const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32;
+/// With IK chains, the IK stage's: its `ik` word, four pivots and their joints, four ground targets.
+const FUSED_WORKGROUP_BYTES: u32 =
+    MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32 + 4 + 4 * (48 + 4 + 16);
 
 /// Page `k`'s slot of the frame uniform buffer.
 fn frame_slot(frame_buffer: &wgpu::Buffer, stride: u64, k: usize) -> wgpu::BufferBinding<'_> {
@@ -108,7 +112,21 @@ pub(super) fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Bu
 
 /// The pipeline of `stage` for `gpu_library` (its shader variant, [`library_defs`]): a stage the
 /// device refuses (beyond its limits) is an error naming the stage.
-async fn stage_pipeline(device: &wgpu::Device, gpu_library: &GpuLibrary, stage: Stage) -> Result<StagePipeline> {
+async fn stage_pipeline(
+    device: &wgpu::Device,
+    gpu_library: &GpuLibrary,
+    stage: Stage,
+    ground: Option<&str>,
+) -> Result<StagePipeline> {
+    // The variant the library needs (shaders::library_defs); a ground that does not compose is
+    // the caller's error, found before the device is asked.
+    let source =
+        stage_source_on_ground(stage, &library_defs(gpu_library.library()), ground).map_err(|e| Error::Limit {
+            what: format!(
+                "the {} stage does not compose with AnimatorDesc::ground: {e}",
+                stage.name()
+            ),
+        })?;
     super::refusable(
         device,
         || format!("the {} pipeline", stage.name()),
@@ -119,12 +137,9 @@ async fn stage_pipeline(device: &wgpu::Device, gpu_library: &GpuLibrary, stage: 
                 label: Some(&label),
                 entries: &entries,
             });
-            // The variant the library needs (shaders::library_defs).
-            let source = stage_source_with(stage, &library_defs(gpu_library.library()))
-                .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(&label),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
+                source: wgpu::ShaderSource::Wgsl(source.clone().into()),
             });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(&label),
@@ -233,22 +248,22 @@ impl Animator {
             gpu_library,
             desc.max_instances,
             &layout,
-            dual_quaternion,
-            morph_weights,
+            (dual_quaternion, morph_weights),
+            desc.ground,
         )
         .await
     }
 
     /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
     /// `max_instances` instances, with dual-quaternion palettes when `dual_quaternion` and
-    /// `morph_weights` morph weights per instance.
+    /// `morph_weights` morph weights per instance, its IK on `ground`.
     pub(super) async fn with_pages(
         device: &wgpu::Device,
         gpu_library: Arc<GpuLibrary>,
         max_instances: u32,
         layout: &[(u32, u32)],
-        dual_quaternion: bool,
-        morph_weights: u32,
+        (dual_quaternion, morph_weights): (bool, u32),
+        ground: Option<&'static str>,
     ) -> Result<Self> {
         let limits = device.limits();
         let largest = gpu_library
@@ -265,15 +280,16 @@ impl Animator {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let mut passes = Vec::with_capacity(Stage::COMPUTE.len());
-        for stage in Stage::COMPUTE {
-            passes.push(stage_pipeline(device, &gpu_library, stage).await?);
+        let stages = Stage::staged(gpu_library.library().has_ik());
+        let mut passes = Vec::with_capacity(stages.len());
+        for stage in stages {
+            passes.push(stage_pipeline(device, &gpu_library, stage, ground).await?);
         }
         // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
         // enough for it; elsewhere only the staged path exists.
         let fused = if limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS
         {
-            Some(stage_pipeline(device, &gpu_library, Stage::Fused).await?)
+            Some(stage_pipeline(device, &gpu_library, Stage::Fused, ground).await?)
         } else {
             None
         };
@@ -330,6 +346,7 @@ impl Animator {
             frame_buffer,
             frame_stride,
             event_log,
+            ground,
             event_capacity: 0,
             pages,
             passes,
@@ -588,7 +605,7 @@ impl Animator {
                 let n = count(k_page);
                 let groups = match pass.stage {
                     // One workgroup per instance, threads over joints.
-                    Stage::Sample | Stage::Palette | Stage::Fused => n,
+                    Stage::Sample | Stage::Ik | Stage::Palette | Stage::Fused => n,
                     // One thread per instance.
                     _ => n.div_ceil(WORKGROUP_SIZE),
                 };

@@ -241,6 +241,11 @@ pub struct AnimatorDesc {
     /// blends from), at most
     /// [`crate::layout::MAX_MORPH_TARGETS`]. 0 by default: no morphing.
     pub morph_weights: u32,
+    /// The ground under IK's ground goals ([`crate::ik::IkTarget::Ground`]): WGSL defining
+    /// `fn ground_height(p: vec2<f32>) -> f32`, the ground's height at world `(x, z) = p`, with
+    /// any helpers it needs (a texture is not bound: a function of the position). `None`, the
+    /// default: flat ground at height 0 ([`crate::shaders::FLAT_GROUND`]).
+    pub ground: Option<&'static str>,
 }
 
 impl Default for AnimatorDesc {
@@ -251,6 +256,7 @@ impl Default for AnimatorDesc {
             page_instances: None,
             dual_quaternion: false,
             morph_weights: 0,
+            ground: None,
         }
     }
 }

@@ -62,7 +62,8 @@ impl LibraryHeap {
             inverse_binds: section(h, library.inverse_binds()),
             sockets: section(h, library.gpu_sockets()),
             packed: words(h, library.packed()),
-            _pad: [0; 3],
+            ik_chains: section(h, library.gpu_ik_chains()),
+            _pad: [0; 2],
         };
         // A binding may not be empty.
         if heap.is_empty() {

@@ -25,7 +25,7 @@ impl Animator {
     /// is logged: what it uploaded, its path, and how many times its passes were encoded.
     ///
     /// Costs: `192` bytes per instance in use (a 64-byte clock and a 128-byte output) and `48`
-    /// per joint of a snapshot in use read back per checkpoint; a copy of the instances (256 bytes each) on the CPU; the uploads of up to about
+    /// per joint of a snapshot in use read back per checkpoint; a copy of the instances (320 bytes each) on the CPU; the uploads of up to about
     /// `interval` frames kept. A rebuild replays up to about `interval + 2` frames on the new
     /// device ([`Animator::recovery_frames`]).
     ///
@@ -119,7 +119,8 @@ impl Animator {
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();
         let (dual, morph) = (options.dual_quaternion, options.morph_weights);
-        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout, dual, morph).await?;
+        let mut next =
+            Self::with_pages(device, gpu_library, max_instances, &layout, (dual, morph), self.ground).await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
         // its frame), the instances of its frame, the clocks and snapshots after it.
         let defs = self.controller.layer_defs();

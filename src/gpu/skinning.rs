@@ -17,7 +17,7 @@ use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
 ///   `wgpu_anim_instances[i].joint_offset`, also `animator.instances()[i].joint_offset`).
-/// - The instances are the page's `layout::GpuInstance`s, 256 bytes each; drawing reads the
+/// - The instances are the page's `layout::GpuInstance`s, 320 bytes each; drawing reads the
 ///   palette offset, the world transform and the tint.
 /// - The WGSL module ([`SkinBinding::wgsl`], or [`SKINNING_MODULE`] with naga_oil and
 ///   [`SkinBinding::shader_defs`]) declares both bindings, the vertex input struct

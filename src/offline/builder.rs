@@ -78,6 +78,7 @@ impl LibraryBuilder {
             };
         }
         lib.sockets.extend(sockets);
+        lib.ik_chains.extend(gpu_ik_chains(&skeleton));
         // The rest pose, read when a blend's total weight is too small to stand alone.
         for r in skeleton.rest_pose() {
             lib.values
@@ -766,4 +767,47 @@ mod tests {
             "only the rest pose"
         );
     }
+}
+
+/// A skeleton's IK chains as the GPU reads them: [`crate::layout::MAX_IK_CHAINS`] slots, those
+/// past its chains of kind `NONE`.
+fn gpu_ik_chains(skeleton: &Skeleton) -> [crate::layout::GpuIkChain; crate::ik::MAX_IK_CHAINS] {
+    use crate::ik::IkKind;
+    use crate::layout::{GpuIkChain, NO_JOINT, ik_kind};
+    let mut out = [GpuIkChain::default(); crate::ik::MAX_IK_CHAINS];
+    for (slot, chain) in out.iter_mut().zip(skeleton.ik_chains()) {
+        *slot = match &chain.kind {
+            IkKind::TwoBone(c) => GpuIkChain {
+                kind: ik_kind::TWO_BONE,
+                joint_count: 3,
+                pelvis: c.pelvis.map_or(NO_JOINT, |p| p as u32),
+                joints: [c.start as u32, c.mid as u32, c.end as u32, NO_JOINT],
+                axis: c.mid_axis,
+                ratio: c.soften,
+                pole: c.pole,
+                twist: c.twist,
+                ..GpuIkChain::default()
+            },
+            IkKind::Aim(c) => {
+                let mut joints = [NO_JOINT; 4];
+                for (j, &k) in joints.iter_mut().zip(&c.joints) {
+                    *j = k as u32;
+                }
+                GpuIkChain {
+                    kind: ik_kind::AIM,
+                    joint_count: c.joints.len() as u32,
+                    pelvis: NO_JOINT,
+                    joints,
+                    axis: c.forward,
+                    ratio: c.joint_weight,
+                    pole: c.pole,
+                    twist: c.twist,
+                    offset: c.offset,
+                    up: c.up,
+                    ..GpuIkChain::default()
+                }
+            }
+        };
+    }
+    out
 }

@@ -80,6 +80,7 @@ impl Crowd {
                 // Room for the mesh's morph weights: the members breathe and some hold an
                 // expression.
                 morph_weights: c.mesh.morph_targets.targets.len() as u32,
+                ground: None,
             },
         )
         .await?;

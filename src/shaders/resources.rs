@@ -139,7 +139,7 @@ impl Resource {
     /// order: where each starts and its bytes per instance. Empty for a resource that is not per
     /// instance (per joint, or not per page).
     ///
-    /// - [`Resource::Instances`]: one section, every `Instance` (256 B) from byte 0;
+    /// - [`Resource::Instances`]: one section, every `Instance` (320 B) from byte 0;
     /// - [`Resource::CharacterState`]: two, every `Clock` (64 B) from byte 0, then every
     ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
     ///   256 B);
@@ -212,7 +212,7 @@ impl Resource {
     /// `options` add); `None` for a resource that is not per page.
     ///
     /// - per instance: the end of its last section ([`Resource::instance_sections`]):
-    ///   `Instance` (256 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
+    ///   `Instance` (320 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
     ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
     ///   `Output` (128 B) each;
     /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted

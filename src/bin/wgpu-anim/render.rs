@@ -102,6 +102,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             dual_quaternion: false,
             // Room for the mesh's morph weights: its default weights, and the clip's tracks.
             morph_weights: character.mesh.morph_targets.targets.len() as u32,
+            ground: None,
         },
     )
     .map_err(|e| e.to_string())?;

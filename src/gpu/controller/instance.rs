@@ -202,7 +202,9 @@ impl Controller {
             // Morph weights are the instance's own, whatever it plays (`set_morph_weights`).
             morph_offset: self.instances.get(index).map_or(0, |i| i.morph_offset),
             morph_count: self.instances.get(index).map_or(0, |i| i.morph_count),
-            _pad2: [0; 6],
+            ik: 0,
+            _pad2: [0; 5],
+            ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
         };
         let duration = if tree_nodes == 0 {
             self.library.clips()[clip as usize].duration

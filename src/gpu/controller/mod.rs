@@ -3,6 +3,7 @@
 //! definitions, and what changed since the last frame — with no device. The [`crate::Animator`]
 //! owns one and uploads what [`Controller::begin_frame`] says changed.
 
+mod ik;
 mod instance;
 mod layers;
 mod morph;
@@ -88,6 +89,8 @@ pub struct Controller {
     /// instance (grown on demand).
     morph_dirty: Vec<usize>,
     morph_marked: Vec<bool>,
+    /// The shared IK target in the world ([`Controller::set_look_at`]).
+    look_at: glam::Vec3,
 }
 
 impl Controller {
@@ -137,6 +140,7 @@ impl Controller {
             morph_weights: Vec::new(),
             morph_dirty: Vec::new(),
             morph_marked: Vec::new(),
+            look_at: glam::Vec3::ZERO,
         })
     }
 

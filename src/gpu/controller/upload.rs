@@ -99,6 +99,7 @@ impl Controller {
                     | if self.dual_quaternion { FRAME_DUAL_QUATERNION } else { 0 },
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 morph_api_base: p.max_instances * self.morph_room,
+                look_at: self.look_at.extend(0.0),
             };
             upload.frames.push((k, frame));
         }

@@ -1,0 +1,237 @@
+// Stage 3b: inverse kinematics on the propagated pose. For each chain of the instance's skeleton
+// that has a goal, in order: thread 0 resolves the target and solves (shared/ik_solve.wgsl), as
+// pivots `model[k] · R(c) · model[k]⁻¹`, one per corrected joint k, the child first; then every
+// thread carries its joints by the pivots of the joints above them (ozz: multiply the local
+// rotation, propagate again). Ground goals first lower the pelvis to the lowest foot. One
+// workgroup per instance. CPU mirror: cpu::ik.
+
+#define_import_path wgpu_anim::ik
+
+#import wgpu_anim::types::{
+    Affine, IK_AIM, IK_ON, IK_TARGET_GROUND, IK_TARGET_LOOK_AT, IK_TARGET_WORLD, IK_TWO_BONE, IkChain,
+    MAX_AIM_JOINTS, MAX_IK_CHAINS, NO_JOINT, WORKGROUP_SIZE,
+}
+#import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_rotate, workgroup_linear}
+#import wgpu_anim::bindings::{frame, instances, model_poses}
+#import wgpu_anim::library::{ik_chain, joint_parent, skeleton_info}
+#import wgpu_anim::ik_solve::{AimJob, TwoBoneJob, affine_inverse, aim_ik, transform_point, transform_vector, two_bone_ik}
+#import wgpu_anim::ik_ground::ground_height
+
+// What thread 0 hands the others: the instance's `ik` word, the pivots of the step and the joints
+// they turn (NO_JOINT past the last), and the ground goals' targets (model space).
+var<workgroup> wg_ik: u32;
+var<workgroup> wg_pivots: array<Affine, MAX_AIM_JOINTS>;
+var<workgroup> wg_pivot_joints: array<u32, MAX_AIM_JOINTS>;
+var<workgroup> wg_ground: array<vec3<f32>, MAX_IK_CHAINS>;
+
+virtual fn ik_model_at(joint_offset: u32, j: u32) -> Affine {
+    // The staged pass works on the model pose buffer; the fused stage overrides these with
+    // workgroup memory.
+    return model_poses[joint_offset + j];
+}
+
+virtual fn ik_set_model(joint_offset: u32, j: u32, m: Affine) {
+    model_poses[joint_offset + j] = m;
+}
+
+fn identity_affine() -> Affine {
+    return Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
+}
+
+// `m · R(q) · m⁻¹`: a correction q of the joint with model matrix m, in its own frame, as it moves
+// the joint and everything below it. The identity where m has no inverse.
+fn correction_pivot(m: Affine, q: vec4<f32>) -> Affine {
+    let inv = affine_inverse(m);
+    if (all(inv.x == vec4<f32>(0.0)) && all(inv.y == vec4<f32>(0.0)) && all(inv.z == vec4<f32>(0.0))) {
+        return identity_affine();
+    }
+    return affine_mul(affine_mul(m, affine_from_sqt(vec3<f32>(0.0), q, vec3<f32>(1.0))), inv);
+}
+
+fn clear_pivots() {
+    for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
+        wg_pivot_joints[p] = NO_JOINT;
+    }
+}
+
+// The chain's target in model space (`world_inv`: the instance's model_from_world).
+fn chain_target(i: u32, k: u32, kind: u32, world_inv: Affine) -> vec3<f32> {
+    let goal = instances[i].ik_goals[k].xyz;
+    if (kind == IK_TARGET_WORLD) {
+        return transform_point(world_inv, goal);
+    }
+    if (kind == IK_TARGET_LOOK_AT) {
+        return transform_point(world_inv, frame.look_at.xyz);
+    }
+    if (kind == IK_TARGET_GROUND) {
+        return wg_ground[k];
+    }
+    return goal;
+}
+
+// Ground goals: each planted end's aim_at, as high above the ground under it as the pose holds it
+// above the character's floor (its world origin's height); the pelvis lowered (a pivot) by the
+// lowest such correction below zero. Thread 0.
+fn ground_step(i: u32, skeleton: u32, joint_offset: u32, ik: u32, world_inv: Affine) {
+    clear_pivots();
+    let world = instances[i].world;
+    let floor = world.y.w;
+    var lowest = 0.0;
+    var pelvis = NO_JOINT;
+    for (var k = 0u; k < MAX_IK_CHAINS; k++) {
+        let chain = ik_chain(skeleton, k);
+        if ((ik & (IK_ON << k)) == 0u || ((ik >> (8u + 2u * k)) & 3u) != IK_TARGET_GROUND || chain.kind != IK_TWO_BONE) {
+            continue;
+        }
+        let end = transform_point(world, transform_point(ik_model_at(joint_offset, chain.joints.z), vec3<f32>(0.0)));
+        let rise = ground_height(end.xz) - floor;
+        wg_ground[k] = transform_point(world_inv, end + vec3<f32>(0.0, rise, 0.0));
+        lowest = min(lowest, rise);
+        if (chain.pelvis != NO_JOINT) {
+            pelvis = chain.pelvis;
+        }
+    }
+    if (pelvis != NO_JOINT && lowest < 0.0) {
+        let t = transform_vector(world_inv, vec3<f32>(0.0, lowest, 0.0));
+        wg_pivots[0] = Affine(vec4<f32>(1.0, 0.0, 0.0, t.x), vec4<f32>(0.0, 1.0, 0.0, t.y), vec4<f32>(0.0, 0.0, 1.0, t.z));
+        wg_pivot_joints[0] = pelvis;
+    }
+}
+
+// Chain k's pivots: a two-bone chain's mid then start; an aim chain's joints from the aiming one
+// up, each aiming the forward, offset and up the ones before it turned (ozz's look-at), the last
+// (the farthest) at the goal's whole weight, the others at `ratio` of it. Thread 0.
+fn chain_step(i: u32, skeleton: u32, joint_offset: u32, k: u32, target_kind: u32, world_inv: Affine) {
+    clear_pivots();
+    let chain = ik_chain(skeleton, k);
+    let goal = instances[i].ik_goals[k];
+    let aim_at = chain_target(i, k, target_kind, world_inv);
+    if (chain.kind == IK_TWO_BONE) {
+        let start = ik_model_at(joint_offset, chain.joints.x);
+        let mid = ik_model_at(joint_offset, chain.joints.y);
+        let end = ik_model_at(joint_offset, chain.joints.z);
+        let c = two_bone_ik(TwoBoneJob(start, mid, end, aim_at, chain.pole, chain.axis, chain.twist, chain.ratio, goal.w));
+        wg_pivots[0] = correction_pivot(mid, c.mid);
+        wg_pivot_joints[0] = chain.joints.y;
+        wg_pivots[1] = correction_pivot(start, c.start);
+        wg_pivot_joints[1] = chain.joints.x;
+    } else if (chain.kind == IK_AIM) {
+        var forward = chain.axis;
+        var offset = chain.offset;
+        var up = chain.up;
+        var previous = identity_affine();
+        var turned = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+        let n = min(chain.joint_count, MAX_AIM_JOINTS);
+        for (var p = 0u; p < n; p++) {
+            let j = chain.joints[p];
+            let m = ik_model_at(joint_offset, j);
+            if (p > 0u) {
+                let inv = affine_inverse(m);
+                let f = transform_vector(inv, transform_vector(previous, quat_rotate(turned, forward)));
+                let f2 = dot(f, f);
+                forward = select(vec3<f32>(0.0), f * inverseSqrt(f2), f2 > 0.0);
+                offset = transform_point(inv, transform_point(previous, quat_rotate(turned, offset)));
+                up = transform_vector(inv, transform_vector(previous, quat_rotate(turned, up)));
+            }
+            let share = select(chain.ratio, 1.0, p + 1u == n);
+            let c = aim_ik(AimJob(m, aim_at, forward, offset, up, chain.pole, chain.twist, goal.w * share));
+            wg_pivots[p] = correction_pivot(m, c.rotation);
+            wg_pivot_joints[p] = j;
+            previous = m;
+            turned = c.rotation;
+        }
+    }
+}
+
+// Carries joints lid, lid + WORKGROUP_SIZE, ... below `joint_count` by the pivots of the joints
+// above them (or themselves), in the pivots' order. Every thread.
+fn carry_joints(skel_joint_offset: u32, joint_offset: u32, lid: u32, joint_count: u32) {
+    var lowest = NO_JOINT;
+    for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
+        lowest = min(lowest, wg_pivot_joints[p]);
+    }
+    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+        if (j < lowest) {
+            continue;
+        }
+        // Which pivots' joints are j or above it: one walk up its ancestors.
+        var below = array<bool, MAX_AIM_JOINTS>(false, false, false, false);
+        var a = i32(j);
+        while (a >= i32(lowest)) {
+            for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
+                if (wg_pivot_joints[p] == u32(a)) {
+                    below[p] = true;
+                }
+            }
+            let parent = joint_parent(skel_joint_offset + u32(a));
+            // The builder guarantees parents come first; anything else ends the walk.
+            if (parent >= a) {
+                break;
+            }
+            a = parent;
+        }
+        var m = ik_model_at(joint_offset, j);
+        var moved = false;
+        for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
+            if (below[p]) {
+                m = affine_mul(wg_pivots[p], m);
+                moved = true;
+            }
+        }
+        if (moved) {
+            ik_set_model(joint_offset, j, m);
+        }
+    }
+}
+
+// Instance i's IK, all threads of its workgroup: the ground step when a goal is on the ground,
+// then each chain with a goal.
+fn ik_joints(i: u32, lid: u32, joint_count: u32) {
+    if (lid == 0u) {
+        wg_ik = instances[i].ik;
+    }
+    let ik = workgroupUniformLoad(&wg_ik);
+    if (ik == 0u) {
+        return;
+    }
+    let skeleton = instances[i].skeleton;
+    let skel_joint_offset = skeleton_info(skeleton).joint_offset;
+    let joint_offset = instances[i].joint_offset;
+    let world_inv = affine_inverse(instances[i].world);
+    var grounded = false;
+    for (var k = 0u; k < MAX_IK_CHAINS; k++) {
+        grounded = grounded || ((ik & (IK_ON << k)) != 0u && ((ik >> (8u + 2u * k)) & 3u) == IK_TARGET_GROUND);
+    }
+    if (grounded) {
+        if (lid == 0u) {
+            ground_step(i, skeleton, joint_offset, ik, world_inv);
+        }
+        workgroupBarrier();
+        carry_joints(skel_joint_offset, joint_offset, lid, joint_count);
+        workgroupBarrier();
+    }
+    for (var k = 0u; k < MAX_IK_CHAINS; k++) {
+        if ((ik & (IK_ON << k)) == 0u) {
+            continue;
+        }
+        if (lid == 0u) {
+            chain_step(i, skeleton, joint_offset, k, (ik >> (8u + 2u * k)) & 3u, world_inv);
+        }
+        workgroupBarrier();
+        carry_joints(skel_joint_offset, joint_offset, lid, joint_count);
+        workgroupBarrier();
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn ik(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = workgroup_linear(wg, groups);
+    if (i >= frame.instance_count) {
+        return;
+    }
+    ik_joints(i, lid, instances[i].joint_count);
+}

@@ -1330,6 +1330,65 @@ pub fn add_soles(skeleton: &mut Skeleton) -> crate::Result<[usize; 2]> {
     Ok([l, r])
 }
 
+/// The mannequin's left leg IK chain ([`add_ik`]).
+pub const LEG_L: &str = "leg_l";
+/// The mannequin's right leg IK chain ([`add_ik`]).
+pub const LEG_R: &str = "leg_r";
+/// The mannequin's look-at IK chain ([`add_ik`]).
+pub const LOOK: &str = "look";
+
+/// Adds the mannequin's IK chains: [`LEG_L`] and [`LEG_R`] (thigh, calf, foot; the knee bends
+/// about its +X, the knee's pole forward, softened from 97 % of the leg's length, lowering
+/// `pelvis` for ground goals) and [`LOOK`] (head, neck, upper spine aiming the eyes' +Z, up +Y,
+/// half of what remains per joint). Returns their chain indices.
+///
+/// Errors: the skeleton lacks these joints or has no room for three more chains.
+pub fn add_ik(skeleton: &mut Skeleton) -> crate::Result<[usize; 3]> {
+    use crate::ik::{AimIk, IkChain, IkKind, TwoBoneIk};
+    let joint = |s: &Skeleton, name: &str| {
+        s.joint_index(name).ok_or_else(|| crate::Error::SkeletonShape {
+            skeleton: s.name().to_owned(),
+            what: format!("the mannequin's IK needs a joint '{name}'"),
+        })
+    };
+    let pelvis = joint(skeleton, "pelvis")?;
+    let mut leg = |side: &str, name: &str| -> crate::Result<usize> {
+        let kind = IkKind::TwoBone(TwoBoneIk {
+            start: joint(skeleton, &format!("thigh_{side}"))?,
+            mid: joint(skeleton, &format!("calf_{side}"))?,
+            end: joint(skeleton, &format!("foot_{side}"))?,
+            mid_axis: Vec3::X,
+            pole: Vec3::Z,
+            twist: 0.0,
+            soften: 0.97,
+            pelvis: Some(pelvis),
+        });
+        skeleton.add_ik_chain(IkChain {
+            name: name.into(),
+            kind,
+        })
+    };
+    let (l, r) = (leg("l", LEG_L)?, leg("r", LEG_R)?);
+    let joints = vec![
+        joint(skeleton, "head")?,
+        joint(skeleton, "neck")?,
+        joint(skeleton, "spine_03")?,
+    ];
+    let look = skeleton.add_ik_chain(IkChain {
+        name: LOOK.into(),
+        kind: IkKind::Aim(AimIk {
+            joints,
+            forward: Vec3::Z,
+            offset: Vec3::new(0.0, 0.08, 0.09),
+            up: Vec3::Y,
+            pole: Vec3::Y,
+            twist: 0.0,
+            joint_weight: 0.5,
+        }),
+    })?;
+    Ok([l, r, look])
+}
+
 /// The mannequin's skeleton with the [`GRIP`] socket (socket 0) in the right hand.
 #[must_use]
 pub fn skeleton_with_grip() -> Skeleton {

@@ -126,14 +126,18 @@ fn quat_from_axis_cos(axis: vec3<f32>, c: f32) -> vec4<f32> {
     return vec4<f32>(axis * half_sin, sqrt(max(half_cos2, 0.0)));
 }
 
-// A correction with w >= 0, nlerped from the identity by `weight` when it is below 1.
+// A correction with w >= 0, nlerped from the identity by `weight` when it is below 1; the
+// identity for a weight of 0 or less, or NaN.
 fn weighted_correction(q: vec4<f32>, weight: f32) -> vec4<f32> {
+    if (!(weight > 0.0)) {
+        return IDENTITY_QUAT;
+    }
     var f = q;
     if (f.w < 0.0) {
         f = -f;
     }
     if (weight < 1.0) {
-        return normalize(mix(IDENTITY_QUAT, f, max(weight, 0.0)));
+        return normalize(mix(IDENTITY_QUAT, f, weight));
     }
     return f;
 }

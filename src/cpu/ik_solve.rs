@@ -106,10 +106,12 @@ fn quat_from_axis_cos(axis: Vec3, c: f32) -> Vec4 {
 }
 
 fn weighted_correction(q: Vec4, weight: f32) -> Vec4 {
+    if !(weight > 0.0) {
+        return IDENTITY_QUAT;
+    }
     let f = if q.w < 0.0 { -q } else { q };
     if weight < 1.0 {
-        let t = weight.max(0.0);
-        return (IDENTITY_QUAT * (1.0 - t) + f * t).normalize();
+        return (IDENTITY_QUAT * (1.0 - weight) + f * weight).normalize();
     }
     f
 }

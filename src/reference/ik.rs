@@ -23,7 +23,10 @@ fn inverse(m: DMat4) -> Option<DMat4> {
 /// The shorter rotation from `a` to `b`; a half turn about an axis perpendicular to `a` (the one
 /// the shader picks) when they are opposite.
 fn from_to(a: DVec3, b: DVec3) -> DQuat {
-    let (a, b) = (a.normalize(), b.normalize());
+    let (a, b) = (a.normalize_or_zero(), b.normalize_or_zero());
+    if a == DVec3::ZERO || b == DVec3::ZERO {
+        return DQuat::IDENTITY;
+    }
     if a.dot(b) < -1.0 + 1e-12 {
         let axis = if a.x.abs() > a.z.abs() {
             DVec3::new(-a.y, a.x, 0.0)
@@ -41,10 +44,12 @@ fn signed_angle(a: DVec3, b: DVec3, axis: DVec3) -> f64 {
 }
 
 fn weighted(q: DQuat, weight: f64) -> DQuat {
+    if !(weight > 0.0) {
+        return DQuat::IDENTITY;
+    }
     let q = if q.w < 0.0 { -q } else { q };
     if weight < 1.0 {
-        let t = weight.max(0.0);
-        return DQuat::from_vec4(DVec4::W * (1.0 - t) + DVec4::from(q) * t).normalize();
+        return DQuat::from_vec4(DVec4::W * (1.0 - weight) + DVec4::from(q) * weight).normalize();
     }
     q
 }
@@ -73,7 +78,7 @@ pub fn two_bone_ik(job: &TwoBoneJob) -> (DQuat, DQuat, bool) {
     let len = target.length();
     let da = (a + b) * f64::from(job.soften).clamp(0.0, 1.0);
     let ds = a + b - da;
-    let reached = len <= da && len > (a - b).abs() && weight >= 1.0;
+    let reached = !(len > da) && len > (a - b).abs() && weight >= 1.0;
     if len > da && len > 0.0 && ds > 0.0 {
         let alpha = (len - da) / ds;
         target *= (da + ds * (1.0 - (3.0 / (alpha + 3.0)).powi(4))) / len;
@@ -96,35 +101,40 @@ pub fn two_bone_ik(job: &TwoBoneJob) -> (DQuat, DQuat, bool) {
     if target.length_squared() > 0.0 {
         let line = target.normalize();
         let pole = inv_start.transform_vector3(v(job.pole));
-        let plane = to_target * inv_start.transform_vector3(mid.transform_vector3(axis));
-        let (reference, joint) = (target.cross(pole), plane);
-        let (reference, joint) = (reference - line * reference.dot(line), joint - line * joint.dot(line));
+        // The chain's plane normal (the mid axis) turned about the line onto the pole's plane
+        // normal, by the angle between the two normals (ozz's rotate_plane; the mid axis need
+        // not be perpendicular to the line), the way the pole is.
+        let joint = to_target * inv_start.transform_vector3(mid.transform_vector3(axis));
+        let reference = target.cross(pole);
         let mut turn = DQuat::IDENTITY;
         if reference.length_squared() > 0.0 && joint.length_squared() > 0.0 {
-            turn = DQuat::from_axis_angle(line, signed_angle(joint, reference, line));
+            let angle = reference.normalize().dot(joint.normalize()).clamp(-1.0, 1.0).acos();
+            let sign = if joint.dot(pole) < 0.0 { -1.0 } else { 1.0 };
+            turn = DQuat::from_axis_angle(line * sign, angle);
         }
         q_start = DQuat::from_axis_angle(line, f64::from(job.twist)) * turn * to_target;
     }
-    (weighted(q_start, weight), weighted(q_mid, weight), reached)
+    let (q_start, q_mid) = (weighted(q_start, weight), weighted(q_mid, weight));
+    if !q_start.is_finite() || !q_mid.is_finite() {
+        return none;
+    }
+    (q_start, q_mid, reached)
 }
 
 /// Aim IK in f64: the correction and whether the target could be aimed at.
 #[must_use]
 pub fn aim_ik(job: &AimJob) -> (DQuat, bool) {
-    let Some(inv) = inverse(mat(&job.joint)) else {
-        return (DQuat::IDENTITY, false);
-    };
+    // A joint with no inverse sees every target at its origin, as the shader's zero inverse.
+    let inv = inverse(mat(&job.joint)).unwrap_or(DMat4::ZERO);
     let to_target = inv.transform_point3(v(job.target));
     let (forward, offset) = (v(job.forward), v(job.offset));
     // The point of the forward ray from the offset at the target's distance from the joint.
     let along = forward.dot(offset);
     let across2 = offset.length_squared() - along * along;
     let r2 = to_target.length_squared();
-    if across2 > r2 {
-        return (DQuat::IDENTITY, false);
-    }
-    if r2 == 0.0 {
-        return (DQuat::IDENTITY, true);
+    let reached = !(across2 > r2);
+    if !reached || !(r2 > 0.0) || !r2.is_finite() {
+        return (DQuat::IDENTITY, reached);
     }
     let aimed = offset + forward * ((r2 - across2).sqrt() - along);
     let to_target_rot = from_to(aimed, to_target);
@@ -137,7 +147,11 @@ pub fn aim_ik(job: &AimJob) -> (DQuat, bool) {
         turn = DQuat::from_axis_angle(line, signed_angle(joint, reference, line));
     }
     let q = DQuat::from_axis_angle(line, f64::from(job.twist)) * turn * to_target_rot;
-    (weighted(q, f64::from(job.weight)), true)
+    let q = weighted(q, f64::from(job.weight));
+    if !q.is_finite() {
+        return (DQuat::IDENTITY, false);
+    }
+    (q, true)
 }
 
 /// `model[k] · R(c) · model[k]⁻¹` applied to every joint from `k` down: a correction `c` of joint

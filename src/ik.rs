@@ -95,7 +95,7 @@ pub enum IkTarget {
     /// A point in the world; the GPU brings it into the character's model space each frame (its
     /// world transform may move by root motion).
     World(Vec3),
-    /// The animator's shared point, in the world ([`crate::Animator::set_look_at`]): every
+    /// The animator's shared point, in the world ([`crate::gpu::Controller::set_look_at`]): every
     /// character with this goal looks at the same place, and moving it writes 16 bytes.
     LookAt,
     /// A two-bone chain's `end` planted on the ground under it: the GPU puts it as high above
@@ -105,7 +105,7 @@ pub enum IkTarget {
     Ground,
 }
 
-/// A character's goal for one of its skeleton's chains ([`crate::Controller::set_ik_goal`]).
+/// A character's goal for one of its skeleton's chains ([`crate::gpu::Controller::set_ik_goal`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IkGoal {
     /// Where the target is.
@@ -189,7 +189,7 @@ pub(crate) fn validate_chain(skeleton: &crate::Skeleton, mut chain: IkChain) -> 
             ));
         }
         let d = rest[to].w_axis.truncate() - rest[from].w_axis.truncate();
-        if !(d.length() > 0.0) {
+        if d.length() <= 0.0 || d.is_nan() {
             return Err(format!(
                 "the bone from '{}' to '{}' has zero length in the rest pose",
                 names[from], names[to]

@@ -49,7 +49,7 @@ pub struct GpuFrame {
     /// instance): the sample stage blends them with the clips' weight tracks into the first
     /// part, which the vertex stage reads.
     pub morph_api_base: u32,
-    /// The shared IK target in the world (`xyz`, [`crate::gpu::Animator::set_look_at`]); `w`
+    /// The shared IK target in the world (`xyz`, [`crate::gpu::Controller::set_look_at`]); `w`
     /// unused.
     pub look_at: Vec4,
 }

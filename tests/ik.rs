@@ -319,13 +319,13 @@ fn reference_ik(s: &Skeleton, inst: &wgpu_anim::layout::GpuInstance, look_at: Ve
     }
     if let Some(p) = pelvis.filter(|_| lowest < 0.0) {
         let shift = DMat4::from_translation(world_inv.transform_vector3(DVec3::Y * lowest));
-        for j in p..model.len() {
+        for (j, m) in model.iter_mut().enumerate().skip(p) {
             if s.is_descendant(j, p) {
-                model[j] = shift * model[j];
+                *m = shift * *m;
             }
         }
     }
-    for k in 0..s.ik_chains().len() {
+    for (k, ground_target) in ground_targets.iter().enumerate().take(s.ik_chains().len()) {
         if !on(k) {
             continue;
         }
@@ -334,7 +334,7 @@ fn reference_ik(s: &Skeleton, inst: &wgpu_anim::layout::GpuInstance, look_at: Ve
             0 => g.truncate().as_dvec3(),
             1 => world_inv.transform_point3(g.truncate().as_dvec3()),
             2 => world_inv.transform_point3(look_at.as_dvec3()),
-            _ => ground_targets[k],
+            _ => *ground_target,
         };
         wgpu_anim::reference::apply_chain(s, model, k, target, f64::from(g.w));
     }

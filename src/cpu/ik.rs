@@ -199,9 +199,9 @@ fn carry_joints(
             let mut below = [false; MAX_AIM_JOINTS];
             let mut a = j as i32;
             while a >= lowest as i32 {
-                for p in 0..MAX_AIM_JOINTS {
-                    if wg.joints[p] == a as u32 {
-                        below[p] = true;
+                for (b, &pivot) in below.iter_mut().zip(&wg.joints) {
+                    if pivot == a as u32 {
+                        *b = true;
                     }
                 }
                 let parent = lib.parents()[(skel_joint_offset + a as u32) as usize];
@@ -212,9 +212,9 @@ fn carry_joints(
             }
             let mut m = store.ik_model_at(inst.joint_offset, j);
             let mut moved = false;
-            for p in 0..MAX_AIM_JOINTS {
-                if below[p] {
-                    m = wg.pivots[p].mul(&m);
+            for (&b, pivot) in below.iter().zip(&wg.pivots) {
+                if b {
+                    m = pivot.mul(&m);
                     moved = true;
                 }
             }

@@ -1,5 +1,9 @@
 //! CPU mirror of `shaders/shared/ik_solve.wgsl`: ozz-animation's two-bone and aim IK solvers,
 //! the same operations in the same order.
+#![expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
+)]
 
 use crate::ik::{AimJob, TwoBoneJob};
 use crate::math::{Affine, quat_mul, quat_rotate};

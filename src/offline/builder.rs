@@ -649,6 +649,49 @@ fn is_rotation(m: &glam::Mat3) -> bool {
     (*m * m.transpose()).abs_diff_eq(glam::Mat3::IDENTITY, 2.0 * tol) && m.determinant() > 0.0
 }
 
+/// A skeleton's IK chains as the GPU reads them: [`crate::layout::MAX_IK_CHAINS`] slots, those
+/// past its chains of kind `NONE`.
+fn gpu_ik_chains(skeleton: &Skeleton) -> [crate::layout::GpuIkChain; crate::ik::MAX_IK_CHAINS] {
+    use crate::ik::IkKind;
+    use crate::layout::{GpuIkChain, NO_JOINT, ik_kind};
+    let mut out = [GpuIkChain::default(); crate::ik::MAX_IK_CHAINS];
+    for (slot, chain) in out.iter_mut().zip(skeleton.ik_chains()) {
+        *slot = match &chain.kind {
+            IkKind::TwoBone(c) => GpuIkChain {
+                kind: ik_kind::TWO_BONE,
+                joint_count: 3,
+                pelvis: c.pelvis.map_or(NO_JOINT, |p| p as u32),
+                joints: [c.start as u32, c.mid as u32, c.end as u32, NO_JOINT],
+                axis: c.mid_axis,
+                ratio: c.soften,
+                pole: c.pole,
+                twist: c.twist,
+                ..GpuIkChain::default()
+            },
+            IkKind::Aim(c) => {
+                let mut joints = [NO_JOINT; 4];
+                for (j, &k) in joints.iter_mut().zip(&c.joints) {
+                    *j = k as u32;
+                }
+                GpuIkChain {
+                    kind: ik_kind::AIM,
+                    joint_count: c.joints.len() as u32,
+                    pelvis: NO_JOINT,
+                    joints,
+                    axis: c.forward,
+                    ratio: c.joint_weight,
+                    pole: c.pole,
+                    twist: c.twist,
+                    offset: c.offset,
+                    up: c.up,
+                    ..GpuIkChain::default()
+                }
+            }
+        };
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -767,47 +810,4 @@ mod tests {
             "only the rest pose"
         );
     }
-}
-
-/// A skeleton's IK chains as the GPU reads them: [`crate::layout::MAX_IK_CHAINS`] slots, those
-/// past its chains of kind `NONE`.
-fn gpu_ik_chains(skeleton: &Skeleton) -> [crate::layout::GpuIkChain; crate::ik::MAX_IK_CHAINS] {
-    use crate::ik::IkKind;
-    use crate::layout::{GpuIkChain, NO_JOINT, ik_kind};
-    let mut out = [GpuIkChain::default(); crate::ik::MAX_IK_CHAINS];
-    for (slot, chain) in out.iter_mut().zip(skeleton.ik_chains()) {
-        *slot = match &chain.kind {
-            IkKind::TwoBone(c) => GpuIkChain {
-                kind: ik_kind::TWO_BONE,
-                joint_count: 3,
-                pelvis: c.pelvis.map_or(NO_JOINT, |p| p as u32),
-                joints: [c.start as u32, c.mid as u32, c.end as u32, NO_JOINT],
-                axis: c.mid_axis,
-                ratio: c.soften,
-                pole: c.pole,
-                twist: c.twist,
-                ..GpuIkChain::default()
-            },
-            IkKind::Aim(c) => {
-                let mut joints = [NO_JOINT; 4];
-                for (j, &k) in joints.iter_mut().zip(&c.joints) {
-                    *j = k as u32;
-                }
-                GpuIkChain {
-                    kind: ik_kind::AIM,
-                    joint_count: c.joints.len() as u32,
-                    pelvis: NO_JOINT,
-                    joints,
-                    axis: c.forward,
-                    ratio: c.joint_weight,
-                    pole: c.pole,
-                    twist: c.twist,
-                    offset: c.offset,
-                    up: c.up,
-                    ..GpuIkChain::default()
-                }
-            }
-        };
-    }
-    out
 }

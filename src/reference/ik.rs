@@ -1,5 +1,9 @@
 //! The f64 oracle of the IK solvers and of a rig applied to a pose: ozz-animation's two-bone and
 //! aim semantics, computed with glam's f64 types rather than the shader's operations.
+#![expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(x > 0.0)` also rejects NaN, as the shader does"
+)]
 
 use crate::ik::{AimJob, IkKind, TwoBoneJob};
 use crate::math::Affine;
@@ -162,9 +166,9 @@ pub fn apply_correction(skeleton: &Skeleton, model: &mut [DMat4], k: usize, c: D
         return;
     };
     let pivot = model[k] * DMat4::from_quat(c) * inv;
-    for j in k..model.len() {
+    for (j, m) in model.iter_mut().enumerate().skip(k) {
         if skeleton.is_descendant(j, k) {
-            model[j] = pivot * model[j];
+            *m = pivot * *m;
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Skeletons: joint names, parents (every parent before its children), rest pose, inverse binds.
 
 use crate::error::{Error, Result};
-use crate::ik::{IkChain, MAX_IK_CHAINS};
+use crate::ik::{IkChain, IkKind, MAX_AIM_JOINTS, MAX_IK_CHAINS};
 use crate::math::Transform;
 use crate::reach::{self, Extent};
 use glam::Mat4;
@@ -343,7 +343,7 @@ impl Skeleton {
                 "the skeleton already has {MAX_IK_CHAINS} IK chains, the most it may have"
             )));
         }
-        let chain = crate::ik::validate_chain(self, chain).map_err(err)?;
+        let chain = validate_ik_chain(self, chain).map_err(err)?;
         self.ik_chains.push(chain);
         Ok(self.ik_chains.len() - 1)
     }
@@ -400,6 +400,111 @@ impl Skeleton {
         }
         m
     }
+}
+
+fn unit(v: glam::Vec3, what: &str) -> std::result::Result<glam::Vec3, String> {
+    let n = v.normalize_or_zero();
+    if !v.is_finite() || n == glam::Vec3::ZERO || !n.is_finite() {
+        return Err(format!("{what} {v} must be finite and not zero"));
+    }
+    Ok(n)
+}
+
+/// Checks `chain` against `skeleton` and normalizes its axes ([`Skeleton::add_ik_chain`]
+/// documents what is refused).
+fn validate_ik_chain(skeleton: &Skeleton, mut chain: IkChain) -> std::result::Result<IkChain, String> {
+    let n = skeleton.joint_count();
+    let names = skeleton.joint_names();
+    let joint = |j: usize, role: &str| -> std::result::Result<(), String> {
+        if j < n {
+            Ok(())
+        } else {
+            Err(format!("its {role} joint {j} does not exist ({n} joints)"))
+        }
+    };
+    let rest = skeleton.rest_model_matrices();
+    let bone = |from: usize, to: usize| -> std::result::Result<(), String> {
+        if !skeleton.is_descendant(to, from) || to == from {
+            return Err(format!(
+                "'{}' is not below '{}': the joints are not a chain",
+                names[to], names[from]
+            ));
+        }
+        let d = rest[to].w_axis.truncate() - rest[from].w_axis.truncate();
+        if d.length() <= 0.0 || d.is_nan() {
+            return Err(format!(
+                "the bone from '{}' to '{}' has zero length in the rest pose",
+                names[from], names[to]
+            ));
+        }
+        Ok(())
+    };
+    let angle = |a: f32, what: &str| -> std::result::Result<(), String> {
+        if a.is_finite() {
+            Ok(())
+        } else {
+            Err(format!("{what} {a} is not finite"))
+        }
+    };
+    match &mut chain.kind {
+        IkKind::TwoBone(c) => {
+            joint(c.start, "start")?;
+            joint(c.mid, "mid")?;
+            joint(c.end, "end")?;
+            bone(c.start, c.mid)?;
+            bone(c.mid, c.end)?;
+            c.mid_axis = unit(c.mid_axis, "mid axis")?;
+            c.pole = unit(c.pole, "pole")?;
+            angle(c.twist, "twist")?;
+            if !(0.0..=1.0).contains(&c.soften) {
+                return Err(format!("soften {} is outside [0, 1]", c.soften));
+            }
+            if let Some(p) = c.pelvis {
+                joint(p, "pelvis")?;
+                if !skeleton.is_descendant(c.start, p) {
+                    return Err(format!(
+                        "its pelvis '{}' is not above its start '{}'",
+                        names[p], names[c.start]
+                    ));
+                }
+                let other = skeleton.ik_chains().iter().find_map(|o| match &o.kind {
+                    IkKind::TwoBone(t) => t.pelvis.filter(|&q| q != p),
+                    IkKind::Aim(_) => None,
+                });
+                if let Some(q) = other {
+                    return Err(format!(
+                        "its pelvis '{}' is not '{}', the one other chains lower",
+                        names[p], names[q]
+                    ));
+                }
+            }
+        }
+        IkKind::Aim(c) => {
+            if c.joints.is_empty() || c.joints.len() > MAX_AIM_JOINTS {
+                return Err(format!(
+                    "{} joints: an aim chain turns 1 to {MAX_AIM_JOINTS}",
+                    c.joints.len()
+                ));
+            }
+            for (i, &j) in c.joints.iter().enumerate() {
+                joint(j, "aim")?;
+                if i > 0 {
+                    bone(j, c.joints[i - 1])?;
+                }
+            }
+            c.forward = unit(c.forward, "forward")?;
+            c.up = unit(c.up, "up")?;
+            c.pole = unit(c.pole, "pole")?;
+            if !c.offset.is_finite() {
+                return Err(format!("offset {} is not finite", c.offset));
+            }
+            angle(c.twist, "twist")?;
+            if !(0.0..=1.0).contains(&c.joint_weight) {
+                return Err(format!("joint weight {} is outside [0, 1]", c.joint_weight));
+            }
+        }
+    }
+    Ok(chain)
 }
 
 #[cfg(test)]

@@ -165,6 +165,9 @@ fn character(args: &Args) -> Result<Character, wgpu_anim::Error> {
     }
 }
 
+/// The most passes a frame records: clock, sample, local_to_model, ik and palette.
+const MAX_PASSES: u32 = 5;
+
 /// An orbit camera around the crowd's centre.
 struct Orbit {
     yaw: f32,
@@ -265,7 +268,7 @@ impl App {
         choose_path(&device, &mut crowd.animator)?;
         crowd.animator.set_recovery(&device, Some(RECOVERY_INTERVAL));
         let lost = watch_device(&device);
-        let timer = PassTimer::new(&device, &queue, 4);
+        let timer = PassTimer::new(&device, &queue, MAX_PASSES);
         let depth = wgpu_anim::gpu::depth_view(&device, config.width, config.height);
         let orbit = Orbit::new(&crowd);
         self.time_scale = 1.0;
@@ -303,7 +306,7 @@ impl App {
         let crowd = g.crowd.rebuild(&device, &queue, g.config.format, Some(DEPTH), 1)?;
         report_rebuild(&crowd, g.crowd.animator.recovery_frames(), started);
         g.lost = watch_device(&device);
-        g.timer = PassTimer::new(&device, &queue, 4);
+        g.timer = PassTimer::new(&device, &queue, MAX_PASSES);
         g.depth = wgpu_anim::gpu::depth_view(&device, g.config.width, g.config.height);
         g.crowd = crowd;
         g.device = device;
@@ -382,8 +385,8 @@ impl App {
             if let Some(t) = &g.timer {
                 self.pass_ms = t.read_ms(&g.device, &g.queue).ok();
             }
-            let fused = g.crowd.animator.is_fused();
-            let gpu = self.pass_ms.as_deref().map_or("GPU n/a".to_string(), |ms| pass_summary(ms, fused));
+            let passes = g.crowd.animator.passes();
+            let gpu = self.pass_ms.as_deref().map_or("GPU n/a".to_string(), |ms| pass_summary(ms, &passes));
             let mut state = String::new();
             if self.paused {
                 state += " (paused)";
@@ -491,12 +494,14 @@ impl App {
 }
 
 /// `GPU clock 0.12 + sample 1.30 + local_to_model 0.20 + palette 0.10 = 1.72 ms` from the
-/// timestamps of the animation passes (in `Stage::COMPUTE` order), or `GPU fused 1.20 ms`.
-fn pass_summary(ms: &[f64], fused: bool) -> String {
-    if fused {
+/// timestamps of the animation passes (`passes`, in the animator's order), or `GPU fused 1.20 ms`.
+fn pass_summary(ms: &[f64], passes: &[wgpu_anim::shaders::Stage]) -> String {
+    if passes == [wgpu_anim::shaders::Stage::Fused] {
         return format!("GPU fused {:.2} ms", ms.first().copied().unwrap_or(0.0));
     }
-    let names = wgpu_anim::shaders::Stage::COMPUTE.map(|s| s.name());
+    let names: Vec<&str> = passes.iter().map(|s| s.name()).collect();
+    // The timer has room for the most passes a frame records; those past this frame's are unused.
+    let ms = &ms[..ms.len().min(names.len())];
     let parts: Vec<String> = names.iter().zip(ms).map(|(name, ms)| format!("{name} {ms:.2}")).collect();
     format!("GPU {} = {:.2} ms", parts.join(" + "), ms.iter().sum::<f64>())
 }

@@ -72,7 +72,7 @@ fn chain_target(i: u32, k: u32, kind: u32, world_inv: Affine) -> vec3<f32> {
 // Ground goals: each planted end's aim_at, as high above the ground under it as the pose holds it
 // above the character's floor (its world origin's height); the pelvis lowered (a pivot) by the
 // lowest such correction below zero. Thread 0.
-fn ground_step(i: u32, skeleton: u32, joint_offset: u32, ik: u32, world_inv: Affine) {
+fn ground_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, ik: u32, world_inv: Affine) {
     clear_pivots();
     let world = instances[i].world;
     let floor = world.y.w;
@@ -80,13 +80,14 @@ fn ground_step(i: u32, skeleton: u32, joint_offset: u32, ik: u32, world_inv: Aff
     var pelvis = NO_JOINT;
     for (var k = 0u; k < MAX_IK_CHAINS; k++) {
         let chain = ik_chain(skeleton, k);
-        if ((ik & (IK_ON << k)) == 0u || ((ik >> (8u + 2u * k)) & 3u) != IK_TARGET_GROUND || chain.kind != IK_TWO_BONE) {
+        if ((ik & (IK_ON << k)) == 0u || ((ik >> (8u + 2u * k)) & 3u) != IK_TARGET_GROUND || chain.kind != IK_TWO_BONE || !chain_animated(chain, joint_count)) {
             continue;
         }
         let end = transform_point(world, transform_point(ik_model_at(joint_offset, chain.joints.z), vec3<f32>(0.0)));
         let rise = ground_height(end.xz) - floor;
         wg_ground[k] = transform_point(world_inv, end + vec3<f32>(0.0, rise, 0.0));
-        lowest = min(lowest, rise);
+        // The pelvis goes down as far as the goal's weight takes its foot.
+        lowest = min(lowest, rise * instances[i].ik_goals[k].w);
         if (chain.pelvis != NO_JOINT) {
             pelvis = chain.pelvis;
         }
@@ -98,12 +99,34 @@ fn ground_step(i: u32, skeleton: u32, joint_offset: u32, ik: u32, world_inv: Aff
     }
 }
 
+// Whether every joint chain `chain` reads is among the `joint_count` animated (the fused pass
+// animates at most MAX_FUSED_JOINTS): a chain reaching past them is left alone.
+fn chain_animated(chain: IkChain, joint_count: u32) -> bool {
+    if (chain.kind == IK_TWO_BONE) {
+        let pelvis_ok = chain.pelvis == NO_JOINT || chain.pelvis < joint_count;
+        return chain.joints.x < joint_count && chain.joints.y < joint_count && chain.joints.z < joint_count && pelvis_ok;
+    }
+    if (chain.kind == IK_AIM) {
+        let n = min(chain.joint_count, MAX_AIM_JOINTS);
+        for (var p = 0u; p < n; p++) {
+            if (chain.joints[p] >= joint_count) {
+                return false;
+            }
+        }
+        return n > 0u;
+    }
+    return false;
+}
+
 // Chain k's pivots: a two-bone chain's mid then start; an aim chain's joints from the aiming one
 // up, each aiming the forward, offset and up the ones before it turned (ozz's look-at), the last
 // (the farthest) at the goal's whole weight, the others at `ratio` of it. Thread 0.
-fn chain_step(i: u32, skeleton: u32, joint_offset: u32, k: u32, target_kind: u32, world_inv: Affine) {
+fn chain_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, k: u32, target_kind: u32, world_inv: Affine) {
     clear_pivots();
     let chain = ik_chain(skeleton, k);
+    if (!chain_animated(chain, joint_count)) {
+        return;
+    }
     let goal = instances[i].ik_goals[k];
     let aim_at = chain_target(i, k, target_kind, world_inv);
     if (chain.kind == IK_TWO_BONE) {
@@ -204,10 +227,12 @@ fn ik_joints(i: u32, lid: u32, joint_count: u32) {
     }
     if (grounded) {
         if (lid == 0u) {
-            ground_step(i, skeleton, joint_offset, ik, world_inv);
+            ground_step(i, skeleton, joint_offset, joint_count, ik, world_inv);
         }
         workgroupBarrier();
         carry_joints(skel_joint_offset, joint_offset, lid, joint_count);
+        // The staged pass's model poses are storage: the next step reads what others wrote.
+        storageBarrier();
         workgroupBarrier();
     }
     for (var k = 0u; k < MAX_IK_CHAINS; k++) {
@@ -215,10 +240,11 @@ fn ik_joints(i: u32, lid: u32, joint_count: u32) {
             continue;
         }
         if (lid == 0u) {
-            chain_step(i, skeleton, joint_offset, k, (ik >> (8u + 2u * k)) & 3u, world_inv);
+            chain_step(i, skeleton, joint_offset, joint_count, k, (ik >> (8u + 2u * k)) & 3u, world_inv);
         }
         workgroupBarrier();
         carry_joints(skel_joint_offset, joint_offset, lid, joint_count);
+        storageBarrier();
         workgroupBarrier();
     }
 }

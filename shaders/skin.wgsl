@@ -92,7 +92,7 @@ struct VertexOut {
 
 @vertex
 fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
-    // Only the fields drawing needs (not the whole 256-byte instance); no tangent.
+    // Only the fields drawing needs (not the whole 320-byte instance); no tangent.
     let instance = wgpu_anim_PageInstance(instance_index);
     let world = wgpu_anim_world(instance);
 #ifdef WGPU_ANIM_MORPH

@@ -47,9 +47,10 @@ pub struct TwoBoneIk {
 }
 
 /// An aim chain (a head looking, a weapon aimed): joints listed from the one that aims (a head)
-/// up to the farthest that helps (a spine), each an ancestor of the one before. Each turns a
-/// share of what remains toward the target; the first, last in the order they are solved, turns
-/// the rest, so `forward` from `offset` points at the target.
+/// up to the farthest that helps (a spine), each an ancestor of the one before, solved in that
+/// order (ozz's look-at). Each but the last turns `joint_weight` of what remains toward the
+/// target; the last, the farthest, turns the rest, so that `forward` from `offset` points at the
+/// target.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AimIk {
     /// The joints, from the aiming one to its farthest ancestor used (at most
@@ -65,7 +66,8 @@ pub struct AimIk {
     pub pole: Vec3,
     /// Turns about the aim line, radians.
     pub twist: f32,
-    /// The share each joint but the first turns, in [0, 1] (ozz's look-at `joint_weight`).
+    /// The share each joint but the last (the farthest) turns, in [0, 1] (ozz's look-at
+    /// `joint_weight`).
     pub joint_weight: f32,
 }
 

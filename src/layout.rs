@@ -354,7 +354,7 @@ pub struct GpuIkChain {
     pub joints: [u32; 4],
     /// Two-bone: the mid axis; aim: forward. Unit.
     pub axis: Vec3,
-    /// Two-bone: soften; aim: the share of each joint but the first.
+    /// Two-bone: soften; aim: the share of each joint but the last.
     pub ratio: f32,
     /// The pole, model space, unit.
     pub pole: Vec3,

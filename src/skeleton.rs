@@ -461,7 +461,7 @@ fn validate_ik_chain(skeleton: &Skeleton, mut chain: IkChain) -> std::result::Re
             }
             if let Some(p) = c.pelvis {
                 joint(p, "pelvis")?;
-                if !skeleton.is_descendant(c.start, p) {
+                if p == c.start || !skeleton.is_descendant(c.start, p) {
                     return Err(format!(
                         "its pelvis '{}' is not above its start '{}'",
                         names[p], names[c.start]

@@ -67,6 +67,7 @@ fn chain_target(frame: &GpuFrame, inst: &GpuInstance, k: usize, kind: u32, world
 fn ground_step(
     lib: &AnimationLibrary,
     inst: &GpuInstance,
+    joint_count: u32,
     store: &(impl ModelStore + ?Sized),
     world_inv: &Affine,
     ground: Ground<'_>,
@@ -82,6 +83,7 @@ fn ground_step(
         if inst.ik & (IK_ON << k) == 0
             || target_kind(inst.ik, k) != ik_target::GROUND
             || chain.kind != ik_kind::TWO_BONE
+            || !chain_animated(&chain, joint_count)
         {
             continue;
         }
@@ -92,7 +94,7 @@ fn ground_step(
         );
         let rise = ground(Vec2::new(end.x, end.z)) - floor;
         wg.ground[k] = world_inv.transform_point3(end + Vec3::new(0.0, rise, 0.0));
-        lowest = lowest.min(rise);
+        lowest = lowest.min(rise * inst.ik_goals[k].w);
         if chain.pelvis != NO_JOINT {
             pelvis = chain.pelvis;
         }
@@ -108,6 +110,22 @@ fn ground_step(
     }
 }
 
+/// Whether every joint the chain reads is among the `joint_count` animated. WGSL
+/// `chain_animated`.
+fn chain_animated(chain: &GpuIkChain, joint_count: u32) -> bool {
+    match chain.kind {
+        ik_kind::TWO_BONE => {
+            chain.joints[..3].iter().all(|&j| j < joint_count)
+                && (chain.pelvis == NO_JOINT || chain.pelvis < joint_count)
+        }
+        ik_kind::AIM => {
+            let n = (chain.joint_count as usize).min(MAX_AIM_JOINTS);
+            n > 0 && chain.joints[..n].iter().all(|&j| j < joint_count)
+        }
+        _ => false,
+    }
+}
+
 fn chain_at(lib: &AnimationLibrary, skeleton: u32, k: usize) -> GpuIkChain {
     lib.gpu_ik_chains()[skeleton as usize * MAX_IK_CHAINS + k]
 }
@@ -118,12 +136,15 @@ fn chain_step(
     frame: &GpuFrame,
     inst: &GpuInstance,
     store: &(impl ModelStore + ?Sized),
-    k: usize,
+    (k, joint_count): (usize, u32),
     world_inv: &Affine,
     wg: &mut Pivots,
 ) {
     wg.joints = [NO_JOINT; MAX_AIM_JOINTS];
     let chain = chain_at(lib, inst.skeleton, k);
+    if !chain_animated(&chain, joint_count) {
+        return;
+    }
     let goal = inst.ik_goals[k];
     let target = chain_target(frame, inst, k, target_kind(inst.ik, k), world_inv, wg);
     let o = inst.joint_offset;
@@ -249,7 +270,7 @@ pub(crate) fn ik_joints<S: ModelStore + ?Sized>(
     };
     let grounded = (0..MAX_IK_CHAINS).any(|k| ik & (IK_ON << k) != 0 && target_kind(ik, k) == ik_target::GROUND);
     if grounded {
-        ground_step(lib, inst, store, &world_inv, ground, &mut wg);
+        ground_step(lib, inst, joint_count, store, &world_inv, ground, &mut wg);
         for lid in 0..WORKGROUP_SIZE {
             carry_joints(lib, inst, store, lid, joint_count, &wg);
         }
@@ -258,7 +279,7 @@ pub(crate) fn ik_joints<S: ModelStore + ?Sized>(
         if ik & (IK_ON << k) == 0 {
             continue;
         }
-        chain_step(lib, frame, inst, store, k, &world_inv, &mut wg);
+        chain_step(lib, frame, inst, store, (k, joint_count), &world_inv, &mut wg);
         for lid in 0..WORKGROUP_SIZE {
             carry_joints(lib, inst, store, lid, joint_count, &wg);
         }

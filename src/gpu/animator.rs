@@ -21,7 +21,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The GPU side of a crowd: the clip library uploaded once, every instance's parameters, clock,
-/// local pose, model pose and palette in storage buffers, and the four compute passes of a frame.
+/// local pose, model pose and palette in storage buffers, and the compute passes of a frame (four,
+/// five with IK chains, or one fused).
 ///
 /// Per frame: call [`Animator::prepare`] (uploads `dt` and any instance parameters that changed)
 /// then [`Animator::encode`] into your command encoder, then draw with the palette buffer.
@@ -414,7 +415,7 @@ impl Animator {
 
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
     /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
-    /// makes one write: the frame uniforms of the pages in use (32 bytes each, in slots of the
+    /// makes one write: the frame uniforms of the pages in use (48 bytes each, in slots of the
     /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let upload = self.controller.begin_frame(dt);
@@ -491,13 +492,25 @@ impl Animator {
         if self.use_fused { 1 } else { self.passes.len() as u32 }
     }
 
+    /// The passes a frame records, in order: [`Stage::staged`] for the library, or
+    /// [`Stage::Fused`] alone on the fused path (pass `k` of [`Animator::encode_timed`]'s timer).
+    #[must_use]
+    pub fn passes(&self) -> Vec<Stage> {
+        if self.use_fused {
+            vec![Stage::Fused]
+        } else {
+            self.passes.iter().map(|p| p.stage).collect()
+        }
+    }
+
     /// Dispatches per frame: [`Animator::dispatches_per_page`] for every page in use.
     #[must_use]
     pub fn dispatches_per_frame(&self) -> u32 {
         self.dispatches_per_page() * self.controller.pages_in_use() as u32
     }
 
-    /// Records the frame's passes — clock, sample, local_to_model, palette — into `encoder`.
+    /// Records the frame's passes — clock, sample, local_to_model, ik (when the library has IK
+    /// chains), palette; or the fused pass — into `encoder`.
     /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
     /// each page's palettes in use into its previous palettes.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
@@ -505,7 +518,8 @@ impl Animator {
     }
 
     /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
-    /// [`Stage::COMPUTE`]) when a timer with at least four passes is given.
+    /// [`Stage::staged`] for the library, the fused pass pass 0) when a timer is given; passes
+    /// past the timer's count are not timed.
     pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
         self.encodes.fetch_add(1, Ordering::Relaxed);
         if self.previous_copy == PreviousCopy::Before {
@@ -547,8 +561,8 @@ impl Animator {
     }
 
     /// Records one stage's pass alone over every page in use: [`Stage::Clock`], [`Stage::Sample`],
-    /// [`Stage::LocalToModel`], [`Stage::Palette`], or [`Stage::Fused`] where the device has the
-    /// fused pass. For profiling a pass on its own (`wgpu-anim cost` repeats each one): a frame is
+    /// [`Stage::LocalToModel`], [`Stage::Ik`] (when the library has IK chains; else nothing),
+    /// [`Stage::Palette`], or [`Stage::Fused`] where the device has the fused pass. For profiling a pass on its own (`wgpu-anim cost` repeats each one): a frame is
     /// [`Animator::encode`], as a stage reads what the stage before it wrote.
     ///
     /// Errors: [`Error::Limit`] for [`Stage::Skin`] (the renderer draws it), or for

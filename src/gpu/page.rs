@@ -31,7 +31,7 @@ pub(super) struct Page {
     pub previous_palette: Option<wgpu::Buffer>,
     /// Last frame's dual quaternions, kept beside them when the animator keeps dual quaternions.
     pub previous_dual: Option<wgpu::Buffer>,
-    /// One per stage of [`Stage::COMPUTE`].
+    /// One per pass of the staged path ([`Stage::staged`]).
     pub bind_groups: Vec<wgpu::BindGroup>,
     pub fused_bind_group: Option<wgpu::BindGroup>,
 }

@@ -9,7 +9,8 @@ use glam::Vec4;
 
 impl Controller {
     /// Replaces everything about instance `index` (its skeleton must stay the same, so its place
-    /// in the pose buffers stays); what it plays restarts at `desc.time` with no transition.
+    /// in the pose buffers stays); what it plays restarts at `desc.time` with no transition. Its
+    /// own morph weights and IK goals, set by their own calls, are kept.
     ///
     /// Errors (nothing changes): no such instance, a clip or blend tree of another library
     /// ([`Error::ForeignId`]) or of another skeleton, and what [`Controller::add_instance`] refuses.
@@ -31,6 +32,7 @@ impl Controller {
         inst.seq = old.seq.wrapping_add(1);
         // Layer seqs only grow: the GPU restarts a layer whose seq is newer than its clock's.
         inst.layer_seq = old.layer_seq;
+        (inst.ik, inst.ik_goals) = (old.ik, old.ik_goals);
         self.held[index] = None;
         self.instances[index] = inst;
         self.transitions[index] = TransitionTrack::default();

@@ -23,6 +23,8 @@ var<workgroup> wg_ik: u32;
 var<workgroup> wg_pivots: array<Affine, MAX_AIM_JOINTS>;
 var<workgroup> wg_pivot_joints: array<u32, MAX_AIM_JOINTS>;
 var<workgroup> wg_ground: array<vec3<f32>, MAX_IK_CHAINS>;
+// A translation of every joint (model space) before the pivots: the ground step's lift.
+var<workgroup> wg_lift: vec3<f32>;
 
 virtual fn ik_model_at(joint_offset: u32, j: u32) -> Affine {
     // The staged pass works on the model pose buffer; the fused stage overrides these with
@@ -49,6 +51,7 @@ fn correction_pivot(m: Affine, q: vec4<f32>) -> Affine {
 }
 
 fn clear_pivots() {
+    wg_lift = vec3<f32>(0.0);
     for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
         wg_pivot_joints[p] = NO_JOINT;
     }
@@ -69,13 +72,17 @@ fn chain_target(i: u32, k: u32, kind: u32, world_inv: Affine) -> vec3<f32> {
     return goal;
 }
 
-// Ground goals: each planted end's aim_at, as high above the ground under it as the pose holds it
-// above the character's floor (its world origin's height); the pelvis lowered (a pivot) by the
-// lowest such correction below zero. Thread 0.
+// Ground goals: the character stands on the ground under its root, every joint lifted by the
+// ground's height there above its floor (its world origin's height), by the strongest ground
+// goal's weight; each planted end's target is as high above the ground under it as the pose holds
+// it above the floor; the pelvis goes down (a pivot) by the lowest such correction left below
+// zero, each by its goal's weight. Thread 0.
 fn ground_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, ik: u32, world_inv: Affine) {
     clear_pivots();
     let world = instances[i].world;
     let floor = world.y.w;
+    let root_rise = ground_height(vec2<f32>(world.x.w, world.z.w)) - floor;
+    var strongest = 0.0;
     var lowest = 0.0;
     var pelvis = NO_JOINT;
     for (var k = 0u; k < MAX_IK_CHAINS; k++) {
@@ -86,12 +93,14 @@ fn ground_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, ik: u
         let end = transform_point(world, transform_point(ik_model_at(joint_offset, chain.joints.z), vec3<f32>(0.0)));
         let rise = ground_height(end.xz) - floor;
         wg_ground[k] = transform_point(world_inv, end + vec3<f32>(0.0, rise, 0.0));
-        // The pelvis goes down as far as the goal's weight takes its foot.
-        lowest = min(lowest, rise * instances[i].ik_goals[k].w);
+        let weight = instances[i].ik_goals[k].w;
+        strongest = max(strongest, weight);
+        lowest = min(lowest, (rise - root_rise) * weight);
         if (chain.pelvis != NO_JOINT) {
             pelvis = chain.pelvis;
         }
     }
+    wg_lift = transform_vector(world_inv, vec3<f32>(0.0, root_rise * strongest, 0.0));
     if (pelvis != NO_JOINT && lowest < 0.0) {
         let t = transform_vector(world_inv, vec3<f32>(0.0, lowest, 0.0));
         wg_pivots[0] = Affine(vec4<f32>(1.0, 0.0, 0.0, t.x), vec4<f32>(0.0, 1.0, 0.0, t.y), vec4<f32>(0.0, 0.0, 1.0, t.z));
@@ -166,21 +175,28 @@ fn chain_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, k: u32
     }
 }
 
-// Carries joints lid, lid + WORKGROUP_SIZE, ... below `joint_count` by the pivots of the joints
-// above them (or themselves), in the pivots' order. Every thread.
+// Carries joints lid, lid + WORKGROUP_SIZE, ... below `joint_count` by the lift, then by the
+// pivots of the joints above them (or themselves), in the pivots' order. Every thread.
 fn carry_joints(skel_joint_offset: u32, joint_offset: u32, lid: u32, joint_count: u32) {
     var lowest = NO_JOINT;
     for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
         lowest = min(lowest, wg_pivot_joints[p]);
     }
+    let lift = wg_lift;
+    let lifted = any(lift != vec3<f32>(0.0));
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
-        if (j < lowest) {
+        if (j < lowest && !lifted) {
             continue;
         }
+        var m = ik_model_at(joint_offset, j);
+        var moved = lifted;
+        m.x.w += lift.x;
+        m.y.w += lift.y;
+        m.z.w += lift.z;
         // Which pivots' joints are j or above it: one walk up its ancestors.
         var below = array<bool, MAX_AIM_JOINTS>(false, false, false, false);
         var a = i32(j);
-        while (a >= i32(lowest)) {
+        while (lowest != NO_JOINT && a >= i32(lowest)) {
             for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
                 if (wg_pivot_joints[p] == u32(a)) {
                     below[p] = true;
@@ -193,8 +209,6 @@ fn carry_joints(skel_joint_offset: u32, joint_offset: u32, lid: u32, joint_count
             }
             a = parent;
         }
-        var m = ik_model_at(joint_offset, j);
-        var moved = false;
         for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
             if (below[p]) {
                 m = affine_mul(wg_pivots[p], m);

@@ -100,10 +100,13 @@ pub enum IkTarget {
     /// The animator's shared point, in the world ([`crate::gpu::Controller::set_look_at`]): every
     /// character with this goal looks at the same place, and moving it writes 16 bytes.
     LookAt,
-    /// A two-bone chain's `end` planted on the ground under it: the GPU puts it as high above
-    /// the ground function's height (`AnimatorDesc::ground`) as the clip holds it above the
-    /// character's own floor (its world origin's height), and lowers the chain's `pelvis` to
-    /// the lowest such foot.
+    /// A two-bone chain's `end` planted on the ground function (`AnimatorDesc::ground`). The
+    /// character stands on the ground under its root: every joint is lifted by the ground's
+    /// height there above the character's floor (its world origin's height), so that a crowd
+    /// moved by root motion on flat `y` walks over relief; the end is put as high above the
+    /// ground under it as the clip holds it above the floor; and the chain's `pelvis` goes down
+    /// by the lowest such correction left, so that a foot over a hollow still reaches. All of
+    /// it scales with the goal's weight.
     Ground,
 }
 

@@ -36,6 +36,7 @@ struct Pivots {
     pivots: [Affine; MAX_AIM_JOINTS],
     joints: [u32; MAX_AIM_JOINTS],
     ground: [Vec3; MAX_IK_CHAINS],
+    lift: Vec3,
 }
 
 /// `m · R(q) · m⁻¹`, the identity where `m` has no inverse. WGSL `correction_pivot`.
@@ -63,7 +64,7 @@ fn chain_target(frame: &GpuFrame, inst: &GpuInstance, k: usize, kind: u32, world
     }
 }
 
-/// Ground goals' targets and the pelvis pivot. WGSL `ground_step`.
+/// Ground goals' targets, the lift of every joint and the pelvis pivot. WGSL `ground_step`.
 fn ground_step(
     lib: &AnimationLibrary,
     inst: &GpuInstance,
@@ -74,8 +75,11 @@ fn ground_step(
     wg: &mut Pivots,
 ) {
     wg.joints = [NO_JOINT; MAX_AIM_JOINTS];
+    wg.lift = Vec3::ZERO;
     let world = inst.world;
     let floor = world.y.w;
+    let root_rise = ground(Vec2::new(world.x.w, world.z.w)) - floor;
+    let mut strongest = 0.0f32;
     let mut lowest = 0.0f32;
     let mut pelvis = NO_JOINT;
     for k in 0..MAX_IK_CHAINS {
@@ -94,11 +98,14 @@ fn ground_step(
         );
         let rise = ground(Vec2::new(end.x, end.z)) - floor;
         wg.ground[k] = world_inv.transform_point3(end + Vec3::new(0.0, rise, 0.0));
-        lowest = lowest.min(rise * inst.ik_goals[k].w);
+        let weight = inst.ik_goals[k].w;
+        strongest = strongest.max(weight);
+        lowest = lowest.min((rise - root_rise) * weight);
         if chain.pelvis != NO_JOINT {
             pelvis = chain.pelvis;
         }
     }
+    wg.lift = world_inv.transform_vector3(Vec3::new(0.0, root_rise * strongest, 0.0));
     if pelvis != NO_JOINT && lowest < 0.0 {
         let t = world_inv.transform_vector3(Vec3::new(0.0, lowest, 0.0));
         wg.pivots[0] = Affine {
@@ -141,6 +148,7 @@ fn chain_step(
     wg: &mut Pivots,
 ) {
     wg.joints = [NO_JOINT; MAX_AIM_JOINTS];
+    wg.lift = Vec3::ZERO;
     let chain = chain_at(lib, inst.skeleton, k);
     if !chain_animated(&chain, joint_count) {
         return;
@@ -202,8 +210,8 @@ fn chain_step(
     }
 }
 
-/// Carries joints `lid`, `lid + WORKGROUP_SIZE`, ... by the pivots of the joints above them.
-/// WGSL `carry_joints`.
+/// Carries joints `lid`, `lid + WORKGROUP_SIZE`, ... by the lift, then by the pivots of the
+/// joints above them. WGSL `carry_joints`.
 fn carry_joints(
     lib: &AnimationLibrary,
     inst: &GpuInstance,
@@ -214,34 +222,40 @@ fn carry_joints(
 ) {
     let skel_joint_offset = lib.gpu_skeletons()[inst.skeleton as usize].joint_offset;
     let lowest = wg.joints.iter().copied().min().unwrap_or(NO_JOINT);
+    let lifted = wg.lift != Vec3::ZERO;
     let mut j = lid;
     while j < joint_count {
-        if j >= lowest {
-            let mut below = [false; MAX_AIM_JOINTS];
-            let mut a = j as i32;
-            while a >= lowest as i32 {
-                for (b, &pivot) in below.iter_mut().zip(&wg.joints) {
-                    if pivot == a as u32 {
-                        *b = true;
-                    }
-                }
-                let parent = lib.parents()[(skel_joint_offset + a as u32) as usize];
-                if parent >= a {
-                    break;
-                }
-                a = parent;
-            }
-            let mut m = store.ik_model_at(inst.joint_offset, j);
-            let mut moved = false;
-            for (&b, pivot) in below.iter().zip(&wg.pivots) {
-                if b {
-                    m = pivot.mul(&m);
-                    moved = true;
+        if j < lowest && !lifted {
+            j += WORKGROUP_SIZE;
+            continue;
+        }
+        let mut m = store.ik_model_at(inst.joint_offset, j);
+        let mut moved = lifted;
+        m.x.w += wg.lift.x;
+        m.y.w += wg.lift.y;
+        m.z.w += wg.lift.z;
+        let mut below = [false; MAX_AIM_JOINTS];
+        let mut a = j as i32;
+        while lowest != NO_JOINT && a >= lowest as i32 {
+            for (b, &pivot) in below.iter_mut().zip(&wg.joints) {
+                if pivot == a as u32 {
+                    *b = true;
                 }
             }
-            if moved {
-                store.ik_set_model(inst.joint_offset, j, m);
+            let parent = lib.parents()[(skel_joint_offset + a as u32) as usize];
+            if parent >= a {
+                break;
             }
+            a = parent;
+        }
+        for (&b, pivot) in below.iter().zip(&wg.pivots) {
+            if b {
+                m = pivot.mul(&m);
+                moved = true;
+            }
+        }
+        if moved {
+            store.ik_set_model(inst.joint_offset, j, m);
         }
         j += WORKGROUP_SIZE;
     }
@@ -267,6 +281,7 @@ pub(crate) fn ik_joints<S: ModelStore + ?Sized>(
         pivots: [Affine::IDENTITY; MAX_AIM_JOINTS],
         joints: [NO_JOINT; MAX_AIM_JOINTS],
         ground: [Vec3::ZERO; MAX_IK_CHAINS],
+        lift: Vec3::ZERO,
     };
     let grounded = (0..MAX_IK_CHAINS).any(|k| ik & (IK_ON << k) != 0 && target_kind(ik, k) == ik_target::GROUND);
     if grounded {

@@ -534,7 +534,9 @@ fn screenshot(
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
     )?;
-    let ground = GroundRenderer::new(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1);
+    let relief = crowd.character.ik.map(|_| wgpu_anim::scene::RELIEF);
+    let ground =
+        GroundRenderer::new(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1, relief);
     let props = crowd.prop_renderer(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1)?;
     let footprints =
         crowd.footprint_renderer(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1)?;

@@ -29,6 +29,14 @@ pub const LIBRARY: &str = include_str!("../shaders/shared/library.wgsl");
 /// Feature `scene`.
 #[cfg(feature = "scene")]
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
+
+/// The ground renderer's shader: `relief` (a WGSL `fn ground_height(p: vec2<f32>) -> f32`, as
+/// `AnimatorDesc::ground`; `None`: [`FLAT_GROUND`]) then [`GROUND`]. Feature `scene`.
+#[cfg(feature = "scene")]
+#[must_use]
+pub fn ground_source(relief: Option<&str>) -> String {
+    format!("{}\n{GROUND}", relief.unwrap_or(FLAT_GROUND))
+}
 /// Skinning for a vertex shader of your own (`shaders/skinning_module.wgsl`), every name
 /// prefixed `wgpu_anim_`: a naga_oil module (`#define_import_path wgpu_anim::skinning`) whose
 /// group, bindings and vertex locations are shader defs; [`crate::gpu::SkinBinding`] gives the

@@ -183,7 +183,8 @@ fn every_stage_fits_webgpu_default_limits_with_slots_to_spare() {
 #[cfg(feature = "scene")]
 #[test]
 fn the_ground_shader_validates() {
-    shaders::validate(shaders::GROUND).unwrap();
+    shaders::validate(&shaders::ground_source(None)).unwrap();
+    shaders::validate(&shaders::ground_source(Some(wgpu_anim::scene::RELIEF))).unwrap();
 }
 
 /// The naga type a vertex format is read as.

@@ -65,6 +65,19 @@ pub struct Character {
     /// ([`crate::gpu::Controller::set_root_motion`]), steered by a turn rate, instead of by the CPU
     /// at their course's velocity.
     pub root_motion: bool,
+    /// The character's IK chains, when it has them: the crowd then stands on [`super::RELIEF`],
+    /// its feet planted with ground goals, and looks at the circling target.
+    pub ik: Option<CharacterIk>,
+}
+
+/// A character's IK chains ([`crate::Skeleton::add_ik_chain`]): its legs, planted on the ground,
+/// and the chain that looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CharacterIk {
+    /// The left and right legs' two-bone chains.
+    pub legs: [usize; 2],
+    /// The aim chain of the head.
+    pub look: usize,
 }
 
 /// Where a character's feet land: its left and right foot-down events and the sockets at its
@@ -117,6 +130,10 @@ impl Character {
         // sockets at its soles, where footprints are stamped when its feet land.
         let mut with_sockets = mannequin::skeleton_with_grip();
         let soles = mannequin::add_soles(&mut with_sockets).ok();
+        // Legs that stand on the ground and a head that looks.
+        let ik = mannequin::add_ik(&mut with_sockets)
+            .ok()
+            .map(|[l, r, look]| CharacterIk { legs: [l, r], look });
         // The gaits with root motion: members step as fast as they move; and they breathe.
         let (library, skeleton, clips) = mannequin::crowd_library_in(with_sockets, format);
         let footprints = match (
@@ -174,6 +191,7 @@ impl Character {
             }),
             footprints,
             root_motion: true,
+            ik,
         }
     }
 

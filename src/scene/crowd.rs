@@ -80,13 +80,23 @@ impl Crowd {
                 // Room for the mesh's morph weights: the members breathe and some hold an
                 // expression.
                 morph_weights: c.mesh.morph_targets.targets.len() as u32,
-                ground: None,
+                // A character with legs to plant stands on the relief.
+                ground: c.ik.map(|_| super::RELIEF),
             },
         )
         .await?;
         let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count).await?;
-        let ground = GroundRenderer::new(device, color_format, depth_format, sample_count);
+        let ground = GroundRenderer::new(
+            device,
+            color_format,
+            depth_format,
+            sample_count,
+            c.ik.map(|_| super::RELIEF),
+        );
         let (agents, half_extent) = add_members(&mut animator, c, desc)?;
+        if let Some(ik) = c.ik {
+            set_ik_goals(&mut animator, ik)?;
+        }
         if desc.skinning != crate::gpu::Skinning::Linear {
             for i in 0..animator.instance_count() {
                 animator.set_skinning(i, desc.skinning)?;
@@ -185,7 +195,13 @@ impl Crowd {
             animator,
             character: self.character.clone(),
             renderer,
-            ground: GroundRenderer::new(device, color_format, depth_format, sample_count),
+            ground: GroundRenderer::new(
+                device,
+                color_format,
+                depth_format,
+                sample_count,
+                self.character.ik.map(|_| super::RELIEF),
+            ),
             props,
             footprints,
             seconds: self.seconds,
@@ -443,4 +459,27 @@ async fn skinned_renderer(
         sample_count,
     )
     .await
+}
+
+/// Every member's feet planted on the relief (the pelvis lowered to the lower foot), and every
+/// other member's head turned toward the circling target, over half of the way.
+fn set_ik_goals(animator: &mut Animator, ik: super::CharacterIk) -> Result<()> {
+    use crate::ik::{IkGoal, IkTarget};
+    let planted = IkGoal {
+        target: IkTarget::Ground,
+        weight: 1.0,
+    };
+    let looking = IkGoal {
+        target: IkTarget::LookAt,
+        weight: 0.6,
+    };
+    for i in 0..animator.instance_count() {
+        for leg in ik.legs {
+            animator.set_ik_goal(i, leg, Some(planted))?;
+        }
+        if i % 2 == 0 {
+            animator.set_ik_goal(i, ik.look, Some(looking))?;
+        }
+    }
+    Ok(())
 }

@@ -21,6 +21,8 @@ impl Crowd {
             // The target everyone aiming follows: a point circling the field at head height.
             let angle = self.clock * 0.3;
             self.target = Vec3::new(angle.cos(), 0.0, angle.sin()) * self.half_extent * 0.6 + Vec3::Y * 1.6;
+            // The heads that look follow it too (finite by construction).
+            let _ = self.animator.set_look_at(self.target);
             let e = self.half_extent;
             for (i, a) in self.agents.iter_mut().enumerate() {
                 if let Some(w) = &mut a.wander {

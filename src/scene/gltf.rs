@@ -115,6 +115,7 @@ impl Character {
             prop: None,
             footprints: None,
             root_motion: false,
+            ik: None,
         };
         let (lo, hi) = c.posed_bounds(c.clips[0], 0.0)?;
         let size = hi - lo;

@@ -16,7 +16,9 @@ mod rng;
 mod wander;
 mod wiring;
 
-pub use character::{Character, FootprintSpec, HeldProp, LayerAssets, REFERENCE_FOOTPRINT, REFERENCE_HEIGHT};
+pub use character::{
+    Character, CharacterIk, FootprintSpec, HeldProp, LayerAssets, REFERENCE_FOOTPRINT, REFERENCE_HEIGHT,
+};
 pub(crate) use rng::SplitMix;
 
 use crate::gpu::{Animator, FootprintRenderer, Footprints, GroundRenderer, PropRenderer, SkinnedRenderer};
@@ -55,6 +57,23 @@ impl Default for CrowdDesc {
             skinning: crate::gpu::Skinning::Linear,
         }
     }
+}
+
+/// The crowd's ground when its character has legs to plant ([`Character::ik`]): hills up to
+/// about 1.1 m (slopes up to about 14°) within 150 m of the centre, flat beyond. WGSL for
+/// `AnimatorDesc::ground` and the ground renderer; [`relief_height`] is the same in Rust.
+pub const RELIEF: &str = "fn ground_height(p: vec2<f32>) -> f32 {
+    let hills = 0.8 * sin(0.25 * p.x + 0.4) * cos(0.2 * p.y) + 0.3 * sin(0.09 * p.x - 0.13 * p.y);
+    return hills * (1.0 - smoothstep(120.0, 150.0, length(p)));
+}
+";
+
+/// [`RELIEF`]'s height at world `(x, z)`, on the CPU.
+#[must_use]
+pub fn relief_height(p: glam::Vec2) -> f32 {
+    let hills = 0.8 * (0.25 * p.x + 0.4).sin() * (0.2 * p.y).cos() + 0.3 * (0.09 * p.x - 0.13 * p.y).sin();
+    let t = ((p.length() - 120.0) / 30.0).clamp(0.0, 1.0);
+    hills * (1.0 - t * t * (3.0 - 2.0 * t))
 }
 
 /// Frames between a frame and the crowd's use of where root motion took its members then.

@@ -140,6 +140,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             OffscreenTarget::COLOR_FORMAT,
             Some(OffscreenTarget::DEPTH_FORMAT),
             1,
+            None,
         )
     });
     let camera = frame_box(wlo, whi, width as f32 / height as f32);

@@ -2,13 +2,19 @@
 
 use crate::gpu::{Camera, depth_state};
 
-/// A ground plane at y = 0 with a checkerboard that fades into the sky colour
-/// ([`GroundRenderer::SKY`]) with distance, for the built-in scenes.
+/// The ground of the built-in scenes, flat at y = 0 or following a relief (the function an
+/// animator's IK ground goals stand on), with a checkerboard that fades into the sky colour
+/// ([`GroundRenderer::SKY`]) with distance.
 pub struct GroundRenderer {
     pipeline: wgpu::RenderPipeline,
     bind_group: wgpu::BindGroup,
     camera: wgpu::Buffer,
+    vertices: u32,
 }
+
+/// Cells per side of a relief's grid (growing outward: about 0.8 m near the centre, 3.5 m at
+/// 100 m).
+const RELIEF_GRID: u32 = 192;
 
 impl GroundRenderer {
     /// The colour the ground fades into; clear to it.
@@ -19,13 +25,17 @@ impl GroundRenderer {
         a: 1.0,
     };
 
-    /// A ground renderer drawing into `color_format` with optional depth.
+    /// A ground renderer drawing into `color_format` with optional depth: flat, or at the heights
+    /// of `relief` (WGSL defining `fn ground_height(p: vec2<f32>) -> f32`, as
+    /// [`crate::AnimatorDesc::ground`]).
     pub fn new(
         device: &wgpu::Device,
         color_format: wgpu::TextureFormat,
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
+        relief: Option<&str>,
     ) -> Self {
+        let grid = if relief.is_some() { RELIEF_GRID } else { 1 };
         let camera = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-anim ground camera"),
             size: size_of::<Camera>() as u64,
@@ -34,7 +44,7 @@ impl GroundRenderer {
         });
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-anim ground"),
-            source: wgpu::ShaderSource::Wgsl(crate::shaders::GROUND.into()),
+            source: wgpu::ShaderSource::Wgsl(crate::shaders::ground_source(relief).into()),
         });
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("wgpu-anim ground"),
@@ -42,13 +52,19 @@ impl GroundRenderer {
             vertex: wgpu::VertexState {
                 module: &module,
                 entry_point: Some("vs_ground"),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("GRID", f64::from(grid))],
+                    ..Default::default()
+                },
                 buffers: &[],
             },
             fragment: Some(wgpu::FragmentState {
                 module: &module,
                 entry_point: Some("fs_ground"),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("GRID", f64::from(grid))],
+                    ..Default::default()
+                },
                 targets: &[Some(color_format.into())],
             }),
             primitive: Default::default(),
@@ -72,6 +88,7 @@ impl GroundRenderer {
             pipeline,
             bind_group,
             camera,
+            vertices: grid * grid * 6,
         }
     }
 
@@ -84,6 +101,6 @@ impl GroundRenderer {
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.bind_group, &[]);
-        pass.draw(0..6, 0..1);
+        pass.draw(0..self.vertices, 0..1);
     }
 }

@@ -22,11 +22,11 @@ const GROUND_HALF_SIZE: f32 = 500.0;
 // Cells per side: 1 for flat ground (one quad), more for relief (GroundRenderer sets it).
 override GRID: u32 = 1u;
 
-// Where grid line `k` of GRID lies: u in [-1, 1] squared toward the centre, so cells are small
+// Where grid line `k` of GRID lies: u in [-1, 1] cubed toward the centre, so cells are small
 // where the crowd stands.
 fn grid_line(k: u32) -> f32 {
     let u = f32(k) / f32(GRID) * 2.0 - 1.0;
-    return sign(u) * u * u * GROUND_HALF_SIZE;
+    return u * u * u * GROUND_HALF_SIZE;
 }
 
 @vertex

@@ -12,9 +12,9 @@ pub struct GroundRenderer {
     vertices: u32,
 }
 
-/// Cells per side of a relief's grid (growing outward: about 0.8 m near the centre, 3.5 m at
-/// 100 m).
-const RELIEF_GRID: u32 = 192;
+/// Cells per side of a relief's grid, whose cells grow outward: about 0.2 m wide 1 m from the
+/// centre, 0.5 m at 4 m, 2 m at 25 m, 4 m at 100 m.
+const RELIEF_GRID: u32 = 256;
 
 impl GroundRenderer {
     /// The colour the ground fades into; clear to it.

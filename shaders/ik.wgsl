@@ -16,6 +16,7 @@
 #import wgpu_anim::library::{ik_chain, joint_parent, skeleton_info}
 #import wgpu_anim::ik_solve::{AimJob, TwoBoneJob, affine_inverse, aim_ik, transform_point, transform_vector, two_bone_ik}
 #import wgpu_anim::ik_ground::ground_height
+#import wgpu_anim::state::store_ik_reached
 
 // What thread 0 hands the others: the instance's `ik` word, the pivots of the step and the joints
 // they turn (NO_JOINT past the last), and the ground goals' targets (model space).
@@ -25,6 +26,8 @@ var<workgroup> wg_pivot_joints: array<u32, MAX_AIM_JOINTS>;
 var<workgroup> wg_ground: array<vec3<f32>, MAX_IK_CHAINS>;
 // A translation of every joint (model space) before the pivots: the ground step's lift.
 var<workgroup> wg_lift: vec3<f32>;
+// The chains that reached their targets (bit k: chain k), written to the output at the end.
+var<workgroup> wg_reached: u32;
 
 virtual fn ik_model_at(joint_offset: u32, j: u32) -> Affine {
     // The staged pass works on the model pose buffer; the fused stage overrides these with
@@ -143,6 +146,7 @@ fn chain_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, k: u32
         let mid = ik_model_at(joint_offset, chain.joints.y);
         let end = ik_model_at(joint_offset, chain.joints.z);
         let c = two_bone_ik(TwoBoneJob(start, mid, end, aim_at, chain.pole, chain.axis, chain.twist, chain.ratio, goal.w));
+        wg_reached |= select(0u, 1u << k, c.reached);
         wg_pivots[0] = correction_pivot(mid, c.mid);
         wg_pivot_joints[0] = chain.joints.y;
         wg_pivots[1] = correction_pivot(start, c.start);
@@ -154,6 +158,7 @@ fn chain_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, k: u32
         var previous = identity_affine();
         var turned = vec4<f32>(0.0, 0.0, 0.0, 1.0);
         let n = min(chain.joint_count, MAX_AIM_JOINTS);
+        var reached = true;
         for (var p = 0u; p < n; p++) {
             let j = chain.joints[p];
             let m = ik_model_at(joint_offset, j);
@@ -167,11 +172,13 @@ fn chain_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, k: u32
             }
             let share = select(chain.ratio, 1.0, p + 1u == n);
             let c = aim_ik(AimJob(m, aim_at, forward, offset, up, chain.pole, chain.twist, goal.w * share));
+            reached = reached && c.reached;
             wg_pivots[p] = correction_pivot(m, c.rotation);
             wg_pivot_joints[p] = j;
             previous = m;
             turned = c.rotation;
         }
+        wg_reached |= select(0u, 1u << k, reached);
     }
 }
 
@@ -222,13 +229,17 @@ fn carry_joints(skel_joint_offset: u32, joint_offset: u32, lid: u32, joint_count
 }
 
 // Instance i's IK, all threads of its workgroup: the ground step when a goal is on the ground,
-// then each chain with a goal.
+// then each chain with a goal; the chains that reached their targets go to its output.
 fn ik_joints(i: u32, lid: u32, joint_count: u32) {
     if (lid == 0u) {
         wg_ik = instances[i].ik;
+        wg_reached = 0u;
     }
     let ik = workgroupUniformLoad(&wg_ik);
     if (ik == 0u) {
+        if (lid == 0u) {
+            store_ik_reached(i, 0u);
+        }
         return;
     }
     let skeleton = instances[i].skeleton;
@@ -260,6 +271,9 @@ fn ik_joints(i: u32, lid: u32, joint_count: u32) {
         carry_joints(skel_joint_offset, joint_offset, lid, joint_count);
         storageBarrier();
         workgroupBarrier();
+    }
+    if (lid == 0u) {
+        store_ik_reached(i, wg_reached);
     }
 }
 

@@ -237,8 +237,12 @@ wgsl_struct! {
         pub world: Affine,
         /// The last `GpuInstance::world_seq` taken.
         pub world_seq: u32,
+        /// With IK chains: bit `k` set when chain `k` has a goal and reached it this frame (a
+        /// two-bone chain's end on its unsoftened target at weight 1; an aim chain's every
+        /// joint able to aim), written by the IK stage.
+        pub ik_reached: u32,
         /// Padding.
-        pub _pad: [u32; 3],
+        pub _pad: [u32; 2],
         /// This frame's displacement in the character's frame (model space at the frame's start):
         /// translation (xyz).
         pub delta_translation: Vec4,

@@ -230,6 +230,7 @@ impl Stage {
                 (Library, Uniform),
                 (Heap, Read),
                 (Instances, Read),
+                (CharacterState, ReadWrite),
                 (ModelPoses, ReadWrite),
             ],
             Stage::Palette => &[

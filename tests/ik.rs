@@ -15,7 +15,7 @@ use glam::{DMat4, DVec3, Mat4, Quat, Vec2, Vec3};
 use rand::Rng;
 use rand::rngs::SmallRng;
 use wgpu_anim::ik::{AimIk, IkChain, IkGoal, IkKind, IkTarget, TwoBoneIk};
-use wgpu_anim::layout::GpuFrame;
+use wgpu_anim::layout::{GpuFrame, GpuOutput};
 use wgpu_anim::math::{Affine, Transform};
 use wgpu_anim::shaders::{Resource, Stage};
 use wgpu_anim::{AnimationLibrary, Animator, AnimatorDesc, InstanceDesc, LibraryBuilder, Skeleton, cpu};
@@ -454,7 +454,17 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
         }
         step(&device, &queue, &mut a, 0.0);
         let (_, pose) = a.read_back(&device, &queue).unwrap();
+        // Which chains reached their targets: the outputs, after the clocks in the state buffer.
+        let first = wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / size_of::<GpuOutput>() as u64;
+        let outputs: Vec<GpuOutput> = a
+            .read_page_buffer(&device, &queue, 0, Resource::CharacterState, first, cases.len() as u64)
+            .unwrap();
         for &(i, k, target, reach, weight) in &cases {
+            assert_eq!(
+                outputs[i].ik_reached,
+                u32::from(reach && weight == 1.0),
+                "fused {fused}, parent {k}, target {target}, weight {weight}: reached"
+            );
             let o = a.instances()[i].joint_offset as usize;
             for m in &pose.palette[o..o + 4] {
                 assert!(

@@ -42,11 +42,16 @@ fn load_output(i: u32) -> Output {
             bitcast<vec4<f32>>(character_state[b + 1u]),
             bitcast<vec4<f32>>(character_state[b + 2u]),
         ),
-        seq.x, array<u32, 3>(seq.y, seq.z, seq.w),
+        seq.x, seq.y, array<u32, 2>(seq.z, seq.w),
         bitcast<vec4<f32>>(character_state[b + 4u]),
         bitcast<vec4<f32>>(character_state[b + 5u]),
         array<f32, MAX_CURVES>(c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w),
     );
+}
+
+// Writes the IK stage's `ik_reached` word of character i's output alone.
+fn store_ik_reached(i: u32, bits: u32) {
+    character_state[frame.output_base + 8u * i + 3u].y = bits;
 }
 
 fn store_output(i: u32, o: Output) {
@@ -54,7 +59,7 @@ fn store_output(i: u32, o: Output) {
     character_state[b] = bitcast<vec4<u32>>(o.world.x);
     character_state[b + 1u] = bitcast<vec4<u32>>(o.world.y);
     character_state[b + 2u] = bitcast<vec4<u32>>(o.world.z);
-    character_state[b + 3u] = vec4<u32>(o.world_seq, o.pad[0], o.pad[1], o.pad[2]);
+    character_state[b + 3u] = vec4<u32>(o.world_seq, o.ik_reached, o.pad[0], o.pad[1]);
     character_state[b + 4u] = bitcast<vec4<u32>>(o.delta_translation);
     character_state[b + 5u] = bitcast<vec4<u32>>(o.delta_rotation);
     character_state[b + 6u] = bitcast<vec4<u32>>(vec4<f32>(o.curves[0], o.curves[1], o.curves[2], o.curves[3]));

@@ -195,7 +195,10 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         propagate(lib, inst, joint_count, &mut wg);
         // ik: threads over joints (with IK chains, the shader's `IK`).
         if lib.has_ik() {
-            super::ik::ik_joints(lib, frame, inst, joint_count, ground, &mut wg);
+            let reached = super::ik::ik_joints(lib, frame, inst, joint_count, ground, &mut wg);
+            if let Some(out) = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i)) {
+                out.ik_reached = reached;
+            }
         }
         // palette: threads over joints; sockets: a thread each.
         for lid in 0..WORKGROUP_SIZE {

@@ -37,6 +37,8 @@ struct Pivots {
     joints: [u32; MAX_AIM_JOINTS],
     ground: [Vec3; MAX_IK_CHAINS],
     lift: Vec3,
+    /// WGSL `wg_reached`.
+    reached: u32,
 }
 
 /// `m · R(q) · m⁻¹`, the identity where `m` has no inverse. WGSL `correction_pivot`.
@@ -171,6 +173,7 @@ fn chain_step(
             soften: chain.ratio,
             weight: goal.w,
         });
+        wg.reached |= u32::from(c.reached) << k;
         wg.pivots[0] = correction_pivot(&mid, c.mid);
         wg.joints[0] = chain.joints[1];
         wg.pivots[1] = correction_pivot(&start, c.start);
@@ -180,6 +183,7 @@ fn chain_step(
         let mut previous = Affine::IDENTITY;
         let mut turned = Vec4::W;
         let n = (chain.joint_count as usize).min(MAX_AIM_JOINTS);
+        let mut reached = true;
         for p in 0..n {
             let j = chain.joints[p];
             let m = store.ik_model_at(o, j);
@@ -202,11 +206,13 @@ fn chain_step(
                 twist: chain.twist,
                 weight: goal.w * share,
             });
+            reached = reached && c.reached;
             wg.pivots[p] = correction_pivot(&m, c.rotation);
             wg.joints[p] = j;
             previous = m;
             turned = c.rotation;
         }
+        wg.reached |= u32::from(reached) << k;
     }
 }
 
@@ -262,8 +268,9 @@ fn carry_joints(
 }
 
 /// Instance `inst`'s IK, its whole workgroup: the ground step when a goal is on the ground, then
-/// each chain with a goal, each a solve (thread 0) then every thread carrying its joints. WGSL
-/// `ik_joints`.
+/// each chain with a goal, each a solve (thread 0) then every thread carrying its joints. Returns
+/// the chains that reached their targets (bit `k`: chain `k`), which the shader writes to the
+/// instance's output (`GpuOutput::ik_reached`). WGSL `ik_joints`.
 pub(crate) fn ik_joints<S: ModelStore + ?Sized>(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -271,10 +278,10 @@ pub(crate) fn ik_joints<S: ModelStore + ?Sized>(
     joint_count: u32,
     ground: Ground<'_>,
     store: &mut S,
-) {
+) -> u32 {
     let ik = inst.ik;
     if ik == 0 {
-        return;
+        return 0;
     }
     let world_inv = affine_inverse(&inst.world);
     let mut wg = Pivots {
@@ -282,6 +289,7 @@ pub(crate) fn ik_joints<S: ModelStore + ?Sized>(
         joints: [NO_JOINT; MAX_AIM_JOINTS],
         ground: [Vec3::ZERO; MAX_IK_CHAINS],
         lift: Vec3::ZERO,
+        reached: 0,
     };
     let grounded = (0..MAX_IK_CHAINS).any(|k| ik & (IK_ON << k) != 0 && target_kind(ik, k) == ik_target::GROUND);
     if grounded {
@@ -299,6 +307,7 @@ pub(crate) fn ik_joints<S: ModelStore + ?Sized>(
             carry_joints(lib, inst, store, lid, joint_count, &wg);
         }
     }
+    wg.reached
 }
 
 /// The checks of [`ik`]: the instances hold the frame's instances, whose skeletons and joints are
@@ -320,8 +329,9 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
 }
 
 /// Stage `ik`: each of the frame's instances' chains with a goal corrected toward their targets,
-/// in the model pose buffer, on the ground `page.ground` gives (flat at 0 when none). Binds the
-/// page's frame, instances and model poses. WGSL `ik`.
+/// in the model pose buffer, on the ground `page.ground` gives (flat at 0 when none); with
+/// outputs, which chains reached their targets (`GpuOutput::ik_reached`). Binds the page's
+/// frame, instances, outputs (the character state) and model poses. WGSL `ik`.
 ///
 /// Errors (nothing written): as [`local_to_model`](crate::cpu::local_to_model()).
 pub fn ik(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
@@ -335,7 +345,10 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
     let flat = |_: Vec2| 0.0;
     let ground: Ground<'_> = page.ground.unwrap_or(&flat);
-    for inst in &page.instances[..frame.instance_count as usize] {
-        ik_joints(lib, frame, inst, inst.joint_count, ground, &mut *page.model_poses);
+    for (i, inst) in page.instances[..frame.instance_count as usize].iter().enumerate() {
+        let reached = ik_joints(lib, frame, inst, inst.joint_count, ground, &mut *page.model_poses);
+        if let Some(out) = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i)) {
+            out.ik_reached = reached;
+        }
     }
 }

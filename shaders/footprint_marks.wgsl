@@ -58,8 +58,9 @@ fn vs_mark(@builtin(vertex_index) v: u32) -> MarkOut {
     forward = normalize(forward);
     let right = vec2<f32>(-forward.y, forward.x);
     let p = mark.position.xz + right * uv.x * HALF_SIZE.x + forward * uv.y * HALF_SIZE.y;
-    // On the ground where the sole was (4 mm above it), which may be relief.
-    out.clip_position = camera.view_proj * vec4<f32>(p.x, mark.position.y + 0.004, p.y, 1.0);
+    // Where the sole landed (on relief, the ground's height there), 12 mm above it: the mark is
+    // flat, and the drawn ground's cells are straight.
+    out.clip_position = camera.view_proj * vec4<f32>(p.x, mark.position.y + 0.012, p.y, 1.0);
     if (out.alpha <= 0.0) {
         out.clip_position = vec4<f32>(0.0, 0.0, -1.0, 1.0);
     }

@@ -2,8 +2,9 @@
 // that has a goal, in order: thread 0 resolves the target and solves (shared/ik_solve.wgsl), as
 // pivots `model[k] · R(c) · model[k]⁻¹`, one per corrected joint k, the child first; then every
 // thread carries its joints by the pivots of the joints above them (ozz: multiply the local
-// rotation, propagate again). Ground goals first lower the pelvis to the lowest foot. One
-// workgroup per instance. CPU mirror: cpu::ik.
+// rotation, propagate again). Ground goals first lift the character onto the ground under its
+// root and lower the pelvis to the lowest foot. Which chains reached their targets goes to the
+// character's output (`ik_reached`). One workgroup per instance. CPU mirror: cpu::ik.
 
 #define_import_path wgpu_anim::ik
 

@@ -229,7 +229,8 @@ pub struct GpuLibraryLayout {
 wgsl_struct! {
     /// What the clock stage keeps and gives back per character: its root motion — for each character
     /// with [`ROOT_MOTION`] (written by no one else) its world transform and this frame's
-    /// displacement — and its float curves (when the library has any). WGSL `Output`, whose
+    /// displacement — and its float curves (when the library has any); and, from the IK stage,
+    /// which of its chains reached their targets. WGSL `Output`, whose
     /// declaration is made from this one ([`WgslStruct`]).
     #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
     pub struct GpuOutput as "Output" {

@@ -489,7 +489,8 @@ pub fn stage_source_on_ground(stage: Stage, defs: &[ShaderDef], ground: Option<&
 /// The defines of the stage variants a library needs: `ROOT_MOTION` when a clip has root motion,
 /// `CURVES` when a clip has float curves, `MORPH` when a clip drives morph-target weights (the
 /// sample stage blends them), `IK` when a skeleton has IK chains (the fused stage runs the IK
-/// stage's function), `OUTPUTS` when either of the first two (the clock and fused stages write
+/// stage's function, which writes each character's `ik_reached` output word whatever the
+/// defines), `OUTPUTS` when either of the first two (the clock and fused stages write the rest of
 /// the characters' outputs), `COMPRESSED` when a clip is compressed, `PACKED_ONLY` when, beside
 /// single keys, the clips' joint tracks are all packed, and `CUBIC_KEYS` when a track (joint,
 /// root motion or curve) has cubic-spline keys. Without them the stages carry no code for what the

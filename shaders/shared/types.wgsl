@@ -83,7 +83,7 @@ struct ClipInfo {
 const NO_ROOT_MOTION: u32 = 0xffffffffu;
 
 // Rust: layout::GpuOutput (what the clock stage keeps per character, its root motion and
-// curves) is declared in Rust and its WGSL appended to this module: shaders::types_source.
+// curves, and the IK stage's reached chains) is declared in Rust and its WGSL appended to this module: shaders::types_source.
 
 // Most float curve names of a library (Rust: layout::MAX_CURVES), and where a clip's curve mask
 // starts in its flags (layout::CLIP_CURVE_SHIFT).

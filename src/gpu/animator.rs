@@ -80,9 +80,10 @@ pub(super) enum PreviousCopy {
 
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays and a blend
 /// list.
-/// With IK chains, the IK stage's: its `ik` word, four pivots and their joints, four ground targets.
+/// With IK chains, the IK stage's: its `ik` word, four pivots and their joints, four ground targets,
+/// the lift and the reached chains.
 const FUSED_WORKGROUP_BYTES: u32 =
-    MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32 + 4 + 4 * (48 + 4 + 16);
+    MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32 + 4 + 4 * (48 + 4 + 16) + 16 + 4;
 
 /// Page `k`'s slot of the frame uniform buffer.
 fn frame_slot(frame_buffer: &wgpu::Buffer, stride: u64, k: usize) -> wgpu::BufferBinding<'_> {

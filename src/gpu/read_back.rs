@@ -18,7 +18,8 @@ use wgpu::util::DeviceExt;
 
 impl Animator {
     /// Reads back page `page`'s outputs, one [`GpuOutput`] per instance in use (root motion only
-    /// for instances with it on, curves when the library has any). For tests and tools; waits for
+    /// for instances with it on, curves when the library has any, reached IK chains when it has
+    /// chains). For tests and tools; waits for
     /// the GPU.
     pub fn read_outputs_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<GpuOutput>> {
         let (p, state) = self.page(page)?;

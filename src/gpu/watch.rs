@@ -90,7 +90,8 @@ impl Animator {
     }
 
     /// Reads back what the clock stage gives back for `characters` ([`GpuOutput`](crate::layout::GpuOutput)) with every
-    /// frame — root motion (world transform, the frame's displacement) and float curve values —
+    /// frame — root motion (world transform, the frame's displacement) and float curve values,
+    /// and the IK stage's reached chains —
     /// through the same ring and with the same latency as [`Animator::watch_sockets`]
     /// ([`FrameReadback::outputs`](super::FrameReadback)). The GPU writes a character's root
     /// motion only while it has root motion on ([`Controller::set_root_motion`](super::Controller::set_root_motion)), and curves

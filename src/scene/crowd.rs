@@ -96,6 +96,8 @@ impl Crowd {
         let (agents, half_extent) = add_members(&mut animator, c, desc)?;
         if let Some(ik) = c.ik {
             set_ik_goals(&mut animator, ik)?;
+            // Where the target starts (the crowd moves it with itself).
+            animator.set_look_at(Vec3::Y * 1.6)?;
         }
         if desc.skinning != crate::gpu::Skinning::Linear {
             for i in 0..animator.instance_count() {

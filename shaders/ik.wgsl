@@ -94,9 +94,11 @@ fn ground_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, ik: u
         if ((ik & (IK_ON << k)) == 0u || ((ik >> (8u + 2u * k)) & 3u) != IK_TARGET_GROUND || chain.kind != IK_TWO_BONE || !chain_animated(chain, joint_count)) {
             continue;
         }
-        let end = transform_point(world, transform_point(ik_model_at(joint_offset, chain.joints.z), vec3<f32>(0.0)));
+        let end_model = transform_point(ik_model_at(joint_offset, chain.joints.z), vec3<f32>(0.0));
+        let end = transform_point(world, end_model);
         let rise = ground_height(end.xz) - floor;
-        wg_ground[k] = transform_point(world_inv, end + vec3<f32>(0.0, rise, 0.0));
+        // In model space from the end itself: on flat ground the target is the end, exactly.
+        wg_ground[k] = end_model + transform_vector(world_inv, vec3<f32>(0.0, rise, 0.0));
         let weight = instances[i].ik_goals[k].w;
         strongest = max(strongest, weight);
         lowest = min(lowest, (rise - root_rise) * weight);

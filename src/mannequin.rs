@@ -1338,7 +1338,7 @@ pub const LEG_R: &str = "leg_r";
 pub const LOOK: &str = "look";
 
 /// Adds the mannequin's IK chains: [`LEG_L`] and [`LEG_R`] (thigh, calf, foot; the knee bends
-/// about its +X, the knee's pole forward, softened from 97 % of the leg's length, lowering
+/// about its −X, which takes the foot backward, the knee's pole forward, softened from 97 % of the leg's length, lowering
 /// `pelvis` for ground goals) and [`LOOK`] (head, neck, upper spine aiming the eyes' +Z, up +Y,
 /// half of what remains per joint). Returns their chain indices.
 ///
@@ -1357,7 +1357,7 @@ pub fn add_ik(skeleton: &mut Skeleton) -> crate::Result<[usize; 3]> {
             start: joint(skeleton, &format!("thigh_{side}"))?,
             mid: joint(skeleton, &format!("calf_{side}"))?,
             end: joint(skeleton, &format!("foot_{side}"))?,
-            mid_axis: Vec3::X,
+            mid_axis: -Vec3::X,
             pole: Vec3::Z,
             twist: 0.0,
             soften: 0.97,

@@ -119,11 +119,11 @@ fn quat_from_axis_angle(axis: vec3<f32>, angle: f32) -> vec4<f32> {
     return vec4<f32>(axis * sin(h), cos(h));
 }
 
-// Rotation about the unit `axis` by the angle whose cosine is `c` (in [-1, 1]).
-fn quat_from_axis_cos(axis: vec3<f32>, c: f32) -> vec4<f32> {
-    let half_cos2 = 0.5 * (1.0 + c);
-    let half_sin = sqrt(max(1.0 - half_cos2, 0.0));
-    return vec4<f32>(axis * half_sin, sqrt(max(half_cos2, 0.0)));
+// Rotation about the unit `axis` by the angle between the unit vectors `a` and `b` (ozz's acos of
+// their dot product, taken as atan2 of the sine and the cosine: acos would turn a last-bit
+// difference of two nearly equal normals into a turn of 1e-4 rad and more).
+fn quat_turning(axis: vec3<f32>, a: vec3<f32>, b: vec3<f32>) -> vec4<f32> {
+    return quat_from_axis_angle(axis, atan2(length(cross(a, b)), dot(a, b)));
 }
 
 // A correction with w >= 0, nlerped from the identity by `weight` when it is below 1; the
@@ -147,14 +147,15 @@ fn finite_quat(q: vec4<f32>) -> bool {
 }
 
 // The rotation about `mid_axis` that bends the chain to the start-to-target length `target_len2`
-// (squared), from the lengths of the bones (a2, b2, squared, in start space) and of the chain now
-// (c2). Rust: cpu::ik_solve::mid_rotation.
-fn mid_rotation(job: TwoBoneJob, start_mid_ms: vec3<f32>, mid_end_ms: vec3<f32>, a2: f32, b2: f32, c2: f32, target_len2: f32) -> vec4<f32> {
+// (squared), from the bones (a2, b2, squared, and the bones themselves, mid_ss and mid_end_ss, in
+// start space). Rust: cpu::ik_solve::mid_rotation.
+fn mid_rotation(job: TwoBoneJob, start_mid_ms: vec3<f32>, mid_end_ms: vec3<f32>, a2: f32, b2: f32, mid_ss: vec3<f32>, mid_end_ss: vec3<f32>, target_len2: f32) -> vec4<f32> {
     let half_rlen = 0.5 / (sqrt(a2) * sqrt(b2));
     let cos_corrected = clamp((a2 + b2 - target_len2) * half_rlen, -1.0, 1.0);
-    let cos_initial = clamp((a2 + b2 - c2) * half_rlen, -1.0, 1.0);
     let corrected = acos(cos_corrected);
-    var initial = acos(cos_initial);
+    // The angle the chain has, from its bones rather than by the law of cosines, whose acos
+    // turns a last-bit difference into a large one at a straight knee.
+    var initial = atan2(length(cross(-mid_ss, mid_end_ss)), dot(-mid_ss, mid_end_ss));
     // Bent backward (against mid_axis): the initial angle counts as negative.
     if (dot(cross(start_mid_ms, job.mid_axis), mid_end_ms) < 0.0) {
         initial = -initial;
@@ -180,7 +181,6 @@ fn two_bone_ik(job: TwoBoneJob) -> TwoBoneCorrection {
     let mid_end_ss = end_ss - mid_ss;
     let a2 = dot(mid_ss, mid_ss);
     let b2 = dot(mid_end_ss, mid_end_ss);
-    let c2 = dot(end_ss, end_ss);
     // A joint with no inverse or a bone of zero length: no chain to bend.
     if (!(a2 > 0.0) || !(b2 > 0.0) || !(a2 <= 3.4e38) || !(b2 <= 3.4e38) || !(dot(start_mid_ms, start_mid_ms) > 0.0)) {
         return none;
@@ -209,7 +209,7 @@ fn two_bone_ik(job: TwoBoneJob) -> TwoBoneCorrection {
     }
     let reached = !(target_original_len > da) && target_original_len > abs(a - b) && job.weight >= 1.0;
 
-    let mid_rot = mid_rotation(job, start_mid_ms, mid_end_ms, a2, b2, c2, target_len2);
+    let mid_rot = mid_rotation(job, start_mid_ms, mid_end_ms, a2, b2, mid_ss, mid_end_ss, target_len2);
 
     // The start joint turns the bent chain's end onto the target, then turns the chain's plane
     // about the start-to-target line to face the pole.
@@ -227,12 +227,11 @@ fn two_bone_ik(job: TwoBoneJob) -> TwoBoneCorrection {
         // A pole along the target leaves the plane where the animation has it.
         var rotate_plane = IDENTITY_QUAT;
         if (ref_len2 > 0.0 && joint_len2 > 0.0) {
-            let c = dot(ref_normal * inverseSqrt(ref_len2), joint_normal * inverseSqrt(joint_len2));
             var plane_axis = axis;
             if (dot(joint_normal, pole_ss) < 0.0) {
                 plane_axis = -axis;
             }
-            rotate_plane = quat_from_axis_cos(plane_axis, clamp(c, -1.0, 1.0));
+            rotate_plane = quat_turning(plane_axis, ref_normal * inverseSqrt(ref_len2), joint_normal * inverseSqrt(joint_len2));
         }
         start_rot = quat_mul(rotate_plane, end_to_target);
         if (job.twist != 0.0) {
@@ -274,12 +273,11 @@ fn aim_ik(job: AimJob) -> AimCorrection {
     let axis = to_target * inverseSqrt(to_target_len2);
     var rotate_plane = IDENTITY_QUAT;
     if (ref_len2 > 0.0 && joint_len2 > 0.0) {
-        let c = dot(joint_normal * inverseSqrt(joint_len2), ref_normal * inverseSqrt(ref_len2));
         var plane_axis = axis;
         if (dot(ref_normal, corrected_up) < 0.0) {
             plane_axis = -axis;
         }
-        rotate_plane = quat_from_axis_cos(plane_axis, clamp(c, -1.0, 1.0));
+        rotate_plane = quat_turning(plane_axis, joint_normal * inverseSqrt(joint_len2), ref_normal * inverseSqrt(ref_len2));
     }
     var q = quat_mul(rotate_plane, to_target_rot);
     if (job.twist != 0.0) {

@@ -93,13 +93,12 @@ fn ground_step(
         {
             continue;
         }
-        let end = world.transform_point3(
-            store
-                .ik_model_at(inst.joint_offset, chain.joints[2])
-                .transform_point3(Vec3::ZERO),
-        );
+        let end_model = store
+            .ik_model_at(inst.joint_offset, chain.joints[2])
+            .transform_point3(Vec3::ZERO);
+        let end = world.transform_point3(end_model);
         let rise = ground(Vec2::new(end.x, end.z)) - floor;
-        wg.ground[k] = world_inv.transform_point3(end + Vec3::new(0.0, rise, 0.0));
+        wg.ground[k] = end_model + world_inv.transform_vector3(Vec3::new(0.0, rise, 0.0));
         let weight = inst.ik_goals[k].w;
         strongest = strongest.max(weight);
         lowest = lowest.min((rise - root_rise) * weight);

@@ -103,10 +103,9 @@ fn quat_from_axis_angle(axis: Vec3, angle: f32) -> Vec4 {
     (axis * h.sin()).extend(h.cos())
 }
 
-fn quat_from_axis_cos(axis: Vec3, c: f32) -> Vec4 {
-    let half_cos2 = 0.5 * (1.0 + c);
-    let half_sin = (1.0 - half_cos2).max(0.0).sqrt();
-    (axis * half_sin).extend(half_cos2.max(0.0).sqrt())
+/// Rotation about `axis` by the angle between the unit vectors `a` and `b`. WGSL `quat_turning`.
+fn quat_turning(axis: Vec3, a: Vec3, b: Vec3) -> Vec4 {
+    quat_from_axis_angle(axis, a.cross(b).length().atan2(a.dot(b)))
 }
 
 fn weighted_correction(q: Vec4, weight: f32) -> Vec4 {
@@ -120,13 +119,17 @@ fn weighted_correction(q: Vec4, weight: f32) -> Vec4 {
     f
 }
 
-fn mid_rotation(job: &TwoBoneJob, start_mid_ms: Vec3, mid_end_ms: Vec3, lengths2: [f32; 3], target_len2: f32) -> Vec4 {
-    let [a2, b2, c2] = lengths2;
+fn mid_rotation(
+    job: &TwoBoneJob,
+    (start_mid_ms, mid_end_ms): (Vec3, Vec3),
+    (a2, b2): (f32, f32),
+    (mid_ss, mid_end_ss): (Vec3, Vec3),
+    target_len2: f32,
+) -> Vec4 {
     let half_rlen = 0.5 / (a2.sqrt() * b2.sqrt());
     let cos_corrected = ((a2 + b2 - target_len2) * half_rlen).clamp(-1.0, 1.0);
-    let cos_initial = ((a2 + b2 - c2) * half_rlen).clamp(-1.0, 1.0);
     let corrected = cos_corrected.acos();
-    let mut initial = cos_initial.acos();
+    let mut initial = (-mid_ss).cross(mid_end_ss).length().atan2((-mid_ss).dot(mid_end_ss));
     if start_mid_ms.cross(job.mid_axis).dot(mid_end_ms) < 0.0 {
         initial = -initial;
     }
@@ -155,7 +158,6 @@ pub fn two_bone_ik(job: &TwoBoneJob) -> TwoBoneCorrection {
     let mid_end_ss = end_ss - mid_ss;
     let a2 = mid_ss.dot(mid_ss);
     let b2 = mid_end_ss.dot(mid_end_ss);
-    let c2 = end_ss.dot(end_ss);
     if !(a2 > 0.0) || !(b2 > 0.0) || !(a2 <= F32_BIG) || !(b2 <= F32_BIG) || !(start_mid_ms.dot(start_mid_ms) > 0.0) {
         return none;
     }
@@ -180,7 +182,13 @@ pub fn two_bone_ik(job: &TwoBoneJob) -> TwoBoneCorrection {
     }
     let reached = !(target_original_len > da) && target_original_len > (a - b).abs() && job.weight >= 1.0;
 
-    let mid_rot = mid_rotation(job, start_mid_ms, mid_end_ms, [a2, b2, c2], target_len2);
+    let mid_rot = mid_rotation(
+        job,
+        (start_mid_ms, mid_end_ms),
+        (a2, b2),
+        (mid_ss, mid_end_ss),
+        target_len2,
+    );
 
     let pole_ss = inv_start.transform_vector3(job.pole);
     let mid_end_final = inv_start.transform_vector3(job.mid.transform_vector3(quat_rotate(mid_rot, mid_end_ms)));
@@ -195,9 +203,12 @@ pub fn two_bone_ik(job: &TwoBoneJob) -> TwoBoneCorrection {
         let joint_len2 = joint_normal.dot(joint_normal);
         let mut rotate_plane = IDENTITY_QUAT;
         if ref_len2 > 0.0 && joint_len2 > 0.0 {
-            let c = (ref_normal * (1.0 / ref_len2.sqrt())).dot(joint_normal * (1.0 / joint_len2.sqrt()));
             let plane_axis = if joint_normal.dot(pole_ss) < 0.0 { -axis } else { axis };
-            rotate_plane = quat_from_axis_cos(plane_axis, c.clamp(-1.0, 1.0));
+            rotate_plane = quat_turning(
+                plane_axis,
+                ref_normal * (1.0 / ref_len2.sqrt()),
+                joint_normal * (1.0 / joint_len2.sqrt()),
+            );
         }
         start_rot = quat_mul(rotate_plane, end_to_target);
         if job.twist != 0.0 {
@@ -244,13 +255,16 @@ pub fn aim_ik(job: &AimJob) -> AimCorrection {
     let axis = to_target * (1.0 / to_target_len2.sqrt());
     let mut rotate_plane = IDENTITY_QUAT;
     if ref_len2 > 0.0 && joint_len2 > 0.0 {
-        let c = (joint_normal * (1.0 / joint_len2.sqrt())).dot(ref_normal * (1.0 / ref_len2.sqrt()));
         let plane_axis = if ref_normal.dot(corrected_up) < 0.0 {
             -axis
         } else {
             axis
         };
-        rotate_plane = quat_from_axis_cos(plane_axis, c.clamp(-1.0, 1.0));
+        rotate_plane = quat_turning(
+            plane_axis,
+            joint_normal * (1.0 / joint_len2.sqrt()),
+            ref_normal * (1.0 / ref_len2.sqrt()),
+        );
     }
     let mut q = quat_mul(rotate_plane, to_target_rot);
     if job.twist != 0.0 {

@@ -60,20 +60,36 @@ impl Default for CrowdDesc {
 }
 
 /// The crowd's ground when its character has legs to plant ([`Character::ik`]): hills up to
-/// about 1.1 m (slopes up to about 14°) within 150 m of the centre, flat beyond. WGSL for
+/// about 1.1 m (slopes up to about 14°) within 150 m of the centre, flat beyond. Made of
+/// smoothsteps, not of `sin`: WGSL lets a device's `sin` be off by 2⁻¹¹, which would put the
+/// same character's feet at heights a millimetre apart on two devices. WGSL for
 /// `AnimatorDesc::ground` and the ground renderer; [`relief_height`] is the same in Rust.
-pub const RELIEF: &str = "fn ground_height(p: vec2<f32>) -> f32 {
-    let hills = 0.8 * sin(0.25 * p.x + 0.4) * cos(0.2 * p.y) + 0.3 * sin(0.09 * p.x - 0.13 * p.y);
+pub const RELIEF: &str = "// A smooth periodic wave in [-1, 1] of period 1 (a cosine made of smoothsteps).
+fn relief_wave(u: f32) -> f32 {
+    return 2.0 * smoothstep(0.0, 1.0, abs(2.0 * fract(u) - 1.0)) - 1.0;
+}
+
+fn ground_height(p: vec2<f32>) -> f32 {
+    let hills = 0.8 * relief_wave(p.x / 25.0 + 0.06) * relief_wave(p.y / 31.0) + 0.3 * relief_wave(0.014 * p.x - 0.021 * p.y);
     return hills * (1.0 - smoothstep(120.0, 150.0, length(p)));
 }
 ";
 
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+fn relief_wave(u: f32) -> f32 {
+    2.0 * smoothstep(0.0, 1.0, (2.0 * (u - u.floor()) - 1.0).abs()) - 1.0
+}
+
 /// [`RELIEF`]'s height at world `(x, z)`, on the CPU.
 #[must_use]
 pub fn relief_height(p: glam::Vec2) -> f32 {
-    let hills = 0.8 * (0.25 * p.x + 0.4).sin() * (0.2 * p.y).cos() + 0.3 * (0.09 * p.x - 0.13 * p.y).sin();
-    let t = ((p.length() - 120.0) / 30.0).clamp(0.0, 1.0);
-    hills * (1.0 - t * t * (3.0 - 2.0 * t))
+    let hills =
+        0.8 * relief_wave(p.x / 25.0 + 0.06) * relief_wave(p.y / 31.0) + 0.3 * relief_wave(0.014 * p.x - 0.021 * p.y);
+    hills * (1.0 - smoothstep(120.0, 150.0, p.length()))
 }
 
 /// Frames between a frame and the crowd's use of where root motion took its members then.

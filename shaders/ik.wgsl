@@ -54,6 +54,12 @@ fn correction_pivot(m: Affine, q: vec4<f32>) -> Affine {
     return affine_mul(affine_mul(m, affine_from_sqt(vec3<f32>(0.0), q, vec3<f32>(1.0))), inv);
 }
 
+// `x`, or 0 where it is not finite (a ground function of the user's that returns NaN or infinity
+// lifts and plants nothing rather than putting NaN in the pose).
+fn finite_or_zero(x: f32) -> f32 {
+    return select(0.0, x, abs(x) <= 3.4e38);
+}
+
 fn clear_pivots() {
     wg_lift = vec3<f32>(0.0);
     for (var p = 0u; p < MAX_AIM_JOINTS; p++) {
@@ -85,7 +91,7 @@ fn ground_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, ik: u
     clear_pivots();
     let world = instances[i].world;
     let floor = world.y.w;
-    let root_rise = ground_height(vec2<f32>(world.x.w, world.z.w)) - floor;
+    let root_rise = finite_or_zero(ground_height(vec2<f32>(world.x.w, world.z.w)) - floor);
     var strongest = 0.0;
     var lowest = 0.0;
     var pelvis = NO_JOINT;
@@ -96,7 +102,7 @@ fn ground_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, ik: u
         }
         let end_model = transform_point(ik_model_at(joint_offset, chain.joints.z), vec3<f32>(0.0));
         let end = transform_point(world, end_model);
-        let rise = ground_height(end.xz) - floor;
+        let rise = finite_or_zero(ground_height(end.xz) - floor);
         // In model space from the end itself: on flat ground the target is the end, exactly.
         wg_ground[k] = end_model + transform_vector(world_inv, vec3<f32>(0.0, rise, 0.0));
         let weight = instances[i].ik_goals[k].w;

@@ -705,7 +705,7 @@ fn bad_chains_and_goals_are_refused_with_what_is_wrong() {
     assert!(e.contains("zero length"), "{e}");
 
     let (lib, _, _) = library();
-    let (device, _queue) = common::device();
+    let (device, queue) = common::device();
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     let mut r = common::rng(1);
     a.add_instance(&state(&mut r, &lib, 0)).unwrap();
@@ -752,6 +752,38 @@ fn bad_chains_and_goals_are_refused_with_what_is_wrong() {
     assert_eq!(a.ik_goal(0, 0), Some(ok));
     a.set_ik_goal(0, 0, None).unwrap();
     assert_eq!(a.ik_goal(0, 0), None);
+    // A ground function that returns NaN or infinity plants nothing: the pose stays finite.
+    for bad in ["zero / zero", "1.0 / zero", "sqrt(-1.0 - p.x * p.x)"] {
+        let source = format!("fn ground_height(p: vec2<f32>) -> f32 {{ let zero = p.x - p.x; return {bad} + zero; }}");
+        let desc = AnimatorDesc {
+            ground: Some(Box::leak(source.into_boxed_str())),
+            ..Default::default()
+        };
+        let mut b = Animator::new(&device, &lib, &desc).unwrap();
+        let mut r = common::rng(2);
+        for i in 0..4 {
+            b.add_instance(&state(&mut r, &lib, 0)).unwrap();
+            for k in 0..2 {
+                b.set_ik_goal(
+                    i,
+                    k,
+                    Some(IkGoal {
+                        target: IkTarget::Ground,
+                        weight: 1.0,
+                    }),
+                )
+                .unwrap();
+            }
+        }
+        step(&device, &queue, &mut b, 0.1);
+        let (_, pose) = b.read_back(&device, &queue).unwrap();
+        assert!(
+            pose.palette
+                .iter()
+                .all(|m| m.x.is_finite() && m.y.is_finite() && m.z.is_finite()),
+            "ground {bad}: the palette is not finite"
+        );
+    }
     // A ground that does not compose is refused when the animator is made.
     let desc = AnimatorDesc {
         ground: Some("fn ground_height(p: vec2<f32>) -> f32 { return q; }"),

@@ -66,6 +66,11 @@ fn chain_target(frame: &GpuFrame, inst: &GpuInstance, k: usize, kind: u32, world
     }
 }
 
+/// `x`, or 0 where it is not finite. WGSL `finite_or_zero`.
+fn finite_or_zero(x: f32) -> f32 {
+    if x.abs() <= 3.4e38 { x } else { 0.0 }
+}
+
 /// Ground goals' targets, the lift of every joint and the pelvis pivot. WGSL `ground_step`.
 fn ground_step(
     lib: &AnimationLibrary,
@@ -80,7 +85,7 @@ fn ground_step(
     wg.lift = Vec3::ZERO;
     let world = inst.world;
     let floor = world.y.w;
-    let root_rise = ground(Vec2::new(world.x.w, world.z.w)) - floor;
+    let root_rise = finite_or_zero(ground(Vec2::new(world.x.w, world.z.w)) - floor);
     let mut strongest = 0.0f32;
     let mut lowest = 0.0f32;
     let mut pelvis = NO_JOINT;
@@ -97,7 +102,7 @@ fn ground_step(
             .ik_model_at(inst.joint_offset, chain.joints[2])
             .transform_point3(Vec3::ZERO);
         let end = world.transform_point3(end_model);
-        let rise = ground(Vec2::new(end.x, end.z)) - floor;
+        let rise = finite_or_zero(ground(Vec2::new(end.x, end.z)) - floor);
         wg.ground[k] = end_model + world_inv.transform_vector3(Vec3::new(0.0, rise, 0.0));
         let weight = inst.ik_goals[k].w;
         strongest = strongest.max(weight);

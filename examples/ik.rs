@@ -90,10 +90,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let ground = GroundRenderer::new(&device, color, depth, 1, Some(BUMPS));
     // From the side at knee height: the feet against the ledge's bumpy edge.
     let centre = Vec3::new(0.0, 0.75, 0.0);
-    let view = glam::camera::rh::view::look_at_mat4(eye, centre, Vec3::Y);
-    let proj = glam::camera::rh::proj::directx::perspective(0.42, width as f32 / height as f32, 0.1, 100.0);
-    let light_dir = Vec3::new(-0.5, -0.8, -0.6).normalize().extend(0.0);
-    let camera = Camera { view_proj: proj * view, eye: eye.extend(1.0), light_dir };
+    let camera = Camera::look_at(eye, centre, 0.42, width as f32 / height as f32, 0.1, 100.0)
+        .with_light(Vec3::new(-0.5, -0.8, -0.6));
     renderer.set_camera(&queue, &camera);
     ground.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);

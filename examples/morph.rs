@@ -73,10 +73,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (vw, vh) = (3.0, 3.0 * height as f32 / width as f32);
     let centre = Vec3::new(1.05, 1.42, 0.0);
     let eye = centre + Vec3::new(0.0, 0.3, 6.0);
-    let view = glam::camera::rh::view::look_at_mat4(eye, centre, Vec3::Y);
-    let proj = glam::camera::rh::proj::directx::orthographic(-vw * 0.5, vw * 0.5, -vh * 0.5, vh * 0.5, 0.1, 30.0);
-    let light_dir = Vec3::new(-0.5, -0.5, -1.0).normalize().extend(0.0);
-    renderer.set_camera(&queue, &Camera { view_proj: proj * view, eye: eye.extend(1.0), light_dir });
+    let camera = Camera::orthographic_look_at(eye, centre, vw, vh, 0.1, 30.0).with_light(Vec3::new(-0.5, -0.5, -1.0));
+    renderer.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
     animator.encode(&mut encoder);

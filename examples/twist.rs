@@ -156,10 +156,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (w, h) = (7.4, 7.4 * height as f32 / width as f32);
     let centre = Vec3::new(2.4 + 0.3, 1.0, 0.0);
     let eye = centre + Vec3::new(0.0, 2.5, 10.0);
-    let view = glam::camera::rh::view::look_at_mat4(eye, centre, Vec3::Y);
-    let proj = glam::camera::rh::proj::directx::orthographic(-w * 0.5, w * 0.5, -h * 0.5, h * 0.5, 0.1, 30.0);
-    let light_dir = Vec3::new(-0.4, -0.6, -1.0).normalize().extend(0.0);
-    renderer.set_camera(&queue, &Camera { view_proj: proj * view, eye: eye.extend(1.0), light_dir });
+    let camera = Camera::orthographic_look_at(eye, centre, w, h, 0.1, 30.0).with_light(Vec3::new(-0.4, -0.6, -1.0));
+    renderer.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
     animator.encode(&mut encoder);

@@ -455,9 +455,16 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
         step(&device, &queue, &mut a, 0.0);
         let (_, pose) = a.read_back(&device, &queue).unwrap();
         // Which chains reached their targets: the outputs, after the clocks in the state buffer.
-        let first = wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / size_of::<GpuOutput>() as u64;
+        let first_output = wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / size_of::<GpuOutput>() as u64;
         let outputs: Vec<GpuOutput> = a
-            .read_page_buffer(&device, &queue, 0, Resource::CharacterState, first, cases.len() as u64)
+            .read_page_buffer(
+                &device,
+                &queue,
+                0,
+                Resource::CharacterState,
+                first_output,
+                cases.len() as u64,
+            )
             .unwrap();
         for &(i, k, target, reach, weight) in &cases {
             assert_eq!(
@@ -486,6 +493,18 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
                 assert!(unmoved < 1e-5, "weight 0 moves the end by {unmoved}");
             }
         }
+        // A goal taken away: the chain no longer counts as reached.
+        let (first, ..) = cases[0];
+        assert_eq!(outputs[first].ik_reached, 1);
+        a.set_ik_goal(first, 0, None).unwrap();
+        step(&device, &queue, &mut a, 0.0);
+        let after: Vec<GpuOutput> = a
+            .read_page_buffer(&device, &queue, 0, Resource::CharacterState, first_output, 1)
+            .unwrap();
+        assert_eq!(
+            after[0].ik_reached, 0,
+            "fused {fused}: reached after its goal was taken away"
+        );
     }
 }
 

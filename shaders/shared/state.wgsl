@@ -49,9 +49,13 @@ fn load_output(i: u32) -> Output {
     );
 }
 
-// Writes the IK stage's `ik_reached` word of character i's output alone.
+// Writes the IK stage's `ik_reached` word of character i's output alone, when it changes (a
+// character without goals costs a read, not a write, per frame).
 fn store_ik_reached(i: u32, bits: u32) {
-    character_state[frame.output_base + 8u * i + 3u].y = bits;
+    let b = frame.output_base + 8u * i + 3u;
+    if (character_state[b].y != bits) {
+        character_state[b].y = bits;
+    }
 }
 
 fn store_output(i: u32, o: Output) {

@@ -32,6 +32,28 @@ impl Camera {
             light_dir: Vec3::new(-0.4, -1.0, -0.3).normalize().extend(0.0),
         }
     }
+
+    /// An orthographic camera at `eye` looking at `target` (y up), seeing `width` × `height`
+    /// world units around it, with a default light.
+    #[must_use]
+    pub fn orthographic_look_at(eye: Vec3, target: Vec3, width: f32, height: f32, near: f32, far: f32) -> Self {
+        let view = glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
+        let (w, h) = (0.5 * width, 0.5 * height);
+        let proj = glam::camera::rh::proj::directx::orthographic(-w, w, -h, h, near, far);
+        Self {
+            view_proj: proj * view,
+            ..Self::look_at(eye, target, 1.0, 1.0, near, far)
+        }
+    }
+
+    /// The same camera lit from `direction` (where the light travels; normalized here).
+    #[must_use]
+    pub fn with_light(self, direction: Vec3) -> Self {
+        Self {
+            light_dir: direction.normalize().extend(0.0),
+            ..self
+        }
+    }
 }
 
 /// Depth testing of the built-in pipelines (write, pass when nearer), for a pipeline of yours that

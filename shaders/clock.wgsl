@@ -6,9 +6,11 @@
 #define_import_path wgpu_anim::clock
 
 #import wgpu_anim::types::{
-    BlendList, BlendSample, FRAME_CURVES, FRAME_EVENTS, LAYER_ADDITIVE_MESH, LAYER_ON, LayerApply,
-    MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, NODE_CLIP, ROOT_MOTION,
-    SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TRANSITION_FROZEN,
+    BlendList, BlendSample, FRAME_CURVES, FRAME_EVENTS, INERTIA_DEAD_BLEND, INERTIA_OFFSET,
+    INERTIA_PREVIOUS, INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_VELOCITY, LAYER_ADDITIVE_MESH,
+    LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES,
+    NODE_CLIP, PREVIOUS_TAG, ROOT_MOTION, SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_OFFSET,
+    SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN,
     TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::workgroup_linear
@@ -120,8 +122,9 @@ fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
 }
 
 // Advances one state — a clip, or a blend tree with phase-synchronized children — and adds its
-// samples, scaled by `scale`, to the list; fires the events its clips crossed when the frame
-// detects events. A state that started this frame steps from its start wrapped or clamped by its
+// samples, scaled by `scale`, to the list (with `previous` above 0 also its samples where it stood
+// before the step, scaled by `previous`, in layer `layer` + PREVIOUS_TAG); fires the events its
+// clips crossed when the frame detects events. A state that started this frame steps from its start wrapped or clamped by its
 // loop mode (frame_start_time). Returns the state's new clock.
 fn play_state(
     list: ptr<function, BlendList>,
@@ -136,6 +139,7 @@ fn play_state(
     loops: u32,
     dt: f32,
     scale: f32,
+    previous: f32,
     layer: u32,
     events: EventSource,
     root: ptr<function, RootBlend>,
@@ -148,6 +152,10 @@ fn play_state(
         let start = frame_start_time(time, loops, events.started != 0u, loop_mode, loop_count, duration, period);
         let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, duration, period);
         add_sample(list, clip, ct.sample_time, scale, layer);
+        if (previous > 0.0) {
+            let before = advance_clip_time(start.time, start.loops, vec2<u32>(0u, 0u), loop_mode, loop_count, duration, period);
+            add_sample(list, clip, before.sample_time, previous, layer + PREVIOUS_TAG);
+        }
         if (fire) {
             fire_events(events, clip, scale * events.weight, start.time, start.loops, ct, delta, period, loop_mode, loop_count, false);
         }
@@ -176,9 +184,13 @@ fn play_state(
     let delta = ratio_ticks(rate, dt, duration);
     let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, 1.0, cycle);
     let phase0 = clamp(ticks_to_f32(ticks_get(start.time)), 0.0, 1.0);
+    let before = advance_clip_time(start.time, start.loops, vec2<u32>(0u, 0u), loop_mode, loop_count, 1.0, cycle);
     for (var m = 0u; m < leaves.count; m++) {
         let leaf_duration = clip_duration(leaves.clips[m]);
         add_sample(list, leaves.clips[m], ct.phase * leaf_duration, scale * leaves.weights[m], layer);
+        if (previous > 0.0) {
+            add_sample(list, leaves.clips[m], before.phase * leaf_duration, previous * leaves.weights[m], layer + PREVIOUS_TAG);
+        }
         if (fire) {
             fire_events(events, leaves.clips[m], scale * leaves.weights[m] * events.weight, start.time, start.loops, ct, delta, cycle, loop_mode, loop_count, true);
         }
@@ -227,12 +239,30 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     if ((flags & (LAYER_ON * ((1u << MAX_LAYERS) - 1u))) != 0u) {
         c.layer_seq = instances[i].layer_seq;
     }
+    // An inertialized transition evaluates its target alone; the frame before one, and its
+    // first frame when it decays an offset, also sample where each state stood a frame ago.
+    let inertial = kind == SOURCE_OFFSET;
+    let dead_blend = (flags & TRANSITION_DEAD_BLEND) != 0u;
+    let keep_velocity = (flags & KEEP_VELOCITY) != 0u;
+    let switching = inertial && target_started && !dead_blend;
+    let previous = keep_velocity || switching;
+    (*list).inertia = select(0u, select(INERTIA_OFFSET, INERTIA_DEAD_BLEND, dead_blend), inertial)
+        | select(0u, INERTIA_SWITCH, switching)
+        | select(0u, INERTIA_VELOCITY, keep_velocity)
+        | select(0u, INERTIA_PREVIOUS, previous);
     var beta = 1.0;
+    var beta_previous = 1.0;
     if (kind != SOURCE_NONE) {
         // Elapsed seconds, exact as every clock; from 0 up.
         let elapsed = i64_clamp(i64_add(ticks_get(c.transition_time), ticks_from_f32(dt)), vec2<u32>(0u, 0u), tick_limit());
         c.transition_time = ticks_of(elapsed);
-        beta = transition_weight(ticks_to_f32(elapsed), instances[i].transition_duration, (flags & TRANSITION_SMOOTH) != 0u);
+        let seconds = ticks_to_f32(elapsed);
+        (*list).inertia_time = seconds;
+        if (!inertial) {
+            let smooth_curve = (flags & TRANSITION_SMOOTH) != 0u;
+            beta = transition_weight(seconds, instances[i].transition_duration, smooth_curve);
+            beta_previous = transition_weight(seconds - dt, instances[i].transition_duration, smooth_curve);
+        }
     }
     let params = instances[i].params;
     // The target's fields, read once.
@@ -255,12 +285,16 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         var loops = c.loops;
         var state_dt = dt;
         var scale = beta;
+        var scale_previous = beta_previous;
         var layer_id = 0u;
         var events = EventSource(frame.first_instance + i, s, select(0u, 1u, target_started), 1.0, select(0u, 1u, root_motion && s < 2u));
         if (s == 1u) {
             events.started = 0u;
             if (kind == SOURCE_SNAPSHOT) {
                 add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0u);
+                if (previous) {
+                    add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta_previous, PREVIOUS_TAG);
+                }
 #ifdef ROOT_MOTION
                 if (root_motion) {
                     // A held pose does not move: the identity, weighted.
@@ -269,7 +303,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
 #endif
                 continue;
             }
-            if (kind == SOURCE_NONE || !(beta < 1.0)) {
+            if (kind == SOURCE_NONE || inertial || !(beta < 1.0)) {
                 continue;
             }
             clip = instances[i].source_clip;
@@ -287,6 +321,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
                 state_dt = 0.0;
             }
             scale = 1.0 - beta;
+            scale_previous = 1.0 - beta_previous;
         } else if (s >= 2u) {
             let k = s - 2u;
             if ((flags & (LAYER_ON << k)) == 0u) {
@@ -302,10 +337,12 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             // A snapshot source already shows the layers: fade them in with the new base
             // instead of adding them twice.
             var weight = layer.weight;
+            var previous_weight = layer.weight;
             if (kind == SOURCE_SNAPSHOT) {
                 weight *= beta;
+                previous_weight *= beta_previous;
             }
-            (*list).layers[k] = LayerApply(def.mode, weight, def.mask, 0u);
+            (*list).layers[k] = LayerApply(def.mode, weight, def.mask, previous_weight);
             if (def.mode == LAYER_ADDITIVE_MESH) {
                 (*list).mesh_additive = 1u;
             }
@@ -314,6 +351,9 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
                 let t = clamp(params[def.time_parameter], 0.0, clip_duration(def.clip));
                 c.layer_time[k] = ticks_of(ticks_from_f32(t));
                 add_sample(list, def.clip, t, 1.0, k + 1u);
+                if (previous) {
+                    add_sample(list, def.clip, t, 1.0, k + 1u + PREVIOUS_TAG);
+                }
                 continue;
             }
             clip = def.clip;
@@ -325,10 +365,11 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             time = c.layer_time[k];
             loops = 0u;
             scale = 1.0;
+            scale_previous = 1.0;
             layer_id = k + 1u;
             events.weight = weight;
         }
-        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, loops, state_dt, scale, layer_id, events, &root);
+        let ct = play_state(list, clip, tree_offset, tree_nodes, params, rate, loop_mode, loop_count, time, loops, state_dt, scale, select(0.0, scale_previous, previous), layer_id, events, &root);
         if (s == 0u) {
             c.time = ct.time;
             c.loops = ct.loops;

@@ -48,6 +48,14 @@ override fn sample_stage::list_mesh_additive(i: u32) -> bool {
     return wg_list.mesh_additive != 0u;
 }
 
+override fn sample_stage::list_inertia(i: u32) -> u32 {
+    return wg_list.inertia;
+}
+
+override fn sample_stage::list_inertia_time(i: u32) -> f32 {
+    return wg_list.inertia_time;
+}
+
 // The sampled pose and delta stay in workgroup memory; only a kept snapshot goes to memory.
 override fn sample_stage::store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bool, mesh_additive: bool) {
     wg_pose[j] = lp.pose;

@@ -1,6 +1,7 @@
 // Stage 2: sample and blend. For every joint of every instance, sample each clip of the instance's
 // blend list at its time — keys found by binary search (random access, no cursor), interpolated —
-// and blend them. One workgroup per instance, its threads striding over the joints. With MORPH
+// and blend them; under an inertialized transition, apply its offset (shared/inertia). One
+// workgroup per instance, its threads striding over the joints. With MORPH
 // (a library whose clips drive morph-target weights) its threads then stride over the instance's
 // morph targets and blend their weights the same way. CPU mirror: cpu::sample (weights:
 // cpu::blend_morph_weights).
@@ -8,13 +9,18 @@
 #define_import_path wgpu_anim::sample
 
 #import wgpu_anim::types::{
-    BlendSample, ClipInfo, KEEP_POSE,
+    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INERTIA_SWITCH,
+    INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
 #import wgpu_anim::library::{clip_info, key_value, sample_channel, skeleton_info, track_at, value_at}
+#import wgpu_anim::inertia::{
+    PoseDelta, dead_blend, decay_offset, delta_from_slot, delta_scaled, delta_to_slot, pose_add,
+    pose_advance, pose_sub, pose_velocity,
+}
 #ifdef MORPH
 #import wgpu_anim::bindings::morph_weights
 #import wgpu_anim::library::sample_track
@@ -63,6 +69,15 @@ virtual fn list_layer(i: u32, k: u32) -> LayerApply {
 
 virtual fn list_mesh_additive(i: u32) -> bool {
     return blend_lists[i].mesh_additive != 0u;
+}
+
+virtual fn list_inertia(i: u32) -> u32 {
+    // The list's `inertia` bits (and below, its `inertia_time`).
+    return blend_lists[i].inertia;
+}
+
+virtual fn list_inertia_time(i: u32) -> f32 {
+    return blend_lists[i].inertia_time;
 }
 
 // The blend of layer `layer`'s samples (0: the base) for joint `j`: weighted sums with
@@ -157,8 +172,9 @@ struct LayeredPose {
 // Joint `j` of an instance: its base blend, then each layer in order — override layers replace
 // it by weight × mask, additive layers add their difference pose (local space: q·Δq, t + βΔt,
 // s ⊙ lerp(1, Δs, β); mesh space: the same for t and s, the rotation delta collected for
-// `local_to_model`, later layers on top of earlier ones).
-fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> LayeredPose {
+// `local_to_model`, later layers on top of earlier ones). `tag` 0: now; PREVIOUS_TAG: at the
+// previous frame's times and layer weights.
+fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u32) -> LayeredPose {
     var pose = identity_pose();
     var delta = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     // k = 0 is the base, k > 0 layer k - 1: one call of blend_layer for all, so the sampler is
@@ -175,7 +191,7 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> Laye
             if (mode == LAYER_OFF) {
                 continue;
             }
-            b = clamp(la.weight, 0.0, 1.0) * mask_weight(la.mask, j);
+            b = clamp(select(la.weight, la.previous_weight, tag != 0u), 0.0, 1.0) * mask_weight(la.mask, j);
             if (!(b > 0.0)) {
                 continue;
             }
@@ -183,7 +199,7 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32) -> Laye
                 fill = identity_pose();
             }
         }
-        let lp = blend_layer(i, k, j, snapshot_slot, fill);
+        let lp = blend_layer(i, k + tag, j, snapshot_slot, fill);
         if (mode == LAYER_OVERRIDE) {
             var lq = lp.rotation;
             if (dot(pose.rotation, lq) < 0.0) {
@@ -225,16 +241,83 @@ virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bo
     }
 }
 
+// Joint `slot`'s pose under the blend list's `inertia` bits, from its pose `now` and (with
+// INERTIA_PREVIOUS) `previous`, the pose at the previous frame's times; `time`: seconds since the
+// source was last shown. The local pose buffer's snapshot and velocity sections hold, per joint,
+// the source's last pose and velocity (kept the frame before the transition, by
+// INERTIA_VELOCITY and KEEP_POSE), which dead blending extrapolates and mixes into `now`; or,
+// from the first frame of an offset decay on (INERTIA_SWITCH, which computes them), the offset
+// from the target to the source and its velocity, which decay on top of `now`.
+fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u32, time: f32) -> LocalPose {
+    let dt = frame.dt;
+    let duration = instances[i].transition_duration;
+    let snapshot_slot = frame.snapshot_offset + slot;
+    let velocity_slot = 3u * frame.snapshot_offset + slot;
+    var out = now;
+    var before = previous;
+    let keep_velocity = (bits & INERTIA_VELOCITY) != 0u;
+    if ((bits & INERTIA_DEAD_BLEND) != 0u) {
+        let halflife = instances[i].halflife;
+        let source = local_poses[snapshot_slot];
+        let velocity = delta_from_slot(local_poses[velocity_slot]);
+        out = dead_blend(source, velocity, now, time, duration, halflife);
+        if (keep_velocity) {
+            before = dead_blend(source, velocity, previous, time - dt, duration, halflife);
+        }
+    } else if ((bits & INERTIA_OFFSET) != 0u) {
+        var x0 = delta_from_slot(local_poses[snapshot_slot]);
+        var v0 = delta_from_slot(local_poses[velocity_slot]);
+        if ((bits & INERTIA_SWITCH) != 0u) {
+            // The source's last pose and velocity against the target then (`previous`) and now:
+            // the offset at the last source frame and its velocity over this one.
+            let source = local_poses[snapshot_slot];
+            x0 = pose_sub(source, previous);
+            let x1 = pose_sub(pose_advance(source, v0, dt), now);
+            v0 = PoseDelta(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+            if (dt > 0.0) {
+                v0 = delta_scaled(PoseDelta(x1.t - x0.t, x1.r - x0.r, x1.s - x0.s), 1.0 / dt);
+            }
+            local_poses[snapshot_slot] = delta_to_slot(x0);
+            local_poses[velocity_slot] = delta_to_slot(v0);
+        }
+        out = pose_add(now, decay_offset(x0, v0, time, duration));
+        if (keep_velocity) {
+            before = pose_add(previous, decay_offset(x0, v0, time - dt, duration));
+        }
+    }
+    if (keep_velocity) {
+        local_poses[velocity_slot] = delta_to_slot(pose_velocity(out, before, dt));
+    }
+    return out;
+}
+
 // Instance `i`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
-// blended, layered and stored; with MORPH, its morph weights too.
+// blended, layered (and, with INERTIA_PREVIOUS, again at the previous frame's times),
+// inertialized and stored; with MORPH, its morph weights too.
 fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
     let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
     let mesh_additive = list_mesh_additive(i);
+    let bits = list_inertia(i);
+    let passes = select(1u, 2u, (bits & INERTIA_PREVIOUS) != 0u);
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
         let snapshot_slot = frame.snapshot_offset + joint_offset + j;
-        store_joint(joint_offset, j, layered_joint(i, skel, j, snapshot_slot), keep_pose, mesh_additive);
+        // One call site of layered_joint, so the sampler is compiled once.
+        var lp: LayeredPose;
+        var previous: LocalPose;
+        for (var e = 0u; e < passes; e++) {
+            let p = layered_joint(i, skel, j, snapshot_slot, e * PREVIOUS_TAG);
+            if (e == 0u) {
+                lp = p;
+            } else {
+                previous = p.pose;
+            }
+        }
+        if (bits != 0u) {
+            lp.pose = inertia_joint(i, joint_offset + j, lp.pose, previous, bits, list_inertia_time(i));
+        }
+        store_joint(joint_offset, j, lp, keep_pose, mesh_additive);
     }
 #ifdef MORPH
     // Targets `lid`, `lid + WORKGROUP_SIZE`, ... of those in use: the instance's own weights

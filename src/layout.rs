@@ -404,6 +404,11 @@ pub mod source_kind {
     /// The source is the pose the instance showed when the transition started (an interrupted
     /// transition): the snapshot the frame before kept (see [`super::KEEP_POSE`]).
     pub const SNAPSHOT: u32 = 3;
+    /// An inertialized transition: only the target is evaluated, and the difference from what
+    /// the instance showed decays on top of it (Bollo's quintic, or dead blending with
+    /// [`super::TRANSITION_DEAD_BLEND`]). The frame before kept that pose and its velocity (see
+    /// [`super::KEEP_VELOCITY`]); the sample stage keeps the offset per joint.
+    pub const OFFSET: u32 = 4;
 }
 /// `GpuInstance::flags` bit: smooth (cubic) weight curve instead of linear.
 pub const TRANSITION_SMOOTH: u32 = 1 << 4;
@@ -412,6 +417,30 @@ pub const TRANSITION_FROZEN: u32 = 1 << 5;
 /// `GpuInstance::flags` bit: this frame's local pose is also written as the instance's snapshot,
 /// the source of the transition that starts next frame (one that interrupts another).
 pub const KEEP_POSE: u32 = 1 << 6;
+/// `GpuInstance::flags` bit: this frame also evaluates the pose at the previous frame's times and
+/// keeps the velocity between the two per joint (the local pose buffer's fourth section), for the
+/// inertialized transition that starts next frame. Set with [`KEEP_POSE`].
+pub const KEEP_VELOCITY: u32 = 1 << 16;
+/// `GpuInstance::flags` bit: an inertialized transition ([`source_kind::OFFSET`]) dead-blends
+/// (Holden) instead of decaying along Bollo's quintic.
+pub const TRANSITION_DEAD_BLEND: u32 = 1 << 17;
+/// `BlendList::inertia` bits: what the sample stage does for an inertialized transition.
+pub mod inertia {
+    /// The instance decays an offset along Bollo's quintic (kept per joint).
+    pub const OFFSET: u32 = 1;
+    /// The instance dead-blends from its kept source pose and velocity.
+    pub const DEAD_BLEND: u32 = 2;
+    /// The first frame of an offset decay: the offset and its velocity are computed from the kept
+    /// source pose and velocity and the target's pose now and at the previous frame, and kept.
+    pub const SWITCH: u32 = 4;
+    /// The frame keeps its pose's velocity ([`super::KEEP_VELOCITY`]).
+    pub const VELOCITY: u32 = 8;
+    /// The list holds samples at the previous frame's times too, in layers shifted by
+    /// [`PREVIOUS_TAG`].
+    pub const PREVIOUS: u32 = 16;
+    /// `BlendSample::layer` of a sample at the previous frame's time: its layer plus this.
+    pub const PREVIOUS_TAG: u32 = 4;
+}
 /// `GpuInstance::flags` bit: root motion moves the character. The clock stage moves its world
 /// transform by its clips' root displacement each frame and writes it to `world` (and to its
 /// [`GpuOutput`]); the CPU's `world` counts only when `world_seq` changes.
@@ -518,8 +547,11 @@ pub struct GpuInstance {
     /// each one's target kind (`ik_target::*`) in bits `8 + 2k` and `9 + 2k`. 0: the IK stage
     /// reads nothing more of the instance.
     pub ik: u32,
+    /// Dead blending's half-life in seconds: the source's velocity halves every `halflife` (read
+    /// with [`TRANSITION_DEAD_BLEND`]).
+    pub halflife: f32,
     /// Padding.
-    pub _pad2: [u32; 5],
+    pub _pad2: [u32; 4],
     /// Each chain's goal: the target (model or world space, by its kind) in `xyz` and the
     /// weight in `w`. Read only when the chain's bit of `ik` is set.
     pub ik_goals: [Vec4; MAX_IK_CHAINS as usize],
@@ -712,8 +744,8 @@ pub struct LayerApply {
     pub weight: f32,
     /// Mask offset or [`NO_MASK`].
     pub mask: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Weight β at the previous frame (read with [`inertia::PREVIOUS`]).
+    pub previous_weight: f32,
 }
 
 /// The clips an instance blends this frame, heaviest first, written by `clock` and read by
@@ -726,8 +758,11 @@ pub struct BlendList {
     /// 1 when a layer is mesh-space additive: `sample` writes each joint's rotation delta and
     /// `local_to_model` applies it.
     pub mesh_additive: u32,
-    /// Padding.
-    pub _pad: [u32; 2],
+    /// `inertia::*` bits: what the frame does for an inertialized transition.
+    pub inertia: u32,
+    /// Seconds since the transition's source was last shown (the clock's elapsed transition
+    /// time), which its offset decays over.
+    pub inertia_time: f32,
     /// The layers, as `GpuInstance::layers`.
     pub layers: [LayerApply; MAX_LAYERS as usize],
     /// The samples.

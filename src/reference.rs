@@ -10,6 +10,7 @@ use crate::skeleton::Skeleton;
 use glam::{DMat3, DMat4, DQuat, DVec3, DVec4, Quat, Vec3};
 
 mod ik;
+pub mod inertia;
 pub use ik::{aim_ik, apply_chain, apply_correction, two_bone_ik};
 
 /// A local joint pose in f64.

@@ -58,6 +58,10 @@ pub const BLEND_WEIGHTS: &str = include_str!("../shaders/shared/blend_weights.wg
 /// two-bone and aim jobs). Needs [`TYPES`] and [`MATH`].
 pub const IK_SOLVE: &str = include_str!("../shaders/shared/ik_solve.wgsl");
 
+/// Inertialized transitions' per-joint math (`shaders/shared/inertia.wgsl`; Rust mirror
+/// `cpu::inertia`: Bollo's offset decay and Holden's dead blending). Needs [`TYPES`] and [`MATH`].
+pub const INERTIA: &str = include_str!("../shaders/shared/inertia.wgsl");
+
 /// The ground under IK's ground goals when the animator is given none
 /// (`AnimatorDesc::ground`): flat, at height 0.
 pub const FLAT_GROUND: &str = "fn ground_height(p: vec2<f32>) -> f32 {\n    return 0.0;\n}\n";
@@ -377,6 +381,7 @@ fn modules(stage: Stage, ground: Option<&str>) -> Vec<(&'static str, std::borrow
         ("wgpu_anim::events", plain(EVENTS)),
         ("wgpu_anim::root_motion", plain(ROOT_MOTION)),
         ("wgpu_anim::curves", plain(CURVES)),
+        ("wgpu_anim::inertia", plain(INERTIA)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),

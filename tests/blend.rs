@@ -133,6 +133,7 @@ impl Sim {
                 dual_quaternion: false,
                 morph_weights: 0,
                 ground: None,
+                inertialization: false,
             },
         )
         .unwrap();
@@ -188,6 +189,7 @@ fn transitions_and_interrupted_transitions_do_not_pop() {
                 duration: 0.5,
                 curve: Curve::Smooth,
                 frozen: false,
+                blending: wgpu_anim::gpu::Blending::CrossFade,
             };
             sim.animator.play(0, &InstanceDesc::new(run), Some(t)).unwrap();
         }
@@ -292,6 +294,7 @@ fn frozen_transitions_stop_the_source_clock_and_smooth_ones_keep_it_running() {
             duration: 1.0,
             curve: Curve::Linear,
             frozen,
+            blending: wgpu_anim::gpu::Blending::CrossFade,
         };
         sim.animator.play(0, &InstanceDesc::new(clips[2]), Some(t)).unwrap();
         sim.step(0.1);

@@ -212,6 +212,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             dual_quaternion: false,
             morph_weights: 0,
             ground: None,
+            inertialization: false,
         },
     )
     .unwrap();

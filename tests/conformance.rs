@@ -537,6 +537,7 @@ fn gpu_path(compressed: bool) {
                 dual_quaternion: false,
                 morph_weights: 0,
                 ground: None,
+                inertialization: false,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -18,6 +18,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             dual_quaternion: false,
             morph_weights: 0,
             ground: None,
+            inertialization: false,
         },
     )
     .unwrap();

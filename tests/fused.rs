@@ -24,6 +24,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
             dual_quaternion: false,
             morph_weights: 0,
             ground: None,
+            inertialization: false,
         },
     )
     .unwrap();

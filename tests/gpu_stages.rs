@@ -42,6 +42,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             dual_quaternion: false,
             morph_weights: 0,
             ground: None,
+            inertialization: false,
         },
     )
     .unwrap();
@@ -98,6 +99,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
                     duration: r.gen_range(0.1..1.0),
                     curve: if r.gen_bool(0.5) { Curve::Smooth } else { Curve::Linear },
                     frozen: r.gen_bool(0.3),
+                    blending: wgpu_anim::gpu::Blending::CrossFade,
                 };
                 let desc = InstanceDesc {
                     time: r.gen_range(0.0..1.0),
@@ -538,6 +540,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             dual_quaternion: false,
             morph_weights: 0,
             ground: None,
+            inertialization: false,
         },
     )
     .unwrap();
@@ -653,6 +656,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         dual_quaternion: false,
         morph_weights: 0,
         ground: None,
+        inertialization: false,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -775,6 +779,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             dual_quaternion: false,
             morph_weights: 0,
             ground: None,
+            inertialization: false,
         },
     )
     .unwrap();

@@ -180,6 +180,7 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
                         duration: r.value(0.3),
                         curve: if r.below(2) == 0 { Curve::Linear } else { Curve::Smooth },
                         frozen: r.below(2) == 0,
+                        blending: wgpu_anim::gpu::Blending::CrossFade,
                     };
                     count(a.play(i, &d, (r.below(3) > 0).then_some(t)));
                 }

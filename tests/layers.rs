@@ -20,7 +20,7 @@ fn list(base: (ClipId, f32), layer: Option<(u32, f32, u32, ClipId, f32)>) -> Ble
             mode,
             weight,
             mask,
-            _pad: 0,
+            previous_weight: weight,
         };
         l.mesh_additive = u32::from(mode == layer_mode::ADDITIVE_MESH);
         cpu::add_sample(&mut l, clip.index(), time, 1.0, 1);

@@ -188,14 +188,17 @@ const POLAR_FLAT_DET: f32 = 1e-4;
 const POLAR_MIN_COFACTOR: f32 = 1e-6;
 
 // Transition source kinds and instance flags. Rust: layout::source_kind, TRANSITION_*,
-// KEEP_POSE, LAYER_ON, LAYER_MESH, SNAPSHOT_CLIP.
+// KEEP_POSE, KEEP_VELOCITY, LAYER_ON, LAYER_MESH, SNAPSHOT_CLIP.
 const SOURCE_NONE: u32 = 0u;
 const SOURCE_CLIP: u32 = 1u;
 const SOURCE_TREE: u32 = 2u;
 const SOURCE_SNAPSHOT: u32 = 3u;
+const SOURCE_OFFSET: u32 = 4u;
 const TRANSITION_SMOOTH: u32 = 16u;
 const TRANSITION_FROZEN: u32 = 32u;
 const KEEP_POSE: u32 = 64u;
+const KEEP_VELOCITY: u32 = 65536u;
+const TRANSITION_DEAD_BLEND: u32 = 131072u;
 const ROOT_MOTION: u32 = 128u;
 const LAYER_ON: u32 = 256u;
 const LAYER_MESH: u32 = 4096u;
@@ -236,7 +239,8 @@ struct Instance {
     morph_offset: u32,
     morph_count: u32,
     ik: u32,
-    pad_c: array<u32, 5>,
+    halflife: f32,
+    pad_c: array<u32, 4>,
     ik_goals: array<vec4<f32>, 4>,
 }
 
@@ -297,14 +301,24 @@ struct LayerApply {
     mode: u32,
     weight: f32,
     mask: u32,
-    pad: u32,
+    previous_weight: f32,
 }
+
+// BlendList.inertia bits and the layer tag of samples at the previous frame's times. Rust:
+// layout::inertia::*.
+const INERTIA_OFFSET: u32 = 1u;
+const INERTIA_DEAD_BLEND: u32 = 2u;
+const INERTIA_SWITCH: u32 = 4u;
+const INERTIA_VELOCITY: u32 = 8u;
+const INERTIA_PREVIOUS: u32 = 16u;
+const PREVIOUS_TAG: u32 = 4u;
 
 // Rust: layout::BlendList.
 struct BlendList {
     count: u32,
     mesh_additive: u32,
-    pad: array<u32, 2>,
+    inertia: u32,
+    inertia_time: f32,
     layers: array<LayerApply, 3>,
     samples: array<BlendSample, MAX_BLEND_CLIPS>,
 }

@@ -458,6 +458,7 @@ pub(crate) fn crowd_with(
             dual_quaternion: skinning != Skinning::Linear,
             morph_weights: if morph { 2 } else { 0 },
             ground: None,
+            inertialization: false,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {

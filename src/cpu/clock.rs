@@ -17,8 +17,9 @@ use crate::cpu::blend_weights::node_child_weights;
 use crate::error::Result;
 use crate::layout::{
     BlendList, BlendSample, FRAME_CURVES, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput,
-    LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, ROOT_MOTION, SNAPSHOT_CLIP,
-    TICK_BITS, TICK_LIMIT, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, layer_mode, node_kind, source_kind,
+    KEEP_VELOCITY, LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, ROOT_MOTION,
+    SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, inertia,
+    layer_mode, node_kind, source_kind,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -128,7 +129,9 @@ pub(crate) fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, param
 
 /// Advances one state (a clip, or a phase-synchronized blend tree) from local time `time` in loop
 /// `loops` (a state that started this frame: from there wrapped or clamped by its loop mode,
-/// [`frame_start_time`]) and adds its samples scaled by `scale`. WGSL `play_state`.
+/// [`frame_start_time`]) and adds its samples scaled by `scale`; with `previous` above 0, also
+/// its samples where it stood before the step, scaled by `previous`, in layer `layer` +
+/// [`inertia::PREVIOUS_TAG`]. WGSL `play_state`.
 #[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
 #[must_use]
 pub(crate) fn play_state(
@@ -145,6 +148,7 @@ pub(crate) fn play_state(
     loops: u32,
     dt: f32,
     scale: f32,
+    previous: f32,
     layer: u32,
     source: &EventSource,
     mut log: Option<&mut EventLog>,
@@ -157,6 +161,10 @@ pub(crate) fn play_state(
         let start = frame_start_time(time, loops, source.started, loop_mode, loop_count, duration, period);
         let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, duration, period);
         add_sample(list, clip, ct.sample_time, scale, layer);
+        if previous > 0.0 {
+            let before = advance_clip_time(start.time, start.loops, 0, loop_mode, loop_count, duration, period);
+            add_sample(list, clip, before.sample_time, previous, layer + inertia::PREVIOUS_TAG);
+        }
         if source.root {
             let t0 = start.time.to_f32().clamp(0.0, duration);
             add_root(lib, root, clip, t0, start.loops, ct.sample_time, ct.loops, scale);
@@ -202,6 +210,7 @@ pub(crate) fn play_state(
     let delta = ratio_ticks(rate, dt, duration);
     let ct = advance_clip_time(start.time, start.loops, delta, loop_mode, loop_count, 1.0, cycle);
     let phase0 = start.time.to_f32().clamp(0.0, 1.0);
+    let before = advance_clip_time(start.time, start.loops, 0, loop_mode, loop_count, 1.0, cycle);
     for m in 0..leaves.count as usize {
         let leaf_duration = lib.clips()[leaves.clips[m] as usize].duration;
         add_sample(
@@ -211,6 +220,15 @@ pub(crate) fn play_state(
             scale * leaves.weights[m],
             layer,
         );
+        if previous > 0.0 {
+            add_sample(
+                list,
+                leaves.clips[m],
+                before.phase * leaf_duration,
+                previous * leaves.weights[m],
+                layer + inertia::PREVIOUS_TAG,
+            );
+        }
         if source.root {
             add_root(
                 lib,
@@ -292,17 +310,38 @@ pub(crate) fn advance_instance(
     if inst.flags & (LAYER_ON * ((1 << MAX_LAYERS) - 1)) != 0 {
         c.layer_seq = inst.layer_seq;
     }
+    // An inertialized transition evaluates its target alone; the frame before one, and its
+    // first frame when it decays an offset, also sample where each state stood a frame ago.
+    let inertial = kind == source_kind::OFFSET;
+    let dead_blend = inst.flags & TRANSITION_DEAD_BLEND != 0;
+    let keep_velocity = inst.flags & KEEP_VELOCITY != 0;
+    let switching = inertial && target_started && !dead_blend;
+    let previous = keep_velocity || switching;
+    list.inertia = if inertial {
+        if dead_blend {
+            inertia::DEAD_BLEND
+        } else {
+            inertia::OFFSET
+        }
+    } else {
+        0
+    } | if switching { inertia::SWITCH } else { 0 }
+        | if keep_velocity { inertia::VELOCITY } else { 0 }
+        | if previous { inertia::PREVIOUS } else { 0 };
     let mut beta = 1.0;
+    let mut beta_previous = 1.0;
     if kind != source_kind::NONE {
         // Elapsed seconds, exact as every clock; from 0 up. The shader's 64-bit sum wraps (only a
         // clock not made by this crate could reach it).
         let elapsed = (c.transition_time.get().wrapping_add(ticks_from_f32(dt))).clamp(0, TICK_LIMIT);
         c.transition_time = Ticks::new(elapsed);
-        beta = transition_weight(
-            c.transition_time.to_f32(),
-            inst.transition_duration,
-            (inst.flags & TRANSITION_SMOOTH) != 0,
-        );
+        let seconds = c.transition_time.to_f32();
+        list.inertia_time = seconds;
+        if !inertial {
+            let smooth = (inst.flags & TRANSITION_SMOOTH) != 0;
+            beta = transition_weight(seconds, inst.transition_duration, smooth);
+            beta_previous = transition_weight(seconds - dt, inst.transition_duration, smooth);
+        }
     }
     // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all.
     for s in 0..2 + MAX_LAYERS {
@@ -316,6 +355,7 @@ pub(crate) fn advance_instance(
         let mut loops = c.loops;
         let mut state_dt = dt;
         let mut scale = beta;
+        let mut scale_previous = beta_previous;
         let mut layer_id = 0;
         let mut source = EventSource {
             character: events.as_ref().map_or(0, |(f, i, _)| f.first_instance.wrapping_add(*i)),
@@ -329,12 +369,15 @@ pub(crate) fn advance_instance(
             source.started = false;
             if kind == source_kind::SNAPSHOT {
                 add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta, 0);
+                if previous {
+                    add_sample(list, SNAPSHOT_CLIP, 0.0, 1.0 - beta_previous, inertia::PREVIOUS_TAG);
+                }
                 if root_motion {
                     root.q += Vec4::new(0.0, 0.0, 0.0, 1.0 - beta);
                 }
                 continue;
             }
-            if kind == source_kind::NONE || !(beta < 1.0) {
+            if kind == source_kind::NONE || inertial || !(beta < 1.0) {
                 continue;
             }
             clip = inst.source_clip;
@@ -352,6 +395,7 @@ pub(crate) fn advance_instance(
                 state_dt = 0.0;
             }
             scale = 1.0 - beta;
+            scale_previous = 1.0 - beta_previous;
         } else if s >= 2 {
             let k = (s - 2) as usize;
             if inst.flags & (LAYER_ON << k) == 0 {
@@ -365,14 +409,16 @@ pub(crate) fn advance_instance(
                 source.started = true;
             }
             let mut weight = layer.weight;
+            let mut previous_weight = layer.weight;
             if kind == source_kind::SNAPSHOT {
                 weight *= beta;
+                previous_weight *= beta_previous;
             }
             list.layers[k] = LayerApply {
                 mode: def.mode,
                 weight,
                 mask: def.mask,
-                _pad: 0,
+                previous_weight,
             };
             if def.mode == layer_mode::ADDITIVE_MESH {
                 list.mesh_additive = 1;
@@ -381,6 +427,9 @@ pub(crate) fn advance_instance(
                 let t = inst.params[def.time_parameter as usize].clamp(0.0, lib.clips()[def.clip as usize].duration);
                 c.layer_time[k] = Ticks::from_f32(t);
                 add_sample(list, def.clip, t, 1.0, k as u32 + 1);
+                if previous {
+                    add_sample(list, def.clip, t, 1.0, k as u32 + 1 + inertia::PREVIOUS_TAG);
+                }
                 continue;
             }
             clip = def.clip;
@@ -392,6 +441,7 @@ pub(crate) fn advance_instance(
             time = c.layer_time[k];
             loops = 0;
             scale = 1.0;
+            scale_previous = 1.0;
             layer_id = k as u32 + 1;
             source.weight = weight;
         }
@@ -413,6 +463,7 @@ pub(crate) fn advance_instance(
             loops,
             state_dt,
             scale,
+            if previous { scale_previous } else { 0.0 },
             layer_id,
             &source,
             log,
@@ -684,6 +735,7 @@ mod tests {
                 loops,
                 1.0 / 60.0,
                 1.0,
+                0.0,
                 0,
                 &source,
                 None,

@@ -74,6 +74,10 @@ impl SampleStore for Workgroup<'_> {
         self.local
     }
 
+    fn local_buffer_mut(&mut self) -> &mut [LocalPose] {
+        self.local
+    }
+
     fn store_joint(&mut self, joint_offset: u32, j: u32, pose: LocalPose, delta: Vec4, keep_pose: bool, _mesh: bool) {
         self.pose[j as usize] = pose;
         self.delta[j as usize] = delta;
@@ -132,7 +136,18 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         joints(lib, frame, i, inst)?;
     }
     let end = joint_end(instances);
-    pose_buffer(frame, "the local pose buffer", page.local_poses.len(), 1, end)?;
+    // An inertialized transition, or the frame before one, keeps each joint's velocity in the
+    // fourth section.
+    let inertial = instances.iter().any(|inst| {
+        inst.source_kind() == crate::layout::source_kind::OFFSET || inst.flags & crate::layout::KEEP_VELOCITY != 0
+    });
+    pose_buffer(
+        frame,
+        "the local pose buffer",
+        page.local_poses.len(),
+        if inertial { 3 } else { 1 },
+        end,
+    )?;
     pose_buffer(frame, "the palette buffer", page.palettes.len(), 0, end)?;
     super::checks::dual_room(frame, instances, page.dual_palettes.len())?;
     socket_room(lib, frame, instances, page.palettes.len(), |inst| {

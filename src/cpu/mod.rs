@@ -37,6 +37,7 @@ pub(crate) mod events;
 pub(crate) mod fused;
 pub(crate) mod ik;
 pub(crate) mod ik_solve;
+pub mod inertia;
 pub(crate) mod local_to_model;
 pub(crate) mod looping;
 pub(crate) mod morph;
@@ -232,7 +233,8 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         morph_offset: 0,
         morph_count: 0,
         ik: 0,
-        _pad2: [0; 5],
+        halflife: 0.0,
+        _pad2: [0; 4],
         ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
     })
 }

@@ -7,11 +7,12 @@
 
 use super::PageBuffers;
 use super::checks::{clip, instance_count, instance_error, joint_end, joints, pose_buffer};
+use super::inertia::{PoseDelta, dead_blend, decay_offset, pose_add, pose_advance, pose_sub, pose_velocity};
 use crate::clip::Interpolation;
 use crate::error::Result;
 use crate::layout::{
     BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, INTERP_PACKED, KEEP_POSE, LocalPose,
-    MAX_BLEND_CLIPS, MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, layer_mode,
+    MAX_BLEND_CLIPS, MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, inertia, layer_mode,
 };
 use crate::library::AnimationLibrary;
 use crate::math::{CUBIC_ROTATION_MIN_LENGTH2, fast_slerp, hermite_basis, quat_interp};
@@ -369,7 +370,9 @@ pub fn weighted_delta(d: Vec4, b: f32) -> Vec4 {
 pub use crate::math::quat_mul;
 
 /// Joint `j` of an instance: the base blend, then each layer in order; returns the local pose
-/// and the mesh-space rotation delta for `local_to_model`. WGSL `layered_joint`.
+/// and the mesh-space rotation delta for `local_to_model`. `tag` 0: now;
+/// [`inertia::PREVIOUS_TAG`]: at the previous frame's times and layer weights. WGSL
+/// `layered_joint`.
 #[must_use]
 pub(crate) fn layered_joint(
     lib: &AnimationLibrary,
@@ -378,6 +381,7 @@ pub(crate) fn layered_joint(
     j: u32,
     snapshot_slot: u32,
     local: &[LocalPose],
+    tag: u32,
 ) -> (LocalPose, Vec4) {
     let mut pose = IDENTITY_POSE;
     let mut delta = Vec4::W;
@@ -393,7 +397,8 @@ pub(crate) fn layered_joint(
             if mode == layer_mode::OFF {
                 continue;
             }
-            b = la.weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
+            let weight = if tag != 0 { la.previous_weight } else { la.weight };
+            b = weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
             if !(b > 0.0) {
                 continue;
             }
@@ -401,7 +406,7 @@ pub(crate) fn layered_joint(
                 fill = IDENTITY_POSE;
             }
         }
-        let lp = blend_layer(lib, list, k, j, snapshot_slot, &fill, local);
+        let lp = blend_layer(lib, list, k + tag, j, snapshot_slot, &fill, local);
         if mode == layer_mode::OVERRIDE {
             let mut lq = lp.rotation;
             if pose.rotation.dot(lq) < 0.0 {
@@ -432,6 +437,8 @@ pub(crate) fn layered_joint(
 pub(crate) trait SampleStore {
     /// The whole local pose buffer, which snapshot samples read.
     fn local_buffer(&self) -> &[LocalPose];
+    /// The same, where inertialized transitions keep their state.
+    fn local_buffer_mut(&mut self) -> &mut [LocalPose];
     /// Stores joint `j`'s pose and mesh-space delta. WGSL `store_joint`.
     fn store_joint(
         &mut self,
@@ -455,6 +462,10 @@ pub(crate) struct LocalBuffer<'a> {
 
 impl SampleStore for LocalBuffer<'_> {
     fn local_buffer(&self) -> &[LocalPose] {
+        self.local
+    }
+
+    fn local_buffer_mut(&mut self) -> &mut [LocalPose] {
         self.local
     }
 
@@ -483,8 +494,72 @@ impl SampleStore for LocalBuffer<'_> {
     }
 }
 
+/// Joint `slot`'s pose under the blend list's `inertia` bits, from its pose `now` and (with
+/// [`inertia::PREVIOUS`]) `previous`, at the previous frame's times; `time`: seconds since the
+/// source was last shown. `local`'s snapshot and velocity sections hold, per joint, the source's
+/// last pose and velocity, which dead blending extrapolates and mixes into `now`; or, from the
+/// first frame of an offset decay on ([`inertia::SWITCH`], which computes them), the offset from
+/// the target to the source and its velocity, which decay on top of `now`. WGSL `inertia_joint`.
+#[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
+fn inertia_joint(
+    frame: &GpuFrame,
+    inst: &GpuInstance,
+    slot: u32,
+    now: &LocalPose,
+    previous: &LocalPose,
+    bits: u32,
+    time: f32,
+    local: &mut [LocalPose],
+) -> LocalPose {
+    let dt = frame.dt;
+    let duration = inst.transition_duration;
+    let snapshot_slot = (frame.snapshot_offset + slot) as usize;
+    let velocity_slot = (3 * frame.snapshot_offset + slot) as usize;
+    let mut out = *now;
+    let mut before = *previous;
+    let keep_velocity = bits & inertia::VELOCITY != 0;
+    if bits & inertia::DEAD_BLEND != 0 {
+        let source = local[snapshot_slot];
+        let velocity = PoseDelta::from_slot(&local[velocity_slot]);
+        out = dead_blend(&source, &velocity, now, time, duration, inst.halflife);
+        if keep_velocity {
+            before = dead_blend(&source, &velocity, previous, time - dt, duration, inst.halflife);
+        }
+    } else if bits & inertia::OFFSET != 0 {
+        let mut x0 = PoseDelta::from_slot(&local[snapshot_slot]);
+        let mut v0 = PoseDelta::from_slot(&local[velocity_slot]);
+        if bits & inertia::SWITCH != 0 {
+            // The source's last pose and velocity against the target then (`previous`) and now:
+            // the offset at the last source frame and its velocity over this one.
+            let source = local[snapshot_slot];
+            x0 = pose_sub(&source, previous);
+            let x1 = pose_sub(&pose_advance(&source, &v0, dt), now);
+            v0 = PoseDelta::default();
+            if dt > 0.0 {
+                v0 = PoseDelta {
+                    t: x1.t - x0.t,
+                    r: x1.r - x0.r,
+                    s: x1.s - x0.s,
+                }
+                .scaled(1.0 / dt);
+            }
+            local[snapshot_slot] = x0.to_slot();
+            local[velocity_slot] = v0.to_slot();
+        }
+        out = pose_add(now, &decay_offset(&x0, &v0, time, duration));
+        if keep_velocity {
+            before = pose_add(previous, &decay_offset(&x0, &v0, time - dt, duration));
+        }
+    }
+    if keep_velocity {
+        local[velocity_slot] = pose_velocity(&out, &before, dt).to_slot();
+    }
+    out
+}
+
 /// Instance `inst`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
-/// blended, layered and stored. WGSL `sample_joints`.
+/// blended, layered (and, with [`inertia::PREVIOUS`], again at the previous frame's times),
+/// inertialized and stored. WGSL `sample_joints`.
 pub(crate) fn sample_joints(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
@@ -497,10 +572,39 @@ pub(crate) fn sample_joints(
     let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
     let keep_pose = inst.flags & KEEP_POSE != 0;
     let mesh_additive = list.mesh_additive != 0;
+    let bits = list.inertia;
+    let passes = if bits & inertia::PREVIOUS != 0 { 2 } else { 1 };
     let mut j = lid;
     while j < joint_count {
         let snapshot_slot = frame.snapshot_offset + inst.joint_offset + j;
-        let (pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, store.local_buffer());
+        let (mut pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, store.local_buffer(), 0);
+        let previous = if passes == 2 {
+            layered_joint(
+                lib,
+                list,
+                skel,
+                j,
+                snapshot_slot,
+                store.local_buffer(),
+                inertia::PREVIOUS_TAG,
+            )
+            .0
+        } else {
+            LocalPose::default()
+        };
+        if bits != 0 {
+            let slot = inst.joint_offset + j;
+            pose = inertia_joint(
+                frame,
+                inst,
+                slot,
+                &pose,
+                &previous,
+                bits,
+                list.inertia_time,
+                store.local_buffer_mut(),
+            );
+        }
         store.store_joint(inst.joint_offset, j, pose, delta, keep_pose, mesh_additive);
         j += WORKGROUP_SIZE;
     }
@@ -553,8 +657,8 @@ fn check_list(lib: &AnimationLibrary, i: usize, joint_count: u32, list: &BlendLi
 }
 
 /// The checks of [`sample`]: the instances and blend lists hold the frame's instances, whose
-/// skeletons, joints and blend lists are valid; the local poses hold the three regions as far as
-/// the joints reach.
+/// skeletons, joints and blend lists are valid; the local poses hold the three regions (four with
+/// an inertialized transition) as far as the joints reach.
 fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let frame = page.frame;
     let n = instance_count(
@@ -568,19 +672,22 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         joints(lib, frame, i, inst)?;
         check_list(lib, i, inst.joint_count, l)?;
     }
+    // An inertialized transition keeps each joint's velocity in a fourth section.
+    let inertial = page.blend_lists[..n].iter().any(|l| l.inertia != 0);
     pose_buffer(
         frame,
         "the local pose buffer",
         page.local_poses.len(),
-        2,
+        if inertial { 3 } else { 2 },
         joint_end(&page.instances[..n]),
     )
 }
 
 /// Stage `sample`: each of the frame's instances' joints, sampled, blended and layered from its
 /// blend list. Binds the page's frame, instances, blend lists and local poses, which hold
-/// `frame.snapshot_offset` current poses, as many snapshots, then as many mesh-space deltas (the
-/// last region only as far as the instances' joints reach). WGSL `sample`.
+/// `frame.snapshot_offset` current poses, as many snapshots, as many mesh-space deltas, then (for
+/// inertialized transitions) as many velocities (the last region only as far as the instances'
+/// joints reach). WGSL `sample`.
 ///
 /// Errors (nothing written): buffers too short for the frame; an instance whose skeleton does not
 /// exist, whose joints lie beyond the frame's capacity, or whose blend list names a clip that does
@@ -662,7 +769,7 @@ pub(crate) mod checked {
                 ),
             ));
         }
-        Ok(super::layered_joint(lib, l, skel, j, snapshot_slot, local))
+        Ok(super::layered_joint(lib, l, skel, j, snapshot_slot, local, 0))
     }
 
     /// Joint `j` of `clip` (one of the library's clips) at time `t`. WGSL `sample_joint`.

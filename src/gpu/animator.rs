@@ -231,6 +231,12 @@ impl Animator {
                 ),
             })?,
         };
+        let options = PageOptions {
+            sockets: library.has_sockets(),
+            dual_quaternion: desc.dual_quaternion,
+            morph_weights: desc.morph_weights,
+            inertialization: desc.inertialization,
+        };
         let layout = page_layout(
             &device.limits(),
             desc.max_instances,
@@ -238,33 +244,20 @@ impl Animator {
             max_joints,
             desc.max_joints.is_some(),
             largest,
-            PageOptions {
-                sockets: library.has_sockets(),
-                dual_quaternion: desc.dual_quaternion,
-                morph_weights: desc.morph_weights,
-            },
+            options,
         )?;
-        let (dual_quaternion, morph_weights) = (desc.dual_quaternion, desc.morph_weights);
-        Self::with_pages(
-            device,
-            gpu_library,
-            desc.max_instances,
-            &layout,
-            (dual_quaternion, morph_weights),
-            desc.ground,
-        )
-        .await
+        Self::with_pages(device, gpu_library, desc.max_instances, &layout, options, desc.ground).await
     }
 
     /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
-    /// `max_instances` instances, with dual-quaternion palettes when `dual_quaternion` and
-    /// `morph_weights` morph weights per instance, its IK on `ground`.
+    /// `max_instances` instances, with what `options` asks beside the poses (dual-quaternion
+    /// palettes, morph weights, the velocities of inertialized transitions), its IK on `ground`.
     pub(super) async fn with_pages(
         device: &wgpu::Device,
         gpu_library: Arc<GpuLibrary>,
         max_instances: u32,
         layout: &[(u32, u32)],
-        (dual_quaternion, morph_weights): (bool, u32),
+        options: PageOptions,
         ground: Option<&'static str>,
     ) -> Result<Self> {
         let limits = device.limits();
@@ -310,8 +303,7 @@ impl Animator {
         });
         let options = PageOptions {
             sockets: gpu_library.library().has_sockets(),
-            dual_quaternion,
-            morph_weights,
+            ..options
         };
         let mut pages: Vec<Page> = layout
             .iter()
@@ -337,8 +329,9 @@ impl Animator {
             });
         }
         let mut controller = Controller::new(gpu_library.library_arc().clone(), max_instances, layout)?;
-        controller.keep_dual_quaternions(dual_quaternion);
-        controller.keep_morph_weights(morph_weights);
+        controller.keep_dual_quaternions(options.dual_quaternion);
+        controller.keep_morph_weights(options.morph_weights);
+        controller.keep_velocities(options.inertialization);
         Ok(Self {
             controller,
             gpu_library,

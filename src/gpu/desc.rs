@@ -120,16 +120,40 @@ pub enum Curve {
     Smooth,
 }
 
-/// A cross-fade from what an instance shows to a new state.
+/// How a transition gets from what an instance shows to its new state.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Blending {
+    /// Cross-fade (GEA 11.6): both states are evaluated every frame of the transition and mixed
+    /// by the weight curve.
+    #[default]
+    CrossFade,
+    /// Inertialization (Bollo, GDC 2018): only the new state is evaluated; the difference from
+    /// it to what was shown, and that difference's velocity, decay to zero over the duration,
+    /// each joint's along a quintic that never passes zero. Needs
+    /// [`AnimatorDesc::inertialization`].
+    Inertialize,
+    /// Dead blending (Holden, 2023): what was shown moves on with its velocity, which halves
+    /// every `halflife` seconds (none with 0), and cross-fades (smoothstep) to the new state,
+    /// of which only one pose is evaluated. Needs [`AnimatorDesc::inertialization`].
+    DeadBlend {
+        /// Seconds over which the shown pose's velocity halves.
+        halflife: f32,
+    },
+}
+
+/// A transition from what an instance shows to a new state: a cross-fade, or an inertialized
+/// transition that evaluates only the new state ([`Blending`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Transition {
     /// Length in seconds (0 cuts).
     pub duration: f32,
-    /// Weight curve.
+    /// A cross-fade's weight curve.
     pub curve: Curve,
-    /// Stop the source's clock when the transition starts (a *frozen* transition) instead of
+    /// Stop a cross-fade's source clock when it starts (a *frozen* transition) instead of
     /// letting both clocks run (a *smooth* one).
     pub frozen: bool,
+    /// Cross-fade or inertialization.
+    pub blending: Blending,
 }
 
 impl Transition {
@@ -140,6 +164,28 @@ impl Transition {
             duration,
             curve: Curve::Linear,
             frozen: false,
+            blending: Blending::CrossFade,
+        }
+    }
+
+    /// An inertialization of `duration` seconds ([`Blending::Inertialize`]).
+    #[must_use]
+    pub fn inertialize(duration: f32) -> Self {
+        Self {
+            blending: Blending::Inertialize,
+            ..Self::linear(duration)
+        }
+    }
+
+    /// Dead blending over `duration` seconds whose extrapolation's velocity halves every quarter
+    /// of it ([`Blending::DeadBlend`]).
+    #[must_use]
+    pub fn dead_blend(duration: f32) -> Self {
+        Self {
+            blending: Blending::DeadBlend {
+                halflife: 0.25 * duration,
+            },
+            ..Self::linear(duration)
         }
     }
 }
@@ -246,6 +292,10 @@ pub struct AnimatorDesc {
     /// any helpers it needs (a texture is not bound: a function of the position). `None`, the
     /// default: flat ground at height 0 ([`crate::shaders::FLAT_GROUND`]).
     pub ground: Option<&'static str>,
+    /// Keep room for inertialized transitions ([`Transition::inertialize`],
+    /// [`Transition::dead_blend`]): 48 more bytes per joint of capacity, where each joint keeps
+    /// its velocity. Off by default: such a transition is then refused.
+    pub inertialization: bool,
 }
 
 impl Default for AnimatorDesc {
@@ -257,6 +307,7 @@ impl Default for AnimatorDesc {
             dual_quaternion: false,
             morph_weights: 0,
             ground: None,
+            inertialization: false,
         }
     }
 }

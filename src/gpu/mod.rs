@@ -28,7 +28,7 @@ pub use animator::Animator;
 pub use controller::{Controller, FrameUpload, PageState};
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
-pub use desc::{AnimatorDesc, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition};
+pub use desc::{AnimatorDesc, Blending, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition};
 pub use library::{GpuLibrary, LibraryHeap};
 pub use morph::GpuMorphTargets;
 pub use props::PropRenderer;

@@ -109,8 +109,10 @@ impl Animator {
     }
 
     /// Reads back region `region` of page `page`'s local pose buffer: 0 the current poses, 1 the
-    /// snapshots, 2 the mesh-space additive deltas (`LocalPose::rotation`; after `local_to_model`
-    /// the other fields hold its scratch).
+    /// snapshots (under an inertialized transition, its offsets), 2 the mesh-space additive deltas
+    /// (`LocalPose::rotation`; after `local_to_model` the other fields hold its scratch), 3 (with
+    /// [`AnimatorDesc::inertialization`](super::AnimatorDesc::inertialization)) the velocities an
+    /// inertialized transition keeps. A larger region reads the last.
     pub fn read_local_region_page(
         &self,
         device: &wgpu::Device,
@@ -123,7 +125,7 @@ impl Animator {
             device,
             queue,
             p.buffer(Resource::LocalPoses),
-            u64::from(region.min(2)) * u64::from(state.max_joints),
+            u64::from(region.min(if self.controller.inertialization() { 3 } else { 2 })) * u64::from(state.max_joints),
             u64::from(state.joints_used),
         )
     }

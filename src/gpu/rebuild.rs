@@ -115,12 +115,11 @@ impl Animator {
             sockets: self.controller.library().has_sockets(),
             dual_quaternion: self.controller.dual_quaternion(),
             morph_weights: self.controller.morph_room(),
+            inertialization: self.controller.inertialization(),
         };
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();
-        let (dual, morph) = (options.dual_quaternion, options.morph_weights);
-        let mut next =
-            Self::with_pages(device, gpu_library, max_instances, &layout, (dual, morph), self.ground).await?;
+        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout, options, self.ground).await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
         // its frame), the instances of its frame, the clocks and snapshots after it.
         let defs = self.controller.layer_defs();

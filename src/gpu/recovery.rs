@@ -290,9 +290,14 @@ impl Recovery {
                         continue;
                     }
                 };
+                // Inertialized transitions keep each joint's velocity beside its snapshot.
+                let velocities = resource
+                    .velocity_section(page_joint_capacity(page))
+                    .filter(|_| controller.inertialization());
                 for &(a, b) in runs {
-                    let bytes = snapshots.bytes(u64::from(b - a));
-                    push(resource, page, snapshots.at(u64::from(a)), bytes);
+                    for section in std::iter::once(snapshots).chain(velocities) {
+                        push(resource, page, section.at(u64::from(a)), section.bytes(u64::from(b - a)));
+                    }
                 }
             }
         }
@@ -350,8 +355,8 @@ fn surviving(survival: Survival) -> impl Iterator<Item = Resource> {
 
 /// What of page `page` holds snapshots a later frame may read — `unit(k, instance)` of its
 /// instance `k`: its joints, or the instance itself — in runs `(first, end)` of consecutive
-/// instances: those that keep their pose this frame, and those that blend from a snapshot in a
-/// cross-fade still running.
+/// instances: those that keep their pose this frame, and those whose transition still running
+/// reads it (a cross-fade from a snapshot, an inertialized transition's offset).
 fn snapshot_runs(
     controller: &Controller,
     page: usize,
@@ -362,8 +367,9 @@ fn snapshot_runs(
     // Whether the instance before was live: a run continues only through live instances.
     let mut open = false;
     for (k, inst) in controller.page_instances(page).iter().enumerate() {
+        let kind = inst.source_kind();
         let live = inst.flags & KEEP_POSE != 0
-            || (inst.source_kind() == source_kind::SNAPSHOT && controller.transition_running(first + k));
+            || ((kind == source_kind::SNAPSHOT || kind == source_kind::OFFSET) && controller.transition_running(first + k));
         let span = unit(k as u32, inst);
         match runs.last_mut() {
             Some(run) if live && open && run.1 == span.0 => run.1 = span.1,

@@ -82,6 +82,8 @@ impl Crowd {
                 morph_weights: c.mesh.morph_targets.targets.len() as u32,
                 // A character with legs to plant stands on the relief.
                 ground: c.ik.map(|_| super::RELIEF),
+                // Members change what they play by inertialization.
+                inertialization: true,
             },
         )
         .await?;

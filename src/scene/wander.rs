@@ -3,7 +3,7 @@
 
 use super::character::Character;
 use super::rng::SplitMix;
-use crate::gpu::{Animator, Curve, InstanceDesc, Layer, LayerMode, Transition};
+use crate::gpu::{Animator, InstanceDesc, Layer, LayerMode, Transition};
 use glam::{Quat, Vec2, Vec3};
 
 #[derive(Clone, Copy)]
@@ -74,27 +74,24 @@ pub(super) fn random_course(r: &mut SplitMix) -> Vec2 {
     }
 }
 
-/// One wandering member's frame: decisions (a new course, a turn, stopping or starting with a
-/// cross-fade), and its blend parameters easing towards its course.
+/// One wandering member's frame: decisions (a new course, a turn, stopping or starting with an
+/// inertialized transition), and its blend parameters easing towards its course.
 pub(super) fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i: usize, w: &mut Wander, dt: f32) {
     let Some(tree) = c.locomotion else { return };
     w.timer -= dt;
     if w.timer <= 0.0 {
         w.timer = r.range(2.0, 6.0);
-        let smooth = Transition {
-            duration: STOP_START_FADE,
-            curve: Curve::Smooth,
-            frozen: false,
-        };
+        // Only the new state is evaluated; what was shown decays into it.
+        let smooth = Transition::inertialize(STOP_START_FADE);
         if w.stopped {
-            // Start again: cross-fade from idle into the locomotion blend.
+            // Start again: from idle into the locomotion blend.
             w.stopped = false;
             w.target = random_course(r);
             w.velocity = w.target * 0.5;
             let desc = InstanceDesc::tree(tree, [w.velocity.x, w.velocity.y, 0.0, 0.0]);
             let _ = animator.play(i, &InstanceDesc { time: r.unit(), ..desc }, Some(smooth));
         } else if r.unit() < 0.15 {
-            // Stop: cross-fade to idle, as a state of its own.
+            // Stop: to idle, as a state of its own.
             w.stopped = true;
             w.target = Vec2::ZERO;
             let idle = InstanceDesc {

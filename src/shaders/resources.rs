@@ -192,6 +192,22 @@ impl Resource {
         }
     }
 
+    /// The velocity section of [`Resource::LocalPoses`] in a page of `joints` joints with
+    /// [`PageOptions::inertialization`]: its fourth quarter, where each joint keeps the velocity an
+    /// inertialized transition starts from, then its offset's velocity (`LocalPose`, 48 B).
+    /// Checkpointed with the snapshots. `None` for every other resource.
+    #[must_use]
+    pub const fn velocity_section(self, joints: u32) -> Option<Section> {
+        use crate::layout::LocalPose;
+        match self {
+            Resource::LocalPoses => Some(Section {
+                offset: 3 * joints as u64 * size_of::<LocalPose>() as u64,
+                stride: size_of::<LocalPose>() as u64,
+            }),
+            _ => None,
+        }
+    }
+
     /// The snapshot section of a per-instance resource whose snapshots survive a lost device
     /// ([`Survival::SnapshotsCheckpointed`]), in a page of `capacity` instances with
     /// `morph_weights` weights each: where instance 0's snapshot starts and the bytes per
@@ -216,7 +232,9 @@ impl Resource {
     ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
     ///   `Output` (128 B) each;
     /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
-    ///   cross-fade starts from, and the mesh-space additive delta), an `Affine` model matrix,
+    ///   cross-fade starts from, and the mesh-space additive delta; with
+    ///   [`PageOptions::inertialization`] a fourth, the velocity an inertialized transition
+    ///   starts with, [`Resource::velocity_section`]), an `Affine` model matrix,
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
     ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
     ///   (64 B), else none (the page's buffer then holds one, bound and never written);
@@ -235,7 +253,7 @@ impl Resource {
             Resource::Instances | Resource::CharacterState | Resource::BlendLists => {
                 self.instance_sections(instances).end(instances)
             }
-            Resource::LocalPoses => j * 3 * size_of::<LocalPose>() as u64,
+            Resource::LocalPoses => j * if options.inertialization { 4 } else { 3 } * size_of::<LocalPose>() as u64,
             Resource::ModelPoses => j * affine,
             Resource::Palettes => {
                 j * affine
@@ -406,6 +424,9 @@ pub struct PageOptions {
     pub dual_quaternion: bool,
     /// Morph weights per instance ([`crate::gpu::AnimatorDesc::morph_weights`]).
     pub morph_weights: u32,
+    /// Instances may inertialize transitions ([`crate::gpu::AnimatorDesc::inertialization`]): a
+    /// fourth `LocalPose` per joint, the velocity.
+    pub inertialization: bool,
 }
 
 /// Where a [`Resource`]'s buffer lives.

@@ -103,6 +103,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             // Room for the mesh's morph weights: its default weights, and the clip's tracks.
             morph_weights: character.mesh.morph_targets.targets.len() as u32,
             ground: None,
+            inertialization: false,
         },
     )
     .map_err(|e| e.to_string())?;

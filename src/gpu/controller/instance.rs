@@ -19,6 +19,17 @@ impl Controller {
 
     /// Whether the frames from the next on keep dual quaternions (the animator's pages have
     /// room for them).
+    /// Whether the animator keeps room for inertialized transitions
+    /// ([`crate::gpu::AnimatorDesc::inertialization`]).
+    #[must_use]
+    pub fn inertialization(&self) -> bool {
+        self.inertialization
+    }
+
+    pub(crate) fn keep_velocities(&mut self, on: bool) {
+        self.inertialization = on;
+    }
+
     pub(crate) fn keep_dual_quaternions(&mut self, on: bool) {
         self.dual_quaternion = on;
     }
@@ -203,7 +214,8 @@ impl Controller {
             morph_offset: self.instances.get(index).map_or(0, |i| i.morph_offset),
             morph_count: self.instances.get(index).map_or(0, |i| i.morph_count),
             ik: 0,
-            _pad2: [0; 5],
+            halflife: 0.0,
+            _pad2: [0; 4],
             ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
         };
         let duration = if tree_nodes == 0 {

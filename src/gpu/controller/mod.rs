@@ -18,7 +18,10 @@ pub use pages::PageState;
 pub use upload::FrameUpload;
 
 use crate::error::{Error, Result};
-use crate::layout::{GpuClock, GpuInstance, GpuLayerDef, MAX_BLEND_PARAMETERS, TRANSITION_FROZEN, TRANSITION_SMOOTH};
+use crate::layout::{
+    GpuClock, GpuInstance, GpuLayerDef, MAX_BLEND_PARAMETERS, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN,
+    TRANSITION_SMOOTH,
+};
 use crate::library::AnimationLibrary;
 use std::sync::Arc;
 
@@ -30,10 +33,12 @@ struct TransitionTrack {
 }
 
 /// The bits of `GpuInstance::flags` that describe the transition.
-const TRANSITION_BITS: u32 = 15 | TRANSITION_SMOOTH | TRANSITION_FROZEN;
+const TRANSITION_BITS: u32 = 15 | TRANSITION_SMOOTH | TRANSITION_FROZEN | TRANSITION_DEAD_BLEND;
 
-/// A transition that interrupts another, held back one frame: that frame keeps the pose it shows
-/// ([`KEEP_POSE`](crate::layout::KEEP_POSE)) as the new transition's source.
+/// A transition that interrupts another, or an inertialized one, held back one frame: that frame
+/// keeps the pose it shows ([`KEEP_POSE`](crate::layout::KEEP_POSE)), and for an inertialized one
+/// its velocity ([`KEEP_VELOCITY`](crate::layout::KEEP_VELOCITY)), as the new transition's
+/// source.
 #[derive(Clone, Copy, Debug)]
 struct HeldPlay {
     /// The instance once the transition starts.
@@ -75,6 +80,9 @@ pub struct Controller {
     root_motion_count: usize,
     /// Whether the animator keeps dual quaternions (`AnimatorDesc::dual_quaternion`).
     dual_quaternion: bool,
+    /// Whether the animator keeps room for inertialized transitions
+    /// (`AnimatorDesc::inertialization`).
+    inertialization: bool,
     /// Instances whose skinning changed since the last frame began, and those whose change the
     /// last frame uploaded ([`Controller::set_skinning`]).
     skinning_changed: Vec<usize>,
@@ -133,6 +141,7 @@ impl Controller {
             world_seq: 0,
             root_motion_count: 0,
             dual_quaternion: false,
+            inertialization: false,
             skinning_changed: Vec::new(),
             skinning_settling: Vec::new(),
             skinning_marked: Vec::new(),

@@ -3,8 +3,10 @@
 
 use super::{Controller, HeldPlay, TRANSITION_BITS, TransitionTrack, check_params};
 use crate::error::{Error, Result};
-use crate::gpu::{Curve, InstanceDesc, Transition};
-use crate::layout::{GpuClock, KEEP_POSE, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, source_kind};
+use crate::gpu::{Blending, Curve, InstanceDesc, Transition};
+use crate::layout::{
+    GpuClock, KEEP_POSE, KEEP_VELOCITY, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, source_kind,
+};
 use glam::Vec4;
 
 impl Controller {
@@ -41,17 +43,26 @@ impl Controller {
     }
 
     /// Starts playing `desc`'s clip or blend tree (with its rate, loop mode and, for a tree, its
-    /// parameters) from `desc.time`, cross-fading from what the instance shows over `transition`
-    /// (or cutting with `None`). World, tint, layers and the skeleton are kept.
+    /// parameters) from `desc.time`, going from what the instance shows over `transition` (or
+    /// cutting with `None`). World, tint, layers and the skeleton are kept.
     ///
-    /// A cross-fade that starts while another runs blends from the pose shown at that moment, so
-    /// nothing pops: the next frame still shows the running cross-fade and keeps its pose as a
-    /// snapshot, and the new cross-fade starts the frame after ([`Controller::instance`] shows the
-    /// running state until then; parameters, rate, world and layers set meanwhile go to the new
-    /// state). This way no frame needs the local pose in memory except the one that keeps it.
+    /// A cross-fade that starts while another transition runs blends from the pose shown at that
+    /// moment, so nothing pops: the next frame still shows the running transition and keeps its
+    /// pose as a snapshot, and the new cross-fade starts the frame after ([`Controller::instance`]
+    /// shows the running state until then; parameters, rate, world and layers set meanwhile go to
+    /// the new state). This way no frame needs the local pose in memory except the one that
+    /// keeps it.
+    ///
+    /// An inertialized transition ([`Blending::Inertialize`], [`Blending::DeadBlend`]) always
+    /// starts that way, whatever runs: the next frame also evaluates the shown pose at the
+    /// previous frame's times and keeps each joint's velocity, and from the frame after only the
+    /// new state is evaluated. Interrupting any transition, it starts from what is shown (layers
+    /// included), velocity included. Morph weights switch to the new state's at once.
     ///
     /// Errors (nothing changes): as [`Controller::set_instance`] (a clip or blend tree of another
-    /// library is [`Error::ForeignId`]); a transition duration that is negative or not finite.
+    /// library is [`Error::ForeignId`]); a transition duration or half-life that is negative or
+    /// not finite; an inertialized transition on an animator made without
+    /// [`AnimatorDesc::inertialization`](crate::gpu::AnimatorDesc::inertialization).
     pub fn play(&mut self, index: usize, desc: &InstanceDesc, transition: Option<Transition>) -> Result<()> {
         let old = *self.instances.get(index).ok_or_else(|| Error::Instance {
             instance: index,
@@ -68,15 +79,10 @@ impl Controller {
             });
         }
         if let Some(t) = transition {
-            if !t.duration.is_finite() || t.duration < 0.0 {
-                return Err(Error::Instance {
-                    instance: index,
-                    what: format!("transition duration {} must be finite and not negative", t.duration),
-                });
-            }
+            self.check_transition(index, &t)?;
         }
         let mut inst = old;
-        inst.flags &= !KEEP_POSE;
+        inst.flags &= !(KEEP_POSE | KEEP_VELOCITY);
         inst.clip = new.clip;
         inst.tree_offset = new.tree_offset;
         inst.tree_nodes = new.tree_nodes;
@@ -90,23 +96,35 @@ impl Controller {
         let running = old.source_kind() != source_kind::NONE
             && (self.held[index].is_some() || self.seconds - track.started_at < f64::from(track.duration));
         inst.flags &= !TRANSITION_BITS;
+        let inertial = transition.is_some_and(|t| t.blending != Blending::CrossFade);
         match transition {
-            Some(t) if t.duration > 0.0 && running => {
-                // Held back a frame (see above); `old` keeps its pose meanwhile.
+            Some(t) if t.duration > 0.0 && (running || inertial) => {
+                // Held back a frame (see above); `old` keeps its pose (and velocity) meanwhile.
                 inst.transition_duration = t.duration;
-                inst.flags |= source_kind::SNAPSHOT
-                    | if t.curve == Curve::Smooth { TRANSITION_SMOOTH } else { 0 }
-                    | if t.frozen { TRANSITION_FROZEN } else { 0 };
+                inst.flags |= match t.blending {
+                    Blending::CrossFade => {
+                        source_kind::SNAPSHOT
+                            | if t.curve == Curve::Smooth { TRANSITION_SMOOTH } else { 0 }
+                            | if t.frozen { TRANSITION_FROZEN } else { 0 }
+                    }
+                    Blending::Inertialize => source_kind::OFFSET,
+                    Blending::DeadBlend { halflife } => {
+                        inst.halflife = halflife;
+                        source_kind::OFFSET | TRANSITION_DEAD_BLEND
+                    }
+                };
                 if self.held[index].is_none() {
                     self.held_list.push(index);
                 }
-                let kept = self.held[index].is_some_and(|h| h.kept);
+                // A frame that kept the pose serves only if it kept what this transition needs.
+                let velocity_kept = self.instances[index].flags & KEEP_VELOCITY != 0;
+                let kept = self.held[index].is_some_and(|h| h.kept) && (velocity_kept || !inertial);
                 self.held[index] = Some(HeldPlay {
                     inst,
                     duration: t.duration,
                     kept,
                 });
-                self.instances[index].flags |= KEEP_POSE;
+                self.instances[index].flags |= KEEP_POSE | if inertial { KEEP_VELOCITY } else { 0 };
                 self.mark_dirty(index);
                 return Ok(());
             }
@@ -205,12 +223,36 @@ impl Controller {
                 ..Default::default()
             },
         ));
-        if inst.flags & (TRANSITION_BITS | KEEP_POSE) != 0 {
-            self.instances[index].flags &= !(TRANSITION_BITS | KEEP_POSE);
+        if inst.flags & (TRANSITION_BITS | KEEP_POSE | KEEP_VELOCITY) != 0 {
+            self.instances[index].flags &= !(TRANSITION_BITS | KEEP_POSE | KEEP_VELOCITY);
             self.transitions[index] = TransitionTrack::default();
             self.mark_dirty(index);
         }
         Ok(())
+    }
+
+    /// Refuses a transition whose duration or half-life is negative or not finite, or an
+    /// inertialized one without room for it.
+    fn check_transition(&self, index: usize, t: &Transition) -> Result<()> {
+        let fail = |what: String| Err(Error::Instance { instance: index, what });
+        if !t.duration.is_finite() || t.duration < 0.0 {
+            return fail(format!(
+                "transition duration {} must be finite and not negative",
+                t.duration
+            ));
+        }
+        match t.blending {
+            Blending::CrossFade => Ok(()),
+            Blending::DeadBlend { halflife } if !halflife.is_finite() || halflife < 0.0 => fail(format!(
+                "dead blending's half-life {halflife} must be finite and not negative"
+            )),
+            _ if !self.inertialization => fail(
+                "an inertialized transition needs room the animator does not keep (make it with \
+                 AnimatorDesc::inertialization)"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// Whether instance `index`'s cross-fade may still blend from its source: one started less

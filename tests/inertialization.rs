@@ -1,0 +1,666 @@
+//! Inertialized transitions (Bollo's offset decay, Holden's dead blending): the sample stage's
+//! inertialized frames on the GPU against the CPU mirror (current poses, kept offsets and
+//! velocities), the fused path against the staged one, the mannequin's transitions on the GPU
+//! against the f64 reference frame by frame, the continuity of pose and velocity at the switch and
+//! through interruptions, the curve's end and its not overshooting, and bad input.
+//!
+//! Tolerances (element-wise, relative to 1 + |expected|):
+//! - GPU against mirror: 2e-5 on poses and kept offsets, as the sample stage; velocities are
+//!   compared times the frame's dt (the difference of two poses they are), also 2e-5;
+//! - GPU against the f64 reference: 1e-4 (f32 sampling, and an offset velocity that is a
+//!   difference of two poses over one frame).
+
+mod common;
+
+use common::{affine_error, compare, pose_error, random_state, rng};
+use glam::{DVec3, Vec3};
+use rand::Rng;
+use wgpu_anim::cpu::{self, PageBuffers, inertia as mirror};
+use wgpu_anim::gpu::{Blending, Transition};
+use wgpu_anim::layout::{BlendList, GpuFrame, KEEP_VELOCITY, LocalPose, source_kind};
+use wgpu_anim::reference::{self, TransformF64, inertia as oracle};
+use wgpu_anim::offline::compress::ClipFormat;
+use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
+
+fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, n: usize, inertialization: bool) -> Animator {
+    Animator::new(
+        device,
+        lib,
+        &AnimatorDesc {
+            max_instances: n as u32,
+            inertialization,
+            ..AnimatorDesc::default()
+        },
+    )
+    .unwrap()
+}
+
+fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
+    a.prepare(queue, dt);
+    let mut e = device.create_command_encoder(&Default::default());
+    a.encode(&mut e);
+    queue.submit([e.finish()]);
+}
+
+/// A random transition of every kind: cross-fade, inertialization, dead blending.
+fn random_transition(r: &mut impl Rng) -> Transition {
+    let duration = r.gen_range(0.05..0.6);
+    match r.gen_range(0..3) {
+        0 => Transition::linear(duration),
+        1 => Transition::inertialize(duration),
+        _ => Transition {
+            blending: Blending::DeadBlend {
+                halflife: r.gen_range(0.0..0.3),
+            },
+            ..Transition::linear(duration)
+        },
+    }
+}
+
+/// The local pose buffer's four regions of the first page, read back.
+fn regions(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<LocalPose> {
+    let max = a.max_joints() as usize;
+    let mut local = vec![LocalPose::default(); 4 * max];
+    for region in 0..4 {
+        let r = a.read_local_region(device, queue, region as u32).unwrap();
+        local[region * max..region * max + r.len()].copy_from_slice(&r);
+    }
+    local
+}
+
+/// A velocity slot times `dt`: the pose difference it was made from.
+fn times(p: &LocalPose, dt: f32) -> LocalPose {
+    LocalPose {
+        translation: p.translation * dt,
+        rotation: p.rotation * dt,
+        scale: p.scale * dt,
+    }
+}
+
+#[test]
+fn inertialized_frames_match_the_cpu_mirror() {
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library(21);
+    let n = 600;
+    let mut a = animator(&device, &lib, n, true);
+    let mut r = rng(22);
+    for _ in 0..n {
+        let skeleton = r.gen_range(0..lib.gpu_skeletons().len() as u32);
+        let desc = InstanceDesc {
+            time: r.gen_range(0.0..2.0),
+            rate: r.gen_range(-1.5..1.5),
+            ..random_state(&mut r, &lib, skeleton)
+        };
+        a.add_instance(&desc).unwrap();
+    }
+    common::random_layers(&mut a, &mut r);
+    let dts = [0.0, 0.016, 0.033, 0.016, 0.05, 0.016, 0.1, 0.016];
+    let (mut switches, mut holds, mut running) = (0, 0, 0);
+    let mut worst = [0.0f32; 3];
+    let mut edges = 0;
+    for (f, &dt) in dts.iter().enumerate() {
+        // Every other frame, a third of the instances start a transition of any kind, which
+        // interrupts whatever runs.
+        if f % 2 == 1 {
+            for i in 0..n {
+                if r.gen_range(0..3) == 0 {
+                    let skel = a.instance(i).unwrap().skeleton;
+                    let desc = random_state(&mut r, &lib, skel);
+                    a.play(i, &desc, Some(random_transition(&mut r))).unwrap();
+                }
+            }
+        }
+        let before = regions(&device, &queue, &a);
+        step(&device, &queue, &mut a, dt);
+        let gpu = regions(&device, &queue, &a);
+        let mut lists: Vec<BlendList> = a.read_blend_lists(&device, &queue).unwrap();
+        use wgpu_anim::layout::inertia::{PREVIOUS, SWITCH, VELOCITY};
+        switches += lists.iter().filter(|l| l.inertia & SWITCH != 0).count();
+        holds += lists.iter().filter(|l| l.inertia & VELOCITY != 0).count();
+        running += lists.iter().filter(|l| l.inertia & !(SWITCH | VELOCITY | PREVIOUS) != 0).count();
+        // The mirror on the GPU's blend lists and the regions from before the frame.
+        let frame = GpuFrame {
+            dt,
+            instance_count: n as u32,
+            snapshot_offset: a.max_joints(),
+            ..Default::default()
+        };
+        let mut local = before.clone();
+        let mut insts = a.instances().to_vec();
+        let mut page = PageBuffers::new(&frame, &mut insts)
+            .blend_lists(&mut lists)
+            .local_poses(&mut local);
+        cpu::sample(a.library(), &mut page).unwrap();
+        let (max, joints) = (a.max_joints() as usize, a.joint_count() as usize);
+        let at = |k: usize| k * max..k * max + joints;
+        if std::env::var("DEBUG_INERTIA").is_ok() && f == 2 {
+            for k in [884usize, 906] {
+                eprintln!("slot {k}: x0 gpu {:?}\n   cpu {:?}\n v0 gpu {:?}\n   cpu {:?}\n before snap {:?} vel {:?}", gpu[max + k], local[max + k], gpu[3 * max + k], local[3 * max + k], before[max + k], before[3*max+k]);
+            }
+        }
+        let mut check = |what: &str, got: &[LocalPose], want: &[LocalPose], worst: &mut f32| {
+            let (within, off): (Vec<usize>, Vec<usize>) = (0..got.len()).partition(|&k| pose_error(&got[k], &want[k]) <= 2e-5);
+            if std::env::var("DEBUG_INERTIA").is_ok() {
+                for &k in off.iter().take(3) {
+                    let i = a.instances().iter().position(|x| x.joint_offset as usize <= k && k < (x.joint_offset + x.joint_count) as usize).unwrap();
+                    eprintln!("{what} slot {k} inst {i} e {} gpu {:?} cpu {:?} list {:?} flags {:x}", pose_error(&got[k], &want[k]), got[k], want[k], lists[i].inertia, a.instances()[i].flags);
+                }
+            }
+            for k in within {
+                *worst = worst.max(pose_error(&got[k], &want[k]));
+            }
+            // A blend whose quaternions are near perpendicular (in 4D) sits on the sign
+            // alignment's discontinuity: a last-bit difference may flip one side only
+            // (tests/gpu_stages.rs counts the same). It must stay rare.
+            assert!(off.len() <= 4, "frame {f}: {what} of {} joints beyond 2e-5, e.g. joint {}", off.len(), off[0]);
+            edges += off.len();
+        };
+        check("pose", &gpu[at(0)], &local[at(0)], &mut worst[0]);
+        check("kept pose or offset", &gpu[at(1)], &local[at(1)], &mut worst[1]);
+        let scaled = |v: &[LocalPose]| v.iter().map(|p| times(p, dt)).collect::<Vec<_>>();
+        check("velocity × dt", &scaled(&gpu[at(3)]), &scaled(&local[at(3)]), &mut worst[2]);
+    }
+    eprintln!(
+        "{holds} frames kept a velocity, {switches} started an offset, {running} ran inertialized; worst \
+         pose {:e}, kept {:e}, velocity × dt {:e}; {edges} joint values on the sign-alignment edge",
+        worst[0], worst[1], worst[2]
+    );
+    assert!(holds > 300 && switches > 100 && running > 300);
+}
+
+#[test]
+fn the_mirror_comparison_fails_without_the_inertialization() {
+    // The same frame as the GPU's, but the mirror told that no transition is inertialized: the
+    // poses differ, so the comparison above can fail.
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library(23);
+    let n = 50;
+    let mut a = animator(&device, &lib, n, true);
+    let mut r = rng(24);
+    for _ in 0..n {
+        a.add_instance(&random_state(&mut r, &lib, 0)).unwrap();
+    }
+    step(&device, &queue, &mut a, 0.0);
+    for i in 0..n {
+        let desc = random_state(&mut r, &lib, 0);
+        a.play(i, &desc, Some(Transition::inertialize(0.5))).unwrap();
+    }
+    for _ in 0..3 {
+        step(&device, &queue, &mut a, 0.05);
+    }
+    let before = regions(&device, &queue, &a);
+    step(&device, &queue, &mut a, 0.05);
+    let gpu = a.read_local_region(&device, &queue, 0).unwrap();
+    let mut lists: Vec<BlendList> = a.read_blend_lists(&device, &queue).unwrap();
+    assert!(lists.iter().all(|l| l.inertia != 0));
+    for l in &mut lists {
+        l.inertia = 0;
+    }
+    let frame = GpuFrame {
+        dt: 0.05,
+        instance_count: n as u32,
+        snapshot_offset: a.max_joints(),
+        ..Default::default()
+    };
+    let (mut local, mut insts) = (before, a.instances().to_vec());
+    let mut page = PageBuffers::new(&frame, &mut insts)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local);
+    cpu::sample(a.library(), &mut page).unwrap();
+    assert!(compare("pose", &gpu, &local[..gpu.len()], 2e-5, pose_error).is_err());
+}
+
+#[test]
+fn fused_matches_staged_through_inertialized_transitions() {
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library_of(8, &[1, 40]);
+    let n = 800;
+    let make = |fused: bool| {
+        let mut a = animator(&device, &lib, n, true);
+        a.set_fused(fused).unwrap();
+        let mut r = rng(41);
+        for _ in 0..n {
+            let skeleton = r.gen_range(0..2);
+            a.add_instance(&random_state(&mut r, &lib, skeleton)).unwrap();
+        }
+        common::random_layers(&mut a, &mut r);
+        a
+    };
+    let (mut staged, mut fused) = (make(false), make(true));
+    let mut r = rng(42);
+    let mut worst = 0.0f32;
+    for (f, dt) in [0.0, 0.016, 0.05, 0.016, 0.1, 0.016, 0.033].into_iter().enumerate() {
+        if f % 2 == 1 {
+            for i in 0..n {
+                if r.gen_range(0..3) == 0 {
+                    let skel = staged.instance(i).unwrap().skeleton;
+                    let desc = random_state(&mut r, &lib, skel);
+                    let t = random_transition(&mut r);
+                    staged.play(i, &desc, Some(t)).unwrap();
+                    fused.play(i, &desc, Some(t)).unwrap();
+                }
+            }
+        }
+        step(&device, &queue, &mut staged, dt);
+        step(&device, &queue, &mut fused, dt);
+        let (_, sp) = staged.read_back(&device, &queue).unwrap();
+        let (_, fp) = fused.read_back(&device, &queue).unwrap();
+        for region in [1, 3] {
+            compare(
+                "kept pose, offset or velocity",
+                &fused.read_local_region(&device, &queue, region).unwrap(),
+                &staged.read_local_region(&device, &queue, region).unwrap(),
+                1e-5,
+                pose_error,
+            )
+            .unwrap_or_else(|e| panic!("frame {f}, region {region}: {e}"));
+        }
+        worst = worst.max(
+            compare("palette", &fp.palette, &sp.palette, 1e-5, affine_error).unwrap_or_else(|e| panic!("frame {f}: {e}")),
+        );
+    }
+    eprintln!("fused vs staged through inertialized transitions: worst palette error {worst:e}");
+}
+
+/// The mannequin's raw clips (so that the f64 reference samples what the GPU samples).
+struct Mannequin {
+    lib: wgpu_anim::AnimationLibrary,
+    skeleton: wgpu_anim::Skeleton,
+    clips: Vec<wgpu_anim::Clip>,
+    ids: Vec<wgpu_anim::ClipId>,
+}
+
+fn mannequin_raw() -> &'static Mannequin {
+    static M: std::sync::OnceLock<Mannequin> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        let (lib, _, ids) = mannequin::library_in(ClipFormat::Raw);
+        let skeleton = mannequin::skeleton();
+        let clips = mannequin::clips(&skeleton);
+        Mannequin {
+            lib,
+            skeleton,
+            clips,
+            ids,
+        }
+    })
+}
+
+/// Clip `k` of the mannequin at `t` seconds (looping), every joint's local pose in f64.
+fn clip_pose(m: &Mannequin, k: usize, t: f64) -> Vec<TransformF64> {
+    let clip = &m.clips[k];
+    let d = f64::from(clip.duration);
+    reference::sample(&m.skeleton, clip, t.rem_euclid(d))
+}
+
+fn as_f64(p: &LocalPose) -> TransformF64 {
+    TransformF64 {
+        translation: p.translation.truncate().as_dvec3(),
+        rotation: glam::DQuat::from_vec4(p.rotation.as_dvec4()),
+        scale: p.scale.truncate().as_dvec3(),
+    }
+}
+
+fn transform_error(got: &TransformF64, want: &TransformF64) -> f64 {
+    let e = |a: DVec3, b: DVec3| ((a - b).abs() / (b.abs() + 1.0)).max_element();
+    let q = |a: glam::DQuat| glam::DVec4::from(a);
+    let (g, mut w) = (q(got.rotation), q(want.rotation));
+    if g.dot(w) < 0.0 {
+        w = -w;
+    }
+    e(got.translation, want.translation)
+        .max(e(got.scale, want.scale))
+        .max(((g - w).abs() / (w.abs() + 1.0)).max_element())
+}
+
+/// One mannequin plays `walk` from 0.3 s, and `play` is called before frame `at` (at 60 frames a
+/// second) with `run` from 0 s and `transition`. Returns each frame's local poses read back.
+fn play_transition(transition: Transition, frames: usize, at: usize) -> Vec<Vec<LocalPose>> {
+    let m = mannequin_raw();
+    let (device, queue) = common::device();
+    let mut a = animator(&device, &m.lib, 1, true);
+    a.add_instance(&InstanceDesc {
+        time: 0.3,
+        ..InstanceDesc::new(m.ids[1])
+    })
+    .unwrap();
+    let mut out = Vec::new();
+    for f in 0..frames {
+        if f == at {
+            a.play(0, &InstanceDesc::new(m.ids[2]), Some(transition)).unwrap();
+        }
+        step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / 60.0 });
+        out.push(a.read_local_region(&device, &queue, 0).unwrap());
+    }
+    out
+}
+
+/// What the f64 reference shows at each frame of [`play_transition`].
+fn reference_transition(transition: Transition, frames: usize, at: usize) -> Vec<Vec<TransformF64>> {
+    let m = mannequin_raw();
+    let dt = 1.0 / 60.0;
+    let walk = |f: usize| clip_pose(m, 1, 0.3 + f as f64 * dt);
+    // The hold frame `at` shows the walk and keeps its velocity; the run starts the frame after
+    // from 0 s, stepping first to dt.
+    let source = walk(at);
+    let velocity: Vec<_> = source
+        .iter()
+        .zip(walk(at - 1))
+        .map(|(now, before)| oracle::velocity(now, &before, dt))
+        .collect();
+    let duration = f64::from(transition.duration);
+    (0..frames)
+        .map(|f| {
+            if f <= at {
+                return walk(f);
+            }
+            let k = f - at;
+            let time = k as f64 * dt;
+            let run = clip_pose(m, 2, time);
+            match transition.blending {
+                Blending::DeadBlend { halflife } => (0..run.len())
+                    .map(|j| oracle::dead_blend(&source[j], &velocity[j], &run[j], time, duration, f64::from(halflife)))
+                    .collect(),
+                _ => {
+                    let (before, first) = (clip_pose(m, 2, 0.0), clip_pose(m, 2, dt));
+                    (0..run.len())
+                        .map(|j| {
+                            let (x0, v0) = oracle::start_offset(&source[j], &velocity[j], &before[j], &first[j], dt);
+                            oracle::add(&run[j], &oracle::decay_offset(&x0, &v0, time, duration))
+                        })
+                        .collect()
+                }
+            }
+        })
+        .collect()
+}
+
+/// Per frame, the largest second difference of any joint's local translation and rotation:
+/// the change of its per-frame motion.
+fn second_differences(frames: &[Vec<TransformF64>]) -> Vec<f64> {
+    (2..frames.len())
+        .map(|f| {
+            (0..frames[f].len())
+                .map(|j| {
+                    let d = |a: &TransformF64, b: &TransformF64| oracle::sub(a, b);
+                    let (d1, d0) = (d(&frames[f][j], &frames[f - 1][j]), d(&frames[f - 1][j], &frames[f - 2][j]));
+                    (d1.t - d0.t).length().max((d1.r - d0.r).length())
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
+#[test]
+fn transitions_on_the_gpu_match_the_f64_reference_and_do_not_jump() {
+    let (frames, at) = (60, 10);
+    for transition in [
+        Transition::inertialize(0.4),
+        Transition::dead_blend(0.4),
+        Transition {
+            blending: Blending::DeadBlend { halflife: 0.0 },
+            ..Transition::linear(0.3)
+        },
+    ] {
+        let gpu = play_transition(transition, frames, at);
+        let want = reference_transition(transition, frames, at);
+        let mut worst = 0.0f64;
+        for (f, (g, w)) in gpu.iter().zip(&want).enumerate() {
+            for (j, (g, w)) in g.iter().zip(w).enumerate() {
+                let e = transform_error(&as_f64(g), w);
+                assert!(e <= 1e-4, "{transition:?}: frame {f} joint {j} off by {e:e} from the reference");
+                worst = worst.max(e);
+            }
+        }
+        // No jump in pose or velocity at the switch: the motion changes there by no more than it
+        // does within the clips themselves.
+        let got: Vec<Vec<TransformF64>> = gpu.iter().map(|p| p.iter().map(as_f64).collect()).collect();
+        let accel = second_differences(&got);
+        let within_clips = accel[..at - 2]
+            .iter()
+            .chain(&accel[at + 30..])
+            .fold(0.0f64, |a, &b| a.max(b));
+        let switch = accel[at - 2..at + 3].iter().fold(0.0f64, |a, &b| a.max(b));
+        eprintln!(
+            "{transition:?}: worst error {worst:e}; largest change of motion at the switch {switch:.2e}, \
+             within the clips {within_clips:.2e}"
+        );
+        assert!(
+            switch <= 1.5 * within_clips,
+            "{transition:?}: the motion changes by {switch} at the switch, {within_clips} within the clips"
+        );
+        // Once the duration has passed the target plays alone: offset and velocity are 0.
+        let m = mannequin_raw();
+        let end = at + 1 + (f64::from(transition.duration) * 60.0).ceil() as usize;
+        for (f, pose) in gpu.iter().enumerate().skip(end) {
+            let run = clip_pose(m, 2, (f - at) as f64 / 60.0);
+            for (j, (g, w)) in pose.iter().zip(&run).enumerate() {
+                let e = transform_error(&as_f64(g), w);
+                assert!(e <= 2e-5, "{transition:?}: frame {f} joint {j} is {e:e} off the target after the transition");
+            }
+        }
+    }
+    // A cut does jump: the measure above can fail.
+    let cut = play_transition(Transition::linear(0.0), frames, at);
+    let got: Vec<Vec<TransformF64>> = cut.iter().map(|p| p.iter().map(as_f64).collect()).collect();
+    let accel = second_differences(&got);
+    let within_clips = accel[..at - 2].iter().fold(0.0f64, |a, &b| a.max(b));
+    assert!(accel[at - 2..at + 3].iter().any(|&a| a > 1.5 * within_clips));
+}
+
+#[test]
+fn an_inertialized_offset_never_passes_zero() {
+    // On the GPU: each joint's offset from the target keeps the side of zero it started on, in
+    // every channel, along its starting direction.
+    let (frames, at) = (50, 10);
+    let m = mannequin_raw();
+    let gpu = play_transition(Transition::inertialize(0.5), frames, at);
+    let dt = 1.0 / 60.0;
+    let offset = |f: usize| -> Vec<oracle::DeltaF64> {
+        let run = clip_pose(m, 2, (f - at) as f64 * dt);
+        gpu[f].iter().zip(&run).map(|(g, w)| oracle::sub(&as_f64(g), w)).collect()
+    };
+    let first = offset(at + 1);
+    let mut checked = 0;
+    for f in at + 2..frames {
+        for (j, (o, x)) in offset(f).iter().zip(&first).enumerate() {
+            for (a, b) in [(o.t, x.t), (o.r, x.r)] {
+                if b.length() > 1e-3 {
+                    checked += 1;
+                    assert!(
+                        a.dot(b.normalize()) >= -1e-5,
+                        "frame {f} joint {j}: the offset passed zero ({a} against {b})"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "{checked} offsets checked");
+}
+
+#[test]
+fn interrupted_transitions_stay_continuous() {
+    // walk → run (inertialized), interrupted by idle (inertialized), by walk (cross-fade), by run
+    // (dead blending): no frame changes a joint's motion more than the clips do, and none moves
+    // it much faster (the decaying offset's own motion adds to the target's).
+    let m = mannequin_raw();
+    let (device, queue) = common::device();
+    let mut a = animator(&device, &m.lib, 1, true);
+    a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+    let plays = [
+        (10, 2, Transition::inertialize(0.5)),
+        (18, 0, Transition::inertialize(0.4)),
+        (24, 1, Transition::linear(0.3)),
+        (29, 2, Transition::dead_blend(0.4)),
+        (33, 0, Transition::inertialize(0.3)),
+    ];
+    let mut poses = Vec::new();
+    for f in 0..70 {
+        for &(at, clip, t) in &plays {
+            if f == at {
+                a.play(0, &InstanceDesc::new(m.ids[clip]), Some(t)).unwrap();
+            }
+        }
+        step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / 60.0 });
+        let local = a.read_local_region(&device, &queue, 0).unwrap();
+        poses.push(local.iter().map(as_f64).collect::<Vec<_>>());
+    }
+    // The clips alone, sampled in f64 at the same rate.
+    let alone: Vec<Vec<Vec<TransformF64>>> = (0..3)
+        .map(|k| (0..70).map(|f| clip_pose(m, k, f as f64 / 60.0)).collect())
+        .collect();
+    let speed = |frames: &[Vec<TransformF64>]| {
+        (1..frames.len())
+            .map(|f| {
+                frames[f]
+                    .iter()
+                    .zip(&frames[f - 1])
+                    .map(|(a, b)| {
+                        let d = oracle::sub(a, b);
+                        d.t.length().max(d.r.length())
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .fold(0.0, f64::max)
+    };
+    let accel = |frames: &[Vec<TransformF64>]| second_differences(frames).into_iter().fold(0.0, f64::max);
+    let clip_speed = alone.iter().map(|c| speed(c)).fold(0.0, f64::max);
+    let clip_accel = alone.iter().map(|c| accel(c)).fold(0.0, f64::max);
+    let (got_speed, got_accel) = (speed(&poses), accel(&poses));
+    eprintln!(
+        "interrupted transitions: speed {got_speed:.3e} (clips {clip_speed:.3e}), change of motion \
+         {got_accel:.3e} (clips {clip_accel:.3e})"
+    );
+    assert!(got_speed <= 1.25 * clip_speed, "a joint moved {got_speed} in a frame");
+    assert!(got_accel <= 1.5 * clip_accel, "a joint's motion changed by {got_accel} in a frame");
+}
+
+#[test]
+fn the_decay_curves_end_at_rest_and_never_pass_zero() {
+    let mut r = rng(7);
+    let mut worst = 0.0f64;
+    for _ in 0..20_000 {
+        let x0 = Vec3::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0));
+        let scale = if r.gen_bool(0.2) { 1e-4 } else { 1.0 };
+        let x0 = x0 * scale;
+        let v0 = Vec3::new(r.gen_range(-30.0..30.0), r.gen_range(-30.0..30.0), r.gen_range(-30.0..30.0)) * scale;
+        let t1: f32 = r.gen_range(0.05..1.0);
+        // An offset that small counts as none (its direction is rounding's): all of v0 leaves
+        // and returns.
+        let negligible = x0.length() <= mirror::DECAY_NEGLIGIBLE * (1.0 + v0.length() * t1);
+        let dir = if negligible { Vec3::ZERO } else { x0.normalize() };
+        for k in 0..=200 {
+            let t = t1 * k as f32 / 200.0;
+            let x = mirror::decay_vector(x0, v0, t, t1);
+            // Never past zero along the starting offset (f32's rounding of the offset's scale
+            // aside).
+            let size = x0.length() + v0.length() * t1;
+            assert!(x.dot(dir) >= -1e-6 * size, "x0 {x0} v0 {v0} t1 {t1}: at {t} the offset is {x}");
+            // The mirror against the f64 reference.
+            let want = oracle::decay(x0.as_dvec3(), v0.as_dvec3(), f64::from(t), f64::from(t1));
+            let e = (x.as_dvec3() - want).length() / (x0.length() + v0.length() * t1).max(1e-30) as f64;
+            worst = worst.max(e);
+        }
+        // Starts at x0 with velocity v0; ends at 0 with velocity and acceleration 0.
+        let (x0d, v0d, t1d) = (x0.as_dvec3(), v0.as_dvec3(), f64::from(t1));
+        let h = 1e-6 * t1d;
+        let at = |t: f64| oracle::decay(x0d, v0d, t, t1d);
+        let start = if negligible { DVec3::ZERO } else { x0d };
+        assert!((at(0.0) - start).length() <= 1e-12 * f64::from(scale));
+        assert!(((at(h) - at(0.0)) / h - v0d).length() <= 1e-3 * (v0d.length() + x0d.length() / t1d));
+        assert_eq!(at(t1d), DVec3::ZERO);
+        let near = at(t1d - h);
+        assert!(near.length() <= 1e-9 * (v0d.length() + x0d.length()), "not at rest at the end: {near}");
+    }
+    eprintln!("decay: mirror against the f64 reference, worst {worst:e} of the offset's scale");
+    assert!(worst < 1e-5);
+}
+
+#[test]
+fn dead_blending_starts_at_the_source_with_its_velocity_and_ends_at_the_target() {
+    let mut r = rng(8);
+    for _ in 0..2000 {
+        let pose = |r: &mut rand::rngs::SmallRng| TransformF64 {
+            translation: DVec3::new(r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)),
+            rotation: common::random_quat(r).as_dquat().normalize(),
+            scale: DVec3::splat(r.gen_range(0.5..1.5)),
+        };
+        let (source, target) = (pose(&mut r), pose(&mut r));
+        let v = oracle::DeltaF64 {
+            t: DVec3::new(r.gen_range(-2.0..2.0), 0.5, -0.3),
+            r: DVec3::new(r.gen_range(-2.0..2.0), 0.1, 0.2),
+            s: DVec3::ZERO,
+        };
+        let (duration, halflife) = (r.gen_range(0.1..1.0), r.gen_range(0.01..0.5));
+        let at = |t: f64| oracle::dead_blend(&source, &v, &target, t, duration, halflife);
+        let h = 1e-6;
+        let moved = oracle::sub(&at(h), &at(0.0)).scaled(1.0 / h);
+        assert!(transform_error(&at(0.0), &source) < 1e-9);
+        assert!((moved.t - v.t).length() < 1e-3 && (moved.r - v.r).length() < 1e-3);
+        assert!(transform_error(&at(duration), &target) < 1e-9);
+        // The f32 mirror against it.
+        let f32_pose = |p: &TransformF64| LocalPose {
+            translation: p.translation.as_vec3().extend(0.0),
+            rotation: glam::Vec4::from(p.rotation.as_quat()),
+            scale: p.scale.as_vec3().extend(0.0),
+        };
+        let vf = mirror::PoseDelta {
+            t: v.t.as_vec3(),
+            r: v.r.as_vec3(),
+            s: v.s.as_vec3(),
+        };
+        for k in 0..=10 {
+            let t = duration * f64::from(k) / 10.0;
+            let got = mirror::dead_blend(
+                &f32_pose(&source),
+                &vf,
+                &f32_pose(&target),
+                t as f32,
+                duration as f32,
+                halflife as f32,
+            );
+            let e = transform_error(&as_f64(&got), &at(t));
+            assert!(e < 1e-5, "dead blending at {t}: {e:e}");
+        }
+    }
+}
+
+#[test]
+fn bad_inertialized_transitions_are_refused() {
+    let m = mannequin_raw();
+    let (device, _) = common::device();
+    // No room kept: refused, nothing changes.
+    let mut a = animator(&device, &m.lib, 1, false);
+    a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+    let before = *a.instance(0).unwrap();
+    let e = a
+        .play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3)))
+        .unwrap_err();
+    assert!(e.to_string().contains("AnimatorDesc::inertialization"), "{e}");
+    assert_eq!(*a.instance(0).unwrap(), before);
+    // A cross-fade still works there.
+    a.play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::linear(0.3))).unwrap();
+    // Durations and half-lives that are not finite or negative.
+    let mut a = animator(&device, &m.lib, 1, true);
+    a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+    for t in [
+        Transition::inertialize(f32::NAN),
+        Transition::inertialize(-1.0),
+        Transition::dead_blend(f32::INFINITY),
+        Transition {
+            blending: Blending::DeadBlend { halflife: f32::NAN },
+            ..Transition::linear(0.3)
+        },
+        Transition {
+            blending: Blending::DeadBlend { halflife: -0.1 },
+            ..Transition::linear(0.3)
+        },
+    ] {
+        let e = a.play(0, &InstanceDesc::new(m.ids[2]), Some(t)).unwrap_err();
+        assert!(e.to_string().contains("instance 0"), "{e}");
+        assert_eq!(a.instance(0).unwrap().flags & KEEP_VELOCITY, 0);
+    }
+    // A good one holds the instance a frame that keeps its velocity, then starts.
+    a.play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3))).unwrap();
+    assert_ne!(a.instance(0).unwrap().flags & KEEP_VELOCITY, 0);
+    assert_eq!(a.instance(0).unwrap().source_kind(), source_kind::NONE);
+}

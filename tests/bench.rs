@@ -17,6 +17,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         threads: Some(2),
         skinning: true,
         morph: true,
+        transitions: true,
     };
     let mut lines = Vec::new();
     let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
@@ -27,8 +28,12 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
     );
     assert_eq!(
         lines.len(),
-        report.rows.len() + report.formats.len() + report.skinning.len() + report.morph.len(),
-        "one progress line per configuration and per format, skinning and morph comparison"
+        report.rows.len()
+            + report.formats.len()
+            + report.skinning.len()
+            + report.morph.len()
+            + report.transitions.len(),
+        "one progress line per configuration and per format, skinning, morph and transition comparison"
     );
     // Linear against dual-quaternion skinning at each count, both animated and drawn.
     assert_eq!(report.skinning.len(), config.counts.len());
@@ -78,6 +83,19 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         assert_eq!(
             bench::formats_table(&report.formats).lines().count(),
             2 + report.formats.len()
+        );
+        // Cross-fades against inertialized transitions at each count.
+        assert_eq!(report.transitions.len(), config.counts.len());
+        for (c, &n) in report.transitions.iter().zip(&config.counts) {
+            assert_eq!((c.characters, c.transitioning, c.frames), (n, n.div_ceil(4), config.frames));
+            for ms in [c.quiet_sample_ms, c.cross_fade_sample_ms, c.inertialized_sample_ms] {
+                assert!(ms > 0.0, "{c:?}");
+            }
+            assert!(c.ratio.is_finite(), "{c:?}");
+        }
+        assert_eq!(
+            bench::transitions_table(&report.transitions).lines().count(),
+            2 + config.counts.len()
         );
     }
     for (f, w) in ClipFormat::ALL

@@ -53,11 +53,13 @@ pub mod plot;
 mod skinning;
 mod table;
 mod traffic;
+mod transitions;
 
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
 pub use morph::{MorphComparison, compare_morph, morph_table};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
+pub use transitions::{TransitionComparison, compare_transitions, transitions_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
 pub use traffic::{Traffic, traffic};
 
@@ -215,6 +217,9 @@ pub struct Config {
     /// Also compare the crowd with and without morph targets ([`compare_morph`]) at each count,
     /// when the run has the staged GPU path.
     pub morph: bool,
+    /// Also compare cross-fades and inertialized transitions ([`compare_transitions`]) at each
+    /// count, when the run has the staged GPU path and the device timestamp queries.
+    pub transitions: bool,
 }
 
 impl Default for Config {
@@ -229,6 +234,7 @@ impl Default for Config {
             threads: None,
             skinning: true,
             morph: true,
+            transitions: true,
         }
     }
 }
@@ -335,6 +341,9 @@ pub struct Report {
     /// With and without morph targets, per count (empty unless [`Config::morph`] and the staged
     /// GPU path).
     pub morph: Vec<MorphComparison>,
+    /// Cross-fades against inertialized transitions, per count (empty unless
+    /// [`Config::transitions`], the staged GPU path and timestamp queries).
+    pub transitions: Vec<TransitionComparison>,
     /// The adapter's name and backend.
     pub device: String,
     /// When the run started (UTC).
@@ -855,12 +864,14 @@ pub fn run(
     }
     let formats = compare_all_formats(device, queue, config, progress)?;
     let (skinning, morph) = compare_drawn(device, queue, config, progress)?;
+    let transitions = compare_all_transitions(device, queue, config, progress)?;
     Ok(Report {
         rows,
         notes,
         formats,
         skinning,
         morph,
+        transitions,
         device: device_name,
         date,
     })
@@ -913,6 +924,33 @@ fn compare_each<T>(
             progress(&format!("{what}, {n} characters ({} pairs)", config.frames));
             match compare(device, queue, n, config.frames, config.warmup.max(1)) {
                 Ok(c) => out.push(c),
+                Err(Error::Limit { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The transition comparisons of `config` ([`compare_transitions`]): with the staged path, on a
+/// device with timestamp queries; none otherwise.
+fn compare_all_transitions(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<TransitionComparison>> {
+    let mut out = Vec::new();
+    if config.transitions && config.paths.contains(&PathKind::GpuStaged) {
+        for &n in &config.counts {
+            progress(&format!(
+                "cross-fades and inertialized transitions, {n} characters ({} frames each)",
+                config.frames
+            ));
+            match compare_transitions(device, queue, n, config.frames, config.warmup.max(1)) {
+                Ok(Some(c)) => out.push(c),
+                Ok(None) => break,
+                // A count the device cannot hold was noted with the rows.
                 Err(Error::Limit { .. }) => {}
                 Err(e) => return Err(e),
             }

@@ -13,6 +13,7 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
         threads: a.threads,
         skinning: !a.no_skinning,
         morph: !a.no_morph,
+        transitions: !a.no_transitions,
         ..Config::default()
     };
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
@@ -40,6 +41,12 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
             "\nMorph targets (the morph workload): one single-clip crowd with and without, animated and drawn in alternate frames:\n"
         );
         out!("{}", bench::morph_table(&report.morph));
+    }
+    if !report.transitions.is_empty() {
+        outln!(
+            "\nThe sample pass with a quarter of a single-clip crowd cross-fading, inertializing, or none transitioning, crowd after crowd frame by frame:\n"
+        );
+        out!("{}", bench::transitions_table(&report.transitions));
     }
     for note in &report.notes {
         outln!("note: {note}");

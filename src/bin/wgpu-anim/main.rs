@@ -248,6 +248,10 @@ struct BenchArgs {
     /// alternate frames) that runs at each count with the gpu-staged path.
     #[arg(long)]
     no_morph: bool,
+    /// Skip the comparison of cross-fades and inertialized transitions (the sample pass, a
+    /// quarter of the crowd transitioning) that runs at each count with the gpu-staged path.
+    #[arg(long)]
+    no_transitions: bool,
     /// Write the rows as a JSON array to PATH.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,

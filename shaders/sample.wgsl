@@ -18,8 +18,8 @@
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
 #import wgpu_anim::library::{clip_info, key_value, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
-    PoseDelta, dead_blend, decay_offset, delta_from_slot, delta_scaled, delta_to_slot, pose_add,
-    pose_advance, pose_sub, pose_velocity,
+    PoseDelta, dead_blend, decay_from_slots, decay_offset, decay_start, decay_to_slots,
+    delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub, pose_velocity,
 }
 #ifdef MORPH
 #import wgpu_anim::bindings::morph_weights
@@ -246,8 +246,9 @@ virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bo
 // source was last shown. The local pose buffer's snapshot and velocity sections hold, per joint,
 // the source's last pose and velocity (kept the frame before the transition, by
 // INERTIA_VELOCITY and KEEP_POSE), which dead blending extrapolates and mixes into `now`; or,
-// from the first frame of an offset decay on (INERTIA_SWITCH, which computes them), the offset
-// from the target to the source and its velocity, which decay on top of `now`.
+// from the first frame of an offset decay on (INERTIA_SWITCH, which computes them), the decay of
+// the offset from the target to the source and of its velocity, which applies on top of `now`.
+// Once the transition is over (and the frame keeps no velocity) the pose is `now`, nothing read.
 fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u32, time: f32) -> LocalPose {
     let dt = frame.dt;
     let duration = instances[i].transition_duration;
@@ -256,6 +257,9 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
     var out = now;
     var before = previous;
     let keep_velocity = (bits & INERTIA_VELOCITY) != 0u;
+    if (!keep_velocity && !(time < duration)) {
+        return out;
+    }
     if ((bits & INERTIA_DEAD_BLEND) != 0u) {
         let halflife = instances[i].halflife;
         let source = local_poses[snapshot_slot];
@@ -265,24 +269,26 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
             before = dead_blend(source, velocity, previous, time - dt, duration, halflife);
         }
     } else if ((bits & INERTIA_OFFSET) != 0u) {
-        var x0 = delta_from_slot(local_poses[snapshot_slot]);
-        var v0 = delta_from_slot(local_poses[velocity_slot]);
+        var decay = decay_from_slots(local_poses[snapshot_slot], local_poses[velocity_slot]);
         if ((bits & INERTIA_SWITCH) != 0u) {
             // The source's last pose and velocity against the target then (`previous`) and now:
             // the offset at the last source frame and its velocity over this one.
             let source = local_poses[snapshot_slot];
-            x0 = pose_sub(source, previous);
-            let x1 = pose_sub(pose_advance(source, v0, dt), now);
-            v0 = PoseDelta(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+            let velocity = delta_from_slot(local_poses[velocity_slot]);
+            let x0 = pose_sub(source, previous);
+            let x1 = pose_sub(pose_advance(source, velocity, dt), now);
+            var v0 = PoseDelta(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
             if (dt > 0.0) {
                 v0 = delta_scaled(PoseDelta(x1.t - x0.t, x1.r - x0.r, x1.s - x0.s), 1.0 / dt);
             }
-            local_poses[snapshot_slot] = delta_to_slot(x0);
-            local_poses[velocity_slot] = delta_to_slot(v0);
+            decay = decay_start(x0, v0, duration);
+            let slots = decay_to_slots(decay);
+            local_poses[snapshot_slot] = slots[0];
+            local_poses[velocity_slot] = slots[1];
         }
-        out = pose_add(now, decay_offset(x0, v0, time, duration));
+        out = pose_add(now, decay_offset(decay, time, duration));
         if (keep_velocity) {
-            before = pose_add(previous, decay_offset(x0, v0, time - dt, duration));
+            before = pose_add(previous, decay_offset(decay, time - dt, duration));
         }
     }
     if (keep_velocity) {

@@ -87,7 +87,10 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         // Cross-fades against inertialized transitions at each count.
         assert_eq!(report.transitions.len(), config.counts.len());
         for (c, &n) in report.transitions.iter().zip(&config.counts) {
-            assert_eq!((c.characters, c.transitioning, c.frames), (n, n.div_ceil(4), config.frames));
+            assert_eq!(
+                (c.characters, c.transitioning, c.frames),
+                (n, n.div_ceil(4), config.frames)
+            );
             for ms in [c.quiet_sample_ms, c.cross_fade_sample_ms, c.inertialized_sample_ms] {
                 assert!(ms > 0.0, "{c:?}");
             }

@@ -70,54 +70,89 @@ fn delta_to_slot(d: PoseDelta) -> LocalPose {
     return LocalPose(vec4<f32>(d.t, 0.0), vec4<f32>(d.r, 0.0), vec4<f32>(d.s, 0.0));
 }
 
-// Bollo's quintic: x(t) from x0 ≥ 0 with velocity v0 to 0 at t1, x' and x'' 0 there. Where v0
+// Bollo's quintic (x(t) from x0 ≥ 0 with velocity v0 to 0 at t1, x' and x'' 0 there; where v0
 // heads to 0 so fast that the curve would pass it, t1 shortens to -5 x0 / v0; the starting
-// acceleration a0 = (-8 v0 t1 - 20 x0) / t1² is kept at 0 or above. Written in s = t / t1 (a
-// short t1 divides nothing small) and factored as (1 - s)³ q(s), exactly 0 at the end and
+// acceleration a0 = (-8 v0 t1 - 20 x0) / t1² is kept at 0 or above) divided by x0, at s = t / t1
+// (1 past the end), with r = v0 t1 / x0: factored as (1 - s)³ q(s), exactly 0 at the end and
 // without the cancellation of its expanded form there.
-fn bollo_quintic(x0: f32, v0: f32, t: f32, duration: f32) -> f32 {
-    var t1 = duration;
-    if (v0 < 0.0) {
-        t1 = min(t1, -5.0 * x0 / v0);
-    }
-    if (!(t < t1) || !(x0 > 0.0)) {
+fn bollo_unit(r: f32, s: f32) -> f32 {
+    if (!(s < 1.0)) {
         return 0.0;
     }
-    let s = max(t, 0.0) / t1;
-    let v = v0 * t1;
-    let a = max(-8.0 * v - 20.0 * x0, 0.0);
     let u = 1.0 - s;
-    return u * u * u * (x0 + s * (v + 3.0 * x0 + s * 0.5 * (a + 6.0 * v + 12.0 * x0)));
+    let a = max(-8.0 * r - 20.0, 0.0);
+    return u * u * u * (1.0 + s * (r + 3.0 + s * 0.5 * (a + 6.0 * r + 12.0)));
 }
 
-// An offset vector x0 with velocity v0 after t of a decay of `duration`: Bollo's quintic along
-// x0's direction with v0's part along it; v0's part across it leaves and returns along
+// A channel's decay, set up once when it starts from offset x0 with velocity v0 over `duration`,
+// so that every later frame costs a few multiplications (decay_channel): Bollo's quintic along
+// x0's direction with v0's part along it, and v0's part across it leaving and returning along
 // t (1 - t/duration)⁴ (value, slope and curvature 0 at the end, no crossing), so that the
-// offset's velocity starts at v0 whole. An offset within DECAY_NEGLIGIBLE (1 + |v0| duration)
-// has no direction a device's rounding would keep (a pose equal to the target's up to the last
-// bits): it counts as 0, and all of v0 leaves and returns.
-fn decay_vector(x0: vec3<f32>, v0: vec3<f32>, t: f32, duration: f32) -> vec3<f32> {
-    if (!(t < duration)) {
-        return vec3<f32>(0.0);
-    }
+// offset's velocity starts at v0 whole. Kept as two vec4s: (x0, r) and (v0 across x0, 1 / t1).
+// An offset within DECAY_NEGLIGIBLE (1 + |v0| duration) has no direction a device's rounding
+// would keep (a pose equal to the target's up to the last bits): it counts as 0, and all of v0
+// leaves and returns.
+struct DecayChannel {
+    along: vec4<f32>,
+    across: vec4<f32>,
+}
+
+fn decay_setup(x0: vec3<f32>, v0: vec3<f32>, duration: f32) -> DecayChannel {
     let len = length(x0);
-    var dir = vec3<f32>(0.0);
-    if (len > DECAY_NEGLIGIBLE * (1.0 + length(v0) * duration)) {
-        dir = x0 / len;
+    if (!(len > DECAY_NEGLIGIBLE * (1.0 + length(v0) * duration)) || !(duration > 0.0)) {
+        return DecayChannel(vec4<f32>(0.0), vec4<f32>(v0, 0.0));
     }
+    let dir = x0 / len;
     let along = dot(v0, dir);
+    var t1 = duration;
+    if (along < 0.0) {
+        t1 = min(t1, -5.0 * len / along);
+    }
+    return DecayChannel(vec4<f32>(x0, along * t1 / len), vec4<f32>(v0 - dir * along, 1.0 / t1));
+}
+
+// A channel's offset t seconds in (`shape`: t (1 - t/duration)⁴, the same for every channel).
+fn decay_channel(c: DecayChannel, t: f32, shape: f32) -> vec3<f32> {
+    return c.along.xyz * bollo_unit(c.along.w, max(t, 0.0) * c.across.w) + c.across.xyz * shape;
+}
+
+// A joint's decay: a channel each for translation, rotation and scale, kept in the two
+// LocalPose slots of the local pose buffer where the source's pose and velocity were.
+struct Decay {
+    t: DecayChannel,
+    r: DecayChannel,
+    s: DecayChannel,
+}
+
+fn decay_start(x0: PoseDelta, v0: PoseDelta, duration: f32) -> Decay {
+    return Decay(decay_setup(x0.t, v0.t, duration), decay_setup(x0.r, v0.r, duration), decay_setup(x0.s, v0.s, duration));
+}
+
+fn decay_from_slots(a: LocalPose, b: LocalPose) -> Decay {
+    return Decay(
+        DecayChannel(a.translation, b.translation),
+        DecayChannel(a.rotation, b.rotation),
+        DecayChannel(a.scale, b.scale),
+    );
+}
+
+// The slots that keep it: (x0, r) of each channel, then (across, 1 / t1).
+fn decay_to_slots(d: Decay) -> array<LocalPose, 2> {
+    return array<LocalPose, 2>(
+        LocalPose(d.t.along, d.r.along, d.s.along),
+        LocalPose(d.t.across, d.r.across, d.s.across),
+    );
+}
+
+// The offset t seconds into a decay of `duration`: 0 from the end on.
+fn decay_offset(d: Decay, t: f32, duration: f32) -> PoseDelta {
+    if (!(t < duration)) {
+        return PoseDelta(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    }
     let u = 1.0 - max(t, 0.0) / duration;
     let u2 = u * u;
-    return dir * bollo_quintic(len, along, t, duration) + (v0 - dir * along) * (max(t, 0.0) * u2 * u2);
-}
-
-// The offset t seconds into a decay of `duration` that started at x0 with velocity v0.
-fn decay_offset(x0: PoseDelta, v0: PoseDelta, t: f32, duration: f32) -> PoseDelta {
-    return PoseDelta(
-        decay_vector(x0.t, v0.t, t, duration),
-        decay_vector(x0.r, v0.r, t, duration),
-        decay_vector(x0.s, v0.s, t, duration),
-    );
+    let shape = max(t, 0.0) * u2 * u2;
+    return PoseDelta(decay_channel(d.t, t, shape), decay_channel(d.r, t, shape), decay_channel(d.s, t, shape));
 }
 
 // Pose p moved on by velocity v (per second, as pose_sub's differences) for `by` seconds.

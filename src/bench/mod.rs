@@ -59,9 +59,9 @@ use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
 pub use morph::{MorphComparison, compare_morph, morph_table};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
-pub use transitions::{TransitionComparison, compare_transitions, transitions_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
 pub use traffic::{Traffic, traffic};
+pub use transitions::{TransitionComparison, compare_transitions, transitions_table};
 
 use crate::cpu;
 use crate::error::{Error, Result};

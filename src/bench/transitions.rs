@@ -1,6 +1,7 @@
 //! Cross-fades against inertialized transitions ([`compare_transitions`]): three crowds of the
-//! `single-clip` workload, in one of which a quarter of the characters always cross-fade from one
-//! clip to the next, in another always inertialize, and in the third none transitions. Each
+//! `locomotion-2d` workload (the blend space, three clips per pose), in one of which a quarter of
+//! the characters always cross-fade from one velocity to the next, in another always
+//! inertialize, and in the third none transitions. Each
 //! transitioning character starts a new transition as soon as its last one ends, the starts
 //! spread evenly over the frames, so that every frame carries its share of the frames that keep
 //! a velocity (before an inertialization) and that start one. The `sample` pass of the three is
@@ -10,7 +11,10 @@
 //! A transitioning character's share of the pass is its share of the quiet crowd's (every
 //! character's sampling) plus the crowd's extra time over the quiet one, spread over the
 //! transitioning characters: a cross-fade samples the source and the target, an inertialization
-//! the target and its kept offset.
+//! the target and its kept offset. The same shares are taken of the CPU mirror's `sample` stage
+//! (one thread), run on each crowd's last frame as the GPU left it (its blend lists, kept poses,
+//! offsets and velocities): the mirror computes what the shader does the same way, and its time
+//! is not lavapipe's, whose cost per character in this pass barely depends on the samples.
 
 use super::{DT, median};
 use crate::error::{Error, Result};
@@ -23,7 +27,7 @@ use serde::{Deserialize, Serialize};
 /// Times are medians over the measured frames, in milliseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TransitionComparison {
-    /// Characters in each crowd (the `single-clip` workload, compressed clips).
+    /// Characters in each crowd (the `locomotion-2d` workload, compressed clips).
     pub characters: u32,
     /// Characters that transition, a quarter: each is transitioning 28 frames out of 30.
     pub transitioning: u32,
@@ -43,14 +47,68 @@ pub struct TransitionComparison {
     pub inertialized_us: f64,
     /// `inertialized_us ÷ cross_fade_us`: the goal is 0.6 or less.
     pub ratio: f64,
+    /// The CPU mirror's `sample` stage on the three crowds' last frames, one thread, ms
+    /// (quiet, cross-fading, inertializing; medians of [`MIRROR_RUNS`]).
+    pub mirror_sample_ms: [f64; 3],
+    /// The mirror's shares per cross-fading and inertializing character, µs.
+    pub mirror_us: [f64; 2],
+    /// `mirror_us[1] ÷ mirror_us[0]`.
+    pub mirror_ratio: f64,
+}
+
+/// Runs of the CPU mirror's `sample` stage per crowd.
+pub const MIRROR_RUNS: usize = 5;
+
+/// The CPU mirror's `sample` stage on page 0 of `a` as the GPU left it, one thread: the median of
+/// [`MIRROR_RUNS`] runs, ms.
+fn time_mirror_sample(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Result<f64> {
+    let max = a.max_joints() as usize;
+    let mut local = vec![crate::layout::LocalPose::default(); 4 * max];
+    for region in 0..4 {
+        let r = a.read_local_region_page(device, queue, 0, region as u32)?;
+        local[region * max..region * max + r.len()].copy_from_slice(&r);
+    }
+    let lists = a.read_blend_lists_page(device, queue, 0)?;
+    let instances = a.page_instances(0).to_vec();
+    let frame = crate::layout::GpuFrame {
+        dt: DT,
+        instance_count: instances.len() as u32,
+        snapshot_offset: a.page_max_joints(0),
+        ..Default::default()
+    };
+    let mut runs = Vec::with_capacity(MIRROR_RUNS);
+    for _ in 0..MIRROR_RUNS {
+        // Each run from the same state: the first frame of an offset writes it.
+        let (mut local, mut lists, mut instances) = (local.clone(), lists.clone(), instances.clone());
+        let mut page = crate::cpu::PageBuffers::new(&frame, &mut instances)
+            .blend_lists(&mut lists)
+            .local_poses(&mut local);
+        let start = std::time::Instant::now();
+        crate::cpu::sample::kernel(a.library(), &mut page);
+        runs.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(runs))
 }
 
 /// The three crowds: quiet, cross-fading, inertializing.
 const CROWDS: usize = 3;
 
-/// A crowd of `n` mannequins playing their clips, with room for inertialized transitions.
-fn crowd(device: &wgpu::Device, n: u32) -> Result<(Animator, Vec<crate::ClipId>)> {
-    let (lib, _, clips) = mannequin::library_in(ClipFormat::Compressed);
+/// A crowd of `n` mannequins walking or running through the locomotion blend space each at its
+/// own velocity, with room for inertialized transitions; and the states character `i` goes to,
+/// in turn: the blend space at other velocities.
+fn crowd(device: &wgpu::Device, n: u32) -> Result<(Animator, Vec<InstanceDesc>)> {
+    let (lib, _, _) = mannequin::library_in(ClipFormat::Compressed);
+    let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
+        what: "the built-in library has no locomotion tree".into(),
+    })?;
+    let state = |k: u32| {
+        let (u, v) = ((k as f32 * 0.618).fract(), (k as f32 * 0.377).fract());
+        let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * (0.5 + v * 3.0);
+        InstanceDesc {
+            time: u,
+            ..InstanceDesc::tree(tree, [velocity.x, velocity.y, 0.0, 0.0])
+        }
+    };
     let mut a = Animator::new(
         device,
         &lib,
@@ -61,14 +119,9 @@ fn crowd(device: &wgpu::Device, n: u32) -> Result<(Animator, Vec<crate::ClipId>)
         },
     )?;
     for i in 0..n {
-        let (u, v) = ((i as f32 * 0.618).fract(), (i as f32 * 0.377).fract());
-        a.add_instance(&InstanceDesc {
-            time: u * 3.0,
-            rate: 0.8 + v * 0.4,
-            ..InstanceDesc::new(clips[i as usize % clips.len()])
-        })?;
+        a.add_instance(&state(i))?;
     }
-    Ok((a, clips))
+    Ok((a, (0..7).map(|k| state(n + 101 * k)).collect()))
 }
 
 /// Times `n` characters, a quarter of them transitioning, `frames` frames of each crowd after
@@ -98,18 +151,22 @@ pub fn compare_transitions(
     // would blend from a kept pose instead of sampling the source).
     let period = 30u32;
     let duration = (period - 2) as f32 * DT;
-    let transitions = [None, Some(Transition::linear(duration)), Some(Transition::inertialize(duration))];
+    let transitions = [
+        None,
+        Some(Transition::linear(duration)),
+        Some(Transition::inertialize(duration)),
+    ];
     // The staged passes are clock, sample, local_to_model, palette.
     const SAMPLE: usize = 1;
     let mut sample_ms = vec![Vec::new(); CROWDS];
     for frame in 0..warmup + frames {
-        for (k, ((a, clips), timer)) in crowds.iter_mut().zip(&timers).enumerate() {
+        for (k, ((a, states), timer)) in crowds.iter_mut().zip(&timers).enumerate() {
             if let Some(t) = transitions[k] {
                 for i in (0..n).step_by(4) {
                     let slot = i / 4;
                     if (frame + slot) % period == 0 {
-                        let next = clips[(slot + frame / period) as usize % clips.len()];
-                        a.play(i as usize, &InstanceDesc::new(next), Some(t))?;
+                        let next = &states[(slot + frame / period) as usize % states.len()];
+                        a.play(i as usize, next, Some(t))?;
                     }
                 }
             }
@@ -129,8 +186,15 @@ pub fn compare_transitions(
     }
     let [quiet, cross_fade, inertialized] = [0, 1, 2].map(|k| median(sample_ms[k].clone()));
     let transitioning = n.div_ceil(4);
-    let share = |ms: f64| (quiet / f64::from(n) + (ms - quiet) / f64::from(transitioning)) * 1e3;
-    let (cross_fade_us, inertialized_us) = (share(cross_fade), share(inertialized));
+    let share = |quiet: f64, ms: f64, n: u32| (quiet / f64::from(n) + (ms - quiet) / f64::from(n.div_ceil(4))) * 1e3;
+    let (cross_fade_us, inertialized_us) = (share(quiet, cross_fade, n), share(quiet, inertialized, n));
+    let mut mirror_sample_ms = [0.0; CROWDS];
+    for (k, (a, _)) in crowds.iter().enumerate() {
+        mirror_sample_ms[k] = time_mirror_sample(device, queue, a)?;
+    }
+    let on_page = crowds[0].0.page_instances(0).len() as u32;
+    let [mq, mc, mi] = mirror_sample_ms;
+    let mirror_us = [share(mq, mc, on_page), share(mq, mi, on_page)];
     Ok(Some(TransitionComparison {
         characters: n,
         transitioning,
@@ -142,6 +206,9 @@ pub fn compare_transitions(
         cross_fade_us,
         inertialized_us,
         ratio: inertialized_us / cross_fade_us.max(1e-12),
+        mirror_sample_ms,
+        mirror_us,
+        mirror_ratio: mirror_us[1] / mirror_us[0].max(1e-12),
     }))
 }
 
@@ -150,12 +217,14 @@ pub fn compare_transitions(
 pub fn transitions_table(rows: &[TransitionComparison]) -> String {
     let mut s = String::from(
         "| characters | transitioning | quiet sample ms | cross-fading sample ms | inertializing sample ms | \
-         µs per cross-fading character | µs per inertializing character | inertialized ÷ cross-fade |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         µs per cross-fading character | µs per inertializing character | inertialized ÷ cross-fade | \
+         mirror sample ms (quiet, cross-fading, inertializing) | mirror µs per character (cross-fading, \
+         inertializing) | mirror inertialized ÷ cross-fade |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} |\n",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3}, {:.3}, {:.3} | {:.3}, {:.3} | {:.2} |\n",
             c.characters,
             c.transitioning,
             c.quiet_sample_ms,
@@ -163,7 +232,13 @@ pub fn transitions_table(rows: &[TransitionComparison]) -> String {
             c.inertialized_sample_ms,
             c.cross_fade_us,
             c.inertialized_us,
-            c.ratio
+            c.ratio,
+            c.mirror_sample_ms[0],
+            c.mirror_sample_ms[1],
+            c.mirror_sample_ms[2],
+            c.mirror_us[0],
+            c.mirror_us[1],
+            c.mirror_ratio
         );
     }
     s

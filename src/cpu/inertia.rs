@@ -101,61 +101,149 @@ pub fn pose_add(b: &LocalPose, d: &PoseDelta) -> LocalPose {
     }
 }
 
-/// Bollo's quintic: `x(t)` from `x0 ≥ 0` with velocity `v0` to 0 at `t1` (x′ and x″ 0 there).
-/// Where `v0` heads to 0 so fast that the curve would pass it, `t1` shortens to `−5 x0 / v0`; the
-/// starting acceleration `a0 = (−8 v0 t1 − 20 x0) / t1²` is kept at 0 or above. Evaluated in
-/// `s = t / t1` and factored as `(1 − s)³ q(s)`. WGSL `bollo_quintic`.
+/// Bollo's quintic (`x(t)` from `x0 ≥ 0` with velocity `v0` to 0 at `t1`, x′ and x″ 0 there;
+/// where `v0` heads to 0 so fast that the curve would pass it, `t1` shortens to `−5 x0 / v0`; the
+/// starting acceleration `a0 = (−8 v0 t1 − 20 x0) / t1²` is kept at 0 or above) divided by `x0`,
+/// at `s = t / t1` (1 past the end), with `r = v0 t1 / x0`: factored as `(1 − s)³ q(s)`. WGSL
+/// `bollo_unit`.
 #[must_use]
-pub fn bollo_quintic(x0: f32, v0: f32, t: f32, duration: f32) -> f32 {
-    let mut t1 = duration;
-    if v0 < 0.0 {
-        t1 = t1.min(-5.0 * x0 / v0);
-    }
-    if !(t < t1) || !(x0 > 0.0) {
+pub fn bollo_unit(r: f32, s: f32) -> f32 {
+    if !(s < 1.0) {
         return 0.0;
     }
-    let s = t.max(0.0) / t1;
-    let v = v0 * t1;
-    let a = (-8.0 * v - 20.0 * x0).max(0.0);
     let u = 1.0 - s;
-    u * u * u * (x0 + s * (v + 3.0 * x0 + s * 0.5 * (a + 6.0 * v + 12.0 * x0)))
+    let a = (-8.0 * r - 20.0).max(0.0);
+    u * u * u * (1.0 + s * (r + 3.0 + s * 0.5 * (a + 6.0 * r + 12.0)))
 }
 
-/// An offset below this (times `1 + |v0| duration`) counts as none ([`decay_vector`]). WGSL
+/// An offset below this (times `1 + |v0| duration`) counts as none ([`decay_setup`]). WGSL
 /// `DECAY_NEGLIGIBLE`.
 pub const DECAY_NEGLIGIBLE: f32 = 1e-5;
 
-/// Offset vector `x0` with velocity `v0`, `t` seconds into a decay of `duration`: Bollo's quintic
-/// along `x0`'s direction with `v0`'s part along it; `v0`'s part across it leaves and returns
-/// along `t (1 − t/duration)⁴` (value, slope and curvature 0 at the end, no crossing), so that
-/// the offset's velocity starts at `v0` whole. An offset within [`DECAY_NEGLIGIBLE`]
-/// `(1 + |v0| duration)` has no direction rounding would keep (a pose equal to the target's up to
-/// the last bits): it counts as 0, and all of `v0` leaves and returns. WGSL `decay_vector`.
-#[must_use]
-pub fn decay_vector(x0: Vec3, v0: Vec3, t: f32, duration: f32) -> Vec3 {
-    if !(t < duration) {
-        return Vec3::ZERO;
-    }
-    let len = x0.length();
-    let mut dir = Vec3::ZERO;
-    if len > DECAY_NEGLIGIBLE * (1.0 + v0.length() * duration) {
-        dir = x0 / len;
-    }
-    let along = v0.dot(dir);
-    let u = 1.0 - t.max(0.0) / duration;
-    let u2 = u * u;
-    dir * bollo_quintic(len, along, t, duration) + (v0 - dir * along) * (t.max(0.0) * u2 * u2)
+/// A channel's decay, set up once (WGSL `DecayChannel`): `along` = (x0, r), `across` = (v0's part
+/// across x0, 1 / t1).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DecayChannel {
+    /// The offset x0 and `r = v0 t1 / |x0|` of its part along x0.
+    pub along: Vec4,
+    /// v0's part across x0, and `1 / t1`.
+    pub across: Vec4,
 }
 
-/// The offset `t` seconds into a decay of `duration` that started at `x0` with velocity `v0`.
-/// WGSL `decay_offset`.
+/// A channel's decay from offset `x0` with velocity `v0` over `duration`: Bollo's quintic along
+/// `x0`'s direction with `v0`'s part along it, and `v0`'s part across it leaving and returning
+/// along `t (1 − t/duration)⁴` (value, slope and curvature 0 at the end, no crossing), so that
+/// the offset's velocity starts at `v0` whole. An offset within [`DECAY_NEGLIGIBLE`]
+/// `(1 + |v0| duration)` has no direction rounding would keep (a pose equal to the target's up
+/// to the last bits): it counts as 0, and all of `v0` leaves and returns. WGSL `decay_setup`.
 #[must_use]
-pub fn decay_offset(x0: &PoseDelta, v0: &PoseDelta, t: f32, duration: f32) -> PoseDelta {
-    PoseDelta {
-        t: decay_vector(x0.t, v0.t, t, duration),
-        r: decay_vector(x0.r, v0.r, t, duration),
-        s: decay_vector(x0.s, v0.s, t, duration),
+pub fn decay_setup(x0: Vec3, v0: Vec3, duration: f32) -> DecayChannel {
+    let len = x0.length();
+    if !(len > DECAY_NEGLIGIBLE * (1.0 + v0.length() * duration)) || !(duration > 0.0) {
+        return DecayChannel {
+            along: Vec4::ZERO,
+            across: v0.extend(0.0),
+        };
     }
+    let dir = x0 / len;
+    let along = v0.dot(dir);
+    let mut t1 = duration;
+    if along < 0.0 {
+        t1 = t1.min(-5.0 * len / along);
+    }
+    DecayChannel {
+        along: x0.extend(along * t1 / len),
+        across: (v0 - dir * along).extend(1.0 / t1),
+    }
+}
+
+/// A channel's offset `t` seconds in (`shape`: `t (1 − t/duration)⁴`). WGSL `decay_channel`.
+#[must_use]
+pub fn decay_channel(c: &DecayChannel, t: f32, shape: f32) -> Vec3 {
+    c.along.truncate() * bollo_unit(c.along.w, t.max(0.0) * c.across.w) + c.across.truncate() * shape
+}
+
+/// A joint's decay, a channel each for translation, rotation and scale. WGSL `Decay`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Decay {
+    /// Translation.
+    pub t: DecayChannel,
+    /// Rotation.
+    pub r: DecayChannel,
+    /// Scale.
+    pub s: DecayChannel,
+}
+
+impl Decay {
+    /// The decay of offset `x0` with velocity `v0` over `duration`. WGSL `decay_start`.
+    #[must_use]
+    pub fn start(x0: &PoseDelta, v0: &PoseDelta, duration: f32) -> Self {
+        Self {
+            t: decay_setup(x0.t, v0.t, duration),
+            r: decay_setup(x0.r, v0.r, duration),
+            s: decay_setup(x0.s, v0.s, duration),
+        }
+    }
+
+    /// The decay kept in two local pose buffer slots. WGSL `decay_from_slots`.
+    #[must_use]
+    pub fn from_slots(a: &LocalPose, b: &LocalPose) -> Self {
+        let c = |along, across| DecayChannel { along, across };
+        Self {
+            t: c(a.translation, b.translation),
+            r: c(a.rotation, b.rotation),
+            s: c(a.scale, b.scale),
+        }
+    }
+
+    /// The slots that keep it: `(x0, r)` of each channel, then `(across, 1 / t1)`. WGSL
+    /// `decay_to_slots`.
+    #[must_use]
+    pub fn to_slots(&self) -> [LocalPose; 2] {
+        [
+            LocalPose {
+                translation: self.t.along,
+                rotation: self.r.along,
+                scale: self.s.along,
+            },
+            LocalPose {
+                translation: self.t.across,
+                rotation: self.r.across,
+                scale: self.s.across,
+            },
+        ]
+    }
+
+    /// The offset `t` seconds into a decay of `duration`: 0 from the end on. WGSL
+    /// `decay_offset`.
+    #[must_use]
+    pub fn offset(&self, t: f32, duration: f32) -> PoseDelta {
+        if !(t < duration) {
+            return PoseDelta::default();
+        }
+        let u = 1.0 - t.max(0.0) / duration;
+        let u2 = u * u;
+        let shape = t.max(0.0) * u2 * u2;
+        PoseDelta {
+            t: decay_channel(&self.t, t, shape),
+            r: decay_channel(&self.r, t, shape),
+            s: decay_channel(&self.s, t, shape),
+        }
+    }
+}
+
+/// Offset vector `x0` with velocity `v0`, `t` seconds into a decay of `duration`:
+/// [`decay_setup`] then [`decay_channel`] (the shader sets up once and evaluates every frame).
+#[must_use]
+pub fn decay_vector(x0: Vec3, v0: Vec3, t: f32, duration: f32) -> Vec3 {
+    let c = decay_setup(x0, v0, duration);
+    let zero = PoseDelta::default();
+    let d = Decay {
+        t: c,
+        r: decay_setup(zero.r, zero.r, duration),
+        s: decay_setup(zero.s, zero.s, duration),
+    };
+    d.offset(t, duration).t
 }
 
 /// Pose `p` moved on by velocity `v` for `by` seconds. WGSL `pose_advance`.

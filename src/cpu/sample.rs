@@ -7,7 +7,7 @@
 
 use super::PageBuffers;
 use super::checks::{clip, instance_count, instance_error, joint_end, joints, pose_buffer};
-use super::inertia::{PoseDelta, dead_blend, decay_offset, pose_add, pose_advance, pose_sub, pose_velocity};
+use super::inertia::{Decay, PoseDelta, dead_blend, pose_add, pose_advance, pose_sub, pose_velocity};
 use crate::clip::Interpolation;
 use crate::error::Result;
 use crate::layout::{
@@ -498,8 +498,10 @@ impl SampleStore for LocalBuffer<'_> {
 /// [`inertia::PREVIOUS`]) `previous`, at the previous frame's times; `time`: seconds since the
 /// source was last shown. `local`'s snapshot and velocity sections hold, per joint, the source's
 /// last pose and velocity, which dead blending extrapolates and mixes into `now`; or, from the
-/// first frame of an offset decay on ([`inertia::SWITCH`], which computes them), the offset from
-/// the target to the source and its velocity, which decay on top of `now`. WGSL `inertia_joint`.
+/// first frame of an offset decay on ([`inertia::SWITCH`], which computes them), the decay of the
+/// offset from the target to the source and of its velocity, which applies on top of `now`. Once
+/// the transition is over (and the frame keeps no velocity) the pose is `now`, nothing read. WGSL
+/// `inertia_joint`.
 #[expect(clippy::too_many_arguments, reason = "keeps the signature of the shader function")]
 fn inertia_joint(
     frame: &GpuFrame,
@@ -518,6 +520,9 @@ fn inertia_joint(
     let mut out = *now;
     let mut before = *previous;
     let keep_velocity = bits & inertia::VELOCITY != 0;
+    if !keep_velocity && !(time < duration) {
+        return out;
+    }
     if bits & inertia::DEAD_BLEND != 0 {
         let source = local[snapshot_slot];
         let velocity = PoseDelta::from_slot(&local[velocity_slot]);
@@ -526,15 +531,15 @@ fn inertia_joint(
             before = dead_blend(&source, &velocity, previous, time - dt, duration, inst.halflife);
         }
     } else if bits & inertia::OFFSET != 0 {
-        let mut x0 = PoseDelta::from_slot(&local[snapshot_slot]);
-        let mut v0 = PoseDelta::from_slot(&local[velocity_slot]);
+        let mut decay = Decay::from_slots(&local[snapshot_slot], &local[velocity_slot]);
         if bits & inertia::SWITCH != 0 {
             // The source's last pose and velocity against the target then (`previous`) and now:
             // the offset at the last source frame and its velocity over this one.
             let source = local[snapshot_slot];
-            x0 = pose_sub(&source, previous);
-            let x1 = pose_sub(&pose_advance(&source, &v0, dt), now);
-            v0 = PoseDelta::default();
+            let velocity = PoseDelta::from_slot(&local[velocity_slot]);
+            let x0 = pose_sub(&source, previous);
+            let x1 = pose_sub(&pose_advance(&source, &velocity, dt), now);
+            let mut v0 = PoseDelta::default();
             if dt > 0.0 {
                 v0 = PoseDelta {
                     t: x1.t - x0.t,
@@ -543,12 +548,12 @@ fn inertia_joint(
                 }
                 .scaled(1.0 / dt);
             }
-            local[snapshot_slot] = x0.to_slot();
-            local[velocity_slot] = v0.to_slot();
+            decay = Decay::start(&x0, &v0, duration);
+            [local[snapshot_slot], local[velocity_slot]] = decay.to_slots();
         }
-        out = pose_add(now, &decay_offset(&x0, &v0, time, duration));
+        out = pose_add(now, &decay.offset(time, duration));
         if keep_velocity {
-            before = pose_add(previous, &decay_offset(&x0, &v0, time - dt, duration));
+            before = pose_add(previous, &decay.offset(time - dt, duration));
         }
     }
     if keep_velocity {

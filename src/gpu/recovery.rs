@@ -296,7 +296,12 @@ impl Recovery {
                     .filter(|_| controller.inertialization());
                 for &(a, b) in runs {
                     for section in std::iter::once(snapshots).chain(velocities) {
-                        push(resource, page, section.at(u64::from(a)), section.bytes(u64::from(b - a)));
+                        push(
+                            resource,
+                            page,
+                            section.at(u64::from(a)),
+                            section.bytes(u64::from(b - a)),
+                        );
                     }
                 }
             }
@@ -369,7 +374,8 @@ fn snapshot_runs(
     for (k, inst) in controller.page_instances(page).iter().enumerate() {
         let kind = inst.source_kind();
         let live = inst.flags & KEEP_POSE != 0
-            || ((kind == source_kind::SNAPSHOT || kind == source_kind::OFFSET) && controller.transition_running(first + k));
+            || ((kind == source_kind::SNAPSHOT || kind == source_kind::OFFSET)
+                && controller.transition_running(first + k));
         let span = unit(k as u32, inst);
         match runs.last_mut() {
             Some(run) if live && open && run.1 == span.0 => run.1 = span.1,

@@ -44,7 +44,7 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
     }
     if !report.transitions.is_empty() {
         outln!(
-            "\nThe sample pass with a quarter of a single-clip crowd cross-fading, inertializing, or none transitioning, crowd after crowd frame by frame:\n"
+            "\nThe sample pass with a quarter of a locomotion-2d crowd cross-fading, inertializing, or none transitioning, crowd after crowd frame by frame:\n"
         );
         out!("{}", bench::transitions_table(&report.transitions));
     }

@@ -27,6 +27,8 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
         // Morph weights: the clips drive some, each character holds its own; blended again on
         // the new device.
         morph_weights: MORPH_TARGETS as u32,
+        // Inertialized transitions: their kept velocities and decays are checkpointed too.
+        inertialization: true,
         ..Default::default()
     };
     Animator::new(device, library, &desc).unwrap()
@@ -34,7 +36,8 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
 
 /// The edits of frame `frame`, the same for every animator given them: the crowd at frame 0
 /// (clips and blend trees, layers on a third); then each frame, for some characters, a
-/// cross-fade (interrupting a running one takes a snapshot), a cut, a seek, a new rate or new
+/// cross-fade (interrupting a running one takes a snapshot) or an inertialized transition (a
+/// kept velocity, then a decay), a cut, a seek, a new rate or new
 /// parameters; at frame 9 the last 20 characters leave, at frame 10 others take their place.
 /// Frames 6 to 11 run on the fused path.
 fn edit(animator: &mut Animator, frame: usize) {
@@ -87,7 +90,12 @@ fn edit(animator: &mut Animator, frame: usize) {
         match r.gen_range(0..24) {
             0..=2 => {
                 let next = common::random_state(&mut r, &lib, skeleton);
-                let fade = Transition::linear(r.gen_range(0.5..2.0));
+                let duration = r.gen_range(0.5..2.0);
+                let fade = match r.gen_range(0..3) {
+                    0 => Transition::linear(duration),
+                    1 => Transition::inertialize(duration),
+                    _ => Transition::dead_blend(duration),
+                };
                 animator.play(i, &next, Some(fade)).unwrap();
             }
             3 => animator
@@ -214,6 +222,12 @@ fn lose_and_rebuild(interval: u32, lost_after: usize, lost_again_after: Option<u
         snapshots > 0,
         "the crowd has cross-fades from snapshots when its device is lost"
     );
+    let inertial = lost
+        .instances()
+        .iter()
+        .filter(|i| i.source_kind() == source_kind::OFFSET)
+        .count();
+    assert!(inertial > 0, "the crowd has inertialized transitions when its device is lost");
     let replayed = lost.recovery_frames().expect("recovery can rebuild");
     device_a.destroy();
     // Rebuilt on the reference's device, or on another one that is lost in turn.

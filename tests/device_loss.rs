@@ -227,7 +227,10 @@ fn lose_and_rebuild(interval: u32, lost_after: usize, lost_again_after: Option<u
         .iter()
         .filter(|i| i.source_kind() == source_kind::OFFSET)
         .count();
-    assert!(inertial > 0, "the crowd has inertialized transitions when its device is lost");
+    assert!(
+        inertial > 0,
+        "the crowd has inertialized transitions when its device is lost"
+    );
     let replayed = lost.recovery_frames().expect("recovery can rebuild");
     device_a.destroy();
     // Rebuilt on the reference's device, or on another one that is lost in turn.

@@ -268,7 +268,7 @@ pub fn pose_velocity(now: &LocalPose, prev: &LocalPose, dt: f32) -> PoseDelta {
 pub fn dead_extrapolate(source: &LocalPose, v: &PoseDelta, t: f32, halflife: f32) -> LocalPose {
     let mut by = 0.0;
     if halflife > 0.0 {
-        let k = 0.693_147_2 / halflife;
+        let k = std::f32::consts::LN_2 / halflife;
         by = (1.0 - (-k * t.max(0.0)).exp()) / k;
     }
     pose_advance(source, v, by)

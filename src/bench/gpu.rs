@@ -120,6 +120,28 @@ pub(super) fn measure_gpu(
     })
 }
 
+/// One frame of `a` (staged) timed by `timer`: the `sample` pass's GPU time, ms.
+///
+/// Errors: the device fails.
+pub(super) fn sample_pass_ms(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    timer: &PassTimer,
+) -> Result<f64> {
+    // The staged passes are clock, sample, local_to_model, palette.
+    const SAMPLE: usize = 1;
+    a.prepare(queue, DT);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    a.encode_timed(&mut encoder, Some(timer));
+    timer.resolve(&mut encoder);
+    queue.submit([encoder.finish()]);
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Device(e.to_string()))?;
+    Ok(timer.read_ms(device, queue)?.get(SAMPLE).copied().unwrap_or(0.0))
+}
+
 /// Times the `sample` pass of `workload` with `n` characters, raw and compressed clips in
 /// alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries.
 ///
@@ -143,22 +165,12 @@ pub fn compare_formats(
             None => return Ok(None),
         }
     }
-    // The staged passes are clock, sample, local_to_model, palette.
-    const SAMPLE: usize = 1;
     let mut sample_ms = [Vec::new(), Vec::new()];
     for frame in 0..warmup + pairs {
         for (k, (a, timer)) in crowds.iter_mut().zip(&timers).enumerate() {
-            a.prepare(queue, DT);
-            let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode_timed(&mut encoder, Some(timer));
-            timer.resolve(&mut encoder);
-            queue.submit([encoder.finish()]);
-            device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| Error::Device(e.to_string()))?;
-            let ms = timer.read_ms(device, queue)?;
+            let ms = sample_pass_ms(device, queue, a, timer)?;
             if frame >= warmup {
-                sample_ms[k].push(ms.get(SAMPLE).copied().unwrap_or(0.0));
+                sample_ms[k].push(ms);
             }
         }
     }

@@ -16,6 +16,7 @@
 //! offsets and velocities): the mirror computes what the shader does the same way, and its time
 //! is not lavapipe's, whose cost per character in this pass barely depends on the samples.
 
+use super::gpu::sample_pass_ms;
 use super::{DT, median};
 use crate::error::{Error, Result};
 use crate::gpu::{PassTimer, Transition};
@@ -156,8 +157,6 @@ pub fn compare_transitions(
         Some(Transition::linear(duration)),
         Some(Transition::inertialize(duration)),
     ];
-    // The staged passes are clock, sample, local_to_model, palette.
-    const SAMPLE: usize = 1;
     let mut sample_ms = vec![Vec::new(); CROWDS];
     for frame in 0..warmup + frames {
         for (k, ((a, states), timer)) in crowds.iter_mut().zip(&timers).enumerate() {
@@ -170,17 +169,9 @@ pub fn compare_transitions(
                     }
                 }
             }
-            a.prepare(queue, DT);
-            let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode_timed(&mut encoder, Some(timer));
-            timer.resolve(&mut encoder);
-            queue.submit([encoder.finish()]);
-            device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| Error::Device(e.to_string()))?;
-            let ms = timer.read_ms(device, queue)?;
+            let ms = sample_pass_ms(device, queue, a, timer)?;
             if frame >= warmup {
-                sample_ms[k].push(ms.get(SAMPLE).copied().unwrap_or(0.0));
+                sample_ms[k].push(ms);
             }
         }
     }

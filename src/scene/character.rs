@@ -51,8 +51,8 @@ pub struct Character {
     pub relative_height: f32,
     /// A locomotion blend tree driven by the character-space velocity (parameters x, z in m/s).
     /// With one, crowd members wander: they walk, run, strafe, back up, turn and stop, blending
-    /// their gaits by velocity and cross-fading to idle and back. Without, each member plays one
-    /// clip (in place, or moving at that clip's velocity).
+    /// their gaits by velocity and going to idle and back by inertialized transitions. Without,
+    /// each member plays one clip (in place, or moving at that clip's velocity).
     pub locomotion: Option<crate::blend::BlendTreeId>,
     /// Layer assets for waving, flinching and aiming, when the character has them.
     pub layers: Option<LayerAssets>,

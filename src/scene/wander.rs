@@ -54,7 +54,7 @@ pub(super) const AIM_SLOT: usize = 2;
 
 /// How fast a wandering member's velocity eases towards its target (1/s).
 const EASE: f32 = 2.5;
-/// Length of the cross-fades when a wandering member stops or starts, seconds.
+/// Length of the inertialized transitions when a wandering member stops or starts, seconds.
 const STOP_START_FADE: f32 = 0.5;
 
 /// A random course in character space (m/s): walk, run, strafe, back up, or a diagonal.

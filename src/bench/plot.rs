@@ -315,12 +315,7 @@ fn draw_line<DB: DrawingBackend>(
 /// frame time (GPU time when the row has timestamps, else wall-clock frame time) against
 /// characters, both axes logarithmic, with a legend on the right.
 pub fn draw(rows: &[Row], title: &str, width: u32, height: u32) -> Result<Vec<u8>> {
-    if width <= LEGEND_WIDTH + 200 || height < 200 {
-        return Err(plot_error(format!(
-            "{width}x{height} is too small for the chart (at least {}x200 pixels)",
-            LEGEND_WIDTH + 201
-        )));
-    }
+    check_size(width, height)?;
     register_embedded_font()?;
     let (workloads, series) = series(rows);
     let xs = series.iter().flat_map(|s| s.2.iter().map(|p| p.0));
@@ -418,11 +413,128 @@ pub fn draw(rows: &[Row], title: &str, width: u32, height: u32) -> Result<Vec<u8
         }
         root.present().map_err(plot_error)?;
     }
-    let mut rgba = Vec::with_capacity(width as usize * height as usize * 4);
-    for px in rgb.chunks_exact(3) {
-        rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
+    Ok(opaque_rgba(&rgb))
+}
+
+/// A line of [`draw_curves`]: its name in the legend, its colour, whether it is dashed, its
+/// points.
+#[derive(Clone, Debug)]
+pub struct Curve {
+    /// The legend's text.
+    pub name: String,
+    /// Its colour, RGB.
+    pub colour: [u8; 3],
+    /// Drawn dashed (a reference line) rather than solid.
+    pub dashed: bool,
+    /// `(x, y)` points in order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A chart of `curves` on linear axes described by `x_desc` and `y_desc`, with a legend on the
+/// right, as tightly packed RGBA8 rows, top row first (as [`draw`]).
+///
+/// Errors: a size too small for the chart, no point, a point that is not finite.
+pub fn draw_curves(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    curves: &[Curve],
+    width: u32,
+    height: u32,
+) -> Result<Vec<u8>> {
+    check_size(width, height)?;
+    let points = || curves.iter().flat_map(|c| c.points.iter().copied());
+    if points().next().is_none() || points().any(|(x, y)| !x.is_finite() || !y.is_finite()) {
+        return Err(plot_error("the curves need points, all of them finite"));
     }
-    Ok(rgba)
+    register_embedded_font()?;
+    let range = |v: Vec<f64>| {
+        let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        let pad = ((hi - lo) * 0.05).max(1e-9);
+        (lo - pad, hi + pad)
+    };
+    let (x_lo, x_hi) = range(points().map(|p| p.0).collect());
+    let (y_lo, y_hi) = range(points().map(|p| p.1).collect());
+    let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).map_err(plot_error)?;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = Canvas {
+            inner: BitMapBackend::with_buffer(&mut rgb, (width, height)),
+            font,
+        }
+        .into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let (title_area, body) = root.split_vertically(44);
+        title_area
+            .draw(&Text::new(
+                title.to_string(),
+                (20, 12),
+                (FONT, 22).into_font().color(&INK),
+            ))
+            .map_err(plot_error)?;
+        let (plot_area, legend) = body.split_horizontally(width - LEGEND_WIDTH);
+        let mut chart = ChartBuilder::on(&plot_area)
+            .margin_left(12)
+            .margin_right(24)
+            .margin_bottom(12)
+            .x_label_area_size(56)
+            .y_label_area_size(76)
+            .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
+            .map_err(plot_error)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style((FONT, 16).into_font().color(&INK))
+            .axis_desc_style((FONT, 18).into_font().color(&INK))
+            .axis_style(INK)
+            .bold_line_style(GRID)
+            .light_line_style(TRANSPARENT)
+            .draw()
+            .map_err(plot_error)?;
+        let name_font = (FONT, 17).into_font().color(&INK);
+        let mut y = 14;
+        for c in curves {
+            let colour = RGBColor(c.colour[0], c.colour[1], c.colour[2]);
+            let style = colour.stroke_width(3);
+            let pts = c.points.iter().copied();
+            if c.dashed {
+                chart.draw_series(DashedLineSeries::new(pts, 10, 7, style))
+            } else {
+                chart.draw_series(LineSeries::new(pts, style))
+            }
+            .map_err(plot_error)?;
+            let sample: Vec<(i32, i32)> = vec![(4, y + 8), (52, y + 8)];
+            if c.dashed {
+                legend.draw(&DashedPathElement::new(sample, 10, 7, style))
+            } else {
+                legend.draw(&PathElement::new(sample, style))
+            }
+            .map_err(plot_error)?;
+            legend
+                .draw(&Text::new(c.name.clone(), (62, y - 2), name_font.clone()))
+                .map_err(plot_error)?;
+            y += 34;
+        }
+        root.present().map_err(plot_error)?;
+    }
+    Ok(opaque_rgba(&rgb))
+}
+
+/// Refuses a chart too small for its axes and legend.
+fn check_size(width: u32, height: u32) -> Result<()> {
+    if width <= LEGEND_WIDTH + 200 || height < 200 {
+        return Err(plot_error(format!(
+            "{width}x{height} is too small for the chart (at least {}x200 pixels)",
+            LEGEND_WIDTH + 201
+        )));
+    }
+    Ok(())
+}
+
+/// RGB8 pixels as opaque RGBA8.
+fn opaque_rgba(rgb: &[u8]) -> Vec<u8> {
+    rgb.chunks_exact(3).flat_map(|px| [px[0], px[1], px[2], 255]).collect()
 }
 
 /// Draws [`draw`]'s chart at 1100×640 and saves it as a PNG.

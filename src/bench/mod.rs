@@ -864,14 +864,13 @@ pub fn run(
     }
     let formats = compare_all_formats(device, queue, config, progress)?;
     let (skinning, morph) = compare_drawn(device, queue, config, progress)?;
-    let transitions = compare_all_transitions(device, queue, config, progress)?;
     Ok(Report {
+        transitions: compare_all_transitions(device, queue, config, progress)?,
         rows,
         notes,
         formats,
         skinning,
         morph,
-        transitions,
         device: device_name,
         date,
     })

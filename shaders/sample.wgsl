@@ -22,6 +22,9 @@
     delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub, pose_velocity,
 }
 #ifdef MORPH
+#import wgpu_anim::inertia::inertia_morph_weight
+#endif
+#ifdef MORPH
 #import wgpu_anim::bindings::morph_weights
 #import wgpu_anim::library::sample_track
 #import wgpu_anim::types::{CLIP_CURVE_SHIFT, CLIP_MORPH_SHIFT}
@@ -328,12 +331,16 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
 #ifdef MORPH
     // Targets `lid`, `lid + WORKGROUP_SIZE`, ... of those in use: the instance's own weights
     // (after frame.morph_api_base) blended with its clips' weight tracks and its snapshot (after
-    // twice that) into the weights the vertex stage reads; kept as the snapshot on a frame that
-    // keeps the pose (written after this thread's own read of it).
+    // twice that) into the weights the vertex stage reads (under an inertialized transition,
+    // mixed in from the snapshot); kept as the snapshot on a frame that keeps the pose (written
+    // after this thread's own read of it).
     let base = instances[i].morph_offset;
     let snapshot = 2u * frame.morph_api_base + base;
+    let morph_time = list_inertia_time(i);
     for (var t = lid; t < instances[i].morph_count; t += WORKGROUP_SIZE) {
-        let w = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t], morph_weights[snapshot + t]);
+        let kept = morph_weights[snapshot + t];
+        let blended = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t], kept);
+        let w = inertia_morph_weight(bits, morph_time, instances[i].transition_duration, kept, blended);
         morph_weights[base + t] = w;
         if (keep_pose) {
             morph_weights[snapshot + t] = w;

@@ -772,3 +772,74 @@ fn bad_inertialized_transitions_are_refused() {
     assert_ne!(a.instance(0).unwrap().flags & KEEP_VELOCITY, 0);
     assert_eq!(a.instance(0).unwrap().source_kind(), source_kind::NONE);
 }
+
+#[test]
+fn morph_weights_mix_in_from_those_shown() {
+    // The mannequin's gaits breathe (a weight track each, at their own phase) and it holds its
+    // second target at 0.6: walk → run inertialized, the weights drawn against the mirror
+    // (blended as the pose, then mixed in from the kept ones), and with no jump at the switch.
+    let (lib, _, clips) = mannequin::library_breathing_in(ClipFormat::Raw);
+    let (device, queue) = common::device();
+    let desc = AnimatorDesc {
+        max_instances: 2,
+        morph_weights: 2,
+        inertialization: true,
+        ..AnimatorDesc::default()
+    };
+    let mut a = Animator::new(&device, &lib, &desc).unwrap();
+    for k in 0..2 {
+        a.add_instance(&InstanceDesc::new(clips[1])).unwrap();
+        a.set_morph_weights(k, &[0.0, 0.6]).unwrap();
+    }
+    let read = |a: &Animator, part: usize| -> Vec<f32> {
+        let all: Vec<f32> = a
+            .read_page_buffer(
+                &device,
+                &queue,
+                0,
+                wgpu_anim::shaders::Resource::MorphWeights,
+                0,
+                3 * 2 * 2,
+            )
+            .unwrap();
+        let base = part * a.page_capacity(0) as usize * 2;
+        all[base..base + 4].to_vec()
+    };
+    let (at, duration) = (10, 0.4);
+    let mut drawn = Vec::new();
+    for f in 0..40 {
+        if f == at {
+            // Instance 0 inertializes, instance 1 cuts.
+            a.play(0, &InstanceDesc::new(clips[2]), Some(Transition::inertialize(duration)))
+                .unwrap();
+            a.play(1, &InstanceDesc::new(clips[2]), None).unwrap();
+        }
+        step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / 60.0 });
+        let (weights, kept) = (read(&a, 0), read(&a, 2));
+        let lists = a.read_blend_lists(&device, &queue).unwrap();
+        let own = a.morph_weights(0).unwrap();
+        let blended = cpu::blend_morph_weights(&lib, &lists[0], &own[..2], &kept[..2]);
+        for t in 0..2 {
+            let want =
+                mirror::inertia_morph_weight(lists[0].inertia, lists[0].inertia_time, duration, kept[t], blended[t]);
+            assert!(
+                (weights[t] - want).abs() <= 1e-6,
+                "frame {f} target {t}: {} against {want}",
+                weights[t]
+            );
+        }
+        drawn.push(weights);
+    }
+    let step_of = |k: usize, f: usize| (drawn[f][k] - drawn[f - 1][k]).abs();
+    let within = (1..at).map(|f| step_of(0, f)).fold(0.0f32, f32::max);
+    let at_switch = (at..at + 3).map(|f| step_of(0, f)).fold(0.0f32, f32::max);
+    let cut = step_of(2, at);
+    eprintln!("breathing weight: largest step {within:.4} before, {at_switch:.4} at the switch, {cut:.4} cut");
+    assert!(
+        at_switch <= 1.5 * within,
+        "the breathing weight jumps by {at_switch} at the switch"
+    );
+    assert!(cut > 1.5 * within, "a cut jumps ({cut}): the check above can fail");
+    // The held weight is the instance's own throughout.
+    assert!(drawn.iter().all(|w| (w[1] - 0.6).abs() < 1e-6));
+}

@@ -11,7 +11,7 @@
 
 #define_import_path wgpu_anim::inertia
 
-#import wgpu_anim::types::LocalPose
+#import wgpu_anim::types::{INERTIA_DEAD_BLEND, INERTIA_OFFSET, LocalPose}
 #import wgpu_anim::math::{quat_conjugate, quat_mul}
 
 // An offset below this (times 1 + |v0| duration) counts as none (decay_vector). Rust:
@@ -187,6 +187,16 @@ fn dead_weight(t: f32, duration: f32) -> f32 {
     }
     let u = clamp(t / duration, 0.0, 1.0);
     return u * u * (3.0 - 2.0 * u);
+}
+
+// A morph weight under an inertialized transition (`bits`, the blend list's inertia bits) t
+// seconds in: mixed from `kept`, the weight shown when the transition started, into the target's
+// `w` as dead blending mixes (smoothstep over `duration`), with no velocity; `w` otherwise.
+fn inertia_morph_weight(bits: u32, t: f32, duration: f32, kept: f32, w: f32) -> f32 {
+    if ((bits & (INERTIA_OFFSET | INERTIA_DEAD_BLEND)) == 0u || !(t < duration)) {
+        return w;
+    }
+    return mix(kept, w, dead_weight(t, duration));
 }
 
 // a and b mixed by w (w = 1: b), the rotation along the shorter arc, normalized.

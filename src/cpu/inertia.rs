@@ -285,6 +285,21 @@ pub fn dead_weight(t: f32, duration: f32) -> f32 {
     u * u * (3.0 - 2.0 * u)
 }
 
+/// A morph weight under an inertialized transition (`bits`, the blend list's
+/// [`crate::layout::inertia`] bits) `t` seconds in: mixed from `kept`, the weight shown when the
+/// transition started, into the target's `w` as dead blending mixes (smoothstep over
+/// `duration`), with no velocity; `w` otherwise. WGSL `inertia_morph_weight`.
+#[must_use]
+pub fn inertia_morph_weight(bits: u32, t: f32, duration: f32, kept: f32, w: f32) -> f32 {
+    use crate::layout::inertia::{DEAD_BLEND, OFFSET};
+    if bits & (OFFSET | DEAD_BLEND) == 0 || !(t < duration) {
+        return w;
+    }
+    // WGSL's mix: a (1 − s) + b s.
+    let s = dead_weight(t, duration);
+    kept * (1.0 - s) + w * s
+}
+
 /// `a` and `b` mixed by `w` (1: `b`), the rotation along the shorter arc, normalized. WGSL
 /// `pose_mix`.
 #[must_use]

@@ -57,7 +57,8 @@ impl Controller {
     /// starts that way, whatever runs: the next frame also evaluates the shown pose at the
     /// previous frame's times and keeps each joint's velocity, and from the frame after only the
     /// new state is evaluated. Interrupting any transition, it starts from what is shown (layers
-    /// included), velocity included. Morph weights switch to the new state's at once.
+    /// included), velocity included. Morph weights mix in from those shown (smoothstep over the
+    /// duration, as dead blending without velocity).
     ///
     /// Errors (nothing changes): as [`Controller::set_instance`] (a clip or blend tree of another
     /// library is [`Error::ForeignId`]); a transition duration or half-life that is negative or

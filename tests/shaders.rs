@@ -663,6 +663,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::EVENTS,
         shaders::ROOT_MOTION,
         shaders::CURVES,
+        shaders::INERTIA,
         shaders::STATE,
         shaders::SKINNING_MODULE,
     ];

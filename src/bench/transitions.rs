@@ -1,7 +1,7 @@
 //! Cross-fades against inertialized transitions ([`compare_transitions`]): three crowds of the
 //! `locomotion-2d` workload (the blend space, three clips per pose), in one of which a quarter of
 //! the characters always cross-fade from one velocity to the next, in another always
-//! inertialize, and in the third none transitions. Each
+//! inertialize, and in the third cut to the same states at the same frames (no transition). Each
 //! transitioning character starts a new transition as soon as its last one ends, the starts
 //! spread evenly over the frames, so that every frame carries its share of the frames that keep
 //! a velocity (before an inertialization) and that start one. The `sample` pass of the three is
@@ -36,7 +36,7 @@ pub struct TransitionComparison {
     pub duration: f32,
     /// Frames measured of each crowd.
     pub frames: u32,
-    /// The `sample` pass with no character transitioning.
+    /// The `sample` pass with no character transitioning (the quarter cuts to the same states).
     pub quiet_sample_ms: f64,
     /// The `sample` pass with a quarter cross-fading.
     pub cross_fade_sample_ms: f64,
@@ -158,15 +158,16 @@ pub fn compare_transitions(
         Some(Transition::inertialize(duration)),
     ];
     let mut sample_ms = vec![Vec::new(); CROWDS];
+    // Warmed up until every transitioning character has started its first transition.
+    let warmup = warmup.max(period);
     for frame in 0..warmup + frames {
         for (k, ((a, states), timer)) in crowds.iter_mut().zip(&timers).enumerate() {
-            if let Some(t) = transitions[k] {
-                for i in (0..n).step_by(4) {
-                    let slot = i / 4;
-                    if (frame + slot) % period == 0 {
-                        let next = &states[(slot + frame / period) as usize % states.len()];
-                        a.play(i as usize, next, Some(t))?;
-                    }
+            // The quiet crowd cuts to the same states at the same frames.
+            for i in (0..n).step_by(4) {
+                let slot = i / 4;
+                if (frame + slot) % period == 0 {
+                    let next = &states[(slot + frame / period) as usize % states.len()];
+                    a.play(i as usize, next, transitions[k])?;
                 }
             }
             let ms = sample_pass_ms(device, queue, a, timer)?;

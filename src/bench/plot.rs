@@ -323,24 +323,9 @@ pub fn draw(rows: &[Row], title: &str, width: u32, height: u32) -> Result<Vec<u8
     let (x_lo, x_hi) = log_range(xs, 100.0, 1.4);
     let (y_lo, y_hi) = log_range(ys, 0.1, 1.6);
 
-    let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).map_err(plot_error)?;
     let mut rgb = vec![0u8; width as usize * height as usize * 3];
     {
-        let root = Canvas {
-            inner: BitMapBackend::with_buffer(&mut rgb, (width, height)),
-            font,
-        }
-        .into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let (title_area, body) = root.split_vertically(44);
-        title_area
-            .draw(&Text::new(
-                title.to_string(),
-                (20, 12),
-                (FONT, 22).into_font().color(&INK),
-            ))
-            .map_err(plot_error)?;
-        let (plot_area, legend) = body.split_horizontally(width - LEGEND_WIDTH);
+        let [root, plot_area, legend] = frame(&mut rgb, (width, height), title)?;
 
         let mut chart = ChartBuilder::on(&plot_area)
             .margin_left(12)
@@ -455,24 +440,9 @@ pub fn draw_curves(
     };
     let (x_lo, x_hi) = range(points().map(|p| p.0).collect());
     let (y_lo, y_hi) = range(points().map(|p| p.1).collect());
-    let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).map_err(plot_error)?;
     let mut rgb = vec![0u8; width as usize * height as usize * 3];
     {
-        let root = Canvas {
-            inner: BitMapBackend::with_buffer(&mut rgb, (width, height)),
-            font,
-        }
-        .into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let (title_area, body) = root.split_vertically(44);
-        title_area
-            .draw(&Text::new(
-                title.to_string(),
-                (20, 12),
-                (FONT, 22).into_font().color(&INK),
-            ))
-            .map_err(plot_error)?;
-        let (plot_area, legend) = body.split_horizontally(width - LEGEND_WIDTH);
+        let [root, plot_area, legend] = frame(&mut rgb, (width, height), title)?;
         let mut chart = ChartBuilder::on(&plot_area)
             .margin_left(12)
             .margin_right(24)
@@ -519,6 +489,32 @@ pub fn draw_curves(
         root.present().map_err(plot_error)?;
     }
     Ok(opaque_rgba(&rgb))
+}
+
+/// A chart's frame on `rgb` (`size` pixels): filled white, `title` at the top; returns the whole
+/// area, the plot's area and the legend's column on the right.
+fn frame<'a>(
+    rgb: &'a mut [u8],
+    size: (u32, u32),
+    title: &str,
+) -> Result<[DrawingArea<Canvas<'a>, plotters::coord::Shift>; 3]> {
+    let font = FontRef::try_from_slice(ttf_noto_sans::REGULAR).map_err(plot_error)?;
+    let root = Canvas {
+        inner: BitMapBackend::with_buffer(rgb, size),
+        font,
+    }
+    .into_drawing_area();
+    root.fill(&WHITE).map_err(plot_error)?;
+    let (title_area, body) = root.split_vertically(44);
+    title_area
+        .draw(&Text::new(
+            title.to_string(),
+            (20, 12),
+            (FONT, 22).into_font().color(&INK),
+        ))
+        .map_err(plot_error)?;
+    let (plot_area, legend) = body.split_horizontally(size.0 - LEGEND_WIDTH);
+    Ok([root, plot_area, legend])
 }
 
 /// Refuses a chart too small for its axes and legend.

@@ -374,3 +374,31 @@ fn plot_draws_every_series() {
         .count();
     assert!(coloured > 500, "series drawn: {coloured} coloured pixels");
 }
+
+#[test]
+fn a_chart_of_curves_draws_each_curve_and_refuses_bad_points() {
+    use bench::plot::{Curve, draw_curves};
+    let curve = |colour: [u8; 3], dashed: bool, k: f64| Curve {
+        name: format!("k = {k}"),
+        colour,
+        dashed,
+        points: (0..50)
+            .map(|i| (f64::from(i) * 0.02, (f64::from(i) * 0.1 * k).sin()))
+            .collect(),
+    };
+    let curves = [curve([220, 40, 40], false, 1.0), curve([40, 40, 220], true, 2.0)];
+    let (w, h) = (700, 400);
+    let px = draw_curves("TEST", "x", "y", &curves, w, h).expect("the chart is drawn");
+    assert_eq!(px.len(), (w * h * 4) as usize);
+    // Pixels of each curve's colour, red and blue.
+    let count = |f: &dyn Fn(&[u8]) -> bool| px.chunks_exact(4).filter(|p| f(p)).count();
+    let red = count(&|p| p[0] > 180 && p[2] < 100);
+    let blue = count(&|p| p[2] > 180 && p[0] < 100);
+    assert!(red > 300 && blue > 150, "{red} red and {blue} blue pixels");
+    // A point that is not finite, no point at all, a size too small: errors.
+    let mut bad = curves.clone();
+    bad[1].points[3].1 = f64::NAN;
+    assert!(draw_curves("TEST", "x", "y", &bad, w, h).is_err());
+    assert!(draw_curves("TEST", "x", "y", &[], w, h).is_err());
+    assert!(draw_curves("TEST", "x", "y", &curves, 300, 100).is_err());
+}

@@ -14,7 +14,7 @@
 #import wgpu_anim::types::{INERTIA_DEAD_BLEND, INERTIA_OFFSET, LocalPose}
 #import wgpu_anim::math::{quat_conjugate, quat_mul}
 
-// An offset below this (times 1 + |v0| duration) counts as none (decay_vector). Rust:
+// An offset below this (times 1 + |v0| duration) counts as none (decay_setup). Rust:
 // cpu::inertia::DECAY_NEGLIGIBLE.
 const DECAY_NEGLIGIBLE: f32 = 1e-5;
 

@@ -1,8 +1,9 @@
 //! Inertialized transitions (Bollo's offset decay, Holden's dead blending): the sample stage's
 //! inertialized frames on the GPU against the CPU mirror (current poses, kept offsets and
 //! velocities), the fused path against the staged one, the mannequin's transitions on the GPU
-//! against the f64 reference frame by frame, the continuity of pose and velocity at the switch and
-//! through interruptions, the curve's end and its not overshooting, and bad input.
+//! against the f64 reference frame by frame, the continuity of pose and velocity at the switch
+//! (the velocity's jump found by running at two frame rates) and through interruptions, the
+//! curve's end and its not overshooting, morph weights, and bad input.
 //!
 //! Tolerances (element-wise, relative to 1 + |expected|):
 //! - GPU against mirror: 2e-5 on poses, kept poses and the offsets a kept decay gives, as the
@@ -395,6 +396,11 @@ fn transform_error(got: &TransformF64, want: &TransformF64) -> f64 {
 /// One mannequin plays `walk` from 0.3 s, and `play` is called before frame `at` (at 60 frames a
 /// second) with `run` from 0 s and `transition`. Returns each frame's local poses read back.
 fn play_transition(transition: Transition, frames: usize, at: usize) -> Vec<Vec<LocalPose>> {
+    play_transition_at(transition, frames, at, 60.0)
+}
+
+/// As [`play_transition`], at `rate` frames a second.
+fn play_transition_at(transition: Transition, frames: usize, at: usize, rate: f32) -> Vec<Vec<LocalPose>> {
     let m = mannequin_raw();
     let (device, queue) = common::device();
     let mut a = animator(&device, &m.lib, 1, true);
@@ -408,16 +414,28 @@ fn play_transition(transition: Transition, frames: usize, at: usize) -> Vec<Vec<
         if f == at {
             a.play(0, &InstanceDesc::new(m.ids[2]), Some(transition)).unwrap();
         }
-        step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / 60.0 });
+        step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / rate });
         out.push(a.read_local_region(&device, &queue, 0).unwrap());
     }
     out
 }
 
-/// What the f64 reference shows at each frame of [`play_transition`].
-fn reference_transition(transition: Transition, frames: usize, at: usize) -> Vec<Vec<TransformF64>> {
+/// What the f64 reference shows at each frame of [`play_transition`]; with `velocity` false, of a
+/// transition that forgets the shown pose's velocity (it starts at rest).
+fn reference_transition(transition: Transition, frames: usize, at: usize, velocity: bool) -> Vec<Vec<TransformF64>> {
+    reference_transition_at(transition, frames, at, 60.0, velocity)
+}
+
+/// As [`reference_transition`], at `rate` frames a second.
+fn reference_transition_at(
+    transition: Transition,
+    frames: usize,
+    at: usize,
+    rate: f64,
+    velocity: bool,
+) -> Vec<Vec<TransformF64>> {
     let m = mannequin_raw();
-    let dt = 1.0 / 60.0;
+    let dt = 1.0 / rate;
     let walk = |f: usize| clip_pose(m, 1, 0.3 + f as f64 * dt);
     // The hold frame `at` shows the walk and keeps its velocity; the run starts the frame after
     // from 0 s, stepping first to dt.
@@ -425,7 +443,7 @@ fn reference_transition(transition: Transition, frames: usize, at: usize) -> Vec
     let velocity: Vec<_> = source
         .iter()
         .zip(walk(at - 1))
-        .map(|(now, before)| oracle::velocity(now, &before, dt))
+        .map(|(now, before)| oracle::velocity(now, &before, dt).scaled(if velocity { 1.0 } else { 0.0 }))
         .collect();
     let duration = f64::from(transition.duration);
     (0..frames)
@@ -485,7 +503,7 @@ fn transitions_on_the_gpu_match_the_f64_reference_and_do_not_jump() {
         },
     ] {
         let gpu = play_transition(transition, frames, at);
-        let want = reference_transition(transition, frames, at);
+        let want = reference_transition(transition, frames, at, true);
         let mut worst = 0.0f64;
         for (f, (g, w)) in gpu.iter().zip(&want).enumerate() {
             for (j, (g, w)) in g.iter().zip(w).enumerate() {
@@ -842,4 +860,77 @@ fn morph_weights_mix_in_from_those_shown() {
     assert!(cut > 1.5 * within, "a cut jumps ({cut}): the check above can fail");
     // The held weight is the instance's own throughout.
     assert!(drawn.iter().all(|w| (w[1] - 0.6).abs() < 1e-6));
+}
+
+/// Per joint, the largest change of motion (second difference of translation and rotation) over
+/// frames `range`.
+fn joint_second_differences(frames: &[Vec<TransformF64>], range: std::ops::Range<usize>) -> Vec<f64> {
+    let joints = frames[0].len();
+    (0..joints)
+        .map(|j| {
+            range
+                .clone()
+                .filter(|&f| f >= 2 && f < frames.len())
+                .map(|f| {
+                    let d1 = oracle::sub(&frames[f][j], &frames[f - 1][j]);
+                    let d0 = oracle::sub(&frames[f - 1][j], &frames[f - 2][j]);
+                    (d1.t - d0.t).length().max((d1.r - d0.r).length())
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
+#[test]
+fn the_velocity_does_not_jump_at_the_switch() {
+    // A jump in velocity changes the motion between two frames by as much however short they
+    // are; a smooth curve by less, in proportion to the frame. So m, the largest change of motion
+    // around the switch per second of frame, is J + S dt: the jump J, and the smooth part. From
+    // 60 and 240 frames a second, J = (4 m(240) - m(60)) / 3, which must be under a tenth of
+    // m(60). A transition that forgets the shown pose's velocity (the reference started at rest)
+    // has a J of a fifth of m(60) or more: the check can fail.
+    let seconds = 1.0 / 6.0; // when `play` is called
+    let measure = |poses: &[Vec<TransformF64>], rate: f64| -> f64 {
+        let at = (seconds * rate).round() as usize;
+        joint_second_differences(poses, at..at + 4)
+            .into_iter()
+            .fold(0.0, f64::max)
+            * rate
+    };
+    for transition in [Transition::inertialize(0.4), Transition::dead_blend(0.4)] {
+        let mut got = Vec::new();
+        let mut forgetful = Vec::new();
+        for rate in [60.0, 240.0] {
+            let at = (seconds * rate).round() as usize;
+            let frames = at + 8;
+            let gpu: Vec<Vec<TransformF64>> = play_transition_at(transition, frames, at, rate as f32)
+                .iter()
+                .map(|p| p.iter().map(as_f64).collect())
+                .collect();
+            got.push(measure(&gpu, rate));
+            forgetful.push(measure(
+                &reference_transition_at(transition, frames, at, rate, false),
+                rate,
+            ));
+        }
+        let jump = |m: &[f64]| (4.0 * m[1] - m[0]) / 3.0;
+        eprintln!(
+            "{transition:?}: largest change of motion per second at 60 and 240 frames a second {:.3} and \
+             {:.3}, jump {:.3}; forgetting the velocity {:.3} and {:.3}, jump {:.3}",
+            got[0],
+            got[1],
+            jump(&got),
+            forgetful[0],
+            forgetful[1],
+            jump(&forgetful)
+        );
+        assert!(
+            jump(&got) <= 0.1 * got[0],
+            "{transition:?}: the velocity jumps at the switch"
+        );
+        assert!(
+            jump(&forgetful) >= 0.2 * forgetful[0],
+            "{transition:?}: forgetting the velocity should jump"
+        );
+    }
 }

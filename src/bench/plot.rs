@@ -327,12 +327,7 @@ pub fn draw(rows: &[Row], title: &str, width: u32, height: u32) -> Result<Vec<u8
     {
         let [root, plot_area, legend] = frame(&mut rgb, (width, height), title)?;
 
-        let mut chart = ChartBuilder::on(&plot_area)
-            .margin_left(12)
-            .margin_right(24)
-            .margin_bottom(12)
-            .x_label_area_size(56)
-            .y_label_area_size(76)
+        let mut chart = chart_builder(&plot_area)
             .build_cartesian_2d(
                 (x_lo..x_hi).log_scale().with_key_points(nice_ticks(x_lo, x_hi)),
                 (y_lo..y_hi).log_scale().with_key_points(nice_ticks(y_lo, y_hi)),
@@ -443,12 +438,7 @@ pub fn draw_curves(
     let mut rgb = vec![0u8; width as usize * height as usize * 3];
     {
         let [root, plot_area, legend] = frame(&mut rgb, (width, height), title)?;
-        let mut chart = ChartBuilder::on(&plot_area)
-            .margin_left(12)
-            .margin_right(24)
-            .margin_bottom(12)
-            .x_label_area_size(56)
-            .y_label_area_size(76)
+        let mut chart = chart_builder(&plot_area)
             .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
             .map_err(plot_error)?;
         chart
@@ -515,6 +505,20 @@ fn frame<'a>(
         .map_err(plot_error)?;
     let (plot_area, legend) = body.split_horizontally(size.0 - LEGEND_WIDTH);
     Ok([root, plot_area, legend])
+}
+
+/// A chart builder on `area` with the margins and label areas both charts use.
+fn chart_builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .margin_left(12)
+        .margin_right(24)
+        .margin_bottom(12)
+        .x_label_area_size(56)
+        .y_label_area_size(76);
+    builder
 }
 
 /// Refuses a chart too small for its axes and legend.

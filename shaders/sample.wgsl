@@ -18,8 +18,9 @@
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
 #import wgpu_anim::library::{clip_info, key_value, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
-    PoseDelta, dead_blend, decay_from_slots, decay_offset, decay_start, decay_to_slots,
-    delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub, pose_velocity,
+    PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
+    decay_to_slots, delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub,
+    pose_velocity,
 }
 #ifdef MORPH
 #import wgpu_anim::inertia::inertia_morph_weight
@@ -281,7 +282,7 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
             let x0 = pose_sub(source, previous);
             let x1 = pose_sub(pose_advance(source, velocity, dt), now);
             var v0 = PoseDelta(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
-            if (dt > 0.0) {
+            if (dt >= VELOCITY_MIN_DT) {
                 v0 = delta_scaled(PoseDelta(x1.t - x0.t, x1.r - x0.r, x1.s - x0.s), 1.0 / dt);
             }
             decay = decay_start(x0, v0, duration);

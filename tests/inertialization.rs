@@ -934,3 +934,37 @@ fn the_velocity_does_not_jump_at_the_switch() {
         );
     }
 }
+
+#[test]
+fn a_frame_too_short_to_measure_a_velocity_gives_none_not_a_nan() {
+    // A frame of 1e-40 s (a finite dt the API takes) at the frame that keeps the velocity and at
+    // the first frame: 1 / dt is infinite there, so the velocity is taken as 0 (frames under
+    // VELOCITY_MIN_DT) and every pose stays finite on the GPU.
+    let m = mannequin_raw();
+    let (device, queue) = common::device();
+    let mut a = animator(&device, &m.lib, 2, true);
+    for _ in 0..2 {
+        a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+    }
+    step(&device, &queue, &mut a, 1.0 / 60.0);
+    a.play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3)))
+        .unwrap();
+    a.play(1, &InstanceDesc::new(m.ids[2]), Some(Transition::dead_blend(0.3)))
+        .unwrap();
+    for dt in [1e-40, 1e-40, 1.0 / 60.0, 1.0 / 60.0] {
+        step(&device, &queue, &mut a, dt);
+        let (_, pose) = a.read_back(&device, &queue).unwrap();
+        let local = a.read_local_region(&device, &queue, 0).unwrap();
+        assert!(
+            local
+                .iter()
+                .all(|p| p.translation.is_finite() && p.rotation.is_finite() && p.scale.is_finite())
+        );
+        assert!(
+            pose.palette
+                .iter()
+                .all(|m| m.x.is_finite() && m.y.is_finite() && m.z.is_finite())
+        );
+    }
+    assert!(mirror::pose_velocity(&LocalPose::default(), &LocalPose::default(), 1e-40) == mirror::PoseDelta::default());
+}

@@ -536,6 +536,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ),
         ("ACOS_P", F32s(wgpu_anim::math::ACOS_P.to_vec())),
         ("DECAY_NEGLIGIBLE", F32(wgpu_anim::cpu::inertia::DECAY_NEGLIGIBLE)),
+        ("VELOCITY_MIN_DT", F32(wgpu_anim::cpu::inertia::VELOCITY_MIN_DT)),
         ("SOURCE_NONE", U32(source_kind::NONE)),
         ("SOURCE_CLIP", U32(source_kind::CLIP)),
         ("SOURCE_TREE", U32(source_kind::TREE)),

@@ -17,6 +17,10 @@
 // An offset below this (times 1 + |v0| duration) counts as none (decay_setup). Rust:
 // cpu::inertia::DECAY_NEGLIGIBLE.
 const DECAY_NEGLIGIBLE: f32 = 1e-5;
+// The shortest frame, seconds, a velocity is measured over (pose_velocity, and the offset's at
+// the switch): a shorter one gives none rather than a division toward infinity. Rust:
+// cpu::inertia::VELOCITY_MIN_DT.
+const VELOCITY_MIN_DT: f32 = 1e-4;
 
 // Per channel: translation, rotation (vector part of a shorter-arc quaternion), scale.
 struct PoseDelta {
@@ -160,9 +164,10 @@ fn pose_advance(p: LocalPose, v: PoseDelta, by: f32) -> LocalPose {
     return pose_add(p, delta_scaled(v, by));
 }
 
-// The velocity from pose `prev` to pose `now` over dt seconds (0 when dt is not positive).
+// The velocity from pose `prev` to pose `now` over dt seconds (0 when dt is below
+// VELOCITY_MIN_DT).
 fn pose_velocity(now: LocalPose, prev: LocalPose, dt: f32) -> PoseDelta {
-    if (!(dt > 0.0)) {
+    if (!(dt >= VELOCITY_MIN_DT)) {
         return PoseDelta(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
     }
     return delta_scaled(pose_sub(now, prev), 1.0 / dt);

@@ -252,11 +252,16 @@ pub fn pose_advance(p: &LocalPose, v: &PoseDelta, by: f32) -> LocalPose {
     pose_add(p, &v.scaled(by))
 }
 
-/// The velocity from pose `prev` to pose `now` over `dt` seconds (0 when `dt` is not positive).
-/// WGSL `pose_velocity`.
+/// The shortest frame, seconds, a velocity is measured over ([`pose_velocity`], and the offset's
+/// at the switch): a shorter one gives none rather than a division toward infinity. WGSL
+/// `VELOCITY_MIN_DT`.
+pub const VELOCITY_MIN_DT: f32 = 1e-4;
+
+/// The velocity from pose `prev` to pose `now` over `dt` seconds (0 when `dt` is below
+/// [`VELOCITY_MIN_DT`]). WGSL `pose_velocity`.
 #[must_use]
 pub fn pose_velocity(now: &LocalPose, prev: &LocalPose, dt: f32) -> PoseDelta {
-    if !(dt > 0.0) {
+    if !(dt >= VELOCITY_MIN_DT) {
         return PoseDelta::default();
     }
     pose_sub(now, prev).scaled(1.0 / dt)

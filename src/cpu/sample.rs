@@ -540,7 +540,7 @@ fn inertia_joint(
             let x0 = pose_sub(&source, previous);
             let x1 = pose_sub(&pose_advance(&source, &velocity, dt), now);
             let mut v0 = PoseDelta::default();
-            if dt > 0.0 {
+            if dt >= super::inertia::VELOCITY_MIN_DT {
                 v0 = PoseDelta {
                     t: x1.t - x0.t,
                     r: x1.r - x0.r,

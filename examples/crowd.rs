@@ -165,8 +165,8 @@ fn character(args: &Args) -> Result<Character, wgpu_anim::Error> {
     }
 }
 
-/// The most passes a frame records: clock, sample, local_to_model, ik and palette.
-const MAX_PASSES: u32 = 5;
+/// The most passes a frame records: clock, cull, sample, local_to_model, ik and palette.
+const MAX_PASSES: u32 = 6;
 
 /// An orbit camera around the crowd's centre.
 struct Orbit {
@@ -363,12 +363,13 @@ impl App {
             }
         };
         let aspect = g.config.width as f32 / g.config.height as f32;
-        g.crowd.update(&g.queue, dt);
+        // The camera first: the update culls against it.
         g.crowd.set_camera(&g.queue, &g.orbit.camera(aspect));
+        g.crowd.update(&g.queue, dt);
         let view = frame.texture.create_view(&Default::default());
         let mut encoder = g.device.create_command_encoder(&Default::default());
         g.crowd.animator.encode_timed(&mut encoder, g.timer.as_ref());
-        g.crowd.encode_footprints(&mut encoder);
+        g.crowd.encode_after_passes(&mut encoder);
         if let Some(t) = &g.timer {
             t.resolve(&mut encoder);
         }
@@ -396,8 +397,12 @@ impl App {
             if !g.crowd.is_moving() {
                 state += " (in place)";
             }
+            let seen = match g.crowd.evaluated(&g.device, &g.queue) {
+                Ok(Some(n)) => format!(", {n} evaluated"),
+                _ => String::new(),
+            };
             g.window.set_title(&format!(
-                "wgpu-anim crowd — {:.1} ms/frame — {} characters ({}) — {gpu} — {:.0} events/s — x{:.2}{state}",
+                "wgpu-anim crowd — {:.1} ms/frame — {} characters{seen} ({}) — {gpu} — {:.0} events/s — x{:.2}{state}",
                 self.frame_ms,
                 g.crowd.count(),
                 g.crowd.character.name,

@@ -6,7 +6,7 @@
 #define_import_path wgpu_anim::clock
 
 #import wgpu_anim::types::{
-    BlendList, BlendSample, FRAME_CURVES, FRAME_EVENTS, INERTIA_DEAD_BLEND, INERTIA_OFFSET,
+    BlendList, BlendSample, FRAME_CULL, FRAME_CURVES, FRAME_EVENTS, INERTIA_DEAD_BLEND, INERTIA_OFFSET,
     INERTIA_PREVIOUS, INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_VELOCITY, LAYER_ADDITIVE_MESH,
     LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES,
     NODE_CLIP, PREVIOUS_TAG, ROOT_MOTION, SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_OFFSET,
@@ -14,6 +14,7 @@
     TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::workgroup_linear
+#import wgpu_anim::culling::mark_evaluation
 #import wgpu_anim::bindings::{blend_lists, frame, instances, layer_defs}
 #import wgpu_anim::state::{load_clock, load_output, store_clock, store_output}
 #import wgpu_anim::library::{blend_child, blend_node, clip_duration}
@@ -414,4 +415,7 @@ fn clock(
     var list: BlendList;
     advance_instance(i, frame.dt, &list);
     blend_lists[i] = list;
+    if ((frame.flags & FRAME_CULL) != 0u) {
+        mark_evaluation(i, list.inertia);
+    }
 }

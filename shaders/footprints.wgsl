@@ -29,6 +29,9 @@ struct Params {
     event_r: u32,
     socket_l: u32,
     socket_r: u32,
+    // 1 when the animator culls: a character the frame did not evaluate leaves no mark (its
+    // socket matrices are of its last evaluated frame).
+    culling: u32,
 }
 
 // A mark: the sole's centre on the ground and the time it landed (w); the foot's forward
@@ -50,6 +53,8 @@ struct Marks {
 @group(0) @binding(1) var<storage, read> event_log: EventLogRead;
 @group(0) @binding(2) var<storage, read> palettes: array<Affine>;
 @group(0) @binding(3) var<storage, read_write> marks: Marks;
+// The page's outputs (Rust: layout::GpuOutput, 8 units each): word z of unit 3 is `evaluate`.
+@group(0) @binding(4) var<storage, read> outputs: array<vec4<u32>>;
 
 // One thread per record of the log.
 @compute @workgroup_size(64)
@@ -65,6 +70,10 @@ fn stamp(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     if (record.character < params.first || record.character - params.first >= params.count) {
+        return;
+    }
+    let character = record.character - params.first;
+    if (params.culling != 0u && outputs[8u * character + 3u].z == 0u) {
         return;
     }
     let socket = select(params.socket_r, params.socket_l, left);

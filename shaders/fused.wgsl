@@ -6,8 +6,9 @@
 // at most MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
 
 #import wgpu_anim::types::{
-    Affine, BlendList, BlendSample, LayerApply, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
+    Affine, BlendList, BlendSample, FRAME_CULL, LayerApply, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
 }
+#import wgpu_anim::culling::mark_evaluation
 #import wgpu_anim::math::workgroup_linear
 #import wgpu_anim::bindings::{frame, instances, local_poses}
 #import wgpu_anim::clock::advance_instance
@@ -30,6 +31,8 @@ var<workgroup> wg_r: array<vec4<f32>, MAX_FUSED_JOINTS>;
 var<workgroup> wg_r_new: array<vec4<f32>, MAX_FUSED_JOINTS>;
 // The instance's blend list, written by one thread and read by all: never in memory.
 var<workgroup> wg_list: BlendList;
+// Whether the workgroup's character is evaluated this frame (1 without culling).
+var<workgroup> wg_evaluate: u32;
 
 // The sample stage's blend list, from workgroup memory (`i` is the workgroup's instance).
 override fn sample_stage::list_count(i: u32) -> u32 {
@@ -120,17 +123,25 @@ fn fused(
         return;
     }
     let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
-    // clock: one thread; the blend list goes to workgroup memory only.
+    // clock: one thread; the blend list goes to workgroup memory only. With culling, the rest
+    // only for a character marked for evaluation (shaders/shared/culling.wgsl; the cull pass
+    // after this one lists them for the draw).
     if (lid == 0u) {
         var list: BlendList;
         advance_instance(i, frame.dt, &list);
         wg_list = list;
+        wg_evaluate = 1u;
+        if ((frame.flags & FRAME_CULL) != 0u) {
+            wg_evaluate = select(0u, 1u, mark_evaluation(i, list.inertia));
+        }
     }
 #ifdef ROOT_MOTION
     // With root motion the clock wrote the instance's world, which the socket matrices read.
     storageBarrier();
 #endif
-    workgroupBarrier();
+    if (workgroupUniformLoad(&wg_evaluate) == 0u) {
+        return;
+    }
     // sample and layers: threads over joints.
     sample_joints(i, lid, joint_count);
     workgroupBarrier();

@@ -13,6 +13,7 @@
     MAX_AIM_JOINTS, MAX_IK_CHAINS, NO_JOINT, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_rotate, workgroup_linear}
+#import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{frame, instances, model_poses}
 #import wgpu_anim::library::{ik_chain, joint_parent, skeleton_info}
 #import wgpu_anim::ik_solve::{AimJob, TwoBoneJob, affine_inverse, aim_ik, transform_point, transform_vector, two_bone_ik}
@@ -292,9 +293,11 @@ fn ik(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = workgroup_linear(wg, groups);
-    if (i >= frame.instance_count) {
+    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
+    let k = workgroup_linear(wg, groups);
+    if (k >= evaluated_count()) {
         return;
     }
+    let i = evaluated_instance(k);
     ik_joints(i, lid, instances[i].joint_count);
 }

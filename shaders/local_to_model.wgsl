@@ -6,6 +6,7 @@
 
 #import wgpu_anim::types::{Affine, LAYER_MESH, LocalPose, MAX_LAYERS, WORKGROUP_SIZE}
 #import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_conjugate, quat_mul, workgroup_linear}
+#import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{frame, instances, local_poses, model_poses}
 #import wgpu_anim::library::{joint_parent, skeleton_info}
 
@@ -94,9 +95,11 @@ fn local_to_model(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = workgroup_linear(wg, groups) * WORKGROUP_SIZE + lid;
-    if (i >= frame.instance_count) {
+    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
+    let k = workgroup_linear(wg, groups) * WORKGROUP_SIZE + lid;
+    if (k >= evaluated_count()) {
         return;
     }
+    let i = evaluated_instance(k);
     propagate(i, instances[i].joint_count);
 }

@@ -10,6 +10,7 @@
 
 #import wgpu_anim::types::{Affine, FRAME_DUAL_QUATERNION, MAX_SOCKETS, WORKGROUP_SIZE}
 #import wgpu_anim::math::{affine_mul, dual_quat_from_affine, workgroup_linear}
+#import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{dual_palettes, frame, instances, model_poses, palettes}
 #import wgpu_anim::library::{inverse_bind, skeleton_info, socket_at}
 
@@ -56,10 +57,12 @@ fn palette(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = workgroup_linear(wg, groups);
-    if (i >= frame.instance_count) {
+    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
+    let k = workgroup_linear(wg, groups);
+    if (k >= evaluated_count()) {
         return;
     }
+    let i = evaluated_instance(k);
     palette_joints(i, lid, instances[i].joint_count);
     socket_matrices(i, lid);
 }

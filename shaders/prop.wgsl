@@ -1,7 +1,8 @@
 // Props held in sockets: a rigid mesh drawn once per holder, placed by the holder's socket matrix
 // (world space), which the palette pass writes after the page's palettes
 // (Animator::socket_slot). One instanced draw per page of the animator; the instance buffer holds
-// each holder's socket slot in the page's palette buffer. The palettes, the point and normal
+// each holder's socket slot in the page's palette buffer and its index in the page. With culling,
+// a holder the frame did not evaluate is not drawn. The palettes, the point and normal
 // transforms come from the skinning module (gpu::SkinBinding::BUILT_IN, appended as text: the
 // palettes at binding 1, the instances at binding 2); Rust mirrors: math::Affine::transform_point3
 // and cpu::affine_transform_normal. Rust: gpu::PropRenderer.
@@ -13,7 +14,10 @@ struct Camera {
 }
 
 @group(0) @binding(0) var<uniform> camera: Camera;
+// The prop's colour (rgb); w: 1 when the animator culls.
 @group(0) @binding(3) var<uniform> color: vec4<f32>;
+// The page's outputs (Rust: layout::GpuOutput, 8 units each): word z of unit 3 is `evaluate`.
+@group(0) @binding(9) var<storage, read> outputs: array<vec4<u32>>;
 
 struct VertexIn {
     // Rust: mesh::SkinVertex (position and normal in the socket's frame; its joints and weights
@@ -21,6 +25,8 @@ struct VertexIn {
     @location(0) position: vec3<f32>,
     @location(1) normal: vec3<f32>,
     @location(5) slot: u32,
+    // The holder's index in its page.
+    @location(6) holder: u32,
 }
 
 struct VertexOut {
@@ -34,6 +40,12 @@ fn vs_main(v: VertexIn) -> VertexOut {
     let m = wgpu_anim_palettes[v.slot];
     let world_position = wgpu_anim_transform_point(m, v.position);
     var out: VertexOut;
+    if (color.w != 0.0 && outputs[8u * v.holder + 3u].z == 0u) {
+        // Culled: the socket matrix is of the holder's last evaluated frame. Behind the near
+        // plane, the triangle is clipped.
+        out.clip_position = vec4<f32>(0.0, 0.0, -1.0, 1.0);
+        return out;
+    }
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
     out.world_normal = wgpu_anim_transform_normal(m, v.normal);
     out.world_position = world_position;

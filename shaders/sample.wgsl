@@ -15,6 +15,7 @@
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
+#import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
 #import wgpu_anim::library::{clip_info, key_value, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
@@ -443,9 +444,11 @@ fn sample(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let i = workgroup_linear(wg, groups);
-    if (i >= frame.instance_count) {
+    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
+    let k = workgroup_linear(wg, groups);
+    if (k >= evaluated_count()) {
         return;
     }
+    let i = evaluated_instance(k);
     sample_joints(i, lid, instances[i].joint_count);
 }

@@ -15,6 +15,9 @@
 #ifdef WGPU_ANIM_MORPH
 #import wgpu_anim::skinning::wgpu_anim_morph
 #endif
+#ifdef WGPU_ANIM_VISIBLE
+#import wgpu_anim::skinning::wgpu_anim_visible_instance
+#endif
 
 struct Camera {
     view_proj: mat4x4<f32>,
@@ -92,8 +95,19 @@ struct VertexOut {
 
 @vertex
 fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
+    return vertex_out(v, wgpu_anim_PageInstance(instance_index), vertex_index);
+}
+
+#ifdef WGPU_ANIM_VISIBLE
+// A culled draw (SkinBinding::draw_visible): the `instance_index`-th instance the frame evaluated.
+@vertex
+fn vs_visible(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
+    return vertex_out(v, wgpu_anim_visible_instance(instance_index), vertex_index);
+}
+#endif
+
+fn vertex_out(v: wgpu_anim_Vertex, instance: wgpu_anim_PageInstance, vertex_index: u32) -> VertexOut {
     // Only the fields drawing needs (not the whole 320-byte instance); no tangent.
-    let instance = wgpu_anim_PageInstance(instance_index);
     let world = wgpu_anim_world(instance);
 #ifdef WGPU_ANIM_MORPH
     let morphed = wgpu_anim_morph(instance, vertex_index, v.position, v.normal, vec3<f32>(0.0));

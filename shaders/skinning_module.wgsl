@@ -80,6 +80,26 @@ var<storage, read> wgpu_anim_palettes: array<wgpu_anim_Affine>;
 @group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_INSTANCE_BINDING})
 var<storage, read> wgpu_anim_instances: array<wgpu_anim_Instance>;
 
+#ifdef WGPU_ANIM_VISIBLE
+// The page's list of the instances the frame evaluated (culling; Rust: layout::GpuVisibleHead,
+// 48 bytes, then a page index each).
+struct wgpu_anim_Visible {
+    not_drawn: array<u32, 8>,
+    // How many are listed: a culled draw's instance count (byte 32).
+    count: u32,
+    not_drawn_b: array<u32, 3>,
+    list: array<u32>,
+}
+
+@group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_VISIBLE_BINDING})
+var<storage, read> wgpu_anim_visible: wgpu_anim_Visible;
+
+// The instance a culled draw (SkinBinding::draw_visible) draws as its `instance_index`-th.
+fn wgpu_anim_visible_instance(instance_index: u32) -> wgpu_anim_PageInstance {
+    return wgpu_anim_PageInstance(wgpu_anim_visible.list[instance_index]);
+}
+#endif
+
 // The weighted sum of four matrices.
 fn wgpu_anim_blend4(a: wgpu_anim_Affine, b: wgpu_anim_Affine, c: wgpu_anim_Affine, d: wgpu_anim_Affine, weights: vec4<f32>) -> wgpu_anim_Affine {
     return wgpu_anim_Affine(

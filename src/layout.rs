@@ -52,6 +52,10 @@ pub struct GpuFrame {
     /// The shared IK target in the world (`xyz`, [`crate::gpu::Controller::set_look_at`]); `w`
     /// unused.
     pub look_at: Vec4,
+    /// With [`FRAME_CULL`]: the view frustum's six planes in the world (`xyz` the inward unit
+    /// normal, `w` the offset: a point `p` is inside when `dot(xyz, p) + w >= 0` for all six),
+    /// from [`crate::gpu::Controller::set_cull_view`] ([`frustum_planes`]).
+    pub cull_planes: [Vec4; 6],
 }
 
 /// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
@@ -72,6 +76,61 @@ pub const FRAME_CURVES: u32 = 2;
 /// `GpuFrame::flags` bit: the page keeps dual quaternions; the palette stage writes them for the
 /// instances whose [`GpuInstance::dual_quaternion`] is above 0.
 pub const FRAME_DUAL_QUATERNION: u32 = 4;
+
+/// `GpuFrame::flags` bit: the animator culls ([`crate::gpu::AnimatorDesc::culling`]). The clock
+/// stage (or the fused one) marks each character it evaluates ([`GpuOutput::evaluate`]); the
+/// cull stage lists them ([`GpuVisibleHead`]); the later stages run over that list.
+pub const FRAME_CULL: u32 = 8;
+/// `GpuFrame::flags` bit, with [`FRAME_CULL`]: test each character against
+/// [`GpuFrame::cull_planes`]. Without it every character is evaluated (a view of `None`).
+pub const FRAME_CULL_VIEW: u32 = 16;
+
+/// The head of a page's list of the characters evaluated this frame (WGSL `Visible`, whose
+/// list of page indices, `u32` each, follows from [`VISIBLE_LIST_OFFSET`]): written by the cull
+/// stage, read as indirect dispatch arguments by the later stages and as the instance count of
+/// an indirect draw.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuVisibleHead {
+    /// Workgroups `(x, y, 1)` of a stage with one workgroup per listed instance (sample, ik,
+    /// palette), split over `y` past [`CULL_MAX_WORKGROUPS`] (`x` then at most that); `w` unused.
+    pub instance_groups: [u32; 4],
+    /// Workgroups `(x, y, 1)` of a stage with one thread per listed instance (local_to_model).
+    pub thread_groups: [u32; 4],
+    /// Instances listed.
+    pub count: u32,
+    /// Padding.
+    pub _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<GpuVisibleHead>() == 48);
+
+/// Most workgroups per dimension of the dispatches the cull stage sizes: WebGPU's default
+/// `max_compute_workgroups_per_dimension`, which every device allows.
+pub const CULL_MAX_WORKGROUPS: u32 = 65_535;
+
+/// Byte offset of the list in a page's visible buffer: after its [`GpuVisibleHead`].
+pub const VISIBLE_LIST_OFFSET: u64 = size_of::<GpuVisibleHead>() as u64;
+/// Byte offset of [`GpuVisibleHead::count`] in a page's visible buffer: where an indirect draw's
+/// instance count is copied from.
+pub const VISIBLE_COUNT_OFFSET: u64 = 32;
+const _: () = assert!(std::mem::offset_of!(GpuVisibleHead, count) as u64 == VISIBLE_COUNT_OFFSET);
+
+/// The six planes of the frustum of `clip_from_world` (WebGPU's clip space, depth 0 to 1), each
+/// normalized: `xyz` the inward unit normal, `w` the offset ([`GpuFrame::cull_planes`]). A plane
+/// of zero normal (a degenerate matrix) is `(0, 0, 0, 1)`, which culls nothing.
+#[must_use]
+pub fn frustum_planes(clip_from_world: glam::Mat4) -> [Vec4; 6] {
+    let m = clip_from_world;
+    let (r0, r1, r2, r3) = (m.row(0), m.row(1), m.row(2), m.row(3));
+    [r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2].map(|p| {
+        let n = p.truncate().length();
+        if n > 0.0 && n.is_finite() && p.is_finite() {
+            p / n
+        } else {
+            Vec4::W
+        }
+    })
+}
 
 /// Most float curve names of a library: each character's [`GpuOutput`] holds one value per name.
 pub const MAX_CURVES: u32 = 8;
@@ -242,8 +301,11 @@ wgsl_struct! {
         /// two-bone chain's end on its unsoftened target at weight 1; an aim chain's every
         /// joint able to aim), written by the IK stage.
         pub ik_reached: u32,
+        /// With [`FRAME_CULL`]: 1 when the character is evaluated this frame (seen, or on a
+        /// frame that keeps a pose), else 0; written by the clock stage (or the fused one).
+        pub evaluate: u32,
         /// Padding.
-        pub _pad: [u32; 2],
+        pub _pad: u32,
         /// This frame's displacement in the character's frame (model space at the frame's start):
         /// translation (xyz).
         pub delta_translation: Vec4,
@@ -550,8 +612,11 @@ pub struct GpuInstance {
     /// Dead blending's half-life in seconds: the source's velocity halves every `halflife` (read
     /// with [`TRANSITION_DEAD_BLEND`]).
     pub halflife: f32,
+    /// The radius around the model origin that holds everything drawn of the instance, in model
+    /// units: what culling tests against the view ([`crate::gpu::Controller::set_bounds`]).
+    pub bound_radius: f32,
     /// Padding.
-    pub _pad2: [u32; 4],
+    pub _pad2: [u32; 3],
     /// Each chain's goal: the target (model or world space, by its kind) in `xyz` and the
     /// weight in `w`. Read only when the chain's bit of `ik` is set.
     pub ik_goals: [Vec4; MAX_IK_CHAINS as usize],

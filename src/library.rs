@@ -171,42 +171,102 @@ impl AnimationLibrary {
     /// Errors: a skeleton of another library ([`Error::ForeignId`]) or one that does not exist;
     /// [`Error::Mesh`] naming the first vertex that may reach past the bound and how far.
     pub fn check_mesh(&self, skeleton: SkeletonId, mesh: &crate::SkinnedMesh) -> Result<()> {
+        let (name, far) = self.vertex_reaches(skeleton, mesh, false)?;
+        if let Some((v, far)) = far.iter().enumerate().find(|(_, f)| !crate::reach::within(**f)) {
+            return Err(Error::Mesh {
+                mesh: mesh.name.clone(),
+                what: format!(
+                    "vertex {v} skinned to skeleton '{name}' may reach {far:.3e} from the origin; the library allows {:.0e}",
+                    crate::reach::MAX_REACH
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// How far from the model origin any joint of skeleton `skeleton` can be in any pose of its
+    /// clips (without additive layers): the longest model-space translation [`crate::reach`]
+    /// bounds. The default radius culling tests ([`crate::gpu::Controller::set_bounds`]); a mesh
+    /// reaches farther, by its skin: [`AnimationLibrary::mesh_radius`].
+    ///
+    /// Errors: a skeleton of another library ([`Error::ForeignId`]) or one that does not exist.
+    pub fn skeleton_radius(&self, skeleton: SkeletonId) -> Result<f32> {
+        let k = skeleton.check(self.tag)? as usize;
+        Ok(self.joint_radius(k))
+    }
+
+    /// Skeleton `k`'s [`AnimationLibrary::skeleton_radius`] (0 for none; a skeleton the builder
+    /// accepted has a reach).
+    pub(crate) fn joint_radius(&self, k: usize) -> f32 {
+        let (Some(skel), Some(extents)) = (self.skeletons.get(k), self.skeleton_extents.get(k)) else {
+            return 0.0;
+        };
+        skel.reach(extents, &[])
+            .map_or(0.0, |r| r.iter().map(|j| j.translation).fold(0.0, f64::max) as f32)
+    }
+
+    /// How far from the model origin any vertex of `mesh` skinned to skeleton `skeleton` can be in
+    /// any pose of its clips (without additive layers): a radius for culling that holds the whole
+    /// mesh ([`crate::gpu::Controller::set_bounds`]). For each vertex, the sum over its
+    /// influences of weight × (the joint's model translation reach + its linear reach × the
+    /// vertex's distance from the joint in the bind pose) ([`crate::reach`]): conservative, every
+    /// key at its largest at once, and tighter than [`AnimationLibrary::check_mesh`]'s bound,
+    /// which goes through the skinning matrices.
+    ///
+    /// Errors: as [`AnimationLibrary::check_mesh`].
+    pub fn mesh_radius(&self, skeleton: SkeletonId, mesh: &crate::SkinnedMesh) -> Result<f32> {
+        self.check_mesh(skeleton, mesh)?;
+        let (_, far) = self.vertex_reaches(skeleton, mesh, true)?;
+        Ok(far.into_iter().fold(0.0, f64::max) as f32)
+    }
+
+    /// Skeleton `skeleton`'s name and, for each vertex of `mesh`, how far from the origin it may
+    /// reach skinned to it: the sum over its influences of weight × (the skinning matrix's reach
+    /// × the vertex's length + its translation's reach); or, `by_joint`, of weight × (the model
+    /// matrix's translation reach + its linear reach × the vertex's length in the joint's bind
+    /// space).
+    fn vertex_reaches(
+        &self,
+        skeleton: SkeletonId,
+        mesh: &crate::SkinnedMesh,
+        by_joint: bool,
+    ) -> Result<(String, Vec<f64>)> {
         let k = skeleton.check(self.tag)? as usize;
         let skel = self.skeletons.get(k).ok_or_else(|| Error::Limit {
             what: format!("skeleton {k} does not exist"),
         })?;
-        let err = |what: String| Error::Mesh {
-            mesh: mesh.name.clone(),
-            what,
-        };
-        let reach = skel.reach(&self.skeleton_extents[k], &[]).map_err(|(j, what)| {
-            err(format!(
-                "skeleton '{}' joint '{}': {what}",
-                skel.name(),
-                skel.joint_names()[j]
-            ))
-        })?;
-        for (v, p) in mesh.positions.iter().enumerate() {
-            let length = p.as_dvec3().length();
-            let (joints, weights) = (mesh.joints.get(v), mesh.weights.get(v));
-            let (Some(joints), Some(weights)) = (joints, weights) else {
-                break;
-            };
-            let far: f64 = joints
-                .iter()
-                .zip(weights)
-                .filter(|(_, w)| **w > 0.0)
-                .map(|(j, w)| f64::from(*w) * reach.get(*j as usize).map_or(f64::INFINITY, |r| r.skin_point(length)))
-                .sum();
-            if !crate::reach::within(far) {
-                return Err(err(format!(
-                    "vertex {v} skinned to skeleton '{}' may reach {far:.3e} from the origin; the library allows {:.0e}",
-                    skel.name(),
-                    crate::reach::MAX_REACH
-                )));
-            }
-        }
-        Ok(())
+        let reach = skel
+            .reach(&self.skeleton_extents[k], &[])
+            .map_err(|(j, what)| Error::Mesh {
+                mesh: mesh.name.clone(),
+                what: format!("skeleton '{}' joint '{}': {what}", skel.name(), skel.joint_names()[j]),
+            })?;
+        let far = mesh
+            .positions
+            .iter()
+            .zip(mesh.joints.iter().zip(&mesh.weights))
+            .map(|(p, (joints, weights))| {
+                let length = p.as_dvec3().length();
+                let far = |j: usize| {
+                    let Some(r) = reach.get(j) else {
+                        return f64::INFINITY;
+                    };
+                    match skel.inverse_binds().get(j) {
+                        Some(inverse_bind) if by_joint => {
+                            r.translation + r.linear * inverse_bind.as_dmat4().transform_point3(p.as_dvec3()).length()
+                        }
+                        _ => r.skin_point(length),
+                    }
+                };
+                joints
+                    .iter()
+                    .zip(weights)
+                    .filter(|(_, w)| **w > 0.0)
+                    .map(|(j, w)| f64::from(*w) * far(*j as usize))
+                    .sum()
+            })
+            .collect();
+        Ok((skel.name().to_owned(), far))
     }
 
     /// Whether skeleton `skeleton`, playing any of its clips with additive layers of

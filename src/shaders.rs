@@ -61,6 +61,9 @@ pub const IK_SOLVE: &str = include_str!("../shaders/shared/ik_solve.wgsl");
 /// Inertialized transitions' per-joint math (`shaders/shared/inertia.wgsl`; Rust mirror
 /// `cpu::inertia`: Bollo's offset decay and Holden's dead blending). Needs [`TYPES`] and [`MATH`].
 pub const INERTIA: &str = include_str!("../shaders/shared/inertia.wgsl");
+/// Culling: which characters a frame evaluates and where each later stage finds its instance
+/// (`shaders/shared/culling.wgsl`; Rust mirror [`crate::cpu::cull`]).
+pub const CULLING: &str = include_str!("../shaders/shared/culling.wgsl");
 
 /// The ground under IK's ground goals when the animator is given none
 /// (`AnimatorDesc::ground`): flat, at height 0.
@@ -123,6 +126,10 @@ pub enum Access {
 pub enum Stage {
     /// `shaders/clock.wgsl`, [`crate::cpu::clock`].
     Clock,
+    /// `shaders/cull.wgsl`, [`crate::cpu::cull`]: with culling, after the clock (or the fused
+    /// pass), one workgroup per page lists the characters the clock marked for evaluation and
+    /// sizes the later stages' indirect dispatches ([`Stage::staged`]).
+    Cull,
     /// `shaders/sample.wgsl`, [`crate::cpu::sample`].
     Sample,
     /// `shaders/local_to_model.wgsl`, [`crate::cpu::local_to_model`].
@@ -143,8 +150,9 @@ impl Stage {
     /// The animation compute stages, in frame order.
     pub const COMPUTE: [Stage; 4] = [Stage::Clock, Stage::Sample, Stage::LocalToModel, Stage::Palette];
     /// Every stage.
-    pub const ALL: [Stage; 7] = [
+    pub const ALL: [Stage; 8] = [
         Stage::Clock,
+        Stage::Cull,
         Stage::Sample,
         Stage::LocalToModel,
         Stage::Ik,
@@ -154,12 +162,16 @@ impl Stage {
     ];
 
     /// The staged path's passes, in frame order: [`Stage::COMPUTE`], with [`Stage::Ik`] after
-    /// `LocalToModel` when `ik` (the library has IK chains).
+    /// `LocalToModel` when `ik` (the library has IK chains) and [`Stage::Cull`] after `Clock`
+    /// when `cull` (the animator culls).
     #[must_use]
-    pub fn staged(ik: bool) -> Vec<Stage> {
+    pub fn staged(ik: bool, cull: bool) -> Vec<Stage> {
         let mut stages = Stage::COMPUTE.to_vec();
         if ik {
             stages.insert(3, Stage::Ik);
+        }
+        if cull {
+            stages.insert(1, Stage::Cull);
         }
         stages
     }
@@ -169,6 +181,7 @@ impl Stage {
     pub const fn name(self) -> &'static str {
         match self {
             Stage::Clock => "clock",
+            Stage::Cull => "cull",
             Stage::Sample => "sample",
             Stage::LocalToModel => "local_to_model",
             Stage::Ik => "ik",
@@ -183,6 +196,7 @@ impl Stage {
     pub const fn file(self) -> &'static str {
         match self {
             Stage::Clock => include_str!("../shaders/clock.wgsl"),
+            Stage::Cull => include_str!("../shaders/cull.wgsl"),
             Stage::Sample => include_str!("../shaders/sample.wgsl"),
             Stage::LocalToModel => include_str!("../shaders/local_to_model.wgsl"),
             Stage::Ik => include_str!("../shaders/ik.wgsl"),
@@ -212,6 +226,7 @@ impl Stage {
                 (BlendLists, ReadWrite),
                 (Events, ReadWrite),
             ],
+            Stage::Cull => &[(Frame, Uniform), (CharacterState, Read), (Visible, ReadWrite)],
             Stage::Sample => &[
                 (Frame, Uniform),
                 (Library, Uniform),
@@ -220,6 +235,7 @@ impl Stage {
                 (BlendLists, Read),
                 (LocalPoses, ReadWrite),
                 (MorphWeights, ReadWrite),
+                (Visible, Read),
             ],
             Stage::LocalToModel => &[
                 (Frame, Uniform),
@@ -228,6 +244,7 @@ impl Stage {
                 (Instances, Read),
                 (LocalPoses, ReadWrite),
                 (ModelPoses, ReadWrite),
+                (Visible, Read),
             ],
             Stage::Ik => &[
                 (Frame, Uniform),
@@ -236,6 +253,7 @@ impl Stage {
                 (Instances, Read),
                 (CharacterState, ReadWrite),
                 (ModelPoses, ReadWrite),
+                (Visible, Read),
             ],
             Stage::Palette => &[
                 (Frame, Uniform),
@@ -245,6 +263,7 @@ impl Stage {
                 (ModelPoses, Read),
                 (Palettes, ReadWrite),
                 (DualPalettes, ReadWrite),
+                (Visible, Read),
             ],
             Stage::Fused => &[
                 (Frame, Uniform),
@@ -351,6 +370,7 @@ fn bindings_module(stage: Stage) -> String {
         "LibraryLayout",
         "LocalPose",
         "MAX_LAYER_DEFS",
+        "Visible",
     ];
     types.extend(crate::layout::generated().iter().map(|g| g.name));
     format!(
@@ -382,6 +402,7 @@ fn modules(stage: Stage, ground: Option<&str>) -> Vec<(&'static str, std::borrow
         ("wgpu_anim::root_motion", plain(ROOT_MOTION)),
         ("wgpu_anim::curves", plain(CURVES)),
         ("wgpu_anim::inertia", plain(INERTIA)),
+        ("wgpu_anim::culling", plain(CULLING)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),
         ("wgpu_anim::sample", plain(Stage::Sample.file())),
         ("wgpu_anim::local_to_model", plain(Stage::LocalToModel.file())),
@@ -401,7 +422,7 @@ pub type ShaderDef = (&'static str, naga_oil::compose::ShaderDefValue);
 /// The skinning module's defines that place its bindings and vertex inputs: `Stage::Skin` needs
 /// all of them in its defines (the built-in renderer passes those of `gpu::SkinBinding::BUILT_IN`,
 /// `SkinBinding::stage_defs`).
-pub const SKIN_PLACEMENT_DEFS: [&str; 9] = [
+pub const SKIN_PLACEMENT_DEFS: [&str; 10] = [
     "WGPU_ANIM_VERTEX_LOCATION",
     "WGPU_ANIM_SKIN_GROUP",
     "WGPU_ANIM_PALETTE_BINDING",
@@ -411,6 +432,7 @@ pub const SKIN_PLACEMENT_DEFS: [&str; 9] = [
     "WGPU_ANIM_PREVIOUS_DUAL_BINDING",
     "WGPU_ANIM_MORPH_WEIGHTS_BINDING",
     "WGPU_ANIM_MORPH_TARGETS_BINDING",
+    "WGPU_ANIM_VISIBLE_BINDING",
 ];
 
 /// The composed naga module of a stage with the given defines. `Skin`, the built-in renderer's

@@ -18,6 +18,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         skinning: true,
         morph: true,
         transitions: true,
+        view_counts: vec![100, 1_000],
     };
     let mut lines = Vec::new();
     let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
@@ -32,8 +33,9 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
             + report.formats.len()
             + report.skinning.len()
             + report.morph.len()
-            + report.transitions.len(),
-        "one progress line per configuration and per format, skinning, morph and transition comparison"
+            + report.transitions.len()
+            + report.culling.len(),
+        "one progress line per configuration and per format, skinning, morph, transition and culling comparison"
     );
     // Linear against dual-quaternion skinning at each count, both animated and drawn.
     assert_eq!(report.skinning.len(), config.counts.len());
@@ -99,6 +101,28 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         assert_eq!(
             bench::transitions_table(&report.transitions).lines().count(),
             2 + config.counts.len()
+        );
+        // The crowd-view workload at each size: part of the field evaluated, by the same
+        // commands whatever the size.
+        assert_eq!(report.culling.len(), config.view_counts.len());
+        for (c, &n) in report.culling.iter().zip(&config.view_counts) {
+            assert_eq!((c.characters, c.frames), (n, config.frames));
+            assert!(c.evaluated > 0 && c.evaluated < n, "{c:?}");
+            for ms in [
+                c.all_gpu_ms,
+                c.culled_gpu_ms,
+                c.tenth_gpu_ms,
+                c.all_encode_ms,
+                c.culled_encode_ms,
+            ] {
+                assert!(ms > 0.0, "{c:?}");
+            }
+            assert!(c.culled_ratio.is_finite() && c.tenth_ratio.is_finite(), "{c:?}");
+            assert_eq!(c.culled_dispatches, report.culling[0].culled_dispatches, "{c:?}");
+        }
+        assert_eq!(
+            bench::culling_table(&report.culling).lines().count(),
+            2 + config.view_counts.len()
         );
     }
     for (f, w) in ClipFormat::ALL

@@ -134,6 +134,7 @@ impl Sim {
                 morph_weights: 0,
                 ground: None,
                 inertialization: false,
+                culling: false,
             },
         )
         .unwrap();

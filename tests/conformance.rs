@@ -538,6 +538,7 @@ fn gpu_path(compressed: bool) {
                 morph_weights: 0,
                 ground: None,
                 inertialization: false,
+                culling: false,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

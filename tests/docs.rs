@@ -270,6 +270,7 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
         9 => "WGPU_ANIM_PREVIOUS_DUAL_BINDING",
         10 => "WGPU_ANIM_MORPH_WEIGHTS_BINDING",
         11 => "WGPU_ANIM_MORPH_TARGETS_BINDING",
+        12 => "WGPU_ANIM_VISIBLE_BINDING",
         _ => "an unexpected number",
     };
     for (_, var) in module.global_variables.iter() {
@@ -308,6 +309,7 @@ const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding {
     dual_quaternion: true,
     rigid: false,
     morph: true,
+    visible: true,
     location: 0,
 };
 
@@ -365,6 +367,13 @@ fn skinning_reference_differences(doc: &str, edit: impl Fn(String) -> String) ->
             "WGPU_ANIM_DUAL_QUATERNION",
             names(SkinBinding {
                 dual_quaternion: false,
+                ..SKIN_PLACED
+            }),
+        ),
+        (
+            "WGPU_ANIM_VISIBLE",
+            names(SkinBinding {
+                visible: false,
                 ..SKIN_PLACED
             }),
         ),

@@ -19,6 +19,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            culling: false,
         },
     )
     .unwrap();
@@ -181,6 +182,7 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
         dual_quaternion: true,
         rigid: false,
         morph: false,
+        visible: false,
         location: 0,
     };
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");

@@ -54,6 +54,7 @@ fn frame_against_mirror(
         output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
         morph_api_base: 0,
         look_at: glam::Vec4::ZERO,
+        cull_planes: [glam::Vec4::W; 6],
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -371,6 +372,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
             morph_api_base: 0,
             look_at: glam::Vec4::ZERO,
+            cull_planes: [glam::Vec4::W; 6],
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

@@ -25,6 +25,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            culling: false,
         },
     )
     .unwrap();

@@ -43,6 +43,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            culling: false,
         },
     )
     .unwrap();
@@ -541,6 +542,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            culling: false,
         },
     )
     .unwrap();
@@ -657,6 +659,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         morph_weights: 0,
         ground: None,
         inertialization: false,
+        culling: false,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -780,6 +783,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            culling: false,
         },
     )
     .unwrap();

@@ -235,6 +235,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         dual_quaternion: false,
         rigid: false,
         morph: false,
+        visible: false,
         location: 0,
     };
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
@@ -370,6 +371,7 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         dual_quaternion: false,
         rigid: false,
         morph: false,
+        visible: false,
         location: 0,
     };
     check_previous_positions(&device, &queue, animator, binding);
@@ -459,6 +461,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         dual_quaternion: false,
         rigid: false,
         morph: false,
+        visible: false,
         location: 0,
     };
     let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {

@@ -136,3 +136,76 @@ fn the_crowd_steps_and_stamps_footprints() {
     queue.submit([encoder.finish()]);
     target.read_rgba(&device, &queue).unwrap();
 }
+
+/// The built-in crowd culled against its camera — members moving by root motion, props in
+/// hand, feet planted on the relief by IK, layers, footprints — draws, frame after frame, the
+/// very picture of the same crowd evaluated whole, from a camera among its members that sees
+/// part of them and cuts some at the picture's edges; and evaluates fewer.
+#[test]
+fn a_culled_crowd_draws_the_picture_of_a_full_one() {
+    use wgpu_anim::gpu::Camera;
+    let (device, queue) = common::device();
+    let crowds: Vec<Crowd> = [true, false]
+        .into_iter()
+        .map(|culling| {
+            let desc = CrowdDesc {
+                count: 300,
+                culling,
+                ..Default::default()
+            };
+            Crowd::new(
+                &device,
+                OffscreenTarget::COLOR_FORMAT,
+                Some(OffscreenTarget::DEPTH_FORMAT),
+                1,
+                &desc,
+            )
+            .unwrap()
+        })
+        .collect();
+    let e = crowds[0].half_extent();
+    let camera = Camera::look_at(
+        glam::Vec3::new(-0.2 * e, 2.5, 0.3 * e),
+        glam::Vec3::new(0.3 * e, 0.5, -0.4 * e),
+        50f32.to_radians(),
+        W as f32 / H as f32,
+        0.1,
+        500.0,
+    );
+    let target = OffscreenTarget::new(&device, W, H).unwrap();
+    let mut crowds = crowds;
+    for frame in 0..30 {
+        let mut pictures = Vec::new();
+        for crowd in &mut crowds {
+            crowd.set_camera(&queue, &camera);
+            crowd.update(&queue, 1.0 / 30.0);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            crowd.encode(&mut encoder);
+            {
+                let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
+                crowd.draw(&mut pass);
+            }
+            queue.submit([encoder.finish()]);
+            if frame % 10 == 9 {
+                pictures.push(target.read_rgba(&device, &queue).unwrap());
+            }
+        }
+        if let [culled, full] = &pictures[..] {
+            let differ = culled.chunks(4).zip(full.chunks(4)).filter(|(a, b)| a != b).count();
+            for (k, (a, b)) in culled
+                .chunks(4)
+                .zip(full.chunks(4))
+                .enumerate()
+                .filter(|(_, (a, b))| a != b)
+                .take(5)
+            {
+                eprintln!("pixel {} {}: culled {a:?} full {b:?}", k as u32 % W, k as u32 / W);
+            }
+            assert_eq!(differ, 0, "frame {frame}: pixels that differ");
+            let evaluated = crowds[0].evaluated(&device, &queue).unwrap().unwrap();
+            eprintln!("frame {frame}: {evaluated} of 300 members evaluated");
+            assert!(evaluated > 10 && evaluated < 200, "{evaluated} evaluated");
+            assert_eq!(crowds[1].evaluated(&device, &queue).unwrap(), None);
+        }
+    }
+}

@@ -5,7 +5,7 @@ use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
     BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
     GpuEventRecord, GpuFrame, GpuIkChain, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket,
-    GpuTrack, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
+    GpuTrack, GpuVisibleHead, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::{Affine, DualQuat};
 use wgpu_anim::shaders::{self, Stage};
@@ -286,7 +286,8 @@ fn mirrors() -> Vec<Mirror> {
                 flags,
                 output_base,
                 morph_api_base,
-                look_at
+                look_at,
+                cull_planes
             ]
         ),
         mirror!(
@@ -389,6 +390,7 @@ fn mirrors() -> Vec<Mirror> {
                 morph_count,
                 ik,
                 halflife,
+                bound_radius,
                 ik_goals,
             ]
         ),
@@ -421,6 +423,18 @@ fn mirrors() -> Vec<Mirror> {
             [count, mesh_additive, inertia, inertia_time, layers, samples]
         ),
         mirror!("LocalPose", LocalPose, [translation, rotation, scale]),
+        // The list's head, then the list (a runtime array naga sizes as one element; the struct
+        // rounded up to its 16-byte alignment).
+        Mirror {
+            wgsl: "Visible",
+            size: (size_of::<GpuVisibleHead>() + 4).next_multiple_of(16),
+            fields: vec![
+                ("instance_groups", std::mem::offset_of!(GpuVisibleHead, instance_groups)),
+                ("thread_groups", std::mem::offset_of!(GpuVisibleHead, thread_groups)),
+                ("count", std::mem::offset_of!(GpuVisibleHead, count)),
+                ("list", wgpu_anim::layout::VISIBLE_LIST_OFFSET as usize),
+            ],
+        },
         mirror!("BlendTree", GpuBlendTree, [node_offset, node_count, skeleton]),
         mirror!(
             "BlendNode",
@@ -543,6 +557,9 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("SOURCE_SNAPSHOT", U32(source_kind::SNAPSHOT)),
         ("SOURCE_OFFSET", U32(source_kind::OFFSET)),
         ("KEEP_VELOCITY", U32(layout::KEEP_VELOCITY)),
+        ("FRAME_CULL", U32(layout::FRAME_CULL)),
+        ("FRAME_CULL_VIEW", U32(layout::FRAME_CULL_VIEW)),
+        ("CULL_MAX_WORKGROUPS", U32(layout::CULL_MAX_WORKGROUPS)),
         ("TRANSITION_DEAD_BLEND", U32(layout::TRANSITION_DEAD_BLEND)),
         ("INERTIA_OFFSET", U32(layout::inertia::OFFSET)),
         ("INERTIA_DEAD_BLEND", U32(layout::inertia::DEAD_BLEND)),
@@ -665,6 +682,7 @@ fn all_sources() -> Vec<&'static str> {
         shaders::ROOT_MOTION,
         shaders::CURVES,
         shaders::INERTIA,
+        shaders::CULLING,
         shaders::STATE,
         shaders::SKINNING_MODULE,
     ];
@@ -756,6 +774,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         dual_quaternion: true,
         rigid: false,
         morph: true,
+        visible: false,
         location: 3,
     };
     // Plain text, appended.

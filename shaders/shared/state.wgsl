@@ -42,7 +42,7 @@ fn load_output(i: u32) -> Output {
             bitcast<vec4<f32>>(character_state[b + 1u]),
             bitcast<vec4<f32>>(character_state[b + 2u]),
         ),
-        seq.x, seq.y, array<u32, 2>(seq.z, seq.w),
+        seq.x, seq.y, seq.z, seq.w,
         bitcast<vec4<f32>>(character_state[b + 4u]),
         bitcast<vec4<f32>>(character_state[b + 5u]),
         array<f32, MAX_CURVES>(c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w),
@@ -63,7 +63,7 @@ fn store_output(i: u32, o: Output) {
     character_state[b] = bitcast<vec4<u32>>(o.world.x);
     character_state[b + 1u] = bitcast<vec4<u32>>(o.world.y);
     character_state[b + 2u] = bitcast<vec4<u32>>(o.world.z);
-    character_state[b + 3u] = vec4<u32>(o.world_seq, o.ik_reached, o.pad[0], o.pad[1]);
+    character_state[b + 3u] = vec4<u32>(o.world_seq, o.ik_reached, o.evaluate, o.pad);
     character_state[b + 4u] = bitcast<vec4<u32>>(o.delta_translation);
     character_state[b + 5u] = bitcast<vec4<u32>>(o.delta_rotation);
     character_state[b + 6u] = bitcast<vec4<u32>>(vec4<f32>(o.curves[0], o.curves[1], o.curves[2], o.curves[3]));

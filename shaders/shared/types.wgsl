@@ -33,6 +33,7 @@ struct Frame {
     output_base: u32,
     morph_api_base: u32,
     look_at: vec4<f32>,
+    cull_planes: array<vec4<f32>, 6>,
 }
 
 // Frame.flags bits: detect clip events, blend float curves, keep dual quaternions (Rust:
@@ -40,6 +41,25 @@ struct Frame {
 const FRAME_EVENTS: u32 = 1u;
 const FRAME_CURVES: u32 = 2u;
 const FRAME_DUAL_QUATERNION: u32 = 4u;
+// Frame.flags bits of culling (Rust: layout::FRAME_CULL, FRAME_CULL_VIEW): the later stages run
+// over the page's list of evaluated characters; the clock tests each against the view.
+const FRAME_CULL: u32 = 8u;
+const FRAME_CULL_VIEW: u32 = 16u;
+
+// Rust: layout::GpuVisibleHead, then the list from layout::VISIBLE_LIST_OFFSET. The characters
+// of a page evaluated this frame, written by the cull stage.
+struct Visible {
+    instance_groups: vec4<u32>,
+    thread_groups: vec4<u32>,
+    count: u32,
+    pad_a: u32,
+    pad_b: u32,
+    pad_c: u32,
+    list: array<u32>,
+}
+// Most workgroups per dimension of the dispatches the cull stage sizes. Rust:
+// layout::CULL_MAX_WORKGROUPS.
+const CULL_MAX_WORKGROUPS: u32 = 65535u;
 
 // Rust: layout::GpuIkChain.
 struct IkChain {
@@ -240,7 +260,8 @@ struct Instance {
     morph_count: u32,
     ik: u32,
     halflife: f32,
-    pad_c: array<u32, 4>,
+    bound_radius: f32,
+    pad_c: array<u32, 3>,
     ik_goals: array<vec4<f32>, 4>,
 }
 

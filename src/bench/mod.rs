@@ -47,6 +47,7 @@
 //! animated and drawn ([`SkinningComparison`]).
 
 pub mod cost;
+mod culling;
 mod gpu;
 mod morph;
 pub mod plot;
@@ -55,6 +56,7 @@ mod table;
 mod traffic;
 mod transitions;
 
+pub use culling::{CullingComparison, VIEW_SHARE, compare_culling, culling_table, view_of};
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
 pub use morph::{MorphComparison, compare_morph, morph_table};
@@ -220,6 +222,10 @@ pub struct Config {
     /// Also compare cross-fades and inertialized transitions ([`compare_transitions`]) at each
     /// count, when the run has the staged GPU path and the device timestamp queries.
     pub transitions: bool,
+    /// Sizes of the `crowd-view` workload ([`compare_culling`]: a camera that sees a tenth of
+    /// the field, culled against everything evaluated), on a device with timestamp queries;
+    /// empty: none.
+    pub view_counts: Vec<u32>,
 }
 
 impl Default for Config {
@@ -235,6 +241,7 @@ impl Default for Config {
             skinning: true,
             morph: true,
             transitions: true,
+            view_counts: vec![1_000, 16_000, 128_000],
         }
     }
 }
@@ -344,6 +351,9 @@ pub struct Report {
     /// Cross-fades against inertialized transitions, per count (empty unless
     /// [`Config::transitions`], the staged GPU path and timestamp queries).
     pub transitions: Vec<TransitionComparison>,
+    /// The `crowd-view` workload, culled against everything evaluated, per size of
+    /// [`Config::view_counts`].
+    pub culling: Vec<CullingComparison>,
     /// The adapter's name and backend.
     pub device: String,
     /// When the run started (UTC).
@@ -468,6 +478,7 @@ pub(crate) fn crowd_with(
             morph_weights: if morph { 2 } else { 0 },
             ground: None,
             inertialization: false,
+            culling: false,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
@@ -697,7 +708,7 @@ impl CpuChunk {
             Stage::Sample => cpu::sample::kernel(lib, &mut page),
             Stage::LocalToModel => cpu::local_to_model::kernel(lib, &mut page),
             Stage::Palette => cpu::palette::kernel(lib, &mut page),
-            Stage::Ik | Stage::Skin | Stage::Fused => {}
+            Stage::Cull | Stage::Ik | Stage::Skin | Stage::Fused => {}
         }
     }
 }
@@ -865,7 +876,8 @@ pub fn run(
     let formats = compare_all_formats(device, queue, config, progress)?;
     let (skinning, morph) = compare_drawn(device, queue, config, progress)?;
     Ok(Report {
-        transitions: compare_all_transitions(device, queue, config, progress)?,
+        transitions: transitions::compare_all_transitions(device, queue, config, progress)?,
+        culling: culling::compare_all_culling(device, queue, config, progress)?,
         rows,
         notes,
         formats,
@@ -923,33 +935,6 @@ fn compare_each<T>(
             progress(&format!("{what}, {n} characters ({} pairs)", config.frames));
             match compare(device, queue, n, config.frames, config.warmup.max(1)) {
                 Ok(c) => out.push(c),
-                Err(Error::Limit { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The transition comparisons of `config` ([`compare_transitions`]): with the staged path, on a
-/// device with timestamp queries; none otherwise.
-fn compare_all_transitions(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    config: &Config,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Vec<TransitionComparison>> {
-    let mut out = Vec::new();
-    if config.transitions && config.paths.contains(&PathKind::GpuStaged) {
-        for &n in &config.counts {
-            progress(&format!(
-                "cross-fades and inertialized transitions, {n} characters ({} frames each)",
-                config.frames
-            ));
-            match compare_transitions(device, queue, n, config.frames, config.warmup.max(1)) {
-                Ok(Some(c)) => out.push(c),
-                Ok(None) => break,
-                // A count the device cannot hold was noted with the rows.
                 Err(Error::Limit { .. }) => {}
                 Err(e) => return Err(e),
             }

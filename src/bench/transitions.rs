@@ -17,7 +17,7 @@
 //! is not lavapipe's, whose cost per character in this pass barely depends on the samples.
 
 use super::gpu::sample_pass_ms;
-use super::{DT, median};
+use super::{Config, DT, PathKind, median};
 use crate::error::{Error, Result};
 use crate::gpu::{PassTimer, Transition};
 use crate::offline::compress::ClipFormat;
@@ -202,6 +202,33 @@ pub fn compare_transitions(
         mirror_us,
         mirror_ratio: mirror_us[1] / mirror_us[0].max(1e-12),
     }))
+}
+
+/// The transition comparisons of `config` ([`compare_transitions`]): with the staged path, on a
+/// device with timestamp queries; none otherwise.
+pub(super) fn compare_all_transitions(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<TransitionComparison>> {
+    let mut out = Vec::new();
+    if config.transitions && config.paths.contains(&PathKind::GpuStaged) {
+        for &n in &config.counts {
+            progress(&format!(
+                "cross-fades and inertialized transitions, {n} characters ({} frames each)",
+                config.frames
+            ));
+            match compare_transitions(device, queue, n, config.frames, config.warmup.max(1)) {
+                Ok(Some(c)) => out.push(c),
+                Ok(None) => break,
+                // A count the device cannot hold was noted with the rows.
+                Err(Error::Limit { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The comparisons as a Markdown table.

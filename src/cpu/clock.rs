@@ -551,6 +551,11 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         );
         page.instances[i].world = world;
         page.blend_lists[i] = list;
+        if frame.flags & crate::layout::FRAME_CULL != 0
+            && let Some(outputs) = page.outputs.as_deref_mut()
+        {
+            outputs[i].evaluate = u32::from(super::cull::evaluates(frame, &page.instances[i], list.inertia));
+        }
     }
 }
 

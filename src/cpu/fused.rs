@@ -200,6 +200,17 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         );
         page.instances[i].world = world;
         let inst = &page.instances[i];
+        if frame.flags & crate::layout::FRAME_CULL != 0 {
+            // Culling: only a character marked for evaluation goes on (the cull stage after this
+            // one lists them).
+            let evaluate = super::cull::evaluates(frame, inst, list.inertia);
+            if let Some(out) = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i)) {
+                out.evaluate = u32::from(evaluate);
+            }
+            if !evaluate {
+                continue;
+            }
+        }
         let palettes = &mut *page.palettes;
         let dual_palettes = &mut *page.dual_palettes;
         // sample: threads over joints.

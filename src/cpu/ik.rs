@@ -349,7 +349,8 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
     let flat = |_: Vec2| 0.0;
     let ground: Ground<'_> = page.ground.unwrap_or(&flat);
-    for (i, inst) in page.instances[..frame.instance_count as usize].iter().enumerate() {
+    for i in page.evaluated() {
+        let inst = &page.instances[i];
         let reached = ik_joints(lib, frame, inst, inst.joint_count, ground, &mut *page.model_poses);
         if let Some(out) = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i)) {
             out.ik_reached = reached;

@@ -163,12 +163,13 @@ pub fn local_to_model(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Res
 /// local poses) on the way.
 pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
+    let evaluated = page.evaluated();
     let mut store = PoseBuffers {
         snapshot_offset: frame.snapshot_offset,
         local: &mut *page.local_poses,
         model: &mut *page.model_poses,
     };
-    for inst in &page.instances[..frame.instance_count as usize] {
+    for inst in evaluated.into_iter().map(|i| &page.instances[i]) {
         propagate(lib, inst, inst.joint_count, &mut store);
     }
 }

@@ -32,6 +32,7 @@
 pub mod blend_weights;
 mod checks;
 pub(crate) mod clock;
+pub mod cull;
 pub(crate) mod curves;
 pub(crate) mod events;
 pub(crate) mod fused;
@@ -234,7 +235,8 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         morph_count: 0,
         ik: 0,
         halflife: 0.0,
-        _pad2: [0; 4],
+        bound_radius: 0.0,
+        _pad2: [0; 3],
         ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
     })
 }

@@ -85,6 +85,9 @@ pub struct PageBuffers<'a> {
     /// The ground under IK's ground goals, the mirror of `AnimatorDesc::ground`'s WGSL: the
     /// height at world `(x, z)`. `None`: flat at 0.
     pub ground: Option<super::ik::Ground<'a>>,
+    /// With [`FRAME_CULL`](crate::layout::FRAME_CULL): the page's list of the instances the
+    /// stages after the clock evaluate (`visible`, [`super::cull::cull`]); `None` lists none.
+    pub visible: Option<&'a [u32]>,
 }
 
 impl std::fmt::Debug for PageBuffers<'_> {
@@ -102,6 +105,7 @@ impl std::fmt::Debug for PageBuffers<'_> {
             .field("events", &self.events.is_some())
             .field("outputs", &self.outputs.as_ref().map(|o| o.len()))
             .field("ground", &self.ground.is_some())
+            .field("visible", &self.visible.map(<[u32]>::len))
             .finish()
     }
 }
@@ -124,7 +128,23 @@ impl<'a> PageBuffers<'a> {
             events: None,
             outputs: None,
             ground: None,
+            visible: None,
         }
+    }
+
+    /// With this list of the instances the stages after the clock evaluate (culling).
+    #[must_use]
+    pub fn visible(self, visible: &'a [u32]) -> Self {
+        Self {
+            visible: Some(visible),
+            ..self
+        }
+    }
+
+    /// The instances the stages after the clock work on, in order ([`super::cull::evaluated`]).
+    #[must_use]
+    pub fn evaluated(&self) -> Vec<usize> {
+        super::cull::evaluated(self.frame, self.visible)
     }
 
     /// With this ground under IK's ground goals.

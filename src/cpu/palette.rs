@@ -104,10 +104,12 @@ pub fn palette(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()>
 /// joints; the socket matrices after the joints.
 pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
+    let evaluated = page.evaluated();
     let model = &*page.model_poses;
     let palettes = &mut *page.palettes;
     let dual_palettes = &mut *page.dual_palettes;
-    for (i, inst) in page.instances[..frame.instance_count as usize].iter().enumerate() {
+    for i in evaluated {
+        let inst = &page.instances[i];
         for lid in 0..WORKGROUP_SIZE {
             palette_joints(
                 lib,

@@ -707,11 +707,12 @@ pub fn sample(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> 
 /// joints; each joint blends the samples of the instance's list and applies its layers.
 pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
+    let evaluated = page.evaluated();
     let mut store = LocalBuffer {
         snapshot_offset: frame.snapshot_offset,
         local: &mut *page.local_poses,
     };
-    for i in 0..frame.instance_count as usize {
+    for i in evaluated {
         let inst = &page.instances[i];
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(

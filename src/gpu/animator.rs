@@ -78,12 +78,12 @@ pub(super) enum PreviousCopy {
     After,
 }
 
-/// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays and a blend
-/// list.
+/// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays, a blend
+/// list and culling's mark.
 /// With IK chains, the IK stage's: its `ik` word, four pivots and their joints, four ground targets,
 /// the lift and the reached chains.
 const FUSED_WORKGROUP_BYTES: u32 =
-    MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32 + 4 + 4 * (48 + 4 + 16) + 16 + 4;
+    MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32 + 4 + 4 + 4 * (48 + 4 + 16) + 16 + 4;
 
 /// Page `k`'s slot of the frame uniform buffer.
 fn frame_slot(frame_buffer: &wgpu::Buffer, stride: u64, k: usize) -> wgpu::BufferBinding<'_> {
@@ -236,6 +236,7 @@ impl Animator {
             dual_quaternion: desc.dual_quaternion,
             morph_weights: desc.morph_weights,
             inertialization: desc.inertialization,
+            culling: desc.culling,
         };
         let layout = page_layout(
             &device.limits(),
@@ -275,7 +276,7 @@ impl Animator {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let stages = Stage::staged(gpu_library.library().has_ik());
+        let stages = Stage::staged(gpu_library.library().has_ik(), options.culling);
         let mut passes = Vec::with_capacity(stages.len());
         for stage in stages {
             passes.push(stage_pipeline(device, &gpu_library, stage, ground).await?);
@@ -332,6 +333,7 @@ impl Animator {
         controller.keep_dual_quaternions(options.dual_quaternion);
         controller.keep_morph_weights(options.morph_weights);
         controller.keep_velocities(options.inertialization);
+        controller.keep_culling(options.culling);
         Ok(Self {
             controller,
             gpu_library,
@@ -409,7 +411,7 @@ impl Animator {
 
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
     /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
-    /// makes one write: the frame uniforms of the pages in use (48 bytes each, in slots of the
+    /// makes one write: the frame uniforms of the pages in use (144 bytes each, in slots of the
     /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let upload = self.controller.begin_frame(dt);
@@ -479,21 +481,25 @@ impl Animator {
         upload.bytes() - frames_counted + frame_end as u64
     }
 
-    /// Dispatches per frame and page: one per stage (one on the fused path), whatever the number
-    /// of instances.
+    /// Dispatches per frame and page: one per stage (one on the fused path; with culling, one
+    /// more for the cull pass), whatever the number of instances.
     #[must_use]
     pub fn dispatches_per_page(&self) -> u32 {
-        if self.use_fused { 1 } else { self.passes.len() as u32 }
+        self.passes().len() as u32
     }
 
     /// The passes a frame records, in order: [`Stage::staged`] for the library, or
-    /// [`Stage::Fused`] alone on the fused path (pass `k` of [`Animator::encode_timed`]'s timer).
+    /// [`Stage::Fused`] on the fused path, followed by [`Stage::Cull`] with culling (pass `k` of
+    /// [`Animator::encode_timed`]'s timer).
     #[must_use]
     pub fn passes(&self) -> Vec<Stage> {
+        let staged = self.passes.iter().map(|p| p.stage);
         if self.use_fused {
-            vec![Stage::Fused]
+            std::iter::once(Stage::Fused)
+                .chain(staged.filter(|&s| s == Stage::Cull))
+                .collect()
         } else {
-            self.passes.iter().map(|p| p.stage).collect()
+            staged.collect()
         }
     }
 
@@ -592,11 +598,22 @@ impl Animator {
             encoder.clear_buffer(&self.event_log, 0, Some(size_of::<GpuEventLogHead>() as u64));
         }
         let fused = self.fused.as_ref().filter(|_| fused);
-        let passes: &[StagePipeline] = match fused {
-            Some(f) => std::slice::from_ref(f),
-            None => &self.passes,
+        // The frame's passes: the staged ones, or the fused one (and the cull pass, which lists
+        // the characters it evaluated for a culled draw).
+        let passes: Vec<(&StagePipeline, usize)> = match fused {
+            Some(f) => std::iter::once((f, usize::MAX))
+                .chain(
+                    self.passes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.stage == Stage::Cull)
+                        .map(|(k, p)| (p, k)),
+                )
+                .collect(),
+            None => self.passes.iter().zip(0..).collect(),
         };
-        for (k, pass) in passes.iter().enumerate() {
+        let culling = self.controller.culling();
+        for (k, &(pass, bind_index)) in passes.iter().enumerate() {
             // One pass per stage, each page a dispatch in it; timestamps around the pass.
             if in_use == 0 {
                 return;
@@ -610,20 +627,30 @@ impl Animator {
             });
             cpass.set_pipeline(&pass.pipeline);
             for (k_page, page) in self.pages.iter().enumerate().take(in_use) {
-                let n = count(k_page);
-                let groups = match pass.stage {
-                    // One workgroup per instance, threads over joints.
-                    Stage::Sample | Stage::Ik | Stage::Palette | Stage::Fused => n,
-                    // One thread per instance.
-                    _ => n.div_ceil(WORKGROUP_SIZE),
+                let bind_group = match pass.stage {
+                    Stage::Fused => page.fused_bind_group.as_ref().expect("made with the fused pipeline"),
+                    _ => &page.bind_groups[bind_index],
                 };
-                let bind_group = match fused {
-                    Some(_) => page.fused_bind_group.as_ref().expect("made with the fused pipeline"),
-                    None => &page.bind_groups[k],
-                };
-                let (x, y) = split_dispatch(groups, self.max_workgroups);
                 cpass.set_bind_group(0, bind_group, &[]);
-                cpass.dispatch_workgroups(x, y, 1);
+                let n = count(k_page);
+                let (groups, listed) = match pass.stage {
+                    // One workgroup per page.
+                    Stage::Cull => (1, None),
+                    // One workgroup per instance, threads over joints; with culling, per listed
+                    // instance (the cull pass wrote the arguments).
+                    Stage::Sample | Stage::Ik | Stage::Palette => (n, Some(0)),
+                    Stage::Fused => (n, None),
+                    // One thread per instance (or per listed instance).
+                    Stage::LocalToModel => (n.div_ceil(WORKGROUP_SIZE), Some(16)),
+                    _ => (n.div_ceil(WORKGROUP_SIZE), None),
+                };
+                match listed.filter(|_| culling) {
+                    Some(offset) => cpass.dispatch_workgroups_indirect(page.buffer(Resource::Visible), offset),
+                    None => {
+                        let (x, y) = split_dispatch(groups, self.max_workgroups);
+                        cpass.dispatch_workgroups(x, y, 1);
+                    }
+                }
             }
         }
     }

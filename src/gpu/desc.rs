@@ -296,6 +296,14 @@ pub struct AnimatorDesc {
     /// [`Transition::dead_blend`]): 48 more bytes per joint of capacity, where each joint keeps
     /// its velocity. Off by default: such a transition is then refused.
     pub inertialization: bool,
+    /// Cull: each frame, the clock tests every character's bounds against a view
+    /// ([`crate::gpu::Controller::set_cull_view`], [`crate::gpu::Controller::set_bounds`]); only those seen (and those on
+    /// a frame that keeps a pose for a transition) are sampled, blended, propagated and given
+    /// palettes, by indirect dispatch over a list the GPU makes, and a culled draw
+    /// ([`crate::gpu::SkinBinding::draw_visible`]) draws only them. Clocks, events, root motion and
+    /// float curves stay exact for every character. 4 bytes per instance of capacity and one small
+    /// dispatch per page per frame. Off by default.
+    pub culling: bool,
 }
 
 impl Default for AnimatorDesc {
@@ -308,6 +316,7 @@ impl Default for AnimatorDesc {
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            culling: false,
         }
     }
 }

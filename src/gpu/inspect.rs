@@ -53,6 +53,21 @@ impl Animator {
             .map(|p| p.buffer(Resource::MorphWeights))
     }
 
+    /// Page `page`'s list of the instances the frame evaluated, when the animator culls
+    /// ([`super::AnimatorDesc::culling`]): a [`crate::layout::GpuVisibleHead`] (the later stages'
+    /// indirect dispatch arguments and the count, at
+    /// [`crate::layout::VISIBLE_COUNT_OFFSET`]) then a `u32` page index each, from
+    /// [`crate::layout::VISIBLE_LIST_OFFSET`]. What the skinning module's
+    /// `wgpu_anim_visible_instance` reads ([`super::SkinBinding::visible`]); also an
+    /// `INDIRECT` buffer.
+    #[must_use]
+    pub fn page_visible_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+        self.pages
+            .get(page)
+            .filter(|_| self.controller.culling())
+            .map(|p| p.buffer(Resource::Visible))
+    }
+
     /// Page `page`'s previous-frame dual quaternions (laid out as its dual quaternions), when
     /// both previous palettes and dual quaternions are kept.
     #[must_use]

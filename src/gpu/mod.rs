@@ -41,7 +41,7 @@ pub use readback::read_buffer;
 pub use readback::read_buffer_async;
 pub use renderer::{Camera, MeshBuffers, SkinnedRenderer, depth_state};
 pub use ring::READBACK_SLOTS;
-pub use skinning::SkinBinding;
+pub use skinning::{CulledDraws, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
 pub use watch::FrameReadback;

@@ -10,7 +10,9 @@ use wgpu::util::DeviceExt;
 /// Draws a rigid mesh (a sword, a torch, a hat) at socket `socket` of each of a list of
 /// characters: one instanced draw per page of the animator, the mesh placed by the socket matrix
 /// the animator's palette pass wrote this frame ([`Animator::socket_slot`]). No CPU work per
-/// frame beyond the draw: the prop follows the joint.
+/// frame beyond the draw: the prop follows the joint. With culling
+/// ([`super::AnimatorDesc::culling`]), a holder the frame did not evaluate is not drawn (its
+/// socket matrix is of its last evaluated frame).
 pub struct PropRenderer {
     pipeline: wgpu::RenderPipeline,
     mesh: MeshBuffers,
@@ -23,20 +25,30 @@ pub struct PropRenderer {
     holders: Holders,
 }
 
-/// The instance buffer's layout: one `u32` socket slot per holder, at location 5 (after
-/// [`SkinVertex::LAYOUT`]'s five).
+/// The instance buffer's layout: per holder, its `u32` socket slot at location 5 (after
+/// [`SkinVertex::LAYOUT`]'s five) and its `u32` index in its page at location 6.
 const SLOT_LAYOUT: wgpu::VertexBufferLayout<'static> = wgpu::VertexBufferLayout {
-    array_stride: 4,
+    array_stride: 8,
     step_mode: wgpu::VertexStepMode::Instance,
-    attributes: &[wgpu::VertexAttribute {
-        format: wgpu::VertexFormat::Uint32,
-        offset: 0,
-        shader_location: 5,
-    }],
+    attributes: &[
+        wgpu::VertexAttribute {
+            format: wgpu::VertexFormat::Uint32,
+            offset: 0,
+            shader_location: 5,
+        },
+        wgpu::VertexAttribute {
+            format: wgpu::VertexFormat::Uint32,
+            offset: 4,
+            shader_location: 6,
+        },
+    ],
 };
 
 /// The prop's colour uniform, after the skinning bindings (1 and 2).
 const COLOR_BINDING: u32 = 3;
+/// The page's outputs (whose `evaluate` word says, with culling, whether the frame evaluated a
+/// holder), after the skinning bindings `SkinBinding::BUILT_IN` could take.
+const OUTPUTS_BINDING: u32 = 9;
 
 /// Per page of the animator: the holders' socket slots and the holders, or `None` for a page
 /// without holders.
@@ -118,6 +130,16 @@ impl PropRenderer {
                     count: None,
                 };
                 let mut entries = vec![uniform(0, size_of::<Camera>() as u64), uniform(COLOR_BINDING, 16)];
+                entries.push(wgpu::BindGroupLayoutEntry {
+                    binding: OUTPUTS_BINDING,
+                    visibility: wgpu::ShaderStages::VERTEX,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Storage { read_only: true },
+                        has_dynamic_offset: false,
+                        min_binding_size: None,
+                    },
+                    count: None,
+                });
                 entries.extend(skin.layout_entries());
                 let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("wgpu-anim props"),
@@ -131,7 +153,13 @@ impl PropRenderer {
                 });
                 let tint = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("wgpu-anim prop color"),
-                    contents: bytemuck::cast_slice(&[color[0], color[1], color[2], 1.0]),
+                    // `w`: 1 when the animator culls (a holder not evaluated is not drawn).
+                    contents: bytemuck::cast_slice(&[
+                        color[0],
+                        color[1],
+                        color[2],
+                        f32::from(u8::from(animator.culling())),
+                    ]),
                     usage: wgpu::BufferUsages::UNIFORM,
                 });
                 let extra = [
@@ -144,7 +172,19 @@ impl PropRenderer {
                         resource: tint.as_entire_binding(),
                     },
                 ];
-                let groups = skin.bind_groups(device, &layout, animator, &extra)?;
+                let groups = (0..animator.page_count())
+                    .map(|page| {
+                        let outputs = animator.page_outputs(page).ok_or_else(|| Error::Limit {
+                            what: format!("the animator has no page {page}"),
+                        })?;
+                        let mut extra = extra.to_vec();
+                        extra.push(wgpu::BindGroupEntry {
+                            binding: OUTPUTS_BINDING,
+                            resource: wgpu::BindingResource::Buffer(outputs),
+                        });
+                        skin.bind_group(device, &layout, animator, page, &extra)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
                 let source = format!("{}\n{}", include_str!("../../shaders/prop.wgsl"), skin.wgsl());
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim prop"),
@@ -158,7 +198,7 @@ impl PropRenderer {
                 let pipeline = mesh_pipeline(
                     device,
                     "wgpu-anim props",
-                    &module,
+                    (&module, "vs_main"),
                     &pipeline_layout,
                     &[Some(SkinVertex::LAYOUT), Some(SLOT_LAYOUT)],
                     MeshTargets {
@@ -230,7 +270,7 @@ impl PropRenderer {
 }
 
 /// Per page of `animator`: the socket slots of `holders` (sorted, without repeats) at socket
-/// `socket`, and those holders.
+/// `socket`, each followed by the holder's index in the page, and those holders.
 ///
 /// Errors: a holder that does not exist or whose skeleton has no socket `socket`.
 fn holder_pages(animator: &Animator, socket: usize, holders: &[usize]) -> Result<Vec<(Vec<u32>, Vec<usize>)>> {
@@ -243,8 +283,10 @@ fn holder_pages(animator: &Animator, socket: usize, holders: &[usize]) -> Result
             instance: h,
             what: format!("has no socket {socket} to hold a prop (or does not exist)"),
         })?;
-        // A palette buffer fits one storage binding, whose size is a u32.
-        pages[page].0.push(slot as u32);
+        // A palette buffer fits one storage binding, whose size is a u32; so does a page.
+        pages[page]
+            .0
+            .extend([slot as u32, (h - animator.page_range(page).start) as u32]);
         pages[page].1.push(h);
     }
     Ok(pages)

@@ -9,7 +9,7 @@ use super::{AnimatorDesc, InstanceDesc, LoopMode, read_buffer, split_dispatch};
 use crate::cpu::{Pose, SkinnedPoint};
 use crate::error::{Error, Result};
 use crate::layout::WORKGROUP_SIZE;
-use crate::layout::{BlendList, GpuClock, GpuOutput, LocalPose, MAX_SOCKETS, outputs_offset};
+use crate::layout::{BlendList, GpuClock, GpuOutput, GpuVisibleHead, LocalPose, MAX_SOCKETS, outputs_offset};
 use crate::library::{AnimationLibrary, ClipId};
 use crate::math::Affine;
 use crate::mesh::SkinVertex;
@@ -31,6 +31,31 @@ impl Animator {
             first,
             state.len as u64,
         )
+    }
+
+    /// Reads back page `page`'s list of the instances the last frame evaluated (an animator that
+    /// culls, [`AnimatorDesc::culling`]): its head, with the count and the later stages' dispatch
+    /// arguments, and the listed page indices. For tests and tools; waits for the GPU.
+    ///
+    /// Errors: a page that does not exist, or an animator that does not cull.
+    pub fn read_visible_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+    ) -> Result<(GpuVisibleHead, Vec<u32>)> {
+        let (p, state) = self.page(page)?;
+        if !self.controller.culling() {
+            return Err(Error::Limit {
+                what: "read_visible_page: the animator does not cull (AnimatorDesc::culling)".into(),
+            });
+        }
+        let buffer = p.buffer(Resource::Visible);
+        let head: GpuVisibleHead = read_buffer(device, queue, buffer, 0, 1)?[0];
+        let words = crate::layout::VISIBLE_LIST_OFFSET / 4;
+        let count = u64::from(head.count).min(state.len as u64);
+        let list = read_buffer(device, queue, buffer, words, count)?;
+        Ok((head, list))
     }
 
     /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in

@@ -116,6 +116,7 @@ impl Animator {
             dual_quaternion: self.controller.dual_quaternion(),
             morph_weights: self.controller.morph_room(),
             inertialization: self.controller.inertialization(),
+            culling: self.controller.culling(),
         };
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();

@@ -139,6 +139,8 @@ impl MeshBuffers {
 /// of the animator, skinning in the vertex shader from the page's palette buffer.
 pub struct SkinnedRenderer {
     pipeline: wgpu::RenderPipeline,
+    /// With an animator that culls: the pipeline of culled draws and their arguments.
+    culled: Option<(wgpu::RenderPipeline, super::CulledDraws)>,
     /// Per page: its global instance range and the bind group of its instance and palette buffers.
     pages: Vec<(std::ops::Range<u32>, wgpu::BindGroup)>,
     camera: wgpu::Buffer,
@@ -260,20 +262,34 @@ impl SkinnedRenderer {
                     bind_group_layouts: &[Some(&layout)],
                     immediate_size: 0,
                 });
-                let pipeline = mesh_pipeline(
-                    device,
-                    "wgpu-anim skinned",
-                    &module,
-                    &pipeline_layout,
-                    &[Some(SkinVertex::LAYOUT)],
-                    MeshTargets {
-                        color_format,
-                        depth_format,
-                        sample_count,
-                    },
-                );
+                let targets = MeshTargets {
+                    color_format,
+                    depth_format,
+                    sample_count,
+                };
+                let pipeline = |entry| {
+                    let label = format!("wgpu-anim skinned {entry}");
+                    mesh_pipeline(
+                        device,
+                        &label,
+                        (&module, entry),
+                        &pipeline_layout,
+                        &[Some(SkinVertex::LAYOUT)],
+                        targets,
+                    )
+                };
+                // With culling, a second pipeline draws the evaluated instances, indirectly.
+                let culled = if skin.visible {
+                    Some((
+                        pipeline("vs_visible"),
+                        super::CulledDraws::new(device, animator, &buffers)?,
+                    ))
+                } else {
+                    None
+                };
                 Ok(Self {
-                    pipeline,
+                    pipeline: pipeline("vs_main"),
+                    culled,
                     pages,
                     camera,
                     mesh: buffers,
@@ -296,8 +312,41 @@ impl SkinnedRenderer {
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
     }
 
+    /// With an animator that culls ([`super::AnimatorDesc::culling`]): records the copy of each
+    /// page's count of evaluated instances into this renderer's draws
+    /// ([`super::CulledDraws::encode`]), for [`SkinnedRenderer::draw_visible`]. Call after
+    /// [`Animator::encode`], before the render pass. Without culling it records nothing.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, animator: &Animator) {
+        if let Some((_, draws)) = &self.culled {
+            draws.encode(encoder, animator);
+        }
+    }
+
+    /// Whether it draws culled ([`SkinnedRenderer::draw_visible`]): its animator culls.
+    #[must_use]
+    pub fn culls(&self) -> bool {
+        self.culled.is_some()
+    }
+
+    /// Draws every instance `animator` (this renderer's) evaluated this frame (which must all
+    /// use this mesh's skeleton): one indirect instanced draw per page, whatever is seen
+    /// ([`SkinnedRenderer::encode`] first). Without culling, every instance
+    /// ([`SkinnedRenderer::draw`]).
+    pub fn draw_visible(&self, pass: &mut wgpu::RenderPass<'_>, animator: &Animator) {
+        match &self.culled {
+            Some((pipeline, draws)) => {
+                pass.set_pipeline(pipeline);
+                let groups = self.pages.iter().map(|(_, g)| g);
+                draws.draw(pass, super::SkinBinding::BUILT_IN.group, groups, &self.mesh);
+            }
+            None => self.draw(pass, 0..animator.instance_count() as u32),
+        }
+    }
+
     /// Draws animator instances `instances` (which must all use this mesh's skeleton): one
-    /// instanced draw per page they span.
+    /// instanced draw per page they span. With culling, those the frame did not evaluate are
+    /// drawn in the last pose they were evaluated in ([`SkinnedRenderer::draw_visible`] draws
+    /// only the evaluated ones).
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, instances: std::ops::Range<u32>) {
         if instances.is_empty() {
             return;
@@ -331,12 +380,13 @@ pub(crate) struct MeshTargets {
     pub sample_count: u32,
 }
 
-/// A render pipeline of triangle lists from `module`'s `vs_main` and `fs_main`, back faces
-/// culled, with [`depth_state`] when there is depth: the built-in renderers' pipelines.
+/// A render pipeline of triangle lists from `module`'s vertex entry point `vertex` and
+/// `fs_main`, back faces culled, with [`depth_state`] when there is depth: the built-in
+/// renderers' pipelines.
 pub(crate) fn mesh_pipeline(
     device: &wgpu::Device,
     label: &str,
-    module: &wgpu::ShaderModule,
+    (module, vertex): (&wgpu::ShaderModule, &str),
     layout: &wgpu::PipelineLayout,
     buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
     targets: MeshTargets,
@@ -346,7 +396,7 @@ pub(crate) fn mesh_pipeline(
         layout: Some(layout),
         vertex: wgpu::VertexState {
             module,
-            entry_point: Some("vs_main"),
+            entry_point: Some(vertex),
             compilation_options: Default::default(),
             buffers,
         },

@@ -11,8 +11,10 @@ use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 /// [`Animator::keep_previous_palettes`]), with `dual_quaternion` the dual quaternions at
 /// `palette + 3` (the animator must keep them, [`super::AnimatorDesc::dual_quaternion`]) and with
 /// both last frame's dual quaternions at `palette + 4`, with `morph` the page's morph weights at
-/// `palette + 5` and a mesh's morph targets at `palette + 6`, visible to the vertex stage; and
-/// the mesh's vertex inputs from shader location `location` on.
+/// `palette + 5` and a mesh's morph targets at `palette + 6`, with `visible` the page's list of
+/// the instances evaluated this frame at `palette + 7` (the animator must cull,
+/// [`super::AnimatorDesc::culling`]), visible to the vertex stage; and the mesh's vertex inputs
+/// from shader location `location` on.
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
@@ -61,6 +63,11 @@ pub struct SkinBinding {
     /// which moves a bind-pose vertex by the instance's morph weights, to call before skinning.
     /// Its bind groups are made per page and mesh ([`SkinBinding::morph_bind_group`]).
     pub morph: bool,
+    /// Whether to bind the page's list of the instances the frame evaluated (at `palette + 7`;
+    /// the animator must cull, [`super::AnimatorDesc::culling`]): the module then has
+    /// `wgpu_anim_visible_instance(instance_index)`, the instance a culled draw
+    /// ([`SkinBinding::draw_visible`]) draws as its `instance_index`-th.
+    pub visible: bool,
     /// The first shader location of the vertex inputs (`wgpu_anim_Vertex`): position, normal,
     /// uv, joints and weights at `location..location + 5`.
     pub location: u32,
@@ -77,6 +84,7 @@ impl Default for SkinBinding {
             dual_quaternion: false,
             rigid: false,
             morph: false,
+            visible: false,
             location: 0,
         }
     }
@@ -93,6 +101,7 @@ impl SkinBinding {
         dual_quaternion: false,
         rigid: false,
         morph: false,
+        visible: false,
         location: 0,
     };
 
@@ -106,13 +115,15 @@ impl SkinBinding {
 
     /// This placement with what `animator` keeps: `dual_quaternion` when it keeps dual
     /// quaternions ([`super::AnimatorDesc::dual_quaternion`]), and then `rigid` when its library
-    /// has no scale ([`crate::AnimationLibrary::has_scale`]); `previous` as it is.
+    /// has no scale ([`crate::AnimationLibrary::has_scale`]); `visible` when it culls
+    /// ([`super::AnimatorDesc::culling`]); `previous` as it is.
     #[must_use]
     pub fn for_animator(self, animator: &Animator) -> Self {
         let dual_quaternion = animator.dual_quaternion();
         Self {
             dual_quaternion,
             rigid: dual_quaternion && !animator.library().has_scale(),
+            visible: animator.culling(),
             ..self
         }
     }
@@ -153,6 +164,12 @@ impl SkinBinding {
     #[must_use]
     pub fn morph_targets(&self) -> u32 {
         self.palette.saturating_add(6)
+    }
+
+    /// The binding of the page's list of evaluated instances (used when `visible` is set).
+    #[must_use]
+    pub fn visible_list(&self) -> u32 {
+        self.palette.saturating_add(7)
     }
 
     /// The vertex attributes of a [`crate::SkinVertex`] buffer at the module's locations
@@ -328,6 +345,11 @@ impl SkinBinding {
             }
             (true, Some(t), Some(w)) => Some((w, t)),
         };
+        if self.visible && !animator.culling() {
+            return Err(mistake(
+                "`visible` is set and the animator does not cull (AnimatorDesc::culling)".to_owned(),
+            ));
+        }
         self.check_entries(device, extra).map_err(mistake)?;
         let mut entries = extra.to_vec();
         if let Some((weights, targets)) = morph {
@@ -358,6 +380,15 @@ impl SkinBinding {
             entries.push(wgpu::BindGroupEntry {
                 binding: self.dual_palette(),
                 resource: dual.as_entire_binding(),
+            });
+        }
+        if self.visible {
+            let list = animator
+                .page_visible_buffer(page)
+                .ok_or_else(|| mistake(format!("the animator has no page {page}")))?;
+            entries.push(wgpu::BindGroupEntry {
+                binding: self.visible_list(),
+                resource: list.as_entire_binding(),
             });
         }
         if self.previous && self.dual_quaternion {
@@ -446,6 +477,9 @@ impl SkinBinding {
             out.push(self.morph_weights());
             out.push(self.morph_targets());
         }
+        if self.visible {
+            out.push(self.visible_list());
+        }
         out
     }
 
@@ -501,6 +535,44 @@ impl SkinBinding {
         Ok(())
     }
 
+    /// Draws every instance `animator` evaluated this frame (culling, [`super::AnimatorDesc::culling`])
+    /// with the pipeline set on `pass`: one indirect instanced draw of `mesh` per page, with that
+    /// page's bind group (from [`SkinBinding::bind_groups`] with `visible` set) at this group, whose
+    /// instance count `draws` holds ([`CulledDraws::encode`] this frame first). The shader draws
+    /// `wgpu_anim_visible_instance(instance_index)`. Every instance of the animator must use
+    /// `mesh` (a page's list holds all it evaluated): for several meshes, an animator each.
+    ///
+    /// Errors ([`Error::Binding`], nothing recorded): `visible` not set; more bind groups than
+    /// `animator` has pages, or `draws` made for another number of pages.
+    pub fn draw_visible(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        bind_groups: &[wgpu::BindGroup],
+        animator: &Animator,
+        mesh: &super::MeshBuffers,
+        draws: &CulledDraws,
+    ) -> Result<()> {
+        let mistake = |reason: String| Error::Binding {
+            what: format!("the culled skinned draw (group {})", self.group),
+            reason,
+        };
+        if !self.visible {
+            return Err(mistake(
+                "`visible` is not set: the shader draws instances by their index".into(),
+            ));
+        }
+        if bind_groups.len() > animator.page_count() || draws.pages != animator.page_count() {
+            return Err(mistake(format!(
+                "{} bind groups and draws for {} pages, for an animator of {} pages",
+                bind_groups.len(),
+                draws.pages,
+                animator.page_count()
+            )));
+        }
+        draws.draw(pass, self.group, bind_groups, mesh);
+        Ok(())
+    }
+
     /// The skinning module as plain WGSL, with this group and these bindings: append it to your
     /// shader's source.
     #[must_use]
@@ -520,6 +592,7 @@ impl SkinBinding {
                         "WGPU_ANIM_DUAL_QUATERNION" => self.dual_quaternion,
                         "WGPU_ANIM_DUAL_RIGID" => self.dual_quaternion && self.rigid,
                         "WGPU_ANIM_MORPH" => self.morph,
+                        "WGPU_ANIM_VISIBLE" => self.visible,
                         _ => false,
                     };
                     blocks.push((keep, on));
@@ -579,11 +652,14 @@ impl SkinBinding {
         if self.morph {
             defs.push(("WGPU_ANIM_MORPH", ShaderDefValue::Bool(true)));
         }
+        if self.visible {
+            defs.push(("WGPU_ANIM_VISIBLE", ShaderDefValue::Bool(true)));
+        }
         defs
     }
 
     /// The placement defines ([`SKIN_PLACEMENT_DEFS`]) with their values.
-    fn defs(&self) -> [(&'static str, u32); 9] {
+    fn defs(&self) -> [(&'static str, u32); 10] {
         let [
             location,
             group,
@@ -594,6 +670,7 @@ impl SkinBinding {
             previous_dual,
             weights,
             targets,
+            visible,
         ] = SKIN_PLACEMENT_DEFS;
         [
             (location, self.location),
@@ -605,6 +682,7 @@ impl SkinBinding {
             (previous_dual, self.previous_dual_palette()),
             (weights, self.morph_weights()),
             (targets, self.morph_targets()),
+            (visible, self.visible_list()),
         ]
     }
 }
@@ -624,6 +702,74 @@ pub(crate) fn draw_pages<'g>(
         if start < end {
             pass.set_bind_group(group, bind_group, &[]);
             pass.draw_indexed(0..mesh.index_count, 0, start - range.start..end - range.start);
+        }
+    }
+}
+
+/// The indirect draw arguments of one mesh for an animator that culls
+/// ([`super::AnimatorDesc::culling`]): per page, `mesh`'s index count and the number of instances
+/// the frame evaluated, which [`CulledDraws::encode`] copies from the page's list on the GPU.
+/// The CPU records the same commands whatever is seen.
+pub struct CulledDraws {
+    buffer: wgpu::Buffer,
+    pages: usize,
+}
+
+/// Bytes of one `draw_indexed_indirect` argument set.
+const DRAW_ARGS: u64 = 20;
+
+impl CulledDraws {
+    /// The draws of `mesh` for every page of `animator`.
+    ///
+    /// Errors ([`Error::Binding`]): an animator that does not cull.
+    pub fn new(device: &wgpu::Device, animator: &Animator, mesh: &super::MeshBuffers) -> Result<Self> {
+        use wgpu::util::DeviceExt;
+        if !animator.culling() {
+            return Err(Error::Binding {
+                what: "culled draws".into(),
+                reason: "the animator does not cull (AnimatorDesc::culling)".into(),
+            });
+        }
+        let pages = animator.page_count();
+        // index count, instance count (copied each frame), first index, base vertex, first instance.
+        let args: Vec<u32> = (0..pages).flat_map(|_| [mesh.index_count, 0, 0, 0, 0]).collect();
+        let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("wgpu-anim culled draws"),
+            contents: bytemuck::cast_slice(&args),
+            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
+        });
+        Ok(Self { buffer, pages })
+    }
+
+    /// Records the copy of each page's count of evaluated instances into its draw: after
+    /// [`Animator::encode`] (whose cull pass counts them), before the render pass that draws.
+    /// Four bytes per page, whatever is seen; a page not in use draws nothing.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, animator: &Animator) {
+        let in_use = animator.pages_in_use();
+        for page in 0..self.pages.min(animator.page_count()) {
+            let to = page as u64 * DRAW_ARGS + 4;
+            match animator.page_visible_buffer(page) {
+                Some(list) if page < in_use => {
+                    encoder.copy_buffer_to_buffer(list, crate::layout::VISIBLE_COUNT_OFFSET, &self.buffer, to, 4);
+                }
+                // A page not in use has no list this frame: nothing to draw.
+                _ => encoder.clear_buffer(&self.buffer, to, Some(4)),
+            }
+        }
+    }
+
+    /// One indirect instanced draw of `mesh` per page of `bind_groups` (set at `group`).
+    pub(crate) fn draw<'g>(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        group: u32,
+        bind_groups: impl IntoIterator<Item = &'g wgpu::BindGroup>,
+        mesh: &super::MeshBuffers,
+    ) {
+        mesh.bind(pass, 0);
+        for (page, bind_group) in bind_groups.into_iter().enumerate().take(self.pages) {
+            pass.set_bind_group(group, bind_group, &[]);
+            pass.draw_indexed_indirect(&self.buffer, page as u64 * DRAW_ARGS);
         }
     }
 }

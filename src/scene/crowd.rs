@@ -84,9 +84,13 @@ impl Crowd {
                 ground: c.ik.map(|_| super::RELIEF),
                 // Members change what they play by inertialization.
                 inertialization: true,
+                culling: desc.culling,
             },
         )
         .await?;
+        if desc.culling {
+            animator.set_bounds(c.skeleton, bound_radius(c)?)?;
+        }
         let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count).await?;
         let ground = GroundRenderer::new(
             device,
@@ -153,6 +157,7 @@ impl Crowd {
             rng: SplitMix(desc.seed ^ 0x5eed_5eed),
             clock: 0.0,
             target: Vec3::Y * 1.6,
+            cull_view: std::cell::Cell::new(None),
         })
     }
 
@@ -219,7 +224,24 @@ impl Crowd {
             rng: self.rng.clone(),
             clock: self.clock,
             target: self.target,
+            cull_view: self.cull_view.clone(),
         })
+    }
+
+    /// With culling, how many members the last frame evaluated (in view, or keeping a pose for a
+    /// transition), read back from the GPU (waiting for it; native only); `None` without culling.
+    ///
+    /// Errors: a read-back that fails.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn evaluated(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Option<usize>> {
+        if !self.animator.culling() {
+            return Ok(None);
+        }
+        let mut n = 0;
+        for page in 0..self.animator.pages_in_use() {
+            n += self.animator.read_visible_page(device, queue, page)?.0.count as usize;
+        }
+        Ok(Some(n))
     }
 
     /// Half the side of the square field the crowd occupies, metres.
@@ -315,8 +337,10 @@ impl Crowd {
         self.seconds
     }
 
-    /// Uploads the camera to the renderers.
+    /// Uploads the camera to the renderers; with culling ([`super::CrowdDesc::culling`]), the
+    /// next [`Crowd::update`] culls against it (so set the camera before the update).
     pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
+        self.cull_view.set(Some(camera.view_proj));
         self.renderer.set_camera(queue, camera);
         self.ground.set_camera(queue, camera);
         if let Some(p) = &self.props {
@@ -388,15 +412,17 @@ impl Crowd {
         ))
     }
 
-    /// Records the animation passes, then the footprints' stamping pass.
+    /// Records the animation passes, then what follows them ([`Crowd::encode_after_passes`]).
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         self.animator.encode(encoder);
-        self.encode_footprints(encoder);
+        self.encode_after_passes(encoder);
     }
 
-    /// Records the footprints' stamping pass (after the animator's passes, when those are
-    /// recorded by hand, with timestamps say).
-    pub fn encode_footprints(&self, encoder: &mut wgpu::CommandEncoder) {
+    /// Records what follows the animator's passes (when those are recorded by hand, with
+    /// timestamps say): with culling, the culled draws' instance counts; the footprints'
+    /// stamping pass.
+    pub fn encode_after_passes(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.renderer.encode(encoder, &self.animator);
         if let Some((marks, _)) = &self.footprints {
             marks.encode(encoder, &self.animator);
         }
@@ -408,7 +434,7 @@ impl Crowd {
         if let Some((_, r)) = &self.footprints {
             r.draw(pass);
         }
-        self.renderer.draw(pass, 0..self.agents.len() as u32);
+        self.renderer.draw_visible(pass, &self.animator);
         if let Some(p) = &self.props {
             p.draw(pass, &self.animator);
         }
@@ -486,4 +512,22 @@ fn set_ik_goals(animator: &mut Animator, ik: super::CharacterIk) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The radius culling tests for `c` (model units): everything drawn of a member in any pose —
+/// its mesh's reach ([`crate::AnimationLibrary::mesh_radius`]), or the prop in its hand, as far as
+/// the joints reach plus the socket's offset plus the prop's own size, whichever is larger —
+/// raised by the most the relief lifts a character whose feet IK plants
+/// ([`super::RELIEF_MAX`]).
+fn bound_radius(c: &Character) -> Result<f32> {
+    let mesh = c.library.mesh_radius(c.skeleton, &c.mesh)?;
+    let joints = c.library.skeleton_radius(c.skeleton)?;
+    let sockets = c.library.skeletons()[c.skeleton.index() as usize].sockets();
+    let prop = c.prop.as_ref().map_or(0.0, |p| {
+        let offset = sockets.get(p.socket).map_or(0.0, |s| s.offset.translation.length());
+        let size = p.mesh.positions.iter().map(|v| v.length()).fold(0.0, f32::max);
+        joints + offset + size
+    });
+    let lift = if c.ik.is_some() { super::RELIEF_MAX } else { 0.0 };
+    Ok(mesh.max(prop) + lift)
 }

@@ -70,6 +70,10 @@ impl Crowd {
             }
         }
         let dt = if self.animation_paused { 0.0 } else { dt };
+        if self.animator.culling() {
+            // The last camera set (finite: a camera's matrix).
+            let _ = self.animator.set_cull_view(self.cull_view.get());
+        }
         self.animator.prepare(queue, dt);
         self.seconds += dt;
         if let Some((marks, _)) = &self.footprints {

@@ -44,6 +44,10 @@ pub struct CrowdDesc {
     /// animator keep dual quaternions. Change a member's later with
     /// `crowd.animator.set_skinning`.
     pub skinning: crate::gpu::Skinning,
+    /// Cull against the camera ([`crate::gpu::AnimatorDesc::culling`]): members out of view only
+    /// advance their clocks, and are not drawn; footprints are stamped only by members in view.
+    /// On by default.
+    pub culling: bool,
 }
 
 impl Default for CrowdDesc {
@@ -55,6 +59,7 @@ impl Default for CrowdDesc {
             moving: true,
             footprints: true,
             skinning: crate::gpu::Skinning::Linear,
+            culling: true,
         }
     }
 }
@@ -74,6 +79,9 @@ fn ground_height(p: vec2<f32>) -> f32 {
     return hills * (1.0 - smoothstep(120.0, 150.0, length(p)));
 }
 ";
+
+/// The most [`RELIEF`] rises or falls from 0: its two waves' amplitudes, 0.8 + 0.3 m.
+pub const RELIEF_MAX: f32 = 1.1;
 
 fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
@@ -122,4 +130,6 @@ pub struct Crowd {
     rng: SplitMix,
     clock: f32,
     target: Vec3,
+    /// The view the next update culls against (the last camera set).
+    cull_view: std::cell::Cell<Option<glam::Mat4>>,
 }

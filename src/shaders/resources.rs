@@ -44,11 +44,17 @@ pub enum Resource {
     MorphWeights,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
+    /// Per instance: with culling ([`crate::gpu::AnimatorDesc::culling`]), the page's list of
+    /// the characters evaluated this frame (`Visible`: a [`crate::layout::GpuVisibleHead`] —
+    /// the indirect dispatch arguments and the count — then a `u32` page index each), which the
+    /// cull stage writes and the later stages, the indirect dispatches and a culled draw read.
+    /// Without culling, bound and never written.
+    Visible,
 }
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 13] = [
+    pub const ALL: [Resource; 14] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
@@ -62,6 +68,7 @@ impl Resource {
         Resource::Events,
         Resource::DualPalettes,
         Resource::MorphWeights,
+        Resource::Visible,
     ];
 
     /// Binding number in group 0.
@@ -87,6 +94,7 @@ impl Resource {
             Resource::DualPalettes => "dual_palettes",
             Resource::MorphWeights => "morph_weights",
             Resource::Events => "event_log",
+            Resource::Visible => "visible",
         }
     }
 
@@ -106,6 +114,7 @@ impl Resource {
             Resource::DualPalettes => "array<DualQuat>",
             Resource::MorphWeights => "array<f32>",
             Resource::Events => "EventLog",
+            Resource::Visible => "Visible",
         }
     }
 
@@ -131,7 +140,8 @@ impl Resource {
             | Resource::ModelPoses
             | Resource::Palettes
             | Resource::DualPalettes
-            | Resource::MorphWeights => Scope::Page,
+            | Resource::MorphWeights
+            | Resource::Visible => Scope::Page,
         }
     }
 
@@ -143,7 +153,9 @@ impl Resource {
     /// - [`Resource::CharacterState`]: two, every `Clock` (64 B) from byte 0, then every
     ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
     ///   256 B);
-    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from byte 0.
+    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from byte 0;
+    /// - [`Resource::Visible`]: one, the list's `u32` page indices from
+    ///   [`crate::layout::VISIBLE_LIST_OFFSET`], after its head.
     ///
     /// A resource that survives a lost device by checkpoints ([`Survival::Checkpointed`]) is
     /// copied back section by section, for the instances in use, and written back the same way
@@ -162,6 +174,10 @@ impl Resource {
                 },
             ),
             Resource::BlendLists => Sections::one(Section::from_start(size_of::<BlendList>())),
+            Resource::Visible => Sections::one(Section {
+                offset: crate::layout::VISIBLE_LIST_OFFSET,
+                stride: 4,
+            }),
             Resource::Frame
             | Resource::Library
             | Resource::LayerDefs
@@ -230,7 +246,7 @@ impl Resource {
     /// - per instance: the end of its last section ([`Resource::instance_sections`]):
     ///   `Instance` (320 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
     ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
-    ///   `Output` (128 B) each;
+    ///   `Output` (128 B) each; the visible list: its head (48 B), then 4 B each;
     /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
     ///   cross-fade starts from, and the mesh-space additive delta; with
     ///   [`PageOptions::inertialization`] a fourth, the velocity an inertialized transition
@@ -250,7 +266,7 @@ impl Resource {
         let (i, j) = (instances as u64, joints as u64);
         let affine = size_of::<Affine>() as u64;
         Some(match self {
-            Resource::Instances | Resource::CharacterState | Resource::BlendLists => {
+            Resource::Instances | Resource::CharacterState | Resource::BlendLists | Resource::Visible => {
                 self.instance_sections(instances).end(instances)
             }
             Resource::LocalPoses => j * if options.inertialization { 4 } else { 3 } * size_of::<LocalPose>() as u64,
@@ -283,6 +299,7 @@ impl Resource {
     pub const fn extra_usage(self) -> wgpu::BufferUsages {
         match self {
             Resource::Palettes => wgpu::BufferUsages::VERTEX,
+            Resource::Visible => wgpu::BufferUsages::INDIRECT,
             _ => wgpu::BufferUsages::empty(),
         }
     }
@@ -310,7 +327,8 @@ impl Resource {
             | Resource::ModelPoses
             | Resource::Palettes
             | Resource::DualPalettes
-            | Resource::Events => Survival::Recomputed,
+            | Resource::Events
+            | Resource::Visible => Survival::Recomputed,
         }
     }
 }
@@ -427,6 +445,9 @@ pub struct PageOptions {
     /// Instances may inertialize transitions ([`crate::gpu::AnimatorDesc::inertialization`]): a
     /// fourth `LocalPose` per joint, the velocity.
     pub inertialization: bool,
+    /// The animator culls ([`crate::gpu::AnimatorDesc::culling`]): the frame runs the cull
+    /// stage and the later stages over its list ([`Resource::Visible`], which every page has).
+    pub culling: bool,
 }
 
 /// Where a [`Resource`]'s buffer lives.

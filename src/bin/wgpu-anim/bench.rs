@@ -14,6 +14,7 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
         skinning: !a.no_skinning,
         morph: !a.no_morph,
         transitions: !a.no_transitions,
+        view_counts: a.view_characters.iter().copied().filter(|&n| n > 0).collect(),
         ..Config::default()
     };
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
@@ -47,6 +48,13 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
             "\nThe sample pass with a quarter of a locomotion-2d crowd cross-fading, inertializing, or none transitioning, crowd after crowd frame by frame:\n"
         );
         out!("{}", bench::transitions_table(&report.transitions));
+    }
+    if !report.culling.is_empty() {
+        outln!(
+            "\nThe crowd-view workload: a camera framing a tenth of a field of walking mannequins; every pass of a frame, \
+             all evaluated against culled (and a tenth as many characters, all evaluated), in turn frame by frame:\n"
+        );
+        out!("{}", bench::culling_table(&report.culling));
     }
     for note in &report.notes {
         outln!("note: {note}");

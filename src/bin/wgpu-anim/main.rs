@@ -252,6 +252,11 @@ struct BenchArgs {
     /// quarter of the crowd transitioning) that runs at each count with the gpu-staged path.
     #[arg(long)]
     no_transitions: bool,
+    /// Sizes of the crowd-view workload: a camera that sees a tenth of the field, the frame
+    /// culled against every character evaluated (and a tenth as many, all evaluated), at most 10
+    /// frames each; `--view-characters 0` skips it.
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000u32, 16_000, 128_000])]
+    view_characters: Vec<u32>,
     /// Write the rows as a JSON array to PATH.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,

@@ -104,6 +104,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             morph_weights: character.mesh.morph_targets.targets.len() as u32,
             ground: None,
             inertialization: false,
+            culling: false,
         },
     )
     .map_err(|e| e.to_string())?;

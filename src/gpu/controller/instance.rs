@@ -215,7 +215,8 @@ impl Controller {
             morph_count: self.instances.get(index).map_or(0, |i| i.morph_count),
             ik: 0,
             halflife: 0.0,
-            _pad2: [0; 4],
+            bound_radius: self.bound_radius(skeleton),
+            _pad2: [0; 3],
             ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
         };
         let duration = if tree_nodes == 0 {

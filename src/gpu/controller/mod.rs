@@ -3,6 +3,7 @@
 //! definitions, and what changed since the last frame — with no device. The [`crate::Animator`]
 //! owns one and uploads what [`Controller::begin_frame`] says changed.
 
+mod cull;
 mod ik;
 mod instance;
 mod layers;
@@ -99,6 +100,12 @@ pub struct Controller {
     morph_marked: Vec<bool>,
     /// The shared IK target in the world ([`Controller::set_look_at`]).
     look_at: glam::Vec3,
+    /// Whether the animator culls (`AnimatorDesc::culling`).
+    culling: bool,
+    /// The frustum planes frames cull against ([`Controller::set_cull_view`]).
+    cull_view: Option<[glam::Vec4; 6]>,
+    /// Per skeleton: the radius culling tests ([`Controller::set_bounds`]).
+    bounds: Vec<f32>,
 }
 
 impl Controller {
@@ -114,7 +121,6 @@ impl Controller {
             });
         }
         Ok(Self {
-            library,
             max_instances,
             pages: pages
                 .iter()
@@ -150,6 +156,12 @@ impl Controller {
             morph_dirty: Vec::new(),
             morph_marked: Vec::new(),
             look_at: glam::Vec3::ZERO,
+            culling: false,
+            cull_view: None,
+            bounds: (0..library.skeletons().len())
+                .map(|k| library.joint_radius(k))
+                .collect(),
+            library,
         })
     }
 

@@ -1,7 +1,10 @@
 //! The frame's upload: what changed since the last frame, coalesced into runs per page.
 
 use super::{Controller, TransitionTrack};
-use crate::layout::{FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayerDef};
+use crate::layout::{
+    FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance,
+    GpuLayerDef,
+};
 
 /// What one frame writes to the GPU, by page: nothing here needs a device.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -96,10 +99,16 @@ impl Controller {
                     } else {
                         FRAME_CURVES
                     }
-                    | if self.dual_quaternion { FRAME_DUAL_QUATERNION } else { 0 },
+                    | if self.dual_quaternion { FRAME_DUAL_QUATERNION } else { 0 }
+                    | match (self.culling, self.cull_view) {
+                        (false, _) => 0,
+                        (true, None) => FRAME_CULL,
+                        (true, Some(_)) => FRAME_CULL | FRAME_CULL_VIEW,
+                    },
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 morph_api_base: p.max_instances * self.morph_room,
                 look_at: self.look_at.extend(0.0),
+                cull_planes: self.cull_view.unwrap_or([glam::Vec4::W; 6]),
             };
             upload.frames.push((k, frame));
         }

@@ -20,6 +20,10 @@ struct Params {
     event_r: u32,
     socket_l: u32,
     socket_r: u32,
+    /// 1 when the animator culls: a character the frame did not evaluate leaves no mark (its
+    /// socket matrices are of its last evaluated frame).
+    culling: u32,
+    _pad: [u32; 3],
 }
 
 /// Bytes of a mark (WGSL `Mark`): position and landing time, direction and side.
@@ -125,6 +129,7 @@ impl Footprints {
                             mapped_at_creation: false,
                         });
                         let palettes = animator.page_palette_buffer(page).expect("a page of the animator");
+                        let outputs = animator.page_outputs(page).expect("a page of the animator");
                         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                             label: Some("wgpu-anim footprints"),
                             layout: &layout,
@@ -144,6 +149,10 @@ impl Footprints {
                                 wgpu::BindGroupEntry {
                                     binding: 3,
                                     resource: marks.as_entire_binding(),
+                                },
+                                wgpu::BindGroupEntry {
+                                    binding: 4,
+                                    resource: wgpu::BindingResource::Buffer(outputs),
                                 },
                             ],
                         });
@@ -184,6 +193,8 @@ impl Footprints {
                 event_r: self.events[1],
                 socket_l: self.sockets[0],
                 socket_r: self.sockets[1],
+                culling: u32::from(animator.culling()),
+                _pad: [0; 3],
             };
             queue.write_buffer(params, 0, bytemuck::bytes_of(&p));
         }

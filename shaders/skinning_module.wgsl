@@ -81,13 +81,15 @@ var<storage, read> wgpu_anim_palettes: array<wgpu_anim_Affine>;
 var<storage, read> wgpu_anim_instances: array<wgpu_anim_Instance>;
 
 #ifdef WGPU_ANIM_VISIBLE
-// The page's list of the instances the frame evaluated (culling; Rust: layout::GpuVisibleHead,
-// 48 bytes, then a page index each).
+// The page's lists of the instances the frame evaluated and drew (culling; Rust:
+// layout::GpuVisibleHead, 64 bytes, then a page index each).
 struct wgpu_anim_Visible {
-    not_drawn: array<u32, 8>,
-    // How many are listed: a culled draw's instance count (byte 32).
-    count: u32,
-    not_drawn_b: array<u32, 3>,
+    not_drawn: array<u32, 9>,
+    // How many are drawn: a culled draw's instance count (byte 36).
+    drawn_count: u32,
+    // Where the drawn list starts in `list` (byte 40).
+    drawn_offset: u32,
+    not_drawn_b: array<u32, 5>,
     list: array<u32>,
 }
 
@@ -96,7 +98,7 @@ var<storage, read> wgpu_anim_visible: wgpu_anim_Visible;
 
 // The instance a culled draw (SkinBinding::draw_visible) draws as its `instance_index`-th.
 fn wgpu_anim_visible_instance(instance_index: u32) -> wgpu_anim_PageInstance {
-    return wgpu_anim_PageInstance(wgpu_anim_visible.list[instance_index]);
+    return wgpu_anim_PageInstance(wgpu_anim_visible.list[wgpu_anim_visible.drawn_offset + instance_index]);
 }
 #endif
 

@@ -56,6 +56,14 @@ pub struct GpuFrame {
     /// normal, `w` the offset: a point `p` is inside when `dot(xyz, p) + w >= 0` for all six),
     /// from [`crate::gpu::Controller::set_cull_view`] ([`frustum_planes`]).
     pub cull_planes: [Vec4; 6],
+    /// With [`FRAME_CULL_VIEW`], update-rate LOD ([`crate::gpu::Controller::set_update_rates`]):
+    /// below `x`, `y` and `z` of projected size a character is evaluated every 2, 4 and 8 frames
+    /// (0: never); `w` the view's projection scale (the length of `clip_from_world`'s second
+    /// row's `xyz`). A character's projected size is its bound radius times the scale over its
+    /// centre's clip `w`: its radius in units of half the view's height.
+    pub lod: Vec4,
+    /// The view's fourth row (`clip_from_world`'s, the clip `w` of a point).
+    pub view_w: Vec4,
 }
 
 /// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
@@ -82,27 +90,42 @@ pub const FRAME_DUAL_QUATERNION: u32 = 4;
 /// cull stage lists them ([`GpuVisibleHead`]); the later stages run over that list.
 pub const FRAME_CULL: u32 = 8;
 /// `GpuFrame::flags` bit, with [`FRAME_CULL`]: test each character against
-/// [`GpuFrame::cull_planes`]. Without it every character is evaluated (a view of `None`).
+/// [`GpuFrame::cull_planes`]. Without it every character is drawn (a view of `None`).
 pub const FRAME_CULL_VIEW: u32 = 16;
 
-/// The head of a page's list of the characters evaluated this frame (WGSL `Visible`, whose
-/// list of page indices, `u32` each, follows from [`VISIBLE_LIST_OFFSET`]): written by the cull
-/// stage, read as indirect dispatch arguments by the later stages and as the instance count of
-/// an indirect draw.
+/// [`GpuOutput::evaluate`] bit: the frame evaluates the character (samples, propagates and
+/// builds its palette).
+pub const MARK_EVALUATE: u32 = 1;
+/// [`GpuOutput::evaluate`] bit: the frame draws the character (its bounds meet the view); one
+/// drawn and not evaluated holds its last evaluated palette (update-rate LOD).
+pub const MARK_DRAWN: u32 = 2;
+/// Update rates: a character is evaluated every 1, 2, 4 or 8 frames.
+pub const UPDATE_RATES: [u32; 4] = [1, 2, 4, 8];
+
+/// The head of a page's lists of the characters evaluated and drawn this frame (WGSL `Visible`,
+/// whose lists of page indices, `u32` each, follow from [`VISIBLE_LIST_OFFSET`]: the evaluated
+/// ones, then from `drawn_offset` the drawn ones): written by the cull stage, read as indirect
+/// dispatch arguments by the later stages and as the instance count of an indirect draw.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuVisibleHead {
-    /// Workgroups `(x, y, 1)` of a stage with one workgroup per listed instance (sample, ik,
+    /// Workgroups `(x, y, 1)` of a stage with one workgroup per evaluated instance (sample, ik,
     /// palette), split over `y` past [`CULL_MAX_WORKGROUPS`] (`x` then at most that); `w` unused.
     pub instance_groups: [u32; 4],
-    /// Workgroups `(x, y, 1)` of a stage with one thread per listed instance (local_to_model).
+    /// Workgroups `(x, y, 1)` of a stage with one thread per evaluated instance (local_to_model).
     pub thread_groups: [u32; 4],
-    /// Instances listed.
+    /// Instances evaluated.
     pub count: u32,
+    /// Instances drawn: a culled draw's instance count.
+    pub drawn_count: u32,
+    /// Where the drawn list starts in the lists, in `u32`s (the page's instance capacity).
+    pub drawn_offset: u32,
     /// Padding.
-    pub _pad: [u32; 3],
+    pub _pad: u32,
+    /// Workgroups `(x, y, 1)` of one workgroup per drawn instance; `w` unused.
+    pub drawn_groups: [u32; 4],
 }
-const _: () = assert!(std::mem::size_of::<GpuVisibleHead>() == 48);
+const _: () = assert!(std::mem::size_of::<GpuVisibleHead>() == 64);
 
 /// Most workgroups per dimension of the dispatches the cull stage sizes: WebGPU's default
 /// `max_compute_workgroups_per_dimension`, which every device allows.
@@ -110,10 +133,10 @@ pub const CULL_MAX_WORKGROUPS: u32 = 65_535;
 
 /// Byte offset of the list in a page's visible buffer: after its [`GpuVisibleHead`].
 pub const VISIBLE_LIST_OFFSET: u64 = size_of::<GpuVisibleHead>() as u64;
-/// Byte offset of [`GpuVisibleHead::count`] in a page's visible buffer: where an indirect draw's
-/// instance count is copied from.
-pub const VISIBLE_COUNT_OFFSET: u64 = 32;
-const _: () = assert!(std::mem::offset_of!(GpuVisibleHead, count) as u64 == VISIBLE_COUNT_OFFSET);
+/// Byte offset of [`GpuVisibleHead::drawn_count`] in a page's visible buffer: where an indirect
+/// draw's instance count is copied from.
+pub const VISIBLE_COUNT_OFFSET: u64 = 36;
+const _: () = assert!(std::mem::offset_of!(GpuVisibleHead, drawn_count) as u64 == VISIBLE_COUNT_OFFSET);
 
 /// The six planes of the frustum of `clip_from_world` (WebGPU's clip space, depth 0 to 1), each
 /// normalized: `xyz` the inward unit normal, `w` the offset ([`GpuFrame::cull_planes`]). A plane
@@ -301,8 +324,9 @@ wgsl_struct! {
         /// two-bone chain's end on its unsoftened target at weight 1; an aim chain's every
         /// joint able to aim), written by the IK stage.
         pub ik_reached: u32,
-        /// With [`FRAME_CULL`]: 1 when the character is evaluated this frame (seen, or on a
-        /// frame that keeps a pose), else 0; written by the clock stage (or the fused one).
+        /// With [`FRAME_CULL`]: [`MARK_EVALUATE`] when the frame evaluates the character (seen and
+        /// due at its update rate, seen for the first time, or on a frame that keeps a pose),
+        /// [`MARK_DRAWN`] when it is seen; written by the clock stage (or the fused one).
         pub evaluate: u32,
         /// Padding.
         pub _pad: u32,
@@ -615,8 +639,12 @@ pub struct GpuInstance {
     /// The radius around the model origin that holds everything drawn of the instance, in model
     /// units: what culling tests against the view ([`crate::gpu::Controller::set_bounds`]).
     pub bound_radius: f32,
+    /// How often it is evaluated, with culling: every 1, 2, 4 or 8 frames
+    /// ([`crate::gpu::Controller::set_update_rate`]); 0, by its projected size
+    /// ([`crate::gpu::Controller::set_update_rates`]).
+    pub update_rate: u32,
     /// Padding.
-    pub _pad2: [u32; 3],
+    pub _pad2: [u32; 2],
     /// Each chain's goal: the target (model or world space, by its kind) in `xyz` and the
     /// weight in `w`. Read only when the chain's bit of `ik` is set.
     pub ik_goals: [Vec4; MAX_IK_CHAINS as usize],

@@ -127,6 +127,7 @@ fn poison(queue: &wgpu::Queue, a: &Animator) {
 fn cull_frame(a: &Animator) -> GpuFrame {
     GpuFrame {
         instance_count: COUNT as u32,
+        frame: a.frame() as u32,
         flags: FRAME_CULL | if a.cull_planes().is_some() { FRAME_CULL_VIEW } else { 0 },
         cull_planes: a.cull_planes().unwrap_or([glam::Vec4::W; 6]),
         ..GpuFrame::default()
@@ -134,16 +135,20 @@ fn cull_frame(a: &Animator) -> GpuFrame {
 }
 
 /// The mirror's marks from the GPU's own instances (worlds as the clock left them) and blend
-/// lists.
-fn mirror_marks(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator, frame: &GpuFrame) -> Vec<u32> {
+/// lists, and the marks of the frame before (`previous`).
+fn mirror_marks(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &Animator,
+    frame: &GpuFrame,
+    previous: &[u32],
+) -> Vec<u32> {
     let instances: Vec<GpuInstance> = a
         .read_page_buffer(device, queue, 0, Resource::Instances, 0, COUNT as u64)
         .unwrap();
     let lists = a.read_blend_lists(device, queue).unwrap();
-    instances
-        .iter()
-        .zip(&lists)
-        .map(|(inst, list)| u32::from(cpu::cull::evaluates(frame, inst, list.inertia)))
+    (0..COUNT)
+        .map(|i| cpu::cull::marks(frame, &instances[i], i as u32, lists[i].inertia, previous[i]))
         .collect()
 }
 
@@ -171,6 +176,12 @@ fn a_culled_crowd_plays_as_a_full_one() {
             let path = if culled.is_fused() { "fused" } else { "staged" };
             culled.set_cull_view(Some(view(f))).unwrap();
             let before = palettes(&device, &queue, culled);
+            let previous: Vec<u32> = culled
+                .read_outputs_page(&device, &queue, 0)
+                .unwrap()
+                .iter()
+                .map(|o| o.evaluate)
+                .collect();
             step(&device, &queue, culled, 1.0 / 30.0);
             step(&device, &queue, full, 1.0 / 30.0);
             // Every clock, output and event equal.
@@ -208,7 +219,7 @@ fn a_culled_crowd_plays_as_a_full_one() {
             } else {
                 assert_eq!(
                     marks,
-                    mirror_marks(&device, &queue, culled, &frame),
+                    mirror_marks(&device, &queue, culled, &frame, &previous),
                     "{path} frame {f}: marks"
                 );
                 if f == 5 {
@@ -219,14 +230,23 @@ fn a_culled_crowd_plays_as_a_full_one() {
                     };
                     assert_ne!(
                         marks,
-                        mirror_marks(&device, &queue, culled, &wrong),
+                        mirror_marks(&device, &queue, culled, &wrong, &previous),
                         "a wrong view is caught"
                     );
                 }
             }
-            let (head, list) = culled.read_visible_page(&device, &queue, 0).unwrap();
-            let (want_head, want_list) = cpu::cull::cull(&frame, &outputs);
-            assert_eq!((head, &list), (want_head, &want_list), "{path} frame {f}: the list");
+            let (head, list, drawn) = culled.read_visible_page(&device, &queue, 0).unwrap();
+            let want = cpu::cull::cull(&frame, &outputs, COUNT as u32);
+            assert_eq!(
+                (head, &list, &drawn),
+                (want.0, &want.1, &want.2),
+                "{path} frame {f}: the lists"
+            );
+            // At rate 1 everything drawn is evaluated.
+            assert!(
+                drawn.iter().all(|i| list.contains(i)),
+                "{path} frame {f}: drawn, not evaluated"
+            );
             marks_of_path.push(marks);
             // Listed characters: the full run's palettes, bit for bit; the others: untouched.
             let (got, want) = (palettes(&device, &queue, culled), palettes(&device, &queue, full));
@@ -345,7 +365,7 @@ fn a_culled_draw_renders_the_full_picture() {
         }
         pictures.push(picture);
     }
-    let (head, _) = runs[0].0.read_visible_page(&device, &queue, 0).unwrap();
+    let (head, ..) = runs[0].0.read_visible_page(&device, &queue, 0).unwrap();
     let covered = pictures[1].chunks(4).filter(|p| p[..3] != [0, 0, 0]).count();
     eprintln!("{} of 400 characters drawn; {covered} pixels covered", head.count);
     assert!(

@@ -55,6 +55,8 @@ fn frame_against_mirror(
         morph_api_base: 0,
         look_at: glam::Vec4::ZERO,
         cull_planes: [glam::Vec4::W; 6],
+        lod: glam::Vec4::ZERO,
+        view_w: glam::Vec4::W,
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -373,6 +375,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             morph_api_base: 0,
             look_at: glam::Vec4::ZERO,
             cull_planes: [glam::Vec4::W; 6],
+            lod: glam::Vec4::ZERO,
+            view_w: glam::Vec4::W,
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

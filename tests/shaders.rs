@@ -287,7 +287,9 @@ fn mirrors() -> Vec<Mirror> {
                 output_base,
                 morph_api_base,
                 look_at,
-                cull_planes
+                cull_planes,
+                lod,
+                view_w
             ]
         ),
         mirror!(
@@ -391,6 +393,7 @@ fn mirrors() -> Vec<Mirror> {
                 ik,
                 halflife,
                 bound_radius,
+                update_rate,
                 ik_goals,
             ]
         ),
@@ -432,6 +435,9 @@ fn mirrors() -> Vec<Mirror> {
                 ("instance_groups", std::mem::offset_of!(GpuVisibleHead, instance_groups)),
                 ("thread_groups", std::mem::offset_of!(GpuVisibleHead, thread_groups)),
                 ("count", std::mem::offset_of!(GpuVisibleHead, count)),
+                ("drawn_count", std::mem::offset_of!(GpuVisibleHead, drawn_count)),
+                ("drawn_offset", std::mem::offset_of!(GpuVisibleHead, drawn_offset)),
+                ("drawn_groups", std::mem::offset_of!(GpuVisibleHead, drawn_groups)),
                 ("list", wgpu_anim::layout::VISIBLE_LIST_OFFSET as usize),
             ],
         },
@@ -559,6 +565,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("KEEP_VELOCITY", U32(layout::KEEP_VELOCITY)),
         ("FRAME_CULL", U32(layout::FRAME_CULL)),
         ("FRAME_CULL_VIEW", U32(layout::FRAME_CULL_VIEW)),
+        ("MARK_EVALUATE", U32(layout::MARK_EVALUATE)),
+        ("MARK_DRAWN", U32(layout::MARK_DRAWN)),
         ("CULL_MAX_WORKGROUPS", U32(layout::CULL_MAX_WORKGROUPS)),
         ("TRANSITION_DEAD_BLEND", U32(layout::TRANSITION_DEAD_BLEND)),
         ("INERTIA_OFFSET", U32(layout::inertia::OFFSET)),

@@ -1,27 +1,36 @@
-// Culling (Frame.flags FRAME_CULL): which characters a frame evaluates, and where each later
-// stage finds the instance it works on. The clock stage (or the fused one) marks each character
-// (`mark_evaluation`); the cull stage lists the marked ones; sample, local_to_model, ik and
-// palette run over that list by indirect dispatch (`evaluated_count`, `evaluated_instance`).
+// Culling (Frame.flags FRAME_CULL): which characters a frame draws and evaluates (update-rate LOD
+// evaluates the small ones every 2, 4 or 8 frames), and where each later stage finds the instance
+// it works on. The clock stage (or the fused one) marks each character (`mark_evaluation`); the
+// cull stage lists the marked ones; sample, local_to_model, ik and palette run over the evaluated
+// list by indirect dispatch (`evaluated_count`, `evaluated_instance`), a culled draw over the
+// drawn list.
 // Rust mirror: cpu::cull.
 
 #define_import_path wgpu_anim::culling
 
-#import wgpu_anim::types::{Affine, FRAME_CULL, FRAME_CULL_VIEW, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY}
+#import wgpu_anim::types::{
+    Affine, FRAME_CULL, FRAME_CULL_VIEW, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_EVALUATE,
+}
 #import wgpu_anim::bindings::{character_state, frame, instances, visible}
 
-// Whether the sphere of `radius` (model units) around the origin of `world` meets the view's
-// frustum (Frame.cull_planes). The radius is stretched by a bound of world's largest singular
-// value: the largest row sum of |AᵀA| (Gershgorin), exact for a rotation times a uniform scale
-// and above it for any other linear part. Rust: cpu::cull::sphere_in_view.
-fn sphere_in_view(world: Affine, radius: f32) -> bool {
+// A bound of the largest singular value of world's linear part (how far it stretches a length):
+// the square root of the largest row sum of |AᵀA| (Gershgorin), exact for a rotation times a
+// uniform scale and above it for any other linear part. Rust: cpu::cull::world_stretch.
+fn world_stretch(world: Affine) -> f32 {
     let c0 = vec3<f32>(world.x.x, world.y.x, world.z.x);
     let c1 = vec3<f32>(world.x.y, world.y.y, world.z.y);
     let c2 = vec3<f32>(world.x.z, world.y.z, world.z.z);
     let g01 = abs(dot(c0, c1));
     let g02 = abs(dot(c0, c2));
     let g12 = abs(dot(c1, c2));
-    let stretch2 = max(max(dot(c0, c0) + g01 + g02, dot(c1, c1) + g01 + g12), dot(c2, c2) + g02 + g12);
-    let r = radius * sqrt(stretch2);
+    return sqrt(max(max(dot(c0, c0) + g01 + g02, dot(c1, c1) + g01 + g12), dot(c2, c2) + g02 + g12));
+}
+
+// Whether the sphere of `radius` (model units) around the origin of `world` meets the view's
+// frustum (Frame.cull_planes), the radius stretched by world_stretch. Rust:
+// cpu::cull::sphere_in_view.
+fn sphere_in_view(world: Affine, radius: f32) -> bool {
+    let r = radius * world_stretch(world);
     let center = vec3<f32>(world.x.w, world.y.w, world.z.w);
     var inside = true;
     for (var k = 0u; k < 6u; k++) {
@@ -29,6 +38,32 @@ fn sphere_in_view(world: Affine, radius: f32) -> bool {
         inside = inside && dot(p.xyz, center) + p.w >= -r;
     }
     return inside;
+}
+
+// Character i's update rate, 1, 2, 4 or 8: its own (Instance.update_rate), or with a view by its
+// projected size (its bound radius over its centre's clip w, in half view heights) against
+// Frame.lod's thresholds; else 1. Rust: cpu::cull::update_rate.
+fn update_rate(i: u32, world: Affine, radius: f32) -> u32 {
+    let own = instances[i].update_rate;
+    if (own != 0u) {
+        return own;
+    }
+    if ((frame.flags & FRAME_CULL_VIEW) == 0u) {
+        return 1u;
+    }
+    let w = max(dot(frame.view_w, vec4<f32>(world.x.w, world.y.w, world.z.w, 1.0)), 1e-6);
+    let size = radius * world_stretch(world) * frame.lod.w / w;
+    var rate = 1u;
+    if (size < frame.lod.x) {
+        rate = 2u;
+    }
+    if (size < frame.lod.y) {
+        rate = 4u;
+    }
+    if (size < frame.lod.z) {
+        rate = 8u;
+    }
+    return rate;
 }
 
 // Whether this frame of character i keeps what its later frames read, so that it is evaluated
@@ -39,16 +74,32 @@ fn keeps_state(i: u32, inertia: u32) -> bool {
     return (instances[i].flags & (KEEP_POSE | KEEP_VELOCITY)) != 0u || (inertia & INERTIA_SWITCH) != 0u;
 }
 
-// With FRAME_CULL: marks character i (its Output.evaluate) for evaluation this frame and says
-// whether it is: with a view (FRAME_CULL_VIEW), when its bounds meet the view or the frame keeps
-// state; without one, always. Call after the clock moved its world. Rust: cpu::cull::evaluates.
+// The frame within every 8 on which a character of global index `index` is due: the top three
+// bits of its Fibonacci hash, so that the characters of any rate, however they are spread over
+// the indices, fall evenly on the frames. Rust: cpu::cull::phase.
+fn phase(index: u32) -> u32 {
+    return (index * 0x9e3779b1u) >> 29u;
+}
+
+// With FRAME_CULL: marks character i (its Output.evaluate) for this frame and says whether it is
+// evaluated. Drawn (MARK_DRAWN): with a view (FRAME_CULL_VIEW), when its bounds meet the view;
+// without one, always. Evaluated (MARK_EVALUATE): when the frame keeps state, or when it is drawn
+// and due at its update rate (every `rate` frames, each character on its own phase) or drawn for
+// the first time since it was last out of view. Call after the clock moved
+// its world. Rust: cpu::cull::marks.
 fn mark_evaluation(i: u32, inertia: u32) -> bool {
-    var evaluate = true;
+    let world = instances[i].world;
+    let radius = instances[i].bound_radius;
+    var drawn = true;
     if ((frame.flags & FRAME_CULL_VIEW) != 0u) {
-        evaluate = keeps_state(i, inertia) || sphere_in_view(instances[i].world, instances[i].bound_radius);
+        drawn = sphere_in_view(world, radius);
     }
     let b = frame.output_base + 8u * i + 3u;
-    character_state[b].z = select(0u, 1u, evaluate);
+    let was_drawn = (character_state[b].z & MARK_DRAWN) != 0u;
+    let rate = update_rate(i, world, radius);
+    let due = ((frame.frame + phase(frame.first_instance + i)) & (rate - 1u)) == 0u;
+    let evaluate = keeps_state(i, inertia) || (drawn && (due || !was_drawn));
+    character_state[b].z = select(0u, MARK_EVALUATE, evaluate) | select(0u, MARK_DRAWN, drawn);
     return evaluate;
 }
 

@@ -34,6 +34,8 @@ struct Frame {
     morph_api_base: u32,
     look_at: vec4<f32>,
     cull_planes: array<vec4<f32>, 6>,
+    lod: vec4<f32>,
+    view_w: vec4<f32>,
 }
 
 // Frame.flags bits: detect clip events, blend float curves, keep dual quaternions (Rust:
@@ -45,16 +47,20 @@ const FRAME_DUAL_QUATERNION: u32 = 4u;
 // over the page's list of evaluated characters; the clock tests each against the view.
 const FRAME_CULL: u32 = 8u;
 const FRAME_CULL_VIEW: u32 = 16u;
+// Output.evaluate bits (Rust: layout::MARK_EVALUATE, MARK_DRAWN).
+const MARK_EVALUATE: u32 = 1u;
+const MARK_DRAWN: u32 = 2u;
 
-// Rust: layout::GpuVisibleHead, then the list from layout::VISIBLE_LIST_OFFSET. The characters
-// of a page evaluated this frame, written by the cull stage.
+// Rust: layout::GpuVisibleHead, then the lists from layout::VISIBLE_LIST_OFFSET: the characters
+// of a page evaluated this frame, then from `drawn_offset` those drawn; written by the cull stage.
 struct Visible {
     instance_groups: vec4<u32>,
     thread_groups: vec4<u32>,
     count: u32,
+    drawn_count: u32,
+    drawn_offset: u32,
     pad_a: u32,
-    pad_b: u32,
-    pad_c: u32,
+    drawn_groups: vec4<u32>,
     list: array<u32>,
 }
 // Most workgroups per dimension of the dispatches the cull stage sizes. Rust:
@@ -261,7 +267,8 @@ struct Instance {
     ik: u32,
     halflife: f32,
     bound_radius: f32,
-    pad_c: array<u32, 3>,
+    update_rate: u32,
+    pad_c: array<u32, 2>,
     ik_goals: array<vec4<f32>, 4>,
 }
 

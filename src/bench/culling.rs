@@ -173,7 +173,7 @@ pub fn compare_culling(
         .map(|page| {
             crowds[1]
                 .read_visible_page(device, queue, page)
-                .map(|(head, _)| head.count)
+                .map(|(head, ..)| head.count)
         })
         .sum::<Result<u32>>()?;
     Ok(Some(CullingComparison {

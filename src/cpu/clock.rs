@@ -554,7 +554,8 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         if frame.flags & crate::layout::FRAME_CULL != 0
             && let Some(outputs) = page.outputs.as_deref_mut()
         {
-            outputs[i].evaluate = u32::from(super::cull::evaluates(frame, &page.instances[i], list.inertia));
+            outputs[i].evaluate =
+                super::cull::marks(frame, &page.instances[i], i as u32, list.inertia, outputs[i].evaluate);
         }
     }
 }

@@ -1,29 +1,63 @@
-//! Culling, the mirror of `shaders/shared/culling.wgsl` (which characters a frame evaluates) and
-//! of `shaders/cull.wgsl` (the page's list of them and the indirect dispatch arguments).
+//! Culling and update-rate LOD, the mirror of `shaders/shared/culling.wgsl` (which characters a
+//! frame draws and evaluates) and of `shaders/cull.wgsl` (the page's lists of them and the
+//! indirect dispatch arguments).
 
 use crate::layout::{
     CULL_MAX_WORKGROUPS, FRAME_CULL, FRAME_CULL_VIEW, GpuFrame, GpuInstance, GpuOutput, GpuVisibleHead, KEEP_POSE,
-    KEEP_VELOCITY, WORKGROUP_SIZE, inertia::SWITCH as INERTIA_SWITCH,
+    KEEP_VELOCITY, MARK_DRAWN, MARK_EVALUATE, WORKGROUP_SIZE, inertia::SWITCH as INERTIA_SWITCH,
 };
 use crate::math::Affine;
 use glam::{Vec3, Vec4};
 
-/// Whether the sphere of `radius` (model units) around the origin of `world` meets the frustum
-/// of `planes` ([`crate::layout::frustum_planes`]). The radius is stretched by a bound of the
-/// world's largest singular value, the largest row sum of |AᵀA| (Gershgorin): exact for a
-/// rotation times a uniform scale, above it for any other linear part. WGSL `sphere_in_view`.
+/// A bound of the largest singular value of `world`'s linear part (how far it stretches a
+/// length): the square root of the largest row sum of |AᵀA| (Gershgorin), exact for a rotation
+/// times a uniform scale, above it for any other linear part. WGSL `world_stretch`.
 #[must_use]
-pub fn sphere_in_view(world: &Affine, radius: f32, planes: &[Vec4; 6]) -> bool {
+pub fn world_stretch(world: &Affine) -> f32 {
     let c0 = Vec3::new(world.x.x, world.y.x, world.z.x);
     let c1 = Vec3::new(world.x.y, world.y.y, world.z.y);
     let c2 = Vec3::new(world.x.z, world.y.z, world.z.z);
     let (g01, g02, g12) = (c0.dot(c1).abs(), c0.dot(c2).abs(), c1.dot(c2).abs());
-    let stretch2 = (c0.dot(c0) + g01 + g02)
+    (c0.dot(c0) + g01 + g02)
         .max(c1.dot(c1) + g01 + g12)
-        .max(c2.dot(c2) + g02 + g12);
-    let r = radius * stretch2.sqrt();
+        .max(c2.dot(c2) + g02 + g12)
+        .sqrt()
+}
+
+/// Whether the sphere of `radius` (model units) around the origin of `world` meets the frustum
+/// of `planes` ([`crate::layout::frustum_planes`]), the radius stretched by [`world_stretch`].
+/// WGSL `sphere_in_view`.
+#[must_use]
+pub fn sphere_in_view(world: &Affine, radius: f32, planes: &[Vec4; 6]) -> bool {
+    let r = radius * world_stretch(world);
     let center = Vec3::new(world.x.w, world.y.w, world.z.w);
     planes.iter().all(|p| p.truncate().dot(center) + p.w >= -r)
+}
+
+/// `inst`'s update rate, 1, 2, 4 or 8: its own ([`GpuInstance::update_rate`]), or with a view
+/// by its projected size (its bound radius over its centre's clip `w`, in half view heights)
+/// against [`GpuFrame::lod`]'s thresholds; else 1. WGSL `update_rate`.
+#[must_use]
+pub fn update_rate(frame: &GpuFrame, inst: &GpuInstance) -> u32 {
+    if inst.update_rate != 0 {
+        return inst.update_rate;
+    }
+    if frame.flags & FRAME_CULL_VIEW == 0 {
+        return 1;
+    }
+    let world = &inst.world;
+    let w = frame
+        .view_w
+        .dot(Vec4::new(world.x.w, world.y.w, world.z.w, 1.0))
+        .max(1e-6);
+    let size = inst.bound_radius * world_stretch(world) * frame.lod.w / w;
+    let mut rate = 1;
+    for (threshold, r) in [(frame.lod.x, 2), (frame.lod.y, 4), (frame.lod.z, 8)] {
+        if size < threshold {
+            rate = r;
+        }
+    }
+    rate
 }
 
 /// Whether this frame of `inst` keeps what its later frames read (the pose and velocity an
@@ -34,14 +68,28 @@ pub fn keeps_state(inst: &GpuInstance, inertia: u32) -> bool {
     inst.flags & (KEEP_POSE | KEEP_VELOCITY) != 0 || inertia & INERTIA_SWITCH != 0
 }
 
-/// Whether `frame` evaluates `inst` (its world as the clock left it): with a view
-/// ([`FRAME_CULL_VIEW`]), when its bounds meet the view or the frame keeps state; else always.
-/// What WGSL `mark_evaluation` writes to its output's [`GpuOutput::evaluate`].
+/// The frame within every 8 on which the character of global index `index` is due: the top three
+/// bits of its Fibonacci hash, so that the characters of any rate, however they are spread over
+/// the indices, fall evenly on the frames. WGSL `phase`.
 #[must_use]
-pub fn evaluates(frame: &GpuFrame, inst: &GpuInstance, inertia: u32) -> bool {
-    frame.flags & FRAME_CULL_VIEW == 0
-        || keeps_state(inst, inertia)
-        || sphere_in_view(&inst.world, inst.bound_radius, &frame.cull_planes)
+pub fn phase(index: u32) -> u32 {
+    index.wrapping_mul(0x9e37_79b1) >> 29
+}
+
+/// The marks `frame` gives `inst` (its world as the clock left it), instance `i` of the page
+/// whose marks last frame were `previous`: [`MARK_DRAWN`] with a view ([`FRAME_CULL_VIEW`]) when
+/// its bounds meet it, without one always; [`MARK_EVALUATE`] when the frame keeps state, or it is
+/// drawn and due at its update rate (`(frame + phase(first_instance + i)) mod rate` is 0,
+/// [`phase`]) or drawn for the first time since it was out of view. What WGSL `mark_evaluation` writes to its output's
+/// [`GpuOutput::evaluate`].
+#[must_use]
+pub fn marks(frame: &GpuFrame, inst: &GpuInstance, i: u32, inertia: u32, previous: u32) -> u32 {
+    let drawn =
+        frame.flags & FRAME_CULL_VIEW == 0 || sphere_in_view(&inst.world, inst.bound_radius, &frame.cull_planes);
+    let rate = update_rate(frame, inst);
+    let due = frame.frame.wrapping_add(phase(frame.first_instance.wrapping_add(i))) & (rate - 1) == 0;
+    let evaluate = keeps_state(inst, inertia) || (drawn && (due || previous & MARK_DRAWN == 0));
+    (if evaluate { MARK_EVALUATE } else { 0 }) | if drawn { MARK_DRAWN } else { 0 }
 }
 
 /// Workgroups `(x, y, 1)` for `n`, split over `y` past [`CULL_MAX_WORKGROUPS`]. WGSL `groups_for`.
@@ -54,26 +102,35 @@ pub fn groups_for(n: u32) -> [u32; 4] {
     [n.div_ceil(y), y, 1, 0]
 }
 
-/// Stage `cull`: the page's list of the characters marked for evaluation
-/// ([`GpuOutput::evaluate`] of the first `frame.instance_count` outputs), in page order, and its
-/// head: the count and the later stages' dispatch arguments.
+/// Stage `cull` on a page of `capacity` instances: the lists of the characters marked
+/// ([`GpuOutput::evaluate`] of the first `frame.instance_count` outputs) for evaluation and for
+/// drawing, each in page order, and their head: the counts and the later stages' dispatch
+/// arguments.
 #[must_use]
-pub fn cull(frame: &GpuFrame, outputs: &[GpuOutput]) -> (GpuVisibleHead, Vec<u32>) {
-    let n = (frame.instance_count as usize).min(outputs.len());
-    let list: Vec<u32> = (0..n as u32).filter(|&i| outputs[i as usize].evaluate != 0).collect();
-    let count = list.len() as u32;
+pub fn cull(frame: &GpuFrame, outputs: &[GpuOutput], capacity: u32) -> (GpuVisibleHead, Vec<u32>, Vec<u32>) {
+    let n = (frame.instance_count as usize).min(outputs.len()) as u32;
+    let with = |mark: u32| {
+        (0..n)
+            .filter(|&i| outputs[i as usize].evaluate & mark != 0)
+            .collect::<Vec<u32>>()
+    };
+    let (evaluated, drawn) = (with(MARK_EVALUATE), with(MARK_DRAWN));
+    let (count, drawn_count) = (evaluated.len() as u32, drawn.len() as u32);
     let head = GpuVisibleHead {
         instance_groups: groups_for(count),
         thread_groups: groups_for(count.div_ceil(WORKGROUP_SIZE)),
         count,
-        _pad: [0; 3],
+        drawn_count,
+        drawn_offset: capacity,
+        _pad: 0,
+        drawn_groups: groups_for(drawn_count),
     };
-    (head, list)
+    (head, evaluated, drawn)
 }
 
 /// The instances the stages after the clock work on, in order: with [`FRAME_CULL`] the listed
-/// ones (`visible`; none when no list is given), else the first `frame.instance_count`. WGSL
-/// `evaluated_count` and `evaluated_instance`.
+/// ones (`visible`, the evaluated list; none when no list is given), else the first
+/// `frame.instance_count`. WGSL `evaluated_count` and `evaluated_instance`.
 #[must_use]
 pub fn evaluated(frame: &GpuFrame, visible: Option<&[u32]>) -> Vec<usize> {
     if frame.flags & FRAME_CULL != 0 {

@@ -203,11 +203,13 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         if frame.flags & crate::layout::FRAME_CULL != 0 {
             // Culling: only a character marked for evaluation goes on (the cull stage after this
             // one lists them).
-            let evaluate = super::cull::evaluates(frame, inst, list.inertia);
-            if let Some(out) = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i)) {
-                out.evaluate = u32::from(evaluate);
+            let out = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i));
+            let previous = out.as_ref().map_or(0, |o| o.evaluate);
+            let marks = super::cull::marks(frame, inst, i as u32, list.inertia, previous);
+            if let Some(out) = out {
+                out.evaluate = marks;
             }
-            if !evaluate {
+            if marks & crate::layout::MARK_EVALUATE == 0 {
                 continue;
             }
         }

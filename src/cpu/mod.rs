@@ -236,7 +236,8 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         ik: 0,
         halflife: 0.0,
         bound_radius: 0.0,
-        _pad2: [0; 3],
+        update_rate: 0,
+        _pad2: [0; 2],
         ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
     })
 }

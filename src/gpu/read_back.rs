@@ -33,9 +33,10 @@ impl Animator {
         )
     }
 
-    /// Reads back page `page`'s list of the instances the last frame evaluated (an animator that
-    /// culls, [`AnimatorDesc::culling`]): its head, with the count and the later stages' dispatch
-    /// arguments, and the listed page indices. For tests and tools; waits for the GPU.
+    /// Reads back page `page`'s lists of the instances the last frame evaluated and drew (an
+    /// animator that culls, [`AnimatorDesc::culling`]): their head, with the counts and the later
+    /// stages' dispatch arguments, and the page indices of each list. For tests and tools; waits
+    /// for the GPU.
     ///
     /// Errors: a page that does not exist, or an animator that does not cull.
     pub fn read_visible_page(
@@ -43,7 +44,7 @@ impl Animator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         page: usize,
-    ) -> Result<(GpuVisibleHead, Vec<u32>)> {
+    ) -> Result<(GpuVisibleHead, Vec<u32>, Vec<u32>)> {
         let (p, state) = self.page(page)?;
         if !self.controller.culling() {
             return Err(Error::Limit {
@@ -53,9 +54,16 @@ impl Animator {
         let buffer = p.buffer(Resource::Visible);
         let head: GpuVisibleHead = read_buffer(device, queue, buffer, 0, 1)?[0];
         let words = crate::layout::VISIBLE_LIST_OFFSET / 4;
-        let count = u64::from(head.count).min(state.len as u64);
-        let list = read_buffer(device, queue, buffer, words, count)?;
-        Ok((head, list))
+        let count = |n: u32| u64::from(n).min(state.len as u64);
+        let evaluated = read_buffer(device, queue, buffer, words, count(head.count))?;
+        let drawn = read_buffer(
+            device,
+            queue,
+            buffer,
+            words + u64::from(state.max_instances),
+            count(head.drawn_count),
+        )?;
+        Ok((head, evaluated, drawn))
     }
 
     /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in

@@ -154,8 +154,8 @@ impl Resource {
     ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
     ///   256 B);
     /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from byte 0;
-    /// - [`Resource::Visible`]: one, the list's `u32` page indices from
-    ///   [`crate::layout::VISIBLE_LIST_OFFSET`], after its head.
+    /// - [`Resource::Visible`]: two, the `u32` page indices of the evaluated instances from
+    ///   [`crate::layout::VISIBLE_LIST_OFFSET`], after the head, then those of the drawn ones.
     ///
     /// A resource that survives a lost device by checkpoints ([`Survival::Checkpointed`]) is
     /// copied back section by section, for the instances in use, and written back the same way
@@ -174,10 +174,16 @@ impl Resource {
                 },
             ),
             Resource::BlendLists => Sections::one(Section::from_start(size_of::<BlendList>())),
-            Resource::Visible => Sections::one(Section {
-                offset: crate::layout::VISIBLE_LIST_OFFSET,
-                stride: 4,
-            }),
+            Resource::Visible => Sections::two(
+                Section {
+                    offset: crate::layout::VISIBLE_LIST_OFFSET,
+                    stride: 4,
+                },
+                Section {
+                    offset: crate::layout::VISIBLE_LIST_OFFSET + capacity as u64 * 4,
+                    stride: 4,
+                },
+            ),
             Resource::Frame
             | Resource::Library
             | Resource::LayerDefs
@@ -246,7 +252,7 @@ impl Resource {
     /// - per instance: the end of its last section ([`Resource::instance_sections`]):
     ///   `Instance` (320 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
     ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
-    ///   `Output` (128 B) each; the visible list: its head (48 B), then 4 B each;
+    ///   `Output` (128 B) each; the visible lists: their head (64 B), then 4 B each and 4 B each;
     /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
     ///   cross-fade starts from, and the mesh-space additive delta; with
     ///   [`PageOptions::inertialization`] a fourth, the velocity an inertialized transition

@@ -216,7 +216,9 @@ impl Controller {
             ik: 0,
             halflife: 0.0,
             bound_radius: self.bound_radius(skeleton),
-            _pad2: [0; 3],
+            // Its own update rate, whatever it plays (`set_update_rate`).
+            update_rate: self.instances.get(index).map_or(0, |i| i.update_rate),
+            _pad2: [0; 2],
             ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
         };
         let duration = if tree_nodes == 0 {

@@ -102,8 +102,10 @@ pub struct Controller {
     look_at: glam::Vec3,
     /// Whether the animator culls (`AnimatorDesc::culling`).
     culling: bool,
-    /// The frustum planes frames cull against ([`Controller::set_cull_view`]).
-    cull_view: Option<[glam::Vec4; 6]>,
+    /// The view frames cull against ([`Controller::set_cull_view`]).
+    cull_view: Option<glam::Mat4>,
+    /// Update-rate LOD's thresholds of projected size ([`Controller::set_update_rates`]).
+    update_rates: Option<[f32; 3]>,
     /// Per skeleton: the radius culling tests ([`Controller::set_bounds`]).
     bounds: Vec<f32>,
 }
@@ -158,6 +160,7 @@ impl Controller {
             look_at: glam::Vec3::ZERO,
             culling: false,
             cull_view: None,
+            update_rates: None,
             bounds: (0..library.skeletons().len())
                 .map(|k| library.joint_radius(k))
                 .collect(),

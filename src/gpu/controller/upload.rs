@@ -108,7 +108,9 @@ impl Controller {
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 morph_api_base: p.max_instances * self.morph_room,
                 look_at: self.look_at.extend(0.0),
-                cull_planes: self.cull_view.unwrap_or([glam::Vec4::W; 6]),
+                cull_planes: self.cull_planes().unwrap_or([glam::Vec4::W; 6]),
+                lod: self.lod_uniform(),
+                view_w: self.cull_view.map_or(glam::Vec4::W, |m| m.row(3)),
             };
             upload.frames.push((k, frame));
         }

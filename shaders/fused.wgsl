@@ -6,9 +6,10 @@
 // at most MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
 
 #import wgpu_anim::types::{
-    Affine, BlendList, BlendSample, FRAME_CULL, LayerApply, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
+    Affine, BlendList, BlendSample, FRAME_CULL, FRAME_LOD_INTERPOLATE, LayerApply, LocalPose, MARK_DRAWN,
+    MARK_EVALUATE, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
 }
-#import wgpu_anim::culling::mark_evaluation
+#import wgpu_anim::culling::{mark_evaluation, marks_of}
 #import wgpu_anim::math::workgroup_linear
 #import wgpu_anim::bindings::{frame, instances, local_poses}
 #import wgpu_anim::clock::advance_instance
@@ -16,7 +17,7 @@
 #import wgpu_anim::sample as sample_stage
 #import wgpu_anim::local_to_model::propagate
 #import wgpu_anim::local_to_model as local_to_model_stage
-#import wgpu_anim::palette::{palette_joints, socket_matrices}
+#import wgpu_anim::palette::{interpolate_joints, palette_joints, socket_matrices}
 #import wgpu_anim::palette as palette_stage
 #ifdef IK
 #import wgpu_anim::ik::ik_joints
@@ -31,8 +32,9 @@ var<workgroup> wg_r: array<vec4<f32>, MAX_FUSED_JOINTS>;
 var<workgroup> wg_r_new: array<vec4<f32>, MAX_FUSED_JOINTS>;
 // The instance's blend list, written by one thread and read by all: never in memory.
 var<workgroup> wg_list: BlendList;
-// Whether the workgroup's character is evaluated this frame (1 without culling).
-var<workgroup> wg_evaluate: u32;
+// The workgroup's character's marks this frame (Output.evaluate; evaluated and drawn without
+// culling).
+var<workgroup> wg_marks: u32;
 
 // The sample stage's blend list, from workgroup memory (`i` is the workgroup's instance).
 override fn sample_stage::list_count(i: u32) -> u32 {
@@ -125,21 +127,26 @@ fn fused(
     let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
     // clock: one thread; the blend list goes to workgroup memory only. With culling, the rest
     // only for a character marked for evaluation (shaders/shared/culling.wgsl; the cull pass
-    // after this one lists them for the draw).
+    // after this one lists them for the draw), or its palette interpolated.
     if (lid == 0u) {
         var list: BlendList;
         advance_instance(i, frame.dt, &list);
         wg_list = list;
-        wg_evaluate = 1u;
+        wg_marks = MARK_EVALUATE | MARK_DRAWN;
         if ((frame.flags & FRAME_CULL) != 0u) {
-            wg_evaluate = select(0u, 1u, mark_evaluation(i, list.inertia));
+            _ = mark_evaluation(i, list.inertia);
+            wg_marks = marks_of(i);
         }
     }
-#ifdef ROOT_MOTION
-    // With root motion the clock wrote the instance's world, which the socket matrices read.
+    // The clock wrote the instance's world (with root motion), which the socket matrices read,
+    // and its marks, which the palette reads.
     storageBarrier();
-#endif
-    if (workgroupUniformLoad(&wg_evaluate) == 0u) {
+    let marks = workgroupUniformLoad(&wg_marks);
+    let interpolating = (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
+    if ((marks & MARK_EVALUATE) == 0u) {
+        if (interpolating && (marks & MARK_DRAWN) != 0u) {
+            interpolate_joints(i, lid, joint_count);
+        }
         return;
     }
     // sample and layers: threads over joints.
@@ -154,7 +161,11 @@ fn fused(
     // ik: threads over joints (it ends on a barrier when it corrects anything).
     ik_joints(i, lid, joint_count);
 #endif
-    // palette: threads over joints; sockets: a thread each.
+    // palette: threads over joints; sockets: a thread each. Interpolating, only for a character
+    // drawn (as the staged palette pass runs over the drawn ones).
+    if (interpolating && (marks & MARK_DRAWN) == 0u) {
+        return;
+    }
     palette_joints(i, lid, joint_count);
     socket_matrices(i, lid);
 }

@@ -8,9 +8,13 @@
 
 #define_import_path wgpu_anim::palette
 
-#import wgpu_anim::types::{Affine, FRAME_DUAL_QUATERNION, MAX_SOCKETS, WORKGROUP_SIZE}
+#import wgpu_anim::types::{
+    Affine, FRAME_DUAL_QUATERNION, FRAME_LOD_INTERPOLATE, MARK_ENTERED, MARK_EVALUATE, MAX_SOCKETS, WORKGROUP_SIZE,
+}
 #import wgpu_anim::math::{affine_mul, dual_quat_from_affine, workgroup_linear}
-#import wgpu_anim::culling::{evaluated_count, evaluated_instance}
+#import wgpu_anim::culling::{
+    drawn_count, drawn_instance, evaluated_count, evaluated_instance, held_fraction, marks_of, update_rate,
+}
 #import wgpu_anim::bindings::{dual_palettes, frame, instances, model_poses, palettes}
 #import wgpu_anim::library::{inverse_bind, skeleton_info, socket_at}
 
@@ -23,18 +27,58 @@ virtual fn palette_model_at(joint_offset: u32, j: u32) -> Affine {
     return model_poses[joint_offset + j];
 }
 
+// Update-rate LOD with interpolation (FRAME_LOD_INTERPOLATE): palette slot s's two key
+// palettes, the last two evaluated, the older at the returned slot and the newer after it.
+fn key_slot(s: u32) -> u32 {
+    return frame.key_base + 2u * s;
+}
+
 // Instance `i`'s skinning matrices for joints `lid`, `lid + WORKGROUP_SIZE`, ... below
-// `joint_count`, and their dual quaternions when it skins with them.
+// `joint_count`, and their dual quaternions when it skins with them. With FRAME_LOD_INTERPOLATE
+// each becomes the newer key and the newer the older, and the palette drawn is the older (the
+// pose shown an update period late; at rate 1 or on the frame it comes into view, the new
+// matrix, both keys too).
 fn palette_joints(i: u32, lid: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
     let dual = (frame.flags & FRAME_DUAL_QUATERNION) != 0u && instances[i].dual_quaternion > 0.0;
+    let keys = (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
+    var fresh = true;
+    if (keys) {
+        let rate = update_rate(i, instances[i].world, instances[i].bound_radius);
+        fresh = (marks_of(i) & MARK_ENTERED) != 0u || rate == 1u;
+    }
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
         let k = skin_matrix(palette_model_at(joint_offset, j), inverse_bind(skel.joint_offset + j));
-        palettes[joint_offset + j] = k;
+        var shown = k;
+        if (keys) {
+            let key = key_slot(joint_offset + j);
+            if (!fresh) {
+                shown = palettes[key + 1u];
+            }
+            palettes[key] = shown;
+            palettes[key + 1u] = k;
+        }
+        palettes[joint_offset + j] = shown;
         if (dual) {
             dual_palettes[joint_offset + j] = dual_quat_from_affine(k);
         }
+    }
+}
+
+// Each element of a + (b - a) s. Rust: cpu::palette::affine_lerp.
+fn affine_lerp(a: Affine, b: Affine, s: f32) -> Affine {
+    return Affine(mix(a.x, b.x, vec4<f32>(s)), mix(a.y, b.y, vec4<f32>(s)), mix(a.z, b.z, vec4<f32>(s)));
+}
+
+// A character drawn and not evaluated, with FRAME_LOD_INTERPOLATE: its palette between its two
+// keys, as far as it stands between its evaluations (held_fraction).
+fn interpolate_joints(i: u32, lid: u32, joint_count: u32) {
+    let joint_offset = instances[i].joint_offset;
+    let s = held_fraction(i);
+    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+        let key = key_slot(joint_offset + j);
+        palettes[joint_offset + j] = affine_lerp(palettes[key], palettes[key + 1u], s);
     }
 }
 
@@ -57,12 +101,25 @@ fn palette(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
+    // With culling, the k-th evaluated instance (shaders/shared/culling.wgsl); interpolating,
+    // the k-th drawn one, evaluated or held.
     let k = workgroup_linear(wg, groups);
-    if (k >= evaluated_count()) {
+    let interpolating = (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
+    var count = evaluated_count();
+    if (interpolating) {
+        count = drawn_count();
+    }
+    if (k >= count) {
         return;
     }
-    let i = evaluated_instance(k);
+    var i = evaluated_instance(k);
+    if (interpolating) {
+        i = drawn_instance(k);
+        if ((marks_of(i) & MARK_EVALUATE) == 0u) {
+            interpolate_joints(i, lid, instances[i].joint_count);
+            return;
+        }
+    }
     palette_joints(i, lid, instances[i].joint_count);
     socket_matrices(i, lid);
 }

@@ -64,6 +64,12 @@ pub struct GpuFrame {
     pub lod: Vec4,
     /// The view's fourth row (`clip_from_world`'s, the clip `w` of a point).
     pub view_w: Vec4,
+    /// With [`FRAME_LOD_INTERPOLATE`]: where the key palettes start in the page's palette buffer,
+    /// in `Affine`s (after the palettes and the socket matrices): joint `j`'s last two evaluated
+    /// palettes at `key_base + 2 j` (the older) and `+ 1`.
+    pub key_base: u32,
+    /// Padding.
+    pub _pad: [u32; 3],
 }
 
 /// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
@@ -93,12 +99,19 @@ pub const FRAME_CULL: u32 = 8;
 /// [`GpuFrame::cull_planes`]. Without it every character is drawn (a view of `None`).
 pub const FRAME_CULL_VIEW: u32 = 16;
 
+/// `GpuFrame::flags` bit, with [`FRAME_CULL`]: a character drawn between its evaluations
+/// (update-rate LOD) is drawn with an interpolation of its last two evaluated palettes, kept per
+/// joint ([`crate::gpu::AnimatorDesc::lod_interpolation`]); without it, with the last one.
+pub const FRAME_LOD_INTERPOLATE: u32 = 32;
+
 /// [`GpuOutput::evaluate`] bit: the frame evaluates the character (samples, propagates and
 /// builds its palette).
 pub const MARK_EVALUATE: u32 = 1;
 /// [`GpuOutput::evaluate`] bit: the frame draws the character (its bounds meet the view); one
 /// drawn and not evaluated holds its last evaluated palette (update-rate LOD).
 pub const MARK_DRAWN: u32 = 2;
+/// [`GpuOutput::evaluate`] bit: the character is drawn this frame and was not the frame before.
+pub const MARK_ENTERED: u32 = 4;
 /// Update rates: a character is evaluated every 1, 2, 4 or 8 frames.
 pub const UPDATE_RATES: [u32; 4] = [1, 2, 4, 8];
 

@@ -260,6 +260,7 @@ impl Stage {
                 (Library, Uniform),
                 (Heap, Read),
                 (Instances, Read),
+                (CharacterState, Read),
                 (ModelPoses, Read),
                 (Palettes, ReadWrite),
                 (DualPalettes, ReadWrite),

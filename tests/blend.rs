@@ -135,6 +135,7 @@ impl Sim {
                 ground: None,
                 inertialization: false,
                 culling: false,
+                lod_interpolation: false,
             },
         )
         .unwrap();

@@ -214,6 +214,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )
     .unwrap();

@@ -539,6 +539,7 @@ fn gpu_path(compressed: bool) {
                 ground: None,
                 inertialization: false,
                 culling: false,
+                lod_interpolation: false,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -20,6 +20,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )
     .unwrap();

@@ -57,6 +57,8 @@ fn frame_against_mirror(
         cull_planes: [glam::Vec4::W; 6],
         lod: glam::Vec4::ZERO,
         view_w: glam::Vec4::W,
+        key_base: 0,
+        _pad: [0; 3],
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -377,6 +379,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             cull_planes: [glam::Vec4::W; 6],
             lod: glam::Vec4::ZERO,
             view_w: glam::Vec4::W,
+            key_base: 0,
+            _pad: [0; 3],
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

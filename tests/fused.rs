@@ -26,6 +26,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )
     .unwrap();

@@ -44,6 +44,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )
     .unwrap();
@@ -543,6 +544,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )
     .unwrap();
@@ -660,6 +662,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         ground: None,
         inertialization: false,
         culling: false,
+        lod_interpolation: false,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -784,6 +787,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )
     .unwrap();

@@ -330,3 +330,97 @@ fn bad_update_rates_are_refused() {
     a.set_update_rate(0, Some(4)).unwrap();
     assert_eq!(a.instances()[0].update_rate, 4);
 }
+
+/// With `AnimatorDesc::lod_interpolation`, every character at its own rate: an evaluated one
+/// draws its older key (the pose an update period late; at rate 1 and on its first frame the new
+/// one, bit for bit the palette of an animator that evaluates everyone) and pushes the new one
+/// into its keys; a held one draws its keys blended by how far it stands between its evaluations
+/// (against the mirror's `affine_lerp` and `held_fraction`, within 1e-6 of the matrices' size);
+/// on both paths.
+#[test]
+fn interpolation_draws_between_the_last_two_evaluations() {
+    let (device, queue) = common::device();
+    let (lib, _, clips) = mannequin::library();
+    const N: usize = 200;
+    for fused in [false, true] {
+        let desc = AnimatorDesc {
+            max_instances: N as u32,
+            culling: true,
+            lod_interpolation: true,
+            ..AnimatorDesc::default()
+        };
+        let mut lod = Animator::new(&device, &lib, &desc).unwrap();
+        let mut full = animator(&device, &lib, N, false);
+        for a in [&mut lod, &mut full] {
+            a.set_fused(fused).unwrap();
+            for i in 0..N {
+                a.add_instance(&InstanceDesc {
+                    time: i as f32 * 0.07,
+                    ..InstanceDesc::new(clips[1 + i % 2])
+                })
+                .unwrap();
+            }
+        }
+        for i in 0..N {
+            lod.set_update_rate(i, Some(UPDATE_RATES[i % 4])).unwrap();
+        }
+        let joints_used = u64::from(lod.page_state(0).unwrap().joints_used);
+        let sockets = if lib.has_sockets() {
+            lod.page_capacity(0) * wgpu_anim::layout::MAX_SOCKETS
+        } else {
+            0
+        };
+        let key_base = u64::from(lod.page_max_joints(0) + sockets);
+        let keys = |a: &Animator| -> Vec<Affine> {
+            a.read_page_buffer(&device, &queue, 0, Resource::Palettes, key_base, 2 * joints_used)
+                .unwrap()
+        };
+        let (mut worst, mut interpolated) = (0.0f32, 0);
+        let mut before = keys(&lod);
+        for f in 0..12 {
+            step(&device, &queue, &mut lod);
+            step(&device, &queue, &mut full);
+            let got = marks(&device, &queue, &lod);
+            let (drawn, want, after) = (
+                palettes(&device, &queue, &lod),
+                palettes(&device, &queue, &full),
+                keys(&lod),
+            );
+            let frame = lod_frame(&lod, N);
+            for i in 0..N {
+                let inst = &lod.instances()[i];
+                let fresh = got[i] & wgpu_anim::layout::MARK_ENTERED != 0 || UPDATE_RATES[i % 4] == 1;
+                for j in joints(&lod, i) {
+                    let (older, newer) = (&after[2 * j], &after[2 * j + 1]);
+                    if got[i] & MARK_EVALUATE != 0 {
+                        let shown = if fresh { &want[j] } else { &before[2 * j + 1] };
+                        assert_eq!(
+                            &drawn[j], shown,
+                            "fused {fused}, frame {f}, instance {i}, joint {j}: drawn"
+                        );
+                        assert_eq!(
+                            (older, newer),
+                            (shown, &want[j]),
+                            "fused {fused}, frame {f}, instance {i}: keys"
+                        );
+                    } else {
+                        let s = cpu::cull::held_fraction(&frame, inst, i as u32);
+                        assert!(s > 0.0 && s < 1.0, "a held character stands between its keys");
+                        let expected = cpu::affine_lerp(older, newer, s);
+                        let scale = 1.0 + expected.x.abs().max_element().max(expected.y.abs().max_element());
+                        let e = drawn[j].max_abs_diff(&expected) / scale;
+                        worst = worst.max(e);
+                        assert!(e <= 1e-6, "fused {fused}, frame {f}, instance {i}, joint {j}: {e:e}");
+                        assert_eq!((older, newer), (&before[2 * j], &before[2 * j + 1]), "held keys kept");
+                        interpolated += usize::from(drawn[j] != *older && drawn[j] != *newer);
+                    }
+                }
+            }
+            before = after;
+        }
+        eprintln!(
+            "fused {fused}: held joints within {worst:e} of the mirror's blend; {interpolated} strictly between their keys"
+        );
+        assert!(interpolated > 1000, "held characters are drawn between their keys");
+    }
+}

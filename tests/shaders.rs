@@ -289,7 +289,8 @@ fn mirrors() -> Vec<Mirror> {
                 look_at,
                 cull_planes,
                 lod,
-                view_w
+                view_w,
+                key_base
             ]
         ),
         mirror!(
@@ -567,6 +568,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("FRAME_CULL_VIEW", U32(layout::FRAME_CULL_VIEW)),
         ("MARK_EVALUATE", U32(layout::MARK_EVALUATE)),
         ("MARK_DRAWN", U32(layout::MARK_DRAWN)),
+        ("MARK_ENTERED", U32(layout::MARK_ENTERED)),
+        ("FRAME_LOD_INTERPOLATE", U32(layout::FRAME_LOD_INTERPOLATE)),
         ("CULL_MAX_WORKGROUPS", U32(layout::CULL_MAX_WORKGROUPS)),
         ("TRANSITION_DEAD_BLEND", U32(layout::TRANSITION_DEAD_BLEND)),
         ("INERTIA_OFFSET", U32(layout::inertia::OFFSET)),

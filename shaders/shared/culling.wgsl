@@ -9,7 +9,8 @@
 #define_import_path wgpu_anim::culling
 
 #import wgpu_anim::types::{
-    Affine, FRAME_CULL, FRAME_CULL_VIEW, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_EVALUATE,
+    Affine, FRAME_CULL, FRAME_CULL_VIEW, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED,
+    MARK_EVALUATE,
 }
 #import wgpu_anim::bindings::{character_state, frame, instances, visible}
 
@@ -83,7 +84,8 @@ fn phase(index: u32) -> u32 {
 
 // With FRAME_CULL: marks character i (its Output.evaluate) for this frame and says whether it is
 // evaluated. Drawn (MARK_DRAWN): with a view (FRAME_CULL_VIEW), when its bounds meet the view;
-// without one, always. Evaluated (MARK_EVALUATE): when the frame keeps state, or when it is drawn
+// without one, always (MARK_ENTERED too when it was not the frame before). Evaluated
+// (MARK_EVALUATE): when the frame keeps state, or when it is drawn
 // and due at its update rate (every `rate` frames, each character on its own phase) or drawn for
 // the first time since it was last out of view. Call after the clock moved
 // its world. Rust: cpu::cull::marks.
@@ -98,9 +100,23 @@ fn mark_evaluation(i: u32, inertia: u32) -> bool {
     let was_drawn = (character_state[b].z & MARK_DRAWN) != 0u;
     let rate = update_rate(i, world, radius);
     let due = ((frame.frame + phase(frame.first_instance + i)) & (rate - 1u)) == 0u;
-    let evaluate = keeps_state(i, inertia) || (drawn && (due || !was_drawn));
-    character_state[b].z = select(0u, MARK_EVALUATE, evaluate) | select(0u, MARK_DRAWN, drawn);
+    let entered = drawn && !was_drawn;
+    let evaluate = keeps_state(i, inertia) || (drawn && (due || entered));
+    character_state[b].z =
+        select(0u, MARK_EVALUATE, evaluate) | select(0u, MARK_DRAWN, drawn) | select(0u, MARK_ENTERED, entered);
     return evaluate;
+}
+
+// Character i's marks this frame (Output.evaluate).
+fn marks_of(i: u32) -> u32 {
+    return character_state[frame.output_base + 8u * i + 3u].z;
+}
+
+// Where a held character stands between its last two evaluations, in [0, 1): the frames since
+// the last one over its update rate. Rust: cpu::cull::held_fraction.
+fn held_fraction(i: u32) -> f32 {
+    let rate = update_rate(i, instances[i].world, instances[i].bound_radius);
+    return f32((frame.frame + phase(frame.first_instance + i)) & (rate - 1u)) / f32(rate);
 }
 
 // How many instances the later stages work on: the page's listed ones with culling, else all.
@@ -117,4 +133,13 @@ fn evaluated_instance(k: u32) -> u32 {
         return visible.list[k];
     }
     return k;
+}
+
+// The drawn instances (with culling): how many, and the k-th's page index.
+fn drawn_count() -> u32 {
+    return visible.drawn_count;
+}
+
+fn drawn_instance(k: u32) -> u32 {
+    return visible.list[visible.drawn_offset + k];
 }

@@ -36,6 +36,10 @@ struct Frame {
     cull_planes: array<vec4<f32>, 6>,
     lod: vec4<f32>,
     view_w: vec4<f32>,
+    key_base: u32,
+    pad_a: u32,
+    pad_b: u32,
+    pad_c: u32,
 }
 
 // Frame.flags bits: detect clip events, blend float curves, keep dual quaternions (Rust:
@@ -47,9 +51,13 @@ const FRAME_DUAL_QUATERNION: u32 = 4u;
 // over the page's list of evaluated characters; the clock tests each against the view.
 const FRAME_CULL: u32 = 8u;
 const FRAME_CULL_VIEW: u32 = 16u;
-// Output.evaluate bits (Rust: layout::MARK_EVALUATE, MARK_DRAWN).
+// Output.evaluate bits (Rust: layout::MARK_EVALUATE, MARK_DRAWN, MARK_ENTERED).
 const MARK_EVALUATE: u32 = 1u;
 const MARK_DRAWN: u32 = 2u;
+const MARK_ENTERED: u32 = 4u;
+// Frame.flags bit: held characters drawn with an interpolation of two key palettes (Rust:
+// layout::FRAME_LOD_INTERPOLATE).
+const FRAME_LOD_INTERPOLATE: u32 = 32u;
 
 // Rust: layout::GpuVisibleHead, then the lists from layout::VISIBLE_LIST_OFFSET: the characters
 // of a page evaluated this frame, then from `drawn_offset` those drawn; written by the cull stage.

@@ -479,6 +479,7 @@ pub(crate) fn crowd_with(
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {

@@ -4,7 +4,7 @@
 
 use crate::layout::{
     CULL_MAX_WORKGROUPS, FRAME_CULL, FRAME_CULL_VIEW, GpuFrame, GpuInstance, GpuOutput, GpuVisibleHead, KEEP_POSE,
-    KEEP_VELOCITY, MARK_DRAWN, MARK_EVALUATE, WORKGROUP_SIZE, inertia::SWITCH as INERTIA_SWITCH,
+    KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, WORKGROUP_SIZE, inertia::SWITCH as INERTIA_SWITCH,
 };
 use crate::math::Affine;
 use glam::{Vec3, Vec4};
@@ -80,7 +80,7 @@ pub fn phase(index: u32) -> u32 {
 /// whose marks last frame were `previous`: [`MARK_DRAWN`] with a view ([`FRAME_CULL_VIEW`]) when
 /// its bounds meet it, without one always; [`MARK_EVALUATE`] when the frame keeps state, or it is
 /// drawn and due at its update rate (`(frame + phase(first_instance + i)) mod rate` is 0,
-/// [`phase`]) or drawn for the first time since it was out of view. What WGSL `mark_evaluation` writes to its output's
+/// [`phase`]) or drawn for the first time since it was out of view, [`MARK_ENTERED`] then. What WGSL `mark_evaluation` writes to its output's
 /// [`GpuOutput::evaluate`].
 #[must_use]
 pub fn marks(frame: &GpuFrame, inst: &GpuInstance, i: u32, inertia: u32, previous: u32) -> u32 {
@@ -88,8 +88,19 @@ pub fn marks(frame: &GpuFrame, inst: &GpuInstance, i: u32, inertia: u32, previou
         frame.flags & FRAME_CULL_VIEW == 0 || sphere_in_view(&inst.world, inst.bound_radius, &frame.cull_planes);
     let rate = update_rate(frame, inst);
     let due = frame.frame.wrapping_add(phase(frame.first_instance.wrapping_add(i))) & (rate - 1) == 0;
-    let evaluate = keeps_state(inst, inertia) || (drawn && (due || previous & MARK_DRAWN == 0));
-    (if evaluate { MARK_EVALUATE } else { 0 }) | if drawn { MARK_DRAWN } else { 0 }
+    let entered = drawn && previous & MARK_DRAWN == 0;
+    let evaluate = keeps_state(inst, inertia) || (drawn && (due || entered));
+    (if evaluate { MARK_EVALUATE } else { 0 })
+        | (if drawn { MARK_DRAWN } else { 0 })
+        | if entered { MARK_ENTERED } else { 0 }
+}
+
+/// Where a held character, instance `i` of the page, stands between its last two evaluations,
+/// in [0, 1): the frames since the last one over its update rate. WGSL `held_fraction`.
+#[must_use]
+pub fn held_fraction(frame: &GpuFrame, inst: &GpuInstance, i: u32) -> f32 {
+    let rate = update_rate(frame, inst);
+    (frame.frame.wrapping_add(phase(frame.first_instance.wrapping_add(i))) & (rate - 1)) as f32 / rate as f32
 }
 
 /// Workgroups `(x, y, 1)` for `n`, split over `y` past [`CULL_MAX_WORKGROUPS`]. WGSL `groups_for`.

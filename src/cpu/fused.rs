@@ -8,10 +8,11 @@ use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room,
 use super::clock::advance_instance;
 use super::events::EventLog;
 use super::local_to_model::{HierarchyStore, propagate};
-use super::palette::{palette_joints, socket_matrices};
+use super::palette::{interpolate_joints, palette_joints, socket_matrices};
 use super::sample::{SampleStore, sample_joints};
 use crate::error::Result;
 use crate::layout::{BlendList, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE};
+use crate::layout::{FRAME_LOD_INTERPOLATE, MARK_DRAWN, MARK_EVALUATE};
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use glam::Vec4;
@@ -200,18 +201,25 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         );
         page.instances[i].world = world;
         let inst = &page.instances[i];
+        let mut marks = MARK_EVALUATE | MARK_DRAWN;
         if frame.flags & crate::layout::FRAME_CULL != 0 {
             // Culling: only a character marked for evaluation goes on (the cull stage after this
-            // one lists them).
+            // one lists them), or has its palette interpolated.
             let out = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i));
             let previous = out.as_ref().map_or(0, |o| o.evaluate);
-            let marks = super::cull::marks(frame, inst, i as u32, list.inertia, previous);
+            marks = super::cull::marks(frame, inst, i as u32, list.inertia, previous);
             if let Some(out) = out {
                 out.evaluate = marks;
             }
-            if marks & crate::layout::MARK_EVALUATE == 0 {
-                continue;
+        }
+        let interpolating = frame.flags & FRAME_LOD_INTERPOLATE != 0;
+        if marks & MARK_EVALUATE == 0 {
+            if interpolating && marks & MARK_DRAWN != 0 {
+                for lid in 0..WORKGROUP_SIZE {
+                    interpolate_joints(frame, inst, i as u32, lid, joint_count, page.palettes);
+                }
             }
+            continue;
         }
         let palettes = &mut *page.palettes;
         let dual_palettes = &mut *page.dual_palettes;
@@ -228,12 +236,17 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
                 out.ik_reached = reached;
             }
         }
-        // palette: threads over joints; sockets: a thread each.
+        // palette: threads over joints; sockets: a thread each. Interpolating, only for a
+        // character drawn.
+        if interpolating && marks & MARK_DRAWN == 0 {
+            continue;
+        }
         for lid in 0..WORKGROUP_SIZE {
             palette_joints(
                 lib,
                 frame,
                 inst,
+                marks,
                 lid,
                 joint_count,
                 |o, j| wg.palette_model_at(o, j),

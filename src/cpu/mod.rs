@@ -60,7 +60,7 @@ pub use local_to_model::{has_mesh_layer, joint_model, local_to_model};
 pub use looping::{ClipTime, advance_clip_time, start_clip_time};
 pub use morph::{Morphed, blend_morph_weights, morph, skin_morphed};
 pub use page::PageBuffers;
-pub use palette::{palette, skin_matrix};
+pub use palette::{affine_lerp, palette, skin_matrix};
 pub use root_motion::{Rigid, root_displacement};
 pub use sample::checked::{layered_joint, sample_joint};
 pub use sample::{IDENTITY_POSE, quat_mul, sample, weighted_delta};

@@ -88,6 +88,11 @@ pub struct PageBuffers<'a> {
     /// With [`FRAME_CULL`](crate::layout::FRAME_CULL): the page's list of the instances the
     /// stages after the clock evaluate (`visible`, [`super::cull::cull`]); `None` lists none.
     pub visible: Option<&'a [u32]>,
+    /// With culling: the page's list of the instances drawn (`visible`'s second list,
+    /// [`super::cull::cull`]), over which the palette stage runs when update-rate LOD
+    /// interpolates ([`FRAME_LOD_INTERPOLATE`](crate::layout::FRAME_LOD_INTERPOLATE)), the
+    /// marks read from `outputs`.
+    pub drawn: Option<&'a [u32]>,
 }
 
 impl std::fmt::Debug for PageBuffers<'_> {
@@ -106,6 +111,7 @@ impl std::fmt::Debug for PageBuffers<'_> {
             .field("outputs", &self.outputs.as_ref().map(|o| o.len()))
             .field("ground", &self.ground.is_some())
             .field("visible", &self.visible.map(<[u32]>::len))
+            .field("drawn", &self.drawn.map(<[u32]>::len))
             .finish()
     }
 }
@@ -129,6 +135,16 @@ impl<'a> PageBuffers<'a> {
             outputs: None,
             ground: None,
             visible: None,
+            drawn: None,
+        }
+    }
+
+    /// With this list of the instances drawn (culling).
+    #[must_use]
+    pub fn drawn(self, drawn: &'a [u32]) -> Self {
+        Self {
+            drawn: Some(drawn),
+            ..self
         }
     }
 

@@ -237,6 +237,7 @@ impl Animator {
             morph_weights: desc.morph_weights,
             inertialization: desc.inertialization,
             culling: desc.culling,
+            lod_interpolation: desc.culling && desc.lod_interpolation,
         };
         let layout = page_layout(
             &device.limits(),
@@ -333,7 +334,7 @@ impl Animator {
         controller.keep_dual_quaternions(options.dual_quaternion);
         controller.keep_morph_weights(options.morph_weights);
         controller.keep_velocities(options.inertialization);
-        controller.keep_culling(options.culling);
+        controller.keep_culling(options.culling, options.lod_interpolation);
         Ok(Self {
             controller,
             gpu_library,
@@ -638,7 +639,9 @@ impl Animator {
                     Stage::Cull => (1, None),
                     // One workgroup per instance, threads over joints; with culling, per listed
                     // instance (the cull pass wrote the arguments).
-                    Stage::Sample | Stage::Ik | Stage::Palette => (n, Some(0)),
+                    Stage::Sample | Stage::Ik => (n, Some(0)),
+                    // With interpolating LOD, per drawn instance (evaluated or interpolated).
+                    Stage::Palette => (n, Some(if self.controller.lod_interpolation() { 48 } else { 0 })),
                     Stage::Fused => (n, None),
                     // One thread per instance (or per listed instance).
                     Stage::LocalToModel => (n.div_ceil(WORKGROUP_SIZE), Some(16)),

@@ -304,6 +304,12 @@ pub struct AnimatorDesc {
     /// float curves stay exact for every character. 4 bytes per instance of capacity and one small
     /// dispatch per page per frame. Off by default.
     pub culling: bool,
+    /// With culling, update-rate LOD ([`crate::gpu::Controller::set_update_rates`]) draws a
+    /// character between its evaluations with an interpolation of its last two evaluated
+    /// palettes (the matrices blended linearly; the pose shown one update period late) instead of
+    /// holding the last: 96 more bytes per joint of capacity, kept after the palettes. Dual
+    /// quaternions and socket matrices hold. Off by default.
+    pub lod_interpolation: bool,
 }
 
 impl Default for AnimatorDesc {
@@ -317,6 +323,7 @@ impl Default for AnimatorDesc {
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         }
     }
 }

@@ -261,6 +261,7 @@ mod tests {
             morph_weights: 0,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         };
         let pages = page_layout(&limits, 20_000, None, 1_200_000, false, 60, sockets).unwrap();
         let per_page = (cap / (60 * 144)) as u32;
@@ -280,6 +281,7 @@ mod tests {
                 morph_weights: 8,
                 inertialization: false,
                 culling: false,
+                lod_interpolation: false,
             };
             assert_eq!(r.page_bytes(1, 1, options).is_some(), r.scope() == Scope::Page, "{r:?}");
         }

@@ -117,6 +117,7 @@ impl Animator {
             morph_weights: self.controller.morph_room(),
             inertialization: self.controller.inertialization(),
             culling: self.controller.culling(),
+            lod_interpolation: self.controller.lod_interpolation(),
         };
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();

@@ -85,6 +85,7 @@ impl Crowd {
                 // Members change what they play by inertialization.
                 inertialization: true,
                 culling: desc.culling,
+                lod_interpolation: false,
             },
         )
         .await?;

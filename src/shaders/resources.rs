@@ -284,6 +284,7 @@ impl Resource {
                     } else {
                         0
                     }
+                    + if options.lod_interpolation { 2 * j * affine } else { 0 }
             }
             Resource::DualPalettes => {
                 if options.dual_quaternion {
@@ -454,6 +455,9 @@ pub struct PageOptions {
     /// The animator culls ([`crate::gpu::AnimatorDesc::culling`]): the frame runs the cull
     /// stage and the later stages over its list ([`Resource::Visible`], which every page has).
     pub culling: bool,
+    /// Update-rate LOD interpolates ([`crate::gpu::AnimatorDesc::lod_interpolation`]): the
+    /// palettes hold two key palettes per joint after the socket matrices.
+    pub lod_interpolation: bool,
 }
 
 /// Where a [`Resource`]'s buffer lives.

@@ -105,6 +105,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             ground: None,
             inertialization: false,
             culling: false,
+            lod_interpolation: false,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -12,8 +12,16 @@ impl Controller {
         self.culling
     }
 
-    pub(crate) fn keep_culling(&mut self, on: bool) {
+    pub(crate) fn keep_culling(&mut self, on: bool, interpolate: bool) {
         self.culling = on;
+        self.lod_interpolation = on && interpolate;
+    }
+
+    /// Whether update-rate LOD interpolates between evaluations
+    /// ([`crate::gpu::AnimatorDesc::lod_interpolation`]).
+    #[must_use]
+    pub fn lod_interpolation(&self) -> bool {
+        self.lod_interpolation
     }
 
     /// The view the next frames cull against: `clip_from_world`, a view-projection matrix in

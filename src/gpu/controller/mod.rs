@@ -106,6 +106,8 @@ pub struct Controller {
     cull_view: Option<glam::Mat4>,
     /// Update-rate LOD's thresholds of projected size ([`Controller::set_update_rates`]).
     update_rates: Option<[f32; 3]>,
+    /// Whether update-rate LOD interpolates (`AnimatorDesc::lod_interpolation`).
+    lod_interpolation: bool,
     /// Per skeleton: the radius culling tests ([`Controller::set_bounds`]).
     bounds: Vec<f32>,
 }
@@ -161,6 +163,7 @@ impl Controller {
             culling: false,
             cull_view: None,
             update_rates: None,
+            lod_interpolation: false,
             bounds: (0..library.skeletons().len())
                 .map(|k| library.joint_radius(k))
                 .collect(),

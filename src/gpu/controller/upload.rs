@@ -2,8 +2,8 @@
 
 use super::{Controller, TransitionTrack};
 use crate::layout::{
-    FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance,
-    GpuLayerDef,
+    FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, FRAME_LOD_INTERPOLATE, GpuClock,
+    GpuFrame, GpuInstance, GpuLayerDef,
 };
 
 /// What one frame writes to the GPU, by page: nothing here needs a device.
@@ -104,6 +104,11 @@ impl Controller {
                         (false, _) => 0,
                         (true, None) => FRAME_CULL,
                         (true, Some(_)) => FRAME_CULL | FRAME_CULL_VIEW,
+                    }
+                    | if self.lod_interpolation {
+                        FRAME_LOD_INTERPOLATE
+                    } else {
+                        0
                     },
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 morph_api_base: p.max_instances * self.morph_room,
@@ -111,6 +116,13 @@ impl Controller {
                 cull_planes: self.cull_planes().unwrap_or([glam::Vec4::W; 6]),
                 lod: self.lod_uniform(),
                 view_w: self.cull_view.map_or(glam::Vec4::W, |m| m.row(3)),
+                key_base: p.max_joints
+                    + if self.library.has_sockets() {
+                        p.max_instances * crate::layout::MAX_SOCKETS
+                    } else {
+                        0
+                    },
+                _pad: [0; 3],
             };
             upload.frames.push((k, frame));
         }

@@ -53,6 +53,7 @@ crowd demo controls:
   Up / Down    add / remove 10 % of the characters
   R            reset the camera
   F            fused (one dispatch) / staged (one per stage) GPU path
+  U            update-rate LOD on / off (far characters evaluated every 2, 4 or 8 frames)
   K            lose the GPU device (the demo rebuilds the crowd on a new one)
   F1 / H       print this help
   Esc          quit";
@@ -483,6 +484,14 @@ impl App {
                 let fused = !g.crowd.animator.is_fused();
                 match g.crowd.animator.set_fused(fused) {
                     Ok(()) => println!("GPU path: {}", if fused { "fused" } else { "staged" }),
+                    Err(e) => println!("{e}"),
+                }
+            }
+            Key::Character(c) if c.as_str().eq_ignore_ascii_case("u") => {
+                let on = g.crowd.animator.update_rates().is_none();
+                let rates = on.then_some(wgpu_anim::gpu::DEFAULT_UPDATE_RATES);
+                match g.crowd.animator.set_update_rates(rates) {
+                    Ok(()) => println!("update-rate LOD: {}", if on { "on" } else { "off" }),
                     Err(e) => println!("{e}"),
                 }
             }

@@ -283,6 +283,26 @@ fn a_character_coming_into_view_is_evaluated_at_once() {
     assert!(entered > 10, "characters come into view");
 }
 
+/// A budget steers the thresholds from the measured pass times: over the target they grow, and
+/// the animator takes them; an animator that does not cull refuses them.
+#[test]
+fn a_budget_sets_the_rates() {
+    use wgpu_anim::gpu::{DEFAULT_UPDATE_RATES, LodBudget};
+    let (device, _queue) = common::device();
+    let (lib, _, clips) = mannequin::library();
+    let mut a = animator(&device, &lib, 4, true);
+    a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    let mut budget = LodBudget::new(2.0, DEFAULT_UPDATE_RATES).unwrap();
+    for _ in 0..10 {
+        budget.apply(&mut a, &[3.0, 2.0, 1.0]).unwrap();
+    }
+    let set = a.update_rates().unwrap();
+    assert_eq!(set, budget.thresholds());
+    assert!(set[0] > 4.0 * DEFAULT_UPDATE_RATES[0], "{set:?}");
+    let mut plain = animator(&device, &lib, 4, false);
+    assert!(budget.apply(&mut plain, &[1.0]).is_err());
+}
+
 /// Bad input is refused, naming what is wrong, and nothing changes.
 #[test]
 fn bad_update_rates_are_refused() {

@@ -1,9 +1,10 @@
 //! The cost follows what is seen ([`compare_culling`]): the `crowd-view` workload, a square
 //! field of walking mannequins seen from above by a camera that frames a tenth of its area, played
-//! three ways in turn frame by frame (so that a slow spell of a shared machine falls on all
-//! three): every character evaluated; culled against the camera
-//! ([`crate::gpu::AnimatorDesc::culling`]); and, for scale, a crowd of a tenth as many characters
-//! all evaluated. Each frame's passes are timed with timestamp queries and summed; the CPU's
+//! four ways in turn frame by frame (so that a slow spell of a shared machine falls on all of
+//! them): every character evaluated; culled against the camera
+//! ([`crate::gpu::AnimatorDesc::culling`]); for scale, a crowd of a tenth as many characters all
+//! evaluated; and culled with update-rate LOD ([`crate::gpu::DEFAULT_UPDATE_RATES`],
+//! interpolating). Each frame's passes are timed with timestamp queries and summed; the CPU's
 //! encode (prepare, encode, submit: thread time) is timed with the GPU idle.
 
 use super::{Config, DT, median};
@@ -34,6 +35,11 @@ pub struct CullingComparison {
     /// `culled_gpu_ms ÷ tenth_gpu_ms`: the cost of the seen tenth within the whole field; the goal
     /// is 1.3 or less.
     pub tenth_ratio: f64,
+    /// GPU time of a frame culled, with update-rate LOD at [`crate::gpu::DEFAULT_UPDATE_RATES`],
+    /// interpolating.
+    pub lod_gpu_ms: f64,
+    /// `lod_gpu_ms ÷ all_gpu_ms`.
+    pub lod_ratio: f64,
     /// CPU time to prepare, encode and submit a frame, every character evaluated.
     pub all_encode_ms: f64,
     /// The same, culled.
@@ -56,7 +62,7 @@ fn side(n: u32) -> f32 {
 
 /// A field of `n` mannequins walking at their own phases, facing every way; culled against
 /// `view` when given.
-fn field(device: &wgpu::Device, n: u32, view: Option<Mat4>) -> Result<Animator> {
+fn field(device: &wgpu::Device, n: u32, view: Option<Mat4>, lod: bool) -> Result<Animator> {
     let m = mannequin::mannequin();
     let (lib, skeleton, clips) = mannequin::library();
     let mut a = Animator::new(
@@ -65,6 +71,7 @@ fn field(device: &wgpu::Device, n: u32, view: Option<Mat4>) -> Result<Animator> 
         &AnimatorDesc {
             max_instances: n,
             culling: view.is_some(),
+            lod_interpolation: lod,
             ..AnimatorDesc::default()
         },
     )?;
@@ -84,6 +91,9 @@ fn field(device: &wgpu::Device, n: u32, view: Option<Mat4>) -> Result<Animator> 
     if view.is_some() {
         a.set_bounds(skeleton, lib.mesh_radius(skeleton, &m.mesh)?)?;
         a.set_cull_view(view)?;
+        if lod {
+            a.set_update_rates(Some(crate::gpu::DEFAULT_UPDATE_RATES))?;
+        }
     }
     Ok(a)
 }
@@ -146,9 +156,10 @@ pub fn compare_culling(
 ) -> Result<Option<CullingComparison>> {
     let view = view_of(n);
     let mut crowds = [
-        field(device, n, None)?,
-        field(device, n, Some(view))?,
-        field(device, (n / 10).max(1), None)?,
+        field(device, n, None, false)?,
+        field(device, n, Some(view), false)?,
+        field(device, (n / 10).max(1), None, false)?,
+        field(device, n, Some(view), true)?,
     ];
     let mut timers = Vec::with_capacity(crowds.len());
     for a in &crowds {
@@ -157,7 +168,7 @@ pub fn compare_culling(
             None => return Ok(None),
         }
     }
-    let mut ms = [Vec::new(), Vec::new(), Vec::new()];
+    let mut ms = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for frame in 0..warmup + frames {
         for ((a, timer), ms) in crowds.iter_mut().zip(&timers).zip(&mut ms) {
             let t = gpu_ms(device, queue, a, timer)?;
@@ -166,7 +177,7 @@ pub fn compare_culling(
             }
         }
     }
-    let [all, culled, tenth] = ms.map(median);
+    let [all, culled, tenth, lod] = ms.map(median);
     let all_encode_ms = encode_ms(device, queue, &mut crowds[0])?;
     let culled_encode_ms = encode_ms(device, queue, &mut crowds[1])?;
     let evaluated = (0..crowds[1].pages_in_use())
@@ -185,6 +196,8 @@ pub fn compare_culling(
         tenth_gpu_ms: tenth,
         culled_ratio: culled / all.max(1e-12),
         tenth_ratio: culled / tenth.max(1e-12),
+        lod_gpu_ms: lod,
+        lod_ratio: lod / all.max(1e-12),
         all_encode_ms,
         culled_encode_ms,
         culled_dispatches: crowds[1].dispatches_per_frame(),
@@ -222,12 +235,13 @@ pub(super) fn compare_all_culling(
 pub fn culling_table(rows: &[CullingComparison]) -> String {
     let mut s = String::from(
         "| characters | evaluated (culled) | all evaluated GPU ms | culled GPU ms | a tenth, all evaluated, GPU ms | \
-         culled ÷ all | culled ÷ a tenth | encode ms (all, culled) | dispatches (culled) |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
+         culled ÷ all | culled ÷ a tenth | culled with LOD GPU ms | with LOD ÷ all | encode ms (all, culled) | \
+         dispatches (culled) |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3}, {:.3} | {} |\n",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3}, {:.3} | {} |\n",
             c.characters,
             c.evaluated,
             c.all_gpu_ms,
@@ -235,6 +249,8 @@ pub fn culling_table(rows: &[CullingComparison]) -> String {
             c.tenth_gpu_ms,
             c.culled_ratio,
             c.tenth_ratio,
+            c.lod_gpu_ms,
+            c.lod_ratio,
             c.all_encode_ms,
             c.culled_encode_ms,
             c.culled_dispatches

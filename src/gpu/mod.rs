@@ -3,6 +3,7 @@
 //! tools and tests that have none.
 
 mod animator;
+mod budget;
 mod controller;
 #[cfg(feature = "scene")]
 mod demo;
@@ -25,7 +26,8 @@ mod timing;
 mod watch;
 
 pub use animator::Animator;
-pub use controller::{Controller, FrameUpload, PageState};
+pub use budget::LodBudget;
+pub use controller::{Controller, DEFAULT_UPDATE_RATES, FrameUpload, PageState};
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
 pub use desc::{AnimatorDesc, Blending, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition};

@@ -85,7 +85,8 @@ impl Crowd {
                 // Members change what they play by inertialization.
                 inertialization: true,
                 culling: desc.culling,
-                lod_interpolation: false,
+                // Update-rate LOD, when turned on, draws far members blended between updates.
+                lod_interpolation: desc.culling,
             },
         )
         .await?;

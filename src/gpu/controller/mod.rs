@@ -4,6 +4,7 @@
 //! owns one and uploads what [`Controller::begin_frame`] says changed.
 
 mod cull;
+pub use cull::DEFAULT_UPDATE_RATES;
 mod ik;
 mod instance;
 mod layers;

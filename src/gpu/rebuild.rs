@@ -177,7 +177,9 @@ impl Animator {
 
     /// Writes checkpoint `base` to this animator's buffers: the instances from the CPU's copy
     /// ([`Survival::FromCpu`](crate::shaders::Survival::FromCpu)), then every part the
-    /// checkpoint copied back, where it came from.
+    /// checkpoint copied back, where it came from. Culling's marks come back as if no character
+    /// had been drawn: the palettes a held character would keep were on the lost device, so the
+    /// first frame evaluates everyone in view.
     fn restore(&self, queue: &wgpu::Queue, base: &Checkpoint) {
         for (page, instances) in base.instances.iter().enumerate().take(self.pages.len()) {
             queue.write_buffer(
@@ -188,7 +190,77 @@ impl Animator {
         }
         for part in &base.parts {
             if let Some(page) = self.pages.get(part.page) {
-                queue.write_buffer(page.buffer(part.resource), part.offset, &part.bytes);
+                let mut bytes = std::borrow::Cow::Borrowed(&part.bytes[..]);
+                if part.resource == Resource::CharacterState {
+                    let outputs = crate::layout::outputs_offset(self.controller.page_capacity(part.page));
+                    forget_drawn(bytes.to_mut(), part.offset, outputs);
+                }
+                queue.write_buffer(page.buffer(part.resource), part.offset, &bytes);
+            }
+        }
+    }
+}
+
+/// Clears culling's [`MARK_DRAWN`](crate::layout::MARK_DRAWN) and
+/// [`MARK_ENTERED`](crate::layout::MARK_ENTERED) in every output's `evaluate` word of `bytes`, a
+/// part of a page's character state from byte `offset`, whose outputs start at byte `outputs`.
+fn forget_drawn(bytes: &mut [u8], offset: u64, outputs: u64) {
+    use crate::layout::{GpuOutput, MARK_DRAWN, MARK_ENTERED};
+    let stride = size_of::<GpuOutput>() as u64;
+    let word = std::mem::offset_of!(GpuOutput, evaluate) as u64;
+    let end = offset + bytes.len() as u64;
+    let first = offset.saturating_sub(outputs) / stride;
+    let mut at = outputs + first * stride + word;
+    while at + 4 <= end {
+        if at >= offset {
+            let k = (at - offset) as usize;
+            let mut v = u32::from_le_bytes([bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3]]);
+            v &= !(MARK_DRAWN | MARK_ENTERED);
+            bytes[k..k + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        at += stride;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forget_drawn;
+    use crate::layout::{GpuOutput, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE};
+
+    /// Every output's marks in a part lose "drawn", whatever the part's bounds; nothing else
+    /// changes.
+    #[test]
+    fn a_restored_part_forgets_what_was_drawn() {
+        let outputs = 256u64;
+        let marks = MARK_EVALUATE | MARK_DRAWN | MARK_ENTERED;
+        let state: Vec<u8> = (0..4)
+            .flat_map(|_| {
+                let o = GpuOutput {
+                    evaluate: marks,
+                    world_seq: 7,
+                    ..bytemuck::Zeroable::zeroed()
+                };
+                bytemuck::bytes_of(&o).to_vec()
+            })
+            .collect();
+        let whole: Vec<u8> = [vec![9u8; outputs as usize], state].concat();
+        for (from, to) in [
+            (0, whole.len()),
+            (200, whole.len()),
+            (outputs as usize + 60, whole.len() - 10),
+            (300, 330),
+        ] {
+            let mut part = whole[from..to].to_vec();
+            forget_drawn(&mut part, from as u64, outputs);
+            for (k, (a, b)) in part.iter().zip(&whole[from..to]).enumerate() {
+                let at = (from + k) as u64;
+                let word = std::mem::offset_of!(GpuOutput, evaluate) as u64;
+                let in_marks = at >= outputs && (at - outputs) % 128 >= word && (at - outputs) % 128 < word + 4;
+                if in_marks && (at - outputs) % 128 == word && to as u64 >= at + 4 {
+                    assert_eq!(*a as u32, MARK_EVALUATE, "part {from}..{to}, byte {at}");
+                } else if !in_marks {
+                    assert_eq!(a, b, "part {from}..{to}, byte {at}");
+                }
             }
         }
     }

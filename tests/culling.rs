@@ -348,20 +348,24 @@ fn a_culled_draw_renders_the_full_picture() {
         })
         .collect();
     let target = OffscreenTarget::new(&device, w, h).unwrap();
+    // A frame of `dt`, drawn: its picture.
+    let render = |a: &mut Animator, r: &SkinnedRenderer, dt: f32| {
+        a.prepare(&queue, dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        r.encode(&mut encoder, a);
+        {
+            let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
+            r.draw_visible(&mut pass, a);
+        }
+        queue.submit([encoder.finish()]);
+        target.read_rgba(&device, &queue).unwrap()
+    };
     let mut pictures = Vec::new();
     for (a, r) in &mut runs {
         let mut picture = Vec::new();
         for _ in 0..3 {
-            a.prepare(&queue, 0.1);
-            let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
-            r.encode(&mut encoder, a);
-            {
-                let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-                r.draw_visible(&mut pass, a);
-            }
-            queue.submit([encoder.finish()]);
-            picture = target.read_rgba(&device, &queue).unwrap();
+            picture = render(a, r, 0.1);
         }
         pictures.push(picture);
     }
@@ -383,16 +387,7 @@ fn a_culled_draw_renders_the_full_picture() {
     // The comparison can fail: bounds that do not hold the mesh leave seen parts out.
     let (a, r) = &mut runs[0];
     a.set_bounds(skeleton, 0.0).unwrap();
-    a.prepare(&queue, 0.0);
-    let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
-    r.encode(&mut encoder, a);
-    {
-        let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-        r.draw_visible(&mut pass, a);
-    }
-    queue.submit([encoder.finish()]);
-    let tight = target.read_rgba(&device, &queue).unwrap();
+    let tight = render(a, r, 0.0);
     let differ = tight
         .chunks(4)
         .zip(pictures[0].chunks(4))

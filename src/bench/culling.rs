@@ -109,19 +109,6 @@ pub fn view_of(n: u32) -> Mat4 {
     glam::camera::rh::proj::directx::perspective(fov, 1.0, 0.1, height + 10.0) * view
 }
 
-/// One timed frame of `a`: every pass's GPU time summed, ms.
-fn gpu_ms(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, timer: &PassTimer) -> Result<f64> {
-    a.prepare(queue, DT);
-    let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode_timed(&mut encoder, Some(timer));
-    timer.resolve(&mut encoder);
-    queue.submit([encoder.finish()]);
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Device(e.to_string()))?;
-    Ok(timer.read_ms(device, queue)?.iter().sum())
-}
-
 /// CPU thread time to prepare, encode and submit a frame of `a`, the GPU idle: the median of
 /// [`ENCODE_FRAMES`] frames, ms.
 fn encode_ms(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<f64> {
@@ -171,7 +158,7 @@ pub fn compare_culling(
     let mut ms = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for frame in 0..warmup + frames {
         for ((a, timer), ms) in crowds.iter_mut().zip(&timers).zip(&mut ms) {
-            let t = gpu_ms(device, queue, a, timer)?;
+            let t: f64 = super::gpu::timed_frame_ms(device, queue, a, timer)?.iter().sum();
             if frame >= warmup {
                 ms.push(t);
             }

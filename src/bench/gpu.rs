@@ -120,6 +120,26 @@ pub(super) fn measure_gpu(
     })
 }
 
+/// One frame of `a` timed by `timer`: each pass's GPU time, ms ([`Animator::passes`]).
+///
+/// Errors: the device fails.
+pub(super) fn timed_frame_ms(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    timer: &PassTimer,
+) -> Result<Vec<f64>> {
+    a.prepare(queue, DT);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    a.encode_timed(&mut encoder, Some(timer));
+    timer.resolve(&mut encoder);
+    queue.submit([encoder.finish()]);
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Device(e.to_string()))?;
+    timer.read_ms(device, queue)
+}
+
 /// One frame of `a` (staged) timed by `timer`: the `sample` pass's GPU time, ms.
 ///
 /// Errors: the device fails.
@@ -131,15 +151,10 @@ pub(super) fn sample_pass_ms(
 ) -> Result<f64> {
     // The staged passes are clock, sample, local_to_model, palette.
     const SAMPLE: usize = 1;
-    a.prepare(queue, DT);
-    let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode_timed(&mut encoder, Some(timer));
-    timer.resolve(&mut encoder);
-    queue.submit([encoder.finish()]);
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Device(e.to_string()))?;
-    Ok(timer.read_ms(device, queue)?.get(SAMPLE).copied().unwrap_or(0.0))
+    Ok(timed_frame_ms(device, queue, a, timer)?
+        .get(SAMPLE)
+        .copied()
+        .unwrap_or(0.0))
 }
 
 /// Times the `sample` pass of `workload` with `n` characters, raw and compressed clips in

@@ -412,7 +412,7 @@ impl Animator {
 
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
     /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
-    /// makes one write: the frame uniforms of the pages in use (144 bytes each, in slots of the
+    /// makes one write: the frame uniforms of the pages in use (192 bytes each, in slots of the
     /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let upload = self.controller.begin_frame(dt);

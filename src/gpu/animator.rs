@@ -599,22 +599,18 @@ impl Animator {
             encoder.clear_buffer(&self.event_log, 0, Some(size_of::<GpuEventLogHead>() as u64));
         }
         let fused = self.fused.as_ref().filter(|_| fused);
-        // The frame's passes: the staged ones, or the fused one (and the cull pass, which lists
-        // the characters it evaluated for a culled draw).
-        let passes: Vec<(&StagePipeline, usize)> = match fused {
-            Some(f) => std::iter::once((f, usize::MAX))
-                .chain(
-                    self.passes
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| p.stage == Stage::Cull)
-                        .map(|(k, p)| (p, k)),
-                )
-                .collect(),
-            None => self.passes.iter().zip(0..).collect(),
-        };
+        // The frame's passes, each with the index of its bind groups in the pages: the staged
+        // ones, or the fused one and then the cull pass (which lists the characters it evaluated
+        // for a culled draw). Chained iterators: a frame allocates nothing.
+        let staged = self.passes.iter().zip(0..).filter(|_| fused.is_none());
+        let fused_passes = fused.map(|f| (f, usize::MAX)).into_iter().chain(
+            self.passes
+                .iter()
+                .zip(0..)
+                .filter(|(p, _)| fused.is_some() && p.stage == Stage::Cull),
+        );
         let culling = self.controller.culling();
-        for (k, &(pass, bind_index)) in passes.iter().enumerate() {
+        for (k, (pass, bind_index)) in fused_passes.chain(staged).enumerate() {
             // One pass per stage, each page a dispatch in it; timestamps around the pass.
             if in_use == 0 {
                 return;

@@ -874,14 +874,13 @@ pub fn run(
             }
         }
     }
-    let formats = compare_all_formats(device, queue, config, progress)?;
     let (skinning, morph) = compare_drawn(device, queue, config, progress)?;
     Ok(Report {
+        formats: compare_all_formats(device, queue, config, progress)?,
         transitions: transitions::compare_all_transitions(device, queue, config, progress)?,
         culling: culling::compare_all_culling(device, queue, config, progress)?,
         rows,
         notes,
-        formats,
         skinning,
         morph,
         device: device_name,

@@ -7,6 +7,15 @@ use super::library::GpuLibrary;
 use crate::error::{Error, Result};
 use crate::shaders::{PageOptions, Resource, Scope, Stage};
 
+/// The least bytes of a page buffer: what the largest binding type needs with one element, a
+/// `DualQuat` (64 B) or the visible lists' head and one entry as naga sizes it (rounded to 16
+/// bytes: 80 B), so that an empty buffer still binds.
+const MIN_PAGE_BUFFER: u64 = {
+    let dual = size_of::<crate::math::DualQuat>() as u64;
+    let visible = (crate::layout::VISIBLE_LIST_OFFSET + 4).next_multiple_of(16);
+    if dual > visible { dual } else { visible }
+};
+
 /// A stage's pipeline and bind group layout, shared by every page.
 pub(super) struct StagePipeline {
     pub stage: Stage,
@@ -45,9 +54,7 @@ impl Page {
                 let bytes = r.page_bytes(instances, joints, options)?;
                 Some(device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some(&format!("wgpu-anim page {k} {}", r.name())),
-                    // At least one element of the largest array type (a `DualQuat`): an empty
-                    // buffer still binds.
-                    size: bytes.max(size_of::<crate::math::DualQuat>() as u64),
+                    size: bytes.max(MIN_PAGE_BUFFER),
                     usage: wgpu::BufferUsages::STORAGE
                         | wgpu::BufferUsages::COPY_SRC
                         | wgpu::BufferUsages::COPY_DST

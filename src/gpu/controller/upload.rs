@@ -86,6 +86,8 @@ impl Controller {
         self.seconds += f64::from(dt);
         self.frames += 1;
         let mut upload = FrameUpload::default();
+        // The view's planes and LOD uniform, once a frame for every page.
+        let (cull_planes, lod) = (self.cull_planes().unwrap_or([glam::Vec4::W; 6]), self.lod_uniform());
         for (k, p) in self.pages.iter().enumerate().filter(|(_, p)| p.len > 0) {
             let frame = GpuFrame {
                 dt,
@@ -113,8 +115,8 @@ impl Controller {
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 morph_api_base: p.max_instances * self.morph_room,
                 look_at: self.look_at.extend(0.0),
-                cull_planes: self.cull_planes().unwrap_or([glam::Vec4::W; 6]),
-                lod: self.lod_uniform(),
+                cull_planes,
+                lod,
                 view_w: self.cull_view.map_or(glam::Vec4::W, |m| m.row(3)),
                 key_base: p.max_joints
                     + if self.library.has_sockets() {

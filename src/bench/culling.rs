@@ -7,7 +7,7 @@
 //! interpolating). Each frame's passes are timed with timestamp queries and summed; the CPU's
 //! encode (prepare, encode, submit: thread time) is timed with the GPU idle.
 
-use super::{Config, DT, median};
+use super::{Config, median};
 use crate::error::{Error, Result};
 use crate::gpu::PassTimer;
 use crate::{Animator, AnimatorDesc, InstanceDesc, mannequin};
@@ -112,22 +112,7 @@ pub fn view_of(n: u32) -> Mat4 {
 /// CPU thread time to prepare, encode and submit a frame of `a`, the GPU idle: the median of
 /// [`ENCODE_FRAMES`] frames, ms.
 fn encode_ms(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<f64> {
-    let mut times = Vec::new();
-    for _ in 0..ENCODE_FRAMES {
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Device(e.to_string()))?;
-        let start = cpu_time::ThreadTime::now();
-        a.prepare(queue, DT);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
-        queue.submit([encoder.finish()]);
-        times.push(start.elapsed().as_secs_f64() * 1e3);
-    }
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Device(e.to_string()))?;
-    Ok(median(times))
+    Ok(median(super::gpu::encode_times(device, queue, a, ENCODE_FRAMES)?))
 }
 
 /// Times the `crowd-view` workload of `n` characters (module docs), `frames` frames of each crowd

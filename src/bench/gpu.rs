@@ -61,22 +61,7 @@ pub(super) fn measure_gpu(
     let encode_frames = ((ENCODE_BUDGET_MS / typical_frame_ms) as u32).clamp(ENCODE_MIN_FRAMES, ENCODE_FRAMES);
     // Frame 0 is not timed: the first submit after other frames was seen to take 2 ms on lavapipe
     // against 0.04 ms for the ones after it, a one-off no steady frame pays.
-    for k in 0..=encode_frames {
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Device(e.to_string()))?;
-        let start = cpu_time::ThreadTime::now();
-        a.prepare(queue, DT);
-        let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
-        queue.submit([encoder.finish()]);
-        if k > 0 {
-            encode.push(start.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Device(e.to_string()))?;
+    encode.extend(encode_times(device, queue, a, encode_frames + 1)?.into_iter().skip(1));
     let n = a.instance_count();
     let edits = n.div_ceil(100);
     let mut rng = crate::scene::SplitMix(0x5eed_0001);
@@ -118,6 +103,34 @@ pub(super) fn measure_gpu(
         edit_upload_bytes: median(edit_upload) as u64,
         edit_encode_ms: median(edit_encode),
     })
+}
+
+/// CPU thread time to prepare, encode and submit each of `frames` frames of `a`, the GPU idle when
+/// each starts, ms.
+///
+/// Errors: the device fails.
+pub(super) fn encode_times(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    frames: u32,
+) -> Result<Vec<f64>> {
+    let mut times = Vec::with_capacity(frames as usize);
+    for _ in 0..frames {
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        let start = cpu_time::ThreadTime::now();
+        a.prepare(queue, DT);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder);
+        queue.submit([encoder.finish()]);
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Device(e.to_string()))?;
+    Ok(times)
 }
 
 /// One frame of `a` timed by `timer`: each pass's GPU time, ms ([`Animator::passes`]).

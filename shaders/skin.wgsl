@@ -5,7 +5,9 @@
 // skin with the module a renderer of the user's own imports, placed as
 // gpu::SkinBinding::BUILT_IN places it (palettes at binding 1, instances at 2), or
 // SkinBinding::BUILT_IN_DUAL for an animator that keeps dual quaternions (them at 4), with the
-// morph weights and a mesh's morph targets at 6 and 7 for a mesh that morphs.
+// morph weights and a mesh's morph targets at 6 and 7 for a mesh that morphs. With a mesh's
+// VAT (at 9), `vs_vat` draws the characters a culling animator plays by it, and the compute
+// entry `vat` plays one instance's VAT into the same buffer as `skin`, to check it.
 
 #import wgpu_anim::types::WORKGROUP_SIZE
 #import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_PageInstance, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin, wgpu_anim_skin_linear_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
@@ -17,6 +19,9 @@
 #endif
 #ifdef WGPU_ANIM_VISIBLE
 #import wgpu_anim::skinning::wgpu_anim_visible_instance
+#endif
+#ifdef WGPU_ANIM_VAT
+#import wgpu_anim::skinning::{wgpu_anim_vat, wgpu_anim_vat_instance}
 #endif
 
 struct Camera {
@@ -108,21 +113,53 @@ fn vs_visible(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32,
 
 fn vertex_out(v: wgpu_anim_Vertex, instance: wgpu_anim_PageInstance, vertex_index: u32) -> VertexOut {
     // Only the fields drawing needs (not the whole 320-byte instance); no tangent.
-    let world = wgpu_anim_world(instance);
 #ifdef WGPU_ANIM_MORPH
     let morphed = wgpu_anim_morph(instance, vertex_index, v.position, v.normal, vec3<f32>(0.0));
     let skinned = wgpu_anim_skin(instance, v.joints, v.weights, morphed.position, morphed.normal);
 #else
     let skinned = wgpu_anim_skin(instance, v.joints, v.weights, v.position, v.normal);
 #endif
-    let world_position = wgpu_anim_transform_point(world, skinned.position);
+    return placed(instance, skinned.position, skinned.normal);
+}
+
+// A model-space vertex of `instance` placed in the world and on screen.
+fn placed(instance: wgpu_anim_PageInstance, position: vec3<f32>, normal: vec3<f32>) -> VertexOut {
+    let world = wgpu_anim_world(instance);
+    let world_position = wgpu_anim_transform_point(world, position);
     var out: VertexOut;
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
-    out.world_normal = normalize(wgpu_anim_transform_normal(world, skinned.normal));
+    out.world_normal = normalize(wgpu_anim_transform_normal(world, normal));
     out.world_position = world_position;
     out.tint = wgpu_anim_tint(instance).rgb;
     return out;
 }
+
+#ifdef WGPU_ANIM_VAT
+// A VAT draw (CulledDraws::for_vat): the `instance_index`-th instance the frame plays by its VAT,
+// with no skeleton (the vertex is the index the draw gives).
+@vertex
+fn vs_vat(@builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
+    let instance = wgpu_anim_vat_instance(instance_index);
+    let played = wgpu_anim_vat(instance, vertex_index);
+    return placed(instance, played.position, played.normal);
+}
+
+// Instance `job.instance`'s VAT played for its first `job.vertex_count` vertices, as vs_vat plays
+// them, into `skinned` (model space). CPU mirror: vat::Vat::vertex.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn vat(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let v = (wg.y * groups.x + wg.x) * WORKGROUP_SIZE + lid;
+    if (v >= job.vertex_count) {
+        return;
+    }
+    let played = wgpu_anim_vat(wgpu_anim_PageInstance(job.instance), v);
+    skinned[v] = SkinnedOut(vec4<f32>(played.position, 1.0), vec4<f32>(played.normal, 0.0));
+}
+#endif
 
 @fragment
 fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {

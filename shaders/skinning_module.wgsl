@@ -14,7 +14,8 @@
 // quaternions or a blend; with WGPU_ANIM_DUAL_RIGID too, for a library without scale, the dual
 // quaternions skip their stretch phase; with WGPU_ANIM_MORPH it binds the page's morph weights
 // (WGPU_ANIM_MORPH_WEIGHTS_BINDING) and a mesh's morph targets (WGPU_ANIM_MORPH_TARGETS_BINDING)
-// and morphs a vertex before it is skinned (wgpu_anim_morph). With naga_oil, import the functions (and structs), not
+// and morphs a vertex before it is skinned (wgpu_anim_morph); with WGPU_ANIM_VAT it binds a
+// mesh's vertex animation texture (WGPU_ANIM_VAT_BINDING) and plays it (wgpu_anim_vat). With naga_oil, import the functions (and structs), not
 // the storage variables: a variable imported by name and also used by an imported function is
 // declared twice.
 //
@@ -52,7 +53,12 @@ struct wgpu_anim_Instance {
     // (byte 228; 0: it does not morph).
     morph_offset: u32,
     morph_count: u32,
-    not_drawn_e: array<u32, 22>,
+    not_drawn_e: array<u32, 4>,
+    // With a VAT draw: 1 + the clip it plays (0: none), and the clip time (bytes 248 and 252),
+    // which the clock stage writes.
+    vat: u32,
+    vat_time: f32,
+    not_drawn_f: array<u32, 16>,
 }
 
 // An instance of the page being drawn: its index in the page, which is `@builtin(instance_index)`
@@ -89,7 +95,10 @@ struct wgpu_anim_Visible {
     drawn_count: u32,
     // Where the drawn list starts in `list` (byte 40).
     drawn_offset: u32,
-    not_drawn_b: array<u32, 5>,
+    // How many are drawn with their VAT: a VAT draw's instance count (byte 44); their list runs
+    // backwards from the last entry.
+    vat_count: u32,
+    not_drawn_b: array<u32, 4>,
     list: array<u32>,
 }
 
@@ -99,6 +108,75 @@ var<storage, read> wgpu_anim_visible: wgpu_anim_Visible;
 // The instance a culled draw (SkinBinding::draw_visible) draws as its `instance_index`-th.
 fn wgpu_anim_visible_instance(instance_index: u32) -> wgpu_anim_PageInstance {
     return wgpu_anim_PageInstance(wgpu_anim_visible.list[wgpu_anim_visible.drawn_offset + instance_index]);
+}
+
+#ifdef WGPU_ANIM_VAT
+// The instance a VAT draw (a culled draw with CulledDraws::for_vat) draws as its
+// `instance_index`-th.
+fn wgpu_anim_vat_instance(instance_index: u32) -> wgpu_anim_PageInstance {
+    return wgpu_anim_PageInstance(wgpu_anim_visible.list[arrayLength(&wgpu_anim_visible.list) - 1u - instance_index]);
+}
+#endif
+#endif
+
+#ifdef WGPU_ANIM_VAT
+// A mesh's vertex animation texture (Rust: gpu::GpuVat; its words: vat::Vat::gpu_words): a head of
+// 12 words (vertex count, table length, first word of the frames, 0; the box's corner; its step),
+// a table of 4 words per library clip (first frame, frame count, duration, 0), then per frame
+// and vertex two words (the quantized position, the octahedron-encoded normal).
+@group(#{WGPU_ANIM_SKIN_GROUP}) @binding(#{WGPU_ANIM_VAT_BINDING})
+var<storage, read> wgpu_anim_vat_words: array<u32>;
+
+// The unit normal of octahedron-encoded 8-bit `x` and `y`. Rust: vat::decode_normal.
+fn wgpu_anim_vat_normal(x: u32, y: u32) -> vec3<f32> {
+    let f = vec2<f32>(f32(x), f32(y)) / 255.0 * 2.0 - 1.0;
+    let z = 1.0 - abs(f.x) - abs(f.y);
+    let t = max(-z, 0.0);
+    let s = select(vec2<f32>(-1.0), vec2<f32>(1.0), f >= vec2<f32>(0.0));
+    return normalize(vec3<f32>(f - t * s, z));
+}
+
+// Vertex `vertex` of the VAT's frame `frame` (counting over every clip): its position and unit
+// normal in model space. Rust: vat::decode_vertex.
+fn wgpu_anim_vat_decode(frame: u32, vertex: u32) -> wgpu_anim_Skinned {
+    let count = wgpu_anim_vat_words[0];
+    let w = wgpu_anim_vat_words[2] + 2u * (frame * count + vertex);
+    let a = wgpu_anim_vat_words[w];
+    let b = wgpu_anim_vat_words[w + 1u];
+    let corner = vec3<f32>(bitcast<f32>(wgpu_anim_vat_words[4]), bitcast<f32>(wgpu_anim_vat_words[5]), bitcast<f32>(wgpu_anim_vat_words[6]));
+    let step = vec3<f32>(bitcast<f32>(wgpu_anim_vat_words[8]), bitcast<f32>(wgpu_anim_vat_words[9]), bitcast<f32>(wgpu_anim_vat_words[10]));
+    let q = vec3<f32>(f32(a & 0xffffu), f32(a >> 16u), f32(b & 0xffffu));
+    return wgpu_anim_Skinned(corner + q * step, wgpu_anim_vat_normal((b >> 16u) & 0xffu, b >> 24u));
+}
+
+// Vertex `vertex` of library clip `clip` played at `time` seconds (clamped to the clip): the two
+// frames around it lerped, the normal normalized; at the origin for a clip the VAT does not hold
+// or a vertex past its mesh. Rust: vat::Vat::vertex.
+fn wgpu_anim_vat_at(clip: u32, time: f32, vertex: u32) -> wgpu_anim_Skinned {
+    let table = 12u + 4u * clip;
+    if (clip >= wgpu_anim_vat_words[1] || vertex >= wgpu_anim_vat_words[0] || wgpu_anim_vat_words[table + 1u] == 0u) {
+        return wgpu_anim_Skinned(vec3<f32>(0.0), vec3<f32>(0.0, 1.0, 0.0));
+    }
+    let first = wgpu_anim_vat_words[table];
+    let frames = wgpu_anim_vat_words[table + 1u];
+    let duration = bitcast<f32>(wgpu_anim_vat_words[table + 2u]);
+    if (frames < 2u || !(duration > 0.0)) {
+        return wgpu_anim_vat_decode(first, vertex);
+    }
+    let last = f32(frames - 1u);
+    let u = clamp(time / duration, 0.0, 1.0) * last;
+    let k = min(floor(u), last - 1.0);
+    let s = u - k;
+    let a = wgpu_anim_vat_decode(first + u32(k), vertex);
+    let b = wgpu_anim_vat_decode(first + u32(k) + 1u, vertex);
+    return wgpu_anim_Skinned(mix(a.position, b.position, s), normalize(mix(a.normal, b.normal, s)));
+}
+
+// Vertex `vertex` of instance `instance` drawn with its VAT: the clip it plays at the time its
+// clock stage left (Instance.vat, vat_time), in model space.
+fn wgpu_anim_vat(instance: wgpu_anim_PageInstance, vertex: u32) -> wgpu_anim_Skinned {
+    let i = wgpu_anim_instances[instance.index];
+    return wgpu_anim_vat_at(max(i.vat, 1u) - 1u, i.vat_time, vertex);
 }
 #endif
 

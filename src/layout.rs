@@ -68,8 +68,11 @@ pub struct GpuFrame {
     /// in `Affine`s (after the palettes and the socket matrices): joint `j`'s last two evaluated
     /// palettes at `key_base + 2 j` (the older) and `+ 1`.
     pub key_base: u32,
+    /// With [`FRAME_VAT`]: below this projected size (as [`GpuFrame::lod`]'s) a character that
+    /// may be is drawn with its VAT.
+    pub vat_size: f32,
     /// Padding.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
 
 /// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
@@ -104,6 +107,11 @@ pub const FRAME_CULL_VIEW: u32 = 16;
 /// joint ([`crate::gpu::AnimatorDesc::lod_interpolation`]); without it, with the last one.
 pub const FRAME_LOD_INTERPOLATE: u32 = 32;
 
+/// `GpuFrame::flags` bit, with [`FRAME_CULL_VIEW`]: a character smaller on screen than
+/// [`GpuFrame::vat_size`] that plays alone a clip its VAT holds ([`GpuInstance::vat`]) is drawn
+/// with the VAT ([`MARK_VAT`]) and not evaluated ([`crate::gpu::Controller::set_vat`]).
+pub const FRAME_VAT: u32 = 64;
+
 /// [`GpuOutput::evaluate`] bit: the frame evaluates the character (samples, propagates and
 /// builds its palette).
 pub const MARK_EVALUATE: u32 = 1;
@@ -112,6 +120,10 @@ pub const MARK_EVALUATE: u32 = 1;
 pub const MARK_DRAWN: u32 = 2;
 /// [`GpuOutput::evaluate`] bit: the character is drawn this frame and was not the frame before.
 pub const MARK_ENTERED: u32 = 4;
+/// [`GpuOutput::evaluate`] bit: the frame draws the character with its vertex animation texture
+/// ([`FRAME_VAT`]), at the clip time the clock left in [`GpuInstance::vat_time`]: it is neither
+/// evaluated nor drawn skinned ([`MARK_DRAWN`] is clear).
+pub const MARK_VAT: u32 = 8;
 /// Update rates: a character is evaluated every 1, 2, 4 or 8 frames.
 pub const UPDATE_RATES: [u32; 4] = [1, 2, 4, 8];
 
@@ -133,8 +145,9 @@ pub struct GpuVisibleHead {
     pub drawn_count: u32,
     /// Where the drawn list starts in the lists, in `u32`s (the page's instance capacity).
     pub drawn_offset: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Instances drawn with their VAT ([`MARK_VAT`]): a VAT draw's instance count. Their list
+    /// runs backwards from the lists' last entry.
+    pub vat_count: u32,
     /// Workgroups `(x, y, 1)` of one workgroup per drawn instance; `w` unused.
     pub drawn_groups: [u32; 4],
 }
@@ -150,6 +163,10 @@ pub const VISIBLE_LIST_OFFSET: u64 = size_of::<GpuVisibleHead>() as u64;
 /// draw's instance count is copied from.
 pub const VISIBLE_COUNT_OFFSET: u64 = 36;
 const _: () = assert!(std::mem::offset_of!(GpuVisibleHead, drawn_count) as u64 == VISIBLE_COUNT_OFFSET);
+/// Byte offset of [`GpuVisibleHead::vat_count`] in a page's visible buffer: where an indirect
+/// VAT draw's instance count is copied from.
+pub const VISIBLE_VAT_COUNT_OFFSET: u64 = 44;
+const _: () = assert!(std::mem::offset_of!(GpuVisibleHead, vat_count) as u64 == VISIBLE_VAT_COUNT_OFFSET);
 
 /// The six planes of the frustum of `clip_from_world` (WebGPU's clip space, depth 0 to 1), each
 /// normalized: `xyz` the inward unit normal, `w` the offset ([`GpuFrame::cull_planes`]). A plane
@@ -656,8 +673,13 @@ pub struct GpuInstance {
     /// ([`crate::gpu::Controller::set_update_rate`]); 0, by its projected size
     /// ([`crate::gpu::Controller::set_update_rates`]).
     pub update_rate: u32,
-    /// Padding.
-    pub _pad2: [u32; 2],
+    /// With culling and [`FRAME_VAT`]: 1 + the clip the character's VAT holds and may play in
+    /// its place, when it plays that clip alone (no tree, layer, IK goal or own morph weight);
+    /// 0 for none. Set by the controller ([`crate::gpu::Controller::set_vat`]).
+    pub vat: u32,
+    /// The clip time (seconds) a VAT draw shows: written by the clock stage on the frames it marks
+    /// the character [`MARK_VAT`].
+    pub vat_time: f32,
     /// Each chain's goal: the target (model or world space, by its kind) in `xyz` and the
     /// weight in `w`. Read only when the chain's bit of `ik` is set.
     pub ik_goals: [Vec4; MAX_IK_CHAINS as usize],

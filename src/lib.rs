@@ -87,6 +87,7 @@ pub mod reference;
 pub mod scene;
 pub mod shaders;
 pub mod skeleton;
+pub mod vat;
 
 pub use clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};
 pub use error::{Channel, Error, Result};

@@ -423,7 +423,7 @@ pub type ShaderDef = (&'static str, naga_oil::compose::ShaderDefValue);
 /// The skinning module's defines that place its bindings and vertex inputs: `Stage::Skin` needs
 /// all of them in its defines (the built-in renderer passes those of `gpu::SkinBinding::BUILT_IN`,
 /// `SkinBinding::stage_defs`).
-pub const SKIN_PLACEMENT_DEFS: [&str; 10] = [
+pub const SKIN_PLACEMENT_DEFS: [&str; 11] = [
     "WGPU_ANIM_VERTEX_LOCATION",
     "WGPU_ANIM_SKIN_GROUP",
     "WGPU_ANIM_PALETTE_BINDING",
@@ -434,6 +434,7 @@ pub const SKIN_PLACEMENT_DEFS: [&str; 10] = [
     "WGPU_ANIM_MORPH_WEIGHTS_BINDING",
     "WGPU_ANIM_MORPH_TARGETS_BINDING",
     "WGPU_ANIM_VISIBLE_BINDING",
+    "WGPU_ANIM_VAT_BINDING",
 ];
 
 /// The composed naga module of a stage with the given defines. `Skin`, the built-in renderer's

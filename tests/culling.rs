@@ -148,7 +148,7 @@ fn mirror_marks(
         .unwrap();
     let lists = a.read_blend_lists(device, queue).unwrap();
     (0..COUNT)
-        .map(|i| cpu::cull::marks(frame, &instances[i], i as u32, lists[i].inertia, previous[i]))
+        .map(|i| cpu::cull::marks(frame, &instances[i], i as u32, &lists[i], previous[i]))
         .collect()
 }
 
@@ -235,13 +235,13 @@ fn a_culled_crowd_plays_as_a_full_one() {
                     );
                 }
             }
-            let (head, list, drawn) = culled.read_visible_page(&device, &queue, 0).unwrap();
-            let want = cpu::cull::cull(&frame, &outputs, COUNT as u32);
+            let (head, lists) = culled.read_visible_page(&device, &queue, 0).unwrap();
             assert_eq!(
-                (head, &list, &drawn),
-                (want.0, &want.1, &want.2),
+                (head, lists.clone()),
+                cpu::cull::cull(&frame, &outputs, COUNT as u32),
                 "{path} frame {f}: the lists"
             );
+            let (list, drawn) = (lists.evaluated, lists.drawn);
             // At rate 1 everything drawn is evaluated.
             assert!(
                 drawn.iter().all(|i| list.contains(i)),

@@ -260,7 +260,7 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
             items.push((name.clone(), format!("struct {name} {{ {} }}", fields.join(", "))));
         }
     }
-    // Placed by `SKIN_PLACED` below: group 3, bindings 5 to 11.
+    // Placed by `SKIN_PLACED` below: group 3, bindings 5 to 13.
     let define = |n: u32| match n {
         3 => "WGPU_ANIM_SKIN_GROUP",
         5 => "WGPU_ANIM_PALETTE_BINDING",
@@ -271,6 +271,7 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
         10 => "WGPU_ANIM_MORPH_WEIGHTS_BINDING",
         11 => "WGPU_ANIM_MORPH_TARGETS_BINDING",
         12 => "WGPU_ANIM_VISIBLE_BINDING",
+        13 => "WGPU_ANIM_VAT_BINDING",
         _ => "an unexpected number",
     };
     for (_, var) in module.global_variables.iter() {
@@ -310,6 +311,7 @@ const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding {
     rigid: false,
     morph: true,
     visible: true,
+    vat: true,
     location: 0,
 };
 

@@ -184,6 +184,7 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
         rigid: false,
         morph: false,
         visible: false,
+        vat: false,
         location: 0,
     };
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");

@@ -58,7 +58,8 @@ fn frame_against_mirror(
         lod: glam::Vec4::ZERO,
         view_w: glam::Vec4::W,
         key_base: 0,
-        _pad: [0; 3],
+        vat_size: 0.0,
+        _pad: [0; 2],
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -380,7 +381,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             lod: glam::Vec4::ZERO,
             view_w: glam::Vec4::W,
             key_base: 0,
-            _pad: [0; 3],
+            vat_size: 0.0,
+            _pad: [0; 2],
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

@@ -102,7 +102,7 @@ fn own_rates_stagger_evaluation_and_hold_the_pose_between() {
                 let inst: &GpuInstance = &lod.instances()[i];
                 assert_eq!(
                     got[i],
-                    cpu::cull::marks(&frame, inst, i as u32, 0, previous[i]),
+                    cpu::cull::marks(&frame, inst, i as u32, &Default::default(), previous[i]),
                     "fused {fused}, frame {f}, instance {i}: marks against the mirror"
                 );
                 let rate = UPDATE_RATES[i % 4];
@@ -196,7 +196,7 @@ fn projected_size_picks_the_rate() {
             let inst = &a.instances()[i];
             assert_eq!(
                 got[i],
-                cpu::cull::marks(&frame, inst, i as u32, 0, previous[i]),
+                cpu::cull::marks(&frame, inst, i as u32, &Default::default(), previous[i]),
                 "frame {f}, instance {i}"
             );
             let rate = cpu::cull::update_rate(&frame, inst);

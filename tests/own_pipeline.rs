@@ -236,6 +236,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         rigid: false,
         morph: false,
         visible: false,
+        vat: false,
         location: 0,
     };
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
@@ -372,6 +373,7 @@ fn previous_positions_are_the_positions_of_the_frame_before() {
         rigid: false,
         morph: false,
         visible: false,
+        vat: false,
         location: 0,
     };
     check_previous_positions(&device, &queue, animator, binding);
@@ -462,6 +464,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         rigid: false,
         morph: false,
         visible: false,
+        vat: false,
         location: 0,
     };
     let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {

@@ -290,7 +290,8 @@ fn mirrors() -> Vec<Mirror> {
                 cull_planes,
                 lod,
                 view_w,
-                key_base
+                key_base,
+                vat_size
             ]
         ),
         mirror!(
@@ -395,6 +396,8 @@ fn mirrors() -> Vec<Mirror> {
                 halflife,
                 bound_radius,
                 update_rate,
+                vat,
+                vat_time,
                 ik_goals,
             ]
         ),
@@ -438,6 +441,7 @@ fn mirrors() -> Vec<Mirror> {
                 ("count", std::mem::offset_of!(GpuVisibleHead, count)),
                 ("drawn_count", std::mem::offset_of!(GpuVisibleHead, drawn_count)),
                 ("drawn_offset", std::mem::offset_of!(GpuVisibleHead, drawn_offset)),
+                ("vat_count", std::mem::offset_of!(GpuVisibleHead, vat_count)),
                 ("drawn_groups", std::mem::offset_of!(GpuVisibleHead, drawn_groups)),
                 ("list", wgpu_anim::layout::VISIBLE_LIST_OFFSET as usize),
             ],
@@ -569,6 +573,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MARK_EVALUATE", U32(layout::MARK_EVALUATE)),
         ("MARK_DRAWN", U32(layout::MARK_DRAWN)),
         ("MARK_ENTERED", U32(layout::MARK_ENTERED)),
+        ("MARK_VAT", U32(layout::MARK_VAT)),
+        ("FRAME_VAT", U32(layout::FRAME_VAT)),
         ("FRAME_LOD_INTERPOLATE", U32(layout::FRAME_LOD_INTERPOLATE)),
         ("CULL_MAX_WORKGROUPS", U32(layout::CULL_MAX_WORKGROUPS)),
         ("TRANSITION_DEAD_BLEND", U32(layout::TRANSITION_DEAD_BLEND)),
@@ -786,6 +792,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
         rigid: false,
         morph: true,
         visible: false,
+        vat: true,
         location: 3,
     };
     // Plain text, appended.

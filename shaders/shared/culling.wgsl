@@ -9,8 +9,8 @@
 #define_import_path wgpu_anim::culling
 
 #import wgpu_anim::types::{
-    Affine, FRAME_CULL, FRAME_CULL_VIEW, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED,
-    MARK_EVALUATE,
+    Affine, BlendList, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN,
+    MARK_ENTERED, MARK_EVALUATE, MARK_VAT,
 }
 #import wgpu_anim::bindings::{character_state, frame, instances, visible}
 
@@ -52,8 +52,7 @@ fn update_rate(i: u32, world: Affine, radius: f32) -> u32 {
     if ((frame.flags & FRAME_CULL_VIEW) == 0u) {
         return 1u;
     }
-    let w = max(dot(frame.view_w, vec4<f32>(world.x.w, world.y.w, world.z.w, 1.0)), 1e-6);
-    let size = radius * world_stretch(world) * frame.lod.w / w;
+    let size = projected_size(world, radius);
     var rate = 1u;
     if (size < frame.lod.x) {
         rate = 2u;
@@ -65,6 +64,28 @@ fn update_rate(i: u32, world: Affine, radius: f32) -> u32 {
         rate = 8u;
     }
     return rate;
+}
+
+// A character's projected size: its bound radius (stretched by world_stretch) times the view's
+// projection scale (Frame.lod.w) over its centre's clip w, in half view heights. Rust:
+// cpu::cull::projected_size.
+fn projected_size(world: Affine, radius: f32) -> f32 {
+    let w = max(dot(frame.view_w, vec4<f32>(world.x.w, world.y.w, world.z.w, 1.0)), 1e-6);
+    return radius * world_stretch(world) * frame.lod.w / w;
+}
+
+// Whether the frame draws character i, seen (`seen`) with blend list `list`, with its VAT: with
+// FRAME_VAT, when its Instance.vat names the clip its list plays alone in its base state, no
+// inertialization runs, the frame keeps no state and it is smaller than Frame.vat_size. Rust:
+// cpu::cull::plays_vat.
+fn plays_vat(i: u32, list: BlendList, seen: bool) -> bool {
+    let vat = instances[i].vat;
+    if ((frame.flags & FRAME_VAT) == 0u || !seen || vat == 0u || list.count != 1u || list.inertia != 0u) {
+        return false;
+    }
+    let s = list.samples[0];
+    return s.clip == vat - 1u && s.layer == 0u && !keeps_state(i, list.inertia)
+        && projected_size(instances[i].world, instances[i].bound_radius) < frame.vat_size;
 }
 
 // Whether this frame of character i keeps what its later frames read, so that it is evaluated
@@ -82,14 +103,15 @@ fn phase(index: u32) -> u32 {
     return (index * 0x9e3779b1u) >> 29u;
 }
 
-// With FRAME_CULL: marks character i (its Output.evaluate) for this frame and says whether it is
-// evaluated. Drawn (MARK_DRAWN): with a view (FRAME_CULL_VIEW), when its bounds meet the view;
-// without one, always (MARK_ENTERED too when it was not the frame before). Evaluated
-// (MARK_EVALUATE): when the frame keeps state, or when it is drawn
-// and due at its update rate (every `rate` frames, each character on its own phase) or drawn for
-// the first time since it was last out of view. Call after the clock moved
-// its world. Rust: cpu::cull::marks.
-fn mark_evaluation(i: u32, inertia: u32) -> bool {
+// With FRAME_CULL: marks character i (its Output.evaluate) for this frame, its blend list
+// `list`, and says whether it is evaluated. Seen: with a view (FRAME_CULL_VIEW), when its bounds
+// meet the view; without one, always. Drawn with its VAT (MARK_VAT, plays_vat; its clip time
+// left in Instance.vat_time): neither evaluated nor drawn skinned. Else drawn (MARK_DRAWN) when
+// seen (MARK_ENTERED too when it was not drawn skinned the frame before), and evaluated
+// (MARK_EVALUATE) when the frame keeps state, or when it is drawn and due at its update rate
+// (every `rate` frames, each character on its own phase) or has just entered. Call after the
+// clock moved its world. Rust: cpu::cull::marks.
+fn mark_evaluation(i: u32, list: BlendList) -> bool {
     let world = instances[i].world;
     let radius = instances[i].bound_radius;
     var drawn = true;
@@ -97,6 +119,12 @@ fn mark_evaluation(i: u32, inertia: u32) -> bool {
         drawn = sphere_in_view(world, radius);
     }
     let b = frame.output_base + 8u * i + 3u;
+    if (plays_vat(i, list, drawn)) {
+        character_state[b].z = MARK_VAT;
+        instances[i].vat_time = list.samples[0].time;
+        return false;
+    }
+    let inertia = list.inertia;
     let was_drawn = (character_state[b].z & MARK_DRAWN) != 0u;
     let rate = update_rate(i, world, radius);
     let due = ((frame.frame + phase(frame.first_instance + i)) & (rate - 1u)) == 0u;

@@ -37,7 +37,7 @@ struct Frame {
     lod: vec4<f32>,
     view_w: vec4<f32>,
     key_base: u32,
-    pad_a: u32,
+    vat_size: f32,
     pad_b: u32,
     pad_c: u32,
 }
@@ -58,16 +58,21 @@ const MARK_ENTERED: u32 = 4u;
 // Frame.flags bit: held characters drawn with an interpolation of two key palettes (Rust:
 // layout::FRAME_LOD_INTERPOLATE).
 const FRAME_LOD_INTERPOLATE: u32 = 32u;
+// Frame.flags bit: small characters that play alone a clip their VAT holds are drawn with it
+// (Rust: layout::FRAME_VAT); Output.evaluate bit of those (layout::MARK_VAT).
+const FRAME_VAT: u32 = 64u;
+const MARK_VAT: u32 = 8u;
 
 // Rust: layout::GpuVisibleHead, then the lists from layout::VISIBLE_LIST_OFFSET: the characters
-// of a page evaluated this frame, then from `drawn_offset` those drawn; written by the cull stage.
+// of a page evaluated this frame, then from `drawn_offset` those drawn skinned, and from the
+// last entry backwards those drawn with their VAT; written by the cull stage.
 struct Visible {
     instance_groups: vec4<u32>,
     thread_groups: vec4<u32>,
     count: u32,
     drawn_count: u32,
     drawn_offset: u32,
-    pad_a: u32,
+    vat_count: u32,
     drawn_groups: vec4<u32>,
     list: array<u32>,
 }
@@ -276,7 +281,8 @@ struct Instance {
     halflife: f32,
     bound_radius: f32,
     update_rate: u32,
-    pad_c: array<u32, 2>,
+    vat: u32,
+    vat_time: f32,
     ik_goals: array<vec4<f32>, 4>,
 }
 

@@ -554,8 +554,10 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         if frame.flags & crate::layout::FRAME_CULL != 0
             && let Some(outputs) = page.outputs.as_deref_mut()
         {
-            outputs[i].evaluate =
-                super::cull::marks(frame, &page.instances[i], i as u32, list.inertia, outputs[i].evaluate);
+            outputs[i].evaluate = super::cull::marks(frame, &page.instances[i], i as u32, &list, outputs[i].evaluate);
+            if outputs[i].evaluate & crate::layout::MARK_VAT != 0 {
+                page.instances[i].vat_time = super::cull::vat_time(&list);
+            }
         }
     }
 }

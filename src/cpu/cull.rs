@@ -3,8 +3,9 @@
 //! indirect dispatch arguments).
 
 use crate::layout::{
-    CULL_MAX_WORKGROUPS, FRAME_CULL, FRAME_CULL_VIEW, GpuFrame, GpuInstance, GpuOutput, GpuVisibleHead, KEEP_POSE,
-    KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, WORKGROUP_SIZE, inertia::SWITCH as INERTIA_SWITCH,
+    BlendList, CULL_MAX_WORKGROUPS, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, GpuFrame, GpuInstance, GpuOutput,
+    GpuVisibleHead, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, MARK_VAT, WORKGROUP_SIZE,
+    inertia::SWITCH as INERTIA_SWITCH,
 };
 use crate::math::Affine;
 use glam::{Vec3, Vec4};
@@ -45,12 +46,7 @@ pub fn update_rate(frame: &GpuFrame, inst: &GpuInstance) -> u32 {
     if frame.flags & FRAME_CULL_VIEW == 0 {
         return 1;
     }
-    let world = &inst.world;
-    let w = frame
-        .view_w
-        .dot(Vec4::new(world.x.w, world.y.w, world.z.w, 1.0))
-        .max(1e-6);
-    let size = inst.bound_radius * world_stretch(world) * frame.lod.w / w;
+    let size = projected_size(frame, inst);
     let mut rate = 1;
     for (threshold, r) in [(frame.lod.x, 2), (frame.lod.y, 4), (frame.lod.z, 8)] {
         if size < threshold {
@@ -58,6 +54,37 @@ pub fn update_rate(frame: &GpuFrame, inst: &GpuInstance) -> u32 {
         }
     }
     rate
+}
+
+/// `inst`'s projected size: its bound radius (stretched by [`world_stretch`]) times the view's
+/// projection scale (`frame.lod.w`) over its centre's clip `w`, in half view heights. WGSL
+/// `projected_size`.
+#[must_use]
+pub fn projected_size(frame: &GpuFrame, inst: &GpuInstance) -> f32 {
+    let world = &inst.world;
+    let w = frame
+        .view_w
+        .dot(Vec4::new(world.x.w, world.y.w, world.z.w, 1.0))
+        .max(1e-6);
+    inst.bound_radius * world_stretch(world) * frame.lod.w / w
+}
+
+/// Whether `frame` draws `inst`, seen (`drawn`) and its blend list `list`, with its VAT: with
+/// [`FRAME_VAT`], when its [`GpuInstance::vat`] names the clip its list plays alone in its base
+/// state, no inertialization runs, the frame keeps no state and it is smaller than
+/// [`GpuFrame::vat_size`]. WGSL `plays_vat`.
+#[must_use]
+pub fn plays_vat(frame: &GpuFrame, inst: &GpuInstance, list: &BlendList, drawn: bool) -> bool {
+    let s = &list.samples[0];
+    frame.flags & FRAME_VAT != 0
+        && drawn
+        && inst.vat != 0
+        && list.count == 1
+        && list.inertia == 0
+        && s.clip == inst.vat - 1
+        && s.layer == 0
+        && !keeps_state(inst, list.inertia)
+        && projected_size(frame, inst) < frame.vat_size
 }
 
 /// Whether this frame of `inst` keeps what its later frames read (the pose and velocity an
@@ -76,23 +103,35 @@ pub fn phase(index: u32) -> u32 {
     index.wrapping_mul(0x9e37_79b1) >> 29
 }
 
-/// The marks `frame` gives `inst` (its world as the clock left it), instance `i` of the page
-/// whose marks last frame were `previous`: [`MARK_DRAWN`] with a view ([`FRAME_CULL_VIEW`]) when
-/// its bounds meet it, without one always; [`MARK_EVALUATE`] when the frame keeps state, or it is
-/// drawn and due at its update rate (`(frame + phase(first_instance + i)) mod rate` is 0,
-/// [`phase`]) or drawn for the first time since it was out of view, [`MARK_ENTERED`] then. What WGSL `mark_evaluation` writes to its output's
-/// [`GpuOutput::evaluate`].
+/// The marks `frame` gives `inst` (its world as the clock left it, `list` its blend list),
+/// instance `i` of the page whose marks last frame were `previous`. Seen: with a view
+/// ([`FRAME_CULL_VIEW`]) when its bounds meet it, without one always. [`MARK_VAT`] when it is
+/// seen and drawn with its VAT ([`plays_vat`]); else [`MARK_DRAWN`] when seen, and
+/// [`MARK_EVALUATE`] when the frame keeps state, or it is drawn and due at its update rate
+/// (`(frame + phase(first_instance + i)) mod rate` is 0, [`phase`]) or drawn skinned for the
+/// first time since it was not (out of view or drawn with its VAT), [`MARK_ENTERED`] then. What
+/// WGSL `mark_evaluation` writes to its output's [`GpuOutput::evaluate`].
 #[must_use]
-pub fn marks(frame: &GpuFrame, inst: &GpuInstance, i: u32, inertia: u32, previous: u32) -> u32 {
-    let drawn =
-        frame.flags & FRAME_CULL_VIEW == 0 || sphere_in_view(&inst.world, inst.bound_radius, &frame.cull_planes);
+pub fn marks(frame: &GpuFrame, inst: &GpuInstance, i: u32, list: &BlendList, previous: u32) -> u32 {
+    let seen = frame.flags & FRAME_CULL_VIEW == 0 || sphere_in_view(&inst.world, inst.bound_radius, &frame.cull_planes);
+    if plays_vat(frame, inst, list, seen) {
+        return MARK_VAT;
+    }
+    let drawn = seen;
     let rate = update_rate(frame, inst);
     let due = frame.frame.wrapping_add(phase(frame.first_instance.wrapping_add(i))) & (rate - 1) == 0;
     let entered = drawn && previous & MARK_DRAWN == 0;
-    let evaluate = keeps_state(inst, inertia) || (drawn && (due || entered));
+    let evaluate = keeps_state(inst, list.inertia) || (drawn && (due || entered));
     (if evaluate { MARK_EVALUATE } else { 0 })
         | (if drawn { MARK_DRAWN } else { 0 })
         | if entered { MARK_ENTERED } else { 0 }
+}
+
+/// The clip time a VAT draw shows for a character marked [`MARK_VAT`] with blend list `list`:
+/// its one sample's. What WGSL `mark_evaluation` writes to [`GpuInstance::vat_time`].
+#[must_use]
+pub fn vat_time(list: &BlendList) -> f32 {
+    list.samples[0].time
 }
 
 /// Where a held character, instance `i` of the page, stands between its last two evaluations,
@@ -113,30 +152,45 @@ pub fn groups_for(n: u32) -> [u32; 4] {
     [n.div_ceil(y), y, 1, 0]
 }
 
+/// A page's lists ([`cull`]), each in page order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lists {
+    /// The characters evaluated.
+    pub evaluated: Vec<u32>,
+    /// The characters drawn skinned.
+    pub drawn: Vec<u32>,
+    /// The characters drawn with their VAT (on the GPU, from the lists' last entry backwards).
+    pub vat: Vec<u32>,
+}
+
 /// Stage `cull` on a page of `capacity` instances: the lists of the characters marked
-/// ([`GpuOutput::evaluate`] of the first `frame.instance_count` outputs) for evaluation and for
-/// drawing, each in page order, and their head: the counts and the later stages' dispatch
-/// arguments.
+/// ([`GpuOutput::evaluate`] of the first `frame.instance_count` outputs) for evaluation, for
+/// skinned drawing and for VAT drawing, each in page order, and their head: the counts and the
+/// later stages' dispatch arguments.
 #[must_use]
-pub fn cull(frame: &GpuFrame, outputs: &[GpuOutput], capacity: u32) -> (GpuVisibleHead, Vec<u32>, Vec<u32>) {
+pub fn cull(frame: &GpuFrame, outputs: &[GpuOutput], capacity: u32) -> (GpuVisibleHead, Lists) {
     let n = (frame.instance_count as usize).min(outputs.len()) as u32;
     let with = |mark: u32| {
         (0..n)
             .filter(|&i| outputs[i as usize].evaluate & mark != 0)
             .collect::<Vec<u32>>()
     };
-    let (evaluated, drawn) = (with(MARK_EVALUATE), with(MARK_DRAWN));
-    let (count, drawn_count) = (evaluated.len() as u32, drawn.len() as u32);
+    let lists = Lists {
+        evaluated: with(MARK_EVALUATE),
+        drawn: with(MARK_DRAWN),
+        vat: with(MARK_VAT),
+    };
+    let (count, drawn_count) = (lists.evaluated.len() as u32, lists.drawn.len() as u32);
     let head = GpuVisibleHead {
         instance_groups: groups_for(count),
         thread_groups: groups_for(count.div_ceil(WORKGROUP_SIZE)),
         count,
         drawn_count,
         drawn_offset: capacity,
-        _pad: 0,
+        vat_count: lists.vat.len() as u32,
         drawn_groups: groups_for(drawn_count),
     };
-    (head, evaluated, drawn)
+    (head, lists)
 }
 
 /// The instances the stages after the clock work on, in order: with [`FRAME_CULL`] the listed

@@ -200,18 +200,21 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
             page.outputs.as_deref_mut().map(|r| (&mut r[i], &mut world)),
         );
         page.instances[i].world = world;
-        let inst = &page.instances[i];
         let mut marks = MARK_EVALUATE | MARK_DRAWN;
         if frame.flags & crate::layout::FRAME_CULL != 0 {
             // Culling: only a character marked for evaluation goes on (the cull stage after this
             // one lists them), or has its palette interpolated.
             let out = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i));
             let previous = out.as_ref().map_or(0, |o| o.evaluate);
-            marks = super::cull::marks(frame, inst, i as u32, list.inertia, previous);
+            marks = super::cull::marks(frame, &page.instances[i], i as u32, &list, previous);
             if let Some(out) = out {
                 out.evaluate = marks;
             }
+            if marks & crate::layout::MARK_VAT != 0 {
+                page.instances[i].vat_time = super::cull::vat_time(&list);
+            }
         }
+        let inst = &page.instances[i];
         let interpolating = frame.flags & FRAME_LOD_INTERPOLATE != 0;
         if marks & MARK_EVALUATE == 0 {
             if interpolating && marks & MARK_DRAWN != 0 {

@@ -237,7 +237,8 @@ pub fn clip_instance(lib: &AnimationLibrary, clip: ClipId, joint_offset: u32) ->
         halflife: 0.0,
         bound_radius: 0.0,
         update_rate: 0,
-        _pad2: [0; 2],
+        vat: 0,
+        vat_time: 0.0,
         ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
     })
 }

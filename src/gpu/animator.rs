@@ -437,6 +437,16 @@ impl Animator {
         }
     }
 
+    /// The frame uniform the last [`Animator::prepare`] wrote for page `page` (what its stages
+    /// read this frame: its flags, view planes and LOD thresholds), for tests and tools that
+    /// run the CPU mirror on the same frame; `None` for a page that does not exist.
+    #[must_use]
+    pub fn frame_uniform(&self, page: usize) -> Option<GpuFrame> {
+        let at = page.checked_mul(self.frame_stride as usize)?;
+        let bytes = self.frame_bytes.get(at..at + size_of::<GpuFrame>())?;
+        Some(bytemuck::pod_read_unaligned(bytes))
+    }
+
     /// Writes what `upload` says changed; returns the bytes written.
     pub(super) fn write_upload(&mut self, queue: &wgpu::Queue, upload: &FrameUpload) -> u64 {
         let stride = self.frame_stride as usize;

@@ -23,6 +23,7 @@ mod ring;
 mod skinning;
 mod target;
 mod timing;
+mod vat;
 mod watch;
 
 pub use animator::Animator;
@@ -37,15 +38,16 @@ pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
 pub use read_back::evaluate_poses;
 #[cfg(not(target_arch = "wasm32"))]
-pub use read_back::{skin_on_gpu, skin_on_gpu_blended, skin_on_gpu_morphed};
+pub use read_back::{play_vat_on_gpu, skin_on_gpu, skin_on_gpu_blended, skin_on_gpu_morphed};
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
 pub use renderer::{Camera, MeshBuffers, SkinnedRenderer, depth_state};
 pub use ring::READBACK_SLOTS;
-pub use skinning::{CulledDraws, SkinBinding};
+pub use skinning::{CulledDraws, MeshData, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
+pub use vat::GpuVat;
 pub use watch::FrameReadback;
 
 use crate::error::{Error, Result};

@@ -33,10 +33,11 @@ impl Animator {
         )
     }
 
-    /// Reads back page `page`'s lists of the instances the last frame evaluated and drew (an
-    /// animator that culls, [`AnimatorDesc::culling`]): their head, with the counts and the later
-    /// stages' dispatch arguments, and the page indices of each list. For tests and tools; waits
-    /// for the GPU.
+    /// Reads back page `page`'s lists of the instances the last frame evaluated, drew skinned and
+    /// drew with their VAT (an animator that culls, [`AnimatorDesc::culling`]): their head, with
+    /// the counts and the later stages' dispatch arguments, and the page indices of each list,
+    /// in page order as [`crate::cpu::cull::cull`] gives them. For tests and tools; waits for the
+    /// GPU.
     ///
     /// Errors: a page that does not exist, or an animator that does not cull.
     pub fn read_visible_page(
@@ -44,7 +45,7 @@ impl Animator {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         page: usize,
-    ) -> Result<(GpuVisibleHead, Vec<u32>, Vec<u32>)> {
+    ) -> Result<(GpuVisibleHead, crate::cpu::cull::Lists)> {
         let (p, state) = self.page(page)?;
         if !self.controller.culling() {
             return Err(Error::Limit {
@@ -63,7 +64,11 @@ impl Animator {
             words + u64::from(state.max_instances),
             count(head.drawn_count),
         )?;
-        Ok((head, evaluated, drawn))
+        // The VAT list runs backwards from the lists' last entry.
+        let vat_count = count(head.vat_count);
+        let mut vat: Vec<u32> = read_buffer(device, queue, buffer, buffer.size() / 4 - vat_count, vat_count)?;
+        vat.reverse();
+        Ok((head, crate::cpu::cull::Lists { evaluated, drawn, vat }))
     }
 
     /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in
@@ -445,4 +450,98 @@ fn skin_job(
     }
     queue.submit([encoder.finish()]);
     read_buffer(device, queue, &output, 0, vertices.len() as u64)
+}
+
+/// Instance `instance`'s vertices (of page 0) as its VAT `vat` plays them this frame — the clip
+/// and time its clock stage left in its instance ([`crate::layout::GpuInstance::vat`],
+/// `vat_time`) — in a compute pass (the `vat` entry of `shaders/skin.wgsl`, the skinning
+/// module's `wgpu_anim_vat`, as the VAT draw plays them), in model space: what tests compare
+/// with [`crate::vat::Vat::vertex`] and with skinning.
+///
+/// Errors: an instance that does not exist or is not in page 0 ([`Error::Binding`]); buffers or
+/// a pipeline the device refuses ([`crate::Error::Refused`]), a failed read-back.
+pub fn play_vat_on_gpu(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    instance: usize,
+    vat: &super::GpuVat,
+) -> Result<Vec<SkinnedPoint>> {
+    let count = vat.vertex_count();
+    let (Some((0, _)), Some(instances)) = (
+        animator.controller().page_of(instance),
+        animator.page_instance_buffer(0),
+    ) else {
+        return Err(Error::Binding {
+            what: format!("playing the VAT of instance {instance}"),
+            reason: "no such instance in page 0".to_owned(),
+        });
+    };
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let skin = super::SkinBinding {
+        vat: true,
+        ..super::renderer::built_in_binding(animator)
+    };
+    let source = built_in_skin_source(skin)?;
+    let (pipeline, bind_group, output) = super::refusable_now(
+        device,
+        || format!("the VAT pass of {count} vertices"),
+        || {
+            let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("vat job"),
+                contents: bytemuck::cast_slice(&[0, count, 0, instance as u32]),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let output = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("vat output"),
+                size: u64::from(count) * size_of::<SkinnedPoint>() as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("wgpu-anim vat"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("wgpu-anim vat"),
+                layout: None,
+                module: &module,
+                entry_point: Some("vat"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            fn entry(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+                wgpu::BindGroupEntry {
+                    binding,
+                    resource: buffer.as_entire_binding(),
+                }
+            }
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("wgpu-anim vat"),
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[
+                    entry(skin.instances(), instances),
+                    entry(skin.vat_binding(), vat.buffer()),
+                    entry(8, &job),
+                    entry(10, &output),
+                ],
+            });
+            (pipeline, bind_group, output)
+        },
+    )?;
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        let (x, y) = split_dispatch(
+            count.div_ceil(WORKGROUP_SIZE),
+            device.limits().max_compute_workgroups_per_dimension,
+        );
+        pass.dispatch_workgroups(x, y, 1);
+    }
+    queue.submit([encoder.finish()]);
+    read_buffer(device, queue, &output, 0, u64::from(count))
 }

@@ -147,6 +147,21 @@ pub struct SkinnedRenderer {
     mesh: MeshBuffers,
     /// The mesh's morph targets, when it has some and the animator keeps room for weights.
     morph: Option<super::GpuMorphTargets>,
+    /// Where it draws, for the pipelines made later ([`SkinnedRenderer::set_vat`]).
+    targets: MeshTargets,
+    /// The mesh's name and vertex count.
+    mesh_name: String,
+    vertex_count: u32,
+    /// With a VAT: what draws the characters the frame plays by it.
+    vat: Option<VatDraws>,
+}
+
+/// The draws of the characters a culling animator plays by a mesh's VAT.
+struct VatDraws {
+    pipeline: wgpu::RenderPipeline,
+    groups: Vec<wgpu::BindGroup>,
+    draws: super::CulledDraws,
+    vat: super::GpuVat,
 }
 
 impl SkinnedRenderer {
@@ -219,16 +234,7 @@ impl SkinnedRenderer {
                     mapped_at_creation: false,
                 });
                 // The palette and the instances as a renderer of the user's own binds them.
-                let mut entries = vec![wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
-                    },
-                    count: None,
-                }];
+                let mut entries = vec![camera_entry()];
                 entries.extend(skin.layout_entries());
                 let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("wgpu-anim render"),
@@ -294,6 +300,10 @@ impl SkinnedRenderer {
                     camera,
                     mesh: buffers,
                     morph,
+                    targets,
+                    mesh_name: mesh.name.clone(),
+                    vertex_count: mesh.positions.len() as u32,
+                    vat: None,
                 })
             },
         )
@@ -320,6 +330,113 @@ impl SkinnedRenderer {
         if let Some((_, draws)) = &self.culled {
             draws.encode(encoder, animator);
         }
+        if let Some(v) = &self.vat {
+            v.draws.encode(encoder, animator);
+        }
+    }
+
+    /// [`SkinnedRenderer::set_vat_async`], blocking (native only).
+    ///
+    /// Errors: as [`SkinnedRenderer::set_vat_async`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn set_vat(&mut self, device: &wgpu::Device, animator: &Animator, vat: Option<&crate::vat::Vat>) -> Result<()> {
+        pollster::block_on(self.set_vat_async(device, animator, vat))
+    }
+
+    /// From now on [`SkinnedRenderer::draw_visible`] also draws the characters `animator` (a
+    /// culling one, this renderer's) plays by a VAT, with `vat`, baked from this renderer's mesh
+    /// ([`crate::offline::vat::bake_vat`]): one more indirect draw per page, with no skeleton.
+    /// Which characters those are, the animator decides on the GPU: give it the same VAT
+    /// ([`super::Controller::set_vat`]) and a size ([`super::Controller::set_vat_size`]). `None`
+    /// draws none by a VAT.
+    ///
+    /// Errors (nothing changes): an animator that does not cull; a VAT of another vertex count
+    /// than the mesh, or not of the animator's library ([`super::GpuVat::new_async`]); bind groups
+    /// or a pipeline the device refuses ([`crate::Error::Refused`]).
+    pub async fn set_vat_async(
+        &mut self,
+        device: &wgpu::Device,
+        animator: &Animator,
+        vat: Option<&crate::vat::Vat>,
+    ) -> Result<()> {
+        let Some(vat) = vat else {
+            self.vat = None;
+            return Ok(());
+        };
+        if !animator.culling() {
+            return Err(Error::Binding {
+                what: format!("the VAT draws of mesh '{}'", self.mesh_name),
+                reason: "the animator does not cull (AnimatorDesc::culling)".into(),
+            });
+        }
+        if vat.vertex_count != self.vertex_count {
+            return Err(Error::Mesh {
+                mesh: self.mesh_name.clone(),
+                what: format!(
+                    "has {} vertices, and the VAT '{}' {}",
+                    self.vertex_count, vat.mesh, vat.vertex_count
+                ),
+            });
+        }
+        let gpu = super::GpuVat::new_async(device, animator.library(), vat).await?;
+        let skin = super::SkinBinding {
+            vat: true,
+            ..built_in_binding(animator)
+        };
+        let source = built_in_skin_source(skin)?;
+        let draws = super::refusable(
+            device,
+            || format!("the VAT draws of mesh '{}'", self.mesh_name),
+            || -> Result<VatDraws> {
+                let mut entries = vec![camera_entry()];
+                entries.extend(skin.layout_entries());
+                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("wgpu-anim VAT render"),
+                    entries: &entries,
+                });
+                let camera = wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.camera.as_entire_binding(),
+                };
+                let mesh = super::MeshData {
+                    morph_targets: None,
+                    vat: Some(&gpu),
+                };
+                let groups = skin.mesh_bind_groups(device, &layout, animator, mesh, &[camera])?;
+                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("wgpu-anim VAT"),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                });
+                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                    label: Some("wgpu-anim VAT render"),
+                    bind_group_layouts: &[Some(&layout)],
+                    immediate_size: 0,
+                });
+                let pipeline = mesh_pipeline(
+                    device,
+                    "wgpu-anim VAT vs_vat",
+                    (&module, "vs_vat"),
+                    &pipeline_layout,
+                    &[],
+                    self.targets,
+                );
+                Ok(VatDraws {
+                    pipeline,
+                    groups,
+                    draws: super::CulledDraws::for_vat(device, animator, &self.mesh)?,
+                    vat: gpu,
+                })
+            },
+        )
+        .await??;
+        self.vat = Some(draws);
+        Ok(())
+    }
+
+    /// The VAT it draws with ([`SkinnedRenderer::set_vat`]).
+    #[must_use]
+    pub fn vat(&self) -> Option<&super::GpuVat> {
+        self.vat.as_ref().map(|v| &v.vat)
     }
 
     /// Whether it draws culled ([`SkinnedRenderer::draw_visible`]): its animator culls.
@@ -338,6 +455,11 @@ impl SkinnedRenderer {
                 pass.set_pipeline(pipeline);
                 let groups = self.pages.iter().map(|(_, g)| g);
                 draws.draw(pass, super::SkinBinding::BUILT_IN.group, groups, &self.mesh);
+                if let Some(v) = &self.vat {
+                    pass.set_pipeline(&v.pipeline);
+                    v.draws
+                        .draw(pass, super::SkinBinding::BUILT_IN.group, &v.groups, &self.mesh);
+                }
             }
             None => self.draw(pass, 0..animator.instance_count() as u32),
         }
@@ -354,6 +476,20 @@ impl SkinnedRenderer {
         pass.set_pipeline(&self.pipeline);
         let pages = self.pages.iter().map(|(range, group)| (range.clone(), group));
         super::skinning::draw_pages(pass, super::SkinBinding::BUILT_IN.group, pages, &self.mesh, instances);
+    }
+}
+
+/// The camera's layout entry (binding 0) in the built-in renderer's group.
+fn camera_entry() -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
+        },
+        count: None,
     }
 }
 

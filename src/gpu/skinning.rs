@@ -13,7 +13,8 @@ use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 /// both last frame's dual quaternions at `palette + 4`, with `morph` the page's morph weights at
 /// `palette + 5` and a mesh's morph targets at `palette + 6`, with `visible` the page's list of
 /// the instances evaluated this frame at `palette + 7` (the animator must cull,
-/// [`super::AnimatorDesc::culling`]), visible to the vertex stage; and the mesh's vertex inputs
+/// [`super::AnimatorDesc::culling`]), with `vat` a mesh's vertex animation texture at
+/// `palette + 8` ([`super::GpuVat`]), visible to the vertex stage; and the mesh's vertex inputs
 /// from shader location `location` on.
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
@@ -68,6 +69,12 @@ pub struct SkinBinding {
     /// `wgpu_anim_visible_instance(instance_index)`, the instance a culled draw
     /// ([`SkinBinding::draw_visible`]) draws as its `instance_index`-th.
     pub visible: bool,
+    /// Whether to bind a mesh's vertex animation texture (at `palette + 8`, [`super::GpuVat`]):
+    /// the module then has `wgpu_anim_vat(instance, vertex_index)`, the vertex as the instance's
+    /// VAT plays it, and with `visible` `wgpu_anim_vat_instance(instance_index)`, the instance a
+    /// VAT draw ([`CulledDraws::for_vat`]) draws as its `instance_index`-th. Its bind groups are
+    /// made per page and mesh ([`SkinBinding::mesh_bind_groups`]).
+    pub vat: bool,
     /// The first shader location of the vertex inputs (`wgpu_anim_Vertex`): position, normal,
     /// uv, joints and weights at `location..location + 5`.
     pub location: u32,
@@ -85,6 +92,7 @@ impl Default for SkinBinding {
             rigid: false,
             morph: false,
             visible: false,
+            vat: false,
             location: 0,
         }
     }
@@ -102,6 +110,7 @@ impl SkinBinding {
         rigid: false,
         morph: false,
         visible: false,
+        vat: false,
         location: 0,
     };
 
@@ -170,6 +179,12 @@ impl SkinBinding {
     #[must_use]
     pub fn visible_list(&self) -> u32 {
         self.palette.saturating_add(7)
+    }
+
+    /// The binding of the vertex animation texture (with `vat`): `palette + 8`.
+    #[must_use]
+    pub fn vat_binding(&self) -> u32 {
+        self.palette.saturating_add(8)
     }
 
     /// The vertex attributes of a [`crate::SkinVertex`] buffer at the module's locations
@@ -244,7 +259,7 @@ impl SkinBinding {
         page: usize,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<wgpu::BindGroup> {
-        self.make_bind_group(device, layout, animator, page, None, extra)
+        self.make_bind_group(device, layout, animator, page, MeshData::default(), extra)
     }
 
     /// As [`SkinBinding::bind_group`], for a placement with `morph`: the page's morph weights
@@ -259,7 +274,40 @@ impl SkinBinding {
         targets: &super::GpuMorphTargets,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<wgpu::BindGroup> {
-        self.make_bind_group(device, layout, animator, page, Some(targets), extra)
+        self.make_bind_group(device, layout, animator, page, MeshData::morphing(targets), extra)
+    }
+
+    /// As [`SkinBinding::bind_group`], with what a mesh brings: its morph targets (with `morph`)
+    /// and its vertex animation texture (with `vat`).
+    ///
+    /// Errors: as [`SkinBinding::bind_group`] and [`SkinBinding::morph_bind_group`]; `vat` set and
+    /// no VAT given, or a VAT given and `vat` not set.
+    pub fn mesh_bind_group(
+        &self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        animator: &Animator,
+        page: usize,
+        mesh: MeshData<'_>,
+        extra: &[wgpu::BindGroupEntry<'_>],
+    ) -> Result<wgpu::BindGroup> {
+        self.make_bind_group(device, layout, animator, page, mesh, extra)
+    }
+
+    /// [`SkinBinding::mesh_bind_group`] for every page of `animator`, in page order.
+    ///
+    /// Errors: as [`SkinBinding::mesh_bind_group`], for the first page that fails.
+    pub fn mesh_bind_groups(
+        &self,
+        device: &wgpu::Device,
+        layout: &wgpu::BindGroupLayout,
+        animator: &Animator,
+        mesh: MeshData<'_>,
+        extra: &[wgpu::BindGroupEntry<'_>],
+    ) -> Result<Vec<wgpu::BindGroup>> {
+        (0..animator.page_count())
+            .map(|page| self.make_bind_group(device, layout, animator, page, mesh, extra))
+            .collect()
     }
 
     /// [`SkinBinding::morph_bind_group`] for every page of `animator`, in page order.
@@ -284,9 +332,10 @@ impl SkinBinding {
         layout: &wgpu::BindGroupLayout,
         animator: &Animator,
         page: usize,
-        targets: Option<&super::GpuMorphTargets>,
+        mesh: MeshData<'_>,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<wgpu::BindGroup> {
+        let targets = mesh.morph_targets;
         let what = || {
             format!(
                 "the skinning bind group of page {page} (group {}, palette binding {})",
@@ -350,6 +399,15 @@ impl SkinBinding {
                 "`visible` is set and the animator does not cull (AnimatorDesc::culling)".to_owned(),
             ));
         }
+        let vat = match (self.vat, mesh.vat) {
+            (true, None) => {
+                return Err(mistake(
+                    "`vat` is set: the bind group needs the mesh's VAT (SkinBinding::mesh_bind_group)".to_owned(),
+                ));
+            }
+            (false, Some(_)) => return Err(mistake("a VAT given, and `vat` is not set".to_owned())),
+            (_, vat) => vat,
+        };
         self.check_entries(device, extra).map_err(mistake)?;
         let mut entries = extra.to_vec();
         if let Some((weights, targets)) = morph {
@@ -389,6 +447,12 @@ impl SkinBinding {
             entries.push(wgpu::BindGroupEntry {
                 binding: self.visible_list(),
                 resource: list.as_entire_binding(),
+            });
+        }
+        if let Some(vat) = vat {
+            entries.push(wgpu::BindGroupEntry {
+                binding: self.vat_binding(),
+                resource: vat.buffer().as_entire_binding(),
             });
         }
         if self.previous && self.dual_quaternion {
@@ -479,6 +543,9 @@ impl SkinBinding {
         }
         if self.visible {
             out.push(self.visible_list());
+        }
+        if self.vat {
+            out.push(self.vat_binding());
         }
         out
     }
@@ -593,6 +660,7 @@ impl SkinBinding {
                         "WGPU_ANIM_DUAL_RIGID" => self.dual_quaternion && self.rigid,
                         "WGPU_ANIM_MORPH" => self.morph,
                         "WGPU_ANIM_VISIBLE" => self.visible,
+                        "WGPU_ANIM_VAT" => self.vat,
                         _ => false,
                     };
                     blocks.push((keep, on));
@@ -655,11 +723,14 @@ impl SkinBinding {
         if self.visible {
             defs.push(("WGPU_ANIM_VISIBLE", ShaderDefValue::Bool(true)));
         }
+        if self.vat {
+            defs.push(("WGPU_ANIM_VAT", ShaderDefValue::Bool(true)));
+        }
         defs
     }
 
     /// The placement defines ([`SKIN_PLACEMENT_DEFS`]) with their values.
-    fn defs(&self) -> [(&'static str, u32); 10] {
+    fn defs(&self) -> [(&'static str, u32); 11] {
         let [
             location,
             group,
@@ -671,6 +742,7 @@ impl SkinBinding {
             weights,
             targets,
             visible,
+            vat,
         ] = SKIN_PLACEMENT_DEFS;
         [
             (location, self.location),
@@ -683,6 +755,7 @@ impl SkinBinding {
             (weights, self.morph_weights()),
             (targets, self.morph_targets()),
             (visible, self.visible_list()),
+            (vat, self.vat_binding()),
         ]
     }
 }
@@ -706,6 +779,25 @@ pub(crate) fn draw_pages<'g>(
     }
 }
 
+/// What a mesh brings to its skinning bind groups ([`SkinBinding::mesh_bind_group`]): its morph
+/// targets (for a placement with `morph`) and its vertex animation texture (with `vat`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MeshData<'a> {
+    /// The mesh's morph targets.
+    pub morph_targets: Option<&'a super::GpuMorphTargets>,
+    /// The mesh's vertex animation texture.
+    pub vat: Option<&'a super::GpuVat>,
+}
+
+impl<'a> MeshData<'a> {
+    fn morphing(targets: &'a super::GpuMorphTargets) -> Self {
+        Self {
+            morph_targets: Some(targets),
+            vat: None,
+        }
+    }
+}
+
 /// The indirect draw arguments of one mesh for an animator that culls
 /// ([`super::AnimatorDesc::culling`]): per page, `mesh`'s index count and the number of instances
 /// the frame evaluated, which [`CulledDraws::encode`] copies from the page's list on the GPU.
@@ -713,6 +805,8 @@ pub(crate) fn draw_pages<'g>(
 pub struct CulledDraws {
     buffer: wgpu::Buffer,
     pages: usize,
+    /// Where in a page's visible buffer the instance count is copied from.
+    count_offset: u64,
 }
 
 /// Bytes of one `draw_indexed_indirect` argument set.
@@ -738,7 +832,23 @@ impl CulledDraws {
             contents: bytemuck::cast_slice(&args),
             usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
         });
-        Ok(Self { buffer, pages })
+        Ok(Self {
+            buffer,
+            pages,
+            count_offset: crate::layout::VISIBLE_COUNT_OFFSET,
+        })
+    }
+
+    /// The draws of `mesh` played by its VAT for every page of `animator`: each page's count of
+    /// instances the frame draws with their VAT ([`crate::layout::MARK_VAT`]), for a shader that
+    /// draws `wgpu_anim_vat_instance(instance_index)`.
+    ///
+    /// Errors ([`Error::Binding`]): an animator that does not cull.
+    pub fn for_vat(device: &wgpu::Device, animator: &Animator, mesh: &super::MeshBuffers) -> Result<Self> {
+        Ok(Self {
+            count_offset: crate::layout::VISIBLE_VAT_COUNT_OFFSET,
+            ..Self::new(device, animator, mesh)?
+        })
     }
 
     /// Records the copy of each page's count of evaluated instances into its draw: after
@@ -750,7 +860,7 @@ impl CulledDraws {
             let to = page as u64 * DRAW_ARGS + 4;
             match animator.page_visible_buffer(page) {
                 Some(list) if page < in_use => {
-                    encoder.copy_buffer_to_buffer(list, crate::layout::VISIBLE_COUNT_OFFSET, &self.buffer, to, 4);
+                    encoder.copy_buffer_to_buffer(list, self.count_offset, &self.buffer, to, 4);
                 }
                 // A page not in use has no list this frame: nothing to draw.
                 _ => encoder.clear_buffer(&self.buffer, to, Some(4)),

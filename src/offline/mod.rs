@@ -9,6 +9,7 @@
 //! - [`compressed_file`]: compressed clips in a file of their own.
 //! - [`root_motion`]: root motion extracted from a clip.
 //! - [`layers`]: difference clips for additive layers, and masks.
+//! - [`vat`]: vertex animation textures baked from a mesh's clips.
 //! - `gltf_import` (feature `gltf`): glTF 2.0 characters.
 
 pub mod builder;
@@ -18,5 +19,6 @@ pub mod compressed_file;
 pub mod gltf_import;
 pub mod layers;
 pub mod root_motion;
+pub mod vat;
 
 pub use builder::LibraryBuilder;

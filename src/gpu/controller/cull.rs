@@ -129,8 +129,10 @@ impl Controller {
     /// [`crate::layout::GpuFrame::lod`] of the next frames: the thresholds and the view's
     /// projection scale (thresholds 0 without LOD or without a view).
     pub(super) fn lod_uniform(&self) -> Vec4 {
+        // The projection scale with any view: VAT sizes read it without update rates too.
         match (self.update_rates, self.cull_view) {
             (Some([a, b, c]), Some(m)) => Vec4::new(a, b, c, m.row(1).truncate().length()),
+            (None, Some(m)) => Vec4::new(0.0, 0.0, 0.0, m.row(1).truncate().length()),
             _ => Vec4::ZERO,
         }
     }

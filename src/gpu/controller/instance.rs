@@ -218,7 +218,8 @@ impl Controller {
             bound_radius: self.bound_radius(skeleton),
             // Its own update rate, whatever it plays (`set_update_rate`).
             update_rate: self.instances.get(index).map_or(0, |i| i.update_rate),
-            _pad2: [0; 2],
+            vat: 0,
+            vat_time: 0.0,
             ik_goals: [glam::Vec4::ZERO; crate::layout::MAX_IK_CHAINS as usize],
         };
         let duration = if tree_nodes == 0 {

@@ -15,6 +15,8 @@ mod playing;
 #[cfg(test)]
 mod tests;
 mod upload;
+mod vat;
+pub(crate) use vat::check_vat;
 
 pub use pages::PageState;
 pub use upload::FrameUpload;
@@ -111,6 +113,11 @@ pub struct Controller {
     lod_interpolation: bool,
     /// Per skeleton: the radius culling tests ([`Controller::set_bounds`]).
     bounds: Vec<f32>,
+    /// Per skeleton: the clips (library indices) its VAT holds ([`Controller::set_vat`]).
+    vat_clips: Vec<Vec<u32>>,
+    /// Below this projected size a character may be drawn with its VAT
+    /// ([`Controller::set_vat_size`]).
+    vat_size: Option<f32>,
 }
 
 impl Controller {
@@ -168,6 +175,8 @@ impl Controller {
             bounds: (0..library.skeletons().len())
                 .map(|k| library.joint_radius(k))
                 .collect(),
+            vat_clips: Vec::new(),
+            vat_size: None,
             library,
         })
     }

@@ -2,8 +2,8 @@
 
 use super::{Controller, TransitionTrack};
 use crate::layout::{
-    FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, FRAME_LOD_INTERPOLATE, GpuClock,
-    GpuFrame, GpuInstance, GpuLayerDef,
+    FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, FRAME_LOD_INTERPOLATE, FRAME_VAT,
+    GpuClock, GpuFrame, GpuInstance, GpuLayerDef,
 };
 
 /// What one frame writes to the GPU, by page: nothing here needs a device.
@@ -111,6 +111,11 @@ impl Controller {
                         FRAME_LOD_INTERPOLATE
                     } else {
                         0
+                    }
+                    | if self.culling && self.cull_view.is_some() && self.vat_size.is_some() {
+                        FRAME_VAT
+                    } else {
+                        0
                     },
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 morph_api_base: p.max_instances * self.morph_room,
@@ -124,7 +129,8 @@ impl Controller {
                     } else {
                         0
                     },
-                _pad: [0; 3],
+                vat_size: self.vat_size.unwrap_or(0.0),
+                _pad: [0; 2],
             };
             upload.frames.push((k, frame));
         }
@@ -139,6 +145,9 @@ impl Controller {
         // and one at 9,000 upload two instances, not everything between them.
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
+        for &i in &dirty {
+            self.instances[i].vat = self.vat_of(i);
+        }
         for run in runs(&dirty, &self.page_of) {
             let page = self.page_of[run.start] as usize;
             let first = run.start - self.pages[page].first;

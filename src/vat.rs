@@ -41,6 +41,8 @@ pub struct VatClip {
 pub struct VatReport {
     /// The largest distance between a played and a skinned position, in model units.
     pub max_position_error: f32,
+    /// The mean of those distances over every vertex of every pose compared.
+    pub mean_position_error: f32,
     /// The largest angle between a played and a skinned normal, in degrees.
     pub max_normal_error_degrees: f32,
     /// The clip (library index) and the time where the largest position error is.
@@ -228,6 +230,7 @@ impl Vat {
         .chain(self.box_step.to_array().map(f32::to_bits))
         .chain([
             r.max_position_error.to_bits(),
+            r.mean_position_error.to_bits(),
             r.max_normal_error_degrees.to_bits(),
             r.worst.0,
             r.worst.1.to_bits(),
@@ -267,7 +270,7 @@ impl Vat {
             .strip_prefix(MAGIC.as_slice())
             .ok_or_else(|| bad("not a VAT file (no WGAVAT01 header)".into()))?;
         let mut r = Reader { bytes: rest, at: 0 };
-        let mut words = [0u32; 16];
+        let mut words = [0u32; 17];
         for w in &mut words {
             *w = r.word().ok_or_else(|| bad("cut short in its head".into()))?;
         }
@@ -289,7 +292,7 @@ impl Vat {
                 duration: f(c[3]),
             });
         }
-        let count = words[15] as usize;
+        let count = words[16] as usize;
         let data = r
             .take(count.checked_mul(8).ok_or_else(|| bad("too many words".into()))?)
             .ok_or_else(|| bad(format!("cut short in its {count} vertex words")))?;
@@ -316,9 +319,10 @@ impl Vat {
             words: words_of,
             report: VatReport {
                 max_position_error: f(words[10]),
-                max_normal_error_degrees: f(words[11]),
-                worst: (words[12], f(words[13])),
-                poses_checked: words[14],
+                mean_position_error: f(words[11]),
+                max_normal_error_degrees: f(words[12]),
+                worst: (words[13], f(words[14])),
+                poses_checked: words[15],
             },
         };
         vat.check().map_err(bad)?;

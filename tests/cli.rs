@@ -386,3 +386,43 @@ fn sample_never_prints_a_pose_beyond_reach() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("null"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bake_vat_reports_writes_a_file_and_refuses_bad_input() {
+    let dir = temp_dir("bake_vat");
+    let out = dir.join("walk.vat");
+    let o = wgpu_anim(&[
+        "bake-vat",
+        "--clip",
+        "walk",
+        "--fps",
+        "20",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("baked clip 1/1 'walk'"), "progress: {stderr}");
+    assert!(stdout.contains("| walk | 1.000 | 21 |"), "{stdout}");
+    let vat = wgpu_anim::vat::Vat::from_bytes(&std::fs::read(&out).unwrap(), "walk.vat").unwrap();
+    assert_eq!((vat.clips.len(), vat.clips[0].frame_count, vat.fps), (1, 21, 20.0));
+    let worst = format!("positions within {:.4}", vat.report.max_position_error);
+    assert!(stdout.contains(&worst), "the report printed is the file's: {stdout}");
+    // A glTF file's clips.
+    let o = wgpu_anim(&["bake-vat", "assets/Fox/Fox.gltf", "--clip", "Run"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("| Run |"));
+    for (args, says) in [
+        (&["bake-vat", "--clip", "nope"][..], "no clip 'nope'"),
+        (&["bake-vat", "--fps", "0"][..], "not a finite positive number"),
+        (&["bake-vat", "no-such-file.glb"][..], "no-such-file.glb"),
+    ] {
+        let o = wgpu_anim(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(says) && stderr.lines().count() == 1,
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -194,6 +194,7 @@ impl<'a> Skinner<'a> {
 /// Playback against skinning at every frame and [`VatReport::STEPS`] − 1 times between each two.
 fn measure(vat: &Vat, skin: &Skinner<'_>) -> Result<VatReport> {
     let mut report = VatReport::default();
+    let (mut sum, mut compared) = (0.0f64, 0u64);
     for c in &vat.clips {
         let clip = skin.lib.clip_at(c.clip).ok_or_else(|| Error::Clip {
             clip: c.name.clone(),
@@ -210,6 +211,8 @@ fn measure(vat: &Vat, skin: &Skinner<'_>) -> Result<VatReport> {
             for (v, want) in skinned.iter().enumerate() {
                 let got = vat.vertex(c.clip, time, v as u32).unwrap_or_default();
                 let d = (got.position - want.position).truncate().length();
+                sum += f64::from(d);
+                compared += 1;
                 if d > report.max_position_error {
                     report.max_position_error = d;
                     report.worst = (c.clip, time);
@@ -220,6 +223,7 @@ fn measure(vat: &Vat, skin: &Skinner<'_>) -> Result<VatReport> {
             report.poses_checked += 1;
         }
     }
+    report.mean_position_error = (sum / compared.max(1) as f64) as f32;
     Ok(report)
 }
 

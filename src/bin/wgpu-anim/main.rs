@@ -42,6 +42,7 @@ mod cost;
 mod inspect;
 mod render;
 mod sample;
+mod vat;
 
 /// wgpu-anim — GPU skeletal animation for crowds of skinned characters.
 #[derive(Parser)]
@@ -112,6 +113,33 @@ enum Command {
     /// with --json), progress on stderr; --out writes the compressed clips for
     /// `sample --compressed` and `render --compressed`.
     Compress(CompressArgs),
+    /// Bakes a character's clips into a vertex animation texture, the far LOD of a crowd.
+    ///
+    /// The mesh (a file's meshes bound to its skeleton, merged; without FILE the built-in
+    /// mannequin) is skinned by the CPU mirror at --fps frames per second over each clip; each
+    /// vertex's position is quantized to 16 bits per axis in the box of every frame and its normal
+    /// octahedron-encoded in 16 bits: 8 bytes per vertex and frame. The error against skinning is
+    /// measured at every frame and between frames. Progress on stderr, a table and the error on
+    /// stdout; --out writes the VAT (read with `wgpu_anim::vat::Vat::from_bytes`).
+    BakeVat(BakeVatArgs),
+}
+
+/// `wgpu-anim bake-vat`'s arguments.
+#[derive(Args)]
+struct BakeVatArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb) [default: the built-in mannequin].
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// Only this clip: an animation index or name in the file, a clip name of the mannequin
+    /// [default: every clip].
+    #[arg(long, value_name = "N")]
+    clip: Option<String>,
+    /// Frames per second.
+    #[arg(long, value_name = "HZ", default_value_t = 30.0, value_parser = positive_f64)]
+    fps: f64,
+    /// Write the VAT to this file.
+    #[arg(long, value_name = "FILE.vat")]
+    out: Option<PathBuf>,
 }
 
 /// `wgpu-anim compress`'s arguments.
@@ -398,6 +426,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run_bench(&a),
         Command::Cost(a) => cost::cost(&a),
         Command::Compress(a) => compress::compress(&a),
+        Command::BakeVat(a) => vat::bake(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

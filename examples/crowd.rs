@@ -15,7 +15,9 @@
 //! movement (walking across the field, or animating in place), +/- change the time scale,
 //! Up/Down add or remove 10 % of the characters, R resets the camera, K loses the GPU device (the
 //! demo rebuilds everything on a new one and the crowd carries on), F1 or H prints this help,
-//! Esc quits. The window title shows the frame time, the character count, the GPU time of
+//! Esc quits; U and V turn update-rate LOD and vertex animation textures for far characters on and
+//! off. The window title shows the frame time, the character count (how many are seen skinned,
+//! evaluated and drawn by VAT), the GPU time of
 //! each animation pass — clock, sample, local_to_model, palette, or the one fused pass — and their total (when the
 //! adapter has timestamp queries), and the clip events (footsteps) the GPU fires per second. Where a
 //! foot lands, the GPU stamps a footprint on the ground that fades in a few seconds.
@@ -54,6 +56,7 @@ crowd demo controls:
   R            reset the camera
   F            fused (one dispatch) / staged (one per stage) GPU path
   U            update-rate LOD on / off (far characters evaluated every 2, 4 or 8 frames)
+  V            vertex animation textures on / off (the farthest characters drawn with no skeleton)
   K            lose the GPU device (the demo rebuilds the crowd on a new one)
   F1 / H       print this help
   Esc          quit";
@@ -398,8 +401,8 @@ impl App {
             if !g.crowd.is_moving() {
                 state += " (in place)";
             }
-            let seen = match g.crowd.evaluated(&g.device, &g.queue) {
-                Ok(Some(n)) => format!(", {n} evaluated"),
+            let seen = match g.crowd.cull_counts(&g.device, &g.queue) {
+                Ok(Some(n)) => format!(" ({} seen skinned, {} evaluated, {} by VAT)", n.drawn, n.evaluated, n.vat),
                 _ => String::new(),
             };
             g.window.set_title(&format!(
@@ -492,6 +495,16 @@ impl App {
                 let rates = on.then_some(wgpu_anim::gpu::DEFAULT_UPDATE_RATES);
                 match g.crowd.animator.set_update_rates(rates) {
                     Ok(()) => println!("update-rate LOD: {}", if on { "on" } else { "off" }),
+                    Err(e) => println!("{e}"),
+                }
+            }
+            Key::Character(c) if c.as_str().eq_ignore_ascii_case("v") && g.crowd.vat().is_some() => {
+                let on = g.crowd.animator.vat_size().is_none();
+                let size = on.then_some(wgpu_anim::gpu::DEFAULT_VAT_SIZE);
+                match g.crowd.animator.set_vat_size(size) {
+                    Ok(()) => {
+                        println!("vertex animation textures for far characters: {}", if on { "on" } else { "off" })
+                    }
                     Err(e) => println!("{e}"),
                 }
             }

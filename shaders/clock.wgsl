@@ -416,6 +416,6 @@ fn clock(
     advance_instance(i, frame.dt, &list);
     blend_lists[i] = list;
     if ((frame.flags & FRAME_CULL) != 0u) {
-        _ = mark_evaluation(i, list);
+        _ = mark_evaluation(i, list.inertia, list.count, list.samples[0]);
     }
 }

@@ -134,7 +134,7 @@ fn fused(
         wg_list = list;
         wg_marks = MARK_EVALUATE | MARK_DRAWN;
         if ((frame.flags & FRAME_CULL) != 0u) {
-            _ = mark_evaluation(i, list);
+            _ = mark_evaluation(i, list.inertia, list.count, list.samples[0]);
             wg_marks = marks_of(i);
         }
     }

@@ -674,8 +674,7 @@ pub struct GpuInstance {
     /// ([`crate::gpu::Controller::set_update_rates`]).
     pub update_rate: u32,
     /// With culling and [`FRAME_VAT`]: 1 + the clip the character's VAT holds and may play in
-    /// its place, when it plays that clip alone (no tree, layer, IK goal or own morph weight);
-    /// 0 for none. Set by the controller ([`crate::gpu::Controller::set_vat`]).
+    /// its place, when it plays that clip with no tree or layer; 0 for none. Set by the controller ([`crate::gpu::Controller::set_vat`]).
     pub vat: u32,
     /// The clip time (seconds) a VAT draw shows: written by the clock stage on the frames it marks
     /// the character [`MARK_VAT`].

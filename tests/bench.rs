@@ -113,6 +113,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
                 c.culled_gpu_ms,
                 c.tenth_gpu_ms,
                 c.lod_gpu_ms,
+                c.vat_gpu_ms,
                 c.all_encode_ms,
                 c.culled_encode_ms,
             ] {

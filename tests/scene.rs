@@ -202,10 +202,12 @@ fn a_culled_crowd_draws_the_picture_of_a_full_one() {
                 eprintln!("pixel {} {}: culled {a:?} full {b:?}", k as u32 % W, k as u32 / W);
             }
             assert_eq!(differ, 0, "frame {frame}: pixels that differ");
-            let evaluated = crowds[0].evaluated(&device, &queue).unwrap().unwrap();
-            eprintln!("frame {frame}: {evaluated} of 300 members evaluated");
+            let counts = crowds[0].cull_counts(&device, &queue).unwrap().unwrap();
+            let evaluated = counts.evaluated;
+            eprintln!("frame {frame}: {evaluated} of 300 members evaluated, none far enough for a VAT");
             assert!(evaluated > 10 && evaluated < 200, "{evaluated} evaluated");
-            assert_eq!(crowds[1].evaluated(&device, &queue).unwrap(), None);
+            assert_eq!(counts.vat, 0);
+            assert_eq!(crowds[1].cull_counts(&device, &queue).unwrap(), None);
         }
     }
 }

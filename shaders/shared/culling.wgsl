@@ -9,7 +9,7 @@
 #define_import_path wgpu_anim::culling
 
 #import wgpu_anim::types::{
-    Affine, BlendList, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN,
+    Affine, BlendSample, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN,
     MARK_ENTERED, MARK_EVALUATE, MARK_VAT,
 }
 #import wgpu_anim::bindings::{character_state, frame, instances, visible}
@@ -74,17 +74,17 @@ fn projected_size(world: Affine, radius: f32) -> f32 {
     return radius * world_stretch(world) * frame.lod.w / w;
 }
 
-// Whether the frame draws character i, seen (`seen`) with blend list `list`, with its VAT: with
-// FRAME_VAT, when its Instance.vat names the clip its list plays alone in its base state, no
-// inertialization runs, the frame keeps no state and it is smaller than Frame.vat_size. Rust:
+// Whether the frame draws character i, seen (`seen`), with its VAT, its blend list holding
+// `count` samples, the first `first`, and inertialization bits `inertia`: with FRAME_VAT, when
+// its Instance.vat names the clip its list plays alone in its base state, no inertialization
+// runs, the frame keeps no state and it is smaller than Frame.vat_size. Rust:
 // cpu::cull::plays_vat.
-fn plays_vat(i: u32, list: BlendList, seen: bool) -> bool {
+fn plays_vat(i: u32, inertia: u32, count: u32, first: BlendSample, seen: bool) -> bool {
     let vat = instances[i].vat;
-    if ((frame.flags & FRAME_VAT) == 0u || !seen || vat == 0u || list.count != 1u || list.inertia != 0u) {
+    if ((frame.flags & FRAME_VAT) == 0u || !seen || vat == 0u || count != 1u || inertia != 0u) {
         return false;
     }
-    let s = list.samples[0];
-    return s.clip == vat - 1u && s.layer == 0u && !keeps_state(i, list.inertia)
+    return first.clip == vat - 1u && first.layer == 0u && !keeps_state(i, inertia)
         && projected_size(instances[i].world, instances[i].bound_radius) < frame.vat_size;
 }
 
@@ -103,15 +103,16 @@ fn phase(index: u32) -> u32 {
     return (index * 0x9e3779b1u) >> 29u;
 }
 
-// With FRAME_CULL: marks character i (its Output.evaluate) for this frame, its blend list
-// `list`, and says whether it is evaluated. Seen: with a view (FRAME_CULL_VIEW), when its bounds
+// With FRAME_CULL: marks character i (its Output.evaluate) for this frame, its blend list's
+// inertialization bits `inertia`, sample count `count` and first sample `first` (a few words,
+// not the 320-byte list), and says whether it is evaluated. Seen: with a view (FRAME_CULL_VIEW), when its bounds
 // meet the view; without one, always. Drawn with its VAT (MARK_VAT, plays_vat; its clip time
 // left in Instance.vat_time): neither evaluated nor drawn skinned. Else drawn (MARK_DRAWN) when
 // seen (MARK_ENTERED too when it was not drawn skinned the frame before), and evaluated
 // (MARK_EVALUATE) when the frame keeps state, or when it is drawn and due at its update rate
 // (every `rate` frames, each character on its own phase) or has just entered. Call after the
 // clock moved its world. Rust: cpu::cull::marks.
-fn mark_evaluation(i: u32, list: BlendList) -> bool {
+fn mark_evaluation(i: u32, inertia: u32, count: u32, first: BlendSample) -> bool {
     let world = instances[i].world;
     let radius = instances[i].bound_radius;
     var drawn = true;
@@ -119,12 +120,11 @@ fn mark_evaluation(i: u32, list: BlendList) -> bool {
         drawn = sphere_in_view(world, radius);
     }
     let b = frame.output_base + 8u * i + 3u;
-    if (plays_vat(i, list, drawn)) {
+    if (plays_vat(i, inertia, count, first, drawn)) {
         character_state[b].z = MARK_VAT;
-        instances[i].vat_time = list.samples[0].time;
+        instances[i].vat_time = first.time;
         return false;
     }
-    let inertia = list.inertia;
     let was_drawn = (character_state[b].z & MARK_DRAWN) != 0u;
     let rate = update_rate(i, world, radius);
     let due = ((frame.frame + phase(frame.first_instance + i)) & (rate - 1u)) == 0u;

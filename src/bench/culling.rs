@@ -3,9 +3,11 @@
 //! four ways in turn frame by frame (so that a slow spell of a shared machine falls on all of
 //! them): every character evaluated; culled against the camera
 //! ([`crate::gpu::AnimatorDesc::culling`]); for scale, a crowd of a tenth as many characters all
-//! evaluated; and culled with update-rate LOD ([`crate::gpu::DEFAULT_UPDATE_RATES`],
-//! interpolating). Each frame's passes are timed with timestamp queries and summed; the CPU's
-//! encode (prepare, encode, submit: thread time) is timed with the GPU idle.
+//! evaluated; culled with update-rate LOD ([`crate::gpu::DEFAULT_UPDATE_RATES`],
+//! interpolating); and that with vertex animation textures below [`VAT_SIZE`]. Each frame's
+//! animation passes are timed with timestamp queries and summed (the draws are not: a VAT
+//! character's cost moves from the passes to the vertex stage, where it replaces skinning); the
+//! CPU's encode (prepare, encode, submit: thread time) is timed with the GPU idle.
 
 use super::{Config, median};
 use crate::error::{Error, Result};
@@ -40,6 +42,16 @@ pub struct CullingComparison {
     pub lod_gpu_ms: f64,
     /// `lod_gpu_ms ÷ all_gpu_ms`.
     pub lod_ratio: f64,
+    /// GPU time of a frame's animation passes culled, with LOD and vertex animation textures
+    /// below [`VAT_SIZE`].
+    #[serde(default)]
+    pub vat_gpu_ms: f64,
+    /// `vat_gpu_ms ÷ all_gpu_ms`.
+    #[serde(default)]
+    pub vat_ratio: f64,
+    /// Characters that crowd drew by VAT on its last frame.
+    #[serde(default)]
+    pub vat_drawn: u32,
     /// CPU time to prepare, encode and submit a frame, every character evaluated.
     pub all_encode_ms: f64,
     /// The same, culled.
@@ -52,6 +64,10 @@ pub struct CullingComparison {
 const SPACING: f32 = 2.0;
 /// The share of the field's area the camera frames.
 pub const VIEW_SHARE: f32 = 0.1;
+/// The projected size below which the VAT crowd draws a character by its VAT: the largest of
+/// [`crate::gpu::DEFAULT_UPDATE_RATES`], every character update-rate LOD would slow down.
+pub const VAT_SIZE: f32 = crate::gpu::DEFAULT_UPDATE_RATES[0];
+
 /// CPU encode frames measured per crowd.
 const ENCODE_FRAMES: u32 = 20;
 
@@ -61,8 +77,14 @@ fn side(n: u32) -> f32 {
 }
 
 /// A field of `n` mannequins walking at their own phases, facing every way; culled against
-/// `view` when given.
-fn field(device: &wgpu::Device, n: u32, view: Option<Mat4>, lod: bool) -> Result<Animator> {
+/// `view` when given, with update-rate LOD when `lod`, with `vat` below [`VAT_SIZE`] when given.
+fn field(
+    device: &wgpu::Device,
+    n: u32,
+    view: Option<Mat4>,
+    lod: bool,
+    vat: Option<&crate::vat::Vat>,
+) -> Result<Animator> {
     let m = mannequin::mannequin();
     let (lib, skeleton, clips) = mannequin::library();
     let mut a = Animator::new(
@@ -93,6 +115,10 @@ fn field(device: &wgpu::Device, n: u32, view: Option<Mat4>, lod: bool) -> Result
         a.set_cull_view(view)?;
         if lod {
             a.set_update_rates(Some(crate::gpu::DEFAULT_UPDATE_RATES))?;
+        }
+        if let Some(vat) = vat {
+            a.set_vat(skeleton, Some(vat))?;
+            a.set_vat_size(Some(VAT_SIZE))?;
         }
     }
     Ok(a)
@@ -127,11 +153,20 @@ pub fn compare_culling(
     warmup: u32,
 ) -> Result<Option<CullingComparison>> {
     let view = view_of(n);
+    let (lib, skeleton, _) = mannequin::library();
+    let vat = crate::offline::vat::bake_vat(
+        &lib,
+        skeleton,
+        &mannequin::mannequin().mesh,
+        &crate::offline::vat::VatDesc::default(),
+        |_, _, _| {},
+    )?;
     let mut crowds = [
-        field(device, n, None, false)?,
-        field(device, n, Some(view), false)?,
-        field(device, (n / 10).max(1), None, false)?,
-        field(device, n, Some(view), true)?,
+        field(device, n, None, false, None)?,
+        field(device, n, Some(view), false, None)?,
+        field(device, (n / 10).max(1), None, false, None)?,
+        field(device, n, Some(view), true, None)?,
+        field(device, n, Some(view), true, Some(&vat))?,
     ];
     let mut timers = Vec::with_capacity(crowds.len());
     for a in &crowds {
@@ -140,7 +175,7 @@ pub fn compare_culling(
             None => return Ok(None),
         }
     }
-    let mut ms = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut ms = [Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for frame in 0..warmup + frames {
         for ((a, timer), ms) in crowds.iter_mut().zip(&timers).zip(&mut ms) {
             let t: f64 = super::gpu::timed_frame_ms(device, queue, a, timer)?.iter().sum();
@@ -149,16 +184,16 @@ pub fn compare_culling(
             }
         }
     }
-    let [all, culled, tenth, lod] = ms.map(median);
+    let [all, culled, tenth, lod, vat_ms] = ms.map(median);
     let all_encode_ms = encode_ms(device, queue, &mut crowds[0])?;
     let culled_encode_ms = encode_ms(device, queue, &mut crowds[1])?;
-    let evaluated = (0..crowds[1].pages_in_use())
-        .map(|page| {
-            crowds[1]
-                .read_visible_page(device, queue, page)
-                .map(|(head, ..)| head.count)
-        })
-        .sum::<Result<u32>>()?;
+    let heads = |a: &Animator| {
+        (0..a.pages_in_use())
+            .map(|page| a.read_visible_page(device, queue, page).map(|(head, _)| head))
+            .collect::<Result<Vec<_>>>()
+    };
+    let evaluated = heads(&crowds[1])?.iter().map(|h| h.count).sum();
+    let vat_drawn = heads(&crowds[4])?.iter().map(|h| h.vat_count).sum();
     Ok(Some(CullingComparison {
         characters: n,
         evaluated,
@@ -170,6 +205,9 @@ pub fn compare_culling(
         tenth_ratio: culled / tenth.max(1e-12),
         lod_gpu_ms: lod,
         lod_ratio: lod / all.max(1e-12),
+        vat_gpu_ms: vat_ms,
+        vat_ratio: vat_ms / all.max(1e-12),
+        vat_drawn,
         all_encode_ms,
         culled_encode_ms,
         culled_dispatches: crowds[1].dispatches_per_frame(),
@@ -207,13 +245,13 @@ pub(super) fn compare_all_culling(
 pub fn culling_table(rows: &[CullingComparison]) -> String {
     let mut s = String::from(
         "| characters | evaluated (culled) | all evaluated GPU ms | culled GPU ms | a tenth, all evaluated, GPU ms | \
-         culled ÷ all | culled ÷ a tenth | culled with LOD GPU ms | with LOD ÷ all | encode ms (all, culled) | \
-         dispatches (culled) |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
+         culled ÷ all | culled ÷ a tenth | culled with LOD GPU ms | with LOD ÷ all | with LOD and VAT GPU ms | \
+         with LOD and VAT ÷ all | by VAT | encode ms (all, culled) | dispatches (culled) |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3}, {:.3} | {} |\n",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3}, {:.3} | {} |\n",
             c.characters,
             c.evaluated,
             c.all_gpu_ms,
@@ -223,6 +261,9 @@ pub fn culling_table(rows: &[CullingComparison]) -> String {
             c.tenth_ratio,
             c.lod_gpu_ms,
             c.lod_ratio,
+            c.vat_gpu_ms,
+            c.vat_ratio,
+            c.vat_drawn,
             c.all_encode_ms,
             c.culled_encode_ms,
             c.culled_dispatches

@@ -56,7 +56,7 @@ mod table;
 mod traffic;
 mod transitions;
 
-pub use culling::{CullingComparison, VIEW_SHARE, compare_culling, culling_table, view_of};
+pub use culling::{CullingComparison, VAT_SIZE, VIEW_SHARE, compare_culling, culling_table, view_of};
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
 pub use morph::{MorphComparison, compare_morph, morph_table};

@@ -28,7 +28,7 @@ mod watch;
 
 pub use animator::Animator;
 pub use budget::LodBudget;
-pub use controller::{Controller, DEFAULT_UPDATE_RATES, FrameUpload, PageState};
+pub use controller::{Controller, DEFAULT_UPDATE_RATES, DEFAULT_VAT_SIZE, FrameUpload, PageState};
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
 pub use desc::{AnimatorDesc, Blending, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition};

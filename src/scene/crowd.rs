@@ -3,9 +3,10 @@
 use super::character::Character;
 use super::members::add_members;
 use super::wiring::{footprints, prop_renderer};
-use super::{Crowd, CrowdDesc, SplitMix};
+use super::{Crowd, CrowdDesc, CullCounts, SplitMix};
 use crate::error::{Error, Result};
 use crate::gpu::{Animator, AnimatorDesc, Camera, FootprintRenderer, GroundRenderer, PropRenderer, SkinnedRenderer};
+use crate::offline::vat::{VatDesc, bake_vat};
 use glam::Vec3;
 
 impl Crowd {
@@ -93,7 +94,16 @@ impl Crowd {
         if desc.culling {
             animator.set_bounds(c.skeleton, bound_radius(c)?)?;
         }
-        let renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count).await?;
+        let mut renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count).await?;
+        let vat = if desc.culling && desc.vat {
+            let baked = bake_vat(&c.library, c.skeleton, &c.mesh, &VatDesc::default(), |_, _, _| {})?;
+            animator.set_vat(c.skeleton, Some(&baked))?;
+            animator.set_vat_size(Some(crate::gpu::DEFAULT_VAT_SIZE))?;
+            renderer.set_vat_async(device, &animator, Some(&baked)).await?;
+            Some(std::sync::Arc::new(baked))
+        } else {
+            None
+        };
         let ground = GroundRenderer::new(
             device,
             color_format,
@@ -160,6 +170,7 @@ impl Crowd {
             clock: 0.0,
             target: Vec3::Y * 1.6,
             cull_view: std::cell::Cell::new(None),
+            vat,
         })
     }
 
@@ -179,7 +190,7 @@ impl Crowd {
         sample_count: u32,
     ) -> Result<Self> {
         let mut animator = self.animator.rebuild(device, queue)?;
-        let renderer = pollster::block_on(skinned_renderer(
+        let mut renderer = pollster::block_on(skinned_renderer(
             device,
             &animator,
             &self.character,
@@ -187,6 +198,7 @@ impl Crowd {
             depth_format,
             sample_count,
         ))?;
+        renderer.set_vat(device, &animator, self.vat.as_deref())?;
         let props = self.prop_renderer_on(device, &animator, color_format, depth_format, sample_count)?;
         // The marks were on the lost device: the new ring starts empty.
         let footprints = if self.footprints.is_some() {
@@ -227,23 +239,35 @@ impl Crowd {
             clock: self.clock,
             target: self.target,
             cull_view: self.cull_view.clone(),
+            vat: self.vat.clone(),
         })
     }
 
-    /// With culling, how many members the last frame evaluated (in view, or keeping a pose for a
-    /// transition), read back from the GPU (waiting for it; native only); `None` without culling.
+    /// With culling, how many members the last frame drew skinned, evaluated (in view and due,
+    /// or keeping a pose for a transition) and drew with their VAT, read back from the GPU
+    /// (waiting for it; native only); `None` without culling.
     ///
     /// Errors: a read-back that fails.
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn evaluated(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Option<usize>> {
+    pub fn cull_counts(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Option<CullCounts>> {
         if !self.animator.culling() {
             return Ok(None);
         }
-        let mut n = 0;
+        let mut n = CullCounts::default();
         for page in 0..self.animator.pages_in_use() {
-            n += self.animator.read_visible_page(device, queue, page)?.0.count as usize;
+            let head = self.animator.read_visible_page(device, queue, page)?.0;
+            n.drawn += head.drawn_count as usize;
+            n.evaluated += head.count as usize;
+            n.vat += head.vat_count as usize;
         }
         Ok(Some(n))
+    }
+
+    /// The character's vertex animation texture, when the crowd draws far members with one
+    /// ([`CrowdDesc::vat`]).
+    #[must_use]
+    pub fn vat(&self) -> Option<&crate::vat::Vat> {
+        self.vat.as_deref()
     }
 
     /// Half the side of the square field the crowd occupies, metres.

@@ -48,6 +48,11 @@ pub struct CrowdDesc {
     /// advance their clocks, and are not drawn; footprints are stamped only by members in view.
     /// On by default.
     pub culling: bool,
+    /// With culling: far members that play one clip alone are drawn with a vertex animation
+    /// texture of the character's clips, baked when the crowd is made
+    /// ([`crate::offline::vat::bake_vat`], about a second for the mannequin), below a projected
+    /// size of [`crate::gpu::DEFAULT_VAT_SIZE`]. On by default.
+    pub vat: bool,
 }
 
 impl Default for CrowdDesc {
@@ -60,6 +65,7 @@ impl Default for CrowdDesc {
             footprints: true,
             skinning: crate::gpu::Skinning::Linear,
             culling: true,
+            vat: true,
         }
     }
 }
@@ -103,6 +109,17 @@ pub fn relief_height(p: glam::Vec2) -> f32 {
 /// Frames between a frame and the crowd's use of where root motion took its members then.
 const ROOT_LAG: u64 = 3;
 
+/// What a culling crowd's last frame did with its members ([`Crowd::cull_counts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CullCounts {
+    /// Members drawn skinned (in view, not by VAT).
+    pub drawn: usize,
+    /// Members evaluated: sampled, propagated and skinned into palettes.
+    pub evaluated: usize,
+    /// Members drawn with their vertex animation texture.
+    pub vat: usize,
+}
+
 /// A crowd of one character with its animator and renderers.
 pub struct Crowd {
     /// The animator holding every character's state (one instance per character).
@@ -132,4 +149,6 @@ pub struct Crowd {
     target: Vec3,
     /// The view the next update culls against (the last camera set).
     cull_view: std::cell::Cell<Option<glam::Mat4>>,
+    /// The character's VAT ([`CrowdDesc::vat`]), kept for a rebuild.
+    vat: Option<std::sync::Arc<crate::vat::Vat>>,
 }

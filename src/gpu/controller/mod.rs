@@ -16,6 +16,7 @@ mod playing;
 mod tests;
 mod upload;
 mod vat;
+pub use vat::DEFAULT_VAT_SIZE;
 pub(crate) use vat::check_vat;
 
 pub use pages::PageState;

@@ -7,15 +7,22 @@ use crate::layout::{GpuInstance, LAYER_ON, MAX_LAYERS};
 use crate::library::SkeletonId;
 use crate::vat::Vat;
 
+/// A projected size below which [`Controller::set_vat_size`] suits a crowd seen by a game camera:
+/// a character 2.3 m in bound radius seen by a 60° camera is drawn by its VAT from about 400 m.
+pub const DEFAULT_VAT_SIZE: f32 = 0.01;
+
 impl Controller {
     /// Characters of skeleton `skeleton` may be drawn with `vat` (baked for that skeleton from
     /// this library, [`crate::offline::vat::bake_vat`]) in their skinned mesh's place: when culling
     /// with a view, VAT on ([`Controller::set_vat_size`]), and a character is smaller on screen
     /// than that size and plays alone a clip `vat` holds — no blend tree, cross-fade,
-    /// inertialization, layer, IK goal or morph weight of its own — it is neither evaluated nor
-    /// skinned: its clock runs as always (events, root motion and curves stay exact) and a VAT
-    /// draw shows that clip at the clock's time ([`crate::gpu::SkinnedRenderer::with_vat`]).
-    /// Every character of the skeleton must then be drawn with `vat`'s mesh. `None` stops it.
+    /// inertialization or layer — it is neither evaluated nor skinned: its clock runs as always
+    /// (events, root motion and curves stay exact) and a VAT draw shows that clip at the clock's
+    /// time ([`crate::gpu::SkinnedRenderer::set_vat`]), within the VAT's reported error of its
+    /// skinned pose. What a VAT does not hold is left out while it plays: IK corrections (feet on
+    /// the ground, a head turned to a target), morph weights of its own and socket matrices
+    /// (those of its last evaluation stay). Every character of the skeleton must then be drawn
+    /// with `vat`'s mesh. `None` stops it.
     ///
     /// Errors (nothing changes): a skeleton of another library or one that does not exist; a VAT
     /// baked for another skeleton, or whose clips are not this library's (by index and name).
@@ -77,18 +84,14 @@ impl Controller {
     }
 
     /// [`GpuInstance::vat`] of instance `index` as it stands: 1 + its clip when its skeleton's VAT
-    /// holds that clip and it plays it with no tree, layer, IK goal or own morph weight.
+    /// holds that clip and it plays it with no tree or layer.
     pub(super) fn vat_of(&self, index: usize) -> u32 {
         let inst: &GpuInstance = &self.instances[index];
         let Some(clips) = self.vat_clips.get(inst.skeleton as usize) else {
             return 0;
         };
         let layers = (0..MAX_LAYERS).fold(0, |m, k| m | LAYER_ON << k);
-        let room = self.morph_room as usize;
-        let own_morph = self.morph_weights[index * room..(index + 1) * room]
-            .iter()
-            .any(|&w| w != 0.0);
-        let plain = inst.tree_nodes == 0 && inst.ik == 0 && inst.flags & layers == 0 && !own_morph;
+        let plain = inst.tree_nodes == 0 && inst.flags & layers == 0;
         if plain && clips.contains(&inst.clip) {
             inst.clip + 1
         } else {

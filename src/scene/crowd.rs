@@ -3,7 +3,7 @@
 use super::character::Character;
 use super::members::add_members;
 use super::wiring::{footprints, prop_renderer};
-use super::{Crowd, CrowdDesc, CullCounts, SplitMix};
+use super::{Crowd, CrowdDesc, SplitMix};
 use crate::error::{Error, Result};
 use crate::gpu::{Animator, AnimatorDesc, Camera, FootprintRenderer, GroundRenderer, PropRenderer, SkinnedRenderer};
 use crate::offline::vat::{VatDesc, bake_vat};
@@ -249,11 +249,11 @@ impl Crowd {
     ///
     /// Errors: a read-back that fails.
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn cull_counts(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Option<CullCounts>> {
+    pub fn cull_counts(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Option<super::CullCounts>> {
         if !self.animator.culling() {
             return Ok(None);
         }
-        let mut n = CullCounts::default();
+        let mut n = super::CullCounts::default();
         for page in 0..self.animator.pages_in_use() {
             let head = self.animator.read_visible_page(device, queue, page)?.0;
             n.drawn += head.drawn_count as usize;

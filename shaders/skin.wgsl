@@ -51,6 +51,12 @@ struct SkinnedOut {
 @group(0) @binding(9) var<storage, read> vertex_words: array<u32>;
 @group(0) @binding(10) var<storage, read_write> skinned: array<SkinnedOut>;
 
+// The vertex a thread of a compute entry works on: workgroups may be split over x and y
+// (gpu::split_dispatch).
+fn job_vertex(wg: vec3<u32>, groups: vec3<u32>, lid: u32) -> u32 {
+    return (wg.y * groups.x + wg.x) * WORKGROUP_SIZE + lid;
+}
+
 // Rust: mesh::SkinVertex, 14 words.
 const VERTEX_WORDS: u32 = 14u;
 
@@ -60,8 +66,7 @@ fn skin(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // Workgroups may be split over x and y (gpu::split_dispatch).
-    let v = (wg.y * groups.x + wg.x) * WORKGROUP_SIZE + lid;
+    let v = job_vertex(wg, groups, lid);
     if (v >= job.vertex_count) {
         return;
     }
@@ -152,7 +157,7 @@ fn vat(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    let v = (wg.y * groups.x + wg.x) * WORKGROUP_SIZE + lid;
+    let v = job_vertex(wg, groups, lid);
     if (v >= job.vertex_count) {
         return;
     }

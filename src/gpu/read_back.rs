@@ -437,11 +437,24 @@ fn skin_job(
             (pipeline, bind_group, output)
         },
     )?;
+    run_vertex_pass(device, queue, &pipeline, &bind_group, &output, count)
+}
+
+/// Runs `pipeline` over `count` vertices, a thread each, and reads the points it wrote to
+/// `output` back.
+fn run_vertex_pass(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    pipeline: &wgpu::ComputePipeline,
+    bind_group: &wgpu::BindGroup,
+    output: &wgpu::Buffer,
+    count: u32,
+) -> Result<Vec<SkinnedPoint>> {
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
         let (x, y) = split_dispatch(
             count.div_ceil(WORKGROUP_SIZE),
             device.limits().max_compute_workgroups_per_dimension,
@@ -449,7 +462,7 @@ fn skin_job(
         pass.dispatch_workgroups(x, y, 1);
     }
     queue.submit([encoder.finish()]);
-    read_buffer(device, queue, &output, 0, vertices.len() as u64)
+    read_buffer(device, queue, output, 0, u64::from(count))
 }
 
 /// Instance `instance`'s vertices (of page 0) as its VAT `vat` plays them this frame — the clip
@@ -531,17 +544,5 @@ pub fn play_vat_on_gpu(
             (pipeline, bind_group, output)
         },
     )?;
-    let mut encoder = device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        let (x, y) = split_dispatch(
-            count.div_ceil(WORKGROUP_SIZE),
-            device.limits().max_compute_workgroups_per_dimension,
-        );
-        pass.dispatch_workgroups(x, y, 1);
-    }
-    queue.submit([encoder.finish()]);
-    read_buffer(device, queue, &output, 0, u64::from(count))
+    run_vertex_pass(device, queue, &pipeline, &bind_group, &output, count)
 }

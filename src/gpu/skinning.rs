@@ -321,9 +321,7 @@ impl SkinBinding {
         targets: &super::GpuMorphTargets,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<Vec<wgpu::BindGroup>> {
-        (0..animator.page_count())
-            .map(|page| self.morph_bind_group(device, layout, animator, page, targets, extra))
-            .collect()
+        self.mesh_bind_groups(device, layout, animator, MeshData::morphing(targets), extra)
     }
 
     fn make_bind_group(

@@ -259,7 +259,7 @@ impl SkinBinding {
         page: usize,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<wgpu::BindGroup> {
-        self.make_bind_group(device, layout, animator, page, MeshData::default(), extra)
+        self.mesh_bind_group(device, layout, animator, page, MeshData::default(), extra)
     }
 
     /// As [`SkinBinding::bind_group`], for a placement with `morph`: the page's morph weights
@@ -274,24 +274,7 @@ impl SkinBinding {
         targets: &super::GpuMorphTargets,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<wgpu::BindGroup> {
-        self.make_bind_group(device, layout, animator, page, MeshData::morphing(targets), extra)
-    }
-
-    /// As [`SkinBinding::bind_group`], with what a mesh brings: its morph targets (with `morph`)
-    /// and its vertex animation texture (with `vat`).
-    ///
-    /// Errors: as [`SkinBinding::bind_group`] and [`SkinBinding::morph_bind_group`]; `vat` set and
-    /// no VAT given, or a VAT given and `vat` not set.
-    pub fn mesh_bind_group(
-        &self,
-        device: &wgpu::Device,
-        layout: &wgpu::BindGroupLayout,
-        animator: &Animator,
-        page: usize,
-        mesh: MeshData<'_>,
-        extra: &[wgpu::BindGroupEntry<'_>],
-    ) -> Result<wgpu::BindGroup> {
-        self.make_bind_group(device, layout, animator, page, mesh, extra)
+        self.mesh_bind_group(device, layout, animator, page, MeshData::morphing(targets), extra)
     }
 
     /// [`SkinBinding::mesh_bind_group`] for every page of `animator`, in page order.
@@ -306,7 +289,7 @@ impl SkinBinding {
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<Vec<wgpu::BindGroup>> {
         (0..animator.page_count())
-            .map(|page| self.make_bind_group(device, layout, animator, page, mesh, extra))
+            .map(|page| self.mesh_bind_group(device, layout, animator, page, mesh, extra))
             .collect()
     }
 
@@ -324,7 +307,12 @@ impl SkinBinding {
         self.mesh_bind_groups(device, layout, animator, MeshData::morphing(targets), extra)
     }
 
-    fn make_bind_group(
+    /// As [`SkinBinding::bind_group`], with what a mesh brings: its morph targets (with `morph`)
+    /// and its vertex animation texture (with `vat`).
+    ///
+    /// Errors: as [`SkinBinding::bind_group`] and [`SkinBinding::morph_bind_group`]; `vat` set and
+    /// no VAT given, or a VAT given and `vat` not set.
+    pub fn mesh_bind_group(
         &self,
         device: &wgpu::Device,
         layout: &wgpu::BindGroupLayout,

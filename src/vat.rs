@@ -167,7 +167,8 @@ impl Vat {
 
     /// Vertex `vertex` of clip `clip` (library index) played at `time` seconds (clamped to the
     /// clip): the two frames around it decoded and lerped, the normal normalized; `None` when the
-    /// clip is not baked or the vertex is past the mesh. The mirror of WGSL `wgpu_anim_vat_at`.
+    /// clip is not baked, the vertex is past the mesh, or the frames are not in `words` (a VAT
+    /// whose fields disagree). The mirror of WGSL `wgpu_anim_vat_at`.
     #[must_use]
     pub fn vertex(&self, clip: u32, time: f32, vertex: u32) -> Option<SkinnedPoint> {
         let c = self.clip(clip)?;
@@ -176,11 +177,14 @@ impl Vat {
         }
         let (k, s) = frame_position(time, c.duration, c.frame_count);
         let at = |f: u32| {
-            let w = self.words[((c.first_frame + f) * self.vertex_count + vertex) as usize];
-            decode_vertex(w, self.box_min, self.box_step)
+            let frame = u64::from(c.first_frame) + u64::from(f);
+            let w = self
+                .words
+                .get(usize::try_from(frame * u64::from(self.vertex_count) + u64::from(vertex)).ok()?)?;
+            Some(decode_vertex(*w, self.box_min, self.box_step))
         };
-        let (p0, n0) = at(k);
-        let (p1, n1) = if c.frame_count > 1 { at(k + 1) } else { (p0, n0) };
+        let (p0, n0) = at(k)?;
+        let (p1, n1) = if c.frame_count > 1 { at(k + 1)? } else { (p0, n0) };
         // As WGSL's mix: a (1 − s) + b s.
         let mix = |a: Vec3, b: Vec3| a * (1.0 - s) + b * s;
         Some(SkinnedPoint {
@@ -331,7 +335,7 @@ impl Vat {
 
     /// Whether its clips' frames are its words, each clip's duration finite and its box finite;
     /// what is wrong otherwise.
-    fn check(&self) -> std::result::Result<(), String> {
+    pub(crate) fn check(&self) -> std::result::Result<(), String> {
         let frames = self.clips.iter().try_fold(0u64, |at, c| {
             if u64::from(c.first_frame) != at || c.frame_count == 0 || !c.duration.is_finite() || c.duration < 0.0 {
                 return Err(format!(

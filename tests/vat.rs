@@ -402,6 +402,23 @@ fn bad_vat_input_is_refused() {
     assert!(e.contains("not a clip"), "{e}");
     let e = GpuVat::new(&device, &lib, &renamed).unwrap_err().to_string();
     assert!(e.contains("not a clip"), "{e}");
+    // A VAT whose fields disagree (frames missing from its words): no GPU read past the buffer,
+    // no panic in the mirror.
+    let mut cut = vat.clone();
+    cut.words.truncate(cut.words.len() / 2);
+    let e = GpuVat::new(&device, &lib, &cut).unwrap_err().to_string();
+    assert!(e.contains("vertex words"), "{e}");
+    let last = cut.clips.last().unwrap();
+    assert!(cut.vertex(last.clip, last.duration, 0).is_none());
+    // A clip given twice.
+    let twice = VatDesc {
+        clips: vec![clips[0], clips[0]],
+        ..VatDesc::default()
+    };
+    let e = bake_vat(&lib, skeleton, &mesh, &twice, |_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("twice"), "{e}");
     // Another mesh's VAT.
     let mut other = vat.clone();
     other.vertex_count -= 1;

@@ -31,7 +31,13 @@ impl GpuVat {
     /// does not have; one larger than the device's `max_storage_buffer_binding_size` (each
     /// [`Error::Limit`], naming the mesh); a buffer the device refuses ([`Error::Refused`]).
     pub async fn new_async(device: &wgpu::Device, library: &AnimationLibrary, vat: &Vat) -> Result<Self> {
-        super::controller::check_vat(vat, library, vat.skeleton).map_err(|what| Error::Limit { what })?;
+        // Fields that disagree (the struct's are public) would send the vertex stage's reads past
+        // the buffer: refused here.
+        vat.check()
+            .and_then(|()| super::controller::check_vat(vat, library, vat.skeleton))
+            .map_err(|what| Error::Limit {
+                what: format!("the VAT of mesh '{}': {what}", vat.mesh),
+            })?;
         let clips = library.clips().len() as u32;
         let (bytes, max) = (vat.gpu_bytes(clips), device.limits().max_storage_buffer_binding_size);
         if bytes > max {

@@ -49,7 +49,13 @@ pub fn bake_vat(
     mut progress: impl FnMut(&str, usize, usize),
 ) -> Result<Vat> {
     let k = skeleton.check(lib.tag())?;
-    let joint_count = lib.gpu_skeletons()[k as usize].joint_count;
+    let joint_count = lib
+        .gpu_skeletons()
+        .get(k as usize)
+        .ok_or_else(|| Error::Limit {
+            what: format!("VAT of mesh '{}': skeleton {k} does not exist", mesh.name),
+        })?
+        .joint_count;
     let mut mesh = mesh.clone();
     mesh.validate(joint_count as usize)?;
     if !(desc.fps.is_finite() && desc.fps > 0.0) {
@@ -80,7 +86,14 @@ pub fn bake_vat(
     let mut table = Vec::new();
     let mut first_frame = 0u64;
     for (done, &clip) in clips.iter().enumerate() {
-        let name = lib.clip_names()[clip.check(lib.tag())? as usize].clone();
+        let index = clip.check(lib.tag())? as usize;
+        let name = lib.clip_names().get(index).cloned().unwrap_or_default();
+        if clips[..done].contains(&clip) {
+            return Err(Error::Clip {
+                clip: name,
+                what: format!("is given twice to bake into the VAT of mesh '{}'", mesh.name),
+            });
+        }
         if lib.clip_skeleton(clip)? != skeleton {
             return Err(Error::Clip {
                 clip: name,

@@ -1,9 +1,10 @@
 // Culling's lists: one workgroup per page gathers, in page order, the characters the clock (or
 // fused) stage marked (Output.evaluate, shaders/shared/culling.wgsl) into the page's lists — the
-// evaluated ones, then the drawn ones, and from the last entry backwards those drawn with their
-// VAT — and sizes the indirect dispatches of the stages after it
-// (one workgroup, or one thread, per evaluated instance) and the count a culled draw reads. A
-// scan over WORKGROUP_SIZE characters at a time. CPU mirror: cpu::cull::cull.
+// evaluated ones, then the drawn ones, and from the drawn list's room's end backwards those drawn
+// with their VAT — copies every character's marks after them (for a renderer's vertex stage), and
+// sizes the indirect dispatches of the stages after it (one workgroup, or one thread, per
+// evaluated instance) and the count a culled draw reads. A scan over WORKGROUP_SIZE characters at
+// a time. CPU mirror: cpu::cull::cull.
 
 #import wgpu_anim::types::{CULL_MAX_WORKGROUPS, MARK_DRAWN, MARK_EVALUATE, MARK_VAT, WORKGROUP_SIZE}
 #import wgpu_anim::bindings::{character_state, frame, visible}
@@ -27,10 +28,12 @@ fn unpack_counts(packed: u32) -> vec3<u32> {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn cull(@builtin(local_invocation_index) lid: u32) {
     let n = frame.instance_count;
-    // The drawn list after the evaluated one: half the lists' room (twice the page's capacity).
-    // The VAT list backwards from the last entry: a character is drawn one way or the other.
-    let room = arrayLength(&visible.list);
-    let drawn_offset = room / 2u;
+    // Three sections of the page's capacity each: the evaluated list, the drawn list (and the
+    // VAT list backwards from its last entry: a character is drawn one way or the other), and
+    // the marks. The buffer holds at least three times the capacity (Resource::instance_sections;
+    // an empty page's buffer is rounded up, which leaves the capacity it rounds to).
+    let drawn_offset = arrayLength(&visible.list) / 3u;
+    let room = 2u * drawn_offset;
     // Evaluated, drawn and VAT in bits 0, 10 and 20 (a workgroup's count fits 10 bits): one
     // scan counts all three.
     var listed = vec3<u32>(0u);
@@ -39,6 +42,7 @@ fn cull(@builtin(local_invocation_index) lid: u32) {
         var marks = 0u;
         if (i < n) {
             marks = character_state[frame.output_base + 8u * i + 3u].z;
+            visible.list[room + i] = marks;
         }
         let packed = select(0u, 1u, (marks & MARK_EVALUATE) != 0u) | select(0u, 1u << 10u, (marks & MARK_DRAWN) != 0u)
             | select(0u, 1u << 20u, (marks & MARK_VAT) != 0u);

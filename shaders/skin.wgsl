@@ -18,16 +18,18 @@
 #import wgpu_anim::skinning::wgpu_anim_morph
 #endif
 #ifdef WGPU_ANIM_VISIBLE
-#import wgpu_anim::skinning::wgpu_anim_visible_instance
+#import wgpu_anim::skinning::{wgpu_anim_visible_instance, wgpu_anim_update_rate}
 #endif
 #ifdef WGPU_ANIM_VAT
 #import wgpu_anim::skinning::{wgpu_anim_vat, wgpu_anim_vat_instance}
 #endif
 
+// Rust: gpu::Camera, then the LOD tint's switch (SkinnedRenderer::set_lod_tint) in `lod_tint.x`.
 struct Camera {
     view_proj: mat4x4<f32>,
     eye: vec4<f32>,
     light_dir: vec4<f32>,
+    lod_tint: vec4<u32>,
 }
 
 struct SkinJob {
@@ -105,18 +107,21 @@ struct VertexOut {
 
 @vertex
 fn vs_main(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
-    return vertex_out(v, wgpu_anim_PageInstance(instance_index), vertex_index);
+    // Without culling every character is evaluated every frame.
+    return vertex_out(v, wgpu_anim_PageInstance(instance_index), vertex_index, 1u);
 }
 
 #ifdef WGPU_ANIM_VISIBLE
 // A culled draw (SkinBinding::draw_visible): the `instance_index`-th instance the frame evaluated.
 @vertex
 fn vs_visible(v: wgpu_anim_Vertex, @builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
-    return vertex_out(v, wgpu_anim_visible_instance(instance_index), vertex_index);
+    let instance = wgpu_anim_visible_instance(instance_index);
+    return vertex_out(v, instance, vertex_index, wgpu_anim_update_rate(instance));
 }
 #endif
 
-fn vertex_out(v: wgpu_anim_Vertex, instance: wgpu_anim_PageInstance, vertex_index: u32) -> VertexOut {
+// A skinned vertex of `instance`, evaluated every `rate` frames.
+fn vertex_out(v: wgpu_anim_Vertex, instance: wgpu_anim_PageInstance, vertex_index: u32, rate: u32) -> VertexOut {
     // Only the fields drawing needs (not the whole 320-byte instance); no tangent.
 #ifdef WGPU_ANIM_MORPH
     let morphed = wgpu_anim_morph(instance, vertex_index, v.position, v.normal, vec3<f32>(0.0));
@@ -124,18 +129,33 @@ fn vertex_out(v: wgpu_anim_Vertex, instance: wgpu_anim_PageInstance, vertex_inde
 #else
     let skinned = wgpu_anim_skin(instance, v.joints, v.weights, v.position, v.normal);
 #endif
-    return placed(instance, skinned.position, skinned.normal);
+    return placed(instance, skinned.position, skinned.normal, rate);
 }
 
-// A model-space vertex of `instance` placed in the world and on screen.
-fn placed(instance: wgpu_anim_PageInstance, position: vec3<f32>, normal: vec3<f32>) -> VertexOut {
+// The colour of `instance`: its own tint, or with the LOD tint on the colour of its update rate
+// `rate` (1, 2, 4 or 8; 0 for one drawn by its VAT).
+fn tint_of(instance: wgpu_anim_PageInstance, rate: u32) -> vec3<f32> {
+    if (camera.lod_tint.x == 0u) {
+        return wgpu_anim_tint(instance).rgb;
+    }
+    switch rate {
+        case 1u: { return vec3<f32>(80.0, 170.0, 240.0) / 255.0; }
+        case 2u: { return vec3<f32>(90.0, 200.0, 90.0) / 255.0; }
+        case 4u: { return vec3<f32>(235.0, 200.0, 50.0) / 255.0; }
+        case 8u: { return vec3<f32>(215.0, 60.0, 45.0) / 255.0; }
+        default: { return vec3<f32>(170.0, 110.0, 220.0) / 255.0; }
+    }
+}
+
+// A model-space vertex of `instance` (at update rate `rate`) placed in the world and on screen.
+fn placed(instance: wgpu_anim_PageInstance, position: vec3<f32>, normal: vec3<f32>, rate: u32) -> VertexOut {
     let world = wgpu_anim_world(instance);
     let world_position = wgpu_anim_transform_point(world, position);
     var out: VertexOut;
     out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
     out.world_normal = normalize(wgpu_anim_transform_normal(world, normal));
     out.world_position = world_position;
-    out.tint = wgpu_anim_tint(instance).rgb;
+    out.tint = tint_of(instance, rate);
     return out;
 }
 
@@ -146,7 +166,7 @@ fn placed(instance: wgpu_anim_PageInstance, position: vec3<f32>, normal: vec3<f3
 fn vs_vat(@builtin(instance_index) instance_index: u32, @builtin(vertex_index) vertex_index: u32) -> VertexOut {
     let instance = wgpu_anim_vat_instance(instance_index);
     let played = wgpu_anim_vat(instance, vertex_index);
-    return placed(instance, played.position, played.normal);
+    return placed(instance, played.position, played.normal, 0u);
 }
 
 // Instance `job.instance`'s VAT played for its first `job.vertex_count` vertices, as vs_vat plays

@@ -96,7 +96,8 @@ struct wgpu_anim_Visible {
     // Where the drawn list starts in `list` (byte 40).
     drawn_offset: u32,
     // How many are drawn with their VAT: a VAT draw's instance count (byte 44); their list runs
-    // backwards from the last entry.
+    // backwards from entry 2 * drawn_offset - 1. Every instance's marks follow from
+    // 2 * drawn_offset.
     vat_count: u32,
     not_drawn_b: array<u32, 4>,
     list: array<u32>,
@@ -114,9 +115,17 @@ fn wgpu_anim_visible_instance(instance_index: u32) -> wgpu_anim_PageInstance {
 // The instance a VAT draw (a culled draw with CulledDraws::for_vat) draws as its
 // `instance_index`-th.
 fn wgpu_anim_vat_instance(instance_index: u32) -> wgpu_anim_PageInstance {
-    return wgpu_anim_PageInstance(wgpu_anim_visible.list[arrayLength(&wgpu_anim_visible.list) - 1u - instance_index]);
+    return wgpu_anim_PageInstance(wgpu_anim_visible.list[2u * wgpu_anim_visible.drawn_offset - 1u - instance_index]);
 }
 #endif
+
+// How often the animator evaluates the pose `instance` is drawn with (update-rate LOD,
+// Controller::set_update_rates): every 1, 2, 4 or 8 frames; 0 for an instance the frame does not
+// draw skinned (out of view, or drawn with its VAT).
+fn wgpu_anim_update_rate(instance: wgpu_anim_PageInstance) -> u32 {
+    let marks = wgpu_anim_visible.list[2u * wgpu_anim_visible.drawn_offset + instance.index];
+    return select(0u, 1u << ((marks >> 4u) & 3u), (marks & 2u) != 0u);
+}
 #endif
 
 #ifdef WGPU_ANIM_VAT

@@ -444,3 +444,85 @@ fn interpolation_draws_between_the_last_two_evaluations() {
         assert!(interpolated > 1000, "held characters are drawn between their keys");
     }
 }
+
+/// The renderer's LOD tint draws each character in the colour of the rate the GPU evaluates it
+/// at: the same picture as an animator whose characters' own tints are those colours, from the
+/// rates given, to within a unit of rounding; and another picture with the LOD tint off.
+#[test]
+fn the_lod_tint_shows_each_rate() {
+    let (device, queue) = common::device();
+    let (lib, skeleton, clips) = mannequin::library();
+    let mesh = mannequin::mesh(&lib.skeletons()[skeleton.index() as usize]);
+    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
+    // The built-in renderer's colours of rates 1, 2, 4 and 8 (shaders/skin.wgsl `tint_of`).
+    const TINTS: [[u8; 4]; 4] = [
+        [80, 170, 240, 255],
+        [90, 200, 90, 255],
+        [235, 200, 50, 255],
+        [215, 60, 45, 255],
+    ];
+    const SIDE: usize = 6;
+    let (width, height) = (240, 160);
+    let camera = Camera::look_at(
+        Vec3::new(0.0, 4.0, 6.0),
+        Vec3::new(0.0, 0.5, -3.0),
+        0.9,
+        1.5,
+        0.1,
+        100.0,
+    );
+    let (color, depth) = (
+        wgpu_anim::gpu::OffscreenTarget::COLOR_FORMAT,
+        Some(wgpu_anim::gpu::OffscreenTarget::DEPTH_FORMAT),
+    );
+    let target = wgpu_anim::gpu::OffscreenTarget::new(&device, width, height).unwrap();
+    // Two crowds alike but for their tints: white, and each character its rate's colour.
+    let crowds = [None, Some(TINTS)].map(|tints| {
+        let mut a = animator(&device, &lib, SIDE * SIDE, true);
+        for i in 0..SIDE * SIDE {
+            let at = Vec3::new((i % SIDE) as f32 * 1.2 - 3.0, 0.0, -((i / SIDE) as f32) * 1.2);
+            a.add_instance(&InstanceDesc {
+                time: i as f32 * 0.1,
+                world: Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), at),
+                tint: tints.map_or([255; 4], |t| t[i % 4]),
+                ..InstanceDesc::new(clips[1])
+            })
+            .unwrap();
+            a.set_update_rate(i, Some(UPDATE_RATES[i % 4])).unwrap();
+        }
+        a.set_cull_view(Some(camera.view_proj)).unwrap();
+        for _ in 0..3 {
+            step(&device, &queue, &mut a);
+        }
+        let renderer = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, color, depth, 1).unwrap();
+        renderer.set_camera(&queue, &camera);
+        (a, renderer)
+    });
+    let draw = |(a, renderer): &(Animator, wgpu_anim::SkinnedRenderer), lod_tint: bool| {
+        renderer.set_lod_tint(&queue, lod_tint);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        renderer.encode(&mut encoder, a);
+        {
+            let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
+            renderer.draw_visible(&mut pass, a);
+        }
+        queue.submit([encoder.finish()]);
+        target.read_rgba(&device, &queue).unwrap()
+    };
+    let by_rate = draw(&crowds[0], true);
+    let by_tint = draw(&crowds[1], false);
+    let drawn = by_rate.chunks(4).filter(|p| p[..3] != [0, 0, 0]).count();
+    assert!(
+        drawn > width as usize * height as usize / 20,
+        "the characters fill the picture: {drawn} pixels"
+    );
+    let worst = by_rate.iter().zip(&by_tint).map(|(x, y)| x.abs_diff(*y)).max().unwrap();
+    assert!(worst <= 1, "the LOD tint against the rates' tints: {worst} apart");
+    // The comparison fails on another picture: the white crowd without the LOD tint.
+    let white = draw(&crowds[0], false);
+    let differ = white.chunks(4).zip(by_rate.chunks(4)).filter(|(x, y)| x != y).count();
+    assert!(
+        differ > drawn / 2,
+        "{differ} of {drawn} pixels differ without the LOD tint"
+    );
+}

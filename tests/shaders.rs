@@ -574,6 +574,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MARK_DRAWN", U32(layout::MARK_DRAWN)),
         ("MARK_ENTERED", U32(layout::MARK_ENTERED)),
         ("MARK_VAT", U32(layout::MARK_VAT)),
+        ("MARK_RATE_SHIFT", U32(layout::MARK_RATE_SHIFT)),
         ("FRAME_VAT", U32(layout::FRAME_VAT)),
         ("FRAME_LOD_INTERPOLATE", U32(layout::FRAME_LOD_INTERPOLATE)),
         ("CULL_MAX_WORKGROUPS", U32(layout::CULL_MAX_WORKGROUPS)),

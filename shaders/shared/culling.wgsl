@@ -10,7 +10,7 @@
 
 #import wgpu_anim::types::{
     Affine, BlendSample, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN,
-    MARK_ENTERED, MARK_EVALUATE, MARK_VAT,
+    MARK_ENTERED, MARK_EVALUATE, MARK_RATE_SHIFT, MARK_VAT,
 }
 #import wgpu_anim::bindings::{character_state, frame, instances, visible}
 
@@ -108,10 +108,10 @@ fn phase(index: u32) -> u32 {
 // not the 320-byte list), and says whether it is evaluated. Seen: with a view (FRAME_CULL_VIEW), when its bounds
 // meet the view; without one, always. Drawn with its VAT (MARK_VAT, plays_vat; its clip time
 // left in Instance.vat_time): neither evaluated nor drawn skinned. Else drawn (MARK_DRAWN) when
-// seen (MARK_ENTERED too when it was not drawn skinned the frame before), and evaluated
-// (MARK_EVALUATE) when the frame keeps state, or when it is drawn and due at its update rate
-// (every `rate` frames, each character on its own phase) or has just entered. Call after the
-// clock moved its world. Rust: cpu::cull::marks.
+// seen (MARK_ENTERED too when it was not drawn skinned the frame before, and its update rate's
+// log2 from MARK_RATE_SHIFT), and evaluated (MARK_EVALUATE) when the frame keeps state, or when
+// it is drawn and due at its update rate (every `rate` frames, each character on its own phase)
+// or has just entered. Call after the clock moved its world. Rust: cpu::cull::marks.
 fn mark_evaluation(i: u32, inertia: u32, count: u32, first: BlendSample) -> bool {
     let world = instances[i].world;
     let radius = instances[i].bound_radius;
@@ -130,8 +130,9 @@ fn mark_evaluation(i: u32, inertia: u32, count: u32, first: BlendSample) -> bool
     let due = ((frame.frame + phase(frame.first_instance + i)) & (rate - 1u)) == 0u;
     let entered = drawn && !was_drawn;
     let evaluate = keeps_state(i, inertia) || (drawn && (due || entered));
-    character_state[b].z =
-        select(0u, MARK_EVALUATE, evaluate) | select(0u, MARK_DRAWN, drawn) | select(0u, MARK_ENTERED, entered);
+    character_state[b].z = select(0u, MARK_EVALUATE, evaluate)
+        | select(0u, MARK_DRAWN | (countTrailingZeros(rate) << MARK_RATE_SHIFT), drawn)
+        | select(0u, MARK_ENTERED, entered);
     return evaluate;
 }
 

@@ -62,10 +62,14 @@ const FRAME_LOD_INTERPOLATE: u32 = 32u;
 // (Rust: layout::FRAME_VAT); Output.evaluate bit of those (layout::MARK_VAT).
 const FRAME_VAT: u32 = 64u;
 const MARK_VAT: u32 = 8u;
+// Output.evaluate: the update rate of a character drawn skinned, log2, in the two bits from this
+// one (Rust: layout::MARK_RATE_SHIFT).
+const MARK_RATE_SHIFT: u32 = 4u;
 
 // Rust: layout::GpuVisibleHead, then the lists from layout::VISIBLE_LIST_OFFSET: the characters
-// of a page evaluated this frame, then from `drawn_offset` those drawn skinned, and from the
-// last entry backwards those drawn with their VAT; written by the cull stage.
+// of a page evaluated this frame, then from `drawn_offset` (the page's capacity) those drawn
+// skinned, from entry 2 * drawn_offset - 1 backwards those drawn with their VAT, then from
+// 2 * drawn_offset every instance's marks (Output.evaluate); written by the cull stage.
 struct Visible {
     instance_groups: vec4<u32>,
     thread_groups: vec4<u32>,

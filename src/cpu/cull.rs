@@ -4,8 +4,8 @@
 
 use crate::layout::{
     BlendList, CULL_MAX_WORKGROUPS, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, GpuFrame, GpuInstance, GpuOutput,
-    GpuVisibleHead, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, MARK_VAT, WORKGROUP_SIZE,
-    inertia::SWITCH as INERTIA_SWITCH,
+    GpuVisibleHead, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, MARK_RATE_SHIFT, MARK_VAT,
+    WORKGROUP_SIZE, inertia::SWITCH as INERTIA_SWITCH,
 };
 use crate::math::Affine;
 use glam::{Vec3, Vec4};
@@ -106,7 +106,8 @@ pub fn phase(index: u32) -> u32 {
 /// The marks `frame` gives `inst` (its world as the clock left it, `list` its blend list),
 /// instance `i` of the page whose marks last frame were `previous`. Seen: with a view
 /// ([`FRAME_CULL_VIEW`]) when its bounds meet it, without one always. [`MARK_VAT`] when it is
-/// seen and drawn with its VAT ([`plays_vat`]); else [`MARK_DRAWN`] when seen, and
+/// seen and drawn with its VAT ([`plays_vat`]); else [`MARK_DRAWN`] when seen (with its update
+/// rate's base-2 logarithm from [`MARK_RATE_SHIFT`]), and
 /// [`MARK_EVALUATE`] when the frame keeps state, or it is drawn and due at its update rate
 /// (`(frame + phase(first_instance + i)) mod rate` is 0, [`phase`]) or drawn skinned for the
 /// first time since it was not (out of view or drawn with its VAT), [`MARK_ENTERED`] then. What
@@ -123,7 +124,11 @@ pub fn marks(frame: &GpuFrame, inst: &GpuInstance, i: u32, list: &BlendList, pre
     let entered = drawn && previous & MARK_DRAWN == 0;
     let evaluate = keeps_state(inst, list.inertia) || (drawn && (due || entered));
     (if evaluate { MARK_EVALUATE } else { 0 })
-        | (if drawn { MARK_DRAWN } else { 0 })
+        | (if drawn {
+            MARK_DRAWN | rate.trailing_zeros() << MARK_RATE_SHIFT
+        } else {
+            0
+        })
         | if entered { MARK_ENTERED } else { 0 }
 }
 
@@ -159,8 +164,12 @@ pub struct Lists {
     pub evaluated: Vec<u32>,
     /// The characters drawn skinned.
     pub drawn: Vec<u32>,
-    /// The characters drawn with their VAT (on the GPU, from the lists' last entry backwards).
+    /// The characters drawn with their VAT (on the GPU, from the drawn list's room's last entry
+    /// backwards).
     pub vat: Vec<u32>,
+    /// Every character's marks ([`GpuOutput::evaluate`]), in page order: what a renderer's vertex
+    /// stage reads of them (the skinning module's `wgpu_anim_update_rate`).
+    pub marks: Vec<u32>,
 }
 
 /// Stage `cull` on a page of `capacity` instances: the lists of the characters marked
@@ -179,6 +188,7 @@ pub fn cull(frame: &GpuFrame, outputs: &[GpuOutput], capacity: u32) -> (GpuVisib
         evaluated: with(MARK_EVALUATE),
         drawn: with(MARK_DRAWN),
         vat: with(MARK_VAT),
+        marks: outputs[..n as usize].iter().map(|o| o.evaluate).collect(),
     };
     let (count, drawn_count) = (lists.evaluated.len() as u32, lists.drawn.len() as u32);
     let head = GpuVisibleHead {

@@ -35,9 +35,9 @@ impl Animator {
 
     /// Reads back page `page`'s lists of the instances the last frame evaluated, drew skinned and
     /// drew with their VAT (an animator that culls, [`AnimatorDesc::culling`]): their head, with
-    /// the counts and the later stages' dispatch arguments, and the page indices of each list,
-    /// in page order as [`crate::cpu::cull::cull`] gives them. For tests and tools; waits for the
-    /// GPU.
+    /// the counts and the later stages' dispatch arguments, the page indices of each list and
+    /// every instance's marks, in page order as [`crate::cpu::cull::cull`] gives them. For tests
+    /// and tools; waits for the GPU.
     ///
     /// Errors: a page that does not exist, or an animator that does not cull.
     pub fn read_visible_page(
@@ -64,11 +64,22 @@ impl Animator {
             words + u64::from(state.max_instances),
             count(head.drawn_count),
         )?;
-        // The VAT list runs backwards from the lists' last entry.
+        // The VAT list runs backwards from the drawn list's room's last entry; every instance's
+        // marks follow.
         let vat_count = count(head.vat_count);
-        let mut vat: Vec<u32> = read_buffer(device, queue, buffer, buffer.size() / 4 - vat_count, vat_count)?;
+        let marks_at = words + 2 * u64::from(state.max_instances);
+        let mut vat: Vec<u32> = read_buffer(device, queue, buffer, marks_at - vat_count, vat_count)?;
         vat.reverse();
-        Ok((head, crate::cpu::cull::Lists { evaluated, drawn, vat }))
+        let marks = read_buffer(device, queue, buffer, marks_at, state.len as u64)?;
+        Ok((
+            head,
+            crate::cpu::cull::Lists {
+                evaluated,
+                drawn,
+                vat,
+                marks,
+            },
+        ))
     }
 
     /// Reads back page `page`'s socket matrices: [`MAX_SOCKETS`] per instance in use, in

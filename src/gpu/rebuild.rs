@@ -202,10 +202,11 @@ impl Animator {
 }
 
 /// Clears culling's [`MARK_DRAWN`](crate::layout::MARK_DRAWN) and
-/// [`MARK_ENTERED`](crate::layout::MARK_ENTERED) in every output's `evaluate` word of `bytes`, a
+/// [`MARK_ENTERED`](crate::layout::MARK_ENTERED) (and the update rate that comes with drawn,
+/// [`MARK_RATE_SHIFT`](crate::layout::MARK_RATE_SHIFT)) in every output's `evaluate` word of `bytes`, a
 /// part of a page's character state from byte `offset`, whose outputs start at byte `outputs`.
 fn forget_drawn(bytes: &mut [u8], offset: u64, outputs: u64) {
-    use crate::layout::{GpuOutput, MARK_DRAWN, MARK_ENTERED};
+    use crate::layout::{GpuOutput, MARK_DRAWN, MARK_ENTERED, MARK_RATE_SHIFT};
     let stride = size_of::<GpuOutput>() as u64;
     let word = std::mem::offset_of!(GpuOutput, evaluate) as u64;
     let end = offset + bytes.len() as u64;
@@ -215,7 +216,7 @@ fn forget_drawn(bytes: &mut [u8], offset: u64, outputs: u64) {
         if at >= offset {
             let k = (at - offset) as usize;
             let mut v = u32::from_le_bytes([bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3]]);
-            v &= !(MARK_DRAWN | MARK_ENTERED);
+            v &= !(MARK_DRAWN | MARK_ENTERED | 3 << MARK_RATE_SHIFT);
             bytes[k..k + 4].copy_from_slice(&v.to_le_bytes());
         }
         at += stride;

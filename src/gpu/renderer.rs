@@ -229,7 +229,7 @@ impl SkinnedRenderer {
             || -> Result<Self> {
                 let camera = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("wgpu-anim camera"),
-                    size: size_of::<Camera>() as u64,
+                    size: CAMERA_BYTES,
                     usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 });
@@ -320,6 +320,21 @@ impl SkinnedRenderer {
     /// Uploads the camera.
     pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
         queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
+    }
+
+    /// Tints every character by how the animator animates it this frame (on), or by its own
+    /// tint ([`crate::InstanceDesc::tint`], off, the default): blue when its pose is evaluated
+    /// every frame, green every 2nd, yellow every 4th and red every 8th frame (update-rate LOD,
+    /// [`super::Controller::set_update_rates`]), violet when drawn by its vertex animation texture
+    /// ([`SkinnedRenderer::set_vat`]). The rate is the GPU's own decision of the frame (the
+    /// skinning module's `wgpu_anim_update_rate`); without culling
+    /// ([`super::AnimatorDesc::culling`]) every character is evaluated every frame.
+    pub fn set_lod_tint(&self, queue: &wgpu::Queue, on: bool) {
+        queue.write_buffer(
+            &self.camera,
+            size_of::<Camera>() as u64,
+            bytemuck::bytes_of(&[u32::from(on), 0, 0, 0]),
+        );
     }
 
     /// With an animator that culls ([`super::AnimatorDesc::culling`]): records the copy of each
@@ -479,6 +494,10 @@ impl SkinnedRenderer {
     }
 }
 
+/// The built-in renderer's camera uniform: the [`Camera`], then the LOD tint's switch
+/// ([`SkinnedRenderer::set_lod_tint`]) in 16 bytes. WGSL `Camera` in `shaders/skin.wgsl`.
+const CAMERA_BYTES: u64 = size_of::<Camera>() as u64 + 16;
+
 /// The camera's layout entry (binding 0) in the built-in renderer's group.
 fn camera_entry() -> wgpu::BindGroupLayoutEntry {
     wgpu::BindGroupLayoutEntry {
@@ -487,7 +506,7 @@ fn camera_entry() -> wgpu::BindGroupLayoutEntry {
         ty: wgpu::BindingType::Buffer {
             ty: wgpu::BufferBindingType::Uniform,
             has_dynamic_offset: false,
-            min_binding_size: wgpu::BufferSize::new(size_of::<Camera>() as u64),
+            min_binding_size: wgpu::BufferSize::new(CAMERA_BYTES),
         },
         count: None,
     }

@@ -67,7 +67,8 @@ pub struct SkinBinding {
     /// Whether to bind the page's list of the instances the frame evaluated (at `palette + 7`;
     /// the animator must cull, [`super::AnimatorDesc::culling`]): the module then has
     /// `wgpu_anim_visible_instance(instance_index)`, the instance a culled draw
-    /// ([`SkinBinding::draw_visible`]) draws as its `instance_index`-th.
+    /// ([`SkinBinding::draw_visible`]) draws as its `instance_index`-th, and
+    /// `wgpu_anim_update_rate(instance)`, how often the frame's pose of it is evaluated.
     pub visible: bool,
     /// Whether to bind a mesh's vertex animation texture (at `palette + 8`, [`super::GpuVat`]):
     /// the module then has `wgpu_anim_vat(instance, vertex_index)`, the vertex as the instance's

@@ -39,13 +39,20 @@ pub const MARK_ENTERED: u32 = 4;
 /// [`GpuInstance::vat_time`](super::GpuInstance::vat_time): it is neither evaluated nor drawn
 /// skinned ([`MARK_DRAWN`] is clear).
 pub const MARK_VAT: u32 = 8;
+/// [`GpuOutput::evaluate`](super::GpuOutput::evaluate) bits from this one, two of them: the update
+/// rate of a character drawn skinned ([`MARK_DRAWN`]) as its base-2 logarithm (0 to 3: evaluated
+/// every 1, 2, 4 or 8 frames), `(marks >> MARK_RATE_SHIFT) & 3`; 0 for any other.
+pub const MARK_RATE_SHIFT: u32 = 4;
 /// Update rates: a character is evaluated every 1, 2, 4 or 8 frames.
 pub const UPDATE_RATES: [u32; 4] = [1, 2, 4, 8];
 
 /// The head of a page's lists of the characters evaluated and drawn this frame (WGSL `Visible`,
 /// whose lists of page indices, `u32` each, follow from [`VISIBLE_LIST_OFFSET`]: the evaluated
-/// ones, then from `drawn_offset` the drawn ones): written by the cull stage, read as indirect
-/// dispatch arguments by the later stages and as the instance count of an indirect draw.
+/// ones, then from `drawn_offset` the drawn ones, and from `2 × drawn_offset − 1` backwards those
+/// drawn with their VAT; then from `2 × drawn_offset` the marks of every instance of the page,
+/// [`GpuOutput::evaluate`](super::GpuOutput::evaluate), for a renderer's vertex stage): written
+/// by the cull stage, read as indirect dispatch arguments by the later stages and as the
+/// instance count of an indirect draw.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuVisibleHead {
@@ -61,7 +68,7 @@ pub struct GpuVisibleHead {
     /// Where the drawn list starts in the lists, in `u32`s (the page's instance capacity).
     pub drawn_offset: u32,
     /// Instances drawn with their VAT ([`MARK_VAT`]): a VAT draw's instance count. Their list runs
-    /// backwards from the lists' last entry.
+    /// backwards from entry `2 × drawn_offset − 1`.
     pub vat_count: u32,
     /// Workgroups `(x, y, 1)` of one workgroup per drawn instance; `w` unused.
     pub drawn_groups: [u32; 4],

@@ -154,8 +154,10 @@ impl Resource {
     ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
     ///   256 B);
     /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from byte 0;
-    /// - [`Resource::Visible`]: two, the `u32` page indices of the evaluated instances from
-    ///   [`crate::layout::VISIBLE_LIST_OFFSET`], after the head, then those of the drawn ones.
+    /// - [`Resource::Visible`]: three, the `u32` page indices of the evaluated instances from
+    ///   [`crate::layout::VISIBLE_LIST_OFFSET`], after the head, then those of the drawn ones
+    ///   (the VAT list shares their room, from its end backwards), then every instance's marks
+    ///   ([`crate::layout::GpuVisibleHead`]).
     ///
     /// A resource that survives a lost device by checkpoints ([`Survival::Checkpointed`]) is
     /// copied back section by section, for the instances in use, and written back the same way
@@ -174,13 +176,17 @@ impl Resource {
                 },
             ),
             Resource::BlendLists => Sections::one(Section::from_start(size_of::<BlendList>())),
-            Resource::Visible => Sections::two(
+            Resource::Visible => Sections::three(
                 Section {
                     offset: crate::layout::VISIBLE_LIST_OFFSET,
                     stride: 4,
                 },
                 Section {
                     offset: crate::layout::VISIBLE_LIST_OFFSET + capacity as u64 * 4,
+                    stride: 4,
+                },
+                Section {
+                    offset: crate::layout::VISIBLE_LIST_OFFSET + 2 * capacity as u64 * 4,
                     stride: 4,
                 },
             ),
@@ -381,8 +387,8 @@ pub struct Sections {
 }
 
 impl Sections {
-    /// The most sections a resource has (the character state's clocks and outputs).
-    pub const MAX: usize = 2;
+    /// The most sections a resource has (the visible lists' evaluated, drawn and marks).
+    pub const MAX: usize = 3;
     /// No section: a resource that is not per instance.
     pub const NONE: Sections = Sections {
         list: [Section { offset: 0, stride: 0 }; Sections::MAX],
@@ -391,13 +397,23 @@ impl Sections {
 
     const fn one(a: Section) -> Self {
         Self {
-            list: [a, Section { offset: 0, stride: 0 }],
+            list: [a, Section { offset: 0, stride: 0 }, Section { offset: 0, stride: 0 }],
             len: 1,
         }
     }
 
     const fn two(a: Section, b: Section) -> Self {
-        Self { list: [a, b], len: 2 }
+        Self {
+            list: [a, b, Section { offset: 0, stride: 0 }],
+            len: 2,
+        }
+    }
+
+    const fn three(a: Section, b: Section, c: Section) -> Self {
+        Self {
+            list: [a, b, c],
+            len: 3,
+        }
     }
 
     /// The sections, in buffer order.

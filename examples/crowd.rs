@@ -16,7 +16,7 @@
 //! Up/Down add or remove 10 % of the characters, R resets the camera, K loses the GPU device (the
 //! demo rebuilds everything on a new one and the crowd carries on), F1 or H prints this help,
 //! Esc quits; U and V turn update-rate LOD and vertex animation textures for far characters on and
-//! off. The window title shows the frame time, the character count (how many are seen skinned,
+//! off, T (or `--lod-tint`) tints each character by how it is animated. The window title shows the frame time, the character count (how many are seen skinned,
 //! evaluated and drawn by VAT), the GPU time of
 //! each animation pass — clock, sample, local_to_model, palette, or the one fused pass — and their total (when the
 //! adapter has timestamp queries), and the clip events (footsteps) the GPU fires per second. Where a
@@ -57,6 +57,8 @@ crowd demo controls:
   F            fused (one dispatch) / staged (one per stage) GPU path
   U            update-rate LOD on / off (far characters evaluated every 2, 4 or 8 frames)
   V            vertex animation textures on / off (the farthest characters drawn with no skeleton)
+  T            tint by LOD on / off: blue evaluated every frame, green every 2nd, yellow every
+               4th, red every 8th, violet drawn by VAT
   K            lose the GPU device (the demo rebuilds the crowd on a new one)
   F1 / H       print this help
   Esc          quit";
@@ -97,6 +99,15 @@ struct Args {
     /// Skin every character with dual quaternions instead of linear blending.
     #[arg(long)]
     dual_quaternion: bool,
+    /// Tint every character by how it is animated (the T key): blue evaluated every frame,
+    /// green every 2nd, yellow every 4th, red every 8th, violet drawn by its vertex animation
+    /// texture.
+    #[arg(long)]
+    lod_tint: bool,
+    /// Start with update-rate LOD on (the U key): far characters evaluated every 2, 4 or 8
+    /// frames.
+    #[arg(long)]
+    lod: bool,
 }
 
 /// How the crowd is skinned: dual quaternions with `--dual-quaternion`.
@@ -106,6 +117,15 @@ fn skinning(args: Option<&Args>) -> wgpu_anim::gpu::Skinning {
     } else {
         wgpu_anim::gpu::Skinning::Linear
     }
+}
+
+/// `--lod` and `--lod-tint`.
+fn start_options(queue: &wgpu::Queue, crowd: &mut Crowd, args: &Args) -> Result<(), wgpu_anim::Error> {
+    if args.lod {
+        crowd.animator.set_update_rates(Some(wgpu_anim::gpu::DEFAULT_UPDATE_RATES))?;
+    }
+    crowd.set_lod_tint(queue, args.lod_tint);
+    Ok(())
 }
 
 /// Frames between the animator's recovery checkpoints (half a second at 60 fps).
@@ -271,6 +291,7 @@ impl App {
         )?;
         choose_path(&device, &mut crowd.animator)?;
         crowd.animator.set_recovery(&device, Some(RECOVERY_INTERVAL));
+        start_options(&queue, &mut crowd, args)?;
         let lost = watch_device(&device);
         let timer = PassTimer::new(&device, &queue, MAX_PASSES);
         let depth = wgpu_anim::gpu::depth_view(&device, config.width, config.height);
@@ -462,6 +483,7 @@ impl App {
                             c.animator.set_recovery(&g.device, Some(RECOVERY_INTERVAL));
                             c.set_moving(g.crowd.is_moving());
                             c.set_animation_paused(g.crowd.is_animation_paused());
+                            c.set_lod_tint(&g.queue, g.crowd.lod_tint());
                             g.crowd = c;
                         }
                         Err(e) => eprintln!("{e}"),
@@ -508,6 +530,11 @@ impl App {
                     Err(e) => println!("{e}"),
                 }
             }
+            Key::Character(c) if c.as_str().eq_ignore_ascii_case("t") => {
+                let on = !g.crowd.lod_tint();
+                g.crowd.set_lod_tint(&g.queue, on);
+                println!("tint by LOD: {}", if on { "on" } else { "off" });
+            }
             Key::Character(c) if c.as_str().eq_ignore_ascii_case("k") => {
                 println!("K: destroying the GPU device");
                 g.device.destroy();
@@ -547,7 +574,7 @@ fn screenshot(
     // The crowd's renderers were built for the surface format; build a second crowd view only
     // if the formats differ. The animation state is shared through the same animator, so draw
     // with a renderer for the offscreen format.
-    let renderer = wgpu_anim::SkinnedRenderer::new(
+    let mut renderer = wgpu_anim::SkinnedRenderer::new(
         device,
         &crowd.animator,
         &crowd.character.mesh,
@@ -567,6 +594,9 @@ fn screenshot(
     let props = crowd.prop_renderer(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1)?;
     let footprints =
         crowd.footprint_renderer(device, OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT), 1)?;
+    // Drawn as the crowd draws: the members it culls and plays by VAT as it does.
+    renderer.set_vat(device, &crowd.animator, crowd.vat())?;
+    renderer.set_lod_tint(queue, crowd.lod_tint());
     let camera = orbit.camera(width as f32 / height as f32);
     renderer.set_camera(queue, &camera);
     ground.set_camera(queue, &camera);
@@ -577,13 +607,14 @@ fn screenshot(
         f.set_view(queue, &camera, crowd.footprint_time());
     }
     let mut encoder = device.create_command_encoder(&Default::default());
+    renderer.encode(&mut encoder, &crowd.animator);
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
         ground.draw(&mut pass);
         if let Some(f) = &footprints {
             f.draw(&mut pass);
         }
-        renderer.draw(&mut pass, 0..crowd.count() as u32);
+        renderer.draw_visible(&mut pass, &crowd.animator);
         if let Some(p) = &props {
             p.draw(&mut pass, &crowd.animator);
         }
@@ -664,6 +695,7 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     )?;
     choose_path(&device, &mut crowd.animator)?;
     crowd.animator.set_recovery(&device, Some(RECOVERY_INTERVAL));
+    start_options(&queue, &mut crowd, args)?;
     let orbit = Orbit::new(&crowd);
     let frames = args.frames.unwrap_or(120);
     let started = Instant::now();
@@ -688,6 +720,8 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             crowd = rebuilt;
             lost = watch_device(&device);
         }
+        // The camera first, as the window does: the update culls against it.
+        crowd.set_camera(&queue, &orbit.camera(width as f32 / height as f32));
         crowd.update(&queue, 1.0 / 60.0);
         let mut encoder = device.create_command_encoder(&Default::default());
         crowd.encode(&mut encoder);

@@ -2,20 +2,20 @@
 //! each character tinted by how often the GPU evaluates it — blue every frame, green every 2nd,
 //! yellow every 4th, red every 8th (interpolating between; thresholds twice
 //! `gpu::DEFAULT_UPDATE_RATES`, so that one picture holds every rate) — and those out of view
-//! neither evaluated nor drawn. The tints come from the CPU mirror's rate
-//! (`cpu::cull::update_rate`), which the tests hold to the GPU's; the counts printed are the
-//! GPU's own.
+//! neither evaluated nor drawn. The tints are the renderer's LOD tint
+//! (`SkinnedRenderer::set_lod_tint`): the rates the GPU decided this frame, read in the vertex
+//! stage; the counts printed are read back from the same marks.
 //!
 //! ```text
 //! cargo run --release --example lod -- [--out PATH]
 //! ```
 
 use clap::Parser;
-use glam::{Mat4, Quat, Vec3, Vec4};
+use glam::{Mat4, Quat, Vec3};
 use std::path::PathBuf;
 use wgpu_anim::gpu::{Camera, DEFAULT_UPDATE_RATES, GroundRenderer, OffscreenTarget, headless_device};
-use wgpu_anim::layout::{FRAME_CULL, FRAME_CULL_VIEW, GpuFrame, GpuInstance, frustum_planes};
-use wgpu_anim::{Affine, Animator, AnimatorDesc, InstanceDesc, SkinnedRenderer, cpu, mannequin};
+use wgpu_anim::layout::{MARK_DRAWN, MARK_RATE_SHIFT};
+use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, SkinnedRenderer, mannequin};
 
 /// Renders a field of mannequins tinted by their update rate.
 #[derive(Parser)]
@@ -30,8 +30,6 @@ struct Args {
 const SIDE: usize = 40;
 const ROWS: usize = 64;
 const SPACING: f32 = 3.0;
-/// The tint of each rate: 1, 2, 4, 8.
-const TINTS: [[u8; 4]; 4] = [[80, 170, 240, 255], [90, 200, 90, 255], [235, 200, 50, 255], [215, 60, 45, 255]];
 
 fn main() {
     let args = Args::parse();
@@ -52,32 +50,16 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let camera = Camera::look_at(eye, Vec3::new(6.0, 0.0, -45.0), 0.8, width as f32 / height as f32, 0.1, 400.0);
     let view = camera.view_proj;
     let thresholds = DEFAULT_UPDATE_RATES.map(|t| 2.0 * t);
-    // The frame the clock stage tests each character in, for the mirror's rate.
-    let frame = GpuFrame {
-        flags: FRAME_CULL | FRAME_CULL_VIEW,
-        cull_planes: frustum_planes(view),
-        lod: Vec4::from((glam::Vec3::from(thresholds), view.row(1).truncate().length())),
-        view_w: view.row(3),
-        ..GpuFrame::default()
-    };
     let n = SIDE * ROWS;
     let desc =
         AnimatorDesc { max_instances: n as u32, culling: true, lod_interpolation: true, ..AnimatorDesc::default() };
     let mut animator = Animator::new(&device, &library, &desc)?;
-    let mut per_rate = [0usize; 4];
     for i in 0..n {
         let (x, z) = ((i % SIDE) as f32 * SPACING - 60.0, -((i / SIDE) as f32) * SPACING);
         let world = Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32 * 2.4), Vec3::new(x, 0.0, z));
-        let probe =
-            GpuInstance { world: Affine::from_mat4(&world), bound_radius: radius, ..bytemuck::Zeroable::zeroed() };
-        let seen = cpu::cull::sphere_in_view(&probe.world, radius, &frame.cull_planes);
-        let rate = cpu::cull::update_rate(&frame, &probe);
-        let k = rate.trailing_zeros() as usize;
-        per_rate[k] += usize::from(seen);
         animator.add_instance(&InstanceDesc {
             time: (i as f32 * 0.618).fract() * 2.0,
             world,
-            tint: TINTS[k],
             ..InstanceDesc::new(clips[1])
         })?;
     }
@@ -89,6 +71,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
     let renderer = SkinnedRenderer::new(&device, &animator, &mesh, joints, color, depth, 1)?;
     renderer.set_camera(&queue, &camera);
+    renderer.set_lod_tint(&queue, true);
     let ground = GroundRenderer::new(&device, color, depth, 1, None);
     ground.set_camera(&queue, &camera);
     let mut evaluated = Vec::new();
@@ -110,7 +93,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     wgpu_anim::image::save_png(&args.out, width, height, &target.read_rgba(&device, &queue)?)?;
-    let (head, ..) = animator.read_visible_page(&device, &queue, 0)?;
+    let (head, lists) = animator.read_visible_page(&device, &queue, 0)?;
+    let mut per_rate = [0usize; 4];
+    for marks in lists.marks.iter().filter(|&&m| m & MARK_DRAWN != 0) {
+        per_rate[(marks >> MARK_RATE_SHIFT & 3) as usize] += 1;
+    }
     println!(
         "{n} characters, {} drawn: {} every frame, {} every 2nd, {} every 4th, {} every 8th; evaluated per frame {}..{}; saved {}",
         head.drawn_count,

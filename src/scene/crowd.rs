@@ -171,6 +171,7 @@ impl Crowd {
             target: Vec3::Y * 1.6,
             cull_view: std::cell::Cell::new(None),
             vat,
+            lod_tint: false,
         })
     }
 
@@ -199,6 +200,7 @@ impl Crowd {
             sample_count,
         ))?;
         renderer.set_vat(device, &animator, self.vat.as_deref())?;
+        renderer.set_lod_tint(queue, self.lod_tint);
         let props = self.prop_renderer_on(device, &animator, color_format, depth_format, sample_count)?;
         // The marks were on the lost device: the new ring starts empty.
         let footprints = if self.footprints.is_some() {
@@ -240,7 +242,22 @@ impl Crowd {
             target: self.target,
             cull_view: self.cull_view.clone(),
             vat: self.vat.clone(),
+            lod_tint: self.lod_tint,
         })
+    }
+
+    /// Tints every member by how the animator animates it (on) or by its own tint (off, the
+    /// default): [`SkinnedRenderer::set_lod_tint`]'s colours, blue evaluated every frame, green
+    /// every 2nd, yellow every 4th, red every 8th, violet drawn by its VAT.
+    pub fn set_lod_tint(&mut self, queue: &wgpu::Queue, on: bool) {
+        self.renderer.set_lod_tint(queue, on);
+        self.lod_tint = on;
+    }
+
+    /// Whether members are tinted by how they are animated ([`Crowd::set_lod_tint`]).
+    #[must_use]
+    pub fn lod_tint(&self) -> bool {
+        self.lod_tint
     }
 
     /// With culling, how many members the last frame drew skinned, evaluated (in view and due,

@@ -151,4 +151,6 @@ pub struct Crowd {
     cull_view: std::cell::Cell<Option<glam::Mat4>>,
     /// The character's VAT ([`CrowdDesc::vat`]), kept for a rebuild.
     vat: Option<std::sync::Arc<crate::vat::Vat>>,
+    /// Whether members are tinted by their update rate ([`Crowd::set_lod_tint`]).
+    lod_tint: bool,
 }

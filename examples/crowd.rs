@@ -104,10 +104,10 @@ struct Args {
     /// texture.
     #[arg(long)]
     lod_tint: bool,
-    /// Start with update-rate LOD on (the U key): far characters evaluated every 2, 4 or 8
-    /// frames.
+    /// Start with update-rate LOD off (the U key) [default: on, far characters evaluated every 2,
+    /// 4 or 8 frames].
     #[arg(long)]
-    lod: bool,
+    no_lod: bool,
 }
 
 /// How the crowd is skinned: dual quaternions with `--dual-quaternion`.
@@ -119,9 +119,9 @@ fn skinning(args: Option<&Args>) -> wgpu_anim::gpu::Skinning {
     }
 }
 
-/// `--lod` and `--lod-tint`.
+/// Update-rate LOD (unless `--no-lod`) and `--lod-tint`.
 fn start_options(queue: &wgpu::Queue, crowd: &mut Crowd, args: &Args) -> Result<(), wgpu_anim::Error> {
-    if args.lod {
+    if !args.no_lod {
         crowd.animator.set_update_rates(Some(wgpu_anim::gpu::DEFAULT_UPDATE_RATES))?;
     }
     crowd.set_lod_tint(queue, args.lod_tint);
@@ -484,6 +484,8 @@ impl App {
                             c.set_moving(g.crowd.is_moving());
                             c.set_animation_paused(g.crowd.is_animation_paused());
                             c.set_lod_tint(&g.queue, g.crowd.lod_tint());
+                            let _ = c.animator.set_update_rates(g.crowd.animator.update_rates());
+                            let _ = c.animator.set_vat_size(g.crowd.animator.vat_size());
                             g.crowd = c;
                         }
                         Err(e) => eprintln!("{e}"),

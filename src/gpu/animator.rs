@@ -63,6 +63,9 @@ pub struct Animator {
     pub(super) recovery: Option<Recovery>,
     /// The copies this frame records for a checkpoint.
     pub(super) checkpoint_copies: Vec<CheckpointCopy>,
+    /// The last frame's upload, emptied, whose room the next frame reuses (when no recovery
+    /// log keeps it).
+    spare_upload: FrameUpload,
     /// Watched sockets read back every frame ([`Animator::watch_sockets`]).
     pub(super) ring: Option<Ring<FrameReadback>>,
 }
@@ -357,6 +360,7 @@ impl Animator {
             encodes: AtomicU32::new(0),
             recovery: None,
             checkpoint_copies: Vec::new(),
+            spare_upload: FrameUpload::default(),
             ring: None,
         })
     }
@@ -415,7 +419,8 @@ impl Animator {
     /// makes one write: the frame uniforms of the pages in use (192 bytes each, in slots of the
     /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
-        let upload = self.controller.begin_frame(dt);
+        let mut upload = std::mem::take(&mut self.spare_upload);
+        self.controller.begin_frame_into(dt, &mut upload);
         if self.previous_copy != PreviousCopy::Off {
             // The first frame after keeping began copies after its passes, the others before.
             if self.previous_prepared {
@@ -429,11 +434,14 @@ impl Animator {
         if let Some(ring) = &mut self.ring {
             ring.begin_frame(self.frames, encodes > 0);
         }
-        if let Some(recovery) = &mut self.recovery {
-            let pages = &self.controller;
-            self.checkpoint_copies = recovery.next_frame(encodes, upload, self.use_fused, pages, |page| {
-                pages.page_max_joints(page)
-            });
+        match &mut self.recovery {
+            Some(recovery) => {
+                let pages = &self.controller;
+                self.checkpoint_copies = recovery.next_frame(encodes, upload, self.use_fused, pages, |page| {
+                    pages.page_max_joints(page)
+                });
+            }
+            None => self.spare_upload = upload,
         }
     }
 

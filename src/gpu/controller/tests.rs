@@ -45,6 +45,35 @@ fn instances_fill_pages_in_order_with_page_relative_joint_offsets() {
     assert_eq!(c.page_joint_count(1), 53);
 }
 
+/// A frame into last frame's upload reuses its room: an ordinary frame allocates nothing, and
+/// an edit after it uploads what `begin_frame` would.
+#[test]
+fn a_frame_into_a_spare_upload_reuses_its_room() {
+    let (mut c, clips) = controller(40, 5);
+    for _ in 0..40 {
+        c.add_instance(&InstanceDesc::new(clips[1])).unwrap();
+    }
+    let mut upload = c.begin_frame(0.0);
+    assert_eq!(upload.frames.len(), 8);
+    let (at, room) = (upload.frames.as_ptr(), upload.frames.capacity());
+    c.begin_frame_into(0.016, &mut upload);
+    assert_eq!((upload.frames.as_ptr(), upload.frames.capacity()), (at, room));
+    assert!(upload.instances.is_empty() && upload.clocks.is_empty());
+    let (mut twin, twin_clips) = controller(40, 5);
+    for _ in 0..40 {
+        twin.add_instance(&InstanceDesc::new(twin_clips[1])).unwrap();
+    }
+    let _ = twin.begin_frame(0.0);
+    let _ = twin.begin_frame(0.016);
+    for k in [c.instance_count() - 1, 3] {
+        let world = glam::Mat4::from_translation(glam::Vec3::X);
+        c.set_world(k, world).unwrap();
+        twin.set_world(k, world).unwrap();
+    }
+    c.begin_frame_into(0.016, &mut upload);
+    assert_eq!(upload, twin.begin_frame(0.016));
+}
+
 #[test]
 fn edits_upload_in_runs_of_consecutive_instances() {
     let (mut c, clips) = controller(100, 100);

@@ -25,6 +25,15 @@ pub struct FrameUpload {
 }
 
 impl FrameUpload {
+    /// Empties it, keeping its room ([`Controller::begin_frame_into`]).
+    pub fn clear(&mut self) {
+        self.frames.clear();
+        self.layer_defs = None;
+        self.instances.clear();
+        self.clocks.clear();
+        self.morph_weights.clear();
+    }
+
     /// Bytes the upload writes.
     #[must_use]
     pub fn bytes(&self) -> u64 {
@@ -64,6 +73,15 @@ impl Controller {
     /// whose pose a frame has kept start now, and everything changed since the last frame is
     /// returned, coalesced into runs of consecutive instances per page, for the GPU.
     pub fn begin_frame(&mut self, dt: f32) -> FrameUpload {
+        let mut upload = FrameUpload::default();
+        self.begin_frame_into(dt, &mut upload);
+        upload
+    }
+
+    /// As [`Controller::begin_frame`], into `upload` (emptied first), reusing its room: a frame
+    /// that changes nothing then allocates nothing.
+    pub fn begin_frame_into(&mut self, dt: f32, upload: &mut FrameUpload) {
+        upload.clear();
         let dt = if dt.is_finite() { dt } else { 0.0 };
         self.settle_skinning();
         // Held-back transitions whose pose a frame has kept start now; the others keep it in this
@@ -85,7 +103,6 @@ impl Controller {
         }
         self.seconds += f64::from(dt);
         self.frames += 1;
-        let mut upload = FrameUpload::default();
         // The view's planes and LOD uniform, once a frame for every page.
         let (cull_planes, lod) = (self.cull_planes().unwrap_or([glam::Vec4::W; 6]), self.lod_uniform());
         for (k, p) in self.pages.iter().enumerate().filter(|(_, p)| p.len > 0) {
@@ -172,7 +189,6 @@ impl Controller {
             k += run.len();
         }
         upload.morph_weights = self.take_morph_upload();
-        upload
     }
 }
 

@@ -88,7 +88,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         queue.submit([encoder.finish()]);
         if f > 0 {
             // The first frame evaluates everyone it draws: they all come into view.
-            let (head, ..) = animator.read_visible_page(&device, &queue, 0)?;
+            let head = animator.read_visible_head(&device, &queue, 0)?;
             evaluated.push(head.count);
         }
     }

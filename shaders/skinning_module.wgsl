@@ -123,6 +123,7 @@ fn wgpu_anim_vat_instance(instance_index: u32) -> wgpu_anim_PageInstance {
 // Controller::set_update_rates): every 1, 2, 4 or 8 frames; 0 for an instance the frame does not
 // draw skinned (out of view, or drawn with its VAT).
 fn wgpu_anim_update_rate(instance: wgpu_anim_PageInstance) -> u32 {
+    // MARK_DRAWN is 2, the rate's log2 the two bits from MARK_RATE_SHIFT, 4 (Rust: layout).
     let marks = wgpu_anim_visible.list[2u * wgpu_anim_visible.drawn_offset + instance.index];
     return select(0u, 1u << ((marks >> 4u) & 3u), (marks & 2u) != 0u);
 }

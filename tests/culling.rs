@@ -241,6 +241,7 @@ fn a_culled_crowd_plays_as_a_full_one() {
                 cpu::cull::cull(&frame, &outputs, COUNT as u32),
                 "{path} frame {f}: the lists"
             );
+            assert_eq!(culled.read_visible_head(&device, &queue, 0).unwrap(), head);
             let (list, drawn) = (lists.evaluated, lists.drawn);
             // At rate 1 everything drawn is evaluated.
             assert!(

@@ -189,7 +189,7 @@ pub fn compare_culling(
     let culled_encode_ms = encode_ms(device, queue, &mut crowds[1])?;
     let heads = |a: &Animator| {
         (0..a.pages_in_use())
-            .map(|page| a.read_visible_page(device, queue, page).map(|(head, _)| head))
+            .map(|page| a.read_visible_head(device, queue, page))
             .collect::<Result<Vec<_>>>()
     };
     let evaluated = heads(&crowds[1])?.iter().map(|h| h.count).sum();

@@ -33,6 +33,21 @@ impl Animator {
         )
     }
 
+    /// Reads back the head of page `page`'s lists ([`Animator::read_visible_page`]) alone: the
+    /// counts evaluated, drawn skinned and drawn by VAT, and the later stages' dispatch
+    /// arguments; 64 bytes, whatever the page holds. For tools and titles; waits for the GPU.
+    ///
+    /// Errors: a page that does not exist, or an animator that does not cull.
+    pub fn read_visible_head(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<GpuVisibleHead> {
+        let (p, _) = self.page(page)?;
+        if !self.controller.culling() {
+            return Err(Error::Limit {
+                what: "read_visible_head: the animator does not cull (AnimatorDesc::culling)".into(),
+            });
+        }
+        Ok(read_buffer(device, queue, p.buffer(Resource::Visible), 0, 1)?[0])
+    }
+
     /// Reads back page `page`'s lists of the instances the last frame evaluated, drew skinned and
     /// drew with their VAT (an animator that culls, [`AnimatorDesc::culling`]): their head, with
     /// the counts and the later stages' dispatch arguments, the page indices of each list and

@@ -43,6 +43,8 @@ pub const MARK_VAT: u32 = 8;
 /// rate of a character drawn skinned ([`MARK_DRAWN`]) as its base-2 logarithm (0 to 3: evaluated
 /// every 1, 2, 4 or 8 frames), `(marks >> MARK_RATE_SHIFT) & 3`; 0 for any other.
 pub const MARK_RATE_SHIFT: u32 = 4;
+// The skinning module's `wgpu_anim_update_rate` reads both as literals.
+const _: () = assert!(MARK_DRAWN == 2 && MARK_RATE_SHIFT == 4);
 /// Update rates: a character is evaluated every 1, 2, 4 or 8 frames.
 pub const UPDATE_RATES: [u32; 4] = [1, 2, 4, 8];
 

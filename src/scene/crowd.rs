@@ -272,7 +272,7 @@ impl Crowd {
         }
         let mut n = super::CullCounts::default();
         for page in 0..self.animator.pages_in_use() {
-            let head = self.animator.read_visible_page(device, queue, page)?.0;
+            let head = self.animator.read_visible_head(device, queue, page)?;
             n.drawn += head.drawn_count as usize;
             n.evaluated += head.count as usize;
             n.vat += head.vat_count as usize;

@@ -9,7 +9,7 @@
 //! - switching between the VAT and the skinned mesh is seamless: on the frame a character leaves
 //!   its VAT it is evaluated and its palette equals the full run's bit for bit;
 //! - a wrong clip time in the mirror fails the comparison;
-//! - a VAT draw renders what skinning renders;
+//! - a VAT draw renders what skinning renders, and the renderer's LOD tint colours it violet;
 //! - bad input is refused.
 
 mod common;
@@ -326,12 +326,21 @@ fn a_vat_draw_renders_what_skinning_renders() {
     );
     let target = OffscreenTarget::new(&device, w, h).unwrap();
     let mut pictures = Vec::new();
-    for vat_on in [true, false] {
+    // By VAT, skinned, by VAT tinted violet, by VAT under the renderer's LOD tint (whose colour
+    // for a character drawn by its VAT is that violet, shaders/skin.wgsl `tint_of`).
+    const VIOLET: [u8; 4] = [170, 110, 220, 255];
+    for (vat_on, tint, lod_tint) in [
+        (true, [255; 4], false),
+        (false, [255; 4], false),
+        (true, VIOLET, false),
+        (true, [255; 4], true),
+    ] {
         let mut a = animator(&device, &lib, vat_on);
         for i in 0..12 {
             let desc = InstanceDesc {
                 time: i as f32 * 0.21,
                 world: Mat4::from_translation(Vec3::new((i % 6) as f32 * 1.6 - 4.0, 0.0, (i / 6) as f32 * -3.0)),
+                tint,
                 ..InstanceDesc::new(clips[i % clips.len()])
             };
             a.add_instance(&desc).unwrap();
@@ -347,6 +356,7 @@ fn a_vat_draw_renders_what_skinning_renders() {
             r.set_vat(&device, &a, Some(&vat)).unwrap();
         }
         r.set_camera(&queue, &camera);
+        r.set_lod_tint(&queue, lod_tint);
         let mut picture = Vec::new();
         for _ in 0..3 {
             a.prepare(&queue, 0.05);
@@ -381,6 +391,23 @@ fn a_vat_draw_renders_what_skinning_renders() {
     assert!(c1 > 2000, "the characters are in the picture");
     assert!(c0.abs_diff(c1) < c1 / 50, "coverage {c0} against {c1}");
     assert!(differing < c1 / 25, "{differing} of {c1} pixels differ");
+    // The LOD tint colours a character drawn by its VAT violet, and only the colour changes.
+    let worst = pictures[2]
+        .iter()
+        .zip(&pictures[3])
+        .map(|(x, y)| x.abs_diff(*y))
+        .max()
+        .unwrap();
+    assert!(worst <= 1, "the LOD tint against violet tints: {worst} apart");
+    let white = pictures[0]
+        .chunks(4)
+        .zip(pictures[3].chunks(4))
+        .filter(|(x, y)| x != y)
+        .count();
+    assert!(
+        white > c0 / 2,
+        "{white} of {c0} pixels differ from the untinted picture"
+    );
 }
 
 #[test]

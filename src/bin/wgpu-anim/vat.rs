@@ -17,7 +17,11 @@ pub(crate) fn bake(a: &BakeVatArgs) -> Result<(), String> {
                 let c = imp.skeletons[s].clip_of_animation(animation).ok_or_else(|| {
                     format!("{file}: animation {animation} does not animate the skeleton that has the mesh")
                 })?;
-                character.clips = vec![character.clips[c]];
+                let id =
+                    character.clips.get(c).copied().ok_or_else(|| {
+                        format!("{file}: animation {animation} made no clip of the character's library")
+                    })?;
+                character.clips = vec![id];
             }
             (character, file)
         }

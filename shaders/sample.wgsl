@@ -17,7 +17,7 @@
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
-#import wgpu_anim::library::{clip_info, key_value, sample_channel, skeleton_info, track_at, value_at}
+#import wgpu_anim::library::{clip_info, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
     PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
     decay_to_slots, delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub,
@@ -32,26 +32,12 @@
 #import wgpu_anim::types::{CLIP_CURVE_SHIFT, CLIP_MORPH_SHIFT}
 #endif
 
-// Joint `j` of `clip` at time `t`.
+// Joint `j` of `clip` at time `t`: its translation, rotation and scale tracks, each through the
+// one sampler (a single key included: one call site, the sampler compiled once).
 fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
     let first = clip.track_offset + 3u * j;
-    // Translation, rotation, scale: a single key's value now, the animated ones (a packed track has
-    // at least two frames) marked.
     var channels = array<vec4<f32>, 3>();
-    var animated = 0u;
     for (var c = 0u; c < 3u; c++) {
-        let track = track_at(first + c);
-        if (track.key_count > 1u) {
-            animated |= 1u << c;
-        } else {
-            channels[c] = key_value(track, 0u);
-        }
-    }
-    // The animated channels, one call site for all: the shader carries the sampler once and a
-    // thread runs it only as often as it has animated channels.
-    while (animated != 0u) {
-        let c = firstTrailingBit(animated);
-        animated &= animated - 1u;
         channels[c] = sample_channel(track_at(first + c), t, c == 1u);
     }
     return LocalPose(vec4<f32>(channels[0].xyz, 0.0), channels[1], vec4<f32>(channels[2].xyz, 0.0));
@@ -85,42 +71,45 @@ virtual fn list_inertia_time(i: u32) -> f32 {
     return blend_lists[i].inertia_time;
 }
 
-// The blend of layer `layer`'s samples (0: the base) for joint `j`: weighted sums with
-// quaternions sign-aligned to the layer's heaviest sample, normalized (order-independent). A total
-// weight below MIN_BLEND_WEIGHT is filled with `fill_pose`.
-fn blend_layer(i: u32, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalPose) -> LocalPose {
-    var t = vec3<f32>(0.0);
-    var s = vec3<f32>(0.0);
-    var q = vec4<f32>(0.0);
-    var q_ref = fill_pose.rotation;
-    var first = true;
-    var total = 0.0;
-    let count = min(list_count(i), MAX_BLEND_CLIPS);
-    for (var k = 0u; k < count; k++) {
-        let e = list_sample(i, k);
-        if (e.layer != layer) {
-            continue;
-        }
-        var p: LocalPose;
-        if (e.clip == SNAPSHOT_CLIP) {
-            p = local_poses[snapshot_slot];
-        } else {
-            p = sample_joint(clip_info(e.clip), j, e.time);
-        }
-        if (first) {
-            q_ref = p.rotation;
-            first = false;
-        }
-        var w = e.weight;
-        t += p.translation.xyz * w;
-        s += p.scale.xyz * w;
-        if (dot(q_ref, p.rotation) < 0.0) {
-            w = -w;
-        }
-        q += p.rotation * w;
-        total += e.weight;
+// One layer's samples of a joint, summed by weight: translation, scale, rotation (each
+// sign-aligned to the layer's first sample, the heaviest: the list is sorted heaviest first),
+// total weight, and how many samples.
+struct LayerSum {
+    t: vec3<f32>,
+    s: vec3<f32>,
+    q: vec4<f32>,
+    q_ref: vec4<f32>,
+    total: f32,
+    count: u32,
+}
+
+// The sums with pose `p` added by `weight` (by value: naga 30's SPIR-V writer fails on a pointer
+// to an array element picked at run time).
+fn add_to_sum(sum: LayerSum, p: LocalPose, weight: f32) -> LayerSum {
+    var out = sum;
+    if (sum.count == 0u) {
+        out.q_ref = p.rotation;
     }
-    let fill = max(MIN_BLEND_WEIGHT - total, 0.0);
+    var w = weight;
+    out.t += p.translation.xyz * w;
+    out.s += p.scale.xyz * w;
+    if (dot(out.q_ref, p.rotation) < 0.0) {
+        w = -w;
+    }
+    out.q += p.rotation * w;
+    out.total += weight;
+    out.count += 1u;
+    return out;
+}
+
+// A layer's blend from its sums: normalized, order-independent; a total weight below
+// MIN_BLEND_WEIGHT is filled with `fill_pose`.
+fn blend_layer(sum: LayerSum, fill_pose: LocalPose) -> LocalPose {
+    var t = sum.t;
+    var s = sum.s;
+    var q = sum.q;
+    let q_ref = select(fill_pose.rotation, sum.q_ref, sum.count > 0u);
+    let fill = max(MIN_BLEND_WEIGHT - sum.total, 0.0);
     if (fill > 0.0) {
         var wq = fill;
         if (dot(q_ref, fill_pose.rotation) < 0.0) {
@@ -130,8 +119,8 @@ fn blend_layer(i: u32, layer: u32, j: u32, snapshot_slot: u32, fill_pose: LocalP
         q += fill_pose.rotation * wq;
         s += fill_pose.scale.xyz * fill;
     }
-    let sum = total + fill;
-    return LocalPose(vec4<f32>(t / sum, 0.0), normalize(q), vec4<f32>(s / sum, 0.0));
+    let total = sum.total + fill;
+    return LocalPose(vec4<f32>(t / total, 0.0), normalize(q), vec4<f32>(s / total, 0.0));
 }
 
 fn rest_pose(skel: SkeletonInfo, j: u32) -> LocalPose {
@@ -174,59 +163,113 @@ struct LayeredPose {
     mesh_delta: vec4<f32>,
 }
 
+// Layer k's mode and weight for joint `j` (k = 0 the base, k > 0 layer k - 1), weight 0 for a
+// layer that is off; `tag` as in layered_joint. As vectors: an index picked at run time into a
+// function's array costs a GPU that keeps it in memory (lavapipe) a gather per thread.
+struct LayerWeights {
+    modes: vec4<u32>,
+    weights: vec4<f32>,
+}
+
+fn layer_weights(i: u32, j: u32, tag: u32) -> LayerWeights {
+    var out = LayerWeights(vec4<u32>(LAYER_OVERRIDE), vec4<f32>(1.0, 0.0, 0.0, 0.0));
+    for (var k = 1u; k <= MAX_LAYERS; k++) {
+        let la = list_layer(i, k - 1u);
+        out.modes[k] = la.mode;
+        if (la.mode != LAYER_OFF) {
+            out.weights[k] = clamp(select(la.weight, la.previous_weight, tag != 0u), 0.0, 1.0) * mask_weight(la.mask, j);
+        }
+    }
+    return out;
+}
+
+// `pose` (and the mesh-space rotation delta) with layer k applied: weight `b`, mode `mode`, its
+// samples' sums `sum` (k = 0: the base, filled with the rest pose).
+fn apply_layer(pose_in: LayeredPose, sum: LayerSum, k: u32, mode: u32, b: f32, skel: SkeletonInfo, j: u32) -> LayeredPose {
+    if (!(b > 0.0)) {
+        return pose_in;
+    }
+    var pose = pose_in.pose;
+    var delta = pose_in.mesh_delta;
+    var fill = pose;
+    if (k == 0u) {
+        fill = rest_pose(skel, j);
+    } else if (mode != LAYER_OVERRIDE) {
+        fill = identity_pose();
+    }
+    let lp = blend_layer(sum, fill);
+    if (mode == LAYER_OVERRIDE) {
+        var lq = lp.rotation;
+        if (dot(pose.rotation, lq) < 0.0) {
+            lq = -lq;
+        }
+        pose = LocalPose(
+            pose.translation * (1.0 - b) + lp.translation * b,
+            normalize(pose.rotation * (1.0 - b) + lq * b),
+            pose.scale * (1.0 - b) + lp.scale * b,
+        );
+    } else {
+        pose.translation = pose.translation + lp.translation * b;
+        pose.scale = pose.scale * (vec4<f32>(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + lp.scale * b);
+        let dq = weighted_delta(lp.rotation, b);
+        if (mode == LAYER_ADDITIVE_LOCAL) {
+            pose.rotation = normalize(quat_mul(pose.rotation, dq));
+        } else {
+            delta = normalize(quat_mul(dq, delta));
+        }
+    }
+    return LayeredPose(pose, delta);
+}
+
+// The base and three layers: one sum each, named (see LayerWeights).
+const_assert MAX_LAYERS == 3u;
+
 // Joint `j` of an instance: its base blend, then each layer in order — override layers replace
 // it by weight × mask, additive layers add their difference pose (local space: q·Δq, t + βΔt,
 // s ⊙ lerp(1, Δs, β); mesh space: the same for t and s, the rotation delta collected for
 // `local_to_model`, later layers on top of earlier ones). `tag` 0: now; PREVIOUS_TAG: at the
-// previous frame's times and layer weights.
+// previous frame's times and layer weights. Each sample of the list is sampled once, into its
+// layer's sums (one call site: the sampler is compiled once, and a GPU that runs both sides of a
+// branch, as lavapipe does, samples as often as the list has samples, not that times the layers).
 fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u32) -> LayeredPose {
-    var pose = identity_pose();
-    var delta = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-    // k = 0 is the base, k > 0 layer k - 1: one call of blend_layer for all, so the sampler is
-    // compiled once.
-    for (var k = 0u; k <= MAX_LAYERS; k++) {
-        var mode = LAYER_OVERRIDE;
-        var b = 1.0;
-        var fill = pose;
-        if (k == 0u) {
-            fill = rest_pose(skel, j);
-        } else {
-            let la = list_layer(i, k - 1u);
-            mode = la.mode;
-            if (mode == LAYER_OFF) {
-                continue;
-            }
-            b = clamp(select(la.weight, la.previous_weight, tag != 0u), 0.0, 1.0) * mask_weight(la.mask, j);
-            if (!(b > 0.0)) {
-                continue;
-            }
-            if (mode != LAYER_OVERRIDE) {
-                fill = identity_pose();
-            }
+    let lw = layer_weights(i, j, tag);
+    var s0: LayerSum;
+    var s1: LayerSum;
+    var s2: LayerSum;
+    var s3: LayerSum;
+    let count = min(list_count(i), MAX_BLEND_CLIPS);
+    for (var n = 0u; n < count; n++) {
+        let e = list_sample(i, n);
+        // Samples of the other time (`tag`) wrap past the layers.
+        let k = e.layer - tag;
+        if (k > MAX_LAYERS) {
+            continue;
         }
-        let lp = blend_layer(i, k + tag, j, snapshot_slot, fill);
-        if (mode == LAYER_OVERRIDE) {
-            var lq = lp.rotation;
-            if (dot(pose.rotation, lq) < 0.0) {
-                lq = -lq;
-            }
-            pose = LocalPose(
-                pose.translation * (1.0 - b) + lp.translation * b,
-                normalize(pose.rotation * (1.0 - b) + lq * b),
-                pose.scale * (1.0 - b) + lp.scale * b,
-            );
+        if (!(lw.weights[k] > 0.0)) {
+            continue;
+        }
+        var p: LocalPose;
+        if (e.clip == SNAPSHOT_CLIP) {
+            p = local_poses[snapshot_slot];
         } else {
-            pose.translation = pose.translation + lp.translation * b;
-            pose.scale = pose.scale * (vec4<f32>(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + lp.scale * b);
-            let dq = weighted_delta(lp.rotation, b);
-            if (mode == LAYER_ADDITIVE_LOCAL) {
-                pose.rotation = normalize(quat_mul(pose.rotation, dq));
-            } else {
-                delta = normalize(quat_mul(dq, delta));
-            }
+            p = sample_joint(clip_info(e.clip), j, e.time);
+        }
+        if (k == 0u) {
+            s0 = add_to_sum(s0, p, e.weight);
+        } else if (k == 1u) {
+            s1 = add_to_sum(s1, p, e.weight);
+        } else if (k == 2u) {
+            s2 = add_to_sum(s2, p, e.weight);
+        } else {
+            s3 = add_to_sum(s3, p, e.weight);
         }
     }
-    return LayeredPose(pose, delta);
+    var out = LayeredPose(identity_pose(), vec4<f32>(0.0, 0.0, 0.0, 1.0));
+    out = apply_layer(out, s0, 0u, lw.modes[0], lw.weights[0], skel, j);
+    out = apply_layer(out, s1, 1u, lw.modes[1], lw.weights[1], skel, j);
+    out = apply_layer(out, s2, 2u, lw.modes[2], lw.weights[2], skel, j);
+    out = apply_layer(out, s3, 3u, lw.modes[3], lw.weights[3], skel, j);
+    return out;
 }
 
 virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bool, mesh_additive: bool) {
@@ -265,21 +308,25 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
     if (!keep_velocity && !(time < duration)) {
         return out;
     }
+    // The kept pose and velocity (or decay), read once: a GPU that runs both sides of a branch
+    // (lavapipe) pays for every read in either.
+    let kept = local_poses[snapshot_slot];
+    let kept_velocity = local_poses[velocity_slot];
     if ((bits & INERTIA_DEAD_BLEND) != 0u) {
         let halflife = instances[i].halflife;
-        let source = local_poses[snapshot_slot];
-        let velocity = delta_from_slot(local_poses[velocity_slot]);
+        let source = kept;
+        let velocity = delta_from_slot(kept_velocity);
         out = dead_blend(source, velocity, now, time, duration, halflife);
         if (keep_velocity) {
             before = dead_blend(source, velocity, previous, time - dt, duration, halflife);
         }
     } else if ((bits & INERTIA_OFFSET) != 0u) {
-        var decay = decay_from_slots(local_poses[snapshot_slot], local_poses[velocity_slot]);
+        var decay = decay_from_slots(kept, kept_velocity);
         if ((bits & INERTIA_SWITCH) != 0u) {
             // The source's last pose and velocity against the target then (`previous`) and now:
             // the offset at the last source frame and its velocity over this one.
-            let source = local_poses[snapshot_slot];
-            let velocity = delta_from_slot(local_poses[velocity_slot]);
+            let source = kept;
+            let velocity = delta_from_slot(kept_velocity);
             let x0 = pose_sub(source, previous);
             let x1 = pose_sub(pose_advance(source, velocity, dt), now);
             var v0 = PoseDelta(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));

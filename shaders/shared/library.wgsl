@@ -94,61 +94,57 @@ fn ik_chain(s: u32, k: u32) -> IkChain {
 
 // Value of key `k` (the middle value of a cubic-spline key).
 fn key_value(track: Track, k: u32) -> vec4<f32> {
-    if (track.interpolation == INTERP_CUBIC) {
-        return value_at(track.value_offset + 3u * k + 1u);
-    }
+#ifdef CUBIC_KEYS
+    return value_at(track.value_offset + select(k, 3u * k + 1u, track.interpolation == INTERP_CUBIC));
+#else
     return value_at(track.value_offset + k);
+#endif
 }
 
 // A track at time `t`, clamped to its keys. Rotations are slerped (linear) or normalized (cubic).
+// One path for every case, a single key and a time before the first key or after the last
+// included: the key before `t` (or the first), the key after it (or the same one), and `u`
+// between them, 0 at a clamped end or a step. A GPU that runs both sides of a branch (lavapipe)
+// would otherwise load the keys of every early return.
 fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
-    let n = track.key_count;
+    let n = max(track.key_count, 1u);
     let base = track.time_offset;
-    if (n <= 1u || t <= key_time(base)) {
-        return key_value(track, 0u);
-    }
-    if (t >= key_time(base + n - 1u)) {
-        return key_value(track, n - 1u);
-    }
-    // Largest k with key time k <= t; key time hi > t.
+    // The largest key `lo` with time <= t, or 0: it stays in [lo, lo + len).
     var lo = 0u;
-    var hi = n - 1u;
-    while (hi - lo > 1u) {
-        let mid = (lo + hi) / 2u;
-        if (key_time(base + mid) <= t) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
+    var len = n;
+    while (len > 1u) {
+        let half = len / 2u;
+        lo = select(lo, lo + half, key_time(base + lo + half) <= t);
+        len -= half;
     }
+    let hi = min(lo + 1u, n - 1u);
     let t0 = key_time(base + lo);
     let dt = key_time(base + hi) - t0;
-    let u = (t - t0) / dt;
+    var u = select(0.0, clamp((t - t0) / dt, 0.0, 1.0), dt > 0.0);
     if (track.interpolation == INTERP_STEP) {
-        return value_at(track.value_offset + lo);
+        u = 0.0;
     }
+    let a = key_value(track, lo);
+    let b = key_value(track, hi);
 #ifdef CUBIC_KEYS
     if (track.interpolation == INTERP_CUBIC) {
-        return cubic_segment(track, lo, hi, u, dt, rotation);
+        return select(cubic_segment(track, a, b, lo, hi, u, dt, rotation), a, u <= 0.0);
     }
 #endif
     // Linear (a library without cubic-spline tracks carries no cubic code: shaders::library_defs;
     // a GPU that runs both sides of a branch, as lavapipe does, would pay for it on every track).
-    let a = value_at(track.value_offset + lo);
-    let b = value_at(track.value_offset + hi);
     if (rotation) {
-        return quat_interp(a, b, u);
+        return select(quat_interp(a, b, u), a, u <= 0.0);
     }
-    return a * (1.0 - u) + b * u;
+    return select(a * (1.0 - u) + b * u, a, u <= 0.0);
 }
 
 #ifdef CUBIC_KEYS
-// A cubic-spline track between keys `lo` and `hi`, `u` of the way, the keys `dt` apart.
-fn cubic_segment(track: Track, lo: u32, hi: u32, u: f32, dt: f32, rotation: bool) -> vec4<f32> {
+// A cubic-spline track between keys `lo` and `hi` (values p0 and p1), `u` of the way, the keys
+// `dt` apart.
+fn cubic_segment(track: Track, p0: vec4<f32>, p1: vec4<f32>, lo: u32, hi: u32, u: f32, dt: f32, rotation: bool) -> vec4<f32> {
     let h = hermite_basis(u);
-    let p0 = value_at(track.value_offset + 3u * lo + 1u);
     let m0 = value_at(track.value_offset + 3u * lo + 2u) * dt;
-    let p1 = value_at(track.value_offset + 3u * hi + 1u);
     let m1 = value_at(track.value_offset + 3u * hi) * dt;
     let v = p0 * h.x + m0 * h.y + p1 * h.z + m1 * h.w;
     if (rotation) {
@@ -171,9 +167,10 @@ fn sample_channel(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     }
 #endif
 #ifdef PACKED_ONLY
-    // Every animated track of the library is packed (shaders::library_defs): no raw sampler, which
-    // a GPU that runs both sides of a branch (lavapipe) would pay for.
-    return vec4<f32>(0.0);
+    // Every animated track of the library is packed (shaders::library_defs), the others hold a
+    // single key: no raw sampler, which a GPU that runs both sides of a branch (lavapipe) would
+    // pay for.
+    return key_value(track, 0u);
 #else
     return sample_track(track, t, rotation);
 #endif

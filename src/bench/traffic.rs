@@ -13,39 +13,20 @@ pub struct Traffic {
 }
 
 fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
-    // Mirrors the reads of `sample_track` (shaders/sample.wgsl).
+    // Mirrors the reads of `sample_track` (shaders/shared/library.wgsl).
     const TIME: u64 = 4;
     const VALUE: u64 = 16;
     if track.interpolation == crate::layout::INTERP_PACKED {
         return packed_bytes(lib.packed(), track, t);
     }
-    let n = track.key_count;
-    let base = track.time_offset as usize;
-    if n <= 1 {
-        return VALUE;
-    }
-    if t <= lib.times()[base] {
-        return TIME + VALUE;
-    }
-    if t >= lib.times()[base + n as usize - 1] {
-        return 2 * TIME + VALUE;
-    }
-    let (mut lo, mut hi, mut steps) = (0u32, n - 1, 0u64);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if lib.times()[base + mid as usize] <= t {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        steps += 1;
-    }
-    let values = match track.interpolation {
-        i if i == crate::Interpolation::Step.gpu_code() => 1,
-        i if i == crate::Interpolation::Linear.gpu_code() => 2,
-        _ => 4,
+    // Its key search, the two keys' times, and two values (four with a cubic spline's tangents).
+    let steps = u64::from(track.key_count.max(1).next_power_of_two().trailing_zeros());
+    let values = if track.interpolation == crate::Interpolation::CubicSpline.gpu_code() {
+        4
+    } else {
+        2
     };
-    (2 + steps + 2) * TIME + values * VALUE
+    (steps + 2) * TIME + values * VALUE
 }
 
 /// The bytes `sample_packed` (shaders/shared/library.wgsl) reads for a packed track at time `t`:

@@ -19,7 +19,6 @@ use crate::math::{CUBIC_ROTATION_MIN_LENGTH2, fast_slerp, hermite_basis, quat_in
 use glam::{Vec3, Vec4};
 
 const INTERP_STEP: u32 = Interpolation::Step.gpu_code();
-const INTERP_LINEAR: u32 = Interpolation::Linear.gpu_code();
 const INTERP_CUBIC: u32 = Interpolation::CubicSpline.gpu_code();
 
 fn key_value(values: &[Vec4], track: &GpuTrack, k: u32) -> Vec4 {
@@ -29,57 +28,62 @@ fn key_value(values: &[Vec4], track: &GpuTrack, k: u32) -> Vec4 {
     values[(track.value_offset + k) as usize]
 }
 
-/// A track at time `t`, clamped to its keys. WGSL `sample_track`.
+/// A track at time `t`, clamped to its keys: the key before `t` (or the first), the key after it
+/// (or the same one) and `u` between them, 0 at a clamped end or a step, where the value is the
+/// key before. WGSL `sample_track`, which takes this one path for every case (its `select` of
+/// that key where `u` is 0 is the early return here).
 #[must_use]
 pub(crate) fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
     let n = track.key_count;
-    let base = track.time_offset as usize;
-    if n <= 1 || t <= times[base] {
+    if n <= 1 {
+        // The shader's path with one key: the search never steps, `u` is 0.
         return key_value(values, track, 0);
     }
-    if t >= times[base + n as usize - 1] {
-        return key_value(values, track, n - 1);
-    }
-    let mut lo = 0u32;
-    let mut hi = n - 1;
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if times[base + mid as usize] <= t {
-            lo = mid;
-        } else {
-            hi = mid;
+    let base = track.time_offset as usize;
+    let keys = &times[base..base + n as usize];
+    // The largest key `lo` with time <= t, or 0: it stays in [lo, lo + len).
+    let mut lo = 0usize;
+    let mut len = keys.len();
+    while len > 1 {
+        let half = len / 2;
+        if keys[lo + half] <= t {
+            lo += half;
         }
+        len -= half;
     }
-    let t0 = times[base + lo as usize];
-    let dt = times[base + hi as usize] - t0;
-    let u = (t - t0) / dt;
-    let vo = track.value_offset;
+    let hi = (lo + 1).min(keys.len() - 1);
+    let t0 = keys[lo];
+    let dt = keys[hi] - t0;
+    let (lo, hi) = (lo as u32, hi as u32);
+    let mut u = if dt > 0.0 { ((t - t0) / dt).clamp(0.0, 1.0) } else { 0.0 };
     if track.interpolation == INTERP_STEP {
-        return values[(vo + lo) as usize];
+        u = 0.0;
     }
-    if track.interpolation == INTERP_LINEAR {
-        let a = values[(vo + lo) as usize];
-        let b = values[(vo + hi) as usize];
+    let a = key_value(values, track, lo);
+    if u <= 0.0 {
+        return a;
+    }
+    let b = key_value(values, track, hi);
+    if track.interpolation == INTERP_CUBIC {
+        let vo = track.value_offset;
+        let h = hermite_basis(u);
+        let m0 = values[(vo + 3 * lo + 2) as usize] * dt;
+        let m1 = values[(vo + 3 * hi) as usize] * dt;
+        let v = a * h.x + m0 * h.y + b * h.z + m1 * h.w;
         if rotation {
-            return quat_interp(a, b, u);
+            // Tangents may cancel the keys and the spline pass through zero, which has no
+            // direction: there, the keys' own interpolation.
+            if !(v.dot(v) > CUBIC_ROTATION_MIN_LENGTH2) {
+                return quat_interp(a, b, u);
+            }
+            return v.normalize();
         }
-        return a * (1.0 - u) + b * u;
+        return v;
     }
-    let h = hermite_basis(u);
-    let p0 = values[(vo + 3 * lo + 1) as usize];
-    let m0 = values[(vo + 3 * lo + 2) as usize] * dt;
-    let p1 = values[(vo + 3 * hi + 1) as usize];
-    let m1 = values[(vo + 3 * hi) as usize] * dt;
-    let v = p0 * h.x + m0 * h.y + p1 * h.z + m1 * h.w;
     if rotation {
-        // Tangents may cancel the keys and the spline pass through zero, which has no
-        // direction: there, the keys' own interpolation.
-        if !(v.dot(v) > CUBIC_ROTATION_MIN_LENGTH2) {
-            return quat_interp(p0, p1, u);
-        }
-        return v.normalize();
+        return quat_interp(a, b, u);
     }
-    v
+    a * (1.0 - u) + b * u
 }
 
 /// A joint track, raw or packed, at time `t`. WGSL `sample_channel`.
@@ -242,13 +246,14 @@ pub(crate) fn sample_packed(packed: &[u32], track: &GpuTrack, t: f32, rotation: 
     (a * (1.0 - u) + c * u).extend(0.0)
 }
 
-/// Joint `j` of `clip` at time `t`. WGSL `sample_joint`.
+/// Joint `j` of `clip` at time `t`. WGSL `sample_joint`, which runs the sampler for every channel;
+/// here a single key is read in place, the value the sampler gives it.
 #[must_use]
 pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> LocalPose {
     let first = (clip.track_offset + 3 * j) as usize;
     let tracks = &lib.tracks()[first..first + 3];
     // A single key's value now, the animated channels (a packed track has at least two frames)
-    // sampled after, as the shader's one call site does.
+    // sampled after, through one call site.
     let mut channels = [Vec4::ZERO; 3];
     let mut animated = 0u32;
     for (c, track) in tracks.iter().enumerate() {
@@ -270,49 +275,44 @@ pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f3
     }
 }
 
-/// The blend of layer `layer`'s samples (0: the base) for joint `j`, order-independent, with
-/// `fill_pose` filling a total weight below [`MIN_BLEND_WEIGHT`]. `local` is the whole local pose
-/// buffer (the snapshot region included). WGSL `blend_layer`.
-#[must_use]
-pub(crate) fn blend_layer(
-    lib: &AnimationLibrary,
-    list: &BlendList,
-    layer: u32,
-    j: u32,
-    snapshot_slot: u32,
-    fill_pose: &LocalPose,
-    local: &[LocalPose],
-) -> LocalPose {
-    let mut t = Vec3::ZERO;
-    let mut s = Vec3::ZERO;
-    let mut q = Vec4::ZERO;
-    let mut q_ref = fill_pose.rotation;
-    let mut first = true;
-    let mut total = 0.0;
-    for k in 0..list.count.min(MAX_BLEND_CLIPS) as usize {
-        let e = &list.samples[k];
-        if e.layer != layer {
-            continue;
+/// One layer's samples of a joint, summed by weight: translation, scale, rotation (each
+/// sign-aligned to the layer's first sample, the heaviest), total weight, and how many samples.
+/// WGSL `LayerSum`.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct LayerSum {
+    t: Vec3,
+    s: Vec3,
+    q: Vec4,
+    q_ref: Vec4,
+    total: f32,
+    count: u32,
+}
+
+impl LayerSum {
+    /// Adds pose `p` with `weight`. WGSL `add_to_sum`.
+    fn add(&mut self, p: &LocalPose, weight: f32) {
+        if self.count == 0 {
+            self.q_ref = p.rotation;
         }
-        let p = if e.clip == SNAPSHOT_CLIP {
-            local[snapshot_slot as usize]
-        } else {
-            sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time)
-        };
-        if first {
-            q_ref = p.rotation;
-            first = false;
-        }
-        let mut w = e.weight;
-        t += p.translation.truncate() * w;
-        s += p.scale.truncate() * w;
-        if q_ref.dot(p.rotation) < 0.0 {
+        let mut w = weight;
+        self.t += p.translation.truncate() * w;
+        self.s += p.scale.truncate() * w;
+        if self.q_ref.dot(p.rotation) < 0.0 {
             w = -w;
         }
-        q += p.rotation * w;
-        total += e.weight;
+        self.q += p.rotation * w;
+        self.total += weight;
+        self.count += 1;
     }
-    let fill = (MIN_BLEND_WEIGHT - total).max(0.0);
+}
+
+/// A layer's blend from its sums, normalized and order-independent, with `fill_pose` filling a
+/// total weight below [`MIN_BLEND_WEIGHT`]. WGSL `blend_layer`.
+#[must_use]
+pub(crate) fn blend_layer(sum: &LayerSum, fill_pose: &LocalPose) -> LocalPose {
+    let (mut t, mut s, mut q) = (sum.t, sum.s, sum.q);
+    let q_ref = if sum.count > 0 { sum.q_ref } else { fill_pose.rotation };
+    let fill = (MIN_BLEND_WEIGHT - sum.total).max(0.0);
     if fill > 0.0 {
         let mut wq = fill;
         if q_ref.dot(fill_pose.rotation) < 0.0 {
@@ -322,11 +322,11 @@ pub(crate) fn blend_layer(
         q += fill_pose.rotation * wq;
         s += fill_pose.scale.truncate() * fill;
     }
-    let sum = total + fill;
+    let total = sum.total + fill;
     LocalPose {
-        translation: (t / sum).extend(0.0),
+        translation: (t / total).extend(0.0),
         rotation: q.normalize(),
-        scale: (s / sum).extend(0.0),
+        scale: (s / total).extend(0.0),
     }
 }
 
@@ -369,10 +369,81 @@ pub fn weighted_delta(d: Vec4, b: f32) -> Vec4 {
 
 pub use crate::math::quat_mul;
 
+/// The base and the layers.
+const LAYER_SLOTS: usize = MAX_LAYERS as usize + 1;
+
+/// Layer k's mode and weight for joint `j` (k = 0 the base, k > 0 layer k - 1), weight 0 for a
+/// layer that is off; `tag` as in [`layered_joint`]. WGSL `layer_weights`.
+fn layer_weights(
+    lib: &AnimationLibrary,
+    list: &BlendList,
+    j: u32,
+    tag: u32,
+) -> ([u32; LAYER_SLOTS], [f32; LAYER_SLOTS]) {
+    let mut modes = [layer_mode::OVERRIDE; LAYER_SLOTS];
+    let mut weights = [0.0; LAYER_SLOTS];
+    weights[0] = 1.0;
+    for (k, la) in list.layers.iter().enumerate() {
+        modes[k + 1] = la.mode;
+        if la.mode != layer_mode::OFF {
+            let weight = if tag != 0 { la.previous_weight } else { la.weight };
+            weights[k + 1] = weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
+        }
+    }
+    (modes, weights)
+}
+
+/// `pose` and the mesh-space rotation delta with layer `k` applied: weight `b`, mode `mode`, its
+/// samples' sums `sum` (k = 0: the base, filled with the rest pose). WGSL `apply_layer`.
+#[expect(clippy::too_many_arguments, reason = "the shader's arguments, one for one")]
+fn apply_layer(
+    lib: &AnimationLibrary,
+    (mut pose, mut delta): (LocalPose, Vec4),
+    sum: &LayerSum,
+    k: usize,
+    mode: u32,
+    b: f32,
+    skel: &GpuSkeleton,
+    j: u32,
+) -> (LocalPose, Vec4) {
+    if !(b > 0.0) {
+        return (pose, delta);
+    }
+    let fill = if k == 0 {
+        rest_pose(lib, skel, j)
+    } else if mode != layer_mode::OVERRIDE {
+        IDENTITY_POSE
+    } else {
+        pose
+    };
+    let lp = blend_layer(sum, &fill);
+    if mode == layer_mode::OVERRIDE {
+        let mut lq = lp.rotation;
+        if pose.rotation.dot(lq) < 0.0 {
+            lq = -lq;
+        }
+        pose = LocalPose {
+            translation: pose.translation * (1.0 - b) + lp.translation * b,
+            rotation: (pose.rotation * (1.0 - b) + lq * b).normalize(),
+            scale: pose.scale * (1.0 - b) + lp.scale * b,
+        };
+    } else {
+        pose.translation += lp.translation * b;
+        pose.scale *= Vec4::new(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + lp.scale * b;
+        let dq = weighted_delta(lp.rotation, b);
+        if mode == layer_mode::ADDITIVE_LOCAL {
+            pose.rotation = quat_mul(pose.rotation, dq).normalize();
+        } else {
+            delta = quat_mul(dq, delta).normalize();
+        }
+    }
+    (pose, delta)
+}
+
 /// Joint `j` of an instance: the base blend, then each layer in order; returns the local pose
 /// and the mesh-space rotation delta for `local_to_model`. `tag` 0: now;
-/// [`inertia::PREVIOUS_TAG`]: at the previous frame's times and layer weights. WGSL
-/// `layered_joint`.
+/// [`inertia::PREVIOUS_TAG`]: at the previous frame's times and layer weights. Each sample of the
+/// list is sampled once, into its layer's sums. WGSL `layered_joint`.
 #[must_use]
 pub(crate) fn layered_joint(
     lib: &AnimationLibrary,
@@ -383,52 +454,26 @@ pub(crate) fn layered_joint(
     local: &[LocalPose],
     tag: u32,
 ) -> (LocalPose, Vec4) {
-    let mut pose = IDENTITY_POSE;
-    let mut delta = Vec4::W;
-    for k in 0..=MAX_LAYERS {
-        let mut mode = layer_mode::OVERRIDE;
-        let mut b = 1.0;
-        let mut fill = pose;
-        if k == 0 {
-            fill = rest_pose(lib, skel, j);
-        } else {
-            let la = &list.layers[(k - 1) as usize];
-            mode = la.mode;
-            if mode == layer_mode::OFF {
-                continue;
-            }
-            let weight = if tag != 0 { la.previous_weight } else { la.weight };
-            b = weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
-            if !(b > 0.0) {
-                continue;
-            }
-            if mode != layer_mode::OVERRIDE {
-                fill = IDENTITY_POSE;
-            }
+    let (modes, weights) = layer_weights(lib, list, j, tag);
+    let mut sums = [LayerSum::default(); LAYER_SLOTS];
+    for e in &list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize] {
+        // Samples of the other time (`tag`) wrap past the layers.
+        let k = e.layer.wrapping_sub(tag) as usize;
+        if k >= LAYER_SLOTS || !(weights[k] > 0.0) {
+            continue;
         }
-        let lp = blend_layer(lib, list, k + tag, j, snapshot_slot, &fill, local);
-        if mode == layer_mode::OVERRIDE {
-            let mut lq = lp.rotation;
-            if pose.rotation.dot(lq) < 0.0 {
-                lq = -lq;
-            }
-            pose = LocalPose {
-                translation: pose.translation * (1.0 - b) + lp.translation * b,
-                rotation: (pose.rotation * (1.0 - b) + lq * b).normalize(),
-                scale: pose.scale * (1.0 - b) + lp.scale * b,
-            };
+        let p = if e.clip == SNAPSHOT_CLIP {
+            local[snapshot_slot as usize]
         } else {
-            pose.translation += lp.translation * b;
-            pose.scale *= Vec4::new(1.0, 1.0, 1.0, 0.0) * (1.0 - b) + lp.scale * b;
-            let dq = weighted_delta(lp.rotation, b);
-            if mode == layer_mode::ADDITIVE_LOCAL {
-                pose.rotation = quat_mul(pose.rotation, dq).normalize();
-            } else {
-                delta = quat_mul(dq, delta).normalize();
-            }
-        }
+            sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time)
+        };
+        sums[k].add(&p, e.weight);
     }
-    (pose, delta)
+    let mut out = (IDENTITY_POSE, Vec4::W);
+    for k in 0..LAYER_SLOTS {
+        out = apply_layer(lib, out, &sums[k], k, modes[k], weights[k], skel, j);
+    }
+    out
 }
 
 /// Where `sample` stores a joint's pose. WGSL: the `virtual fn store_joint` of
@@ -523,20 +568,22 @@ fn inertia_joint(
     if !keep_velocity && !(time < duration) {
         return out;
     }
+    // The kept pose and velocity (or decay), read once.
+    let (kept, kept_velocity) = (local[snapshot_slot], local[velocity_slot]);
     if bits & inertia::DEAD_BLEND != 0 {
-        let source = local[snapshot_slot];
-        let velocity = PoseDelta::from_slot(&local[velocity_slot]);
+        let source = kept;
+        let velocity = PoseDelta::from_slot(&kept_velocity);
         out = dead_blend(&source, &velocity, now, time, duration, inst.halflife);
         if keep_velocity {
             before = dead_blend(&source, &velocity, previous, time - dt, duration, inst.halflife);
         }
     } else if bits & inertia::OFFSET != 0 {
-        let mut decay = Decay::from_slots(&local[snapshot_slot], &local[velocity_slot]);
+        let mut decay = Decay::from_slots(&kept, &kept_velocity);
         if bits & inertia::SWITCH != 0 {
             // The source's last pose and velocity against the target then (`previous`) and now:
             // the offset at the last source frame and its velocity over this one.
-            let source = local[snapshot_slot];
-            let velocity = PoseDelta::from_slot(&local[velocity_slot]);
+            let source = kept;
+            let velocity = PoseDelta::from_slot(&kept_velocity);
             let x0 = pose_sub(&source, previous);
             let x1 = pose_sub(&pose_advance(&source, &velocity, dt), now);
             let mut v0 = PoseDelta::default();

@@ -6,13 +6,9 @@
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 
-/// Above this |dot| of two unit quaternions, [`quat_interp`] uses nlerp instead of slerp: the two
-/// agree to within f32 precision there and slerp's `sin(θ)` division loses accuracy.
-pub const NLERP_THRESHOLD: f32 = 0.9995;
-
 /// A cubic rotation spline whose squared length is not above this (its tangents cancel its keys)
 /// has no direction to normalize to: the sampler takes the two keys' own interpolation
-/// ([`quat_interp`]) there instead, on the GPU and the CPU alike. WGSL
+/// ([`fast_slerp`]) there instead, on the GPU and the CPU alike. WGSL
 /// `CUBIC_ROTATION_MIN_LENGTH2`.
 pub const CUBIC_ROTATION_MIN_LENGTH2: f32 = 1e-12;
 
@@ -189,26 +185,6 @@ pub fn quat_rotate(q: Vec4, v: Vec3) -> Vec3 {
     v + u * q.w + q.truncate().cross(u)
 }
 
-/// Interpolates two unit quaternions along the shorter arc: slerp, or nlerp when they are nearly
-/// equal (|dot| > [`NLERP_THRESHOLD`]). The same operations as WGSL `quat_interp`.
-#[must_use]
-pub fn quat_interp(a: Vec4, b: Vec4, t: f32) -> Vec4 {
-    let mut d = a.dot(b);
-    let mut b = b;
-    if d < 0.0 {
-        d = -d;
-        b = -b;
-    }
-    if d > NLERP_THRESHOLD {
-        return (a + (b - a) * t).normalize();
-    }
-    let theta = d.acos();
-    let inv_sin = 1.0 / theta.sin();
-    let wa = ((1.0 - t) * theta).sin() * inv_sin;
-    let wb = (t * theta).sin() * inv_sin;
-    (a * wa + b * wb).normalize()
-}
-
 /// [`fast_slerp`]'s `acos(d) / √(1 − d)` on [0, 1], coefficients of d⁰ to d⁶: least squares,
 /// within 1e-7 rad of acos (its constant term is π/2, acos(0)).
 pub const ACOS_P: [f32; 7] = [
@@ -228,18 +204,34 @@ pub fn sin_over_x(x: f32) -> f32 {
     1.0 + y * (-1.0 / 6.0 + y * (1.0 / 120.0 + y * (-1.0 / 5040.0 + y * (1.0 / 362_880.0 - y / 39_916_800.0))))
 }
 
-/// Slerp along the shorter arc without trigonometry: the angle `acos(d)`, `d = |a · b|`, as
-/// `√(1 − d) P(d)` ([`ACOS_P`]), and the weights `sin(uθ) / sin θ = u S(uθ) / S(θ)`
-/// ([`sin_over_x`]), the common `1 / S(θ)` left to the normalization. Within 3e-7 rad of
-/// exact slerp for any two unit quaternions. A packed track's rotation between two frames; the
-/// same operations as WGSL `fast_slerp`.
+/// [`sin_over_x`] of four values at once, with the same operations in the same order.
 #[must_use]
-pub fn fast_slerp(a: Vec4, b: Vec4, t: f32) -> Vec4 {
+pub fn sin_over_x4(x: Vec4) -> Vec4 {
+    let y = x * x;
+    let c = |v: f32| Vec4::splat(v);
+    c(1.0)
+        + y * (c(-1.0 / 6.0)
+            + y * (c(1.0 / 120.0) + y * (c(-1.0 / 5040.0) + y * (c(1.0 / 362_880.0) - y / c(39_916_800.0)))))
+}
+
+/// [`fast_slerp`]'s first half: `b` on `a`'s side of the sphere, and the angle between them.
+#[must_use]
+pub fn fast_slerp_angle(a: Vec4, b: Vec4) -> (Vec4, f32) {
     let d = a.dot(b);
     let b = if d < 0.0 { -b } else { b };
     let x = d.abs().min(1.0);
     let p = ACOS_P.iter().rev().fold(0.0, |acc, &c| c + x * acc);
-    let theta = (1.0 - x).sqrt() * p;
+    (b, (1.0 - x).sqrt() * p)
+}
+
+/// Slerp along the shorter arc without trigonometry: the angle `acos(d)`, `d = |a · b|`, as
+/// `√(1 − d) P(d)` ([`ACOS_P`]), and the weights `sin(uθ) / sin θ = u S(uθ) / S(θ)`
+/// ([`sin_over_x`]), the common `1 / S(θ)` left to the normalization. Within 3e-7 rad of
+/// exact slerp for any two unit quaternions. A rotation track's value between two keys (linear
+/// and compressed tracks); the same operations as WGSL `fast_slerp`.
+#[must_use]
+pub fn fast_slerp(a: Vec4, b: Vec4, t: f32) -> Vec4 {
+    let (b, theta) = fast_slerp_angle(a, b);
     (a * ((1.0 - t) * sin_over_x((1.0 - t) * theta)) + b * (t * sin_over_x(t * theta))).normalize()
 }
 
@@ -620,7 +612,7 @@ mod tests {
         let a = Quat::from_rotation_z(0.2);
         let b = Quat::from_rotation_z(1.0);
         let neg_b = Vec4::from(-b);
-        let mid = Quat::from_vec4(quat_interp(Vec4::from(a), neg_b, 0.5));
+        let mid = Quat::from_vec4(fast_slerp(Vec4::from(a), neg_b, 0.5));
         // Half-way along the shorter arc is a rotation of 0.6 rad about z (up to sign).
         assert!(mid.angle_between(Quat::from_rotation_z(0.6)) < 1e-5, "{mid:?}");
     }
@@ -629,7 +621,7 @@ mod tests {
     fn slerp_is_constant_speed() {
         let a = Quat::IDENTITY;
         let b = Quat::from_rotation_y(2.0);
-        let q = Quat::from_vec4(quat_interp(Vec4::from(a), Vec4::from(b), 0.25));
+        let q = Quat::from_vec4(fast_slerp(Vec4::from(a), Vec4::from(b), 0.25));
         assert!(q.angle_between(Quat::from_rotation_y(0.5)) < 1e-5);
     }
 

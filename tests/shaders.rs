@@ -554,7 +554,6 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("LOOP_ONCE", U32(layout::LOOP_ONCE)),
         ("LOOP_REPEAT", U32(layout::LOOP_REPEAT)),
         ("LOOP_FOREVER", U32(layout::LOOP_FOREVER)),
-        ("NLERP_THRESHOLD", F32(wgpu_anim::math::NLERP_THRESHOLD)),
         (
             "CUBIC_ROTATION_MIN_LENGTH2",
             F32(wgpu_anim::math::CUBIC_ROTATION_MIN_LENGTH2),

@@ -10,7 +10,7 @@
     Affine, BlendChild, BlendNode, ClipEvent, ClipInfo, CUBIC_ROTATION_MIN_LENGTH2, IkChain, INTERP_CUBIC,
     INTERP_PACKED, INTERP_STEP, MAX_IK_CHAINS, SkeletonInfo, Socket, Track,
 }
-#import wgpu_anim::math::{fast_slerp, hermite_basis, quat_interp}
+#import wgpu_anim::math::{fast_slerp, hermite_basis}
 #import wgpu_anim::bindings::{heap, library}
 
 fn clip_info(c: u32) -> ClipInfo {
@@ -101,7 +101,8 @@ fn key_value(track: Track, k: u32) -> vec4<f32> {
 #endif
 }
 
-// A track at time `t`, clamped to its keys. Rotations are slerped (linear) or normalized (cubic).
+// A track at time `t`, clamped to its keys. Rotations are slerped (linear: `fast_slerp`) or
+// normalized (cubic).
 // One path for every case, a single key and a time before the first key or after the last
 // included: the key before `t` (or the first), the key after it (or the same one), and `u`
 // between them, 0 at a clamped end or a step. A GPU that runs both sides of a branch (lavapipe)
@@ -134,7 +135,7 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     // Linear (a library without cubic-spline tracks carries no cubic code: shaders::library_defs;
     // a GPU that runs both sides of a branch, as lavapipe does, would pay for it on every track).
     if (rotation) {
-        return select(quat_interp(a, b, u), a, u <= 0.0);
+        return select(fast_slerp(a, b, u), a, u <= 0.0);
     }
     return select(a * (1.0 - u) + b * u, a, u <= 0.0);
 }
@@ -151,7 +152,7 @@ fn cubic_segment(track: Track, p0: vec4<f32>, p1: vec4<f32>, lo: u32, hi: u32, u
         // Tangents may cancel the keys and the spline pass through zero, which has no
         // direction: there, the keys' own interpolation.
         if (!(dot(v, v) > CUBIC_ROTATION_MIN_LENGTH2)) {
-            return quat_interp(p0, p1, u);
+            return fast_slerp(p0, p1, u);
         }
         return normalize(v);
     }

@@ -2,7 +2,7 @@
 
 #define_import_path wgpu_anim::math
 
-#import wgpu_anim::types::{Affine, DualQuat, NLERP_THRESHOLD, POLAR_FLAT_DET, POLAR_ITERATIONS, POLAR_MIN_COFACTOR, POLAR_TOLERANCE}
+#import wgpu_anim::types::{Affine, DualQuat, POLAR_FLAT_DET, POLAR_ITERATIONS, POLAR_MIN_COFACTOR, POLAR_TOLERANCE}
 
 // T(t) * R(q) * S(s) as a 3x4 affine matrix. Rust: Affine::from_sqt.
 fn affine_from_sqt(t: vec3<f32>, q: vec4<f32>, s: vec3<f32>) -> Affine {
@@ -34,32 +34,13 @@ fn affine_mul(a: Affine, b: Affine) -> Affine {
     return Affine(affine_mul_row(b, a.x), affine_mul_row(b, a.y), affine_mul_row(b, a.z));
 }
 
-// Rotation interpolation along the shorter arc: slerp, or nlerp when the keys are nearly equal.
-// Rust: math::quat_interp.
-fn quat_interp(a: vec4<f32>, b_in: vec4<f32>, t: f32) -> vec4<f32> {
-    var d = dot(a, b_in);
-    var b = b_in;
-    if (d < 0.0) {
-        d = -d;
-        b = -b;
-    }
-    if (d > NLERP_THRESHOLD) {
-        return normalize(a + (b - a) * t);
-    }
-    let theta = acos(d);
-    let inv_sin = 1.0 / sin(theta);
-    let wa = sin((1.0 - t) * theta) * inv_sin;
-    let wb = sin(t * theta) * inv_sin;
-    return normalize(a * wa + b * wb);
-}
-
-// Slerp along the shorter arc without trigonometry (a packed track's rotation between two
-// frames): the angle θ = acos(d), d = |a · b|, as √(1 − d) P(d) with P of degree 6 fitted by
-// least squares (within 1e-7 rad), and the weights sin(uθ) / sin θ = u S(uθ) / S(θ), where
+// Slerp along the shorter arc without trigonometry (a rotation track's value between two keys,
+// raw linear and packed): the angle θ = acos(d), d = |a · b|, as √(1 − d) P(d) with P of degree 6
+// fitted by least squares (within 1e-7 rad), and the weights sin(uθ) / sin θ = u S(uθ) / S(θ), where
 // S(x) = sin(x) / x by its Taylor series to x¹⁰ (within 4e-8 for x ≤ π/2); the common 1 / S(θ)
 // goes in the normalization, so nothing divides by 0 as θ → 0. Within 3e-7 rad of exact
-// slerp for any two unit quaternions, in a score of multiplies: `quat_interp`'s acos and sines
-// cost more than the rest of a packed decode on a GPU without fast transcendentals (lavapipe).
+// slerp for any two unit quaternions, in a score of multiplies: an acos and two sines cost more
+// than the rest of a track's sampling on a GPU without fast transcendentals (lavapipe).
 // Rust: math::fast_slerp.
 fn fast_slerp(a: vec4<f32>, b_in: vec4<f32>, t: f32) -> vec4<f32> {
     let d = dot(a, b_in);

@@ -16,8 +16,6 @@ const LOOP_ONCE: u32 = 0u;
 const LOOP_REPEAT: u32 = 1u;
 const LOOP_FOREVER: u32 = 2u;
 
-// Above this |dot| rotations are nlerped instead of slerped. Rust: math::NLERP_THRESHOLD.
-const NLERP_THRESHOLD: f32 = 0.9995;
 // A cubic rotation spline whose squared length is not above this has no direction; the keys'
 // own interpolation stands in. Rust: math::CUBIC_ROTATION_MIN_LENGTH2.
 const CUBIC_ROTATION_MIN_LENGTH2: f32 = 1e-12;

@@ -15,7 +15,7 @@ use crate::layout::{
     MAX_BLEND_CLIPS, MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, inertia, layer_mode,
 };
 use crate::library::AnimationLibrary;
-use crate::math::{CUBIC_ROTATION_MIN_LENGTH2, fast_slerp, hermite_basis, quat_interp};
+use crate::math::{CUBIC_ROTATION_MIN_LENGTH2, fast_slerp, hermite_basis};
 use glam::{Vec3, Vec4};
 
 const INTERP_STEP: u32 = Interpolation::Step.gpu_code();
@@ -41,16 +41,7 @@ pub(crate) fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: 
     }
     let base = track.time_offset as usize;
     let keys = &times[base..base + n as usize];
-    // The largest key `lo` with time <= t, or 0: it stays in [lo, lo + len).
-    let mut lo = 0usize;
-    let mut len = keys.len();
-    while len > 1 {
-        let half = len / 2;
-        if keys[lo + half] <= t {
-            lo += half;
-        }
-        len -= half;
-    }
+    let lo = key_before(keys, t);
     let hi = (lo + 1).min(keys.len() - 1);
     let t0 = keys[lo];
     let dt = keys[hi] - t0;
@@ -74,20 +65,35 @@ pub(crate) fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: 
             // Tangents may cancel the keys and the spline pass through zero, which has no
             // direction: there, the keys' own interpolation.
             if !(v.dot(v) > CUBIC_ROTATION_MIN_LENGTH2) {
-                return quat_interp(a, b, u);
+                return fast_slerp(a, b, u);
             }
             return v.normalize();
         }
         return v;
     }
     if rotation {
-        return quat_interp(a, b, u);
+        return fast_slerp(a, b, u);
     }
     a * (1.0 - u) + b * u
 }
 
+/// The largest key of `keys` (sorted) at or before `t`, or 0 when there is none: a binary search
+/// that keeps the answer in `[lo, lo + len)`. WGSL `sample_track`'s search.
+pub(crate) fn key_before(keys: &[f32], t: f32) -> usize {
+    let mut lo = 0usize;
+    let mut len = keys.len();
+    while len > 1 {
+        let half = len / 2;
+        if keys[lo + half] <= t {
+            lo += half;
+        }
+        len -= half;
+    }
+    lo
+}
+
 /// A joint track, raw or packed, at time `t`. WGSL `sample_channel`.
-fn sample_channel(lib: &AnimationLibrary, track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
+pub(crate) fn sample_channel(lib: &AnimationLibrary, track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
     if track.interpolation == INTERP_PACKED {
         return sample_packed(lib.packed(), track, t, rotation);
     }

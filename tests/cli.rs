@@ -426,3 +426,60 @@ fn bake_vat_reports_writes_a_file_and_refuses_bad_input() {
         );
     }
 }
+
+#[test]
+fn time_sampling_reports_both_paths_and_refuses_bad_input() {
+    let o = wgpu_anim(&[
+        "time-sampling",
+        "assets/Fox/Fox.gltf",
+        "--characters",
+        "20",
+        "--frames",
+        "3",
+    ]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("timing clip 3/3 'Run'"), "progress: {stderr}");
+    for clip in ["Survey", "Walk", "Run"] {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {clip} | 25 |")))
+            .unwrap_or_else(|| panic!("a row for {clip}: {stdout}"));
+        let cells: Vec<f64> = row.split('|').map(str::trim).filter_map(|c| c.parse().ok()).collect();
+        // joints, duration, mirror ns, sampler ns, ratio, largest difference.
+        assert_eq!(cells.len(), 6, "{row}");
+        assert!(cells[2] > 0.0 && cells[3] > 0.0, "{row}");
+        assert!(cells[5] < 1e-5, "the two paths give the same poses: {row}");
+    }
+    // Compressed clips and one clip by name.
+    let o = wgpu_anim(&[
+        "time-sampling",
+        "assets/Fox/Fox.gltf",
+        "--clip",
+        "Walk",
+        "--compressed",
+        "--frames",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).matches("| Walk |").count(), 1);
+    for (args, says) in [
+        (
+            &["time-sampling", "assets/Fox/Fox.gltf", "--clip", "nope"][..],
+            "no animation called 'nope'",
+        ),
+        (
+            &["time-sampling", "assets/Fox/Fox.gltf", "--characters", "0"][..],
+            "not a positive",
+        ),
+        (&["time-sampling", "no-such-file.glb"][..], "no-such-file.glb"),
+    ] {
+        let o = wgpu_anim(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(says) && stderr.lines().count() == 1,
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -51,6 +51,7 @@ mod culling;
 mod gpu;
 mod morph;
 pub mod plot;
+pub mod sampling;
 mod skinning;
 mod table;
 mod traffic;
@@ -60,6 +61,7 @@ pub use culling::{CullingComparison, VAT_SIZE, VIEW_SHARE, compare_culling, cull
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
 pub use morph::{MorphComparison, compare_morph, morph_table};
+pub use sampling::{SamplingConfig, SamplingTimes, time_sampling};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
 pub use traffic::{Traffic, traffic};

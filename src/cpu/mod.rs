@@ -28,9 +28,13 @@
 //! those worth calling alone are public in checked form: [`advance_instance`], [`tree_leaves`],
 //! [`sample_joint`], [`layered_joint`], [`skin_vertex`]. The pure arithmetic (clocks,
 //! quaternions, matrices) takes no index and is public as is.
+//!
+//! Beside the mirror, one fast path for CPU-side playback: [`ClipSampler`] samples one clip at
+//! successive times with the mirror's values, keeping each track's key pair between calls.
 
 pub mod blend_weights;
 mod checks;
+mod clip_sampler;
 pub(crate) mod clock;
 pub mod cull;
 pub(crate) mod curves;
@@ -49,6 +53,7 @@ pub(crate) mod sample;
 pub(crate) mod skin;
 pub(crate) mod ticks;
 pub use blend_weights::checked::node_child_weights;
+pub use clip_sampler::ClipSampler;
 pub use clock::checked::{advance_instance, tree_leaves};
 pub use clock::{Leaves, add_sample, clock, transition_weight};
 pub use curves::blend_curves;

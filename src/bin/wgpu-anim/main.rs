@@ -42,6 +42,7 @@ mod cost;
 mod inspect;
 mod render;
 mod sample;
+mod time_sampling;
 mod vat;
 
 /// wgpu-anim — GPU skeletal animation for crowds of skinned characters.
@@ -122,6 +123,39 @@ enum Command {
     /// measured at every frame and between frames. Progress on stderr, a table and the error on
     /// stdout; --out writes the VAT (read with `wgpu_anim::vat::Vat::from_bytes`).
     BakeVat(BakeVatArgs),
+    /// Times the CPU's sampling of a file's clips: the mirror's sample stage and `ClipSampler`.
+    ///
+    /// A crowd plays each clip, every character at its own phase and rate, stepped at 60 frames
+    /// per second and looping; each frame every character's joints are sampled by the CPU
+    /// mirror's `sample` stage (a blend list of the one clip), then by a `ClipSampler` per
+    /// character (which keeps each track's key pair between frames), on one thread. Reports
+    /// nanoseconds per joint-sample (the median frame's time over characters × joints), the work
+    /// ozz-animation's SamplingJob does, and the largest difference between the two paths.
+    TimeSampling(TimeSamplingArgs),
+}
+
+/// `wgpu-anim time-sampling`'s arguments.
+#[derive(Args)]
+struct TimeSamplingArgs {
+    /// The glTF file (.gltf with its .bin files, or .glb).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Only this clip: an animation index in the file, or its name [default: every clip].
+    #[arg(long, value_name = "N")]
+    clip: Option<String>,
+    /// Characters playing each clip.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = parse_count)]
+    characters: u32,
+    /// Measured frames (medians are reported), after 3 warm-up frames.
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = parse_count)]
+    frames: u32,
+    /// Scales every character's playback rate: 1 plays the clip, 25 seeks far at every frame.
+    #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = positive_f64)]
+    rate: f64,
+    /// Sample compressed clips: those of FILE.wgac (written by `compress --out`), or, without a
+    /// file, the file's clips compressed with the default settings.
+    #[arg(long, value_name = "FILE.wgac", num_args = 0..=1, default_missing_value = "")]
+    compressed: Option<String>,
 }
 
 /// `wgpu-anim bake-vat`'s arguments.
@@ -427,6 +461,7 @@ fn main() -> ExitCode {
         Command::Cost(a) => cost::cost(&a),
         Command::Compress(a) => compress::compress(&a),
         Command::BakeVat(a) => vat::bake(&a),
+        Command::TimeSampling(a) => time_sampling::time(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,63 @@
+//! `wgpu-anim time-sampling`: the CPU's sampling of a file's clips timed, the mirror's `sample`
+//! stage against `ClipSampler`, per joint-sample.
+
+use crate::{TimeSamplingArgs, clip_source, find_animation, load};
+use wgpu_anim::bench::{SamplingConfig, time_sampling};
+
+pub(crate) fn time(a: &TimeSamplingArgs) -> Result<(), String> {
+    let imp = load(&a.file)?;
+    let file = a.file.display().to_string();
+    let s = imp
+        .primary_skeleton()
+        .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
+    let sk = &imp.skeletons[s];
+    let chosen: Vec<usize> = match &a.clip {
+        Some(c) => {
+            let animation = find_animation(&imp, &file, c)?;
+            vec![
+                sk.clip_of_animation(animation)
+                    .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?,
+            ]
+        }
+        None => (0..sk.clips.len()).collect(),
+    };
+    if chosen.is_empty() {
+        return Err(format!("{file}: no clip to sample"));
+    }
+    let lib = imp
+        .build_library_with(&clip_source(a.compressed.as_deref())?)
+        .map_err(|e| format!("{file}: {e}"))?;
+    let config = SamplingConfig {
+        characters: a.characters,
+        frames: a.frames as usize,
+        rate: a.rate as f32,
+    };
+    outln!(
+        "CPU sampling, one thread: {} characters, each at its own phase and at 0.8 to 1.2 times {} the clip's rate, 60 frames per second, medians of {} frames",
+        config.characters,
+        a.rate,
+        config.frames
+    );
+    outln!();
+    outln!(
+        "| clip | joints | duration s | mirror `sample` ns/joint-sample | `ClipSampler` ns/joint-sample | mirror ÷ sampler | largest difference |"
+    );
+    outln!("|---|---:|---:|---:|---:|---:|---:|");
+    for (n, &c) in chosen.iter().enumerate() {
+        let clip = &sk.clips[c].clip;
+        eprintln!("timing clip {}/{} '{}'", n + 1, chosen.len(), clip.name);
+        let t = time_sampling(&lib.library, lib.clips[s][c], &config)
+            .map_err(|e| format!("{file}: clip '{}': {e}", clip.name))?;
+        outln!(
+            "| {} | {} | {:.3} | {:.1} | {:.1} | {:.2} | {:.1e} |",
+            clip.name,
+            t.joints,
+            clip.duration,
+            t.mirror_ns,
+            t.sampler_ns,
+            t.mirror_ns / t.sampler_ns,
+            t.max_difference
+        );
+    }
+    Ok(())
+}

@@ -12,6 +12,17 @@ fn wgpu_anim(args: &[&str]) -> Output {
         .expect("the wgpu-anim binary runs")
 }
 
+/// `wgpu-anim args` fails with status 1 and one line on stderr that says `says`.
+fn assert_one_line_error(args: &[&str], says: &str) {
+    let o = wgpu_anim(args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(says) && stderr.lines().count() == 1,
+        "{args:?}: {stderr}"
+    );
+}
+
 /// A fresh folder for this test's pictures.
 fn temp_dir(name: &str) -> PathBuf {
     let nanos = std::time::SystemTime::now()
@@ -417,13 +428,7 @@ fn bake_vat_reports_writes_a_file_and_refuses_bad_input() {
         (&["bake-vat", "--fps", "0"][..], "not a finite positive number"),
         (&["bake-vat", "no-such-file.glb"][..], "no-such-file.glb"),
     ] {
-        let o = wgpu_anim(args);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(says) && stderr.lines().count() == 1,
-            "{args:?}: {stderr}"
-        );
+        assert_one_line_error(args, says);
     }
 }
 
@@ -474,12 +479,6 @@ fn time_sampling_reports_both_paths_and_refuses_bad_input() {
         ),
         (&["time-sampling", "no-such-file.glb"][..], "no-such-file.glb"),
     ] {
-        let o = wgpu_anim(args);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(says) && stderr.lines().count() == 1,
-            "{args:?}: {stderr}"
-        );
+        assert_one_line_error(args, says);
     }
 }

@@ -1,6 +1,6 @@
 //! `wgpu-anim compress`: a file's clips compressed, with their size and accuracy per clip.
 
-use crate::{CompressArgs, find_animation, load};
+use crate::{CompressArgs, chosen_clips, load};
 use serde_json::{Value, json};
 
 pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
@@ -8,23 +8,8 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
     use wgpu_anim::offline::compressed_file::{self, CompressedFile};
     let imp = load(&a.file)?;
     let file = a.file.display().to_string();
-    let s = imp
-        .primary_skeleton()
-        .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
+    let (s, chosen) = chosen_clips(&imp, &file, a.clip.as_deref(), "compress")?;
     let sk = &imp.skeletons[s];
-    let chosen: Vec<usize> = match &a.clip {
-        Some(c) => {
-            let animation = find_animation(&imp, &file, c)?;
-            vec![
-                sk.clip_of_animation(animation)
-                    .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?,
-            ]
-        }
-        None => (0..sk.clips.len()).collect(),
-    };
-    if chosen.is_empty() {
-        return Err(format!("{file}: no clip to compress"));
-    }
     let settings = CompressionSettings {
         threshold_cm: a.threshold,
         shell_cm: a.shell,

@@ -525,6 +525,30 @@ fn clip_source(compressed: Option<&str>) -> Result<ClipSource, String> {
     })
 }
 
+/// The clips of the file's first skeleton a command works on: the one `clip` names (an animation
+/// index or name), or every clip; with the skeleton's index. `doing` names the work for the error
+/// of a file with no clip ("no clip to {doing}").
+fn chosen_clips(imp: &Imported, file: &str, clip: Option<&str>, doing: &str) -> Result<(usize, Vec<usize>), String> {
+    let s = imp
+        .primary_skeleton()
+        .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
+    let sk = &imp.skeletons[s];
+    let chosen: Vec<usize> = match clip {
+        Some(c) => {
+            let animation = find_animation(imp, file, c)?;
+            vec![
+                sk.clip_of_animation(animation)
+                    .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?,
+            ]
+        }
+        None => (0..sk.clips.len()).collect(),
+    };
+    if chosen.is_empty() {
+        return Err(format!("{file}: no clip to {doing}"));
+    }
+    Ok((s, chosen))
+}
+
 /// The animation `clip` names: an index in the file's animations, or a name.
 fn find_animation(imp: &Imported, file: &str, clip: &str) -> Result<usize, String> {
     let animation = match clip.parse::<usize>() {

@@ -1,29 +1,14 @@
 //! `wgpu-anim time-sampling`: the CPU's sampling of a file's clips timed, the mirror's `sample`
 //! stage against `ClipSampler`, per joint-sample.
 
-use crate::{TimeSamplingArgs, clip_source, find_animation, load};
+use crate::{TimeSamplingArgs, chosen_clips, clip_source, load};
 use wgpu_anim::bench::{SamplingConfig, time_sampling};
 
 pub(crate) fn time(a: &TimeSamplingArgs) -> Result<(), String> {
     let imp = load(&a.file)?;
     let file = a.file.display().to_string();
-    let s = imp
-        .primary_skeleton()
-        .ok_or_else(|| format!("{file}: nothing to animate (no nodes)"))?;
+    let (s, chosen) = chosen_clips(&imp, &file, a.clip.as_deref(), "sample")?;
     let sk = &imp.skeletons[s];
-    let chosen: Vec<usize> = match &a.clip {
-        Some(c) => {
-            let animation = find_animation(&imp, &file, c)?;
-            vec![
-                sk.clip_of_animation(animation)
-                    .ok_or_else(|| format!("{file}: animation {animation} does not animate the first skeleton"))?,
-            ]
-        }
-        None => (0..sk.clips.len()).collect(),
-    };
-    if chosen.is_empty() {
-        return Err(format!("{file}: no clip to sample"));
-    }
     let lib = imp
         .build_library_with(&clip_source(a.compressed.as_deref())?)
         .map_err(|e| format!("{file}: {e}"))?;

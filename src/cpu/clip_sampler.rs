@@ -168,9 +168,10 @@ struct Plan {
 /// Samples one clip of a library on the CPU at successive times, faster than the mirror's
 /// search per track, with the same values.
 ///
-/// The sampler keeps the key pair each animated track last used (60 bytes per track; tracks of a
-/// single key are read from the library): keep one per playing character, as ozz-animation keeps
-/// a sampling context; a clone shares the clip's layout and copies the cache. Times may go
+/// The sampler keeps the key pair each animated track last used (52 bytes per track; tracks of a
+/// single key come from a pose of the clip's that every clone shares): keep one per playing
+/// character, as ozz-animation keeps a sampling context; a clone shares the clip's layout and
+/// copies the cache. Times may go
 /// forward, backward or jump (a loop's wrap, a seek); forward by a few keys is cheapest.
 /// Cubic-spline and compressed tracks are sampled as the mirror samples them, without the cache.
 ///

@@ -14,6 +14,10 @@ use std::time::Instant;
 /// Frames run before the measured ones.
 const WARM_UP: usize = 3;
 
+/// Most joints a crowd may have (characters × the clip's joints): the mirror's pose buffer then
+/// takes 2.4 GB.
+pub const MAX_SAMPLING_JOINTS: u32 = 1 << 24;
+
 /// The frame step: 60 frames per second.
 const FRAME_DT: f32 = 1.0 / 60.0;
 
@@ -79,17 +83,17 @@ fn phase_and_rate(i: u32, duration: f32, rate: f32) -> (f32, f32) {
 ///
 /// # Errors
 ///
-/// [`Error::ForeignId`] when `clip` is of another library; [`Error::Limit`] for a crowd whose
-/// joints do not fit in 32 bits or a configuration with no character or no frame.
+/// [`Error::ForeignId`] when `clip` is of another library; [`Error::Limit`] for a crowd of more
+/// than [`MAX_SAMPLING_JOINTS`] joints, or a configuration with no character or no frame.
 pub fn time_sampling(lib: &AnimationLibrary, clip: ClipId, config: &SamplingConfig) -> Result<SamplingTimes> {
     let header = *lib.clip_header(clip)?;
     let (n, joints) = (config.characters, header.joint_count);
     let total = n
         .checked_mul(joints)
-        .filter(|_| n > 0 && config.frames > 0)
+        .filter(|&t| n > 0 && config.frames > 0 && t <= MAX_SAMPLING_JOINTS)
         .ok_or_else(|| Error::Limit {
             what: format!(
-                "{n} characters of {joints} joints over {} frames: nothing to time, or more joints than a page holds",
+                "{n} characters of {joints} joints over {} frames: nothing to time, or more than {MAX_SAMPLING_JOINTS} joints",
                 config.frames
             ),
         })?;

@@ -18,7 +18,7 @@
 //! Esc quits; U and V turn update-rate LOD and vertex animation textures for far characters on and
 //! off, T (or `--lod-tint`) tints each character by how it is animated. The window title shows the frame time, the character count (how many are seen skinned,
 //! evaluated and drawn by VAT), the GPU time of
-//! each animation pass — clock, sample, local_to_model, palette, or the one fused pass — and their total (when the
+//! each animation pass — clock, sample, local_to_model, palette, or the clock and the fused pass — and their total (when the
 //! adapter has timestamp queries), and the clip events (footsteps) the GPU fires per second. Where a
 //! foot lands, the GPU stamps a footprint on the ground that fades in a few seconds.
 //!
@@ -54,7 +54,7 @@ crowd demo controls:
   + / -        faster / slower time
   Up / Down    add / remove 10 % of the characters
   R            reset the camera
-  F            fused (one dispatch) / staged (one per stage) GPU path
+  F            fused (two dispatches) / staged (one per stage) GPU path
   U            update-rate LOD on / off (far characters evaluated every 2, 4 or 8 frames)
   V            vertex animation textures on / off (the farthest characters drawn with no skeleton)
   T            tint by LOD on / off: blue evaluated every frame, green every 2nd, yellow every
@@ -153,8 +153,8 @@ fn report_rebuild(crowd: &Crowd, replayed: Option<usize>, started: Instant) {
 }
 
 /// The starting GPU path (F switches): the fused one where the device allows it, except on a
-/// software adapter, where the staged path is the faster (see the guide's performance page and benches/results/:
-/// a CPU runs the fused path's one-invocation clock and hierarchy walk with its SIMD lanes idle).
+/// software adapter, where the staged path is as fast with raw clips (see the guide's performance
+/// page and benches/results/: a CPU pays for a workgroup's idle lanes and barriers as for work).
 fn choose_path(device: &wgpu::Device, animator: &mut wgpu_anim::Animator) -> Result<(), wgpu_anim::Error> {
     let software = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
     let fused = animator.fused_available() && !software;
@@ -162,7 +162,7 @@ fn choose_path(device: &wgpu::Device, animator: &mut wgpu_anim::Animator) -> Res
     println!(
         "GPU path: {}{} (F switches)",
         if fused { "fused" } else { "staged" },
-        if software && animator.fused_available() { ", the faster one on a software adapter" } else { "" }
+        if software && animator.fused_available() { ", as fast on a software adapter" } else { "" }
     );
     Ok(())
 }

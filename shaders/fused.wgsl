@@ -1,21 +1,23 @@
-// The whole frame in one dispatch: one workgroup per instance calls the clock, sample,
-// local_to_model, ik (with IK chains) and palette stages' own functions (`advance_instance`,
-// `sample_joints`, `propagate`, `ik_joints`, `palette_joints`) with the blend list and the pose kept in workgroup memory: the
+// After the clock pass (a thread per character, which writes the blend lists and, with culling,
+// the marks), the rest of the frame in one dispatch: one workgroup per instance calls the sample,
+// local_to_model, ik (with IK chains) and palette stages' own functions (`sample_joints`,
+// `propagate_joint`, `ik_joints`, `palette_joints`) with the pose kept in workgroup memory: the
 // stages' storage accessors are overridden below, so per joint only the palette is written (and,
-// on the frame before a transition that interrupts another, the snapshot pose). For skeletons of
-// at most MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
+// on the frame before a transition that interrupts another, the snapshot pose). Every step keeps the threads on joints: the hierarchy is walked a level at a time, the
+// joints of a level in parallel (AnimationLibrary::levels). For skeletons of at most
+// MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
 
 #import wgpu_anim::types::{
-    Affine, BlendList, BlendSample, FRAME_CULL, FRAME_LOD_INTERPOLATE, LayerApply, LocalPose, MARK_DRAWN,
-    MARK_EVALUATE, MAX_FUSED_JOINTS, WORKGROUP_SIZE,
+    Affine, FRAME_CULL, FRAME_LOD_INTERPOLATE, LocalPose, MARK_DRAWN, MARK_EVALUATE, MAX_FUSED_JOINTS,
+    WORKGROUP_SIZE,
 }
-#import wgpu_anim::culling::{mark_evaluation, marks_of}
+#import wgpu_anim::culling::marks_of
 #import wgpu_anim::math::workgroup_linear
 #import wgpu_anim::bindings::{frame, instances, local_poses}
-#import wgpu_anim::clock::advance_instance
+#import wgpu_anim::library::{joint_level, skeleton_info}
 #import wgpu_anim::sample::{LayeredPose, sample_joints}
 #import wgpu_anim::sample as sample_stage
-#import wgpu_anim::local_to_model::propagate
+#import wgpu_anim::local_to_model::{has_mesh_layer, propagate_joint}
 #import wgpu_anim::local_to_model as local_to_model_stage
 #import wgpu_anim::palette::{interpolate_joints, palette_joints, socket_matrices}
 #import wgpu_anim::palette as palette_stage
@@ -30,36 +32,11 @@ var<workgroup> wg_pose: array<LocalPose, MAX_FUSED_JOINTS>;
 var<workgroup> wg_delta: array<vec4<f32>, MAX_FUSED_JOINTS>;
 var<workgroup> wg_r: array<vec4<f32>, MAX_FUSED_JOINTS>;
 var<workgroup> wg_r_new: array<vec4<f32>, MAX_FUSED_JOINTS>;
-// The instance's blend list, written by one thread and read by all: never in memory.
-var<workgroup> wg_list: BlendList;
 // The workgroup's character's marks this frame (Output.evaluate; evaluated and drawn without
 // culling).
 var<workgroup> wg_marks: u32;
-
-// The sample stage's blend list, from workgroup memory (`i` is the workgroup's instance).
-override fn sample_stage::list_count(i: u32) -> u32 {
-    return wg_list.count;
-}
-
-override fn sample_stage::list_sample(i: u32, k: u32) -> BlendSample {
-    return wg_list.samples[k];
-}
-
-override fn sample_stage::list_layer(i: u32, k: u32) -> LayerApply {
-    return wg_list.layers[k];
-}
-
-override fn sample_stage::list_mesh_additive(i: u32) -> bool {
-    return wg_list.mesh_additive != 0u;
-}
-
-override fn sample_stage::list_inertia(i: u32) -> u32 {
-    return wg_list.inertia;
-}
-
-override fn sample_stage::list_inertia_time(i: u32) -> f32 {
-    return wg_list.inertia_time;
-}
+// The levels of the character's hierarchy.
+var<workgroup> wg_levels: u32;
 
 // The sampled pose and delta stay in workgroup memory; only a kept snapshot goes to memory.
 override fn sample_stage::store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bool, mesh_additive: bool) {
@@ -125,22 +102,24 @@ fn fused(
         return;
     }
     let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
-    // clock: one thread; the blend list goes to workgroup memory only. With culling, the rest
-    // only for a character marked for evaluation (shaders/shared/culling.wgsl; the cull pass
-    // after this one lists them for the draw), or its palette interpolated.
+    let skeleton_joints = skeleton_info(instances[i].skeleton).joint_offset;
+    let entries = min(skeleton_info(instances[i].skeleton).joint_count, MAX_FUSED_JOINTS);
+    // One thread brings to workgroup memory what every thread's control flow depends on: with
+    // culling, the marks the clock pass wrote (the rest runs only for a character marked for
+    // evaluation, shaders/shared/culling.wgsl, or has its palette interpolated; the cull pass
+    // after this one lists them for the draw), and the number of levels (the depth of the last
+    // joint in depth order, plus one). The sample stage reads the blend list where the clock
+    // wrote it: a copy in workgroup memory cost lavapipe more than the reads it saves.
     if (lid == 0u) {
-        var list: BlendList;
-        advance_instance(i, frame.dt, &list);
-        wg_list = list;
         wg_marks = MARK_EVALUATE | MARK_DRAWN;
         if ((frame.flags & FRAME_CULL) != 0u) {
-            _ = mark_evaluation(i, list.inertia, list.count, list.samples[0]);
             wg_marks = marks_of(i);
         }
+        wg_levels = 0u;
+        if (entries > 0u) {
+            wg_levels = ((joint_level(skeleton_joints + entries - 1u) >> 8u) & 0xffu) + 1u;
+        }
     }
-    // The clock wrote the instance's world (with root motion), which the socket matrices read,
-    // and its marks, which the palette reads.
-    storageBarrier();
     let marks = workgroupUniformLoad(&wg_marks);
     let interpolating = (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
     if ((marks & MARK_EVALUATE) == 0u) {
@@ -152,11 +131,29 @@ fn fused(
     // sample and layers: threads over joints.
     sample_joints(i, lid, joint_count);
     workgroupBarrier();
-    // local_to_model: one thread walks the joints parents first.
-    if (lid == 0u) {
-        propagate(i, joint_count);
+    // local_to_model: a level at a time, parents before children; level d's joints on threads
+    // 0, 1, ... (its entries of the skeleton's depth order; an instance animating fewer joints
+    // than its skeleton skips the others), a barrier between levels. A GPU runs a level's joints
+    // at once; a CPU adapter runs the workgroup's SIMD groups in turn, each through every level
+    // and barrier, where one thread walking every joint measured cheaper
+    // (benches/results/2026-11-27-1030-fused-clock-pass-and-levels.md).
+    let levels = workgroupUniformLoad(&wg_levels);
+    let joint_offset = instances[i].joint_offset;
+    let mesh = has_mesh_layer(i);
+    for (var d = 0u; d < levels; d++) {
+        // Level d is entries start(d)..start(d + 1), the last one's end the entries' count.
+        var end = entries;
+        if (d + 1u < entries) {
+            end = joint_level(skeleton_joints + d + 1u) >> 16u;
+        }
+        for (var k = (joint_level(skeleton_joints + d) >> 16u) + lid; k < end; k += WORKGROUP_SIZE) {
+            let j = joint_level(skeleton_joints + k) & 0xffu;
+            if (j < joint_count) {
+                propagate_joint(joint_offset, skeleton_joints, mesh, j);
+            }
+        }
+        workgroupBarrier();
     }
-    workgroupBarrier();
 #ifdef IK
     // ik: threads over joints (it ends on a barrier when it corrects anything).
     ik_joints(i, lid, joint_count);

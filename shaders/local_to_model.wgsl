@@ -54,38 +54,45 @@ virtual fn set_mesh_rotations(joint_offset: u32, j: u32, r: vec4<f32>, d: vec4<f
     local_poses[2u * frame.snapshot_offset + joint_offset + j] = LocalPose(r, d, r_new);
 }
 
+// Joint `j` of the character whose joints start at `joint_offset` (its skeleton's at
+// `skeleton_joints`): model[j] = model[parent] * local[j], with mesh-space additive layers applied
+// when `mesh`. Its parent's model matrix (and mesh-space rotations) must be there already.
+fn propagate_joint(joint_offset: u32, skeleton_joints: u32, mesh: bool, j: u32) {
+    let p = joint_parent(skeleton_joints + j);
+    // The builder guarantees p < j; anything else is treated as a root, never read ahead.
+    let has_parent = p >= 0 && u32(p) < j;
+    var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
+    if (has_parent) {
+        parent_model = model_at(joint_offset, u32(p));
+    }
+    var local = local_at(joint_offset, j);
+    if (mesh) {
+        // Mesh-space additive: with R the model rotation the base pose gives (R_j = R_parent
+        // q_j) and D_j the joint's delta, R'_j = D_j R_j, and the new local rotation is
+        // R'_parent⁻¹ R'_j.
+        let d = mesh_delta_at(joint_offset, j);
+        var r = local.rotation;
+        var r_parent_new = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+        if (has_parent) {
+            let ps = mesh_rotations_at(joint_offset, u32(p));
+            r = quat_mul(ps[0], local.rotation);
+            r_parent_new = ps[1];
+        }
+        let r_new = normalize(quat_mul(d, r));
+        local.rotation = normalize(quat_mul(quat_conjugate(r_parent_new), r_new));
+        set_mesh_rotations(joint_offset, j, r, d, r_new);
+    }
+    set_model(joint_offset, j, joint_model(parent_model, has_parent, local));
+}
+
 // Walks instance `i`'s first `joint_count` joints parents first: model[j] = model[parent] *
 // local[j], with mesh-space additive layers applied on the way.
 fn propagate(i: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
-    let skel = skeleton_info(instances[i].skeleton);
+    let skeleton_joints = skeleton_info(instances[i].skeleton).joint_offset;
     let mesh = has_mesh_layer(i);
     for (var j = 0u; j < joint_count; j++) {
-        let p = joint_parent(skel.joint_offset + j);
-        // The builder guarantees p < j; anything else is treated as a root, never read ahead.
-        let has_parent = p >= 0 && u32(p) < j;
-        var parent_model = Affine(vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(0.0, 1.0, 0.0, 0.0), vec4<f32>(0.0, 0.0, 1.0, 0.0));
-        if (has_parent) {
-            parent_model = model_at(joint_offset, u32(p));
-        }
-        var local = local_at(joint_offset, j);
-        if (mesh) {
-            // Mesh-space additive: with R the model rotation the base pose gives (R_j = R_parent
-            // q_j) and D_j the joint's delta, R'_j = D_j R_j, and the new local rotation is
-            // R'_parent⁻¹ R'_j.
-            let d = mesh_delta_at(joint_offset, j);
-            var r = local.rotation;
-            var r_parent_new = vec4<f32>(0.0, 0.0, 0.0, 1.0);
-            if (has_parent) {
-                let ps = mesh_rotations_at(joint_offset, u32(p));
-                r = quat_mul(ps[0], local.rotation);
-                r_parent_new = ps[1];
-            }
-            let r_new = normalize(quat_mul(d, r));
-            local.rotation = normalize(quat_mul(quat_conjugate(r_parent_new), r_new));
-            set_mesh_rotations(joint_offset, j, r, d, r_new);
-        }
-        set_model(joint_offset, j, joint_model(parent_model, has_parent, local));
+        propagate_joint(joint_offset, skeleton_joints, mesh, j);
     }
 }
 

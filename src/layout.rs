@@ -212,7 +212,7 @@ pub struct GpuEventLogHead {
 /// tracks (1), skeletons (1), blend nodes (2), blend children (1), blend triangles (1) and clip
 /// events (1); then the *payload*, the bulk data: key times (4 per unit), key values, rest poses
 /// and mask weights (1 per value), parents (4 per unit), inverse bind matrices (3 units each),
-/// sockets and packed tracks.
+/// sockets, packed tracks, IK chains and hierarchy levels (4 per unit).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuLibraryLayout {
@@ -245,8 +245,11 @@ pub struct GpuLibraryLayout {
     pub packed: u32,
     /// Payload: first unit of the IK chains ([`GpuIkChain`], [`MAX_IK_CHAINS`] per skeleton).
     pub ik_chains: u32,
+    /// Payload: first unit of the hierarchy levels (32-bit words, four per unit, indexed as the
+    /// parents are): see [`crate::AnimationLibrary::levels`].
+    pub levels: u32,
     /// Padding.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 wgsl_struct! {
@@ -840,6 +843,8 @@ pub const MAX_TREE_NODES: u32 = 32;
 pub const MAX_BLEND_CLIPS: u32 = 16;
 /// Most joints of a skeleton the fused path handles (its workgroup memory holds this many poses).
 pub const MAX_FUSED_JOINTS: u32 = 128;
+// `AnimationLibrary::levels` keeps a joint, its depth and a level's start in a byte each.
+const _: () = assert!(MAX_FUSED_JOINTS < 256);
 /// Most layers on top of an instance's base state.
 pub const MAX_LAYERS: u32 = 3;
 /// Most layer definitions (distinct mode, clip or tree, mask, loop mode and time parameter

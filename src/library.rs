@@ -57,6 +57,8 @@ pub struct AnimationLibrary {
     pub(crate) gpu_skeletons: Vec<GpuSkeleton>,
     /// Parent of each joint, relative to its skeleton; -1 for roots.
     pub(crate) parents: Vec<i32>,
+    /// Per joint, as `parents`: the hierarchy levels ([`AnimationLibrary::levels`]).
+    pub(crate) levels: Vec<u32>,
     /// Inverse bind matrices.
     pub(crate) inverse_binds: Vec<Affine>,
     /// [`MAX_SOCKETS`](crate::layout::MAX_SOCKETS) per skeleton, the first `GpuSkeleton::socket_count` in use.
@@ -109,6 +111,7 @@ impl Default for AnimationLibrary {
             clip_names: Vec::new(),
             gpu_skeletons: Vec::new(),
             parents: Vec::new(),
+            levels: Vec::new(),
             inverse_binds: Vec::new(),
             sockets: Vec::new(),
             ik_chains: Vec::new(),
@@ -355,6 +358,19 @@ impl AnimationLibrary {
     #[must_use]
     pub fn parents(&self) -> &[i32] {
         &self.parents
+    }
+
+    /// The hierarchy levels the fused pass walks, indexed as [`AnimationLibrary::parents`]: for
+    /// each skeleton, from its `joint_offset`, an entry for each of its first `n =
+    /// min(joint_count, MAX_FUSED_JOINTS)` joints, `joint | depth << 8 | start << 16`: entry `k`
+    /// holds the `k`-th of those joints in depth order ([`crate::Skeleton::depth_order`]) and its
+    /// depth, and where level `k` starts in that order (`n` for `k` past the deepest level), so
+    /// that level `d` is entries `start(d)..start(d + 1)`; then zeros for any joints past
+    /// [`MAX_FUSED_JOINTS`](crate::layout::MAX_FUSED_JOINTS) (which the fused path does not
+    /// animate).
+    #[must_use]
+    pub fn levels(&self) -> &[u32] {
+        &self.levels
     }
 
     /// Inverse bind matrices.

@@ -141,7 +141,8 @@ pub enum Stage {
     Palette,
     /// `shaders/skin.wgsl`, [`crate::cpu::skin`].
     Skin,
-    /// `shaders/fused.wgsl`: clock, sample, local_to_model and palette in one dispatch,
+    /// `shaders/fused.wgsl`: sample, local_to_model (a level of the hierarchy at a time), ik and
+    /// palette in one dispatch, a workgroup per character, after the clock pass,
     /// [`crate::cpu::fused`].
     Fused,
 }
@@ -269,13 +270,12 @@ impl Stage {
             Stage::Fused => &[
                 (Frame, Uniform),
                 (Library, Uniform),
-                (LayerDefs, Uniform),
                 (Heap, Read),
-                (Instances, ReadWrite),
+                (Instances, Read),
                 (CharacterState, ReadWrite),
+                (BlendLists, Read),
                 (LocalPoses, ReadWrite),
                 (Palettes, ReadWrite),
-                (Events, ReadWrite),
                 (DualPalettes, ReadWrite),
                 (MorphWeights, ReadWrite),
             ],
@@ -568,6 +568,7 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
     ("COMPRESSED", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("CUBIC_KEYS", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("MORPH", naga_oil::compose::ShaderDefValue::Bool(true)),
+    ("IK", naga_oil::compose::ShaderDefValue::Bool(true)),
 ];
 
 /// The complete WGSL of an animation compute stage (no defines): [`stage_source_with`] with

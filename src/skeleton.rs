@@ -387,6 +387,33 @@ impl Skeleton {
         }
         d
     }
+
+    /// The joints ordered by depth (roots first, ties by index): the order in which the fused
+    /// pass walks the hierarchy a level at a time, the joints of a level on threads of their own.
+    #[must_use]
+    pub fn depth_order(&self) -> Vec<u32> {
+        let depths = self.depths();
+        let mut order: Vec<u32> = (0..depths.len() as u32).collect();
+        order.sort_by_key(|&j| depths[j as usize]);
+        order
+    }
+
+    /// How many joints each level of the hierarchy holds: `level_widths()[d]` joints have depth
+    /// `d`, and there are `level_widths().len()` levels (none for an empty skeleton). The fused
+    /// pass takes a step per level, with as many threads busy as the level is wide.
+    #[must_use]
+    pub fn level_widths(&self) -> Vec<u32> {
+        let mut widths = Vec::new();
+        for d in self.depths() {
+            let d = d as usize;
+            if widths.len() <= d {
+                widths.resize(d + 1, 0);
+            }
+            widths[d] += 1;
+        }
+        widths
+    }
+
     /// The rest pose in model space (`model_from_joint`).
     #[must_use]
     pub fn rest_model_matrices(&self) -> Vec<Mat4> {

@@ -1,8 +1,8 @@
-//! The fused single-dispatch path computes what the staged path computes: the same random crowds
-//! (clips, blend trees, layers of every mode, cross-fades and interrupted cross-fades) on a fused
-//! and a staged animator, frame by frame; clocks must be equal, snapshot poses and palettes agree
-//! within 1e-5. (The fused path keeps its blend lists in workgroup memory.) (The staged path is checked against the CPU mirror stage by stage in
-//! `tests/gpu_stages.rs`.)
+//! The fused path (the clock pass, then the other stages in one dispatch, the hierarchy walked a
+//! level at a time) computes what the staged path computes: the same random crowds (clips, blend
+//! trees, layers of every mode, cross-fades and interrupted cross-fades) on a fused and a staged
+//! animator, frame by frame; clocks must be equal, snapshot poses and palettes agree within 1e-5.
+//! (The staged path is checked against the CPU mirror stage by stage in `tests/gpu_stages.rs`.)
 
 mod common;
 
@@ -59,7 +59,7 @@ fn fused_matches_staged_frame_by_frame() {
     let (lib, _) = common::random_library_of(8, &[1, 40]);
     let n = 1500;
     let (mut staged, mut fused) = (crowd(&device, &lib, false, n), crowd(&device, &lib, true, n));
-    assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (4, 1));
+    assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (4, 2));
     let mut r = rng(5);
     let dts = [0.0, 0.1, 0.05, 0.2, 0.016, 0.3];
     let mut worst = 0.0f32;
@@ -128,9 +128,10 @@ fn fused_is_refused_where_it_cannot_run() {
 
 #[test]
 fn the_fused_mirror_matches_the_fused_gpu_path() {
-    // cpu::fused (the same steps as shaders/fused.wgsl, on the same workgroup memory) fed the
-    // GPU's clocks and snapshots from before a frame, against the GPU's clocks and palettes after
-    // it. Cross-fades run, some interrupting others (snapshots kept and read).
+    // cpu::clock then cpu::fused (the same steps as the clock pass and shaders/fused.wgsl, on
+    // the same workgroup memory) fed the GPU's clocks and snapshots from before a frame, against
+    // the GPU's clocks and palettes after it. Cross-fades run, some interrupting others
+    // (snapshots kept and read).
     let (device, queue) = common::device();
     let (lib, _) = common::random_library_of(9, &[1, 40]);
     let n = 800;
@@ -166,11 +167,14 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     };
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
     let mut instances = a.instances().to_vec();
+    let mut lists = vec![wgpu_anim::layout::BlendList::default(); n];
     let mut page = PageBuffers::new(&frame, &mut instances)
         .layer_defs(a.layer_defs())
         .clocks(&mut clocks)
+        .blend_lists(&mut lists)
         .local_poses(&mut local)
         .palettes(&mut palettes);
+    wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
     wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
     for (i, (g, c)) in gpu_clocks.iter().zip(&clocks).enumerate() {
         common::assert_clock(&a, frame.dt, i, g, c);
@@ -236,11 +240,14 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; max + n * slots];
     palettes[max..].fill(bytemuck::Zeroable::zeroed());
     let mut instances = a.instances().to_vec();
+    let mut lists = vec![wgpu_anim::layout::BlendList::default(); n];
     let mut page = PageBuffers::new(&frame, &mut instances)
         .layer_defs(a.layer_defs())
         .clocks(&mut clocks)
+        .blend_lists(&mut lists)
         .local_poses(&mut local)
         .palettes(&mut palettes);
+    wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
     wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
     let want = &palettes[max..];
     let mut checked = 0;
@@ -263,4 +270,29 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
     }
     assert!(checked > 200, "{checked} sockets checked");
     assert!(compare("shifted", &gpu[1..], &want[..want.len() - 1], 1e-3, affine_error).is_err());
+}
+
+/// With culling the fused mirror reads the marks the clock wrote to the outputs: a page without
+/// them is refused, and nothing is written.
+#[test]
+fn the_fused_mirror_with_culling_needs_the_outputs() {
+    let (lib, _, clips) = wgpu_anim::mannequin::library();
+    let mut instances = vec![wgpu_anim::cpu::clip_instance(&lib, clips[1], 0).unwrap()];
+    let frame = wgpu_anim::layout::GpuFrame {
+        dt: 0.016,
+        instance_count: 1,
+        snapshot_offset: 53,
+        flags: wgpu_anim::layout::FRAME_CULL,
+        ..Default::default()
+    };
+    let mut lists = vec![wgpu_anim::layout::BlendList::default(); 1];
+    let mut local = vec![wgpu_anim::layout::LocalPose::default(); 3 * 53];
+    let mut palettes = vec![wgpu_anim::Affine::IDENTITY; 53];
+    let mut page = PageBuffers::new(&frame, &mut instances)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local)
+        .palettes(&mut palettes);
+    let e = wgpu_anim::cpu::fused(&lib, &mut page).unwrap_err().to_string();
+    assert!(e.contains("outputs"), "{e}");
+    assert!(palettes.iter().all(|p| *p == wgpu_anim::Affine::IDENTITY));
 }

@@ -679,7 +679,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
     }
     assert_eq!((staged.page_range(1), staged.page_of(1400)), (700..1400, Some((2, 0))));
     fused.set_fused(true).unwrap();
-    assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (12, 3));
+    assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (12, 6));
     for dt in [0.0, 0.1] {
         for a in [&mut staged, &mut fused] {
             a.prepare(&queue, dt);

@@ -69,6 +69,13 @@ fn joint_parent(k: u32) -> i32 {
     return bitcast<i32>(heap[library.parents + k / 4u][k % 4u]);
 }
 
+// Entry `k` of the library's hierarchy levels (indexed as the parents are), a byte each: the
+// joint (bits 0..8) and depth (8..16) of a skeleton's k-th joint in depth order, and where level k
+// starts in that order (16..24). Rust: AnimationLibrary::levels.
+fn joint_level(k: u32) -> u32 {
+    return heap[library.levels + k / 4u][k % 4u];
+}
+
 fn inverse_bind(k: u32) -> Affine {
     let b = library.inverse_binds + 3u * k;
     return Affine(bitcast<vec4<f32>>(heap[b]), bitcast<vec4<f32>>(heap[b + 1u]), bitcast<vec4<f32>>(heap[b + 2u]));

@@ -179,7 +179,7 @@ struct LibraryLayout {
     events: u32,
     packed: u32,
     ik_chains: u32,
-    pad_b: u32,
+    levels: u32,
     pad_c: u32,
 }
 

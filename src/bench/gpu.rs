@@ -85,7 +85,8 @@ pub(super) fn measure_gpu(
     }
     let pass_ms = if a.is_fused() {
         let mut m = BTreeMap::new();
-        m.insert("fused".to_string(), median(passes.iter().map(|p| p[0]).collect()));
+        m.insert("clock".to_string(), median(passes.iter().map(|p| p[0]).collect()));
+        m.insert("fused".to_string(), median(passes.iter().map(|p| p[1]).collect()));
         m
     } else {
         stage_map(&passes)

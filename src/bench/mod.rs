@@ -10,10 +10,10 @@
 //!
 //! - **per-character** traffic, data that belongs to one character: the sections of its
 //!   [`GpuInstance`] a frame reads (the first 64 bytes, the transition's 32 while one is set, the
-//!   layers' 64 while one is on; the first 64 by each of the four stages on the staged path, once
-//!   on the fused one), its 64-byte [`GpuClock`] (read and written by `clock`), its
-//!   [`BlendList`] (written by `clock`, read by `sample`; the fused path keeps it in workgroup
-//!   memory) — all amortized over its joints — and per joint the [`LocalPose`] written by
+//!   layers' 64 while one is on; the first 64 by each of the four stages on the staged path, by
+//!   the clock and the fused stage on the fused one), its 64-byte [`GpuClock`] (read and written
+//!   by `clock`), its [`BlendList`] (written by `clock`, read by `sample` or the fused stage) —
+//!   all amortized over its joints — and per joint the [`LocalPose`] written by
 //!   `sample` and read by `local_to_model`, the parent's model matrix read and the model matrix
 //!   written by `local_to_model`, the model matrix read and the palette matrix ([`Affine`])
 //!   written by `palette` (the fused path writes only the palette), plus the snapshot written and
@@ -161,7 +161,8 @@ impl Workload {
 pub enum PathKind {
     /// On the GPU, one dispatch per stage (clock, sample, local_to_model, palette).
     GpuStaged,
-    /// On the GPU, one dispatch for the whole frame with the pose in workgroup memory.
+    /// On the GPU, the clock then one dispatch for the rest of the frame with the pose in
+    /// workgroup memory.
     GpuFused,
     /// The CPU mirror of the four stages on one thread.
     #[serde(rename = "cpu-1")]

@@ -103,12 +103,10 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             own += instance_layers;
             shared += layers_on * sz(size_of::<GpuLayerDef>());
         }
-        if !fused {
-            // The blend list, written by clock and read by sample; sample, local_to_model and
-            // palette read the instance's first section again. The fused path reads each once
-            // and keeps the list in workgroup memory.
-            own += 2 * sz(size_of::<BlendList>()) + 3 * instance_base;
-        }
+        // The blend list, written by clock and read by sample (or the fused stage); sample,
+        // local_to_model and palette read the instance's first section again, the fused stage
+        // once.
+        own += 2 * sz(size_of::<BlendList>()) + if fused { 1 } else { 3 } * instance_base;
         let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
         let parents = &lib.parents()[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
         let with_parent = parents

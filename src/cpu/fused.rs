@@ -1,18 +1,16 @@
-//! Mirror of `shaders/fused.wgsl`: per instance, the clock, sample, local_to_model and palette
-//! stages' own functions in the shader's order, with the shader's workgroup memory ([`Workgroup`])
-//! in place of the staged buffers. The stage's entry point [`fused`] checks what the page holds,
-//! then runs [`kernel`].
+//! Mirror of `shaders/fused.wgsl`: per instance, after the clock stage, the sample,
+//! local_to_model (a level of the hierarchy at a time), ik and palette stages' own functions in
+//! the shader's order, with the shader's workgroup memory ([`Workgroup`]) in place of the staged
+//! buffers. The stage's entry point [`fused`] checks what the page holds, then runs [`kernel`].
 
 use super::PageBuffers;
-use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room, targets};
-use super::clock::advance_instance;
-use super::events::EventLog;
-use super::local_to_model::{HierarchyStore, propagate};
+use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room};
+use super::local_to_model::{HierarchyStore, propagate_levels};
 use super::palette::{interpolate_joints, palette_joints, socket_matrices};
 use super::sample::{SampleStore, sample_joints};
-use crate::error::Result;
-use crate::layout::{BlendList, LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE};
-use crate::layout::{FRAME_LOD_INTERPOLATE, MARK_DRAWN, MARK_EVALUATE};
+use crate::error::{Error, Result};
+use crate::layout::{FRAME_CULL, FRAME_LOD_INTERPOLATE, MARK_DRAWN, MARK_EVALUATE};
+use crate::layout::{LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE};
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use glam::Vec4;
@@ -119,22 +117,33 @@ impl HierarchyStore for Workgroup<'_> {
     }
 }
 
-/// The checks of [`fused`]: the outputs (when given), instances and clocks hold the frame's
-/// instances, whose targets exist and whose joints fit their skeletons and the frame; the local
-/// poses hold the snapshots, the palettes the joints and socket matrices.
+/// The checks of [`fused`]: the outputs (when given, and they must be with culling), instances
+/// and blend lists hold the frame's instances, whose joints fit their skeletons and the frame and
+/// whose blend lists name the library's clips and masks; the local poses hold the snapshots, the
+/// palettes the joints and socket matrices.
 fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let frame = page.frame;
-    if let Some(outputs) = &page.outputs {
-        instance_count(frame, &[("outputs", outputs.len())])?;
+    match &page.outputs {
+        Some(outputs) => _ = instance_count(frame, &[("outputs", outputs.len())])?,
+        None if frame.flags & FRAME_CULL != 0 => {
+            return Err(Error::Limit {
+                what: "with culling the fused stage reads the clock's marks from the outputs, which the page does not hold"
+                    .into(),
+            });
+        }
+        None => {}
     }
     let n = instance_count(
         frame,
-        &[("instances", page.instances.len()), ("clocks", page.clocks.len())],
+        &[
+            ("instances", page.instances.len()),
+            ("blend lists", page.blend_lists.len()),
+        ],
     )?;
     let instances = &page.instances[..n];
-    for (i, inst) in instances.iter().enumerate() {
-        targets(lib, page.layer_defs, i, inst)?;
+    for (i, (inst, list)) in instances.iter().zip(&*page.blend_lists).enumerate() {
         joints(lib, frame, i, inst)?;
+        super::sample::check_list(lib, i, inst.joint_count.min(MAX_FUSED_JOINTS), list)?;
     }
     let end = joint_end(instances);
     // An inertialized transition, or the frame before one, keeps each joint's velocity in the
@@ -156,63 +165,40 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     })
 }
 
-/// Mirror of the `fused` stage: per instance, `advance_instance` (the blend list kept in
-/// "workgroup memory", not written to a buffer), then `sample_joints`, `propagate` and
-/// `palette_joints` on workgroup memory, as `shaders/fused.wgsl` does. Binds the page's frame,
-/// layer definitions, instances, clocks, local poses (only snapshots are read and written) and
-/// palettes (written), and, as [`clock`](crate::cpu::clock()), its event log and outputs. Joints
-/// past [`MAX_FUSED_JOINTS`] are not animated (the animator uses the staged path for larger
-/// skeletons).
+/// Mirror of the `fused` stage, which runs after the [`clock`](crate::cpu::clock()): per
+/// instance, the blend list the clock wrote, then `sample_joints`,
+/// `propagate_joint` a level of the hierarchy at a time, and `palette_joints` on workgroup memory,
+/// as `shaders/fused.wgsl` does. Binds the page's frame, instances, blend lists, local poses
+/// (only snapshots are read and written), palettes (written) and, with culling
+/// ([`FRAME_CULL`]), the outputs the clock wrote its marks to. Joints past [`MAX_FUSED_JOINTS`]
+/// are not animated (the animator uses the staged path for larger skeletons).
 ///
-/// Errors (nothing written): as [`clock`](crate::cpu::clock()) and
-/// [`local_to_model`](crate::cpu::local_to_model()); a blend list the clock makes is then valid.
+/// Errors (nothing written): as [`sample`](crate::cpu::sample()) and
+/// [`local_to_model`](crate::cpu::local_to_model()), and with culling a page without outputs.
 pub fn fused(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Result<()> {
     check(lib, page)?;
     kernel(lib, page);
     Ok(())
 }
 
-/// The `fused` stage's body, unchecked: per instance, `advance_instance`, then `sample_joints`,
-/// `propagate` and `palette_joints` on [`Workgroup`] memory. Events go to the page's log (or to
-/// one of no capacity); with outputs, the root motion and world of instances with `ROOT_MOTION`
-/// are written.
+/// The `fused` stage's body, unchecked: per instance, its blend list, then `sample_joints`,
+/// the hierarchy a level at a time and `palette_joints` on [`Workgroup`] memory.
 pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
     let flat = |_: glam::Vec2| 0.0;
     let ground: super::ik::Ground<'_> = page.ground.unwrap_or(&flat);
-    let mut no_log = EventLog::default();
-    let log = page.events.as_deref_mut().unwrap_or(&mut no_log);
     // Like the GPU's, the workgroup memory is not cleared between instances.
     let mut wg = Workgroup::new(frame.snapshot_offset, &mut *page.local_poses);
     for i in 0..frame.instance_count as usize {
         let joint_count = page.instances[i].joint_count.min(MAX_FUSED_JOINTS);
-        // clock: one thread.
-        let mut list = BlendList::default();
-        let mut world = page.instances[i].world;
-        page.clocks[i] = advance_instance(
-            lib,
-            page.layer_defs,
-            &page.instances[i],
-            &page.clocks[i],
-            frame.dt,
-            &mut list,
-            Some((frame, i as u32, &mut *log)),
-            page.outputs.as_deref_mut().map(|r| (&mut r[i], &mut world)),
-        );
-        page.instances[i].world = world;
+        let list = page.blend_lists[i];
+        // Culling: only a character the clock marked for evaluation goes on (the cull stage
+        // after this one lists them), or has its palette interpolated.
         let mut marks = MARK_EVALUATE | MARK_DRAWN;
-        if frame.flags & crate::layout::FRAME_CULL != 0 {
-            // Culling: only a character marked for evaluation goes on (the cull stage after this
-            // one lists them), or has its palette interpolated.
-            let out = page.outputs.as_deref_mut().and_then(|o| o.get_mut(i));
-            let previous = out.as_ref().map_or(0, |o| o.evaluate);
-            marks = super::cull::marks(frame, &page.instances[i], i as u32, &list, previous);
-            if let Some(out) = out {
-                out.evaluate = marks;
-            }
-            if marks & crate::layout::MARK_VAT != 0 {
-                page.instances[i].vat_time = super::cull::vat_time(&list);
-            }
+        if frame.flags & FRAME_CULL != 0
+            && let Some(out) = page.outputs.as_deref().and_then(|o| o.get(i))
+        {
+            marks = out.evaluate;
         }
         let inst = &page.instances[i];
         let interpolating = frame.flags & FRAME_LOD_INTERPOLATE != 0;
@@ -230,8 +216,8 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(lib, frame, inst, &list, lid, joint_count, &mut wg);
         }
-        // local_to_model: one thread walks the joints parents first.
-        propagate(lib, inst, joint_count, &mut wg);
+        // local_to_model: a level of the hierarchy at a time, threads over its joints.
+        propagate_levels(lib, inst, joint_count, &mut wg);
         // ik: threads over joints (with IK chains, the shader's `IK`).
         if lib.has_ik() {
             let reached = super::ik::ik_joints(lib, frame, inst, joint_count, ground, &mut wg);

@@ -100,34 +100,75 @@ impl HierarchyStore for PoseBuffers<'_> {
 /// Walks instance `inst`'s first `joint_count` joints parents first: `model[j] = model[parent] *
 /// local[j]`, with mesh-space additive layers applied on the way. WGSL `propagate`.
 pub(crate) fn propagate(lib: &AnimationLibrary, inst: &GpuInstance, joint_count: u32, store: &mut impl HierarchyStore) {
-    let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
+    let skeleton_joints = lib.gpu_skeletons()[inst.skeleton as usize].joint_offset;
     let mesh = has_mesh_layer(inst);
     for j in 0..joint_count {
-        let p = lib.parents()[(skel.joint_offset + j) as usize];
-        let has_parent = p >= 0 && (p as u32) < j;
-        let mut parent_model = Affine::IDENTITY;
+        propagate_joint(lib, inst.joint_offset, skeleton_joints, mesh, j, store);
+    }
+}
+
+/// Joint `j` of the character whose joints start at `joint_offset` (its skeleton's at
+/// `skeleton_joints`): `model[j] = model[parent] * local[j]`, with mesh-space additive layers
+/// applied when `mesh`; its parent's must be there already. WGSL `propagate_joint`.
+pub(crate) fn propagate_joint(
+    lib: &AnimationLibrary,
+    joint_offset: u32,
+    skeleton_joints: u32,
+    mesh: bool,
+    j: u32,
+    store: &mut impl HierarchyStore,
+) {
+    let p = lib.parents()[(skeleton_joints + j) as usize];
+    let has_parent = p >= 0 && (p as u32) < j;
+    let mut parent_model = Affine::IDENTITY;
+    if has_parent {
+        parent_model = store.model_at(joint_offset, p as u32);
+    }
+    let mut pose = store.local_at(joint_offset, j);
+    if mesh {
+        let d = store.mesh_delta_at(joint_offset, j);
+        let mut r = pose.rotation;
+        let mut r_parent_new = Vec4::W;
         if has_parent {
-            parent_model = store.model_at(inst.joint_offset, p as u32);
+            let ps = store.mesh_rotations_at(joint_offset, p as u32);
+            r = quat_mul(ps[0], pose.rotation);
+            r_parent_new = ps[1];
         }
-        let mut pose = store.local_at(inst.joint_offset, j);
-        if mesh {
-            let d = store.mesh_delta_at(inst.joint_offset, j);
-            let mut r = pose.rotation;
-            let mut r_parent_new = Vec4::W;
-            if has_parent {
-                let ps = store.mesh_rotations_at(inst.joint_offset, p as u32);
-                r = quat_mul(ps[0], pose.rotation);
-                r_parent_new = ps[1];
+        let r_new = quat_mul(d, r).normalize();
+        pose.rotation = quat_mul(
+            Vec4::new(-r_parent_new.x, -r_parent_new.y, -r_parent_new.z, r_parent_new.w),
+            r_new,
+        )
+        .normalize();
+        store.set_mesh_rotations(joint_offset, j, r, d, r_new);
+    }
+    store.set_model(joint_offset, j, joint_model(&parent_model, has_parent, &pose));
+}
+
+/// The fused stage's walk: instance `inst`'s first `joint_count` joints a level of the hierarchy
+/// at a time ([`AnimationLibrary::levels`]), each level's joints in their depth order, as the
+/// fused shader's threads take them.
+pub(crate) fn propagate_levels(
+    lib: &AnimationLibrary,
+    inst: &GpuInstance,
+    joint_count: u32,
+    store: &mut impl HierarchyStore,
+) {
+    let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
+    let entries = skel.joint_count.min(crate::layout::MAX_FUSED_JOINTS) as usize;
+    let order = &lib.levels()[skel.joint_offset as usize..][..entries];
+    let mesh = has_mesh_layer(inst);
+    let levels = order.last().map_or(0, |e| ((e >> 8) & 0xff) as usize + 1);
+    for d in 0..levels {
+        // Level d is entries start(d)..start(d + 1), the last one's end the entries' count.
+        let start = (order[d] >> 16) as usize;
+        let end = order.get(d + 1).map_or(entries, |e| (e >> 16) as usize);
+        for &e in &order[start..end] {
+            let j = e & 0xff;
+            if j < joint_count {
+                propagate_joint(lib, inst.joint_offset, skel.joint_offset, mesh, j, store);
             }
-            let r_new = quat_mul(d, r).normalize();
-            pose.rotation = quat_mul(
-                Vec4::new(-r_parent_new.x, -r_parent_new.y, -r_parent_new.z, r_parent_new.w),
-                r_new,
-            )
-            .normalize();
-            store.set_mesh_rotations(inst.joint_offset, j, r, d, r_new);
         }
-        store.set_model(inst.joint_offset, j, joint_model(&parent_model, has_parent, &pose));
     }
 }
 

@@ -16,7 +16,7 @@
 //! | inverse kinematics (with IK chains) | `shaders/ik.wgsl` | [`ik()`] |
 //! | IK solvers (for `ik`) | `shaders/shared/ik_solve.wgsl` | module `ik_solve`: [`two_bone_ik()`], [`aim_ik()`] |
 //! | skinning matrices | `shaders/palette.wgsl` | [`palette()`] |
-//! | the four (five) in one dispatch | `shaders/fused.wgsl` | [`fused()`] |
+//! | after the clock, the rest in one dispatch | `shaders/fused.wgsl` | [`fused()`] |
 //! | skin vertices | `shaders/skin.wgsl` | [`skin()`] |
 //!
 //! The page stages take the library and one [`PageBuffers`]: the page's buffers as the GPU binds

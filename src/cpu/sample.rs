@@ -671,7 +671,7 @@ pub(crate) fn sample_joints(
 /// What `sample` follows from instance `i`'s blend list: each sample's clip (with the instance's
 /// joints; a snapshot reads the snapshot region, which the buffer check covers), and the mask of
 /// each layer that is on (one of the library's masks, over at least the instance's joints).
-fn check_list(lib: &AnimationLibrary, i: usize, joint_count: u32, list: &BlendList) -> Result<()> {
+pub(crate) fn check_list(lib: &AnimationLibrary, i: usize, joint_count: u32, list: &BlendList) -> Result<()> {
     for (k, e) in list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize]
         .iter()
         .enumerate()

@@ -10,8 +10,8 @@ use super::{AnimatorDesc, FrameReadback, GpuLibrary};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
 use crate::layout::{
-    BlendList, GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, MAX_FUSED_JOINTS,
-    MAX_LAYER_DEFS, WORKGROUP_SIZE,
+    GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, MAX_FUSED_JOINTS, MAX_LAYER_DEFS,
+    WORKGROUP_SIZE,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The GPU side of a crowd: the clip library uploaded once, every instance's parameters, clock,
 /// local pose, model pose and palette in storage buffers, and the compute passes of a frame (four,
-/// five with IK chains, or one fused).
+/// five with IK chains, or the clock and the fused pass).
 ///
 /// Per frame: call [`Animator::prepare`] (uploads `dt` and any instance parameters that changed)
 /// then [`Animator::encode`] into your command encoder, then draw with the palette buffer.
@@ -81,12 +81,11 @@ pub(super) enum PreviousCopy {
     After,
 }
 
-/// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays, a blend
-/// list and culling's mark.
+/// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays, culling's
+/// mark and the number of levels.
 /// With IK chains, the IK stage's: its `ik` word, four pivots and their joints, four ground targets,
 /// the lift and the reached chains.
-const FUSED_WORKGROUP_BYTES: u32 =
-    MAX_FUSED_JOINTS * (48 + 3 * 16) + size_of::<BlendList>() as u32 + 4 + 4 + 4 * (48 + 4 + 16) + 16 + 4;
+const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16) + 4 + 4 + 4 + 4 * (48 + 4 + 16) + 16 + 4;
 
 /// Page `k`'s slot of the frame uniform buffer.
 fn frame_slot(frame_buffer: &wgpu::Buffer, stride: u64, k: usize) -> wgpu::BufferBinding<'_> {
@@ -391,8 +390,8 @@ impl Animator {
         self.uploaded
     }
 
-    /// Chooses the fused path (one dispatch per frame, the blend list and the pose kept in
-    /// workgroup memory; blend lists, model matrices and local poses other than snapshots not
+    /// Chooses the fused path (two dispatches per page: the clock, then the other stages in one,
+    /// the pose kept in workgroup memory; model matrices and local poses other than snapshots not
     /// written) or the staged one (a dispatch per stage, every stage's buffer written). Errors
     /// when the fused path is not available here.
     pub fn set_fused(&mut self, fused: bool) -> Result<()> {
@@ -500,21 +499,22 @@ impl Animator {
         upload.bytes() - frames_counted + frame_end as u64
     }
 
-    /// Dispatches per frame and page: one per stage (one on the fused path; with culling, one
+    /// Dispatches per frame and page: one per stage (two on the fused path; with culling, one
     /// more for the cull pass), whatever the number of instances.
     #[must_use]
     pub fn dispatches_per_page(&self) -> u32 {
         self.passes().len() as u32
     }
 
-    /// The passes a frame records, in order: [`Stage::staged`] for the library, or
-    /// [`Stage::Fused`] on the fused path, followed by [`Stage::Cull`] with culling (pass `k` of
-    /// [`Animator::encode_timed`]'s timer).
+    /// The passes a frame records, in order: [`Stage::staged`] for the library, or on the fused
+    /// path [`Stage::Clock`] and [`Stage::Fused`], followed by [`Stage::Cull`] with culling (pass
+    /// `k` of [`Animator::encode_timed`]'s timer).
     #[must_use]
     pub fn passes(&self) -> Vec<Stage> {
         let staged = self.passes.iter().map(|p| p.stage);
         if self.use_fused {
-            std::iter::once(Stage::Fused)
+            [Stage::Clock, Stage::Fused]
+                .into_iter()
                 .chain(staged.filter(|&s| s == Stage::Cull))
                 .collect()
         } else {
@@ -529,7 +529,7 @@ impl Animator {
     }
 
     /// Records the frame's passes — clock, sample, local_to_model, ik (when the library has IK
-    /// chains), palette; or the fused pass — into `encoder`.
+    /// chains), palette; or the clock and the fused pass — into `encoder`.
     /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
     /// each page's palettes in use into its previous palettes.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
@@ -618,15 +618,18 @@ impl Animator {
         }
         let fused = self.fused.as_ref().filter(|_| fused);
         // The frame's passes, each with the index of its bind groups in the pages: the staged
-        // ones, or the fused one and then the cull pass (which lists the characters it evaluated
-        // for a culled draw). Chained iterators: a frame allocates nothing.
+        // ones, or the clock, the fused one and then the cull pass (which lists the characters
+        // it evaluated for a culled draw). Chained iterators: a frame allocates nothing.
         let staged = self.passes.iter().zip(0..).filter(|_| fused.is_none());
-        let fused_passes = fused.map(|f| (f, usize::MAX)).into_iter().chain(
+        let of_stage = |stage: Stage| {
             self.passes
                 .iter()
                 .zip(0..)
-                .filter(|(p, _)| fused.is_some() && p.stage == Stage::Cull),
-        );
+                .filter(move |(p, _)| fused.is_some() && p.stage == stage)
+        };
+        let fused_passes = of_stage(Stage::Clock)
+            .chain(fused.map(|f| (f, usize::MAX)))
+            .chain(of_stage(Stage::Cull));
         let culling = self.controller.culling();
         for (k, (pass, bind_index)) in fused_passes.chain(staged).enumerate() {
             // One pass per stage, each page a dispatch in it; timestamps around the pass.

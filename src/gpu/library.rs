@@ -18,7 +18,8 @@ pub struct LibraryHeap {
     pub layout: GpuLibraryLayout,
     /// The headers every frame looks up — clips, tracks, skeletons, blend nodes, children,
     /// triangles and clip events — then the bulk data: key times, key values (with rest poses
-    /// and masks), parents, inverse binds, sockets and packed tracks.
+    /// and masks), parents, inverse binds, sockets, packed tracks, IK chains and hierarchy
+    /// levels.
     pub heap: Vec<Unit>,
 }
 
@@ -63,7 +64,8 @@ impl LibraryHeap {
             sockets: section(h, library.gpu_sockets()),
             packed: words(h, library.packed()),
             ik_chains: section(h, library.gpu_ik_chains()),
-            _pad: [0; 2],
+            levels: words(h, library.levels()),
+            _pad: 0,
         };
         // A binding may not be empty.
         if heap.is_empty() {

@@ -86,6 +86,7 @@ impl LibraryBuilder {
         }
         lib.parents
             .extend(skeleton.parents().iter().map(|p| p.map_or(-1, |p| p as i32)));
+        lib.levels.extend(fused_levels(&skeleton));
         lib.inverse_binds
             .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
         lib.skeleton_extents.push(skeleton.rest_extents());
@@ -692,6 +693,30 @@ fn gpu_ik_chains(skeleton: &Skeleton) -> [crate::layout::GpuIkChain; crate::ik::
     out
 }
 
+/// The hierarchy levels of `skeleton` for the library ([`AnimationLibrary::levels`]): entry `k`
+/// of its first `min(joint_count, MAX_FUSED_JOINTS)` holds the `k`-th of those joints in depth
+/// order, its depth, and where level `k` starts in that order (their count past the last level),
+/// a byte each; entries past them are zero.
+fn fused_levels(skeleton: &Skeleton) -> Vec<u32> {
+    let n = skeleton.joint_count();
+    let fused = n.min(crate::layout::MAX_FUSED_JOINTS as usize);
+    let depths = skeleton.depths();
+    // Parents come before their children, so the first joints are whole subtrees.
+    let order: Vec<u32> = skeleton
+        .depth_order()
+        .into_iter()
+        .filter(|&j| (j as usize) < fused)
+        .collect();
+    let start = |level: u32| order.iter().position(|&j| depths[j as usize] >= level).unwrap_or(fused) as u32;
+    let mut levels: Vec<u32> = order
+        .iter()
+        .enumerate()
+        .map(|(k, &j)| j | depths[j as usize] << 8 | start(k as u32) << 16)
+        .collect();
+    levels.resize(n, 0);
+    levels
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -719,6 +744,60 @@ mod tests {
             looping: true,
             tracks,
         }
+    }
+
+    /// A skeleton of `parents` (each before its children).
+    fn tree(parents: &[Option<usize>]) -> Skeleton {
+        let joints = parents
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| (format!("j{k}"), p, Transform::from_translation(Vec3::Y)))
+            .collect();
+        Skeleton::from_rest_pose("t", joints).unwrap()
+    }
+
+    #[test]
+    fn the_levels_list_each_fused_joint_once_by_depth_and_nothing_past_the_fused_joints() {
+        // Two roots, branches of different depths, a joint whose parent comes three before it.
+        let branching = tree(&[None, Some(0), None, Some(1), Some(0), Some(3), Some(2), Some(4)]);
+        assert_eq!(branching.depths(), [0, 1, 0, 2, 1, 3, 1, 2]);
+        assert_eq!(branching.level_widths(), [2, 3, 2, 1]);
+        assert_eq!(branching.depth_order(), [0, 2, 1, 4, 6, 3, 7, 5]);
+        // A chain longer than the fused path animates: only its first joints, one per level.
+        let fused = crate::layout::MAX_FUSED_JOINTS as usize;
+        let n = fused + 5;
+        let chain = tree(&(0..n).map(|k| k.checked_sub(1)).collect::<Vec<_>>());
+        let mut b = LibraryBuilder::new();
+        b.add_skeleton(branching.clone());
+        b.add_skeleton(chain);
+        let lib = b.build();
+        let levels = lib.levels();
+        assert_eq!(levels.len(), lib.parents().len());
+        let fields = |e: u32| (e & 0xff, (e >> 8) & 0xff, e >> 16);
+        let first: Vec<(u32, u32, u32)> = levels[..8].iter().map(|&e| fields(e)).collect();
+        // Levels 0..4 start at entries 0, 2, 5 and 7; past the deepest, at the count, 8.
+        assert_eq!(
+            first,
+            [
+                (0, 0, 0),
+                (2, 0, 2),
+                (1, 1, 5),
+                (4, 1, 7),
+                (6, 1, 8),
+                (3, 2, 8),
+                (7, 2, 8),
+                (5, 3, 8)
+            ]
+        );
+        let chain_levels = &levels[8..];
+        for (k, &e) in chain_levels[..fused].iter().enumerate() {
+            assert_eq!(fields(e), (k as u32, k as u32, k as u32));
+        }
+        assert!(chain_levels[fused..].iter().all(|&e| e == 0));
+        // The heap's section holds them where the layout says.
+        let heap = crate::gpu::LibraryHeap::new(&lib);
+        let at = |k: usize| heap.heap[heap.layout.levels as usize + k / 4][k % 4];
+        assert!((0..levels.len()).all(|k| at(k) == levels[k]));
     }
 
     #[test]

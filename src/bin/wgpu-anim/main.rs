@@ -83,8 +83,8 @@ enum Command {
     ///
     /// For each workload (single-clip: one clip each; locomotion-2d: the 2D locomotion blend space,
     /// a quarter of the crowd mid-cross-fade; layered: that plus a masked override, a local and a
-    /// mesh-space additive layer) and character count, on each path: gpu-fused (the GPU, one
-    /// dispatch, the pose in workgroup memory; where the device allows it), gpu-staged (the GPU,
+    /// mesh-space additive layer) and character count, on each path: gpu-fused (the GPU, two
+    /// dispatches, the pose in workgroup memory; where the device allows it), gpu-staged (the GPU,
     /// four dispatches; per-pass times from timestamp queries when the adapter has them), cpu-1
     /// (the CPU mirror on one thread) and cpu-all (the CPU mirror on every core). Medians over
     /// --frames frames after 3 warm-up frames; progress on stderr, a Markdown table on stdout. A

@@ -285,6 +285,22 @@ fn cost_runs_its_sections_in_process_and_reports_errors_in_one_line() {
 }
 
 #[test]
+fn inspect_reports_the_levels_the_fused_pass_walks() {
+    // The Fox's 25 joints lie nine deep: nine steps of 64 threads, 25 of their 576 busy.
+    let o = wgpu_anim(&["inspect", "assets/Fox/Fox.gltf"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("hierarchy:"))
+        .expect("a hierarchy line");
+    assert!(
+        line.contains("9 levels") && line.contains("9 steps of 64 threads, 4.3 % of them busy"),
+        "{line}"
+    );
+}
+
+#[test]
 fn a_reader_that_stops_early_ends_the_command_quietly() {
     // `wgpu-anim inspect FILE | head -0`: the pipe is closed before the tool has loaded the file,
     // so its first write finds no reader.

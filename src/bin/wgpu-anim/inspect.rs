@@ -32,6 +32,7 @@ pub(crate) fn inspect(file: &Path) -> Result<(), String> {
                 sk.joint_count()
             ),
         }
+        outln!("  {}", hierarchy_levels(sk));
         let depths = sk.depths();
         for (j, depth) in depths.iter().enumerate() {
             let skin_index = s.skin_joints.iter().position(|&x| x == j);
@@ -128,4 +129,26 @@ pub(crate) fn inspect(file: &Path) -> Result<(), String> {
         outln!("  - {n}");
     }
     Ok(())
+}
+
+/// The levels of `skeleton`'s hierarchy as the fused pass walks them: a step per level, a thread
+/// per joint of the level (64 to a workgroup), and the share of the steps' threads busy.
+fn hierarchy_levels(skeleton: &wgpu_anim::Skeleton) -> String {
+    let lanes = wgpu_anim::layout::WORKGROUP_SIZE;
+    let widths = skeleton.level_widths();
+    let steps: u32 = widths.iter().map(|w| w.div_ceil(lanes)).sum();
+    let busy = 100.0 * skeleton.joint_count() as f64 / f64::from((steps * lanes).max(1));
+    let fused = if skeleton.joint_count() > wgpu_anim::layout::MAX_FUSED_JOINTS as usize {
+        format!(
+            "; more than the fused path's {} joints: staged only",
+            wgpu_anim::layout::MAX_FUSED_JOINTS
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "hierarchy: {} levels, widest {} joints; the fused pass walks it in {steps} steps of {lanes} threads, {busy:.1} % of them busy{fused}",
+        widths.len(),
+        widths.iter().max().unwrap_or(&0),
+    )
 }

@@ -17,7 +17,7 @@
 #import wgpu_anim::library::{joint_level, skeleton_info}
 #import wgpu_anim::sample::{LayeredPose, sample_joints}
 #import wgpu_anim::sample as sample_stage
-#import wgpu_anim::local_to_model::{has_mesh_layer, propagate_joint}
+#import wgpu_anim::local_to_model::{has_mesh_layer, propagate, propagate_joint}
 #import wgpu_anim::local_to_model as local_to_model_stage
 #import wgpu_anim::palette::{interpolate_joints, palette_joints, socket_matrices}
 #import wgpu_anim::palette as palette_stage
@@ -133,10 +133,17 @@ fn fused(
     workgroupBarrier();
     // local_to_model: a level at a time, parents before children; level d's joints on threads
     // 0, 1, ... (its entries of the skeleton's depth order; an instance animating fewer joints
-    // than its skeleton skips the others), a barrier between levels. A GPU runs a level's joints
-    // at once; a CPU adapter runs the workgroup's SIMD groups in turn, each through every level
-    // and barrier, where one thread walking every joint measured cheaper
+    // than its skeleton skips the others), a barrier between levels (HierarchyWalk::Levels). A GPU
+    // runs a level's joints at once; a CPU adapter runs the workgroup's SIMD groups in turn, each
+    // through every level and barrier, where one thread walking every joint measured cheaper
     // (benches/results/2026-11-27-1030-fused-clock-pass-and-levels.md).
+#ifdef ONE_THREAD_WALK
+    // On a CPU adapter (HierarchyWalk::OneThread): one thread walks every joint.
+    if (lid == 0u) {
+        propagate(i, joint_count);
+    }
+    workgroupBarrier();
+#else
     let levels = workgroupUniformLoad(&wg_levels);
     let joint_offset = instances[i].joint_offset;
     let mesh = has_mesh_layer(i);
@@ -154,6 +161,7 @@ fn fused(
         }
         workgroupBarrier();
     }
+#endif
 #ifdef IK
     // ik: threads over joints (it ends on a barrier when it corrects anything).
     ik_joints(i, lid, joint_count);

@@ -136,6 +136,7 @@ impl Sim {
                 inertialization: false,
                 culling: false,
                 lod_interpolation: false,
+                hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
             },
         )
         .unwrap();

@@ -215,6 +215,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
         },
     )
     .unwrap();

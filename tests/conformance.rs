@@ -540,6 +540,7 @@ fn gpu_path(compressed: bool) {
                 inertialization: false,
                 culling: false,
                 lod_interpolation: false,
+                hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -21,6 +21,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
         },
     )
     .unwrap();

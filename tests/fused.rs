@@ -9,11 +9,22 @@ mod common;
 use common::{affine_error, compare, pose_error, random_state, rng};
 use rand::Rng;
 use wgpu_anim::cpu::PageBuffers;
+use wgpu_anim::gpu::HierarchyWalk;
 use wgpu_anim::gpu::Transition;
 use wgpu_anim::layout::KEEP_POSE;
 use wgpu_anim::{Animator, AnimatorDesc};
 
 fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, n: usize) -> Animator {
+    crowd_walking(device, lib, fused, n, HierarchyWalk::Auto)
+}
+
+fn crowd_walking(
+    device: &wgpu::Device,
+    lib: &wgpu_anim::AnimationLibrary,
+    fused: bool,
+    n: usize,
+    walk: HierarchyWalk,
+) -> Animator {
     let mut a = Animator::new(
         device,
         lib,
@@ -27,6 +38,7 @@ fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, 
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: walk,
         },
     )
     .unwrap();
@@ -58,8 +70,27 @@ fn fused_matches_staged_frame_by_frame() {
     let (device, queue) = common::device();
     let (lib, _) = common::random_library_of(8, &[1, 40]);
     let n = 1500;
-    let (mut staged, mut fused) = (crowd(&device, &lib, false, n), crowd(&device, &lib, true, n));
-    assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (4, 2));
+    // Both walks of the hierarchy, each against the staged path.
+    let mut staged = crowd(&device, &lib, false, n);
+    let mut walks = [HierarchyWalk::Levels, HierarchyWalk::OneThread].map(|w| crowd_walking(&device, &lib, true, n, w));
+    assert_eq!(
+        walks.each_ref().map(|a| a.hierarchy_walk()),
+        [HierarchyWalk::Levels, HierarchyWalk::OneThread]
+    );
+    for fused in &walks {
+        assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (4, 2));
+    }
+    // Auto: by levels on a GPU, one thread on a CPU adapter.
+    let cpu = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
+    let auto = crowd(&device, &lib, true, 1).hierarchy_walk();
+    assert_eq!(
+        auto,
+        if cpu {
+            HierarchyWalk::OneThread
+        } else {
+            HierarchyWalk::Levels
+        }
+    );
     let mut r = rng(5);
     let dts = [0.0, 0.1, 0.05, 0.2, 0.016, 0.3];
     let mut worst = 0.0f32;
@@ -73,29 +104,39 @@ fn fused_matches_staged_frame_by_frame() {
                     let desc = random_state(&mut r, &lib, skel);
                     let t = Transition::linear(r.gen_range(0.2..0.8));
                     staged.play(i, &desc, Some(t)).unwrap();
-                    fused.play(i, &desc, Some(t)).unwrap();
+                    for fused in &mut walks {
+                        fused.play(i, &desc, Some(t)).unwrap();
+                    }
                 }
             }
         }
         step(&device, &queue, &mut staged, dt);
-        step(&device, &queue, &mut fused, dt);
         let (sc, sp) = staged.read_back(&device, &queue).unwrap();
-        let (fc, fp) = fused.read_back(&device, &queue).unwrap();
-        assert_eq!(sc, fc, "frame {f}: clocks differ");
         let keeping = staged.instances().iter().filter(|i| i.flags & KEEP_POSE != 0).count();
         kept += keeping;
-        compare(
-            "snapshot",
-            &fused.read_snapshots(&device, &queue).unwrap(),
-            &staged.read_snapshots(&device, &queue).unwrap(),
-            1e-5,
-            pose_error,
-        )
-        .unwrap_or_else(|e| panic!("frame {f}: {e}"));
-        worst = worst.max(
-            compare("palette", &fp.palette, &sp.palette, 1e-5, affine_error)
-                .unwrap_or_else(|e| panic!("frame {f}: {e}")),
-        );
+        let snapshots = staged.read_snapshots(&device, &queue).unwrap();
+        let mut palettes = Vec::new();
+        for fused in &mut walks {
+            step(&device, &queue, fused, dt);
+            let (fc, fp) = fused.read_back(&device, &queue).unwrap();
+            let walk = fused.hierarchy_walk();
+            assert_eq!(sc, fc, "frame {f}, {walk:?}: clocks differ");
+            compare(
+                "snapshot",
+                &fused.read_snapshots(&device, &queue).unwrap(),
+                &snapshots,
+                1e-5,
+                pose_error,
+            )
+            .unwrap_or_else(|e| panic!("frame {f}, {walk:?}: {e}"));
+            worst = worst.max(
+                compare("palette", &fp.palette, &sp.palette, 1e-5, affine_error)
+                    .unwrap_or_else(|e| panic!("frame {f}, {walk:?}: {e}")),
+            );
+            palettes.push(fp.palette);
+        }
+        // The two walks compute the same products: the same matrices, bit for bit.
+        assert_eq!(palettes[0], palettes[1], "frame {f}: the walks differ");
     }
     assert!(
         kept > 50,
@@ -135,7 +176,8 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     let (device, queue) = common::device();
     let (lib, _) = common::random_library_of(9, &[1, 40]);
     let n = 800;
-    let mut a = crowd(&device, &lib, true, n);
+    // By levels, as the mirror walks (on a CPU adapter the default is one thread).
+    let mut a = crowd_walking(&device, &lib, true, n, HierarchyWalk::Levels);
     let mut r = rng(6);
     for (f, dt) in [0.0, 0.1, 0.05, 0.2].into_iter().enumerate() {
         if f >= 2 {

@@ -45,6 +45,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
         },
     )
     .unwrap();
@@ -545,6 +546,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
         },
     )
     .unwrap();
@@ -663,6 +665,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         inertialization: false,
         culling: false,
         lod_interpolation: false,
+        hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -788,6 +791,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
         },
     )
     .unwrap();

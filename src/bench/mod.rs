@@ -483,6 +483,7 @@ pub(crate) fn crowd_with(
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: crate::gpu::HierarchyWalk::Auto,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {

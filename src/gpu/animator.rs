@@ -6,7 +6,7 @@ use super::controller::{Controller, FrameUpload};
 use super::page::{Page, Shared, StagePipeline, page_layout};
 use super::recovery::{CheckpointCopy, Recovery};
 use super::ring::Ring;
-use super::{AnimatorDesc, FrameReadback, GpuLibrary};
+use super::{AnimatorDesc, FrameReadback, GpuLibrary, HierarchyWalk};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -44,6 +44,9 @@ pub struct Animator {
     pub(super) event_log: wgpu::Buffer,
     /// The IK stage's ground function ([`AnimatorDesc::ground`]), kept for a rebuild.
     pub(super) ground: Option<&'static str>,
+    /// The fused pass's walk as asked for ([`AnimatorDesc::hierarchy_walk`]), kept for a
+    /// rebuild, and as chosen on this device (never `Auto`).
+    pub(super) walk: (HierarchyWalk, HierarchyWalk),
     /// Records the event log holds; 0 when events are not watched.
     pub(super) event_capacity: u32,
     pub(super) pages: Vec<Page>,
@@ -121,16 +124,18 @@ async fn stage_pipeline(
     gpu_library: &GpuLibrary,
     stage: Stage,
     ground: Option<&str>,
+    extra_defs: &[crate::shaders::ShaderDef],
 ) -> Result<StagePipeline> {
-    // The variant the library needs (shaders::library_defs); a ground that does not compose is
-    // the caller's error, found before the device is asked.
-    let source =
-        stage_source_on_ground(stage, &library_defs(gpu_library.library()), ground).map_err(|e| Error::Limit {
-            what: format!(
-                "the {} stage does not compose with AnimatorDesc::ground: {e}",
-                stage.name()
-            ),
-        })?;
+    // The variant the library needs (shaders::library_defs), with `extra_defs`; a ground that
+    // does not compose is the caller's error, found before the device is asked.
+    let mut defs = library_defs(gpu_library.library());
+    defs.extend_from_slice(extra_defs);
+    let source = stage_source_on_ground(stage, &defs, ground).map_err(|e| Error::Limit {
+        what: format!(
+            "the {} stage does not compose with AnimatorDesc::ground: {e}",
+            stage.name()
+        ),
+    })?;
     super::refusable(
         device,
         || format!("the {} pipeline", stage.name()),
@@ -250,7 +255,15 @@ impl Animator {
             largest,
             options,
         )?;
-        Self::with_pages(device, gpu_library, desc.max_instances, &layout, options, desc.ground).await
+        Self::with_pages(
+            device,
+            gpu_library,
+            desc.max_instances,
+            &layout,
+            options,
+            (desc.ground, desc.hierarchy_walk),
+        )
+        .await
     }
 
     /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
@@ -262,7 +275,7 @@ impl Animator {
         max_instances: u32,
         layout: &[(u32, u32)],
         options: PageOptions,
-        ground: Option<&'static str>,
+        (ground, walk): (Option<&'static str>, HierarchyWalk),
     ) -> Result<Self> {
         let limits = device.limits();
         let largest = gpu_library
@@ -282,13 +295,24 @@ impl Animator {
         let stages = Stage::staged(gpu_library.library().has_ik(), options.culling);
         let mut passes = Vec::with_capacity(stages.len());
         for stage in stages {
-            passes.push(stage_pipeline(device, &gpu_library, stage, ground).await?);
+            passes.push(stage_pipeline(device, &gpu_library, stage, ground, &[]).await?);
         }
         // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
         // enough for it; elsewhere only the staged path exists.
+        let hierarchy_walk = match walk {
+            HierarchyWalk::Auto if device.adapter_info().device_type == wgpu::DeviceType::Cpu => {
+                HierarchyWalk::OneThread
+            }
+            HierarchyWalk::Auto => HierarchyWalk::Levels,
+            walk => walk,
+        };
         let fused = if limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS
         {
-            Some(stage_pipeline(device, &gpu_library, Stage::Fused, ground).await?)
+            let walk: &[crate::shaders::ShaderDef] = match hierarchy_walk {
+                HierarchyWalk::OneThread => &[("ONE_THREAD_WALK", naga_oil::compose::ShaderDefValue::Bool(true))],
+                _ => &[],
+            };
+            Some(stage_pipeline(device, &gpu_library, Stage::Fused, ground, walk).await?)
         } else {
             None
         };
@@ -347,6 +371,7 @@ impl Animator {
             frame_stride,
             event_log,
             ground,
+            walk: (walk, hierarchy_walk),
             event_capacity: 0,
             pages,
             passes,
@@ -362,6 +387,13 @@ impl Animator {
             spare_upload: FrameUpload::default(),
             ring: None,
         })
+    }
+
+    /// How the fused pass walks each character's hierarchy on this device
+    /// ([`AnimatorDesc::hierarchy_walk`], with [`HierarchyWalk::Auto`] decided).
+    #[must_use]
+    pub fn hierarchy_walk(&self) -> HierarchyWalk {
+        self.walk.1
     }
 
     /// Whether this animator can run the fused single-dispatch path: skeletons of at most

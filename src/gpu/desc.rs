@@ -310,6 +310,30 @@ pub struct AnimatorDesc {
     /// holding the last: 96 more bytes per joint of capacity, kept after the palettes. Dual
     /// quaternions and socket matrices hold. Off by default.
     pub lod_interpolation: bool,
+    /// How the fused pass walks each character's hierarchy ([`HierarchyWalk`]); both give the
+    /// same matrices. [`HierarchyWalk::Auto`] by default.
+    pub hierarchy_walk: HierarchyWalk,
+}
+
+/// How the fused pass ([`crate::Animator::set_fused`]) walks a character's hierarchy, parents
+/// before children, in its workgroup of 64 threads. The model matrices are the same either way,
+/// bit for bit: each joint's is its parent's times its local pose, in the same operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HierarchyWalk {
+    /// [`HierarchyWalk::Levels`] on a GPU, [`HierarchyWalk::OneThread`] on a CPU adapter
+    /// (`wgpu::DeviceType::Cpu`, such as lavapipe or SwiftShader).
+    #[default]
+    Auto,
+    /// A level of the hierarchy at a time, the joints of one depth on threads of their own, a
+    /// barrier between levels (the order [`crate::AnimationLibrary::levels`] keeps): as many
+    /// steps as the skeleton has levels (12 for the built-in mannequin's 53 joints). What a GPU,
+    /// which runs a level's joints at once, wants.
+    Levels,
+    /// One thread walks every joint while the others wait: as many steps as joints. A CPU
+    /// adapter runs a workgroup's SIMD groups one after another, each through every level and
+    /// barrier of a walk by levels, which measured slower there
+    /// (`benches/results/2026-11-27-1030-fused-clock-pass-and-levels.md`).
+    OneThread,
 }
 
 impl Default for AnimatorDesc {
@@ -324,6 +348,7 @@ impl Default for AnimatorDesc {
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: HierarchyWalk::Auto,
         }
     }
 }

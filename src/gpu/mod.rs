@@ -31,7 +31,9 @@ pub use budget::LodBudget;
 pub use controller::{Controller, DEFAULT_UPDATE_RATES, DEFAULT_VAT_SIZE, FrameUpload, PageState};
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
-pub use desc::{AnimatorDesc, Blending, Curve, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition};
+pub use desc::{
+    AnimatorDesc, Blending, Curve, HierarchyWalk, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition,
+};
 pub use library::{GpuLibrary, LibraryHeap};
 pub use morph::GpuMorphTargets;
 pub use props::PropRenderer;

@@ -121,7 +121,15 @@ impl Animator {
         };
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();
-        let mut next = Self::with_pages(device, gpu_library, max_instances, &layout, options, self.ground).await?;
+        let mut next = Self::with_pages(
+            device,
+            gpu_library,
+            max_instances,
+            &layout,
+            options,
+            (self.ground, self.walk.0),
+        )
+        .await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
         // its frame), the instances of its frame, the clocks and snapshots after it.
         let defs = self.controller.layer_defs();

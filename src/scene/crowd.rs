@@ -88,6 +88,7 @@ impl Crowd {
                 culling: desc.culling,
                 // Update-rate LOD, when turned on, draws far members blended between updates.
                 lod_interpolation: desc.culling,
+                hierarchy_walk: crate::gpu::HierarchyWalk::Auto,
             },
         )
         .await?;

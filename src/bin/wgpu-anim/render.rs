@@ -106,6 +106,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             inertialization: false,
             culling: false,
             lod_interpolation: false,
+            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
         },
     )
     .map_err(|e| e.to_string())?;

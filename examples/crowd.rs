@@ -153,8 +153,9 @@ fn report_rebuild(crowd: &Crowd, replayed: Option<usize>, started: Instant) {
 }
 
 /// The starting GPU path (F switches): the fused one where the device allows it, except on a
-/// software adapter, where the staged path is as fast with raw clips (see the guide's performance
-/// page and benches/results/: a CPU pays for a workgroup's idle lanes and barriers as for work).
+/// software adapter, where the staged path measured a little faster with raw clips (see the
+/// guide's performance page and benches/results/: a CPU pays for a workgroup's idle lanes and
+/// barriers as for work).
 fn choose_path(device: &wgpu::Device, animator: &mut wgpu_anim::Animator) -> Result<(), wgpu_anim::Error> {
     let software = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
     let fused = animator.fused_available() && !software;
@@ -162,7 +163,7 @@ fn choose_path(device: &wgpu::Device, animator: &mut wgpu_anim::Animator) -> Res
     println!(
         "GPU path: {}{} (F switches)",
         if fused { "fused" } else { "staged" },
-        if software && animator.fused_available() { ", as fast on a software adapter" } else { "" }
+        if software && animator.fused_available() { ", the faster one on a software adapter" } else { "" }
     );
     Ok(())
 }

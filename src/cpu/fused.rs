@@ -168,7 +168,8 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
 /// Mirror of the `fused` stage, which runs after the [`clock`](crate::cpu::clock()): per
 /// instance, the blend list the clock wrote, then `sample_joints`,
 /// `propagate_joint` a level of the hierarchy at a time, and `palette_joints` on workgroup memory,
-/// as `shaders/fused.wgsl` does. Binds the page's frame, instances, blend lists, local poses
+/// as `shaders/fused.wgsl` does (its walk with one thread, `HierarchyWalk::OneThread`, computes
+/// the same matrices). Binds the page's frame, instances, blend lists, local poses
 /// (only snapshots are read and written), palettes (written) and, with culling
 /// ([`FRAME_CULL`]), the outputs the clock wrote its marks to. Joints past [`MAX_FUSED_JOINTS`]
 /// are not animated (the animator uses the staged path for larger skeletons).

@@ -102,8 +102,9 @@ fn fused(
         return;
     }
     let joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
-    let skeleton_joints = skeleton_info(instances[i].skeleton).joint_offset;
-    let entries = min(skeleton_info(instances[i].skeleton).joint_count, MAX_FUSED_JOINTS);
+    let skeleton = skeleton_info(instances[i].skeleton);
+    let skeleton_joints = skeleton.joint_offset;
+    let entries = min(skeleton.joint_count, MAX_FUSED_JOINTS);
     // One thread brings to workgroup memory what every thread's control flow depends on: with
     // culling, the marks the clock pass wrote (the rest runs only for a character marked for
     // evaluation, shaders/shared/culling.wgsl, or has its palette interpolated; the cull pass

@@ -232,7 +232,7 @@ impl Demo {
         self.crowd.set_moving(moving);
     }
 
-    /// The fused single-dispatch path or the staged one.
+    /// The fused path (the clock, then the rest in one dispatch) or the staged one.
     pub fn set_fused(&mut self, fused: bool) -> Result<(), JsValue> {
         self.crowd.animator.set_fused(fused).map_err(js)?;
         self.timer =

@@ -396,8 +396,9 @@ impl Animator {
         self.walk.1
     }
 
-    /// Whether this animator can run the fused single-dispatch path: skeletons of at most
-    /// [`MAX_FUSED_JOINTS`] joints (its bindings and workgroup memory fit WebGPU's defaults).
+    /// Whether this animator can run the fused path (the clock, then the rest in one dispatch):
+    /// skeletons of at most [`MAX_FUSED_JOINTS`] joints (its bindings and workgroup memory fit
+    /// WebGPU's defaults).
     #[must_use]
     pub fn fused_available(&self) -> bool {
         self.fused.is_some()

@@ -20,8 +20,13 @@ fn joint_model(parent_model: Affine, has_parent: bool, local: LocalPose) -> Affi
 }
 
 // Whether instance `i` has a mesh-space additive layer that is on.
+// Without layers (NO_LAYERS, shaders/sample.wgsl), never.
 fn has_mesh_layer(i: u32) -> bool {
+#ifdef NO_LAYERS
+    return false;
+#else
     return (instances[i].flags & (LAYER_MESH * ((1u << MAX_LAYERS) - 1u))) != 0u;
+#endif
 }
 
 virtual fn local_at(joint_offset: u32, j: u32) -> LocalPose {

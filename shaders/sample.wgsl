@@ -4,7 +4,11 @@
 // workgroup per instance, its threads striding over the joints. With MORPH
 // (a library whose clips drive morph-target weights) its threads then stride over the instance's
 // morph targets and blend their weights the same way. CPU mirror: cpu::sample (weights:
-// cpu::blend_morph_weights).
+// cpu::blend_morph_weights). An animator without layers (AnimatorDesc::layers) compiles it with
+// NO_LAYERS, one without inertialized transitions (AnimatorDesc::inertialization) with
+// NO_INERTIA: the code a character of that animator never runs is left out, which costs a GPU
+// nothing when it branches around it and a CPU adapter (lavapipe), which runs every side of a
+// branch masked, about as much as the code itself.
 
 #define_import_path wgpu_anim::sample
 
@@ -232,7 +236,12 @@ const_assert MAX_LAYERS == 3u;
 // layer's sums (one call site: the sampler is compiled once, and a GPU that runs both sides of a
 // branch, as lavapipe does, samples as often as the list has samples, not that times the layers).
 fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u32) -> LayeredPose {
+#ifdef NO_LAYERS
+    // No layers: the base alone, at full weight.
+    let lw = LayerWeights(vec4<u32>(LAYER_OVERRIDE), vec4<f32>(1.0, 0.0, 0.0, 0.0));
+#else
     let lw = layer_weights(i, j, tag);
+#endif
     var s0: LayerSum;
     var s1: LayerSum;
     var s2: LayerSum;
@@ -266,9 +275,11 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u3
     }
     var out = LayeredPose(identity_pose(), vec4<f32>(0.0, 0.0, 0.0, 1.0));
     out = apply_layer(out, s0, 0u, lw.modes[0], lw.weights[0], skel, j);
+#ifndef NO_LAYERS
     out = apply_layer(out, s1, 1u, lw.modes[1], lw.weights[1], skel, j);
     out = apply_layer(out, s2, 2u, lw.modes[2], lw.weights[2], skel, j);
     out = apply_layer(out, s3, 3u, lw.modes[3], lw.weights[3], skel, j);
+#endif
     return out;
 }
 
@@ -356,9 +367,18 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
     let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
+#ifdef NO_LAYERS
+    let mesh_additive = false;
+#else
     let mesh_additive = list_mesh_additive(i);
+#endif
+#ifdef NO_INERTIA
+    let bits = 0u;
+    let passes = 1u;
+#else
     let bits = list_inertia(i);
     let passes = select(1u, 2u, (bits & INERTIA_PREVIOUS) != 0u);
+#endif
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
         let snapshot_slot = frame.snapshot_offset + joint_offset + j;
         // One call site of layered_joint, so the sampler is compiled once.
@@ -372,9 +392,11 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
                 previous = p.pose;
             }
         }
+#ifndef NO_INERTIA
         if (bits != 0u) {
             lp.pose = inertia_joint(i, joint_offset + j, lp.pose, previous, bits, list_inertia_time(i));
         }
+#endif
         store_joint(joint_offset, j, lp, keep_pose, mesh_additive);
     }
 #ifdef MORPH
@@ -452,6 +474,7 @@ fn blend_morph_weight(i: u32, t: u32, own: f32, snapshot: f32) -> f32 {
     if (driven && total > 0.0) {
         out = sum / total;
     }
+#ifndef NO_LAYERS
     for (var l = 0u; l < MAX_LAYERS; l++) {
         let apply = list_layer(i, l);
         if (apply.mode == LAYER_OFF) {
@@ -481,6 +504,7 @@ fn blend_morph_weight(i: u32, t: u32, own: f32, snapshot: f32) -> f32 {
             out += b * v;
         }
     }
+#endif
     return out;
 }
 #endif

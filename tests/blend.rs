@@ -134,6 +134,7 @@ impl Sim {
                 morph_weights: 0,
                 ground: None,
                 inertialization: false,
+                layers: true,
                 culling: false,
                 lod_interpolation: false,
                 hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,

@@ -213,6 +213,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            layers: true,
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,

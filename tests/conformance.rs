@@ -538,6 +538,7 @@ fn gpu_path(compressed: bool) {
                 morph_weights: 0,
                 ground: None,
                 inertialization: false,
+                layers: true,
                 culling: false,
                 lod_interpolation: false,
                 hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,

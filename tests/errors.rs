@@ -19,6 +19,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            layers: true,
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,

@@ -36,6 +36,7 @@ fn crowd_walking(
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            layers: true,
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: walk,

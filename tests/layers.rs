@@ -508,3 +508,87 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
     assert_eq!(*a.instance(0).unwrap(), held, "the instance is unchanged");
     assert_eq!(a.layer_defs().len(), MAX_LAYER_DEFS as usize);
 }
+
+/// An animator made without layers and inertialized transitions (`AnimatorDesc::layers` and
+/// `inertialization` false) runs passes compiled without their code: for a crowd that plays
+/// neither, on the staged and the fused path, it computes the clocks and palettes of an animator
+/// with both, through cross-fades that interrupt one another; and it refuses a layer (switching
+/// one off is allowed) and an inertialized transition.
+#[test]
+fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layers() {
+    use rand::Rng;
+    use wgpu_anim::gpu::{Layer, LayerMode, Transition};
+    use wgpu_anim::{Animator, AnimatorDesc};
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library_of(12, &[1, 40]);
+    let n = 300;
+    let make = |layers: bool, fused: bool| {
+        let mut a = Animator::new(
+            &device,
+            &lib,
+            &AnimatorDesc {
+                max_instances: n as u32,
+                layers,
+                inertialization: layers,
+                ..AnimatorDesc::default()
+            },
+        )
+        .unwrap();
+        a.set_fused(fused).unwrap();
+        let mut r = common::rng(41);
+        for _ in 0..n {
+            let skeleton = r.gen_range(0..2);
+            let desc = wgpu_anim::InstanceDesc {
+                time: r.gen_range(0.0..2.0),
+                rate: r.gen_range(-1.5..1.5),
+                ..common::random_state(&mut r, &lib, skeleton)
+            };
+            a.add_instance(&desc).unwrap();
+        }
+        a
+    };
+    for fused in [false, true] {
+        let (mut with, mut without) = (make(true, fused), make(false, fused));
+        assert!(with.controller().layers() && !without.controller().layers());
+        let mut r = common::rng(42);
+        for (f, dt) in [0.0, 0.1, 0.05, 0.2, 0.016].into_iter().enumerate() {
+            if f == 2 || f == 3 {
+                for i in 0..n {
+                    if r.gen_range(0..3) == 0 {
+                        let skel = with.instance(i).unwrap().skeleton;
+                        let desc = common::random_state(&mut r, &lib, skel);
+                        let t = Transition::linear(r.gen_range(0.2..0.8));
+                        with.play(i, &desc, Some(t)).unwrap();
+                        without.play(i, &desc, Some(t)).unwrap();
+                    }
+                }
+            }
+            let mut frames = Vec::new();
+            for a in [&mut with, &mut without] {
+                a.prepare(&queue, dt);
+                let mut e = device.create_command_encoder(&Default::default());
+                a.encode(&mut e);
+                queue.submit([e.finish()]);
+                frames.push(a.read_back(&device, &queue).unwrap());
+            }
+            let ((wc, wp), (oc, op)) = (&frames[0], &frames[1]);
+            assert_eq!(wc, oc, "fused {fused}, frame {f}: clocks differ");
+            common::compare("palette", &op.palette, &wp.palette, 1e-6, common::affine_error)
+                .unwrap_or_else(|e| panic!("fused {fused}, frame {f}: {e}"));
+        }
+        let skel = without.instance(0).unwrap().skeleton;
+        let layer = match common::random_state(&mut r, &lib, skel) {
+            wgpu_anim::InstanceDesc { tree: Some(t), .. } => Layer::tree(LayerMode::Override, t),
+            d => Layer::clip(LayerMode::Override, d.clip),
+        };
+        assert!(with.set_layer(0, 1, Some(&layer), false).is_ok());
+        let refused = without.set_layer(0, 1, Some(&layer), false).unwrap_err().to_string();
+        assert!(
+            refused.contains("instance 0") && refused.contains("AnimatorDesc::layers"),
+            "{refused}"
+        );
+        without.set_layer(0, 1, None, false).unwrap();
+        let desc = common::random_state(&mut r, &lib, skel);
+        assert!(without.play(0, &desc, Some(Transition::inertialize(0.3))).is_err());
+    }
+}

@@ -50,8 +50,13 @@ fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>)
 #[test]
 fn every_stage_module_validates() {
     use naga_oil::compose::ShaderDefValue::Bool;
-    let variants: [&[shaders::ShaderDef]; 5] = [
+    let variants: [&[shaders::ShaderDef]; 6] = [
         &[],
+        &[
+            ("NO_LAYERS", Bool(true)),
+            ("NO_INERTIA", Bool(true)),
+            ("MORPH", Bool(true)),
+        ],
         &[("ROOT_MOTION", Bool(true)), ("OUTPUTS", Bool(true))],
         &[("CURVES", Bool(true)), ("OUTPUTS", Bool(true))],
         &[("ONE_THREAD_WALK", Bool(true)), ("IK", Bool(true))],

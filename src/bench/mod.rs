@@ -481,6 +481,9 @@ pub(crate) fn crowd_with(
             morph_weights: if morph { 2 } else { 0 },
             ground: None,
             inertialization: false,
+            // Only the layered workload plays layers: the others' passes leave their code out,
+            // as an application without layers would have them.
+            layers: workload == Workload::Layered,
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: crate::gpu::HierarchyWalk::Auto,

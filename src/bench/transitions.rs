@@ -116,6 +116,8 @@ fn crowd(device: &wgpu::Device, n: u32) -> Result<(Animator, Vec<InstanceDesc>)>
         &AnimatorDesc {
             max_instances: n,
             inertialization: true,
+            // No layers: passes without their code, as in the bench's other crowds without.
+            layers: false,
             ..AnimatorDesc::default()
         },
     )?;

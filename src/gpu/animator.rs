@@ -261,21 +261,22 @@ impl Animator {
             desc.max_instances,
             &layout,
             options,
-            (desc.ground, desc.hierarchy_walk),
+            (desc.ground, desc.hierarchy_walk, desc.layers),
         )
         .await
     }
 
     /// Allocates pages of capacities `layout` (`(instances, joints)` each) for up to
     /// `max_instances` instances, with what `options` asks beside the poses (dual-quaternion
-    /// palettes, morph weights, the velocities of inertialized transitions), its IK on `ground`.
+    /// palettes, morph weights, the velocities of inertialized transitions), its IK on `ground`,
+    /// its fused pass walking by `walk`, its passes compiled with layers when `layers`.
     pub(super) async fn with_pages(
         device: &wgpu::Device,
         gpu_library: Arc<GpuLibrary>,
         max_instances: u32,
         layout: &[(u32, u32)],
         options: PageOptions,
-        (ground, walk): (Option<&'static str>, HierarchyWalk),
+        (ground, walk, layers): (Option<&'static str>, HierarchyWalk, bool),
     ) -> Result<Self> {
         let limits = device.limits();
         let largest = gpu_library
@@ -293,9 +294,18 @@ impl Animator {
             mapped_at_creation: false,
         });
         let stages = Stage::staged(gpu_library.library().has_ik(), options.culling);
+        // The code of features no character of this animator can use is left out.
+        let mut defs: Vec<crate::shaders::ShaderDef> = Vec::new();
+        let on = naga_oil::compose::ShaderDefValue::Bool(true);
+        if !layers {
+            defs.push(("NO_LAYERS", on));
+        }
+        if !options.inertialization {
+            defs.push(("NO_INERTIA", on));
+        }
         let mut passes = Vec::with_capacity(stages.len());
         for stage in stages {
-            passes.push(stage_pipeline(device, &gpu_library, stage, ground, &[]).await?);
+            passes.push(stage_pipeline(device, &gpu_library, stage, ground, &defs).await?);
         }
         // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
         // enough for it; elsewhere only the staged path exists.
@@ -308,11 +318,10 @@ impl Animator {
         };
         let fused = if limits.max_compute_workgroup_storage_size >= FUSED_WORKGROUP_BYTES && largest <= MAX_FUSED_JOINTS
         {
-            let walk: &[crate::shaders::ShaderDef] = match hierarchy_walk {
-                HierarchyWalk::OneThread => &[("ONE_THREAD_WALK", naga_oil::compose::ShaderDefValue::Bool(true))],
-                _ => &[],
-            };
-            Some(stage_pipeline(device, &gpu_library, Stage::Fused, ground, walk).await?)
+            if hierarchy_walk == HierarchyWalk::OneThread {
+                defs.push(("ONE_THREAD_WALK", on));
+            }
+            Some(stage_pipeline(device, &gpu_library, Stage::Fused, ground, &defs).await?)
         } else {
             None
         };
@@ -360,6 +369,7 @@ impl Animator {
         controller.keep_dual_quaternions(options.dual_quaternion);
         controller.keep_morph_weights(options.morph_weights);
         controller.keep_velocities(options.inertialization);
+        controller.allow_layers(layers);
         controller.keep_culling(options.culling, options.lod_interpolation);
         Ok(Self {
             controller,

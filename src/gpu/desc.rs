@@ -294,8 +294,17 @@ pub struct AnimatorDesc {
     pub ground: Option<&'static str>,
     /// Keep room for inertialized transitions ([`Transition::inertialize`],
     /// [`Transition::dead_blend`]): 48 more bytes per joint of capacity, where each joint keeps
-    /// its velocity. Off by default: such a transition is then refused.
+    /// its velocity. Off by default: such a transition is then refused, and the passes are
+    /// compiled without the code that applies one.
     pub inertialization: bool,
+    /// Let characters play layers on top of their base state ([`Layer`],
+    /// [`crate::gpu::Controller::set_layer`]). On by default. Off, the `sample` and
+    /// `local_to_model` passes (and the fused pass) are compiled without the code that blends
+    /// layers, and [`crate::gpu::Controller::set_layer`] refuses one: a GPU branches around
+    /// that code for a character without layers, but a CPU adapter such as lavapipe runs it
+    /// masked for every joint, about a quarter of the `sample` pass of a crowd playing one clip
+    /// each (`benches/results/2026-11-27-1300-passes-without-layers-or-inertialization.md`).
+    pub layers: bool,
     /// Cull: each frame, the clock tests every character's bounds against a view
     /// ([`crate::gpu::Controller::set_cull_view`], [`crate::gpu::Controller::set_bounds`]); only those seen (and those on
     /// a frame that keeps a pose for a transition) are sampled, blended, propagated and given
@@ -346,6 +355,7 @@ impl Default for AnimatorDesc {
             morph_weights: 0,
             ground: None,
             inertialization: false,
+            layers: true,
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: HierarchyWalk::Auto,

@@ -127,7 +127,7 @@ impl Animator {
             max_instances,
             &layout,
             options,
-            (self.ground, self.walk.0),
+            (self.ground, self.walk.0, self.controller.layers()),
         )
         .await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before

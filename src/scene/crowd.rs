@@ -85,6 +85,8 @@ impl Crowd {
                 ground: c.ik.map(|_| super::RELIEF),
                 // Members change what they play by inertialization.
                 inertialization: true,
+                // Members raise an arm and flinch by layers.
+                layers: true,
                 culling: desc.culling,
                 // Update-rate LOD, when turned on, draws far members blended between updates.
                 lod_interpolation: desc.culling,

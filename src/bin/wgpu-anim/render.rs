@@ -104,6 +104,8 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             morph_weights: character.mesh.morph_targets.targets.len() as u32,
             ground: None,
             inertialization: false,
+            // One clip each, no layers.
+            layers: false,
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,

@@ -17,8 +17,6 @@ impl Controller {
         self.dual_quaternion
     }
 
-    /// Whether the frames from the next on keep dual quaternions (the animator's pages have
-    /// room for them).
     /// Whether the animator keeps room for inertialized transitions
     /// ([`crate::gpu::AnimatorDesc::inertialization`]).
     #[must_use]
@@ -28,6 +26,16 @@ impl Controller {
 
     pub(crate) fn keep_velocities(&mut self, on: bool) {
         self.inertialization = on;
+    }
+
+    /// Whether the animator's characters may play layers ([`crate::gpu::AnimatorDesc::layers`]).
+    #[must_use]
+    pub fn layers(&self) -> bool {
+        self.layers
+    }
+
+    pub(crate) fn allow_layers(&mut self, on: bool) {
+        self.layers = on;
     }
 
     pub(crate) fn keep_dual_quaternions(&mut self, on: bool) {

@@ -13,7 +13,9 @@ impl Controller {
     /// state. `None` switches the layer off. The layer (re)starts at `layer.start` when its state
     /// or mode changes, or when `restart` is true.
     ///
-    /// Errors: no such instance or slot, a clip, tree or mask of another library
+    /// Errors: an animator made without layers ([`crate::gpu::AnimatorDesc::layers`] false;
+    /// switching a layer off is always allowed), no such instance or slot, a clip, tree or mask
+    /// of another library
     /// ([`Error::ForeignId`]) or of another skeleton, a weight, start or rate that is not finite, a time parameter above 3,
     /// an additive layer that, with the instance's other additive layers, could move a joint,
     /// skinning matrix or socket past [`reach::MAX_REACH`](crate::reach::MAX_REACH).
@@ -29,6 +31,11 @@ impl Controller {
             self.edit_both(index, |inst| inst.set_layer_flags(slot, None));
             return Ok(());
         };
+        if !self.layers {
+            return Err(err(format!(
+                "layer {slot}: this animator plays no layers (AnimatorDesc::layers is false)"
+            )));
+        }
         if !layer.weight.is_finite() || !layer.start.is_finite() || !layer.rate.is_finite() {
             return Err(err(format!(
                 "layer {slot}: weight {}, start {} and rate {} must be finite",

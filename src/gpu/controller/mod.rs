@@ -88,6 +88,8 @@ pub struct Controller {
     /// Whether the animator keeps room for inertialized transitions
     /// (`AnimatorDesc::inertialization`).
     inertialization: bool,
+    /// Whether the animator's characters may play layers (`AnimatorDesc::layers`).
+    layers: bool,
     /// Instances whose skinning changed since the last frame began, and those whose change the
     /// last frame uploaded ([`Controller::set_skinning`]).
     skinning_changed: Vec<usize>,
@@ -161,6 +163,7 @@ impl Controller {
             root_motion_count: 0,
             dual_quaternion: false,
             inertialization: false,
+            layers: true,
             skinning_changed: Vec::new(),
             skinning_settling: Vec::new(),
             skinning_marked: Vec::new(),

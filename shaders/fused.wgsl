@@ -8,7 +8,7 @@
 // MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
 
 #import wgpu_anim::types::{
-    Affine, FRAME_CULL, FRAME_LOD_INTERPOLATE, LocalPose, MARK_DRAWN, MARK_EVALUATE, MAX_FUSED_JOINTS,
+    Affine, FRAME_CULL, LocalPose, MARK_DRAWN, MARK_EVALUATE, MAX_FUSED_JOINTS,
     WORKGROUP_SIZE,
 }
 #import wgpu_anim::culling::marks_of
@@ -19,7 +19,7 @@
 #import wgpu_anim::sample as sample_stage
 #import wgpu_anim::local_to_model::{has_mesh_layer, propagate, propagate_joint}
 #import wgpu_anim::local_to_model as local_to_model_stage
-#import wgpu_anim::palette::{interpolate_joints, palette_joints, socket_matrices}
+#import wgpu_anim::palette::{frame_interpolates, interpolate_joints, palette_joints, socket_matrices}
 #import wgpu_anim::palette as palette_stage
 #ifdef IK
 #import wgpu_anim::ik::ik_joints
@@ -122,7 +122,7 @@ fn fused(
         }
     }
     let marks = workgroupUniformLoad(&wg_marks);
-    let interpolating = (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
+    let interpolating = frame_interpolates();
     if ((marks & MARK_EVALUATE) == 0u) {
         if (interpolating && (marks & MARK_DRAWN) != 0u) {
             interpolate_joints(i, lid, joint_count);

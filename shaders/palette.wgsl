@@ -18,6 +18,26 @@
 #import wgpu_anim::bindings::{dual_palettes, frame, instances, model_poses, palettes}
 #import wgpu_anim::library::{inverse_bind, skeleton_info, socket_at}
 
+// Whether the frame keeps dual quaternions (FRAME_DUAL_QUATERNION) and interpolates update-rate
+// LOD (FRAME_LOD_INTERPOLATE): never in an animator that keeps no dual quaternions or does not
+// interpolate, whose passes are compiled with NO_DUAL_QUATERNION and NO_LOD_INTERPOLATION and
+// leave that code out (shaders/sample.wgsl says why).
+fn frame_dual_quaternions() -> bool {
+#ifdef NO_DUAL_QUATERNION
+    return false;
+#else
+    return (frame.flags & FRAME_DUAL_QUATERNION) != 0u;
+#endif
+}
+
+fn frame_interpolates() -> bool {
+#ifdef NO_LOD_INTERPOLATION
+    return false;
+#else
+    return (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
+#endif
+}
+
 fn skin_matrix(model: Affine, inverse_bind: Affine) -> Affine {
     return affine_mul(model, inverse_bind);
 }
@@ -41,8 +61,8 @@ fn key_slot(s: u32) -> u32 {
 fn palette_joints(i: u32, lid: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
-    let dual = (frame.flags & FRAME_DUAL_QUATERNION) != 0u && instances[i].dual_quaternion > 0.0;
-    let keys = (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
+    let dual = frame_dual_quaternions() && instances[i].dual_quaternion > 0.0;
+    let keys = frame_interpolates();
     var fresh = true;
     if (keys) {
         let rate = update_rate(i, instances[i].world, instances[i].bound_radius);
@@ -104,7 +124,7 @@ fn palette(
     // With culling, the k-th evaluated instance (shaders/shared/culling.wgsl); interpolating,
     // the k-th drawn one, evaluated or held.
     let k = workgroup_linear(wg, groups);
-    let interpolating = (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
+    let interpolating = frame_interpolates();
     var count = evaluated_count();
     if (interpolating) {
         count = drawn_count();

@@ -509,11 +509,12 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
     assert_eq!(a.layer_defs().len(), MAX_LAYER_DEFS as usize);
 }
 
-/// An animator made without layers and inertialized transitions (`AnimatorDesc::layers` and
-/// `inertialization` false) runs passes compiled without their code: for a crowd that plays
-/// neither, on the staged and the fused path, it computes the clocks and palettes of an animator
-/// with both, through cross-fades that interrupt one another; and it refuses a layer (switching
-/// one off is allowed) and an inertialized transition.
+/// An animator made without layers, inertialized transitions, dual quaternions and update-rate
+/// LOD interpolation (`AnimatorDesc::layers`, `inertialization`, `dual_quaternion`,
+/// `lod_interpolation` false) runs passes compiled without their code: for a crowd that uses
+/// none of them, on the staged and the fused path, it computes the clocks and palettes of an
+/// animator with all of them, through cross-fades that interrupt one another; and it refuses a
+/// layer (switching one off is allowed) and an inertialized transition.
 #[test]
 fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layers() {
     use rand::Rng;
@@ -530,6 +531,11 @@ fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layer
                 max_instances: n as u32,
                 layers,
                 inertialization: layers,
+                // The palette's features too: dual quaternions kept, culling with update-rate
+                // LOD interpolating (no view: every character seen, at rate 1).
+                dual_quaternion: layers,
+                culling: layers,
+                lod_interpolation: layers,
                 ..AnimatorDesc::default()
             },
         )

@@ -303,6 +303,12 @@ impl Animator {
         if !options.inertialization {
             defs.push(("NO_INERTIA", on));
         }
+        if !options.dual_quaternion {
+            defs.push(("NO_DUAL_QUATERNION", on));
+        }
+        if !options.lod_interpolation {
+            defs.push(("NO_LOD_INTERPOLATION", on));
+        }
         let mut passes = Vec::with_capacity(stages.len());
         for stage in stages {
             passes.push(stage_pipeline(device, &gpu_library, stage, ground, &defs).await?);

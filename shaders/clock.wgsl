@@ -274,8 +274,14 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let target_loop_mode = instances[i].loop_mode;
     let target_loop_count = instances[i].loop_count;
     // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all,
-    // so the blend-tree evaluator is compiled once.
-    for (var s = 0u; s < 2u + MAX_LAYERS; s++) {
+    // so the blend-tree evaluator is compiled once. Without layers (NO_LAYERS,
+    // shaders/sample.wgsl), the target and the source.
+#ifdef NO_LAYERS
+    let states = 2u;
+#else
+    let states = 2u + MAX_LAYERS;
+#endif
+    for (var s = 0u; s < states; s++) {
         var clip = target_clip;
         var tree_offset = target_tree_offset;
         var tree_nodes = target_tree_nodes;

@@ -298,12 +298,13 @@ pub struct AnimatorDesc {
     /// compiled without the code that applies one.
     pub inertialization: bool,
     /// Let characters play layers on top of their base state ([`Layer`],
-    /// [`crate::gpu::Controller::set_layer`]). On by default. Off, the `sample` and
-    /// `local_to_model` passes (and the fused pass) are compiled without the code that blends
-    /// layers, and [`crate::gpu::Controller::set_layer`] refuses one: a GPU branches around
-    /// that code for a character without layers, but a CPU adapter such as lavapipe runs it
-    /// masked for every joint, about a quarter of the `sample` pass of a crowd playing one clip
-    /// each (`benches/results/2026-11-27-1300-passes-without-layers-or-inertialization.md`).
+    /// [`crate::gpu::Controller::set_layer`]). On by default. Off, the `clock`, `sample` and
+    /// `local_to_model` passes (and the fused pass) are compiled without the code that plays and
+    /// blends layers, and [`crate::gpu::Controller::set_layer`] refuses one: a GPU branches
+    /// around that code for a character without layers, but a CPU adapter such as lavapipe runs
+    /// it masked for every character and joint, about a quarter of the `sample` pass and half
+    /// the `clock` pass of a crowd playing one clip each
+    /// (`benches/results/2026-11-27-1245-passes-without-unused-features.md`).
     pub layers: bool,
     /// Cull: each frame, the clock tests every character's bounds against a view
     /// ([`crate::gpu::Controller::set_cull_view`], [`crate::gpu::Controller::set_bounds`]); only those seen (and those on

@@ -6,7 +6,7 @@
 //! format. The run under valgrind ([`run_sections`]) builds the bench's crowd, plays three
 //! frames, and then measures one section per pass:
 //!
-//! - each GPU pass on its own ([`Animator::encode_stage`]) recorded `repeats` times into one
+//! - each GPU pass on its own ([`crate::Animator::encode_stage`]) recorded `repeats` times into one
 //!   command buffer, submitted and waited for: the instructions of wgpu and the driver recording
 //!   and submitting it, and of a software adapter (lavapipe) running the shader, every thread's;
 //! - each stage of the CPU mirror on one thread, `repeats` times.

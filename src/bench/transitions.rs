@@ -49,7 +49,7 @@ pub struct TransitionComparison {
     /// `inertialized_us ÷ cross_fade_us`: the goal is 0.6 or less.
     pub ratio: f64,
     /// The CPU mirror's `sample` stage on the three crowds' last frames, one thread, ms
-    /// (quiet, cross-fading, inertializing; medians of [`MIRROR_RUNS`]).
+    /// (quiet, cross-fading, inertializing; medians of five runs).
     pub mirror_sample_ms: [f64; 3],
     /// The mirror's shares per cross-fading and inertializing character, µs.
     pub mirror_us: [f64; 2],

@@ -201,7 +201,7 @@ pub const ACOS_P: [f32; 7] = [
 #[must_use]
 pub fn sin_over_x(x: f32) -> f32 {
     let y = x * x;
-    1.0 + y * (-1.0 / 6.0 + y * (1.0 / 120.0 + y * (-1.0 / 5040.0 + y * (1.0 / 362_880.0 - y / 39_916_800.0))))
+    1.0 + y * (-1.0 / 6.0 + y * (1.0 / 120.0 + y * (-1.0 / 5040.0 + y * (1.0 / 362_880.0 - y * (1.0 / 39_916_800.0)))))
 }
 
 /// [`sin_over_x`] of four values at once, with the same operations in the same order.
@@ -211,7 +211,7 @@ pub fn sin_over_x4(x: Vec4) -> Vec4 {
     let c = |v: f32| Vec4::splat(v);
     c(1.0)
         + y * (c(-1.0 / 6.0)
-            + y * (c(1.0 / 120.0) + y * (c(-1.0 / 5040.0) + y * (c(1.0 / 362_880.0) - y / c(39_916_800.0)))))
+            + y * (c(1.0 / 120.0) + y * (c(-1.0 / 5040.0) + y * (c(1.0 / 362_880.0) - y * c(1.0 / 39_916_800.0)))))
 }
 
 /// [`fast_slerp`]'s first half: `b` on `a`'s side of the sphere, and the angle between them.
@@ -232,7 +232,9 @@ pub fn fast_slerp_angle(a: Vec4, b: Vec4) -> (Vec4, f32) {
 #[must_use]
 pub fn fast_slerp(a: Vec4, b: Vec4, t: f32) -> Vec4 {
     let (b, theta) = fast_slerp_angle(a, b);
-    (a * ((1.0 - t) * sin_over_x((1.0 - t) * theta)) + b * (t * sin_over_x(t * theta))).normalize()
+    let v = a * ((1.0 - t) * sin_over_x((1.0 - t) * theta)) + b * (t * sin_over_x(t * theta));
+    // WGSL's normalize, as a multiplication by the reciprocal length (one division, not four).
+    v * v.length_recip()
 }
 
 /// Cubic Hermite basis at `u` ∈ [0, 1]: weights of (p0, m0, p1, m1), glTF's CUBICSPLINE.

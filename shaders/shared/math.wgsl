@@ -54,7 +54,7 @@ fn fast_slerp(a: vec4<f32>, b_in: vec4<f32>, t: f32) -> vec4<f32> {
 // sin(x) / x for 0 ≤ x ≤ π/2, by its Taylor series to x¹⁰. Rust: math::sin_over_x.
 fn sin_over_x(x: f32) -> f32 {
     let y = x * x;
-    return 1.0 + y * (-1.0 / 6.0 + y * (1.0 / 120.0 + y * (-1.0 / 5040.0 + y * (1.0 / 362880.0 - y / 39916800.0))));
+    return 1.0 + y * (-1.0 / 6.0 + y * (1.0 / 120.0 + y * (-1.0 / 5040.0 + y * (1.0 / 362880.0 - y * (1.0 / 39916800.0)))));
 }
 
 // fast_slerp's acos(d) / √(1 − d), coefficients of d⁰ to d⁶ (Rust: math::ACOS_P).

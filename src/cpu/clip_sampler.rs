@@ -4,8 +4,9 @@
 //! [`ClipSampler`] keeps, for every animated track, the pair of keys it last interpolated and the
 //! times it holds for: the next time inside them costs a comparison and the interpolation, one a
 //! few keys on a short step forward, any other the mirror's binary search. The key pairs sit four
-//! tracks of a kind side by side (rotations apart from translations and scales) and are
-//! interpolated four at a time, each lane with the mirror's operations in the mirror's order: the
+//! tracks of a kind side by side (rotations apart from translations and scales; tracks keyed at
+//! the same times together, so that one search finds the keys of a group's four lanes, as a take
+//! exported at one rate has it) and are interpolated four at a time, each lane with the mirror's operations in the mirror's order: the
 //! key pair is the one the mirror's search finds, and the fraction, the sign alignment, the angle,
 //! the weights and the normalization are those of the mirror's `sample_track` and `fast_slerp`.
 //! So the values are the mirror's `sample_joint`, bit for bit where glam's `Vec4` uses SSE2
@@ -100,6 +101,39 @@ impl Group {
         }
     }
 
+    /// Sets every lane in use to its track's key pair holding `inputs.time`, the tracks keyed at
+    /// the same times: [`Self::find`]'s search once, from lane 0's key, for all of them.
+    fn find_shared(&mut self, lanes: &[(u32, u32); 4], inputs: &Inputs<'_>) {
+        let Some(first) = inputs.tracks.get(lanes[0].1 as usize) else {
+            return;
+        };
+        let (times, values, t) = (inputs.times, inputs.values, inputs.time);
+        let keys = &times[first.time_offset as usize..][..first.key_count as usize];
+        let lo = key_after_steps(keys, t, self.lo[0] as usize).unwrap_or_else(|| key_before(keys, t));
+        let hi = (lo + 1).min(keys.len() - 1);
+        let until = if hi == lo { f32::INFINITY } else { keys[hi] };
+        let dt = if first.interpolation == INTERP_STEP {
+            0.0
+        } else {
+            keys[hi] - keys[lo]
+        };
+        for (k, &(_, track)) in lanes.iter().enumerate() {
+            let Some(track) = inputs.tracks.get(track as usize) else {
+                continue;
+            };
+            let a = values[track.value_offset as usize + lo].to_array();
+            let b = values[track.value_offset as usize + hi].to_array();
+            self.t0[k] = keys[lo];
+            self.until[k] = until;
+            self.dt[k] = dt;
+            self.lo[k] = lo as u32;
+            for c in 0..4 {
+                self.a[c][k] = a[c];
+                self.b[c][k] = b[c];
+            }
+        }
+    }
+
     /// A rotation group's `b` on `a`'s side and the angle between them, in every lane:
     /// `fast_slerp_angle` four lanes at a time, the dot product summed as glam sums it,
     /// (x + z) + (y + w). Again on an aligned lane, the same (the dot product only changes sign).
@@ -129,17 +163,18 @@ impl Group {
         let [a, b] = [vec4s(&self.a), vec4s(&self.b)];
         let mut v = [Vec4::ZERO; 4];
         if rotation {
-            // `fast_slerp`'s weights, then glam's `normalize`: each component over the square
-            // root of the dot product, summed as (x² + z²) + (y² + w²).
+            // `fast_slerp`'s weights, then its normalization: each component times the
+            // reciprocal of the square root of the dot product, summed as glam sums it,
+            // (x² + z²) + (y² + w²).
             let theta = Vec4::from_array(self.theta);
             let wa = (Vec4::ONE - u) * sin_over_x4((Vec4::ONE - u) * theta);
             let wb = u * sin_over_x4(u * theta);
             for c in 0..4 {
                 v[c] = a[c] * wa + b[c] * wb;
             }
-            let length = ((v[0] * v[0] + v[2] * v[2]) + (v[1] * v[1] + v[3] * v[3])).sqrt();
+            let recip = Vec4::ONE / ((v[0] * v[0] + v[2] * v[2]) + (v[1] * v[1] + v[3] * v[3])).sqrt();
             for c in 0..4 {
-                v[c] = Vec4::select(at_a, a[c], v[c] / length);
+                v[c] = Vec4::select(at_a, a[c], v[c] * recip);
             }
         } else {
             for c in 0..4 {
@@ -159,6 +194,9 @@ struct Plan {
     /// Per group, each lane's output slot and track (an index in the library's tracks), or
     /// [`NO_TRACK`]; the first `rotation_groups` groups hold rotations.
     lanes: Vec<[(u32, u32); 4]>,
+    /// Per group, whether its tracks share their key times (and interpolation): one search
+    /// finds the key pair of every lane.
+    shared: Vec<bool>,
     rotation_groups: usize,
     /// Animated cubic-spline and compressed tracks, sampled as the mirror samples them: slot and
     /// track.
@@ -224,7 +262,14 @@ impl ClipSampler {
                 mirrored.push((slot, index));
             }
         }
-        let in_fours = |lanes: Vec<(u32, u32)>| -> Vec<[(u32, u32); 4]> {
+        // Tracks keyed at the same times side by side (the library keeps one copy of each
+        // distinct key-time array), so that a group's lanes mostly share one search.
+        let keyed = |&(_, index): &(u32, u32)| {
+            let t = &lib.tracks()[index as usize];
+            (t.time_offset, t.key_count, t.interpolation)
+        };
+        let in_fours = |mut lanes: Vec<(u32, u32)>| -> Vec<[(u32, u32); 4]> {
+            lanes.sort_by_key(keyed);
             lanes
                 .chunks(4)
                 .map(|c| std::array::from_fn(|k| c.get(k).copied().unwrap_or((NO_TRACK, NO_TRACK))))
@@ -233,9 +278,18 @@ impl ClipSampler {
         let mut lanes = in_fours(rotations);
         let rotation_groups = lanes.len();
         lanes.extend(in_fours(others));
+        let shared = lanes
+            .iter()
+            .map(|group| {
+                let mut used = group.iter().filter(|l| l.1 != NO_TRACK).map(keyed);
+                let first = used.next();
+                used.all(|k| Some(k) == first)
+            })
+            .collect();
         let plan = Plan {
             template,
             lanes,
+            shared,
             rotation_groups,
             mirrored,
         };
@@ -308,14 +362,15 @@ impl ClipSampler {
         let (tracks, times, values) = (lib.tracks(), lib.times(), lib.values());
         let (rotations, others) = self.groups.split_at_mut(plan.rotation_groups);
         let (rotation_lanes, other_lanes) = plan.lanes.split_at(plan.rotation_groups);
+        let (rotation_shared, other_shared) = plan.shared.split_at(plan.rotation_groups);
         let inputs = Inputs {
             tracks,
             times,
             values,
             time,
         };
-        sample_groups::<true>(rotations, rotation_lanes, &inputs, slots);
-        sample_groups::<false>(others, other_lanes, &inputs, slots);
+        sample_groups::<true>(rotations, rotation_lanes, rotation_shared, &inputs, slots);
+        sample_groups::<false>(others, other_lanes, other_shared, &inputs, slots);
         for &(slot, track) in &plan.mirrored {
             let v = sample_channel(lib, &tracks[track as usize], time, slot % 3 == 1);
             slots[slot as usize] = if slot % 3 == 1 { v } else { v.truncate().extend(0.0) };
@@ -337,6 +392,7 @@ struct Inputs<'a> {
 fn sample_groups<const ROTATION: bool>(
     groups: &mut [Group],
     lanes: &[[(u32, u32); 4]],
+    shared: &[bool],
     inputs: &Inputs<'_>,
     slots: &mut [Vec4],
 ) {
@@ -344,10 +400,15 @@ fn sample_groups<const ROTATION: bool>(
     // First every lane's key pair found again where the time has left it, then the values: the
     // second loop has no branch to wait on, so a CPU overlaps one group's long chain of
     // arithmetic (a division, two polynomials, a square root, divisions) with the next's.
-    for (group, lanes) in groups.iter_mut().zip(lanes) {
+    for ((group, lanes), &shared) in groups.iter_mut().zip(lanes).zip(shared) {
         let hit: BVec4A = t.cmpge(Vec4::from_array(group.t0)) & t.cmplt(Vec4::from_array(group.until));
         let mut missed = !hit.bitmask() & 0xf;
         if missed != 0 {
+            if shared {
+                // Every lane in use holds the same times: each missed, and one search serves all.
+                group.find_shared(lanes, inputs);
+                missed = 0;
+            }
             while missed != 0 {
                 let k = missed.trailing_zeros() as usize;
                 missed &= missed - 1;
@@ -390,4 +451,75 @@ fn key_after_steps(keys: &[f32], t: f32, from_key: usize) -> Option<usize> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clip::{Clip, JointTrack, Track};
+    use crate::{JointDesc, LibraryBuilder, Skeleton, Transform};
+    use glam::{Quat, Vec3};
+
+    /// Groups of tracks keyed at the same times search once for every lane, the others lane by
+    /// lane; both give the mirror's values.
+    #[test]
+    fn groups_that_share_key_times_search_once_and_match_the_mirror() {
+        let joints = (0..6usize)
+            .map(|k| JointDesc {
+                name: format!("j{k}"),
+                parent: k.checked_sub(1),
+                rest: Transform::IDENTITY,
+                inverse_bind: Mat4::IDENTITY,
+            })
+            .collect();
+        let skeleton = Skeleton::new("chain", joints).unwrap();
+        // Joints 0 to 3 keyed at `a` (joint 3 stepped), 4 and 5 at `b`.
+        let (a, b) = (vec![0.0, 0.5, 1.0], vec![0.0, 0.3, 0.7, 1.0]);
+        let tracks = (0..6)
+            .map(|k| {
+                let times = if k < 4 { a.clone() } else { b.clone() };
+                let values = (0..times.len())
+                    .map(|n| Quat::from_axis_angle(Vec3::new(1.0, k as f32, 0.5).normalize(), 0.7 * (n + k) as f32))
+                    .collect();
+                let interpolation = if k == 3 { Interpolation::Step } else { Interpolation::Linear };
+                JointTrack {
+                    joint: format!("j{k}"),
+                    translation: None,
+                    rotation: Some(Track {
+                        interpolation,
+                        times,
+                        values,
+                    }),
+                    scale: None,
+                }
+            })
+            .collect();
+        let clip = Clip {
+            name: "c".into(),
+            duration: 1.0,
+            looping: true,
+            tracks,
+            events: Vec::new(),
+            curves: Vec::new(),
+            morph_weights: Vec::new(),
+        };
+        let mut builder = LibraryBuilder::new();
+        let s = builder.add_skeleton(skeleton);
+        let id = builder.add_clip(s, &clip).unwrap();
+        let lib = builder.build();
+        let mut sampler = ClipSampler::new(&lib, id).unwrap();
+        // Four tracks at `a` (three linear, one stepped): not shared; two at `b`: shared.
+        assert_eq!(sampler.plan.rotation_groups, 2);
+        assert_eq!(sampler.plan.shared[..2], [false, true]);
+        let header = *lib.clip_header(id).unwrap();
+        let mut pose = vec![LocalPose::default(); 6];
+        for t in [0.0, 0.1, 0.3, 0.31, 0.5, 0.69, 0.7, 0.95, 1.0, 1.5, 0.2, -0.5, 0.8] {
+            sampler.sample(&lib, t, &mut pose).unwrap();
+            for (j, got) in (0u32..).zip(&pose) {
+                let want = crate::cpu::sample_joint(&lib, &header, j, t).unwrap();
+                let near = (got.rotation - want.rotation).abs().max_element() <= 1e-6;
+                assert!(near, "joint {j} at {t}: {got:?} against {want:?}");
+            }
+        }
+    }
 }

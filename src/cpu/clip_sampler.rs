@@ -481,7 +481,11 @@ mod tests {
                 let values = (0..times.len())
                     .map(|n| Quat::from_axis_angle(Vec3::new(1.0, k as f32, 0.5).normalize(), 0.7 * (n + k) as f32))
                     .collect();
-                let interpolation = if k == 3 { Interpolation::Step } else { Interpolation::Linear };
+                let interpolation = if k == 3 {
+                    Interpolation::Step
+                } else {
+                    Interpolation::Linear
+                };
                 JointTrack {
                     joint: format!("j{k}"),
                     translation: None,

@@ -484,6 +484,14 @@ fn time_sampling_reports_both_paths_and_refuses_bad_input() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout).matches("| Walk |").count(), 1);
+    // Keys reduced, at the default tolerance and at one given.
+    for extra in [&["--reduce-keys"][..], &["--reduce-keys", "0.01"][..]] {
+        let mut args = vec!["time-sampling", "assets/Fox/Fox.gltf", "--clip", "Run", "--frames", "2"];
+        args.extend_from_slice(extra);
+        let o = wgpu_anim(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(String::from_utf8_lossy(&o.stdout).matches("| Run |").count(), 1);
+    }
     for (args, says) in [
         (
             &["time-sampling", "assets/Fox/Fox.gltf", "--clip", "nope"][..],
@@ -494,6 +502,10 @@ fn time_sampling_reports_both_paths_and_refuses_bad_input() {
             "not a positive",
         ),
         (&["time-sampling", "no-such-file.glb"][..], "no-such-file.glb"),
+        (
+            &["time-sampling", "assets/Fox/Fox.gltf", "--reduce-keys=-1"][..],
+            "not a finite number at least 0",
+        ),
     ] {
         assert_one_line_error(args, says);
     }

@@ -7,6 +7,7 @@
 //!   it into an [`AnimationLibrary`](crate::AnimationLibrary).
 //! - [`compress`]: the clip compressor (its blob decodes on the GPU: [`crate::codec`]).
 //! - [`compressed_file`]: compressed clips in a file of their own.
+//! - [`key_reduction`]: the keys a clip's interpolation reproduces within a tolerance, removed.
 //! - [`root_motion`]: root motion extracted from a clip.
 //! - [`layers`]: difference clips for additive layers, and masks.
 //! - [`vat`]: vertex animation textures baked from a mesh's clips.
@@ -17,6 +18,7 @@ pub mod compress;
 pub mod compressed_file;
 #[cfg(feature = "gltf")]
 pub mod gltf_import;
+pub mod key_reduction;
 pub mod layers;
 pub mod root_motion;
 pub mod vat;

@@ -156,6 +156,11 @@ struct TimeSamplingArgs {
     /// file, the file's clips compressed with the default settings.
     #[arg(long, value_name = "FILE.wgac", num_args = 0..=1, default_missing_value = "")]
     compressed: Option<String>,
+    /// Sample the file's clips with the keys removed that their interpolation reproduces within
+    /// M metres (1 mm without a value; rotations and scales measured 10 cm from the joint), as
+    /// ozz-animation's importer does by default.
+    #[arg(long, value_name = "M", num_args = 0..=1, default_missing_value = "0.001", conflicts_with = "compressed", value_parser = non_negative_f64)]
+    reduce_keys: Option<f64>,
 }
 
 /// `wgpu-anim bake-vat`'s arguments.

@@ -3,15 +3,22 @@
 
 use crate::{TimeSamplingArgs, chosen_clips, clip_source, load};
 use wgpu_anim::bench::{SamplingConfig, time_sampling};
+use wgpu_anim::offline::gltf_import::ClipSource;
+use wgpu_anim::offline::key_reduction::KeyReduction;
 
 pub(crate) fn time(a: &TimeSamplingArgs) -> Result<(), String> {
     let imp = load(&a.file)?;
     let file = a.file.display().to_string();
     let (s, chosen) = chosen_clips(&imp, &file, a.clip.as_deref(), "sample")?;
     let sk = &imp.skeletons[s];
-    let lib = imp
-        .build_library_with(&clip_source(a.compressed.as_deref())?)
-        .map_err(|e| format!("{file}: {e}"))?;
+    let source = match a.reduce_keys {
+        Some(tolerance) => ClipSource::Reduce(KeyReduction {
+            tolerance: tolerance as f32,
+            ..KeyReduction::default()
+        }),
+        None => clip_source(a.compressed.as_deref())?,
+    };
+    let lib = imp.build_library_with(&source).map_err(|e| format!("{file}: {e}"))?;
     let config = SamplingConfig {
         characters: a.characters,
         frames: a.frames as usize,

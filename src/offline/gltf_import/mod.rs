@@ -191,6 +191,9 @@ pub enum ClipSource {
     /// Clips of a compressed library file, by name, for the skeleton with its joints; the other
     /// clips raw.
     File(crate::offline::compressed_file::CompressedFile),
+    /// The file's clips, raw, without the keys their interpolation reproduces within these
+    /// settings ([`crate::offline::key_reduction`]).
+    Reduce(crate::offline::key_reduction::KeyReduction),
 }
 
 impl Imported {
@@ -204,8 +207,8 @@ impl Imported {
         self.build_library_with(&ClipSource::Raw)
     }
 
-    /// As [`Imported::build_library`], the clips raw, compressed, or read from a compressed
-    /// library file.
+    /// As [`Imported::build_library`], the clips raw, compressed, read from a compressed
+    /// library file, or with their keys reduced.
     ///
     /// Errors: as [`Imported::build_library`]; with [`ClipSource::File`], a file made for another
     /// skeleton than every one of this file's, or a clip of it the library refuses.
@@ -232,7 +235,11 @@ impl Imported {
                         used_file = true;
                         b.add_compressed_clip(id, k)
                     }
-                    None => b.add_clip(id, &c.clip),
+                    None => match source {
+                        ClipSource::Reduce(settings) => crate::offline::key_reduction::reduce_keys(&c.clip, settings)
+                            .and_then(|reduced| b.add_clip(id, &reduced)),
+                        _ => b.add_clip(id, &c.clip),
+                    },
                 };
                 ids.push(id.map_err(|e| asset(&self.file, e))?);
             }

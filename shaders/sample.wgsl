@@ -13,8 +13,8 @@
 #define_import_path wgpu_anim::sample
 
 #import wgpu_anim::types::{
-    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INERTIA_SWITCH,
-    INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
+    BlendSample, ClipInfo, FRAME_NO_DELTAS, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS,
+    INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, WORKGROUP_SIZE,
 }
@@ -312,7 +312,8 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
     let dt = frame.dt;
     let duration = instances[i].transition_duration;
     let snapshot_slot = frame.snapshot_offset + slot;
-    let velocity_slot = 3u * frame.snapshot_offset + slot;
+    // After the mesh-space deltas, or after the snapshots where the buffer has no deltas.
+    let velocity_slot = select(3u, 2u, (frame.flags & FRAME_NO_DELTAS) != 0u) * frame.snapshot_offset + slot;
     var out = now;
     var before = previous;
     let keep_velocity = (bits & INERTIA_VELOCITY) != 0u;

@@ -95,6 +95,10 @@ pub const FRAME_CURVES: u32 = 2;
 /// `GpuFrame::flags` bit: the page keeps dual quaternions; the palette stage writes them for the
 /// instances whose [`GpuInstance::dual_quaternion`] is above 0.
 pub const FRAME_DUAL_QUATERNION: u32 = 4;
+/// `GpuFrame::flags` bit: the page's local pose buffer has no mesh-space delta section (its
+/// animator plays no layers, [`crate::gpu::AnimatorDesc::layers`]): the velocities of inertialized
+/// transitions follow the snapshots, at `2 × snapshot_offset` rather than `3 ×`.
+pub const FRAME_NO_DELTAS: u32 = 128;
 
 /// Most float curve names of a library: each character's [`GpuOutput`] holds one value per name.
 pub const MAX_CURVES: u32 = 8;

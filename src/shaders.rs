@@ -726,6 +726,18 @@ mod tests {
                 };
                 assert_eq!(s.at(8), resource.page_bytes(8, 0, options).unwrap_or(0), "{resource:?}");
             }
+            // The velocities end the buffer, after the mesh-space deltas when layers keep them.
+            for layers in [false, true] {
+                let options = PageOptions {
+                    inertialization: true,
+                    layers,
+                    ..PageOptions::default()
+                };
+                if let Some(v) = resource.velocity_section(8, options) {
+                    assert_eq!(v.offset, (2 + u64::from(layers)) * 8 * v.stride, "{resource:?}");
+                    assert_eq!(v.at(8), resource.page_bytes(0, 8, options).unwrap_or(0), "{resource:?}");
+                }
+            }
         }
     }
 }

@@ -598,3 +598,84 @@ fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layer
         assert!(without.play(0, &desc, Some(Transition::inertialize(0.3))).is_err());
     }
 }
+
+/// An animator without layers keeps no mesh-space deltas: its local pose buffer is a quarter
+/// smaller with inertialization (a third without), the velocities of inertialized transitions
+/// following the snapshots, and it computes what an animator with layers computes, velocities
+/// included, on both paths.
+#[test]
+fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
+    use rand::Rng;
+    use wgpu_anim::gpu::Transition;
+    use wgpu_anim::shaders::Resource;
+    use wgpu_anim::{Animator, AnimatorDesc};
+    let (device, queue) = common::device();
+    let (lib, _) = common::random_library_of(13, &[1, 40]);
+    let n = 200;
+    let make = |layers: bool, fused: bool| {
+        let mut a = Animator::new(
+            &device,
+            &lib,
+            &AnimatorDesc {
+                max_instances: n as u32,
+                layers,
+                inertialization: true,
+                ..AnimatorDesc::default()
+            },
+        )
+        .unwrap();
+        a.set_fused(fused).unwrap();
+        let mut r = common::rng(43);
+        for _ in 0..n {
+            let skeleton = r.gen_range(0..2);
+            a.add_instance(&common::random_state(&mut r, &lib, skeleton)).unwrap();
+        }
+        a
+    };
+    for fused in [false, true] {
+        let (mut with, mut without) = (make(true, fused), make(false, fused));
+        let size = |a: &Animator| a.page_buffer(0, Resource::LocalPoses).unwrap().size();
+        assert_eq!(size(&without) * 4, size(&with) * 3, "four sections against three");
+        let mut r = common::rng(44);
+        for f in 0..8 {
+            if (1..=4).contains(&f) {
+                for i in 0..n {
+                    if r.gen_range(0..3) == 0 {
+                        let skel = with.instance(i).unwrap().skeleton;
+                        let desc = common::random_state(&mut r, &lib, skel);
+                        let duration = r.gen_range(0.1..0.5);
+                        let t = match r.gen_range(0..3) {
+                            0 => Transition::inertialize(duration),
+                            1 => Transition::dead_blend(duration),
+                            _ => Transition::linear(duration),
+                        };
+                        with.play(i, &desc, Some(t)).unwrap();
+                        without.play(i, &desc, Some(t)).unwrap();
+                    }
+                }
+            }
+            let mut frames = Vec::new();
+            for a in [&mut with, &mut without] {
+                a.prepare(&queue, 1.0 / 60.0);
+                let mut e = device.create_command_encoder(&Default::default());
+                a.encode(&mut e);
+                queue.submit([e.finish()]);
+                frames.push(a.read_back(&device, &queue).unwrap());
+            }
+            let ((wc, wp), (oc, op)) = (&frames[0], &frames[1]);
+            assert_eq!(wc, oc, "fused {fused}, frame {f}: clocks differ");
+            common::compare("palette", &op.palette, &wp.palette, 1e-6, common::affine_error)
+                .unwrap_or_else(|e| panic!("fused {fused}, frame {f}: {e}"));
+            // The kept poses and velocities, each in its own section.
+            for region in [1, 3] {
+                let kept = |a: &Animator| a.read_local_region(&device, &queue, region).unwrap();
+                common::compare("kept", &kept(&without), &kept(&with), 1e-6, common::pose_error)
+                    .unwrap_or_else(|e| panic!("fused {fused}, frame {f}, region {region}: {e}"));
+            }
+        }
+        assert!(
+            without.read_local_region(&device, &queue, 2).is_err(),
+            "no deltas to read"
+        );
+    }
+}

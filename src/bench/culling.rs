@@ -94,6 +94,8 @@ fn field(
             max_instances: n,
             culling: view.is_some(),
             lod_interpolation: lod,
+            // The field plays no layers: its pages hold no mesh-space deltas.
+            layers: false,
             ..AnimatorDesc::default()
         },
     )?;

@@ -64,10 +64,16 @@ pub const MIRROR_RUNS: usize = 5;
 /// [`MIRROR_RUNS`] runs, ms.
 fn time_mirror_sample(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Result<f64> {
     let max = a.max_joints() as usize;
-    let mut local = vec![crate::layout::LocalPose::default(); 4 * max];
-    for region in 0..4 {
-        let r = a.read_local_region_page(device, queue, 0, region as u32)?;
-        local[region * max..region * max + r.len()].copy_from_slice(&r);
+    // The buffer's sections as the page lays them out: current, snapshots, (with layers) mesh-space
+    // deltas, velocities.
+    let regions: Vec<u32> = [0, 1, 2, 3]
+        .into_iter()
+        .filter(|&r| r != 2 || a.controller().layers())
+        .collect();
+    let mut local = vec![crate::layout::LocalPose::default(); regions.len() * max];
+    for (k, &region) in regions.iter().enumerate() {
+        let r = a.read_local_region_page(device, queue, 0, region)?;
+        local[k * max..k * max + r.len()].copy_from_slice(&r);
     }
     let lists = a.read_blend_lists_page(device, queue, 0)?;
     let instances = a.page_instances(0).to_vec();
@@ -75,6 +81,7 @@ fn time_mirror_sample(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) 
         dt: DT,
         instance_count: instances.len() as u32,
         snapshot_offset: a.page_max_joints(0),
+        flags: a.frame_uniform(0).map_or(0, |f| f.flags),
         ..Default::default()
     };
     let mut runs = Vec::with_capacity(MIRROR_RUNS);

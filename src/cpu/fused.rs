@@ -155,7 +155,12 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         frame,
         "the local pose buffer",
         page.local_poses.len(),
-        if inertial { 3 } else { 1 },
+        // Velocities after the mesh-space deltas, or after the snapshots without them.
+        if inertial {
+            2 + u64::from(frame.flags & crate::layout::FRAME_NO_DELTAS == 0)
+        } else {
+            1
+        },
         end,
     )?;
     pose_buffer(frame, "the palette buffer", page.palettes.len(), 0, end)?;

@@ -2,7 +2,7 @@
 //! the page holds, then runs [`kernel`].
 
 use super::PageBuffers;
-use super::checks::{instance_count, joint_end, joints, pose_buffer};
+use super::checks::{instance_count, instance_error, joint_end, joints, pose_buffer};
 use crate::cpu::quat_mul;
 use crate::error::Result;
 use crate::layout::{GpuInstance, LAYER_MESH, LocalPose, MAX_LAYERS};
@@ -173,8 +173,9 @@ pub(crate) fn propagate_levels(
 }
 
 /// The checks of [`local_to_model`]: the instances hold the frame's instances, whose skeletons
-/// and joints are valid; the local poses hold the three regions and the model poses the current
-/// one as far as the joints reach.
+/// and joints are valid; the local poses hold the current poses, the snapshots and (unless the
+/// frame has `FRAME_NO_DELTAS`, when no instance may have a mesh-space layer) the deltas, and the
+/// model poses the current one, as far as the joints reach.
 fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let frame = page.frame;
     let n = instance_count(frame, &[("instances", page.instances.len())])?;
@@ -182,7 +183,22 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         joints(lib, frame, i, inst)?;
     }
     let end = joint_end(&page.instances[..n]);
-    pose_buffer(frame, "the local pose buffer", page.local_poses.len(), 2, end)?;
+    // The mesh-space deltas after the snapshots, where the buffer has them (a page without them
+    // plays no mesh-space layer: its passes are built without layers).
+    let deltas = frame.flags & crate::layout::FRAME_NO_DELTAS == 0;
+    if let Some(i) = page.instances[..n].iter().position(has_mesh_layer).filter(|_| !deltas) {
+        return Err(instance_error(
+            i,
+            "has a mesh-space layer on, but the frame's local poses have no mesh-space deltas (FRAME_NO_DELTAS)".into(),
+        ));
+    }
+    pose_buffer(
+        frame,
+        "the local pose buffer",
+        page.local_poses.len(),
+        1 + u64::from(deltas),
+        end,
+    )?;
     pose_buffer(frame, "the model pose buffer", page.model_poses.len(), 0, end)
 }
 

@@ -567,7 +567,13 @@ fn inertia_joint(
     let dt = frame.dt;
     let duration = inst.transition_duration;
     let snapshot_slot = (frame.snapshot_offset + slot) as usize;
-    let velocity_slot = (3 * frame.snapshot_offset + slot) as usize;
+    // After the mesh-space deltas, or after the snapshots where the buffer has no deltas.
+    let sections = if frame.flags & crate::layout::FRAME_NO_DELTAS != 0 {
+        2
+    } else {
+        3
+    };
+    let velocity_slot = (sections * frame.snapshot_offset + slot) as usize;
     let mut out = *now;
     let mut before = *previous;
     let keep_velocity = bits & inertia::VELOCITY != 0;
@@ -715,8 +721,10 @@ pub(crate) fn check_list(lib: &AnimationLibrary, i: usize, joint_count: u32, lis
 }
 
 /// The checks of [`sample`]: the instances and blend lists hold the frame's instances, whose
-/// skeletons, joints and blend lists are valid; the local poses hold the three regions (four with
-/// an inertialized transition) as far as the joints reach.
+/// skeletons, joints and blend lists are valid; the local poses hold the current poses, the
+/// snapshots, the mesh-space deltas (unless the frame has `FRAME_NO_DELTAS`, when no list may
+/// apply a mesh-space layer) and with an inertialized transition the velocities, as far as the
+/// joints reach.
 fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let frame = page.frame;
     let n = instance_count(
@@ -730,22 +738,35 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         joints(lib, frame, i, inst)?;
         check_list(lib, i, inst.joint_count, l)?;
     }
-    // An inertialized transition keeps each joint's velocity in a fourth section.
+    // An inertialized transition keeps each joint's velocity in a fourth section (a third
+    // where the buffer has no mesh-space deltas, and then no list applies a mesh-space layer).
     let inertial = page.blend_lists[..n].iter().any(|l| l.inertia != 0);
+    let deltas = frame.flags & crate::layout::FRAME_NO_DELTAS == 0;
+    if let Some(i) = page.blend_lists[..n]
+        .iter()
+        .position(|l| l.mesh_additive != 0)
+        .filter(|_| !deltas)
+    {
+        return Err(instance_error(
+            i,
+            "applies a mesh-space layer, but the frame's local poses have no mesh-space deltas (FRAME_NO_DELTAS)"
+                .into(),
+        ));
+    }
     pose_buffer(
         frame,
         "the local pose buffer",
         page.local_poses.len(),
-        if inertial { 3 } else { 2 },
+        1 + u64::from(deltas) + u64::from(inertial),
         joint_end(&page.instances[..n]),
     )
 }
 
 /// Stage `sample`: each of the frame's instances' joints, sampled, blended and layered from its
 /// blend list. Binds the page's frame, instances, blend lists and local poses, which hold
-/// `frame.snapshot_offset` current poses, as many snapshots, as many mesh-space deltas, then (for
-/// inertialized transitions) as many velocities (the last region only as far as the instances'
-/// joints reach). WGSL `sample`.
+/// `frame.snapshot_offset` current poses, as many snapshots, as many mesh-space deltas (none with
+/// `FRAME_NO_DELTAS`), then (for inertialized transitions) as many velocities (the last region
+/// only as far as the instances' joints reach). WGSL `sample`.
 ///
 /// Errors (nothing written): buffers too short for the frame; an instance whose skeleton does not
 /// exist, whose joints lie beyond the frame's capacity, or whose blend list names a clip that does

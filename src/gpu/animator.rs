@@ -245,6 +245,7 @@ impl Animator {
             inertialization: desc.inertialization,
             culling: desc.culling,
             lod_interpolation: desc.culling && desc.lod_interpolation,
+            layers: desc.layers,
         };
         let layout = page_layout(
             &device.limits(),

@@ -304,7 +304,9 @@ pub struct AnimatorDesc {
     /// around that code for a character without layers, but a CPU adapter such as lavapipe runs
     /// it masked for every character and joint, about a quarter of the `sample` pass and half
     /// the `clock` pass of a crowd playing one clip each
-    /// (`benches/results/2026-11-27-1245-passes-without-unused-features.md`).
+    /// (`benches/results/2026-11-27-1245-passes-without-unused-features.md`). Off, the local
+    /// poses also keep no mesh-space deltas: 48 bytes less per joint of capacity, and pages of
+    /// half as many characters again where the local poses are a page's largest buffer.
     pub layers: bool,
     /// Cull: each frame, the clock tests every character's bounds against a view
     /// ([`crate::gpu::Controller::set_cull_view`], [`crate::gpu::Controller::set_bounds`]); only those seen (and those on

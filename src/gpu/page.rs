@@ -168,12 +168,12 @@ pub(super) fn page_layout(
     options: PageOptions,
 ) -> Result<Vec<(u32, u32)>> {
     let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-    let joints_per_page = most_within(cap, |j| largest_buffer(0, j, PageOptions::default()));
+    let joints_per_page = most_within(cap, |j| largest_buffer(0, j, options));
     if largest > joints_per_page {
         return Err(Error::Limit {
             what: format!(
                 "a skeleton of {largest} joints needs {} bytes of local poses; the device allows {cap} per storage buffer",
-                largest_buffer(0, largest, PageOptions::default())
+                largest_buffer(0, largest, options)
             ),
         });
     }
@@ -261,20 +261,24 @@ mod tests {
             pages.iter().map(|p| p.0).collect::<Vec<_>>(),
             vec![by_blend_list, by_blend_list, 1_000_000 - 2 * by_blend_list]
         );
-        // Sixty-joint characters with sockets: the local poses bound the page.
-        let sockets = PageOptions {
-            sockets: true,
-            dual_quaternion: false,
-            morph_weights: 0,
-            inertialization: false,
-            culling: false,
-            lod_interpolation: false,
-        };
-        let pages = page_layout(&limits, 20_000, None, 1_200_000, false, 60, sockets).unwrap();
-        let per_page = (cap / (60 * 144)) as u32;
-        assert_eq!(pages[0], (per_page, per_page * 60));
-        for &(n, j) in &pages {
-            assert!(largest_buffer(n, j, sockets) <= cap);
+        // Sixty-joint characters with sockets and layers: the local poses (three per joint)
+        // bound the page; without layers (two per joint) it holds half as many more.
+        for (layers, pose_bytes) in [(true, 144), (false, 96)] {
+            let sockets = PageOptions {
+                sockets: true,
+                dual_quaternion: false,
+                morph_weights: 0,
+                inertialization: false,
+                culling: false,
+                lod_interpolation: false,
+                layers,
+            };
+            let pages = page_layout(&limits, 40_000, None, 2_400_000, false, 60, sockets).unwrap();
+            let per_page = (cap / (60 * pose_bytes)) as u32;
+            assert_eq!(pages[0], (per_page, per_page * 60), "layers {layers}");
+            for &(n, j) in &pages {
+                assert!(largest_buffer(n, j, sockets) <= cap);
+            }
         }
         assert!(page_layout(&limits, 10, Some(0), 10, false, 1, PageOptions::default()).is_err());
     }
@@ -289,6 +293,7 @@ mod tests {
                 inertialization: false,
                 culling: false,
                 lod_interpolation: false,
+                layers: true,
             };
             assert_eq!(r.page_bytes(1, 1, options).is_some(), r.scope() == Scope::Page, "{r:?}");
         }

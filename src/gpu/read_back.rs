@@ -173,10 +173,13 @@ impl Animator {
     }
 
     /// Reads back region `region` of page `page`'s local pose buffer: 0 the current poses, 1 the
-    /// snapshots (under an inertialized transition, its offsets), 2 the mesh-space additive deltas
+    /// snapshots (under an inertialized transition, its offsets), 2 (with
+    /// [`AnimatorDesc::layers`](super::AnimatorDesc::layers)) the mesh-space additive deltas
     /// (`LocalPose::rotation`; after `local_to_model` the other fields hold its scratch), 3 (with
     /// [`AnimatorDesc::inertialization`](super::AnimatorDesc::inertialization)) the velocities an
-    /// inertialized transition keeps. A larger region reads the last.
+    /// inertialized transition keeps (the buffer's third section without layers).
+    ///
+    /// Errors: a page that does not exist, a region the page does not keep, or the device fails.
     pub fn read_local_region_page(
         &self,
         device: &wgpu::Device,
@@ -185,11 +188,24 @@ impl Animator {
         region: u32,
     ) -> Result<Vec<LocalPose>> {
         let (p, state) = self.page(page)?;
+        let layers = self.controller.layers();
+        let section = match region {
+            0 | 1 => region,
+            2 if layers => 2,
+            3 if self.controller.inertialization() => 2 + u32::from(layers),
+            _ => {
+                return Err(Error::Limit {
+                    what: format!(
+                        "page {page}'s local poses have no region {region} (0 current, 1 snapshots, 2 mesh-space deltas with layers, 3 velocities with inertialization)"
+                    ),
+                });
+            }
+        };
         read_buffer(
             device,
             queue,
             p.buffer(Resource::LocalPoses),
-            u64::from(region.min(if self.controller.inertialization() { 3 } else { 2 })) * u64::from(state.max_joints),
+            u64::from(section) * u64::from(state.max_joints),
             u64::from(state.joints_used),
         )
     }

@@ -118,6 +118,7 @@ impl Animator {
             inertialization: self.controller.inertialization(),
             culling: self.controller.culling(),
             lod_interpolation: self.controller.lod_interpolation(),
+            layers: self.controller.layers(),
         };
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller.max_instances();

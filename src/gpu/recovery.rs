@@ -292,7 +292,13 @@ impl Recovery {
                 };
                 // Inertialized transitions keep each joint's velocity beside its snapshot.
                 let velocities = resource
-                    .velocity_section(page_joint_capacity(page))
+                    .velocity_section(
+                        page_joint_capacity(page),
+                        crate::shaders::PageOptions {
+                            layers: controller.layers(),
+                            ..Default::default()
+                        },
+                    )
                     .filter(|_| controller.inertialization());
                 for &(a, b) in runs {
                     for section in std::iter::once(snapshots).chain(velocities) {

@@ -221,15 +221,17 @@ impl Resource {
     }
 
     /// The velocity section of [`Resource::LocalPoses`] in a page of `joints` joints with
-    /// [`PageOptions::inertialization`]: its fourth quarter, where each joint keeps the velocity an
+    /// [`PageOptions::inertialization`]: its last section, after the mesh-space deltas (or after
+    /// the snapshots without [`PageOptions::layers`]), where each joint keeps the velocity an
     /// inertialized transition starts from, then its offset's velocity (`LocalPose`, 48 B).
     /// Checkpointed with the snapshots. `None` for every other resource.
     #[must_use]
-    pub const fn velocity_section(self, joints: u32) -> Option<Section> {
+    pub const fn velocity_section(self, joints: u32, options: PageOptions) -> Option<Section> {
         use crate::layout::LocalPose;
+        let before = if options.layers { 3 } else { 2 };
         match self {
             Resource::LocalPoses => Some(Section {
-                offset: 3 * joints as u64 * size_of::<LocalPose>() as u64,
+                offset: before * joints as u64 * size_of::<LocalPose>() as u64,
                 stride: size_of::<LocalPose>() as u64,
             }),
             _ => None,
@@ -259,10 +261,10 @@ impl Resource {
     ///   `Instance` (320 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
     ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
     ///   `Output` (128 B) each; the visible lists: their head (64 B), then 4 B each and 4 B each;
-    /// - per joint: three `LocalPose`s (the current pose, the snapshot an interrupted
-    ///   cross-fade starts from, and the mesh-space additive delta; with
-    ///   [`PageOptions::inertialization`] a fourth, the velocity an inertialized transition
-    ///   starts with, [`Resource::velocity_section`]), an `Affine` model matrix,
+    /// - per joint: two `LocalPose`s (the current pose and the snapshot an interrupted
+    ///   cross-fade starts from), with [`PageOptions::layers`] a third (the mesh-space additive
+    ///   delta), with [`PageOptions::inertialization`] one more (the velocity an inertialized
+    ///   transition starts with, [`Resource::velocity_section`]), an `Affine` model matrix,
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
     ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
     ///   (64 B), else none (the page's buffer then holds one, bound and never written);
@@ -281,7 +283,9 @@ impl Resource {
             Resource::Instances | Resource::CharacterState | Resource::BlendLists | Resource::Visible => {
                 self.instance_sections(instances).end(instances)
             }
-            Resource::LocalPoses => j * if options.inertialization { 4 } else { 3 } * size_of::<LocalPose>() as u64,
+            Resource::LocalPoses => {
+                j * (2 + options.layers as u64 + options.inertialization as u64) * size_of::<LocalPose>() as u64
+            }
             Resource::ModelPoses => j * affine,
             Resource::Palettes => {
                 j * affine
@@ -465,9 +469,13 @@ pub struct PageOptions {
     pub dual_quaternion: bool,
     /// Morph weights per instance ([`crate::gpu::AnimatorDesc::morph_weights`]).
     pub morph_weights: u32,
-    /// Instances may inertialize transitions ([`crate::gpu::AnimatorDesc::inertialization`]): a
-    /// fourth `LocalPose` per joint, the velocity.
+    /// Instances may inertialize transitions ([`crate::gpu::AnimatorDesc::inertialization`]): one
+    /// more `LocalPose` per joint, the velocity.
     pub inertialization: bool,
+    /// Instances may play layers ([`crate::gpu::AnimatorDesc::layers`]): a third `LocalPose` per
+    /// joint, the mesh-space additive delta (without it the frame has
+    /// [`crate::layout::FRAME_NO_DELTAS`]).
+    pub layers: bool,
     /// The animator culls ([`crate::gpu::AnimatorDesc::culling`]): the frame runs the cull
     /// stage and the later stages over its list ([`Resource::Visible`], which every page has).
     pub culling: bool,

@@ -16,9 +16,10 @@
 //! interpolation between a segment's ends kept, each half again), rotations interpolated as the
 //! runtime interpolates them ([`crate::math::fast_slerp`]), so the error is measured against what
 //! plays; step tracks keep a key only where its value moves beyond the tolerance from the value
-//! held before it. Every track keeps its first key, a linear track its last. Cubic-spline tracks,
-//! float curves and morph weights are kept as they are. A key that is not finite always stays,
-//! for [`crate::LibraryBuilder`] to refuse with its usual error.
+//! held before it. Every track keeps its first key, a linear track that moves its last too.
+//! Cubic-spline tracks, float curves and morph weights are kept as they are. A track with a key
+//! the builder refuses (a time or value not finite, times out of order) is kept whole, for
+//! [`crate::LibraryBuilder`] to refuse with its usual error.
 
 use crate::clip::{Clip, Interpolation, Track};
 use crate::error::{Error, Result};

@@ -19,7 +19,7 @@ use glam::{DVec3, Vec3};
 use rand::Rng;
 use wgpu_anim::cpu::{self, PageBuffers, inertia as mirror};
 use wgpu_anim::gpu::{Blending, Transition};
-use wgpu_anim::layout::{BlendList, GpuFrame, KEEP_VELOCITY, LocalPose, source_kind};
+use wgpu_anim::layout::{BlendList, FRAME_NO_DELTAS, GpuFrame, KEEP_VELOCITY, LocalPose, source_kind};
 use wgpu_anim::offline::compress::ClipFormat;
 use wgpu_anim::reference::{self, TransformF64, inertia as oracle};
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
@@ -59,13 +59,16 @@ fn random_transition(r: &mut impl Rng) -> Transition {
     }
 }
 
-/// The local pose buffer's four regions of the first page, read back.
+/// The first page's local pose buffer read back as the page lays it out: current poses,
+/// snapshots, mesh-space deltas (with layers), velocities.
 fn regions(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<LocalPose> {
     let max = a.max_joints() as usize;
-    let mut local = vec![LocalPose::default(); 4 * max];
-    for region in 0..4 {
-        let r = a.read_local_region(device, queue, region as u32).unwrap();
-        local[region * max..region * max + r.len()].copy_from_slice(&r);
+    let layers = a.controller().layers();
+    let sections: Vec<u32> = [0, 1, 2, 3].into_iter().filter(|&r| r != 2 || layers).collect();
+    let mut local = vec![LocalPose::default(); sections.len() * max];
+    for (k, &region) in sections.iter().enumerate() {
+        let r = a.read_local_region(device, queue, region).unwrap();
+        local[k * max..k * max + r.len()].copy_from_slice(&r);
     }
     local
 }
@@ -81,10 +84,29 @@ fn times(p: &LocalPose, dt: f32) -> LocalPose {
 
 #[test]
 fn inertialized_frames_match_the_cpu_mirror() {
+    inertialized_frames_match_the_mirror(true);
+}
+
+/// Without layers the velocities follow the snapshots (`FRAME_NO_DELTAS`): the mirror, told so
+/// by the frame, reads and writes them where the GPU does.
+#[test]
+fn inertialized_frames_without_layers_match_the_cpu_mirror() {
+    inertialized_frames_match_the_mirror(false);
+}
+
+/// Random transitions of every kind over uneven frames: each frame's current poses, kept poses or
+/// decays and velocities on the GPU against the mirror's from the same state, joint by joint.
+fn inertialized_frames_match_the_mirror(layers: bool) {
     let (device, queue) = common::device();
     let (lib, _) = common::random_library(21);
     let n = 600;
-    let mut a = animator(&device, &lib, n, true);
+    let desc = AnimatorDesc {
+        max_instances: n as u32,
+        inertialization: true,
+        layers,
+        ..Default::default()
+    };
+    let mut a = Animator::new(&device, &lib, &desc).unwrap();
     let mut r = rng(22);
     for _ in 0..n {
         let skeleton = r.gen_range(0..lib.gpu_skeletons().len() as u32);
@@ -95,7 +117,11 @@ fn inertialized_frames_match_the_cpu_mirror() {
         };
         a.add_instance(&desc).unwrap();
     }
-    common::random_layers(&mut a, &mut r);
+    if layers {
+        common::random_layers(&mut a, &mut r);
+    }
+    // The section of `regions` that holds the velocities.
+    let v = if layers { 3 } else { 2 };
     let dts = [0.0, 0.016, 0.033, 0.016, 0.05, 0.016, 0.1, 0.016];
     let (mut switches, mut holds, mut running) = (0, 0, 0);
     let mut worst = [0.0f32; 3];
@@ -128,6 +154,7 @@ fn inertialized_frames_match_the_cpu_mirror() {
             dt,
             instance_count: n as u32,
             snapshot_offset: a.max_joints(),
+            flags: if layers { 0 } else { FRAME_NO_DELTAS },
             ..Default::default()
         };
         let mut local = before.clone();
@@ -144,10 +171,10 @@ fn inertialized_frames_match_the_cpu_mirror() {
                     "slot {k}: x0 gpu {:?}\n   cpu {:?}\n v0 gpu {:?}\n   cpu {:?}\n before snap {:?} vel {:?}",
                     gpu[max + k],
                     local[max + k],
-                    gpu[3 * max + k],
-                    local[3 * max + k],
+                    gpu[v * max + k],
+                    local[v * max + k],
                     before[max + k],
-                    before[3 * max + k]
+                    before[v * max + k]
                 );
             }
         }
@@ -229,14 +256,14 @@ fn inertialized_frames_match_the_cpu_mirror() {
         };
         check(
             "kept pose or decay",
-            &kept(&gpu[at(1)], &gpu[at(3)]),
-            &kept(&local[at(1)], &local[at(3)]),
+            &kept(&gpu[at(1)], &gpu[at(v)]),
+            &kept(&local[at(1)], &local[at(v)]),
             &mut worst[1],
         );
         check(
             "velocity × dt",
-            &velocities(&gpu[at(3)]),
-            &velocities(&local[at(3)]),
+            &velocities(&gpu[at(v)]),
+            &velocities(&local[at(v)]),
             &mut worst[2],
         );
     }

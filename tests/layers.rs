@@ -518,40 +518,24 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
 #[test]
 fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layers() {
     use rand::Rng;
+    use wgpu_anim::AnimatorDesc;
     use wgpu_anim::gpu::{Layer, LayerMode, Transition};
-    use wgpu_anim::{Animator, AnimatorDesc};
     let (device, queue) = common::device();
     let (lib, _) = common::random_library_of(12, &[1, 40]);
     let n = 300;
     let make = |layers: bool, fused: bool| {
-        let mut a = Animator::new(
-            &device,
-            &lib,
-            &AnimatorDesc {
-                max_instances: n as u32,
-                layers,
-                inertialization: layers,
-                // The palette's features too: dual quaternions kept, culling with update-rate
-                // LOD interpolating (no view: every character seen, at rate 1).
-                dual_quaternion: layers,
-                culling: layers,
-                lod_interpolation: layers,
-                ..AnimatorDesc::default()
-            },
-        )
-        .unwrap();
-        a.set_fused(fused).unwrap();
-        let mut r = common::rng(41);
-        for _ in 0..n {
-            let skeleton = r.gen_range(0..2);
-            let desc = wgpu_anim::InstanceDesc {
-                time: r.gen_range(0.0..2.0),
-                rate: r.gen_range(-1.5..1.5),
-                ..common::random_state(&mut r, &lib, skeleton)
-            };
-            a.add_instance(&desc).unwrap();
-        }
-        a
+        let desc = AnimatorDesc {
+            max_instances: n as u32,
+            layers,
+            inertialization: layers,
+            // The palette's features too: dual quaternions kept, culling with update-rate
+            // LOD interpolating (no view: every character seen, at rate 1).
+            dual_quaternion: layers,
+            culling: layers,
+            lod_interpolation: layers,
+            ..AnimatorDesc::default()
+        };
+        random_crowd(&device, &lib, &desc, fused, 41)
     };
     for fused in [false, true] {
         let (mut with, mut without) = (make(true, fused), make(false, fused));
@@ -569,14 +553,7 @@ fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layer
                     }
                 }
             }
-            let mut frames = Vec::new();
-            for a in [&mut with, &mut without] {
-                a.prepare(&queue, dt);
-                let mut e = device.create_command_encoder(&Default::default());
-                a.encode(&mut e);
-                queue.submit([e.finish()]);
-                frames.push(a.read_back(&device, &queue).unwrap());
-            }
+            let frames = frame_of_each(&device, &queue, [&mut with, &mut without], dt);
             let ((wc, wp), (oc, op)) = (&frames[0], &frames[1]);
             assert_eq!(wc, oc, "fused {fused}, frame {f}: clocks differ");
             common::compare("palette", &op.palette, &wp.palette, 1e-6, common::affine_error)
@@ -613,24 +590,13 @@ fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
     let (lib, _) = common::random_library_of(13, &[1, 40]);
     let n = 200;
     let make = |layers: bool, fused: bool| {
-        let mut a = Animator::new(
-            &device,
-            &lib,
-            &AnimatorDesc {
-                max_instances: n as u32,
-                layers,
-                inertialization: true,
-                ..AnimatorDesc::default()
-            },
-        )
-        .unwrap();
-        a.set_fused(fused).unwrap();
-        let mut r = common::rng(43);
-        for _ in 0..n {
-            let skeleton = r.gen_range(0..2);
-            a.add_instance(&common::random_state(&mut r, &lib, skeleton)).unwrap();
-        }
-        a
+        let desc = AnimatorDesc {
+            max_instances: n as u32,
+            layers,
+            inertialization: true,
+            ..AnimatorDesc::default()
+        };
+        random_crowd(&device, &lib, &desc, fused, 43)
     };
     for fused in [false, true] {
         let (mut with, mut without) = (make(true, fused), make(false, fused));
@@ -654,14 +620,7 @@ fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
                     }
                 }
             }
-            let mut frames = Vec::new();
-            for a in [&mut with, &mut without] {
-                a.prepare(&queue, 1.0 / 60.0);
-                let mut e = device.create_command_encoder(&Default::default());
-                a.encode(&mut e);
-                queue.submit([e.finish()]);
-                frames.push(a.read_back(&device, &queue).unwrap());
-            }
+            let frames = frame_of_each(&device, &queue, [&mut with, &mut without], 1.0 / 60.0);
             let ((wc, wp), (oc, op)) = (&frames[0], &frames[1]);
             assert_eq!(wc, oc, "fused {fused}, frame {f}: clocks differ");
             common::compare("palette", &op.palette, &wp.palette, 1e-6, common::affine_error)
@@ -678,4 +637,48 @@ fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
             "no deltas to read"
         );
     }
+}
+
+/// An animator made from `desc` (on the fused path if `fused`) with `desc.max_instances` characters
+/// in random states of skeletons 0 and 1 of `lib`, each at a random time and rate.
+fn random_crowd(
+    device: &wgpu::Device,
+    lib: &AnimationLibrary,
+    desc: &wgpu_anim::AnimatorDesc,
+    fused: bool,
+    seed: u64,
+) -> wgpu_anim::Animator {
+    use rand::Rng;
+    let mut a = wgpu_anim::Animator::new(device, lib, desc).unwrap();
+    a.set_fused(fused).unwrap();
+    let mut r = common::rng(seed);
+    for _ in 0..desc.max_instances {
+        let skeleton = r.gen_range(0..2);
+        let state = wgpu_anim::InstanceDesc {
+            time: r.gen_range(0.0..2.0),
+            rate: r.gen_range(-1.5..1.5),
+            ..common::random_state(&mut r, lib, skeleton)
+        };
+        a.add_instance(&state).unwrap();
+    }
+    a
+}
+
+/// One frame of `dt` seconds of each animator, their clocks and poses read back.
+fn frame_of_each(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animators: [&mut wgpu_anim::Animator; 2],
+    dt: f32,
+) -> Vec<(Vec<wgpu_anim::layout::GpuClock>, cpu::Pose)> {
+    animators
+        .into_iter()
+        .map(|a| {
+            a.prepare(queue, dt);
+            let mut e = device.create_command_encoder(&Default::default());
+            a.encode(&mut e);
+            queue.submit([e.finish()]);
+            a.read_back(device, queue).unwrap()
+        })
+        .collect()
 }

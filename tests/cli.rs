@@ -285,6 +285,44 @@ fn cost_runs_its_sections_in_process_and_reports_errors_in_one_line() {
 }
 
 #[test]
+fn cost_encode_runs_a_culled_frame_of_each_field_on_both_paths() {
+    // What `cost --encode` runs under valgrind, here without it: the page count and dispatches
+    // of each field, staged and then fused.
+    let o = wgpu_anim(&["cost", "--inner", "--encode", "--view-characters", "100,400"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let sections: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let rows: Vec<(String, u64, u64, u64)> = sections
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let n = |k: &str| s[k].as_u64().unwrap();
+            (
+                s["path"].as_str().unwrap().to_owned(),
+                n("characters"),
+                n("pages"),
+                n("dispatches"),
+            )
+        })
+        .collect();
+    // Staged with culling: clock, cull, sample, local_to_model and palette per page; fused:
+    // clock, fused and cull.
+    let expected = [
+        ("staged", 100, 1, 5),
+        ("staged", 400, 1, 5),
+        ("fused", 100, 1, 3),
+        ("fused", 400, 1, 3),
+    ]
+    .map(|(p, c, g, d)| (p.to_owned(), c, g, d));
+    assert_eq!(rows, expected, "{stdout}");
+    let o = wgpu_anim(&["cost", "--encode", "--view-characters", "0"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not a positive whole number"), "{stderr}");
+}
+
+#[test]
 fn inspect_reports_the_levels_the_fused_pass_walks() {
     // The Fox's 25 joints lie nine deep: nine steps of 64 threads, 25 of their 576 busy.
     let o = wgpu_anim(&["inspect", "assets/Fox/Fox.gltf"]);

@@ -78,7 +78,7 @@ fn side(n: u32) -> f32 {
 
 /// A field of `n` mannequins walking at their own phases, facing every way; culled against
 /// `view` when given, with update-rate LOD when `lod`, with `vat` below [`VAT_SIZE`] when given.
-fn field(
+pub(super) fn field(
     device: &wgpu::Device,
     n: u32,
     view: Option<Mat4>,

@@ -48,6 +48,7 @@
 
 pub mod cost;
 mod culling;
+pub mod encode_cost;
 mod gpu;
 mod morph;
 pub mod plot;

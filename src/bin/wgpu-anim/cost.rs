@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 use wgpu_anim::bench::cost::{self, CostRow, Section};
+use wgpu_anim::bench::encode_cost::{self, EncodeSection};
 use wgpu_anim::bench::{Workload, device_name, utc_date};
 use wgpu_anim::offline::compress::ClipFormat;
 
@@ -21,6 +22,9 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
     let (device, _) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let device = device_name(&device);
     let date = utc_date(std::time::SystemTime::now());
+    if a.encode {
+        return encode(a, &exe, &device, &date);
+    }
     let mut rows = Vec::new();
     for &format in &a.clip_format {
         for &workload in &a.workloads {
@@ -50,8 +54,51 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The sections of the one workload and clip format given, in this process, as JSON on stdout.
+/// `--encode`: the CPU's encode of a culled frame at each field size, staged and fused, in one run
+/// under callgrind.
+fn encode(a: &CostArgs, exe: &Path, device: &str, date: &str) -> Result<(), String> {
+    let sizes = a
+        .view_characters
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    eprintln!("crowd-view, culled, {sizes} characters, staged and fused, under callgrind (minutes) ...");
+    let start = Instant::now();
+    let args = ["--encode".to_owned(), format!("--view-characters={sizes}")];
+    let (output, out_file, dir) = under_callgrind(a, exe, "encode", &args, true)?;
+    let rows = (|| {
+        let sections: Vec<EncodeSection> = sections_of(&output, "crowd-view encode")?;
+        // Thread 1, the one that prepared, encoded and submitted.
+        let dumps = dumps_of(&out_file, sections.len(), "-01", cost::DumpCount::Summary)?;
+        encode_cost::encode_rows(&sections, &dumps).map_err(|e| e.to_string())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    let rows = rows?;
+    eprintln!("  done in {:.0} s", start.elapsed().as_secs_f64());
+    outln!(
+        "Instructions of the calling thread to prepare, encode and submit one culled crowd-view frame, counted by callgrind; device: {device}; {date}"
+    );
+    outln!();
+    out!("{}", encode_cost::encode_table(&rows));
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// The sections of the one workload and clip format given (with `--encode`, of the encode), in
+/// this process, as JSON on stdout.
 fn inner(a: &CostArgs) -> Result<(), String> {
+    if a.encode {
+        let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
+        let sections =
+            encode_cost::run_encode_sections(&device, &queue, &a.view_characters).map_err(|e| e.to_string())?;
+        outln!("{}", serde_json::to_string(&sections).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
     let (&[workload], &[format]) = (a.workloads.as_slice(), a.clip_format.as_slice()) else {
         return Err("--inner takes one workload and one clip format".into());
     };
@@ -64,12 +111,36 @@ fn inner(a: &CostArgs) -> Result<(), String> {
 
 /// Runs this program's sections for `workload` and `format` under callgrind and reads its dumps.
 fn run_one(a: &CostArgs, exe: &Path, workload: Workload, format: ClipFormat) -> Result<Vec<CostRow>, String> {
-    let dir = std::env::temp_dir().join(format!(
-        "wgpu-anim-cost-{}-{}-{}",
-        std::process::id(),
-        workload.name(),
-        format.name()
-    ));
+    let what = format!("{} {}", workload.name(), format.name());
+    let args = [
+        "--workloads".to_owned(),
+        workload.name().to_owned(),
+        "--clip-format".to_owned(),
+        format.name().to_owned(),
+        format!("--characters={}", a.characters),
+        format!("--repeats={}", a.repeats),
+    ];
+    let (output, out_file, dir) = under_callgrind(a, exe, &what.replace(' ', "-"), &args, false)?;
+    let rows = (|| {
+        let sections: Vec<Section> = sections_of(&output, &what)?;
+        let dumps = dumps_of(&out_file, sections.len(), "", cost::DumpCount::Totals)?;
+        cost::rows(workload, format, &sections, &dumps).map_err(|e| e.to_string())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    rows
+}
+
+/// Runs `cost --inner ARGS` of this program under callgrind, its counters zeroed on entering
+/// the begin marker and dumped on leaving the end marker (one file per thread with
+/// `separate_threads`); returns its output, callgrind's output file and the directory to remove.
+fn under_callgrind(
+    a: &CostArgs,
+    exe: &Path,
+    tag: &str,
+    args: &[String],
+    separate_threads: bool,
+) -> Result<(std::process::Output, PathBuf, PathBuf), String> {
+    let dir = std::env::temp_dir().join(format!("wgpu-anim-cost-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     let out_file = dir.join("callgrind.out");
@@ -78,34 +149,17 @@ fn run_one(a: &CostArgs, exe: &Path, workload: Workload, format: ClipFormat) -> 
         .arg(format!("--callgrind-out-file={}", out_file.display()))
         .arg("--zero-before=wgpu_anim_cost_begin")
         .arg("--dump-after=wgpu_anim_cost_end")
+        .arg(format!(
+            "--separate-threads={}",
+            if separate_threads { "yes" } else { "no" }
+        ))
         .arg(exe)
-        .args([
-            "cost",
-            "--inner",
-            "--workloads",
-            workload.name(),
-            "--clip-format",
-            format.name(),
-        ])
-        .arg(format!("--characters={}", a.characters))
-        .arg(format!("--repeats={}", a.repeats))
+        .args(["cost", "--inner"])
+        .args(args)
         .output()
         .map_err(|e| no_valgrind(&a.valgrind, &e))?;
-    let rows = read_run(&output, &out_file, workload, format);
-    let _ = std::fs::remove_dir_all(&dir);
-    rows
-}
-
-/// The rows of a finished run under valgrind: its sections from its stdout, their counts from
-/// callgrind's dumps `out_file.1`, `out_file.2`, ...
-fn read_run(
-    output: &std::process::Output,
-    out_file: &Path,
-    workload: Workload,
-    format: ClipFormat,
-) -> Result<Vec<CostRow>, String> {
-    let what = format!("{} {}", workload.name(), format.name());
     if !output.status.success() {
+        let _ = std::fs::remove_dir_all(&dir);
         // The program's own error line, else valgrind's last word.
         let err = String::from_utf8_lossy(&output.stderr);
         let last = err
@@ -114,21 +168,29 @@ fn read_run(
             .find(|l| l.starts_with("error: ") && !l.contains("XDG_RUNTIME_DIR"))
             .or_else(|| err.lines().rev().find(|l| !l.trim().is_empty()))
             .unwrap_or("");
-        return Err(format!("{what} under valgrind failed ({}): {last}", output.status));
+        return Err(format!("{tag} under valgrind failed ({}): {last}", output.status));
     }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let sections: Vec<Section> = stdout
+    Ok((output, out_file, dir))
+}
+
+/// The sections a finished run under valgrind printed: the last JSON line of its stdout.
+fn sections_of<T: serde::de::DeserializeOwned>(output: &std::process::Output, what: &str) -> Result<T, String> {
+    String::from_utf8_lossy(&output.stdout)
         .lines()
         .rev()
         .find_map(|l| serde_json::from_str(l).ok())
-        .ok_or_else(|| format!("{what}: the run under valgrind printed no sections"))?;
-    let dumps = (1..=sections.len())
-        .map(|k| PathBuf::from(format!("{}.{k}", out_file.display())))
+        .ok_or_else(|| format!("{what}: the run under valgrind printed no sections"))
+}
+
+/// The counts of callgrind's dumps `out_file.1SUFFIX`, `out_file.2SUFFIX`, ... up to `sections`
+/// (fewer where fewer were written), each from its `which` line.
+fn dumps_of(out_file: &Path, sections: usize, suffix: &str, which: cost::DumpCount) -> Result<Vec<u64>, String> {
+    (1..=sections)
+        .map(|k| PathBuf::from(format!("{}.{k}{suffix}", out_file.display())))
         .take_while(|p| p.exists())
-        .map(|p| cost::dump_instructions(&p))
+        .map(|p| cost::dump_instructions(&p, which))
         .collect::<Result<Vec<u64>, _>>()
-        .map_err(|e| e.to_string())?;
-    cost::rows(workload, format, &sections, &dumps).map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// The error of a valgrind that cannot be run.

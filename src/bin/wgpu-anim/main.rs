@@ -103,6 +103,10 @@ enum Command {
     /// shader's execution too), then each stage of the CPU mirror on one thread. Only these
     /// sections are counted, every thread's instructions. Progress on stderr, a Markdown table on
     /// stdout. Needs valgrind (Debian: `apt-get install valgrind`).
+    ///
+    /// With --encode, counts instead the CPU's encode of one culled frame of the crowd-view field
+    /// (prepare, encode, submit; the calling thread's instructions only) at each of
+    /// --view-characters, staged and fused: whether it stays flat as the crowd grows.
     Cost(CostArgs),
     /// Compresses a file's clips and reports size and accuracy per clip.
     ///
@@ -353,6 +357,13 @@ struct CostArgs {
     /// Write the rows as a JSON array to PATH.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Count the CPU's encode of a culled crowd-view frame instead of the passes (--workloads,
+    /// --clip-format, --characters and --repeats do not apply).
+    #[arg(long)]
+    encode: bool,
+    /// With --encode: the crowd-view field's sizes, comma-separated.
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count, default_value = "1000,16000,128000")]
+    view_characters: Vec<u32>,
     /// Run the sections of one workload and clip format in this process and print them as JSON
     /// (what the command runs under valgrind).
     #[arg(long, hide = true)]

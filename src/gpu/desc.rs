@@ -315,6 +315,13 @@ pub struct AnimatorDesc {
     /// ([`crate::gpu::SkinBinding::draw_visible`]) draws only them. Clocks, events, root motion and
     /// float curves stay exact for every character. 4 bytes per instance of capacity and one small
     /// dispatch per page per frame. Off by default.
+    ///
+    /// wgpu validates each indirect dispatch's arguments with a dispatch of its own where the
+    /// instance has [`wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL`] (wgpu's default): 57 %
+    /// of what a culled page costs the CPU to record on lavapipe
+    /// (`benches/results/2026-11-27-1701-encode-counted.md`). The arguments the cull pass writes
+    /// never need it (a page's workgroups are split over y past 65,535, as for a direct
+    /// dispatch); whether to turn it off is the application's, for its own indirect calls too.
     pub culling: bool,
     /// With culling, update-rate LOD ([`crate::gpu::Controller::set_update_rates`]) draws a
     /// character between its evaluations with an interpolation of its last two evaluated

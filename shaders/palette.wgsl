@@ -80,9 +80,13 @@ fn palette_joints(i: u32, lid: u32, joint_count: u32) {
             palettes[key + 1u] = k;
         }
         palettes[joint_offset + j] = shown;
+#ifndef NO_DUAL_QUATERNION
+        // Left out with the feature, and with it the binding: an animator without dual
+        // quaternions binds no dual palettes.
         if (dual) {
             dual_palettes[joint_offset + j] = dual_quat_from_affine(k);
         }
+#endif
     }
 }
 

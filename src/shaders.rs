@@ -288,23 +288,7 @@ impl Stage {
     /// against the animator's buffers.
     #[must_use]
     pub fn layout_entries(self) -> Vec<wgpu::BindGroupLayoutEntry> {
-        self.bindings()
-            .iter()
-            .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
-                binding: resource.binding(),
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: match access {
-                        Access::Uniform => wgpu::BufferBindingType::Uniform,
-                        Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                        Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            })
-            .collect()
+        layout_entries_of(self.bindings())
     }
 
     /// Storage buffers the stage binds.
@@ -312,6 +296,29 @@ impl Stage {
     pub fn storage_buffers(self) -> u32 {
         self.bindings().iter().filter(|(_, a)| *a != Access::Uniform).count() as u32
     }
+}
+
+/// The bind group layout entries, visible to compute, of `bindings` (a stage's
+/// [`Stage::bindings`], or those a variant uses: [`StageVariant::bindings`]).
+#[must_use]
+pub fn layout_entries_of(bindings: &[(Resource, Access)]) -> Vec<wgpu::BindGroupLayoutEntry> {
+    bindings
+        .iter()
+        .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
+            binding: resource.binding(),
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: match access {
+                    Access::Uniform => wgpu::BufferBindingType::Uniform,
+                    Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                    Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect()
 }
 
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
@@ -503,6 +510,26 @@ pub fn stage_source_with(stage: Stage, defs: &[ShaderDef]) -> Result<String, Str
 ///
 /// Errors: as [`stage_module_on_ground`].
 pub fn stage_source_on_ground(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> Result<String, String> {
+    stage_variant(stage, defs, ground).map(|v| v.source)
+}
+
+/// A stage composed with its defines: its WGSL and the resources its entry point uses.
+#[derive(Clone, Debug)]
+pub struct StageVariant {
+    /// The complete WGSL ([`stage_source_on_ground`]).
+    pub source: String,
+    /// The entries of [`Stage::bindings`] the entry point reads or writes, in their order: what
+    /// the variant's pipeline binds. A variant compiled without a feature leaves out the buffer
+    /// only that feature uses (the dual quaternions without them, the morph weights of a library
+    /// without morph targets), and with it the barrier and the bookkeeping a read-write binding
+    /// costs every dispatch of every page.
+    pub bindings: Vec<(Resource, Access)>,
+}
+
+/// [`stage_source_on_ground`] and the resources the variant's entry point uses.
+///
+/// Errors: as [`stage_module_on_ground`], or a module naga refuses.
+pub fn stage_variant(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> Result<StageVariant, String> {
     let module = stage_module_on_ground(stage, defs, ground)?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -512,7 +539,28 @@ pub fn stage_source_on_ground(stage: Stage, defs: &[ShaderDef], ground: Option<&
     .map_err(|e| format!("{}: {e:?}", stage.name()))?;
     let wgsl = naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
         .map_err(|e| format!("{}: {e}", stage.name()))?;
-    Ok(undecorate(&wgsl))
+    let source = undecorate(&wgsl);
+    // The globals the entry point uses, by their undecorated names.
+    let entry = module.entry_points.iter().position(|e| e.name == stage.name());
+    let used: Vec<String> = match entry {
+        Some(index) => {
+            let uses = info.get_entry_point(index);
+            module
+                .global_variables
+                .iter()
+                .filter(|(h, _)| !uses[*h].is_empty())
+                .filter_map(|(_, g)| g.name.as_deref().map(undecorate))
+                .collect()
+        }
+        None => return Err(format!("{}: no entry point of that name", stage.name())),
+    };
+    let bindings = stage
+        .bindings()
+        .iter()
+        .copied()
+        .filter(|(r, _)| used.iter().any(|n| n == r.name()))
+        .collect();
+    Ok(StageVariant { source, bindings })
 }
 
 /// The defines of the stage variants a library needs: `ROOT_MOTION` when a clip has root motion,

@@ -651,3 +651,60 @@ fn limits_keyless_tracks_and_reused_places() {
         .unwrap();
     assert_eq!(gpu, [0.0, 0.0]);
 }
+
+/// A pipeline binds what its variant uses: the morph weights only where the library's clips drive
+/// them, the dual palettes only where the animator keeps dual quaternions (a read-write binding
+/// costs a barrier every dispatch of every page). Both kinds still play a frame.
+#[test]
+fn passes_bind_the_morph_weights_and_dual_palettes_only_where_they_use_them() {
+    use wgpu_anim::shaders::{Resource, Stage};
+    let (device, queue) = common::device();
+    let binds = |a: &Animator, stage: Stage, r: Resource| {
+        a.stage_bindings(stage)
+            .unwrap_or_else(|| panic!("no {} pipeline", stage.name()))
+            .iter()
+            .any(|(b, _)| *b == r)
+    };
+    let (plain, _, plain_clips) = mannequin::library();
+    let (driving, driving_clips, _) = driving_library();
+    for (lib, clip, morph) in [(&plain, plain_clips[1], false), (&driving, driving_clips[0], true)] {
+        for dual_quaternion in [false, true] {
+            let desc = AnimatorDesc {
+                max_instances: 4,
+                dual_quaternion,
+                ..AnimatorDesc::default()
+            };
+            let mut a = Animator::new(&device, lib, &desc).unwrap();
+            a.set_fused(true).unwrap();
+            let what = format!("morph {morph}, dual quaternions {dual_quaternion}");
+            for stage in [Stage::Sample, Stage::Fused] {
+                assert_eq!(
+                    binds(&a, stage, Resource::MorphWeights),
+                    morph,
+                    "{what}: {}",
+                    stage.name()
+                );
+                assert!(binds(&a, stage, Resource::LocalPoses), "{what}: {}", stage.name());
+            }
+            for stage in [Stage::Palette, Stage::Fused] {
+                assert_eq!(
+                    binds(&a, stage, Resource::DualPalettes),
+                    dual_quaternion,
+                    "{what}: {}",
+                    stage.name()
+                );
+                assert!(binds(&a, stage, Resource::Palettes), "{what}: {}", stage.name());
+            }
+            assert_eq!(a.stage_bindings(Stage::Skin), None);
+            a.add_instance(&InstanceDesc::new(clip)).unwrap();
+            for fused in [true, false] {
+                a.set_fused(fused).unwrap();
+                a.prepare(&queue, 1.0 / 60.0);
+                let mut encoder = device.create_command_encoder(&Default::default());
+                a.encode(&mut encoder);
+                queue.submit([encoder.finish()]);
+                device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+            }
+        }
+    }
+}

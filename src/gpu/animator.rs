@@ -16,7 +16,7 @@ use crate::layout::{
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use crate::shaders::PageOptions;
-use crate::shaders::{Resource, Stage, library_defs, stage_source_on_ground};
+use crate::shaders::{Resource, Stage, library_defs, stage_variant};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -130,7 +130,7 @@ async fn stage_pipeline(
     // does not compose is the caller's error, found before the device is asked.
     let mut defs = library_defs(gpu_library.library());
     defs.extend_from_slice(extra_defs);
-    let source = stage_source_on_ground(stage, &defs, ground).map_err(|e| Error::Limit {
+    let variant = stage_variant(stage, &defs, ground).map_err(|e| Error::Limit {
         what: format!(
             "the {} stage does not compose with AnimatorDesc::ground: {e}",
             stage.name()
@@ -140,7 +140,8 @@ async fn stage_pipeline(
         device,
         || format!("the {} pipeline", stage.name()),
         || {
-            let entries = stage.layout_entries();
+            // What this variant uses, no more: a binding it never reads costs every dispatch.
+            let entries = crate::shaders::layout_entries_of(&variant.bindings);
             let label = format!("wgpu-anim {}", stage.name());
             let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                 label: Some(&label),
@@ -148,7 +149,7 @@ async fn stage_pipeline(
             });
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(&label),
-                source: wgpu::ShaderSource::Wgsl(source.clone().into()),
+                source: wgpu::ShaderSource::Wgsl(variant.source.clone().into()),
             });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(&label),
@@ -165,6 +166,7 @@ async fn stage_pipeline(
             });
             StagePipeline {
                 stage,
+                bindings: variant.bindings.clone(),
                 layout,
                 pipeline,
             }
@@ -554,6 +556,19 @@ impl Animator {
     #[must_use]
     pub fn dispatches_per_page(&self) -> u32 {
         self.passes().len() as u32
+    }
+
+    /// What the animator's pipeline of `stage` binds: the entries of [`Stage::bindings`] its
+    /// shader variant uses ([`crate::shaders::StageVariant::bindings`]), so that a feature the
+    /// animator leaves out (dual quaternions, morph targets) costs no binding; `None` for a stage
+    /// it has no pipeline of.
+    #[must_use]
+    pub fn stage_bindings(&self, stage: Stage) -> Option<&[(Resource, crate::shaders::Access)]> {
+        self.passes
+            .iter()
+            .chain(&self.fused)
+            .find(|p| p.stage == stage)
+            .map(|p| p.bindings.as_slice())
     }
 
     /// The passes a frame records, in order: [`Stage::staged`] for the library, or on the fused

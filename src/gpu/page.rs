@@ -19,6 +19,9 @@ const MIN_PAGE_BUFFER: u64 = {
 /// A stage's pipeline and bind group layout, shared by every page.
 pub(super) struct StagePipeline {
     pub stage: Stage,
+    /// What the pipeline binds: [`Stage::bindings`] less what its variant never uses
+    /// ([`crate::shaders::StageVariant::bindings`]).
+    pub bindings: Vec<(crate::shaders::Resource, crate::shaders::Access)>,
     pub layout: wgpu::BindGroupLayout,
     pub pipeline: wgpu::ComputePipeline,
 }
@@ -112,8 +115,7 @@ impl Page {
                 label: Some(&format!("wgpu-anim page {k} {}", pass.stage.name())),
                 layout: &pass.layout,
                 entries: &pass
-                    .stage
-                    .bindings()
+                    .bindings
                     .iter()
                     .map(|&(resource, _)| wgpu::BindGroupEntry {
                         binding: resource.binding(),

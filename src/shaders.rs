@@ -283,9 +283,10 @@ impl Stage {
         }
     }
 
-    /// The bind group layout entries of [`Stage::bindings`], visible to compute: what the animator
-    /// makes its layouts from, and a pass of your own running a stage's shader (a variant, say)
-    /// against the animator's buffers.
+    /// The bind group layout entries of [`Stage::bindings`], visible to compute: for a pass of your
+    /// own running a stage's shader (a variant, say) against the animator's buffers. The animator
+    /// makes its own layouts from what its variants use ([`layout_entries_of`] of
+    /// [`StageVariant::bindings`]).
     #[must_use]
     pub fn layout_entries(self) -> Vec<wgpu::BindGroupLayoutEntry> {
         layout_entries_of(self.bindings())

@@ -46,12 +46,7 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
     );
     outln!();
     out!("{}", cost::cost_table(&rows));
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    write_json(a, &rows)
 }
 
 /// `--encode`: the CPU's encode of a culled frame at each field size, staged and fused, in one run
@@ -81,12 +76,7 @@ fn encode(a: &CostArgs, exe: &Path, device: &str, date: &str) -> Result<(), Stri
     );
     outln!();
     out!("{}", encode_cost::encode_table(&rows));
-    if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    write_json(a, &rows)
 }
 
 /// The sections of the one workload and clip format given (with `--encode`, of the encode), in
@@ -191,6 +181,16 @@ fn dumps_of(out_file: &Path, sections: usize, suffix: &str, which: cost::DumpCou
         .map(|p| cost::dump_instructions(&p, which))
         .collect::<Result<Vec<u64>, _>>()
         .map_err(|e| e.to_string())
+}
+
+/// Writes `rows` as a JSON array to `--json PATH`, when given.
+fn write_json<T: serde::Serialize>(a: &CostArgs, rows: &[T]) -> Result<(), String> {
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
 }
 
 /// The error of a valgrind that cannot be run.

@@ -13,7 +13,7 @@
 }
 #import wgpu_anim::culling::marks_of
 #import wgpu_anim::math::workgroup_linear
-#import wgpu_anim::bindings::{frame, instances, local_poses}
+#import wgpu_anim::bindings::{frame, instances, pose_history}
 #import wgpu_anim::library::{joint_level, skeleton_info}
 #import wgpu_anim::sample::{LayeredPose, sample_joints}
 #import wgpu_anim::sample as sample_stage
@@ -43,7 +43,7 @@ override fn sample_stage::store_joint(joint_offset: u32, j: u32, lp: LayeredPose
     wg_pose[j] = lp.pose;
     wg_delta[j] = lp.mesh_delta;
     if (keep_pose) {
-        local_poses[frame.snapshot_offset + joint_offset + j] = lp.pose;
+        pose_history[joint_offset + j] = lp.pose;
     }
 }
 

@@ -46,17 +46,17 @@ virtual fn set_model(joint_offset: u32, j: u32, m: Affine) {
 }
 
 virtual fn mesh_delta_at(joint_offset: u32, j: u32) -> vec4<f32> {
-    return local_poses[2u * frame.snapshot_offset + joint_offset + j].rotation;
+    return local_poses[frame.snapshot_offset + joint_offset + j].rotation;
 }
 
 virtual fn mesh_rotations_at(joint_offset: u32, j: u32) -> array<vec4<f32>, 2> {
     // (R_j, R'_j) of joint `j`.
-    let s = local_poses[2u * frame.snapshot_offset + joint_offset + j];
+    let s = local_poses[frame.snapshot_offset + joint_offset + j];
     return array<vec4<f32>, 2>(s.translation, s.scale);
 }
 
 virtual fn set_mesh_rotations(joint_offset: u32, j: u32, r: vec4<f32>, d: vec4<f32>, r_new: vec4<f32>) {
-    local_poses[2u * frame.snapshot_offset + joint_offset + j] = LocalPose(r, d, r_new);
+    local_poses[frame.snapshot_offset + joint_offset + j] = LocalPose(r, d, r_new);
 }
 
 // Joint `j` of the character whose joints start at `joint_offset` (its skeleton's at

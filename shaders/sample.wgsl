@@ -13,14 +13,14 @@
 #define_import_path wgpu_anim::sample
 
 #import wgpu_anim::types::{
-    BlendSample, ClipInfo, FRAME_NO_DELTAS, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS,
+    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS,
     INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
-#import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses}
+#import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
 #import wgpu_anim::library::{clip_info, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
     PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
@@ -259,7 +259,7 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u3
         }
         var p: LocalPose;
         if (e.clip == SNAPSHOT_CLIP) {
-            p = local_poses[snapshot_slot];
+            p = pose_history[snapshot_slot];
         } else {
             p = sample_joint(clip_info(e.clip), j, e.time);
         }
@@ -293,16 +293,16 @@ virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bo
         // The pose shown this frame, kept as the source of the transition that starts next
         // frame (one that interrupts another). Written after this joint's own read of the
         // snapshot, by the same thread.
-        local_poses[frame.snapshot_offset + slot] = lp.pose;
+        pose_history[slot] = lp.pose;
     }
     if (mesh_additive) {
-        local_poses[2u * frame.snapshot_offset + slot] = LocalPose(vec4<f32>(0.0), lp.mesh_delta, vec4<f32>(0.0));
+        local_poses[frame.snapshot_offset + slot] = LocalPose(vec4<f32>(0.0), lp.mesh_delta, vec4<f32>(0.0));
     }
 }
 
 // Joint `slot`'s pose under the blend list's `inertia` bits, from its pose `now` and (with
 // INERTIA_PREVIOUS) `previous`, the pose at the previous frame's times; `time`: seconds since the
-// source was last shown. The local pose buffer's snapshot and velocity sections hold, per joint,
+// source was last shown. The pose history's snapshot and velocity sections hold, per joint,
 // the source's last pose and velocity (kept the frame before the transition, by
 // INERTIA_VELOCITY and KEEP_POSE), which dead blending extrapolates and mixes into `now`; or,
 // from the first frame of an offset decay on (INERTIA_SWITCH, which computes them), the decay of
@@ -311,9 +311,9 @@ virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bo
 fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u32, time: f32) -> LocalPose {
     let dt = frame.dt;
     let duration = instances[i].transition_duration;
-    let snapshot_slot = frame.snapshot_offset + slot;
-    // After the mesh-space deltas, or after the snapshots where the buffer has no deltas.
-    let velocity_slot = select(3u, 2u, (frame.flags & FRAME_NO_DELTAS) != 0u) * frame.snapshot_offset + slot;
+    // The pose history: snapshots, then (from the joint capacity) velocities.
+    let snapshot_slot = slot;
+    let velocity_slot = frame.snapshot_offset + slot;
     var out = now;
     var before = previous;
     let keep_velocity = (bits & INERTIA_VELOCITY) != 0u;
@@ -322,8 +322,8 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
     }
     // The kept pose and velocity (or decay), read once: a GPU that runs both sides of a branch
     // (lavapipe) pays for every read in either.
-    let kept = local_poses[snapshot_slot];
-    let kept_velocity = local_poses[velocity_slot];
+    let kept = pose_history[snapshot_slot];
+    let kept_velocity = pose_history[velocity_slot];
     if ((bits & INERTIA_DEAD_BLEND) != 0u) {
         let halflife = instances[i].halflife;
         let source = kept;
@@ -347,8 +347,8 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
             }
             decay = decay_start(x0, v0, duration);
             let slots = decay_to_slots(decay);
-            local_poses[snapshot_slot] = slots[0];
-            local_poses[velocity_slot] = slots[1];
+            pose_history[snapshot_slot] = slots[0];
+            pose_history[velocity_slot] = slots[1];
         }
         out = pose_add(now, decay_offset(decay, time, duration));
         if (keep_velocity) {
@@ -356,7 +356,7 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
         }
     }
     if (keep_velocity) {
-        local_poses[velocity_slot] = delta_to_slot(pose_velocity(out, before, dt));
+        pose_history[velocity_slot] = delta_to_slot(pose_velocity(out, before, dt));
     }
     return out;
 }
@@ -381,7 +381,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let passes = select(1u, 2u, (bits & INERTIA_PREVIOUS) != 0u);
 #endif
     for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
-        let snapshot_slot = frame.snapshot_offset + joint_offset + j;
+        let snapshot_slot = joint_offset + j;
         // One call site of layered_joint, so the sampler is compiled once.
         var lp: LayeredPose;
         var previous: LocalPose;

@@ -34,7 +34,8 @@ pub struct GpuFrame {
     pub dt: f32,
     /// Number of live instances.
     pub instance_count: u32,
-    /// Where the snapshot half of the local pose buffer starts (the joint capacity).
+    /// The page's joint capacity: where a per-joint buffer's second section starts (the local
+    /// poses' mesh-space deltas, the pose history's velocities, the palettes' socket matrices).
     pub snapshot_offset: u32,
     /// Global index of the page's first instance (what event records name).
     pub first_instance: u32,
@@ -95,10 +96,6 @@ pub const FRAME_CURVES: u32 = 2;
 /// `GpuFrame::flags` bit: the page keeps dual quaternions; the palette stage writes them for the
 /// instances whose [`GpuInstance::dual_quaternion`] is above 0.
 pub const FRAME_DUAL_QUATERNION: u32 = 4;
-/// `GpuFrame::flags` bit: the page's local pose buffer has no mesh-space delta section (its
-/// animator plays no layers, [`crate::gpu::AnimatorDesc::layers`]): the velocities of inertialized
-/// transitions follow the snapshots, at `2 × snapshot_offset` rather than `3 ×`.
-pub const FRAME_NO_DELTAS: u32 = 128;
 
 /// Most float curve names of a library: each character's [`GpuOutput`] holds one value per name.
 pub const MAX_CURVES: u32 = 8;

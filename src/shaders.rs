@@ -237,6 +237,7 @@ impl Stage {
                 (LocalPoses, ReadWrite),
                 (MorphWeights, ReadWrite),
                 (Visible, Read),
+                (PoseHistory, ReadWrite),
             ],
             Stage::LocalToModel => &[
                 (Frame, Uniform),
@@ -274,10 +275,10 @@ impl Stage {
                 (Instances, Read),
                 (CharacterState, ReadWrite),
                 (BlendLists, Read),
-                (LocalPoses, ReadWrite),
                 (Palettes, ReadWrite),
                 (DualPalettes, ReadWrite),
                 (MorphWeights, ReadWrite),
+                (PoseHistory, ReadWrite),
             ],
             Stage::Skin => &[],
         }
@@ -754,7 +755,7 @@ mod tests {
                 assert_eq!(resource.scope(), Scope::Page, "{resource:?}");
                 assert!(!resource.instance_sections(1).is_empty(), "{resource:?}");
             }
-            let snapshots = resource.snapshot_section(8);
+            let snapshots = resource.snapshot_section();
             let instance_snapshots = resource.instance_snapshot_section(8, 3);
             assert_eq!(
                 snapshots.is_some() || instance_snapshots.is_some(),
@@ -775,15 +776,17 @@ mod tests {
                 };
                 assert_eq!(s.at(8), resource.page_bytes(8, 0, options).unwrap_or(0), "{resource:?}");
             }
-            // The velocities end the buffer, after the mesh-space deltas when layers keep them.
+            // The velocities follow the snapshots and end the buffer, whether or not layers keep
+            // mesh-space deltas (in the local poses).
             for layers in [false, true] {
                 let options = PageOptions {
                     inertialization: true,
                     layers,
                     ..PageOptions::default()
                 };
-                if let Some(v) = resource.velocity_section(8, options) {
-                    assert_eq!(v.offset, (2 + u64::from(layers)) * 8 * v.stride, "{resource:?}");
+                if let Some(v) = resource.velocity_section(8) {
+                    let snapshots = snapshots.expect("velocities beside snapshots");
+                    assert_eq!(v.offset, snapshots.at(8), "{resource:?}");
                     assert_eq!(v.at(8), resource.page_bytes(0, 8, options).unwrap_or(0), "{resource:?}");
                 }
             }

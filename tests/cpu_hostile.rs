@@ -208,7 +208,10 @@ fn every_stage_computes_or_refuses_and_never_panics() {
         if round % 7 == 0 {
             fr.dt = float(&mut r);
         }
-        let mut local = vec![LocalPose::default(); 3 * joints as usize - usize::from(round % 97 == 0)];
+        // Current poses and mesh-space deltas; snapshots and velocities (one short now and then).
+        let short = usize::from(round % 97 == 0);
+        let mut local = vec![LocalPose::default(); 2 * joints as usize - short];
+        let mut history = vec![LocalPose::default(); 2 * joints as usize - short];
         let mut model = vec![Affine::IDENTITY; joints as usize];
         // The palettes, then three instances' socket matrices.
         let mut palettes = vec![Affine::IDENTITY; joints as usize + 3 * MAX_SOCKETS as usize];
@@ -224,7 +227,8 @@ fn every_stage_computes_or_refuses_and_never_panics() {
                 &lib,
                 &mut PageBuffers::new(&fr, &mut inst)
                     .blend_lists(&mut lst)
-                    .local_poses(&mut local),
+                    .local_poses(&mut local)
+                    .pose_history(&mut history),
             ),
             cpu::local_to_model(
                 &lib,
@@ -243,7 +247,7 @@ fn every_stage_computes_or_refuses_and_never_panics() {
                 &mut PageBuffers::new(&fr, &mut inst)
                     .layer_defs(&defs)
                     .clocks(&mut clk)
-                    .local_poses(&mut local)
+                    .pose_history(&mut history)
                     .palettes(&mut palettes),
             ),
         ];
@@ -381,21 +385,35 @@ fn short_buffers_are_refused_before_anything_is_written() {
     let lib = Arc::new(lib);
     let (mut instances, _, _, mut lists, joints) = crowd(&lib);
     let fr = frame(CROWD, joints);
-    let mut local = vec![LocalPose::default(); 3 * joints as usize - 1];
+    let mut local = vec![LocalPose::default(); joints as usize - 1];
+    let mut history = vec![LocalPose::default(); joints as usize];
     let mut page = PageBuffers::new(&fr, &mut instances)
         .blend_lists(&mut lists)
-        .local_poses(&mut local);
+        .local_poses(&mut local)
+        .pose_history(&mut history);
     let e = cpu::sample(&lib, &mut page).unwrap_err();
     assert!(e.to_string().contains("local pose buffer"), "{e}");
+    assert!(local.iter().all(|p| *p == LocalPose::default()), "nothing written");
+    // The snapshots are the pose history's (the crowd plays mesh-space layers: its local poses
+    // hold the deltas too).
+    let mut local = vec![LocalPose::default(); 2 * joints as usize];
+    let mut history = vec![LocalPose::default(); joints as usize - 1];
+    let mut page = PageBuffers::new(&fr, &mut instances)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local)
+        .pose_history(&mut history);
+    let e = cpu::sample(&lib, &mut page).unwrap_err();
+    assert!(e.to_string().contains("pose history"), "{e}");
     assert!(local.iter().all(|p| *p == LocalPose::default()), "nothing written");
     let fr_more = frame(CROWD + 1, joints);
     let mut page = PageBuffers::new(&fr_more, &mut instances)
         .blend_lists(&mut lists)
-        .local_poses(&mut local);
+        .local_poses(&mut local)
+        .pose_history(&mut history);
     let e = cpu::sample(&lib, &mut page).unwrap_err();
     assert!(e.to_string().contains("instances"), "{e}");
     let mut model = vec![Affine::IDENTITY; joints as usize - 1];
-    let mut local = vec![LocalPose::default(); 3 * joints as usize];
+    let mut local = vec![LocalPose::default(); 2 * joints as usize];
     let mut page = PageBuffers::new(&fr, &mut instances)
         .local_poses(&mut local)
         .model_poses(&mut model);

@@ -195,9 +195,10 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     }
     let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
     let max = a.max_joints() as usize;
-    let mut local = vec![wgpu_anim::layout::LocalPose::default(); 3 * max];
+    // The pose history: the snapshots, then room for velocities.
+    let mut history = vec![wgpu_anim::layout::LocalPose::default(); 2 * max];
     let snapshots = a.read_snapshots(&device, &queue).unwrap();
-    local[max..max + snapshots.len()].copy_from_slice(&snapshots);
+    history[..snapshots.len()].copy_from_slice(&snapshots);
     let keeping = a.instances().iter().filter(|i| i.flags & KEEP_POSE != 0).count();
     let dt = 0.016;
     step(&device, &queue, &mut a, dt);
@@ -215,7 +216,7 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
         .layer_defs(a.layer_defs())
         .clocks(&mut clocks)
         .blend_lists(&mut lists)
-        .local_poses(&mut local)
+        .pose_history(&mut history)
         .palettes(&mut palettes);
     wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
     wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
@@ -225,7 +226,7 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     // Snapshots kept this frame, then palettes: per joint within 1e-5 per level of the hierarchy
     // (each level adds about one stage's rounding, as in the other end-to-end comparisons).
     let kept = a.read_snapshots(&device, &queue).unwrap();
-    compare("snapshot", &kept, &local[max..max + kept.len()], 2e-5, pose_error).unwrap();
+    compare("snapshot", &kept, &history[..kept.len()], 2e-5, pose_error).unwrap();
     let mut worst = 0.0f32;
     let mut far = 0;
     for inst in a.instances() {
@@ -266,9 +267,10 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
     }
     let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
     let max = a.max_joints() as usize;
-    let mut local = vec![wgpu_anim::layout::LocalPose::default(); 3 * max];
+    // The pose history: the snapshots, then room for velocities.
+    let mut history = vec![wgpu_anim::layout::LocalPose::default(); 2 * max];
     let snapshots = a.read_snapshots(&device, &queue).unwrap();
-    local[max..max + snapshots.len()].copy_from_slice(&snapshots);
+    history[..snapshots.len()].copy_from_slice(&snapshots);
     let dt = 0.016;
     step(&device, &queue, &mut a, dt);
     let gpu = a.read_sockets_page(&device, &queue, 0).unwrap();
@@ -288,7 +290,7 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
         .layer_defs(a.layer_defs())
         .clocks(&mut clocks)
         .blend_lists(&mut lists)
-        .local_poses(&mut local)
+        .pose_history(&mut history)
         .palettes(&mut palettes);
     wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
     wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
@@ -329,11 +331,11 @@ fn the_fused_mirror_with_culling_needs_the_outputs() {
         ..Default::default()
     };
     let mut lists = vec![wgpu_anim::layout::BlendList::default(); 1];
-    let mut local = vec![wgpu_anim::layout::LocalPose::default(); 3 * 53];
+    let mut history = vec![wgpu_anim::layout::LocalPose::default(); 2 * 53];
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; 53];
     let mut page = PageBuffers::new(&frame, &mut instances)
         .blend_lists(&mut lists)
-        .local_poses(&mut local)
+        .pose_history(&mut history)
         .palettes(&mut palettes);
     let e = wgpu_anim::cpu::fused(&lib, &mut page).unwrap_err().to_string();
     assert!(e.contains("outputs"), "{e}");

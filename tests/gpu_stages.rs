@@ -246,16 +246,23 @@ fn compare_sample(run: &Run, gpu: &[LocalPose], cpu_local: &[LocalPose]) -> f32 
     worst
 }
 
-/// The GPU's local pose buffer: current poses, snapshots and mesh-space deltas (read back).
+/// The GPU's local pose buffer: current poses and mesh-space deltas (read back).
 fn gpu_local_regions(run: &Run) -> Vec<LocalPose> {
     let a = &run.animator;
     let max = a.max_joints() as usize;
-    let mut local = vec![LocalPose::default(); 3 * max];
-    for region in 0..3 {
-        let r = a.read_local_region(&run.device, &run.queue, region as u32).unwrap();
-        local[region * max..region * max + r.len()].copy_from_slice(&r);
+    let mut local = vec![LocalPose::default(); 2 * max];
+    for (k, region) in [0, 2].into_iter().enumerate() {
+        let r = a.read_local_region(&run.device, &run.queue, region).unwrap();
+        local[k * max..k * max + r.len()].copy_from_slice(&r);
     }
     local
+}
+
+/// A pose history holding `snapshots` (and room for as many velocities).
+fn history_of(run: &Run, snapshots: &[LocalPose]) -> Vec<LocalPose> {
+    let mut history = vec![LocalPose::default(); 2 * run.animator.max_joints() as usize];
+    history[..snapshots.len()].copy_from_slice(snapshots);
+    history
 }
 
 /// The CPU mirror of `sample` fed the GPU's blend lists and snapshot poses (read back). (No
@@ -269,13 +276,13 @@ fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
     );
     let lists: Vec<BlendList> = a.read_blend_lists(&run.device, &run.queue).unwrap();
     let snapshots = a.read_snapshots(&run.device, &run.queue).unwrap();
-    let max = a.max_joints() as usize;
-    let mut local = vec![LocalPose::default(); 3 * max];
-    local[max..max + snapshots.len()].copy_from_slice(&snapshots);
+    let mut history = history_of(run, &snapshots);
+    let mut local = vec![LocalPose::default(); 2 * a.max_joints() as usize];
     let (mut insts, mut lists) = (a.instances().to_vec(), lists);
     let mut page = PageBuffers::new(&run.frame, &mut insts)
         .blend_lists(&mut lists)
-        .local_poses(&mut local);
+        .local_poses(&mut local)
+        .pose_history(&mut history);
     cpu::sample(a.library(), &mut page).unwrap();
     local.truncate(a.joint_count() as usize);
     local
@@ -325,20 +332,20 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
 
     // The mirror of sample on the GPU's blend lists and the snapshots from before the frame.
     let a = &run.animator;
-    let max = a.max_joints() as usize;
     let joints = a.joint_count() as usize;
     let mut lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
-    let mut local = vec![LocalPose::default(); 3 * max];
-    local[max..max + before.len()].copy_from_slice(&before);
+    let mut local = vec![LocalPose::default(); 2 * a.max_joints() as usize];
+    let mut history = history_of(&run, &before);
     let mut insts = a.instances().to_vec();
     let mut page = PageBuffers::new(&run.frame, &mut insts)
         .blend_lists(&mut lists)
-        .local_poses(&mut local);
+        .local_poses(&mut local)
+        .pose_history(&mut history);
     cpu::sample(a.library(), &mut page).unwrap();
     let gpu = gpu_local_regions(&run);
     compare_sample(&run, &gpu[..joints], &local[..joints]);
-    let snapshots = &gpu[max..max + joints];
-    compare_sample(&run, snapshots, &local[max..max + joints]);
+    let snapshots = &a.read_snapshots(&run.device, &run.queue).unwrap()[..joints];
+    compare_sample(&run, snapshots, &history[..joints]);
     // The kept snapshots are this frame's poses, not the ones from before.
     let changed = (0..joints).filter(|&k| snapshots[k] != before[k]).count();
     assert!(changed > 1000, "{changed} snapshot joints written");
@@ -705,19 +712,22 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         let (_, gpu) = staged.read_back_page(&device, &queue, page).unwrap();
         let mut lists = staged.read_blend_lists_page(&device, &queue, page).unwrap();
         let max = frame.snapshot_offset as usize;
-        let mut local = vec![LocalPose::default(); 3 * max];
+        let mut local = vec![LocalPose::default(); 2 * max];
+        let mut history = vec![LocalPose::default(); 2 * max];
         let mut insts_rw = insts.to_vec();
         let mut buffers = PageBuffers::new(&frame, &mut insts_rw)
             .blend_lists(&mut lists)
-            .local_poses(&mut local);
+            .local_poses(&mut local)
+            .pose_history(&mut history);
         cpu::sample(&lib, &mut buffers).unwrap();
         compare("sample", &gpu.local, &local[..gpu.local.len()], 2e-5, pose_error)
             .unwrap_or_else(|e| panic!("page {page}: {e}"));
         let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
-        let mut gpu_local = vec![LocalPose::default(); 3 * max];
-        for region in 0..3 {
+        // The current poses and the mesh-space deltas.
+        let mut gpu_local = vec![LocalPose::default(); 2 * max];
+        for (k, region) in [0, 2].into_iter().enumerate() {
             let r = staged.read_local_region_page(&device, &queue, page, region).unwrap();
-            gpu_local[region as usize * max..region as usize * max + r.len()].copy_from_slice(&r);
+            gpu_local[k * max..k * max + r.len()].copy_from_slice(&r);
         }
         let mut buffers = PageBuffers::new(&frame, &mut insts_rw)
             .local_poses(&mut gpu_local)
@@ -738,9 +748,9 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
     let n = p0.palette.len().min(p1.palette.len());
     assert!(compare("pages", &p0.palette[..n], &p1.palette[..n], 1e-5, affine_error).is_err());
 
-    // Each page reads its own frame uniform (the last page holds fewer instances, so its snapshot
-    // offset differs): cross-fades interrupted on every instance keep each page's current pose as
-    // the snapshot at that page's offset.
+    // Each page keeps its own snapshots (the last page holds fewer instances, so its joint
+    // capacity differs): cross-fades interrupted on every instance keep each page's current pose
+    // as its snapshot.
     for round in 0..2 {
         for i in 0..2000 {
             let inst = *staged.instance(i).unwrap();

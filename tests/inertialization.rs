@@ -19,7 +19,7 @@ use glam::{DVec3, Vec3};
 use rand::Rng;
 use wgpu_anim::cpu::{self, PageBuffers, inertia as mirror};
 use wgpu_anim::gpu::{Blending, Transition};
-use wgpu_anim::layout::{BlendList, FRAME_NO_DELTAS, GpuFrame, KEEP_VELOCITY, LocalPose, source_kind};
+use wgpu_anim::layout::{BlendList, GpuFrame, KEEP_VELOCITY, LocalPose, source_kind};
 use wgpu_anim::offline::compress::ClipFormat;
 use wgpu_anim::reference::{self, TransformF64, inertia as oracle};
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
@@ -59,18 +59,28 @@ fn random_transition(r: &mut impl Rng) -> Transition {
     }
 }
 
-/// The first page's local pose buffer read back as the page lays it out: current poses,
-/// snapshots, mesh-space deltas (with layers), velocities.
-fn regions(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<LocalPose> {
+/// The first page's local poses and pose history read back as the page lays them out.
+struct Regions {
+    /// Current poses, then (with layers) mesh-space deltas.
+    local: Vec<LocalPose>,
+    /// Snapshots (kept poses or decays), then velocities.
+    history: Vec<LocalPose>,
+}
+
+fn regions(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Regions {
     let max = a.max_joints() as usize;
-    let layers = a.controller().layers();
-    let sections: Vec<u32> = [0, 1, 2, 3].into_iter().filter(|&r| r != 2 || layers).collect();
-    let mut local = vec![LocalPose::default(); sections.len() * max];
-    for (k, &region) in sections.iter().enumerate() {
-        let r = a.read_local_region(device, queue, region).unwrap();
-        local[k * max..k * max + r.len()].copy_from_slice(&r);
+    let read = |sections: &[u32]| {
+        let mut out = vec![LocalPose::default(); sections.len() * max];
+        for (k, &region) in sections.iter().enumerate() {
+            let r = a.read_local_region(device, queue, region).unwrap();
+            out[k * max..k * max + r.len()].copy_from_slice(&r);
+        }
+        out
+    };
+    Regions {
+        local: read(if a.controller().layers() { &[0, 2] } else { &[0] }),
+        history: read(&[1, 3]),
     }
-    local
 }
 
 /// A velocity slot times `dt`: the pose difference it was made from.
@@ -87,8 +97,8 @@ fn inertialized_frames_match_the_cpu_mirror() {
     inertialized_frames_match_the_mirror(true);
 }
 
-/// Without layers the velocities follow the snapshots (`FRAME_NO_DELTAS`): the mirror, told so
-/// by the frame, reads and writes them where the GPU does.
+/// Without layers the local poses keep no mesh-space deltas: the pose history is laid out the
+/// same, and the mirror reads and writes it where the GPU does.
 #[test]
 fn inertialized_frames_without_layers_match_the_cpu_mirror() {
     inertialized_frames_match_the_mirror(false);
@@ -120,8 +130,6 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
     if layers {
         common::random_layers(&mut a, &mut r);
     }
-    // The section of `regions` that holds the velocities.
-    let v = if layers { 3 } else { 2 };
     let dts = [0.0, 0.016, 0.033, 0.016, 0.05, 0.016, 0.1, 0.016];
     let (mut switches, mut holds, mut running) = (0, 0, 0);
     let mut worst = [0.0f32; 3];
@@ -154,14 +162,14 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
             dt,
             instance_count: n as u32,
             snapshot_offset: a.max_joints(),
-            flags: if layers { 0 } else { FRAME_NO_DELTAS },
             ..Default::default()
         };
-        let mut local = before.clone();
+        let (mut local, mut history) = (before.local.clone(), before.history.clone());
         let mut insts = a.instances().to_vec();
         let mut page = PageBuffers::new(&frame, &mut insts)
             .blend_lists(&mut lists)
-            .local_poses(&mut local);
+            .local_poses(&mut local)
+            .pose_history(&mut history);
         cpu::sample(a.library(), &mut page).unwrap();
         let (max, joints) = (a.max_joints() as usize, a.joint_count() as usize);
         let at = |k: usize| k * max..k * max + joints;
@@ -169,12 +177,12 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
             for k in [884usize, 906] {
                 eprintln!(
                     "slot {k}: x0 gpu {:?}\n   cpu {:?}\n v0 gpu {:?}\n   cpu {:?}\n before snap {:?} vel {:?}",
-                    gpu[max + k],
-                    local[max + k],
-                    gpu[v * max + k],
-                    local[v * max + k],
-                    before[max + k],
-                    before[v * max + k]
+                    gpu.history[k],
+                    history[k],
+                    gpu.history[max + k],
+                    history[max + k],
+                    before.history[k],
+                    before.history[max + k]
                 );
             }
         }
@@ -212,7 +220,7 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
             );
             edges += off.len();
         };
-        check("pose", &gpu[at(0)], &local[at(0)], &mut worst[0]);
+        check("pose", &gpu.local[at(0)], &local[at(0)], &mut worst[0]);
         // A kept decay is compared by the offsets it gives at three times of its transition
         // (its `r = v0 t1 / |x0|` alone is ill-conditioned where |x0| is small; x0 r is not);
         // kept poses as they are, velocities times dt.
@@ -256,14 +264,14 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
         };
         check(
             "kept pose or decay",
-            &kept(&gpu[at(1)], &gpu[at(v)]),
-            &kept(&local[at(1)], &local[at(v)]),
+            &kept(&gpu.history[at(0)], &gpu.history[at(1)]),
+            &kept(&history[at(0)], &history[at(1)]),
             &mut worst[1],
         );
         check(
             "velocity × dt",
-            &velocities(&gpu[at(v)]),
-            &velocities(&local[at(v)]),
+            &velocities(&gpu.history[at(1)]),
+            &velocities(&history[at(1)]),
             &mut worst[2],
         );
     }
@@ -309,10 +317,11 @@ fn the_mirror_comparison_fails_without_the_inertialization() {
         snapshot_offset: a.max_joints(),
         ..Default::default()
     };
-    let (mut local, mut insts) = (before, a.instances().to_vec());
+    let (mut local, mut history, mut insts) = (before.local, before.history, a.instances().to_vec());
     let mut page = PageBuffers::new(&frame, &mut insts)
         .blend_lists(&mut lists)
-        .local_poses(&mut local);
+        .local_poses(&mut local)
+        .pose_history(&mut history);
     cpu::sample(a.library(), &mut page).unwrap();
     assert!(compare("pose", &gpu, &local[..gpu.len()], 2e-5, pose_error).is_err());
 }

@@ -576,10 +576,10 @@ fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layer
     }
 }
 
-/// An animator without layers keeps no mesh-space deltas: its local pose buffer is a quarter
-/// smaller with inertialization (a third without), the velocities of inertialized transitions
-/// following the snapshots, and it computes what an animator with layers computes, velocities
-/// included, on both paths.
+/// An animator without layers keeps no mesh-space deltas: its local pose buffer is half that of
+/// one with layers, its pose history (snapshots and the velocities of inertialized transitions)
+/// the same, and it computes what an animator with layers computes, velocities included, on both
+/// paths.
 #[test]
 fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
     use rand::Rng;
@@ -600,8 +600,11 @@ fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
     };
     for fused in [false, true] {
         let (mut with, mut without) = (make(true, fused), make(false, fused));
-        let size = |a: &Animator| a.page_buffer(0, Resource::LocalPoses).unwrap().size();
-        assert_eq!(size(&without) * 4, size(&with) * 3, "four sections against three");
+        let size = |a: &Animator, r: Resource| a.page_buffer(0, r).unwrap().size();
+        let local = Resource::LocalPoses;
+        assert_eq!(size(&without, local) * 2, size(&with, local), "one section against two");
+        let history = Resource::PoseHistory;
+        assert_eq!(size(&without, history), size(&with, history), "the same history");
         let mut r = common::rng(44);
         for f in 0..8 {
             if (1..=4).contains(&f) {

@@ -684,7 +684,7 @@ fn passes_bind_the_morph_weights_and_dual_palettes_only_where_they_use_them() {
                     "{what}: {}",
                     stage.name()
                 );
-                assert!(binds(&a, stage, Resource::LocalPoses), "{what}: {}", stage.name());
+                assert!(binds(&a, stage, Resource::PoseHistory), "{what}: {}", stage.name());
             }
             for stage in [Stage::Palette, Stage::Fused] {
                 assert_eq!(

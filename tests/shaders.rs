@@ -579,7 +579,6 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MARK_VAT", U32(layout::MARK_VAT)),
         ("MARK_RATE_SHIFT", U32(layout::MARK_RATE_SHIFT)),
         ("FRAME_VAT", U32(layout::FRAME_VAT)),
-        ("FRAME_NO_DELTAS", U32(layout::FRAME_NO_DELTAS)),
         ("FRAME_LOD_INTERPOLATE", U32(layout::FRAME_LOD_INTERPOLATE)),
         ("CULL_MAX_WORKGROUPS", U32(layout::CULL_MAX_WORKGROUPS)),
         ("TRANSITION_DEAD_BLEND", U32(layout::TRANSITION_DEAD_BLEND)),

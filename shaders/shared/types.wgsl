@@ -59,9 +59,6 @@ const FRAME_LOD_INTERPOLATE: u32 = 32u;
 // Frame.flags bit: small characters that play alone a clip their VAT holds are drawn with it
 // (Rust: layout::FRAME_VAT); Output.evaluate bit of those (layout::MARK_VAT).
 const FRAME_VAT: u32 = 64u;
-// Frame.flags bit: the local pose buffer has no mesh-space delta section; velocities follow the
-// snapshots (Rust: layout::FRAME_NO_DELTAS).
-const FRAME_NO_DELTAS: u32 = 128u;
 const MARK_VAT: u32 = 8u;
 // Output.evaluate: the update rate of a character drawn skinned, log2, in the two bits from this
 // one (Rust: layout::MARK_RATE_SHIFT).

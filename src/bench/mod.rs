@@ -575,6 +575,7 @@ pub struct CpuChunk {
     clocks: Vec<GpuClock>,
     lists: Vec<BlendList>,
     local: Vec<LocalPose>,
+    history: Vec<LocalPose>,
     model: Vec<Affine>,
     palette: Vec<Affine>,
 }
@@ -641,12 +642,13 @@ impl CpuCrowd {
                 instances: rebased,
                 clocks: clocks[range.clone()].to_vec(),
                 lists: lists[range].to_vec(),
+                // The current poses and room for mesh-space deltas; the snapshots.
                 local: [
                     &pose.local[joints.clone()],
-                    &snapshots[joints.clone()],
                     &vec![LocalPose::default(); joints.len()][..],
                 ]
                 .concat(),
+                history: snapshots[joints.clone()].to_vec(),
                 model: pose.model[joints.clone()].to_vec(),
                 palette: [
                     &pose.palette[joints][..],
@@ -710,6 +712,7 @@ impl CpuChunk {
             .clocks(&mut s.clocks)
             .blend_lists(&mut s.lists)
             .local_poses(&mut s.local)
+            .pose_history(&mut s.history)
             .model_poses(&mut s.model)
             .palettes(&mut s.palette);
         match stage {

@@ -108,7 +108,7 @@ pub fn time_sampling(lib: &AnimationLibrary, clip: ClipId, config: &SamplingConf
         ..Default::default()
     };
     let mut lists = vec![BlendList::default(); n as usize];
-    let mut local = vec![LocalPose::default(); 3 * total as usize];
+    let mut local = vec![LocalPose::default(); total as usize];
     let mut samplers = vec![ClipSampler::new(lib, clip)?; n as usize];
     let mut poses = vec![LocalPose::default(); total as usize];
     let (mut mirror_ms, mut sampler_ms) = (Vec::new(), Vec::new());

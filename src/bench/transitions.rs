@@ -64,17 +64,22 @@ pub const MIRROR_RUNS: usize = 5;
 /// [`MIRROR_RUNS`] runs, ms.
 fn time_mirror_sample(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Result<f64> {
     let max = a.max_joints() as usize;
-    // The buffer's sections as the page lays them out: current, snapshots, (with layers) mesh-space
-    // deltas, velocities.
-    let regions: Vec<u32> = [0, 1, 2, 3]
-        .into_iter()
-        .filter(|&r| r != 2 || a.controller().layers())
-        .collect();
-    let mut local = vec![crate::layout::LocalPose::default(); regions.len() * max];
-    for (k, &region) in regions.iter().enumerate() {
-        let r = a.read_local_region_page(device, queue, 0, region)?;
-        local[k * max..k * max + r.len()].copy_from_slice(&r);
-    }
+    // The buffers' sections as the page lays them out: the current poses and (with layers) the
+    // mesh-space deltas; the snapshots and the velocities.
+    let sections = |regions: &[u32]| -> Result<Vec<crate::layout::LocalPose>> {
+        let mut out = vec![crate::layout::LocalPose::default(); regions.len() * max];
+        for (k, &region) in regions.iter().enumerate() {
+            let r = a.read_local_region_page(device, queue, 0, region)?;
+            out[k * max..k * max + r.len()].copy_from_slice(&r);
+        }
+        Ok(out)
+    };
+    let local = sections(if a.controller().layers() { &[0, 2] } else { &[0] })?;
+    let history = sections(if a.controller().inertialization() {
+        &[1, 3]
+    } else {
+        &[1]
+    })?;
     let lists = a.read_blend_lists_page(device, queue, 0)?;
     let instances = a.page_instances(0).to_vec();
     let frame = crate::layout::GpuFrame {
@@ -87,10 +92,12 @@ fn time_mirror_sample(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) 
     let mut runs = Vec::with_capacity(MIRROR_RUNS);
     for _ in 0..MIRROR_RUNS {
         // Each run from the same state: the first frame of an offset writes it.
-        let (mut local, mut lists, mut instances) = (local.clone(), lists.clone(), instances.clone());
+        let (mut local, mut history) = (local.clone(), history.clone());
+        let (mut lists, mut instances) = (lists.clone(), instances.clone());
         let mut page = crate::cpu::PageBuffers::new(&frame, &mut instances)
             .blend_lists(&mut lists)
-            .local_poses(&mut local);
+            .local_poses(&mut local)
+            .pose_history(&mut history);
         let start = std::time::Instant::now();
         crate::cpu::sample::kernel(a.library(), &mut page);
         runs.push(start.elapsed().as_secs_f64() * 1e3);

@@ -33,8 +33,8 @@ pub(crate) fn instance_count(frame: &GpuFrame, buffers: &[(&str, usize)]) -> Res
 }
 
 /// A pose buffer of `len` entries that the frame's instances (joints up to `end`) read or write
-/// in region `region`: from `region · frame.snapshot_offset` on (0: current poses or matrices, 1:
-/// snapshots, 2: mesh-space deltas, 3: the velocities of inertialized transitions).
+/// in region `region`: from `region · frame.snapshot_offset` on (0: current poses, snapshots or
+/// matrices, 1: mesh-space deltas or the velocities of inertialized transitions).
 pub(crate) fn pose_buffer(frame: &GpuFrame, name: &str, len: usize, region: u64, end: u64) -> Result<()> {
     if end == 0 {
         return Ok(());

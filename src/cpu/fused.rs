@@ -26,23 +26,20 @@ pub(crate) struct Workgroup<'a> {
     pub(crate) r: Vec<Vec4>,
     /// Modified model rotations R'.
     pub(crate) r_new: Vec<Vec4>,
-    /// Where the snapshots start in `local`.
-    pub(crate) snapshot_offset: u32,
-    /// The local pose buffer (only snapshots are read and written).
-    pub(crate) local: &'a mut [LocalPose],
+    /// The pose history (snapshots, then velocities from the page's joint capacity).
+    pub(crate) history: &'a mut [LocalPose],
 }
 
 impl<'a> Workgroup<'a> {
-    /// Workgroup memory for one instance, over the local pose buffer `local`.
-    pub(crate) fn new(snapshot_offset: u32, local: &'a mut [LocalPose]) -> Self {
+    /// Workgroup memory for one instance, over the pose history `history`.
+    pub(crate) fn new(history: &'a mut [LocalPose]) -> Self {
         let n = MAX_FUSED_JOINTS as usize;
         Self {
             pose: vec![LocalPose::default(); n],
             delta: vec![Vec4::W; n],
             r: vec![Vec4::W; n],
             r_new: vec![Vec4::W; n],
-            snapshot_offset,
-            local,
+            history,
         }
     }
 
@@ -69,19 +66,19 @@ impl super::ik::ModelStore for Workgroup<'_> {
 }
 
 impl SampleStore for Workgroup<'_> {
-    fn local_buffer(&self) -> &[LocalPose] {
-        self.local
+    fn history(&self) -> &[LocalPose] {
+        self.history
     }
 
-    fn local_buffer_mut(&mut self) -> &mut [LocalPose] {
-        self.local
+    fn history_mut(&mut self) -> &mut [LocalPose] {
+        self.history
     }
 
     fn store_joint(&mut self, joint_offset: u32, j: u32, pose: LocalPose, delta: Vec4, keep_pose: bool, _mesh: bool) {
         self.pose[j as usize] = pose;
         self.delta[j as usize] = delta;
         if keep_pose {
-            self.local[(self.snapshot_offset + joint_offset + j) as usize] = pose;
+            self.history[(joint_offset + j) as usize] = pose;
         }
     }
 }
@@ -146,21 +143,16 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         super::sample::check_list(lib, i, inst.joint_count.min(MAX_FUSED_JOINTS), list)?;
     }
     let end = joint_end(instances);
-    // An inertialized transition, or the frame before one, keeps each joint's velocity in the
-    // fourth section.
+    // An inertialized transition, or the frame before one, keeps each joint's velocity after
+    // the snapshots.
     let inertial = instances.iter().any(|inst| {
         inst.source_kind() == crate::layout::source_kind::OFFSET || inst.flags & crate::layout::KEEP_VELOCITY != 0
     });
     pose_buffer(
         frame,
-        "the local pose buffer",
-        page.local_poses.len(),
-        // Velocities after the mesh-space deltas, or after the snapshots without them.
-        if inertial {
-            2 + u64::from(frame.flags & crate::layout::FRAME_NO_DELTAS == 0)
-        } else {
-            1
-        },
+        "the pose history",
+        page.pose_history.len(),
+        u64::from(inertial),
         end,
     )?;
     pose_buffer(frame, "the palette buffer", page.palettes.len(), 0, end)?;
@@ -174,8 +166,8 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
 /// instance, the blend list the clock wrote, then `sample_joints`,
 /// `propagate_joint` a level of the hierarchy at a time, and `palette_joints` on workgroup memory,
 /// as `shaders/fused.wgsl` does (its walk with one thread, `HierarchyWalk::OneThread`, computes
-/// the same matrices). Binds the page's frame, instances, blend lists, local poses
-/// (only snapshots are read and written), palettes (written) and, with culling
+/// the same matrices). Binds the page's frame, instances, blend lists, pose history
+/// (snapshots and velocities), palettes (written) and, with culling
 /// ([`FRAME_CULL`]), the outputs the clock wrote its marks to. Joints past [`MAX_FUSED_JOINTS`]
 /// are not animated (the animator uses the staged path for larger skeletons).
 ///
@@ -194,7 +186,7 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let flat = |_: glam::Vec2| 0.0;
     let ground: super::ik::Ground<'_> = page.ground.unwrap_or(&flat);
     // Like the GPU's, the workgroup memory is not cleared between instances.
-    let mut wg = Workgroup::new(frame.snapshot_offset, &mut *page.local_poses);
+    let mut wg = Workgroup::new(&mut *page.pose_history);
     for i in 0..frame.instance_count as usize {
         let joint_count = page.instances[i].joint_count.min(MAX_FUSED_JOINTS);
         let list = page.blend_lists[i];

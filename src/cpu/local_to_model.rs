@@ -2,7 +2,7 @@
 //! the page holds, then runs [`kernel`].
 
 use super::PageBuffers;
-use super::checks::{instance_count, instance_error, joint_end, joints, pose_buffer};
+use super::checks::{instance_count, joint_end, joints, pose_buffer};
 use crate::cpu::quat_mul;
 use crate::error::Result;
 use crate::layout::{GpuInstance, LAYER_MESH, LocalPose, MAX_LAYERS};
@@ -49,9 +49,9 @@ pub(crate) trait HierarchyStore {
 }
 
 /// The staged pass's store: the local pose buffer (with the mesh-space scratch region after the
-/// snapshots) and the model pose buffer.
+/// current poses) and the model pose buffer.
 pub(crate) struct PoseBuffers<'a> {
-    /// Where the snapshots start (the scratch region starts at twice this).
+    /// The page's joint capacity: where the scratch region starts.
     pub(crate) snapshot_offset: u32,
     /// The local pose buffer.
     pub(crate) local: &'a mut [LocalPose],
@@ -61,7 +61,7 @@ pub(crate) struct PoseBuffers<'a> {
 
 impl PoseBuffers<'_> {
     fn scratch(&self, joint_offset: u32, j: u32) -> usize {
-        (2 * self.snapshot_offset + joint_offset + j) as usize
+        (self.snapshot_offset + joint_offset + j) as usize
     }
 }
 
@@ -173,9 +173,9 @@ pub(crate) fn propagate_levels(
 }
 
 /// The checks of [`local_to_model`]: the instances hold the frame's instances, whose skeletons
-/// and joints are valid; the local poses hold the current poses, the snapshots and (unless the
-/// frame has `FRAME_NO_DELTAS`, when no instance may have a mesh-space layer) the deltas, and the
-/// model poses the current one, as far as the joints reach.
+/// and joints are valid; the local poses hold the current poses and (where an instance has a
+/// mesh-space layer on) the deltas after them, and the model poses the current one, as far as the
+/// joints reach.
 fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let frame = page.frame;
     let n = instance_count(frame, &[("instances", page.instances.len())])?;
@@ -183,28 +183,21 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         joints(lib, frame, i, inst)?;
     }
     let end = joint_end(&page.instances[..n]);
-    // The mesh-space deltas after the snapshots, where the buffer has them (a page without them
-    // plays no mesh-space layer: its passes are built without layers).
-    let deltas = frame.flags & crate::layout::FRAME_NO_DELTAS == 0;
-    if let Some(i) = page.instances[..n].iter().position(has_mesh_layer).filter(|_| !deltas) {
-        return Err(instance_error(
-            i,
-            "has a mesh-space layer on, but the frame's local poses have no mesh-space deltas (FRAME_NO_DELTAS)".into(),
-        ));
-    }
+    // The mesh-space deltas after the current poses, where an instance has such a layer.
+    let mesh = page.instances[..n].iter().any(has_mesh_layer);
     pose_buffer(
         frame,
         "the local pose buffer",
         page.local_poses.len(),
-        1 + u64::from(deltas),
+        u64::from(mesh),
         end,
     )?;
     pose_buffer(frame, "the model pose buffer", page.model_poses.len(), 0, end)
 }
 
 /// Stage `local_to_model`: each of the frame's instances' joints walked parents first into
-/// model-space matrices, with mesh-space additive deltas (kept after the snapshots in the local
-/// poses) applied on the way. Binds the page's frame, instances, local poses and model poses.
+/// model-space matrices, with mesh-space additive deltas (kept after the current poses in the
+/// local poses) applied on the way. Binds the page's frame, instances, local poses and model poses.
 /// WGSL `local_to_model`.
 ///
 /// Errors (nothing written): buffers too short for the frame, an instance whose skeleton does not
@@ -216,8 +209,8 @@ pub fn local_to_model(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) -> Res
 }
 
 /// Stage `local_to_model`'s body, unchecked: one invocation per instance walks its joints
-/// parents-first, applying mesh-space additive rotation deltas (kept after the snapshots in the
-/// local poses) on the way.
+/// parents-first, applying mesh-space additive rotation deltas (kept after the current poses in
+/// the local poses) on the way.
 pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
     let evaluated = page.evaluated();

@@ -167,7 +167,9 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
         flags: crate::layout::FRAME_DUAL_QUATERNION,
         ..Default::default()
     };
-    let mut local = vec![LocalPose::default(); 3 * joints];
+    // Current poses and mesh-space deltas; the snapshots.
+    let mut local = vec![LocalPose::default(); 2 * joints];
+    let mut history = vec![LocalPose::default(); joints];
     let mut model = vec![Affine::IDENTITY; joints];
     // The socket matrices after the palettes, as in an animator's palette buffer.
     let sockets = if lib.has_sockets() {
@@ -184,6 +186,7 @@ pub fn evaluate(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blen
     let mut page = PageBuffers::new(&frame, &mut instances)
         .blend_lists(&mut lists)
         .local_poses(&mut local)
+        .pose_history(&mut history)
         .model_poses(&mut model)
         .palettes(&mut palettes)
         .dual_palettes(&mut dual);

@@ -30,8 +30,10 @@ use crate::math::{Affine, DualQuat};
 /// let joints = instances[0].joint_count as usize;
 /// let frame = GpuFrame { dt: 1.0 / 60.0, instance_count: 1, snapshot_offset: joints as u32, ..Default::default() };
 /// let (mut clocks, mut lists) = (vec![GpuClock::default()], vec![BlendList::default()]);
-/// // Current poses, snapshots and mesh-space deltas; the socket matrices after the palettes.
-/// let mut local = vec![LocalPose::default(); 3 * joints];
+/// // Current poses and mesh-space deltas; snapshots (and velocities, for inertialized
+/// // transitions); the socket matrices after the palettes.
+/// let mut local = vec![LocalPose::default(); 2 * joints];
+/// let mut history = vec![LocalPose::default(); joints];
 /// let mut model = vec![Affine::IDENTITY; joints];
 /// let sockets = if lib.has_sockets() { MAX_SOCKETS as usize } else { 0 };
 /// let mut palettes = vec![Affine::IDENTITY; joints + sockets];
@@ -39,6 +41,7 @@ use crate::math::{Affine, DualQuat};
 ///     .clocks(&mut clocks)
 ///     .blend_lists(&mut lists)
 ///     .local_poses(&mut local)
+///     .pose_history(&mut history)
 ///     .model_poses(&mut model)
 ///     .palettes(&mut palettes);
 /// cpu::clock(&lib, &mut page)?;
@@ -61,9 +64,13 @@ pub struct PageBuffers<'a> {
     pub clocks: &'a mut [GpuClock],
     /// Per instance (`blend_lists`), written by `clock`, read by `sample`.
     pub blend_lists: &'a mut [BlendList],
-    /// Per joint (`local_poses`): `frame.snapshot_offset` current poses, as many snapshots, then
-    /// as many mesh-space deltas.
+    /// Per joint (`local_poses`): `frame.snapshot_offset` current poses, then as many mesh-space
+    /// deltas (where an instance plays a mesh-space additive layer).
     pub local_poses: &'a mut [LocalPose],
+    /// Per joint (`pose_history`): `frame.snapshot_offset` snapshots (the poses interrupted
+    /// cross-fades blend from; an inertialized transition's kept pose or decaying offset), then
+    /// as many velocities (where an instance inertializes a transition).
+    pub pose_history: &'a mut [LocalPose],
     /// Per joint (`model_poses`): model-space matrices.
     pub model_poses: &'a mut [Affine],
     /// Per joint (`palettes`): skinning matrices, then, when the library has sockets,
@@ -104,6 +111,7 @@ impl std::fmt::Debug for PageBuffers<'_> {
             .field("clocks", &self.clocks.len())
             .field("blend_lists", &self.blend_lists.len())
             .field("local_poses", &self.local_poses.len())
+            .field("pose_history", &self.pose_history.len())
             .field("model_poses", &self.model_poses.len())
             .field("palettes", &self.palettes.len())
             .field("dual_palettes", &self.dual_palettes.len())
@@ -128,6 +136,7 @@ impl<'a> PageBuffers<'a> {
             clocks: &mut [],
             blend_lists: &mut [],
             local_poses: &mut [],
+            pose_history: &mut [],
             model_poses: &mut [],
             palettes: &mut [],
             dual_palettes: &mut [],
@@ -194,6 +203,12 @@ impl<'a> PageBuffers<'a> {
     #[must_use]
     pub fn local_poses(self, local_poses: &'a mut [LocalPose]) -> Self {
         Self { local_poses, ..self }
+    }
+
+    /// With this pose history (snapshots, then velocities).
+    #[must_use]
+    pub fn pose_history(self, pose_history: &'a mut [LocalPose]) -> Self {
+        Self { pose_history, ..self }
     }
 
     /// With these model matrices.

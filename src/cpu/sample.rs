@@ -457,7 +457,7 @@ pub(crate) fn layered_joint(
     skel: &GpuSkeleton,
     j: u32,
     snapshot_slot: u32,
-    local: &[LocalPose],
+    history: &[LocalPose],
     tag: u32,
 ) -> (LocalPose, Vec4) {
     let (modes, weights) = layer_weights(lib, list, j, tag);
@@ -469,7 +469,7 @@ pub(crate) fn layered_joint(
             continue;
         }
         let p = if e.clip == SNAPSHOT_CLIP {
-            local[snapshot_slot as usize]
+            history[snapshot_slot as usize]
         } else {
             sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time)
         };
@@ -486,10 +486,10 @@ pub(crate) fn layered_joint(
 /// `shaders/sample.wgsl` (the local pose buffer) that `shaders/fused.wgsl` overrides (workgroup
 /// memory).
 pub(crate) trait SampleStore {
-    /// The whole local pose buffer, which snapshot samples read.
-    fn local_buffer(&self) -> &[LocalPose];
+    /// The pose history (snapshots, then velocities), which snapshot samples read.
+    fn history(&self) -> &[LocalPose];
     /// The same, where inertialized transitions keep their state.
-    fn local_buffer_mut(&mut self) -> &mut [LocalPose];
+    fn history_mut(&mut self) -> &mut [LocalPose];
     /// Stores joint `j`'s pose and mesh-space delta. WGSL `store_joint`.
     fn store_joint(
         &mut self,
@@ -502,22 +502,24 @@ pub(crate) trait SampleStore {
     );
 }
 
-/// The staged pass's store: the local pose buffer (`frame.snapshot_offset` current poses, as many
-/// snapshots, then as many mesh-space deltas).
+/// The staged pass's store: the local pose buffer (`frame.snapshot_offset` current poses, then
+/// as many mesh-space deltas) and the pose history (as many snapshots, then as many velocities).
 pub(crate) struct LocalBuffer<'a> {
-    /// Where the snapshots start.
+    /// The page's joint capacity: where the second section of each buffer starts.
     pub(crate) snapshot_offset: u32,
     /// The local pose buffer.
     pub(crate) local: &'a mut [LocalPose],
+    /// The pose history.
+    pub(crate) history: &'a mut [LocalPose],
 }
 
 impl SampleStore for LocalBuffer<'_> {
-    fn local_buffer(&self) -> &[LocalPose] {
-        self.local
+    fn history(&self) -> &[LocalPose] {
+        self.history
     }
 
-    fn local_buffer_mut(&mut self) -> &mut [LocalPose] {
-        self.local
+    fn history_mut(&mut self) -> &mut [LocalPose] {
+        self.history
     }
 
     fn store_joint(
@@ -533,10 +535,10 @@ impl SampleStore for LocalBuffer<'_> {
         self.local[slot as usize] = pose;
         if keep_pose {
             // The pose shown this frame: the source of the transition that starts next frame.
-            self.local[(self.snapshot_offset + slot) as usize] = pose;
+            self.history[slot as usize] = pose;
         }
         if mesh_additive {
-            self.local[(2 * self.snapshot_offset + slot) as usize] = LocalPose {
+            self.local[(self.snapshot_offset + slot) as usize] = LocalPose {
                 translation: Vec4::ZERO,
                 rotation: delta,
                 scale: Vec4::ZERO,
@@ -547,7 +549,7 @@ impl SampleStore for LocalBuffer<'_> {
 
 /// Joint `slot`'s pose under the blend list's `inertia` bits, from its pose `now` and (with
 /// [`inertia::PREVIOUS`]) `previous`, at the previous frame's times; `time`: seconds since the
-/// source was last shown. `local`'s snapshot and velocity sections hold, per joint, the source's
+/// source was last shown. `history`'s snapshot and velocity sections hold, per joint, the source's
 /// last pose and velocity, which dead blending extrapolates and mixes into `now`; or, from the
 /// first frame of an offset decay on ([`inertia::SWITCH`], which computes them), the decay of the
 /// offset from the target to the source and of its velocity, which applies on top of `now`. Once
@@ -562,18 +564,13 @@ fn inertia_joint(
     previous: &LocalPose,
     bits: u32,
     time: f32,
-    local: &mut [LocalPose],
+    history: &mut [LocalPose],
 ) -> LocalPose {
     let dt = frame.dt;
     let duration = inst.transition_duration;
-    let snapshot_slot = (frame.snapshot_offset + slot) as usize;
-    // After the mesh-space deltas, or after the snapshots where the buffer has no deltas.
-    let sections = if frame.flags & crate::layout::FRAME_NO_DELTAS != 0 {
-        2
-    } else {
-        3
-    };
-    let velocity_slot = (sections * frame.snapshot_offset + slot) as usize;
+    // The pose history: snapshots, then (from the joint capacity) velocities.
+    let snapshot_slot = slot as usize;
+    let velocity_slot = (frame.snapshot_offset + slot) as usize;
     let mut out = *now;
     let mut before = *previous;
     let keep_velocity = bits & inertia::VELOCITY != 0;
@@ -581,7 +578,7 @@ fn inertia_joint(
         return out;
     }
     // The kept pose and velocity (or decay), read once.
-    let (kept, kept_velocity) = (local[snapshot_slot], local[velocity_slot]);
+    let (kept, kept_velocity) = (history[snapshot_slot], history[velocity_slot]);
     if bits & inertia::DEAD_BLEND != 0 {
         let source = kept;
         let velocity = PoseDelta::from_slot(&kept_velocity);
@@ -608,7 +605,7 @@ fn inertia_joint(
                 .scaled(1.0 / dt);
             }
             decay = Decay::start(&x0, &v0, duration);
-            [local[snapshot_slot], local[velocity_slot]] = decay.to_slots();
+            [history[snapshot_slot], history[velocity_slot]] = decay.to_slots();
         }
         out = pose_add(now, &decay.offset(time, duration));
         if keep_velocity {
@@ -616,7 +613,7 @@ fn inertia_joint(
         }
     }
     if keep_velocity {
-        local[velocity_slot] = pose_velocity(&out, &before, dt).to_slot();
+        history[velocity_slot] = pose_velocity(&out, &before, dt).to_slot();
     }
     out
 }
@@ -640,8 +637,8 @@ pub(crate) fn sample_joints(
     let passes = if bits & inertia::PREVIOUS != 0 { 2 } else { 1 };
     let mut j = lid;
     while j < joint_count {
-        let snapshot_slot = frame.snapshot_offset + inst.joint_offset + j;
-        let (mut pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, store.local_buffer(), 0);
+        let snapshot_slot = inst.joint_offset + j;
+        let (mut pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, store.history(), 0);
         let previous = if passes == 2 {
             layered_joint(
                 lib,
@@ -649,7 +646,7 @@ pub(crate) fn sample_joints(
                 skel,
                 j,
                 snapshot_slot,
-                store.local_buffer(),
+                store.history(),
                 inertia::PREVIOUS_TAG,
             )
             .0
@@ -666,7 +663,7 @@ pub(crate) fn sample_joints(
                 &previous,
                 bits,
                 list.inertia_time,
-                store.local_buffer_mut(),
+                store.history_mut(),
             );
         }
         store.store_joint(inst.joint_offset, j, pose, delta, keep_pose, mesh_additive);
@@ -738,35 +735,33 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         joints(lib, frame, i, inst)?;
         check_list(lib, i, inst.joint_count, l)?;
     }
-    // An inertialized transition keeps each joint's velocity in a fourth section (a third
-    // where the buffer has no mesh-space deltas, and then no list applies a mesh-space layer).
+    // The current poses, and the mesh-space deltas after them where a list applies such a
+    // layer; the snapshots, and the velocities after them under an inertialized transition.
+    let end = joint_end(&page.instances[..n]);
+    let mesh = page.blend_lists[..n].iter().any(|l| l.mesh_additive != 0);
     let inertial = page.blend_lists[..n].iter().any(|l| l.inertia != 0);
-    let deltas = frame.flags & crate::layout::FRAME_NO_DELTAS == 0;
-    if let Some(i) = page.blend_lists[..n]
-        .iter()
-        .position(|l| l.mesh_additive != 0)
-        .filter(|_| !deltas)
-    {
-        return Err(instance_error(
-            i,
-            "applies a mesh-space layer, but the frame's local poses have no mesh-space deltas (FRAME_NO_DELTAS)"
-                .into(),
-        ));
-    }
     pose_buffer(
         frame,
         "the local pose buffer",
         page.local_poses.len(),
-        1 + u64::from(deltas) + u64::from(inertial),
-        joint_end(&page.instances[..n]),
+        u64::from(mesh),
+        end,
+    )?;
+    pose_buffer(
+        frame,
+        "the pose history",
+        page.pose_history.len(),
+        u64::from(inertial),
+        end,
     )
 }
 
 /// Stage `sample`: each of the frame's instances' joints, sampled, blended and layered from its
-/// blend list. Binds the page's frame, instances, blend lists and local poses, which hold
-/// `frame.snapshot_offset` current poses, as many snapshots, as many mesh-space deltas (none with
-/// `FRAME_NO_DELTAS`), then (for inertialized transitions) as many velocities (the last region
-/// only as far as the instances' joints reach). WGSL `sample`.
+/// blend list. Binds the page's frame, instances, blend lists, local poses, which hold
+/// `frame.snapshot_offset` current poses, then (for mesh-space additive layers) as many
+/// mesh-space deltas, and the pose history, which holds as many snapshots, then (for
+/// inertialized transitions) as many velocities (a second region only as far as the instances'
+/// joints reach). WGSL `sample`.
 ///
 /// Errors (nothing written): buffers too short for the frame; an instance whose skeleton does not
 /// exist, whose joints lie beyond the frame's capacity, or whose blend list names a clip that does
@@ -785,6 +780,7 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let mut store = LocalBuffer {
         snapshot_offset: frame.snapshot_offset,
         local: &mut *page.local_poses,
+        history: &mut *page.pose_history,
     };
     for i in evaluated {
         let inst = &page.instances[i];
@@ -814,18 +810,19 @@ pub(crate) mod checked {
 
     /// Joint `j` of an instance of skeleton `skel` (one of the library's): the base blend, then each
     /// layer in order; returns the local pose and the mesh-space rotation delta for
-    /// `local_to_model`. Snapshot samples read `local[snapshot_slot]`. WGSL `layered_joint`.
+    /// `local_to_model`. Snapshot samples read `history[snapshot_slot]` (the pose history's
+    /// snapshots). WGSL `layered_joint`.
     ///
     /// Errors: `skel` is not one of the library's skeletons, `j` is not one of its joints, a sample's
     /// clip or a layer's mask does not exist or has fewer joints, a snapshot sample with
-    /// `snapshot_slot` past the end of `local`.
+    /// `snapshot_slot` past the end of `history`.
     pub fn layered_joint(
         lib: &AnimationLibrary,
         l: &BlendList,
         skel: &GpuSkeleton,
         j: u32,
         snapshot_slot: u32,
-        local: &[LocalPose],
+        history: &[LocalPose],
     ) -> Result<(LocalPose, Vec4)> {
         if !lib.gpu_skeletons().contains(skel) {
             return Err(instance_error(0, "the skeleton is not one of the library's".into()));
@@ -840,16 +837,16 @@ pub(crate) mod checked {
         let snapshots = l.samples[..l.count.min(MAX_BLEND_CLIPS) as usize]
             .iter()
             .any(|e| e.clip == SNAPSHOT_CLIP);
-        if snapshots && snapshot_slot as usize >= local.len() {
+        if snapshots && snapshot_slot as usize >= history.len() {
             return Err(instance_error(
                 0,
                 format!(
-                    "snapshot slot {snapshot_slot} lies beyond the {} local poses given",
-                    local.len()
+                    "snapshot slot {snapshot_slot} lies beyond the {} poses of history given",
+                    history.len()
                 ),
             ));
         }
-        Ok(super::layered_joint(lib, l, skel, j, snapshot_slot, local, 0))
+        Ok(super::layered_joint(lib, l, skel, j, snapshot_slot, history, 0))
     }
 
     /// Joint `j` of `clip` (one of the library's clips) at time `t`. WGSL `sample_joint`.

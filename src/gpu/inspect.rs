@@ -136,15 +136,16 @@ impl Animator {
         &self.layer_def_buffer
     }
 
-    /// Joint capacity of the first page: its local pose buffer holds this many current poses,
-    /// then as many snapshots.
+    /// Joint capacity of the first page: its local pose buffer holds this many current poses
+    /// (then, with layers, as many mesh-space deltas), its pose history as many snapshots (then,
+    /// with inertialization, as many velocities).
     #[must_use]
     pub fn max_joints(&self) -> u32 {
         self.controller.page_max_joints(0)
     }
 
-    /// Local poses of the first page (`LocalPose` per joint), written by `sample`; snapshots
-    /// from `max_joints()` on (the fused path writes only snapshots).
+    /// Local poses of the first page (`LocalPose` per joint), written by `sample` (not by the
+    /// fused path); with layers, mesh-space deltas from `max_joints()` on.
     #[must_use]
     pub fn local_buffer(&self) -> &wgpu::Buffer {
         self.pages[0].buffer(Resource::LocalPoses)

@@ -263,9 +263,12 @@ mod tests {
             pages.iter().map(|p| p.0).collect::<Vec<_>>(),
             vec![by_blend_list, by_blend_list, 1_000_000 - 2 * by_blend_list]
         );
-        // Sixty-joint characters with sockets and layers: the local poses (three per joint)
-        // bound the page; without layers (two per joint) it holds half as many more.
-        for (layers, pose_bytes) in [(true, 144), (false, 96)] {
+        // Sixty-joint characters with sockets and layers: the local poses (the pose and the
+        // mesh-space delta, 96 B per joint) bound the page; without layers the palettes (48 B
+        // per joint and the socket matrices, 48 B each) do, the pose history beside them
+        // holding the snapshots (48 B per joint).
+        let socket_bytes = crate::layout::MAX_SOCKETS as u64 * 48;
+        for (layers, bytes) in [(true, 60 * 96), (false, 60 * 48 + socket_bytes)] {
             let sockets = PageOptions {
                 sockets: true,
                 dual_quaternion: false,
@@ -275,8 +278,8 @@ mod tests {
                 lod_interpolation: false,
                 layers,
             };
-            let pages = page_layout(&limits, 40_000, None, 2_400_000, false, 60, sockets).unwrap();
-            let per_page = (cap / (60 * pose_bytes)) as u32;
+            let pages = page_layout(&limits, 100_000, None, 6_000_000, false, 60, sockets).unwrap();
+            let per_page = (cap / bytes) as u32;
             assert_eq!(pages[0], (per_page, per_page * 60), "layers {layers}");
             for &(n, j) in &pages {
                 assert!(largest_buffer(n, j, sockets) <= cap);

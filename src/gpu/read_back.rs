@@ -172,12 +172,14 @@ impl Animator {
         self.read_blend_lists_page(device, queue, 0)
     }
 
-    /// Reads back region `region` of page `page`'s local pose buffer: 0 the current poses, 1 the
-    /// snapshots (under an inertialized transition, its offsets), 2 (with
+    /// Reads back region `region` of page `page`'s poses: 0 the current poses, 1 the snapshots
+    /// (under an inertialized transition, its offsets), 2 (with
     /// [`AnimatorDesc::layers`](super::AnimatorDesc::layers)) the mesh-space additive deltas
     /// (`LocalPose::rotation`; after `local_to_model` the other fields hold its scratch), 3 (with
     /// [`AnimatorDesc::inertialization`](super::AnimatorDesc::inertialization)) the velocities an
-    /// inertialized transition keeps (the buffer's third section without layers).
+    /// inertialized transition keeps. Regions 0 and 2 are the sections of the page's local pose
+    /// buffer ([`Resource::LocalPoses`]), 1 and 3 those of its pose history
+    /// ([`Resource::PoseHistory`]).
     ///
     /// Errors: a page that does not exist, a region the page does not keep, or the device fails.
     pub fn read_local_region_page(
@@ -188,15 +190,15 @@ impl Animator {
         region: u32,
     ) -> Result<Vec<LocalPose>> {
         let (p, state) = self.page(page)?;
-        let layers = self.controller.layers();
-        let section = match region {
-            0 | 1 => region,
-            2 if layers => 2,
-            3 if self.controller.inertialization() => 2 + u32::from(layers),
+        let (resource, section) = match region {
+            0 => (Resource::LocalPoses, 0),
+            1 => (Resource::PoseHistory, 0),
+            2 if self.controller.layers() => (Resource::LocalPoses, 1),
+            3 if self.controller.inertialization() => (Resource::PoseHistory, 1),
             _ => {
                 return Err(Error::Limit {
                     what: format!(
-                        "page {page}'s local poses have no region {region} (0 current, 1 snapshots, 2 mesh-space deltas with layers, 3 velocities with inertialization)"
+                        "page {page}'s poses have no region {region} (0 current, 1 snapshots, 2 mesh-space deltas with layers, 3 velocities with inertialization)"
                     ),
                 });
             }
@@ -204,8 +206,8 @@ impl Animator {
         read_buffer(
             device,
             queue,
-            p.buffer(Resource::LocalPoses),
-            u64::from(section) * u64::from(state.max_joints),
+            p.buffer(resource),
+            section * u64::from(state.max_joints),
             u64::from(state.joints_used),
         )
     }

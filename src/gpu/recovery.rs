@@ -280,7 +280,7 @@ impl Recovery {
             let capacity = controller.page_capacity(page);
             for resource in surviving(Survival::SnapshotsCheckpointed) {
                 let (snapshots, runs) = match (
-                    resource.snapshot_section(page_joint_capacity(page)),
+                    resource.snapshot_section(),
                     resource.instance_snapshot_section(capacity, controller.morph_room()),
                 ) {
                     (Some(s), _) => (s, &joint_runs),
@@ -292,13 +292,7 @@ impl Recovery {
                 };
                 // Inertialized transitions keep each joint's velocity beside its snapshot.
                 let velocities = resource
-                    .velocity_section(
-                        page_joint_capacity(page),
-                        crate::shaders::PageOptions {
-                            layers: controller.layers(),
-                            ..Default::default()
-                        },
-                    )
+                    .velocity_section(page_joint_capacity(page))
                     .filter(|_| controller.inertialization());
                 for &(a, b) in runs {
                     for section in std::iter::once(snapshots).chain(velocities) {

@@ -23,7 +23,9 @@ pub enum Resource {
     CharacterState,
     /// Per instance: `BlendList`.
     BlendLists,
-    /// Per joint: `LocalPose` (current poses, snapshots, mesh-space deltas).
+    /// Per joint: `LocalPose`, the current poses the sample stage writes and the local_to_model
+    /// stage reads, then (with [`PageOptions::layers`]) as many mesh-space additive deltas
+    /// (from `Frame::snapshot_offset`, the page's joint capacity).
     LocalPoses,
     /// Per joint: `Affine` model matrices.
     ModelPoses,
@@ -50,11 +52,18 @@ pub enum Resource {
     /// cull stage writes and the later stages, the indirect dispatches and a culled draw read.
     /// Without culling, bound and never written.
     Visible,
+    /// Per joint: `LocalPose`, what a character's pose keeps from frame to frame for its
+    /// transitions: the snapshots interrupted cross-fades blend from (and an inertialized
+    /// transition's kept pose or decaying offset), then (with [`PageOptions::inertialization`])
+    /// as many velocities (from `Frame::snapshot_offset`). Apart from the current poses, so
+    /// that a page's largest buffer holds one pose per joint and a page twice the characters,
+    /// and the fused stage, which keeps the current pose in workgroup memory, binds only this.
+    PoseHistory,
 }
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 14] = [
+    pub const ALL: [Resource; 15] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
@@ -69,6 +78,7 @@ impl Resource {
         Resource::DualPalettes,
         Resource::MorphWeights,
         Resource::Visible,
+        Resource::PoseHistory,
     ];
 
     /// Binding number in group 0.
@@ -89,6 +99,7 @@ impl Resource {
             Resource::CharacterState => "character_state",
             Resource::BlendLists => "blend_lists",
             Resource::LocalPoses => "local_poses",
+            Resource::PoseHistory => "pose_history",
             Resource::ModelPoses => "model_poses",
             Resource::Palettes => "palettes",
             Resource::DualPalettes => "dual_palettes",
@@ -109,7 +120,7 @@ impl Resource {
             Resource::Instances => "array<Instance>",
             Resource::CharacterState => "array<vec4<u32>>",
             Resource::BlendLists => "array<BlendList>",
-            Resource::LocalPoses => "array<LocalPose>",
+            Resource::LocalPoses | Resource::PoseHistory => "array<LocalPose>",
             Resource::ModelPoses | Resource::Palettes => "array<Affine>",
             Resource::DualPalettes => "array<DualQuat>",
             Resource::MorphWeights => "array<f32>",
@@ -137,6 +148,7 @@ impl Resource {
             | Resource::CharacterState
             | Resource::BlendLists
             | Resource::LocalPoses
+            | Resource::PoseHistory
             | Resource::ModelPoses
             | Resource::Palettes
             | Resource::DualPalettes
@@ -195,6 +207,7 @@ impl Resource {
             | Resource::LayerDefs
             | Resource::Heap
             | Resource::LocalPoses
+            | Resource::PoseHistory
             | Resource::ModelPoses
             | Resource::Palettes
             | Resource::DualPalettes
@@ -204,34 +217,29 @@ impl Resource {
     }
 
     /// The snapshot section of a per-joint resource whose snapshots survive a lost device
-    /// ([`Survival::SnapshotsCheckpointed`]), in a page of `joints` joints: where the snapshot
-    /// of the page's joint 0 starts and the bytes per joint. [`Resource::LocalPoses`]: its
-    /// second third, the poses interrupted cross-fades blend from (`LocalPose`, 48 B, from
-    /// `joints` poses in). `None` for every other resource.
+    /// ([`Survival::SnapshotsCheckpointed`]): where the snapshot of the page's joint 0 starts
+    /// and the bytes per joint. [`Resource::PoseHistory`]: its first section, the poses
+    /// interrupted cross-fades blend from (`LocalPose`, 48 B, from byte 0). `None` for every
+    /// other resource.
     #[must_use]
-    pub const fn snapshot_section(self, joints: u32) -> Option<Section> {
+    pub const fn snapshot_section(self) -> Option<Section> {
         use crate::layout::LocalPose;
         match self {
-            Resource::LocalPoses => Some(Section {
-                offset: joints as u64 * size_of::<LocalPose>() as u64,
-                stride: size_of::<LocalPose>() as u64,
-            }),
+            Resource::PoseHistory => Some(Section::from_start(size_of::<LocalPose>())),
             _ => None,
         }
     }
 
-    /// The velocity section of [`Resource::LocalPoses`] in a page of `joints` joints with
-    /// [`PageOptions::inertialization`]: its last section, after the mesh-space deltas (or after
-    /// the snapshots without [`PageOptions::layers`]), where each joint keeps the velocity an
-    /// inertialized transition starts from, then its offset's velocity (`LocalPose`, 48 B).
+    /// The velocity section of [`Resource::PoseHistory`] in a page of `joints` joints with
+    /// [`PageOptions::inertialization`]: after the snapshots, where each joint keeps the velocity
+    /// an inertialized transition starts from, then its offset's velocity (`LocalPose`, 48 B).
     /// Checkpointed with the snapshots. `None` for every other resource.
     #[must_use]
-    pub const fn velocity_section(self, joints: u32, options: PageOptions) -> Option<Section> {
+    pub const fn velocity_section(self, joints: u32) -> Option<Section> {
         use crate::layout::LocalPose;
-        let before = if options.layers { 3 } else { 2 };
         match self {
-            Resource::LocalPoses => Some(Section {
-                offset: before * joints as u64 * size_of::<LocalPose>() as u64,
+            Resource::PoseHistory => Some(Section {
+                offset: joints as u64 * size_of::<LocalPose>() as u64,
                 stride: size_of::<LocalPose>() as u64,
             }),
             _ => None,
@@ -261,10 +269,11 @@ impl Resource {
     ///   `Instance` (320 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
     ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
     ///   `Output` (128 B) each; the visible lists: their head (64 B), then 4 B each and 4 B each;
-    /// - per joint: two `LocalPose`s (the current pose and the snapshot an interrupted
-    ///   cross-fade starts from), with [`PageOptions::layers`] a third (the mesh-space additive
-    ///   delta), with [`PageOptions::inertialization`] one more (the velocity an inertialized
-    ///   transition starts with, [`Resource::velocity_section`]), an `Affine` model matrix,
+    /// - per joint: a `LocalPose` (the current pose), with [`PageOptions::layers`] a second
+    ///   (the mesh-space additive delta); in the pose history a `LocalPose` (the snapshot an
+    ///   interrupted cross-fade starts from), with [`PageOptions::inertialization`] a second
+    ///   (the velocity an inertialized transition starts with, [`Resource::velocity_section`]);
+    ///   an `Affine` model matrix,
     ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
     ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
     ///   (64 B), else none (the page's buffer then holds one, bound and never written);
@@ -283,9 +292,8 @@ impl Resource {
             Resource::Instances | Resource::CharacterState | Resource::BlendLists | Resource::Visible => {
                 self.instance_sections(instances).end(instances)
             }
-            Resource::LocalPoses => {
-                j * (2 + options.layers as u64 + options.inertialization as u64) * size_of::<LocalPose>() as u64
-            }
+            Resource::LocalPoses => j * (1 + options.layers as u64) * size_of::<LocalPose>() as u64,
+            Resource::PoseHistory => j * (1 + options.inertialization as u64) * size_of::<LocalPose>() as u64,
             Resource::ModelPoses => j * affine,
             Resource::Palettes => {
                 j * affine
@@ -339,8 +347,9 @@ impl Resource {
             // The morph weights' snapshots are checkpointed, and so are the instances' own
             // weights (where the CPU writes them: `Controller::own_morph_offset`, which the
             // checkpoint copies beside the snapshots); the weights drawn are recomputed.
-            Resource::LocalPoses | Resource::MorphWeights => Survival::SnapshotsCheckpointed,
+            Resource::PoseHistory | Resource::MorphWeights => Survival::SnapshotsCheckpointed,
             Resource::BlendLists
+            | Resource::LocalPoses
             | Resource::ModelPoses
             | Resource::Palettes
             | Resource::DualPalettes
@@ -469,12 +478,11 @@ pub struct PageOptions {
     pub dual_quaternion: bool,
     /// Morph weights per instance ([`crate::gpu::AnimatorDesc::morph_weights`]).
     pub morph_weights: u32,
-    /// Instances may inertialize transitions ([`crate::gpu::AnimatorDesc::inertialization`]): one
-    /// more `LocalPose` per joint, the velocity.
+    /// Instances may inertialize transitions ([`crate::gpu::AnimatorDesc::inertialization`]): a
+    /// second `LocalPose` per joint in the pose history, the velocity.
     pub inertialization: bool,
-    /// Instances may play layers ([`crate::gpu::AnimatorDesc::layers`]): a third `LocalPose` per
-    /// joint, the mesh-space additive delta (without it the frame has
-    /// [`crate::layout::FRAME_NO_DELTAS`]).
+    /// Instances may play layers ([`crate::gpu::AnimatorDesc::layers`]): a second `LocalPose` per
+    /// joint in the local poses, the mesh-space additive delta.
     pub layers: bool,
     /// The animator culls ([`crate::gpu::AnimatorDesc::culling`]): the frame runs the cull
     /// stage and the later stages over its list ([`Resource::Visible`], which every page has).

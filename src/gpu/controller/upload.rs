@@ -2,8 +2,8 @@
 
 use super::{Controller, TransitionTrack};
 use crate::layout::{
-    FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, FRAME_LOD_INTERPOLATE,
-    FRAME_NO_DELTAS, FRAME_VAT, GpuClock, GpuFrame, GpuInstance, GpuLayerDef,
+    FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, FRAME_LOD_INTERPOLATE, FRAME_VAT,
+    GpuClock, GpuFrame, GpuInstance, GpuLayerDef,
 };
 
 /// What one frame writes to the GPU, by page: nothing here needs a device.
@@ -133,8 +133,7 @@ impl Controller {
                         FRAME_VAT
                     } else {
                         0
-                    }
-                    | if self.layers { 0 } else { FRAME_NO_DELTAS },
+                    },
                 output_base: (crate::layout::outputs_offset(p.max_instances) / 16) as u32,
                 morph_api_base: p.max_instances * self.morph_room,
                 look_at: self.look_at.extend(0.0),

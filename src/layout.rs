@@ -449,7 +449,7 @@ pub const TRANSITION_FROZEN: u32 = 1 << 5;
 /// the source of the transition that starts next frame (one that interrupts another).
 pub const KEEP_POSE: u32 = 1 << 6;
 /// `GpuInstance::flags` bit: this frame also evaluates the pose at the previous frame's times and
-/// keeps the velocity between the two per joint (the local pose buffer's fourth section), for the
+/// keeps the velocity between the two per joint (the pose history's second section), for the
 /// inertialized transition that starts next frame. Set with [`KEEP_POSE`].
 pub const KEEP_VELOCITY: u32 = 1 << 16;
 /// `GpuInstance::flags` bit: an inertialized transition ([`source_kind::OFFSET`]) dead-blends

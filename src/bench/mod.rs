@@ -566,7 +566,7 @@ fn add_layers(a: &mut Animator, lib: &AnimationLibrary, index: usize, phase: f32
 }
 
 /// The CPU mirror's buffers for a contiguous run of characters, joint offsets rebased to 0, the
-/// local poses followed by their snapshots and their mesh-space deltas.
+/// local poses followed by room for their mesh-space deltas, and their snapshots.
 #[derive(Clone, Debug)]
 pub struct CpuChunk {
     frame: GpuFrame,

@@ -16,7 +16,7 @@ use crate::math::Affine;
 use glam::Vec4;
 
 /// The fused stage's workgroup memory for one instance (WGSL `wg_pose`, `wg_delta`, `wg_r`,
-/// `wg_r_new`), and the local pose buffer, where snapshots are read and kept.
+/// `wg_r_new`), and the pose history, where snapshots (and velocities) are read and kept.
 pub(crate) struct Workgroup<'a> {
     /// Local poses; after propagation, model matrices (an Affine's rows in the same slots).
     pub(crate) pose: Vec<LocalPose>,
@@ -116,8 +116,9 @@ impl HierarchyStore for Workgroup<'_> {
 
 /// The checks of [`fused`]: the outputs (when given, and they must be with culling), instances
 /// and blend lists hold the frame's instances, whose joints fit their skeletons and the frame and
-/// whose blend lists name the library's clips and masks; the local poses hold the snapshots, the
-/// palettes the joints and socket matrices.
+/// whose blend lists name the library's clips and masks; the pose history holds the snapshots
+/// (and the velocities, when an instance inertializes), the palettes the joints and socket
+/// matrices.
 fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let frame = page.frame;
     match &page.outputs {

@@ -443,8 +443,8 @@ impl Animator {
     }
 
     /// Chooses the fused path (two dispatches per page: the clock, then the other stages in one,
-    /// the pose kept in workgroup memory; model matrices and local poses other than snapshots not
-    /// written) or the staged one (a dispatch per stage, every stage's buffer written). Errors
+    /// the pose kept in workgroup memory; model matrices and local poses not written, only the
+    /// pose history) or the staged one (a dispatch per stage, every stage's buffer written). Errors
     /// when the fused path is not available here.
     pub fn set_fused(&mut self, fused: bool) -> Result<()> {
         if fused && self.fused.is_none() {

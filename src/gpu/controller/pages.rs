@@ -15,8 +15,9 @@ pub struct PageState {
     pub len: usize,
     /// Instance capacity.
     pub max_instances: u32,
-    /// Joint capacity (its local pose buffer holds this many current poses, as many snapshots
-    /// and as many mesh-space deltas).
+    /// Joint capacity (its local pose buffer holds this many current poses and, with layers, as
+    /// many mesh-space deltas; its pose history as many snapshots and, with inertialization, as
+    /// many velocities).
     pub max_joints: u32,
     /// Joints in use.
     pub joints_used: u32,

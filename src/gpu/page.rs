@@ -288,6 +288,23 @@ mod tests {
         assert!(page_layout(&limits, 10, Some(0), 10, false, 1, PageOptions::default()).is_err());
     }
 
+    /// The mannequin's pages under WebGPU's default limits, as the guides give them: every
+    /// per-joint buffer 48 B per joint without layers (52,758 characters to a page, 3 pages for
+    /// 128,000), the local poses 96 B with them (26,379, 5 pages).
+    #[test]
+    fn mannequin_pages_under_default_limits() {
+        let limits = wgpu::Limits::default();
+        for (layers, per_page, pages) in [(false, 52_758, 3), (true, 26_379, 5)] {
+            let options = PageOptions {
+                layers,
+                culling: true,
+                ..PageOptions::default()
+            };
+            let layout = page_layout(&limits, 128_000, None, 128_000 * 53, false, 53, options).unwrap();
+            assert_eq!((layout[0].0, layout.len()), (per_page, pages), "layers {layers}");
+        }
+    }
+
     #[test]
     fn every_per_page_resource_has_a_size_and_no_other_does() {
         for r in Resource::ALL {

@@ -195,19 +195,22 @@ pub fn parse_dump_instructions(text: &str, which: DumpCount) -> Option<u64> {
     line.split_once(':')?.1.split_whitespace().next()?.parse().ok()
 }
 
+/// A dump for each of `sections` sections (`what` names them), else an error that asks whether
+/// callgrind found the markers: a run whose markers were not seen dumps nothing.
+pub(super) fn one_dump_each(sections: usize, dumps: usize, what: &str) -> Result<()> {
+    if dumps == sections {
+        return Ok(());
+    }
+    Err(Error::Limit {
+        what: format!("callgrind wrote {dumps} dumps for {sections} {what}: were the markers' symbols found?"),
+    })
+}
+
 /// The rows of one run: section `k` with the count of dump `k` (`dumps[k]`).
 ///
 /// Errors: as many dumps as sections are needed.
 pub fn rows(workload: Workload, format: ClipFormat, sections: &[Section], dumps: &[u64]) -> Result<Vec<CostRow>> {
-    if dumps.len() != sections.len() {
-        return Err(Error::Limit {
-            what: format!(
-                "callgrind wrote {} dumps for {} sections: were the markers' symbols found?",
-                dumps.len(),
-                sections.len()
-            ),
-        });
-    }
+    one_dump_each(sections.len(), dumps.len(), "sections")?;
     Ok(sections
         .iter()
         .zip(dumps)

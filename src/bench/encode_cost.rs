@@ -42,8 +42,8 @@ pub struct EncodeRow {
     pub ratio: f64,
 }
 
-/// Runs one culled frame of the `crowd-view` field of each of `counts` characters, staged and
-/// then fused, in this process (under valgrind when counting; module docs), calling the markers
+/// Runs one culled frame of the `crowd-view` field of each of `counts` characters, on the staged
+/// path for every count and then on the fused one, in this process (under valgrind when counting; module docs), calling the markers
 /// around each, and returns the sections in order. A field is dropped before the next is made.
 ///
 /// Errors: a count of 0, the animator's limits, a device error.
@@ -89,15 +89,7 @@ pub fn run_encode_sections(device: &wgpu::Device, queue: &wgpu::Queue, counts: &
 ///
 /// Errors: as many dumps as sections are needed.
 pub fn encode_rows(sections: &[EncodeSection], dumps: &[u64]) -> Result<Vec<EncodeRow>> {
-    if dumps.len() != sections.len() {
-        return Err(Error::Limit {
-            what: format!(
-                "callgrind wrote {} dumps for {} encode sections: were the markers' symbols found?",
-                dumps.len(),
-                sections.len()
-            ),
-        });
-    }
+    super::cost::one_dump_each(sections.len(), dumps.len(), "encode sections")?;
     let smallest = |path: &str| {
         sections
             .iter()

@@ -1,9 +1,10 @@
 // Stage 2: sample and blend. For every joint of every instance, sample each clip of the instance's
-// blend list at its time — keys found by binary search (random access, no cursor), interpolated —
-// and blend them; under an inertialized transition, apply its offset (shared/inertia). One
-// workgroup per instance, its threads striding over the joints. With MORPH
-// (a library whose clips drive morph-target weights) its threads then stride over the instance's
-// morph targets and blend their weights the same way. CPU mirror: cpu::sample (weights:
+// blend list at its time — keys found by binary search (random access, no cursor; with
+// CLIP_TIMES once per instance and sample) and interpolated — and blend them; under an
+// inertialized transition, apply its offset (shared/inertia). One workgroup per instance, its
+// threads striding over the joints. With MORPH (a library whose clips drive morph-target
+// weights) its threads then stride over the instance's morph targets and blend their weights the
+// same way. CPU mirror: cpu::sample (weights:
 // cpu::blend_morph_weights). An animator without layers (AnimatorDesc::layers) compiles it with
 // NO_LAYERS, one without inertialized transitions (AnimatorDesc::inertialization) with
 // NO_INERTIA: the code a character of that animator never runs is left out, which costs a GPU
@@ -13,7 +14,7 @@
 #define_import_path wgpu_anim::sample
 
 #import wgpu_anim::types::{
-    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS,
+    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
     INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, WORKGROUP_SIZE,
@@ -21,7 +22,7 @@
 #import wgpu_anim::math::{quat_mul, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
-#import wgpu_anim::library::{clip_info, sample_channel, skeleton_info, track_at, value_at}
+#import wgpu_anim::library::{KeySpan, clip_info, clip_key_track, key_span, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
     PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
     decay_to_slots, delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub,
@@ -36,13 +37,62 @@
 #import wgpu_anim::types::{CLIP_CURVE_SHIFT, CLIP_MORPH_SHIFT}
 #endif
 
+// A blend-list sample's key times, found once per character: the times of its clip's key track
+// (its first raw track of more than one key) and their span at the sample's time. With CLIP_TIMES, every raw joint track of
+// more than one key is keyed at those times (the library keeps one copy of each distinct time
+// array: the same offset and count), as a take exported at one rate is
+// (AnimationLibrary::clips_share_key_times): the joints take the span rather than search.
+// `times` (offset, key count) 0 for a snapshot or a compressed clip.
+struct SampleKeys {
+    times: vec2<u32>,
+    span: KeySpan,
+}
+
+#ifdef CLIP_TIMES
+// The keys of the character's list samples (sample_joints writes them, thread k sample k).
+var<workgroup> wg_keys: array<SampleKeys, MAX_BLEND_CLIPS>;
+#endif
+
+#ifdef CLIP_TIMES
+// The keys of instance `i`'s list sample `k`.
+fn list_sample_keys(i: u32, k: u32) -> SampleKeys {
+    var keys = SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0));
+    let e = list_sample(i, k);
+    if (e.clip != SNAPSHOT_CLIP) {
+        let clip = clip_info(e.clip);
+        let track = track_at(clip_key_track(e.clip));
+        if (clip.joint_count > 0u && track.interpolation != INTERP_PACKED) {
+            keys.times = vec2<u32>(track.time_offset, max(track.key_count, 1u));
+            keys.span = key_span(keys.times.x, keys.times.y, e.time);
+        }
+    }
+    return keys;
+}
+#endif
+
 // Joint `j` of `clip` at time `t`: its translation, rotation and scale tracks, each through the
-// one sampler (a single key included: one call site, the sampler compiled once).
-fn sample_joint(clip: ClipInfo, j: u32, t: f32) -> LocalPose {
+// one sampler (a single key included: one call site, the sampler compiled once). With
+// CLIP_TIMES a raw track takes the span of `keys` (the sample's, found once per character; a
+// single key its key 0); without, each raw track searches its own times.
+fn sample_joint(clip: ClipInfo, j: u32, t: f32, keys: SampleKeys) -> LocalPose {
     let first = clip.track_offset + 3u * j;
     var channels = array<vec4<f32>, 3>();
     for (var c = 0u; c < 3u; c++) {
-        channels[c] = sample_channel(track_at(first + c), t, c == 1u);
+        let track = track_at(first + c);
+#ifdef CLIP_TIMES
+        var span = keys.span;
+        if (track.key_count <= 1u) {
+            span = KeySpan(0u, 0u, 0.0, 0.0);
+        }
+#else
+        var span = KeySpan(0u, 0u, 0.0, 0.0);
+#ifndef PACKED_ONLY
+        if (track.interpolation != INTERP_PACKED) {
+            span = key_span(track.time_offset, max(track.key_count, 1u), t);
+        }
+#endif
+#endif
+        channels[c] = sample_channel(track, t, span, c == 1u);
     }
     return LocalPose(vec4<f32>(channels[0].xyz, 0.0), channels[1], vec4<f32>(channels[2].xyz, 0.0));
 }
@@ -261,7 +311,11 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u3
         if (e.clip == SNAPSHOT_CLIP) {
             p = pose_history[snapshot_slot];
         } else {
-            p = sample_joint(clip_info(e.clip), j, e.time);
+#ifdef CLIP_TIMES
+            p = sample_joint(clip_info(e.clip), j, e.time, wg_keys[n]);
+#else
+            p = sample_joint(clip_info(e.clip), j, e.time, SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0)));
+#endif
         }
         if (k == 0u) {
             s0 = add_to_sum(s0, p, e.weight);
@@ -363,8 +417,16 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
 
 // Instance `i`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
 // blended, layered (and, with INERTIA_PREVIOUS, again at the previous frame's times),
-// inertialized and stored; with MORPH, its morph weights too.
+// inertialized and stored; with MORPH, its morph weights too. With CLIP_TIMES, first thread k
+// finds the key times of list sample k (list_sample_keys) for every joint's thread: called in
+// uniform control flow, as that ends on a barrier.
 fn sample_joints(i: u32, lid: u32, joint_count: u32) {
+#ifdef CLIP_TIMES
+    if (lid < min(list_count(i), MAX_BLEND_CLIPS)) {
+        wg_keys[lid] = list_sample_keys(i, lid);
+    }
+    workgroupBarrier();
+#endif
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
     let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
@@ -510,17 +572,33 @@ fn blend_morph_weight(i: u32, t: u32, own: f32, snapshot: f32) -> f32 {
 }
 #endif
 
+#ifdef CLIP_TIMES
+// The number of characters evaluated this frame (the entry point's).
+var<workgroup> wg_evaluated: u32;
+#endif
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn sample(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
+    // With culling, the k-th listed instance (shaders/shared/culling.wgsl). With CLIP_TIMES, the
+    // count read by one thread for all, so that the workgroup leaves together (sample_joints has
+    // a barrier).
     let k = workgroup_linear(wg, groups);
+#ifdef CLIP_TIMES
+    if (lid == 0u) {
+        wg_evaluated = evaluated_count();
+    }
+    if (k >= workgroupUniformLoad(&wg_evaluated)) {
+        return;
+    }
+#else
     if (k >= evaluated_count()) {
         return;
     }
+#endif
     let i = evaluated_instance(k);
     sample_joints(i, lid, instances[i].joint_count);
 }

@@ -249,8 +249,9 @@ pub struct GpuLibraryLayout {
     /// Payload: first unit of the hierarchy levels (32-bit words, four per unit, indexed as the
     /// parents are): see [`crate::AnimationLibrary::levels`].
     pub levels: u32,
-    /// Padding.
-    pub _pad: u32,
+    /// Payload: first unit of the clips' key tracks (32-bit words, four per unit): see
+    /// [`crate::AnimationLibrary::clip_key_tracks`].
+    pub clip_key_tracks: u32,
 }
 
 wgsl_struct! {

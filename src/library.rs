@@ -97,6 +97,9 @@ pub struct AnimationLibrary {
     pub(crate) skeleton_morph_targets: Vec<u32>,
     /// Per clip: each joint's extent over the clip's keys.
     pub(crate) clip_extents: Vec<Vec<crate::reach::Extent>>,
+    /// Per clip: the track whose key times the sample stage searches once per character and
+    /// sample ([`AnimationLibrary::clip_key_tracks`]).
+    pub(crate) clip_key_tracks: Vec<u32>,
     /// The report of every clip the builder compressed.
     pub(crate) reports: Vec<(ClipId, crate::codec::ClipReport)>,
 }
@@ -130,9 +133,15 @@ impl Default for AnimationLibrary {
             skeleton_extents: Vec::new(),
             skeleton_morph_targets: Vec::new(),
             clip_extents: Vec::new(),
+            clip_key_tracks: Vec::new(),
             reports: Vec::new(),
         }
     }
+}
+
+/// A raw track of more than one key (one the sample stage searches).
+fn keyed_raw(t: &GpuTrack) -> bool {
+    t.interpolation != INTERP_PACKED && t.key_count > 1
 }
 
 impl AnimationLibrary {
@@ -613,6 +622,52 @@ impl AnimationLibrary {
                 self.tracks[first..first + 3 * c.joint_count as usize]
                     .iter()
                     .all(|t| t.interpolation == INTERP_PACKED || t.key_count <= 1)
+            })
+    }
+
+    /// Per clip, the track (an index into [`AnimationLibrary::tracks`]) whose key times the
+    /// sample stage searches once per character and blend-list sample: the clip's first raw
+    /// joint track of more than one key, or its first track when it has none.
+    #[must_use]
+    pub fn clip_key_tracks(&self) -> &[u32] {
+        &self.clip_key_tracks
+    }
+
+    /// [`AnimationLibrary::clip_key_tracks`], found.
+    pub(crate) fn find_clip_key_tracks(&self) -> Vec<u32> {
+        self.clips
+            .iter()
+            .map(|c| {
+                let first = c.track_offset as usize;
+                let tracks = &self.tracks[first..first + 3 * c.joint_count as usize];
+                let k = tracks.iter().position(keyed_raw).unwrap_or(0);
+                c.track_offset + k as u32
+            })
+            .collect()
+    }
+
+    /// Whether, in every clip, each raw joint track of more than one key is keyed at the times of
+    /// the clip's key track ([`AnimationLibrary::clip_key_tracks`]), as a take exported at one
+    /// rate is: the sample stage then finds a clip's keys once per character and sample rather
+    /// than per track (`CLIP_TIMES`, [`crate::shaders::library_defs`]). The library keeps one
+    /// copy of each distinct time array, so tracks keyed at the same times have the same offset
+    /// and count. False for a library without such a track (nothing to search).
+    #[must_use]
+    pub fn clips_share_key_times(&self) -> bool {
+        let searched = self.clips.iter().any(|c| {
+            let first = c.track_offset as usize;
+            self.tracks[first..first + 3 * c.joint_count as usize]
+                .iter()
+                .any(keyed_raw)
+        });
+        searched
+            && self.clips.iter().zip(&self.clip_key_tracks).all(|(c, &k)| {
+                let first = c.track_offset as usize;
+                let reference = &self.tracks[k as usize];
+                self.tracks[first..first + 3 * c.joint_count as usize]
+                    .iter()
+                    .filter(|t| keyed_raw(t))
+                    .all(|t| (t.time_offset, t.key_count) == (reference.time_offset, reference.key_count))
             })
     }
 

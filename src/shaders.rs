@@ -571,8 +571,10 @@ pub fn stage_variant(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> 
 /// stage's function, which writes each character's `ik_reached` output word whatever the
 /// defines), `OUTPUTS` when either of the first two (the clock and fused stages write the rest of
 /// the characters' outputs), `COMPRESSED` when a clip is compressed, `PACKED_ONLY` when, beside
-/// single keys, the clips' joint tracks are all packed, and `CUBIC_KEYS` when a track (joint,
-/// root motion or curve) has cubic-spline keys. Without them the stages carry no code for what the
+/// single keys, the clips' joint tracks are all packed, `CUBIC_KEYS` when a track (joint,
+/// root motion or curve) has cubic-spline keys, and `CLIP_TIMES` when each clip keys its raw joint
+/// tracks at one set of times (the sample stage searches them once per character and sample,
+/// `AnimationLibrary::clips_share_key_times`). Without them the stages carry no code for what the
 /// library cannot use: on lavapipe, which runs both sides of every branch, that code, never run,
 /// made the clock stage 50 % slower.
 #[must_use]
@@ -606,6 +608,9 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     let cubic = crate::clip::Interpolation::CubicSpline.gpu_code();
     if library.tracks().iter().any(|t| t.interpolation == cubic) {
         defs.push(("CUBIC_KEYS", Bool(true)));
+    }
+    if library.clips_share_key_times() {
+        defs.push(("CLIP_TIMES", Bool(true)));
     }
     defs
 }

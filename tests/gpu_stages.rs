@@ -30,11 +30,21 @@ fn run_frames(instances: usize, seed: u64, dts: &[f32]) -> Run {
 
 /// `clips`: restrict instances to clips `0..clips` (with a joint budget of one per instance).
 fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>) -> Run {
+    run_frames_on(&random_library(seed).0, instances, seed, dts, clips)
+}
+
+/// [`run_frames_with`] on `lib`, a library laid out as [`random_library`]'s.
+fn run_frames_on(
+    lib: &wgpu_anim::AnimationLibrary,
+    instances: usize,
+    seed: u64,
+    dts: &[f32],
+    clips: Option<u32>,
+) -> Run {
     let (device, queue) = device();
-    let (lib, _) = random_library(seed);
     let mut animator = Animator::new(
         &device,
-        &lib,
+        lib,
         &AnimatorDesc {
             max_instances: instances as u32,
             max_joints: clips.map(|_| instances as u32),
@@ -108,7 +118,7 @@ fn run_frames_with(instances: usize, seed: u64, dts: &[f32], clips: Option<u32>)
                 let desc = InstanceDesc {
                     time: r.gen_range(0.0..1.0),
                     rate: r.gen_range(-1.5..1.5),
-                    ..random_state(&mut r, &lib, inst.skeleton)
+                    ..random_state(&mut r, lib, inst.skeleton)
                 };
                 animator.play(i, &desc, Some(transition)).unwrap();
             }
@@ -207,6 +217,42 @@ fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
 /// discontinuity of N-way quaternion blending: a last-bit difference in the sampled rotation can
 /// flip that sample's sign on one side only. Such joints (found by re-sampling on the CPU) are
 /// counted, not failed, and must stay rare. Returns the worst error elsewhere.
+#[test]
+fn sample_matches_its_mirror_where_clips_key_their_tracks_at_one_set_of_times() {
+    // The random library keys each track at its own times, so the sample stage searches per
+    // track; keyed at one set of times per clip, it searches once per character and sample
+    // (`CLIP_TIMES`), which this compares with the mirror.
+    assert!(!random_library(7).0.clips_share_key_times());
+    // The mannequin's takes key each clip's tracks at one set of times; compressed, nothing is
+    // searched.
+    use wgpu_anim::offline::compress::ClipFormat;
+    assert!(
+        wgpu_anim::mannequin::library_in(ClipFormat::Raw)
+            .0
+            .clips_share_key_times()
+    );
+    assert!(
+        !wgpu_anim::mannequin::library_in(ClipFormat::Compressed)
+            .0
+            .clips_share_key_times()
+    );
+    let lib = common::random_library_sharing_key_times(7).0;
+    assert!(lib.clips_share_key_times());
+    assert!(
+        wgpu_anim::shaders::library_defs(&lib)
+            .iter()
+            .any(|d| d.0 == "CLIP_TIMES")
+    );
+    let run = run_frames_on(&lib, 1500, 7, &[0.0, 0.37, 0.016, 0.05], None);
+    let (_, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
+    let local = cpu_sample_from_gpu(&run);
+    let worst = compare_sample(&run, &gpu.local, &local);
+    let lists = run.animator.read_blend_lists(&run.device, &run.queue).unwrap();
+    let blended = lists.iter().filter(|l| l.count > 1).count();
+    assert!(blended > 150, "{blended} instances blending");
+    eprintln!("sample with one search per clip sample: worst {worst:e}");
+}
+
 fn compare_sample(run: &Run, gpu: &[LocalPose], cpu_local: &[LocalPose]) -> f32 {
     let a = &run.animator;
     let lib = a.library();

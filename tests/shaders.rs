@@ -46,11 +46,12 @@ fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>)
     panic!("WGSL struct {name} not found");
 }
 
-/// Every variant of every stage (no feature, each feature alone, all of them) validates.
+/// Every variant of every stage (no feature, each feature alone, all of them, and the key search
+/// once per clip sample) validates.
 #[test]
 fn every_stage_module_validates() {
     use naga_oil::compose::ShaderDefValue::Bool;
-    let variants: [&[shaders::ShaderDef]; 6] = [
+    let variants: [&[shaders::ShaderDef]; 7] = [
         &[],
         &[
             ("NO_LAYERS", Bool(true)),
@@ -60,6 +61,7 @@ fn every_stage_module_validates() {
         &[("ROOT_MOTION", Bool(true)), ("OUTPUTS", Bool(true))],
         &[("CURVES", Bool(true)), ("OUTPUTS", Bool(true))],
         &[("ONE_THREAD_WALK", Bool(true)), ("IK", Bool(true))],
+        &[("CLIP_TIMES", Bool(true)), ("IK", Bool(true)), ("MORPH", Bool(true))],
         shaders::ALL_FEATURES,
     ];
     for stage in Stage::ALL {
@@ -104,6 +106,8 @@ fn the_fused_stage_keeps_poses_out_of_memory_and_reads_the_clocks_lists() {
     // The clock is a pass of its own: nothing of it is in the fused stage.
     assert_eq!(uses("events"), None);
     assert_eq!(uses("layer_defs"), None);
+    // The staged sample stage keeps nothing in workgroup memory (with CLIP_TIMES, only the keys
+    // of the blend list's samples).
     let sample = globals_used(Stage::Sample);
     assert!(!sample.iter().any(|(n, _)| n.starts_with("wg_")));
 }
@@ -165,8 +169,10 @@ fn every_stage_fits_webgpu_default_limits_with_slots_to_spare() {
     }
     let layer_defs = u64::from(wgpu_anim::layout::MAX_LAYER_DEFS) * size_of::<wgpu_anim::layout::GpuLayerDef>() as u64;
     assert!(layer_defs <= limits.max_uniform_buffer_binding_size);
-    // The fused stage's workgroup memory, as naga lays it out.
-    let (module, _) = shaders::validate(&shaders::stage_source(Stage::Fused).unwrap()).unwrap();
+    // The fused stage's workgroup memory, as naga lays it out, with every feature's.
+    let mut defs = shaders::ALL_FEATURES.to_vec();
+    defs.push(("CLIP_TIMES", naga_oil::compose::ShaderDefValue::Bool(true)));
+    let (module, _) = shaders::validate(&shaders::stage_source_with(Stage::Fused, &defs).unwrap()).unwrap();
     let workgroup: u32 = module
         .global_variables
         .iter()
@@ -315,7 +321,8 @@ fn mirrors() -> Vec<Mirror> {
                 events,
                 packed,
                 ik_chains,
-                levels
+                levels,
+                clip_key_tracks
             ]
         ),
         mirror!(

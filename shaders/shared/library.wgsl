@@ -76,6 +76,12 @@ fn joint_level(k: u32) -> u32 {
     return heap[library.levels + k / 4u][k % 4u];
 }
 
+// The track whose key times clip `c`'s samples are searched at once per character (Rust:
+// AnimationLibrary::clip_key_tracks).
+fn clip_key_track(c: u32) -> u32 {
+    return heap[library.clip_key_tracks + c / 4u][c % 4u];
+}
+
 fn inverse_bind(k: u32) -> Affine {
     let b = library.inverse_binds + 3u * k;
     return Affine(bitcast<vec4<f32>>(heap[b]), bitcast<vec4<f32>>(heap[b + 1u]), bitcast<vec4<f32>>(heap[b + 2u]));
@@ -108,15 +114,18 @@ fn key_value(track: Track, k: u32) -> vec4<f32> {
 #endif
 }
 
-// A track at time `t`, clamped to its keys. Rotations are slerped (linear: `fast_slerp`) or
-// normalized (cubic).
-// One path for every case, a single key and a time before the first key or after the last
-// included: the key before `t` (or the first), the key after it (or the same one), and `u`
-// between them, 0 at a clamped end or a step. A GPU that runs both sides of a branch (lavapipe)
-// would otherwise load the keys of every early return.
-fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
-    let n = max(track.key_count, 1u);
-    let base = track.time_offset;
+// Where time `t` falls among `n` key times from `base` (at least one), clamped to them: the key
+// before `t` (or the first), the key after it (or the same one), `u` between them (0 at a clamped
+// end) and the keys' distance `dt`. Tracks keyed at the same times share the library's one copy
+// of them (the same `time_offset`), and so one search: a joint's channels usually do.
+struct KeySpan {
+    lo: u32,
+    hi: u32,
+    u: f32,
+    dt: f32,
+}
+
+fn key_span(base: u32, n: u32, t: f32) -> KeySpan {
     // The largest key `lo` with time <= t, or 0: it stays in [lo, lo + len).
     var lo = 0u;
     var len = n;
@@ -128,7 +137,23 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let hi = min(lo + 1u, n - 1u);
     let t0 = key_time(base + lo);
     let dt = key_time(base + hi) - t0;
-    var u = select(0.0, clamp((t - t0) / dt, 0.0, 1.0), dt > 0.0);
+    return KeySpan(lo, hi, select(0.0, clamp((t - t0) / dt, 0.0, 1.0), dt > 0.0), dt);
+}
+
+// A track at time `t`, clamped to its keys. Rotations are slerped (linear: `fast_slerp`) or
+// normalized (cubic).
+fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
+    return track_at_span(track, key_span(track.time_offset, max(track.key_count, 1u), t), rotation);
+}
+
+// A track between the keys of `span` (its own times' span at the time sampled). One path for
+// every case, a single key and a time before the first key or after the last included: `u` is 0
+// at a clamped end or a step, where the value is the key before. A GPU that runs both sides of a
+// branch (lavapipe) would otherwise load the keys of every early return.
+fn track_at_span(track: Track, span: KeySpan, rotation: bool) -> vec4<f32> {
+    let lo = span.lo;
+    let hi = span.hi;
+    var u = span.u;
     if (track.interpolation == INTERP_STEP) {
         u = 0.0;
     }
@@ -136,7 +161,7 @@ fn sample_track(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let b = key_value(track, hi);
 #ifdef CUBIC_KEYS
     if (track.interpolation == INTERP_CUBIC) {
-        return select(cubic_segment(track, a, b, lo, hi, u, dt, rotation), a, u <= 0.0);
+        return select(cubic_segment(track, a, b, lo, hi, u, span.dt, rotation), a, u <= 0.0);
     }
 #endif
     // Linear (a library without cubic-spline tracks carries no cubic code: shaders::library_defs;
@@ -167,8 +192,9 @@ fn cubic_segment(track: Track, p0: vec4<f32>, p1: vec4<f32>, lo: u32, hi: u32, u
 }
 #endif
 
-// A joint track, raw or packed, at time `t`.
-fn sample_channel(track: Track, t: f32, rotation: bool) -> vec4<f32> {
+// A joint track, raw or packed, at time `t`; a raw track between the keys of `span`, its times'
+// span at `t` (key_span).
+fn sample_channel(track: Track, t: f32, span: KeySpan, rotation: bool) -> vec4<f32> {
 #ifdef COMPRESSED
     if (track.interpolation == INTERP_PACKED) {
         return sample_packed(track, t, rotation);
@@ -180,7 +206,7 @@ fn sample_channel(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     // pay for.
     return key_value(track, 0u);
 #else
-    return sample_track(track, t, rotation);
+    return track_at_span(track, span, rotation);
 #endif
 }
 

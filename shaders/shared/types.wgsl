@@ -180,7 +180,7 @@ struct LibraryLayout {
     packed: u32,
     ik_chains: u32,
     levels: u32,
-    pad_c: u32,
+    clip_key_tracks: u32,
 }
 
 // Rust: layout::GpuTrack.

@@ -12,21 +12,41 @@ pub struct Traffic {
     pub shared: f64,
 }
 
-fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32) -> u64 {
-    // Mirrors the reads of `sample_track` (shaders/shared/library.wgsl).
-    const TIME: u64 = 4;
+/// The bytes `key_span` (shaders/shared/library.wgsl) reads: its search's key times and the two
+/// keys' times, among `n` keys.
+fn span_bytes(n: u32) -> u64 {
+    4 * (u64::from(n.max(1).next_power_of_two().trailing_zeros()) + 2)
+}
+
+/// The key times a blend-list sample of `clip` searches once per character (`list_sample_keys`
+/// in shaders/sample.wgsl): its key track's, offset and count; none for a packed clip.
+fn sample_times(lib: &AnimationLibrary, clip: usize) -> Option<(u32, u32)> {
+    let track = &lib.tracks()[lib.clip_key_tracks()[clip] as usize];
+    (lib.clips()[clip].joint_count > 0 && track.interpolation != crate::layout::INTERP_PACKED)
+        .then(|| (track.time_offset, track.key_count.max(1)))
+}
+
+/// The bytes `sample_joint` (shaders/sample.wgsl) reads for one channel's `track` at time `t`;
+/// `times`: the sample's key times ([`sample_times`]), whose span a raw track keyed at them takes
+/// rather than searching.
+fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32, times: Option<(u32, u32)>) -> u64 {
     const VALUE: u64 = 16;
     if track.interpolation == crate::layout::INTERP_PACKED {
         return packed_bytes(lib.packed(), track, t);
     }
-    // Its key search, the two keys' times, and two values (four with a cubic spline's tangents).
-    let steps = u64::from(track.key_count.max(1).next_power_of_two().trailing_zeros());
+    // Its key search and the two keys' times (`key_span`), unless the sample's, and two values
+    // (four with a cubic spline's tangents).
+    let own = (track.time_offset, track.key_count.max(1));
+    let mut bytes = 0;
+    if Some(own) != times {
+        bytes += span_bytes(own.1);
+    }
     let values = if track.interpolation == crate::Interpolation::CubicSpline.gpu_code() {
         4
     } else {
         2
     };
-    (steps + 2) * TIME + values * VALUE
+    bytes + values * VALUE
 }
 
 /// The bytes `sample_packed` (shaders/shared/library.wgsl) reads for a packed track at time `t`:
@@ -162,13 +182,18 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
                 own += j * pose;
                 continue;
             }
-            // Clip header read by clock and by sample.
-            shared += 2 * sz(size_of::<GpuClip>());
+            // Clip header read by clock, and by sample for its keys and its joints.
+            shared += 3 * sz(size_of::<GpuClip>());
             let clip = &lib.clips()[e.clip as usize];
+            // The sample's key times, searched once: their track's header and the search.
+            let times = sample_times(lib, e.clip as usize);
+            if let Some((_, n)) = times {
+                shared += sz(size_of::<GpuTrack>()) + span_bytes(n);
+            }
             for jj in 0..clip.joint_count.min(inst.joint_count) {
                 for c in 0..3 {
                     let track = &lib.tracks()[(clip.track_offset + 3 * jj + c) as usize];
-                    shared += sz(size_of::<GpuTrack>()) + key_bytes(lib, track, e.time);
+                    shared += sz(size_of::<GpuTrack>()) + key_bytes(lib, track, e.time, times);
                 }
             }
         }

@@ -7,7 +7,7 @@ use super::PageBuffers;
 use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room};
 use super::local_to_model::{HierarchyStore, propagate_levels};
 use super::palette::{interpolate_joints, palette_joints, socket_matrices};
-use super::sample::{SampleStore, sample_joints};
+use super::sample::{KeyedList, SampleStore, sample_joints};
 use crate::error::{Error, Result};
 use crate::layout::{FRAME_CULL, FRAME_LOD_INTERPOLATE, MARK_DRAWN, MARK_EVALUATE};
 use crate::layout::{LocalPose, MAX_FUSED_JOINTS, WORKGROUP_SIZE};
@@ -212,8 +212,9 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         let palettes = &mut *page.palettes;
         let dual_palettes = &mut *page.dual_palettes;
         // sample: threads over joints.
+        let keyed = KeyedList::new(lib, &list);
         for lid in 0..WORKGROUP_SIZE {
-            sample_joints(lib, frame, inst, &list, lid, joint_count, &mut wg);
+            sample_joints(lib, frame, inst, &keyed, lid, joint_count, &mut wg);
         }
         // local_to_model: a level of the hierarchy at a time, threads over its joints.
         propagate_levels(lib, inst, joint_count, &mut wg);

@@ -28,25 +28,54 @@ fn key_value(values: &[Vec4], track: &GpuTrack, k: u32) -> Vec4 {
     values[(track.value_offset + k) as usize]
 }
 
-/// A track at time `t`, clamped to its keys: the key before `t` (or the first), the key after it
-/// (or the same one) and `u` between them, 0 at a clamped end or a step, where the value is the
-/// key before. WGSL `sample_track`, which takes this one path for every case (its `select` of
-/// that key where `u` is 0 is the early return here).
+/// Where time `t` falls among the key times `keys` (at least one), clamped to them: the key
+/// before `t` (or the first), the key after it (or the same one), `u` between them (0 at a
+/// clamped end) and the keys' distance `dt`. Tracks keyed at the same times share the library's
+/// one copy of them, and so one span. WGSL `KeySpan`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct KeySpan {
+    lo: u32,
+    hi: u32,
+    u: f32,
+    dt: f32,
+}
+
+/// The span of `t` among `track`'s key times (a single key: key 0, `u` 0). WGSL `key_span`.
+#[must_use]
+pub(crate) fn key_span(times: &[f32], track: &GpuTrack, t: f32) -> KeySpan {
+    let n = track.key_count.max(1) as usize;
+    let base = track.time_offset as usize;
+    let keys = &times[base..base + n];
+    let lo = key_before(keys, t);
+    let hi = (lo + 1).min(n - 1);
+    let t0 = keys[lo];
+    let dt = keys[hi] - t0;
+    let u = if dt > 0.0 { ((t - t0) / dt).clamp(0.0, 1.0) } else { 0.0 };
+    KeySpan {
+        lo: lo as u32,
+        hi: hi as u32,
+        u,
+        dt,
+    }
+}
+
+/// A track at time `t`, clamped to its keys. WGSL `sample_track`.
 #[must_use]
 pub(crate) fn sample_track(times: &[f32], values: &[Vec4], track: &GpuTrack, t: f32, rotation: bool) -> Vec4 {
-    let n = track.key_count;
-    if n <= 1 {
+    if track.key_count <= 1 {
         // The shader's path with one key: the search never steps, `u` is 0.
         return key_value(values, track, 0);
     }
-    let base = track.time_offset as usize;
-    let keys = &times[base..base + n as usize];
-    let lo = key_before(keys, t);
-    let hi = (lo + 1).min(keys.len() - 1);
-    let t0 = keys[lo];
-    let dt = keys[hi] - t0;
-    let (lo, hi) = (lo as u32, hi as u32);
-    let mut u = if dt > 0.0 { ((t - t0) / dt).clamp(0.0, 1.0) } else { 0.0 };
+    track_at_span(values, track, &key_span(times, track, t), rotation)
+}
+
+/// A track between the keys of `span`, its times' span at the time sampled: the key before (or
+/// the first), the key after it (or the same one) and `u` between them, 0 at a clamped end or a
+/// step, where the value is the key before. WGSL `track_at_span`, which takes this one path for
+/// every case (its `select` of that key where `u` is 0 is the early return here).
+#[must_use]
+pub(crate) fn track_at_span(values: &[Vec4], track: &GpuTrack, span: &KeySpan, rotation: bool) -> Vec4 {
+    let KeySpan { lo, hi, mut u, dt } = *span;
     if track.interpolation == INTERP_STEP {
         u = 0.0;
     }
@@ -252,10 +281,61 @@ pub(crate) fn sample_packed(packed: &[u32], track: &GpuTrack, t: f32, rotation: 
     (a * (1.0 - u) + c * u).extend(0.0)
 }
 
-/// Joint `j` of `clip` at time `t`. WGSL `sample_joint`, which runs the sampler for every channel;
-/// here a single key is read in place, the value the sampler gives it.
+/// A blend-list sample's key times, found once per character: the times of its clip's key track
+/// ([`AnimationLibrary::clip_key_tracks`]; offset and key count, (0, 0) for a snapshot or a
+/// compressed clip) and their span at the sample's time. WGSL `SampleKeys`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct SampleKeys {
+    times: (u32, u32),
+    span: KeySpan,
+}
+
+/// A blend list with its samples' keys ([`list_keys`]): what a workgroup's threads sample from.
+pub(crate) struct KeyedList<'a> {
+    pub list: &'a BlendList,
+    pub keys: [SampleKeys; MAX_BLEND_CLIPS as usize],
+}
+
+impl<'a> KeyedList<'a> {
+    /// `list` and its samples' keys.
+    #[must_use]
+    pub fn new(lib: &AnimationLibrary, list: &'a BlendList) -> Self {
+        KeyedList {
+            list,
+            keys: list_keys(lib, list),
+        }
+    }
+}
+
+/// The keys of `list`'s samples, as the threads of a workgroup find them before its joints'
+/// (one sample each). WGSL `list_sample_keys`, in `sample_joints`.
 #[must_use]
-pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> LocalPose {
+pub(crate) fn list_keys(lib: &AnimationLibrary, list: &BlendList) -> [SampleKeys; MAX_BLEND_CLIPS as usize] {
+    let mut keys = [SampleKeys::default(); MAX_BLEND_CLIPS as usize];
+    for (k, e) in list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize]
+        .iter()
+        .enumerate()
+    {
+        if e.clip == SNAPSHOT_CLIP {
+            continue;
+        }
+        let clip = &lib.clips()[e.clip as usize];
+        let track = &lib.tracks()[lib.clip_key_tracks()[e.clip as usize] as usize];
+        if clip.joint_count > 0 && track.interpolation != INTERP_PACKED {
+            keys[k] = SampleKeys {
+                times: (track.time_offset, track.key_count.max(1)),
+                span: key_span(lib.times(), track, e.time),
+            };
+        }
+    }
+    keys
+}
+
+/// Joint `j` of `clip` at time `t`. WGSL `sample_joint`, which runs the sampler for every channel;
+/// here a single key is read in place, the value the sampler gives it. A raw channel keyed at the
+/// times of `keys` (the sample's, [`list_keys`]) takes their span; any other searches its own.
+#[must_use]
+pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32, keys: &SampleKeys) -> LocalPose {
     let first = (clip.track_offset + 3 * j) as usize;
     let tracks = &lib.tracks()[first..first + 3];
     // A single key's value now, the animated channels (a packed track has at least two frames)
@@ -272,7 +352,14 @@ pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f3
     while animated != 0 {
         let c = animated.trailing_zeros() as usize;
         animated &= animated - 1;
-        channels[c] = sample_channel(lib, &tracks[c], t, c == 1);
+        let track = &tracks[c];
+        channels[c] = if track.interpolation == INTERP_PACKED {
+            sample_packed(lib.packed(), track, t, c == 1)
+        } else if (track.time_offset, track.key_count) == keys.times {
+            track_at_span(lib.values(), track, &keys.span, c == 1)
+        } else {
+            track_at_span(lib.values(), track, &key_span(lib.times(), track, t), c == 1)
+        };
     }
     LocalPose {
         translation: channels[0].truncate().extend(0.0),
@@ -453,16 +540,20 @@ fn apply_layer(
 #[must_use]
 pub(crate) fn layered_joint(
     lib: &AnimationLibrary,
-    list: &BlendList,
+    keyed: &KeyedList<'_>,
     skel: &GpuSkeleton,
     j: u32,
     snapshot_slot: u32,
     history: &[LocalPose],
     tag: u32,
 ) -> (LocalPose, Vec4) {
+    let (list, keys) = (keyed.list, &keyed.keys);
     let (modes, weights) = layer_weights(lib, list, j, tag);
     let mut sums = [LayerSum::default(); LAYER_SLOTS];
-    for e in &list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize] {
+    for (e, keys) in list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize]
+        .iter()
+        .zip(keys)
+    {
         // Samples of the other time (`tag`) wrap past the layers.
         let k = e.layer.wrapping_sub(tag) as usize;
         if k >= LAYER_SLOTS || !(weights[k] > 0.0) {
@@ -471,7 +562,7 @@ pub(crate) fn layered_joint(
         let p = if e.clip == SNAPSHOT_CLIP {
             history[snapshot_slot as usize]
         } else {
-            sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time)
+            sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time, keys)
         };
         sums[k].add(&p, e.weight);
     }
@@ -625,24 +716,25 @@ pub(crate) fn sample_joints(
     lib: &AnimationLibrary,
     frame: &GpuFrame,
     inst: &GpuInstance,
-    list: &BlendList,
+    keyed: &KeyedList<'_>,
     lid: u32,
     joint_count: u32,
     store: &mut impl SampleStore,
 ) {
     let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
     let keep_pose = inst.flags & KEEP_POSE != 0;
+    let list = keyed.list;
     let mesh_additive = list.mesh_additive != 0;
     let bits = list.inertia;
     let passes = if bits & inertia::PREVIOUS != 0 { 2 } else { 1 };
     let mut j = lid;
     while j < joint_count {
         let snapshot_slot = inst.joint_offset + j;
-        let (mut pose, delta) = layered_joint(lib, list, skel, j, snapshot_slot, store.history(), 0);
+        let (mut pose, delta) = layered_joint(lib, keyed, skel, j, snapshot_slot, store.history(), 0);
         let previous = if passes == 2 {
             layered_joint(
                 lib,
-                list,
+                keyed,
                 skel,
                 j,
                 snapshot_slot,
@@ -784,16 +876,9 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     };
     for i in evaluated {
         let inst = &page.instances[i];
+        let keyed = KeyedList::new(lib, &page.blend_lists[i]);
         for lid in 0..WORKGROUP_SIZE {
-            sample_joints(
-                lib,
-                frame,
-                inst,
-                &page.blend_lists[i],
-                lid,
-                inst.joint_count,
-                &mut store,
-            );
+            sample_joints(lib, frame, inst, &keyed, lid, inst.joint_count, &mut store);
         }
     }
 }
@@ -846,7 +931,15 @@ pub(crate) mod checked {
                 ),
             ));
         }
-        Ok(super::layered_joint(lib, l, skel, j, snapshot_slot, history, 0))
+        Ok(super::layered_joint(
+            lib,
+            &super::KeyedList::new(lib, l),
+            skel,
+            j,
+            snapshot_slot,
+            history,
+            0,
+        ))
     }
 
     /// Joint `j` of `clip` (one of the library's clips) at time `t`. WGSL `sample_joint`.
@@ -862,6 +955,6 @@ pub(crate) mod checked {
                 format!("joint {j} does not exist (the clip animates {})", clip.joint_count),
             ));
         }
-        Ok(super::sample_joint(lib, clip, j, t))
+        Ok(super::sample_joint(lib, clip, j, t, &super::SampleKeys::default()))
     }
 }

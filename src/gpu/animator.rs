@@ -87,8 +87,10 @@ pub(super) enum PreviousCopy {
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays, culling's
 /// mark and the number of levels.
 /// With IK chains, the IK stage's: its `ik` word, four pivots and their joints, four ground targets,
-/// the lift and the reached chains.
-const FUSED_WORKGROUP_BYTES: u32 = MAX_FUSED_JOINTS * (48 + 3 * 16) + 4 + 4 + 4 + 4 * (48 + 4 + 16) + 16 + 4;
+/// the lift and the reached chains. With `CLIP_TIMES`, the sample stage's key times and span of
+/// each blend-list sample (24 B).
+const FUSED_WORKGROUP_BYTES: u32 =
+    MAX_FUSED_JOINTS * (48 + 3 * 16) + 4 + 4 + 4 + 4 * (48 + 4 + 16) + 16 + 4 + crate::layout::MAX_BLEND_CLIPS * 24;
 
 /// Page `k`'s slot of the frame uniform buffer.
 fn frame_slot(frame_buffer: &wgpu::Buffer, stride: u64, k: usize) -> wgpu::BufferBinding<'_> {

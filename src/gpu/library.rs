@@ -65,7 +65,7 @@ impl LibraryHeap {
             packed: words(h, library.packed()),
             ik_chains: section(h, library.gpu_ik_chains()),
             levels: words(h, library.levels()),
-            _pad: 0,
+            clip_key_tracks: words(h, library.clip_key_tracks()),
         };
         // A binding may not be empty.
         if heap.is_empty() {

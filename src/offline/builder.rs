@@ -458,7 +458,8 @@ impl LibraryBuilder {
 
     /// The finished library.
     #[must_use]
-    pub fn build(self) -> AnimationLibrary {
+    pub fn build(mut self) -> AnimationLibrary {
+        self.lib.clip_key_tracks = self.lib.find_clip_key_tracks();
         self.lib
     }
 }

@@ -93,6 +93,45 @@ fn values<T: Copy>(
         .collect()
 }
 
+/// Every track of `clip` keyed at one set of random times, as a take exported at one rate is:
+/// its joint 0's rotation animated (added where missing), each track's values cycled to the new
+/// count of keys (a cubic spline's in threes).
+pub fn share_key_times(r: &mut SmallRng, clip: &mut Clip, skeleton: &Skeleton) {
+    fn rekey<T: Copy>(track: &mut Option<Track<T>>, times: &[f32]) {
+        if let Some(t) = track {
+            let per_key = if t.interpolation == Interpolation::CubicSpline {
+                3
+            } else {
+                1
+            };
+            let old = std::mem::take(&mut t.values);
+            t.values = (0..times.len() * per_key).map(|k| old[k % old.len()]).collect();
+            t.times = times.to_vec();
+        }
+    }
+    let root = skeleton.joint_names()[0].clone();
+    if !clip.tracks.iter().any(|t| t.joint == root) {
+        clip.tracks.push(JointTrack {
+            joint: root.clone(),
+            ..Default::default()
+        });
+    }
+    let first = clip.tracks.iter_mut().find(|t| t.joint == root).unwrap();
+    if first.rotation.is_none() {
+        first.rotation = Some(Track {
+            interpolation: Interpolation::Linear,
+            times: vec![0.0, clip.duration],
+            values: vec![random_quat(r), random_quat(r)],
+        });
+    }
+    let times = random_times(r, clip.duration);
+    for t in &mut clip.tracks {
+        rekey(&mut t.translation, &times);
+        rekey(&mut t.rotation, &times);
+        rekey(&mut t.scale, &times);
+    }
+}
+
 /// A clip animating a random subset of the skeleton's joints with every interpolation mode.
 pub fn random_clip(r: &mut SmallRng, skeleton: &Skeleton, name: &str) -> Clip {
     let duration = r.gen_range(0.5..3.0);
@@ -330,6 +369,25 @@ pub fn random_library_full(
     events: bool,
     morph_targets: usize,
 ) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
+    random_library_built(seed, sizes, sockets, events, morph_targets, false)
+}
+
+/// As [`random_library`], each clip keying all its tracks at one set of times
+/// ([`share_key_times`]): the library the sample stage searches once per character and sample
+/// (`AnimationLibrary::clips_share_key_times`).
+#[allow(dead_code)]
+pub fn random_library_sharing_key_times(seed: u64) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
+    random_library_built(seed, &[1, 37, 130], &[], false, 0, true)
+}
+
+fn random_library_built(
+    seed: u64,
+    sizes: &[usize],
+    sockets: &[usize],
+    events: bool,
+    morph_targets: usize,
+    share_times: bool,
+) -> (wgpu_anim::AnimationLibrary, Vec<Clip>) {
     let mut r = rng(seed);
     let mut event_rng = rng(seed ^ 0x5eed_e7e7);
     let mut morph_rng = rng(seed ^ 0x0b1e_5ade);
@@ -350,6 +408,9 @@ pub fn random_library_full(
         let mut ids: Vec<ClipId> = Vec::with_capacity(CLIPS_PER_SKELETON as usize);
         for c in 0..CLIPS_PER_SKELETON as usize {
             let mut clip = random_clip(&mut r, &s, &format!("s{k}_c{c}"));
+            if share_times {
+                share_key_times(&mut r, &mut clip, &s);
+            }
             if events {
                 let e = &mut event_rng;
                 for _ in 0..e.gen_range(0..5) {

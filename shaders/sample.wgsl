@@ -38,11 +38,11 @@
 #endif
 
 // A blend-list sample's key times, found once per character: the times of its clip's key track
-// (its first raw track of more than one key) and their span at the sample's time. With CLIP_TIMES, every raw joint track of
-// more than one key is keyed at those times (the library keeps one copy of each distinct time
-// array: the same offset and count), as a take exported at one rate is
-// (AnimationLibrary::clips_share_key_times): the joints take the span rather than search.
-// `times` (offset, key count) 0 for a snapshot or a compressed clip.
+// (its first raw track of more than one key) and their span at the sample's time; `times`
+// (offset, key count) 0 for a snapshot or a compressed clip. With CLIP_TIMES every raw joint
+// track of more than one key is keyed at those times (the library keeps one copy of each
+// distinct time array: the same offset and count), as a take exported at one rate is
+// (AnimationLibrary::clips_share_key_times), and the joints take the span rather than search.
 struct SampleKeys {
     times: vec2<u32>,
     span: KeySpan,
@@ -51,9 +51,7 @@ struct SampleKeys {
 #ifdef CLIP_TIMES
 // The keys of the character's list samples (sample_joints writes them, thread k sample k).
 var<workgroup> wg_keys: array<SampleKeys, MAX_BLEND_CLIPS>;
-#endif
 
-#ifdef CLIP_TIMES
 // The keys of instance `i`'s list sample `k`.
 fn list_sample_keys(i: u32, k: u32) -> SampleKeys {
     var keys = SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0));

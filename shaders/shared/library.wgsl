@@ -117,7 +117,8 @@ fn key_value(track: Track, k: u32) -> vec4<f32> {
 // Where time `t` falls among `n` key times from `base` (at least one), clamped to them: the key
 // before `t` (or the first), the key after it (or the same one), `u` between them (0 at a clamped
 // end) and the keys' distance `dt`. Tracks keyed at the same times share the library's one copy
-// of them (the same `time_offset`), and so one search: a joint's channels usually do.
+// of them (the same `time_offset`), and so one span: the sample stage's CLIP_TIMES searches a
+// clip's once per character and sample.
 struct KeySpan {
     lo: u32,
     hi: u32,

@@ -27,8 +27,8 @@ fn sample_times(lib: &AnimationLibrary, clip: usize) -> Option<(u32, u32)> {
 }
 
 /// The bytes `sample_joint` (shaders/sample.wgsl) reads for one channel's `track` at time `t`;
-/// `times`: the sample's key times ([`sample_times`]), whose span a raw track keyed at them takes
-/// rather than searching.
+/// `times`: with CLIP_TIMES, the sample's key times ([`sample_times`]), whose span a raw track
+/// keyed at them takes rather than searching.
 fn key_bytes(lib: &AnimationLibrary, track: &GpuTrack, t: f32, times: Option<(u32, u32)>) -> u64 {
     const VALUE: u64 = 16;
     if track.interpolation == crate::layout::INTERP_PACKED {
@@ -88,6 +88,8 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
     // The staged GPU path and the CPU mirror move the same buffers; the fused path keeps the pose
     // in workgroup memory.
     let fused = path == PathKind::GpuFused;
+    // With CLIP_TIMES the sample stage searches each sample's key times once per character.
+    let clip_times = lib.clips_share_key_times();
     let sz = |n: usize| n as u64;
     let (mut own, mut shared, mut joints) = (0u64, 0u64, 0u64);
     let tree_bytes = |offset: u32, nodes: u32| -> u64 {
@@ -182,11 +184,16 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
                 own += j * pose;
                 continue;
             }
-            // Clip header read by clock, and by sample for its keys and its joints.
-            shared += 3 * sz(size_of::<GpuClip>());
+            // Clip header read by clock and by sample (with CLIP_TIMES, also for its keys).
+            shared += if clip_times { 3 } else { 2 } * sz(size_of::<GpuClip>());
             let clip = &lib.clips()[e.clip as usize];
-            // The sample's key times, searched once: their track's header and the search.
-            let times = sample_times(lib, e.clip as usize);
+            // With CLIP_TIMES, the sample's key times, searched once: their track's header and
+            // the search.
+            let times = if clip_times {
+                sample_times(lib, e.clip as usize)
+            } else {
+                None
+            };
             if let Some((_, n)) = times {
                 shared += sz(size_of::<GpuTrack>()) + span_bytes(n);
             }

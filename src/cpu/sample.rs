@@ -31,7 +31,7 @@ fn key_value(values: &[Vec4], track: &GpuTrack, k: u32) -> Vec4 {
 /// Where time `t` falls among the key times `keys` (at least one), clamped to them: the key
 /// before `t` (or the first), the key after it (or the same one), `u` between them (0 at a
 /// clamped end) and the keys' distance `dt`. Tracks keyed at the same times share the library's
-/// one copy of them, and so one span. WGSL `KeySpan`.
+/// one copy of them, and so one span ([`list_keys`]). WGSL `KeySpan`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct KeySpan {
     lo: u32,

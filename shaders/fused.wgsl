@@ -9,10 +9,9 @@
 
 #import wgpu_anim::types::{
     Affine, FRAME_CULL, LocalPose, MARK_DRAWN, MARK_EVALUATE, MAX_FUSED_JOINTS,
-    WORKGROUP_SIZE,
 }
 #import wgpu_anim::culling::marks_of
-#import wgpu_anim::math::workgroup_linear
+#import wgpu_anim::math::{CHARACTER_THREADS, workgroup_linear}
 #import wgpu_anim::bindings::{frame, instances, pose_history}
 #import wgpu_anim::library::{joint_level, skeleton_info}
 #import wgpu_anim::sample::{LayeredPose, sample_joints}
@@ -91,7 +90,7 @@ override fn palette_stage::palette_model_at(joint_offset: u32, j: u32) -> Affine
     return Affine(m.translation, m.rotation, m.scale);
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(CHARACTER_THREADS)
 fn fused(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
@@ -154,7 +153,7 @@ fn fused(
         if (d + 1u < entries) {
             end = joint_level(skeleton_joints + d + 1u) >> 16u;
         }
-        for (var k = (joint_level(skeleton_joints + d) >> 16u) + lid; k < end; k += WORKGROUP_SIZE) {
+        for (var k = (joint_level(skeleton_joints + d) >> 16u) + lid; k < end; k += CHARACTER_THREADS) {
             let j = joint_level(skeleton_joints + k) & 0xffu;
             if (j < joint_count) {
                 propagate_joint(joint_offset, skeleton_joints, mesh, j);

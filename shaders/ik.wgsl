@@ -10,9 +10,9 @@
 
 #import wgpu_anim::types::{
     Affine, IK_AIM, IK_ON, IK_TARGET_GROUND, IK_TARGET_LOOK_AT, IK_TARGET_WORLD, IK_TWO_BONE, IkChain,
-    MAX_AIM_JOINTS, MAX_IK_CHAINS, NO_JOINT, WORKGROUP_SIZE,
+    MAX_AIM_JOINTS, MAX_IK_CHAINS, NO_JOINT,
 }
-#import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_rotate, workgroup_linear}
+#import wgpu_anim::math::{CHARACTER_THREADS, affine_from_sqt, affine_mul, quat_rotate, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{frame, instances, model_poses}
 #import wgpu_anim::library::{ik_chain, joint_parent, skeleton_info}
@@ -192,7 +192,7 @@ fn chain_step(i: u32, skeleton: u32, joint_offset: u32, joint_count: u32, k: u32
     }
 }
 
-// Carries joints lid, lid + WORKGROUP_SIZE, ... below `joint_count` by the lift, then by the
+// Carries joints lid, lid + CHARACTER_THREADS, ... below `joint_count` by the lift, then by the
 // pivots of the joints above them (or themselves), in the pivots' order. Every thread.
 fn carry_joints(skel_joint_offset: u32, joint_offset: u32, lid: u32, joint_count: u32) {
     var lowest = NO_JOINT;
@@ -201,7 +201,7 @@ fn carry_joints(skel_joint_offset: u32, joint_offset: u32, lid: u32, joint_count
     }
     let lift = wg_lift;
     let lifted = any(lift != vec3<f32>(0.0));
-    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+    for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
         if (j < lowest && !lifted) {
             continue;
         }
@@ -287,7 +287,7 @@ fn ik_joints(i: u32, lid: u32, joint_count: u32) {
     }
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(CHARACTER_THREADS)
 fn ik(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,

@@ -9,9 +9,9 @@
 #define_import_path wgpu_anim::palette
 
 #import wgpu_anim::types::{
-    Affine, FRAME_DUAL_QUATERNION, FRAME_LOD_INTERPOLATE, MARK_ENTERED, MARK_EVALUATE, MAX_SOCKETS, WORKGROUP_SIZE,
+    Affine, FRAME_DUAL_QUATERNION, FRAME_LOD_INTERPOLATE, MARK_ENTERED, MARK_EVALUATE, MAX_SOCKETS,
 }
-#import wgpu_anim::math::{affine_mul, dual_quat_from_affine, workgroup_linear}
+#import wgpu_anim::math::{CHARACTER_THREADS, affine_mul, dual_quat_from_affine, workgroup_linear}
 #import wgpu_anim::culling::{
     drawn_count, drawn_instance, evaluated_count, evaluated_instance, held_fraction, marks_of, update_rate,
 }
@@ -53,7 +53,7 @@ fn key_slot(s: u32) -> u32 {
     return frame.key_base + 2u * s;
 }
 
-// Instance `i`'s skinning matrices for joints `lid`, `lid + WORKGROUP_SIZE`, ... below
+// Instance `i`'s skinning matrices for joints `lid`, `lid + CHARACTER_THREADS`, ... below
 // `joint_count`, and their dual quaternions when it skins with them. With FRAME_LOD_INTERPOLATE
 // each becomes the newer key and the newer the older, and the palette drawn is the older (the
 // pose shown an update period late; at rate 1 or on the frame it comes into view, the new
@@ -68,7 +68,7 @@ fn palette_joints(i: u32, lid: u32, joint_count: u32) {
         let rate = update_rate(i, instances[i].world, instances[i].bound_radius);
         fresh = (marks_of(i) & MARK_ENTERED) != 0u || rate == 1u;
     }
-    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+    for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
         let k = skin_matrix(palette_model_at(joint_offset, j), inverse_bind(skel.joint_offset + j));
         var shown = k;
         if (keys) {
@@ -100,7 +100,7 @@ fn affine_lerp(a: Affine, b: Affine, s: f32) -> Affine {
 fn interpolate_joints(i: u32, lid: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
     let s = held_fraction(i);
-    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+    for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
         let key = key_slot(joint_offset + j);
         palettes[joint_offset + j] = affine_lerp(palettes[key], palettes[key + 1u], s);
     }
@@ -109,6 +109,7 @@ fn interpolate_joints(i: u32, lid: u32, joint_count: u32) {
 // Instance `i`'s socket matrices, one per thread `lid` below its skeleton's socket count: the
 // world matrix times the joint's model matrix times the socket's offset, at slot
 // `frame.snapshot_offset + i * MAX_SOCKETS + lid` of the palette buffer.
+const_assert MAX_SOCKETS <= CHARACTER_THREADS;
 fn socket_matrices(i: u32, lid: u32) {
     let skel = skeleton_info(instances[i].skeleton);
     if (lid >= min(skel.socket_count, MAX_SOCKETS)) {
@@ -119,7 +120,7 @@ fn socket_matrices(i: u32, lid: u32) {
     palettes[frame.snapshot_offset + i * MAX_SOCKETS + lid] = affine_mul(instances[i].world, affine_mul(model, socket.offset));
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(CHARACTER_THREADS)
 fn palette(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,

@@ -2,7 +2,7 @@
 // blend list at its time — keys found by binary search (random access, no cursor; with
 // CLIP_TIMES once per instance and sample) and interpolated — and blend them; under an
 // inertialized transition, apply its offset (shared/inertia). One workgroup per instance, its
-// threads striding over the joints. With MORPH (a library whose clips drive morph-target
+// threads (CHARACTER_THREADS) striding over the joints. With MORPH (a library whose clips drive morph-target
 // weights) its threads then stride over the instance's morph targets and blend their weights the
 // same way. CPU mirror: cpu::sample (weights:
 // cpu::blend_morph_weights). An animator without layers (AnimatorDesc::layers) compiles it with
@@ -17,9 +17,9 @@
     BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
     INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
-    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, WORKGROUP_SIZE,
+    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo,
 }
-#import wgpu_anim::math::{quat_mul, workgroup_linear}
+#import wgpu_anim::math::{CHARACTER_THREADS, quat_mul, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
 #import wgpu_anim::library::{KeySpan, clip_info, clip_key_track, key_span, sample_channel, skeleton_info, track_at, value_at}
@@ -413,15 +413,15 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
     return out;
 }
 
-// Instance `i`'s joints `lid`, `lid + WORKGROUP_SIZE`, ... below `joint_count`: sampled,
+// Instance `i`'s joints `lid`, `lid + CHARACTER_THREADS`, ... below `joint_count`: sampled,
 // blended, layered (and, with INERTIA_PREVIOUS, again at the previous frame's times),
-// inertialized and stored; with MORPH, its morph weights too. With CLIP_TIMES, first thread k
-// finds the key times of list sample k (list_sample_keys) for every joint's thread: called in
-// uniform control flow, as that ends on a barrier.
+// inertialized and stored; with MORPH, its morph weights too. With CLIP_TIMES, first thread `lid`
+// finds the key times of list samples `lid`, `lid + CHARACTER_THREADS`, ... (list_sample_keys)
+// for every joint's thread: called in uniform control flow, as that ends on a barrier.
 fn sample_joints(i: u32, lid: u32, joint_count: u32) {
 #ifdef CLIP_TIMES
-    if (lid < min(list_count(i), MAX_BLEND_CLIPS)) {
-        wg_keys[lid] = list_sample_keys(i, lid);
+    for (var n = lid; n < min(list_count(i), MAX_BLEND_CLIPS); n += CHARACTER_THREADS) {
+        wg_keys[n] = list_sample_keys(i, n);
     }
     workgroupBarrier();
 #endif
@@ -440,7 +440,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let bits = list_inertia(i);
     let passes = select(1u, 2u, (bits & INERTIA_PREVIOUS) != 0u);
 #endif
-    for (var j = lid; j < joint_count; j += WORKGROUP_SIZE) {
+    for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
         let snapshot_slot = joint_offset + j;
         // One call site of layered_joint, so the sampler is compiled once.
         var lp: LayeredPose;
@@ -461,7 +461,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
         store_joint(joint_offset, j, lp, keep_pose, mesh_additive);
     }
 #ifdef MORPH
-    // Targets `lid`, `lid + WORKGROUP_SIZE`, ... of those in use: the instance's own weights
+    // Targets `lid`, `lid + CHARACTER_THREADS`, ... of those in use: the instance's own weights
     // (after frame.morph_api_base) blended with its clips' weight tracks and its snapshot (after
     // twice that) into the weights the vertex stage reads (under an inertialized transition,
     // mixed in from the snapshot); kept as the snapshot on a frame that keeps the pose (written
@@ -469,7 +469,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let base = instances[i].morph_offset;
     let snapshot = 2u * frame.morph_api_base + base;
     let morph_time = list_inertia_time(i);
-    for (var t = lid; t < instances[i].morph_count; t += WORKGROUP_SIZE) {
+    for (var t = lid; t < instances[i].morph_count; t += CHARACTER_THREADS) {
         let kept = morph_weights[snapshot + t];
         let blended = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t], kept);
         let w = inertia_morph_weight(bits, morph_time, instances[i].transition_duration, kept, blended);
@@ -575,7 +575,7 @@ fn blend_morph_weight(i: u32, t: u32, own: f32, snapshot: f32) -> f32 {
 var<workgroup> wg_evaluated: u32;
 #endif
 
-@compute @workgroup_size(WORKGROUP_SIZE)
+@compute @workgroup_size(CHARACTER_THREADS)
 fn sample(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,

@@ -15,9 +15,13 @@ use crate::math::Affine;
 use glam::{Vec3, Vec4};
 
 /// Workgroup size of every per-instance compute stage (`clock`, `local_to_model`), and the number
-/// of threads per instance of the per-joint stages (`sample`, `palette`). Matches
+/// of threads per instance of the per-joint stages (`sample`, `ik`, `palette`, fused) with
+/// [`crate::gpu::CharacterThreads::Wide`]. Matches
 /// `const WORKGROUP_SIZE` in `shaders/shared/types.wgsl`.
 pub const WORKGROUP_SIZE: u32 = 64;
+/// Threads per character with [`crate::gpu::CharacterThreads::Narrow`], one SIMD group of a CPU
+/// adapter: `const CHARACTER_THREADS` with `NARROW_THREADS` in `shaders/shared/types.wgsl`.
+pub const NARROW_THREADS: u32 = 8;
 
 /// Loop mode code: play once, clamp to `[0, T]`.
 pub const LOOP_ONCE: u32 = 0;

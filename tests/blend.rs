@@ -138,6 +138,7 @@ impl Sim {
                 culling: false,
                 lod_interpolation: false,
                 hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+                character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
             },
         )
         .unwrap();

@@ -217,6 +217,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
         },
     )
     .unwrap();

@@ -542,6 +542,7 @@ fn gpu_path(compressed: bool) {
                 culling: false,
                 lod_interpolation: false,
                 hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+                character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -23,6 +23,7 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
         },
     )
     .unwrap();

@@ -1,7 +1,8 @@
 //! The fused path (the clock pass, then the other stages in one dispatch, the hierarchy walked a
 //! level at a time) computes what the staged path computes: the same random crowds (clips, blend
 //! trees, layers of every mode, cross-fades and interrupted cross-fades) on a fused and a staged
-//! animator, frame by frame; clocks must be equal, snapshot poses and palettes agree within 1e-5.
+//! animator, frame by frame; clocks must be equal, snapshot poses and palettes agree within 1e-5
+//! (and are equal, bit for bit, between the hierarchy's walks and the threads per character).
 //! (The staged path is checked against the CPU mirror stage by stage in `tests/gpu_stages.rs`.)
 
 mod common;
@@ -9,13 +10,13 @@ mod common;
 use common::{affine_error, compare, pose_error, random_state, rng};
 use rand::Rng;
 use wgpu_anim::cpu::PageBuffers;
-use wgpu_anim::gpu::HierarchyWalk;
 use wgpu_anim::gpu::Transition;
+use wgpu_anim::gpu::{CharacterThreads, HierarchyWalk};
 use wgpu_anim::layout::KEEP_POSE;
 use wgpu_anim::{Animator, AnimatorDesc};
 
 fn crowd(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, fused: bool, n: usize) -> Animator {
-    crowd_walking(device, lib, fused, n, HierarchyWalk::Auto)
+    crowd_walking(device, lib, fused, n, (HierarchyWalk::Auto, CharacterThreads::Auto))
 }
 
 fn crowd_walking(
@@ -23,7 +24,7 @@ fn crowd_walking(
     lib: &wgpu_anim::AnimationLibrary,
     fused: bool,
     n: usize,
-    walk: HierarchyWalk,
+    (walk, threads): (HierarchyWalk, CharacterThreads),
 ) -> Animator {
     let mut a = Animator::new(
         device,
@@ -40,6 +41,7 @@ fn crowd_walking(
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: walk,
+            character_threads: threads,
         },
     )
     .unwrap();
@@ -72,24 +74,30 @@ fn fused_matches_staged_frame_by_frame() {
     let (lib, _) = common::random_library_of(8, &[1, 40]);
     let n = 1500;
     // Both walks of the hierarchy, each against the staged path.
-    let mut staged = crowd(&device, &lib, false, n);
-    let mut walks = [HierarchyWalk::Levels, HierarchyWalk::OneThread].map(|w| crowd_walking(&device, &lib, true, n, w));
+    // Both walks of the hierarchy and both thread counts per character; the staged path with
+    // both thread counts.
+    let (wide, narrow) = (CharacterThreads::Wide, CharacterThreads::Narrow);
+    let [mut staged, mut staged_narrow] =
+        [wide, narrow].map(|t| crowd_walking(&device, &lib, false, n, (HierarchyWalk::Auto, t)));
+    let mut walks = [(HierarchyWalk::Levels, wide), (HierarchyWalk::OneThread, narrow)]
+        .map(|w| crowd_walking(&device, &lib, true, n, w));
     assert_eq!(
-        walks.each_ref().map(|a| a.hierarchy_walk()),
-        [HierarchyWalk::Levels, HierarchyWalk::OneThread]
+        walks.each_ref().map(|a| (a.hierarchy_walk(), a.character_threads())),
+        [(HierarchyWalk::Levels, wide), (HierarchyWalk::OneThread, narrow)]
     );
     for fused in &walks {
         assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (4, 2));
     }
-    // Auto: by levels on a GPU, one thread on a CPU adapter.
+    // Auto: by levels and a workgroup per character on a GPU, one thread walking and a SIMD
+    // group per character on a CPU adapter.
     let cpu = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
-    let auto = crowd(&device, &lib, true, 1).hierarchy_walk();
+    let auto = crowd(&device, &lib, true, 1);
     assert_eq!(
-        auto,
+        (auto.hierarchy_walk(), auto.character_threads()),
         if cpu {
-            HierarchyWalk::OneThread
+            (HierarchyWalk::OneThread, narrow)
         } else {
-            HierarchyWalk::Levels
+            (HierarchyWalk::Levels, wide)
         }
     );
     let mut r = rng(5);
@@ -105,6 +113,7 @@ fn fused_matches_staged_frame_by_frame() {
                     let desc = random_state(&mut r, &lib, skel);
                     let t = Transition::linear(r.gen_range(0.2..0.8));
                     staged.play(i, &desc, Some(t)).unwrap();
+                    staged_narrow.play(i, &desc, Some(t)).unwrap();
                     for fused in &mut walks {
                         fused.play(i, &desc, Some(t)).unwrap();
                     }
@@ -116,6 +125,15 @@ fn fused_matches_staged_frame_by_frame() {
         let keeping = staged.instances().iter().filter(|i| i.flags & KEEP_POSE != 0).count();
         kept += keeping;
         let snapshots = staged.read_snapshots(&device, &queue).unwrap();
+        // The staged passes with a SIMD group per character: the same results, bit for bit.
+        step(&device, &queue, &mut staged_narrow, dt);
+        let (nc, np) = staged_narrow.read_back(&device, &queue).unwrap();
+        assert_eq!(
+            (&sc, &sp.palette),
+            (&nc, &np.palette),
+            "frame {f}: the thread counts differ"
+        );
+        assert_eq!(snapshots, staged_narrow.read_snapshots(&device, &queue).unwrap());
         let mut palettes = Vec::new();
         for fused in &mut walks {
             step(&device, &queue, fused, dt);
@@ -178,7 +196,7 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     let (lib, _) = common::random_library_of(9, &[1, 40]);
     let n = 800;
     // By levels, as the mirror walks (on a CPU adapter the default is one thread).
-    let mut a = crowd_walking(&device, &lib, true, n, HierarchyWalk::Levels);
+    let mut a = crowd_walking(&device, &lib, true, n, (HierarchyWalk::Levels, CharacterThreads::Auto));
     let mut r = rng(6);
     for (f, dt) in [0.0, 0.1, 0.05, 0.2].into_iter().enumerate() {
         if f >= 2 {

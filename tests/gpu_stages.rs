@@ -57,6 +57,7 @@ fn run_frames_on(
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
         },
     )
     .unwrap();
@@ -602,6 +603,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
         },
     )
     .unwrap();
@@ -722,6 +724,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         culling: false,
         lod_interpolation: false,
         hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+        character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
     };
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
@@ -852,6 +855,7 @@ fn an_edit_uploads_only_the_instances_it_changed() {
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
         },
     )
     .unwrap();

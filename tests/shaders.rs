@@ -46,8 +46,8 @@ fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>)
     panic!("WGSL struct {name} not found");
 }
 
-/// Every variant of every stage (no feature, each feature alone, all of them, and the key search
-/// once per clip sample) validates.
+/// Every variant of every stage (no feature, each feature alone, all of them, the key search
+/// once per clip sample, a SIMD group per character) validates.
 #[test]
 fn every_stage_module_validates() {
     use naga_oil::compose::ShaderDefValue::Bool;
@@ -60,7 +60,11 @@ fn every_stage_module_validates() {
         ],
         &[("ROOT_MOTION", Bool(true)), ("OUTPUTS", Bool(true))],
         &[("CURVES", Bool(true)), ("OUTPUTS", Bool(true))],
-        &[("ONE_THREAD_WALK", Bool(true)), ("IK", Bool(true))],
+        &[
+            ("ONE_THREAD_WALK", Bool(true)),
+            ("IK", Bool(true)),
+            ("NARROW_THREADS", Bool(true)),
+        ],
         &[("CLIP_TIMES", Bool(true)), ("IK", Bool(true)), ("MORPH", Bool(true))],
         shaders::ALL_FEATURES,
     ];
@@ -558,6 +562,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
     use wgpu_anim::layout::{self, layer_mode, node_kind, source_kind};
     vec![
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
+        // Its first definition, with NARROW_THREADS (the other is WORKGROUP_SIZE).
+        ("CHARACTER_THREADS", U32(layout::NARROW_THREADS)),
         ("INTERP_STEP", U32(wgpu_anim::Interpolation::Step.gpu_code())),
         ("INTERP_LINEAR", U32(wgpu_anim::Interpolation::Linear.gpu_code())),
         ("INTERP_CUBIC", U32(wgpu_anim::Interpolation::CubicSpline.gpu_code())),

@@ -67,6 +67,17 @@ fn hermite_basis(u: f32) -> vec4<f32> {
     return vec4<f32>(2.0 * u3 - 3.0 * u2 + 1.0, u3 - 2.0 * u2 + u, -2.0 * u3 + 3.0 * u2, u3 - u2);
 }
 
+// Threads per character in the passes that run a workgroup per character, threads over its
+// joints (sample, ik, palette, fused): a workgroup of WORKGROUP_SIZE (64) for a GPU; with
+// NARROW_THREADS, one SIMD group of a CPU adapter, which runs a workgroup's SIMD groups one
+// after another, each through every step of the pass. Rust: gpu::CharacterThreads,
+// layout::NARROW_THREADS.
+#ifdef NARROW_THREADS
+const CHARACTER_THREADS: u32 = 8u;
+#else
+const CHARACTER_THREADS: u32 = 64u;
+#endif
+
 // Index of the instance a workgroup works on, for dispatches split over x and y.
 fn workgroup_linear(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
     return wg.y * groups.x + wg.x;

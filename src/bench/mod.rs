@@ -488,6 +488,7 @@ pub(crate) fn crowd_with(
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: crate::gpu::HierarchyWalk::Auto,
+            character_threads: crate::gpu::CharacterThreads::Auto,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {

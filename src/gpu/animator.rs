@@ -6,7 +6,7 @@ use super::controller::{Controller, FrameUpload};
 use super::page::{Page, Shared, StagePipeline, page_layout};
 use super::recovery::{CheckpointCopy, Recovery};
 use super::ring::Ring;
-use super::{AnimatorDesc, FrameReadback, GpuLibrary, HierarchyWalk};
+use super::{AnimatorDesc, CharacterThreads, FrameReadback, GpuLibrary, HierarchyWalk};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
 use crate::layout::{
@@ -47,6 +47,9 @@ pub struct Animator {
     /// The fused pass's walk as asked for ([`AnimatorDesc::hierarchy_walk`]), kept for a
     /// rebuild, and as chosen on this device (never `Auto`).
     pub(super) walk: (HierarchyWalk, HierarchyWalk),
+    /// The threads per character as asked for ([`AnimatorDesc::character_threads`]), kept for a
+    /// rebuild, and as chosen on this device (never `Auto`).
+    pub(super) threads: (CharacterThreads, CharacterThreads),
     /// Records the event log holds; 0 when events are not watched.
     pub(super) event_capacity: u32,
     pub(super) pages: Vec<Page>,
@@ -266,7 +269,7 @@ impl Animator {
             desc.max_instances,
             &layout,
             options,
-            (desc.ground, desc.hierarchy_walk, desc.layers),
+            (desc.ground, (desc.hierarchy_walk, desc.character_threads), desc.layers),
         )
         .await
     }
@@ -281,7 +284,7 @@ impl Animator {
         max_instances: u32,
         layout: &[(u32, u32)],
         options: PageOptions,
-        (ground, walk, layers): (Option<&'static str>, HierarchyWalk, bool),
+        (ground, (walk, threads), layers): (Option<&'static str>, (HierarchyWalk, CharacterThreads), bool),
     ) -> Result<Self> {
         let limits = device.limits();
         let largest = gpu_library
@@ -314,6 +317,16 @@ impl Animator {
         if !options.lod_interpolation {
             defs.push(("NO_LOD_INTERPOLATION", on));
         }
+        // A CPU adapter runs a workgroup's SIMD groups one after another: one SIMD group each.
+        let cpu = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
+        let character_threads = match threads {
+            CharacterThreads::Auto if cpu => CharacterThreads::Narrow,
+            CharacterThreads::Auto => CharacterThreads::Wide,
+            threads => threads,
+        };
+        if character_threads == CharacterThreads::Narrow {
+            defs.push(("NARROW_THREADS", on));
+        }
         let mut passes = Vec::with_capacity(stages.len());
         for stage in stages {
             passes.push(stage_pipeline(device, &gpu_library, stage, ground, &defs).await?);
@@ -321,9 +334,7 @@ impl Animator {
         // The fused path needs its workgroup memory (within WebGPU's default) and skeletons small
         // enough for it; elsewhere only the staged path exists.
         let hierarchy_walk = match walk {
-            HierarchyWalk::Auto if device.adapter_info().device_type == wgpu::DeviceType::Cpu => {
-                HierarchyWalk::OneThread
-            }
+            HierarchyWalk::Auto if cpu => HierarchyWalk::OneThread,
             HierarchyWalk::Auto => HierarchyWalk::Levels,
             walk => walk,
         };
@@ -393,6 +404,7 @@ impl Animator {
             event_log,
             ground,
             walk: (walk, hierarchy_walk),
+            threads: (threads, character_threads),
             event_capacity: 0,
             pages,
             passes,
@@ -408,6 +420,13 @@ impl Animator {
             spare_upload: FrameUpload::default(),
             ring: None,
         })
+    }
+
+    /// How many threads work on each character in the passes that run a workgroup per character
+    /// ([`AnimatorDesc::character_threads`], with [`CharacterThreads::Auto`] decided).
+    #[must_use]
+    pub fn character_threads(&self) -> CharacterThreads {
+        self.threads.1
     }
 
     /// How the fused pass walks each character's hierarchy on this device

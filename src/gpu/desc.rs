@@ -332,6 +332,42 @@ pub struct AnimatorDesc {
     /// How the fused pass walks each character's hierarchy ([`HierarchyWalk`]); both give the
     /// same matrices. [`HierarchyWalk::Auto`] by default.
     pub hierarchy_walk: HierarchyWalk,
+    /// How many threads work on each character in the passes that run a workgroup per character
+    /// ([`CharacterThreads`]); all give the same results. [`CharacterThreads::Auto`] by default.
+    pub character_threads: CharacterThreads,
+}
+
+/// How many threads work on each character, striding over its joints, in the passes that run a
+/// workgroup per character: `sample`, `ik`, `palette` and the fused pass. Every joint is computed
+/// by the same code whichever thread takes it: the results are the same, bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CharacterThreads {
+    /// [`CharacterThreads::Wide`] on a GPU, [`CharacterThreads::Narrow`] on a CPU adapter
+    /// (`wgpu::DeviceType::Cpu`, such as lavapipe or SwiftShader).
+    #[default]
+    Auto,
+    /// A workgroup of [`crate::layout::WORKGROUP_SIZE`] (64) threads: a GPU runs a character's
+    /// joints at once.
+    Wide,
+    /// A workgroup of [`crate::layout::NARROW_THREADS`] (8) threads, one SIMD group of a CPU
+    /// adapter (lavapipe's 256-bit vectors hold 8 lanes). A CPU adapter runs a workgroup's SIMD
+    /// groups one after another, each through every step of the pass and everything done once
+    /// per character; one SIMD group per character measured 0.66 of the `sample` pass's
+    /// instructions and 0.57 of the `palette` pass's on lavapipe
+    /// (`benches/results/2026-11-28-0200-character-threads.md`).
+    Narrow,
+}
+
+impl CharacterThreads {
+    /// The threads per character: `None` for [`CharacterThreads::Auto`], undecided.
+    #[must_use]
+    pub fn count(self) -> Option<u32> {
+        match self {
+            Self::Auto => None,
+            Self::Wide => Some(crate::layout::WORKGROUP_SIZE),
+            Self::Narrow => Some(crate::layout::NARROW_THREADS),
+        }
+    }
 }
 
 /// How the fused pass ([`crate::Animator::set_fused`]) walks a character's hierarchy, parents
@@ -369,6 +405,7 @@ impl Default for AnimatorDesc {
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: HierarchyWalk::Auto,
+            character_threads: CharacterThreads::Auto,
         }
     }
 }

@@ -32,7 +32,8 @@ pub use controller::{Controller, DEFAULT_UPDATE_RATES, DEFAULT_VAT_SIZE, FrameUp
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
 pub use desc::{
-    AnimatorDesc, Blending, Curve, HierarchyWalk, InstanceDesc, Layer, LayerMode, LoopMode, Skinning, Transition,
+    AnimatorDesc, Blending, CharacterThreads, Curve, HierarchyWalk, InstanceDesc, Layer, LayerMode, LoopMode, Skinning,
+    Transition,
 };
 pub use library::{GpuLibrary, LibraryHeap};
 pub use morph::GpuMorphTargets;

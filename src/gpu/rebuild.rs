@@ -128,7 +128,7 @@ impl Animator {
             max_instances,
             &layout,
             options,
-            (self.ground, self.walk.0, self.controller.layers()),
+            (self.ground, (self.walk.0, self.threads.0), self.controller.layers()),
         )
         .await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before

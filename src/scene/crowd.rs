@@ -91,6 +91,7 @@ impl Crowd {
                 // Update-rate LOD, when turned on, draws far members blended between updates.
                 lod_interpolation: desc.culling,
                 hierarchy_walk: crate::gpu::HierarchyWalk::Auto,
+                character_threads: crate::gpu::CharacterThreads::Auto,
             },
         )
         .await?;

@@ -109,6 +109,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
+            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -2,14 +2,14 @@
 // blend list at its time — keys found by binary search (random access, no cursor; with
 // CLIP_TIMES once per instance and sample) and interpolated — and blend them; under an
 // inertialized transition, apply its offset (shared/inertia). One workgroup per instance, its
-// threads (CHARACTER_THREADS) striding over the joints. With MORPH (a library whose clips drive morph-target
-// weights) its threads then stride over the instance's morph targets and blend their weights the
-// same way. CPU mirror: cpu::sample (weights:
-// cpu::blend_morph_weights). An animator without layers (AnimatorDesc::layers) compiles it with
-// NO_LAYERS, one without inertialized transitions (AnimatorDesc::inertialization) with
-// NO_INERTIA: the code a character of that animator never runs is left out, which costs a GPU
-// nothing when it branches around it and a CPU adapter (lavapipe), which runs every side of a
-// branch masked, about as much as the code itself.
+// threads (CHARACTER_THREADS) striding over the joints. With MORPH (a library whose clips drive
+// morph-target weights) its threads then stride over the instance's morph targets and blend their
+// weights the same way. CPU mirror: cpu::sample (weights: cpu::blend_morph_weights). An
+// animator without layers (AnimatorDesc::layers) compiles it with NO_LAYERS, one without
+// inertialized transitions (AnimatorDesc::inertialization) with NO_INERTIA: the code a character
+// of that animator never runs is left out, which costs a GPU nothing when it branches around it
+// and a CPU adapter (lavapipe), which runs every side of a branch masked, about as much as the
+// code itself.
 
 #define_import_path wgpu_anim::sample
 

@@ -352,14 +352,22 @@ pub enum CharacterThreads {
     /// A workgroup of [`crate::layout::NARROW_THREADS`] (8) threads, one SIMD group of a CPU
     /// adapter (lavapipe's 256-bit vectors hold 8 lanes). A CPU adapter runs a workgroup's SIMD
     /// groups one after another, each through every step of the pass and everything done once
-    /// per character; one SIMD group per character measured 0.66 of the `sample` pass's
+    /// per character; one SIMD group per character measured 0.66 to 0.92 of the `sample` pass's
     /// instructions and 0.57 of the `palette` pass's on lavapipe
     /// (`benches/results/2026-11-28-0200-character-threads.md`).
     Narrow,
 }
 
 impl CharacterThreads {
-    /// The threads per character: `None` for [`CharacterThreads::Auto`], undecided.
+    /// The threads per character: `None` for [`CharacterThreads::Auto`], undecided
+    /// ([`crate::Animator::character_threads`] says what an animator chose).
+    ///
+    /// ```
+    /// use wgpu_anim::gpu::CharacterThreads;
+    /// assert_eq!(CharacterThreads::Wide.count(), Some(64));
+    /// assert_eq!(CharacterThreads::Narrow.count(), Some(8));
+    /// assert_eq!(CharacterThreads::Auto.count(), None);
+    /// ```
     #[must_use]
     pub fn count(self) -> Option<u32> {
         match self {

@@ -379,8 +379,9 @@ impl CharacterThreads {
 }
 
 /// How the fused pass ([`crate::Animator::set_fused`]) walks a character's hierarchy, parents
-/// before children, in its workgroup of 64 threads. The model matrices are the same either way,
-/// bit for bit: each joint's is its parent's times its local pose, in the same operations.
+/// before children, in its workgroup ([`CharacterThreads`]: 64 threads on a GPU, 8 on a CPU
+/// adapter). The model matrices are the same either way, bit for bit: each joint's is its
+/// parent's times its local pose, in the same operations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HierarchyWalk {
     /// [`HierarchyWalk::Levels`] on a GPU, [`HierarchyWalk::OneThread`] on a CPU adapter

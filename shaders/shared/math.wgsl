@@ -2,7 +2,7 @@
 
 #define_import_path wgpu_anim::math
 
-#import wgpu_anim::types::{Affine, DualQuat, POLAR_FLAT_DET, POLAR_ITERATIONS, POLAR_MIN_COFACTOR, POLAR_TOLERANCE}
+#import wgpu_anim::types::{Affine, DualQuat, POLAR_FLAT_DET, POLAR_ITERATIONS, POLAR_MIN_COFACTOR, POLAR_TOLERANCE, WORKGROUP_SIZE}
 
 // T(t) * R(q) * S(s) as a 3x4 affine matrix. Rust: Affine::from_sqt.
 fn affine_from_sqt(t: vec3<f32>, q: vec4<f32>, s: vec3<f32>) -> Affine {
@@ -75,7 +75,7 @@ fn hermite_basis(u: f32) -> vec4<f32> {
 #ifdef NARROW_THREADS
 const CHARACTER_THREADS: u32 = 8u;
 #else
-const CHARACTER_THREADS: u32 = 64u;
+const CHARACTER_THREADS: u32 = WORKGROUP_SIZE;
 #endif
 
 // Index of the instance a workgroup works on, for dispatches split over x and y.

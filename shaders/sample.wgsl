@@ -22,7 +22,7 @@
 #import wgpu_anim::math::{CHARACTER_THREADS, quat_mul, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
-#import wgpu_anim::library::{KeySpan, clip_info, clip_key_track, key_span, sample_channel, skeleton_info, track_at, value_at}
+#import wgpu_anim::library::{KeySpan, clip_info, clip_joint_tracks, clip_key_track, clip_track_offset, joint_tracks, key_span, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
     PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
     decay_to_slots, delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub,
@@ -46,17 +46,58 @@
 struct SampleKeys {
     times: vec2<u32>,
     span: KeySpan,
+    // The clip's first unit of joint track words (clip_joint_tracks).
+    joints: u32,
 }
 
 #ifdef CLIP_TIMES
-// The keys of the character's list samples (sample_joints writes them, thread k sample k).
-var<workgroup> wg_keys: array<SampleKeys, MAX_BLEND_CLIPS>;
+// The character's list samples as its joints read them (sample_joints writes them, thread k
+// sample k), two units each: the keys (the clip's first joint track unit, the span's keys and
+// `u`) and the sample (clip, time, weight, layer); with CUBIC_KEYS the span's `dt` beside them.
+// Two 16-byte loads per joint and sample: a GPU that loads a thread's words one by one
+// (lavapipe) pays for each load, so seven words read one by one cost it more.
+var<workgroup> wg_samples: array<vec4<u32>, 2u * MAX_BLEND_CLIPS>;
+#ifdef CUBIC_KEYS
+var<workgroup> wg_dt: array<f32, MAX_BLEND_CLIPS>;
+#endif
+
+// Keeps instance `i`'s list sample `k` and its keys where the joints read them.
+fn keep_list_sample(i: u32, k: u32) {
+    let e = list_sample(i, k);
+    let keys = list_sample_keys(i, k);
+    wg_samples[2u * k] = vec4<u32>(keys.joints, keys.span.lo, keys.span.hi, bitcast<u32>(keys.span.u));
+    wg_samples[2u * k + 1u] = vec4<u32>(e.clip, bitcast<u32>(e.time), bitcast<u32>(e.weight), e.layer);
+#ifdef CUBIC_KEYS
+    wg_dt[k] = keys.span.dt;
+#endif
+}
+
+// List sample `k` as keep_list_sample kept it, and its keys.
+struct KeptSample {
+    e: BlendSample,
+    keys: SampleKeys,
+}
+
+fn kept_sample(k: u32) -> KeptSample {
+    let a = wg_samples[2u * k];
+    let b = wg_samples[2u * k + 1u];
+#ifdef CUBIC_KEYS
+    let dt = wg_dt[k];
+#else
+    let dt = 0.0;
+#endif
+    return KeptSample(
+        BlendSample(b.x, bitcast<f32>(b.y), bitcast<f32>(b.z), b.w),
+        SampleKeys(vec2<u32>(0u), KeySpan(a.y, a.z, bitcast<f32>(a.w), dt), a.x),
+    );
+}
 
 // The keys of instance `i`'s list sample `k`.
 fn list_sample_keys(i: u32, k: u32) -> SampleKeys {
-    var keys = SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0));
+    var keys = SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0), 0u);
     let e = list_sample(i, k);
     if (e.clip != SNAPSHOT_CLIP) {
+        keys.joints = clip_joint_tracks(e.clip);
         let clip = clip_info(e.clip);
         let track = track_at(clip_key_track(e.clip));
         if (clip.joint_count > 0u && track.interpolation != INTERP_PACKED) {
@@ -68,21 +109,32 @@ fn list_sample_keys(i: u32, k: u32) -> SampleKeys {
 }
 #endif
 
-// Joint `j` of `clip` at time `t`: its translation, rotation and scale tracks, each through the
-// one sampler (a single key included: one call site, the sampler compiled once). With
-// CLIP_TIMES a raw track takes the span of `keys` (the sample's, found once per character; a
-// single key its key 0); without, each raw track searches its own times.
-fn sample_joint(clip: ClipInfo, j: u32, t: f32, keys: SampleKeys) -> LocalPose {
-    let first = clip.track_offset + 3u * j;
+// Joint `j` of the clip whose first track is `track_offset` at time `t`: its translation,
+// rotation and scale tracks, each through the one sampler (a single key included: one call site,
+// the sampler compiled once). With CLIP_TIMES a raw track takes the span of `keys` (the sample's,
+// found once per character; a single key its key 0), and a library without compressed clips
+// reads the joint's three headers in one load (joint_tracks); without, each raw track searches
+// its own times.
+fn sample_joint(track_offset: u32, j: u32, t: f32, keys: SampleKeys) -> LocalPose {
+#ifdef CLIP_TIMES
+#ifndef COMPRESSED
+    let tracks = joint_tracks(keys.joints, j);
+#endif
+#endif
     var channels = array<vec4<f32>, 3>();
     for (var c = 0u; c < 3u; c++) {
-        let track = track_at(first + c);
 #ifdef CLIP_TIMES
+#ifdef COMPRESSED
+        let track = track_at(track_offset + 3u * j + c);
+#else
+        let track = tracks[c];
+#endif
         var span = keys.span;
         if (track.key_count <= 1u) {
             span = KeySpan(0u, 0u, 0.0, 0.0);
         }
 #else
+        let track = track_at(track_offset + 3u * j + c);
         var span = KeySpan(0u, 0u, 0.0, 0.0);
 #ifndef PACKED_ONLY
         if (track.interpolation != INTERP_PACKED) {
@@ -155,14 +207,15 @@ fn add_to_sum(sum: LayerSum, p: LocalPose, weight: f32) -> LayerSum {
 }
 
 // A layer's blend from its sums: normalized, order-independent; a total weight below
-// MIN_BLEND_WEIGHT is filled with `fill_pose`.
-fn blend_layer(sum: LayerSum, fill_pose: LocalPose) -> LocalPose {
+// MIN_BLEND_WEIGHT is filled with the layer's fill pose (fill_pose), read only then.
+fn blend_layer(sum: LayerSum, k: u32, mode: u32, pose: LocalPose, skel: SkeletonInfo, j: u32) -> LocalPose {
     var t = sum.t;
     var s = sum.s;
     var q = sum.q;
-    let q_ref = select(fill_pose.rotation, sum.q_ref, sum.count > 0u);
     let fill = max(MIN_BLEND_WEIGHT - sum.total, 0.0);
     if (fill > 0.0) {
+        let fill_pose = fill_pose_of(k, mode, pose, skel, j);
+        let q_ref = select(fill_pose.rotation, sum.q_ref, sum.count > 0u);
         var wq = fill;
         if (dot(q_ref, fill_pose.rotation) < 0.0) {
             wq = -fill;
@@ -173,6 +226,18 @@ fn blend_layer(sum: LayerSum, fill_pose: LocalPose) -> LocalPose {
     }
     let total = sum.total + fill;
     return LocalPose(vec4<f32>(t / total, 0.0), normalize(q), vec4<f32>(s / total, 0.0));
+}
+
+// What fills layer k's missing weight: the rest pose for the base (k = 0), the pose so far for
+// an override layer, the identity for an additive one.
+fn fill_pose_of(k: u32, mode: u32, pose: LocalPose, skel: SkeletonInfo, j: u32) -> LocalPose {
+    if (k == 0u) {
+        return rest_pose(skel, j);
+    }
+    if (mode != LAYER_OVERRIDE) {
+        return identity_pose();
+    }
+    return pose;
 }
 
 fn rest_pose(skel: SkeletonInfo, j: u32) -> LocalPose {
@@ -215,23 +280,49 @@ struct LayeredPose {
     mesh_delta: vec4<f32>,
 }
 
-// Layer k's mode and weight for joint `j` (k = 0 the base, k > 0 layer k - 1), weight 0 for a
-// layer that is off; `tag` as in layered_joint. As vectors: an index picked at run time into a
-// function's array costs a GPU that keeps it in memory (lavapipe) a gather per thread.
+// Instance `i`'s layers, read once per character (k = 0 the base, k > 0 layer k - 1): their
+// modes, weights now and at the previous frame's times (clamped; 0 for a layer that is off)
+// and masks. As vectors: an index picked at run time into a function's array costs a GPU that
+// keeps it in memory (lavapipe) a gather per thread.
+struct LayerHeads {
+    modes: vec4<u32>,
+    now: vec4<f32>,
+    previous: vec4<f32>,
+    masks: vec4<u32>,
+}
+
+fn layer_heads(i: u32) -> LayerHeads {
+    var out = LayerHeads(vec4<u32>(LAYER_OVERRIDE), vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<f32>(1.0, 0.0, 0.0, 0.0), vec4<u32>(NO_MASK));
+#ifndef NO_LAYERS
+    for (var k = 1u; k <= MAX_LAYERS; k++) {
+        let la = list_layer(i, k - 1u);
+        out.modes[k] = la.mode;
+        out.masks[k] = la.mask;
+        if (la.mode != LAYER_OFF) {
+            out.now[k] = clamp(la.weight, 0.0, 1.0);
+            out.previous[k] = clamp(la.previous_weight, 0.0, 1.0);
+        }
+    }
+#endif
+    return out;
+}
+
+// Layer k's mode and weight for joint `j`, from the character's `heads`; `tag` as in
+// layered_joint.
 struct LayerWeights {
     modes: vec4<u32>,
     weights: vec4<f32>,
 }
 
-fn layer_weights(i: u32, j: u32, tag: u32) -> LayerWeights {
-    var out = LayerWeights(vec4<u32>(LAYER_OVERRIDE), vec4<f32>(1.0, 0.0, 0.0, 0.0));
+fn layer_weights(heads: LayerHeads, j: u32, tag: u32) -> LayerWeights {
+    var out = LayerWeights(heads.modes, select(heads.now, heads.previous, tag != 0u));
+#ifndef NO_LAYERS
     for (var k = 1u; k <= MAX_LAYERS; k++) {
-        let la = list_layer(i, k - 1u);
-        out.modes[k] = la.mode;
-        if (la.mode != LAYER_OFF) {
-            out.weights[k] = clamp(select(la.weight, la.previous_weight, tag != 0u), 0.0, 1.0) * mask_weight(la.mask, j);
+        if (heads.modes[k] != LAYER_OFF) {
+            out.weights[k] *= mask_weight(heads.masks[k], j);
         }
     }
+#endif
     return out;
 }
 
@@ -243,13 +334,7 @@ fn apply_layer(pose_in: LayeredPose, sum: LayerSum, k: u32, mode: u32, b: f32, s
     }
     var pose = pose_in.pose;
     var delta = pose_in.mesh_delta;
-    var fill = pose;
-    if (k == 0u) {
-        fill = rest_pose(skel, j);
-    } else if (mode != LAYER_OVERRIDE) {
-        fill = identity_pose();
-    }
-    let lp = blend_layer(sum, fill);
+    let lp = blend_layer(sum, k, mode, pose, skel, j);
     if (mode == LAYER_OVERRIDE) {
         var lq = lp.rotation;
         if (dot(pose.rotation, lq) < 0.0) {
@@ -283,20 +368,20 @@ const_assert MAX_LAYERS == 3u;
 // previous frame's times and layer weights. Each sample of the list is sampled once, into its
 // layer's sums (one call site: the sampler is compiled once, and a GPU that runs both sides of a
 // branch, as lavapipe does, samples as often as the list has samples, not that times the layers).
-fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u32) -> LayeredPose {
-#ifdef NO_LAYERS
-    // No layers: the base alone, at full weight.
-    let lw = LayerWeights(vec4<u32>(LAYER_OVERRIDE), vec4<f32>(1.0, 0.0, 0.0, 0.0));
-#else
-    let lw = layer_weights(i, j, tag);
-#endif
+fn layered_joint(i: u32, heads: LayerHeads, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u32) -> LayeredPose {
+    let lw = layer_weights(heads, j, tag);
     var s0: LayerSum;
     var s1: LayerSum;
     var s2: LayerSum;
     var s3: LayerSum;
     let count = min(list_count(i), MAX_BLEND_CLIPS);
     for (var n = 0u; n < count; n++) {
+#ifdef CLIP_TIMES
+        let kept = kept_sample(n);
+        let e = kept.e;
+#else
         let e = list_sample(i, n);
+#endif
         // Samples of the other time (`tag`) wrap past the layers.
         let k = e.layer - tag;
         if (k > MAX_LAYERS) {
@@ -310,9 +395,9 @@ fn layered_joint(i: u32, skel: SkeletonInfo, j: u32, snapshot_slot: u32, tag: u3
             p = pose_history[snapshot_slot];
         } else {
 #ifdef CLIP_TIMES
-            p = sample_joint(clip_info(e.clip), j, e.time, wg_keys[n]);
+            p = sample_joint(clip_track_offset(e.clip), j, e.time, kept.keys);
 #else
-            p = sample_joint(clip_info(e.clip), j, e.time, SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0)));
+            p = sample_joint(clip_track_offset(e.clip), j, e.time, SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0), 0u));
 #endif
         }
         if (k == 0u) {
@@ -416,12 +501,15 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
 // Instance `i`'s joints `lid`, `lid + CHARACTER_THREADS`, ... below `joint_count`: sampled,
 // blended, layered (and, with INERTIA_PREVIOUS, again at the previous frame's times),
 // inertialized and stored; with MORPH, its morph weights too. With CLIP_TIMES, first thread `lid`
-// finds the key times of list samples `lid`, `lid + CHARACTER_THREADS`, ... (list_sample_keys)
-// for every joint's thread: called in uniform control flow, as that ends on a barrier.
+// finds the key times of list samples `lid`, `lid + CHARACTER_THREADS`, ... and keeps them with
+// the samples for every joint's thread (keep_list_sample): called in uniform control flow, as
+// that ends on a barrier. What is the same for every joint (the list's layers, the
+// kept samples) is read once per character or per sample, not per joint and track where it
+// can be helped: a GPU that loads a thread's words one load at a time (lavapipe) pays per load.
 fn sample_joints(i: u32, lid: u32, joint_count: u32) {
 #ifdef CLIP_TIMES
     for (var n = lid; n < min(list_count(i), MAX_BLEND_CLIPS); n += CHARACTER_THREADS) {
-        wg_keys[n] = list_sample_keys(i, n);
+        keep_list_sample(i, n);
     }
     workgroupBarrier();
 #endif
@@ -440,13 +528,16 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let bits = list_inertia(i);
     let passes = select(1u, 2u, (bits & INERTIA_PREVIOUS) != 0u);
 #endif
+    // What every joint reads of the blend list, read once: a GPU that runs a thread per lane
+    // (lavapipe) pays for each load in the joints' loop once per joint.
+    let heads = layer_heads(i);
     for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
         let snapshot_slot = joint_offset + j;
         // One call site of layered_joint, so the sampler is compiled once.
         var lp: LayeredPose;
         var previous: LocalPose;
         for (var e = 0u; e < passes; e++) {
-            let p = layered_joint(i, skel, j, snapshot_slot, e * PREVIOUS_TAG);
+            let p = layered_joint(i, heads, skel, j, snapshot_slot, e * PREVIOUS_TAG);
             if (e == 0u) {
                 lp = p;
             } else {

@@ -256,6 +256,25 @@ pub struct GpuLibraryLayout {
     /// Payload: first unit of the clips' key tracks (32-bit words, four per unit): see
     /// [`crate::AnimationLibrary::clip_key_tracks`].
     pub clip_key_tracks: u32,
+    /// Headers: first unit of the joint track words, a unit per clip joint holding its
+    /// translation, rotation and scale tracks' [`joint_track_word`]s (and a zero), clip after clip.
+    pub joint_tracks: u32,
+    /// Payload: first unit of each clip's first joint track unit (32-bit words, four per unit).
+    pub clip_joint_tracks: u32,
+}
+
+/// How many bits of a [`joint_track_word`] hold the value offset.
+pub const JOINT_TRACK_OFFSET_BITS: u32 = 29;
+
+/// A joint track's header in one word, as the sample stage reads a raw clip's tracks when their
+/// keys share the clip's times (WGSL `joint_track`): the value offset (bits 0..29), the
+/// interpolation (29..31, [`crate::Interpolation::gpu_code`]) and whether the track has a single
+/// key (bit 31). `None` when the value offset does not fit.
+#[must_use]
+pub fn joint_track_word(track: &GpuTrack) -> Option<u32> {
+    (track.value_offset < 1 << JOINT_TRACK_OFFSET_BITS && track.interpolation < 4).then(|| {
+        track.value_offset | track.interpolation << JOINT_TRACK_OFFSET_BITS | u32::from(track.key_count <= 1) << 31
+    })
 }
 
 wgsl_struct! {

@@ -326,7 +326,9 @@ fn mirrors() -> Vec<Mirror> {
                 packed,
                 ik_chains,
                 levels,
-                clip_key_tracks
+                clip_key_tracks,
+                joint_tracks,
+                clip_joint_tracks
             ]
         ),
         mirror!(
@@ -613,6 +615,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("MAX_LAYERS", U32(layout::MAX_LAYERS)),
         ("MAX_LAYER_DEFS", U32(layout::MAX_LAYER_DEFS)),
         ("MAX_FUSED_JOINTS", U32(layout::MAX_FUSED_JOINTS)),
+        ("JOINT_TRACK_OFFSET_BITS", U32(layout::JOINT_TRACK_OFFSET_BITS)),
         ("MAX_SOCKETS", U32(layout::MAX_SOCKETS)),
         ("IK_ON", U32(layout::IK_ON)),
         ("MAX_IK_CHAINS", U32(layout::MAX_IK_CHAINS)),

@@ -19,6 +19,11 @@ fn clip_info(c: u32) -> ClipInfo {
     return ClipInfo(a.x, a.y, a.z, a.w, bitcast<f32>(b.x), b.y, b.z, b.w);
 }
 
+// Clip `c`'s first joint track (ClipInfo.track_offset), read alone.
+fn clip_track_offset(c: u32) -> u32 {
+    return heap[library.clips + 2u * c].z;
+}
+
 // Event `k` of the library's event array.
 fn clip_event(k: u32) -> ClipEvent {
     let a = heap[library.events + k];
@@ -81,6 +86,30 @@ fn joint_level(k: u32) -> u32 {
 fn clip_key_track(c: u32) -> u32 {
     return heap[library.clip_key_tracks + c / 4u][c % 4u];
 }
+
+// Clip `c`'s first unit of joint track words (Rust: GpuLibraryLayout::clip_joint_tracks).
+fn clip_joint_tracks(c: u32) -> u32 {
+    return heap[library.clip_joint_tracks + c / 4u][c % 4u];
+}
+
+// Joint `j` of the clip whose joint track words start at unit `first`: its translation,
+// rotation and scale tracks as the sample stage reads them when their keys share the clip's
+// times (CLIP_TIMES) — the value offset, the interpolation and, as the key count, 1 for a single
+// key and 2 for more (the shared span's keys); three headers in one load. Rust:
+// layout::joint_track_word.
+fn joint_tracks(first: u32, j: u32) -> array<Track, 3> {
+    let words = heap[library.joint_tracks + first + j];
+    var out: array<Track, 3>;
+    for (var c = 0u; c < 3u; c++) {
+        let w = words[c];
+        out[c] = Track(0u, 2u - (w >> 31u), w & ((1u << JOINT_TRACK_OFFSET_BITS) - 1u), (w >> JOINT_TRACK_OFFSET_BITS) & 3u);
+    }
+    return out;
+}
+
+// The bits of a joint track word that hold its value offset (Rust:
+// layout::JOINT_TRACK_OFFSET_BITS).
+const JOINT_TRACK_OFFSET_BITS: u32 = 29u;
 
 fn inverse_bind(k: u32) -> Affine {
     let b = library.inverse_binds + 3u * k;

@@ -181,6 +181,8 @@ struct LibraryLayout {
     ik_chains: u32,
     levels: u32,
     clip_key_tracks: u32,
+    joint_tracks: u32,
+    clip_joint_tracks: u32,
 }
 
 // Rust: layout::GpuTrack.

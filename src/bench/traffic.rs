@@ -197,10 +197,20 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             if let Some((_, n)) = times {
                 shared += sz(size_of::<GpuTrack>()) + span_bytes(n);
             }
+            // A joint's track headers: with CLIP_TIMES in a library without compressed clips,
+            // its three in one unit (`joint_tracks`, found from the clip's word once per
+            // character); else each channel's own.
+            let headers = if clip_times && !lib.has_compressed_clips() {
+                shared += 4;
+                16
+            } else {
+                3 * sz(size_of::<GpuTrack>())
+            };
             for jj in 0..clip.joint_count.min(inst.joint_count) {
+                shared += headers;
                 for c in 0..3 {
                     let track = &lib.tracks()[(clip.track_offset + 3 * jj + c) as usize];
-                    shared += sz(size_of::<GpuTrack>()) + key_bytes(lib, track, e.time, times);
+                    shared += key_bytes(lib, track, e.time, times);
                 }
             }
         }

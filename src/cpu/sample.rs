@@ -294,6 +294,8 @@ pub(crate) struct SampleKeys {
 pub(crate) struct KeyedList<'a> {
     pub list: &'a BlendList,
     pub keys: [SampleKeys; MAX_BLEND_CLIPS as usize],
+    /// Its layers, read once per character.
+    heads: LayerHeads,
 }
 
 impl<'a> KeyedList<'a> {
@@ -303,6 +305,7 @@ impl<'a> KeyedList<'a> {
         KeyedList {
             list,
             keys: list_keys(lib, list),
+            heads: layer_heads(list),
         }
     }
 }
@@ -334,6 +337,9 @@ pub(crate) fn list_keys(lib: &AnimationLibrary, list: &BlendList) -> [SampleKeys
 /// Joint `j` of `clip` at time `t`. WGSL `sample_joint`, which runs the sampler for every channel;
 /// here a single key is read in place, the value the sampler gives it. A raw channel keyed at the
 /// times of `keys` (the sample's, [`list_keys`]) takes their span; any other searches its own.
+/// The shader reads such a joint's three track headers as one unit of words
+/// ([`crate::layout::joint_track_word`]): the same value offsets and interpolations, read here
+/// from the tracks.
 #[must_use]
 pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32, keys: &SampleKeys) -> LocalPose {
     let first = (clip.track_offset + 3 * j) as usize;
@@ -399,14 +405,16 @@ impl LayerSum {
     }
 }
 
-/// A layer's blend from its sums, normalized and order-independent, with `fill_pose` filling a
-/// total weight below [`MIN_BLEND_WEIGHT`]. WGSL `blend_layer`.
+/// A layer's blend from its sums, normalized and order-independent; a total weight below
+/// [`MIN_BLEND_WEIGHT`] is filled with the layer's fill pose (`fill_pose`, [`fill_pose_of`]),
+/// read only then. WGSL `blend_layer`, which takes `fill_pose_of`'s arguments instead.
 #[must_use]
-pub(crate) fn blend_layer(sum: &LayerSum, fill_pose: &LocalPose) -> LocalPose {
+fn blend_layer(sum: &LayerSum, fill_pose: impl FnOnce() -> LocalPose) -> LocalPose {
     let (mut t, mut s, mut q) = (sum.t, sum.s, sum.q);
-    let q_ref = if sum.count > 0 { sum.q_ref } else { fill_pose.rotation };
     let fill = (MIN_BLEND_WEIGHT - sum.total).max(0.0);
     if fill > 0.0 {
+        let fill_pose = fill_pose();
+        let q_ref = if sum.count > 0 { sum.q_ref } else { fill_pose.rotation };
         let mut wq = fill;
         if q_ref.dot(fill_pose.rotation) < 0.0 {
             wq = -fill;
@@ -421,6 +429,25 @@ pub(crate) fn blend_layer(sum: &LayerSum, fill_pose: &LocalPose) -> LocalPose {
         rotation: q.normalize(),
         scale: (s / total).extend(0.0),
     }
+}
+
+/// What fills layer `k`'s missing weight: the rest pose for the base (`k` = 0), the pose so far
+/// for an override layer, the identity for an additive one. WGSL `fill_pose_of`.
+fn fill_pose_of(
+    lib: &AnimationLibrary,
+    k: usize,
+    mode: u32,
+    pose: &LocalPose,
+    skel: &GpuSkeleton,
+    j: u32,
+) -> LocalPose {
+    if k == 0 {
+        return rest_pose(lib, skel, j);
+    }
+    if mode != layer_mode::OVERRIDE {
+        return IDENTITY_POSE;
+    }
+    *pose
 }
 
 /// The rest pose of joint `j`, from the library's values. WGSL `rest_pose`.
@@ -465,25 +492,45 @@ pub use crate::math::quat_mul;
 /// The base and the layers.
 const LAYER_SLOTS: usize = MAX_LAYERS as usize + 1;
 
-/// Layer k's mode and weight for joint `j` (k = 0 the base, k > 0 layer k - 1), weight 0 for a
-/// layer that is off; `tag` as in [`layered_joint`]. WGSL `layer_weights`.
-fn layer_weights(
-    lib: &AnimationLibrary,
-    list: &BlendList,
-    j: u32,
-    tag: u32,
-) -> ([u32; LAYER_SLOTS], [f32; LAYER_SLOTS]) {
-    let mut modes = [layer_mode::OVERRIDE; LAYER_SLOTS];
-    let mut weights = [0.0; LAYER_SLOTS];
-    weights[0] = 1.0;
+/// An instance's layers, read once per character (k = 0 the base, k > 0 layer k - 1): their
+/// modes, weights now and at the previous frame's times (clamped; 0 for a layer that is off) and
+/// masks. WGSL `LayerHeads`.
+struct LayerHeads {
+    modes: [u32; LAYER_SLOTS],
+    now: [f32; LAYER_SLOTS],
+    previous: [f32; LAYER_SLOTS],
+    masks: [u32; LAYER_SLOTS],
+}
+
+/// WGSL `layer_heads`.
+fn layer_heads(list: &BlendList) -> LayerHeads {
+    let mut out = LayerHeads {
+        modes: [layer_mode::OVERRIDE; LAYER_SLOTS],
+        now: [1.0, 0.0, 0.0, 0.0],
+        previous: [1.0, 0.0, 0.0, 0.0],
+        masks: [NO_MASK; LAYER_SLOTS],
+    };
     for (k, la) in list.layers.iter().enumerate() {
-        modes[k + 1] = la.mode;
+        out.modes[k + 1] = la.mode;
+        out.masks[k + 1] = la.mask;
         if la.mode != layer_mode::OFF {
-            let weight = if tag != 0 { la.previous_weight } else { la.weight };
-            weights[k + 1] = weight.clamp(0.0, 1.0) * mask_weight(lib, la.mask, j);
+            out.now[k + 1] = la.weight.clamp(0.0, 1.0);
+            out.previous[k + 1] = la.previous_weight.clamp(0.0, 1.0);
         }
     }
-    (modes, weights)
+    out
+}
+
+/// Layer k's mode and weight for joint `j`, from the character's `heads`; `tag` as in
+/// [`layered_joint`]. WGSL `layer_weights`.
+fn layer_weights(lib: &AnimationLibrary, heads: &LayerHeads, j: u32, tag: u32) -> [f32; LAYER_SLOTS] {
+    let mut weights = if tag != 0 { heads.previous } else { heads.now };
+    for ((w, &mode), &mask) in weights.iter_mut().zip(&heads.modes).zip(&heads.masks).skip(1) {
+        if mode != layer_mode::OFF {
+            *w *= mask_weight(lib, mask, j);
+        }
+    }
+    weights
 }
 
 /// `pose` and the mesh-space rotation delta with layer `k` applied: weight `b`, mode `mode`, its
@@ -502,14 +549,7 @@ fn apply_layer(
     if !(b > 0.0) {
         return (pose, delta);
     }
-    let fill = if k == 0 {
-        rest_pose(lib, skel, j)
-    } else if mode != layer_mode::OVERRIDE {
-        IDENTITY_POSE
-    } else {
-        pose
-    };
-    let lp = blend_layer(sum, &fill);
+    let lp = blend_layer(sum, || fill_pose_of(lib, k, mode, &pose, skel, j));
     if mode == layer_mode::OVERRIDE {
         let mut lq = lp.rotation;
         if pose.rotation.dot(lq) < 0.0 {
@@ -548,7 +588,7 @@ pub(crate) fn layered_joint(
     tag: u32,
 ) -> (LocalPose, Vec4) {
     let (list, keys) = (keyed.list, &keyed.keys);
-    let (modes, weights) = layer_weights(lib, list, j, tag);
+    let (modes, weights) = (keyed.heads.modes, layer_weights(lib, &keyed.heads, j, tag));
     let mut sums = [LayerSum::default(); LAYER_SLOTS];
     for (e, keys) in list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize]
         .iter()
@@ -883,78 +923,4 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     }
 }
 
-/// The checked forms of the sample stage's per-joint functions, public as `cpu::layered_joint`
-/// and `cpu::sample_joint`.
-pub(crate) mod checked {
-    use super::check_list;
-    use crate::cpu::checks::instance_error;
-    use crate::error::Result;
-    use crate::layout::{BlendList, GpuClip, GpuSkeleton, LocalPose, MAX_BLEND_CLIPS, SNAPSHOT_CLIP};
-    use crate::library::AnimationLibrary;
-    use glam::Vec4;
-
-    /// Joint `j` of an instance of skeleton `skel` (one of the library's): the base blend, then each
-    /// layer in order; returns the local pose and the mesh-space rotation delta for
-    /// `local_to_model`. Snapshot samples read `history[snapshot_slot]` (the pose history's
-    /// snapshots). WGSL `layered_joint`.
-    ///
-    /// Errors: `skel` is not one of the library's skeletons, `j` is not one of its joints, a sample's
-    /// clip or a layer's mask does not exist or has fewer joints, a snapshot sample with
-    /// `snapshot_slot` past the end of `history`.
-    pub fn layered_joint(
-        lib: &AnimationLibrary,
-        l: &BlendList,
-        skel: &GpuSkeleton,
-        j: u32,
-        snapshot_slot: u32,
-        history: &[LocalPose],
-    ) -> Result<(LocalPose, Vec4)> {
-        if !lib.gpu_skeletons().contains(skel) {
-            return Err(instance_error(0, "the skeleton is not one of the library's".into()));
-        }
-        if j >= skel.joint_count {
-            return Err(instance_error(
-                0,
-                format!("joint {j} does not exist (the skeleton has {})", skel.joint_count),
-            ));
-        }
-        check_list(lib, 0, j + 1, l)?;
-        let snapshots = l.samples[..l.count.min(MAX_BLEND_CLIPS) as usize]
-            .iter()
-            .any(|e| e.clip == SNAPSHOT_CLIP);
-        if snapshots && snapshot_slot as usize >= history.len() {
-            return Err(instance_error(
-                0,
-                format!(
-                    "snapshot slot {snapshot_slot} lies beyond the {} poses of history given",
-                    history.len()
-                ),
-            ));
-        }
-        Ok(super::layered_joint(
-            lib,
-            &super::KeyedList::new(lib, l),
-            skel,
-            j,
-            snapshot_slot,
-            history,
-            0,
-        ))
-    }
-
-    /// Joint `j` of `clip` (one of the library's clips) at time `t`. WGSL `sample_joint`.
-    ///
-    /// Errors: `clip` is not one of the library's, or has no joint `j`.
-    pub fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32) -> Result<LocalPose> {
-        if !lib.clips().contains(clip) {
-            return Err(instance_error(0, "the clip is not one of the library's".into()));
-        }
-        if j >= clip.joint_count {
-            return Err(instance_error(
-                0,
-                format!("joint {j} does not exist (the clip animates {})", clip.joint_count),
-            ));
-        }
-        Ok(super::sample_joint(lib, clip, j, t, &super::SampleKeys::default()))
-    }
-}
+pub(crate) mod checked;

@@ -3,7 +3,7 @@
 //! plays it. One binding for all of a library's data leaves storage slots free in every stage.
 
 use crate::error::{Error, Result};
-use crate::layout::GpuLibraryLayout;
+use crate::layout::{GpuLibraryLayout, JOINT_TRACK_OFFSET_BITS, joint_track_word};
 use crate::library::AnimationLibrary;
 use std::sync::Arc;
 use wgpu::util::DeviceExt;
@@ -41,6 +41,23 @@ fn words(heap: &mut Vec<Unit>, items: &[u32]) -> u32 {
     start
 }
 
+/// Per clip joint, a unit of its translation, rotation and scale tracks' words
+/// ([`joint_track_word`]; 0 past what fits, which only a heap larger than any device's binding
+/// holds: [`GpuLibrary::new_async`] refuses it); and per clip, its first unit.
+fn joint_track_units(library: &AnimationLibrary) -> (Vec<Unit>, Vec<u32>) {
+    let mut units = Vec::new();
+    let mut firsts = Vec::with_capacity(library.clips().len());
+    for clip in library.clips() {
+        firsts.push(units.len() as u32);
+        let first = clip.track_offset as usize;
+        for joint in library.tracks()[first..first + 3 * clip.joint_count as usize].chunks_exact(3) {
+            let word = |t| joint_track_word(t).unwrap_or(0);
+            units.push([word(&joint[0]), word(&joint[1]), word(&joint[2]), 0]);
+        }
+    }
+    (units, firsts)
+}
+
 impl LibraryHeap {
     /// Packs `library` (the WGSL accessors in `shaders/shared/library.wgsl` read it back): the
     /// small records first, so that a frame's lookups stay together, then the bulk data.
@@ -66,6 +83,14 @@ impl LibraryHeap {
             ik_chains: section(h, library.gpu_ik_chains()),
             levels: words(h, library.levels()),
             clip_key_tracks: words(h, library.clip_key_tracks()),
+            joint_tracks: 0,
+            clip_joint_tracks: 0,
+        };
+        let (joint_tracks, clip_joint_tracks) = joint_track_units(library);
+        let layout = GpuLibraryLayout {
+            joint_tracks: section(h, &joint_tracks),
+            clip_joint_tracks: words(h, &clip_joint_tracks),
+            ..layout
         };
         // A binding may not be empty.
         if heap.is_empty() {
@@ -100,6 +125,15 @@ impl GpuLibrary {
             return Err(Error::Limit {
                 what: format!(
                     "the library's heap would take {bytes} bytes; the device allows {cap} per storage buffer"
+                ),
+            });
+        }
+        if library.values().len() as u64 > 1 << JOINT_TRACK_OFFSET_BITS {
+            return Err(Error::Limit {
+                what: format!(
+                    "the library holds {} key values; the sample stage addresses at most {}",
+                    library.values().len(),
+                    1u64 << JOINT_TRACK_OFFSET_BITS
                 ),
             });
         }
@@ -168,5 +202,56 @@ impl GpuLibrary {
     #[must_use]
     pub fn heap(&self) -> &wgpu::Buffer {
         &self.heap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{GpuTrack, INTERP_PACKED};
+
+    #[test]
+    fn joint_track_words_hold_each_clip_joints_three_headers() {
+        let lib = crate::mannequin::library_in(crate::offline::compress::ClipFormat::Raw).0;
+        let heap = LibraryHeap::new(&lib);
+        let l = heap.layout;
+        let mut singles = 0;
+        for (c, clip) in lib.clips().iter().enumerate() {
+            let first = heap.heap[l.clip_joint_tracks as usize + c / 4][c % 4];
+            for j in 0..clip.joint_count {
+                let unit = heap.heap[(l.joint_tracks + first + j) as usize];
+                assert_eq!(unit[3], 0);
+                for (k, &w) in unit[..3].iter().enumerate() {
+                    let t = &lib.tracks()[(clip.track_offset + 3 * j) as usize + k];
+                    assert_eq!(
+                        w & ((1 << JOINT_TRACK_OFFSET_BITS) - 1),
+                        t.value_offset,
+                        "clip {c} joint {j}"
+                    );
+                    assert_eq!((w >> JOINT_TRACK_OFFSET_BITS) & 3, t.interpolation);
+                    assert_eq!(w >> 31 == 1, t.key_count <= 1);
+                    singles += usize::from(t.key_count <= 1);
+                }
+            }
+        }
+        // The mannequin's clips hold constant channels as a single key, and animated ones.
+        assert!(singles > 0 && singles < 3 * lib.clips().iter().map(|c| c.joint_count as usize).sum::<usize>());
+    }
+
+    #[test]
+    fn a_joint_track_word_refuses_what_does_not_fit() {
+        let track = |value_offset, interpolation| GpuTrack {
+            time_offset: 0,
+            key_count: 2,
+            value_offset,
+            interpolation,
+        };
+        let last = (1 << JOINT_TRACK_OFFSET_BITS) - 1;
+        assert_eq!(
+            joint_track_word(&track(last, INTERP_PACKED)),
+            Some(last | INTERP_PACKED << 29)
+        );
+        assert_eq!(joint_track_word(&track(last + 1, 0)), None);
+        assert_eq!(joint_track_word(&track(0, 4)), None);
     }
 }

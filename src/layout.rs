@@ -257,7 +257,8 @@ pub struct GpuLibraryLayout {
     /// [`crate::AnimationLibrary::clip_key_tracks`].
     pub clip_key_tracks: u32,
     /// Headers: first unit of the joint track words, a unit per clip joint holding its
-    /// translation, rotation and scale tracks' [`joint_track_word`]s (and a zero), clip after clip.
+    /// translation, rotation and scale tracks' [`joint_track_word`]s (and a zero), clip after
+    /// clip; empty unless the clips share key times and none is compressed.
     pub joint_tracks: u32,
     /// Payload: first unit of each clip's first joint track unit (32-bit words, four per unit).
     pub clip_joint_tracks: u32,

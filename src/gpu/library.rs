@@ -43,10 +43,15 @@ fn words(heap: &mut Vec<Unit>, items: &[u32]) -> u32 {
 
 /// Per clip joint, a unit of its translation, rotation and scale tracks' words
 /// ([`joint_track_word`]; 0 past what fits, which only a heap larger than any device's binding
-/// holds: [`GpuLibrary::new_async`] refuses it); and per clip, its first unit.
+/// holds: [`GpuLibrary::new_async`] refuses it); and per clip, its first unit. Only for a library
+/// whose sample stage reads them (`CLIP_TIMES` without `COMPRESSED`, `shaders/sample.wgsl`):
+/// none for another.
 fn joint_track_units(library: &AnimationLibrary) -> (Vec<Unit>, Vec<u32>) {
     let mut units = Vec::new();
-    let mut firsts = Vec::with_capacity(library.clips().len());
+    let mut firsts = Vec::new();
+    if !library.clips_share_key_times() || library.has_compressed_clips() {
+        return (units, firsts);
+    }
     for clip in library.clips() {
         firsts.push(units.len() as u32);
         let first = clip.track_offset as usize;
@@ -236,6 +241,11 @@ mod tests {
         }
         // The mannequin's clips hold constant channels as a single key, and animated ones.
         assert!(singles > 0 && singles < 3 * lib.clips().iter().map(|c| c.joint_count as usize).sum::<usize>());
+        // A library whose sample stage does not read them has none.
+        let compressed = crate::mannequin::library_in(crate::offline::compress::ClipFormat::Compressed).0;
+        let heap = LibraryHeap::new(&compressed);
+        assert_eq!(heap.layout.joint_tracks, heap.layout.clip_joint_tracks);
+        assert_eq!(heap.layout.clip_joint_tracks as usize, heap.heap.len());
     }
 
     #[test]

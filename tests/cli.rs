@@ -275,6 +275,8 @@ fn cost_runs_its_sections_in_process_and_reports_errors_in_one_line() {
         &["cost", "--valgrind", "/nonexistent/valgrind"][..],
         &["cost", "--repeats", "0"],
         &["cost", "--inner", "--workloads", "single-clip,layered"],
+        &["cost", "--baseline", "/nonexistent/baseline.json"],
+        &["cost", "--encode", "--baseline", "/nonexistent/baseline.json"],
     ] {
         let o = wgpu_anim(args);
         let stderr = String::from_utf8_lossy(&o.stderr);

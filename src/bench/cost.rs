@@ -256,6 +256,35 @@ pub fn cost_table(rows: &[CostRow]) -> String {
     out
 }
 
+/// The rows against a `baseline` run's (another build's `wgpu-anim cost --json`) as a Markdown
+/// table: each pass's instructions per joint-sample in both and this run's ÷ the baseline's,
+/// matched by workload, clip format, pass and character count ("–" where the baseline has no
+/// such row). Two runs of one build count within a fraction of a percent of each other (timings
+/// move by ±15 %), so a ratio a percent or more from 1 is the builds' difference.
+#[must_use]
+pub fn comparison_table(rows: &[CostRow], baseline: &[CostRow]) -> String {
+    let mut out = String::from(
+        "| workload | clips | pass | characters | baseline per joint-sample | per joint-sample | ÷ baseline |\n\
+         |---|---|---|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let before = baseline.iter().find(|b| {
+            b.workload == r.workload && b.clips == r.clips && b.pass == r.pass && b.characters == r.characters
+        });
+        let (before, ratio) = before.map_or(("–".into(), "–".into()), |b| {
+            (
+                format!("{:.0}", b.per_joint_sample),
+                format!("{:.3}", r.per_joint_sample / b.per_joint_sample.max(1e-9)),
+            )
+        });
+        out += &format!(
+            "| {} | {} | {} | {} | {before} | {:.0} | {ratio} |\n",
+            r.workload, r.clips, r.pass, r.characters, r.per_joint_sample
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +331,35 @@ mod tests {
             "{table}"
         );
         assert!(rows(Workload::SingleClip, ClipFormat::Raw, &sections, &[1]).is_err());
+    }
+
+    #[test]
+    fn a_comparison_divides_by_the_matching_baseline_row() {
+        let row = |pass: &str, clips: &str, per_joint_sample: f64| CostRow {
+            workload: "single-clip".into(),
+            clips: clips.into(),
+            pass: pass.into(),
+            characters: 250,
+            instructions: 0,
+            per_joint_sample,
+        };
+        let baseline = [
+            row("gpu sample", "raw", 2000.0),
+            row("gpu sample", "compressed", 4000.0),
+        ];
+        let rows = [row("gpu sample", "raw", 1500.0), row("gpu fused", "raw", 900.0)];
+        let table = comparison_table(&rows, &baseline);
+        assert!(
+            table.contains("| single-clip | raw | gpu sample | 250 | 2000 | 1500 | 0.750 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| single-clip | raw | gpu fused | 250 | – | 900 | – |"),
+            "{table}"
+        );
+        // Another crowd size is another figure, not a baseline.
+        let mut other = baseline[0].clone();
+        other.characters = 1000;
+        assert!(comparison_table(&rows[..1], &[other]).contains("| – | 1500 | – |"));
     }
 }

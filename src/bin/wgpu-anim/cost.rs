@@ -13,6 +13,11 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
     if a.inner {
         return inner(a);
     }
+    // Read before anything else: a wrong path fails now, not after minutes of counting.
+    if a.encode && a.baseline.is_some() {
+        return Err("--baseline compares the passes' counts, not --encode's".into());
+    }
+    let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to run it under valgrind: {e}"))?;
     // Before the device: a missing valgrind is the one line the user sees.
     Command::new(&a.valgrind)
@@ -46,7 +51,20 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
     );
     outln!();
     out!("{}", cost::cost_table(&rows));
+    if let (Some(baseline), Some(path)) = (&baseline, &a.baseline) {
+        outln!();
+        outln!("Against the baseline {}:", path.display());
+        outln!();
+        out!("{}", cost::comparison_table(&rows, baseline));
+    }
     write_json(a, &rows)
+}
+
+/// The rows of a baseline run (`wgpu-anim cost --json`).
+fn read_baseline(path: &Path) -> Result<Vec<CostRow>, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the baseline: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not the rows of `wgpu-anim cost --json`: {e}", path.display()))
 }
 
 /// `--encode`: the CPU's encode of a culled frame at each field size, staged and fused, in one run

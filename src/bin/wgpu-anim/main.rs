@@ -357,6 +357,10 @@ struct CostArgs {
     /// Write the rows as a JSON array to PATH.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    /// Compare with another build's run: the rows of its --json, read before counting; the table
+    /// then gives both counts per joint-sample and this run's ÷ the baseline's.
+    #[arg(long, value_name = "PATH.json")]
+    baseline: Option<PathBuf>,
     /// Count the CPU's encode of a culled crowd-view frame instead of the passes (--workloads,
     /// --clip-format, --characters and --repeats do not apply).
     #[arg(long)]

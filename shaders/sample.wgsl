@@ -14,7 +14,7 @@
 #define_import_path wgpu_anim::sample
 
 #import wgpu_anim::types::{
-    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
+    BlendSample, Track, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
     INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo,
@@ -22,7 +22,7 @@
 #import wgpu_anim::math::{CHARACTER_THREADS, quat_mul, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
-#import wgpu_anim::library::{KeySpan, clip_info, clip_joint_tracks, clip_key_track, clip_track_offset, joint_tracks, key_span, sample_channel, skeleton_info, track_at, value_at}
+#import wgpu_anim::library::{KeySpan, clip_info, clip_joint_tracks, clip_key_track, clip_track_offset, joint_tracks, key_span, key_value, sample_channel, skeleton_info, track_at, value_at}
 #import wgpu_anim::inertia::{
     PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
     decay_to_slots, delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub,
@@ -110,41 +110,71 @@ fn list_sample_keys(i: u32, k: u32) -> SampleKeys {
 #endif
 
 // Joint `j` of the clip whose first track is `track_offset` at time `t`: its translation,
-// rotation and scale tracks, each through the one sampler (a single key included: one call site,
-// the sampler compiled once). With CLIP_TIMES a raw track takes the span of `keys` (the sample's,
-// found once per character; a single key its key 0), and a library without compressed clips
-// reads the joint's three headers in one load (joint_tracks); without, each raw track searches
-// its own times.
+// rotation and scale tracks. A channel of a single key is its key 0, read in place (the value the
+// sampler gives it); then only the animated channels (more than one key) go through the sampler,
+// one call site in a loop over them, so that a GPU that runs every side of a branch (lavapipe)
+// runs the sampler, the compressed decoder above all, as often as the joints of a SIMD group
+// have animated channels, not three times. With CLIP_TIMES a raw track takes the span of `keys`
+// (the sample's, found once per character), and a library without compressed clips reads the
+// joint's three headers in one load (joint_tracks); without, each raw track searches its own
+// times. CPU mirror: cpu::sample::sample_joint, the same steps.
 fn sample_joint(track_offset: u32, j: u32, t: f32, keys: SampleKeys) -> LocalPose {
 #ifdef CLIP_TIMES
 #ifndef COMPRESSED
     let tracks = joint_tracks(keys.joints, j);
-#endif
-#endif
-    var channels = array<vec4<f32>, 3>();
-    for (var c = 0u; c < 3u; c++) {
-#ifdef CLIP_TIMES
-#ifdef COMPRESSED
-        let track = track_at(track_offset + 3u * j + c);
 #else
-        let track = tracks[c];
+    let tracks = array<Track, 3>(track_at(track_offset + 3u * j), track_at(track_offset + 3u * j + 1u), track_at(track_offset + 3u * j + 2u));
 #endif
-        var span = keys.span;
-        if (track.key_count <= 1u) {
-            span = KeySpan(0u, 0u, 0.0, 0.0);
+#else
+    let tracks = array<Track, 3>(track_at(track_offset + 3u * j), track_at(track_offset + 3u * j + 1u), track_at(track_offset + 3u * j + 2u));
+#endif
+    // Named, not an array indexed at run time: that costs lavapipe a gather per thread.
+    let t0 = tracks[0];
+    let t1 = tracks[1];
+    let t2 = tracks[2];
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    if (t0.key_count <= 1u) {
+        c0 = key_value(t0, 0u);
+    }
+    if (t1.key_count <= 1u) {
+        c1 = key_value(t1, 0u);
+    }
+    if (t2.key_count <= 1u) {
+        c2 = key_value(t2, 0u);
+    }
+    var animated = select(0u, 1u, t0.key_count > 1u) | select(0u, 2u, t1.key_count > 1u) | select(0u, 4u, t2.key_count > 1u);
+    while (animated != 0u) {
+        let c = firstTrailingBit(animated);
+        animated &= animated - 1u;
+        var track = t0;
+        if (c == 1u) {
+            track = t1;
         }
+        if (c == 2u) {
+            track = t2;
+        }
+#ifdef CLIP_TIMES
+        let span = keys.span;
 #else
-        let track = track_at(track_offset + 3u * j + c);
         var span = KeySpan(0u, 0u, 0.0, 0.0);
 #ifndef PACKED_ONLY
         if (track.interpolation != INTERP_PACKED) {
-            span = key_span(track.time_offset, max(track.key_count, 1u), t);
+            span = key_span(track.time_offset, track.key_count, t);
         }
 #endif
 #endif
-        channels[c] = sample_channel(track, t, span, c == 1u);
+        let v = sample_channel(track, t, span, c == 1u);
+        if (c == 0u) {
+            c0 = v;
+        } else if (c == 1u) {
+            c1 = v;
+        } else {
+            c2 = v;
+        }
     }
-    return LocalPose(vec4<f32>(channels[0].xyz, 0.0), channels[1], vec4<f32>(channels[2].xyz, 0.0));
+    return LocalPose(vec4<f32>(c0.xyz, 0.0), c1, vec4<f32>(c2.xyz, 0.0));
 }
 
 virtual fn list_count(i: u32) -> u32 {

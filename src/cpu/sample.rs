@@ -334,8 +334,9 @@ pub(crate) fn list_keys(lib: &AnimationLibrary, list: &BlendList) -> [SampleKeys
     keys
 }
 
-/// Joint `j` of `clip` at time `t`. WGSL `sample_joint`, which runs the sampler for every channel;
-/// here a single key is read in place, the value the sampler gives it. A raw channel keyed at the
+/// Joint `j` of `clip` at time `t`. WGSL `sample_joint`, the same steps: a channel of a single key
+/// is its key 0, read in place (the value the sampler gives it), and only the animated channels
+/// go through the sampler, in a loop over them. A raw channel keyed at the
 /// times of `keys` (the sample's, [`list_keys`]) takes their span; any other searches its own.
 /// The shader reads such a joint's three track headers as one unit of words
 /// ([`crate::layout::joint_track_word`]): the same value offsets and interpolations, read here

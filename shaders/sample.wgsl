@@ -14,10 +14,10 @@
 #define_import_path wgpu_anim::sample
 
 #import wgpu_anim::types::{
-    BlendSample, Track, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
+    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
     INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
-    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo,
+    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, Track,
 }
 #import wgpu_anim::math::{CHARACTER_THREADS, quat_mul, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
@@ -123,10 +123,10 @@ fn sample_joint(track_offset: u32, j: u32, t: f32, keys: SampleKeys) -> LocalPos
 #ifndef COMPRESSED
     let tracks = joint_tracks(keys.joints, j);
 #else
-    let tracks = array<Track, 3>(track_at(track_offset + 3u * j), track_at(track_offset + 3u * j + 1u), track_at(track_offset + 3u * j + 2u));
+    let tracks = joint_headers(track_offset, j);
 #endif
 #else
-    let tracks = array<Track, 3>(track_at(track_offset + 3u * j), track_at(track_offset + 3u * j + 1u), track_at(track_offset + 3u * j + 2u));
+    let tracks = joint_headers(track_offset, j);
 #endif
     // Named, not an array indexed at run time: that costs lavapipe a gather per thread.
     let t0 = tracks[0];
@@ -175,6 +175,13 @@ fn sample_joint(track_offset: u32, j: u32, t: f32, keys: SampleKeys) -> LocalPos
         }
     }
     return LocalPose(vec4<f32>(c0.xyz, 0.0), c1, vec4<f32>(c2.xyz, 0.0));
+}
+
+// Joint `j`'s translation, rotation and scale track headers, of the clip whose first track is
+// `track_offset`.
+fn joint_headers(track_offset: u32, j: u32) -> array<Track, 3> {
+    let first = track_offset + 3u * j;
+    return array<Track, 3>(track_at(first), track_at(first + 1u), track_at(first + 2u));
 }
 
 virtual fn list_count(i: u32) -> u32 {

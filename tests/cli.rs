@@ -277,6 +277,8 @@ fn cost_runs_its_sections_in_process_and_reports_errors_in_one_line() {
         &["cost", "--inner", "--workloads", "single-clip,layered"],
         &["cost", "--baseline", "/nonexistent/baseline.json"],
         &["cost", "--encode", "--baseline", "/nonexistent/baseline.json"],
+        &["cost", "--transitions", "--baseline", "/nonexistent/baseline.json"],
+        &["cost", "--inner", "--transitions", "--characters", "0"],
     ] {
         let o = wgpu_anim(args);
         let stderr = String::from_utf8_lossy(&o.stderr);
@@ -284,6 +286,19 @@ fn cost_runs_its_sections_in_process_and_reports_errors_in_one_line() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: one line expected: {stderr}");
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn cost_transitions_runs_the_three_crowds() {
+    // What `cost --transitions` runs under valgrind, here without it: the crowds' size and the
+    // frames counted of each, which give the number of sections its dumps must match.
+    let o = wgpu_anim(&["cost", "--inner", "--transitions", "--characters", "8"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let sections: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(sections["characters"], 8);
+    assert_eq!(sections["on_page"], 8);
+    assert_eq!(sections["frames"], u64::from(wgpu_anim::bench::COUNTED_FRAMES));
 }
 
 #[test]

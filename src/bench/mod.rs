@@ -66,7 +66,10 @@ pub use sampling::{SamplingConfig, SamplingTimes, time_sampling};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
 pub use traffic::{Traffic, traffic};
-pub use transitions::{TransitionComparison, compare_transitions, transitions_table};
+pub use transitions::{
+    COUNTED_FRAMES, TransitionComparison, TransitionCost, TransitionSections, compare_transitions,
+    run_transition_sections, transition_cost, transition_cost_table, transitions_table,
+};
 
 use crate::cpu;
 use crate::error::{Error, Result};

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Instant;
 use wgpu_anim::bench::cost::{self, CostRow, Section};
 use wgpu_anim::bench::encode_cost::{self, EncodeSection};
-use wgpu_anim::bench::{Workload, device_name, utc_date};
+use wgpu_anim::bench::{self, Workload, device_name, utc_date};
 use wgpu_anim::offline::compress::ClipFormat;
 
 pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
@@ -14,8 +14,8 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
         return inner(a);
     }
     // Read before anything else: a wrong path fails now, not after minutes of counting.
-    if a.encode && a.baseline.is_some() {
-        return Err("--baseline compares the passes' counts, not --encode's".into());
+    if (a.encode || a.transitions) && a.baseline.is_some() {
+        return Err("--baseline compares the passes' counts, not --encode's or --transitions'".into());
     }
     let baseline = a.baseline.as_deref().map(read_baseline).transpose()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program to run it under valgrind: {e}"))?;
@@ -29,6 +29,9 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
     let date = utc_date(std::time::SystemTime::now());
     if a.encode {
         return encode(a, &exe, &device, &date);
+    }
+    if a.transitions {
+        return transitions(a, &exe, &device, &date);
     }
     let mut rows = Vec::new();
     for &format in &a.clip_format {
@@ -97,6 +100,36 @@ fn encode(a: &CostArgs, exe: &Path, device: &str, date: &str) -> Result<(), Stri
     write_json(a, &rows)
 }
 
+/// `--transitions`: the `sample` pass of a quiet, a cross-fading and an inertializing crowd, in one
+/// run under callgrind.
+fn transitions(a: &CostArgs, exe: &Path, device: &str, date: &str) -> Result<(), String> {
+    eprintln!(
+        "transitions, 3 crowds of {} characters, {} frames each, under callgrind (minutes) ...",
+        a.characters,
+        bench::COUNTED_FRAMES
+    );
+    let start = Instant::now();
+    let args = ["--transitions".to_owned(), format!("--characters={}", a.characters)];
+    let (output, out_file, dir) = under_callgrind(a, exe, "transitions", &args, false)?;
+    let cost = (|| {
+        let sections: bench::TransitionSections = sections_of(&output, "transitions")?;
+        let dumps = dumps_of(&out_file, sections.count(), "", cost::DumpCount::Totals)?;
+        bench::transition_cost(&sections, &dumps).map_err(|e| e.to_string())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    let cost = cost?;
+    eprintln!("  done in {:.0} s", start.elapsed().as_secs_f64());
+    outln!(
+        "Instructions of the `sample` pass, counted by callgrind: crowds of {} locomotion-2d characters (compressed clips), {} of them transitioning, mean of {} frames; a transitioning character's share is the quiet crowd's per character plus the crowd's extra over the transitioning ones; device: {device}; {date}",
+        cost.characters,
+        cost.transitioning,
+        cost.frames
+    );
+    outln!();
+    out!("{}", bench::transition_cost_table(&cost));
+    write_json(a, std::slice::from_ref(&cost))
+}
+
 /// The sections of the one workload and clip format given (with `--encode`, of the encode), in
 /// this process, as JSON on stdout.
 fn inner(a: &CostArgs) -> Result<(), String> {
@@ -104,6 +137,13 @@ fn inner(a: &CostArgs) -> Result<(), String> {
         let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
         let sections =
             encode_cost::run_encode_sections(&device, &queue, &a.view_characters).map_err(|e| e.to_string())?;
+        outln!("{}", serde_json::to_string(&sections).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    if a.transitions {
+        let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
+        let sections = bench::run_transition_sections(&device, &queue, a.characters, bench::COUNTED_FRAMES)
+            .map_err(|e| e.to_string())?;
         outln!("{}", serde_json::to_string(&sections).map_err(|e| e.to_string())?);
         return Ok(());
     }

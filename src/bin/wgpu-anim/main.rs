@@ -365,6 +365,11 @@ struct CostArgs {
     /// --clip-format, --characters and --repeats do not apply).
     #[arg(long)]
     encode: bool,
+    /// Count the `sample` pass of the bench's transitions comparison instead of the passes: a
+    /// crowd of --characters with none, a quarter cross-fading and a quarter inertializing
+    /// (--workloads, --clip-format and --repeats do not apply).
+    #[arg(long, conflicts_with = "encode")]
+    transitions: bool,
     /// With --encode: the crowd-view field's sizes, comma-separated.
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count, default_value = "1000,16000,128000")]
     view_characters: Vec<u32>,

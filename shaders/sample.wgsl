@@ -23,6 +23,10 @@
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
 #import wgpu_anim::library::{KeySpan, clip_info, clip_joint_tracks, clip_key_track, clip_track_offset, joint_tracks, key_span, key_value, sample_channel, skeleton_info, track_at, value_at}
+#ifdef PACKED_ONLY
+#import wgpu_anim::library::{clip_packed_joints, sample_packed}
+#import wgpu_anim::bindings::{heap, library}
+#endif
 #import wgpu_anim::inertia::{
     PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
     decay_to_slots, delta_from_slot, delta_scaled, delta_to_slot, pose_add, pose_advance, pose_sub,
@@ -176,6 +180,55 @@ fn sample_joint(track_offset: u32, j: u32, t: f32, keys: SampleKeys) -> LocalPos
     }
     return LocalPose(vec4<f32>(c0.xyz, 0.0), c1, vec4<f32>(c2.xyz, 0.0));
 }
+
+#ifdef PACKED_ONLY
+// Joint `j` of a clip of a library of packed clips only at time `t`, the clip's unit `clip`
+// (clip_packed_joints): as sample_joint, its three channels read in one load of words (Rust:
+// gpu::library::packed_joint_word), each a single key's value index or, with bit 31, the track's
+// number in the clip's blob, whose header the clip's unit holds. Two loads per joint and sample
+// where sample_joint's headers take four: a GPU that loads a thread's words one load at a time
+// (lavapipe) pays per load.
+fn sample_packed_joint(clip: vec4<u32>, j: u32, t: f32) -> LocalPose {
+    let words = heap[library.joint_tracks + clip.x + j];
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    if (words.x < PACKED_JOINT_BIT) {
+        c0 = value_at(words.x);
+    }
+    if (words.y < PACKED_JOINT_BIT) {
+        c1 = value_at(words.y);
+    }
+    if (words.z < PACKED_JOINT_BIT) {
+        c2 = value_at(words.z);
+    }
+    var animated = (words.x >> 31u) | ((words.y >> 31u) << 1u) | ((words.z >> 31u) << 2u);
+    while (animated != 0u) {
+        let c = firstTrailingBit(animated);
+        animated &= animated - 1u;
+        var word = words.x;
+        if (c == 1u) {
+            word = words.y;
+        }
+        if (c == 2u) {
+            word = words.z;
+        }
+        let track = Track(clip.y, clip.z, clip.w | (word & 0x3ffu), INTERP_PACKED);
+        let v = sample_packed(track, t, c == 1u);
+        if (c == 0u) {
+            c0 = v;
+        } else if (c == 1u) {
+            c1 = v;
+        } else {
+            c2 = v;
+        }
+    }
+    return LocalPose(vec4<f32>(c0.xyz, 0.0), c1, vec4<f32>(c2.xyz, 0.0));
+}
+
+// Bit 31 of a packed joint word: a packed track (Rust: layout::PACKED_JOINT_BIT).
+const PACKED_JOINT_BIT: u32 = 0x80000000u;
+#endif
 
 // Joint `j`'s translation, rotation and scale track headers, of the clip whose first track is
 // `track_offset`.
@@ -434,7 +487,11 @@ fn layered_joint(i: u32, heads: LayerHeads, skel: SkeletonInfo, j: u32, snapshot
 #ifdef CLIP_TIMES
             p = sample_joint(clip_track_offset(e.clip), j, e.time, kept.keys);
 #else
+#ifdef PACKED_ONLY
+            p = sample_packed_joint(clip_packed_joints(e.clip), j, e.time);
+#else
             p = sample_joint(clip_track_offset(e.clip), j, e.time, SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0), 0u));
+#endif
 #endif
         }
         if (k == 0u) {

@@ -257,10 +257,19 @@ pub struct GpuLibraryLayout {
     /// [`crate::AnimationLibrary::clip_key_tracks`].
     pub clip_key_tracks: u32,
     /// Headers: first unit of the joint track words, a unit per clip joint holding its
-    /// translation, rotation and scale tracks' [`joint_track_word`]s (and a zero), clip after
-    /// clip; empty unless the clips share key times and none is compressed.
+    /// translation, rotation and scale tracks' words (and a zero), clip after clip: their
+    /// [`joint_track_word`]s where the clips share key times and none is compressed; where the
+    /// sample stage reads packed clips only
+    /// ([`crate::AnimationLibrary::gpu_samples_packed_only`]), packed joint words: for a packed
+    /// track [`PACKED_JOINT_BIT`] and its number in its clip's blob (bits 0..10), for a track of
+    /// a single key the index of its value (the middle value of a cubic-spline key); empty
+    /// otherwise.
     pub joint_tracks: u32,
-    /// Payload: first unit of each clip's first joint track unit (32-bit words, four per unit).
+    /// Payload: where each clip's joint track units start. With [`joint_track_word`]s, a 32-bit
+    /// word per clip, four per unit; with packed joint words a unit per clip: the first
+    /// joint unit, and the clip's blob as its packed tracks name it (the first word of the
+    /// blob, its frame count, and its track count and segment shift where [`packed_track_ref`]
+    /// holds them, from bit 10); zeros after the first for a clip without a packed track.
     pub clip_joint_tracks: u32,
 }
 
@@ -277,6 +286,10 @@ pub fn joint_track_word(track: &GpuTrack) -> Option<u32> {
         track.value_offset | track.interpolation << JOINT_TRACK_OFFSET_BITS | u32::from(track.key_count <= 1) << 31
     })
 }
+
+/// The bit of a packed joint word (a library of packed clips only: [`GpuLibraryLayout::joint_tracks`])
+/// that marks a packed track. WGSL `PACKED_JOINT_BIT`.
+pub const PACKED_JOINT_BIT: u32 = 1 << 31;
 
 wgsl_struct! {
     /// What the clock stage keeps and gives back per character: its root motion — for each character

@@ -28,6 +28,11 @@ pub use crate::clip::ClipId;
 /// is off by about this fraction of a joint's reach for each joint of its chain.
 pub const SCALE_TOLERANCE: f32 = 1e-5;
 
+/// Each compressed clip's blob starts at a multiple of this many words of
+/// [`AnimationLibrary::packed`] (zeros between): `shaders/shared/library.wgsl` reads a track's
+/// six-word clip range, at word 8 + 6 k of its blob, in two 16-byte loads.
+pub const PACKED_BLOB_ALIGN: usize = 4;
+
 /// Skeletons and clips in runtime form. Build one with
 /// [`LibraryBuilder`](crate::offline::builder::LibraryBuilder), which validates every
 /// index, key and name; the library is read-only after that (its arrays through accessors of the
@@ -599,7 +604,9 @@ impl AnimationLibrary {
     }
 
     /// The compressed clips' packed tracks ([`crate::codec::format`]): a track with
-    /// [`crate::layout::INTERP_PACKED`] names its clip's blob by its first word here.
+    /// [`crate::layout::INTERP_PACKED`] names its clip's blob by its first word here. Each blob
+    /// starts at a multiple of 4 words ([`PACKED_BLOB_ALIGN`]), so that on the GPU, where the
+    /// packed section starts a 16-byte unit, a track's six-word clip range lies in two units.
     #[must_use]
     pub fn packed(&self) -> &[u32] {
         &self.packed
@@ -623,6 +630,15 @@ impl AnimationLibrary {
                     .iter()
                     .all(|t| t.interpolation == INTERP_PACKED || t.key_count <= 1)
             })
+    }
+
+    /// Whether the sample stage reads this library as packed clips only (`PACKED_ONLY`,
+    /// [`crate::shaders::library_defs`]): [`AnimationLibrary::samples_packed_only`], and no
+    /// morph-weight tracks (raw keys, which need the raw sampler). It then reads each clip joint's
+    /// three channels as one unit of words (`GpuLibraryLayout::joint_tracks`).
+    #[must_use]
+    pub fn gpu_samples_packed_only(&self) -> bool {
+        self.samples_packed_only() && !self.has_morph_weights()
     }
 
     /// Per clip, the track (an index into [`AnimationLibrary::tracks`]) whose key times the

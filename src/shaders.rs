@@ -602,7 +602,7 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
         defs.push(("IK", Bool(true)));
     }
     // Morph-weight tracks are raw keys: the sampler of raw keys stays.
-    if library.samples_packed_only() && !library.has_morph_weights() {
+    if library.gpu_samples_packed_only() {
         defs.push(("PACKED_ONLY", Bool(true)));
     }
     let cubic = crate::clip::Interpolation::CubicSpline.gpu_code();

@@ -151,6 +151,24 @@ fn gpu_decode_matches_the_cpu_mirror_and_the_mirror_the_f64_decoder() {
         "raw tracks beside packed ones"
     );
     assert!(lib.has_compressed_clips());
+    // Blobs whose lengths leave the next one off a 16-byte unit, each placed on one: the GPU
+    // reads a track's clip range in two loads that assume it (library::PACKED_BLOB_ALIGN).
+    assert!(
+        clips.iter().any(|(_, _, c)| c.blob.len() % 4 != 0),
+        "a blob of a length not a multiple of 4 words"
+    );
+    let packed = lib
+        .tracks()
+        .iter()
+        .filter(|t| t.interpolation == wgpu_anim::layout::INTERP_PACKED);
+    let starts: std::collections::BTreeSet<u32> = packed.map(|t| t.time_offset).collect();
+    assert!(starts.len() >= 5);
+    assert!(
+        starts
+            .iter()
+            .all(|&b| (b as usize).is_multiple_of(wgpu_anim::library::PACKED_BLOB_ALIGN)),
+        "{starts:?}"
+    );
 
     // The CPU mirror against the f64 decoder.
     let mut r = rng(5);

@@ -570,6 +570,7 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("INTERP_LINEAR", U32(wgpu_anim::Interpolation::Linear.gpu_code())),
         ("INTERP_CUBIC", U32(wgpu_anim::Interpolation::CubicSpline.gpu_code())),
         ("INTERP_PACKED", U32(wgpu_anim::layout::INTERP_PACKED)),
+        ("PACKED_JOINT_BIT", U32(layout::PACKED_JOINT_BIT)),
         ("LOOP_ONCE", U32(layout::LOOP_ONCE)),
         ("LOOP_REPEAT", U32(layout::LOOP_REPEAT)),
         ("LOOP_FOREVER", U32(layout::LOOP_FOREVER)),

@@ -92,6 +92,13 @@ fn clip_joint_tracks(c: u32) -> u32 {
     return heap[library.clip_joint_tracks + c / 4u][c % 4u];
 }
 
+// Clip `c`'s unit as a library of packed clips only keeps it (PACKED_ONLY): its first unit of
+// joint track words, and its blob as its packed tracks name it (Track's time_offset, key_count and
+// value_offset without the track's number). Rust: GpuLibraryLayout::clip_joint_tracks.
+fn clip_packed_joints(c: u32) -> vec4<u32> {
+    return heap[library.clip_joint_tracks + c];
+}
+
 // Joint `j` of the clip whose joint track words start at unit `first`: its translation,
 // rotation and scale tracks as the sample stage reads them when their keys share the clip's
 // times (CLIP_TIMES) — the value offset, the interpolation and, as the key count, 1 for a single
@@ -246,24 +253,21 @@ fn packed_word(k: u32) -> u32 {
     return heap[library.packed + k / 4u][k % 4u];
 }
 
-// Eight consecutive words of the blob heap from word `k`, for the six of a track's clip range:
-// three loads (not six), moved into place by `k % 4`. Only words `k` to `k + 5` are meant; the
-// third load, which holds word `k + 5` only where `k % 4` is 3, is kept within the heap (it may
-// lie past a blob at the heap's end).
-struct Words8 {
+// A track's six-word clip range, from word `k` of the packed section, in two loads: a blob starts
+// at a multiple of 4 words (Rust: library::PACKED_BLOB_ALIGN) and the range of its track j at
+// word 8 + 6 j, so `k % 4` is 0 or 2 and the six words lie in units `k / 4` and the next. `a`
+// holds words k to k + 3, `b.xy` words k + 4 and k + 5.
+struct RangeWords {
     a: vec4<u32>,
     b: vec4<u32>,
 }
 
-fn packed_words8(k: u32) -> Words8 {
+fn packed_range_words(k: u32) -> RangeWords {
     let i = library.packed + k / 4u;
-    let o = k % 4u;
     let v0 = heap[i];
     let v1 = heap[i + 1u];
-    let v2 = heap[min(i + 2u, arrayLength(&heap) - 1u)];
-    let a = select(select(select(v0, vec4<u32>(v0.yzw, v1.x), o == 1u), vec4<u32>(v0.zw, v1.xy), o == 2u), vec4<u32>(v0.w, v1.xyz), o == 3u);
-    let b = select(select(select(v1, vec4<u32>(v1.yzw, v2.x), o == 1u), vec4<u32>(v1.zw, v2.xy), o == 2u), vec4<u32>(v1.w, v2.xyz), o == 3u);
-    return Words8(a, b);
+    let even = k % 4u == 0u;
+    return RangeWords(select(vec4<u32>(v0.zw, v1.xy), v0, even), select(v1.zwxy, v1, even));
 }
 
 // Words of a segment record of a blob of `tracks` tracks (format.rs `record_words`).
@@ -372,7 +376,7 @@ fn sample_packed(track: Track, t: f32, rotation: bool) -> vec4<f32> {
     let records = b + 8u + 6u * tracks;
     let bits = records + ((frame_count + segment_frames - 1u) >> shift) * record_words;
     let r = b + 8u + 6u * k;
-    let w = packed_words8(r);
+    let w = packed_range_words(r);
     let range = mat2x3<f32>(bitcast<vec3<f32>>(w.a.xyz), bitcast<vec3<f32>>(vec3<u32>(w.a.w, w.b.xy)));
     let ft = clamp(t * rate, 0.0, f32(frame_count - 1u));
     let f0 = min(u32(ft), frame_count - 2u);

@@ -206,7 +206,7 @@ fn start_transitions(
 ) -> Result<()> {
     for i in (0..n).step_by(4) {
         let slot = i / 4;
-        if (frame + slot) % PERIOD == 0 {
+        if (frame + slot).is_multiple_of(PERIOD) {
             let next = &states[(slot + frame / PERIOD) as usize % states.len()];
             a.play(i as usize, next, transition)?;
         }

@@ -3,7 +3,9 @@
 //! plays it. One binding for all of a library's data leaves storage slots free in every stage.
 
 use crate::error::{Error, Result};
-use crate::layout::{GpuLibraryLayout, JOINT_TRACK_OFFSET_BITS, joint_track_word};
+use crate::layout::{
+    GpuLibraryLayout, GpuTrack, INTERP_PACKED, JOINT_TRACK_OFFSET_BITS, PACKED_JOINT_BIT, joint_track_word,
+};
 use crate::library::AnimationLibrary;
 use std::sync::Arc;
 use wgpu::util::DeviceExt;
@@ -41,26 +43,60 @@ fn words(heap: &mut Vec<Unit>, items: &[u32]) -> u32 {
     start
 }
 
-/// Per clip joint, a unit of its translation, rotation and scale tracks' words
-/// ([`joint_track_word`]; 0 past what fits, which only a heap larger than any device's binding
-/// holds: [`GpuLibrary::new_async`] refuses it); and per clip, its first unit. Only for a library
-/// whose sample stage reads them (`CLIP_TIMES` without `COMPRESSED`, `shaders/sample.wgsl`):
-/// none for another.
+/// Per clip joint, a unit of its translation, rotation and scale tracks' words, and where each
+/// clip's start (`GpuLibraryLayout::joint_tracks`, `clip_joint_tracks`): for a library whose
+/// sample stage reads them, [`joint_track_word`]s and a word per clip (`CLIP_TIMES` without
+/// `COMPRESSED`) or [`packed_joint_word`]s and a unit per clip (`PACKED_ONLY`,
+/// `shaders/sample.wgsl`); none for another. A word that does not fit is 0, which only a heap
+/// larger than any device's binding holds ([`GpuLibrary::new_async`] refuses it).
 fn joint_track_units(library: &AnimationLibrary) -> (Vec<Unit>, Vec<u32>) {
     let mut units = Vec::new();
     let mut firsts = Vec::new();
-    if !library.clips_share_key_times() || library.has_compressed_clips() {
+    let packed_only = library.gpu_samples_packed_only();
+    if !packed_only && (!library.clips_share_key_times() || library.has_compressed_clips()) {
         return (units, firsts);
     }
     for clip in library.clips() {
-        firsts.push(units.len() as u32);
         let first = clip.track_offset as usize;
-        for joint in library.tracks()[first..first + 3 * clip.joint_count as usize].chunks_exact(3) {
-            let word = |t| joint_track_word(t).unwrap_or(0);
+        let tracks = &library.tracks()[first..first + 3 * clip.joint_count as usize];
+        if packed_only {
+            // The clip's blob, as its packed tracks name it (the track's number left out).
+            let blob = tracks.iter().find(|t| t.interpolation == INTERP_PACKED);
+            let blob = blob.map_or([0; 3], |t| [t.time_offset, t.key_count, t.value_offset & !0x3ff]);
+            firsts.extend([units.len() as u32, blob[0], blob[1], blob[2]]);
+        } else {
+            firsts.push(units.len() as u32);
+        }
+        for joint in tracks.chunks_exact(3) {
+            let word = |t| {
+                if packed_only {
+                    packed_joint_word(t)
+                } else {
+                    joint_track_word(t)
+                }
+                .unwrap_or(0)
+            };
             units.push([word(&joint[0]), word(&joint[1]), word(&joint[2]), 0]);
         }
     }
     (units, firsts)
+}
+
+/// A joint channel in one word, as the sample stage reads a library of packed clips only
+/// (WGSL `sample_packed_joint`): for a packed track, bit 31 and the track's index in its clip's
+/// blob (bits 0..10, as [`crate::layout::packed_track_ref`] holds it); for a track of a single key, the index
+/// of that key's value (the middle value of a cubic-spline key), below 2³¹. `None` for a raw
+/// track of more keys, or an index that does not fit.
+#[must_use]
+fn packed_joint_word(track: &GpuTrack) -> Option<u32> {
+    if track.interpolation == INTERP_PACKED {
+        return Some(PACKED_JOINT_BIT | (track.value_offset & 0x3ff));
+    }
+    let cubic = crate::Interpolation::CubicSpline.gpu_code();
+    let value = track
+        .value_offset
+        .checked_add(u32::from(track.interpolation == cubic))?;
+    (track.key_count <= 1 && value < PACKED_JOINT_BIT).then_some(value)
 }
 
 impl LibraryHeap {
@@ -213,7 +249,7 @@ impl GpuLibrary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::{GpuTrack, INTERP_PACKED};
+    use crate::layout::INTERP_PACKED;
 
     #[test]
     fn joint_track_words_hold_each_clip_joints_three_headers() {
@@ -241,11 +277,44 @@ mod tests {
         }
         // The mannequin's clips hold constant channels as a single key, and animated ones.
         assert!(singles > 0 && singles < 3 * lib.clips().iter().map(|c| c.joint_count as usize).sum::<usize>());
-        // A library whose sample stage does not read them has none.
-        let compressed = crate::mannequin::library_in(crate::offline::compress::ClipFormat::Compressed).0;
-        let heap = LibraryHeap::new(&compressed);
+        // A library whose sample stage does not read them (compressed clips beside morph-weight
+        // tracks: the raw sampler stays) has none.
+        let breathing = crate::mannequin::library_breathing_in(crate::offline::compress::ClipFormat::Compressed).0;
+        assert!(breathing.has_compressed_clips() && !breathing.gpu_samples_packed_only());
+        let heap = LibraryHeap::new(&breathing);
         assert_eq!(heap.layout.joint_tracks, heap.layout.clip_joint_tracks);
         assert_eq!(heap.layout.clip_joint_tracks as usize, heap.heap.len());
+    }
+
+    #[test]
+    fn packed_joint_words_hold_each_clip_joints_channels_and_the_clip_unit_its_blob() {
+        let lib = crate::mannequin::library_in(crate::offline::compress::ClipFormat::Compressed).0;
+        assert!(lib.gpu_samples_packed_only());
+        let heap = LibraryHeap::new(&lib);
+        let l = heap.layout;
+        let (mut packed, mut single) = (0, 0);
+        for (c, clip) in lib.clips().iter().enumerate() {
+            let unit = heap.heap[l.clip_joint_tracks as usize + c];
+            for j in 0..clip.joint_count {
+                let words = heap.heap[(l.joint_tracks + unit[0] + j) as usize];
+                assert_eq!(words[3], 0);
+                for (k, &w) in words[..3].iter().enumerate() {
+                    let t = &lib.tracks()[(clip.track_offset + 3 * j) as usize + k];
+                    if t.interpolation == INTERP_PACKED {
+                        // The track as the shader rebuilds it from the word and the clip's unit.
+                        assert!(w & crate::layout::PACKED_JOINT_BIT != 0, "clip {c} joint {j}");
+                        let rebuilt = [unit[1], unit[2], unit[3] | (w & 0x3ff)];
+                        assert_eq!(rebuilt, [t.time_offset, t.key_count, t.value_offset]);
+                        packed += 1;
+                    } else {
+                        assert_eq!(w, t.value_offset, "clip {c} joint {j}");
+                        assert!(t.key_count <= 1);
+                        single += 1;
+                    }
+                }
+            }
+        }
+        assert!(packed > 0 && single > 0);
     }
 
     #[test]
@@ -263,5 +332,27 @@ mod tests {
         );
         assert_eq!(joint_track_word(&track(last + 1, 0)), None);
         assert_eq!(joint_track_word(&track(0, 4)), None);
+    }
+
+    #[test]
+    fn a_packed_joint_word_is_a_blob_track_or_a_single_keys_value() {
+        let track = |key_count, value_offset, interpolation| GpuTrack {
+            time_offset: 0,
+            key_count,
+            value_offset,
+            interpolation,
+        };
+        let bit = crate::layout::PACKED_JOINT_BIT;
+        // Track 5 of a blob of 9 tracks in segments of 16 frames.
+        let packed = crate::layout::packed_track_ref(5, 9, 4);
+        assert_eq!(packed_joint_word(&track(40, packed, INTERP_PACKED)), Some(bit | 5));
+        let cubic = crate::Interpolation::CubicSpline.gpu_code();
+        assert_eq!(packed_joint_word(&track(1, 70, 1)), Some(70));
+        // A cubic-spline key's value is its middle one.
+        assert_eq!(packed_joint_word(&track(1, 70, cubic)), Some(71));
+        assert_eq!(packed_joint_word(&track(1, bit - 1, cubic)), None);
+        assert_eq!(packed_joint_word(&track(1, bit, 1)), None);
+        // A raw track of more keys is not for this word.
+        assert_eq!(packed_joint_word(&track(2, 70, 1)), None);
     }
 }

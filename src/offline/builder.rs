@@ -38,6 +38,15 @@ impl Clone for LibraryBuilder {
     }
 }
 
+/// Appends a compressed clip's blob to the library's packed words at a multiple of
+/// [`crate::library::PACKED_BLOB_ALIGN`] words (zeros before it); returns its first word.
+fn append_blob(packed: &mut Vec<u32>, blob: &[u32]) -> u32 {
+    packed.resize(packed.len().next_multiple_of(crate::library::PACKED_BLOB_ALIGN), 0);
+    let start = packed.len() as u32;
+    packed.extend_from_slice(blob);
+    start
+}
+
 impl LibraryBuilder {
     /// An empty library with a new tag.
     #[must_use]
@@ -276,12 +285,12 @@ impl LibraryBuilder {
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
         // A compressed clip's packed channels: track 3 j + c of the clip reads blob track k.
         let mut packed_track: HashMap<usize, u32> = HashMap::new();
-        let blob_start = lib.packed.len() as u32;
+        let mut blob_start = 0;
         if let Some(c) = compressed.filter(|c| !c.packed.is_empty()) {
             for (k, p) in c.packed.iter().enumerate() {
                 packed_track.insert(3 * p.joint as usize + p.channel.index() as usize, k as u32);
             }
-            lib.packed.extend_from_slice(&c.blob);
+            blob_start = append_blob(&mut lib.packed, &c.blob);
         }
         // The blob's frame count, track count and segment size (checked by `check_blob`).
         let (frame_count, blob_tracks, segment_frames) = compressed

@@ -24,8 +24,9 @@
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
 #import wgpu_anim::library::{KeySpan, clip_info, clip_joint_tracks, clip_key_track, clip_track_offset, joint_tracks, key_span, key_value, sample_channel, skeleton_info, track_at, value_at}
 #ifdef PACKED_ONLY
-#import wgpu_anim::library::{clip_packed_joints, sample_packed}
+#import wgpu_anim::library::clip_packed_joints
 #import wgpu_anim::bindings::{heap, library}
+#import wgpu_anim::types::INTERP_LINEAR
 #endif
 #import wgpu_anim::inertia::{
     PoseDelta, VELOCITY_MIN_DT, dead_blend, decay_from_slots, decay_offset, decay_start,
@@ -133,9 +134,11 @@ fn sample_joint(track_offset: u32, j: u32, t: f32, keys: SampleKeys) -> LocalPos
     let tracks = joint_headers(track_offset, j);
 #endif
     // Named, not an array indexed at run time: that costs lavapipe a gather per thread.
-    let t0 = tracks[0];
-    let t1 = tracks[1];
-    let t2 = tracks[2];
+    return sample_tracks(tracks[0], tracks[1], tracks[2], t, keys);
+}
+
+// A joint's translation, rotation and scale tracks t0, t1, t2 at time `t` (sample_joint).
+fn sample_tracks(t0: Track, t1: Track, t2: Track, t: f32, keys: SampleKeys) -> LocalPose {
     var c0 = vec4<f32>(0.0);
     var c1 = vec4<f32>(0.0);
     var c2 = vec4<f32>(0.0);
@@ -190,40 +193,17 @@ fn sample_joint(track_offset: u32, j: u32, t: f32, keys: SampleKeys) -> LocalPos
 // (lavapipe) pays per load.
 fn sample_packed_joint(clip: vec4<u32>, j: u32, t: f32) -> LocalPose {
     let words = heap[library.joint_tracks + clip.x + j];
-    var c0 = vec4<f32>(0.0);
-    var c1 = vec4<f32>(0.0);
-    var c2 = vec4<f32>(0.0);
-    if (words.x < PACKED_JOINT_BIT) {
-        c0 = value_at(words.x);
+    let none = SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0), 0u);
+    return sample_tracks(packed_joint_track(clip, words.x), packed_joint_track(clip, words.y), packed_joint_track(clip, words.z), t, none);
+}
+
+// The track a packed joint word names: a single key at its value index (whatever the key's
+// interpolation, the index is its value's), or track `word & 0x3ff` of the clip's blob.
+fn packed_joint_track(clip: vec4<u32>, word: u32) -> Track {
+    if (word < PACKED_JOINT_BIT) {
+        return Track(0u, 1u, word, INTERP_LINEAR);
     }
-    if (words.y < PACKED_JOINT_BIT) {
-        c1 = value_at(words.y);
-    }
-    if (words.z < PACKED_JOINT_BIT) {
-        c2 = value_at(words.z);
-    }
-    var animated = (words.x >> 31u) | ((words.y >> 31u) << 1u) | ((words.z >> 31u) << 2u);
-    while (animated != 0u) {
-        let c = firstTrailingBit(animated);
-        animated &= animated - 1u;
-        var word = words.x;
-        if (c == 1u) {
-            word = words.y;
-        }
-        if (c == 2u) {
-            word = words.z;
-        }
-        let track = Track(clip.y, clip.z, clip.w | (word & 0x3ffu), INTERP_PACKED);
-        let v = sample_packed(track, t, c == 1u);
-        if (c == 0u) {
-            c0 = v;
-        } else if (c == 1u) {
-            c1 = v;
-        } else {
-            c2 = v;
-        }
-    }
-    return LocalPose(vec4<f32>(c0.xyz, 0.0), c1, vec4<f32>(c2.xyz, 0.0));
+    return Track(clip.y, clip.z, clip.w | (word & 0x3ffu), INTERP_PACKED);
 }
 
 // Bit 31 of a packed joint word: a packed track (Rust: layout::PACKED_JOINT_BIT).

@@ -232,17 +232,17 @@ fn cubic_segment(track: Track, p0: vec4<f32>, p1: vec4<f32>, lo: u32, hi: u32, u
 // A joint track, raw or packed, at time `t`; a raw track between the keys of `span`, its times'
 // span at `t` (key_span).
 fn sample_channel(track: Track, t: f32, span: KeySpan, rotation: bool) -> vec4<f32> {
+#ifdef PACKED_ONLY
+    // Only animated tracks (more than one key) come here (the sample stage reads a single key in
+    // place), and every one of a library of packed clips only is packed (shaders::library_defs):
+    // no raw sampler, which a GPU that runs both sides of a branch (lavapipe) would pay for.
+    return sample_packed(track, t, rotation);
+#else
 #ifdef COMPRESSED
     if (track.interpolation == INTERP_PACKED) {
         return sample_packed(track, t, rotation);
     }
 #endif
-#ifdef PACKED_ONLY
-    // Every animated track of the library is packed (shaders::library_defs), the others hold a
-    // single key: no raw sampler, which a GPU that runs both sides of a branch (lavapipe) would
-    // pay for.
-    return key_value(track, 0u);
-#else
     return track_at_span(track, span, rotation);
 #endif
 }

@@ -339,8 +339,9 @@ pub(crate) fn list_keys(lib: &AnimationLibrary, list: &BlendList) -> [SampleKeys
 /// go through the sampler, in a loop over them. A raw channel keyed at the
 /// times of `keys` (the sample's, [`list_keys`]) takes their span; any other searches its own.
 /// The shader reads such a joint's three track headers as one unit of words
-/// ([`crate::layout::joint_track_word`]): the same value offsets and interpolations, read here
-/// from the tracks.
+/// ([`crate::layout::joint_track_word`]), and a joint of a library of packed clips only as one
+/// unit naming its packed tracks and single keys (WGSL `sample_packed_joint`): the same value
+/// offsets, interpolations and blob tracks, read here from the tracks.
 #[must_use]
 pub(crate) fn sample_joint(lib: &AnimationLibrary, clip: &GpuClip, j: u32, t: f32, keys: &SampleKeys) -> LocalPose {
     let first = (clip.track_offset + 3 * j) as usize;

@@ -138,7 +138,7 @@ pub fn run_sections(
 }
 
 /// Records `stage`'s pass `repeats` times into one command buffer, submits it and waits for it.
-fn run_gpu_stage(
+pub(super) fn run_gpu_stage(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     a: &crate::Animator,

@@ -396,12 +396,7 @@ pub fn run_transition_sections(
                 if counted {
                     super::cost::wgpu_anim_cost_begin();
                 }
-                let mut encoder = device.create_command_encoder(&Default::default());
-                a.encode_stage(&mut encoder, stage)?;
-                queue.submit([encoder.finish()]);
-                device
-                    .poll(wgpu::PollType::wait_indefinitely())
-                    .map_err(|e| Error::Device(format!("waiting for the {} pass: {e}", stage.name())))?;
+                super::cost::run_gpu_stage(device, queue, &a, stage, 1)?;
                 if counted {
                     super::cost::wgpu_anim_cost_end();
                 }

@@ -44,7 +44,7 @@ fn words(heap: &mut Vec<Unit>, items: &[u32]) -> u32 {
 }
 
 /// Per clip joint, a unit of its translation, rotation and scale tracks' words, and where each
-/// clip's start (`GpuLibraryLayout::joint_tracks`, `clip_joint_tracks`): for a library whose
+/// clip's units start (`GpuLibraryLayout::joint_tracks`, `clip_joint_tracks`): for a library whose
 /// sample stage reads them, [`joint_track_word`]s and a word per clip (`CLIP_TIMES` without
 /// `COMPRESSED`) or [`packed_joint_word`]s and a unit per clip (`PACKED_ONLY`,
 /// `shaders/sample.wgsl`); none for another. A word that does not fit is 0, which only a heap

@@ -2,12 +2,13 @@
 // fused) stage marked (Output.evaluate, shaders/shared/culling.wgsl) into the page's lists — the
 // evaluated ones, then the drawn ones, and from the drawn list's room's end backwards those drawn
 // with their VAT — copies every character's marks after them (for a renderer's vertex stage), and
-// sizes the indirect dispatches of the stages after it (one workgroup, or one thread, per
-// evaluated instance) and the count a culled draw reads. A scan over WORKGROUP_SIZE characters at
+// sizes the indirect dispatches of the stages after it (a workgroup per CHARACTERS_PER_WORKGROUP
+// evaluated instances, or a thread per instance) and the count a culled draw reads. A scan over WORKGROUP_SIZE characters at
 // a time. CPU mirror: cpu::cull::cull.
 
 #import wgpu_anim::types::{CULL_MAX_WORKGROUPS, MARK_DRAWN, MARK_EVALUATE, MARK_VAT, WORKGROUP_SIZE}
 #import wgpu_anim::bindings::{character_state, frame, visible}
+#import wgpu_anim::math::CHARACTERS_PER_WORKGROUP
 
 var<workgroup> scan: array<u32, WORKGROUP_SIZE>;
 
@@ -76,8 +77,9 @@ fn cull(@builtin(local_invocation_index) lid: u32) {
         visible.drawn_count = listed.y;
         visible.drawn_offset = drawn_offset;
         visible.vat_count = listed.z;
-        visible.instance_groups = groups_for(listed.x);
+        // The passes that run workgroups of characters: CHARACTERS_PER_WORKGROUP to one.
+        visible.instance_groups = groups_for((listed.x + CHARACTERS_PER_WORKGROUP - 1u) / CHARACTERS_PER_WORKGROUP);
         visible.thread_groups = groups_for((listed.x + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE);
-        visible.drawn_groups = groups_for(listed.y);
+        visible.drawn_groups = groups_for((listed.y + CHARACTERS_PER_WORKGROUP - 1u) / CHARACTERS_PER_WORKGROUP);
     }
 }

@@ -6,13 +6,18 @@
 // on the frame before a transition that interrupts another, the snapshot pose). Every step keeps the threads on joints: the hierarchy is walked a level at a time, the
 // joints of a level in parallel (AnimationLibrary::levels). For skeletons of at most
 // MAX_FUSED_JOINTS joints. CPU mirror: cpu::fused, the same steps in the same order.
+// With THREAD_PER_CHARACTER (gpu::CharacterThreads::One, a CPU adapter's choice) each thread
+// takes a character of its own through the same stages' functions, its pose in the local pose
+// buffer (eight characters' poses do not fit in WebGPU's 16 KiB of workgroup memory), each
+// joint's model matrix in place of its local pose as in workgroup memory above, mesh-space
+// rotations where the staged pass keeps them: no step waits on another thread, but for IK's.
 
 #import wgpu_anim::types::{
     Affine, FRAME_CULL, LocalPose, MARK_DRAWN, MARK_EVALUATE, MAX_FUSED_JOINTS,
 }
 #import wgpu_anim::culling::marks_of
-#import wgpu_anim::math::{CHARACTER_THREADS, workgroup_linear}
-#import wgpu_anim::bindings::{frame, instances, pose_history}
+#import wgpu_anim::math::{CHARACTER_THREADS, CHARACTERS_PER_WORKGROUP, workgroup_character, workgroup_linear}
+#import wgpu_anim::bindings::{frame, instances, local_poses, pose_history}
 #import wgpu_anim::library::{joint_level, skeleton_info}
 #import wgpu_anim::sample::{LayeredPose, sample_joints}
 #import wgpu_anim::sample as sample_stage
@@ -25,6 +30,7 @@
 #import wgpu_anim::ik as ik_stage
 #endif
 
+#ifndef THREAD_PER_CHARACTER
 // Local poses; after propagation, model matrices (an Affine's three rows in the same slots).
 var<workgroup> wg_pose: array<LocalPose, MAX_FUSED_JOINTS>;
 // Mesh-space additive deltas, and the original and modified model rotations (R, R').
@@ -89,6 +95,7 @@ override fn palette_stage::palette_model_at(joint_offset: u32, j: u32) -> Affine
     let m = wg_pose[j];
     return Affine(m.translation, m.rotation, m.scale);
 }
+#endif
 
 @compute @workgroup_size(CHARACTER_THREADS)
 fn fused(
@@ -96,6 +103,9 @@ fn fused(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
+#ifdef THREAD_PER_CHARACTER
+    fused_characters(wg, groups, lid);
+#else
     let i = workgroup_linear(wg, groups);
     if (i >= frame.instance_count) {
         return;
@@ -173,4 +183,84 @@ fn fused(
     }
     palette_joints(i, lid, joint_count);
     socket_matrices(i, lid);
+#endif
 }
+
+#ifdef THREAD_PER_CHARACTER
+// The hierarchy walk in place in the local pose buffer: joint j's local pose is read before its
+// model matrix replaces it, and a parent's model matrix is written before its children read it
+// (all by the character's thread; IK's carried joints after a barrier).
+override fn local_to_model_stage::model_at(joint_offset: u32, j: u32) -> Affine {
+    let m = local_poses[joint_offset + j];
+    return Affine(m.translation, m.rotation, m.scale);
+}
+
+override fn local_to_model_stage::set_model(joint_offset: u32, j: u32, m: Affine) {
+    local_poses[joint_offset + j] = LocalPose(m.x, m.y, m.z);
+}
+
+#ifdef IK
+override fn ik_stage::ik_model_at(joint_offset: u32, j: u32) -> Affine {
+    let m = local_poses[joint_offset + j];
+    return Affine(m.translation, m.rotation, m.scale);
+}
+
+override fn ik_stage::ik_set_model(joint_offset: u32, j: u32, m: Affine) {
+    local_poses[joint_offset + j] = LocalPose(m.x, m.y, m.z);
+}
+#endif
+
+override fn palette_stage::palette_model_at(joint_offset: u32, j: u32) -> Affine {
+    let m = local_poses[joint_offset + j];
+    return Affine(m.translation, m.rotation, m.scale);
+}
+
+// The workgroup's characters, thread `lid` on the workgroup_character's: sampled and propagated
+// by its thread; with IK, corrected by all the threads together a character at a time, as the ik
+// pass does; then its palette by its thread (or, held by update-rate LOD, interpolated). Every
+// thread reaches IK's barriers: none leaves before.
+fn fused_characters(wg: vec3<u32>, groups: vec3<u32>, lid: u32) {
+    let i = workgroup_character(wg, groups, lid);
+    var marks = 0u;
+    if (i < frame.instance_count) {
+        marks = character_marks(i);
+    }
+    var joint_count = 0u;
+    if ((marks & MARK_EVALUATE) != 0u) {
+        joint_count = min(instances[i].joint_count, MAX_FUSED_JOINTS);
+        sample_joints(i, lid, joint_count);
+        propagate(i, joint_count);
+    }
+#ifdef IK
+    storageBarrier();
+    workgroupBarrier();
+    let first = workgroup_linear(wg, groups) * CHARACTERS_PER_WORKGROUP;
+    for (var c = first; c < min(first + CHARACTERS_PER_WORKGROUP, frame.instance_count); c++) {
+        if ((character_marks(c) & MARK_EVALUATE) != 0u) {
+            ik_joints(c, lid, min(instances[c].joint_count, MAX_FUSED_JOINTS));
+        }
+    }
+#endif
+    let interpolating = frame_interpolates();
+    if ((marks & MARK_EVALUATE) == 0u) {
+        if (interpolating && (marks & MARK_DRAWN) != 0u) {
+            interpolate_joints(i, lid, min(instances[i].joint_count, MAX_FUSED_JOINTS));
+        }
+        return;
+    }
+    if (interpolating && (marks & MARK_DRAWN) == 0u) {
+        return;
+    }
+    palette_joints(i, lid, joint_count);
+    socket_matrices(i, lid);
+}
+
+// Character `i`'s marks this frame: with culling, those the clock pass wrote; else evaluated and
+// drawn.
+fn character_marks(i: u32) -> u32 {
+    if ((frame.flags & FRAME_CULL) != 0u) {
+        return marks_of(i);
+    }
+    return MARK_EVALUATE | MARK_DRAWN;
+}
+#endif

@@ -12,7 +12,7 @@
     Affine, IK_AIM, IK_ON, IK_TARGET_GROUND, IK_TARGET_LOOK_AT, IK_TARGET_WORLD, IK_TWO_BONE, IkChain,
     MAX_AIM_JOINTS, MAX_IK_CHAINS, NO_JOINT,
 }
-#import wgpu_anim::math::{CHARACTER_THREADS, affine_from_sqt, affine_mul, quat_rotate, workgroup_linear}
+#import wgpu_anim::math::{CHARACTER_THREADS, CHARACTERS_PER_WORKGROUP, affine_from_sqt, affine_mul, quat_rotate, workgroup_linear}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{frame, instances, model_poses}
 #import wgpu_anim::library::{ik_chain, joint_parent, skeleton_info}
@@ -293,11 +293,15 @@ fn ik(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
-    let k = workgroup_linear(wg, groups);
-    if (k >= evaluated_count()) {
-        return;
+    // With culling, the k-th listed instance (shaders/shared/culling.wgsl). A workgroup works on
+    // as many characters as the sample and palette passes' (CHARACTERS_PER_WORKGROUP: with
+    // THREAD_PER_CHARACTER, eight), all its threads on one at a time: a step waits on the others.
+    for (var c = 0u; c < CHARACTERS_PER_WORKGROUP; c++) {
+        let k = workgroup_linear(wg, groups) * CHARACTERS_PER_WORKGROUP + c;
+        if (k >= evaluated_count()) {
+            return;
+        }
+        let i = evaluated_instance(k);
+        ik_joints(i, lid, instances[i].joint_count);
     }
-    let i = evaluated_instance(k);
-    ik_joints(i, lid, instances[i].joint_count);
 }

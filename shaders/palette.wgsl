@@ -11,7 +11,7 @@
 #import wgpu_anim::types::{
     Affine, FRAME_DUAL_QUATERNION, FRAME_LOD_INTERPOLATE, MARK_ENTERED, MARK_EVALUATE, MAX_SOCKETS,
 }
-#import wgpu_anim::math::{CHARACTER_THREADS, affine_mul, dual_quat_from_affine, workgroup_linear}
+#import wgpu_anim::math::{CHARACTER_THREADS, JOINT_STRIDE, affine_mul, dual_quat_from_affine, first_joint, workgroup_character}
 #import wgpu_anim::culling::{
     drawn_count, drawn_instance, evaluated_count, evaluated_instance, held_fraction, marks_of, update_rate,
 }
@@ -53,8 +53,8 @@ fn key_slot(s: u32) -> u32 {
     return frame.key_base + 2u * s;
 }
 
-// Instance `i`'s skinning matrices for joints `lid`, `lid + CHARACTER_THREADS`, ... below
-// `joint_count`, and their dual quaternions when it skins with them. With FRAME_LOD_INTERPOLATE
+// Instance `i`'s skinning matrices for joints first_joint(lid), then every JOINT_STRIDE-th below
+// `joint_count` (shaders/shared/math.wgsl), and their dual quaternions when it skins with them. With FRAME_LOD_INTERPOLATE
 // each becomes the newer key and the newer the older, and the palette drawn is the older (the
 // pose shown an update period late; at rate 1 or on the frame it comes into view, the new
 // matrix, both keys too).
@@ -68,7 +68,7 @@ fn palette_joints(i: u32, lid: u32, joint_count: u32) {
         let rate = update_rate(i, instances[i].world, instances[i].bound_radius);
         fresh = (marks_of(i) & MARK_ENTERED) != 0u || rate == 1u;
     }
-    for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
+    for (var j = first_joint(lid); j < joint_count; j += JOINT_STRIDE) {
         let k = skin_matrix(palette_model_at(joint_offset, j), inverse_bind(skel.joint_offset + j));
         var shown = k;
         if (keys) {
@@ -100,24 +100,24 @@ fn affine_lerp(a: Affine, b: Affine, s: f32) -> Affine {
 fn interpolate_joints(i: u32, lid: u32, joint_count: u32) {
     let joint_offset = instances[i].joint_offset;
     let s = held_fraction(i);
-    for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
+    for (var j = first_joint(lid); j < joint_count; j += JOINT_STRIDE) {
         let key = key_slot(joint_offset + j);
         palettes[joint_offset + j] = affine_lerp(palettes[key], palettes[key + 1u], s);
     }
 }
 
-// Instance `i`'s socket matrices, one per thread `lid` below its skeleton's socket count: the
-// world matrix times the joint's model matrix times the socket's offset, at slot
-// `frame.snapshot_offset + i * MAX_SOCKETS + lid` of the palette buffer.
+// Instance `i`'s socket matrices below its skeleton's socket count, socket s on thread s (with
+// THREAD_PER_CHARACTER, all on the character's thread): the world matrix times the joint's model
+// matrix times the socket's offset, at slot `frame.snapshot_offset + i * MAX_SOCKETS + s` of the
+// palette buffer.
 const_assert MAX_SOCKETS <= CHARACTER_THREADS;
 fn socket_matrices(i: u32, lid: u32) {
     let skel = skeleton_info(instances[i].skeleton);
-    if (lid >= min(skel.socket_count, MAX_SOCKETS)) {
-        return;
+    for (var s = first_joint(lid); s < min(skel.socket_count, MAX_SOCKETS); s += JOINT_STRIDE) {
+        let socket = socket_at(instances[i].skeleton * MAX_SOCKETS + s);
+        let model = palette_model_at(instances[i].joint_offset, socket.joint);
+        palettes[frame.snapshot_offset + i * MAX_SOCKETS + s] = affine_mul(instances[i].world, affine_mul(model, socket.offset));
     }
-    let socket = socket_at(instances[i].skeleton * MAX_SOCKETS + lid);
-    let model = palette_model_at(instances[i].joint_offset, socket.joint);
-    palettes[frame.snapshot_offset + i * MAX_SOCKETS + lid] = affine_mul(instances[i].world, affine_mul(model, socket.offset));
 }
 
 @compute @workgroup_size(CHARACTER_THREADS)
@@ -128,7 +128,7 @@ fn palette(
 ) {
     // With culling, the k-th evaluated instance (shaders/shared/culling.wgsl); interpolating,
     // the k-th drawn one, evaluated or held.
-    let k = workgroup_linear(wg, groups);
+    let k = workgroup_character(wg, groups, lid);
     let interpolating = frame_interpolates();
     var count = evaluated_count();
     if (interpolating) {

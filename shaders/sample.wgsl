@@ -19,7 +19,7 @@
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, Track,
 }
-#import wgpu_anim::math::{CHARACTER_THREADS, quat_mul, workgroup_linear}
+#import wgpu_anim::math::{CHARACTER_THREADS, JOINT_STRIDE, first_joint, quat_mul, workgroup_character}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
 #import wgpu_anim::library::{KeySpan, clip_info, clip_joint_tracks, clip_key_track, clip_track_offset, joint_tracks, key_span, key_value, sample_channel, skeleton_info, track_at, value_at}
@@ -60,20 +60,28 @@ struct SampleKeys {
 // sample k), two units each: the keys (the clip's first joint track unit, the span's keys and
 // `u`) and the sample (clip, time, weight, layer); with CUBIC_KEYS the span's `dt` beside them.
 // Two 16-byte loads per joint and sample: a GPU that loads a thread's words one by one
-// (lavapipe) pays for each load, so seven words read one by one cost it more.
-var<workgroup> wg_samples: array<vec4<u32>, 2u * MAX_BLEND_CLIPS>;
+// (lavapipe) pays for each load, so seven words read one by one cost it more. With
+// THREAD_PER_CHARACTER the thread's own (it samples every joint of its character).
+#ifdef THREAD_PER_CHARACTER
+var<private> kept_units: array<vec4<u32>, 2u * MAX_BLEND_CLIPS>;
 #ifdef CUBIC_KEYS
-var<workgroup> wg_dt: array<f32, MAX_BLEND_CLIPS>;
+var<private> kept_dt: array<f32, MAX_BLEND_CLIPS>;
+#endif
+#else
+var<workgroup> kept_units: array<vec4<u32>, 2u * MAX_BLEND_CLIPS>;
+#ifdef CUBIC_KEYS
+var<workgroup> kept_dt: array<f32, MAX_BLEND_CLIPS>;
+#endif
 #endif
 
 // Keeps instance `i`'s list sample `k` and its keys where the joints read them.
 fn keep_list_sample(i: u32, k: u32) {
     let e = list_sample(i, k);
     let keys = list_sample_keys(i, k);
-    wg_samples[2u * k] = vec4<u32>(keys.joints, keys.span.lo, keys.span.hi, bitcast<u32>(keys.span.u));
-    wg_samples[2u * k + 1u] = vec4<u32>(e.clip, bitcast<u32>(e.time), bitcast<u32>(e.weight), e.layer);
+    kept_units[2u * k] = vec4<u32>(keys.joints, keys.span.lo, keys.span.hi, bitcast<u32>(keys.span.u));
+    kept_units[2u * k + 1u] = vec4<u32>(e.clip, bitcast<u32>(e.time), bitcast<u32>(e.weight), e.layer);
 #ifdef CUBIC_KEYS
-    wg_dt[k] = keys.span.dt;
+    kept_dt[k] = keys.span.dt;
 #endif
 }
 
@@ -84,10 +92,10 @@ struct KeptSample {
 }
 
 fn kept_sample(k: u32) -> KeptSample {
-    let a = wg_samples[2u * k];
-    let b = wg_samples[2u * k + 1u];
+    let a = kept_units[2u * k];
+    let b = kept_units[2u * k + 1u];
 #ifdef CUBIC_KEYS
-    let dt = wg_dt[k];
+    let dt = kept_dt[k];
 #else
     let dt = 0.0;
 #endif
@@ -572,20 +580,23 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
     return out;
 }
 
-// Instance `i`'s joints `lid`, `lid + CHARACTER_THREADS`, ... below `joint_count`: sampled,
+// Instance `i`'s joints first_joint(lid), then every JOINT_STRIDE-th below `joint_count` (with
+// THREAD_PER_CHARACTER all of them; else `lid`, `lid + CHARACTER_THREADS`, ...): sampled,
 // blended, layered (and, with INERTIA_PREVIOUS, again at the previous frame's times),
 // inertialized and stored; with MORPH, its morph weights too. With CLIP_TIMES, first thread `lid`
-// finds the key times of list samples `lid`, `lid + CHARACTER_THREADS`, ... and keeps them with
-// the samples for every joint's thread (keep_list_sample): called in uniform control flow, as
-// that ends on a barrier. What is the same for every joint (the list's layers, the
+// finds the key times of list samples from first_joint(lid), JOINT_STRIDE apart, and keeps them
+// with the samples for every joint's thread (keep_list_sample): called in uniform control flow,
+// as that ends on a barrier (none with THREAD_PER_CHARACTER, whose thread keeps its own). What is the same for every joint (the list's layers, the
 // kept samples) is read once per character or per sample, not per joint and track where it
 // can be helped: a GPU that loads a thread's words one load at a time (lavapipe) pays per load.
 fn sample_joints(i: u32, lid: u32, joint_count: u32) {
 #ifdef CLIP_TIMES
-    for (var n = lid; n < min(list_count(i), MAX_BLEND_CLIPS); n += CHARACTER_THREADS) {
+    for (var n = first_joint(lid); n < min(list_count(i), MAX_BLEND_CLIPS); n += JOINT_STRIDE) {
         keep_list_sample(i, n);
     }
+#ifndef THREAD_PER_CHARACTER
     workgroupBarrier();
+#endif
 #endif
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
@@ -605,7 +616,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     // What every joint reads of the blend list, read once: a GPU that runs a thread per lane
     // (lavapipe) pays for each load in the joints' loop once per joint.
     let heads = layer_heads(i);
-    for (var j = lid; j < joint_count; j += CHARACTER_THREADS) {
+    for (var j = first_joint(lid); j < joint_count; j += JOINT_STRIDE) {
         let snapshot_slot = joint_offset + j;
         // One call site of layered_joint, so the sampler is compiled once.
         var lp: LayeredPose;
@@ -626,7 +637,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
         store_joint(joint_offset, j, lp, keep_pose, mesh_additive);
     }
 #ifdef MORPH
-    // Targets `lid`, `lid + CHARACTER_THREADS`, ... of those in use: the instance's own weights
+    // Targets first_joint(lid), JOINT_STRIDE apart, of those in use: the instance's own weights
     // (after frame.morph_api_base) blended with its clips' weight tracks and its snapshot (after
     // twice that) into the weights the vertex stage reads (under an inertialized transition,
     // mixed in from the snapshot); kept as the snapshot on a frame that keeps the pose (written
@@ -634,7 +645,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let base = instances[i].morph_offset;
     let snapshot = 2u * frame.morph_api_base + base;
     let morph_time = list_inertia_time(i);
-    for (var t = lid; t < instances[i].morph_count; t += CHARACTER_THREADS) {
+    for (var t = first_joint(lid); t < instances[i].morph_count; t += JOINT_STRIDE) {
         let kept = morph_weights[snapshot + t];
         let blended = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t], kept);
         let w = inertia_morph_weight(bits, morph_time, instances[i].transition_duration, kept, blended);
@@ -735,9 +746,28 @@ fn blend_morph_weight(i: u32, t: u32, own: f32, snapshot: f32) -> f32 {
 }
 #endif
 
+// The number of characters evaluated this frame, as the entry point reads it: with CLIP_TIMES and
+// a workgroup per character, one thread's read for all, so that the workgroup leaves together
+// (sample_joints has a barrier).
+#ifdef THREAD_PER_CHARACTER
+fn evaluated_here(lid: u32) -> u32 {
+    return evaluated_count();
+}
+#else
 #ifdef CLIP_TIMES
-// The number of characters evaluated this frame (the entry point's).
 var<workgroup> wg_evaluated: u32;
+
+fn evaluated_here(lid: u32) -> u32 {
+    if (lid == 0u) {
+        wg_evaluated = evaluated_count();
+    }
+    return workgroupUniformLoad(&wg_evaluated);
+}
+#else
+fn evaluated_here(lid: u32) -> u32 {
+    return evaluated_count();
+}
+#endif
 #endif
 
 @compute @workgroup_size(CHARACTER_THREADS)
@@ -746,22 +776,11 @@ fn sample(
     @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
-    // With culling, the k-th listed instance (shaders/shared/culling.wgsl). With CLIP_TIMES, the
-    // count read by one thread for all, so that the workgroup leaves together (sample_joints has
-    // a barrier).
-    let k = workgroup_linear(wg, groups);
-#ifdef CLIP_TIMES
-    if (lid == 0u) {
-        wg_evaluated = evaluated_count();
-    }
-    if (k >= workgroupUniformLoad(&wg_evaluated)) {
+    // With culling, the k-th listed instance (shaders/shared/culling.wgsl).
+    let k = workgroup_character(wg, groups, lid);
+    if (k >= evaluated_here(lid)) {
         return;
     }
-#else
-    if (k >= evaluated_count()) {
-        return;
-    }
-#endif
     let i = evaluated_instance(k);
     sample_joints(i, lid, instances[i].joint_count);
 }

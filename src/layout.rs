@@ -20,7 +20,8 @@ use glam::{Vec3, Vec4};
 /// `const WORKGROUP_SIZE` in `shaders/shared/types.wgsl`.
 pub const WORKGROUP_SIZE: u32 = 64;
 /// Threads per character with [`crate::gpu::CharacterThreads::Narrow`], one SIMD group of a CPU
-/// adapter: `const CHARACTER_THREADS` with `NARROW_THREADS` in `shaders/shared/math.wgsl`.
+/// adapter, and characters per workgroup with [`crate::gpu::CharacterThreads::One`]: `const
+/// CHARACTER_THREADS` with `NARROW_THREADS` in `shaders/shared/math.wgsl`.
 pub const NARROW_THREADS: u32 = 8;
 
 /// Loop mode code: play once, clamp to `[0, T]`.

@@ -279,6 +279,8 @@ impl Stage {
                 (DualPalettes, ReadWrite),
                 (MorphWeights, ReadWrite),
                 (PoseHistory, ReadWrite),
+                // Only with THREAD_PER_CHARACTER (gpu::CharacterThreads::One).
+                (LocalPoses, ReadWrite),
             ],
             Stage::Skin => &[],
         }

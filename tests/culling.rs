@@ -238,7 +238,12 @@ fn a_culled_crowd_plays_as_a_full_one() {
             let (head, lists) = culled.read_visible_page(&device, &queue, 0).unwrap();
             assert_eq!(
                 (head, lists.clone()),
-                cpu::cull::cull(&frame, &outputs, COUNT as u32),
+                cpu::cull::cull(
+                    &frame,
+                    &outputs,
+                    COUNT as u32,
+                    culled.character_threads().characters_per_workgroup()
+                ),
                 "{path} frame {f}: the lists"
             );
             assert_eq!(culled.read_visible_head(&device, &queue, 0).unwrap(), head);

@@ -73,17 +73,22 @@ fn fused_matches_staged_frame_by_frame() {
     let (device, queue) = common::device();
     let (lib, _) = common::random_library_of(8, &[1, 40]);
     let n = 1500;
-    // Both walks of the hierarchy, each against the staged path.
-    // Both walks of the hierarchy and both thread counts per character; the staged path with
-    // both thread counts.
-    let (wide, narrow) = (CharacterThreads::Wide, CharacterThreads::Narrow);
-    let [mut staged, mut staged_narrow] =
-        [wide, narrow].map(|t| crowd_walking(&device, &lib, false, n, (HierarchyWalk::Auto, t)));
-    let mut walks = [(HierarchyWalk::Levels, wide), (HierarchyWalk::OneThread, narrow)]
-        .map(|w| crowd_walking(&device, &lib, true, n, w));
+    // Both walks of the hierarchy and the three thread counts per character (a thread per
+    // character walks its own), each against the staged path; the staged path with the three.
+    let (wide, narrow, one) = (CharacterThreads::Wide, CharacterThreads::Narrow, CharacterThreads::One);
+    let [mut staged, mut staged_narrow, mut staged_one] =
+        [wide, narrow, one].map(|t| crowd_walking(&device, &lib, false, n, (HierarchyWalk::Auto, t)));
+    let chosen = [
+        (HierarchyWalk::Levels, wide),
+        (HierarchyWalk::OneThread, narrow),
+        (HierarchyWalk::OneThread, one),
+    ];
+    let mut walks = chosen.map(|w| crowd_walking(&device, &lib, true, n, w));
     assert_eq!(
-        walks.each_ref().map(|a| (a.hierarchy_walk(), a.character_threads())),
-        [(HierarchyWalk::Levels, wide), (HierarchyWalk::OneThread, narrow)]
+        walks
+            .each_ref()
+            .map(|a| (a.hierarchy_walk(), a.fused_character_threads().unwrap())),
+        chosen
     );
     for fused in &walks {
         assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (4, 2));
@@ -95,7 +100,7 @@ fn fused_matches_staged_frame_by_frame() {
     assert_eq!(
         (auto.hierarchy_walk(), auto.character_threads()),
         if cpu {
-            (HierarchyWalk::OneThread, narrow)
+            (HierarchyWalk::OneThread, CharacterThreads::One)
         } else {
             (HierarchyWalk::Levels, wide)
         }
@@ -114,6 +119,7 @@ fn fused_matches_staged_frame_by_frame() {
                     let t = Transition::linear(r.gen_range(0.2..0.8));
                     staged.play(i, &desc, Some(t)).unwrap();
                     staged_narrow.play(i, &desc, Some(t)).unwrap();
+                    staged_one.play(i, &desc, Some(t)).unwrap();
                     for fused in &mut walks {
                         fused.play(i, &desc, Some(t)).unwrap();
                     }
@@ -125,20 +131,20 @@ fn fused_matches_staged_frame_by_frame() {
         let keeping = staged.instances().iter().filter(|i| i.flags & KEEP_POSE != 0).count();
         kept += keeping;
         let snapshots = staged.read_snapshots(&device, &queue).unwrap();
-        // The staged passes with a SIMD group per character: the same results, bit for bit.
-        step(&device, &queue, &mut staged_narrow, dt);
-        let (nc, np) = staged_narrow.read_back(&device, &queue).unwrap();
-        assert_eq!(
-            (&sc, &sp.palette),
-            (&nc, &np.palette),
-            "frame {f}: the thread counts differ"
-        );
-        assert_eq!(snapshots, staged_narrow.read_snapshots(&device, &queue).unwrap());
+        // The staged passes with a SIMD group or a thread per character: the same results, bit
+        // for bit.
+        for other in [&mut staged_narrow, &mut staged_one] {
+            step(&device, &queue, other, dt);
+            let (nc, np) = other.read_back(&device, &queue).unwrap();
+            let threads = other.character_threads();
+            assert_eq!((&sc, &sp.palette), (&nc, &np.palette), "frame {f}: {threads:?} differs");
+            assert_eq!(snapshots, other.read_snapshots(&device, &queue).unwrap(), "{threads:?}");
+        }
         let mut palettes = Vec::new();
         for fused in &mut walks {
             step(&device, &queue, fused, dt);
             let (fc, fp) = fused.read_back(&device, &queue).unwrap();
-            let walk = fused.hierarchy_walk();
+            let walk = (fused.hierarchy_walk(), fused.character_threads());
             assert_eq!(sc, fc, "frame {f}, {walk:?}: clocks differ");
             compare(
                 "snapshot",
@@ -154,8 +160,9 @@ fn fused_matches_staged_frame_by_frame() {
             );
             palettes.push(fp.palette);
         }
-        // The two walks compute the same products: the same matrices, bit for bit.
+        // The walks compute the same products: the same matrices, bit for bit.
         assert_eq!(palettes[0], palettes[1], "frame {f}: the walks differ");
+        assert_eq!(palettes[0], palettes[2], "frame {f}: a thread per character differs");
     }
     assert!(
         kept > 50,

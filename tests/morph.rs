@@ -696,6 +696,21 @@ fn passes_bind_the_morph_weights_and_dual_palettes_only_where_they_use_them() {
                 assert!(binds(&a, stage, Resource::Palettes), "{what}: {}", stage.name());
             }
             assert_eq!(a.stage_bindings(Stage::Skin), None);
+            // With a thread per character (a CPU adapter's default) the fused pass binds the
+            // local poses too, within the 8 storage buffers: not with both kinds, where it keeps
+            // a SIMD group per character.
+            use wgpu_anim::gpu::CharacterThreads;
+            let threads = a.character_threads();
+            let fused_threads = match threads {
+                CharacterThreads::One if morph && dual_quaternion => CharacterThreads::Narrow,
+                threads => threads,
+            };
+            assert_eq!(a.fused_character_threads(), Some(fused_threads), "{what}");
+            assert_eq!(
+                binds(&a, Stage::Fused, Resource::LocalPoses),
+                fused_threads == CharacterThreads::One,
+                "{what}"
+            );
             a.add_instance(&InstanceDesc::new(clip)).unwrap();
             for fused in [true, false] {
                 a.set_fused(fused).unwrap();

@@ -47,11 +47,11 @@ fn struct_layout(module: &naga::Module, name: &str) -> (u32, Vec<(String, u32)>)
 }
 
 /// Every variant of every stage (no feature, each feature alone, all of them, the key search
-/// once per clip sample, a SIMD group per character) validates.
+/// once per clip sample, a SIMD group per character, a thread per character) validates.
 #[test]
 fn every_stage_module_validates() {
     use naga_oil::compose::ShaderDefValue::Bool;
-    let variants: [&[shaders::ShaderDef]; 7] = [
+    let variants: [&[shaders::ShaderDef]; 8] = [
         &[],
         &[
             ("NO_LAYERS", Bool(true)),
@@ -66,6 +66,14 @@ fn every_stage_module_validates() {
             ("NARROW_THREADS", Bool(true)),
         ],
         &[("CLIP_TIMES", Bool(true)), ("IK", Bool(true)), ("MORPH", Bool(true))],
+        &[
+            ("NARROW_THREADS", Bool(true)),
+            ("THREAD_PER_CHARACTER", Bool(true)),
+            ("CLIP_TIMES", Bool(true)),
+            ("CUBIC_KEYS", Bool(true)),
+            ("IK", Bool(true)),
+            ("MORPH", Bool(true)),
+        ],
         shaders::ALL_FEATURES,
     ];
     for stage in Stage::ALL {
@@ -84,7 +92,20 @@ fn every_stage_module_validates() {
 
 /// The globals an entry point of a stage's module (with every feature) reads or writes, by name.
 fn globals_used(stage: Stage) -> Vec<(String, naga::valid::GlobalUse)> {
-    let source = shaders::stage_source_with(stage, shaders::ALL_FEATURES).unwrap();
+    globals_used_with(stage, shaders::ALL_FEATURES)
+}
+
+/// Every feature, with a thread per character (`gpu::CharacterThreads::One`).
+fn all_features_thread_per_character() -> Vec<shaders::ShaderDef> {
+    let on = naga_oil::compose::ShaderDefValue::Bool(true);
+    let mut defs = shaders::ALL_FEATURES.to_vec();
+    defs.extend([("NARROW_THREADS", on), ("THREAD_PER_CHARACTER", on)]);
+    defs
+}
+
+/// The globals an entry point of a stage's module with `defs` reads or writes, by name.
+fn globals_used_with(stage: Stage, defs: &[shaders::ShaderDef]) -> Vec<(String, naga::valid::GlobalUse)> {
+    let source = shaders::stage_source_with(stage, defs).unwrap();
     let (module, info) = shaders::validate(&source).unwrap();
     let index = module.entry_points.iter().position(|e| e.name == stage.name()).unwrap();
     let ep = info.get_entry_point(index);
@@ -116,14 +137,21 @@ fn the_fused_stage_keeps_poses_out_of_memory_and_reads_the_clocks_lists() {
     assert!(!sample.iter().any(|(n, _)| n.starts_with("wg_")));
 }
 
-/// Each animation stage's binding table is exactly what its entry point uses: every bound
-/// resource is used, every used resource is bound, read-write only where the stage writes.
+/// Each animation stage's binding table is exactly what its entry point uses with every feature,
+/// a workgroup or a thread per character: every bound resource is used, every used resource is
+/// bound, read-write only where the stage writes.
 #[test]
 fn every_stage_binds_what_it_uses_read_only_where_it_only_reads() {
     use naga::valid::GlobalUse;
     use wgpu_anim::shaders::{Access, Resource};
     for stage in Stage::ALL.into_iter().filter(|&s| s != Stage::Skin) {
-        let used = globals_used(stage);
+        let mut used = globals_used(stage);
+        for (name, u) in globals_used_with(stage, &all_features_thread_per_character()) {
+            match used.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, was)) => *was |= u,
+                None => used.push((name, u)),
+            }
+        }
         for &(resource, access) in stage.bindings() {
             let (_, u) = used
                 .iter()
@@ -153,13 +181,39 @@ fn every_stage_binds_what_it_uses_read_only_where_it_only_reads() {
 }
 
 /// Every animation pipeline fits WebGPU's default limits (`wgpu::Limits::default()`) with
-/// storage slots to spare; the GPU tests run on a device with exactly those limits.
+/// storage slots to spare; the GPU tests run on a device with exactly those limits. The fused
+/// stage with a thread per character, which binds the local poses too, is the one exception: with
+/// dual quaternions and morph weights both it binds one storage buffer past the 8, and the
+/// animator then compiles it with a SIMD group per character (`tests/fused.rs`).
 #[test]
 fn every_stage_fits_webgpu_default_limits_with_slots_to_spare() {
     let limits = wgpu::Limits::default();
+    let storage_used = |stage: Stage, defs: &[shaders::ShaderDef]| {
+        let used = globals_used_with(stage, defs);
+        stage
+            .bindings()
+            .iter()
+            .filter(|(r, a)| *a != wgpu_anim::shaders::Access::Uniform && used.iter().any(|(n, _)| n == r.name()))
+            .count() as u32
+    };
+    let lanes = all_features_thread_per_character();
+    let on = naga_oil::compose::ShaderDefValue::Bool(true);
+    let without =
+        |name: &str| -> Vec<shaders::ShaderDef> { lanes.iter().copied().filter(|(n, _)| *n != name).collect() };
+    let mut no_dual = lanes.clone();
+    no_dual.push(("NO_DUAL_QUATERNION", on));
+    assert_eq!(storage_used(Stage::Fused, &lanes), 9);
+    assert_eq!(storage_used(Stage::Fused, &without("MORPH")), 8);
+    assert_eq!(storage_used(Stage::Fused, &no_dual), 8);
     for stage in Stage::ALL {
-        let storage = stage.storage_buffers();
-        let uniforms = stage.bindings().len() as u32 - storage;
+        let mut storage = stage.storage_buffers();
+        if stage != Stage::Skin {
+            storage = storage_used(stage, shaders::ALL_FEATURES);
+            if stage != Stage::Fused {
+                storage = storage.max(storage_used(stage, &lanes));
+            }
+        }
+        let uniforms = stage.bindings().len() as u32 - stage.storage_buffers();
         eprintln!("{}: {storage} storage buffers, {uniforms} uniforms", stage.name());
         assert!(
             storage + wgpu_anim::shaders::STORAGE_SLOTS_SPARE <= limits.max_storage_buffers_per_shader_stage,
@@ -566,6 +620,16 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("WORKGROUP_SIZE", U32(WORKGROUP_SIZE)),
         // Its first definition, with NARROW_THREADS (the other is WORKGROUP_SIZE).
         ("CHARACTER_THREADS", U32(layout::NARROW_THREADS)),
+        // Their first definitions, with THREAD_PER_CHARACTER (the others are 1 and
+        // CHARACTER_THREADS).
+        (
+            "CHARACTERS_PER_WORKGROUP",
+            U32(wgpu_anim::gpu::CharacterThreads::One.characters_per_workgroup()),
+        ),
+        (
+            "JOINT_STRIDE",
+            U32(wgpu_anim::gpu::CharacterThreads::One.count().unwrap()),
+        ),
         ("INTERP_STEP", U32(wgpu_anim::Interpolation::Step.gpu_code())),
         ("INTERP_LINEAR", U32(wgpu_anim::Interpolation::Linear.gpu_code())),
         ("INTERP_CUBIC", U32(wgpu_anim::Interpolation::CubicSpline.gpu_code())),

@@ -199,7 +199,12 @@ fn play_and_check(
         let (head, listed) = culled.read_visible_page(&device, &queue, 0).unwrap();
         assert_eq!(
             (head, listed.clone()),
-            cpu::cull::cull(&frame, &outputs, COUNT as u32),
+            cpu::cull::cull(
+                &frame,
+                &outputs,
+                COUNT as u32,
+                culled.character_threads().characters_per_workgroup()
+            ),
             "fused {fused}, frame {f}: lists"
         );
         assert!(

@@ -78,6 +78,39 @@ const CHARACTER_THREADS: u32 = 8u;
 const CHARACTER_THREADS: u32 = WORKGROUP_SIZE;
 #endif
 
+// With THREAD_PER_CHARACTER (and NARROW_THREADS; Rust: gpu::CharacterThreads::One) each thread of
+// such a workgroup works on a character of its own, all of its joints in turn: a CPU adapter's
+// SIMD lanes then run eight characters' same joint together, where they would run one
+// character's eight joints, and no step of a character waits on a barrier for another thread.
+// CHARACTERS_PER_WORKGROUP characters to a workgroup, a thread's joints JOINT_STRIDE apart from
+// its first (first_joint). Rust: CharacterThreads::characters_per_workgroup.
+#ifdef THREAD_PER_CHARACTER
+const CHARACTERS_PER_WORKGROUP: u32 = 8u;
+const_assert CHARACTERS_PER_WORKGROUP == CHARACTER_THREADS;
+const JOINT_STRIDE: u32 = 1u;
+#else
+const CHARACTERS_PER_WORKGROUP: u32 = 1u;
+const JOINT_STRIDE: u32 = CHARACTER_THREADS;
+#endif
+
+// The character (its place among those the pass works on) thread `lid` of a workgroup works on.
+fn workgroup_character(wg: vec3<u32>, groups: vec3<u32>, lid: u32) -> u32 {
+#ifdef THREAD_PER_CHARACTER
+    return workgroup_linear(wg, groups) * CHARACTERS_PER_WORKGROUP + lid;
+#else
+    return workgroup_linear(wg, groups);
+#endif
+}
+
+// Thread `lid`'s first joint of its character: every joint from the first, JOINT_STRIDE apart.
+fn first_joint(lid: u32) -> u32 {
+#ifdef THREAD_PER_CHARACTER
+    return 0u;
+#else
+    return lid;
+#endif
+}
+
 // Index of the instance a workgroup works on, for dispatches split over x and y.
 fn workgroup_linear(wg: vec3<u32>, groups: vec3<u32>) -> u32 {
     return wg.y * groups.x + wg.x;

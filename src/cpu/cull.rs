@@ -175,9 +175,15 @@ pub struct Lists {
 /// Stage `cull` on a page of `capacity` instances: the lists of the characters marked
 /// ([`GpuOutput::evaluate`] of the first `frame.instance_count` outputs) for evaluation, for
 /// skinned drawing and for VAT drawing, each in page order, and their head: the counts and the
-/// later stages' dispatch arguments.
+/// later stages' dispatch arguments, for workgroups of `characters_per_workgroup` characters
+/// (WGSL `CHARACTERS_PER_WORKGROUP`: [`crate::gpu::CharacterThreads::characters_per_workgroup`]).
 #[must_use]
-pub fn cull(frame: &GpuFrame, outputs: &[GpuOutput], capacity: u32) -> (GpuVisibleHead, Lists) {
+pub fn cull(
+    frame: &GpuFrame,
+    outputs: &[GpuOutput],
+    capacity: u32,
+    characters_per_workgroup: u32,
+) -> (GpuVisibleHead, Lists) {
     let n = (frame.instance_count as usize).min(outputs.len()) as u32;
     let with = |mark: u32| {
         (0..n)
@@ -192,13 +198,13 @@ pub fn cull(frame: &GpuFrame, outputs: &[GpuOutput], capacity: u32) -> (GpuVisib
     };
     let (count, drawn_count) = (lists.evaluated.len() as u32, lists.drawn.len() as u32);
     let head = GpuVisibleHead {
-        instance_groups: groups_for(count),
+        instance_groups: groups_for(count.div_ceil(characters_per_workgroup)),
         thread_groups: groups_for(count.div_ceil(WORKGROUP_SIZE)),
         count,
         drawn_count,
         drawn_offset: capacity,
         vat_count: lists.vat.len() as u32,
-        drawn_groups: groups_for(drawn_count),
+        drawn_groups: groups_for(drawn_count.div_ceil(characters_per_workgroup)),
     };
     (head, lists)
 }

@@ -2,6 +2,9 @@
 //! local_to_model (a level of the hierarchy at a time), ik and palette stages' own functions in
 //! the shader's order, with the shader's workgroup memory ([`Workgroup`]) in place of the staged
 //! buffers. The stage's entry point [`fused`] checks what the page holds, then runs [`kernel`].
+//! With a thread per character (`gpu::CharacterThreads::One`) the shader keeps the same values
+//! in the local pose buffer, each joint's model matrix in place of its local pose, and computes
+//! them in the same operations: the mirror stands for both.
 
 use super::PageBuffers;
 use super::checks::{instance_count, joint_end, joints, pose_buffer, socket_room};

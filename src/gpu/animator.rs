@@ -122,6 +122,27 @@ pub(super) fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Bu
     )
 }
 
+/// The define of [`CharacterThreads::One`]'s shaders.
+const THREAD_PER_CHARACTER: &str = "THREAD_PER_CHARACTER";
+
+/// The storage buffers the fused stage's variant for `gpu_library` with `extra_defs` binds (0
+/// when it does not compose: [`stage_pipeline`] then says why).
+fn fused_storage_buffers(
+    gpu_library: &GpuLibrary,
+    extra_defs: &[crate::shaders::ShaderDef],
+    ground: Option<&str>,
+) -> u32 {
+    let mut defs = library_defs(gpu_library.library());
+    defs.extend_from_slice(extra_defs);
+    stage_variant(Stage::Fused, &defs, ground).map_or(0, |variant| {
+        variant
+            .bindings
+            .iter()
+            .filter(|(_, access)| *access != crate::shaders::Access::Uniform)
+            .count() as u32
+    })
+}
+
 /// The pipeline of `stage` for `gpu_library` (its shader variant, [`library_defs`]): a stage the
 /// device refuses (beyond its limits) is an error naming the stage.
 async fn stage_pipeline(
@@ -135,6 +156,13 @@ async fn stage_pipeline(
     // does not compose is the caller's error, found before the device is asked.
     let mut defs = library_defs(gpu_library.library());
     defs.extend_from_slice(extra_defs);
+    let one_thread_each = defs.iter().any(|(name, _)| *name == THREAD_PER_CHARACTER);
+    let per_character = matches!(stage, Stage::Sample | Stage::Ik | Stage::Palette | Stage::Fused);
+    let characters_per_workgroup = if one_thread_each && per_character {
+        CharacterThreads::One.characters_per_workgroup()
+    } else {
+        1
+    };
     let variant = stage_variant(stage, &defs, ground).map_err(|e| Error::Limit {
         what: format!(
             "the {} stage does not compose with AnimatorDesc::ground: {e}",
@@ -174,6 +202,7 @@ async fn stage_pipeline(
                 bindings: variant.bindings.clone(),
                 layout,
                 pipeline,
+                characters_per_workgroup,
             }
         },
     )
@@ -320,12 +349,15 @@ impl Animator {
         // A CPU adapter runs a workgroup's SIMD groups one after another: one SIMD group each.
         let cpu = device.adapter_info().device_type == wgpu::DeviceType::Cpu;
         let character_threads = match threads {
-            CharacterThreads::Auto if cpu => CharacterThreads::Narrow,
+            CharacterThreads::Auto if cpu => CharacterThreads::One,
             CharacterThreads::Auto => CharacterThreads::Wide,
             threads => threads,
         };
-        if character_threads == CharacterThreads::Narrow {
+        if matches!(character_threads, CharacterThreads::Narrow | CharacterThreads::One) {
             defs.push(("NARROW_THREADS", on));
+        }
+        if character_threads == CharacterThreads::One {
+            defs.push((THREAD_PER_CHARACTER, on));
         }
         let mut passes = Vec::with_capacity(stages.len());
         for stage in stages {
@@ -342,6 +374,14 @@ impl Animator {
         {
             if hierarchy_walk == HierarchyWalk::OneThread {
                 defs.push(("ONE_THREAD_WALK", on));
+            }
+            // A thread per character binds the local poses too: past the device's storage
+            // buffers per stage (WebGPU's 8 with both dual quaternions and morph weights), the
+            // fused pass keeps a SIMD group per character (the staged passes a thread each).
+            if character_threads == CharacterThreads::One
+                && fused_storage_buffers(&gpu_library, &defs, ground) > limits.max_storage_buffers_per_shader_stage
+            {
+                defs.retain(|(name, _)| *name != THREAD_PER_CHARACTER);
             }
             Some(stage_pipeline(device, &gpu_library, Stage::Fused, ground, &defs).await?)
         } else {
@@ -427,6 +467,20 @@ impl Animator {
     #[must_use]
     pub fn character_threads(&self) -> CharacterThreads {
         self.threads.1
+    }
+
+    /// How many threads work on each character in the fused pass: the animator's
+    /// ([`Animator::character_threads`]) but where [`CharacterThreads::One`]'s fused pass, which
+    /// binds the local pose buffer too, would pass the device's storage buffers per stage (with
+    /// both dual quaternions and clip-driven morph weights under WebGPU's default 8): then
+    /// [`CharacterThreads::Narrow`]. `None` without a fused pass ([`Animator::fused_available`]).
+    #[must_use]
+    pub fn fused_character_threads(&self) -> Option<CharacterThreads> {
+        let fused = self.fused.as_ref()?;
+        Some(match self.threads.1 {
+            CharacterThreads::One if fused.characters_per_workgroup == 1 => CharacterThreads::Narrow,
+            threads => threads,
+        })
     }
 
     /// How the fused pass walks each character's hierarchy on this device
@@ -737,15 +791,20 @@ impl Animator {
                 };
                 cpass.set_bind_group(0, bind_group, &[]);
                 let n = count(k_page);
+                // Workgroups of characters: one each, or one per thread (CharacterThreads::One).
+                let characters = n.div_ceil(pass.characters_per_workgroup);
                 let (groups, listed) = match pass.stage {
                     // One workgroup per page.
                     Stage::Cull => (1, None),
-                    // One workgroup per instance, threads over joints; with culling, per listed
-                    // instance (the cull pass wrote the arguments).
-                    Stage::Sample | Stage::Ik => (n, Some(0)),
+                    // A workgroup per instance (or per eight), threads over joints (or a thread
+                    // each); with culling, per listed instance (the cull pass wrote the arguments).
+                    Stage::Sample | Stage::Ik => (characters, Some(0)),
                     // With interpolating LOD, per drawn instance (evaluated or interpolated).
-                    Stage::Palette => (n, Some(if self.controller.lod_interpolation() { 48 } else { 0 })),
-                    Stage::Fused => (n, None),
+                    Stage::Palette => (
+                        characters,
+                        Some(if self.controller.lod_interpolation() { 48 } else { 0 }),
+                    ),
+                    Stage::Fused => (characters, None),
                     // One thread per instance (or per listed instance).
                     Stage::LocalToModel => (n.div_ceil(WORKGROUP_SIZE), Some(16)),
                     _ => (n.div_ceil(WORKGROUP_SIZE), None),

@@ -329,8 +329,9 @@ pub struct AnimatorDesc {
     /// holding the last: 96 more bytes per joint of capacity, kept after the palettes. Dual
     /// quaternions and socket matrices hold. Off by default.
     pub lod_interpolation: bool,
-    /// How the fused pass walks each character's hierarchy ([`HierarchyWalk`]); both give the
-    /// same matrices. [`HierarchyWalk::Auto`] by default.
+    /// How the fused pass walks each character's hierarchy ([`HierarchyWalk`]) where a workgroup
+    /// works on a character (with [`CharacterThreads::One`] each thread walks its own); both give
+    /// the same matrices. [`HierarchyWalk::Auto`] by default.
     pub hierarchy_walk: HierarchyWalk,
     /// How many threads work on each character in the passes that run a workgroup per character
     /// ([`CharacterThreads`]); all give the same results. [`CharacterThreads::Auto`] by default.
@@ -342,7 +343,7 @@ pub struct AnimatorDesc {
 /// by the same code whichever thread takes it: the results are the same, bit for bit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CharacterThreads {
-    /// [`CharacterThreads::Wide`] on a GPU, [`CharacterThreads::Narrow`] on a CPU adapter
+    /// [`CharacterThreads::Wide`] on a GPU, [`CharacterThreads::One`] on a CPU adapter
     /// (`wgpu::DeviceType::Cpu`, such as lavapipe or SwiftShader).
     #[default]
     Auto,
@@ -350,12 +351,27 @@ pub enum CharacterThreads {
     /// joints at once.
     Wide,
     /// A workgroup of [`crate::layout::NARROW_THREADS`] (8) threads, one SIMD group of a CPU
-    /// adapter (lavapipe's 256-bit vectors hold 8 lanes). A CPU adapter runs a workgroup's SIMD
+    /// adapter (lavapipe's 256-bit vectors hold 8 lanes); [`CharacterThreads::One`] measured
+    /// cheaper there still. A CPU adapter runs a workgroup's SIMD
     /// groups one after another, each through every step of the pass and everything done once
     /// per character; one SIMD group per character measured 0.66 to 0.92 of the `sample` pass's
     /// instructions and 0.57 of the `palette` pass's on lavapipe
     /// (`benches/results/2026-11-28-0200-character-threads.md`).
     Narrow,
+    /// One thread per character, all of its joints in turn, in workgroups of
+    /// [`crate::layout::NARROW_THREADS`] (8) characters: a CPU adapter's SIMD lanes run eight
+    /// characters' same joint together, where they run one character's eight joints with
+    /// [`CharacterThreads::Narrow`], and no character's step waits on a barrier for another
+    /// thread's (but IK's, whose pass still takes its workgroup's characters one at a time, all
+    /// threads on each). The fused pass then keeps its poses in the local and model pose buffers,
+    /// as the staged passes do, each joint's model matrix in place of its local pose (where that
+    /// would pass the device's storage buffers per stage, it keeps [`CharacterThreads::Narrow`]:
+    /// [`crate::Animator::fused_character_threads`]). On lavapipe it took the `sample` pass to
+    /// 0.69 to 1.00 of its instructions per joint-sample against `Narrow`, `palette` to 0.87 and
+    /// the fused pass to 0.52 to 0.80, 0.96 to 1.02 of the staged passes' sum
+    /// (`benches/results/2026-11-28-1530-thread-per-character.md`). What a GPU, whose lanes
+    /// would each walk a whole character, does not want.
+    One,
 }
 
 impl CharacterThreads {
@@ -366,6 +382,7 @@ impl CharacterThreads {
     /// use wgpu_anim::gpu::CharacterThreads;
     /// assert_eq!(CharacterThreads::Wide.count(), Some(64));
     /// assert_eq!(CharacterThreads::Narrow.count(), Some(8));
+    /// assert_eq!(CharacterThreads::One.count(), Some(1));
     /// assert_eq!(CharacterThreads::Auto.count(), None);
     /// ```
     #[must_use]
@@ -374,14 +391,34 @@ impl CharacterThreads {
             Self::Auto => None,
             Self::Wide => Some(crate::layout::WORKGROUP_SIZE),
             Self::Narrow => Some(crate::layout::NARROW_THREADS),
+            Self::One => Some(1),
+        }
+    }
+
+    /// The characters a workgroup of the `sample`, `ik`, `palette` and fused passes works on:
+    /// [`crate::layout::NARROW_THREADS`] with [`CharacterThreads::One`], else 1 (also for
+    /// [`CharacterThreads::Auto`], undecided). WGSL `CHARACTERS_PER_WORKGROUP`.
+    ///
+    /// ```
+    /// use wgpu_anim::gpu::CharacterThreads;
+    /// assert_eq!(CharacterThreads::One.characters_per_workgroup(), 8);
+    /// assert_eq!(CharacterThreads::Narrow.characters_per_workgroup(), 1);
+    /// ```
+    #[must_use]
+    pub fn characters_per_workgroup(self) -> u32 {
+        match self {
+            Self::One => crate::layout::NARROW_THREADS,
+            _ => 1,
         }
     }
 }
 
 /// How the fused pass ([`crate::Animator::set_fused`]) walks a character's hierarchy, parents
-/// before children, in its workgroup ([`CharacterThreads`]: 64 threads on a GPU, 8 on a CPU
-/// adapter). The model matrices are the same either way, bit for bit: each joint's is its
-/// parent's times its local pose, in the same operations.
+/// before children, in a workgroup that works on one character ([`CharacterThreads::Wide`] or
+/// [`CharacterThreads::Narrow`]; with [`CharacterThreads::One`], a CPU adapter's default, each
+/// thread walks its own character's joints in order whatever this says). The model matrices are
+/// the same either way, bit for bit: each joint's is its parent's times its local pose, in the
+/// same operations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HierarchyWalk {
     /// [`HierarchyWalk::Levels`] on a GPU, [`HierarchyWalk::OneThread`] on a CPU adapter

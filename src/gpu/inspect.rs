@@ -144,8 +144,10 @@ impl Animator {
         self.controller.page_max_joints(0)
     }
 
-    /// Local poses of the first page (`LocalPose` per joint), written by `sample` (not by the
-    /// fused path); with layers, mesh-space deltas from `max_joints()` on.
+    /// Local poses of the first page (`LocalPose` per joint), written by `sample`; with layers,
+    /// mesh-space deltas from `max_joints()` on. The fused path leaves them alone, but with a
+    /// thread per character ([`crate::gpu::CharacterThreads::One`]), which works in this buffer
+    /// and leaves each joint's model matrix there (its rows in a `LocalPose`'s three slots).
     #[must_use]
     pub fn local_buffer(&self) -> &wgpu::Buffer {
         self.pages[0].buffer(Resource::LocalPoses)

@@ -24,6 +24,9 @@ pub(super) struct StagePipeline {
     pub bindings: Vec<(crate::shaders::Resource, crate::shaders::Access)>,
     pub layout: wgpu::BindGroupLayout,
     pub pipeline: wgpu::ComputePipeline,
+    /// The characters a workgroup of it works on (WGSL `CHARACTERS_PER_WORKGROUP`): eight in the
+    /// `sample`, `ik`, `palette` and fused passes with `THREAD_PER_CHARACTER`, else one.
+    pub characters_per_workgroup: u32,
 }
 
 /// What a page's bind groups bind besides its own buffers: the animator's and the library's.

@@ -117,7 +117,8 @@ impl Animator {
 
     /// Reads back every stage's output for the first page's instances (all of them with one
     /// page; for tests and tools; waits for the GPU). On the fused path only the clocks and the
-    /// palettes are this frame's.
+    /// palettes are this frame's (with a thread per character the local poses hold its model
+    /// matrices: [`Animator::local_buffer`]).
     pub fn read_back(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuClock>, Pose)> {
         self.read_back_page(device, queue, 0)
     }

@@ -58,8 +58,9 @@ pub const UPDATE_RATES: [u32; 4] = [1, 2, 4, 8];
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuVisibleHead {
-    /// Workgroups `(x, y, 1)` of a stage with one workgroup per evaluated instance (sample, ik,
-    /// palette), split over `y` past [`CULL_MAX_WORKGROUPS`] (`x` then at most that); `w` unused.
+    /// Workgroups `(x, y, 1)` of a stage with workgroups of evaluated instances (sample, ik,
+    /// palette; one instance each, or eight with [`crate::gpu::CharacterThreads::One`]), split over
+    /// `y` past [`CULL_MAX_WORKGROUPS`] (`x` then at most that); `w` unused.
     pub instance_groups: [u32; 4],
     /// Workgroups `(x, y, 1)` of a stage with one thread per evaluated instance (local_to_model).
     pub thread_groups: [u32; 4],
@@ -72,7 +73,7 @@ pub struct GpuVisibleHead {
     /// Instances drawn with their VAT ([`MARK_VAT`]): a VAT draw's instance count. Their list runs
     /// backwards from entry `2 × drawn_offset − 1`.
     pub vat_count: u32,
-    /// Workgroups `(x, y, 1)` of one workgroup per drawn instance; `w` unused.
+    /// Workgroups `(x, y, 1)` of workgroups of drawn instances (as `instance_groups`); `w` unused.
     pub drawn_groups: [u32; 4],
 }
 const _: () = assert!(std::mem::size_of::<GpuVisibleHead>() == 64);

@@ -52,19 +52,10 @@ override fn sample_stage::store_joint(joint_offset: u32, j: u32, lp: LayeredPose
     }
 }
 
-// The hierarchy walk, in place: joint j's local pose is read before its model matrix replaces it,
-// and a parent's model matrix is written before its children read it.
+// The walk reads the local pose where store_joint kept it, and keeps the model matrix in its place
+// (kept_model).
 override fn local_to_model_stage::local_at(joint_offset: u32, j: u32) -> LocalPose {
     return wg_pose[j];
-}
-
-override fn local_to_model_stage::model_at(joint_offset: u32, j: u32) -> Affine {
-    let m = wg_pose[j];
-    return Affine(m.translation, m.rotation, m.scale);
-}
-
-override fn local_to_model_stage::set_model(joint_offset: u32, j: u32, m: Affine) {
-    wg_pose[j] = LocalPose(m.x, m.y, m.z);
 }
 
 override fn local_to_model_stage::mesh_delta_at(joint_offset: u32, j: u32) -> vec4<f32> {
@@ -79,23 +70,51 @@ override fn local_to_model_stage::set_mesh_rotations(joint_offset: u32, j: u32, 
     wg_r[j] = r;
     wg_r_new[j] = r_new;
 }
+#endif
 
-#ifdef IK
-override fn ik_stage::ik_model_at(joint_offset: u32, j: u32) -> Affine {
+// Joint j's model matrix where the walk keeps it in place of its local pose (an Affine's three
+// rows in a LocalPose's slots): joint j's local pose is read before its model matrix replaces
+// it, and a parent's model matrix is written before its children read it. In workgroup memory;
+// with THREAD_PER_CHARACTER in the local pose buffer, where the sample stage's own store_joint
+// put the pose (all by the character's thread; IK's carried joints after a barrier).
+fn kept_model(joint_offset: u32, j: u32) -> Affine {
+#ifdef THREAD_PER_CHARACTER
+    let m = local_poses[joint_offset + j];
+#else
     let m = wg_pose[j];
+#endif
     return Affine(m.translation, m.rotation, m.scale);
 }
 
-override fn ik_stage::ik_set_model(joint_offset: u32, j: u32, m: Affine) {
+fn keep_model(joint_offset: u32, j: u32, m: Affine) {
+#ifdef THREAD_PER_CHARACTER
+    local_poses[joint_offset + j] = LocalPose(m.x, m.y, m.z);
+#else
     wg_pose[j] = LocalPose(m.x, m.y, m.z);
+#endif
+}
+
+override fn local_to_model_stage::model_at(joint_offset: u32, j: u32) -> Affine {
+    return kept_model(joint_offset, j);
+}
+
+override fn local_to_model_stage::set_model(joint_offset: u32, j: u32, m: Affine) {
+    keep_model(joint_offset, j, m);
+}
+
+#ifdef IK
+override fn ik_stage::ik_model_at(joint_offset: u32, j: u32) -> Affine {
+    return kept_model(joint_offset, j);
+}
+
+override fn ik_stage::ik_set_model(joint_offset: u32, j: u32, m: Affine) {
+    keep_model(joint_offset, j, m);
 }
 #endif
 
 override fn palette_stage::palette_model_at(joint_offset: u32, j: u32) -> Affine {
-    let m = wg_pose[j];
-    return Affine(m.translation, m.rotation, m.scale);
+    return kept_model(joint_offset, j);
 }
-#endif
 
 @compute @workgroup_size(CHARACTER_THREADS)
 fn fused(
@@ -187,34 +206,6 @@ fn fused(
 }
 
 #ifdef THREAD_PER_CHARACTER
-// The hierarchy walk in place in the local pose buffer: joint j's local pose is read before its
-// model matrix replaces it, and a parent's model matrix is written before its children read it
-// (all by the character's thread; IK's carried joints after a barrier).
-override fn local_to_model_stage::model_at(joint_offset: u32, j: u32) -> Affine {
-    let m = local_poses[joint_offset + j];
-    return Affine(m.translation, m.rotation, m.scale);
-}
-
-override fn local_to_model_stage::set_model(joint_offset: u32, j: u32, m: Affine) {
-    local_poses[joint_offset + j] = LocalPose(m.x, m.y, m.z);
-}
-
-#ifdef IK
-override fn ik_stage::ik_model_at(joint_offset: u32, j: u32) -> Affine {
-    let m = local_poses[joint_offset + j];
-    return Affine(m.translation, m.rotation, m.scale);
-}
-
-override fn ik_stage::ik_set_model(joint_offset: u32, j: u32, m: Affine) {
-    local_poses[joint_offset + j] = LocalPose(m.x, m.y, m.z);
-}
-#endif
-
-override fn palette_stage::palette_model_at(joint_offset: u32, j: u32) -> Affine {
-    let m = local_poses[joint_offset + j];
-    return Affine(m.translation, m.rotation, m.scale);
-}
-
 // The workgroup's characters, thread `lid` on the workgroup_character's: sampled and propagated
 // by its thread; with IK, corrected by all the threads together a character at a time, as the ik
 // pass does; then its palette by its thread (or, held by update-rate LOD, interpolated). Every

@@ -4,7 +4,8 @@
 // thread carries its joints by the pivots of the joints above them (ozz: multiply the local
 // rotation, propagate again). Ground goals first lift the character onto the ground under its
 // root and lower the pelvis to the lowest foot. Which chains reached their targets goes to the
-// character's output (`ik_reached`). One workgroup per instance. CPU mirror: cpu::ik.
+// character's output (`ik_reached`). One workgroup per instance (with THREAD_PER_CHARACTER, per
+// eight, one at a time). CPU mirror: cpu::ik.
 
 #define_import_path wgpu_anim::ik
 

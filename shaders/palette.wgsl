@@ -3,8 +3,9 @@
 // that skins with dual quaternions on a page that keeps them, K[j] as a dual quaternion and a
 // stretch in the dual palettes, at the same offset); after them (from the
 // frame's joint capacity, `frame.snapshot_offset`) each instance's MAX_SOCKETS socket matrices
-// world * model[joint] * offset, when its skeleton has sockets. One workgroup per instance. CPU
-// mirror: cpu::palette.
+// world * model[joint] * offset, when its skeleton has sockets. One workgroup per instance, its
+// threads striding over the joints; with THREAD_PER_CHARACTER one per eight, a thread each
+// (shared/math.wgsl). CPU mirror: cpu::palette.
 
 #define_import_path wgpu_anim::palette
 

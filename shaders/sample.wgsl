@@ -2,7 +2,8 @@
 // blend list at its time — keys found by binary search (random access, no cursor; with
 // CLIP_TIMES once per instance and sample) and interpolated — and blend them; under an
 // inertialized transition, apply its offset (shared/inertia). One workgroup per instance, its
-// threads (CHARACTER_THREADS) striding over the joints. With MORPH (a library whose clips drive
+// threads (CHARACTER_THREADS) striding over the joints; with THREAD_PER_CHARACTER one per eight
+// instances, a thread each taking every joint (shared/math.wgsl). With MORPH (a library whose clips drive
 // morph-target weights) its threads then stride over the instance's morph targets and blend their
 // weights the same way. CPU mirror: cpu::sample (weights: cpu::blend_morph_weights). An
 // animator without layers (AnimatorDesc::layers) compiles it with NO_LAYERS, one without

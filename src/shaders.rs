@@ -329,8 +329,10 @@ pub fn layout_entries_of(bindings: &[(Resource, Access)]) -> Vec<wgpu::BindGroup
 /// shader stage: room for the next per-character data. The library is one read-only heap of
 /// sections (compressed keys, sockets and events included), and what the clock stage keeps per
 /// character one buffer of sections (clocks, then outputs). The fused stage, the fullest, binds
-/// all eight since the morph weights: what comes next shares a buffer (a section of the
-/// character state or of the heap) or reaches past the defaults as an optional feature.
+/// all eight since the morph weights (its table's ninth, the local poses, only in a variant that
+/// leaves out the dual palettes or the morph weights: `gpu::CharacterThreads::One`): what comes
+/// next shares a buffer (a section of the character state or of the heap) or reaches past the
+/// defaults as an optional feature.
 pub const STORAGE_SLOTS_SPARE: u32 = 0;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds

@@ -206,6 +206,11 @@ fn fused(
 }
 
 #ifdef THREAD_PER_CHARACTER
+#ifdef IK
+// The marks of the character the workgroup's threads correct together.
+var<workgroup> wg_ik_marks: u32;
+#endif
+
 // The workgroup's characters, thread `lid` on the workgroup_character's: sampled and propagated
 // by its thread; with IK, corrected by all the threads together a character at a time, as the ik
 // pass does; then its palette by its thread (or, held by update-rate LOD, interpolated). Every
@@ -227,7 +232,12 @@ fn fused_characters(wg: vec3<u32>, groups: vec3<u32>, lid: u32) {
     workgroupBarrier();
     let first = workgroup_linear(wg, groups) * CHARACTERS_PER_WORKGROUP;
     for (var c = first; c < min(first + CHARACTERS_PER_WORKGROUP, frame.instance_count); c++) {
-        if ((character_marks(c) & MARK_EVALUATE) != 0u) {
+        // The marks read by one thread for all: IK's barriers need control flow the same across
+        // the workgroup, and a value read from read-write storage is not known to be.
+        if (lid == 0u) {
+            wg_ik_marks = character_marks(c);
+        }
+        if ((workgroupUniformLoad(&wg_ik_marks) & MARK_EVALUATE) != 0u) {
             ik_joints(c, lid, min(instances[c].joint_count, MAX_FUSED_JOINTS));
         }
     }

@@ -176,7 +176,8 @@ pub struct Lists {
 /// ([`GpuOutput::evaluate`] of the first `frame.instance_count` outputs) for evaluation, for
 /// skinned drawing and for VAT drawing, each in page order, and their head: the counts and the
 /// later stages' dispatch arguments, for workgroups of `characters_per_workgroup` characters
-/// (WGSL `CHARACTERS_PER_WORKGROUP`: [`crate::gpu::CharacterThreads::characters_per_workgroup`]).
+/// (WGSL `CHARACTERS_PER_WORKGROUP`: [`crate::gpu::CharacterThreads::characters_per_workgroup`];
+/// 0 counts as 1).
 #[must_use]
 pub fn cull(
     frame: &GpuFrame,
@@ -197,6 +198,7 @@ pub fn cull(
         marks: outputs[..n as usize].iter().map(|o| o.evaluate).collect(),
     };
     let (count, drawn_count) = (lists.evaluated.len() as u32, lists.drawn.len() as u32);
+    let characters_per_workgroup = characters_per_workgroup.max(1);
     let head = GpuVisibleHead {
         instance_groups: groups_for(count.div_ceil(characters_per_workgroup)),
         thread_groups: groups_for(count.div_ceil(WORKGROUP_SIZE)),

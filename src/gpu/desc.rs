@@ -363,8 +363,8 @@ pub enum CharacterThreads {
     /// characters' same joint together, where they run one character's eight joints with
     /// [`CharacterThreads::Narrow`], and no character's step waits on a barrier for another
     /// thread's (but IK's, whose pass still takes its workgroup's characters one at a time, all
-    /// threads on each). The fused pass then keeps its poses in the local and model pose buffers,
-    /// as the staged passes do, each joint's model matrix in place of its local pose (where that
+    /// threads on each). The fused pass then keeps its poses in the local pose buffer, as the
+    /// staged `sample` pass does, each joint's model matrix in place of its local pose (where that
     /// would pass the device's storage buffers per stage, it keeps [`CharacterThreads::Narrow`]:
     /// [`crate::Animator::fused_character_threads`]). On lavapipe it took the `sample` pass to
     /// 0.69 to 1.00 of its instructions per joint-sample against `Narrow`, `palette` to 0.87 and

@@ -18,7 +18,7 @@ use common::{affine_error, compare, pose_error, random_state, rng};
 use glam::{DVec3, Vec3};
 use rand::Rng;
 use wgpu_anim::cpu::{self, PageBuffers, inertia as mirror};
-use wgpu_anim::gpu::{Blending, Transition};
+use wgpu_anim::gpu::{Blending, CharacterThreads, Transition};
 use wgpu_anim::layout::{BlendList, GpuFrame, KEEP_VELOCITY, LocalPose, source_kind};
 use wgpu_anim::offline::compress::ClipFormat;
 use wgpu_anim::reference::{self, TransformF64, inertia as oracle};
@@ -326,13 +326,22 @@ fn the_mirror_comparison_fails_without_the_inertialization() {
     assert!(compare("pose", &gpu, &local[..gpu.len()], 2e-5, pose_error).is_err());
 }
 
+/// The fused path against the staged one, and each with a thread per character (lavapipe's
+/// choice, whose workgroup's threads sample the previous frame's poses together) against a SIMD
+/// group per character: within 1e-5 between the paths, bit for bit between the thread counts.
 #[test]
 fn fused_matches_staged_through_inertialized_transitions() {
     let (device, queue) = common::device();
     let (lib, _) = common::random_library_of(8, &[1, 40]);
     let n = 800;
-    let make = |fused: bool| {
-        let mut a = animator(&device, &lib, n, true);
+    let make = |fused: bool, character_threads: CharacterThreads| {
+        let desc = AnimatorDesc {
+            max_instances: n as u32,
+            inertialization: true,
+            character_threads,
+            ..AnimatorDesc::default()
+        };
+        let mut a = Animator::new(&device, &lib, &desc).unwrap();
         a.set_fused(fused).unwrap();
         let mut r = rng(41);
         for _ in 0..n {
@@ -342,39 +351,71 @@ fn fused_matches_staged_through_inertialized_transitions() {
         common::random_layers(&mut a, &mut r);
         a
     };
-    let (mut staged, mut fused) = (make(false), make(true));
+    let (one, narrow) = (CharacterThreads::One, CharacterThreads::Narrow);
+    // Staged and fused, each with a thread per character and with a SIMD group per character.
+    let mut animators = [
+        make(false, one),
+        make(true, one),
+        make(false, narrow),
+        make(true, narrow),
+    ];
+    assert_eq!(animators[1].fused_character_threads(), Some(one));
+    assert_eq!(animators[3].fused_character_threads(), Some(narrow));
     let mut r = rng(42);
     let mut worst = 0.0f32;
     for (f, dt) in [0.0, 0.016, 0.05, 0.016, 0.1, 0.016, 0.033].into_iter().enumerate() {
         if f % 2 == 1 {
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
-                    let skel = staged.instance(i).unwrap().skeleton;
+                    let skel = animators[0].instance(i).unwrap().skeleton;
                     let desc = random_state(&mut r, &lib, skel);
                     let t = random_transition(&mut r);
-                    staged.play(i, &desc, Some(t)).unwrap();
-                    fused.play(i, &desc, Some(t)).unwrap();
+                    for a in &mut animators {
+                        a.play(i, &desc, Some(t)).unwrap();
+                    }
                 }
             }
         }
-        step(&device, &queue, &mut staged, dt);
-        step(&device, &queue, &mut fused, dt);
-        let (_, sp) = staged.read_back(&device, &queue).unwrap();
-        let (_, fp) = fused.read_back(&device, &queue).unwrap();
-        for region in [1, 3] {
-            compare(
-                "kept pose, offset or velocity",
-                &fused.read_local_region(&device, &queue, region).unwrap(),
-                &staged.read_local_region(&device, &queue, region).unwrap(),
-                1e-5,
-                pose_error,
-            )
-            .unwrap_or_else(|e| panic!("frame {f}, region {region}: {e}"));
+        for a in &mut animators {
+            step(&device, &queue, a, dt);
         }
-        worst = worst.max(
-            compare("palette", &fp.palette, &sp.palette, 1e-5, affine_error)
-                .unwrap_or_else(|e| panic!("frame {f}: {e}")),
-        );
+        let palettes: Vec<_> = animators
+            .iter()
+            .map(|a| a.read_back(&device, &queue).unwrap().1.palette)
+            .collect();
+        // The kept poses, offsets and velocities; the staged path's current poses too (the
+        // fused one keeps model matrices there with a thread per character, and nothing without).
+        let regions = |a: &Animator, fused: bool| {
+            let keep: &[u32] = if fused { &[1, 3] } else { &[0, 1, 3] };
+            keep.iter()
+                .map(|&k| a.read_local_region(&device, &queue, k).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let kept: Vec<_> = animators
+            .iter()
+            .enumerate()
+            .map(|(k, a)| regions(a, k % 2 == 1))
+            .collect();
+        for (staged, fused) in [(0, 1), (2, 3)] {
+            for (region, (got, want)) in kept[fused].iter().zip(&kept[staged][1..]).enumerate() {
+                compare("kept pose, offset or velocity", got, want, 1e-5, pose_error)
+                    .unwrap_or_else(|e| panic!("frame {f}, region {}: {e}", [1, 3][region]));
+            }
+            worst = worst.max(
+                compare("palette", &palettes[fused], &palettes[staged], 1e-5, affine_error)
+                    .unwrap_or_else(|e| panic!("frame {f}: {e}")),
+            );
+        }
+        for (a, b) in [(0, 2), (1, 3)] {
+            assert!(
+                kept[a] == kept[b],
+                "frame {f}: the thread counts' poses differ ({a} against {b})"
+            );
+            assert!(
+                palettes[a] == palettes[b],
+                "frame {f}: the thread counts' palettes differ ({a} against {b})"
+            );
+        }
     }
     eprintln!("fused vs staged through inertialized transitions: worst palette error {worst:e}");
 }

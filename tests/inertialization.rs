@@ -1,6 +1,7 @@
 //! Inertialized transitions (Bollo's offset decay, Holden's dead blending): the sample stage's
 //! inertialized frames on the GPU against the CPU mirror (current poses, kept offsets and
-//! velocities), the fused path against the staged one, the mannequin's transitions on the GPU
+//! velocities), the fused path against the staged one (and a thread per character against a
+//! SIMD group per character), the mannequin's transitions on the GPU
 //! against the f64 reference frame by frame, the continuity of pose and velocity at the switch
 //! (the velocity's jump found by running at two frame rates) and through interruptions, the
 //! curve's end and its not overshooting, morph weights, and bad input.
@@ -327,8 +328,9 @@ fn the_mirror_comparison_fails_without_the_inertialization() {
 }
 
 /// The fused path against the staged one, and each with a thread per character (lavapipe's
-/// choice, whose workgroup's threads sample the previous frame's poses together) against a SIMD
-/// group per character: within 1e-5 between the paths, bit for bit between the thread counts.
+/// choice: a thread samples all of its character's joints, at the previous frame's times too)
+/// against a SIMD group per character (a GPU's): within 1e-5 between the paths, bit for bit
+/// between the thread counts.
 #[test]
 fn fused_matches_staged_through_inertialized_transitions() {
     let (device, queue) = common::device();

@@ -7,7 +7,7 @@
 
 #import wgpu_anim::types::{
     BlendList, BlendSample, FRAME_CULL, FRAME_CURVES, FRAME_EVENTS, INERTIA_DEAD_BLEND, INERTIA_OFFSET,
-    INERTIA_PREVIOUS, INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_VELOCITY, LAYER_ADDITIVE_MESH,
+    INERTIA_LAST_POSE, INERTIA_PREVIOUS, INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_VELOCITY, VELOCITY_FROM_LAST_POSE, LAYER_ADDITIVE_MESH,
     LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES,
     NODE_CLIP, PREVIOUS_TAG, ROOT_MOTION, SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_OFFSET,
     SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN,
@@ -240,17 +240,20 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     if ((flags & (LAYER_ON * ((1u << MAX_LAYERS) - 1u))) != 0u) {
         c.layer_seq = instances[i].layer_seq;
     }
-    // An inertialized transition evaluates its target alone; the frame before one, and its
-    // first frame when it decays an offset, also sample where each state stood a frame ago.
+    // An inertialized transition evaluates its target alone; the frame before one (unless the
+    // pose the frame before showed stands for it: VELOCITY_FROM_LAST_POSE), and its first frame
+    // when it decays an offset, also sample where each state stood a frame ago.
     let inertial = kind == SOURCE_OFFSET;
     let dead_blend = (flags & TRANSITION_DEAD_BLEND) != 0u;
     let keep_velocity = (flags & KEEP_VELOCITY) != 0u;
+    let last_pose = keep_velocity && (flags & VELOCITY_FROM_LAST_POSE) != 0u;
     let switching = inertial && target_started && !dead_blend;
-    let previous = keep_velocity || switching;
+    let previous = (keep_velocity && !last_pose) || switching;
     (*list).inertia = select(0u, select(INERTIA_OFFSET, INERTIA_DEAD_BLEND, dead_blend), inertial)
         | select(0u, INERTIA_SWITCH, switching)
         | select(0u, INERTIA_VELOCITY, keep_velocity)
-        | select(0u, INERTIA_PREVIOUS, previous);
+        | select(0u, INERTIA_PREVIOUS, previous)
+        | select(0u, INERTIA_LAST_POSE, last_pose);
     var beta = 1.0;
     var beta_previous = 1.0;
     if (kind != SOURCE_NONE) {

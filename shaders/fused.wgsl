@@ -30,6 +30,11 @@
 #import wgpu_anim::ik as ik_stage
 #endif
 
+// No local pose is kept from the frame before (see sample_stage::last_pose_at).
+override fn sample_stage::last_pose_at(slot: u32, now: LocalPose) -> LocalPose {
+    return now;
+}
+
 #ifndef THREAD_PER_CHARACTER
 // Local poses; after propagation, model matrices (an Affine's three rows in the same slots).
 var<workgroup> wg_pose: array<LocalPose, MAX_FUSED_JOINTS>;

@@ -15,7 +15,7 @@
 #define_import_path wgpu_anim::sample
 
 #import wgpu_anim::types::{
-    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
+    BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_LAST_POSE, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
     INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, Track,
@@ -503,6 +503,15 @@ fn layered_joint(i: u32, heads: LayerHeads, skel: SkeletonInfo, j: u32, snapshot
     return out;
 }
 
+virtual fn last_pose_at(slot: u32, now: LocalPose) -> LocalPose {
+    // The pose joint slot `slot` showed the frame before (INERTIA_LAST_POSE): in the local pose
+    // buffer until this frame's store_joint. The fused stage, which keeps no local pose (and
+    // binds no local pose buffer for it), overrides it with `now`, no velocity: the controller
+    // sets the bit only after a staged frame, so a fused frame meets it only when the path
+    // changes between the animator's prepare and its encode.
+    return local_poses[slot];
+}
+
 virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bool, mesh_additive: bool) {
     // Stores joint `j`'s pose: the local pose, the snapshot when the instance keeps its pose, and
     // the mesh-space rotation delta when a layer adds in mesh space. The fused stage overrides it
@@ -521,7 +530,8 @@ virtual fn store_joint(joint_offset: u32, j: u32, lp: LayeredPose, keep_pose: bo
 }
 
 // Joint `slot`'s pose under the blend list's `inertia` bits, from its pose `now` and (with
-// INERTIA_PREVIOUS) `previous`, the pose at the previous frame's times; `time`: seconds since the
+// INERTIA_PREVIOUS) `previous`, the pose at the previous frame's times (with INERTIA_LAST_POSE,
+// the pose shown the frame before, read from the local pose buffer); `time`: seconds since the
 // source was last shown. The pose history's snapshot and velocity sections hold, per joint,
 // the source's last pose and velocity (kept the frame before the transition, by
 // INERTIA_VELOCITY and KEEP_POSE), which dead blending extrapolates and mixes into `now`; or,
@@ -540,6 +550,13 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
     if (!keep_velocity && !(time < duration)) {
         return out;
     }
+    // With INERTIA_LAST_POSE, the pose the frame before showed (still in the local pose buffer:
+    // this thread stores the joint's pose after this call) stands for `before`.
+    let last_pose = (bits & INERTIA_LAST_POSE) != 0u;
+    let sampled_before = keep_velocity && !last_pose;
+    if (last_pose) {
+        before = last_pose_at(slot, now);
+    }
     // The kept pose and velocity (or decay), read once: a GPU that runs both sides of a branch
     // (lavapipe) pays for every read in either.
     let kept = pose_history[snapshot_slot];
@@ -549,7 +566,7 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
         let source = kept;
         let velocity = delta_from_slot(kept_velocity);
         out = dead_blend(source, velocity, now, time, duration, halflife);
-        if (keep_velocity) {
+        if (sampled_before) {
             before = dead_blend(source, velocity, previous, time - dt, duration, halflife);
         }
     } else if ((bits & INERTIA_OFFSET) != 0u) {
@@ -571,7 +588,7 @@ fn inertia_joint(i: u32, slot: u32, now: LocalPose, previous: LocalPose, bits: u
             pose_history[velocity_slot] = slots[1];
         }
         out = pose_add(now, decay_offset(decay, time, duration));
-        if (keep_velocity) {
+        if (sampled_before) {
             before = pose_add(previous, decay_offset(decay, time - dt, duration));
         }
     }

@@ -489,8 +489,18 @@ pub const TRANSITION_FROZEN: u32 = 1 << 5;
 pub const KEEP_POSE: u32 = 1 << 6;
 /// `GpuInstance::flags` bit: this frame also evaluates the pose at the previous frame's times and
 /// keeps the velocity between the two per joint (the pose history's second section), for the
-/// inertialized transition that starts next frame. Set with [`KEEP_POSE`].
+/// inertialized transition that starts next frame. Set with [`KEEP_POSE`]; with
+/// [`VELOCITY_FROM_LAST_POSE`], the pose the frame before showed stands for the second
+/// evaluation.
 pub const KEEP_VELOCITY: u32 = 1 << 16;
+/// `GpuInstance::flags` bit, with [`KEEP_VELOCITY`]: the local pose buffer still holds the pose
+/// the instance showed the frame before, so the velocity is taken from it (Bollo's velocity from
+/// the last two frames shown) instead of from a second evaluation at the previous frame's times.
+/// The controller sets it only when it knows that pose is there and belongs to the state shown
+/// now: the frame before ran the staged passes on this device and evaluated the instance (no
+/// culling), no checkpoint or path change came between, and nothing cut, seeked or added the
+/// instance since the frame before that.
+pub const VELOCITY_FROM_LAST_POSE: u32 = 1 << 18;
 /// `GpuInstance::flags` bit: an inertialized transition ([`source_kind::OFFSET`]) dead-blends
 /// (Holden) instead of decaying along Bollo's quintic.
 pub const TRANSITION_DEAD_BLEND: u32 = 1 << 17;
@@ -508,6 +518,10 @@ pub mod inertia {
     /// The list holds samples at the previous frame's times too, in layers shifted by
     /// [`PREVIOUS_TAG`].
     pub const PREVIOUS: u32 = 16;
+    /// The frame keeps its pose's velocity from the pose the local pose buffer holds from the
+    /// frame before ([`super::VELOCITY_FROM_LAST_POSE`]), with no samples at the previous
+    /// frame's times.
+    pub const LAST_POSE: u32 = 32;
     /// `BlendSample::layer` of a sample at the previous frame's time: its layer plus this.
     pub const PREVIOUS_TAG: u32 = 4;
 }

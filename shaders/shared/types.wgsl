@@ -241,6 +241,7 @@ const TRANSITION_SMOOTH: u32 = 16u;
 const TRANSITION_FROZEN: u32 = 32u;
 const KEEP_POSE: u32 = 64u;
 const KEEP_VELOCITY: u32 = 65536u;
+const VELOCITY_FROM_LAST_POSE: u32 = 262144u;
 const TRANSITION_DEAD_BLEND: u32 = 131072u;
 const ROOT_MOTION: u32 = 128u;
 const LAYER_ON: u32 = 256u;
@@ -357,6 +358,7 @@ const INERTIA_DEAD_BLEND: u32 = 2u;
 const INERTIA_SWITCH: u32 = 4u;
 const INERTIA_VELOCITY: u32 = 8u;
 const INERTIA_PREVIOUS: u32 = 16u;
+const INERTIA_LAST_POSE: u32 = 32u;
 const PREVIOUS_TAG: u32 = 4u;
 
 // Rust: layout::BlendList.

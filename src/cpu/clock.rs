@@ -18,8 +18,8 @@ use crate::error::Result;
 use crate::layout::{
     BlendList, BlendSample, FRAME_CURVES, FRAME_EVENTS, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput,
     KEEP_VELOCITY, LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, ROOT_MOTION,
-    SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, inertia,
-    layer_mode, node_kind, source_kind,
+    SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks,
+    VELOCITY_FROM_LAST_POSE, inertia, layer_mode, node_kind, source_kind,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -310,13 +310,15 @@ pub(crate) fn advance_instance(
     if inst.flags & (LAYER_ON * ((1 << MAX_LAYERS) - 1)) != 0 {
         c.layer_seq = inst.layer_seq;
     }
-    // An inertialized transition evaluates its target alone; the frame before one, and its
-    // first frame when it decays an offset, also sample where each state stood a frame ago.
+    // An inertialized transition evaluates its target alone; the frame before one (unless the
+    // pose the frame before showed stands for it: VELOCITY_FROM_LAST_POSE), and its first frame
+    // when it decays an offset, also sample where each state stood a frame ago.
     let inertial = kind == source_kind::OFFSET;
     let dead_blend = inst.flags & TRANSITION_DEAD_BLEND != 0;
     let keep_velocity = inst.flags & KEEP_VELOCITY != 0;
+    let last_pose = keep_velocity && inst.flags & VELOCITY_FROM_LAST_POSE != 0;
     let switching = inertial && target_started && !dead_blend;
-    let previous = keep_velocity || switching;
+    let previous = (keep_velocity && !last_pose) || switching;
     list.inertia = if inertial {
         if dead_blend {
             inertia::DEAD_BLEND
@@ -327,7 +329,8 @@ pub(crate) fn advance_instance(
         0
     } | if switching { inertia::SWITCH } else { 0 }
         | if keep_velocity { inertia::VELOCITY } else { 0 }
-        | if previous { inertia::PREVIOUS } else { 0 };
+        | if previous { inertia::PREVIOUS } else { 0 }
+        | if last_pose { inertia::LAST_POSE } else { 0 };
     let mut beta = 1.0;
     let mut beta_previous = 1.0;
     if kind != source_kind::NONE {

@@ -77,6 +77,10 @@ impl SampleStore for Workgroup<'_> {
         self.history
     }
 
+    fn last_pose(&self, _slot: u32) -> Option<LocalPose> {
+        None
+    }
+
     fn store_joint(&mut self, joint_offset: u32, j: u32, pose: LocalPose, delta: Vec4, keep_pose: bool, _mesh: bool) {
         self.pose[j as usize] = pose;
         self.delta[j as usize] = delta;

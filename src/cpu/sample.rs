@@ -623,6 +623,10 @@ pub(crate) trait SampleStore {
     fn history(&self) -> &[LocalPose];
     /// The same, where inertialized transitions keep their state.
     fn history_mut(&mut self) -> &mut [LocalPose];
+    /// The local pose buffer's slot `slot` before this frame stores it: the pose the frame
+    /// before showed ([`inertia::LAST_POSE`]); `None` where none is kept (the fused stage), which
+    /// stands for the pose now (no velocity). WGSL `last_pose_at`.
+    fn last_pose(&self, slot: u32) -> Option<LocalPose>;
     /// Stores joint `j`'s pose and mesh-space delta. WGSL `store_joint`.
     fn store_joint(
         &mut self,
@@ -655,6 +659,10 @@ impl SampleStore for LocalBuffer<'_> {
         self.history
     }
 
+    fn last_pose(&self, slot: u32) -> Option<LocalPose> {
+        Some(self.local[slot as usize])
+    }
+
     fn store_joint(
         &mut self,
         joint_offset: u32,
@@ -681,7 +689,8 @@ impl SampleStore for LocalBuffer<'_> {
 }
 
 /// Joint `slot`'s pose under the blend list's `inertia` bits, from its pose `now` and (with
-/// [`inertia::PREVIOUS`]) `previous`, at the previous frame's times; `time`: seconds since the
+/// [`inertia::PREVIOUS`]) `previous`, at the previous frame's times (with
+/// [`inertia::LAST_POSE`], `last_pose`, the pose shown the frame before); `time`: seconds since the
 /// source was last shown. `history`'s snapshot and velocity sections hold, per joint, the source's
 /// last pose and velocity, which dead blending extrapolates and mixes into `now`; or, from the
 /// first frame of an offset decay on ([`inertia::SWITCH`], which computes them), the decay of the
@@ -695,6 +704,7 @@ fn inertia_joint(
     slot: u32,
     now: &LocalPose,
     previous: &LocalPose,
+    last_pose: &LocalPose,
     bits: u32,
     time: f32,
     history: &mut [LocalPose],
@@ -710,13 +720,17 @@ fn inertia_joint(
     if !keep_velocity && !(time < duration) {
         return out;
     }
+    let sampled_before = keep_velocity && bits & inertia::LAST_POSE == 0;
+    if bits & inertia::LAST_POSE != 0 {
+        before = *last_pose;
+    }
     // The kept pose and velocity (or decay), read once.
     let (kept, kept_velocity) = (history[snapshot_slot], history[velocity_slot]);
     if bits & inertia::DEAD_BLEND != 0 {
         let source = kept;
         let velocity = PoseDelta::from_slot(&kept_velocity);
         out = dead_blend(&source, &velocity, now, time, duration, inst.halflife);
-        if keep_velocity {
+        if sampled_before {
             before = dead_blend(&source, &velocity, previous, time - dt, duration, inst.halflife);
         }
     } else if bits & inertia::OFFSET != 0 {
@@ -741,7 +755,7 @@ fn inertia_joint(
             [history[snapshot_slot], history[velocity_slot]] = decay.to_slots();
         }
         out = pose_add(now, &decay.offset(time, duration));
-        if keep_velocity {
+        if sampled_before {
             before = pose_add(previous, &decay.offset(time - dt, duration));
         }
     }
@@ -789,12 +803,18 @@ pub(crate) fn sample_joints(
         };
         if bits != 0 {
             let slot = inst.joint_offset + j;
+            let last_pose = if bits & inertia::LAST_POSE != 0 {
+                store.last_pose(slot).unwrap_or(pose)
+            } else {
+                LocalPose::default()
+            };
             pose = inertia_joint(
                 frame,
                 inst,
                 slot,
                 &pose,
                 &previous,
+                &last_pose,
                 bits,
                 list.inertia_time,
                 store.history_mut(),

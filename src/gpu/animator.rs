@@ -18,7 +18,7 @@ use crate::math::Affine;
 use crate::shaders::PageOptions;
 use crate::shaders::{Resource, Stage, library_defs, stage_variant};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// The GPU side of a crowd: the clip library uploaded once, every instance's parameters, clock,
 /// local pose, model pose and palette in storage buffers, and the compute passes of a frame (four,
@@ -56,6 +56,10 @@ pub struct Animator {
     pub(super) passes: Vec<StagePipeline>,
     pub(super) fused: Option<StagePipeline>,
     pub(super) use_fused: bool,
+    /// Whether the passes recorded since the last prepare leave in the local pose buffer the
+    /// poses the next frame may take inertialized transitions' velocities from: the last one
+    /// that touched it was the staged `sample` pass (the fused pass keeps no local pose).
+    pub(super) poses_left: AtomicBool,
     pub(super) uploaded: u64,
     /// Where this frame copies the palettes to the previous palettes, when they are kept.
     pub(super) previous_copy: PreviousCopy,
@@ -450,6 +454,7 @@ impl Animator {
             passes,
             fused,
             use_fused: false,
+            poses_left: AtomicBool::new(false),
             uploaded: 0,
             previous_copy: PreviousCopy::Off,
             previous_prepared: false,
@@ -546,6 +551,10 @@ impl Animator {
     /// device's uniform offset alignment, 256 bytes by default).
     pub fn prepare(&mut self, queue: &wgpu::Queue, dt: f32) {
         let mut upload = std::mem::take(&mut self.spare_upload);
+        let encodes = self.encodes.swap(0, Ordering::Relaxed);
+        // The last frame's poses are in the buffer if its passes left them there.
+        self.controller
+            .set_last_poses_kept(self.poses_left.swap(false, Ordering::Relaxed));
         self.controller.begin_frame_into(dt, &mut upload);
         if self.previous_copy != PreviousCopy::Off {
             // The first frame after keeping began copies after its passes, the others before.
@@ -556,7 +565,6 @@ impl Animator {
         }
         self.uploaded = self.write_upload(queue, &upload);
         self.frames += 1;
-        let encodes = self.encodes.swap(0, Ordering::Relaxed);
         if let Some(ring) = &mut self.ring {
             ring.begin_frame(self.frames, encodes > 0);
         }
@@ -778,6 +786,11 @@ impl Animator {
             }
             if only.is_some_and(|s| s != pass.stage) {
                 continue;
+            }
+            match pass.stage {
+                Stage::Sample => self.poses_left.store(true, Ordering::Relaxed),
+                Stage::Fused => self.poses_left.store(false, Ordering::Relaxed),
+                _ => {}
             }
             let mut cpass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(pass.stage.name()),

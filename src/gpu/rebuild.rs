@@ -24,8 +24,9 @@ impl Animator {
     /// takes in once the GPU is done (it polls `device` without blocking); and every frame since
     /// is logged: what it uploaded, its path, and how many times its passes were encoded.
     ///
-    /// Costs: `192` bytes per instance in use (a 64-byte clock and a 128-byte output) and `48`
-    /// per joint of a snapshot in use read back per checkpoint; a copy of the instances (320 bytes each) on the CPU; the uploads of up to about
+    /// Costs: `192` bytes per instance in use (a 64-byte clock and a 128-byte output), `48`
+    /// per joint of a snapshot in use (and its velocity with inertialization) and, with
+    /// inertialization, `48` per joint in use (the pose shown) read back per checkpoint; a copy of the instances (320 bytes each) on the CPU; the uploads of up to about
     /// `interval` frames kept. A rebuild replays up to about `interval + 2` frames on the new
     /// device ([`Animator::recovery_frames`]).
     ///
@@ -163,6 +164,10 @@ impl Animator {
         }
         next.controller = self.controller.clone();
         next.use_fused = self.use_fused && next.fused.is_some();
+        // The replay left the last frame's poses where this animator's frame did (a checkpoint
+        // keeps the poses of its frame: Survival::PosesCheckpointed).
+        next.poses_left
+            .store(self.poses_left.load(Ordering::Relaxed), Ordering::Relaxed);
         next.frames = self.frames;
         // The last frame's encodes, which its log entry takes at the next prepare.
         next.encodes

@@ -7,7 +7,9 @@
 //! are [`Survival::Checkpointed`] — the character state, each instance's clock (its times and
 //! loop counts, its cross-fade's and its layers' clocks) and output (the world root motion
 //! moved) — and the snapshot poses that interrupted cross-fades blend from
-//! ([`Survival::SnapshotsCheckpointed`]). With recovery on, the animator keeps:
+//! ([`Survival::SnapshotsCheckpointed`]), and with inertialized transitions the poses shown,
+//! which the next frame may take velocities from ([`Survival::PosesCheckpointed`]). With
+//! recovery on, the animator keeps:
 //!
 //! - a **checkpoint**: every `interval` frames, after that frame's passes, a copy of every
 //!   section ([`Resource::instance_sections`]) of every checkpointed resource for the instances
@@ -272,6 +274,19 @@ impl Recovery {
                 controller.own_morph_offset(page, 0),
                 in_use * room * 4,
             );
+            // With inertialization, the poses the frame showed, which the next frame's
+            // inertialized transitions may take their velocities from.
+            if controller.inertialization() {
+                let joints = controller
+                    .page_instances(page)
+                    .iter()
+                    .map(|i| i.joint_offset + i.joint_count)
+                    .max();
+                for resource in surviving(Survival::PosesCheckpointed) {
+                    let pose = size_of::<crate::layout::LocalPose>() as u64;
+                    push(resource, page, 0, u64::from(joints.unwrap_or(0)) * pose);
+                }
+            }
             // Runs of live snapshots, in joints (per-joint snapshots) and in instances.
             let joint_runs = snapshot_runs(controller, page, |_, inst| {
                 (inst.joint_offset, inst.joint_offset + inst.joint_count)

@@ -348,8 +348,8 @@ impl Resource {
             // weights (where the CPU writes them: `Controller::own_morph_offset`, which the
             // checkpoint copies beside the snapshots); the weights drawn are recomputed.
             Resource::PoseHistory | Resource::MorphWeights => Survival::SnapshotsCheckpointed,
+            Resource::LocalPoses => Survival::PosesCheckpointed,
             Resource::BlendLists
-            | Resource::LocalPoses
             | Resource::ModelPoses
             | Resource::Palettes
             | Resource::DualPalettes
@@ -518,6 +518,11 @@ pub enum Survival {
     /// from) is checkpointed ([`Resource::snapshot_section`],
     /// [`Resource::instance_snapshot_section`]).
     SnapshotsCheckpointed,
+    /// With [`PageOptions::inertialization`], its first section, the poses the frame showed
+    /// ([`Resource::LocalPoses`], a `LocalPose` per joint from byte 0), is checkpointed for every
+    /// instance in use: the next frame may take an inertialized transition's velocity from them
+    /// ([`crate::layout::VELOCITY_FROM_LAST_POSE`]). The rest is recomputed.
+    PosesCheckpointed,
     /// Written anew every frame from the rest: nothing to keep.
     Recomputed,
 }

@@ -66,6 +66,12 @@ pub struct Controller {
     transitions: Vec<TransitionTrack>,
     held: Vec<Option<HeldPlay>>,
     held_list: Vec<usize>,
+    /// Per instance: the first frame that showed its current state, continuing from the frame
+    /// before it (set when it is added, cut to a state or seeked).
+    shown_since: Vec<u64>,
+    /// Whether the local pose buffer holds, when the next frame begins, the poses the frame
+    /// before showed ([`Controller::set_last_poses_kept`]).
+    last_poses_kept: bool,
     seconds: f64,
     /// Instances changed since the last frame (each once), and a mark per instance.
     dirty: Vec<usize>,
@@ -150,6 +156,8 @@ impl Controller {
             transitions: Vec::new(),
             held: Vec::new(),
             held_list: Vec::new(),
+            shown_since: Vec::new(),
+            last_poses_kept: false,
             seconds: 0.0,
             dirty: Vec::new(),
             dirty_mark: Vec::new(),
@@ -189,6 +197,22 @@ impl Controller {
     #[must_use]
     pub fn library_arc(&self) -> &Arc<AnimationLibrary> {
         &self.library
+    }
+
+    /// Instance `index` shows a state that does not continue what the frame before showed: an
+    /// inertialized transition that starts on the next frame samples its velocity again rather
+    /// than take it from the pose shown before
+    /// ([`VELOCITY_FROM_LAST_POSE`](crate::layout::VELOCITY_FROM_LAST_POSE)).
+    fn break_continuity(&mut self, index: usize) {
+        self.shown_since[index] = self.frames + 1;
+    }
+
+    /// Whether the local pose buffer will hold, when the next frame begins, the poses the frame
+    /// before showed: set by the animator before each frame (the frame before ran on the staged
+    /// path and nothing came between). Without it, or with culling (a character may not have
+    /// been evaluated), no instance takes its velocity from the pose shown before.
+    pub(crate) fn set_last_poses_kept(&mut self, kept: bool) {
+        self.last_poses_kept = kept;
     }
 
     /// Applies `edit` to instance `index` and to the state held back for it, if any.

@@ -80,6 +80,7 @@ impl Controller {
         }
         self.transitions.push(TransitionTrack::default());
         self.held.push(None);
+        self.shown_since.push(self.frames + 1);
         self.clock_writes.push((index, clock));
         self.mark_dirty(index);
         Ok(index)
@@ -111,6 +112,7 @@ impl Controller {
             self.page_of.truncate(len);
             self.transitions.truncate(len);
             self.held.truncate(len);
+            self.shown_since.truncate(len);
             self.held_list.retain(|&i| i < len);
             self.clock_writes.retain(|(i, _)| *i < len);
             self.dirty.retain(|&i| i < len);

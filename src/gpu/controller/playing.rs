@@ -5,7 +5,8 @@ use super::{Controller, HeldPlay, TRANSITION_BITS, TransitionTrack, check_params
 use crate::error::{Error, Result};
 use crate::gpu::{Blending, Curve, InstanceDesc, Transition};
 use crate::layout::{
-    GpuClock, KEEP_POSE, KEEP_VELOCITY, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, source_kind,
+    GpuClock, KEEP_POSE, KEEP_VELOCITY, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks,
+    VELOCITY_FROM_LAST_POSE, source_kind,
 };
 use glam::Vec4;
 
@@ -36,6 +37,7 @@ impl Controller {
         inst.layer_seq = old.layer_seq;
         (inst.ik, inst.ik_goals) = (old.ik, old.ik_goals);
         self.held[index] = None;
+        self.break_continuity(index);
         self.instances[index] = inst;
         self.transitions[index] = TransitionTrack::default();
         self.mark_dirty(index);
@@ -54,9 +56,11 @@ impl Controller {
     /// keeps it.
     ///
     /// An inertialized transition ([`Blending::Inertialize`], [`Blending::DeadBlend`]) always
-    /// starts that way, whatever runs: the next frame also evaluates the shown pose at the
-    /// previous frame's times and keeps each joint's velocity, and from the frame after only the
-    /// new state is evaluated. Interrupting any transition, it starts from what is shown (layers
+    /// starts that way, whatever runs: the next frame keeps each joint's velocity, from the pose
+    /// the frame before showed where the local pose buffer still holds it
+    /// ([`VELOCITY_FROM_LAST_POSE`](crate::layout::VELOCITY_FROM_LAST_POSE)), else by
+    /// evaluating the shown state again at the previous frame's times; from the frame after only
+    /// the new state is evaluated (and, that first frame, again at the previous frame's times). Interrupting any transition, it starts from what is shown (layers
     /// included), velocity included. Morph weights mix in from those shown (smoothstep over the
     /// duration, as dead blending without velocity).
     ///
@@ -83,7 +87,7 @@ impl Controller {
             self.check_transition(index, &t)?;
         }
         let mut inst = old;
-        inst.flags &= !(KEEP_POSE | KEEP_VELOCITY);
+        inst.flags &= !(KEEP_POSE | KEEP_VELOCITY | VELOCITY_FROM_LAST_POSE);
         inst.clip = new.clip;
         inst.tree_offset = new.tree_offset;
         inst.tree_nodes = new.tree_nodes;
@@ -153,6 +157,7 @@ impl Controller {
             _ => {
                 inst.transition_duration = 0.0;
                 self.transitions[index] = TransitionTrack::default();
+                self.break_continuity(index);
             }
         }
         self.held[index] = None;
@@ -224,8 +229,9 @@ impl Controller {
                 ..Default::default()
             },
         ));
+        self.break_continuity(index);
         if inst.flags & (TRANSITION_BITS | KEEP_POSE | KEEP_VELOCITY) != 0 {
-            self.instances[index].flags &= !(TRANSITION_BITS | KEEP_POSE | KEEP_VELOCITY);
+            self.instances[index].flags &= !(TRANSITION_BITS | KEEP_POSE | KEEP_VELOCITY | VELOCITY_FROM_LAST_POSE);
             self.transitions[index] = TransitionTrack::default();
             self.mark_dirty(index);
         }

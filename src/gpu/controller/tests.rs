@@ -164,3 +164,60 @@ fn a_seek_writes_the_clock_and_ends_the_cross_fade() {
     assert!(c.set_time(1, f32::INFINITY).is_err());
     assert!(c.set_time(5, 0.0).is_err());
 }
+
+/// The frame before an inertialized transition takes its velocity from the pose shown the frame
+/// before only when that pose is in the buffer and continues the state shown: not on an
+/// instance's first frame, nor after a cut or a seek, nor when the animator is told the poses
+/// are not there, nor with culling.
+#[test]
+fn the_velocity_comes_from_the_pose_shown_only_where_it_continues() {
+    use crate::layout::{KEEP_VELOCITY, VELOCITY_FROM_LAST_POSE};
+    let (mut c, clips) = controller(4, 4);
+    c.keep_velocities(true);
+    for _ in 0..4 {
+        c.add_instance(&InstanceDesc::new(clips[1])).unwrap();
+    }
+    let inertialize = Some(Transition::inertialize(0.2));
+    // Whether instance i's frame (the next, `kept` telling whether the buffer holds the poses
+    // of the frame before) keeps a velocity and takes it from the pose shown.
+    let frame_after = |c: &mut Controller, kept: bool, i: usize| {
+        c.set_last_poses_kept(kept);
+        c.begin_frame(0.016);
+        let flags = c.instance(i).unwrap().flags;
+        (flags & KEEP_VELOCITY != 0, flags & VELOCITY_FROM_LAST_POSE != 0)
+    };
+    // The first frame shows nothing before it.
+    c.play(0, &InstanceDesc::new(clips[2]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, true, 0), (true, false));
+    // Then the transition starts: neither bit stays.
+    assert_eq!(frame_after(&mut c, true, 0), (false, false));
+    // A frame later the pose shown continues the state.
+    c.play(0, &InstanceDesc::new(clips[3]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, true, 0), (true, true));
+    // Not where the buffer does not hold the poses (a fused frame, or none recorded).
+    c.begin_frame(0.016);
+    c.play(1, &InstanceDesc::new(clips[2]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, false, 1), (true, false));
+    // A cut, a seek, a new state: the frame after shows what the frame before did not.
+    c.play(2, &InstanceDesc::new(clips[2]), None).unwrap();
+    c.play(2, &InstanceDesc::new(clips[3]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, true, 2), (true, false));
+    c.set_time(3, 0.5).unwrap();
+    c.begin_frame(0.016);
+    c.set_time(3, 0.25).unwrap();
+    c.play(3, &InstanceDesc::new(clips[2]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, true, 3), (true, false));
+    // The seek's frame over, the next takes the pose shown.
+    c.begin_frame(0.016);
+    c.begin_frame(0.016);
+    c.play(3, &InstanceDesc::new(clips[3]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, true, 3), (true, true));
+    c.set_instance(1, &InstanceDesc::new(clips[1])).unwrap();
+    c.play(1, &InstanceDesc::new(clips[3]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, true, 1), (true, false));
+    // With culling, a character may not have been evaluated the frame before.
+    c.keep_culling(true, false);
+    c.begin_frame(0.016);
+    c.play(2, &InstanceDesc::new(clips[1]), inertialize).unwrap();
+    assert_eq!(frame_after(&mut c, true, 2), (true, false));
+}

@@ -3,7 +3,7 @@
 use super::{Controller, TransitionTrack};
 use crate::layout::{
     FRAME_CULL, FRAME_CULL_VIEW, FRAME_CURVES, FRAME_DUAL_QUATERNION, FRAME_EVENTS, FRAME_LOD_INTERPOLATE, FRAME_VAT,
-    GpuClock, GpuFrame, GpuInstance, GpuLayerDef,
+    GpuClock, GpuFrame, GpuInstance, GpuLayerDef, KEEP_VELOCITY, VELOCITY_FROM_LAST_POSE,
 };
 
 /// What one frame writes to the GPU, by page: nothing here needs a device.
@@ -99,6 +99,15 @@ impl Controller {
             } else {
                 h.kept = true;
                 self.held_list.push(index);
+                // This frame keeps the pose (and velocity) shown: the velocity from the pose the
+                // frame before showed, where the buffer holds it and it continues this state.
+                let from_last = self.last_poses_kept && !self.culling && self.frames >= self.shown_since[index];
+                let flags = &mut self.instances[index].flags;
+                *flags &= !VELOCITY_FROM_LAST_POSE;
+                if from_last && *flags & KEEP_VELOCITY != 0 {
+                    *flags |= VELOCITY_FROM_LAST_POSE;
+                }
+                self.mark_dirty(index);
             }
         }
         self.seconds += f64::from(dt);

@@ -313,7 +313,9 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
 #endif
                 continue;
             }
-            if (kind == SOURCE_NONE || inertial || !(beta < 1.0)) {
+            // A cross-fade over by this frame still has its source sampled at the previous
+            // frame's times when the frame needs them (with weight 0 now: nothing else of it).
+            if (kind == SOURCE_NONE || inertial || !(beta < 1.0 || (previous && beta_previous < 1.0))) {
                 continue;
             }
             clip = instances[i].source_clip;

@@ -368,12 +368,9 @@ fn fused_matches_staged_through_inertialized_transitions() {
     // The staged path takes the velocity kept the frame before an inertialized transition from
     // the pose the frame before showed (inertia::LAST_POSE), the fused path, which keeps no
     // local pose, samples the state again at the previous frame's times: within rounding the
-    // same where those samples are the whole state shown. They are not where they overflow the
-    // blend list (MAX_BLEND_CLIPS), which then keeps the heaviest of both times and loses the
-    // lightest of the frame's own, nor on the frame a cross-fade ends, whose source the clock
-    // no longer samples at the previous frame's times either. Characters whose base layer's
-    // samples at the previous frame's times do not weigh what the frame's own do, or whose list
-    // is full, are left out of the comparison from then on.
+    // same, except where those samples overflow the blend list (MAX_BLEND_CLIPS), which then
+    // keeps the heaviest of both times and loses the lightest of the frame's own. Those
+    // characters are left out of the comparison from then on.
     let mut overflowed = vec![false; n];
     let mut from_last_pose = 0;
     for (f, dt) in [0.0, 0.016, 0.05, 0.016, 0.1, 0.016, 0.033].into_iter().enumerate() {
@@ -404,12 +401,7 @@ fn fused_matches_staged_through_inertialized_transitions() {
             .iter()
             .enumerate()
         {
-            let weight = |layer: u32| -> f32 {
-                let samples = &l.samples[..l.count.min(MAX_BLEND_CLIPS) as usize];
-                samples.iter().filter(|s| s.layer == layer).map(|s| s.weight).sum()
-            };
-            let partial = (weight(0) - weight(inertia::PREVIOUS_TAG)).abs() > 1e-4;
-            overflowed[i] |= l.inertia & inertia::VELOCITY != 0 && (l.count == MAX_BLEND_CLIPS || partial);
+            overflowed[i] |= l.inertia & inertia::VELOCITY != 0 && l.count == MAX_BLEND_CLIPS;
         }
         // Joint slots of the characters compared.
         let mut compared = vec![true; animators[0].max_joints() as usize];

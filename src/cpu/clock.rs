@@ -380,7 +380,9 @@ pub(crate) fn advance_instance(
                 }
                 continue;
             }
-            if kind == source_kind::NONE || inertial || !(beta < 1.0) {
+            // A cross-fade over by this frame still has its source sampled at the previous
+            // frame's times when the frame needs them (with weight 0 now: nothing else of it).
+            if kind == source_kind::NONE || inertial || !(beta < 1.0 || (previous && beta_previous < 1.0)) {
                 continue;
             }
             clip = inst.source_clip;

@@ -497,9 +497,10 @@ pub const KEEP_VELOCITY: u32 = 1 << 16;
 /// the instance showed the frame before, so the velocity is taken from it (Bollo's velocity from
 /// the last two frames shown) instead of from a second evaluation at the previous frame's times.
 /// The controller sets it only when it knows that pose is there and belongs to the state shown
-/// now: the frame before ran the staged passes on this device and evaluated the instance (no
-/// culling), no checkpoint or path change came between, and nothing cut, seeked or added the
-/// instance since the frame before that.
+/// now: the passes recorded for the frame before ended with the staged `sample` pass (the fused
+/// pass keeps no local pose), the animator does not cull (every instance was evaluated), and
+/// nothing added, cut, seeked or replaced the instance since the frame before that. A checkpoint
+/// copies those poses, so a rebuild replays the same frames.
 pub const VELOCITY_FROM_LAST_POSE: u32 = 1 << 18;
 /// `GpuInstance::flags` bit: an inertialized transition ([`source_kind::OFFSET`]) dead-blends
 /// (Holden) instead of decaying along Bollo's quintic.

@@ -132,16 +132,21 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
         common::random_layers(&mut a, &mut r);
     }
     let dts = [0.0, 0.016, 0.033, 0.016, 0.05, 0.016, 0.1, 0.016];
-    let (mut switches, mut holds, mut running) = (0, 0, 0);
+    let (mut switches, mut holds, mut running, mut from_last_pose) = (0, 0, 0, 0);
     let mut worst = [0.0f32; 3];
     let mut edges = 0;
     for (f, &dt) in dts.iter().enumerate() {
         // Every other frame, a third of the instances start a transition of any kind, which
-        // interrupts whatever runs.
+        // interrupts whatever runs; a third of those cut to another state first, so that the
+        // frame before an inertialized one samples the state again rather than take the pose
+        // shown (which the cut does not continue).
         if f % 2 == 1 {
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
                     let skel = a.instance(i).unwrap().skeleton;
+                    if r.gen_range(0..3) == 0 {
+                        a.play(i, &random_state(&mut r, &lib, skel), None).unwrap();
+                    }
                     let desc = random_state(&mut r, &lib, skel);
                     a.play(i, &desc, Some(random_transition(&mut r))).unwrap();
                 }
@@ -151,12 +156,13 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
         step(&device, &queue, &mut a, dt);
         let gpu = regions(&device, &queue, &a);
         let mut lists: Vec<BlendList> = a.read_blend_lists(&device, &queue).unwrap();
-        use wgpu_anim::layout::inertia::{PREVIOUS, SWITCH, VELOCITY};
+        use wgpu_anim::layout::inertia::{LAST_POSE, PREVIOUS, SWITCH, VELOCITY};
         switches += lists.iter().filter(|l| l.inertia & SWITCH != 0).count();
         holds += lists.iter().filter(|l| l.inertia & VELOCITY != 0).count();
+        from_last_pose += lists.iter().filter(|l| l.inertia & LAST_POSE != 0).count();
         running += lists
             .iter()
-            .filter(|l| l.inertia & !(SWITCH | VELOCITY | PREVIOUS) != 0)
+            .filter(|l| l.inertia & !(SWITCH | VELOCITY | PREVIOUS | LAST_POSE) != 0)
             .count();
         // The mirror on the GPU's blend lists and the regions from before the frame.
         let frame = GpuFrame {
@@ -277,11 +283,14 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
         );
     }
     eprintln!(
-        "{holds} frames kept a velocity, {switches} started an offset, {running} ran inertialized; worst \
+        "{holds} frames kept a velocity ({from_last_pose} from the pose shown), {switches} started an offset, \
+         {running} ran inertialized; worst \
          pose {:e}, kept {:e}, velocity × dt {:e}; {edges} joint values on the sign-alignment edge",
         worst[0], worst[1], worst[2]
     );
     assert!(holds > 300 && switches > 100 && running > 300);
+    // Both ways of keeping a velocity ran against the mirror.
+    assert!(from_last_pose > 100 && holds - from_last_pose > 50);
 }
 
 #[test]

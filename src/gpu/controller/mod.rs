@@ -208,8 +208,8 @@ impl Controller {
     }
 
     /// Whether the local pose buffer will hold, when the next frame begins, the poses the frame
-    /// before showed: set by the animator before each frame (the frame before ran on the staged
-    /// path and nothing came between). Without it, or with culling (a character may not have
+    /// before showed: set by the animator before each frame (the passes recorded for the frame
+    /// before ended with the staged `sample` pass). Without it, or with culling (a character may not have
     /// been evaluated), no instance takes its velocity from the pose shown before.
     pub(crate) fn set_last_poses_kept(&mut self, kept: bool) {
         self.last_poses_kept = kept;

@@ -60,8 +60,9 @@ impl Controller {
     /// the frame before showed where the local pose buffer still holds it
     /// ([`VELOCITY_FROM_LAST_POSE`](crate::layout::VELOCITY_FROM_LAST_POSE)), else by
     /// evaluating the shown state again at the previous frame's times; from the frame after only
-    /// the new state is evaluated (and, that first frame, again at the previous frame's times). Interrupting any transition, it starts from what is shown (layers
-    /// included), velocity included. Morph weights mix in from those shown (smoothstep over the
+    /// the new state is evaluated (and, that first frame, again at the previous frame's times).
+    /// Interrupting any transition, it starts from what is shown (layers included), velocity
+    /// included. Morph weights mix in from those shown (smoothstep over the
     /// duration, as dead blending without velocity).
     ///
     /// Errors (nothing changes): as [`Controller::set_instance`] (a clip or blend tree of another

@@ -283,19 +283,6 @@ struct PackedPair {
     dropped: u32,
 }
 
-// Word `i` (0 to 6) of the six-word window `lo` (words 0–3), `hi` (4–5); 0 past its end.
-fn window_word(lo: vec4<u32>, hi: vec2<u32>, i: u32) -> u32 {
-    return select(select(0u, hi[i & 1u], i < 6u), lo[i & 3u], i < 4u);
-}
-
-// `width` bits (at most 24) at bit `at` of a window, least significant first.
-fn window_bits(lo: vec4<u32>, hi: vec2<u32>, at: u32, width: u32) -> u32 {
-    let i = at / 32u;
-    let shift = at % 32u;
-    let next = select(0u, window_word(lo, hi, i + 1u) << (32u - shift), shift != 0u);
-    return ((window_word(lo, hi, i) >> shift) | next) & ((1u << width) - 1u);
-}
-
 // Byte `at / 8` of the two words `lo`, `hi` (`at` a multiple of 8 below 64).
 fn range_byte(lo: u32, hi: u32, at: u32) -> u32 {
     return (select(hi >> (at - 32u), lo >> at, at < 32u)) & 0xffu;
@@ -328,21 +315,48 @@ fn packed_pair(record: u32, tracks: u32, k: u32, rows: u32, row: u32, bits: u32,
         lo = select(lo, vec4<u32>(v), vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(i));
         hi = select(hi, vec2<u32>(v), vec2<u32>(4u, 5u) == vec2<u32>(i));
     }
-    let offsets = vec3<u32>(0u, widths.x, widths.x + widths.y) + bit % 32u;
-    var pair = PackedPair(vec3<f32>(0.0), vec3<f32>(0.0), fields >> 30u);
-    for (var c = 0u; c < 3u; c++) {
-        // The clip range's min + extent · (m + e · x) / 255, x = q / (2^width − 1) or ½.
-        let width = widths[c];
-        let m = f32(range_byte(lo_word, hi_word, shift + 8u * c));
-        let e = f32(range_byte(lo_word, hi_word, shift + 8u * (3u + c)));
-        let unit = 1.0 / f32(max((1u << width) - 1u, 1u));
-        let qa = f32(window_bits(lo, hi, offsets[c], width));
-        let qb = f32(window_bits(lo, hi, offsets[c] + row_bits, width));
-        let scale = range[1][c] * (1.0 / 255.0);
-        pair.a[c] = range[0][c] + scale * (m + e * select(0.5, qa * unit, width > 0u));
-        pair.b[c] = range[0][c] + scale * (m + e * select(0.5, qb * unit, width > 0u));
-    }
-    return pair;
+    // The two rows' six values in the order they are stored, read one after another (each
+    // takes its bits from the reader's first two words, then moves it on): no value picks a word
+    // at run time, which cost a GPU that runs every lane of a SIMD group through all of it
+    // (lavapipe) nearly half the decode's instructions.
+    var r = BitReader(lo, hi, bit % 32u);
+    let ax = take_bits(&r, widths.x);
+    let ay = take_bits(&r, widths.y);
+    let az = take_bits(&r, widths.z);
+    let bx = take_bits(&r, widths.x);
+    let by = take_bits(&r, widths.y);
+    let bz = take_bits(&r, widths.z);
+    // The clip range's min + extent · (m + e · x) / 255, x = q / (2^width − 1) or ½.
+    let m = vec3<f32>(vec3<u32>(range_byte(lo_word, hi_word, shift), range_byte(lo_word, hi_word, shift + 8u), range_byte(lo_word, hi_word, shift + 16u)));
+    let e = vec3<f32>(vec3<u32>(range_byte(lo_word, hi_word, shift + 24u), range_byte(lo_word, hi_word, shift + 32u), range_byte(lo_word, hi_word, shift + 40u)));
+    let unit = 1.0 / vec3<f32>(max((vec3<u32>(1u) << widths) - 1u, vec3<u32>(1u)));
+    let stored = widths > vec3<u32>(0u);
+    let scale = range[1] * (1.0 / 255.0);
+    let xa = select(vec3<f32>(0.5), vec3<f32>(vec3<u32>(ax, ay, az)) * unit, stored);
+    let xb = select(vec3<f32>(0.5), vec3<f32>(vec3<u32>(bx, by, bz)) * unit, stored);
+    return PackedPair(range[0] + scale * (m + e * xa), range[0] + scale * (m + e * xb), fields >> 30u);
+}
+
+// A window's bits read in order, least significant first: its words from the next one read
+// (`lo.x`), 0 past its end, and the bits of `lo.x` already read.
+struct BitReader {
+    lo: vec4<u32>,
+    hi: vec2<u32>,
+    at: u32,
+}
+
+// The next `width` bits (at most 24) of reader `r`, which moves past them.
+fn take_bits(r: ptr<function, BitReader>, width: u32) -> u32 {
+    let at = (*r).at;
+    let lo = (*r).lo;
+    let next = select(0u, lo.y << (32u - at), at != 0u);
+    let value = ((lo.x >> at) | next) & ((1u << width) - 1u);
+    let end = at + width;
+    let advance = end >= 32u;
+    (*r).lo = select(lo, vec4<u32>(lo.yzw, (*r).hi.x), advance);
+    (*r).hi = select((*r).hi, vec2<u32>((*r).hi.y, 0u), advance);
+    (*r).at = select(end, end - 32u, advance);
+    return value;
 }
 
 // The unit quaternion of a packed rotation: the three stored values `v`, with the non-negative

@@ -142,13 +142,16 @@ struct PackedPair {
     dropped: u32,
 }
 
-/// Word `i` (0 to 6) of a six-word window, 0 past its end. WGSL `window_word`.
+/// Word `i` (0 to 6) of a six-word window, 0 past its end.
 fn window_word(window: &[u32; 6], i: u32) -> u32 {
     window.get(i as usize).copied().unwrap_or(0)
 }
 
 /// `width` bits (at most 24) at bit `at` of a window, least significant first. WGSL
-/// `window_bits`.
+/// `take_bits` reads the same bits: the next value of a `BitReader` that moves through the
+/// window in order, where each value here is read at its own offset. The values are the same;
+/// on a CPU a word picked at run time is the cheaper read, while a GPU that runs a thread per lane
+/// (lavapipe) pays more for that pick than for the rest of the decode.
 fn window_bits(window: &[u32; 6], at: u32, width: u32) -> u32 {
     let (i, shift) = (at / 32, at % 32);
     let next = if shift != 0 {

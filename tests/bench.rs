@@ -31,11 +31,12 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         lines.len(),
         report.rows.len()
             + report.formats.len()
+            + report.paths.len()
             + report.skinning.len()
             + report.morph.len()
             + report.transitions.len()
             + report.culling.len(),
-        "one progress line per configuration and per format, skinning, morph, transition and culling comparison"
+        "one progress line per configuration and per format, path, skinning, morph, transition and culling comparison"
     );
     // Linear against dual-quaternion skinning at each count, both animated and drawn.
     assert_eq!(report.skinning.len(), config.counts.len());
@@ -85,6 +86,20 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         assert_eq!(
             bench::formats_table(&report.formats).lines().count(),
             2 + report.formats.len()
+        );
+        // Both GPU paths: the fused against the staged on one crowd in alternate frames, every
+        // workload, clip format and count (the mannequin fits the fused path's limits).
+        assert_eq!(
+            report.paths.len(),
+            ClipFormat::ALL.len() * Workload::ALL.len() * config.counts.len()
+        );
+        for c in &report.paths {
+            assert_eq!(c.pairs, config.frames);
+            assert!(c.staged_ms > 0.0 && c.fused_ms > 0.0 && c.ratio > 0.0, "{c:?}");
+        }
+        assert_eq!(
+            bench::paths_table(&report.paths).lines().count(),
+            2 + report.paths.len()
         );
         // Cross-fades against inertialized transitions at each count.
         assert_eq!(report.transitions.len(), config.counts.len());

@@ -191,20 +191,26 @@ fn bench_writes_table_json_and_plot() {
     ] {
         assert!(stdout.contains(needle), "{needle} in {stdout}");
     }
-    // Both clip formats and gpu-staged: the sample pass of each in alternate frames, per count,
+    // Both clip formats and gpu-staged: the sample pass of each in alternate frames, per count;
+    // both GPU paths: the fused against the staged in alternate frames, per format and count;
     // where the device has timestamps.
     let timestamps = wgpu_anim::gpu::headless_device()
         .is_ok_and(|(device, _)| device.features().contains(wgpu::Features::TIMESTAMP_QUERY));
-    let comparisons = if timestamps { 2 } else { 0 };
+    let comparisons = if timestamps { 2 + 4 } else { 0 };
     assert_eq!(
         stderr.lines().filter(|l| l.starts_with("single-clip ")).count(),
         16 + comparisons,
-        "one progress line per configuration and per format comparison: {stderr}"
+        "one progress line per configuration and per format and path comparison: {stderr}"
     );
     if timestamps {
         assert!(
             stdout.contains("raw and compressed clips in alternate frames")
                 && stdout.contains("| single-clip | 40 | 2 |"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("the staged path on one crowd in alternate frames")
+                && stdout.contains("| single-clip | compressed | 40 | 2 |"),
             "{stdout}"
         );
     }

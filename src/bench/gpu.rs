@@ -277,3 +277,37 @@ pub(super) struct GpuTimes {
     pub(super) edit_upload_bytes: u64,
     pub(super) edit_encode_ms: f64,
 }
+
+/// The format comparisons of `config` ([`compare_formats`]): when it has both clip formats and
+/// the staged path, on a device with timestamp queries; none otherwise.
+pub(super) fn compare_all_formats(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<FormatComparison>> {
+    let mut formats = Vec::new();
+    if config.clip_formats.contains(&ClipFormat::Raw)
+        && config.clip_formats.contains(&ClipFormat::Compressed)
+        && config.paths.contains(&PathKind::GpuStaged)
+        && device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+    {
+        for &workload in &config.workloads {
+            for &n in &config.counts {
+                progress(&format!(
+                    "{} raw and compressed clips in alternate frames, {n} characters ({} pairs)",
+                    workload.name(),
+                    config.frames
+                ));
+                match compare_formats(device, queue, workload, n, config.frames, config.warmup.max(1)) {
+                    Ok(Some(c)) => formats.push(c),
+                    Ok(None) => {}
+                    // A count the device cannot hold was noted with the rows.
+                    Err(Error::Limit { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(formats)
+}

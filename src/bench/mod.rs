@@ -44,13 +44,15 @@
 //! `sample` pass of raw and compressed clips in alternate frames ([`FormatComparison`]): the two
 //! crowds run in turn, frame by frame, so a slow spell falls on both, and the ratio is the median
 //! of each pair's. The same way it compares linear and dual-quaternion skinning of one crowd,
-//! animated and drawn ([`SkinningComparison`]).
+//! animated and drawn ([`SkinningComparison`]), and, where it has both GPU paths, the fused path
+//! against the staged one on one crowd, switched every frame ([`PathComparison`]).
 
 pub mod cost;
 mod culling;
 pub mod encode_cost;
 mod gpu;
 mod morph;
+mod paths;
 pub mod plot;
 pub mod sampling;
 mod skinning;
@@ -62,6 +64,7 @@ pub use culling::{CullingComparison, VAT_SIZE, VIEW_SHARE, compare_culling, cull
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
 pub use morph::{MorphComparison, compare_morph, morph_table};
+pub use paths::{PathComparison, compare_paths, paths_table};
 pub use sampling::{SamplingConfig, SamplingTimes, time_sampling};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
@@ -349,6 +352,9 @@ pub struct Report {
     /// The `sample` pass of raw against compressed clips in alternate frames, per workload and
     /// count (empty unless the run has both formats and the staged GPU path with timestamps).
     pub formats: Vec<FormatComparison>,
+    /// The fused against the staged path in alternate frames, per workload, clip format and count
+    /// (empty unless the run has both GPU paths, on a device with timestamp queries).
+    pub paths: Vec<PathComparison>,
     /// Linear against dual-quaternion skinning, per count (empty unless [`Config::skinning`] and
     /// the staged GPU path).
     pub skinning: Vec<SkinningComparison>,
@@ -747,17 +753,9 @@ fn stage_map(per_frame: &[[f64; 4]]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// Runs every configuration of `config` on `device`, reporting each as it starts through
-/// `progress`. A crowd size the device cannot hold (an animator limit error) is skipped with a
-/// note.
-///
-/// Errors: the device fails, or a configuration is empty.
-pub fn run(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    config: &Config,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Report> {
+/// Errors unless `config` has at least one count (none of them 0), workload, clip format, path
+/// and frame.
+fn check_config(config: &Config) -> Result<()> {
     if config.counts.is_empty()
         || config.workloads.is_empty()
         || config.clip_formats.is_empty()
@@ -773,6 +771,21 @@ pub fn run(
             what: format!("character count {bad} must be at least 1"),
         });
     }
+    Ok(())
+}
+
+/// Runs every configuration of `config` on `device`, reporting each as it starts through
+/// `progress`. A crowd size the device cannot hold (an animator limit error) is skipped with a
+/// note.
+///
+/// Errors: the device fails, or a configuration is empty.
+pub fn run(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    config: &Config,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report> {
+    check_config(config)?;
     let device_name = device_name(device);
     let date = utc_date(std::time::SystemTime::now());
     let threads = config
@@ -891,7 +904,8 @@ pub fn run(
     }
     let (skinning, morph) = compare_drawn(device, queue, config, progress)?;
     Ok(Report {
-        formats: compare_all_formats(device, queue, config, progress)?,
+        formats: gpu::compare_all_formats(device, queue, config, progress)?,
+        paths: paths::compare_all_paths(device, queue, config, progress)?,
         transitions: transitions::compare_all_transitions(device, queue, config, progress)?,
         culling: culling::compare_all_culling(device, queue, config, progress)?,
         rows,
@@ -956,38 +970,4 @@ fn compare_each<T>(
         }
     }
     Ok(out)
-}
-
-/// The format comparisons of `config` ([`compare_formats`]): when it has both clip formats and
-/// the staged path, on a device with timestamp queries; none otherwise.
-fn compare_all_formats(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    config: &Config,
-    progress: &mut dyn FnMut(&str),
-) -> Result<Vec<FormatComparison>> {
-    let mut formats = Vec::new();
-    if config.clip_formats.contains(&ClipFormat::Raw)
-        && config.clip_formats.contains(&ClipFormat::Compressed)
-        && config.paths.contains(&PathKind::GpuStaged)
-        && device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
-    {
-        for &workload in &config.workloads {
-            for &n in &config.counts {
-                progress(&format!(
-                    "{} raw and compressed clips in alternate frames, {n} characters ({} pairs)",
-                    workload.name(),
-                    config.frames
-                ));
-                match compare_formats(device, queue, workload, n, config.frames, config.warmup.max(1)) {
-                    Ok(Some(c)) => formats.push(c),
-                    Ok(None) => {}
-                    // A count the device cannot hold was noted with the rows.
-                    Err(Error::Limit { .. }) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-    }
-    Ok(formats)
 }

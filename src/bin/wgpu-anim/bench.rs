@@ -31,6 +31,10 @@ pub(crate) fn run_bench(a: &BenchArgs) -> Result<(), String> {
         outln!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
         out!("{}", bench::formats_table(&report.formats));
     }
+    if !report.paths.is_empty() {
+        outln!("\nThe fused and the staged path on one crowd in alternate frames:\n");
+        out!("{}", bench::paths_table(&report.paths));
+    }
     if !report.skinning.is_empty() {
         outln!(
             "\nLinear (LBS) and dual-quaternion (DQS) skinning of one single-clip crowd, animated and drawn in alternate frames:\n"

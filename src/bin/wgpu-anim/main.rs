@@ -91,7 +91,8 @@ enum Command {
     /// count the device cannot hold is skipped with a note. Bytes per joint are counted from the
     /// buffer layouts: per-character data, and shared library data (cached on a GPU). With both
     /// clip formats and gpu-staged, a second table times the sample pass of raw and compressed
-    /// clips in alternate frames (a slow spell of a shared machine falls on both).
+    /// clips in alternate frames (a slow spell of a shared machine falls on both); with
+    /// gpu-fused and gpu-staged, another times the two paths on one crowd in alternate frames.
     Bench(BenchArgs),
     /// Counts each pass's instructions per joint-sample with callgrind, GPU and CPU mirror.
     ///

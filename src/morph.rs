@@ -74,8 +74,8 @@ pub struct MorphTargets {
     pub mesh: String,
     /// The targets, in the order weights address them.
     pub targets: Vec<MorphTarget>,
-    /// The weights a character starts with (glTF `mesh.weights`); at most one per target,
-    /// missing ones 0.
+    /// The weights a character starts with (glTF: the node's `weights`, else the mesh's); at
+    /// most one per target, missing ones 0.
     pub default_weights: Vec<f32>,
 }
 

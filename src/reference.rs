@@ -279,6 +279,20 @@ pub fn skin(mesh: &SkinnedMesh, palette: &[DMat4]) -> Vec<DVec3> {
         .collect()
 }
 
+/// A character's morph weights when it plays `clip` alone at time `t` (seconds): per target,
+/// the clip's track where it has keys (clamped to its own first and last key), else the
+/// character's own weight from `own` (glTF: the node's `weights`, else the mesh's), else 0.
+/// `targets` weights in all.
+#[must_use]
+pub fn morph_weights(clip: &Clip, own: &[f32], targets: usize, t: f64) -> Vec<f64> {
+    (0..targets)
+        .map(|k| match clip.morph_weights.get(k) {
+            Some(track) if !track.times.is_empty() => sample_scalar(track, t),
+            _ => own.get(k).copied().map_or(0.0, f64::from),
+        })
+        .collect()
+}
+
 /// Morphed bind-pose positions: each vertex plus `Σ w_t δ_t` over the targets (weights past the
 /// end of `weights` are 0), from the authoring deltas.
 #[must_use]

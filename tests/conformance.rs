@@ -130,7 +130,8 @@ fn reference_pose(imp: &Imported, fx: &Fixture) -> GltfPose {
     let local = reference::sample(&sk.skeleton, &sk.clips[c].clip, t);
     let model = reference::local_to_model(&sk.skeleton, &local);
     let palette = reference::palette(&sk.skeleton, &model);
-    imp.gltf_pose(s, &model, &palette).expect("gltf pose")
+    imp.gltf_pose(s, &model, &palette, &imp.morph_weights_at(s, c, t))
+        .expect("gltf pose")
 }
 
 fn compare_matrix(what: &str, got: &DMat4, want: &[f64], tol: &Tolerance, r: &mut Report) {
@@ -312,7 +313,9 @@ fn reference_matches_fixtures() {
 fn affine_pose(imp: &Imported, s: usize, pose: &wgpu_anim::cpu::Pose) -> GltfPose {
     let model: Vec<DMat4> = pose.model.iter().map(|a| a.to_mat4().as_dmat4()).collect();
     let palette: Vec<DMat4> = pose.palette.iter().map(|a| a.to_mat4().as_dmat4()).collect();
-    imp.gltf_pose(s, &model, &palette).expect("gltf pose")
+    // No weights: the fixtures' meshes have no morph targets, and each path puts its own
+    // vertices in.
+    imp.gltf_pose(s, &model, &palette, &[]).expect("gltf pose")
 }
 
 /// The skinned vertices of mesh 0, primitive 0 as the crate's own skinning computes them (the CPU
@@ -770,6 +773,10 @@ fn pose_from_json(v: &serde_json::Value) -> GltfPose {
                 DVec3::from_array(a)
             })
             .collect(),
+        morph_weights: v["morph_weights"]
+            .as_array()
+            .map(|w| w.iter().map(|w| w.as_f64().expect("a weight")).collect())
+            .unwrap_or_default(),
     }
 }
 

@@ -260,7 +260,22 @@ fn clip_info(lib: &AnimationLibrary, clip: ClipId) -> Result<crate::layout::GpuC
 /// Errors: `clip` is of another library ([`Error::ForeignId`]).
 pub fn pose_at(lib: &AnimationLibrary, clip: ClipId, time: f32) -> Result<Pose> {
     let info = clip_info(lib, clip)?;
+    evaluate(lib, &[clip_instance(lib, clip, 0)?], &[alone_at(clip, info, time)])
+}
+
+/// The blend list of one clip played alone at `time` (clamped to the clip).
+fn alone_at(clip: ClipId, info: crate::layout::GpuClip, time: f32) -> BlendList {
     let mut list = BlendList::default();
     add_sample(&mut list, clip.index(), time.clamp(0.0, info.duration), 1.0, 0);
-    evaluate(lib, &[clip_instance(lib, clip, 0)?], &[list])
+    list
+}
+
+/// The morph weights in use of a character with its own weights `own` (one per target of its
+/// mesh) that plays one clip of `lib` at `time` seconds (clamped to the clip), on the CPU mirror
+/// ([`blend_morph_weights`]): the clip's track of a target where it has one, else the own weight.
+///
+/// Errors: `clip` is of another library ([`Error::ForeignId`]).
+pub fn morph_weights_at(lib: &AnimationLibrary, clip: ClipId, time: f32, own: &[f32]) -> Result<Vec<f32>> {
+    let info = clip_info(lib, clip)?;
+    Ok(blend_morph_weights(lib, &alone_at(clip, info, time), own, &[]))
 }

@@ -4,7 +4,9 @@
 use crate::{SampleArgs, clip_source, find_animation, load};
 use glam::{DMat4, DVec3};
 use serde_json::{Value, json};
+use wgpu_anim::gpu::GpuMorphTargets;
 use wgpu_anim::offline::gltf_import::{ClipSource, GltfPose, Imported};
+use wgpu_anim::shaders::Resource;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode, reference};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -54,13 +56,17 @@ pub(crate) fn sample(a: &SampleArgs) -> Result<(), String> {
             Evaluated {
                 model,
                 palette,
+                // The f64 vertices and weights of `gltf_pose`.
                 vertices: None,
+                morph_weights: imp.morph_weights_at(s, c, t),
             }
         }
         EvalPath::Cpu => cpu_pose(&imp, s, c, t, &clip_source(a.compressed.as_deref())?)?,
         EvalPath::Gpu => gpu_pose(&imp, s, c, t, &clip_source(a.compressed.as_deref())?)?,
     };
-    let mut pose = imp.gltf_pose(s, &ev.model, &ev.palette).map_err(|e| e.to_string())?;
+    let mut pose = imp
+        .gltf_pose(s, &ev.model, &ev.palette, &ev.morph_weights)
+        .map_err(|e| e.to_string())?;
     if let Some(v) = ev.vertices {
         pose.vertices = v;
     }
@@ -72,18 +78,45 @@ pub(crate) fn sample(a: &SampleArgs) -> Result<(), String> {
     }
 }
 
-/// A pose evaluated by the crate: model matrices and palette in skeleton joint order, and the
-/// skinned vertices of mesh 0, primitive 0 when it belongs to the skeleton.
+/// A pose evaluated by the crate: model matrices and palette in skeleton joint order, the
+/// vertices of mesh 0, primitive 0 when it has some to list ([`Imported::pose_mesh`]: morphed,
+/// then skinned or placed by its node), and the morph weights they were morphed by.
 struct Evaluated {
     model: Vec<DMat4>,
     palette: Vec<DMat4>,
     vertices: Option<Vec<DVec3>>,
+    morph_weights: Vec<f64>,
 }
 
-fn mesh0(imp: &Imported, s: usize) -> Option<Vec<wgpu_anim::SkinVertex>> {
-    imp.mesh(0, 0)
-        .filter(|m| m.skeleton == s && imp.skeletons[s].skin.is_some())
-        .map(|m| m.mesh.gpu_vertices())
+/// The mesh a pose lists the vertices of: its bind-pose vertices, its morph targets packed (none
+/// when it has none) and the weights it starts with, one per target.
+struct PoseMesh {
+    vertices: Vec<wgpu_anim::SkinVertex>,
+    targets: Option<wgpu_anim::MorphSet>,
+    own_weights: Vec<f32>,
+}
+
+fn pose_mesh(imp: &Imported, s: usize) -> Result<Option<PoseMesh>, String> {
+    let Some(m) = imp.pose_mesh(s) else { return Ok(None) };
+    let targets = &m.mesh.morph_targets;
+    let set = if targets.targets.is_empty() {
+        None
+    } else {
+        Some(targets.build(m.mesh.positions.len()).map_err(|e| e.to_string())?)
+    };
+    let own_weights = set
+        .as_ref()
+        .map(wgpu_anim::MorphSet::default_weights)
+        .unwrap_or_default();
+    Ok(Some(PoseMesh {
+        vertices: m.mesh.gpu_vertices(),
+        targets: set,
+        own_weights,
+    }))
+}
+
+fn to_f64(w: &[f32]) -> Vec<f64> {
+    w.iter().map(|&w| f64::from(w)).collect()
 }
 
 fn to_dmat(a: &[wgpu_anim::Affine]) -> Vec<DMat4> {
@@ -97,23 +130,35 @@ fn to_points(p: &[wgpu_anim::cpu::SkinnedPoint]) -> Vec<DVec3> {
 /// The CPU mirror of the GPU stages (f32), skinning included.
 fn cpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> Result<Evaluated, String> {
     let lib = imp.build_library_with(source).map_err(|e| e.to_string())?;
-    let pose = wgpu_anim::cpu::pose_at(&lib.library, lib.clips[s][c], t as f32).map_err(|e| e.to_string())?;
-    let vertices = match mesh0(imp, s) {
-        Some(v) => Some(to_points(
-            &wgpu_anim::cpu::skin(&pose.palette, 0, &v).map_err(|e| e.to_string())?,
-        )),
-        None => None,
-    };
+    let clip = lib.clips[s][c];
+    let pose = wgpu_anim::cpu::pose_at(&lib.library, clip, t as f32).map_err(|e| e.to_string())?;
+    let (mut vertices, mut morph_weights) = (None, Vec::new());
+    if let Some(m) = pose_mesh(imp, s)? {
+        let skinned = match &m.targets {
+            Some(set) => {
+                let w = wgpu_anim::cpu::morph_weights_at(&lib.library, clip, t as f32, &m.own_weights)
+                    .map_err(|e| e.to_string())?;
+                morph_weights = to_f64(&w);
+                wgpu_anim::cpu::skin_morphed(&pose.palette, &[], 0, 0.0, set.words(), &w, &m.vertices)
+            }
+            None => wgpu_anim::cpu::skin(&pose.palette, 0, &m.vertices),
+        };
+        vertices = Some(to_points(&skinned.map_err(|e| e.to_string())?));
+    }
     Ok(Evaluated {
         model: to_dmat(&pose.model),
         palette: to_dmat(&pose.palette),
         vertices,
+        morph_weights,
     })
 }
 
 /// The GPU: one animator instance, every stage read back, vertices through the `skin` shader.
 fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> Result<Evaluated, String> {
     let lib = imp.build_library_with(source).map_err(|e| e.to_string())?;
+    let mesh = pose_mesh(imp, s)?;
+    let targets = mesh.as_ref().and_then(|m| m.targets.as_ref());
+    let room = targets.map_or(0, |t| t.target_count() as u32);
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
     let mut animator = Animator::new(
         &device,
@@ -123,6 +168,8 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
             max_joints: None,
             page_instances: None,
             dual_quaternion: false,
+            // Room for the mesh's weights and any the skeleton's clips drive.
+            morph_weights: room.max(lib.library.morph_targets(s as u32)),
             ..AnimatorDesc::default()
         },
     )
@@ -135,6 +182,11 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
             ..InstanceDesc::new(lib.clips[s][c])
         })
         .map_err(|e| e.to_string())?;
+    if let Some(m) = mesh.as_ref().filter(|m| m.targets.is_some()) {
+        animator
+            .set_morph_weights(0, &m.own_weights)
+            .map_err(|e| e.to_string())?;
+    }
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
     animator.encode(&mut encoder);
@@ -146,17 +198,27 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
         (Some(m), Some(p)) => (to_dmat(m), to_dmat(p)),
         _ => return Err("GPU read-back is shorter than the instance's joints".into()),
     };
-    let vertices = match mesh0(imp, s) {
-        Some(v) => Some(to_points(
-            &wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, inst.joint_offset, &v)
-                .map_err(|e| e.to_string())?,
-        )),
-        None => None,
-    };
+    let (mut vertices, mut morph_weights) = (None, Vec::new());
+    if let Some(m) = &mesh {
+        let skinned = match &m.targets {
+            Some(set) => {
+                // The weights in use, as the sample pass blended them, come first in the buffer.
+                let w: Vec<f32> = animator
+                    .read_page_buffer(&device, &queue, 0, Resource::MorphWeights, 0, u64::from(room))
+                    .map_err(|e| e.to_string())?;
+                morph_weights = to_f64(&w);
+                let gpu_targets = GpuMorphTargets::new(&device, set).map_err(|e| e.to_string())?;
+                wgpu_anim::gpu::skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &m.vertices)
+            }
+            None => wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, inst.joint_offset, &m.vertices),
+        };
+        vertices = Some(to_points(&skinned.map_err(|e| e.to_string())?));
+    }
     Ok(Evaluated {
         model,
         palette,
         vertices,
+        morph_weights,
     })
 }
 
@@ -179,6 +241,10 @@ fn check_finite(file: &str, pose: &GltfPose) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// What the JSON's `vertices` are.
+const VERTICES_RULE: &str = "mesh 0, primitive 0 on the first node that uses it: morphed by morph_weights, then skinned \
+     (a file without skins: by the node's world matrix; listed only when the mesh has morph targets)";
 
 fn mat_json(m: &DMat4) -> Value {
     json!(m.to_cols_array().to_vec())
@@ -220,6 +286,8 @@ fn print_json(
         "joints": joints,
         "skin_matrices": pose.skin_matrices.iter().map(mat_json).collect::<Vec<_>>(),
         "vertices": pose.vertices.iter().map(|v| json!([v.x, v.y, v.z])).collect::<Vec<_>>(),
+        "vertices_rule": VERTICES_RULE,
+        "morph_weights": pose.morph_weights,
     });
     outln!("{v}");
     Ok(())
@@ -257,6 +325,10 @@ fn print_summary(
     if pose.joints.len() > 8 {
         outln!("  … {} more (use --json for all)", pose.joints.len() - 8);
     }
+    if !pose.morph_weights.is_empty() {
+        let w: Vec<String> = pose.morph_weights.iter().map(|w| format!("{w:.4}")).collect();
+        outln!("  mesh 0/0: morph weights [{}]", w.join(", "));
+    }
     if !pose.vertices.is_empty() {
         let (lo, hi) = pose
             .vertices
@@ -265,8 +337,9 @@ fn print_summary(
                 (lo.min(*v), hi.max(*v))
             });
         outln!(
-            "  mesh 0/0: {} skinned vertices, bounds ({:.4}, {:.4}, {:.4}) .. ({:.4}, {:.4}, {:.4})",
+            "  mesh 0/0: {} {} vertices, bounds ({:.4}, {:.4}, {:.4}) .. ({:.4}, {:.4}, {:.4})",
             pose.vertices.len(),
+            if pose.skinned { "skinned" } else { "placed" },
             lo.x,
             lo.y,
             lo.z,

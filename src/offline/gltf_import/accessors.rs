@@ -17,6 +17,9 @@ pub(super) const FLOAT: &[DataType] = &[DataType::F32];
 pub(super) const FLOAT_OR_NORM: &[DataType] = &[DataType::F32, DataType::U8, DataType::U16];
 pub(super) const ROTATION_TYPES: &[DataType] =
     &[DataType::F32, DataType::I8, DataType::U8, DataType::I16, DataType::U16];
+/// Morph-target weights of an animation: float, or normalized signed or unsigned bytes or
+/// shorts (glTF 2.0, "Animations": the same types as rotations).
+pub(super) const MORPH_WEIGHT_TYPES: &[DataType] = ROTATION_TYPES;
 pub(super) const UINTS: &[DataType] = &[DataType::U8, DataType::U16, DataType::U32];
 pub(super) const JOINT_TYPES: &[DataType] = &[DataType::U8, DataType::U16];
 
@@ -243,5 +246,28 @@ impl Importer<'_> {
         Ok(d.chunks_exact(3)
             .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Normalized integers as glTF 2.0's "Accessors" section decodes them: signed ones
+    /// `max(c / 127, -1)` and `max(c / 32767, -1)`, so the most negative value is -1 too.
+    #[test]
+    fn normalized_integers_decode_as_gltf_says() {
+        let i8s = |c: i8| read_comp(DataType::I8, &c.to_le_bytes(), true);
+        assert_eq!(i8s(127), Some(1.0));
+        assert_eq!(i8s(-127), Some(-1.0));
+        assert_eq!(i8s(-128), Some(-1.0));
+        assert_eq!(i8s(-64), Some(-64.0 / 127.0));
+        let i16s = |c: i16| read_comp(DataType::I16, &c.to_le_bytes(), true);
+        assert_eq!(i16s(i16::MIN), Some(-1.0));
+        assert_eq!(i16s(16000), Some(16000.0 / 32767.0));
+        assert_eq!(read_comp(DataType::U8, &[255], true), Some(1.0));
+        assert_eq!(read_comp(DataType::U16, &u16::MAX.to_le_bytes(), true), Some(1.0));
+        assert_eq!(read_comp(DataType::I8, &[0x80], false), Some(-128.0));
+        assert!(MORPH_WEIGHT_TYPES.contains(&DataType::I8) && MORPH_WEIGHT_TYPES.contains(&DataType::I16));
     }
 }

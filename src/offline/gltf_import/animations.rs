@@ -2,7 +2,7 @@
 //! rotation and scale tracks, morph-target weights as the clip's morph-weight tracks, and events
 //! from extras.
 
-use super::accessors::{FLOAT, FLOAT_OR_NORM, ROTATION_TYPES, Want, dims_count};
+use super::accessors::{FLOAT, MORPH_WEIGHT_TYPES, ROTATION_TYPES, Want, dims_count};
 use super::{AnimationInfo, ChannelInfo, ChannelPath, ImportedClip, ImportedSkeleton, Importer};
 use crate::clip::{Clip, ClipEvent, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
@@ -276,7 +276,7 @@ impl Importer<'_> {
             &Want {
                 what: format!("{what} morph-target weights"),
                 dims: Dimensions::Scalar,
-                types: FLOAT_OR_NORM,
+                types: MORPH_WEIGHT_TYPES,
             },
             true,
         )?;

@@ -121,7 +121,7 @@ impl Importer<'_> {
         else {
             return Ok(None);
         };
-        let morph_targets = self.morph_targets(prim, mesh_index, n, &what)?;
+        let morph_targets = self.morph_targets(prim, (mesh_index, node), n, &what)?;
         let mut mesh = SkinnedMesh {
             name: name.to_string(),
             positions,
@@ -333,15 +333,16 @@ impl Importer<'_> {
         Ok(sets)
     }
 
-    /// The morph targets of a primitive of `n` vertices of mesh `mesh_index`: position, normal
-    /// and tangent displacements (sparse accessors read as the accessor reader fills them in),
-    /// named by the mesh's `extras.targetNames`, with the mesh's default `weights`; checked
-    /// (non-finite or far displacements, more default weights than targets are errors naming the
-    /// mesh and the target).
+    /// The morph targets of a primitive of `n` vertices of mesh `mesh_index` on node `node`:
+    /// position, normal and tangent displacements (sparse accessors read as the accessor reader
+    /// fills them in; a target without an attribute moves nothing in it), named by the mesh's
+    /// `extras.targetNames`, with the default weights glTF gives the node: its own `weights`,
+    /// else the mesh's, else none (all 0); checked (non-finite or far displacements, more
+    /// default weights than targets are errors naming the mesh and the target).
     fn morph_targets(
         &mut self,
         prim: &gltf::Primitive<'_>,
-        mesh_index: usize,
+        (mesh_index, node): (usize, usize),
         n: usize,
         what: &str,
     ) -> Result<MorphTargets> {
@@ -377,7 +378,14 @@ impl Importer<'_> {
         let morph_targets = MorphTargets {
             mesh: what.to_owned(),
             targets,
-            default_weights: mesh.and_then(|m| m.weights().map(<[f32]>::to_vec)).unwrap_or_default(),
+            default_weights: self
+                .doc
+                .nodes()
+                .nth(node)
+                .and_then(|n| n.weights())
+                .or_else(|| mesh.and_then(|m| m.weights()))
+                .map(<[f32]>::to_vec)
+                .unwrap_or_default(),
         };
         if !morph_targets.targets.is_empty() {
             let set = morph_targets.build(n).map_err(|e| asset(&self.file, e))?;

@@ -353,9 +353,13 @@ pub struct GltfPose {
     pub joints: Vec<GltfJoint>,
     /// Per skin joint: world × inverse bind (empty when unskinned).
     pub skin_matrices: Vec<DMat4>,
-    /// Skinned positions of every vertex of mesh 0, primitive 0 when it is bound to this skeleton
-    /// and the skeleton is skinned (empty otherwise).
+    /// The positions of every vertex of mesh 0, primitive 0 ([`Imported::pose_mesh`]; empty
+    /// when there is none): morphed by [`GltfPose::morph_weights`], then skinned, or for a file
+    /// without skins placed by its node's world matrix.
     pub vertices: Vec<DVec3>,
+    /// The morph weights those vertices were morphed by, one per target of the mesh (empty when
+    /// it has none).
+    pub morph_weights: Vec<f64>,
 }
 
 impl Imported {
@@ -366,10 +370,41 @@ impl Imported {
             .or_else(|| (!self.skeletons.is_empty()).then_some(0))
     }
 
+    /// The mesh whose vertices a [`GltfPose`] of `skeleton` lists: mesh 0, primitive 0 on the
+    /// first node that uses it, when it is bound to `skeleton` and either the skeleton is a
+    /// skin's or the mesh has morph targets (the vertices of a rigid mesh without them are its
+    /// node's transform of its positions, and the fixtures leave them out).
+    #[must_use]
+    pub fn pose_mesh(&self, skeleton: usize) -> Option<&ImportedMesh> {
+        let skinned = self.skeletons.get(skeleton)?.skin.is_some();
+        self.mesh(0, 0)
+            .filter(|m| m.skeleton == skeleton && (skinned || !m.mesh.morph_targets.targets.is_empty()))
+    }
+
+    /// The morph weights of [`Imported::pose_mesh`]'s targets when its skeleton plays clip `clip`
+    /// alone at `time` seconds, in f64 ([`crate::reference::morph_weights`]): glTF's rule, the
+    /// clip's `weights` channel (clamped to its own keys), else the node's `weights`, else the
+    /// mesh's, else 0. Empty when there is no such mesh, clip or target.
+    #[must_use]
+    pub fn morph_weights_at(&self, skeleton: usize, clip: usize, time: f64) -> Vec<f64> {
+        let (Some(m), Some(c)) = (self.pose_mesh(skeleton), self.skeletons[skeleton].clips.get(clip)) else {
+            return Vec::new();
+        };
+        let targets = &m.mesh.morph_targets;
+        crate::reference::morph_weights(&c.clip, &targets.default_weights, targets.targets.len(), time)
+    }
+
     /// Maps a pose of skeleton `skeleton` (its model matrices and palette, in skeleton joint
-    /// order) to glTF terms: joints in skin order (or node order), skin matrices, and the skinned
-    /// vertices of mesh 0, primitive 0.
-    pub fn gltf_pose(&self, skeleton: usize, model: &[DMat4], palette: &[DMat4]) -> Result<GltfPose> {
+    /// order) to glTF terms: joints in skin order (or node order), skin matrices, and the
+    /// vertices of [`Imported::pose_mesh`] morphed by `morph_weights` (one per target; missing
+    /// ones 0, e.g. from [`Imported::morph_weights_at`]) then skinned, in f64.
+    pub fn gltf_pose(
+        &self,
+        skeleton: usize,
+        model: &[DMat4],
+        palette: &[DMat4],
+        morph_weights: &[f64],
+    ) -> Result<GltfPose> {
         let s = self
             .skeletons
             .get(skeleton)
@@ -412,15 +447,22 @@ impl Imported {
                 .collect()
         };
         let skin_matrices = s.skin_joints.iter().map(|&j| palette[j]).collect();
-        let vertices = match self.mesh(0, 0) {
-            Some(m) if skinned && m.skeleton == skeleton => crate::reference::skin(&m.mesh, palette),
-            _ => Vec::new(),
+        let (vertices, morph_weights) = match self.pose_mesh(skeleton) {
+            Some(m) => {
+                let targets = &m.mesh.morph_targets;
+                let mut weights = morph_weights.to_vec();
+                weights.resize(targets.targets.len(), 0.0);
+                let vertices = crate::reference::skin_morphed(&m.mesh, targets, &weights, palette);
+                (vertices, weights)
+            }
+            None => (Vec::new(), Vec::new()),
         };
         Ok(GltfPose {
             skinned,
             joints,
             skin_matrices,
             vertices,
+            morph_weights,
         })
     }
 }

@@ -251,7 +251,7 @@ fn skins_map_joints_keep_four_largest_influences_and_read_cubic_splines() {
     let local = crate::reference::sample(&s.skeleton, c, 0.0);
     let model = crate::reference::local_to_model(&s.skeleton, &local);
     let pal = crate::reference::palette(&s.skeleton, &model);
-    let pose = imp.gltf_pose(0, &model, &pal).unwrap();
+    let pose = imp.gltf_pose(0, &model, &pal, &[]).unwrap();
     assert_eq!(pose.joints.len(), 5);
     assert_eq!(pose.joints[0].node, 5);
     assert!(

@@ -155,6 +155,9 @@ fn the_importer_reads_each_rule_as_gltf_says() {
     let (s, c) = clip_of(&tube, "i16");
     assert!(tube.skeletons[s].clips[c].clip.morph_weights[1].values[0] < 0.0);
 
+    // No such skeleton or clip: no weights, no panic.
+    assert!(tube.morph_weights_at(7, 0, 0.5).is_empty() && tube.morph_weights_at(0, 99, 0.5).is_empty());
+
     // The node's weights override the mesh's.
     let node = load("rules_tube_node_weights.glb");
     let m = node.pose_mesh(node.primary_skeleton().unwrap()).unwrap();

@@ -387,7 +387,8 @@ impl Imported {
     /// mesh's, else 0. Empty when there is no such mesh, clip or target.
     #[must_use]
     pub fn morph_weights_at(&self, skeleton: usize, clip: usize, time: f64) -> Vec<f64> {
-        let (Some(m), Some(c)) = (self.pose_mesh(skeleton), self.skeletons[skeleton].clips.get(clip)) else {
+        let clip = self.skeletons.get(skeleton).and_then(|s| s.clips.get(clip));
+        let (Some(m), Some(c)) = (self.pose_mesh(skeleton), clip) else {
             return Vec::new();
         };
         let targets = &m.mesh.morph_targets;

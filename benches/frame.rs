@@ -69,18 +69,8 @@ fn frame(c: &mut Criterion) {
         ..Config::default()
     };
     let report = bench::run(&device, &queue, &config, &mut |line| eprintln!("{line}")).expect("bench");
-    println!(
-        "\nOne animation frame, medians of {} frames; device: {}; {}\n",
-        config.frames, report.device, report.date
-    );
-    print!("{}", bench::markdown_table(&report.rows));
-    if !report.formats.is_empty() {
-        println!("\nThe sample pass, raw and compressed clips in alternate frames:\n");
-        print!("{}", bench::formats_table(&report.formats));
-    }
-    for note in &report.notes {
-        println!("note: {note}");
-    }
+    println!();
+    print!("{}", bench::markdown_report(&report));
 }
 
 criterion_group!(benches, frame);

@@ -1454,6 +1454,19 @@ pub fn library_of(skeleton: Skeleton) -> (AnimationLibrary, SkeletonId, Vec<Clip
     build_library(skeleton, false, ClipFormat::Compressed)
 }
 
+/// As [`library_in`], the skeleton with the mannequin's IK chains ([`add_ik`]): the library and
+/// the chains' indices, left leg, right leg, look-at.
+///
+/// Errors: as [`add_ik`].
+pub fn library_with_ik_in(
+    format: ClipFormat,
+) -> crate::Result<(AnimationLibrary, SkeletonId, Vec<ClipId>, [usize; 3])> {
+    let mut skeleton = skeleton();
+    let chains = add_ik(&mut skeleton)?;
+    let (lib, id, clips) = build_library(skeleton, false, format);
+    Ok((lib, id, clips, chains))
+}
+
 /// As [`library_of`], the gaits with root motion: each authored moving its root joint at the
 /// gait's velocity ([`clips_with_root_motion`]), the motion extracted
 /// ([`LibraryBuilder::add_clip_with_root_motion`], planar, from `root`), so that they animate in

@@ -19,13 +19,20 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         morph: true,
         transitions: true,
         view_counts: vec![100, 1_000],
+        character_threads: Vec::new(),
+        extras_at_every_count: false,
     };
+    // The ways of running a character the GPU rows take: on a CPU adapter a thread and a SIMD
+    // group per character.
+    let ways = bench::threads_to_run(&device, &config);
+    assert_eq!(ways.len(), if bench::is_cpu_adapter(&device) { 2 } else { 1 });
+    let gpu_paths = PathKind::ALL.iter().filter(|p| p.is_gpu()).count();
     let mut lines = Vec::new();
     let report = bench::run(&device, &queue, &config, &mut |l| lines.push(l.to_string())).expect("bench runs");
     assert!(report.notes.is_empty(), "{:?}", report.notes);
     assert_eq!(
         report.rows.len(),
-        2 * ClipFormat::ALL.len() * Workload::ALL.len() * PathKind::ALL.len()
+        2 * ClipFormat::ALL.len() * Workload::ALL.len() * (PathKind::ALL.len() - gpu_paths + gpu_paths * ways.len())
     );
     assert_eq!(
         lines.len(),
@@ -38,9 +45,16 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
             + report.culling.len(),
         "one progress line per configuration and per format, path, skinning, morph, transition and culling comparison"
     );
-    // Linear against dual-quaternion skinning at each count, both animated and drawn.
-    assert_eq!(report.skinning.len(), config.counts.len());
-    for (c, &n) in report.skinning.iter().zip(&config.counts) {
+    assert!(
+        lines[1].contains("left]"),
+        "progress gives an estimate of the time left: {}",
+        lines[1]
+    );
+    // The tables beside the rows run at the smallest count only.
+    let extra = [config.counts[0]];
+    // Linear against dual-quaternion skinning, both animated and drawn.
+    assert_eq!(report.skinning.len(), extra.len());
+    for (c, &n) in report.skinning.iter().zip(&extra) {
         assert_eq!((c.characters, c.pairs), (n, config.frames));
         assert!(c.vertices > 0 && c.ratio > 0.0, "{c:?}");
         for ms in [c.linear_palette_ms, c.dual_palette_ms, c.linear_draw_ms, c.dual_draw_ms] {
@@ -57,11 +71,11 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         // The mannequin has no scale: the rigid variant reads a dual quaternion's 32 bytes.
         assert_eq!((c.linear_bytes_per_influence, c.dual_bytes_per_influence), (48, 32));
     }
-    assert!(bench::skinning_table(&report.skinning).lines().count() == 2 + config.counts.len());
+    assert!(bench::skinning_table(&report.skinning).lines().count() == 2 + extra.len());
     // With and without morph targets at each count: the mannequin's two targets, each moving a
     // part of its vertices.
-    assert_eq!(report.morph.len(), config.counts.len());
-    for (c, &n) in report.morph.iter().zip(&config.counts) {
+    assert_eq!(report.morph.len(), extra.len());
+    for (c, &n) in report.morph.iter().zip(&extra) {
         assert_eq!((c.characters, c.pairs, c.targets), (n, config.frames, 2));
         assert!(c.entries > 0 && c.entries < c.vertices, "{c:?}");
         assert!(c.plain_draw_ms > 0.0 && c.morph_draw_ms > 0.0 && c.ratio > 0.0, "{c:?}");
@@ -71,11 +85,11 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         );
         assert!(c.ns_per_entry.is_finite() && c.compute_pass_ms > 0.0, "{c:?}");
     }
-    assert!(bench::morph_table(&report.morph).lines().count() == 2 + config.counts.len());
+    assert!(bench::morph_table(&report.morph).lines().count() == 2 + extra.len());
     // Both formats and the staged path: the sample pass of each in alternate frames, where the
     // device has timestamps.
     if device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
-        assert_eq!(report.formats.len(), 2 * Workload::ALL.len());
+        assert_eq!(report.formats.len(), Workload::ALL.len() * extra.len() * ways.len());
         for c in &report.formats {
             assert_eq!(c.pairs, config.frames);
             assert!(
@@ -91,7 +105,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         // workload, clip format and count (the mannequin fits the fused path's limits).
         assert_eq!(
             report.paths.len(),
-            ClipFormat::ALL.len() * Workload::ALL.len() * config.counts.len()
+            ClipFormat::ALL.len() * Workload::ALL.len() * extra.len() * ways.len()
         );
         for c in &report.paths {
             assert_eq!(c.pairs, config.frames);
@@ -102,8 +116,8 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
             2 + report.paths.len()
         );
         // Cross-fades against inertialized transitions at each count.
-        assert_eq!(report.transitions.len(), config.counts.len());
-        for (c, &n) in report.transitions.iter().zip(&config.counts) {
+        assert_eq!(report.transitions.len(), extra.len());
+        for (c, &n) in report.transitions.iter().zip(&extra) {
             assert_eq!(
                 (c.characters, c.transitioning, c.frames),
                 (n, n.div_ceil(4), config.frames)
@@ -115,7 +129,7 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         }
         assert_eq!(
             bench::transitions_table(&report.transitions).lines().count(),
-            2 + config.counts.len()
+            2 + extra.len()
         );
         // The crowd-view workload at each size: part of the field evaluated, by the same
         // commands whatever the size.
@@ -152,7 +166,8 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
                 .iter()
                 .filter(|r| r.clip_format == f.name() && r.workload == w.name() && r.path == p)
                 .collect();
-            assert_eq!(rows.len(), 2, "{} {} {}", f.name(), w.name(), p.name());
+            let per_count = if p.is_gpu() { ways.len() } else { 1 };
+            assert_eq!(rows.len(), 2 * per_count, "{} {} {}", f.name(), w.name(), p.name());
             let first = rows[0];
             for r in &rows {
                 assert_eq!(
@@ -165,7 +180,12 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
                 assert!(r.frame_ms > 0.0 && r.characters_per_ms > 0.0);
                 let passes = r.pass_ms.as_ref();
                 if p.is_gpu() {
-                    let expected = if p == PathKind::GpuFused { 2 } else { 4 };
+                    // IK adds a pass to the staged path; the fused pass solves it in place.
+                    let expected = match (p, w) {
+                        (PathKind::GpuFused, _) => 2,
+                        (_, Workload::Ik) => 5,
+                        _ => 4,
+                    };
                     assert_eq!(r.dispatches, Some(expected));
                     assert_eq!(r.pages, Some(1));
                     assert!(r.cpu_encode_ms.is_some() && r.edit_encode_ms.is_some());
@@ -253,6 +273,8 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         "device",
         "date",
         "pass_ms",
+        "character_threads",
+        "check",
     ] {
         assert!(first.get(field).is_some(), "JSON row lacks {field}: {first}");
     }
@@ -372,6 +394,85 @@ fn cpu_all_computes_what_cpu_1_computes() {
     }
 }
 
+/// Timestamps read for another frame than the one waited for: the check's answer is known. The
+/// passes of a crowd of 8 characters against the wait of a crowd of 4,000 (on a CPU adapter, whose
+/// passes are its wait, far too little: timestamps written late), and the other way round (more
+/// than the frame took, on any device where the large crowd's frame is long enough to tell).
+#[test]
+fn timestamps_of_another_frame_fail_the_check() {
+    use std::time::Instant;
+    use wgpu_anim::gpu::PassTimer;
+    let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).expect("a wgpu adapter");
+    if !device.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+        eprintln!("skipped: the adapter has no timestamp queries");
+        return;
+    }
+    let time = |n: u32| {
+        let mut a = bench::crowd(&device, &queue, n, Workload::SingleClip, ClipFormat::Raw).expect("a crowd");
+        let timer = PassTimer::new(&device, &queue, a.dispatches_per_page()).expect("a timer");
+        let mut frames = Vec::new();
+        for _ in 0..4 {
+            a.prepare(&queue, bench::DT);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            a.encode_timed(&mut encoder, Some(&timer));
+            timer.resolve(&mut encoder);
+            let submitted = Instant::now();
+            queue.submit([encoder.finish()]);
+            device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .expect("the frame runs");
+            let wait_ms = submitted.elapsed().as_secs_f64() * 1e3;
+            let gpu_ms = timer.read_ms(&device, &queue).expect("timestamps").iter().sum();
+            frames.push(bench::FrameTime { gpu_ms, wait_ms });
+        }
+        frames
+    };
+    let (small, large) = (time(8), time(4000));
+    let swapped = |gpu: &[bench::FrameTime], wait: &[bench::FrameTime]| -> Vec<bench::FrameTime> {
+        gpu.iter()
+            .zip(wait)
+            .map(|(g, w)| bench::FrameTime {
+                gpu_ms: g.gpu_ms,
+                wait_ms: w.wait_ms,
+            })
+            .collect()
+    };
+    let cpu = bench::is_cpu_adapter(&device);
+    if cpu {
+        let mut check = bench::Check::default();
+        check.frames("8 characters' passes for 4,000's frame", &swapped(&small, &large), true);
+        assert!(!check.passed(), "{small:?} {large:?}");
+        assert!(
+            check.cell().contains("not written when the passes ran"),
+            "{}",
+            check.cell()
+        );
+    }
+    let median = |f: &[bench::FrameTime], g: fn(&bench::FrameTime) -> f64| bench::median(f.iter().map(g).collect());
+    let (large_gpu, small_wait) = (median(&large, |f| f.gpu_ms), median(&small, |f| f.wait_ms));
+    if large_gpu > 2.0 * (small_wait * bench::WAIT_SLACK + bench::SLACK_MS) {
+        let mut check = bench::Check::default();
+        check.frames("4,000 characters' passes for 8's frame", &swapped(&large, &small), cpu);
+        assert!(
+            check.cell().contains("they were not taken around this frame's passes"),
+            "{}",
+            check.cell()
+        );
+    }
+    // Zero and negative times fail whatever the device.
+    let mut check = bench::Check::default();
+    check.frames(
+        "an empty frame",
+        &[bench::FrameTime {
+            gpu_ms: 0.0,
+            wait_ms: 0.0,
+        }],
+        cpu,
+    );
+    check.non_negative("µs per character", -0.003);
+    assert_eq!(check.failures.len(), 2, "{:?}", check.failures);
+}
+
 #[test]
 fn utc_dates() {
     use std::time::{Duration, UNIX_EPOCH};
@@ -406,6 +507,8 @@ fn plot_draws_every_series() {
         readback_gpu_ms: None,
         readback_frame_ms: None,
         threads: 1,
+        character_threads: "one".into(),
+        check: bench::Check::default(),
         bytes_per_joint_per_character: 300.0,
         bytes_per_joint_shared: 200.0,
         characters_per_ms: f64::from(n) / ms,

@@ -26,6 +26,7 @@
 
 use super::{Workload, crowd, gpu_frame};
 use crate::error::{Error, Result};
+use crate::gpu::CharacterThreads;
 use crate::offline::compress::ClipFormat;
 use crate::shaders::Stage;
 use serde::{Deserialize, Serialize};
@@ -81,6 +82,9 @@ pub struct CostRow {
 
 /// Runs the sections of one workload and clip format in this process (under valgrind when
 /// counting; see the module docs), calling the markers around each, and returns them in order.
+/// Each of `also` that is not the crowd's own way of running a character
+/// ([`crate::Animator::character_threads`]) counts the GPU passes again on the crowd run that way,
+/// as sections named `gpu <stage>, <threads>` ([`CharacterThreads::name`]).
 ///
 /// Errors: the animator's limits, a device error, `repeats` or `characters` of 0.
 pub fn run_sections(
@@ -90,6 +94,7 @@ pub fn run_sections(
     workload: Workload,
     format: ClipFormat,
     repeats: u32,
+    also: &[CharacterThreads],
 ) -> Result<Vec<Section>> {
     if characters == 0 || repeats == 0 {
         return Err(Error::Limit {
@@ -110,19 +115,18 @@ pub fn run_sections(
         joint_samples,
     };
     let mut sections = Vec::new();
-    let mut gpu_stages = Stage::COMPUTE.to_vec();
-    if a.fused_available() {
-        gpu_stages.push(Stage::Fused);
-    }
-    for stage in gpu_stages {
-        // Once unmeasured first: a driver may compile a pipeline on its first dispatch (lavapipe
-        // does), and the fused pass has not run in the warm-up frames.
-        run_gpu_stage(device, queue, &a, stage, 1)?;
-        // Recording is part of what is counted: the CPU's share of a pass.
-        wgpu_anim_cost_begin();
-        run_gpu_stage(device, queue, &a, stage, repeats)?;
-        wgpu_anim_cost_end();
-        sections.push(section(format!("gpu {}", stage.name())));
+    count_gpu_stages(device, queue, &a, repeats, "", &mut |name| sections.push(section(name)))?;
+    // The same crowd run another way (a SIMD group per character where the adapter's default is
+    // a thread per character): its passes' sections are named `gpu <stage>, <threads>`.
+    for &threads in also.iter().filter(|&&t| t != a.character_threads()) {
+        let mut other = super::crowd_threads(device, queue, characters, workload, format, threads)?;
+        for _ in 0..WARM_UP_FRAMES {
+            gpu_frame(device, queue, &mut other)?;
+        }
+        let suffix = format!(", {}", other.character_threads().name());
+        count_gpu_stages(device, queue, &other, repeats, &suffix, &mut |name| {
+            sections.push(section(name));
+        })?;
     }
     let lib = a.library().clone();
     let mut mirror = super::CpuCrowd::from_gpu(device, queue, &a, 1)?;
@@ -135,6 +139,34 @@ pub fn run_sections(
         sections.push(section(format!("cpu {}", stage.name())));
     }
     Ok(sections)
+}
+
+/// Counts each GPU pass of `a` (and the fused one where it has it) as a section of its own,
+/// named `gpu <stage><suffix>` through `push`.
+fn count_gpu_stages(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &crate::Animator,
+    repeats: u32,
+    suffix: &str,
+    push: &mut dyn FnMut(String),
+) -> Result<()> {
+    let mut gpu_stages = a.passes();
+    gpu_stages.retain(|&s| s != Stage::Cull);
+    if a.fused_available() && !gpu_stages.contains(&Stage::Fused) {
+        gpu_stages.push(Stage::Fused);
+    }
+    for stage in gpu_stages {
+        // Once unmeasured first: a driver may compile a pipeline on its first dispatch (lavapipe
+        // does), and the fused pass has not run in the warm-up frames.
+        run_gpu_stage(device, queue, a, stage, 1)?;
+        // Recording is part of what is counted: the CPU's share of a pass.
+        wgpu_anim_cost_begin();
+        run_gpu_stage(device, queue, a, stage, repeats)?;
+        wgpu_anim_cost_end();
+        push(format!("gpu {}{suffix}", stage.name()));
+    }
+    Ok(())
 }
 
 /// Records `stage`'s pass `repeats` times into one command buffer, submits it and waits for it.
@@ -240,6 +272,7 @@ pub fn cost_table(rows: &[CostRow]) -> String {
         let ratio = r
             .pass
             .strip_prefix("gpu ")
+            .map(|stage| stage.split(',').next().unwrap_or(stage))
             .and_then(|stage| {
                 rows.iter().find(|c| {
                     c.workload == r.workload && c.clips == r.clips && c.pass.strip_prefix("cpu ") == Some(stage)

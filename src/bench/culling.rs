@@ -9,7 +9,7 @@
 //! character's cost moves from the passes to the vertex stage, where it replaces skinning); the
 //! CPU's encode (prepare, encode, submit: thread time) is timed with the GPU idle.
 
-use super::{Config, median};
+use super::{Check, Config, median};
 use crate::error::{Error, Result};
 use crate::gpu::PassTimer;
 use crate::{Animator, AnimatorDesc, InstanceDesc, mannequin};
@@ -58,6 +58,9 @@ pub struct CullingComparison {
     pub culled_encode_ms: f64,
     /// Dispatches per frame, culled (the same whatever is seen).
     pub culled_dispatches: u32,
+    /// The times against a second clock ([`Check`]).
+    #[serde(default)]
+    pub check: Check,
 }
 
 /// Metres between neighbours of the field.
@@ -177,16 +180,30 @@ pub fn compare_culling(
             None => return Ok(None),
         }
     }
-    let mut ms = [Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut times = [Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for frame in 0..warmup + frames {
-        for ((a, timer), ms) in crowds.iter_mut().zip(&timers).zip(&mut ms) {
-            let t: f64 = super::gpu::timed_frame_ms(device, queue, a, timer)?.iter().sum();
+        for ((a, timer), times) in crowds.iter_mut().zip(&timers).zip(&mut times) {
+            let (_, time) = super::gpu::timed_frame(device, queue, a, timer)?;
             if frame >= warmup {
-                ms.push(t);
+                times.push(time);
             }
         }
     }
-    let [all, culled, tenth, lod, vat_ms] = ms.map(median);
+    let mut check = Check::default();
+    let cpu = super::check::is_cpu_adapter(device);
+    for (what, times) in [
+        "all evaluated",
+        "culled",
+        "a tenth",
+        "culled with LOD",
+        "with LOD and VAT",
+    ]
+    .into_iter()
+    .zip(&times)
+    {
+        check.frames(&format!("the {what} frame"), times, cpu);
+    }
+    let [all, culled, tenth, lod, vat_ms] = times.map(|t| median(t.iter().map(|f| f.gpu_ms).collect()));
     let all_encode_ms = encode_ms(device, queue, &mut crowds[0])?;
     let culled_encode_ms = encode_ms(device, queue, &mut crowds[1])?;
     let heads = |a: &Animator| {
@@ -213,6 +230,7 @@ pub fn compare_culling(
         all_encode_ms,
         culled_encode_ms,
         culled_dispatches: crowds[1].dispatches_per_frame(),
+        check,
     }))
 }
 
@@ -223,19 +241,23 @@ pub(super) fn compare_all_culling(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     config: &Config,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut super::Progress,
 ) -> Result<Vec<CullingComparison>> {
+    use super::progress::{Kind, weight};
     let mut out = Vec::new();
     let frames = config.frames.min(10);
     for &n in &config.view_counts {
-        progress(&format!(
-            "crowd-view, {n} characters, a tenth seen: all evaluated, culled, a tenth as many ({frames} frames each)"
-        ));
+        progress.step(
+            &format!(
+                "crowd-view, {n} characters, a tenth seen: all evaluated, culled, a tenth as many ({frames} frames each)"
+            ),
+            weight(Kind::Culling, n, frames),
+        );
         match compare_culling(device, queue, n, frames, config.warmup.max(1)) {
             Ok(Some(c)) => out.push(c),
             Ok(None) => break,
             // A size the device cannot hold.
-            Err(Error::Limit { what }) => progress(&format!("crowd-view, {n} characters: skipped: {what}")),
+            Err(Error::Limit { what }) => progress.note(&format!("crowd-view, {n} characters: skipped: {what}")),
             Err(e) => return Err(e),
         }
     }
@@ -248,12 +270,12 @@ pub fn culling_table(rows: &[CullingComparison]) -> String {
     let mut s = String::from(
         "| characters | evaluated (culled) | all evaluated GPU ms | culled GPU ms | a tenth, all evaluated, GPU ms | \
          culled ÷ all | culled ÷ a tenth | culled with LOD GPU ms | with LOD ÷ all | with LOD and VAT GPU ms | \
-         with LOD and VAT ÷ all | by VAT | encode ms (all, culled) | dispatches (culled) |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|\n",
+         with LOD and VAT ÷ all | by VAT | encode ms (all, culled) | dispatches (culled) | check |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3}, {:.3} | {} |\n",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {:.3}, {:.3} | {} | {} |\n",
             c.characters,
             c.evaluated,
             c.all_gpu_ms,
@@ -268,7 +290,8 @@ pub fn culling_table(rows: &[CullingComparison]) -> String {
             c.vat_drawn,
             c.all_encode_ms,
             c.culled_encode_ms,
-            c.culled_dispatches
+            c.culled_dispatches,
+            c.check.cell()
         );
     }
     s

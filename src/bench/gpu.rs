@@ -28,6 +28,7 @@ pub(super) fn measure_gpu(
 ) -> Result<GpuTimes> {
     let timer = PassTimer::new(device, queue, a.dispatches_per_page());
     let (mut passes, mut frame, mut encode, mut upload) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut timed = Vec::new();
     for _ in 0..frames {
         let start = Instant::now();
         a.prepare(queue, DT);
@@ -36,20 +37,26 @@ pub(super) fn measure_gpu(
         if let Some(t) = &timer {
             t.resolve(&mut encoder);
         }
+        let submitted = Instant::now();
         queue.submit([encoder.finish()]);
         upload.push(a.uploaded_bytes() as f64);
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
+        let wait_ms = submitted.elapsed().as_secs_f64() * 1e3;
         frame.push(start.elapsed().as_secs_f64() * 1e3);
         if let Some(t) = &timer {
             let ms = t.read_ms(device, queue)?;
-            let mut p = [0.0; 4];
-            for (k, v) in ms.iter().take(4).enumerate() {
-                p[k] = *v;
-            }
-            passes.push(p);
+            timed.push(FrameTime {
+                gpu_ms: ms.iter().sum(),
+                wait_ms,
+            });
+            passes.push(ms);
         }
+    }
+    let mut check = Check::default();
+    if timer.is_some() {
+        check.frames("the frame", &timed, check::is_cpu_adapter(device));
     }
     // CPU encode as a frame of the user's pays it: no timestamp queries, the GPU idle when it
     // starts (on a software adapter the last frame's shaders would otherwise still hold the
@@ -83,19 +90,25 @@ pub(super) fn measure_gpu(
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
     }
-    let pass_ms = if a.is_fused() {
-        let mut m = BTreeMap::new();
-        m.insert("clock".to_string(), median(passes.iter().map(|p| p[0]).collect()));
-        m.insert("fused".to_string(), median(passes.iter().map(|p| p[1]).collect()));
-        m
-    } else {
-        stage_map(&passes)
-    };
+    // Each pass's median by its stage's name: clock, sample, local_to_model, ik, palette, or
+    // clock and fused.
+    let pass_ms: BTreeMap<String, f64> = a
+        .passes()
+        .iter()
+        .enumerate()
+        .map(|(k, stage)| {
+            let times = passes
+                .iter()
+                .map(|p: &Vec<f64>| p.get(k).copied().unwrap_or(0.0))
+                .collect();
+            (stage.name().to_string(), median(times))
+        })
+        .collect();
     Ok(GpuTimes {
         pass_ms: timer.is_some().then_some(pass_ms),
         gpu_ms: timer
             .is_some()
-            .then(|| median(passes.iter().map(|p| p.iter().sum()).collect())),
+            .then(|| median(passes.iter().map(|p: &Vec<f64>| p.iter().sum()).collect())),
         frame_ms: median(frame),
         encode_ms: median(encode),
         dispatches: a.dispatches_per_frame(),
@@ -103,6 +116,7 @@ pub(super) fn measure_gpu(
         upload_bytes: median(upload) as u64,
         edit_upload_bytes: median(edit_upload) as u64,
         edit_encode_ms: median(edit_encode),
+        check,
     })
 }
 
@@ -134,27 +148,33 @@ pub(super) fn encode_times(
     Ok(times)
 }
 
-/// One frame of `a` timed by `timer`: each pass's GPU time, ms ([`Animator::passes`]).
+/// One frame of `a` timed by `timer`: each pass's GPU time, ms ([`Animator::passes`]), and the
+/// frame's timestamps against its wait ([`FrameTime`]).
 ///
 /// Errors: the device fails.
-pub(super) fn timed_frame_ms(
+pub(super) fn timed_frame(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     a: &mut Animator,
     timer: &PassTimer,
-) -> Result<Vec<f64>> {
+) -> Result<(Vec<f64>, FrameTime)> {
     a.prepare(queue, DT);
     let mut encoder = device.create_command_encoder(&Default::default());
     a.encode_timed(&mut encoder, Some(timer));
     timer.resolve(&mut encoder);
+    let submitted = Instant::now();
     queue.submit([encoder.finish()]);
     device
         .poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| Error::Device(e.to_string()))?;
-    timer.read_ms(device, queue)
+    let wait_ms = submitted.elapsed().as_secs_f64() * 1e3;
+    let passes = timer.read_ms(device, queue)?;
+    let gpu_ms = passes.iter().sum();
+    Ok((passes, FrameTime { gpu_ms, wait_ms }))
 }
 
-/// One frame of `a` (staged) timed by `timer`: the `sample` pass's GPU time, ms.
+/// One frame of `a` (staged) timed by `timer`: the `sample` pass's GPU time, ms, and the frame's
+/// ([`timed_frame`]).
 ///
 /// Errors: the device fails.
 pub(super) fn sample_pass_ms(
@@ -162,30 +182,30 @@ pub(super) fn sample_pass_ms(
     queue: &wgpu::Queue,
     a: &mut Animator,
     timer: &PassTimer,
-) -> Result<f64> {
+) -> Result<(f64, FrameTime)> {
     // The staged passes are clock, sample, local_to_model, palette.
     const SAMPLE: usize = 1;
-    Ok(timed_frame_ms(device, queue, a, timer)?
-        .get(SAMPLE)
-        .copied()
-        .unwrap_or(0.0))
+    let (passes, frame) = timed_frame(device, queue, a, timer)?;
+    Ok((passes.get(SAMPLE).copied().unwrap_or(0.0), frame))
 }
 
-/// Times the `sample` pass of `workload` with `n` characters, raw and compressed clips in
-/// alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries.
+/// Times the `sample` pass of a set's crowd, raw and compressed clips in alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries.
 ///
 /// Errors: the device fails, or the animators cannot be made.
 pub fn compare_formats(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
-    workload: Workload,
-    n: u32,
+    PairedSet {
+        workload,
+        characters: n,
+        threads,
+    }: PairedSet,
     pairs: u32,
     warmup: u32,
 ) -> Result<Option<FormatComparison>> {
     let mut crowds = [
-        crowd(device, queue, n, workload, ClipFormat::Raw)?,
-        crowd(device, queue, n, workload, ClipFormat::Compressed)?,
+        crowd_threads(device, queue, n, workload, ClipFormat::Raw, threads)?,
+        crowd_threads(device, queue, n, workload, ClipFormat::Compressed, threads)?,
     ];
     let mut timers = Vec::new();
     for a in &crowds {
@@ -194,28 +214,37 @@ pub fn compare_formats(
             None => return Ok(None),
         }
     }
-    let mut sample_ms = [Vec::new(), Vec::new()];
+    let (mut sample_ms, mut frames) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
     for frame in 0..warmup + pairs {
         for (k, (a, timer)) in crowds.iter_mut().zip(&timers).enumerate() {
-            let ms = sample_pass_ms(device, queue, a, timer)?;
+            let (ms, time) = sample_pass_ms(device, queue, a, timer)?;
             if frame >= warmup {
                 sample_ms[k].push(ms);
+                frames[k].push(time);
             }
         }
     }
+    let cpu = check::is_cpu_adapter(device);
+    let mut check = Check::default();
+    check.frames("raw clips' frame", &frames[0], cpu);
+    check.frames("compressed clips' frame", &frames[1], cpu);
     let ratios = sample_ms[0]
         .iter()
         .zip(&sample_ms[1])
         .map(|(raw, compressed)| compressed / raw.max(1e-9))
         .collect();
-    let [raw, compressed] = sample_ms;
+    let [raw, compressed] = sample_ms.map(median);
+    check.positive("raw clips' sample pass", raw);
+    check.positive("compressed clips' sample pass", compressed);
     Ok(Some(FormatComparison {
         workload: workload.name().into(),
+        character_threads: crowds[0].character_threads().name().into(),
         characters: n,
         pairs,
-        raw_sample_ms: median(raw),
-        compressed_sample_ms: median(compressed),
+        raw_sample_ms: raw,
+        compressed_sample_ms: compressed,
         ratio: median(ratios),
+        check,
     }))
 }
 
@@ -276,6 +305,24 @@ pub(super) struct GpuTimes {
     pub(super) upload_bytes: u64,
     pub(super) edit_upload_bytes: u64,
     pub(super) edit_encode_ms: f64,
+    pub(super) check: Check,
+}
+
+/// Every workload of `config` at each of its [`Config::extra_counts`], for each way of running a
+/// character ([`threads_to_run`]).
+pub(super) fn paired_sets(device: &wgpu::Device, config: &Config) -> Vec<PairedSet> {
+    let ways = threads_to_run(device, config);
+    let mut sets = Vec::new();
+    for &workload in &config.workloads {
+        for characters in config.extra_counts() {
+            sets.extend(ways.iter().map(|&threads| PairedSet {
+                workload,
+                characters,
+                threads,
+            }));
+        }
+    }
+    sets
 }
 
 /// The format comparisons of `config` ([`compare_formats`]): when it has both clip formats and
@@ -284,7 +331,7 @@ pub(super) fn compare_all_formats(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     config: &Config,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut Progress,
 ) -> Result<Vec<FormatComparison>> {
     let mut formats = Vec::new();
     if config.clip_formats.contains(&ClipFormat::Raw)
@@ -292,20 +339,23 @@ pub(super) fn compare_all_formats(
         && config.paths.contains(&PathKind::GpuStaged)
         && device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
     {
-        for &workload in &config.workloads {
-            for &n in &config.counts {
-                progress(&format!(
-                    "{} raw and compressed clips in alternate frames, {n} characters ({} pairs)",
-                    workload.name(),
+        for set in paired_sets(device, config) {
+            progress.step(
+                &format!(
+                    "{} raw and compressed clips in alternate frames, {} characters, {} ({} pairs)",
+                    set.workload.name(),
+                    set.characters,
+                    set.threads.describe(),
                     config.frames
-                ));
-                match compare_formats(device, queue, workload, n, config.frames, config.warmup.max(1)) {
-                    Ok(Some(c)) => formats.push(c),
-                    Ok(None) => {}
-                    // A count the device cannot hold was noted with the rows.
-                    Err(Error::Limit { .. }) => {}
-                    Err(e) => return Err(e),
-                }
+                ),
+                progress::weight(progress::Kind::Paired, set.characters, config.frames),
+            );
+            match compare_formats(device, queue, set, config.frames, config.warmup.max(1)) {
+                Ok(Some(c)) => formats.push(c),
+                Ok(None) => {}
+                // A count the device cannot hold was noted with the rows.
+                Err(Error::Limit { .. }) => {}
+                Err(e) => return Err(e),
             }
         }
     }

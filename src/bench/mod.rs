@@ -47,6 +47,7 @@
 //! animated and drawn ([`SkinningComparison`]), and, where it has both GPU paths, the fused path
 //! against the staged one on one crowd, switched every frame ([`PathComparison`]).
 
+mod check;
 pub mod cost;
 mod culling;
 pub mod encode_cost;
@@ -54,12 +55,15 @@ mod gpu;
 mod morph;
 mod paths;
 pub mod plot;
+mod progress;
+mod rows;
 pub mod sampling;
 mod skinning;
 mod table;
 mod traffic;
 mod transitions;
 
+pub use check::{CPU_WAIT_SHARE, Check, FrameTime, ROW_FACTOR, SLACK_MS, WAIT_SLACK, is_cpu_adapter};
 pub use culling::{CullingComparison, VAT_SIZE, VIEW_SHARE, compare_culling, culling_table, view_of};
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
@@ -67,7 +71,7 @@ pub use morph::{MorphComparison, compare_morph, morph_table};
 pub use paths::{PathComparison, compare_paths, paths_table};
 pub use sampling::{SamplingConfig, SamplingTimes, time_sampling};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
-pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_table};
+pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_report, markdown_table};
 pub use traffic::{Traffic, traffic};
 pub use transitions::{
     COUNTED_FRAMES, TransitionComparison, TransitionCost, TransitionSections, compare_transitions,
@@ -76,7 +80,7 @@ pub use transitions::{
 
 use crate::cpu;
 use crate::error::{Error, Result};
-use crate::gpu::{PassTimer, Skinning, Transition};
+use crate::gpu::{CharacterThreads, PassTimer, Skinning, Transition};
 use crate::layout::{
     BlendList, GpuBlendChild, GpuBlendNode, GpuClip, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuSkeleton,
     GpuTrack, LocalPose, MAX_BLEND_CLIPS, MIN_BLEND_WEIGHT, SNAPSHOT_CLIP,
@@ -86,6 +90,7 @@ use crate::math::Affine;
 use crate::offline::compress::ClipFormat;
 use crate::shaders::Stage;
 use crate::{Animator, AnimatorDesc, InstanceDesc, mannequin};
+use progress::Progress;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -130,19 +135,26 @@ pub enum Workload {
     /// add to the draw is the morph comparison's ([`compare_morph`]). The CPU paths evaluate the
     /// pose only, and the traffic columns leave the weights out.
     Morph,
+    /// As [`Workload::SingleClip`], every character with the mannequin's three IK chains on
+    /// ([`mannequin::add_ik`]): both feet planted on the ground (two-bone IK) and the head looking
+    /// at a shared point (aim IK), solved by the `ik` pass after `local_to_model`. The fused path
+    /// has no IK (the bench notes it); the CPU paths evaluate the pose only, and the traffic
+    /// columns leave the chains out.
+    Ik,
 }
 
 impl Workload {
     /// Every workload.
-    pub const ALL: [Workload; 5] = [
+    pub const ALL: [Workload; 6] = [
         Workload::SingleClip,
         Workload::SingleClipRandom,
         Workload::Locomotion2d,
         Workload::Layered,
         Workload::Morph,
+        Workload::Ik,
     ];
 
-    /// `single-clip`, `single-clip-random`, `locomotion-2d`, `layered` or `morph`.
+    /// `single-clip`, `single-clip-random`, `locomotion-2d`, `layered`, `morph` or `ik`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -151,6 +163,7 @@ impl Workload {
             Workload::Locomotion2d => "locomotion-2d",
             Workload::Layered => "layered",
             Workload::Morph => "morph",
+            Workload::Ik => "ik",
         }
     }
 
@@ -236,6 +249,39 @@ pub struct Config {
     /// the field, culled against everything evaluated), on a device with timestamp queries;
     /// empty: none.
     pub view_counts: Vec<u32>,
+    /// Threads per character of the GPU rows and of the paired tables that compare GPU paths: a
+    /// set of each per entry. Empty, the default: [`threads_to_run`] decides (on a CPU adapter
+    /// both a thread and a SIMD group per character, since no GPU runs the first).
+    pub character_threads: Vec<CharacterThreads>,
+    /// Run the tables beside the rows (formats, paths, skinning, morph, transitions) at every
+    /// count; `false`, the default: at the smallest count only.
+    pub extras_at_every_count: bool,
+}
+
+impl Config {
+    /// A run a user can wait for on a software adapter (minutes, not hours) that still fills
+    /// every table: every workload, clip format and path at 1,000 and 8,000 characters, 5 frames
+    /// each, the crowd-view at 1,000, 16,000 and 128,000.
+    #[must_use]
+    pub fn quick() -> Self {
+        Self {
+            counts: vec![1_000, 8_000],
+            frames: 5,
+            warmup: 2,
+            view_counts: vec![1_000, 16_000, 128_000],
+            ..Self::default()
+        }
+    }
+
+    /// The counts the tables beside the rows run at ([`Config::extras_at_every_count`]).
+    #[must_use]
+    pub fn extra_counts(&self) -> Vec<u32> {
+        if self.extras_at_every_count {
+            self.counts.clone()
+        } else {
+            self.counts.iter().copied().min().into_iter().collect()
+        }
+    }
 }
 
 impl Default for Config {
@@ -252,6 +298,8 @@ impl Default for Config {
             morph: true,
             transitions: true,
             view_counts: vec![1_000, 16_000, 128_000],
+            character_threads: Vec::new(),
+            extras_at_every_count: false,
         }
     }
 }
@@ -267,6 +315,10 @@ pub struct Row {
     pub clip_format: String,
     /// How the frame was computed.
     pub path: PathKind,
+    /// GPU paths: the threads per character the animator ran ([`CharacterThreads::name`] of
+    /// [`crate::Animator::character_threads`], decided); `-` for CPU paths.
+    #[serde(default = "auto_threads")]
+    pub character_threads: String,
     /// Characters animated.
     pub characters: u32,
     /// Joints animated (all characters).
@@ -318,13 +370,24 @@ pub struct Row {
     pub device: String,
     /// When the run started, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub date: String,
+    /// The row's times against a second clock and their signs ([`Check`]).
+    #[serde(default)]
+    pub check: Check,
 }
 
 impl Row {
     /// Fills the GPU path's columns from its measurement and its read-back frames `(GPU ms,
     /// frame ms)`.
-    fn set_gpu(&mut self, g: gpu::GpuTimes, (readback_gpu, readback_frame): (Option<f64>, f64)) {
+    fn set_gpu(&mut self, g: gpu::GpuTimes, (readback_gpu, readback_frame): (Option<f64>, f64), cpu_adapter: bool) {
         (self.readback_gpu_ms, self.readback_frame_ms) = (readback_gpu, Some(readback_frame));
+        self.check = g.check;
+        if let Some(gpu_ms) = readback_gpu {
+            let frame = FrameTime {
+                gpu_ms,
+                wait_ms: readback_frame,
+            };
+            self.check.frames("the frame with read-back", &[frame], cpu_adapter);
+        }
         self.pass_ms = g.pass_ms;
         self.gpu_ms = g.gpu_ms;
         self.frame_ms = g.frame_ms;
@@ -343,7 +406,7 @@ impl Row {
 }
 
 /// The result of [`run`].
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     /// The measured rows, in workload, count, path order.
     pub rows: Vec<Row>,
@@ -369,8 +432,44 @@ pub struct Report {
     pub culling: Vec<CullingComparison>,
     /// The adapter's name and backend.
     pub device: String,
+    /// The adapter's driver and its version, as wgpu reports them.
+    #[serde(default)]
+    pub driver: String,
+    /// Whether the adapter runs on the CPU (lavapipe, SwiftShader): its GPU paths are then not
+    /// a GPU's ([`threads_to_run`]).
+    #[serde(default)]
+    pub cpu_adapter: bool,
     /// When the run started (UTC).
     pub date: String,
+    /// Measured frames per configuration ([`Config::frames`]).
+    #[serde(default)]
+    pub frames: u32,
+}
+
+impl Report {
+    /// The rows of every table that failed its check ([`Check`]), as `table: what failed`.
+    #[must_use]
+    pub fn failures(&self) -> Vec<String> {
+        fn of<'a, T: 'a>(
+            table: &'a str,
+            items: &'a [T],
+            check: impl Fn(&T) -> &Check + 'a,
+        ) -> impl Iterator<Item = String> + 'a {
+            items
+                .iter()
+                .map(check)
+                .filter(|c| !c.passed())
+                .map(move |c| format!("{table}: {}", c.failures.join("; ")))
+        }
+        of("rows", &self.rows, |r| &r.check)
+            .chain(of("formats", &self.formats, |c| &c.check))
+            .chain(of("paths", &self.paths, |c| &c.check))
+            .chain(of("skinning", &self.skinning, |c| &c.check))
+            .chain(of("morph", &self.morph, |c| &c.check))
+            .chain(of("transitions", &self.transitions, |c| &c.check))
+            .chain(of("crowd-view", &self.culling, |c| &c.check))
+            .collect()
+    }
 }
 
 /// The `sample` pass of one workload and crowd size with raw and with compressed clips, the two
@@ -379,6 +478,9 @@ pub struct Report {
 pub struct FormatComparison {
     /// [`Workload::name`].
     pub workload: String,
+    /// The threads per character the crowds ran ([`CharacterThreads::name`], decided).
+    #[serde(default = "auto_threads")]
+    pub character_threads: String,
     /// Characters in each crowd.
     pub characters: u32,
     /// Pairs of frames measured.
@@ -389,6 +491,13 @@ pub struct FormatComparison {
     pub compressed_sample_ms: f64,
     /// Median over the pairs of compressed ÷ raw.
     pub ratio: f64,
+    /// The times against a second clock and the rows ([`Check`]).
+    #[serde(default)]
+    pub check: Check,
+}
+
+fn auto_threads() -> String {
+    CharacterThreads::Auto.name().into()
 }
 
 fn raw_format() -> String {
@@ -452,15 +561,70 @@ pub fn crowd_skinned(
     format: ClipFormat,
     skinning: Skinning,
 ) -> Result<Animator> {
-    crowd_with(
-        device,
-        queue,
-        n,
-        workload,
-        format,
+    let options = CrowdOptions {
         skinning,
-        workload == Workload::Morph,
-    )
+        morph: workload == Workload::Morph,
+        threads: CharacterThreads::Auto,
+    };
+    crowd_with(device, queue, n, workload, format, options)
+}
+
+/// As [`crowd`], with `threads` per character in the passes that run a workgroup per character
+/// ([`crate::gpu::AnimatorDesc::character_threads`]).
+///
+/// Errors: as [`crowd`].
+pub fn crowd_threads(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    n: u32,
+    workload: Workload,
+    format: ClipFormat,
+    threads: CharacterThreads,
+) -> Result<Animator> {
+    let options = CrowdOptions {
+        skinning: Skinning::Linear,
+        morph: workload == Workload::Morph,
+        threads,
+    };
+    crowd_with(device, queue, n, workload, format, options)
+}
+
+/// One workload and crowd size run one way ([`CharacterThreads`]): what a paired comparison
+/// ([`compare_formats`], [`compare_paths`]) measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PairedSet {
+    /// The workload.
+    pub workload: Workload,
+    /// Characters in the crowd.
+    pub characters: u32,
+    /// Threads per character.
+    pub threads: CharacterThreads,
+}
+
+/// How [`crowd_with`] makes its crowd beyond the workload.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CrowdOptions {
+    /// How every character is skinned (an animator that keeps dual quaternions unless linear).
+    pub(crate) skinning: Skinning,
+    /// The gaits breathe and every character holds the expression target.
+    pub(crate) morph: bool,
+    /// Threads per character.
+    pub(crate) threads: CharacterThreads,
+}
+
+/// The ways of running a character that `config` asks for on `device`
+/// ([`Config::character_threads`]; empty: [`CharacterThreads::One`] and
+/// [`CharacterThreads::Narrow`] on a CPU adapter, where the first is the default and the second
+/// is nearer to what a GPU runs; [`CharacterThreads::Auto`] on a GPU).
+#[must_use]
+pub fn threads_to_run(device: &wgpu::Device, config: &Config) -> Vec<CharacterThreads> {
+    if !config.character_threads.is_empty() {
+        config.character_threads.clone()
+    } else if is_cpu_adapter(device) {
+        vec![CharacterThreads::One, CharacterThreads::Narrow]
+    } else {
+        vec![CharacterThreads::Auto]
+    }
 }
 
 /// As [`crowd_skinned`]; with `morph`, the gaits breathe (a morph-weight track each, blended on
@@ -472,13 +636,21 @@ pub(crate) fn crowd_with(
     n: u32,
     workload: Workload,
     format: ClipFormat,
-    skinning: Skinning,
-    morph: bool,
+    CrowdOptions {
+        skinning,
+        morph,
+        threads,
+    }: CrowdOptions,
 ) -> Result<Animator> {
-    let (lib, _, clips) = if morph {
-        mannequin::library_breathing_in(format)
+    let (lib, _, clips, chains) = if morph {
+        let (lib, id, clips) = mannequin::library_breathing_in(format);
+        (lib, id, clips, None)
+    } else if workload == Workload::Ik {
+        let (lib, id, clips, chains) = mannequin::library_with_ik_in(format)?;
+        (lib, id, clips, Some(chains))
     } else {
-        mannequin::library_in(format)
+        let (lib, id, clips) = mannequin::library_in(format);
+        (lib, id, clips, None)
     };
     let mut a = Animator::new(
         device,
@@ -497,7 +669,7 @@ pub(crate) fn crowd_with(
             culling: false,
             lod_interpolation: false,
             hierarchy_walk: crate::gpu::HierarchyWalk::Auto,
-            character_threads: crate::gpu::CharacterThreads::Auto,
+            character_threads: threads,
         },
     )?;
     let tree = lib.blend().tree_id(mannequin::LOCOMOTION).ok_or_else(|| Error::Limit {
@@ -508,7 +680,7 @@ pub(crate) fn crowd_with(
         let (u, v) = ((i as f32 * 0.618).fract(), (i as f32 * 0.377).fract());
         let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * v * 3.5;
         let desc = match workload {
-            Workload::SingleClip | Workload::Morph => InstanceDesc {
+            Workload::SingleClip | Workload::Morph | Workload::Ik => InstanceDesc {
                 skinning,
                 time: u * 3.0,
                 rate: 0.8 + v * 0.4,
@@ -533,10 +705,27 @@ pub(crate) fn crowd_with(
         if workload == Workload::Layered {
             add_layers(&mut a, &lib, index, u)?;
         }
+        if let Some([leg_l, leg_r, look]) = chains {
+            use crate::ik::{IkGoal, IkTarget};
+            let planted = IkGoal {
+                target: IkTarget::Ground,
+                weight: 1.0,
+            };
+            a.set_ik_goal(index, leg_l, Some(planted))?;
+            a.set_ik_goal(index, leg_r, Some(planted))?;
+            let looking = IkGoal {
+                target: IkTarget::LookAt,
+                weight: 1.0,
+            };
+            a.set_ik_goal(index, look, Some(looking))?;
+        }
         if matches!(workload, Workload::Locomotion2d | Workload::Layered) && i % 4 == 0 {
             // A long cross-fade from the locomotion blend to idle, running throughout the bench.
             a.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6)))?;
         }
+    }
+    if chains.is_some() {
+        a.set_look_at(glam::Vec3::new(0.0, 1.6, 4.0))?;
     }
     a.prepare(queue, 0.0);
     Ok(a)
@@ -774,9 +963,9 @@ fn check_config(config: &Config) -> Result<()> {
     Ok(())
 }
 
-/// Runs every configuration of `config` on `device`, reporting each as it starts through
-/// `progress`. A crowd size the device cannot hold (an animator limit error) is skipped with a
-/// note.
+/// Runs every configuration of `config` on `device`, reporting each step as it starts through
+/// `progress`, with how far the run is and an estimate of the time left. A crowd size the device
+/// cannot hold (an animator limit error) is skipped with a note.
 ///
 /// Errors: the device fails, or a configuration is empty.
 pub fn run(
@@ -786,135 +975,55 @@ pub fn run(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report> {
     check_config(config)?;
-    let device_name = device_name(device);
     let date = utc_date(std::time::SystemTime::now());
-    let threads = config
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-        .max(1);
-    let mut rows = Vec::new();
-    let mut notes = Vec::new();
-    for (&format, &workload) in config
-        .clip_formats
-        .iter()
-        .flat_map(|f| config.workloads.iter().map(move |w| (f, w)))
-    {
-        // Traffic, from the workload's first characters after one frame.
-        let mut reference = crowd(device, queue, TRAFFIC_SAMPLE, workload, format)?;
-        gpu_frame(device, queue, &mut reference)?;
-        let lists = reference.read_blend_lists(device, queue)?;
-        let lib = reference.library().clone();
-        let traffic_by_path: Vec<Traffic> = config
-            .paths
-            .iter()
-            .map(|&p| traffic(&lib, reference.instances(), &lists, p))
-            .collect();
-        drop(reference);
-        for &n in &config.counts {
-            let mut a = match crowd(device, queue, n, workload, format) {
-                Ok(a) => a,
-                Err(e @ Error::Limit { .. }) => {
-                    let note = format!(
-                        "skipped {} ({} clips) with {n} characters: {e}",
-                        workload.name(),
-                        format.name()
-                    );
-                    progress(&note);
-                    notes.push(note);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            for _ in 0..config.warmup.max(1) {
-                gpu_frame(device, queue, &mut a)?;
-            }
-            let joints: u32 = (0..a.page_count()).map(|p| a.page_joint_count(p)).sum();
-            for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
-                progress(&format!(
-                    "{} {} clips {} {n} characters ({} frames)",
-                    workload.name(),
-                    format.name(),
-                    path.name(),
-                    config.frames
-                ));
-                let mut row = Row {
-                    workload: workload.name().into(),
-                    clip_format: format.name().into(),
-                    path,
-                    characters: n,
-                    joints,
-                    pass_ms: None,
-                    gpu_ms: None,
-                    frame_ms: 0.0,
-                    cpu_encode_ms: None,
-                    dispatches: None,
-                    pages: None,
-                    upload_bytes: None,
-                    edit_upload_bytes: None,
-                    edit_encode_ms: None,
-                    readback_gpu_ms: None,
-                    readback_frame_ms: None,
-                    threads: 1,
-                    bytes_per_joint_per_character: t.per_character,
-                    bytes_per_joint_shared: t.shared,
-                    characters_per_ms: 0.0,
-                    device: device_name.clone(),
-                    date: date.clone(),
-                };
-                match path {
-                    PathKind::GpuFused if !a.fused_available() => {
-                        let note = format!(
-                            "no gpu-fused row for {} with {n} characters: the device lacks its limits",
-                            workload.name()
-                        );
-                        progress(&note);
-                        notes.push(note);
-                        continue;
-                    }
-                    PathKind::GpuFused => {
-                        a.set_fused(true)?;
-                        for _ in 0..config.warmup.max(1) {
-                            gpu_frame(device, queue, &mut a)?;
-                        }
-                        let g = measure_gpu(device, queue, &mut a, config.frames);
-                        let readback = readback_frames(device, queue, &mut a, config.frames);
-                        a.set_fused(false)?;
-                        row.set_gpu(g?, readback?);
-                    }
-                    PathKind::GpuStaged => {
-                        let g = measure_gpu(device, queue, &mut a, config.frames)?;
-                        row.set_gpu(g, readback_frames(device, queue, &mut a, config.frames)?);
-                    }
-                    PathKind::Cpu1 | PathKind::CpuAll => {
-                        let chunks = if path == PathKind::Cpu1 { 1 } else { threads };
-                        let mut cpu_crowd = CpuCrowd::from_gpu(device, queue, &a, chunks)?;
-                        for _ in 0..config.warmup {
-                            cpu_crowd.frame(&lib);
-                        }
-                        let per_frame: Vec<[f64; 4]> = (0..config.frames).map(|_| cpu_crowd.frame(&lib)).collect();
-                        row.threads = cpu_crowd.chunks() as u32;
-                        row.pass_ms = Some(stage_map(&per_frame));
-                        row.frame_ms = median(per_frame.iter().map(|p| p.iter().sum()).collect());
-                    }
-                }
-                row.characters_per_ms = f64::from(n) / row.headline_ms().max(1e-9);
-                rows.push(row);
-            }
-        }
-    }
-    let (skinning, morph) = compare_drawn(device, queue, config, progress)?;
+    let mut progress = Progress::new(plan_weight(device, config), progress);
+    let (rows, notes) = rows::measure_rows(device, queue, config, &date, &mut progress)?;
+    // The tables that time compute passes with timestamps before those that draw: after a render
+    // pass, lavapipe writes a compute pass's timestamps late (see `check`).
+    let mut formats = gpu::compare_all_formats(device, queue, config, &mut progress)?;
+    let mut paths = paths::compare_all_paths(device, queue, config, &mut progress)?;
+    check::against_rows(&rows, &mut formats, &mut paths);
+    let transitions = transitions::compare_all_transitions(device, queue, config, &mut progress)?;
+    let culling = culling::compare_all_culling(device, queue, config, &mut progress)?;
+    let (skinning, morph) = compare_drawn(device, queue, config, &mut progress)?;
+    let info = device.adapter_info();
     Ok(Report {
-        formats: gpu::compare_all_formats(device, queue, config, progress)?,
-        paths: paths::compare_all_paths(device, queue, config, progress)?,
-        transitions: transitions::compare_all_transitions(device, queue, config, progress)?,
-        culling: culling::compare_all_culling(device, queue, config, progress)?,
+        formats,
+        paths,
+        transitions,
+        culling,
         rows,
         notes,
         skinning,
         morph,
-        device: device_name,
+        device: device_name(device),
+        driver: format!("{} {}", info.driver, info.driver_info).trim().to_owned(),
+        cpu_adapter: is_cpu_adapter(device),
         date,
+        frames: config.frames,
     })
+}
+
+/// The weight of every step `config` asks of `device`, for the estimate of the time left
+/// ([`progress`]).
+fn plan_weight(device: &wgpu::Device, config: &Config) -> f64 {
+    use progress::{Kind, weight};
+    let ways = threads_to_run(device, config).len() as f64;
+    let (frames, sets) = (
+        config.frames,
+        (config.workloads.len() * config.clip_formats.len()) as f64,
+    );
+    let extra =
+        |kind: Kind, frames: u32| -> f64 { config.extra_counts().iter().map(|&n| weight(kind, n, frames)).sum() };
+    rows::weigh(config, ways as usize)
+        + 2.0 * sets * ways * extra(Kind::Paired, frames)
+        + extra(Kind::Transitions, frames + 30)
+        + config
+            .view_counts
+            .iter()
+            .map(|&n| weight(Kind::Culling, n, frames.min(10)))
+            .sum::<f64>()
+        + 2.0 * extra(Kind::Drawn, frames)
 }
 
 /// The comparisons of crowds animated and drawn in alternate frames that `config` asks for:
@@ -923,7 +1032,7 @@ fn compare_drawn(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     config: &Config,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut Progress,
 ) -> Result<(Vec<SkinningComparison>, Vec<MorphComparison>)> {
     let skinning = compare_each(
         device,
@@ -946,7 +1055,7 @@ fn compare_drawn(
     Ok((skinning, morph))
 }
 
-/// One comparison per count of `config` (`compare(device, queue, n, pairs, warmup)`, announced
+/// One comparison per count of [`Config::extra_counts`] (`compare(device, queue, n, pairs, warmup)`, announced
 /// as `what` with the count), when `enabled` and the run has the staged path; a count the device
 /// cannot hold (noted with the rows) is left out.
 fn compare_each<T>(
@@ -956,12 +1065,15 @@ fn compare_each<T>(
     enabled: bool,
     what: &str,
     compare: fn(&wgpu::Device, &wgpu::Queue, u32, u32, u32) -> Result<T>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut Progress,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
     if enabled && config.paths.contains(&PathKind::GpuStaged) {
-        for &n in &config.counts {
-            progress(&format!("{what}, {n} characters ({} pairs)", config.frames));
+        for n in config.extra_counts() {
+            progress.step(
+                &format!("{what}, {n} characters ({} pairs)", config.frames),
+                progress::weight(progress::Kind::Drawn, n, config.frames),
+            );
             match compare(device, queue, n, config.frames, config.warmup.max(1)) {
                 Ok(c) => out.push(c),
                 Err(Error::Limit { .. }) => {}

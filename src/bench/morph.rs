@@ -14,7 +14,7 @@
 //! draw time to be worth having.
 
 use super::skinning::{Timing, alternate_frames};
-use super::{Workload, crowd_with, median};
+use super::{Check, CrowdOptions, Workload, crowd_with, median};
 use crate::error::{Error, Result};
 use crate::gpu::{GpuMorphTargets, SkinBinding, Skinning};
 use crate::offline::compress::ClipFormat;
@@ -86,6 +86,9 @@ pub struct MorphComparison {
     /// Bytes read per entry whose target weighs something: the position delta and target (16),
     /// the weight (4), the normal delta (16).
     pub bytes_per_entry: u32,
+    /// The times' signs ([`Check`]).
+    #[serde(default)]
+    pub check: Check,
 }
 
 /// Times `n` characters with and without morph targets in alternate frames, `pairs` pairs after
@@ -101,14 +104,18 @@ pub fn compare_morph(
 ) -> Result<MorphComparison> {
     let mut crowds = Vec::with_capacity(2);
     for morph in [false, true] {
+        let options = CrowdOptions {
+            skinning: Skinning::Linear,
+            morph,
+            threads: crate::gpu::CharacterThreads::Auto,
+        };
         crowds.push(crowd_with(
             device,
             queue,
             n,
             Workload::SingleClip,
             ClipFormat::Raw,
-            Skinning::Linear,
-            morph,
+            options,
         )?);
     }
     let skeleton = mannequin::skeleton();
@@ -125,6 +132,11 @@ pub fn compare_morph(
     let entries = set.entry_count() as u32;
     let targets = GpuMorphTargets::new(device, &set)?;
     let compute_pass_ms = time_morph_pass(device, queue, &crowds[1], &mesh, &targets, pairs, warmup)?;
+    let ns_per_entry = (morph_draw_ms - plain_draw_ms) * 1e6 / (f64::from(n) * f64::from(entries.max(1)));
+    let mut check = Check::default();
+    check.positive("the plain draw, ms", plain_draw_ms);
+    check.positive("the compute pass, ms", compute_pass_ms);
+    check.non_negative("ns per entry", ns_per_entry);
     Ok(MorphComparison {
         characters: n,
         vertices: mesh.positions.len() as u32,
@@ -137,9 +149,10 @@ pub fn compare_morph(
         morph_frame_ms: column(1, |m| m.frame),
         ratio: median(ratios),
         compute_pass_ms,
-        ns_per_entry: (morph_draw_ms - plain_draw_ms) * 1e6 / (f64::from(n) * f64::from(entries.max(1))),
+        ns_per_entry,
         bytes_per_vertex: 16,
         bytes_per_entry: 16 + 4 + 16,
+        check,
     })
 }
 
@@ -275,12 +288,12 @@ pub fn morph_table(rows: &[MorphComparison]) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "| characters | vertices each | targets | moved vertices (entries) each | pairs | draw ms plain / morph | frame ms plain / morph | morph ÷ plain frame (median of pairs) | ns per entry | B read per vertex / entry | compute pass instead, ms |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| characters | vertices each | targets | moved vertices (entries) each | pairs | draw ms plain / morph | frame ms plain / morph | morph ÷ plain frame (median of pairs) | ns per entry | B read per vertex / entry | compute pass instead, ms | check |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {:.2} | {} / {} | {:.3} |\n",
+            "| {} | {} | {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {:.2} | {} / {} | {:.3} | {} |\n",
             c.characters,
             c.vertices,
             c.targets,
@@ -294,7 +307,8 @@ pub fn morph_table(rows: &[MorphComparison]) -> String {
             c.ns_per_entry,
             c.bytes_per_vertex,
             c.bytes_per_entry,
-            c.compute_pass_ms
+            c.compute_pass_ms,
+            c.check.cell()
         );
     }
     s

@@ -12,6 +12,10 @@ pub struct PathComparison {
     pub workload: String,
     /// [`ClipFormat::name`].
     pub clip_format: String,
+    /// The threads per character the crowd ran ([`CharacterThreads::name`], decided; the fused
+    /// pass may run another: [`crate::Animator::fused_character_threads`]).
+    #[serde(default = "super::auto_threads")]
+    pub character_threads: String,
     /// Characters in the crowd.
     pub characters: u32,
     /// Pairs of frames measured.
@@ -22,9 +26,12 @@ pub struct PathComparison {
     pub fused_ms: f64,
     /// Median over the pairs of fused ÷ staged.
     pub ratio: f64,
+    /// The times against a second clock and the rows ([`Check`]).
+    #[serde(default)]
+    pub check: Check,
 }
 
-/// Times `workload` with `n` characters and `format` clips on the fused and the staged path in
+/// Times a set's crowd with `format` clips on the fused and the staged path in
 /// alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries or
 /// where the device cannot run the fused path.
 ///
@@ -32,13 +39,16 @@ pub struct PathComparison {
 pub fn compare_paths(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
-    workload: Workload,
+    PairedSet {
+        workload,
+        characters: n,
+        threads,
+    }: PairedSet,
     format: ClipFormat,
-    n: u32,
     pairs: u32,
     warmup: u32,
 ) -> Result<Option<PathComparison>> {
-    let mut a = crowd(device, queue, n, workload, format)?;
+    let mut a = crowd_threads(device, queue, n, workload, format, threads)?;
     if !a.fused_available() {
         return Ok(None);
     }
@@ -51,17 +61,22 @@ pub fn compare_paths(
             None => return Ok(None),
         }
     }
-    let mut gpu_ms = [Vec::new(), Vec::new()];
+    let (mut gpu_ms, mut frames) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
     for frame in 0..warmup + pairs {
         for (k, timer) in timers.iter().enumerate() {
             a.set_fused(k == 1)?;
-            let ms: f64 = gpu::timed_frame_ms(device, queue, &mut a, timer)?.iter().sum();
+            let (_, time) = gpu::timed_frame(device, queue, &mut a, timer)?;
             if frame >= warmup {
-                gpu_ms[k].push(ms);
+                gpu_ms[k].push(time.gpu_ms);
+                frames[k].push(time);
             }
         }
     }
     a.set_fused(false)?;
+    let cpu = check::is_cpu_adapter(device);
+    let mut check = Check::default();
+    check.frames("the staged frame", &frames[0], cpu);
+    check.frames("the fused frame", &frames[1], cpu);
     let ratios = gpu_ms[0]
         .iter()
         .zip(&gpu_ms[1])
@@ -71,21 +86,24 @@ pub fn compare_paths(
     Ok(Some(PathComparison {
         workload: workload.name().into(),
         clip_format: format.name().into(),
+        character_threads: a.character_threads().name().into(),
         characters: n,
         pairs,
         staged_ms: median(staged),
         fused_ms: median(fused),
         ratio: median(ratios),
+        check,
     }))
 }
 
-/// The path comparisons of `config` ([`compare_paths`]): every workload, clip format and count,
+/// The path comparisons of `config` ([`compare_paths`]): every workload, clip format, count of
+/// [`Config::extra_counts`] and way of running a character ([`threads_to_run`]),
 /// when it has both GPU paths, on a device with timestamp queries; none otherwise.
 pub(super) fn compare_all_paths(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     config: &Config,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut Progress,
 ) -> Result<Vec<PathComparison>> {
     let mut out = Vec::new();
     if !(config.paths.contains(&PathKind::GpuStaged)
@@ -95,21 +113,24 @@ pub(super) fn compare_all_paths(
         return Ok(out);
     }
     for &format in &config.clip_formats {
-        for &workload in &config.workloads {
-            for &n in &config.counts {
-                progress(&format!(
-                    "{} {} clips fused and staged in alternate frames, {n} characters ({} pairs)",
-                    workload.name(),
+        for set in gpu::paired_sets(device, config) {
+            progress.step(
+                &format!(
+                    "{} {} clips fused and staged in alternate frames, {} characters, {} ({} pairs)",
+                    set.workload.name(),
                     format.name(),
+                    set.characters,
+                    set.threads.describe(),
                     config.frames
-                ));
-                match compare_paths(device, queue, workload, format, n, config.frames, config.warmup.max(1)) {
-                    Ok(Some(c)) => out.push(c),
-                    Ok(None) => {}
-                    // A count the device cannot hold was noted with the rows.
-                    Err(Error::Limit { .. }) => {}
-                    Err(e) => return Err(e),
-                }
+                ),
+                progress::weight(progress::Kind::Paired, set.characters, config.frames),
+            );
+            match compare_paths(device, queue, set, format, config.frames, config.warmup.max(1)) {
+                Ok(Some(c)) => out.push(c),
+                Ok(None) => {}
+                // A count the device cannot hold was noted with the rows.
+                Err(Error::Limit { .. }) => {}
+                Err(e) => return Err(e),
             }
         }
     }
@@ -123,13 +144,21 @@ pub fn paths_table(paths: &[PathComparison]) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "| workload | clips | characters | pairs | staged GPU ms | fused GPU ms | fused ÷ staged (median of pairs) |\n\
-         |---|---|---:|---:|---:|---:|---:|\n",
+        "| workload | clips | run as | characters | pairs | staged GPU ms | fused GPU ms | fused ÷ staged (median of pairs) | check |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---|\n",
     );
     for c in paths {
         s += &format!(
-            "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |\n",
-            c.workload, c.clip_format, c.characters, c.pairs, c.staged_ms, c.fused_ms, c.ratio
+            "| {} | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {} |\n",
+            c.workload,
+            c.clip_format,
+            super::table::threads_described(&c.character_threads),
+            c.characters,
+            c.pairs,
+            c.staged_ms,
+            c.fused_ms,
+            c.ratio,
+            c.check.cell()
         );
     }
     s

@@ -8,7 +8,7 @@
 //! (where the vertex shader skins). The frame is the animation and the draw; the ratio is the
 //! median of each pair's. On a GPU the wall clock adds the submission's latency to each part.
 
-use super::{DT, Workload, crowd_skinned, median};
+use super::{Check, DT, Workload, crowd_skinned, median};
 use crate::error::{Error, Result};
 use crate::gpu::{Camera, OffscreenTarget, SkinnedRenderer, Skinning, scene_pass};
 use crate::math::{Affine, DualQuat};
@@ -54,6 +54,9 @@ pub struct SkinningComparison {
     /// Bytes the vertex shader reads per influence with dual quaternions: a `DualQuat` (64), or
     /// its rotation and translation (32) for a library without scale (`SkinBinding::rigid`).
     pub dual_bytes_per_influence: u32,
+    /// The times' signs ([`Check`]).
+    #[serde(default)]
+    pub check: Check,
 }
 
 /// Where character `i` of `n` stands: a square grid 1.5 m apart, centred on the origin.
@@ -100,6 +103,11 @@ pub fn compare_skinning(
     // The vertex shader reads a whole `DualQuat` per influence, or its rigid half (real and dual,
     // 32 bytes) where the library has no scale.
     let read = if crowds[1].library().has_scale() { dual } else { 2 * 16 };
+    let mut check = Check::default();
+    for (k, way) in ["linear", "dual-quaternion"].into_iter().enumerate() {
+        check.positive(&format!("the {way} palette pass, ms"), column(k, |m| m.palette));
+        check.positive(&format!("the {way} draw, ms"), column(k, |m| m.draw));
+    }
     Ok(SkinningComparison {
         characters: n,
         vertices: mesh.positions.len() as u32,
@@ -115,6 +123,7 @@ pub fn compare_skinning(
         dual_palette_bytes_per_joint: affine + dual,
         linear_bytes_per_influence: affine,
         dual_bytes_per_influence: read,
+        check,
     })
 }
 
@@ -222,12 +231,12 @@ pub fn skinning_table(rows: &[SkinningComparison]) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "| characters | vertices each | pairs | palette pass ms LBS / DQS | draw ms LBS / DQS | frame ms LBS / DQS | DQS ÷ LBS frame (median of pairs) | palette B written per joint LBS / DQS | B read per influence LBS / DQS |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| characters | vertices each | pairs | palette pass ms LBS / DQS | draw ms LBS / DQS | frame ms LBS / DQS | DQS ÷ LBS frame (median of pairs) | palette B written per joint LBS / DQS | B read per influence LBS / DQS | check |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {} / {} | {} / {} |\n",
+            "| {} | {} | {} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {} / {} | {} / {} | {} |\n",
             c.characters,
             c.vertices,
             c.pairs,
@@ -241,7 +250,8 @@ pub fn skinning_table(rows: &[SkinningComparison]) -> String {
             c.linear_palette_bytes_per_joint,
             c.dual_palette_bytes_per_joint,
             c.linear_bytes_per_influence,
-            c.dual_bytes_per_influence
+            c.dual_bytes_per_influence,
+            c.check.cell()
         );
     }
     s

@@ -9,16 +9,28 @@ pub fn formats_table(formats: &[FormatComparison]) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "| workload | characters | pairs | raw sample ms | compressed sample ms | compressed ÷ raw (median of pairs) |\n\
-         |---|---:|---:|---:|---:|---:|\n",
+        "| workload | run as | characters | pairs | raw sample ms | compressed sample ms | compressed ÷ raw (median of pairs) | check |\n\
+         |---|---|---:|---:|---:|---:|---:|---|\n",
     );
     for c in formats {
         s += &format!(
-            "| {} | {} | {} | {:.3} | {:.3} | {:.3} |\n",
-            c.workload, c.characters, c.pairs, c.raw_sample_ms, c.compressed_sample_ms, c.ratio
+            "| {} | {} | {} | {} | {:.3} | {:.3} | {:.3} | {} |\n",
+            c.workload,
+            threads_described(&c.character_threads),
+            c.characters,
+            c.pairs,
+            c.raw_sample_ms,
+            c.compressed_sample_ms,
+            c.ratio,
+            c.check.cell()
         );
     }
     s
+}
+
+/// [`CharacterThreads::describe`] of a row's `character_threads`, or the name as it is.
+pub(super) fn threads_described(name: &str) -> String {
+    CharacterThreads::from_name(name).map_or_else(|| name.to_owned(), |t| t.describe().to_owned())
 }
 
 fn ms(v: Option<f64>) -> String {
@@ -38,24 +50,27 @@ pub const PER_CHARACTER_TARGET: f64 = 52.0;
 #[must_use]
 pub fn markdown_table(rows: &[Row]) -> String {
     let mut s = format!(
-        "| workload | clips | path | characters | clock ms | sample ms | local_to_model ms | palette ms | GPU ms | frame ms | GPU ms, frame ms with read-back | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| workload | clips | path | characters | clock ms | sample ms | local_to_model ms | ik ms | palette ms | GPU ms | frame ms | GPU ms, frame ms with read-back | CPU encode ms | dispatches per page × pages | upload B (1 % edited) | encode ms (1 % edited) | B/joint per-character + shared | per-character vs {PER_CHARACTER_TARGET} | characters/ms | check |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for r in rows {
         let pass = |name: &str| ms(r.pass_ms.as_ref().and_then(|p| p.get(name).copied()));
         let path = if r.path == PathKind::CpuAll {
             format!("{} ({} threads)", r.path.name(), r.threads)
+        } else if r.path.is_gpu() {
+            format!("{}, {}", r.path.name(), threads_described(&r.character_threads))
         } else {
             r.path.name().to_string()
         };
         s += &format!(
-            "| {} | {} | {path} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} |\n",
+            "| {} | {} | {path} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {:.1} + {:.1} | {:+.1} | {:.1} | {} |\n",
             r.workload,
             r.clip_format,
             r.characters,
             pass("clock"),
             pass("sample"),
             pass("local_to_model"),
+            pass("ik"),
             pass("palette"),
             ms(r.gpu_ms),
             r.frame_ms,
@@ -77,7 +92,78 @@ pub fn markdown_table(rows: &[Row]) -> String {
             r.bytes_per_joint_shared,
             r.bytes_per_joint_per_character - PER_CHARACTER_TARGET,
             r.characters_per_ms,
+            r.check.cell(),
         );
+    }
+    s
+}
+
+/// The whole report as Markdown: a line on what was measured, every table that has rows under a
+/// sentence saying what it compares, the notes, and what failed its check (or that nothing did).
+#[must_use]
+pub fn markdown_report(report: &Report) -> String {
+    let mut s = format!(
+        "One animation frame, medians of {} frames; device: {}{}; {}\n\n",
+        report.frames,
+        report.device,
+        if report.cpu_adapter {
+            " (a CPU adapter: its GPU paths run as a thread and as a SIMD group per character)"
+        } else {
+            ""
+        },
+        report.date
+    );
+    s += &markdown_table(&report.rows);
+    let sections: [(&str, String); 6] = [
+        (
+            "The sample pass, raw and compressed clips in alternate frames:",
+            formats_table(&report.formats),
+        ),
+        (
+            "The fused and the staged path on one crowd in alternate frames:",
+            paths_table(&report.paths),
+        ),
+        (
+            "Linear (LBS) and dual-quaternion (DQS) skinning of one single-clip crowd, animated and drawn in alternate frames:",
+            skinning_table(&report.skinning),
+        ),
+        (
+            "Morph targets (the morph workload): one single-clip crowd with and without, animated and drawn in alternate frames:",
+            morph_table(&report.morph),
+        ),
+        (
+            "The sample pass with a quarter of a locomotion-2d crowd cross-fading, inertializing, or none transitioning, crowd after crowd frame by frame:",
+            if report.transitions.is_empty() {
+                String::new()
+            } else {
+                transitions_table(&report.transitions)
+            },
+        ),
+        (
+            "The crowd-view workload: a camera framing a tenth of a field of walking mannequins; every pass of a frame, all evaluated against culled (and a tenth as many characters, all evaluated), culled with update-rate LOD, and with vertex animation textures (the draws not timed), in turn frame by frame:",
+            if report.culling.is_empty() {
+                String::new()
+            } else {
+                culling_table(&report.culling)
+            },
+        ),
+    ];
+    for (title, table) in sections {
+        if !table.is_empty() {
+            s += &format!("\n{title}\n\n{table}");
+        }
+    }
+    for note in &report.notes {
+        s += &format!("\nnote: {note}\n");
+    }
+    let failures = report.failures();
+    if failures.is_empty() {
+        s += "\nEvery table passed its checks (timestamps against each frame's wait and the rows, signs).\n";
+    } else {
+        s += &format!("\n{} rows FAILED their checks:\n\n", failures.len());
+        for f in failures {
+            s += &format!("- {f}\n");
+        }
     }
     s
 }

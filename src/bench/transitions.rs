@@ -17,7 +17,7 @@
 //! is not lavapipe's, whose cost per character in this pass barely depends on the samples.
 
 use super::gpu::sample_pass_ms;
-use super::{Config, DT, PathKind, median};
+use super::{Check, Config, DT, PathKind, median};
 use crate::error::{Error, Result};
 use crate::gpu::{PassTimer, Transition};
 use crate::offline::compress::ClipFormat;
@@ -56,6 +56,9 @@ pub struct TransitionComparison {
     pub mirror_us: [f64; 2],
     /// `mirror_us[1] ÷ mirror_us[0]`.
     pub mirror_ratio: f64,
+    /// The times against a second clock and their signs ([`Check`]).
+    #[serde(default)]
+    pub check: Check,
 }
 
 /// Runs of the CPU mirror's `sample` stage per crowd.
@@ -237,15 +240,16 @@ pub fn compare_transitions(
         }
     }
     let transitions = crowd_transitions();
-    let mut sample_ms = vec![Vec::new(); CROWDS];
+    let (mut sample_ms, mut times) = (vec![Vec::new(); CROWDS], vec![Vec::new(); CROWDS]);
     // Warmed up until every transitioning character has started its first transition.
     let warmup = warmup.max(PERIOD);
     for frame in 0..warmup + frames {
         for (k, ((a, states), timer)) in crowds.iter_mut().zip(&timers).enumerate() {
             start_transitions(a, states, n, frame, transitions[k])?;
-            let ms = sample_pass_ms(device, queue, a, timer)?;
+            let (ms, time) = sample_pass_ms(device, queue, a, timer)?;
             if frame >= warmup {
                 sample_ms[k].push(ms);
+                times[k].push(time);
             }
         }
     }
@@ -259,6 +263,20 @@ pub fn compare_transitions(
     let on_page = crowds[0].0.page_instances(0).len() as u32;
     let [mq, mc, mi] = mirror_sample_ms;
     let mirror_us = [share(mq, mc, on_page) * 1e3, share(mq, mi, on_page) * 1e3];
+    let mut check = Check::default();
+    let cpu = super::check::is_cpu_adapter(device);
+    for (k, what) in ["quiet", "cross-fading", "inertializing"].into_iter().enumerate() {
+        check.frames(&format!("the {what} crowd's frame"), &times[k], cpu);
+        check.positive(
+            &format!("the {what} crowd's sample pass, ms"),
+            [quiet, cross_fade, inertialized][k],
+        );
+        check.positive(&format!("the mirror's {what} sample, ms"), mirror_sample_ms[k]);
+    }
+    check.positive("µs per cross-fading character", cross_fade_us);
+    check.non_negative("µs per inertializing character", inertialized_us);
+    check.positive("the mirror's µs per cross-fading character", mirror_us[0]);
+    check.non_negative("the mirror's µs per inertializing character", mirror_us[1]);
     Ok(Some(TransitionComparison {
         characters: n,
         transitioning,
@@ -273,6 +291,7 @@ pub fn compare_transitions(
         mirror_sample_ms,
         mirror_us,
         mirror_ratio: mirror_us[1] / mirror_us[0].max(1e-12),
+        check,
     }))
 }
 
@@ -283,21 +302,26 @@ fn share(quiet: f64, crowd: f64, n: u32) -> f64 {
     quiet / f64::from(n.max(1)) + (crowd - quiet) / f64::from(n.div_ceil(4).max(1))
 }
 
-/// The transition comparisons of `config` ([`compare_transitions`]): with the staged path, on a
+/// The transition comparisons of `config` ([`compare_transitions`]) at its
+/// [`Config::extra_counts`]: with the staged path, on a
 /// device with timestamp queries; none otherwise.
 pub(super) fn compare_all_transitions(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
     config: &Config,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut super::Progress,
 ) -> Result<Vec<TransitionComparison>> {
+    use super::progress::{Kind, weight};
     let mut out = Vec::new();
     if config.transitions && config.paths.contains(&PathKind::GpuStaged) {
-        for &n in &config.counts {
-            progress(&format!(
-                "cross-fades and inertialized transitions, {n} characters ({} frames each)",
-                config.frames
-            ));
+        for n in config.extra_counts() {
+            progress.step(
+                &format!(
+                    "cross-fades and inertialized transitions, {n} characters ({} frames each)",
+                    config.frames
+                ),
+                weight(Kind::Transitions, n, config.frames + PERIOD),
+            );
             match compare_transitions(device, queue, n, config.frames, config.warmup.max(1)) {
                 Ok(Some(c)) => out.push(c),
                 Ok(None) => break,
@@ -317,12 +341,12 @@ pub fn transitions_table(rows: &[TransitionComparison]) -> String {
         "| characters | transitioning | quiet sample ms | cross-fading sample ms | inertializing sample ms | \
          µs per cross-fading character | µs per inertializing character | inertialized ÷ cross-fade | \
          mirror sample ms (quiet, cross-fading, inertializing) | mirror µs per character (cross-fading, \
-         inertializing) | mirror inertialized ÷ cross-fade |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|\n",
+         inertializing) | mirror inertialized ÷ cross-fade | check |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|\n",
     );
     for c in rows {
         s += &format!(
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3}, {:.3}, {:.3} | {:.3}, {:.3} | {:.2} |\n",
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} | {:.3}, {:.3}, {:.3} | {:.3}, {:.3} | {:.2} | {} |\n",
             c.characters,
             c.transitioning,
             c.quiet_sample_ms,
@@ -336,7 +360,8 @@ pub fn transitions_table(rows: &[TransitionComparison]) -> String {
             c.mirror_sample_ms[2],
             c.mirror_us[0],
             c.mirror_us[1],
-            c.mirror_ratio
+            c.mirror_ratio,
+            c.check.cell()
         );
     }
     s

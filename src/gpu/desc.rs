@@ -411,6 +411,47 @@ impl CharacterThreads {
             _ => 1,
         }
     }
+
+    /// `auto`, `wide`, `narrow` or `one`: the name tools print and parse.
+    ///
+    /// ```
+    /// use wgpu_anim::gpu::CharacterThreads;
+    /// for t in [CharacterThreads::Auto, CharacterThreads::Wide, CharacterThreads::Narrow, CharacterThreads::One] {
+    ///     assert_eq!(CharacterThreads::from_name(t.name()), Some(t));
+    /// }
+    /// assert_eq!(CharacterThreads::from_name("many"), None);
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Wide => "wide",
+            Self::Narrow => "narrow",
+            Self::One => "one",
+        }
+    }
+
+    /// The variant named `name` ([`CharacterThreads::name`]).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Auto, Self::Wide, Self::Narrow, Self::One]
+            .into_iter()
+            .find(|t| t.name() == name)
+    }
+
+    /// What the variant is, in words: `a workgroup per character` ([`CharacterThreads::Wide`],
+    /// what a GPU runs), `a SIMD group per character` ([`CharacterThreads::Narrow`]: on a CPU
+    /// adapter the nearest to a GPU's way), `a thread per character` ([`CharacterThreads::One`],
+    /// a CPU adapter's default, which no GPU runs), `decided by the adapter`.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Auto => "decided by the adapter",
+            Self::Wide => "a workgroup per character",
+            Self::Narrow => "a SIMD group per character",
+            Self::One => "a thread per character",
+        }
+    }
 }
 
 /// How the fused pass ([`crate::Animator::set_fused`]) walks a character's hierarchy, parents

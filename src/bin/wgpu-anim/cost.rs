@@ -7,6 +7,7 @@ use std::time::Instant;
 use wgpu_anim::bench::cost::{self, CostRow, Section};
 use wgpu_anim::bench::encode_cost::{self, EncodeSection};
 use wgpu_anim::bench::{self, Workload, device_name, utc_date};
+use wgpu_anim::gpu::CharacterThreads;
 use wgpu_anim::offline::compress::ClipFormat;
 
 pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
@@ -52,6 +53,11 @@ pub(crate) fn cost(a: &CostArgs) -> Result<(), String> {
         a.characters,
         a.repeats
     );
+    if rows.iter().any(|r| r.pass.contains(", ")) {
+        outln!(
+            "`gpu <pass>` is the adapter's own way of running a character (on a CPU adapter a thread per character, which no GPU runs); `gpu <pass>, narrow` a SIMD group per character, nearer to a GPU's way."
+        );
+    }
     outln!();
     out!("{}", cost::cost_table(&rows));
     if let (Some(baseline), Some(path)) = (&baseline, &a.baseline) {
@@ -151,16 +157,37 @@ fn inner(a: &CostArgs) -> Result<(), String> {
         return Err("--inner takes one workload and one clip format".into());
     };
     let (device, queue) = wgpu_anim::gpu::headless_device().map_err(|e| e.to_string())?;
-    let sections =
-        cost::run_sections(&device, &queue, a.characters, workload, format, a.repeats).map_err(|e| e.to_string())?;
+    let sections = cost::run_sections(
+        &device,
+        &queue,
+        a.characters,
+        workload,
+        format,
+        a.repeats,
+        &also(a, &device),
+    )
+    .map_err(|e| e.to_string())?;
     outln!("{}", serde_json::to_string(&sections).map_err(|e| e.to_string())?);
     Ok(())
+}
+
+/// The ways of running a character counted besides the adapter's default: --character-threads,
+/// else a SIMD group per character on a CPU adapter (whose default, a thread per character, no
+/// GPU runs) and none on a GPU.
+fn also(a: &CostArgs, device: &wgpu::Device) -> Vec<CharacterThreads> {
+    a.character_threads.clone().unwrap_or_else(|| {
+        if bench::is_cpu_adapter(device) {
+            vec![CharacterThreads::Narrow]
+        } else {
+            Vec::new()
+        }
+    })
 }
 
 /// Runs this program's sections for `workload` and `format` under callgrind and reads its dumps.
 fn run_one(a: &CostArgs, exe: &Path, workload: Workload, format: ClipFormat) -> Result<Vec<CostRow>, String> {
     let what = format!("{} {}", workload.name(), format.name());
-    let args = [
+    let mut args = vec![
         "--workloads".to_owned(),
         workload.name().to_owned(),
         "--clip-format".to_owned(),
@@ -168,6 +195,10 @@ fn run_one(a: &CostArgs, exe: &Path, workload: Workload, format: ClipFormat) -> 
         format!("--characters={}", a.characters),
         format!("--repeats={}", a.repeats),
     ];
+    if let Some(threads) = &a.character_threads {
+        let names: Vec<_> = threads.iter().map(|t| t.name()).collect();
+        args.push(format!("--character-threads={}", names.join(",")));
+    }
     let (output, out_file, dir) = under_callgrind(a, exe, &what.replace(' ', "-"), &args, false)?;
     let rows = (|| {
         let sections: Vec<Section> = sections_of(&output, &what)?;

@@ -4,7 +4,8 @@ use clap::error::ErrorKind;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use wgpu_anim::bench::{Config, PathKind, Workload};
+use wgpu_anim::bench::{PathKind, Workload};
+use wgpu_anim::gpu::CharacterThreads;
 use wgpu_anim::offline::compress::ClipFormat;
 use wgpu_anim::offline::gltf_import::{self, ClipSource, Imported};
 
@@ -93,6 +94,11 @@ enum Command {
     /// clip formats and gpu-staged, a second table times the sample pass of raw and compressed
     /// clips in alternate frames (a slow spell of a shared machine falls on both); with
     /// gpu-fused and gpu-staged, another times the two paths on one crowd in alternate frames.
+    /// Those and the skinning, morph and transition tables run at the smallest count unless
+    /// --extras-at-every-count. Every table checks its figures against a second clock and the
+    /// rows, and marks a row that fails as FAILED with the reason. On a CPU adapter the GPU paths
+    /// run twice: a thread per character (its default, which no GPU runs) and a SIMD group per
+    /// character. --quick: minutes on a software adapter; --report DIR: a dated results file.
     Bench(BenchArgs),
     /// Counts each pass's instructions per joint-sample with callgrind, GPU and CPU mirror.
     ///
@@ -294,14 +300,14 @@ struct RenderArgs {
 /// `wgpu-anim bench`'s arguments.
 #[derive(Args)]
 struct BenchArgs {
-    /// Crowd sizes, comma-separated.
-    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count, default_value = "1000,4000,16000,64000")]
-    characters: Vec<u32>,
-    /// Measured frames per configuration (medians are reported).
-    #[arg(long, value_name = "N", default_value_t = Config::default().frames, value_parser = positive::<u32>)]
-    frames: u32,
+    /// Crowd sizes, comma-separated [default: 1000,4000,16000,64000; with --quick 1000,8000].
+    #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count)]
+    characters: Option<Vec<u32>>,
+    /// Measured frames per configuration (medians are reported) [default: 30; with --quick 5].
+    #[arg(long, value_name = "N", value_parser = positive::<u32>)]
+    frames: Option<u32>,
     /// Workloads, comma-separated.
-    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered,morph")]
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered,morph,ik")]
     workloads: Vec<Workload>,
     /// Paths, comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_path, default_value = "gpu-fused,gpu-staged,cpu-1,cpu-all")]
@@ -312,23 +318,40 @@ struct BenchArgs {
     /// Threads of cpu-all [default: every core].
     #[arg(long, value_name = "N", value_parser = positive::<usize>)]
     threads: Option<usize>,
+    /// Threads per character on the GPU paths, comma-separated: one (a thread per character),
+    /// narrow (a SIMD group), wide (a workgroup of 64), auto [default: one,narrow on a CPU
+    /// adapter, auto on a GPU].
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_character_threads)]
+    character_threads: Vec<CharacterThreads>,
+    /// Run the paired tables (formats, paths, skinning, morph, transitions) at every count, not
+    /// only the smallest.
+    #[arg(long)]
+    extras_at_every_count: bool,
     /// Skip the comparison of linear and dual-quaternion skinning (animated and drawn, in
-    /// alternate frames) that runs at each count with the gpu-staged path.
+    /// alternate frames).
     #[arg(long)]
     no_skinning: bool,
     /// Skip the comparison of a crowd with and without morph targets (animated and drawn, in
-    /// alternate frames) that runs at each count with the gpu-staged path.
+    /// alternate frames).
     #[arg(long)]
     no_morph: bool,
     /// Skip the comparison of cross-fades and inertialized transitions (the sample pass, a
-    /// quarter of the crowd transitioning) that runs at each count with the gpu-staged path.
+    /// quarter of the crowd transitioning).
     #[arg(long)]
     no_transitions: bool,
     /// Sizes of the crowd-view workload: a camera that sees a tenth of the field, the frame
     /// culled against every character evaluated (and a tenth as many, all evaluated), at most 10
-    /// frames each; `--view-characters 0` skips it.
-    #[arg(long, value_delimiter = ',', default_values_t = [1_000u32, 16_000, 128_000])]
-    view_characters: Vec<u32>,
+    /// frames each; `--view-characters 0` skips it [default: 1000,16000,128000].
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
+    view_characters: Option<Vec<u32>>,
+    /// A run that finishes in minutes on a software adapter and still fills every table: 1,000
+    /// and 8,000 characters, 5 frames (explicit --characters, --frames, --view-characters win).
+    #[arg(long)]
+    quick: bool,
+    /// Write a dated results file to DIR (the tables with their checks, device, driver, commit
+    /// and command), the whole report as JSON and the plot beside it.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
     /// Write the rows as a JSON array to PATH.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -374,6 +397,12 @@ struct CostArgs {
     /// With --encode: the crowd-view field's sizes, comma-separated.
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count, default_value = "1000,16000,128000")]
     view_characters: Vec<u32>,
+    /// Count the GPU passes also on the crowd run with these threads per character,
+    /// comma-separated (one, narrow, wide), sections `gpu <stage>, <threads>` [default: narrow on
+    /// a CPU adapter, whose own default is one: a SIMD group per character is nearer to what a
+    /// GPU runs; none on a GPU].
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_character_threads)]
+    character_threads: Option<Vec<CharacterThreads>>,
     /// Run the sections of one workload and clip format in this process and print them as JSON
     /// (what the command runs under valgrind).
     #[arg(long, hide = true)]
@@ -447,6 +476,11 @@ fn parse_workload(v: &str) -> Result<Workload, String> {
 
 fn parse_clip_format(v: &str) -> Result<ClipFormat, String> {
     ClipFormat::from_name(v.trim()).ok_or_else(|| format!("'{v}' is not a clip format (raw, compressed)"))
+}
+
+fn parse_character_threads(v: &str) -> Result<CharacterThreads, String> {
+    CharacterThreads::from_name(v.trim())
+        .ok_or_else(|| format!("'{v}' is not a number of threads per character (one, narrow, wide, auto)"))
 }
 
 fn parse_path(v: &str) -> Result<PathKind, String> {
@@ -597,6 +631,7 @@ fn find_animation(imp: &Imported, file: &str, clip: &str) -> Result<usize, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wgpu_anim::bench::Config;
 
     #[test]
     fn command_line_is_consistent() {
@@ -609,10 +644,18 @@ mod tests {
             panic!("bench parses as bench");
         };
         let d = Config::default();
-        assert_eq!(a.characters, d.counts);
-        assert_eq!(a.frames, d.frames);
-        assert_eq!(a.workloads, d.workloads);
-        assert_eq!(a.paths, d.paths);
-        assert_eq!(a.threads, d.threads);
+        let c = bench::config_of(&a);
+        assert_eq!(c.counts, d.counts);
+        assert_eq!(c.frames, d.frames);
+        assert_eq!(c.view_counts, d.view_counts);
+        assert_eq!(c.workloads, d.workloads);
+        assert_eq!(c.paths, d.paths);
+        assert_eq!(c.threads, d.threads);
+        assert_eq!(c.character_threads, d.character_threads);
+        let Command::Bench(a) = Cli::parse_from(["wgpu-anim", "bench", "--quick", "--frames", "7"]).command else {
+            panic!("bench parses as bench");
+        };
+        let (c, q) = (bench::config_of(&a), Config::quick());
+        assert_eq!((c.counts, c.frames, c.view_counts), (q.counts, 7, q.view_counts));
     }
 }

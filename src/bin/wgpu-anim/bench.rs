@@ -4,10 +4,14 @@ use crate::BenchArgs;
 use std::path::Path;
 use wgpu_anim::bench::{self, Config, Report};
 
-/// The bench's configuration from the command line: [`Config::quick`] or [`Config::default`]
-/// under the options given.
+/// The bench's configuration from the command line: [`Config::quick`], [`Config::report`] (with
+/// --report) or [`Config::default`] under the options given.
 pub(crate) fn config_of(a: &BenchArgs) -> Config {
-    let base = if a.quick { Config::quick() } else { Config::default() };
+    let base = match (a.quick, &a.report) {
+        (true, _) => Config::quick(),
+        (false, Some(_)) => Config::report(),
+        (false, None) => Config::default(),
+    };
     Config {
         counts: a.characters.clone().unwrap_or(base.counts),
         frames: a.frames.unwrap_or(base.frames),
@@ -27,7 +31,7 @@ pub(crate) fn config_of(a: &BenchArgs) -> Config {
             .filter(|&n| n > 0)
             .collect(),
         character_threads: a.character_threads.clone(),
-        extras_at_every_count: a.extras_at_every_count,
+        extras_at_every_count: a.extras_at_every_count || base.extras_at_every_count,
     }
 }
 

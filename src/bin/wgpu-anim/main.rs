@@ -300,7 +300,8 @@ struct RenderArgs {
 /// `wgpu-anim bench`'s arguments.
 #[derive(Args)]
 struct BenchArgs {
-    /// Crowd sizes, comma-separated [default: 1000,4000,16000,64000; with --quick 1000,8000].
+    /// Crowd sizes, comma-separated [default: 1000,4000,16000,64000; with --quick 1000,8000;
+    /// with --report 1000,4000,16000,64000,128000].
     #[arg(long, value_name = "N,...", value_delimiter = ',', value_parser = parse_count)]
     characters: Option<Vec<u32>>,
     /// Measured frames per configuration (medians are reported) [default: 30; with --quick 5].
@@ -349,7 +350,8 @@ struct BenchArgs {
     #[arg(long)]
     quick: bool,
     /// Write a dated results file to DIR (the tables with their checks, device, driver, commit
-    /// and command), the whole report as JSON and the plot beside it.
+    /// and command), the whole report as JSON and the plot beside it. Without --quick, the full
+    /// matrix a GPU owner wants: 1,000 to 128,000 characters, every table at every count.
     #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
     /// Write the rows as a JSON array to PATH.
@@ -657,5 +659,11 @@ mod tests {
         };
         let (c, q) = (bench::config_of(&a), Config::quick());
         assert_eq!((c.counts, c.frames, c.view_counts), (q.counts, 7, q.view_counts));
+        let Command::Bench(a) = Cli::parse_from(["wgpu-anim", "bench", "--report", "out"]).command else {
+            panic!("bench parses as bench");
+        };
+        let c = bench::config_of(&a);
+        assert_eq!(c.counts.last(), Some(&128_000));
+        assert!(c.extras_at_every_count);
     }
 }

@@ -74,16 +74,11 @@ pub(super) fn measure_rows(
             .collect();
         drop(reference);
         for &n in &config.counts {
-            // One crowd per way of running a character; the first also feeds the CPU paths.
-            let mut crowds = Vec::with_capacity(ways.len());
-            for &way in &ways {
-                match crowd_threads(device, queue, n, workload, format, way) {
-                    Ok(mut a) => {
-                        for _ in 0..config.warmup.max(1) {
-                            gpu_frame(device, queue, &mut a)?;
-                        }
-                        crowds.push(a);
-                    }
+            // One crowd per way of running a character, one at a time (two of 128,000 would
+            // hold twice the memory); the first way's also feeds the CPU paths.
+            for (k, &way) in ways.iter().enumerate() {
+                let mut a = match crowd_threads(device, queue, n, workload, format, way) {
+                    Ok(a) => a,
                     Err(e @ Error::Limit { .. }) => {
                         let note = format!(
                             "skipped {} ({} clips, {}) with {n} characters: {e}",
@@ -93,21 +88,17 @@ pub(super) fn measure_rows(
                         );
                         progress.note(&note);
                         notes.push(note);
+                        continue;
                     }
                     Err(e) => return Err(e),
-                }
-            }
-            if crowds.is_empty() {
-                continue;
-            }
-            for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
-                let targets: Vec<usize> = if path.is_gpu() {
-                    (0..crowds.len()).collect()
-                } else {
-                    vec![0]
                 };
-                for k in targets {
-                    let a = &mut crowds[k];
+                for _ in 0..config.warmup.max(1) {
+                    gpu_frame(device, queue, &mut a)?;
+                }
+                for (&path, &t) in config.paths.iter().zip(&traffic_by_path) {
+                    if !path.is_gpu() && k > 0 {
+                        continue;
+                    }
                     let what = format!(
                         "{} {} clips {}{} {n} characters ({} frames)",
                         workload.name(),
@@ -122,7 +113,7 @@ pub(super) fn measure_rows(
                     );
                     let kind = if path.is_gpu() { Kind::GpuRow } else { Kind::CpuRow };
                     progress.step(&what, weight(kind, n, config.frames));
-                    match shared.row(a, workload, format, path, t, &lib)? {
+                    match shared.row(&mut a, workload, format, path, t, &lib)? {
                         Ok(row) => rows.push(row),
                         Err(note) => {
                             progress.note(&note);

@@ -179,43 +179,73 @@ fn bench_writes_table_json_and_plot() {
         json.to_str().unwrap(),
         "--plot",
         plot.to_str().unwrap(),
+        "--view-characters",
+        "500",
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
-    for needle in [
-        "| single-clip | raw | gpu-staged | 20 |",
-        "| single-clip | compressed | gpu-fused | 20 |",
-        "| single-clip | compressed | cpu-1 | 40 |",
-        "cpu-all",
-    ] {
-        assert!(stdout.contains(needle), "{needle} in {stdout}");
-    }
-    // Both clip formats and gpu-staged: the sample pass of each in alternate frames, per count;
-    // both GPU paths: the fused against the staged in alternate frames, per format and count;
-    // where the device has timestamps.
-    let timestamps = wgpu_anim::gpu::headless_device()
-        .is_ok_and(|(device, _)| device.features().contains(wgpu::Features::TIMESTAMP_QUERY));
-    let comparisons = if timestamps { 2 + 4 } else { 0 };
+    // A row's path cell says how its GPU path ran each character.
+    let row = |prefix: &str, n: u32| {
+        stdout
+            .lines()
+            .any(|l| l.starts_with(prefix) && l.contains(&format!(" | {n} | ")))
+    };
+    assert!(row("| single-clip | raw | gpu-staged, ", 20), "{stdout}");
+    assert!(row("| single-clip | compressed | gpu-fused, ", 20), "{stdout}");
+    assert!(row("| single-clip | compressed | cpu-1 |", 40), "{stdout}");
+    assert!(stdout.contains("cpu-all"), "{stdout}");
+    // On a CPU adapter each GPU path runs a thread and a SIMD group per character.
+    let (timestamps, ways) = wgpu_anim::gpu::headless_device().map_or((false, 1), |(device, _)| {
+        (
+            device.features().contains(wgpu::Features::TIMESTAMP_QUERY),
+            if wgpu_anim::bench::is_cpu_adapter(&device) {
+                2
+            } else {
+                1
+            },
+        )
+    });
+    let rows_expected = 2 * 2 * (2 * ways + 2);
+    // Both clip formats and gpu-staged: the sample pass of each in alternate frames; both GPU
+    // paths: the fused against the staged in alternate frames, per format; each at the smallest
+    // count and each way of running a character, where the device has timestamps.
+    let comparisons = if timestamps { ways + 2 * ways } else { 0 };
+    let progress: Vec<&str> = stderr.lines().filter(|l| l.contains("] single-clip ")).collect();
     assert_eq!(
-        stderr.lines().filter(|l| l.starts_with("single-clip ")).count(),
-        16 + comparisons,
+        progress.len(),
+        rows_expected + comparisons,
         "one progress line per configuration and per format and path comparison: {stderr}"
     );
+    assert!(
+        progress[1].contains("left]"),
+        "an estimate of the time left: {}",
+        progress[1]
+    );
     if timestamps {
-        assert!(
-            stdout.contains("raw and compressed clips in alternate frames")
-                && stdout.contains("| single-clip | 40 | 2 |"),
-            "{stdout}"
-        );
-        assert!(
-            stdout.contains("the staged path on one crowd in alternate frames")
-                && stdout.contains("| single-clip | compressed | 40 | 2 |"),
+        // The rows of the table under `title`: the lines from its header to the first that is not
+        // a table's.
+        let paired = |title: &str| {
+            let after = stdout.split(title).nth(1).unwrap_or_default();
+            let table = after.lines().skip_while(|l| !l.starts_with('|'));
+            table
+                .take_while(|l| l.starts_with('|'))
+                .filter(|l| l.starts_with("| single-clip |"))
+                .count()
+        };
+        assert_eq!(paired("raw and compressed clips in alternate frames"), ways, "{stdout}");
+        assert_eq!(
+            paired("the staged path on one crowd in alternate frames"),
+            2 * ways,
             "{stdout}"
         );
     }
+    assert!(
+        stdout.contains("| check |"),
+        "every table has its check column: {stdout}"
+    );
     let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(rows.as_array().unwrap().len(), 16);
+    assert_eq!(rows.as_array().unwrap().len(), rows_expected);
     let (w, h, _) = decode(&plot);
     assert!(w > 0 && h > 0);
     let _ = std::fs::remove_dir_all(&dir);

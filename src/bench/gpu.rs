@@ -37,20 +37,16 @@ pub(super) fn measure_gpu(
         if let Some(t) = &timer {
             t.resolve(&mut encoder);
         }
-        let submitted = Instant::now();
+        let submitted = FrameTime::start();
         queue.submit([encoder.finish()]);
         upload.push(a.uploaded_bytes() as f64);
         device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
-        let wait_ms = submitted.elapsed().as_secs_f64() * 1e3;
         frame.push(start.elapsed().as_secs_f64() * 1e3);
         if let Some(t) = &timer {
             let ms = t.read_ms(device, queue)?;
-            timed.push(FrameTime {
-                gpu_ms: ms.iter().sum(),
-                wait_ms,
-            });
+            timed.push(submitted.done(ms.iter().sum()));
             passes.push(ms);
         }
     }
@@ -162,15 +158,14 @@ pub(super) fn timed_frame(
     let mut encoder = device.create_command_encoder(&Default::default());
     a.encode_timed(&mut encoder, Some(timer));
     timer.resolve(&mut encoder);
-    let submitted = Instant::now();
+    let submitted = FrameTime::start();
     queue.submit([encoder.finish()]);
     device
         .poll(wgpu::PollType::wait_indefinitely())
         .map_err(|e| Error::Device(e.to_string()))?;
-    let wait_ms = submitted.elapsed().as_secs_f64() * 1e3;
     let passes = timer.read_ms(device, queue)?;
-    let gpu_ms = passes.iter().sum();
-    Ok((passes, FrameTime { gpu_ms, wait_ms }))
+    let time = submitted.done(passes.iter().sum());
+    Ok((passes, time))
 }
 
 /// One frame of `a` (staged) timed by `timer`: the `sample` pass's GPU time, ms, and the frame's
@@ -263,12 +258,22 @@ pub fn readback_frames(
     a: &mut Animator,
     frames: u32,
 ) -> Result<(Option<f64>, f64)> {
+    readback_frames_timed(device, queue, a, frames).map(|(gpu, frame, _)| (gpu, frame))
+}
+
+/// [`readback_frames`] and each frame's [`FrameTime`] for the checks (none without timestamps).
+pub(super) fn readback_frames_timed(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    a: &mut Animator,
+    frames: u32,
+) -> Result<(Option<f64>, f64, Vec<FrameTime>)> {
     let n = a.instance_count();
     a.watch_events(device, (n as u32 / 2).max(4096))?;
     let watched: Vec<usize> = (0..n.min(READBACK_ROOTS)).collect();
     a.watch_outputs(device, &watched)?;
     let timer = PassTimer::new(device, queue, a.dispatches_per_page());
-    let (mut gpu, mut frame) = (Vec::new(), Vec::new());
+    let (mut timed, mut frame) = (Vec::new(), Vec::new());
     for k in 0..=frames {
         let start = Instant::now();
         a.prepare(queue, DT);
@@ -277,6 +282,7 @@ pub fn readback_frames(
         if let Some(t) = &timer {
             t.resolve(&mut encoder);
         }
+        let submitted = FrameTime::start();
         queue.submit([encoder.finish()]);
         device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -286,13 +292,14 @@ pub fn readback_frames(
         if k > 0 {
             frame.push(start.elapsed().as_secs_f64() * 1e3);
             if let Some(t) = &timer {
-                gpu.push(t.read_ms(device, queue)?.iter().sum());
+                timed.push(submitted.done(t.read_ms(device, queue)?.iter().sum()));
             }
         }
     }
     a.watch_events(device, 0)?;
     a.watch_outputs(device, &[])?;
-    Ok(((!gpu.is_empty()).then(|| median(gpu)), median(frame)))
+    let gpu = (!timed.is_empty()).then(|| median(timed.iter().map(|f| f.gpu_ms).collect()));
+    Ok((gpu, median(frame), timed))
 }
 
 pub(super) struct GpuTimes {

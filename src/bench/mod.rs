@@ -45,7 +45,13 @@
 //! crowds run in turn, frame by frame, so a slow spell falls on both, and the ratio is the median
 //! of each pair's. The same way it compares linear and dual-quaternion skinning of one crowd,
 //! animated and drawn ([`SkinningComparison`]), and, where it has both GPU paths, the fused path
-//! against the staged one on one crowd, switched every frame ([`PathComparison`]).
+//! against the staged one on one crowd, switched every frame ([`PathComparison`]). These paired
+//! tables, the skinning, morph and transition tables run at the smallest count unless
+//! [`Config::extras_at_every_count`].
+//!
+//! Every table checks what it measured ([`Check`]: timestamps against each frame's wait and the
+//! rows, signs), and on a CPU adapter every GPU row and paired table runs both as a thread and as
+//! a SIMD group per character ([`threads_to_run`]), since no GPU runs the first.
 
 mod check;
 pub mod cost;
@@ -391,16 +397,18 @@ pub struct Row {
 
 impl Row {
     /// Fills the GPU path's columns from its measurement and its read-back frames `(GPU ms,
-    /// frame ms)`.
-    fn set_gpu(&mut self, g: gpu::GpuTimes, (readback_gpu, readback_frame): (Option<f64>, f64), cpu_adapter: bool) {
+    /// frame ms, each frame's times)`.
+    fn set_gpu(
+        &mut self,
+        g: gpu::GpuTimes,
+        (readback_gpu, readback_frame, readback_times): (Option<f64>, f64, Vec<FrameTime>),
+        cpu_adapter: bool,
+    ) {
         (self.readback_gpu_ms, self.readback_frame_ms) = (readback_gpu, Some(readback_frame));
         self.check = g.check;
-        if let Some(gpu_ms) = readback_gpu {
-            let frame = FrameTime {
-                gpu_ms,
-                wait_ms: readback_frame,
-            };
-            self.check.frames("the frame with read-back", &[frame], cpu_adapter);
+        if readback_gpu.is_some() {
+            self.check
+                .frames("the frame with read-back", &readback_times, cpu_adapter);
         }
         self.pass_ms = g.pass_ms;
         self.gpu_ms = g.gpu_ms;

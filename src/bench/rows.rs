@@ -186,13 +186,14 @@ impl Shared<'_> {
                     gpu_frame(device, queue, a)?;
                 }
                 let g = measure_gpu(device, queue, a, config.frames);
-                let readback = readback_frames(device, queue, a, config.frames);
+                let readback = gpu::readback_frames_timed(device, queue, a, config.frames);
                 a.set_fused(false)?;
                 row.set_gpu(g?, readback?, self.cpu_adapter);
             }
             PathKind::GpuStaged => {
                 let g = measure_gpu(device, queue, a, config.frames)?;
-                row.set_gpu(g, readback_frames(device, queue, a, config.frames)?, self.cpu_adapter);
+                let readback = gpu::readback_frames_timed(device, queue, a, config.frames)?;
+                row.set_gpu(g, readback, self.cpu_adapter);
             }
             PathKind::Cpu1 | PathKind::CpuAll => {
                 let chunks = if path == PathKind::Cpu1 { 1 } else { self.cpu_threads };

@@ -158,7 +158,7 @@ pub fn markdown_report(report: &Report) -> String {
     }
     let failures = report.failures();
     if failures.is_empty() {
-        s += "\nEvery table passed its checks (timestamps against each frame's wait and the rows, signs).\n";
+        s += "\nEvery table passed its checks (timestamps against each frame's wait, the adapter's CPU time and the rows; signs).\n";
     } else {
         s += &format!("\n{} rows FAILED their checks:\n\n", failures.len());
         for f in failures {

@@ -980,6 +980,12 @@ pub struct GpuBlendChild {
     pub parameter: u32,
 }
 
+/// An inertialized offset below this (times `1 + |v0| duration`) counts as none: it has no
+/// direction a device's rounding agrees on, and decays as nothing (`cpu::inertia::decay_setup`,
+/// the f64 reference's `reference::inertia`; WGSL `DECAY_NEGLIGIBLE` in `shared/inertia.wgsl`).
+/// A rule the mirror and the reference share, so it lives with neither.
+pub const DECAY_NEGLIGIBLE: f32 = 1e-5;
+
 /// Below this total weight the `sample` stage fills the missing weight with the rest pose, so no
 /// joint collapses (WGSL `MIN_BLEND_WEIGHT`).
 pub const MIN_BLEND_WEIGHT: f32 = 0.001;

@@ -15,7 +15,7 @@
 #import wgpu_anim::math::{quat_conjugate, quat_mul}
 
 // An offset below this (times 1 + |v0| duration) counts as none (decay_setup). Rust:
-// cpu::inertia::DECAY_NEGLIGIBLE.
+// layout::DECAY_NEGLIGIBLE.
 const DECAY_NEGLIGIBLE: f32 = 1e-5;
 // The shortest frame, seconds, a velocity is measured over (pose_velocity, and the offset's at
 // the switch): a shorter one gives none rather than a division toward infinity. Rust:

@@ -116,9 +116,7 @@ pub fn bollo_unit(r: f32, s: f32) -> f32 {
     u * u * u * (1.0 + s * (r + 3.0 + s * 0.5 * (a + 6.0 * r + 12.0)))
 }
 
-/// An offset below this (times `1 + |v0| duration`) counts as none ([`decay_setup`]). WGSL
-/// `DECAY_NEGLIGIBLE`.
-pub const DECAY_NEGLIGIBLE: f32 = 1e-5;
+pub use crate::layout::DECAY_NEGLIGIBLE;
 
 /// A channel's decay, set up once (WGSL `DecayChannel`): `along` = (x0, r), `across` = (v0's part
 /// across x0, 1 / t1).

@@ -89,7 +89,7 @@ pub fn bollo_quintic(x0: f64, v0: f64, t: f64, t1: f64) -> f64 {
 }
 
 /// An offset vector's decay: Bollo's quintic along `x0` with `v0`'s part along it, and `v0`'s
-/// part across it as `t (1 − t/t1)⁴`; an offset within `cpu::inertia::DECAY_NEGLIGIBLE`
+/// part across it as `t (1 − t/t1)⁴`; an offset within [`crate::layout::DECAY_NEGLIGIBLE`]
 /// `(1 + |v0| t1)` counts as none.
 #[must_use]
 pub fn decay(x0: DVec3, v0: DVec3, t: f64, t1: f64) -> DVec3 {
@@ -97,7 +97,7 @@ pub fn decay(x0: DVec3, v0: DVec3, t: f64, t1: f64) -> DVec3 {
         return DVec3::ZERO;
     }
     let len = x0.length();
-    let negligible = f64::from(crate::cpu::inertia::DECAY_NEGLIGIBLE) * (1.0 + v0.length() * t1);
+    let negligible = f64::from(crate::layout::DECAY_NEGLIGIBLE) * (1.0 + v0.length() * t1);
     let dir = if len > negligible { x0 / len } else { DVec3::ZERO };
     let along = v0.dot(dir);
     let t = t.max(0.0);

@@ -173,28 +173,29 @@ pub struct GpuEvent {
     pub _pad: u32,
 }
 
-/// One fired event, as the clock stage appends it to the event log. WGSL `EventRecord`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuEventRecord {
-    /// The character (the animator's instance index).
-    pub character: u32,
-    /// The event's name, an index into [`crate::AnimationLibrary::event_names`].
-    pub event: u32,
-    /// The clip whose playback crossed it.
-    pub clip: u32,
-    /// The clip's blend weight this frame (for a layer's clip, the layer's weight times its
-    /// weight in the layer).
-    pub weight: f32,
-    /// The frame ([`GpuFrame::frame`]).
-    pub frame: u32,
-    /// Times playback crossed the event this frame: 1, or more when one frame spans several
-    /// loops.
-    pub crossings: u32,
-    /// Which state played the clip: 0 the target, 1 a cross-fade's source, `2 + k` layer `k`.
-    pub state: u32,
-    /// Padding.
-    pub _pad: u32,
+wgsl_struct! {
+    /// One fired event, as the clock stage appends it to the event log. WGSL `EventRecord`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuEventRecord as "EventRecord" {
+        /// The character (the animator's instance index).
+        pub character: u32,
+        /// The event's name, an index into [`crate::AnimationLibrary::event_names`].
+        pub event: u32,
+        /// The clip whose playback crossed it.
+        pub clip: u32,
+        /// The clip's blend weight this frame (for a layer's clip, the layer's weight times its
+        /// weight in the layer).
+        pub weight: f32,
+        /// The frame ([`GpuFrame::frame`]).
+        pub frame: u32,
+        /// Times playback crossed the event this frame: 1, or more when one frame spans several
+        /// loops.
+        pub crossings: u32,
+        /// Which state played the clip: 0 the target, 1 a cross-fade's source, `2 + k` layer `k`.
+        pub state: u32,
+        /// Padding.
+        pub _pad: u32,
+    }
 }
 const _: () = assert!(std::mem::size_of::<GpuEventRecord>() == 32);
 
@@ -211,67 +212,68 @@ pub struct GpuEventLogHead {
     pub _pad: [u32; 2],
 }
 
-/// Where each section of the library's GPU heap starts, in 16-byte units (the uniform the
-/// stages read the library through; see [`crate::gpu::GpuLibrary`]). WGSL `LibraryLayout`.
-///
-/// The heap holds first the small *header* records every frame looks up: clips (2 units each),
-/// tracks (1), skeletons (1), blend nodes (2), blend children (1), blend triangles (1) and clip
-/// events (1); then the *payload*, the bulk data: key times (4 per unit), key values, rest poses
-/// and mask weights (1 per value), parents (4 per unit), inverse bind matrices (3 units each),
-/// sockets, packed tracks, IK chains and hierarchy levels (4 per unit).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuLibraryLayout {
-    /// Headers: first unit of the `GpuClip`s.
-    pub clips: u32,
-    /// Headers: first unit of the `GpuTrack`s.
-    pub tracks: u32,
-    /// Headers: first unit of the `GpuSkeleton`s.
-    pub skeletons: u32,
-    /// Headers: first unit of the `GpuBlendNode`s.
-    pub blend_nodes: u32,
-    /// Headers: first unit of the `GpuBlendChild`ren.
-    pub blend_children: u32,
-    /// Headers: first unit of the blend triangles.
-    pub blend_triangles: u32,
-    /// Payload: first unit of the key times.
-    pub times: u32,
-    /// Payload: first unit of the key values (and rest poses and masks).
-    pub values: u32,
-    /// Payload: first unit of the parents.
-    pub parents: u32,
-    /// Payload: first unit of the inverse bind matrices.
-    pub inverse_binds: u32,
-    /// Payload: first unit of the sockets ([`GpuSocket`], [`MAX_SOCKETS`] per skeleton).
-    pub sockets: u32,
-    /// Headers: first unit of the clip events ([`GpuEvent`]).
-    pub events: u32,
-    /// Payload: first unit of the compressed clips' packed tracks (32-bit words, four per
-    /// unit; [`crate::codec::format`]).
-    pub packed: u32,
-    /// Payload: first unit of the IK chains ([`GpuIkChain`], [`MAX_IK_CHAINS`] per skeleton).
-    pub ik_chains: u32,
-    /// Payload: first unit of the hierarchy levels (32-bit words, four per unit, indexed as the
-    /// parents are): see [`crate::AnimationLibrary::levels`].
-    pub levels: u32,
-    /// Payload: first unit of the clips' key tracks (32-bit words, four per unit): see
-    /// [`crate::AnimationLibrary::clip_key_tracks`].
-    pub clip_key_tracks: u32,
-    /// Headers: first unit of the joint track words, a unit per clip joint holding its
-    /// translation, rotation and scale tracks' words (and a zero), clip after clip: their
-    /// [`joint_track_word`]s where the clips share key times and none is compressed; where the
-    /// sample stage reads packed clips only
-    /// ([`crate::AnimationLibrary::gpu_samples_packed_only`]), packed joint words: for a packed
-    /// track [`PACKED_JOINT_BIT`] and its number in its clip's blob (bits 0..10), for a track of
-    /// a single key the index of its value (the middle value of a cubic-spline key); empty
-    /// otherwise.
-    pub joint_tracks: u32,
-    /// Payload: where each clip's joint track units start. With [`joint_track_word`]s, a 32-bit
-    /// word per clip, four per unit; with packed joint words a unit per clip: the first
-    /// joint unit, and the clip's blob as its packed tracks name it (the first word of the
-    /// blob, its frame count, and its track count and segment shift where [`packed_track_ref`]
-    /// holds them, from bit 10); zeros after the first for a clip without a packed track.
-    pub clip_joint_tracks: u32,
+wgsl_struct! {
+    /// Where each section of the library's GPU heap starts, in 16-byte units (the uniform the
+    /// stages read the library through; see [`crate::gpu::GpuLibrary`]). WGSL `LibraryLayout`.
+    ///
+    /// The heap holds first the small *header* records every frame looks up: clips (2 units each),
+    /// tracks (1), skeletons (1), blend nodes (2), blend children (1), blend triangles (1) and clip
+    /// events (1); then the *payload*, the bulk data: key times (4 per unit), key values, rest poses
+    /// and mask weights (1 per value), parents (4 per unit), inverse bind matrices (3 units each),
+    /// sockets, packed tracks, IK chains and hierarchy levels (4 per unit).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuLibraryLayout as "LibraryLayout" {
+        /// Headers: first unit of the `GpuClip`s.
+        pub clips: u32,
+        /// Headers: first unit of the `GpuTrack`s.
+        pub tracks: u32,
+        /// Headers: first unit of the `GpuSkeleton`s.
+        pub skeletons: u32,
+        /// Headers: first unit of the `GpuBlendNode`s.
+        pub blend_nodes: u32,
+        /// Headers: first unit of the `GpuBlendChild`ren.
+        pub blend_children: u32,
+        /// Headers: first unit of the blend triangles.
+        pub blend_triangles: u32,
+        /// Payload: first unit of the key times.
+        pub times: u32,
+        /// Payload: first unit of the key values (and rest poses and masks).
+        pub values: u32,
+        /// Payload: first unit of the parents.
+        pub parents: u32,
+        /// Payload: first unit of the inverse bind matrices.
+        pub inverse_binds: u32,
+        /// Payload: first unit of the sockets ([`GpuSocket`], [`MAX_SOCKETS`] per skeleton).
+        pub sockets: u32,
+        /// Headers: first unit of the clip events ([`GpuEvent`]).
+        pub events: u32,
+        /// Payload: first unit of the compressed clips' packed tracks (32-bit words, four per
+        /// unit; [`crate::codec::format`]).
+        pub packed: u32,
+        /// Payload: first unit of the IK chains ([`GpuIkChain`], [`MAX_IK_CHAINS`] per skeleton).
+        pub ik_chains: u32,
+        /// Payload: first unit of the hierarchy levels (32-bit words, four per unit, indexed as the
+        /// parents are): see [`crate::AnimationLibrary::levels`].
+        pub levels: u32,
+        /// Payload: first unit of the clips' key tracks (32-bit words, four per unit): see
+        /// [`crate::AnimationLibrary::clip_key_tracks`].
+        pub clip_key_tracks: u32,
+        /// Headers: first unit of the joint track words, a unit per clip joint holding its
+        /// translation, rotation and scale tracks' words (and a zero), clip after clip: their
+        /// [`joint_track_word`]s where the clips share key times and none is compressed; where the
+        /// sample stage reads packed clips only
+        /// ([`crate::AnimationLibrary::gpu_samples_packed_only`]), packed joint words: for a packed
+        /// track [`PACKED_JOINT_BIT`] and its number in its clip's blob (bits 0..10), for a track of
+        /// a single key the index of its value (the middle value of a cubic-spline key); empty
+        /// otherwise.
+        pub joint_tracks: u32,
+        /// Payload: where each clip's joint track units start. With [`joint_track_word`]s, a 32-bit
+        /// word per clip, four per unit; with packed joint words a unit per clip: the first
+        /// joint unit, and the clip's blob as its packed tracks name it (the first word of the
+        /// blob, its frame count, and its track count and segment shift where [`packed_track_ref`]
+        /// holds them, from bit 10); zeros after the first for a clip without a packed track.
+        pub clip_joint_tracks: u32,
+    }
 }
 
 /// How many bits of a [`joint_track_word`] hold the value offset.
@@ -331,21 +333,39 @@ const _: () = assert!(std::mem::size_of::<GpuOutput>() == 128);
 /// use). A struct listed here is importable from `wgpu_anim::types` and bindable as a resource.
 #[must_use]
 pub fn generated() -> Vec<Generated> {
-    vec![Generated::of::<GpuOutput>()]
+    vec![
+        Generated::of::<Ticks>(),
+        Generated::of::<GpuClock>(),
+        Generated::of::<BlendSample>(),
+        Generated::of::<LayerApply>(),
+        Generated::of::<BlendList>(),
+        Generated::of::<LocalPose>(),
+        Generated::of::<GpuLayer>(),
+        Generated::of::<GpuInstance>(),
+        Generated::of::<GpuLayerDef>(),
+        Generated::of::<GpuTrack>(),
+        Generated::of::<GpuEventRecord>(),
+        Generated::of::<GpuLibraryLayout>(),
+        Generated::of::<GpuBlendTree>(),
+        Generated::of::<GpuBlendNode>(),
+        Generated::of::<GpuBlendChild>(),
+        Generated::of::<GpuOutput>(),
+    ]
 }
 
-/// One channel's keys. WGSL `Track`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuTrack {
-    /// First key time in the `times` array.
-    pub time_offset: u32,
-    /// Number of keys (≥ 1).
-    pub key_count: u32,
-    /// First value in the `values` array (three per key for cubic splines: in, value, out).
-    pub value_offset: u32,
-    /// [`crate::Interpolation::gpu_code`].
-    pub interpolation: u32,
+wgsl_struct! {
+    /// One channel's keys. WGSL `Track`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuTrack as "Track" {
+        /// First key time in the `times` array.
+        pub time_offset: u32,
+        /// Number of keys (≥ 1).
+        pub key_count: u32,
+        /// First value in the `values` array (three per key for cubic splines: in, value, out).
+        pub value_offset: u32,
+        /// [`crate::Interpolation::gpu_code`].
+        pub interpolation: u32,
+    }
 }
 
 /// `GpuTrack::interpolation` of a track in a compressed clip's packed blob: `time_offset` is the
@@ -539,118 +559,119 @@ pub const LAYER_MESH: u32 = 1 << 12;
 /// `BlendSample::clip` value that stands for the instance's snapshot pose.
 pub const SNAPSHOT_CLIP: u32 = u32::MAX;
 
-/// An instance's parameters, written by the CPU only when they change. WGSL `Instance`.
-///
-/// The instance plays a *target* state — clip `clip` when `tree_nodes` is 0, else the blend tree
-/// whose nodes start at `tree_offset` — and, while a transition runs, cross-fades from a *source*
-/// state. A new `seq` tells the `clock` stage that a new state started: it moves the running
-/// clock to the source clock and restarts the target at `start_time`.
-///
-/// The fields come in sections, each a whole number of 32-byte memory sectors, so that a frame
-/// reads only what it uses: bytes 0–63 every frame; 64–95 while a transition is set; 96–159 when
-/// drawing (world and tint) and, with root motion, by the clock stage (with `world_seq`, at 92);
-/// 160–223 while a layer is on. What a layer plays is shared
-/// between instances ([`GpuLayerDef`]); an instance holds only each layer's weight, rate and
-/// start.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuInstance {
-    /// Target clip (when `tree_nodes` is 0).
-    pub clip: u32,
-    /// Skeleton index.
-    pub skeleton: u32,
-    /// First entry of this instance's joints in the pose and palette buffers.
-    pub joint_offset: u32,
-    /// Joints (the skeleton's).
-    pub joint_count: u32,
-    /// Playback rate of the target: negative plays backward, 0 pauses.
-    pub rate: f32,
-    /// `LOOP_*` of the target.
-    pub loop_mode: u32,
-    /// Loops before stopping, with [`LOOP_REPEAT`].
-    pub loop_count: u32,
-    /// Incremented by the CPU whenever a new target state starts.
-    pub seq: u32,
-    /// Where the new target starts: seconds for a clip, phase in [0, 1) for a tree.
-    pub start_time: f32,
-    /// Target blend tree: first node in the blend node array.
-    pub tree_offset: u32,
-    /// Target blend tree: node count; 0 when the target is `clip`.
-    pub tree_nodes: u32,
-    /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`], [`TRANSITION_FROZEN`],
-    /// [`KEEP_POSE`], and the [`LAYER_ON`] and [`LAYER_MESH`] bits.
-    pub flags: u32,
-    /// Blend parameters.
-    pub params: Vec4,
-    /// Source clip (source kind `CLIP`).
-    pub source_clip: u32,
-    /// Source blend tree's first node (source kind `TREE`).
-    pub source_tree_offset: u32,
-    /// Source blend tree's node count.
-    pub source_tree_nodes: u32,
-    /// Playback rate of the source.
-    pub source_rate: f32,
-    /// `LOOP_*` of the source.
-    pub source_loop_mode: u32,
-    /// Loop count of the source.
-    pub source_loop_count: u32,
-    /// Cross-fade length in seconds.
-    pub transition_duration: f32,
-    /// With [`ROOT_MOTION`]: a value the GPU has not seen tells it to take `world` as the
-    /// character's world transform (the CPU set it); otherwise the GPU keeps its own.
-    pub world_seq: u32,
-    /// `world_from_model`, read by the renderer and the socket matrices; with [`ROOT_MOTION`] the
-    /// clock stage writes it (see `world_seq`).
-    pub world: Affine,
-    /// Per-instance colour, RGBA8 (used by the built-in renderer).
-    pub tint: u32,
-    /// With [`ROOT_MOTION`]: a turn, radians per second about +Y, added to the root motion (the
-    /// game's steering, on top of the clips' own motion).
-    pub root_turn: f32,
-    /// How much of its skinning is by dual quaternions: 0 linear, 1 dual quaternion, between a
-    /// blend ([`crate::gpu::Skinning::dual_amount`]). Above 0, the palette stage also writes the
-    /// instance's dual quaternions (when the frame has [`FRAME_DUAL_QUATERNION`]).
-    pub dual_quaternion: f32,
-    /// The amount the frame before skinned with, which motion vectors skin last frame's pose
-    /// with (the skinning module's `wgpu_anim_previous_position`): the same as `dual_quaternion`
-    /// but on the frame after the skinning changed.
-    pub previous_dual_quaternion: f32,
-    /// Layers applied, in order, on top of the base state (those whose [`LAYER_ON`] bit is set).
-    pub layers: [GpuLayer; MAX_LAYERS as usize],
-    /// Incremented by the CPU whenever a layer (re)starts; that layer's `seq` takes the new value.
-    pub layer_seq: u32,
-    /// Where the instance's morph weights start in its page's weight buffer (the page index
-    /// times [`crate::gpu::AnimatorDesc::morph_weights`]); read by the skinning module's
-    /// `wgpu_anim_morph`.
-    pub morph_offset: u32,
-    /// How many of those weights are in use: the targets up to the last non-zero own weight
-    /// ([`crate::gpu::Controller::set_morph_weights`]) or up to the last one its skeleton's
-    /// clips drive ([`crate::AnimationLibrary::morph_targets`]), whichever is further; 0 morphs
-    /// nothing and costs nothing.
-    pub morph_count: u32,
-    /// The IK chains with a goal: bit `k` ([`IK_ON`] `<< k`) for chain `k` of the skeleton, and
-    /// each one's target kind (`ik_target::*`) in bits `8 + 2k` and `9 + 2k`. 0: the IK stage
-    /// reads nothing more of the instance.
-    pub ik: u32,
-    /// Dead blending's half-life in seconds: the source's velocity halves every `halflife` (read
-    /// with [`TRANSITION_DEAD_BLEND`]).
-    pub halflife: f32,
-    /// The radius around the model origin that holds everything drawn of the instance, in model
-    /// units: what culling tests against the view ([`crate::gpu::Controller::set_bounds`]).
-    pub bound_radius: f32,
-    /// How often it is evaluated, with culling: every 1, 2, 4 or 8 frames
-    /// ([`crate::gpu::Controller::set_update_rate`]); 0, by its projected size
-    /// ([`crate::gpu::Controller::set_update_rates`]).
-    pub update_rate: u32,
-    /// With culling and [`FRAME_VAT`]: 1 + the clip the character's VAT holds and may play in
-    /// its place, when it plays that clip with no tree or layer; 0 for none. Set by the controller ([`crate::gpu::Controller::set_vat`]).
-    pub vat: u32,
-    /// The clip time (seconds) a VAT draw shows: written by the clock stage on the frames it marks
-    /// the character [`MARK_VAT`].
-    pub vat_time: f32,
-    /// Each chain's goal: the target (model or world space, by its kind) in `xyz` and the
-    /// weight in `w`. Read only when the chain's bit of `ik` is set.
-    pub ik_goals: [Vec4; MAX_IK_CHAINS as usize],
+wgsl_struct! {
+    /// An instance's parameters, written by the CPU only when they change. WGSL `Instance`.
+    ///
+    /// The instance plays a *target* state — clip `clip` when `tree_nodes` is 0, else the blend tree
+    /// whose nodes start at `tree_offset` — and, while a transition runs, cross-fades from a *source*
+    /// state. A new `seq` tells the `clock` stage that a new state started: it moves the running
+    /// clock to the source clock and restarts the target at `start_time`.
+    ///
+    /// The fields come in sections, each a whole number of 32-byte memory sectors, so that a frame
+    /// reads only what it uses: bytes 0–63 every frame; 64–95 while a transition is set; 96–159 when
+    /// drawing (world and tint) and, with root motion, by the clock stage (with `world_seq`, at 92);
+    /// 160–223 while a layer is on. What a layer plays is shared
+    /// between instances ([`GpuLayerDef`]); an instance holds only each layer's weight, rate and
+    /// start.
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuInstance as "Instance" {
+        /// Target clip (when `tree_nodes` is 0).
+        pub clip: u32,
+        /// Skeleton index.
+        pub skeleton: u32,
+        /// First entry of this instance's joints in the pose and palette buffers.
+        pub joint_offset: u32,
+        /// Joints (the skeleton's).
+        pub joint_count: u32,
+        /// Playback rate of the target: negative plays backward, 0 pauses.
+        pub rate: f32,
+        /// `LOOP_*` of the target.
+        pub loop_mode: u32,
+        /// Loops before stopping, with [`LOOP_REPEAT`].
+        pub loop_count: u32,
+        /// Incremented by the CPU whenever a new target state starts.
+        pub seq: u32,
+        /// Where the new target starts: seconds for a clip, phase in [0, 1) for a tree.
+        pub start_time: f32,
+        /// Target blend tree: first node in the blend node array.
+        pub tree_offset: u32,
+        /// Target blend tree: node count; 0 when the target is `clip`.
+        pub tree_nodes: u32,
+        /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`], [`TRANSITION_FROZEN`],
+        /// [`KEEP_POSE`], and the [`LAYER_ON`] and [`LAYER_MESH`] bits.
+        pub flags: u32,
+        /// Blend parameters.
+        pub params: Vec4,
+        /// Source clip (source kind `CLIP`).
+        pub source_clip: u32,
+        /// Source blend tree's first node (source kind `TREE`).
+        pub source_tree_offset: u32,
+        /// Source blend tree's node count.
+        pub source_tree_nodes: u32,
+        /// Playback rate of the source.
+        pub source_rate: f32,
+        /// `LOOP_*` of the source.
+        pub source_loop_mode: u32,
+        /// Loop count of the source.
+        pub source_loop_count: u32,
+        /// Cross-fade length in seconds.
+        pub transition_duration: f32,
+        /// With [`ROOT_MOTION`]: a value the GPU has not seen tells it to take `world` as the
+        /// character's world transform (the CPU set it); otherwise the GPU keeps its own.
+        pub world_seq: u32,
+        /// `world_from_model`, read by the renderer and the socket matrices; with [`ROOT_MOTION`] the
+        /// clock stage writes it (see `world_seq`).
+        pub world: Affine,
+        /// Per-instance colour, RGBA8 (used by the built-in renderer).
+        pub tint: u32,
+        /// With [`ROOT_MOTION`]: a turn, radians per second about +Y, added to the root motion (the
+        /// game's steering, on top of the clips' own motion).
+        pub root_turn: f32,
+        /// How much of its skinning is by dual quaternions: 0 linear, 1 dual quaternion, between a
+        /// blend ([`crate::gpu::Skinning::dual_amount`]). Above 0, the palette stage also writes the
+        /// instance's dual quaternions (when the frame has [`FRAME_DUAL_QUATERNION`]).
+        pub dual_quaternion: f32,
+        /// The amount the frame before skinned with, which motion vectors skin last frame's pose
+        /// with (the skinning module's `wgpu_anim_previous_position`): the same as `dual_quaternion`
+        /// but on the frame after the skinning changed.
+        pub previous_dual_quaternion: f32,
+        /// Layers applied, in order, on top of the base state (those whose [`LAYER_ON`] bit is set).
+        pub layers: [GpuLayer; MAX_LAYERS as usize],
+        /// Incremented by the CPU whenever a layer (re)starts; that layer's `seq` takes the new value.
+        pub layer_seq: u32,
+        /// Where the instance's morph weights start in its page's weight buffer (the page index
+        /// times [`crate::gpu::AnimatorDesc::morph_weights`]); read by the skinning module's
+        /// `wgpu_anim_morph`.
+        pub morph_offset: u32,
+        /// How many of those weights are in use: the targets up to the last non-zero own weight
+        /// ([`crate::gpu::Controller::set_morph_weights`]) or up to the last one its skeleton's
+        /// clips drive ([`crate::AnimationLibrary::morph_targets`]), whichever is further; 0 morphs
+        /// nothing and costs nothing.
+        pub morph_count: u32,
+        /// The IK chains with a goal: bit `k` ([`IK_ON`] `<< k`) for chain `k` of the skeleton, and
+        /// each one's target kind (`ik_target::*`) in bits `8 + 2k` and `9 + 2k`. 0: the IK stage
+        /// reads nothing more of the instance.
+        pub ik: u32,
+        /// Dead blending's half-life in seconds: the source's velocity halves every `halflife` (read
+        /// with [`TRANSITION_DEAD_BLEND`]).
+        pub halflife: f32,
+        /// The radius around the model origin that holds everything drawn of the instance, in model
+        /// units: what culling tests against the view ([`crate::gpu::Controller::set_bounds`]).
+        pub bound_radius: f32,
+        /// How often it is evaluated, with culling: every 1, 2, 4 or 8 frames
+        /// ([`crate::gpu::Controller::set_update_rate`]); 0, by its projected size
+        /// ([`crate::gpu::Controller::set_update_rates`]).
+        pub update_rate: u32,
+        /// With culling and [`FRAME_VAT`]: 1 + the clip the character's VAT holds and may play in
+        /// its place, when it plays that clip with no tree or layer; 0 for none. Set by the controller ([`crate::gpu::Controller::set_vat`]).
+        pub vat: u32,
+        /// The clip time (seconds) a VAT draw shows: written by the clock stage on the frames it marks
+        /// the character [`MARK_VAT`].
+        pub vat_time: f32,
+        /// Each chain's goal: the target (model or world space, by its kind) in `xyz` and the
+        /// weight in `w`. Read only when the chain's bit of `ik` is set.
+        pub ik_goals: [Vec4; MAX_IK_CHAINS as usize],
+    }
 }
 const _: () = assert!(std::mem::size_of::<GpuInstance>() == 320);
 
@@ -692,45 +713,47 @@ pub const NO_MASK: u32 = u32::MAX;
 /// `GpuLayerDef::time_parameter` value: the layer's clip plays on its own clock.
 pub const NO_TIME_PARAMETER: u32 = u32::MAX;
 
-/// What a layer plays and how it combines, shared by every instance playing the same layer
-/// (the animator keeps one of each). WGSL `LayerDef`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuLayerDef {
-    /// `layer_mode::*`.
-    pub mode: u32,
-    /// First per-joint weight in the `values` array (x of each entry), or [`NO_MASK`].
-    pub mask: u32,
-    /// Clip (when `tree_nodes` is 0).
-    pub clip: u32,
-    /// Blend tree's first node.
-    pub tree_offset: u32,
-    /// Blend tree's node count; 0 plays `clip`.
-    pub tree_nodes: u32,
-    /// With a clip: sample it at the time given by this blend parameter (seconds) instead of a
-    /// clock — a clip's time axis as a parameter. [`NO_TIME_PARAMETER`] otherwise.
-    pub time_parameter: u32,
-    /// `LOOP_ONCE` or `LOOP_FOREVER`.
-    pub loop_mode: u32,
-    /// Padding.
-    pub _pad: u32,
+wgsl_struct! {
+    /// What a layer plays and how it combines, shared by every instance playing the same layer
+    /// (the animator keeps one of each). WGSL `LayerDef`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuLayerDef as "LayerDef" {
+        /// `layer_mode::*`.
+        pub mode: u32,
+        /// First per-joint weight in the `values` array (x of each entry), or [`NO_MASK`].
+        pub mask: u32,
+        /// Clip (when `tree_nodes` is 0).
+        pub clip: u32,
+        /// Blend tree's first node.
+        pub tree_offset: u32,
+        /// Blend tree's node count; 0 plays `clip`.
+        pub tree_nodes: u32,
+        /// With a clip: sample it at the time given by this blend parameter (seconds) instead of a
+        /// clock — a clip's time axis as a parameter. [`NO_TIME_PARAMETER`] otherwise.
+        pub time_parameter: u32,
+        /// `LOOP_ONCE` or `LOOP_FOREVER`.
+        pub loop_mode: u32,
+        /// Padding.
+        pub _pad: u32,
+    }
 }
 
-/// One layer of an instance, written by the CPU: which [`GpuLayerDef`] it plays, and what is the
-/// instance's own. WGSL `Layer`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuLayer {
-    /// Index of its definition in the layer definition array.
-    pub def: u32,
-    /// Layer weight β in [0, 1].
-    pub weight: f32,
-    /// Playback rate.
-    pub rate: f32,
-    /// Where the layer starts: seconds for a clip, phase for a tree.
-    pub start_time: f32,
-    /// The instance's `layer_seq` when this layer last (re)started.
-    pub seq: u32,
+wgsl_struct! {
+    /// One layer of an instance, written by the CPU: which [`GpuLayerDef`] it plays, and what is the
+    /// instance's own. WGSL `Layer`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuLayer as "Layer" {
+        /// Index of its definition in the layer definition array.
+        pub def: u32,
+        /// Layer weight β in [0, 1].
+        pub weight: f32,
+        /// Playback rate.
+        pub rate: f32,
+        /// Where the layer starts: seconds for a clip, phase for a tree.
+        pub start_time: f32,
+        /// The instance's `layer_seq` when this layer last (re)started.
+        pub seq: u32,
+    }
 }
 
 /// Fractional bits of a clock's fixed-point time ([`Ticks`]): a tick is 2⁻⁴⁰ s (about 0.9 ps)
@@ -744,23 +767,24 @@ pub const TICK_LIMIT: i64 = 1 << 61;
 /// The high word of [`TICK_LIMIT`] (WGSL has no 64-bit constants).
 pub const TICK_LIMIT_HI: u32 = (TICK_LIMIT >> 32) as u32;
 
-/// A clock's time in fixed point: a signed 64-bit count of 2⁻⁴⁰ s (or of 2⁻⁴⁰ of a blend tree's
-/// cycle), as two words because WGSL has no 64-bit integers. WGSL `Ticks`.
-///
-/// Why not an f32: a local time that accumulates `rate · dt` in f32 drifts — over a day at 60
-/// frames a second by up to 0.9 s on a 37.6 s loop — because every frame rounds the same way.
-/// The clock stage adds the exact product `rate · dt` (or `rate · dt / D` for a tree), rounded
-/// once to a tick, with integer arithmetic only, which no shader compiler may reorder or fuse.
-///
-/// `Ticks::from_f32` is defined with the tick arithmetic it calls, in the CPU mirror
-/// (`cpu::ticks`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Ticks {
-    /// Low 32 bits.
-    pub lo: u32,
-    /// High 32 bits (two's complement).
-    pub hi: u32,
+wgsl_struct! {
+    /// A clock's time in fixed point: a signed 64-bit count of 2⁻⁴⁰ s (or of 2⁻⁴⁰ of a blend tree's
+    /// cycle), as two words because WGSL has no 64-bit integers. WGSL `Ticks`.
+    ///
+    /// Why not an f32: a local time that accumulates `rate · dt` in f32 drifts — over a day at 60
+    /// frames a second by up to 0.9 s on a 37.6 s loop — because every frame rounds the same way.
+    /// The clock stage adds the exact product `rate · dt` (or `rate · dt / D` for a tree), rounded
+    /// once to a tick, with integer arithmetic only, which no shader compiler may reorder or fuse.
+    ///
+    /// `Ticks::from_f32` is defined with the tick arithmetic it calls, in the CPU mirror
+    /// (`cpu::ticks`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct Ticks as "Ticks" {
+        /// Low 32 bits.
+        pub lo: u32,
+        /// High 32 bits (two's complement).
+        pub hi: u32,
+    }
 }
 
 impl Ticks {
@@ -787,94 +811,99 @@ impl Ticks {
     }
 }
 
-/// An instance's clocks, advanced by the `clock` stage: 64 bytes. WGSL `Clock`.
-///
-/// Each clock holds a local time in [`Ticks`] and, for the target and source states, the loops
-/// completed; where a state is sampled follows from them and the loop mode
-/// ([`crate::cpu::advance_clip_time`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuClock {
-    /// Target local time within the current loop: seconds for a clip, synchronized phase for a
-    /// tree; in `[0, T]`, `T` being the clip's duration or 1 cycle.
-    pub time: Ticks,
-    /// Loops of the target completed since it started (`LOOP_REPEAT` stops at the last;
-    /// `LOOP_FOREVER` counts on, modulo 2³², backwards too).
-    pub loops: u32,
-    /// The last `GpuInstance::seq` the stage has seen.
-    pub seq: u32,
-    /// Source local time (as `time`).
-    pub source_time: Ticks,
-    /// Loops of the source completed (as `loops`).
-    pub source_loops: u32,
-    /// The last `GpuInstance::layer_seq` the stage has seen.
-    pub layer_seq: u32,
-    /// Seconds since the transition started, from 0 up.
-    pub transition_time: Ticks,
-    /// Each layer's local time (seconds for a clip, phase for a tree) within its loop.
-    pub layer_time: [Ticks; MAX_LAYERS as usize],
+wgsl_struct! {
+    /// An instance's clocks, advanced by the `clock` stage: 64 bytes. WGSL `Clock`.
+    ///
+    /// Each clock holds a local time in [`Ticks`] and, for the target and source states, the loops
+    /// completed; where a state is sampled follows from them and the loop mode
+    /// ([`crate::cpu::advance_clip_time`]).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuClock as "Clock" {
+        /// Target local time within the current loop: seconds for a clip, synchronized phase for a
+        /// tree; in `[0, T]`, `T` being the clip's duration or 1 cycle.
+        pub time: Ticks,
+        /// Loops of the target completed since it started (`LOOP_REPEAT` stops at the last;
+        /// `LOOP_FOREVER` counts on, modulo 2³², backwards too).
+        pub loops: u32,
+        /// The last `GpuInstance::seq` the stage has seen.
+        pub seq: u32,
+        /// Source local time (as `time`).
+        pub source_time: Ticks,
+        /// Loops of the source completed (as `loops`).
+        pub source_loops: u32,
+        /// The last `GpuInstance::layer_seq` the stage has seen.
+        pub layer_seq: u32,
+        /// Seconds since the transition started, from 0 up.
+        pub transition_time: Ticks,
+        /// Each layer's local time (seconds for a clip, phase for a tree) within its loop.
+        pub layer_time: [Ticks; MAX_LAYERS as usize],
+    }
 }
 const _: () = assert!(std::mem::size_of::<GpuClock>() == 64);
 
-/// One weighted clip sample of an instance's blend. WGSL `BlendSample`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct BlendSample {
-    /// Clip index, or [`SNAPSHOT_CLIP`].
-    pub clip: u32,
-    /// Clip time in seconds.
-    pub time: f32,
-    /// Blend weight (≥ 0).
-    pub weight: f32,
-    /// 0 for the base state, `k + 1` for layer `k`.
-    pub layer: u32,
+wgsl_struct! {
+    /// One weighted clip sample of an instance's blend. WGSL `BlendSample`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct BlendSample as "BlendSample" {
+        /// Clip index, or [`SNAPSHOT_CLIP`].
+        pub clip: u32,
+        /// Clip time in seconds.
+        pub time: f32,
+        /// Blend weight (≥ 0).
+        pub weight: f32,
+        /// 0 for the base state, `k + 1` for layer `k`.
+        pub layer: u32,
+    }
 }
 
-/// How `sample` applies a layer this frame. WGSL `LayerApply`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct LayerApply {
-    /// `layer_mode::*`.
-    pub mode: u32,
-    /// Weight β.
-    pub weight: f32,
-    /// Mask offset or [`NO_MASK`].
-    pub mask: u32,
-    /// Weight β at the previous frame (read with [`inertia::PREVIOUS`]).
-    pub previous_weight: f32,
+wgsl_struct! {
+    /// How `sample` applies a layer this frame. WGSL `LayerApply`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct LayerApply as "LayerApply" {
+        /// `layer_mode::*`.
+        pub mode: u32,
+        /// Weight β.
+        pub weight: f32,
+        /// Mask offset or [`NO_MASK`].
+        pub mask: u32,
+        /// Weight β at the previous frame (read with [`inertia::PREVIOUS`]).
+        pub previous_weight: f32,
+    }
 }
 
-/// The clips an instance blends this frame, heaviest first, written by `clock` and read by
-/// `sample`. WGSL `BlendList`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct BlendList {
-    /// Entries in use.
-    pub count: u32,
-    /// 1 when a layer is mesh-space additive: `sample` writes each joint's rotation delta and
-    /// `local_to_model` applies it.
-    pub mesh_additive: u32,
-    /// `inertia::*` bits: what the frame does for an inertialized transition.
-    pub inertia: u32,
-    /// Seconds since the transition's source was last shown (the clock's elapsed transition
-    /// time), which its offset decays over.
-    pub inertia_time: f32,
-    /// The layers, as `GpuInstance::layers`.
-    pub layers: [LayerApply; MAX_LAYERS as usize],
-    /// The samples.
-    pub samples: [BlendSample; MAX_BLEND_CLIPS as usize],
+wgsl_struct! {
+    /// The clips an instance blends this frame, heaviest first, written by `clock` and read by
+    /// `sample`. WGSL `BlendList`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct BlendList as "BlendList" {
+        /// Entries in use.
+        pub count: u32,
+        /// 1 when a layer is mesh-space additive: `sample` writes each joint's rotation delta and
+        /// `local_to_model` applies it.
+        pub mesh_additive: u32,
+        /// `inertia::*` bits: what the frame does for an inertialized transition.
+        pub inertia: u32,
+        /// Seconds since the transition's source was last shown (the clock's elapsed transition
+        /// time), which its offset decays over.
+        pub inertia_time: f32,
+        /// The layers, as `GpuInstance::layers`.
+        pub layers: [LayerApply; MAX_LAYERS as usize],
+        /// The samples.
+        pub samples: [BlendSample; MAX_BLEND_CLIPS as usize],
+    }
 }
 
-/// A local joint pose as the `sample` stage writes it. WGSL `LocalPose`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct LocalPose {
-    /// xyz: translation; w: 0.
-    pub translation: Vec4,
-    /// Unit quaternion (x, y, z, w).
-    pub rotation: Vec4,
-    /// xyz: scale; w: 0.
-    pub scale: Vec4,
+wgsl_struct! {
+    /// A local joint pose as the `sample` stage writes it. WGSL `LocalPose`.
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct LocalPose as "LocalPose" {
+        /// xyz: translation; w: 0.
+        pub translation: Vec4,
+        /// Unit quaternion (x, y, z, w).
+        pub rotation: Vec4,
+        /// xyz: scale; w: 0.
+        pub scale: Vec4,
+    }
 }
 const _: () = assert!(std::mem::size_of::<LocalPose>() == 48);
 
@@ -930,54 +959,57 @@ pub mod node_kind {
     pub const DIRECT: u32 = 8;
 }
 
-/// A blend tree in the runtime library. WGSL `BlendTree`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuBlendTree {
-    /// First node in the `blend_nodes` array; node 0 of the tree is its root, and nodes are in
-    /// topological order (every node before its children).
-    pub node_offset: u32,
-    /// Number of nodes.
-    pub node_count: u32,
-    /// Skeleton all its clips animate.
-    pub skeleton: u32,
-    /// Padding.
-    pub _pad: u32,
+wgsl_struct! {
+    /// A blend tree in the runtime library. WGSL `BlendTree`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuBlendTree as "BlendTree" {
+        /// First node in the `blend_nodes` array; node 0 of the tree is its root, and nodes are in
+        /// topological order (every node before its children).
+        pub node_offset: u32,
+        /// Number of nodes.
+        pub node_count: u32,
+        /// Skeleton all its clips animate.
+        pub skeleton: u32,
+        /// Padding.
+        pub _pad: u32,
+    }
 }
 
-/// A blend node. WGSL `BlendNode`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuBlendNode {
-    /// `node_kind::*`.
-    pub kind: u32,
-    /// First child in the `blend_children` array.
-    pub child_offset: u32,
-    /// Number of children (≤ [`MAX_BLEND_CHILDREN`]).
-    pub child_count: u32,
-    /// Parameter index (0..4) of the x axis (1D: the parameter).
-    pub param_x: u32,
-    /// Parameter index of the y axis (2D).
-    pub param_y: u32,
-    /// Clip index, for `node_kind::CLIP`.
-    pub clip: u32,
-    /// First entry in the `blend_triangles` array (Delaunay).
-    pub triangle_offset: u32,
-    /// Number of entries there: triangles `[a, b, c, 0]` then hull edges `[a, b, 0, 1]`, child
-    /// indices local to the node.
-    pub triangle_count: u32,
+wgsl_struct! {
+    /// A blend node. WGSL `BlendNode`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuBlendNode as "BlendNode" {
+        /// `node_kind::*`.
+        pub kind: u32,
+        /// First child in the `blend_children` array.
+        pub child_offset: u32,
+        /// Number of children (≤ [`MAX_BLEND_CHILDREN`]).
+        pub child_count: u32,
+        /// Parameter index (0..4) of the x axis (1D: the parameter).
+        pub param_x: u32,
+        /// Parameter index of the y axis (2D).
+        pub param_y: u32,
+        /// Clip index, for `node_kind::CLIP`.
+        pub clip: u32,
+        /// First entry in the `blend_triangles` array (Delaunay).
+        pub triangle_offset: u32,
+        /// Number of entries there: triangles `[a, b, c, 0]` then hull edges `[a, b, 0, 1]`, child
+        /// indices local to the node.
+        pub triangle_count: u32,
+    }
 }
 
-/// A child of a blend node. WGSL `BlendChild`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuBlendChild {
-    /// Sample position (1D: threshold in x).
-    pub position: glam::Vec2,
-    /// Index of the child node, relative to the tree's `node_offset`.
-    pub node: u32,
-    /// Direct blends: the parameter index giving this child's weight. Otherwise 0.
-    pub parameter: u32,
+wgsl_struct! {
+    /// A child of a blend node. WGSL `BlendChild`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuBlendChild as "BlendChild" {
+        /// Sample position (1D: threshold in x).
+        pub position: glam::Vec2,
+        /// Index of the child node, relative to the tree's `node_offset`.
+        pub node: u32,
+        /// Direct blends: the parameter index giving this child's weight. Otherwise 0.
+        pub parameter: u32,
+    }
 }
 
 /// An inertialized offset below this (times `1 + |v0| duration`) counts as none: it has no

@@ -3,9 +3,8 @@
 
 use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
-    BlendList, BlendSample, GpuBlendChild, GpuBlendNode, GpuBlendTree, GpuClip, GpuClock, GpuEvent, GpuEventLogHead,
-    GpuEventRecord, GpuFrame, GpuIkChain, GpuInstance, GpuLayer, GpuLayerDef, GpuLibraryLayout, GpuSkeleton, GpuSocket,
-    GpuTrack, GpuVisibleHead, LayerApply, LocalPose, Ticks, WORKGROUP_SIZE,
+    GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuIkChain, GpuSkeleton, GpuSocket, GpuVisibleHead,
+    WORKGROUP_SIZE,
 };
 use wgpu_anim::math::{Affine, DualQuat};
 use wgpu_anim::shaders::{self, Stage};
@@ -362,30 +361,6 @@ fn mirrors() -> Vec<Mirror> {
             ]
         ),
         mirror!(
-            "LibraryLayout",
-            GpuLibraryLayout,
-            [
-                clips,
-                tracks,
-                skeletons,
-                blend_nodes,
-                blend_children,
-                blend_triangles,
-                times,
-                values,
-                parents,
-                inverse_binds,
-                sockets,
-                events,
-                packed,
-                ik_chains,
-                levels,
-                clip_key_tracks,
-                joint_tracks,
-                clip_joint_tracks
-            ]
-        ),
-        mirror!(
             "ClipInfo",
             GpuClip,
             [
@@ -411,12 +386,6 @@ fn mirrors() -> Vec<Mirror> {
             ],
         },
         mirror!(
-            "EventRecord",
-            GpuEventRecord,
-            [character, event, clip, weight, frame, crossings, state]
-        ),
-        mirror!("Track", GpuTrack, [time_offset, key_count, value_offset, interpolation]),
-        mirror!(
             "SkeletonInfo",
             GpuSkeleton,
             [joint_count, joint_offset, rest_offset, socket_count]
@@ -429,78 +398,6 @@ fn mirrors() -> Vec<Mirror> {
         ),
         mirror!("Affine", Affine, [x, y, z]),
         mirror!("DualQuat", DualQuat, [real, dual, stretch_diagonal, stretch_off]),
-        mirror!(
-            "Instance",
-            GpuInstance,
-            [
-                clip,
-                skeleton,
-                joint_offset,
-                joint_count,
-                rate,
-                loop_mode,
-                loop_count,
-                seq,
-                start_time,
-                tree_offset,
-                tree_nodes,
-                flags,
-                params,
-                source_clip,
-                source_tree_offset,
-                source_tree_nodes,
-                source_rate,
-                source_loop_mode,
-                source_loop_count,
-                transition_duration,
-                world_seq,
-                world,
-                tint,
-                root_turn,
-                dual_quaternion,
-                previous_dual_quaternion,
-                layers,
-                layer_seq,
-                morph_offset,
-                morph_count,
-                ik,
-                halflife,
-                bound_radius,
-                update_rate,
-                vat,
-                vat_time,
-                ik_goals,
-            ]
-        ),
-        mirror!("Layer", GpuLayer, [def, weight, rate, start_time, seq]),
-        mirror!(
-            "LayerDef",
-            GpuLayerDef,
-            [mode, mask, clip, tree_offset, tree_nodes, time_parameter, loop_mode]
-        ),
-        mirror!(
-            "Clock",
-            GpuClock,
-            [
-                time,
-                loops,
-                seq,
-                source_time,
-                source_loops,
-                layer_seq,
-                transition_time,
-                layer_time
-            ]
-        ),
-        mirror!("Ticks", Ticks, [lo, hi]),
-        mirror!("BlendSample", BlendSample, [clip, time, weight, layer]),
-        mirror!("LayerApply", LayerApply, [mode, weight, mask, previous_weight]),
-        mirror!(
-            "BlendList",
-            BlendList,
-            [count, mesh_additive, inertia, inertia_time, layers, samples]
-        ),
-        mirror!("LocalPose", LocalPose, [translation, rotation, scale]),
         // The list's head, then the list (a runtime array naga sizes as one element; the struct
         // rounded up to its 16-byte alignment).
         Mirror {
@@ -517,22 +414,6 @@ fn mirrors() -> Vec<Mirror> {
                 ("list", wgpu_anim::layout::VISIBLE_LIST_OFFSET as usize),
             ],
         },
-        mirror!("BlendTree", GpuBlendTree, [node_offset, node_count, skeleton]),
-        mirror!(
-            "BlendNode",
-            GpuBlendNode,
-            [
-                kind,
-                child_offset,
-                child_count,
-                param_x,
-                param_y,
-                clip,
-                triangle_offset,
-                triangle_count
-            ]
-        ),
-        mirror!("BlendChild", GpuBlendChild, [position, node, parameter]),
     ];
     hand_written.into_iter().chain(generated).collect()
 }

@@ -1,5 +1,9 @@
-// Types and constants shared by every stage. Each struct mirrors a Rust type in src/layout.rs
-// (named in its comment); tests/shaders.rs checks the two layouts against each other.
+// Types and constants shared by every stage. Each struct here mirrors a Rust type in
+// src/layout.rs (named in its comment); tests/shaders.rs checks the two layouts against each
+// other. Most shared structs are not written here at all: they are declared once, in Rust
+// (`wgsl_struct!`), and their WGSL is appended to this module (layout::generated): Ticks, Clock,
+// BlendSample, LayerApply, BlendList, LocalPose, Layer, Instance, LayerDef, Track, EventRecord,
+// LibraryLayout, BlendTree, BlendNode, BlendChild and Output. Their docs are the Rust ones.
 
 // Threads per workgroup. Rust: layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -141,18 +145,6 @@ struct ClipEvent {
     pad: u32,
 }
 
-// Rust: layout::GpuEventRecord. One fired event.
-struct EventRecord {
-    character: u32,
-    event: u32,
-    clip: u32,
-    weight: f32,
-    frame: u32,
-    crossings: u32,
-    state: u32,
-    pad: u32,
-}
-
 // The event log the clock stage appends to (Rust: layout::GpuEventLogHead, then the records):
 // `count` counts every record appended, those past the capacity too; `overflow` those.
 struct EventLog {
@@ -161,36 +153,6 @@ struct EventLog {
     pad_a: u32,
     pad_b: u32,
     records: array<EventRecord>,
-}
-
-// Rust: layout::GpuLibraryLayout. Where each section of the library heap starts (16-byte units).
-struct LibraryLayout {
-    clips: u32,
-    tracks: u32,
-    skeletons: u32,
-    blend_nodes: u32,
-    blend_children: u32,
-    blend_triangles: u32,
-    times: u32,
-    values: u32,
-    parents: u32,
-    inverse_binds: u32,
-    sockets: u32,
-    events: u32,
-    packed: u32,
-    ik_chains: u32,
-    levels: u32,
-    clip_key_tracks: u32,
-    joint_tracks: u32,
-    clip_joint_tracks: u32,
-}
-
-// Rust: layout::GpuTrack.
-struct Track {
-    time_offset: u32,
-    key_count: u32,
-    value_offset: u32,
-    interpolation: u32,
 }
 
 // Rust: layout::GpuSkeleton.
@@ -248,108 +210,10 @@ const LAYER_ON: u32 = 256u;
 const LAYER_MESH: u32 = 4096u;
 const SNAPSHOT_CLIP: u32 = 0xffffffffu;
 
-// Rust: layout::GpuInstance. Sections: bytes 0-63 read every frame, 64-95 while a transition is
-// set, 96-159 by the renderer (and by the clock with root motion), 160-223 while a layer is on,
-// 256-319 (and `ik`) by the IK stage while a chain has a goal.
-struct Instance {
-    clip: u32,
-    skeleton: u32,
-    joint_offset: u32,
-    joint_count: u32,
-    rate: f32,
-    loop_mode: u32,
-    loop_count: u32,
-    seq: u32,
-    start_time: f32,
-    tree_offset: u32,
-    tree_nodes: u32,
-    flags: u32,
-    params: vec4<f32>,
-    source_clip: u32,
-    source_tree_offset: u32,
-    source_tree_nodes: u32,
-    source_rate: f32,
-    source_loop_mode: u32,
-    source_loop_count: u32,
-    transition_duration: f32,
-    world_seq: u32,
-    world: Affine,
-    tint: u32,
-    root_turn: f32,
-    dual_quaternion: f32,
-    previous_dual_quaternion: f32,
-    layers: array<Layer, 3>,
-    layer_seq: u32,
-    morph_offset: u32,
-    morph_count: u32,
-    ik: u32,
-    halflife: f32,
-    bound_radius: f32,
-    update_rate: u32,
-    vat: u32,
-    vat_time: f32,
-    ik_goals: array<vec4<f32>, 4>,
-}
-
-// Rust: layout::GpuLayer.
-struct Layer {
-    def: u32,
-    weight: f32,
-    rate: f32,
-    start_time: f32,
-    seq: u32,
-}
-
-// Rust: layout::GpuLayerDef.
-struct LayerDef {
-    mode: u32,
-    mask: u32,
-    clip: u32,
-    tree_offset: u32,
-    tree_nodes: u32,
-    time_parameter: u32,
-    loop_mode: u32,
-    pad: u32,
-}
-
 // Fractional bits of a clock's fixed-point time: a tick is 2^-40 s, or 2^-40 of a tree's cycle.
 const TICK_BITS: u32 = 40u;
 // High word of the largest clock time, 2^61 ticks.
 const TICK_LIMIT_HI: u32 = 0x20000000u;
-
-// A signed 64-bit count of ticks. Rust: layout::Ticks.
-struct Ticks {
-    lo: u32,
-    hi: u32,
-}
-
-// Rust: layout::GpuClock.
-struct Clock {
-    time: Ticks,
-    loops: u32,
-    seq: u32,
-    source_time: Ticks,
-    source_loops: u32,
-    layer_seq: u32,
-    transition_time: Ticks,
-    layer_time: array<Ticks, 3>,
-}
-
-// Rust: layout::BlendSample.
-struct BlendSample {
-    clip: u32,
-    time: f32,
-    weight: f32,
-    layer: u32,
-}
-
-// Rust: layout::LayerApply.
-struct LayerApply {
-    mode: u32,
-    weight: f32,
-    mask: u32,
-    previous_weight: f32,
-}
 
 // BlendList.inertia bits and the layer tag of samples at the previous frame's times. Rust:
 // layout::inertia::*.
@@ -360,23 +224,6 @@ const INERTIA_VELOCITY: u32 = 8u;
 const INERTIA_PREVIOUS: u32 = 16u;
 const INERTIA_LAST_POSE: u32 = 32u;
 const PREVIOUS_TAG: u32 = 4u;
-
-// Rust: layout::BlendList.
-struct BlendList {
-    count: u32,
-    mesh_additive: u32,
-    inertia: u32,
-    inertia_time: f32,
-    layers: array<LayerApply, 3>,
-    samples: array<BlendSample, MAX_BLEND_CLIPS>,
-}
-
-// Rust: layout::LocalPose.
-struct LocalPose {
-    translation: vec4<f32>,
-    rotation: vec4<f32>,
-    scale: vec4<f32>,
-}
 
 // Blend trees. Rust: layout::MAX_* and layout::node_kind.
 const MAX_BLEND_CHILDREN: u32 = 16u;
@@ -405,33 +252,6 @@ const NODE_SIMPLE_DIRECTIONAL: u32 = 5u;
 const NODE_FREEFORM_CARTESIAN: u32 = 6u;
 const NODE_FREEFORM_DIRECTIONAL: u32 = 7u;
 const NODE_DIRECT: u32 = 8u;
-
-// Rust: layout::GpuBlendTree.
-struct BlendTree {
-    node_offset: u32,
-    node_count: u32,
-    skeleton: u32,
-    pad: u32,
-}
-
-// Rust: layout::GpuBlendNode.
-struct BlendNode {
-    kind: u32,
-    child_offset: u32,
-    child_count: u32,
-    param_x: u32,
-    param_y: u32,
-    clip: u32,
-    triangle_offset: u32,
-    triangle_count: u32,
-}
-
-// Rust: layout::GpuBlendChild.
-struct BlendChild {
-    position: vec2<f32>,
-    node: u32,
-    parameter: u32,
-}
 
 // Below this total weight, the sample stage fills the missing weight with the rest pose.
 // Rust: layout::MIN_BLEND_WEIGHT.

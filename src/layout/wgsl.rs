@@ -9,7 +9,7 @@
 //! hand-written structs of `shaders/shared/types.wgsl`.
 
 use crate::math::Affine;
-use glam::{UVec4, Vec4};
+use glam::{UVec4, Vec2, Vec4};
 
 /// A Rust type with a WGSL twin of the same bytes: its name in WGSL.
 pub trait WgslType {
@@ -26,7 +26,7 @@ macro_rules! scalar {
         })*
     };
 }
-scalar!(f32 => "f32", u32 => "u32", i32 => "i32", Vec4 => "vec4<f32>", UVec4 => "vec4<u32>", Affine => "Affine");
+scalar!(f32 => "f32", u32 => "u32", i32 => "i32", Vec2 => "vec2<f32>", Vec4 => "vec4<f32>", UVec4 => "vec4<u32>", Affine => "Affine");
 
 impl<T: WgslType, const N: usize> WgslType for [T; N] {
     fn wgsl_type() -> String {

@@ -8,10 +8,9 @@
 //! written around a compute pass no longer bracket it and read far too little (llvmpipe records
 //! a timestamp through its rasterizer's binned scene while a framebuffer is bound, which would
 //! write it when the scene is flushed, after the pass: our reading, not traced further). On one
-//! device the fused and the staged path of 1,000
-//! single-clip characters read 4.7 and 4.9 ms in alternate frames, as their rows did; after one
-//! skinning comparison (a render pass) the same comparison read 0.15 and 1.7 ms, then 1.9 and
-//! 1.0 ms. The bench now runs the tables that draw after those that time compute passes, and
+//! device the fused and the staged path of 1,000 single-clip characters read 4.7 and 4.9 ms in
+//! alternate frames, as their rows did; after one skinning comparison (a render pass) the same
+//! comparison read 0.15 and 1.7 ms, then 1.9 and 1.0 ms. The bench now runs the tables that draw after those that time compute passes, and
 //! each table checks what it measured against a second clock:
 //!
 //! - **the frame's wait**: each timed frame also records the wall time from its submission to

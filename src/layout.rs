@@ -33,56 +33,59 @@ pub const LOOP_REPEAT: u32 = 1;
 /// Loop mode code: loop forever, `mod T`.
 pub const LOOP_FOREVER: u32 = 2;
 
-/// Per-frame uniform: the only data an ordinary frame sends. WGSL `Frame`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuFrame {
-    /// Seconds since the last frame.
-    pub dt: f32,
-    /// Number of live instances.
-    pub instance_count: u32,
-    /// The page's joint capacity: where a per-joint buffer's second section starts (the local
-    /// poses' mesh-space deltas, the pose history's velocities, the palettes' socket matrices).
-    pub snapshot_offset: u32,
-    /// Global index of the page's first instance (what event records name).
-    pub first_instance: u32,
-    /// The frame's number, modulo 2³² (frames count from 1; event records carry it).
-    pub frame: u32,
-    /// [`FRAME_EVENTS`] when events are detected this frame, [`FRAME_CURVES`] when the library
-    /// has float curves, [`FRAME_DUAL_QUATERNION`] when the page keeps dual quaternions.
-    pub flags: u32,
-    /// Where the outputs section of the page's character state starts, in 16-byte units
-    /// ([`outputs_offset`] of the page's instance capacity, divided by 16).
-    pub output_base: u32,
-    /// Where the instances' own morph weights ([`crate::gpu::Controller::set_morph_weights`])
-    /// start in the page's morph weights, in `f32`s (the page's capacity times the room per
-    /// instance): the sample stage blends them with the clips' weight tracks into the first
-    /// part, which the vertex stage reads.
-    pub morph_api_base: u32,
-    /// The shared IK target in the world (`xyz`, [`crate::gpu::Controller::set_look_at`]); `w`
-    /// unused.
-    pub look_at: Vec4,
-    /// With [`FRAME_CULL`]: the view frustum's six planes in the world (`xyz` the inward unit
-    /// normal, `w` the offset: a point `p` is inside when `dot(xyz, p) + w >= 0` for all six),
-    /// from [`crate::gpu::Controller::set_cull_view`] ([`frustum_planes`]).
-    pub cull_planes: [Vec4; 6],
-    /// With [`FRAME_CULL_VIEW`], update-rate LOD ([`crate::gpu::Controller::set_update_rates`]):
-    /// below `x`, `y` and `z` of projected size a character is evaluated every 2, 4 and 8 frames
-    /// (0: never); `w` the view's projection scale (the length of `clip_from_world`'s second
-    /// row's `xyz`). A character's projected size is its bound radius times the scale over its
-    /// centre's clip `w`: its radius in units of half the view's height.
-    pub lod: Vec4,
-    /// The view's fourth row (`clip_from_world`'s, the clip `w` of a point).
-    pub view_w: Vec4,
-    /// With [`FRAME_LOD_INTERPOLATE`]: where the key palettes start in the page's palette buffer,
-    /// in `Affine`s (after the palettes and the socket matrices): joint `j`'s last two evaluated
-    /// palettes at `key_base + 2 j` (the older) and `+ 1`.
-    pub key_base: u32,
-    /// With [`FRAME_VAT`]: below this projected size (as [`GpuFrame::lod`]'s) a character that
-    /// may be is drawn with its VAT.
-    pub vat_size: f32,
-    /// Padding.
-    pub _pad: [u32; 2],
+wgsl_struct! {
+    /// Per-frame uniform: the only data an ordinary frame sends. WGSL `Frame`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuFrame as "Frame" {
+        /// Seconds since the last frame.
+        pub dt: f32,
+        /// Number of live instances.
+        pub instance_count: u32,
+        /// The page's joint capacity: where a per-joint buffer's second section starts (the local
+        /// poses' mesh-space deltas, the pose history's velocities, the palettes' socket matrices).
+        pub snapshot_offset: u32,
+        /// Global index of the page's first instance (what event records name).
+        pub first_instance: u32,
+        /// The frame's number, modulo 2³² (frames count from 1; event records carry it).
+        pub frame: u32,
+        /// [`FRAME_EVENTS`] when events are detected this frame, [`FRAME_CURVES`] when the library
+        /// has float curves, [`FRAME_DUAL_QUATERNION`] when the page keeps dual quaternions.
+        pub flags: u32,
+        /// Where the outputs section of the page's character state starts, in 16-byte units
+        /// ([`outputs_offset`] of the page's instance capacity, divided by 16).
+        pub output_base: u32,
+        /// Where the instances' own morph weights ([`crate::gpu::Controller::set_morph_weights`])
+        /// start in the page's morph weights, in `f32`s (the page's capacity times the room per
+        /// instance): the sample stage blends them with the clips' weight tracks into the first
+        /// part, which the vertex stage reads.
+        pub morph_api_base: u32,
+        /// The shared IK target in the world (`xyz`, [`crate::gpu::Controller::set_look_at`]); `w`
+        /// unused.
+        pub look_at: Vec4,
+        /// With [`FRAME_CULL`]: the view frustum's six planes in the world (`xyz` the inward unit
+        /// normal, `w` the offset: a point `p` is inside when `dot(xyz, p) + w >= 0` for all six),
+        /// from [`crate::gpu::Controller::set_cull_view`] ([`frustum_planes`]).
+        pub cull_planes: [Vec4; 6],
+        /// With [`FRAME_CULL_VIEW`], update-rate LOD ([`crate::gpu::Controller::set_update_rates`]):
+        /// below `x`, `y` and `z` of projected size a character is evaluated every 2, 4 and 8 frames
+        /// (0: never); `w` the view's projection scale (the length of `clip_from_world`'s second
+        /// row's `xyz`). A character's projected size is its bound radius times the scale over its
+        /// centre's clip `w`: its radius in units of half the view's height.
+        pub lod: Vec4,
+        /// The view's fourth row (`clip_from_world`'s, the clip `w` of a point).
+        pub view_w: Vec4,
+        /// With [`FRAME_LOD_INTERPOLATE`]: where the key palettes start in the page's palette buffer,
+        /// in `Affine`s (after the palettes and the socket matrices): joint `j`'s last two evaluated
+        /// palettes at `key_base + 2 j` (the older) and `+ 1`.
+        pub key_base: u32,
+        /// With [`FRAME_VAT`]: below this projected size (as [`GpuFrame::lod`]'s) a character that
+        /// may be is drawn with its VAT.
+        pub vat_size: f32,
+        /// Padding (two scalars, not an array: a uniform's arrays take 16 bytes per element).
+        pub _pad_b: u32,
+        /// Padding.
+        pub _pad_c: u32,
+    }
 }
 
 /// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
@@ -336,6 +339,7 @@ const _: () = assert!(std::mem::size_of::<GpuOutput>() == 128);
 #[must_use]
 pub fn generated() -> Vec<Generated> {
     vec![
+        Generated::of::<GpuFrame>(),
         Generated::of::<Ticks>(),
         Generated::of::<GpuClock>(),
         Generated::of::<BlendSample>(),

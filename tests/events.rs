@@ -59,7 +59,8 @@ fn frame_against_mirror(
         view_w: glam::Vec4::W,
         key_base: 0,
         vat_size: 0.0,
-        _pad: [0; 2],
+        _pad_b: 0,
+        _pad_c: 0,
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -382,7 +383,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             view_w: glam::Vec4::W,
             key_base: 0,
             vat_size: 0.0,
-            _pad: [0; 2],
+            _pad_b: 0,
+            _pad_c: 0,
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

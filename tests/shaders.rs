@@ -3,7 +3,7 @@
 
 use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
-    GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuIkChain, GpuSkeleton, GpuSocket, GpuVisibleHead,
+    GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuIkChain, GpuSkeleton, GpuSocket, GpuVisibleHead,
     WORKGROUP_SIZE,
 };
 use wgpu_anim::math::{Affine, DualQuat};
@@ -340,26 +340,6 @@ fn mirrors() -> Vec<Mirror> {
         fields: g.fields.into_iter().filter(|(n, _)| !is_padding(n)).collect(),
     });
     let hand_written = vec![
-        mirror!(
-            "Frame",
-            GpuFrame,
-            [
-                dt,
-                instance_count,
-                snapshot_offset,
-                first_instance,
-                frame,
-                flags,
-                output_base,
-                morph_api_base,
-                look_at,
-                cull_planes,
-                lod,
-                view_w,
-                key_base,
-                vat_size
-            ]
-        ),
         mirror!(
             "ClipInfo",
             GpuClip,

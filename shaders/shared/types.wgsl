@@ -1,9 +1,10 @@
 // Types and constants shared by every stage. Each struct here mirrors a Rust type in
 // src/layout.rs (named in its comment); tests/shaders.rs checks the two layouts against each
 // other. Most shared structs are not written here at all: they are declared once, in Rust
-// (`wgsl_struct!`), and their WGSL is appended to this module (layout::generated): Ticks, Clock,
-// BlendSample, LayerApply, BlendList, LocalPose, Layer, Instance, LayerDef, Track, EventRecord,
-// LibraryLayout, BlendTree, BlendNode, BlendChild and Output. Their docs are the Rust ones.
+// (`wgsl_struct!`), and their WGSL is appended to this module (layout::generated): Frame,
+// Ticks, Clock, BlendSample, LayerApply, BlendList, LocalPose, Layer, Instance, LayerDef, Track,
+// EventRecord, LibraryLayout, BlendTree, BlendNode, BlendChild and Output. Their docs are the
+// Rust ones.
 
 // Threads per workgroup. Rust: layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -23,26 +24,6 @@ const LOOP_FOREVER: u32 = 2u;
 // A cubic rotation spline whose squared length is not above this has no direction; the keys'
 // own interpolation stands in. Rust: math::CUBIC_ROTATION_MIN_LENGTH2.
 const CUBIC_ROTATION_MIN_LENGTH2: f32 = 1e-12;
-
-// Rust: layout::GpuFrame.
-struct Frame {
-    dt: f32,
-    instance_count: u32,
-    snapshot_offset: u32,
-    first_instance: u32,
-    frame: u32,
-    flags: u32,
-    output_base: u32,
-    morph_api_base: u32,
-    look_at: vec4<f32>,
-    cull_planes: array<vec4<f32>, 6>,
-    lod: vec4<f32>,
-    view_w: vec4<f32>,
-    key_base: u32,
-    vat_size: f32,
-    pad_b: u32,
-    pad_c: u32,
-}
 
 // Frame.flags bits: detect clip events, blend float curves, keep dual quaternions (Rust:
 // layout::FRAME_EVENTS, FRAME_CURVES, FRAME_DUAL_QUATERNION).

@@ -156,7 +156,8 @@ impl Controller {
                         0
                     },
                 vat_size: self.vat_size.unwrap_or(0.0),
-                _pad: [0; 2],
+                _pad_b: 0,
+                _pad_c: 0,
             };
             upload.frames.push((k, frame));
         }

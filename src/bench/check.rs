@@ -37,6 +37,9 @@ pub const WAIT_SLACK: f64 = 1.25;
 /// On a CPU adapter, the passes take at least this share of the process's CPU time over a frame's
 /// wait spread over the cores (less [`SLACK_MS`]): the rest is the submission, the copies after
 /// the passes, the threads' wake-up and cores left idle by a small dispatch.
+/// The CPU time is the whole process's: other work of the same process during the frame (an
+/// application's threads, tests run side by side) adds to it and can fail a true figure, never
+/// pass a wrong one.
 pub const CPU_WAIT_SHARE: f64 = 0.5;
 /// Absolute slack of the comparisons with the wall clock, ms.
 pub const SLACK_MS: f64 = 0.2;

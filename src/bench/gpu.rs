@@ -184,7 +184,8 @@ pub(super) fn sample_pass_ms(
     Ok((passes.get(SAMPLE).copied().unwrap_or(0.0), frame))
 }
 
-/// Times the `sample` pass of a set's crowd, raw and compressed clips in alternate frames, `pairs` pairs after `warmup` of each; `None` without timestamp queries.
+/// Times the `sample` pass of a set's crowd, raw and compressed clips in alternate frames,
+/// `pairs` pairs after `warmup` of each; `None` without timestamp queries.
 ///
 /// Errors: the device fails, or the animators cannot be made.
 pub fn compare_formats(

@@ -73,8 +73,11 @@ fn save_plot(path: &Path, report: &Report) -> Result<(), String> {
 /// `--report DIR`: `DIR/<date>-bench-report.md` (what ran where, then the tables), the report as
 /// JSON and the plot beside it.
 fn write_report(dir: &Path, report: &Report, tables: &str) -> Result<(), String> {
-    // 2026-12-06T09:13:40Z → 2026-12-06-0913
-    let stamp = format!("{}-{}", &report.date[..10], report.date[11..16].replace(':', ""));
+    // 2026-12-06T09:13:40Z → 2026-12-06-0913 (`bench::utc_date`'s form; anything else as it is).
+    let stamp = match (report.date.get(..10), report.date.get(11..16)) {
+        (Some(day), Some(time)) => format!("{day}-{}", time.replace(':', "")),
+        _ => report.date.replace([':', ' '], "-"),
+    };
     let stem = format!("{stamp}-bench-report");
     let (md, json, png) = (
         dir.join(format!("{stem}.md")),

@@ -15,8 +15,8 @@
 }
 #import wgpu_anim::math::workgroup_linear
 #import wgpu_anim::culling::mark_evaluation
-#import wgpu_anim::bindings::{blend_lists, frame, instances, layer_defs}
-#import wgpu_anim::state::{load_clock, load_output, store_clock, store_output}
+#import wgpu_anim::bindings::{frame, instances, layer_defs}
+#import wgpu_anim::state::{load_clock, load_output, store_blend_list, store_clock, store_output}
 #import wgpu_anim::library::{blend_child, blend_node, clip_duration}
 #import wgpu_anim::blend_weights::node_child_weights
 #import wgpu_anim::ticks::{
@@ -425,7 +425,7 @@ fn clock(
     }
     var list: BlendList;
     advance_instance(i, frame.dt, &list);
-    blend_lists[i] = list;
+    store_blend_list(i, list);
     if ((frame.flags & FRAME_CULL) != 0u) {
         _ = mark_evaluation(i, list.inertia, list.count, list.samples[0]);
     }

@@ -1,7 +1,8 @@
 // Stage 4: skinning matrices K[j] = model[j] * inverse_bind[j] as 3x4 affine matrices, all
 // instances' palettes in one buffer, each instance at its joint_offset (and, for an instance
 // that skins with dual quaternions on a page that keeps them, K[j] as a dual quaternion and a
-// stretch in the dual palettes, at the same offset); after them (from the
+// stretch in the dual palettes, the same buffer's section from `frame.dual_base`, at the same
+// offset); after them (from the
 // frame's joint capacity, `frame.snapshot_offset`) each instance's MAX_SOCKETS socket matrices
 // world * model[joint] * offset, when its skeleton has sockets. One workgroup per instance, its
 // threads striding over the joints; with THREAD_PER_CHARACTER one per eight, a thread each
@@ -10,13 +11,13 @@
 #define_import_path wgpu_anim::palette
 
 #import wgpu_anim::types::{
-    Affine, FRAME_DUAL_QUATERNION, FRAME_LOD_INTERPOLATE, MARK_ENTERED, MARK_EVALUATE, MAX_SOCKETS,
+    Affine, DualQuat, FRAME_DUAL_QUATERNION, FRAME_LOD_INTERPOLATE, MARK_ENTERED, MARK_EVALUATE, MAX_SOCKETS,
 }
 #import wgpu_anim::math::{CHARACTER_THREADS, JOINT_STRIDE, affine_mul, dual_quat_from_affine, first_joint, workgroup_character}
 #import wgpu_anim::culling::{
     drawn_count, drawn_instance, evaluated_count, evaluated_instance, held_fraction, marks_of, update_rate,
 }
-#import wgpu_anim::bindings::{dual_palettes, frame, instances, model_poses, palettes}
+#import wgpu_anim::bindings::{frame, instances, model_poses, palettes}
 #import wgpu_anim::library::{inverse_bind, skeleton_info, socket_at}
 
 // Whether the frame keeps dual quaternions (FRAME_DUAL_QUATERNION) and interpolates update-rate
@@ -37,6 +38,29 @@ fn frame_interpolates() -> bool {
 #else
     return (frame.flags & FRAME_LOD_INTERPOLATE) != 0u;
 #endif
+}
+
+// The palette buffer holds 16-byte units (Rust: shaders::Resource::Palettes): palette slot `s`
+// (an `Affine`) at unit 3 s, joint `j`'s dual quaternion (a `DualQuat`) at unit
+// `frame.dual_base + 4 j`.
+fn load_palette(s: u32) -> Affine {
+    let b = 3u * s;
+    return Affine(palettes[b], palettes[b + 1u], palettes[b + 2u]);
+}
+
+fn store_palette(s: u32, m: Affine) {
+    let b = 3u * s;
+    palettes[b] = m.x;
+    palettes[b + 1u] = m.y;
+    palettes[b + 2u] = m.z;
+}
+
+fn store_dual_palette(j: u32, q: DualQuat) {
+    let b = frame.dual_base + 4u * j;
+    palettes[b] = q.real;
+    palettes[b + 1u] = q.dual;
+    palettes[b + 2u] = q.stretch_diagonal;
+    palettes[b + 3u] = q.stretch_off;
 }
 
 fn skin_matrix(model: Affine, inverse_bind: Affine) -> Affine {
@@ -75,17 +99,16 @@ fn palette_joints(i: u32, lid: u32, joint_count: u32) {
         if (keys) {
             let key = key_slot(joint_offset + j);
             if (!fresh) {
-                shown = palettes[key + 1u];
+                shown = load_palette(key + 1u);
             }
-            palettes[key] = shown;
-            palettes[key + 1u] = k;
+            store_palette(key, shown);
+            store_palette(key + 1u, k);
         }
-        palettes[joint_offset + j] = shown;
+        store_palette(joint_offset + j, shown);
 #ifndef NO_DUAL_QUATERNION
-        // Left out with the feature, and with it the binding: an animator without dual
-        // quaternions binds no dual palettes.
+        // Left out with the feature: an animator without dual quaternions keeps no room for them.
         if (dual) {
-            dual_palettes[joint_offset + j] = dual_quat_from_affine(k);
+            store_dual_palette(joint_offset + j, dual_quat_from_affine(k));
         }
 #endif
     }
@@ -103,7 +126,7 @@ fn interpolate_joints(i: u32, lid: u32, joint_count: u32) {
     let s = held_fraction(i);
     for (var j = first_joint(lid); j < joint_count; j += JOINT_STRIDE) {
         let key = key_slot(joint_offset + j);
-        palettes[joint_offset + j] = affine_lerp(palettes[key], palettes[key + 1u], s);
+        store_palette(joint_offset + j, affine_lerp(load_palette(key), load_palette(key + 1u), s));
     }
 }
 
@@ -117,7 +140,7 @@ fn socket_matrices(i: u32, lid: u32) {
     for (var s = first_joint(lid); s < min(skel.socket_count, MAX_SOCKETS); s += JOINT_STRIDE) {
         let socket = socket_at(instances[i].skeleton * MAX_SOCKETS + s);
         let model = palette_model_at(instances[i].joint_offset, socket.joint);
-        palettes[frame.snapshot_offset + i * MAX_SOCKETS + s] = affine_mul(instances[i].world, affine_mul(model, socket.offset));
+        store_palette(frame.snapshot_offset + i * MAX_SOCKETS + s, affine_mul(instances[i].world, affine_mul(model, socket.offset)));
     }
 }
 

@@ -22,7 +22,8 @@
 }
 #import wgpu_anim::math::{CHARACTER_THREADS, JOINT_STRIDE, first_joint, quat_mul, workgroup_character}
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
-#import wgpu_anim::bindings::{blend_lists, frame, instances, local_poses, pose_history}
+#import wgpu_anim::bindings::{frame, instances, local_poses, pose_history}
+#import wgpu_anim::state::{blend_list_layer, blend_list_sample, blend_list_unit}
 #import wgpu_anim::library::{KeySpan, clip_info, clip_joint_tracks, clip_key_track, clip_track_offset, joint_tracks, key_span, key_value, sample_channel, skeleton_info, track_at, value_at}
 #ifdef PACKED_ONLY
 #import wgpu_anim::library::clip_packed_joints
@@ -38,7 +39,7 @@
 #import wgpu_anim::inertia::inertia_morph_weight
 #endif
 #ifdef MORPH
-#import wgpu_anim::bindings::morph_weights
+#import wgpu_anim::state::{load_morph_weight, store_morph_weight}
 #import wgpu_anim::library::sample_track
 #import wgpu_anim::types::{CLIP_CURVE_SHIFT, CLIP_MORPH_SHIFT}
 #endif
@@ -230,28 +231,28 @@ virtual fn list_count(i: u32) -> u32 {
     // Instance i's blend list, read in place where `clock` wrote it (copying it into every
     // invocation is slow; the threads of a workgroup read the same bytes, which a GPU's cache serves).
     // The fused stage overrides these with reads of workgroup memory.
-    return blend_lists[i].count;
+    return blend_list_unit(i, 0u).x;
 }
 
 virtual fn list_sample(i: u32, k: u32) -> BlendSample {
-    return blend_lists[i].samples[k];
+    return blend_list_sample(i, k);
 }
 
 virtual fn list_layer(i: u32, k: u32) -> LayerApply {
-    return blend_lists[i].layers[k];
+    return blend_list_layer(i, k);
 }
 
 virtual fn list_mesh_additive(i: u32) -> bool {
-    return blend_lists[i].mesh_additive != 0u;
+    return blend_list_unit(i, 0u).y != 0u;
 }
 
 virtual fn list_inertia(i: u32) -> u32 {
     // The list's `inertia` bits (and below, its `inertia_time`).
-    return blend_lists[i].inertia;
+    return blend_list_unit(i, 0u).z;
 }
 
 virtual fn list_inertia_time(i: u32) -> f32 {
-    return blend_lists[i].inertia_time;
+    return bitcast<f32>(blend_list_unit(i, 0u).w);
 }
 
 // One layer's samples of a joint, summed by weight: translation, scale, rotation (each
@@ -664,12 +665,12 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     let snapshot = 2u * frame.morph_api_base + base;
     let morph_time = list_inertia_time(i);
     for (var t = first_joint(lid); t < instances[i].morph_count; t += JOINT_STRIDE) {
-        let kept = morph_weights[snapshot + t];
-        let blended = blend_morph_weight(i, t, morph_weights[frame.morph_api_base + base + t], kept);
+        let kept = load_morph_weight(snapshot + t);
+        let blended = blend_morph_weight(i, t, load_morph_weight(frame.morph_api_base + base + t), kept);
         let w = inertia_morph_weight(bits, morph_time, instances[i].transition_duration, kept, blended);
-        morph_weights[base + t] = w;
+        store_morph_weight(base + t, w);
         if (keep_pose) {
-            morph_weights[snapshot + t] = w;
+            store_morph_weight(snapshot + t, w);
         }
     }
 #endif

@@ -8,9 +8,11 @@ mod culling;
 #[macro_use]
 mod wgsl;
 mod blend_tree;
+mod sections;
 
 pub use blend_tree::*;
 pub use culling::*;
+pub use sections::*;
 pub use wgsl::{Generated, WgslStruct, WgslType};
 
 use crate::math::Affine;
@@ -81,20 +83,22 @@ wgsl_struct! {
         /// With [`FRAME_VAT`]: below this projected size (as [`GpuFrame::lod`]'s) a character that
         /// may be is drawn with its VAT.
         pub vat_size: f32,
-        /// Padding (two scalars, not an array: a uniform's arrays take 16 bytes per element).
+        /// Where the blend lists start in the page's character state, in 16-byte units
+        /// ([`blend_lists_offset`] of the page's instance capacity, divided by 16).
+        pub blend_list_base: u32,
+        /// Where the morph weights start in the page's character state, in `f32`s
+        /// ([`morph_weights_offset`] of the page's instance capacity, divided by 4).
+        pub morph_base: u32,
+        /// Where the dual quaternions start in the page's palettes, in 16-byte units
+        /// ([`dual_palettes_offset`], divided by 16).
+        pub dual_base: u32,
+        /// Padding (scalars, not an array: a uniform's arrays take 16 bytes per element).
         pub _pad_b: u32,
         /// Padding.
         pub _pad_c: u32,
+        /// Padding.
+        pub _pad_d: u32,
     }
-}
-
-/// Byte offset of the outputs ([`GpuOutput`]) in a page's character state buffer of `capacity`
-/// instances: after their clocks ([`GpuClock`], 64 bytes each), rounded up to 256 bytes —
-/// WebGPU's default storage offset alignment, so that a pass of your own can bind the outputs
-/// alone at that offset.
-#[must_use]
-pub const fn outputs_offset(capacity: u32) -> u64 {
-    (capacity as u64 * size_of::<GpuClock>() as u64).next_multiple_of(256)
 }
 
 /// `GpuFrame::flags` bit: the clock stage detects clip events and appends them to the event log.

@@ -224,7 +224,6 @@ impl Stage {
                 (Heap, Read),
                 (Instances, ReadWrite),
                 (CharacterState, ReadWrite),
-                (BlendLists, ReadWrite),
                 (Events, ReadWrite),
             ],
             Stage::Cull => &[(Frame, Uniform), (CharacterState, Read), (Visible, ReadWrite)],
@@ -233,9 +232,8 @@ impl Stage {
                 (Library, Uniform),
                 (Heap, Read),
                 (Instances, Read),
-                (BlendLists, Read),
+                (CharacterState, ReadWrite),
                 (LocalPoses, ReadWrite),
-                (MorphWeights, ReadWrite),
                 (Visible, Read),
                 (PoseHistory, ReadWrite),
             ],
@@ -265,7 +263,6 @@ impl Stage {
                 (CharacterState, Read),
                 (ModelPoses, Read),
                 (Palettes, ReadWrite),
-                (DualPalettes, ReadWrite),
                 (Visible, Read),
             ],
             Stage::Fused => &[
@@ -274,10 +271,7 @@ impl Stage {
                 (Heap, Read),
                 (Instances, Read),
                 (CharacterState, ReadWrite),
-                (BlendLists, Read),
                 (Palettes, ReadWrite),
-                (DualPalettes, ReadWrite),
-                (MorphWeights, ReadWrite),
                 (PoseHistory, ReadWrite),
                 // Only with THREAD_PER_CHARACTER (gpu::CharacterThreads::One).
                 (LocalPoses, ReadWrite),
@@ -326,14 +320,13 @@ pub fn layout_entries_of(bindings: &[(Resource, Access)]) -> Vec<wgpu::BindGroup
 }
 
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per
-/// shader stage: room for the next per-character data. The library is one read-only heap of
-/// sections (compressed keys, sockets and events included), and what the clock stage keeps per
-/// character one buffer of sections (clocks, then outputs). The fused stage, the fullest, binds
-/// all eight since the morph weights (its table's ninth, the local poses, only in a variant that
-/// leaves out the dual palettes or the morph weights: `gpu::CharacterThreads::One`): what comes
-/// next shares a buffer (a section of the character state or of the heap) or reaches past the
-/// defaults as an optional feature.
-pub const STORAGE_SLOTS_SPARE: u32 = 0;
+/// shader stage, in every variant: room for the next per-character data. The library is one
+/// read-only heap of sections (compressed keys, sockets and events included); what a page keeps
+/// per character is one buffer of sections (clocks, outputs, blend lists, morph weights), and
+/// its palettes one buffer with the dual quaternions after them ([`Resource::home`]). The
+/// fullest stages (`sample`, `palette`, and the fused stage with a thread per character) bind
+/// six.
+pub const STORAGE_SLOTS_SPARE: u32 = 2;
 
 /// The WGSL declarations of every resource, made from [`Stage::bindings`]: those the stage binds
 /// with its access, the others read-write. Shared modules (the library accessors, the other
@@ -346,7 +339,7 @@ pub fn bindings_wgsl(stage: Stage) -> String {
         "// Resources of the {} stage (made from shaders::Stage::bindings).\n",
         stage.name()
     );
-    for resource in Resource::ALL {
+    for resource in Resource::ALL.into_iter().filter(|r| !r.is_section()) {
         let access = stage.bindings().iter().find(|(r, _)| *r == resource).map_or(
             if resource.is_uniform() {
                 Access::Uniform
@@ -704,24 +697,39 @@ pub fn validate(source: &str) -> Result<(naga::Module, naga::valid::ModuleInfo),
 mod tests {
     use super::{PageOptions, Resource, Scope, Survival};
 
-    /// Every per-instance resource's page buffer ends where its last section ends, the sections
-    /// in order without overlap; a resource with no section has no per-instance bytes.
+    /// Every per-instance resource's sections lie in its home's page buffer in order without
+    /// overlap; a section of another resource's buffer has no buffer of its own and lies after
+    /// the home's own sections, from a 256-byte boundary; a resource with no section has no
+    /// per-instance bytes.
     #[test]
     fn page_bytes_agree_with_the_instance_sections() {
         for resource in Resource::ALL {
             for capacity in [0, 1, 3, 64, 1000] {
+                let options = PageOptions {
+                    morph_weights: 5,
+                    dual_quaternion: true,
+                    sockets: true,
+                    lod_interpolation: true,
+                    ..PageOptions::default()
+                };
                 let sections = resource.instance_sections(capacity);
-                let bytes = resource.page_bytes(capacity, 0, PageOptions::default());
+                let bytes = resource.page_bytes(capacity, 7, options);
                 if resource.scope() != Scope::Page {
                     assert!(sections.is_empty(), "{resource:?} is not per page");
                     assert_eq!(bytes, None, "{resource:?}");
                     continue;
                 }
-                assert_eq!(
-                    bytes,
-                    Some(sections.end(capacity)),
-                    "{resource:?}, {capacity} instances"
-                );
+                let home = resource.home();
+                let home_bytes = home.page_bytes(capacity, 7, options).unwrap();
+                let (offset, size) = resource.place(capacity, 7, options).unwrap();
+                assert!(offset + size <= home_bytes, "{resource:?}");
+                if resource.is_section() {
+                    assert_eq!(bytes, None, "{resource:?} has no buffer of its own");
+                    assert_eq!(offset % 256, 0, "{resource:?}");
+                    assert!(offset >= home.instance_sections(capacity).end(capacity), "{resource:?}");
+                } else {
+                    assert_eq!((offset, size), (0, home_bytes), "{resource:?}");
+                }
                 let mut end = 0;
                 for section in sections {
                     assert!(section.stride > 0, "{resource:?}");
@@ -736,10 +744,24 @@ mod tests {
                     );
                     end = section.at(u64::from(capacity));
                 }
+                assert!(end <= home_bytes, "{resource:?}");
             }
         }
         let state = Resource::CharacterState.instance_sections(10);
         assert_eq!(state.as_slice()[1].offset, crate::layout::outputs_offset(10));
+        // The sections of the character state follow each other: clocks, outputs, blend lists,
+        // morph weights.
+        let options = PageOptions {
+            morph_weights: 3,
+            ..PageOptions::default()
+        };
+        let blend = Resource::BlendLists.place(10, 0, options).unwrap();
+        let morph = Resource::MorphWeights.place(10, 0, options).unwrap();
+        assert!(state.end(10) <= blend.0 && blend.0 + blend.1 <= morph.0);
+        assert_eq!(
+            Resource::CharacterState.page_bytes(10, 0, options),
+            Some(morph.0 + morph.1)
+        );
     }
 
     /// What a checkpoint needs of a resource is in the table: the sections of every checkpointed
@@ -771,7 +793,8 @@ mod tests {
                     morph_weights: 3,
                     ..PageOptions::default()
                 };
-                assert_eq!(s.at(8), resource.page_bytes(8, 0, options).unwrap_or(0), "{resource:?}");
+                let (offset, bytes) = resource.place(8, 0, options).unwrap();
+                assert_eq!(s.at(8), offset + bytes, "{resource:?}");
             }
             // The velocities follow the snapshots and end the buffer, whether or not layers keep
             // mesh-space deltas (in the local poses).

@@ -47,7 +47,7 @@ fn expected_binding_table() -> String {
         out += "---|";
     }
     out.push('\n');
-    for resource in Resource::ALL {
+    for resource in Resource::ALL.into_iter().filter(|r| !r.is_section()) {
         out += &format!(
             "| {} | `{}` | `{}` |",
             resource.binding(),
@@ -69,6 +69,12 @@ fn expected_binding_table() -> String {
         .map(|s| format!("{} {}", s.name(), s.storage_buffers()))
         .collect();
     out += &format!("\nStorage buffers per stage: {}.\n", counts.join(", "));
+    let sections: Vec<String> = Resource::ALL
+        .into_iter()
+        .filter(|r| r.is_section())
+        .map(|r| format!("`{}` in `{}`", r.name(), r.home().name()))
+        .collect();
+    out += &format!("\nSections of another resource's buffer: {}.\n", sections.join(", "));
     out
 }
 

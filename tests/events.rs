@@ -59,8 +59,12 @@ fn frame_against_mirror(
         view_w: glam::Vec4::W,
         key_base: 0,
         vat_size: 0.0,
+        blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.page_capacity(0)) / 16) as u32,
+        morph_base: (wgpu_anim::layout::morph_weights_offset(a.page_capacity(0)) / 4) as u32,
+        dual_base: 0,
         _pad_b: 0,
         _pad_c: 0,
+        _pad_d: 0,
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -348,7 +352,6 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
         Resource::Heap => lib_gpu.heap(),
         Resource::Instances => a.instance_buffer(),
         Resource::CharacterState => a.clock_buffer(),
-        Resource::BlendLists => a.blend_list_buffer(),
         Resource::Events => a.event_log_buffer(),
         other => panic!("the clock stage does not bind {other:?}"),
     };
@@ -383,8 +386,12 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             view_w: glam::Vec4::W,
             key_base: 0,
             vat_size: 0.0,
+            blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.page_capacity(0)) / 16) as u32,
+            morph_base: (wgpu_anim::layout::morph_weights_offset(a.page_capacity(0)) / 4) as u32,
+            dual_base: 0,
             _pad_b: 0,
             _pad_c: 0,
+            _pad_d: 0,
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

@@ -134,10 +134,11 @@ fn run_probe(
         ));
     }
     if binding.dual_quaternion {
-        entries.push(entry(
-            binding.dual_palette(),
-            animator.page_dual_palette_buffer(0).unwrap(),
-        ));
+        // A section of the palette buffer: bound as the animator gives it.
+        entries.push(wgpu::BindGroupEntry {
+            binding: binding.dual_palette(),
+            resource: wgpu::BindingResource::Buffer(animator.page_dual_palette_buffer(0).unwrap()),
+        });
     }
     if binding.dual_quaternion && binding.previous {
         entries.push(entry(

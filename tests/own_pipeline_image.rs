@@ -109,20 +109,25 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
 
     // The palette one joint off: entry j holds joint j - 1's matrix (and dual quaternion: the
     // example skins some characters with them). The comparison fails.
-    let shift = |buffer: &wgpu::Buffer, joint: u64| {
+    let shift = |from: wgpu::BufferBinding<'_>, joint: u64| {
+        let size = from.size.map_or(from.buffer.size() - from.offset, |s| s.get());
         let shifted = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("one joint off"),
-            size: buffer.size(),
+            size,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let mut encoder = device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(buffer, 0, &shifted, joint, buffer.size() - joint);
+        encoder.copy_buffer_to_buffer(from.buffer, from.offset, &shifted, joint, size - joint);
         queue.submit([encoder.finish()]);
         shifted
     };
     let shifted = shift(
-        scene.animator.page_palette_buffer(0).unwrap(),
+        scene
+            .animator
+            .page_palette_buffer(0)
+            .unwrap()
+            .as_entire_buffer_binding(),
         size_of::<wgpu_anim::Affine>() as u64,
     );
     let shifted_dual = shift(

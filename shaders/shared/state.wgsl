@@ -1,12 +1,16 @@
-// What the clock stage keeps and gives back per character, in one storage buffer of sections
-// (Rust: shaders::Resource::CharacterState, gpu page buffers): the clocks (`Clock`, 4 units of
-// 16 bytes each) from unit 0, then the outputs (`Output`, 8 units each) from
-// `frame.output_base`. One binding for both leaves a storage slot free in every stage. The CPU
-// mirror takes the two sections as slices (`clocks`, `outputs`): the same bytes.
+// What a page keeps per character, in one storage buffer of sections (Rust:
+// shaders::Resource::CharacterState and the resources whose home it is, layout::sections): the
+// clocks (`Clock`, 4 units of 16 bytes each) from unit 0, the outputs (`Output`, 8 units each)
+// from `frame.output_base`, the blend lists (`BlendList`, 20 units each) from
+// `frame.blend_list_base`, the morph weights (`f32`) from `frame.morph_base`. One binding for
+// all leaves storage slots free in every stage. The CPU mirror takes the sections as slices
+// (`clocks`, `outputs`, blend lists, morph weights): the same bytes.
 
 #define_import_path wgpu_anim::state
 
-#import wgpu_anim::types::{Affine, Clock, MAX_CURVES, Output, Ticks}
+#import wgpu_anim::types::{
+    Affine, BlendList, BlendSample, Clock, LayerApply, MAX_BLEND_CLIPS, MAX_CURVES, MAX_LAYERS, Output, Ticks,
+}
 #import wgpu_anim::bindings::{character_state, frame}
 
 fn load_clock(i: u32) -> Clock {
@@ -68,4 +72,50 @@ fn store_output(i: u32, o: Output) {
     character_state[b + 5u] = bitcast<vec4<u32>>(o.delta_rotation);
     character_state[b + 6u] = bitcast<vec4<u32>>(vec4<f32>(o.curves[0], o.curves[1], o.curves[2], o.curves[3]));
     character_state[b + 7u] = bitcast<vec4<u32>>(vec4<f32>(o.curves[4], o.curves[5], o.curves[6], o.curves[7]));
+}
+
+// 16-byte units of a `BlendList`: its head (count, mesh_additive, inertia, inertia_time), a unit
+// per layer, a unit per sample (Rust: layout::BLEND_LIST_UNITS).
+const BLEND_LIST_UNITS: u32 = 20u;
+const_assert BLEND_LIST_UNITS == 1u + MAX_LAYERS + MAX_BLEND_CLIPS;
+
+// Unit `u` of character i's blend list.
+fn blend_list_unit(i: u32, u: u32) -> vec4<u32> {
+    return character_state[frame.blend_list_base + BLEND_LIST_UNITS * i + u];
+}
+
+fn blend_list_layer(i: u32, k: u32) -> LayerApply {
+    let u = blend_list_unit(i, 1u + k);
+    return LayerApply(u.x, bitcast<f32>(u.y), u.z, bitcast<f32>(u.w));
+}
+
+fn blend_list_sample(i: u32, k: u32) -> BlendSample {
+    let u = blend_list_unit(i, 1u + MAX_LAYERS + k);
+    return BlendSample(u.x, bitcast<f32>(u.y), bitcast<f32>(u.z), u.w);
+}
+
+fn store_blend_list(i: u32, value: BlendList) {
+    var list = value;
+    let b = frame.blend_list_base + BLEND_LIST_UNITS * i;
+    character_state[b] = vec4<u32>(list.count, list.mesh_additive, list.inertia, bitcast<u32>(list.inertia_time));
+    for (var k = 0u; k < MAX_LAYERS; k++) {
+        let l = list.layers[k];
+        character_state[b + 1u + k] = vec4<u32>(l.mode, bitcast<u32>(l.weight), l.mask, bitcast<u32>(l.previous_weight));
+    }
+    for (var k = 0u; k < MAX_BLEND_CLIPS; k++) {
+        let s = list.samples[k];
+        character_state[b + 1u + MAX_LAYERS + k] = vec4<u32>(s.clip, bitcast<u32>(s.time), bitcast<u32>(s.weight), s.layer);
+    }
+}
+
+// Morph weight `w` of the page (its drawn weights from 0, the instances' own from
+// `frame.morph_api_base`, the snapshots from twice that).
+fn load_morph_weight(w: u32) -> f32 {
+    let k = frame.morph_base + w;
+    return bitcast<f32>(character_state[k >> 2u][k & 3u]);
+}
+
+fn store_morph_weight(w: u32, value: f32) {
+    let k = frame.morph_base + w;
+    character_state[k >> 2u][k & 3u] = bitcast<u32>(value);
 }

@@ -238,7 +238,10 @@ fn time_morph_pass(
                 layout: &pipeline.get_bind_group_layout(0),
                 entries: &[
                     bind_entry(binding.instances(), instances),
-                    bind_entry(binding.morph_weights(), weights),
+                    wgpu::BindGroupEntry {
+                        binding: binding.morph_weights(),
+                        resource: wgpu::BindingResource::Buffer(weights.clone()),
+                    },
                     bind_entry(binding.morph_targets(), targets.buffer()),
                     bind_entry(20, &job),
                     bind_entry(21, &input),

@@ -12,8 +12,7 @@ pub struct PathComparison {
     pub workload: String,
     /// [`ClipFormat::name`].
     pub clip_format: String,
-    /// The threads per character the crowd ran ([`CharacterThreads::name`], decided; the fused
-    /// pass may run another: [`crate::Animator::fused_character_threads`]).
+    /// The threads per character the crowd ran ([`CharacterThreads::name`], decided).
     #[serde(default = "super::auto_threads")]
     pub character_threads: String,
     /// Characters in the crowd.

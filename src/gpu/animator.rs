@@ -129,24 +129,6 @@ pub(super) fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Bu
 /// The define of [`CharacterThreads::One`]'s shaders.
 const THREAD_PER_CHARACTER: &str = "THREAD_PER_CHARACTER";
 
-/// The storage buffers the fused stage's variant for `gpu_library` with `extra_defs` binds (0
-/// when it does not compose: [`stage_pipeline`] then says why).
-fn fused_storage_buffers(
-    gpu_library: &GpuLibrary,
-    extra_defs: &[crate::shaders::ShaderDef],
-    ground: Option<&str>,
-) -> u32 {
-    let mut defs = library_defs(gpu_library.library());
-    defs.extend_from_slice(extra_defs);
-    stage_variant(Stage::Fused, &defs, ground).map_or(0, |variant| {
-        variant
-            .bindings
-            .iter()
-            .filter(|(_, access)| *access != crate::shaders::Access::Uniform)
-            .count() as u32
-    })
-}
-
 /// The pipeline of `stage` for `gpu_library` (its shader variant, [`library_defs`]): a stage the
 /// device refuses (beyond its limits) is an error naming the stage.
 async fn stage_pipeline(
@@ -379,14 +361,6 @@ impl Animator {
             if hierarchy_walk == HierarchyWalk::OneThread {
                 defs.push(("ONE_THREAD_WALK", on));
             }
-            // A thread per character binds the local poses too: past the device's storage
-            // buffers per stage (WebGPU's 8 with both dual quaternions and morph weights), the
-            // fused pass keeps a SIMD group per character (the staged passes a thread each).
-            if character_threads == CharacterThreads::One
-                && fused_storage_buffers(&gpu_library, &defs, ground) > limits.max_storage_buffers_per_shader_stage
-            {
-                defs.retain(|(name, _)| *name != THREAD_PER_CHARACTER);
-            }
             Some(stage_pipeline(device, &gpu_library, Stage::Fused, ground, &defs).await?)
         } else {
             None
@@ -475,17 +449,12 @@ impl Animator {
     }
 
     /// How many threads work on each character in the fused pass: the animator's
-    /// ([`Animator::character_threads`]) but where [`CharacterThreads::One`]'s fused pass, which
-    /// binds the local pose buffer too, would pass the device's storage buffers per stage (with
-    /// both dual quaternions and clip-driven morph weights under WebGPU's default 8): then
-    /// [`CharacterThreads::Narrow`]. `None` without a fused pass ([`Animator::fused_available`]).
+    /// ([`Animator::character_threads`]), in every variant (each fits WebGPU's default storage
+    /// buffers per stage with two to spare, [`crate::shaders::STORAGE_SLOTS_SPARE`]). `None`
+    /// without a fused pass ([`Animator::fused_available`]).
     #[must_use]
     pub fn fused_character_threads(&self) -> Option<CharacterThreads> {
-        let fused = self.fused.as_ref()?;
-        Some(match self.threads.1 {
-            CharacterThreads::One if fused.characters_per_workgroup == 1 => CharacterThreads::Narrow,
-            threads => threads,
-        })
+        self.fused.as_ref().map(|_| self.threads.1)
     }
 
     /// How the fused pass walks each character's hierarchy on this device
@@ -722,7 +691,8 @@ impl Animator {
             }
             if let Some(previous) = &page.previous_dual {
                 let bytes = joints * size_of::<crate::math::DualQuat>() as u64;
-                encoder.copy_buffer_to_buffer(page.buffer(Resource::DualPalettes), 0, previous, 0, bytes);
+                let (dual_offset, _) = page.place(Resource::DualPalettes);
+                encoder.copy_buffer_to_buffer(page.buffer(Resource::DualPalettes), dual_offset, previous, 0, bytes);
             }
         }
     }
@@ -883,7 +853,8 @@ impl Animator {
                 let copy = |k: usize, page: &Page, resource: Resource| {
                     device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some(&format!("wgpu-anim page {k} previous {}", resource.name())),
-                        size: page.buffer(resource).size(),
+                        // A section's bytes (the dual quaternions'), or the whole buffer.
+                        size: page.place(resource).1.max(size_of::<crate::math::DualQuat>() as u64),
                         usage: page.buffer(resource).usage(),
                         mapped_at_creation: false,
                     })

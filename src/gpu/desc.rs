@@ -364,9 +364,7 @@ pub enum CharacterThreads {
     /// [`CharacterThreads::Narrow`], and no character's step waits on a barrier for another
     /// thread's (but IK's, whose pass still takes its workgroup's characters one at a time, all
     /// threads on each). The fused pass then keeps its poses in the local pose buffer, as the
-    /// staged `sample` pass does, each joint's model matrix in place of its local pose (where that
-    /// would pass the device's storage buffers per stage, it keeps [`CharacterThreads::Narrow`]:
-    /// [`crate::Animator::fused_character_threads`]). On lavapipe it took the `sample` pass to
+    /// staged `sample` pass does, each joint's model matrix in place of its local pose. On lavapipe it took the `sample` pass to
     /// 0.69 to 1.00 of its instructions per joint-sample against `Narrow`, `palette` to 0.87 and
     /// the fused pass to 0.52 to 0.80, 0.96 to 1.02 of the staged passes' sum
     /// (`benches/results/2026-11-28-1530-thread-per-character.md`). What a GPU, whose lanes

@@ -31,26 +31,37 @@ impl Animator {
         self.pages.get(page).and_then(|p| p.previous_palette.as_ref())
     }
 
-    /// Page `page`'s dual quaternions (`math::DualQuat` per joint, laid out as its palettes),
-    /// when the animator keeps them ([`super::AnimatorDesc::dual_quaternion`]): written each
-    /// frame for the joints of the instances that skin with them.
+    /// Page `page`'s dual quaternions (`math::DualQuat` per joint, instance `i`'s joints from
+    /// its `joint_offset`, as in its palettes), when the animator keeps them
+    /// ([`super::AnimatorDesc::dual_quaternion`]): written each frame for the joints of the
+    /// instances that skin with them. A section of the page's palette buffer
+    /// ([`crate::shaders::Resource::DualPalettes`]): bind it as given (the offset is a multiple
+    /// of 256 bytes, WebGPU's default storage offset alignment).
     #[must_use]
-    pub fn page_dual_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+    pub fn page_dual_palette_buffer(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
         self.pages
             .get(page)
             .filter(|_| self.controller.dual_quaternion())
-            .map(|p| p.buffer(Resource::DualPalettes))
+            .map(|p| p.binding(Resource::DualPalettes))
     }
 
     /// Page `page`'s morph weights (`f32`, [`super::AnimatorDesc::morph_weights`] per instance,
     /// instance `i` of the page from `i` times that), when the animator keeps room for them:
-    /// what the skinning module's `wgpu_anim_morph` reads ([`super::SkinBinding::morph`]).
+    /// what the skinning module's `wgpu_anim_morph` reads ([`super::SkinBinding::morph`]). A
+    /// section of the page's character state ([`crate::shaders::Resource::MorphWeights`],
+    /// whose first third this binding covers): bind it as given (the offset is a multiple of
+    /// 256 bytes).
     #[must_use]
-    pub fn page_morph_weight_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
+    pub fn page_morph_weight_buffer(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
         self.pages
             .get(page)
             .filter(|_| self.controller.morph_room() > 0)
-            .map(|p| p.buffer(Resource::MorphWeights))
+            .map(|p| {
+                let mut binding = p.binding(Resource::MorphWeights);
+                // The weights drawn: the first of the section's three parts.
+                binding.size = binding.size.and_then(|s| std::num::NonZeroU64::new(s.get() / 3));
+                binding
+            })
     }
 
     /// Page `page`'s list of the instances the frame evaluated, when the animator culls
@@ -115,19 +126,22 @@ impl Animator {
     #[must_use]
     pub fn page_outputs(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
         let buffer = self.pages.get(page)?.buffer(Resource::CharacterState);
-        let offset = outputs_offset(self.controller.page_capacity(page));
+        let capacity = self.controller.page_capacity(page);
+        let offset = outputs_offset(capacity);
+        let bytes = u64::from(capacity) * size_of::<crate::layout::GpuOutput>() as u64;
         Some(wgpu::BufferBinding {
             buffer,
             offset,
-            size: std::num::NonZeroU64::new(buffer.size() - offset),
+            size: std::num::NonZeroU64::new(bytes.max(size_of::<crate::layout::GpuOutput>() as u64)),
         })
     }
 
     /// Blend lists of the first page (`BlendList` per instance), written by `clock`, read by
-    /// `sample` (the fused path keeps them in workgroup memory and does not write them).
+    /// `sample` and the fused stage: a section of the page's character state
+    /// ([`crate::shaders::Resource::BlendLists`]).
     #[must_use]
-    pub fn blend_list_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::BlendLists)
+    pub fn blend_list_buffer(&self) -> wgpu::BufferBinding<'_> {
+        self.pages[0].binding(Resource::BlendLists)
     }
 
     /// The layer definition uniform ([`Controller::layer_defs`](super::Controller::layer_defs), room for [`MAX_LAYER_DEFS`](crate::layout::MAX_LAYER_DEFS)).
@@ -163,7 +177,8 @@ impl Animator {
     /// Page `page`'s buffer of `resource`, any per-page resource of the binding table
     /// ([`Resource::scope`] is [`Scope::Page`](crate::shaders::Scope::Page)); `None` for a page
     /// that does not exist or a resource that is not per page. Laid out as
-    /// [`Resource::page_bytes`] says.
+    /// [`Resource::page_bytes`] says; for a section of another resource's buffer
+    /// ([`Resource::home`]), that buffer, the section where [`Resource::place`] says.
     #[must_use]
     pub fn page_buffer(&self, page: usize, resource: Resource) -> Option<&wgpu::Buffer> {
         if resource.scope() != crate::shaders::Scope::Page {
@@ -211,6 +226,14 @@ impl Animator {
                 self.pages.len()
             ),
         })?;
-        super::read_buffer_async(device, queue, buffer, first, count).await
+        // A section's elements count from where it starts in its home's buffer.
+        let (start, _) = self.pages[page].place(resource);
+        let offset = first
+            .checked_mul(size_of::<T>() as u64)
+            .and_then(|b| b.checked_add(start));
+        let offset = offset.ok_or_else(|| Error::Limit {
+            what: format!("a read of {count} elements from element {first} overflows a byte count"),
+        })?;
+        super::read_at_async(device, queue, buffer, offset, count).await
     }
 }

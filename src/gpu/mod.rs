@@ -43,6 +43,9 @@ pub use read_back::evaluate_poses;
 #[cfg(not(target_arch = "wasm32"))]
 pub use read_back::{play_vat_on_gpu, skin_on_gpu, skin_on_gpu_blended, skin_on_gpu_morphed};
 #[cfg(not(target_arch = "wasm32"))]
+pub(crate) use readback::read_at;
+pub(crate) use readback::read_at_async;
+#[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
 pub use renderer::{Camera, MeshBuffers, SkinnedRenderer, depth_state};

@@ -42,6 +42,10 @@ pub(super) struct Shared<'a> {
 pub(super) struct Page {
     /// By [`Resource::binding`]: the page's buffer of each per-page resource.
     buffers: Vec<Option<wgpu::Buffer>>,
+    /// What the buffers were sized for: where each section lies ([`Resource::place`]).
+    instances: u32,
+    joints: u32,
+    options: PageOptions,
     /// Last frame's palettes, kept for motion vectors (`Animator::keep_previous_palettes`).
     pub previous_palette: Option<wgpu::Buffer>,
     /// Last frame's dual quaternions, kept beside them when the animator keeps dual quaternions.
@@ -71,6 +75,9 @@ impl Page {
             .collect();
         Self {
             buffers,
+            instances,
+            joints,
+            options,
             previous_palette: None,
             previous_dual: None,
             bind_groups: Vec::new(),
@@ -78,15 +85,39 @@ impl Page {
         }
     }
 
-    /// The page's buffer of `resource`, a per-page resource.
+    /// The page's buffer of `resource`, a per-page resource: for a section of another
+    /// resource's buffer, that buffer ([`Resource::home`]; [`Page::place`] says where in it).
     ///
     /// # Panics
     /// If `resource` is not per page (the crate's own calls name per-page resources only).
     #[must_use]
     pub fn buffer(&self, resource: Resource) -> &wgpu::Buffer {
-        self.buffers[resource.binding() as usize]
+        self.buffers[resource.home().binding() as usize]
             .as_ref()
             .unwrap_or_else(|| panic!("{} is not a per-page resource", resource.name()))
+    }
+
+    /// Where `resource` lies in [`Page::buffer`]: its first byte and its bytes (0 and the whole
+    /// buffer for a resource with a buffer of its own).
+    #[must_use]
+    pub fn place(&self, resource: Resource) -> (u64, u64) {
+        resource
+            .place(self.instances, self.joints, self.options)
+            .unwrap_or((0, 0))
+    }
+
+    /// `resource`'s part of the page's buffer as a binding: its section, or its whole buffer.
+    #[must_use]
+    pub fn binding(&self, resource: Resource) -> wgpu::BufferBinding<'_> {
+        if !resource.is_section() {
+            return self.buffer(resource).as_entire_buffer_binding();
+        }
+        let (offset, bytes) = self.place(resource);
+        wgpu::BufferBinding {
+            buffer: self.buffer(resource),
+            offset,
+            size: std::num::NonZeroU64::new(bytes),
+        }
     }
 
     /// (Re)makes the page's bind groups, one per pass: each entry of the stage's bindings is
@@ -248,23 +279,23 @@ pub(super) fn check_pages(
 mod tests {
     use super::*;
 
-    /// The pages the planning made before the buffers came from the binding table: as many
-    /// instances per page as one 320-byte blend list each allows, joints for that many of the
-    /// largest skeleton.
+    /// As many instances per page as the character state allows (a clock, an output and a blend
+    /// list each: 64 + 128 + 320 bytes, its sections' starts on 256-byte boundaries, which
+    /// 128 MiB over 512 bytes meets exactly), joints for that many of the largest skeleton.
     #[test]
     fn pages_hold_as_many_instances_as_their_largest_buffer_allows() {
         let limits = wgpu::Limits::default();
         let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-        let by_blend_list = (cap / 320) as u32;
-        // One-joint characters: the blend lists bound the page.
+        let by_state = (cap / 512) as u32;
+        // One-joint characters: the character state bounds the page.
         let pages = page_layout(&limits, 500_000, None, 500_000, false, 1, PageOptions::default()).unwrap();
-        let rest = 500_000 - by_blend_list;
-        assert_eq!(pages, vec![(by_blend_list, by_blend_list), (rest, rest)]);
+        let rest = 500_000 - by_state;
+        assert_eq!(pages, vec![(by_state, by_state), (rest, rest)]);
         // A joint budget: instances alone bound the pages.
         let pages = page_layout(&limits, 1_000_000, None, 1_000_000, true, 1, PageOptions::default()).unwrap();
         assert_eq!(
             pages.iter().map(|p| p.0).collect::<Vec<_>>(),
-            vec![by_blend_list, by_blend_list, 1_000_000 - 2 * by_blend_list]
+            vec![by_state, by_state, by_state, 1_000_000 - 3 * by_state]
         );
         // Sixty-joint characters with sockets and layers: the local poses (the pose and the
         // mesh-space delta, 96 B per joint) bound the page; without layers the palettes (48 B
@@ -320,7 +351,12 @@ mod tests {
                 lod_interpolation: false,
                 layers: true,
             };
-            assert_eq!(r.page_bytes(1, 1, options).is_some(), r.scope() == Scope::Page, "{r:?}");
+            assert_eq!(
+                r.page_bytes(1, 1, options).is_some(),
+                r.scope() == Scope::Page && !r.is_section(),
+                "{r:?}"
+            );
+            assert_eq!(r.place(1, 1, options).is_some(), r.scope() == Scope::Page, "{r:?}");
         }
     }
 }

@@ -5,7 +5,7 @@ use super::animator::Animator;
 use super::controller::PageState;
 use super::page::Page;
 use super::renderer::built_in_skin_source;
-use super::{AnimatorDesc, InstanceDesc, LoopMode, read_buffer, split_dispatch};
+use super::{AnimatorDesc, InstanceDesc, LoopMode, read_at, read_buffer, split_dispatch};
 use crate::cpu::{Pose, SkinnedPoint};
 use crate::error::{Error, Result};
 use crate::layout::WORKGROUP_SIZE;
@@ -140,7 +140,13 @@ impl Animator {
                 palette: read_buffer(device, queue, p.buffer(Resource::Palettes), 0, j)?,
                 sockets: self.read_sockets_page(device, queue, page)?,
                 dual: if self.controller.dual_quaternion() {
-                    read_buffer(device, queue, p.buffer(Resource::DualPalettes), 0, j)?
+                    read_at(
+                        device,
+                        queue,
+                        p.buffer(Resource::DualPalettes),
+                        p.place(Resource::DualPalettes).0,
+                        j,
+                    )?
                 } else {
                     Vec::new()
                 },
@@ -165,7 +171,8 @@ impl Animator {
         page: usize,
     ) -> Result<Vec<BlendList>> {
         let (p, state) = self.page(page)?;
-        read_buffer(device, queue, p.buffer(Resource::BlendLists), 0, state.len as u64)
+        let (offset, _) = p.place(Resource::BlendLists);
+        read_at(device, queue, p.buffer(Resource::BlendLists), offset, state.len as u64)
     }
 
     /// Reads back the blend lists of the first page.
@@ -459,7 +466,7 @@ fn skin_job(
                 .into_iter()
                 .chain(dual.map(|d| wgpu::BindGroupEntry {
                     binding: skin.dual_palette(),
-                    resource: d.as_entire_binding(),
+                    resource: wgpu::BindingResource::Buffer(d),
                 }))
                 .chain(morph.into_iter().flat_map(|(instances, weights, targets)| {
                     [
@@ -469,7 +476,7 @@ fn skin_job(
                         },
                         wgpu::BindGroupEntry {
                             binding: skin.morph_weights(),
-                            resource: weights.as_entire_binding(),
+                            resource: wgpu::BindingResource::Buffer(weights),
                         },
                         wgpu::BindGroupEntry {
                             binding: skin.morph_targets(),

@@ -31,17 +31,34 @@ pub async fn read_buffer_async<T: bytemuck::Pod>(
     first: u64,
     count: u64,
 ) -> Result<Vec<T>> {
-    let bytes = |n: u64| n.checked_mul(size_of::<T>() as u64);
-    let (Some(size), Some(offset)) = (bytes(count), bytes(first)) else {
+    let Some(offset) = first.checked_mul(size_of::<T>() as u64) else {
         return Err(Error::Limit {
             what: format!("a read of {count} elements from element {first} overflows a byte count"),
+        });
+    };
+    read_at_async(device, queue, buffer, offset, count).await
+}
+
+/// Copies `count` elements of `T` starting at byte `offset` (a multiple of 4) out of `buffer`:
+/// as [`read_buffer_async`], for a section of a buffer that starts where no whole element of
+/// `T` would (a page buffer's sections start at multiples of 256 bytes).
+pub(crate) async fn read_at_async<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    count: u64,
+) -> Result<Vec<T>> {
+    let Some(size) = count.checked_mul(size_of::<T>() as u64) else {
+        return Err(Error::Limit {
+            what: format!("a read of {count} elements at byte {offset} overflows a byte count"),
         });
     };
     if size == 0 {
         return Ok(Vec::new());
     }
     // Copies move whole 4-byte words from a 4-byte aligned offset.
-    if offset % wgpu::COPY_BUFFER_ALIGNMENT != 0 {
+    if !offset.is_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT) {
         return Err(Error::Limit {
             what: format!("a read at byte {offset}: copies start at a multiple of 4 bytes"),
         });
@@ -89,4 +106,16 @@ pub async fn read_buffer_async<T: bytemuck::Pod>(
     drop(data);
     staging.unmap();
     Ok(out)
+}
+
+/// [`read_at_async`], blocking (native only).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn read_at<T: bytemuck::Pod>(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    count: u64,
+) -> Result<Vec<T>> {
+    pollster::block_on(read_at_async(device, queue, buffer, offset, count))
 }

@@ -400,7 +400,7 @@ impl SkinBinding {
         if let Some((weights, targets)) = morph {
             entries.push(wgpu::BindGroupEntry {
                 binding: self.morph_weights(),
-                resource: weights.as_entire_binding(),
+                resource: wgpu::BindingResource::Buffer(weights),
             });
             entries.push(wgpu::BindGroupEntry {
                 binding: self.morph_targets(),
@@ -424,7 +424,7 @@ impl SkinBinding {
         if let Some(dual) = dual {
             entries.push(wgpu::BindGroupEntry {
                 binding: self.dual_palette(),
-                resource: dual.as_entire_binding(),
+                resource: wgpu::BindingResource::Buffer(dual),
             });
         }
         if self.visible {

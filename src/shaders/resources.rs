@@ -21,7 +21,10 @@ pub enum Resource {
     /// `Clock` (64 B) from byte 0, then from [`crate::layout::outputs_offset`] (`Frame::output_base`
     /// in 16-byte units) its `Output` (128 B: root motion, float curves).
     CharacterState,
-    /// Per instance: `BlendList`.
+    /// Per instance: `BlendList` (320 B), a section of the page's [`Resource::CharacterState`]
+    /// buffer from [`crate::layout::blend_lists_offset`] (`Frame::blend_list_base` in 16-byte
+    /// units), which the clock stage writes and the sample stage reads through
+    /// `shaders/shared/state.wgsl`.
     BlendLists,
     /// Per joint: `LocalPose`, the current poses the sample stage writes and the local_to_model
     /// stage reads, then (with [`PageOptions::layers`]) as many mesh-space additive deltas
@@ -29,11 +32,15 @@ pub enum Resource {
     LocalPoses,
     /// Per joint: `Affine` model matrices.
     ModelPoses,
-    /// Per joint: `Affine` skinning matrices.
+    /// Per joint: `Affine` skinning matrices (bound as 16-byte units, `array<vec4<f32>>`, so that
+    /// the dual quaternions' section shares the buffer); the same bytes as `array<Affine>` for a
+    /// renderer that binds the palettes.
     Palettes,
     /// Per joint: `DualQuat` skinning dual quaternions ([`crate::math::DualQuat`]), written for
     /// the instances that skin with them when the animator keeps them
-    /// ([`crate::gpu::AnimatorDesc::dual_quaternion`]).
+    /// ([`crate::gpu::AnimatorDesc::dual_quaternion`]). A section of the page's
+    /// [`Resource::Palettes`] buffer, after the palettes, socket matrices and key palettes, from
+    /// a 256-byte boundary (`Frame::dual_base` in 16-byte units).
     DualPalettes,
     /// Per instance: its morph weights (`array<f32>`, [`crate::gpu::AnimatorDesc::morph_weights`]
     /// each, from `Instance::morph_offset`), which the skinning module's `wgpu_anim_morph` reads
@@ -42,7 +49,9 @@ pub enum Resource {
     /// as the snapshot an interrupting cross-fade blends from. Without clips that drive weights
     /// the CPU writes the first part; with them (shader define `MORPH`) the CPU writes the
     /// second and the sample stage (and the fused one) blends the first from it, the clips'
-    /// tracks and the snapshot, and writes the snapshot on a frame that keeps the pose.
+    /// tracks and the snapshot, and writes the snapshot on a frame that keeps the pose. A section
+    /// of the page's [`Resource::CharacterState`] buffer, after the blend lists, from a 256-byte
+    /// boundary (`Frame::morph_base` in `f32`s).
     MorphWeights,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
@@ -87,6 +96,56 @@ impl Resource {
         Self::ALL.iter().position(|&r| r == self).unwrap_or(0) as u32
     }
 
+    /// The resource whose buffer holds it: itself, or, for a section of another page buffer
+    /// (the blend lists and morph weights in the character state, the dual quaternions in the
+    /// palettes), that buffer's resource. Stages bind the home; a section has no binding of its
+    /// own, so that every stage leaves [`crate::shaders::STORAGE_SLOTS_SPARE`] slots free.
+    #[must_use]
+    pub const fn home(self) -> Resource {
+        match self {
+            Resource::BlendLists | Resource::MorphWeights => Resource::CharacterState,
+            Resource::DualPalettes => Resource::Palettes,
+            r => r,
+        }
+    }
+
+    /// Whether it is a section of another resource's buffer ([`Resource::home`]).
+    #[must_use]
+    pub const fn is_section(self) -> bool {
+        self as u8 != self.home() as u8
+    }
+
+    /// Where it lies in its home's page buffer ([`Resource::home`]) for a page of `instances`
+    /// instances and `joints` joints: its first byte and its bytes (0 and the whole buffer for a
+    /// resource that is its own home). `None` for a resource that is not per page.
+    #[must_use]
+    pub const fn place(self, instances: u32, joints: u32, options: PageOptions) -> Option<(u64, u64)> {
+        use crate::layout::{blend_lists_offset, dual_palettes_offset, morph_weights_offset};
+        let (i, j) = (instances as u64, joints as u64);
+        Some(match self {
+            Resource::BlendLists => (
+                blend_lists_offset(instances),
+                i * size_of::<crate::layout::BlendList>() as u64,
+            ),
+            Resource::MorphWeights => (
+                morph_weights_offset(instances),
+                3 * i * options.morph_weights as u64 * 4,
+            ),
+            Resource::DualPalettes => (
+                dual_palettes_offset(instances, joints, options.sockets, options.lod_interpolation),
+                if options.dual_quaternion {
+                    j * size_of::<crate::math::DualQuat>() as u64
+                } else {
+                    0
+                },
+            ),
+            r => match r.page_bytes(instances, joints, options) {
+                Some(bytes) => (0, bytes),
+                None => return None,
+            },
+        })
+    }
+
     /// The WGSL variable's name.
     #[must_use]
     pub const fn name(self) -> &'static str {
@@ -121,7 +180,10 @@ impl Resource {
             Resource::CharacterState => "array<vec4<u32>>",
             Resource::BlendLists => "array<BlendList>",
             Resource::LocalPoses | Resource::PoseHistory => "array<LocalPose>",
-            Resource::ModelPoses | Resource::Palettes => "array<Affine>",
+            Resource::ModelPoses => "array<Affine>",
+            // Affine palettes, then the dual quaternions' section: 16-byte units
+            // (`load_palette`, `store_palette`, `store_dual_palette` in `shaders/palette.wgsl`).
+            Resource::Palettes => "array<vec4<f32>>",
             Resource::DualPalettes => "array<DualQuat>",
             Resource::MorphWeights => "array<f32>",
             Resource::Events => "EventLog",
@@ -165,7 +227,8 @@ impl Resource {
     /// - [`Resource::CharacterState`]: two, every `Clock` (64 B) from byte 0, then every
     ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
     ///   256 B);
-    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from byte 0;
+    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from
+    ///   [`crate::layout::blend_lists_offset`] in the character state's buffer (its home);
     /// - [`Resource::Visible`]: three, the `u32` page indices of the evaluated instances from
     ///   [`crate::layout::VISIBLE_LIST_OFFSET`], after the head, then those of the drawn ones
     ///   (the VAT list shares their room, from its end backwards), then every instance's marks
@@ -174,7 +237,7 @@ impl Resource {
     /// A resource that survives a lost device by checkpoints ([`Survival::Checkpointed`]) is
     /// copied back section by section, for the instances in use, and written back the same way
     /// ([`crate::gpu::Animator::set_recovery`]): the sections are all a checkpoint needs to know
-    /// of it. [`Resource::page_bytes`] of a per-instance resource is where its last section ends.
+    /// of it. Offsets are in the home's buffer ([`Resource::home`]).
     #[must_use]
     pub const fn instance_sections(self, capacity: u32) -> Sections {
         use crate::layout::{BlendList, GpuClock, GpuInstance, GpuOutput};
@@ -187,7 +250,10 @@ impl Resource {
                     stride: size_of::<GpuOutput>() as u64,
                 },
             ),
-            Resource::BlendLists => Sections::one(Section::from_start(size_of::<BlendList>())),
+            Resource::BlendLists => Sections::one(Section {
+                offset: crate::layout::blend_lists_offset(capacity),
+                stride: size_of::<BlendList>() as u64,
+            }),
             Resource::Visible => Sections::three(
                 Section {
                     offset: crate::layout::VISIBLE_LIST_OFFSET,
@@ -249,13 +315,13 @@ impl Resource {
     /// The snapshot section of a per-instance resource whose snapshots survive a lost device
     /// ([`Survival::SnapshotsCheckpointed`]), in a page of `capacity` instances with
     /// `morph_weights` weights each: where instance 0's snapshot starts and the bytes per
-    /// instance. [`Resource::MorphWeights`]: its last third, the weights interrupted cross-fades
-    /// blend from. `None` for every other resource.
+    /// instance, in its home's buffer. [`Resource::MorphWeights`]: its last third, the weights
+    /// interrupted cross-fades blend from. `None` for every other resource.
     #[must_use]
     pub const fn instance_snapshot_section(self, capacity: u32, morph_weights: u32) -> Option<Section> {
         match self {
             Resource::MorphWeights => Some(Section {
-                offset: 2 * capacity as u64 * morph_weights as u64 * 4,
+                offset: crate::layout::morph_weights_offset(capacity) + 2 * capacity as u64 * morph_weights as u64 * 4,
                 stride: morph_weights as u64 * 4,
             }),
             _ => None,
@@ -263,56 +329,51 @@ impl Resource {
     }
 
     /// Bytes of a page's buffer for `instances` instances and `joints` joints (and what
-    /// `options` add); `None` for a resource that is not per page.
+    /// `options` add); `None` for a resource that is not per page or is a section of another's
+    /// buffer ([`Resource::place`] says where it lies there).
     ///
-    /// - per instance: the end of its last section ([`Resource::instance_sections`]):
-    ///   `Instance` (320 B), `BlendList` (320 B), the character state: `Clock` (64 B) each,
-    ///   then from [`crate::layout::outputs_offset`] (the clocks' end rounded up to 256 B)
-    ///   `Output` (128 B) each; the visible lists: their head (64 B), then 4 B each and 4 B each;
+    /// - the instances: `Instance` (320 B) each; the visible lists: their head (64 B), then 4 B
+    ///   each, 4 B each and 4 B each ([`Resource::instance_sections`]);
+    /// - the character state: `Clock` (64 B) each, then from [`crate::layout::outputs_offset`]
+    ///   `Output` (128 B) each, then from [`crate::layout::blend_lists_offset`] the blend lists
+    ///   (`BlendList`, 320 B each), then from [`crate::layout::morph_weights_offset`] three times
+    ///   [`PageOptions::morph_weights`] `f32`s each: the weights the vertex stage reads, then
+    ///   from `GpuFrame::morph_api_base` the instances' own (which the CPU writes there when the
+    ///   library's clips drive weights, for the sample stage to blend; else straight into the
+    ///   first part), then the snapshots ([`Resource::instance_snapshot_section`]); each section
+    ///   from a 256-byte boundary, WebGPU's default storage offset alignment, so that a renderer
+    ///   can bind one alone;
     /// - per joint: a `LocalPose` (the current pose), with [`PageOptions::layers`] a second
     ///   (the mesh-space additive delta); in the pose history a `LocalPose` (the snapshot an
     ///   interrupted cross-fade starts from), with [`PageOptions::inertialization`] a second
     ///   (the velocity an inertialized transition starts with, [`Resource::velocity_section`]);
-    ///   an `Affine` model matrix,
-    ///   an `Affine` palette matrix; with sockets, [`crate::layout::MAX_SOCKETS`] socket
-    ///   matrices per instance after the page's palettes; with dual quaternions, a `DualQuat`
-    ///   (64 B), else none (the page's buffer then holds one, bound and never written);
-    /// - per instance with morph weights, three times [`PageOptions::morph_weights`] `f32`s: the
-    ///   weights the vertex stage reads, then from `GpuFrame::morph_api_base` the instances' own
-    ///   (which the CPU writes there when the library's clips drive weights, for the sample
-    ///   stage to blend; else straight into the first part), then the snapshots
-    ///   ([`Resource::instance_snapshot_section`]).
+    ///   an `Affine` model matrix;
+    /// - the palettes: an `Affine` palette matrix per joint; with sockets,
+    ///   [`crate::layout::MAX_SOCKETS`] socket matrices per instance; with LOD interpolation two
+    ///   key palettes per joint; then from [`crate::layout::dual_palettes_offset`], with dual
+    ///   quaternions, a `DualQuat` (64 B) per joint.
     #[must_use]
     pub const fn page_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
-        use crate::layout::{LocalPose, MAX_SOCKETS};
-        use crate::math::{Affine, DualQuat};
+        use crate::layout::{LocalPose, morph_weights_offset};
         let (i, j) = (instances as u64, joints as u64);
-        let affine = size_of::<Affine>() as u64;
         Some(match self {
-            Resource::Instances | Resource::CharacterState | Resource::BlendLists | Resource::Visible => {
-                self.instance_sections(instances).end(instances)
-            }
+            Resource::Instances | Resource::Visible => self.instance_sections(instances).end(instances),
+            Resource::CharacterState => morph_weights_offset(instances) + 3 * i * options.morph_weights as u64 * 4,
             Resource::LocalPoses => j * (1 + options.layers as u64) * size_of::<LocalPose>() as u64,
             Resource::PoseHistory => j * (1 + options.inertialization as u64) * size_of::<LocalPose>() as u64,
-            Resource::ModelPoses => j * affine,
-            Resource::Palettes => {
-                j * affine
-                    + if options.sockets {
-                        i * MAX_SOCKETS as u64 * affine
-                    } else {
-                        0
-                    }
-                    + if options.lod_interpolation { 2 * j * affine } else { 0 }
-            }
-            Resource::DualPalettes => {
-                if options.dual_quaternion {
-                    j * size_of::<DualQuat>() as u64
-                } else {
-                    0
-                }
-            }
-            Resource::MorphWeights => 3 * i * options.morph_weights as u64 * 4,
-            Resource::Frame | Resource::Library | Resource::LayerDefs | Resource::Heap | Resource::Events => {
+            Resource::ModelPoses => j * size_of::<crate::math::Affine>() as u64,
+            Resource::Palettes => match Resource::DualPalettes.place(instances, joints, options) {
+                Some((offset, bytes)) => offset + bytes,
+                None => 0,
+            },
+            Resource::BlendLists
+            | Resource::MorphWeights
+            | Resource::DualPalettes
+            | Resource::Frame
+            | Resource::Library
+            | Resource::LayerDefs
+            | Resource::Heap
+            | Resource::Events => {
                 return None;
             }
         })

@@ -99,18 +99,20 @@ impl Controller {
         (index < self.instances.len()).then(|| &self.morph_weights[index * room..(index + 1) * room])
     }
 
-    /// Where instance `first` of page `page`'s own morph weights go in the page's buffer, in
-    /// bytes: after `GpuFrame::morph_api_base` when the sample stage blends them
+    /// Where instance `first` of page `page`'s own morph weights go in the page's buffer of
+    /// them (its character state, from [`crate::layout::morph_weights_offset`]), in bytes:
+    /// after `GpuFrame::morph_api_base` when the sample stage blends them
     /// ([`Controller::morph_weights_driven`]), else where the vertex stage reads them.
     #[must_use]
     pub fn own_morph_offset(&self, page: usize, first: usize) -> u64 {
         let room = u64::from(self.morph_room);
+        let capacity = self.page_capacity(page);
         let base = if self.morph_weights_driven() {
-            u64::from(self.page_capacity(page)) * room
+            u64::from(capacity) * room
         } else {
             0
         };
-        (base + first as u64 * room) * 4
+        crate::layout::morph_weights_offset(capacity) + (base + first as u64 * room) * 4
     }
 
     /// Marks instance `index`'s morph weights for the next frame's upload (once).

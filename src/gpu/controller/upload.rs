@@ -156,8 +156,17 @@ impl Controller {
                         0
                     },
                 vat_size: self.vat_size.unwrap_or(0.0),
+                blend_list_base: (crate::layout::blend_lists_offset(p.max_instances) / 16) as u32,
+                morph_base: (crate::layout::morph_weights_offset(p.max_instances) / 4) as u32,
+                dual_base: (crate::layout::dual_palettes_offset(
+                    p.max_instances,
+                    p.max_joints,
+                    self.library.has_sockets(),
+                    self.lod_interpolation,
+                ) / 16) as u32,
                 _pad_b: 0,
                 _pad_c: 0,
+                _pad_d: 0,
             };
             upload.frames.push((k, frame));
         }

@@ -6,7 +6,7 @@
 
 mod culling;
 #[macro_use]
-mod wgsl;
+pub(crate) mod wgsl;
 mod blend_tree;
 
 pub use blend_tree::*;
@@ -339,6 +339,8 @@ const _: () = assert!(std::mem::size_of::<GpuOutput>() == 128);
 #[must_use]
 pub fn generated() -> Vec<Generated> {
     vec![
+        Generated::of::<Affine>(),
+        Generated::of::<crate::math::DualQuat>(),
         Generated::of::<GpuFrame>(),
         Generated::of::<Ticks>(),
         Generated::of::<GpuClock>(),

@@ -373,7 +373,7 @@ pub fn bindings_wgsl(stage: Stage) -> String {
 /// The generated module `wgpu_anim::bindings` of a stage (see [`bindings_wgsl`]).
 fn bindings_module(stage: Stage) -> String {
     // The hand-written types the bindings name, then every struct declared in Rust.
-    let mut types = vec!["Affine", "DualQuat", "EventLog", "MAX_LAYER_DEFS", "Visible"];
+    let mut types = vec!["EventLog", "MAX_LAYER_DEFS", "Visible"];
     types.extend(crate::layout::generated().iter().map(|g| g.name));
     format!(
         "#define_import_path wgpu_anim::bindings\n#import wgpu_anim::types::{{{}}}\n\n{}",

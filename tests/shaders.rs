@@ -6,7 +6,7 @@ use wgpu_anim::layout::{
     GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuIkChain, GpuSkeleton, GpuSocket, GpuVisibleHead,
     WORKGROUP_SIZE,
 };
-use wgpu_anim::math::{Affine, DualQuat};
+use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
 
 /// The built-in renderer's shader: the skin stage with the skinning module placed by
@@ -376,8 +376,6 @@ fn mirrors() -> Vec<Mirror> {
             GpuIkChain,
             [kind, joint_count, pelvis, joints, axis, ratio, pole, twist, offset, up]
         ),
-        mirror!("Affine", Affine, [x, y, z]),
-        mirror!("DualQuat", DualQuat, [real, dual, stretch_diagonal, stretch_off]),
         // The list's head, then the list (a runtime array naga sizes as one element; the struct
         // rounded up to its 16-byte alignment).
         Mirror {

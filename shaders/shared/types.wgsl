@@ -150,22 +150,6 @@ struct Socket {
     offset: Affine,
 }
 
-// A 3x4 affine matrix stored as rows; the fourth row is [0, 0, 0, 1]. Rust: math::Affine.
-struct Affine {
-    x: vec4<f32>,
-    y: vec4<f32>,
-    z: vec4<f32>,
-}
-
-// A skinning matrix K = [R S | t] as dual-quaternion skinning reads it: the unit dual quaternion
-// of the rigid motion (R, t) and the symmetric stretch S. Rust: math::DualQuat.
-struct DualQuat {
-    real: vec4<f32>,
-    dual: vec4<f32>,
-    stretch_diagonal: vec4<f32>,
-    stretch_off: vec4<f32>,
-}
-
 // Polar decomposition. Rust: math::POLAR_ITERATIONS, POLAR_TOLERANCE, POLAR_FLAT_DET,
 // POLAR_MIN_COFACTOR.
 const POLAR_ITERATIONS: u32 = 16u;

@@ -3,8 +3,7 @@
 
 use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
-    GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuIkChain, GpuSkeleton, GpuSocket, GpuVisibleHead,
-    WORKGROUP_SIZE,
+    GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuSkeleton, GpuVisibleHead, WORKGROUP_SIZE,
 };
 use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
@@ -369,12 +368,6 @@ fn mirrors() -> Vec<Mirror> {
             "SkeletonInfo",
             GpuSkeleton,
             [joint_count, joint_offset, rest_offset, socket_count]
-        ),
-        mirror!("Socket", GpuSocket, [joint, offset]),
-        mirror!(
-            "IkChain",
-            GpuIkChain,
-            [kind, joint_count, pelvis, joints, axis, ratio, pole, twist, offset, up]
         ),
         // The list's head, then the list (a runtime array naga sizes as one element; the struct
         // rounded up to its 16-byte alignment).

@@ -67,20 +67,6 @@ struct Visible {
 // layout::CULL_MAX_WORKGROUPS.
 const CULL_MAX_WORKGROUPS: u32 = 65535u;
 
-// Rust: layout::GpuIkChain.
-struct IkChain {
-    kind: u32,
-    joint_count: u32,
-    pelvis: u32,
-    joints: vec4<u32>,
-    axis: vec3<f32>,
-    ratio: f32,
-    pole: vec3<f32>,
-    twist: f32,
-    offset: vec3<f32>,
-    up: vec3<f32>,
-}
-
 // IK (Rust: layout::IK_ON, MAX_IK_CHAINS, MAX_AIM_JOINTS, NO_JOINT, ik_kind::*, ik_target::*).
 const IK_ON: u32 = 1u;
 const MAX_IK_CHAINS: u32 = 4u;
@@ -142,12 +128,6 @@ struct SkeletonInfo {
     joint_offset: u32,
     rest_offset: u32,
     socket_count: u32,
-}
-
-// Rust: layout::GpuSocket. A joint and the socket's offset from it (joint_from_socket).
-struct Socket {
-    joint: u32,
-    offset: Affine,
 }
 
 // Polar decomposition. Rust: math::POLAR_ITERATIONS, POLAR_TOLERANCE, POLAR_FLAT_DET,

@@ -90,6 +90,9 @@ impl Generated {
 /// struct in `layout::generated` so that the shaders see it (or, for a shader's own struct,
 /// prepend its [`WgslStruct::declaration`] to that shader).
 ///
+/// Names follow naga_oil's rules for a composable module: no field's name ends in a digit
+/// (`_pad_b`, not `_pad1`), and a leading `_` is dropped in WGSL.
+///
 /// ```ignore
 /// wgsl_struct! {
 ///     /// What a pass keeps per character.

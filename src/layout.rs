@@ -8,9 +8,11 @@ mod culling;
 #[macro_use]
 pub(crate) mod wgsl;
 mod blend_tree;
+mod view;
 
 pub use blend_tree::*;
 pub use culling::*;
+pub use view::{Camera, SkinView};
 pub use wgsl::{Generated, WgslStruct, WgslType};
 
 use crate::math::Affine;
@@ -333,9 +335,10 @@ wgsl_struct! {
 }
 const _: () = assert!(std::mem::size_of::<GpuOutput>() == 128);
 
-/// Every struct declared in Rust with the crate's `wgsl_struct!` ([`WgslStruct`]), in the order
-/// the `wgpu_anim::types` module declares them, after its hand-written ones (which they may
-/// use). A struct listed here is importable from `wgpu_anim::types` and bindable as a resource.
+/// Every shared struct declared in Rust with the crate's `wgsl_struct!` ([`WgslStruct`]), in the
+/// order the `wgpu_anim::types` module declares them, after its hand-written ones (which they
+/// may use), each after the structs its fields name. A struct listed here is importable from
+/// `wgpu_anim::types` and bindable as a resource.
 #[must_use]
 pub fn generated() -> Vec<Generated> {
     vec![
@@ -360,6 +363,8 @@ pub fn generated() -> Vec<Generated> {
         Generated::of::<GpuBlendNode>(),
         Generated::of::<GpuBlendChild>(),
         Generated::of::<GpuOutput>(),
+        Generated::of::<Camera>(),
+        Generated::of::<SkinView>(),
     ]
 }
 

@@ -252,6 +252,27 @@ fn the_ground_shader_validates() {
     shaders::validate(&shaders::ground_source(Some(wgpu_anim::scene::RELIEF))).unwrap();
 }
 
+/// The built-in renderers' shaders that are not composed (the props', the footprint marks')
+/// validate with the camera's declaration, made from Rust's `layout::Camera`, before them; none
+/// declares a `Camera` of its own.
+#[test]
+fn the_prop_and_footprint_mark_shaders_validate_with_the_camera_declared_in_rust() {
+    let prop = include_str!("../shaders/prop.wgsl");
+    let marks = include_str!("../shaders/footprint_marks.wgsl");
+    for (name, source) in [
+        (
+            "prop",
+            shaders::with_camera(&format!("{prop}\n{}", SkinBinding::BUILT_IN.wgsl())),
+        ),
+        ("footprint marks", shaders::with_camera(marks)),
+    ] {
+        shaders::validate(&source).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for source in [prop, marks, include_str!("../shaders/ground.wgsl"), Stage::Skin.file()] {
+        assert!(!source.contains("struct Camera"));
+    }
+}
+
 /// The naga type a vertex format is read as.
 fn vertex_input_type(format: wgpu::VertexFormat) -> naga::TypeInner {
     use naga::{Scalar, TypeInner, VectorSize};

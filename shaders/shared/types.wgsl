@@ -1,10 +1,10 @@
 // Types and constants shared by every stage. Each struct here mirrors a Rust type in
 // src/layout.rs (named in its comment); tests/shaders.rs checks the two layouts against each
 // other. Most shared structs are not written here at all: they are declared once, in Rust
-// (`wgsl_struct!`), and their WGSL is appended to this module (layout::generated): Frame,
-// Ticks, Clock, BlendSample, LayerApply, BlendList, LocalPose, Layer, Instance, LayerDef, Track,
-// EventRecord, LibraryLayout, BlendTree, BlendNode, BlendChild and Output. Their docs are the
-// Rust ones.
+// (`wgsl_struct!`), and their WGSL is appended to this module (layout::generated): Affine,
+// DualQuat, Socket, IkChain, Frame, Ticks, Clock, BlendSample, LayerApply, BlendList, LocalPose,
+// Layer, Instance, LayerDef, Track, EventRecord, LibraryLayout, BlendTree, BlendNode,
+// BlendChild, Output, and the renderers' Camera and SkinView. Their docs are the Rust ones.
 
 // Threads per workgroup. Rust: layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;

@@ -16,13 +16,8 @@ struct Marks {
     marks: array<Mark>,
 }
 
-struct Camera {
-    view_proj: mat4x4<f32>,
-    eye: vec4<f32>,
-    light_dir: vec4<f32>,
-}
-
-// The renderer's view: the camera, and the marks' clock now (x).
+// The renderer's view: the camera (Rust: layout::Camera, whose WGSL declaration is prepended to
+// this file), and the marks' clock now (x).
 @group(0) @binding(0) var<uniform> camera: Camera;
 @group(0) @binding(1) var<uniform> now: vec4<f32>;
 @group(0) @binding(2) var<storage, read> drawn: Marks;

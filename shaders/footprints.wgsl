@@ -15,25 +15,6 @@ struct EventLogRead {
     records: array<EventRecord>,
 }
 
-// Per page of the animator (Rust: footprints::Params).
-struct Params {
-    // Seconds, the marks' clock.
-    time: f32,
-    // The page's characters: first and count.
-    first: u32,
-    count: u32,
-    // Where the page's socket matrices start in its palette buffer (its joint capacity).
-    socket_base: u32,
-    // The left and right foot-down events, and the sockets at the soles.
-    event_l: u32,
-    event_r: u32,
-    socket_l: u32,
-    socket_r: u32,
-    // 1 when the animator culls: a character the frame did not evaluate leaves no mark (its
-    // socket matrices are of its last evaluated frame).
-    culling: u32,
-}
-
 // A mark: the sole's centre on the ground and the time it landed (w); the foot's forward
 // direction (xz) and the side (z: 1 left, -1 right).
 struct Mark {
@@ -49,6 +30,8 @@ struct Marks {
     marks: array<Mark>,
 }
 
+// Per page of the animator: `Params` (Rust: footprints::Params, whose WGSL declaration is
+// prepended to this file).
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> event_log: EventLogRead;
 @group(0) @binding(2) var<storage, read> palettes: array<Affine>;

@@ -4,12 +4,7 @@
 // distance. Its cells are small near the centre and grow outward. Not an animation stage; drawn
 // with the same Camera as skin.wgsl.
 
-struct Camera {
-    view_proj: mat4x4<f32>,
-    eye: vec4<f32>,
-    light_dir: vec4<f32>,
-}
-
+// The camera (Rust: layout::Camera): its WGSL declaration is prepended to this file.
 @group(0) @binding(0) var<uniform> camera: Camera;
 
 struct GroundOut {

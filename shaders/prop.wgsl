@@ -7,12 +7,7 @@
 // palettes at binding 1, the instances at binding 2); Rust mirrors: math::Affine::transform_point3
 // and cpu::affine_transform_normal. Rust: gpu::PropRenderer.
 
-struct Camera {
-    view_proj: mat4x4<f32>,
-    eye: vec4<f32>,
-    light_dir: vec4<f32>,
-}
-
+// The camera (Rust: layout::Camera): its WGSL declaration is prepended to this file.
 @group(0) @binding(0) var<uniform> camera: Camera;
 // The prop's colour (rgb); w: 1 when the animator culls.
 @group(0) @binding(3) var<uniform> color: vec4<f32>;

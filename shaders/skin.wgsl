@@ -9,7 +9,7 @@
 // VAT (at 9), `vs_vat` draws the characters a culling animator plays by it, and the compute
 // entry `vat` plays one instance's VAT into the same buffer as `skin`, to check it.
 
-#import wgpu_anim::types::WORKGROUP_SIZE
+#import wgpu_anim::types::{WORKGROUP_SIZE, SkinView}
 #import wgpu_anim::skinning::{wgpu_anim_Vertex, wgpu_anim_PageInstance, wgpu_anim_world, wgpu_anim_tint, wgpu_anim_skin, wgpu_anim_skin_linear_at, wgpu_anim_transform_point, wgpu_anim_transform_normal}
 #ifdef WGPU_ANIM_DUAL_QUATERNION
 #import wgpu_anim::skinning::wgpu_anim_skin_blended_at
@@ -23,14 +23,6 @@
 #ifdef WGPU_ANIM_VAT
 #import wgpu_anim::skinning::{wgpu_anim_vat, wgpu_anim_vat_instance}
 #endif
-
-// Rust: gpu::Camera, then the LOD tint's switch (SkinnedRenderer::set_lod_tint) in `lod_tint.x`.
-struct Camera {
-    view_proj: mat4x4<f32>,
-    eye: vec4<f32>,
-    light_dir: vec4<f32>,
-    lod_tint: vec4<u32>,
-}
 
 struct SkinJob {
     joint_offset: u32,
@@ -46,7 +38,8 @@ struct SkinnedOut {
     normal: vec4<f32>,
 }
 
-@group(0) @binding(0) var<uniform> camera: Camera;
+// The camera, then the LOD tint's switch (Rust: layout::SkinView, declared there).
+@group(0) @binding(0) var<uniform> skin_view: SkinView;
 // Bindings 1 to 7: the skinning module's (palettes, instances, previous palettes, dual
 // quaternions, previous dual quaternions, morph weights, morph targets).
 @group(0) @binding(8) var<uniform> job: SkinJob;
@@ -135,7 +128,7 @@ fn vertex_out(v: wgpu_anim_Vertex, instance: wgpu_anim_PageInstance, vertex_inde
 // The colour of `instance`: its own tint, or with the LOD tint on the colour of its update rate
 // `rate` (1, 2, 4 or 8; 0 for one drawn by its VAT).
 fn tint_of(instance: wgpu_anim_PageInstance, rate: u32) -> vec3<f32> {
-    if (camera.lod_tint.x == 0u) {
+    if (skin_view.lod_tint.x == 0u) {
         return wgpu_anim_tint(instance).rgb;
     }
     switch rate {
@@ -152,7 +145,7 @@ fn placed(instance: wgpu_anim_PageInstance, position: vec3<f32>, normal: vec3<f3
     let world = wgpu_anim_world(instance);
     let world_position = wgpu_anim_transform_point(world, position);
     var out: VertexOut;
-    out.clip_position = camera.view_proj * vec4<f32>(world_position, 1.0);
+    out.clip_position = skin_view.camera.view_proj * vec4<f32>(world_position, 1.0);
     out.world_normal = normalize(wgpu_anim_transform_normal(world, normal));
     out.world_position = world_position;
     out.tint = tint_of(instance, rate);
@@ -189,10 +182,10 @@ fn vat(
 @fragment
 fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
     let n = normalize(in.world_normal);
-    let l = normalize(-camera.light_dir.xyz);
+    let l = normalize(-skin_view.camera.light_dir.xyz);
     let diffuse = max(dot(n, l), 0.0);
     let sky = 0.5 + 0.5 * n.y;
-    let view = normalize(camera.eye.xyz - in.world_position);
+    let view = normalize(skin_view.camera.eye.xyz - in.world_position);
     let rim = pow(1.0 - max(dot(n, view), 0.0), 3.0) * 0.15;
     let color = in.tint * (0.25 * sky + 0.8 * diffuse) + vec3<f32>(rim);
     return vec4<f32>(color, 1.0);

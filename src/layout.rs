@@ -6,17 +6,19 @@
 
 mod culling;
 #[macro_use]
-mod wgsl;
+pub(crate) mod wgsl;
 mod blend_tree;
 mod sections;
+mod view;
 
 pub use blend_tree::*;
 pub use culling::*;
 pub use sections::*;
+pub use view::{Camera, SkinView};
 pub use wgsl::{Generated, WgslStruct, WgslType};
 
 use crate::math::Affine;
-use glam::{Vec3, Vec4};
+use glam::{UVec4, Vec3, Vec4};
 
 /// Workgroup size of every per-instance compute stage (`clock`, `local_to_model`), and the number
 /// of threads per instance of the per-joint stages (`sample`, `ik`, `palette`, fused) with
@@ -337,12 +339,17 @@ wgsl_struct! {
 }
 const _: () = assert!(std::mem::size_of::<GpuOutput>() == 128);
 
-/// Every struct declared in Rust with the crate's `wgsl_struct!` ([`WgslStruct`]), in the order
-/// the `wgpu_anim::types` module declares them, after its hand-written ones (which they may
-/// use). A struct listed here is importable from `wgpu_anim::types` and bindable as a resource.
+/// Every shared struct declared in Rust with the crate's `wgsl_struct!` ([`WgslStruct`]), in the
+/// order the `wgpu_anim::types` module declares them, after its hand-written ones (which they
+/// may use), each after the structs its fields name. A struct listed here is importable from
+/// `wgpu_anim::types` and bindable as a resource.
 #[must_use]
 pub fn generated() -> Vec<Generated> {
     vec![
+        Generated::of::<Affine>(),
+        Generated::of::<crate::math::DualQuat>(),
+        Generated::of::<GpuSocket>(),
+        Generated::of::<GpuIkChain>(),
         Generated::of::<GpuFrame>(),
         Generated::of::<Ticks>(),
         Generated::of::<GpuClock>(),
@@ -360,6 +367,8 @@ pub fn generated() -> Vec<Generated> {
         Generated::of::<GpuBlendNode>(),
         Generated::of::<GpuBlendChild>(),
         Generated::of::<GpuOutput>(),
+        Generated::of::<Camera>(),
+        Generated::of::<SkinView>(),
     ]
 }
 
@@ -442,54 +451,56 @@ pub mod ik_kind {
 /// No joint (a two-bone chain's pelvis when it lowers none).
 pub const NO_JOINT: u32 = u32::MAX;
 
-/// An IK chain as the GPU reads it ([`crate::ik::IkChain`]), six heap units. WGSL `IkChain`
-/// (read by `ik_chain` in `shaders/shared/library.wgsl`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuIkChain {
-    /// `ik_kind::*`.
-    pub kind: u32,
-    /// Joints in use: 3 for a two-bone chain, 1 to [`MAX_AIM_JOINTS`] for an aim chain.
-    pub joint_count: u32,
-    /// A two-bone chain's pelvis, or [`NO_JOINT`].
-    pub pelvis: u32,
-    /// Padding.
-    pub _pad: u32,
-    /// Two-bone: start, mid, end; aim: the joints from the aiming one up.
-    pub joints: [u32; 4],
-    /// Two-bone: the mid axis; aim: forward. Unit.
-    pub axis: Vec3,
-    /// Two-bone: soften; aim: the share of each joint but the last.
-    pub ratio: f32,
-    /// The pole, model space, unit.
-    pub pole: Vec3,
-    /// Twist, radians.
-    pub twist: f32,
-    /// Aim: the offset.
-    pub offset: Vec3,
-    /// Padding.
-    pub _pad1: f32,
-    /// Aim: the first joint's up, unit.
-    pub up: Vec3,
-    /// Padding.
-    pub _pad2: f32,
+wgsl_struct! {
+    /// An IK chain as the GPU reads it ([`crate::ik::IkChain`]), six heap units. WGSL `IkChain`
+    /// (read by `ik_chain` in `shaders/shared/library.wgsl`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuIkChain as "IkChain" {
+        /// `ik_kind::*`.
+        pub kind: u32,
+        /// Joints in use: 3 for a two-bone chain, 1 to [`MAX_AIM_JOINTS`] for an aim chain.
+        pub joint_count: u32,
+        /// A two-bone chain's pelvis, or [`NO_JOINT`].
+        pub pelvis: u32,
+        /// Padding.
+        pub _pad_a: u32,
+        /// Two-bone: start, mid, end (and [`NO_JOINT`]); aim: the joints from the aiming one up.
+        pub joints: UVec4,
+        /// Two-bone: the mid axis; aim: forward. Unit.
+        pub axis: Vec3,
+        /// Two-bone: soften; aim: the share of each joint but the last.
+        pub ratio: f32,
+        /// The pole, model space, unit.
+        pub pole: Vec3,
+        /// Twist, radians.
+        pub twist: f32,
+        /// Aim: the offset.
+        pub offset: Vec3,
+        /// Padding.
+        pub _pad_b: f32,
+        /// Aim: the first joint's up, unit.
+        pub up: Vec3,
+        /// Padding.
+        pub _pad_c: f32,
+    }
 }
 const _: () = assert!(std::mem::size_of::<GpuIkChain>() == 96);
 
 /// The most sockets a skeleton has. Each character's socket matrices take this many slots.
 pub const MAX_SOCKETS: u32 = 4;
 
-/// A socket as the GPU reads it: the joint it follows and its offset from that joint
-/// (`joint_from_socket`). WGSL `Socket`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct GpuSocket {
-    /// The joint, an index into the skeleton's joints.
-    pub joint: u32,
-    /// Padding.
-    pub _pad: [u32; 3],
-    /// `joint_from_socket`.
-    pub offset: Affine,
+wgsl_struct! {
+    /// A socket as the GPU reads it: the joint it follows and its offset from that joint
+    /// (`joint_from_socket`). WGSL `Socket`.
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct GpuSocket as "Socket" {
+        /// The joint, an index into the skeleton's joints.
+        pub joint: u32,
+        /// Padding.
+        pub _pad: [u32; 3],
+        /// `joint_from_socket`.
+        pub offset: Affine,
+    }
 }
 const _: () = assert!(std::mem::size_of::<GpuSocket>() == 64);
 

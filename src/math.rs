@@ -4,6 +4,7 @@
 //! first. A local joint pose is SQT, `P = T(t) · R(q) · S(s)`, mapping the joint's space to its
 //! parent's. Affine matrices on the GPU are 3×4, stored as three rows ([`Affine`]).
 
+use crate::layout::wgsl::wgsl_struct;
 use glam::{Mat4, Quat, Vec3, Vec4};
 
 /// A cubic rotation spline whose squared length is not above this (its tangents cancel its keys)
@@ -66,17 +67,19 @@ impl Transform {
     }
 }
 
-/// An affine matrix as the GPU stores it: three rows of `[m_i0, m_i1, m_i2, t_i]`; the fourth row is
-/// implicitly `[0, 0, 0, 1]`. Mirrors WGSL `struct Affine` in `shaders/shared/math.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Affine {
-    /// First row.
-    pub x: Vec4,
-    /// Second row.
-    pub y: Vec4,
-    /// Third row.
-    pub z: Vec4,
+wgsl_struct! {
+    /// An affine matrix as the GPU stores it: three rows of `[m_i0, m_i1, m_i2, t_i]`; the fourth
+    /// row is implicitly `[0, 0, 0, 1]`. WGSL `Affine`, whose declaration is made from this one
+    /// ([`crate::layout::generated`]).
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct Affine as "Affine" {
+        /// First row.
+        pub x: Vec4,
+        /// Second row.
+        pub y: Vec4,
+        /// Third row.
+        pub z: Vec4,
+    }
 }
 const _: () = assert!(std::mem::size_of::<Affine>() == 48);
 
@@ -396,23 +399,25 @@ pub fn quat_mul(a: Vec4, b: Vec4) -> Vec4 {
     )
 }
 
-/// A skinning matrix as dual-quaternion skinning reads it (Kavan et al. 2008, with the
-/// "two-phase" handling of scale): `K = [R S | t]` becomes the unit dual quaternion of the rigid
-/// motion `(R, t)` and the symmetric stretch `S` (scale and shear, in bind space), so that
-/// `K p = R (S p) + t`. 64 bytes; the palette stage writes one per joint of each instance that
-/// skins with dual quaternions ([`crate::gpu::Skinning`]). WGSL `DualQuat` (the skinning module:
-/// `wgpu_anim_DualQuat`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct DualQuat {
-    /// The rotation `R`, a unit quaternion (x, y, z, w).
-    pub real: Vec4,
-    /// `½ (t, 0) · real`: the translation.
-    pub dual: Vec4,
-    /// `S`'s diagonal (xx, yy, zz; w 0).
-    pub stretch_diagonal: Vec4,
-    /// `S`'s other elements (xy, xz, yz; w 0); `S` is symmetric.
-    pub stretch_off: Vec4,
+wgsl_struct! {
+    /// A skinning matrix as dual-quaternion skinning reads it (Kavan et al. 2008, with the
+    /// "two-phase" handling of scale): `K = [R S | t]` becomes the unit dual quaternion of the rigid
+    /// motion `(R, t)` and the symmetric stretch `S` (scale and shear, in bind space), so that
+    /// `K p = R (S p) + t`. 64 bytes; the palette stage writes one per joint of each instance that
+    /// skins with dual quaternions ([`crate::gpu::Skinning`]). WGSL `DualQuat`, whose declaration is
+    /// made from this one ([`crate::layout::generated`]; the skinning module's own copy:
+    /// `wgpu_anim_DualQuat`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct DualQuat as "DualQuat" {
+        /// The rotation `R`, a unit quaternion (x, y, z, w).
+        pub real: Vec4,
+        /// `½ (t, 0) · real`: the translation.
+        pub dual: Vec4,
+        /// `S`'s diagonal (xx, yy, zz; w 0).
+        pub stretch_diagonal: Vec4,
+        /// `S`'s other elements (xy, xz, yz; w 0); `S` is symmetric.
+        pub stretch_off: Vec4,
+    }
 }
 const _: () = assert!(std::mem::size_of::<DualQuat>() == 64);
 

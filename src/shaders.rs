@@ -31,11 +31,21 @@ pub const LIBRARY: &str = include_str!("../shaders/shared/library.wgsl");
 pub const GROUND: &str = include_str!("../shaders/ground.wgsl");
 
 /// The ground renderer's shader: `relief` (a WGSL `fn ground_height(p: vec2<f32>) -> f32`, as
-/// `AnimatorDesc::ground`; `None`: [`FLAT_GROUND`]) then [`GROUND`]. Feature `scene`.
+/// `AnimatorDesc::ground`; `None`: [`FLAT_GROUND`]) then [`GROUND`], [`with_camera`]. Feature
+/// `scene`.
 #[cfg(feature = "scene")]
 #[must_use]
 pub fn ground_source(relief: Option<&str>) -> String {
-    format!("{}\n{GROUND}", relief.unwrap_or(FLAT_GROUND))
+    with_camera(&format!("{}\n{GROUND}", relief.unwrap_or(FLAT_GROUND)))
+}
+
+/// A built-in renderer's shader that is not composed (the ground's, the props', the footprint
+/// marks'), after the WGSL declaration of [`crate::layout::Camera`], which it binds: the
+/// struct's one declaration is the Rust one.
+#[must_use]
+pub fn with_camera(source: &str) -> String {
+    use crate::layout::WgslStruct;
+    format!("{}\n{source}", crate::layout::Camera::declaration())
 }
 /// Skinning for a vertex shader of your own (`shaders/skinning_module.wgsl`), every name
 /// prefixed `wgpu_anim_`: a naga_oil module (`#define_import_path wgpu_anim::skinning`) whose
@@ -366,7 +376,7 @@ pub fn bindings_wgsl(stage: Stage) -> String {
 /// The generated module `wgpu_anim::bindings` of a stage (see [`bindings_wgsl`]).
 fn bindings_module(stage: Stage) -> String {
     // The hand-written types the bindings name, then every struct declared in Rust.
-    let mut types = vec!["Affine", "DualQuat", "EventLog", "MAX_LAYER_DEFS", "Visible"];
+    let mut types = vec!["EventLog", "MAX_LAYER_DEFS", "Visible"];
     types.extend(crate::layout::generated().iter().map(|g| g.name));
     format!(
         "#define_import_path wgpu_anim::bindings\n#import wgpu_anim::types::{{{}}}\n\n{}",

@@ -101,8 +101,12 @@ fn a_crowd_of_foxes_is_drawn() {
 fn the_crowd_steps_and_stamps_footprints() {
     use wgpu_anim::gpu::{GroundRenderer, OffscreenTarget};
     use wgpu_anim::scene::{Crowd, CrowdDesc};
-    wgpu_anim::shaders::compose_with_shared(include_str!("../shaders/footprints.wgsl"), "footprints").unwrap();
-    wgpu_anim::shaders::validate(include_str!("../shaders/footprint_marks.wgsl")).unwrap();
+    // The marks' shader binds the camera declared in Rust; the stamping pass's shader, composed
+    // when the crowd makes its footprints, has its `Params` checked by a unit test.
+    wgpu_anim::shaders::validate(&wgpu_anim::shaders::with_camera(include_str!(
+        "../shaders/footprint_marks.wgsl"
+    )))
+    .unwrap();
     let (device, queue) = common::device();
     let mut crowd = Crowd::new(
         &device,

@@ -3,10 +3,9 @@
 
 use wgpu_anim::gpu::SkinBinding;
 use wgpu_anim::layout::{
-    GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuIkChain, GpuSkeleton, GpuSocket, GpuVisibleHead,
-    WORKGROUP_SIZE,
+    GpuClip, GpuEvent, GpuEventLogHead, GpuEventRecord, GpuSkeleton, GpuVisibleHead, WORKGROUP_SIZE,
 };
-use wgpu_anim::math::{Affine, DualQuat};
+use wgpu_anim::math::Affine;
 use wgpu_anim::shaders::{self, Stage};
 
 /// The built-in renderer's shader: the skin stage with the skinning module placed by
@@ -260,6 +259,27 @@ fn the_ground_shader_validates() {
     shaders::validate(&shaders::ground_source(Some(wgpu_anim::scene::RELIEF))).unwrap();
 }
 
+/// The built-in renderers' shaders that are not composed (the props', the footprint marks')
+/// validate with the camera's declaration, made from Rust's `layout::Camera`, before them; none
+/// declares a `Camera` of its own.
+#[test]
+fn the_prop_and_footprint_mark_shaders_validate_with_the_camera_declared_in_rust() {
+    let prop = include_str!("../shaders/prop.wgsl");
+    let marks = include_str!("../shaders/footprint_marks.wgsl");
+    for (name, source) in [
+        (
+            "prop",
+            shaders::with_camera(&format!("{prop}\n{}", SkinBinding::BUILT_IN.wgsl())),
+        ),
+        ("footprint marks", shaders::with_camera(marks)),
+    ] {
+        shaders::validate(&source).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for source in [prop, marks, include_str!("../shaders/ground.wgsl"), Stage::Skin.file()] {
+        assert!(!source.contains("struct Camera"));
+    }
+}
+
 /// The naga type a vertex format is read as.
 fn vertex_input_type(format: wgpu::VertexFormat) -> naga::TypeInner {
     use naga::{Scalar, TypeInner, VectorSize};
@@ -377,14 +397,6 @@ fn mirrors() -> Vec<Mirror> {
             GpuSkeleton,
             [joint_count, joint_offset, rest_offset, socket_count]
         ),
-        mirror!("Socket", GpuSocket, [joint, offset]),
-        mirror!(
-            "IkChain",
-            GpuIkChain,
-            [kind, joint_count, pelvis, joints, axis, ratio, pole, twist, offset, up]
-        ),
-        mirror!("Affine", Affine, [x, y, z]),
-        mirror!("DualQuat", DualQuat, [real, dual, stretch_diagonal, stretch_off]),
         // The list's head, then the list (a runtime array naga sizes as one element; the struct
         // rounded up to its 16-byte alignment).
         Mirror {

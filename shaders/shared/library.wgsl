@@ -127,7 +127,7 @@ fn inverse_bind(k: u32) -> Affine {
 fn socket_at(k: u32) -> Socket {
     let b = library.sockets + 4u * k;
     let offset = Affine(bitcast<vec4<f32>>(heap[b + 1u]), bitcast<vec4<f32>>(heap[b + 2u]), bitcast<vec4<f32>>(heap[b + 3u]));
-    return Socket(heap[b].x, offset);
+    return Socket(heap[b].x, array<u32, 3>(), offset);
 }
 
 // IK chain `k` of skeleton `s` (MAX_IK_CHAINS per skeleton, six units each).
@@ -138,7 +138,7 @@ fn ik_chain(s: u32, k: u32) -> IkChain {
     let pole = bitcast<vec4<f32>>(heap[b + 3u]);
     let offset = bitcast<vec4<f32>>(heap[b + 4u]);
     let up = bitcast<vec4<f32>>(heap[b + 5u]);
-    return IkChain(h.x, h.y, h.z, heap[b + 1u], axis.xyz, axis.w, pole.xyz, pole.w, offset.xyz, up.xyz);
+    return IkChain(h.x, h.y, h.z, 0u, heap[b + 1u], axis.xyz, axis.w, pole.xyz, pole.w, offset.xyz, 0.0, up.xyz, 0.0);
 }
 
 // Value of key `k` (the middle value of a cubic-spline key).

@@ -1,10 +1,10 @@
 // Types and constants shared by every stage. Each struct here mirrors a Rust type in
 // src/layout.rs (named in its comment); tests/shaders.rs checks the two layouts against each
 // other. Most shared structs are not written here at all: they are declared once, in Rust
-// (`wgsl_struct!`), and their WGSL is appended to this module (layout::generated): Frame,
-// Ticks, Clock, BlendSample, LayerApply, BlendList, LocalPose, Layer, Instance, LayerDef, Track,
-// EventRecord, LibraryLayout, BlendTree, BlendNode, BlendChild and Output. Their docs are the
-// Rust ones.
+// (`wgsl_struct!`), and their WGSL is appended to this module (layout::generated): Affine,
+// DualQuat, Socket, IkChain, Frame, Ticks, Clock, BlendSample, LayerApply, BlendList, LocalPose,
+// Layer, Instance, LayerDef, Track, EventRecord, LibraryLayout, BlendTree, BlendNode,
+// BlendChild, Output, and the renderers' Camera and SkinView. Their docs are the Rust ones.
 
 // Threads per workgroup. Rust: layout::WORKGROUP_SIZE.
 const WORKGROUP_SIZE: u32 = 64u;
@@ -67,20 +67,6 @@ struct Visible {
 // layout::CULL_MAX_WORKGROUPS.
 const CULL_MAX_WORKGROUPS: u32 = 65535u;
 
-// Rust: layout::GpuIkChain.
-struct IkChain {
-    kind: u32,
-    joint_count: u32,
-    pelvis: u32,
-    joints: vec4<u32>,
-    axis: vec3<f32>,
-    ratio: f32,
-    pole: vec3<f32>,
-    twist: f32,
-    offset: vec3<f32>,
-    up: vec3<f32>,
-}
-
 // IK (Rust: layout::IK_ON, MAX_IK_CHAINS, MAX_AIM_JOINTS, NO_JOINT, ik_kind::*, ik_target::*).
 const IK_ON: u32 = 1u;
 const MAX_IK_CHAINS: u32 = 4u;
@@ -142,28 +128,6 @@ struct SkeletonInfo {
     joint_offset: u32,
     rest_offset: u32,
     socket_count: u32,
-}
-
-// Rust: layout::GpuSocket. A joint and the socket's offset from it (joint_from_socket).
-struct Socket {
-    joint: u32,
-    offset: Affine,
-}
-
-// A 3x4 affine matrix stored as rows; the fourth row is [0, 0, 0, 1]. Rust: math::Affine.
-struct Affine {
-    x: vec4<f32>,
-    y: vec4<f32>,
-    z: vec4<f32>,
-}
-
-// A skinning matrix K = [R S | t] as dual-quaternion skinning reads it: the unit dual quaternion
-// of the rigid motion (R, t) and the symmetric stretch S. Rust: math::DualQuat.
-struct DualQuat {
-    real: vec4<f32>,
-    dual: vec4<f32>,
-    stretch_diagonal: vec4<f32>,
-    stretch_off: vec4<f32>,
 }
 
 // Polar decomposition. Rust: math::POLAR_ITERATIONS, POLAR_TOLERANCE, POLAR_FLAT_DET,

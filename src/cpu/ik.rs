@@ -128,12 +128,12 @@ fn ground_step(
 fn chain_animated(chain: &GpuIkChain, joint_count: u32) -> bool {
     match chain.kind {
         ik_kind::TWO_BONE => {
-            chain.joints[..3].iter().all(|&j| j < joint_count)
+            chain.joints.to_array()[..3].iter().all(|&j| j < joint_count)
                 && (chain.pelvis == NO_JOINT || chain.pelvis < joint_count)
         }
         ik_kind::AIM => {
             let n = (chain.joint_count as usize).min(MAX_AIM_JOINTS);
-            n > 0 && chain.joints[..n].iter().all(|&j| j < joint_count)
+            n > 0 && chain.joints.to_array()[..n].iter().all(|&j| j < joint_count)
         }
         _ => false,
     }

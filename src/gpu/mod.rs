@@ -26,6 +26,7 @@ mod timing;
 mod vat;
 mod watch;
 
+pub use crate::layout::Camera;
 pub use animator::Animator;
 pub use budget::LodBudget;
 pub use controller::{Controller, DEFAULT_UPDATE_RATES, DEFAULT_VAT_SIZE, FrameUpload, PageState};
@@ -48,7 +49,7 @@ pub(crate) use readback::read_at_async;
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
-pub use renderer::{Camera, MeshBuffers, SkinnedRenderer, depth_state};
+pub use renderer::{MeshBuffers, SkinnedRenderer, depth_state};
 pub use ring::READBACK_SLOTS;
 pub use skinning::{CulledDraws, MeshData, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};

@@ -1,9 +1,10 @@
 //! [`PropRenderer`]: a rigid mesh held in a socket of chosen characters, placed on the GPU by the
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
-use super::renderer::{Camera, MeshBuffers, MeshTargets, mesh_pipeline};
+use super::renderer::{MeshBuffers, MeshTargets, mesh_pipeline};
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
+use crate::layout::Camera;
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use wgpu::util::DeviceExt;
 
@@ -185,7 +186,11 @@ impl PropRenderer {
                         skin.bind_group(device, &layout, animator, page, &extra)
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let source = format!("{}\n{}", include_str!("../../shaders/prop.wgsl"), skin.wgsl());
+                let source = crate::shaders::with_camera(&format!(
+                    "{}\n{}",
+                    include_str!("../../shaders/prop.wgsl"),
+                    skin.wgsl()
+                ));
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim prop"),
                     source: wgpu::ShaderSource::Wgsl(source.into()),

@@ -3,58 +3,10 @@
 
 use super::Animator;
 use crate::error::{Error, Result};
+use crate::layout::{Camera, SkinView};
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use crate::shaders::{Stage, stage_source_with};
-use glam::{Mat4, Vec3};
 use wgpu::util::DeviceExt;
-
-/// Camera and light for [`SkinnedRenderer`]. WGSL `Camera` in `shaders/skin.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Camera {
-    /// `clip_from_world`.
-    pub view_proj: Mat4,
-    /// Eye position (xyz, w unused).
-    pub eye: glam::Vec4,
-    /// Direction the light travels (xyz, w unused).
-    pub light_dir: glam::Vec4,
-}
-
-impl Camera {
-    /// A perspective camera at `eye` looking at `target` (y up), with a default light.
-    #[must_use]
-    pub fn look_at(eye: Vec3, target: Vec3, fov_y_radians: f32, aspect: f32, near: f32, far: f32) -> Self {
-        let view = glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
-        let proj = glam::camera::rh::proj::directx::perspective(fov_y_radians, aspect, near, far);
-        Self {
-            view_proj: proj * view,
-            eye: eye.extend(1.0),
-            light_dir: Vec3::new(-0.4, -1.0, -0.3).normalize().extend(0.0),
-        }
-    }
-
-    /// An orthographic camera at `eye` looking at `target` (y up), seeing `width` × `height`
-    /// world units around it, with a default light.
-    #[must_use]
-    pub fn orthographic_look_at(eye: Vec3, target: Vec3, width: f32, height: f32, near: f32, far: f32) -> Self {
-        let view = glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y);
-        let (w, h) = (0.5 * width, 0.5 * height);
-        let proj = glam::camera::rh::proj::directx::orthographic(-w, w, -h, h, near, far);
-        Self {
-            view_proj: proj * view,
-            ..Self::look_at(eye, target, 1.0, 1.0, near, far)
-        }
-    }
-
-    /// The same camera lit from `direction` (where the light travels; normalized here).
-    #[must_use]
-    pub fn with_light(self, direction: Vec3) -> Self {
-        Self {
-            light_dir: direction.normalize().extend(0.0),
-            ..self
-        }
-    }
-}
 
 /// Depth testing of the built-in pipelines (write, pass when nearer), for a pipeline of yours that
 /// draws into the same depth buffer.
@@ -319,7 +271,11 @@ impl SkinnedRenderer {
 
     /// Uploads the camera.
     pub fn set_camera(&self, queue: &wgpu::Queue, camera: &Camera) {
-        queue.write_buffer(&self.camera, 0, bytemuck::bytes_of(camera));
+        queue.write_buffer(
+            &self.camera,
+            std::mem::offset_of!(SkinView, camera) as u64,
+            bytemuck::bytes_of(camera),
+        );
     }
 
     /// Tints every character by how the animator animates it this frame (on), or by its own
@@ -332,8 +288,8 @@ impl SkinnedRenderer {
     pub fn set_lod_tint(&self, queue: &wgpu::Queue, on: bool) {
         queue.write_buffer(
             &self.camera,
-            size_of::<Camera>() as u64,
-            bytemuck::bytes_of(&[u32::from(on), 0, 0, 0]),
+            std::mem::offset_of!(SkinView, lod_tint) as u64,
+            bytemuck::bytes_of(&glam::UVec4::new(u32::from(on), 0, 0, 0)),
         );
     }
 
@@ -494,9 +450,9 @@ impl SkinnedRenderer {
     }
 }
 
-/// The built-in renderer's camera uniform: the [`Camera`], then the LOD tint's switch
-/// ([`SkinnedRenderer::set_lod_tint`]) in 16 bytes. WGSL `Camera` in `shaders/skin.wgsl`.
-const CAMERA_BYTES: u64 = size_of::<Camera>() as u64 + 16;
+/// The built-in renderer's camera uniform: a [`SkinView`], the [`Camera`] then the LOD tint's
+/// switch ([`SkinnedRenderer::set_lod_tint`]).
+const CAMERA_BYTES: u64 = size_of::<SkinView>() as u64;
 
 /// The camera's layout entry (binding 0) in the built-in renderer's group.
 fn camera_entry() -> wgpu::BindGroupLayoutEntry {

@@ -4,12 +4,16 @@
 //! ([`crate::shaders::types_source`]).
 //!
 //! Rust's `#[repr(C)]` layout and WGSL's storage layout agree only when every field sits at the
-//! alignment WGSL gives it (16 bytes for a `vec4<f32>` or an `Affine`); `tests/shaders.rs`
-//! checks each generated struct's size and field offsets against naga's layout, as it does the
-//! hand-written structs of `shaders/shared/types.wgsl`.
+//! alignment WGSL gives it (16 bytes for a `vec4<f32>`, a `vec3<f32>` or an `Affine`: a Rust
+//! `Vec3`, of 4-byte alignment, only at a multiple of 16, and followed by a 4-byte field, as WGSL
+//! packs it); `tests/shaders.rs` checks each generated struct's size and field offsets against
+//! naga's layout, as it does the hand-written structs of `shaders/shared/types.wgsl`.
+//!
+//! The macro is reachable by path (`crate::layout::wgsl::wgsl_struct`) from the modules whose
+//! structs the types module declares but `layout` does not hold (`math`'s `Affine` and
+//! `DualQuat`), and from those that declare a shader's struct of their own.
 
-use crate::math::Affine;
-use glam::{UVec4, Vec2, Vec4};
+use glam::{Mat4, UVec4, Vec2, Vec3, Vec4};
 
 /// A Rust type with a WGSL twin of the same bytes: its name in WGSL.
 pub trait WgslType {
@@ -26,7 +30,16 @@ macro_rules! scalar {
         })*
     };
 }
-scalar!(f32 => "f32", u32 => "u32", i32 => "i32", Vec2 => "vec2<f32>", Vec4 => "vec4<f32>", UVec4 => "vec4<u32>", Affine => "Affine");
+scalar!(
+    f32 => "f32",
+    u32 => "u32",
+    i32 => "i32",
+    Vec2 => "vec2<f32>",
+    Vec3 => "vec3<f32>",
+    Vec4 => "vec4<f32>",
+    UVec4 => "vec4<u32>",
+    Mat4 => "mat4x4<f32>"
+);
 
 impl<T: WgslType, const N: usize> WgslType for [T; N] {
     fn wgsl_type() -> String {
@@ -72,9 +85,13 @@ impl Generated {
 }
 
 /// Declares a struct shared with WGSL once: the Rust struct, `#[repr(C)]` with the attributes
-/// given (derive `Clone, Copy, bytemuck::Pod, bytemuck::Zeroable` at least), and its
-/// [`WgslStruct`] implementation. Every field's type must implement [`WgslType`]. List the struct
-/// in `layout::generated` so that the shaders see it.
+/// and visibility given (derive `Clone, Copy, bytemuck::Pod, bytemuck::Zeroable` at least), and
+/// its [`WgslStruct`] implementation. Every field's type must implement [`WgslType`]. List the
+/// struct in `layout::generated` so that the shaders see it (or, for a shader's own struct,
+/// prepend its [`WgslStruct::declaration`] to that shader).
+///
+/// Names follow naga_oil's rules for a composable module: no field's name ends in a digit
+/// (`_pad_b`, not `_pad1`), and a leading `_` is dropped in WGSL.
 ///
 /// ```ignore
 /// wgsl_struct! {
@@ -91,23 +108,23 @@ impl Generated {
 macro_rules! wgsl_struct {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident as $wgsl:literal {
-            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
+        $vis:vis struct $name:ident as $wgsl:literal {
+            $( $(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty ),* $(,)?
         }
     ) => {
         $(#[$meta])*
         #[repr(C)]
-        pub struct $name {
-            $( $(#[$fmeta])* pub $field: $ty ),*
+        $vis struct $name {
+            $( $(#[$fmeta])* $fvis $field: $ty ),*
         }
 
-        impl $crate::layout::WgslType for $name {
+        impl $crate::layout::wgsl::WgslType for $name {
             fn wgsl_type() -> String {
                 $wgsl.to_owned()
             }
         }
 
-        impl $crate::layout::WgslStruct for $name {
+        impl $crate::layout::wgsl::WgslStruct for $name {
             const WGSL_NAME: &'static str = $wgsl;
 
             fn fields() -> Vec<(&'static str, usize)> {
@@ -119,7 +136,7 @@ macro_rules! wgsl_struct {
                 $(out.push_str(&format!(
                     "    {}: {},\n",
                     stringify!($field).trim_start_matches('_'),
-                    <$ty as $crate::layout::WgslType>::wgsl_type()
+                    <$ty as $crate::layout::wgsl::WgslType>::wgsl_type()
                 ));)*
                 out.push_str("}\n");
                 out
@@ -127,3 +144,4 @@ macro_rules! wgsl_struct {
         }
     };
 }
+pub(crate) use wgsl_struct;

@@ -5,25 +5,51 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::{Animator, Camera, depth_state};
-use crate::layout::MAX_SOCKETS;
+use crate::layout::wgsl::wgsl_struct;
+use crate::layout::{MAX_SOCKETS, WgslStruct};
 use wgpu::util::DeviceExt;
 
-/// The compute pass's per-page uniform. WGSL `Params` in `shaders/footprints.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    time: f32,
-    first: u32,
-    count: u32,
-    socket_base: u32,
-    event_l: u32,
-    event_r: u32,
-    socket_l: u32,
-    socket_r: u32,
-    /// 1 when the animator culls: a character the frame did not evaluate leaves no mark (its
-    /// socket matrices are of its last evaluated frame).
-    culling: u32,
-    _pad: [u32; 3],
+wgsl_struct! {
+    /// The compute pass's per-page uniform. WGSL `Params`, whose declaration is made from this one
+    /// and prepended to `shaders/footprints.wgsl` ([`footprints_source`]).
+    #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+    struct Params as "Params" {
+        /// Seconds, the marks' clock.
+        time: f32,
+        /// The page's first character.
+        first: u32,
+        /// The page's characters.
+        count: u32,
+        /// Where the page's socket matrices start in its palette buffer (its joint capacity).
+        socket_base: u32,
+        /// The left foot-down event.
+        event_l: u32,
+        /// The right foot-down event.
+        event_r: u32,
+        /// The socket at the left sole.
+        socket_l: u32,
+        /// The socket at the right sole.
+        socket_r: u32,
+        /// 1 when the animator culls: a character the frame did not evaluate leaves no mark (its
+        /// socket matrices are of its last evaluated frame).
+        culling: u32,
+        /// Padding (scalars, not an array: a uniform's arrays take 16 bytes per element).
+        _pad_a: u32,
+        /// Padding.
+        _pad_b: u32,
+        /// Padding.
+        _pad_c: u32,
+    }
+}
+
+/// The compute pass's shader as it is composed with the shared types: [`Params`]'s WGSL, then
+/// `shaders/footprints.wgsl`.
+fn footprints_source() -> String {
+    format!(
+        "{}\n{}",
+        Params::declaration(),
+        include_str!("../../../shaders/footprints.wgsl")
+    )
 }
 
 /// Bytes of a mark (WGSL `Mark`): position and landing time, direction and side.
@@ -94,9 +120,8 @@ impl Footprints {
             || "the footprints".to_owned(),
             || {
                 // The event record and the socket count are the stages' own (shared types).
-                let source =
-                    crate::shaders::compose_with_shared(include_str!("../../../shaders/footprints.wgsl"), "footprints")
-                        .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
+                let source = crate::shaders::compose_with_shared(&footprints_source(), "footprints")
+                    .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
                 let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                     label: Some("wgpu-anim footprints"),
                     source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -194,7 +219,9 @@ impl Footprints {
                 socket_l: self.sockets[0],
                 socket_r: self.sockets[1],
                 culling: u32::from(animator.culling()),
-                _pad: [0; 3],
+                _pad_a: 0,
+                _pad_b: 0,
+                _pad_c: 0,
             };
             queue.write_buffer(params, 0, bytemuck::bytes_of(&p));
         }
@@ -290,7 +317,9 @@ impl FootprintRenderer {
         let now = uniform("wgpu-anim footprint time", 16);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-anim footprint marks"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../../../shaders/footprint_marks.wgsl").into()),
+            source: wgpu::ShaderSource::Wgsl(
+                crate::shaders::with_camera(include_str!("../../../shaders/footprint_marks.wgsl")).into(),
+            ),
         });
         let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
             label: Some("wgpu-anim footprint marks"),
@@ -364,5 +393,35 @@ impl FootprintRenderer {
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.bind_group, &[]);
         pass.draw(0..6 * self.capacity, 0..1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Params, footprints_source};
+    use crate::layout::WgslStruct;
+
+    /// The composed shader's `Params` is the Rust struct's: the same size, every field at the
+    /// same offset (naga's layout).
+    #[test]
+    fn the_shader_params_have_the_rust_layout() {
+        let source = crate::shaders::compose_with_shared(&footprints_source(), "footprints").unwrap();
+        let (module, _) = crate::shaders::validate(&source).unwrap();
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).unwrap();
+        let (handle, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("Params"))
+            .expect("the WGSL Params");
+        let naga::TypeInner::Struct { members, .. } = &ty.inner else {
+            panic!("Params is a struct");
+        };
+        let wgsl: Vec<(&str, usize)> = members
+            .iter()
+            .map(|m| (m.name.as_deref().unwrap_or_default(), m.offset as usize))
+            .collect();
+        assert_eq!(wgsl, Params::fields());
+        assert_eq!(layouter[handle].size as usize, size_of::<Params>());
     }
 }

@@ -333,18 +333,29 @@ fn fused_traffic_is_the_palette_the_instance_sections_a_frame_reads_and_the_blen
         ..Default::default()
     })
     .to_vec();
+    // The per-character bytes per joint of a frame of `inst`, and the bytes of its blend list as
+    // the clock writes it: its head, its layers with a layer on, its `count` samples.
     let traffic = |inst: &wgpu_anim::layout::GpuInstance| {
         let mut list = BlendList::default();
         wgpu_anim::cpu::advance_instance(&lib, &defs, inst, &Default::default(), 0.1, &mut list).unwrap();
-        bench::traffic(&lib, &[*inst], &[list], PathKind::GpuFused).per_character
+        let layers = if inst.flags & (0..3).map(|k| wgpu_anim::layout::LAYER_ON << k).sum::<u32>() != 0 {
+            48.0
+        } else {
+            0.0
+        };
+        let list_bytes = 16.0 + layers + 16.0 * f64::from(list.count);
+        (
+            bench::traffic(&lib, &[*inst], &[list], PathKind::GpuFused).per_character,
+            list_bytes,
+        )
     };
     let mut inst = wgpu_anim::cpu::clip_instance(&lib, clips[1], 0).unwrap();
     let joints = f64::from(inst.joint_count);
     // The palette; 64 bytes of instance read by the clock pass and again by the fused one; a
     // 64-byte clock read and written; the blend list written by the clock and read by the fused
-    // pass.
-    let plain = traffic(&inst);
-    let list = std::mem::size_of::<BlendList>() as f64;
+    // pass: its head and one sample.
+    let (plain, list) = traffic(&inst);
+    assert_eq!(list, 32.0);
     assert_eq!(plain, 48.0 + (2.0 * 64.0 + 2.0 * 64.0 + 2.0 * list) / joints);
     // What the clock as a pass of its own adds (a thread per character, rather than one thread of
     // the character's workgroup), the list crossing memory and the instance read a second time,
@@ -354,13 +365,15 @@ fn fused_traffic_is_the_palette_the_instance_sections_a_frame_reads_and_the_blen
         plain - clock_pass <= bench::PER_CHARACTER_TARGET,
         "{plain} bytes per joint"
     );
-    // A transition: its 32-byte section too.
+    // A transition: its 32-byte section too, and the list its source's sample.
     inst.flags |= source_kind::CLIP;
     inst.source_clip = clips[2].index();
     inst.transition_duration = 0.5;
-    assert_eq!(traffic(&inst), plain + 32.0 / joints);
-    // Three layers: their 64-byte section (the clock already holds their times); their
-    // definitions are shared.
+    let (with_transition, list) = traffic(&inst);
+    assert_eq!(list, 48.0);
+    assert_eq!(with_transition, plain + (32.0 + 2.0 * 16.0) / joints);
+    // Three layers: their 64-byte section (the clock already holds their times), and the list's
+    // layers and samples; their definitions are shared.
     for (k, def) in defs.iter().enumerate() {
         inst.layers[k] = GpuLayer {
             def: k as u32,
@@ -369,10 +382,11 @@ fn fused_traffic_is_the_palette_the_instance_sections_a_frame_reads_and_the_blen
         };
         inst.set_layer_flags(k, Some(def));
     }
-    assert_eq!(traffic(&inst), plain + (32.0 + 64.0) / joints);
+    let (layered, list) = traffic(&inst);
+    assert_eq!(layered, plain + (32.0 + 64.0 + 2.0 * (list - 32.0)) / joints);
     // The frame before an interrupting cross-fade writes the snapshot pose.
     inst.flags |= KEEP_POSE;
-    assert_eq!(traffic(&inst), plain + 48.0 + (32.0 + 64.0) / joints);
+    assert_eq!(traffic(&inst).0, layered + 48.0);
 }
 
 #[test]

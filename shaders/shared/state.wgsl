@@ -94,15 +94,21 @@ fn blend_list_sample(i: u32, k: u32) -> BlendSample {
     return BlendSample(u.x, bitcast<f32>(u.y), bitcast<f32>(u.z), u.w);
 }
 
+// Writes character i's blend list: its head, its layers (read only by an animator with layers:
+// left out with NO_LAYERS) and its first `count` samples, all that the sample stage reads. The
+// samples past `count` keep what an earlier frame wrote (Rust: gpu::Animator::read_blend_lists
+// reads them as zero, as the CPU mirror writes them).
 fn store_blend_list(i: u32, value: BlendList) {
     var list = value;
     let b = frame.blend_list_base + BLEND_LIST_UNITS * i;
     character_state[b] = vec4<u32>(list.count, list.mesh_additive, list.inertia, bitcast<u32>(list.inertia_time));
+#ifndef NO_LAYERS
     for (var k = 0u; k < MAX_LAYERS; k++) {
         let l = list.layers[k];
         character_state[b + 1u + k] = vec4<u32>(l.mode, bitcast<u32>(l.weight), l.mask, bitcast<u32>(l.previous_weight));
     }
-    for (var k = 0u; k < MAX_BLEND_CLIPS; k++) {
+#endif
+    for (var k = 0u; k < min(list.count, MAX_BLEND_CLIPS); k++) {
         let s = list.samples[k];
         character_state[b + 1u + MAX_LAYERS + k] = vec4<u32>(s.clip, bitcast<u32>(s.time), bitcast<u32>(s.weight), s.layer);
     }

@@ -125,10 +125,19 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             own += instance_layers;
             shared += layers_on * sz(size_of::<GpuLayerDef>());
         }
-        // The blend list, written by clock and read by sample (or the fused stage); sample,
+        // The blend list, written by clock and read by sample (or the fused stage): its head,
+        // its layers (an animator with layers, which a character with a layer on has) and its
+        // first `count` samples (`store_blend_list`, shaders/shared/state.wgsl); sample,
         // local_to_model and palette read the instance's first section again, the fused stage
         // once.
-        own += 2 * sz(size_of::<BlendList>()) + if fused { 1 } else { 3 } * instance_base;
+        let unit = sz(size_of::<crate::layout::BlendSample>());
+        let list_layers = if layers_on > 0 {
+            u64::from(crate::layout::MAX_LAYERS) * sz(size_of::<crate::layout::LayerApply>())
+        } else {
+            0
+        };
+        let list_bytes = unit + list_layers + u64::from(list.count.min(crate::layout::MAX_BLEND_CLIPS)) * unit;
+        own += 2 * list_bytes + if fused { 1 } else { 3 } * instance_base;
         let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
         let parents = &lib.parents()[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
         let with_parent = parents

@@ -163,7 +163,9 @@ impl Animator {
         }
     }
 
-    /// Reads back the blend lists of page `page`, as the `clock` stage last wrote them.
+    /// Reads back the blend lists of page `page`, as the `clock` stage last wrote them: each
+    /// list's head, layers and first `count` samples; the samples past `count`, which the stage
+    /// does not write (nor the sample stage read), as zero, as the CPU mirror writes them.
     pub fn read_blend_lists_page(
         &self,
         device: &wgpu::Device,
@@ -172,7 +174,13 @@ impl Animator {
     ) -> Result<Vec<BlendList>> {
         let (p, state) = self.page(page)?;
         let (offset, _) = p.place(Resource::BlendLists);
-        read_at(device, queue, p.buffer(Resource::BlendLists), offset, state.len as u64)
+        let mut lists: Vec<BlendList> =
+            read_at(device, queue, p.buffer(Resource::BlendLists), offset, state.len as u64)?;
+        for list in &mut lists {
+            let count = (list.count as usize).min(list.samples.len());
+            list.samples[count..].fill(Default::default());
+        }
+        Ok(lists)
     }
 
     /// Reads back the blend lists of the first page.

@@ -168,7 +168,9 @@ impl Resource {
         }
     }
 
-    /// The WGSL variable's type.
+    /// The WGSL variable's type; for a section ([`Resource::is_section`]), the type a binding of
+    /// the section alone declares (as the skinning module binds the morph weights and the dual
+    /// quaternions).
     #[must_use]
     pub const fn wgsl_type(self) -> &'static str {
         match self {

@@ -322,7 +322,7 @@ pub fn layout_entries_of(bindings: &[(Resource, Access)]) -> Vec<wgpu::BindGroup
                     Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
                 },
                 has_dynamic_offset: false,
-                min_binding_size: None,
+                min_binding_size: wgpu::BufferSize::new(resource.min_binding_size()),
             },
             count: None,
         })

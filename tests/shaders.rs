@@ -88,6 +88,41 @@ fn every_stage_module_validates() {
     }
 }
 
+/// Each resource's minimum binding size, which the bind group layouts declare, is its WGSL
+/// type's size as naga lays it out (a runtime-sized array counting one element), in every stage
+/// that binds it.
+#[test]
+fn every_binding_declares_its_wgsl_size() {
+    let mut checked = 0;
+    for stage in Stage::ALL.into_iter().filter(|s| !s.bindings().is_empty()) {
+        let src = shaders::stage_source_with(stage, shaders::ALL_FEATURES).unwrap();
+        let (module, _) = shaders::validate(&src).unwrap();
+        for (_, global) in module.global_variables.iter() {
+            let Some(resource) = shaders::Resource::ALL
+                .into_iter()
+                .find(|r| global.name.as_deref() == Some(r.name()))
+            else {
+                continue;
+            };
+            let size = module.types[global.ty].inner.size(module.to_ctx());
+            assert_eq!(
+                u64::from(size),
+                resource.min_binding_size(),
+                "{}: {}",
+                stage.name(),
+                resource.name()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40, "{checked} bindings checked");
+    // A section has no binding; its size is its element's, as a binding of it alone declares.
+    assert_eq!(
+        shaders::Resource::DualPalettes.min_binding_size(),
+        size_of::<wgpu_anim::math::DualQuat>() as u64
+    );
+}
+
 /// The globals an entry point of a stage's module (with every feature) reads or writes, by name.
 fn globals_used(stage: Stage) -> Vec<(String, naga::valid::GlobalUse)> {
     globals_used_with(stage, shaders::ALL_FEATURES)

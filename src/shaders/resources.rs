@@ -193,6 +193,35 @@ impl Resource {
         }
     }
 
+    /// The least bytes a binding of it holds: its WGSL type's size, with one element of a
+    /// runtime-sized array (as WebGPU's minimum binding size counts it). The bind group layouts
+    /// declare it (`min_binding_size`), so that a buffer too small is refused when its bind group
+    /// is made rather than checked at every dispatch; `tests/shaders.rs` checks it against naga's
+    /// layout of [`Resource::wgsl_type`].
+    #[must_use]
+    pub const fn min_binding_size(self) -> u64 {
+        use crate::layout::{
+            BlendList, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuLibraryLayout,
+            LocalPose, MAX_LAYER_DEFS, VISIBLE_LIST_OFFSET,
+        };
+        let bytes = match self {
+            Resource::Frame => size_of::<GpuFrame>(),
+            Resource::Library => size_of::<GpuLibraryLayout>(),
+            Resource::LayerDefs => MAX_LAYER_DEFS as usize * size_of::<GpuLayerDef>(),
+            Resource::Heap | Resource::CharacterState | Resource::Palettes => 16,
+            Resource::Instances => size_of::<GpuInstance>(),
+            Resource::BlendLists => size_of::<BlendList>(),
+            Resource::LocalPoses | Resource::PoseHistory => size_of::<LocalPose>(),
+            Resource::ModelPoses => size_of::<crate::math::Affine>(),
+            Resource::DualPalettes => size_of::<crate::math::DualQuat>(),
+            Resource::MorphWeights => 4,
+            Resource::Events => size_of::<GpuEventLogHead>() + size_of::<GpuEventRecord>(),
+            // The head and one index, the struct's size rounded to its 16-byte alignment.
+            Resource::Visible => (VISIBLE_LIST_OFFSET as usize + 4).next_multiple_of(16),
+        };
+        bytes as u64
+    }
+
     /// Whether it is a uniform buffer (else a storage buffer).
     #[must_use]
     pub const fn is_uniform(self) -> bool {

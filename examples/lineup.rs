@@ -67,12 +67,11 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     }
     let (width, height) = (220 * phases, 210 * rows);
     let target = OffscreenTarget::new(&device, width, height)?;
-    let joints = library.skeletons()[skeleton.index() as usize].joint_count();
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skeleton,
         &m.mesh,
-        joints,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -90,10 +89,10 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     renderer.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-        renderer.draw(&mut pass, 0..rows * phases);
+        renderer.draw(&mut pass, &animator, 0..rows * phases)?;
     }
     queue.submit([encoder.finish()]);
     wgpu_anim::image::save_png(out, width, height, &target.read_rgba(&device, &queue)?)?;

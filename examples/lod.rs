@@ -42,7 +42,6 @@ fn main() {
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = headless_device()?;
     let (library, skeleton, clips) = mannequin::library();
-    let joints = library.skeletons()[skeleton.index() as usize].joint_count();
     let mesh = mannequin::mesh(&library.skeletons()[skeleton.index() as usize]);
     let radius = library.mesh_radius(skeleton, &mesh)?;
     let (width, height) = (1200, 520);
@@ -69,7 +68,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let target = OffscreenTarget::new(&device, width, height)?;
     let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-    let renderer = SkinnedRenderer::new(&device, &animator, &mesh, joints, color, depth, 1)?;
+    let renderer = SkinnedRenderer::new(&device, &animator, skeleton, &mesh, color, depth, 1)?;
     renderer.set_camera(&queue, &camera);
     renderer.set_lod_tint(&queue, true);
     let ground = GroundRenderer::new(&device, color, depth, 1, None);
@@ -78,12 +77,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for f in 0..16 {
         animator.prepare(&queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder)?;
         renderer.encode(&mut encoder, &animator);
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
             ground.draw(&mut pass);
-            renderer.draw_visible(&mut pass, &animator);
+            renderer.draw_visible(&mut pass, &animator)?;
         }
         queue.submit([encoder.finish()]);
         if f > 0 {

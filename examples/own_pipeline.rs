@@ -43,8 +43,8 @@ impl Scene {
             let skinning = if i % 5 >= 3 { wgpu_anim::gpu::Skinning::DualQuaternion } else { Default::default() };
             animator.add_instance(&InstanceDesc { time, world, tint, skinning, ..InstanceDesc::new(clips[i % 3]) })?;
         }
-        let skeleton = &lib.skeletons()[skeleton.index() as usize];
-        let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;
+        let mesh =
+            MeshBuffers::new(device, &lib, skeleton, &mannequin::mesh(&lib.skeletons()[skeleton.index() as usize]))?;
         let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
         let pipeline = pollster::block_on(wgpu_anim::gpu::scoped(device, "the shader and pipeline", || {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source });
@@ -81,7 +81,7 @@ impl Scene {
     pub fn frame(&mut self, device: &Device, queue: &Queue, to: [&TextureView; 2], dt: f32) -> wgpu_anim::Result<()> {
         self.animator.prepare(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        self.animator.encode(&mut encoder); // clock, sample, hierarchy and palettes, into your encoder
+        self.animator.encode(&mut encoder)?; // clock, sample, hierarchy and palettes, into your encoder
         let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu::Color { r: 0.55, g: 0.62, b: 0.7, a: 1.0 });
         pass.set_pipeline(&self.pipeline);
         SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32)?;

@@ -80,7 +80,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         animator.prepare(&queue, if frame == 0 { 0.0 } else { 1.0 / RATE });
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder)?;
         queue.submit([encoder.finish()]);
         let local = animator.read_local_region(&device, &queue, 0)?;
         let seconds = f64::from(frame as f32 / RATE);

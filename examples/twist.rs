@@ -146,8 +146,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skeleton,
         &mesh,
-        2,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -160,10 +160,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     renderer.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-        renderer.draw(&mut pass, 0..4);
+        renderer.draw(&mut pass, &animator, 0..4)?;
     }
     queue.submit([encoder.finish()]);
     wgpu_anim::image::save_png(&args.out, width, height, &target.read_rgba(&device, &queue)?)?;

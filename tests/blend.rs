@@ -153,7 +153,7 @@ impl Sim {
     fn step(&mut self, dt: f32) -> Vec<glam::Vec3> {
         self.animator.prepare(&self.queue, dt);
         let mut e = self.device.create_command_encoder(&Default::default());
-        self.animator.encode(&mut e);
+        self.animator.encode(&mut e).unwrap();
         self.queue.submit([e.finish()]);
         let (_, pose) = self.animator.read_back(&self.device, &self.queue).unwrap();
         pose.model

@@ -561,7 +561,7 @@ fn gpu_path(compressed: bool) {
         }
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         for (k, ((name, _), pose)) in mine.iter().zip(&got).enumerate() {
             let mut g = affine_pose(&imp, s, pose);
@@ -629,7 +629,7 @@ fn gpu_dual_quaternion_skinning_matches_the_f64_reference_on_real_assets() {
             .unwrap_or_else(|e| panic!("{e}"));
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let vertices = mesh.mesh.gpu_vertices();
         let sk = &imp.skeletons[s];

@@ -95,7 +95,7 @@ fn transitions(r: &mut impl Rng, animators: &mut [&mut Animator], clips: &[wgpu_
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -332,7 +332,6 @@ fn a_culled_draw_renders_the_full_picture() {
     let (device, queue) = common::device();
     let m = mannequin::mannequin();
     let (lib, skeleton, clips) = mannequin::library();
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     let radius = lib.mesh_radius(skeleton, &m.mesh).unwrap();
     let joint_radius = lib.skeleton_radius(skeleton).unwrap();
     eprintln!("mannequin: joints within {joint_radius:.2} m of the origin, the mesh within {radius:.2} m");
@@ -372,7 +371,7 @@ fn a_culled_draw_renders_the_full_picture() {
                 a.set_cull_view(Some(camera.view_proj)).unwrap();
             }
             let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-            let r = SkinnedRenderer::new(&device, &a, &m.mesh, joints, color, depth, 1).unwrap();
+            let r = SkinnedRenderer::new(&device, &a, skeleton, &m.mesh, color, depth, 1).unwrap();
             r.set_camera(&queue, &camera);
             (a, r)
         })
@@ -382,11 +381,11 @@ fn a_culled_draw_renders_the_full_picture() {
     let render = |a: &mut Animator, r: &SkinnedRenderer, dt: f32| {
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         r.encode(&mut encoder, a);
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-            r.draw_visible(&mut pass, a);
+            r.draw_visible(&mut pass, a).unwrap();
         }
         queue.submit([encoder.finish()]);
         target.read_rgba(&device, &queue).unwrap()

@@ -89,7 +89,7 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
             let mut outputs = a.read_outputs_page(&device, &queue, 0).unwrap();
             let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
             let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
             let frame = GpuFrame {
@@ -206,7 +206,7 @@ fn curves_blend_as_the_pose() {
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 0.1);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         a.read_outputs_page(&device, &queue, 0).unwrap()
     };

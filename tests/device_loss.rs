@@ -119,7 +119,7 @@ fn dt(frame: usize) -> f32 {
 fn run_frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator, frame: usize) {
     animator.prepare(queue, dt(frame));
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -367,7 +367,7 @@ fn a_rebuilt_crowd_draws_what_it_would_have_drawn() {
     let step = |device: &wgpu::Device, queue: &wgpu::Queue, crowd: &mut Crowd| {
         crowd.update(queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     let picture = |device: &wgpu::Device, queue: &wgpu::Queue, crowd: &Crowd| {
@@ -376,7 +376,7 @@ fn a_rebuilt_crowd_draws_what_it_would_have_drawn() {
         let mut encoder = device.create_command_encoder(&Default::default());
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-            crowd.draw(&mut pass);
+            crowd.draw(&mut pass).unwrap();
         }
         queue.submit([encoder.finish()]);
         target.read_rgba(device, queue).unwrap()

@@ -374,7 +374,7 @@ fn the_gpu_writes_and_skins_with_the_dual_quaternions_the_mirror_computes() {
         animator.set_fused(fused).unwrap();
         animator.prepare(&queue, 1.0 / 60.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (_, pose) = animator.read_back(&device, &queue).unwrap();
         let lists = animator.read_blend_lists(&device, &queue).unwrap();

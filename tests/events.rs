@@ -40,7 +40,7 @@ fn frame_against_mirror(
     a.prepare(queue, dt);
     let (mut clocks, _) = a.read_back(device, queue).unwrap();
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
     let (gpu, overflow) = a.read_events(device, queue).unwrap();
     assert_eq!(overflow, 0, "the log is large enough for the test");
@@ -250,7 +250,7 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
     for (f, &dt) in dts.iter().enumerate() {
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (records, overflow) = a.read_events(&device, &queue).unwrap();
         assert_eq!(overflow, 0);
@@ -463,7 +463,7 @@ fn a_full_log_counts_its_overflow_and_writes_nothing_past_its_end() {
     let run = |a: &mut Animator, dt: f32| {
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         a.read_events(&device, &queue).unwrap()
     };

@@ -126,7 +126,7 @@ fn run_frames_on(
         }
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     }
     let frame = GpuFrame {
@@ -373,7 +373,7 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
     let dt = 0.016;
     run.animator.prepare(&run.queue, dt);
     let mut encoder = run.device.create_command_encoder(&Default::default());
-    run.animator.encode(&mut encoder);
+    run.animator.encode(&mut encoder).unwrap();
     run.queue.submit([encoder.finish()]);
     run.frame.dt = dt;
 
@@ -416,7 +416,7 @@ fn clock_stage_matches_its_cpu_mirror() {
     let dt = 0.21;
     run.animator.prepare(&run.queue, dt);
     let mut encoder = run.device.create_command_encoder(&Default::default());
-    run.animator.encode(&mut encoder);
+    run.animator.encode(&mut encoder).unwrap();
     run.queue.submit([encoder.finish()]);
     let (after, _) = run.animator.read_back(&run.device, &run.queue).unwrap();
     let gpu_lists = run.animator.read_blend_lists(&run.device, &run.queue).unwrap();
@@ -637,7 +637,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     let step = |animator: &mut Animator, dt: f32| {
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     step(&mut animator, 0.0);
@@ -746,7 +746,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         for a in [&mut staged, &mut fused] {
             a.prepare(&queue, dt);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
         }
     }
@@ -808,7 +808,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         }
         staged.prepare(&queue, if round == 0 { 0.05 } else { 0.0 });
         let mut encoder = device.create_command_encoder(&Default::default());
-        staged.encode(&mut encoder);
+        staged.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     }
     assert_ne!(staged.page_max_joints(2), staged.page_max_joints(0));
@@ -926,7 +926,7 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
     // A first frame uploads the starting clocks; the comparison starts from what it left.
     a.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
     for (f, dt) in [1.0 / 60.0, 1e3, -0.37, 1e-30, 3.7, 1.0 / 144.0]
         .into_iter()
@@ -949,7 +949,7 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
         }
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (after, _) = a.read_back(&device, &queue).unwrap();
         let mut expected = before.clone();

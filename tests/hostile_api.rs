@@ -203,7 +203,7 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
         a.set_fused(f % 2 == 1 && a.fused_available()).unwrap();
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         for page in 0..a.pages_in_use() {
             let (_, pose) = a.read_back_page(&device, &queue, page).unwrap();

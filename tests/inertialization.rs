@@ -41,7 +41,7 @@ fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, n: usize, 
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 

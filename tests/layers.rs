@@ -387,7 +387,7 @@ fn layer_frame(
     a.prepare(queue, 0.1);
     if run {
         let mut e = device.create_command_encoder(&Default::default());
-        a.encode(&mut e);
+        a.encode(&mut e).unwrap();
         queue.submit([e.finish()]);
     }
     a.read_back(device, queue).unwrap().0
@@ -679,7 +679,7 @@ fn frame_of_each(
         .map(|a| {
             a.prepare(queue, dt);
             let mut e = device.create_command_encoder(&Default::default());
-            a.encode(&mut e);
+            a.encode(&mut e).unwrap();
             queue.submit([e.finish()]);
             a.read_back(device, queue).unwrap()
         })

@@ -27,7 +27,7 @@ fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, n: usize, 
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) {
     a.prepare(queue, 1.0 / 30.0);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -453,7 +453,6 @@ fn the_lod_tint_shows_each_rate() {
     let (device, queue) = common::device();
     let (lib, skeleton, clips) = mannequin::library();
     let mesh = mannequin::mesh(&lib.skeletons()[skeleton.index() as usize]);
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     // The built-in renderer's colours of rates 1, 2, 4 and 8 (shaders/skin.wgsl `tint_of`).
     const TINTS: [[u8; 4]; 4] = [
         [80, 170, 240, 255],
@@ -494,7 +493,7 @@ fn the_lod_tint_shows_each_rate() {
         for _ in 0..3 {
             step(&device, &queue, &mut a);
         }
-        let renderer = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, color, depth, 1).unwrap();
+        let renderer = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, color, depth, 1).unwrap();
         renderer.set_camera(&queue, &camera);
         (a, renderer)
     });
@@ -504,7 +503,7 @@ fn the_lod_tint_shows_each_rate() {
         renderer.encode(&mut encoder, a);
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-            renderer.draw_visible(&mut pass, a);
+            renderer.draw_visible(&mut pass, a).unwrap();
         }
         queue.submit([encoder.finish()]);
         target.read_rgba(&device, &queue).unwrap()

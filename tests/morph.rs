@@ -103,7 +103,7 @@ fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
     assert_eq!(animator.instances()[3].morph_count, 0);
     animator.prepare(&queue, 1.0 / 60.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
     let vertices = mesh.gpu_vertices();
@@ -325,7 +325,7 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
             .collect();
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (_, pose) = animator.read_back(&device, &queue).unwrap();
         let gpu = skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &vertices).unwrap();
@@ -457,7 +457,7 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     let frame = |animator: &mut Animator, dt: f32| {
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     animator
@@ -585,7 +585,7 @@ fn a_skinned_morphed_file_matches_three_js_at_every_time() {
         animator.set_morph_weights(0, &targets.default_weights).unwrap();
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let gpu = skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &vertices).unwrap();
         let want = case["positions"].as_array().unwrap();
@@ -716,7 +716,7 @@ fn passes_bind_the_morph_weights_and_dual_palettes_only_where_they_use_them() {
                 a.set_fused(fused).unwrap();
                 a.prepare(&queue, 1.0 / 60.0);
                 let mut encoder = device.create_command_encoder(&Default::default());
-                a.encode(&mut encoder);
+                a.encode(&mut encoder).unwrap();
                 queue.submit([encoder.finish()]);
                 device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
             }

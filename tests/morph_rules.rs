@@ -273,7 +273,7 @@ fn the_gpu_staged_and_fused_matches_three_js_and_the_mirror() {
             animator.set_fused(fused).unwrap();
             animator.prepare(&queue, 0.0);
             let mut encoder = device.create_command_encoder(&Default::default());
-            animator.encode(&mut encoder);
+            animator.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
             // The weights in use come first in the page's morph-weight buffer.
             let weights: Vec<f32> = animator

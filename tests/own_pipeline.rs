@@ -216,7 +216,7 @@ fn mixed_crowd(device: &wgpu::Device) -> (Animator, [Skinning; 3]) {
 fn frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator, dt: f32) {
     animator.prepare(queue, dt);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -576,9 +576,9 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     let groups = skin.bind_groups(&device, &ours, &animator, &[]).unwrap();
     let two = [groups[0].clone(), groups[0].clone()];
     let mesh = {
-        let (lib, skeleton, _) = mannequin::library();
-        let skeleton = &lib.skeletons()[skeleton.index() as usize];
-        wgpu_anim::gpu::MeshBuffers::new(&device, &mannequin::mesh(skeleton), skeleton.joint_count()).unwrap()
+        let lib = animator.library();
+        let skeleton = lib.skeleton_at(0).unwrap();
+        wgpu_anim::gpu::MeshBuffers::new(&device, lib, skeleton, &mannequin::mesh(&lib.skeletons()[0])).unwrap()
     };
     let target = wgpu_anim::gpu::OffscreenTarget::new(&device, 8, 8).unwrap();
     let mut encoder = device.create_command_encoder(&Default::default());

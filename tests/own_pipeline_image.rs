@@ -73,14 +73,14 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     let own = target.read_rgba(&device, &queue).unwrap();
 
     // The same palette drawn by the built-in renderer.
-    let (library, skeleton, _) = wgpu_anim::mannequin::library();
-    let skeleton = &library.skeletons()[skeleton.index() as usize];
-    let mesh = wgpu_anim::mannequin::mesh(skeleton);
+    let library = scene.animator.library();
+    let skeleton = library.skeleton_at(0).unwrap();
+    let mesh = wgpu_anim::mannequin::mesh(&library.skeletons()[0]);
     let renderer = SkinnedRenderer::new(
         &device,
         &scene.animator,
+        skeleton,
         &mesh,
-        skeleton.joint_count(),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -88,7 +88,9 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     .unwrap();
     renderer.set_camera(&queue, &example::camera(aspect));
     let n = scene.animator.instance_count() as u32;
-    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, 0..n));
+    let built_in = picture(&device, &queue, |pass| {
+        renderer.draw(pass, &scene.animator, 0..n).unwrap()
+    });
 
     let characters = built_in
         .chunks_exact(4)
@@ -208,16 +210,15 @@ fn the_example_pipeline_draws_every_page() {
     assert!(animator.pages_in_use() >= 4, "{} pages", animator.pages_in_use());
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 
-    let skeleton = &library.skeletons()[skeleton.index() as usize];
-    let mesh = wgpu_anim::mannequin::mesh(skeleton);
+    let mesh = wgpu_anim::mannequin::mesh(&library.skeletons()[skeleton.index() as usize]);
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skeleton,
         &mesh,
-        skeleton.joint_count(),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -225,7 +226,7 @@ fn the_example_pipeline_draws_every_page() {
     .unwrap();
     renderer.set_camera(&queue, &example::camera(aspect));
     let n = animator.instance_count() as u32;
-    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, 0..n));
+    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, &animator, 0..n).unwrap());
     let camera = wgpu::BindGroupEntry {
         binding: 0,
         resource: scene.camera.as_entire_binding(),

@@ -43,7 +43,7 @@ fn frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, f: usize)
     }
     a.prepare(queue, 1.0 / 30.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -253,7 +253,7 @@ fn prepare_never_waits_for_the_gpu() {
         let was_done = previous.as_ref().is_some_and(|done| done.load(Ordering::Acquire));
         frames.extend(a.take_readbacks().iter().map(|r| r.frame));
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let done = Arc::new(AtomicBool::new(false));
         let flag = done.clone();

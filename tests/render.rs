@@ -43,12 +43,11 @@ fn scene() -> Scene {
             })
             .unwrap();
     }
-    let joints = lib.skeletons()[skel.index() as usize].joint_count();
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skel,
         &m.mesh,
-        joints,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -77,10 +76,12 @@ fn scene() -> Scene {
 fn render(s: &mut Scene, dt: f32) -> Vec<u8> {
     s.animator.prepare(&s.queue, dt);
     let mut encoder = s.device.create_command_encoder(&Default::default());
-    s.animator.encode(&mut encoder);
+    s.animator.encode(&mut encoder).unwrap();
     {
         let (mut pass, _views) = s.target.begin_pass(&mut encoder, CLEAR);
-        s.renderer.draw(&mut pass, 0..s.animator.instance_count() as u32);
+        s.renderer
+            .draw(&mut pass, &s.animator, 0..s.animator.instance_count() as u32)
+            .unwrap();
     }
     s.queue.submit([encoder.finish()]);
     s.target.read_rgba(&s.device, &s.queue).unwrap()

@@ -91,7 +91,7 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
             let before = roots.clone();
             let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
             let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
             let gpu_instances: Vec<wgpu_anim::layout::GpuInstance> =
@@ -192,7 +192,7 @@ fn whole_loops_move_by_the_extracted_total() {
         for &dt in dts {
             a.prepare(&queue, dt);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
         }
     }
@@ -238,7 +238,7 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         a.read_outputs_page(&device, &queue, 0).unwrap()[0].world
     };
@@ -320,7 +320,7 @@ fn planted_foot_speed(device: &wgpu::Device, queue: &wgpu::Queue, root_motion: b
         }
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let sockets = a.read_sockets_page(device, queue, 0).unwrap();
         let per: Vec<[Vec3; 2]> = (0..N)
@@ -422,7 +422,7 @@ fn watched_outputs_and_a_rebuild_keep_the_gpus_worlds() {
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     let outputs = |a: &Animator| -> Vec<GpuOutput> {

@@ -59,7 +59,7 @@ fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -263,10 +263,9 @@ fn a_prop_is_drawn_where_its_socket_is() {
     })
     .unwrap();
     step(&device, &queue, &mut a, 0.0);
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     let mesh = mannequin::mannequin().mesh;
     let (format, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-    let body = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, format, depth, 1).unwrap();
+    let body = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, format, depth, 1).unwrap();
     let sword = mannequin::sword();
     let props = PropRenderer::new(&device, &a, &sword, 0, &[0], [0.8, 0.8, 0.8], format, depth, 1).unwrap();
     let camera = Camera::look_at(
@@ -284,7 +283,7 @@ fn a_prop_is_drawn_where_its_socket_is() {
         let mut encoder = device.create_command_encoder(&Default::default());
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-            body.draw(&mut pass, 0..1);
+            body.draw(&mut pass, &a, 0..1).unwrap();
             if with_prop {
                 props.draw(&mut pass, &a);
             }

@@ -64,7 +64,7 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary, clips: &[wgpu_anim::
 fn frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator) {
     animator.prepare(queue, 1.0 / 30.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 

@@ -37,7 +37,7 @@ fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, culling: b
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -319,7 +319,6 @@ fn a_vat_draw_renders_what_skinning_renders() {
     use wgpu_anim::gpu::OffscreenTarget;
     let (device, queue) = common::device();
     let (lib, skeleton, clips, mesh, vat) = baked();
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     let (w, h) = (256, 160);
     let camera = Camera::look_at(
         Vec3::new(0.0, 1.5, 7.0),
@@ -351,7 +350,7 @@ fn a_vat_draw_renders_what_skinning_renders() {
             a.add_instance(&desc).unwrap();
         }
         let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-        let mut r = SkinnedRenderer::new(&device, &a, &mesh, joints, color, depth, 1).unwrap();
+        let mut r = SkinnedRenderer::new(&device, &a, skeleton, &mesh, color, depth, 1).unwrap();
         if vat_on {
             a.set_bounds(skeleton, lib.mesh_radius(skeleton, &mesh).unwrap())
                 .unwrap();
@@ -366,11 +365,11 @@ fn a_vat_draw_renders_what_skinning_renders() {
         for _ in 0..3 {
             a.prepare(&queue, 0.05);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             r.encode(&mut encoder, &a);
             {
                 let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-                r.draw_visible(&mut pass, &a);
+                r.draw_visible(&mut pass, &a).unwrap();
             }
             queue.submit([encoder.finish()]);
             picture = target.read_rgba(&device, &queue).unwrap();
@@ -454,10 +453,9 @@ fn bad_vat_input_is_refused() {
     // Another mesh's VAT.
     let mut other = vat.clone();
     other.vertex_count -= 1;
-    let joints = lib.skeletons()[0].joint_count();
     let format = wgpu_anim::gpu::OffscreenTarget::COLOR_FORMAT;
     a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
-    let mut r = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, format, None, 1).unwrap();
+    let mut r = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, format, None, 1).unwrap();
     let e = r.set_vat(&device, &a, Some(&other)).unwrap_err().to_string();
     assert!(e.contains("vertices"), "{e}");
     // A bake of nothing, or at no rate.

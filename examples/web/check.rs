@@ -64,10 +64,10 @@ async fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, late: f32) -> Result<
         let dt = if step == 0 { STEP + late } else { STEP };
         crowd.update(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder)?;
         if step + 1 == STEPS {
             let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-            crowd.draw(&mut pass);
+            crowd.draw(&mut pass)?;
         }
         queue.submit([encoder.finish()]);
     }
@@ -99,7 +99,7 @@ async fn fox(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
     })?;
     animator.prepare(queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     queue.submit([encoder.finish()]);
     world_matrices(&animator, device, queue).await
 }

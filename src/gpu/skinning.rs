@@ -559,10 +559,12 @@ impl SkinBinding {
     /// this group; `instance_index` counts from 0 in each page. It sets `mesh`'s vertex buffer at
     /// slot 0 and its index buffer. Pages past the end of `bind_groups` are not drawn.
     ///
-    /// Errors ([`Error::Binding`], nothing recorded): more bind groups than `animator` has pages
-    /// (bind groups of another animator, or of this one before a rebuild). A bind group whose
-    /// layout is not the pipeline's is reported by wgpu when the encoder finishes, not here:
-    /// render passes check their commands then.
+    /// Errors (nothing recorded): more bind groups than `animator` has pages (bind groups of
+    /// another animator, or of this one before a rebuild; [`Error::Binding`]); before the
+    /// animator's first [`Animator::prepare`] ([`Error::NotPrepared`]); an instance in
+    /// `instances` of another skeleton than `mesh`'s ([`Error::MeshSkeleton`], naming the first).
+    /// A bind group whose layout is not the pipeline's is reported by wgpu when the encoder
+    /// finishes, not here: render passes check their commands then.
     pub fn draw(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -581,6 +583,8 @@ impl SkinBinding {
                 ),
             });
         }
+        animator.check_prepared(|| format!("SkinBinding::draw of instances {instances:?}"))?;
+        mesh.check_instances(animator, instances.start as usize..instances.end as usize)?;
         let pages = bind_groups.iter().enumerate().map(|(page, group)| {
             let r = animator.page_range(page);
             (r.start as u32..r.end as u32, group)
@@ -596,8 +600,11 @@ impl SkinBinding {
     /// `wgpu_anim_visible_instance(instance_index)`. Every instance of the animator must use
     /// `mesh` (a page's list holds all it evaluated): for several meshes, an animator each.
     ///
-    /// Errors ([`Error::Binding`], nothing recorded): `visible` not set; more bind groups than
-    /// `animator` has pages, or `draws` made for another number of pages.
+    /// Errors (nothing recorded): `visible` not set; more bind groups than `animator` has pages,
+    /// or `draws` made for another number of pages or for a mesh of another index count
+    /// ([`Error::Binding`]); before the animator's first [`Animator::prepare`]
+    /// ([`Error::NotPrepared`]); an instance of the animator of another skeleton than `mesh`'s
+    /// ([`Error::MeshSkeleton`], naming the first).
     pub fn draw_visible(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -623,6 +630,16 @@ impl SkinBinding {
                 animator.page_count()
             )));
         }
+        if draws.index_count != mesh.index_count {
+            return Err(mistake(format!(
+                "the draws were made for a mesh of {} indices, and mesh '{}' has {}",
+                draws.index_count,
+                mesh.name(),
+                mesh.index_count
+            )));
+        }
+        animator.check_prepared(|| "SkinBinding::draw_visible".to_owned())?;
+        mesh.check_instances(animator, 0..animator.instance_count())?;
         draws.draw(pass, self.group, bind_groups, mesh);
         Ok(())
     }
@@ -792,6 +809,8 @@ impl<'a> MeshData<'a> {
 pub struct CulledDraws {
     buffer: wgpu::Buffer,
     pages: usize,
+    /// The index count of the mesh the draws were made for.
+    index_count: u32,
     /// Where in a page's visible buffer the instance count is copied from.
     count_offset: u64,
 }
@@ -822,6 +841,7 @@ impl CulledDraws {
         Ok(Self {
             buffer,
             pages,
+            index_count: mesh.index_count,
             count_offset: crate::layout::VISIBLE_COUNT_OFFSET,
         })
     }

@@ -129,13 +129,12 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
             animator.set_morph_weights(i, &defaults).map_err(|e| e.to_string())?;
         }
     }
-    let joints = imp.skeletons[s].skeleton.joint_count();
     let target = OffscreenTarget::new(&device, width, height).map_err(|e| e.to_string())?;
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        character.skeleton,
         &character.mesh,
-        joints,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -157,13 +156,15 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
     }
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).map_err(|e| e.to_string())?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
         if let Some(g) = &ground {
             g.draw(&mut pass);
         }
-        renderer.draw(&mut pass, 0..a.count);
+        renderer
+            .draw(&mut pass, &animator, 0..a.count)
+            .map_err(|e| e.to_string())?;
     }
     queue.submit([encoder.finish()]);
     let rgba = target.read_rgba(&device, &queue).map_err(|e| e.to_string())?;

@@ -189,7 +189,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
     }
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).map_err(|e| e.to_string())?;
     queue.submit([encoder.finish()]);
     let (_, pose) = animator.read_back(&device, &queue).map_err(|e| e.to_string())?;
     let inst = animator.instances()[0];

@@ -54,7 +54,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let [leg_l, leg_r, look] = mannequin::add_ik(&mut skeleton)?;
     let mesh = mannequin::mesh(&skeleton);
     let (library, skeleton, clips) = mannequin::library_of(skeleton);
-    let desc = AnimatorDesc { max_instances: 6, ground: Some(BUMPS), ..AnimatorDesc::default() };
+    let desc = AnimatorDesc::default().with_max_instances(6).with_ground(Some(BUMPS));
     let mut animator = Animator::new(&device, &library, &desc)?;
     // Where the viewer is, for the heads that look.
     let eye = Vec3::new(0.0, 0.55, 11.0);
@@ -67,13 +67,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             Vec3::new(root.x, bumps(root), root.y),
         );
         let time = args.time + 0.11 * k as f32;
-        let i = animator.add_instance(&InstanceDesc {
-            rate: 0.0,
-            time,
-            world,
-            tint: [200, 190, 176, 255],
-            ..InstanceDesc::new(clips[1])
-        })?;
+        let i = animator.add_instance(
+            &InstanceDesc::new(clips[1])
+                .with_rate(0.0)
+                .with_time(time)
+                .with_world(world)
+                .with_tint([200, 190, 176, 255]),
+        )?;
         if k >= 3 {
             let planted = IkGoal { target: IkTarget::Ground, weight: 1.0 };
             animator.set_ik_goal(i, leg_l, Some(planted))?;

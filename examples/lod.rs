@@ -50,17 +50,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let view = camera.view_proj;
     let thresholds = DEFAULT_UPDATE_RATES.map(|t| 2.0 * t);
     let n = SIDE * ROWS;
-    let desc =
-        AnimatorDesc { max_instances: n as u32, culling: true, lod_interpolation: true, ..AnimatorDesc::default() };
+    let desc = AnimatorDesc::default().with_max_instances(n as u32).with_culling(true).with_lod_interpolation(true);
     let mut animator = Animator::new(&device, &library, &desc)?;
     for i in 0..n {
         let (x, z) = ((i % SIDE) as f32 * SPACING - 60.0, -((i / SIDE) as f32) * SPACING);
         let world = Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32 * 2.4), Vec3::new(x, 0.0, z));
-        animator.add_instance(&InstanceDesc {
-            time: (i as f32 * 0.618).fract() * 2.0,
-            world,
-            ..InstanceDesc::new(clips[1])
-        })?;
+        animator
+            .add_instance(&InstanceDesc::new(clips[1]).with_time((i as f32 * 0.618).fract() * 2.0).with_world(world))?;
     }
     animator.set_bounds(skeleton, radius)?;
     animator.set_cull_view(Some(view))?;

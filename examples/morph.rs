@@ -42,18 +42,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mesh = mannequin::mesh(&library.skeletons()[skeleton.index() as usize]);
     let targets = mesh.morph_targets.targets.len();
     // Room for the mesh's weights; four characters idling at the same phase.
-    let desc = AnimatorDesc { max_instances: 4, morph_weights: targets as u32, ..AnimatorDesc::default() };
+    let desc = AnimatorDesc::default().with_max_instances(4).with_morph_weights(targets as u32);
     let mut animator = Animator::new(&device, &library, &desc)?;
     let w = args.weight;
     let weights = [[0.0, 0.0], [w, 0.0], [0.0, w], [w, w]];
     for (k, own) in weights.iter().enumerate() {
         let world = Mat4::from_rotation_translation(Quat::from_rotation_y(0.45), Vec3::new(k as f32 * 0.7, 0.0, 0.0));
-        animator.add_instance(&InstanceDesc {
-            rate: 0.0,
-            world,
-            tint: [200, 190, 176, 255],
-            ..InstanceDesc::new(clips[0])
-        })?;
+        animator.add_instance(
+            &InstanceDesc::new(clips[0]).with_rate(0.0).with_world(world).with_tint([200, 190, 176, 255]),
+        )?;
         animator.set_morph_weights(k, own)?;
     }
 

@@ -27,12 +27,10 @@ fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, culling: b
     Animator::new(
         device,
         lib,
-        &AnimatorDesc {
-            max_instances: COUNT as u32,
-            inertialization: true,
-            culling,
-            ..AnimatorDesc::default()
-        },
+        &AnimatorDesc::default()
+            .with_max_instances(COUNT as u32)
+            .with_inertialization(true)
+            .with_culling(culling),
     )
     .unwrap()
 }
@@ -51,15 +49,16 @@ fn view(f: usize) -> Mat4 {
 fn crowd(device: &wgpu::Device, animators: &mut [&mut Animator], clips: &[wgpu_anim::ClipId]) {
     let mut r = common::rng(3);
     for i in 0..COUNT {
-        let desc = InstanceDesc {
-            time: r.gen_range(0.0..2.0),
-            rate: r.gen_range(0.8..1.2),
-            world: Mat4::from_rotation_translation(
-                Quat::from_rotation_y(r.gen_range(-3.0..3.0)),
-                Vec3::new(r.gen_range(-50.0..50.0), 0.0, r.gen_range(-50.0..50.0)),
-            ),
-            ..InstanceDesc::new(clips[r.gen_range(0..clips.len())])
-        };
+        // In the order the generator gave them before.
+        let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(0.8..1.2));
+        let world = Mat4::from_rotation_translation(
+            Quat::from_rotation_y(r.gen_range(-3.0..3.0)),
+            Vec3::new(r.gen_range(-50.0..50.0), 0.0, r.gen_range(-50.0..50.0)),
+        );
+        let desc = InstanceDesc::new(clips[r.gen_range(0..clips.len())])
+            .with_time(time)
+            .with_rate(rate)
+            .with_world(world);
         for a in animators.iter_mut() {
             a.add_instance(&desc).unwrap();
             if i % 4 != 0 {
@@ -76,10 +75,7 @@ fn crowd(device: &wgpu::Device, animators: &mut [&mut Animator], clips: &[wgpu_a
 fn transitions(r: &mut impl Rng, animators: &mut [&mut Animator], clips: &[wgpu_anim::ClipId]) {
     for _ in 0..12 {
         let i = r.gen_range(0..COUNT);
-        let desc = InstanceDesc {
-            world: Mat4::IDENTITY,
-            ..InstanceDesc::new(clips[r.gen_range(0..clips.len())])
-        };
+        let desc = InstanceDesc::new(clips[r.gen_range(0..clips.len())]).with_world(Mat4::IDENTITY);
         let transition = match r.gen_range(0..4) {
             0 => None,
             1 => Some(Transition::linear(0.3)),
@@ -351,19 +347,16 @@ fn a_culled_draw_renders_the_full_picture() {
     let mut runs: Vec<(Animator, SkinnedRenderer)> = [true, false]
         .into_iter()
         .map(|culling| {
-            let desc = AnimatorDesc {
-                max_instances: 400,
-                culling,
-                ..Default::default()
-            };
+            let desc = AnimatorDesc::default().with_max_instances(400).with_culling(culling);
             let mut a = Animator::new(&device, &lib, &desc).unwrap();
             for i in 0..400 {
                 let (x, z) = ((i % 20) as f32 * 3.0 - 30.0, (i / 20) as f32 * 3.0 - 30.0);
-                let desc = InstanceDesc {
-                    time: i as f32 * 0.13,
-                    world: Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), Vec3::new(x, 0.0, z)),
-                    ..InstanceDesc::new(clips[i % clips.len()])
-                };
+                let desc = InstanceDesc::new(clips[i % clips.len()])
+                    .with_time(i as f32 * 0.13)
+                    .with_world(Mat4::from_rotation_translation(
+                        Quat::from_rotation_y(i as f32),
+                        Vec3::new(x, 0.0, z),
+                    ));
                 a.add_instance(&desc).unwrap();
             }
             if culling {
@@ -477,10 +470,7 @@ fn bad_culling_input_is_refused() {
     let mut plain = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     let e = plain.set_cull_view(Some(Mat4::IDENTITY)).unwrap_err().to_string();
     assert!(e.contains("AnimatorDesc::culling"), "{e}");
-    let desc = AnimatorDesc {
-        culling: true,
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default().with_culling(true);
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
     let e = a

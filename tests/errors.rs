@@ -11,25 +11,7 @@ use wgpu_anim::{
 fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
     let (device, queue) = common::device();
     let (lib, _, _) = mannequin::library();
-    let a = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: max,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-        },
-    )
-    .unwrap();
+    let a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(max)).unwrap();
     (device, queue, a)
 }
 
@@ -44,32 +26,14 @@ fn bad_instances_are_rejected_with_their_index() {
     assert!(matches!(e, Error::ForeignId(_)), "{e:?}");
     assert!(e.to_string().starts_with("clip 1 belongs to another library"), "{e}");
     let cases: Vec<(InstanceDesc, &str)> = vec![
+        (InstanceDesc::new(clips[1]).with_time(f32::NAN), "finite"),
+        (InstanceDesc::new(clips[1]).with_rate(f32::INFINITY), "finite"),
         (
-            InstanceDesc {
-                time: f32::NAN,
-                ..InstanceDesc::new(clips[1])
-            },
-            "finite",
-        ),
-        (
-            InstanceDesc {
-                rate: f32::INFINITY,
-                ..InstanceDesc::new(clips[1])
-            },
-            "finite",
-        ),
-        (
-            InstanceDesc {
-                loop_mode: LoopMode::Repeat(0),
-                ..InstanceDesc::new(clips[1])
-            },
+            InstanceDesc::new(clips[1]).with_loop_mode(LoopMode::Repeat(0)),
             "at least one loop",
         ),
         (
-            InstanceDesc {
-                world: Mat4::from_cols_array(&[0.0; 16]),
-                ..InstanceDesc::new(clips[1])
-            },
+            InstanceDesc::new(clips[1]).with_world(Mat4::from_cols_array(&[0.0; 16])),
             "affine",
         ),
     ];
@@ -104,17 +68,11 @@ fn capacity_limits_are_errors_not_panics() {
     // More joints than a u32 counts, and pages of no instance, are errors before any allocation.
     for (desc, says) in [
         (
-            AnimatorDesc {
-                max_instances: 100_000_000,
-                ..AnimatorDesc::default()
-            },
+            AnimatorDesc::default().with_max_instances(100_000_000),
             "overflow a u32",
         ),
         (
-            AnimatorDesc {
-                page_instances: Some(0),
-                ..AnimatorDesc::default()
-            },
+            AnimatorDesc::default().with_page_instances(Some(0)),
             "at least one instance",
         ),
     ] {
@@ -174,17 +132,9 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
     assert!(e.to_string().contains("the renderer of mesh"), "{e}");
 
     // A skinning binding past the device's maximum (and past u32::MAX for its last entry).
-    let binding = wgpu_anim::gpu::SkinBinding {
-        group: 0,
-        palette: u32::MAX - 1,
-        previous: true,
-        dual_quaternion: true,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let binding = wgpu_anim::gpu::SkinBinding::new(0, u32::MAX - 1)
+        .with_previous(true)
+        .with_dual_quaternion(true);
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");
     assert!(e.to_string().contains("skinning bind group layout"), "{e}");
 }
@@ -331,11 +281,7 @@ fn two_skeletons() -> (wgpu_anim::AnimationLibrary, [SkeletonId; 2], [ClipId; 2]
 
 /// An animator of `lib` (culling or not) with an instance of each clip of `clips`, in order.
 fn animator_of(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, clips: &[ClipId], culling: bool) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: 8,
-        culling,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_max_instances(8).with_culling(culling);
     let mut a = Animator::new(device, lib, &desc).unwrap();
     for &clip in clips {
         a.add_instance(&InstanceDesc::new(clip)).unwrap();

@@ -29,20 +29,10 @@ fn crowd_walking(
     let mut a = Animator::new(
         device,
         lib,
-        &AnimatorDesc {
-            max_instances: n as u32,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: walk,
-            character_threads: threads,
-        },
+        &AnimatorDesc::default()
+            .with_max_instances(n as u32)
+            .with_hierarchy_walk(walk)
+            .with_character_threads(threads),
     )
     .unwrap();
     assert!(a.fused_available(), "lavapipe offers the limits the fused path needs");
@@ -50,10 +40,10 @@ fn crowd_walking(
     let mut r = rng(31);
     for _ in 0..n {
         let skeleton = r.gen_range(0..2);
-        let desc = wgpu_anim::InstanceDesc {
-            time: r.gen_range(0.0..2.0),
-            rate: r.gen_range(-1.5..1.5),
-            ..random_state(&mut r, lib, skeleton)
+        let desc = {
+            // The fields drawn before the state, as they were.
+            let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(-1.5..1.5));
+            random_state(&mut r, lib, skeleton).with_time(time).with_rate(rate)
         };
         a.add_instance(&desc).unwrap();
     }

@@ -181,11 +181,11 @@ fn crowd(device: &wgpu::Device) -> (Animator, [Mat4; 3]) {
     ];
     for (k, world) in worlds.iter().enumerate() {
         animator
-            .add_instance(&InstanceDesc {
-                time: 0.3 * k as f32,
-                world: *world,
-                ..InstanceDesc::new(clips[k % clips.len()])
-            })
+            .add_instance(
+                &InstanceDesc::new(clips[k % clips.len()])
+                    .with_time(0.3 * k as f32)
+                    .with_world(*world),
+            )
             .unwrap();
     }
     (animator, worlds)
@@ -195,19 +195,16 @@ fn crowd(device: &wgpu::Device) -> (Animator, [Mat4; 3]) {
 /// dual-quaternion skinning, one each.
 fn mixed_crowd(device: &wgpu::Device) -> (Animator, [Skinning; 3]) {
     let (lib, _, clips) = mannequin::library();
-    let desc = AnimatorDesc {
-        dual_quaternion: true,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_dual_quaternion(true);
     let mut animator = Animator::new(device, &lib, &desc).unwrap();
     let skinning = [Skinning::Linear, Skinning::DualQuaternion, Skinning::Blend(0.4)];
     for (k, skinning) in skinning.into_iter().enumerate() {
         animator
-            .add_instance(&InstanceDesc {
-                time: 0.3 * k as f32,
-                skinning,
-                ..InstanceDesc::new(clips[1])
-            })
+            .add_instance(
+                &InstanceDesc::new(clips[1])
+                    .with_time(0.3 * k as f32)
+                    .with_skinning(skinning),
+            )
             .unwrap();
     }
     (animator, skinning)
@@ -228,17 +225,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         frame(&device, &queue, &mut animator, dt);
     }
     let vertices = mesh_vertices();
-    let binding = SkinBinding {
-        group: 0,
-        palette: 0,
-        previous: false,
-        dual_quaternion: false,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let binding = SkinBinding::new(0, 0);
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
 
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
@@ -301,15 +288,8 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
     // an ulp, so the mirror's two-phase skinning stands for both).
     assert!(!animator.library().has_scale());
     for rigid in [false, true] {
-        let binding = SkinBinding {
-            dual_quaternion: true,
-            rigid,
-            ..SkinBinding::BUILT_IN
-        };
-        assert_eq!(
-            SkinBinding::BUILT_IN.for_animator(&animator),
-            SkinBinding { rigid: true, ..binding }
-        );
+        let binding = SkinBinding::BUILT_IN.with_dual_quaternion(true).with_rigid(rigid);
+        assert_eq!(SkinBinding::BUILT_IN.for_animator(&animator), binding.with_rigid(true));
         let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
         let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
         let mut unlike_linear = [0; 3];
@@ -365,27 +345,13 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
 fn previous_positions_are_the_positions_of_the_frame_before() {
     let (device, queue) = common::device();
     let (animator, _) = crowd(&device);
-    let binding = SkinBinding {
-        group: 0,
-        palette: 0,
-        previous: true,
-        dual_quaternion: false,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let binding = SkinBinding::new(0, 0).with_previous(true);
     check_previous_positions(&device, &queue, animator, binding);
     // Linear, dual-quaternion and blended characters, two-phase and rigid: last frame's dual
     // quaternions are kept too, and the previous positions skin as each character skins.
     for rigid in [false, true] {
         let (animator, _) = mixed_crowd(&device);
-        let binding = SkinBinding {
-            dual_quaternion: true,
-            rigid,
-            ..binding
-        };
+        let binding = binding.with_dual_quaternion(true).with_rigid(rigid);
         check_previous_positions(&device, &queue, animator, binding);
     }
 }
@@ -456,17 +422,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     use wgpu_anim::Error;
     let (device, queue) = common::device();
     let (animator, _) = crowd(&device);
-    let skin = SkinBinding {
-        group: 0,
-        palette: 1,
-        previous: false,
-        dual_quaternion: false,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let skin = SkinBinding::new(0, 1);
     let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {
         device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries })
     };
@@ -496,7 +452,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     };
     let empty = layout(&[]);
     refused(skin.bind_groups(&device, &empty, &animator, &[]), "an empty layout");
-    let elsewhere = layout(&SkinBinding { palette: 4, ..skin }.layout_entries());
+    let elsewhere = layout(&skin.with_palette(4).layout_entries());
     refused(
         skin.bind_groups(&device, &elsewhere, &animator, &[]),
         "the entries at other bindings",
@@ -509,7 +465,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         "no entry for the layout's camera",
     );
     let ours = skin.bind_group_layout(&device).unwrap();
-    let previous = SkinBinding { previous: true, ..skin };
+    let previous = skin.with_previous(true);
     let three = previous.bind_group_layout(&device).unwrap();
     let mut kept = crowd(&device).0;
     kept.keep_previous_palettes(&device, true).unwrap();
@@ -529,7 +485,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         matches!(e, Error::Binding { .. }) && e.to_string().contains("no page 9"),
         "{e}"
     );
-    let far = SkinBinding { palette: 5000, ..skin };
+    let far = skin.with_palette(5000);
     mistaken(
         far.bind_groups(&device, &ours, &animator, &[]),
         "binding 5000",

@@ -192,11 +192,9 @@ fn the_example_pipeline_draws_every_page() {
     let scene = example::Scene::new(&device, OffscreenTarget::COLOR_FORMAT, aspect).unwrap();
     // The same 25 characters in pages of 7: four pages, the last one partly used.
     let (library, skeleton, _) = wgpu_anim::mannequin::library();
-    let desc = AnimatorDesc {
-        page_instances: Some(7),
-        dual_quaternion: true,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_page_instances(Some(7))
+        .with_dual_quaternion(true);
     let mut animator = Animator::new(&device, &library, &desc).unwrap();
     for inst in scene.animator.instances() {
         // The scene's library is another build of the same assets: its clip by index here.

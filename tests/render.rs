@@ -36,11 +36,14 @@ fn scene() -> Scene {
     let mut animator = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     for (k, x) in [-2.5f32, 0.0, 2.5].into_iter().enumerate() {
         animator
-            .add_instance(&InstanceDesc {
-                world: Mat4::from_rotation_translation(Quat::from_rotation_y(0.4 * k as f32), Vec3::new(x, 0.0, 0.0)),
-                tint: [255, 200, 150, 255],
-                ..InstanceDesc::new(clips[k]) // idle, walk, run
-            })
+            .add_instance(
+                &InstanceDesc::new(clips[k]) // idle, walk, run
+                    .with_world(Mat4::from_rotation_translation(
+                        Quat::from_rotation_y(0.4 * k as f32),
+                        Vec3::new(x, 0.0, 0.0),
+                    ))
+                    .with_tint([255, 200, 150, 255]),
+            )
             .unwrap();
     }
     let renderer = SkinnedRenderer::new(

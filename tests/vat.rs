@@ -26,11 +26,9 @@ use wgpu_anim::{Affine, Animator, AnimatorDesc, InstanceDesc, mannequin};
 const COUNT: usize = 48;
 
 fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, culling: bool) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: COUNT as u32,
-        culling,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(COUNT as u32)
+        .with_culling(culling);
     Animator::new(device, lib, &desc).unwrap()
 }
 
@@ -126,16 +124,14 @@ fn play_and_check(
             Quat::from_rotation_y(i as f32),
             Vec3::new((i % 8) as f32 * 4.0 - 14.0, 0.0, (i / 8) as f32 * 4.0 - 10.0),
         );
-        let desc = InstanceDesc {
-            time: i as f32 * 0.17,
-            rate: 0.8 + 0.05 * (i % 7) as f32,
-            world,
-            ..match tree {
-                // Every eighth plays a blend tree, which no VAT holds.
-                Some(t) if i % 8 == 3 => InstanceDesc::tree(t, [0.5, 0.0, 0.0, 0.0]),
-                _ => InstanceDesc::new(clips[i % clips.len()]),
-            }
-        };
+        let desc = match tree {
+            // Every eighth plays a blend tree, which no VAT holds.
+            Some(t) if i % 8 == 3 => InstanceDesc::tree(t, [0.5, 0.0, 0.0, 0.0]),
+            _ => InstanceDesc::new(clips[i % clips.len()]),
+        }
+        .with_time(i as f32 * 0.17)
+        .with_rate(0.8 + 0.05 * (i % 7) as f32)
+        .with_world(world);
         for a in [&mut culled, &mut full] {
             a.add_instance(&desc).unwrap();
             if i % 3 != 0 {
@@ -341,12 +337,14 @@ fn a_vat_draw_renders_what_skinning_renders() {
     ] {
         let mut a = animator(&device, &lib, vat_on);
         for i in 0..12 {
-            let desc = InstanceDesc {
-                time: i as f32 * 0.21,
-                world: Mat4::from_translation(Vec3::new((i % 6) as f32 * 1.6 - 4.0, 0.0, (i / 6) as f32 * -3.0)),
-                tint,
-                ..InstanceDesc::new(clips[i % clips.len()])
-            };
+            let desc = InstanceDesc::new(clips[i % clips.len()])
+                .with_time(i as f32 * 0.21)
+                .with_world(Mat4::from_translation(Vec3::new(
+                    (i % 6) as f32 * 1.6 - 4.0,
+                    0.0,
+                    (i / 6) as f32 * -3.0,
+                )))
+                .with_tint(tint);
             a.add_instance(&desc).unwrap();
         }
         let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));

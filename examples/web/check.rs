@@ -89,14 +89,13 @@ async fn fox(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
         .clip_of_animation(FOX_ANIMATION)
         .ok_or_else(|| missing("the fixture's animation"))?;
     let mut animator =
-        Animator::new_async(device, &built.library, &AnimatorDesc { max_instances: 1, ..AnimatorDesc::default() })
-            .await?;
-    animator.add_instance(&InstanceDesc {
-        time: FOX_TIME,
-        rate: 0.0,
-        loop_mode: LoopMode::Once,
-        ..InstanceDesc::new(built.clips[skeleton][clip])
-    })?;
+        Animator::new_async(device, &built.library, &AnimatorDesc::default().with_max_instances(1)).await?;
+    animator.add_instance(
+        &InstanceDesc::new(built.clips[skeleton][clip])
+            .with_time(FOX_TIME)
+            .with_rate(0.0)
+            .with_loop_mode(LoopMode::Once),
+    )?;
     animator.prepare(queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
     animator.encode(&mut encoder)?;

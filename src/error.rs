@@ -34,8 +34,10 @@ impl std::fmt::Display for Channel {
 }
 
 /// Everything that can go wrong in this crate. No public function panics on user input; it returns
-/// one of these instead, and leaves its target unchanged.
+/// one of these instead, and leaves its target unchanged. `#[non_exhaustive]`: each new check may
+/// add a variant, so a `match` on it needs a `_` arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A skeleton failed validation.
     #[error("skeleton '{skeleton}': joint {joint} ('{joint_name}'): {what}")]

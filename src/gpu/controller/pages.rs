@@ -7,7 +7,9 @@ use crate::gpu::InstanceDesc;
 use crate::layout::{GpuInstance, ROOT_MOTION};
 
 /// A page's capacity and what is in it. Pages fill in order, each to its instance capacity.
+/// `#[non_exhaustive]`: what the controller says of a page, to read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PageState {
     /// Global index of its first instance.
     pub first: usize,

@@ -51,7 +51,7 @@ fn frame(c: &mut Criterion) {
         group.bench_with_input(id("cpu_encode"), &n, |b, _| {
             b.iter(|| {
                 let mut encoder = device.create_command_encoder(&Default::default());
-                a.encode(&mut encoder);
+                a.encode(&mut encoder).expect("a prepared frame");
                 encoder.finish()
             })
         });

@@ -394,14 +394,18 @@ impl App {
         g.crowd.update(&g.queue, dt);
         let view = frame.texture.create_view(&Default::default());
         let mut encoder = g.device.create_command_encoder(&Default::default());
-        g.crowd.animator.encode_timed(&mut encoder, g.timer.as_ref());
+        let passes = g.crowd.animator.encode_timed(&mut encoder, g.timer.as_ref());
         g.crowd.encode_after_passes(&mut encoder);
         if let Some(t) = &g.timer {
             t.resolve(&mut encoder);
         }
-        {
+        let drawn = {
             let mut pass = wgpu_anim::gpu::scene_pass(&mut encoder, &view, &g.depth, GroundRenderer::SKY);
-            g.crowd.draw(&mut pass);
+            g.crowd.draw(&mut pass)
+        };
+        if let Err(e) = passes.and(drawn) {
+            self.fail(event_loop, format!("recording a frame: {e}"));
+            return;
         }
         g.queue.submit([encoder.finish()]);
         g.window.pre_present_notify();
@@ -580,13 +584,8 @@ fn screenshot(
     let mut renderer = wgpu_anim::SkinnedRenderer::new(
         device,
         &crowd.animator,
+        crowd.character.skeleton,
         &crowd.character.mesh,
-        crowd
-            .character
-            .library
-            .skeletons()
-            .get(crowd.character.skeleton.index() as usize)
-            .map_or(0, |s| s.joint_count()),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -617,7 +616,7 @@ fn screenshot(
         if let Some(f) = &footprints {
             f.draw(&mut pass);
         }
-        renderer.draw_visible(&mut pass, &crowd.animator);
+        renderer.draw_visible(&mut pass, &crowd.animator)?;
         if let Some(p) = &props {
             p.draw(&mut pass, &crowd.animator);
         }
@@ -727,7 +726,7 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         crowd.set_camera(&queue, &orbit.camera(width as f32 / height as f32));
         crowd.update(&queue, 1.0 / 60.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder)?;
         queue.submit([encoder.finish()]);
     }
     device.poll(wgpu::PollType::wait_indefinitely())?;

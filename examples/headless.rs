@@ -73,15 +73,15 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for _ in 1..steps {
         crowd.update(&queue, args.time / steps as f32);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder)?;
         queue.submit([encoder.finish()]);
     }
     crowd.update(&queue, args.time / steps as f32);
     let mut encoder = device.create_command_encoder(&Default::default());
-    crowd.encode(&mut encoder);
+    crowd.encode(&mut encoder)?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu_anim::gpu::GroundRenderer::SKY);
-        crowd.draw(&mut pass);
+        crowd.draw(&mut pass)?;
     }
     queue.submit([encoder.finish()]);
     let rgba = target.read_rgba(&device, &queue)?;

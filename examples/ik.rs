@@ -53,9 +53,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut skeleton = mannequin::skeleton();
     let [leg_l, leg_r, look] = mannequin::add_ik(&mut skeleton)?;
     let mesh = mannequin::mesh(&skeleton);
-    let joints = skeleton.joint_count();
-    let (library, _, clips) = mannequin::library_of(skeleton);
-    let desc = AnimatorDesc { max_instances: 6, ground: Some(BUMPS), ..AnimatorDesc::default() };
+    let (library, skeleton, clips) = mannequin::library_of(skeleton);
+    let desc = AnimatorDesc::default().with_max_instances(6).with_ground(Some(BUMPS));
     let mut animator = Animator::new(&device, &library, &desc)?;
     // Where the viewer is, for the heads that look.
     let eye = Vec3::new(0.0, 0.55, 11.0);
@@ -68,13 +67,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             Vec3::new(root.x, bumps(root), root.y),
         );
         let time = args.time + 0.11 * k as f32;
-        let i = animator.add_instance(&InstanceDesc {
-            rate: 0.0,
-            time,
-            world,
-            tint: [200, 190, 176, 255],
-            ..InstanceDesc::new(clips[1])
-        })?;
+        let i = animator.add_instance(
+            &InstanceDesc::new(clips[1])
+                .with_rate(0.0)
+                .with_time(time)
+                .with_world(world)
+                .with_tint([200, 190, 176, 255]),
+        )?;
         if k >= 3 {
             let planted = IkGoal { target: IkTarget::Ground, weight: 1.0 };
             animator.set_ik_goal(i, leg_l, Some(planted))?;
@@ -86,7 +85,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (width, height) = (1400, 560);
     let target = OffscreenTarget::new(&device, width, height)?;
     let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-    let renderer = SkinnedRenderer::new(&device, &animator, &mesh, joints, color, depth, 1)?;
+    let renderer = SkinnedRenderer::new(&device, &animator, skeleton, &mesh, color, depth, 1)?;
     let ground = GroundRenderer::new(&device, color, depth, 1, Some(BUMPS));
     // From the side at knee height: the feet against the ledge's bumpy edge.
     let centre = Vec3::new(0.0, 0.75, 0.0);
@@ -96,11 +95,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     ground.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
         ground.draw(&mut pass);
-        renderer.draw(&mut pass, 0..6);
+        renderer.draw(&mut pass, &animator, 0..6)?;
     }
     queue.submit([encoder.finish()]);
     wgpu_anim::image::save_png(&args.out, width, height, &target.read_rgba(&device, &queue)?)?;

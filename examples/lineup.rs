@@ -37,8 +37,7 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     let m = mannequin::mannequin();
     let (library, skeleton, clips) = mannequin::library();
     let rows = clips.len() as u32;
-    let mut animator =
-        Animator::new(&device, &library, &AnimatorDesc { max_instances: rows * phases, ..AnimatorDesc::default() })?;
+    let mut animator = Animator::new(&device, &library, &AnimatorDesc::default().with_max_instances(rows * phases))?;
     for (row, &clip) in clips.iter().enumerate() {
         let duration = library.clip_duration(clip).unwrap_or(1.0);
         for col in 0..phases {
@@ -48,31 +47,32 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
                 Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
                 Vec3::new(col as f32 * 1.4, (rows - 1 - row as u32) as f32 * 2.2, 0.0),
             );
-            animator.add_instance(&InstanceDesc {
-                time: duration * col as f32 / phases as f32,
-                rate: 0.0,
-                loop_mode: LoopMode::Forever,
-                world,
-                tint: [
-                    [214, 160, 140, 255],
-                    [140, 180, 214, 255],
-                    [160, 200, 140, 255],
-                    [200, 170, 220, 255],
-                    [220, 200, 140, 255],
-                    [150, 210, 200, 255],
-                ][row % 6],
-                ..InstanceDesc::new(clip)
-            })?;
+            animator.add_instance(
+                &InstanceDesc::new(clip)
+                    .with_time(duration * col as f32 / phases as f32)
+                    .with_rate(0.0)
+                    .with_loop_mode(LoopMode::Forever)
+                    .with_world(world)
+                    .with_tint(
+                        [
+                            [214, 160, 140, 255],
+                            [140, 180, 214, 255],
+                            [160, 200, 140, 255],
+                            [200, 170, 220, 255],
+                            [220, 200, 140, 255],
+                            [150, 210, 200, 255],
+                        ][row % 6],
+                    ),
+            )?;
         }
     }
     let (width, height) = (220 * phases, 210 * rows);
     let target = OffscreenTarget::new(&device, width, height)?;
-    let joints = library.skeletons()[skeleton.index() as usize].joint_count();
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skeleton,
         &m.mesh,
-        joints,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -90,10 +90,10 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     renderer.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-        renderer.draw(&mut pass, 0..rows * phases);
+        renderer.draw(&mut pass, &animator, 0..rows * phases)?;
     }
     queue.submit([encoder.finish()]);
     wgpu_anim::image::save_png(out, width, height, &target.read_rgba(&device, &queue)?)?;

@@ -42,7 +42,6 @@ fn main() {
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = headless_device()?;
     let (library, skeleton, clips) = mannequin::library();
-    let joints = library.skeletons()[skeleton.index() as usize].joint_count();
     let mesh = mannequin::mesh(&library.skeletons()[skeleton.index() as usize]);
     let radius = library.mesh_radius(skeleton, &mesh)?;
     let (width, height) = (1200, 520);
@@ -51,17 +50,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let view = camera.view_proj;
     let thresholds = DEFAULT_UPDATE_RATES.map(|t| 2.0 * t);
     let n = SIDE * ROWS;
-    let desc =
-        AnimatorDesc { max_instances: n as u32, culling: true, lod_interpolation: true, ..AnimatorDesc::default() };
+    let desc = AnimatorDesc::default().with_max_instances(n as u32).with_culling(true).with_lod_interpolation(true);
     let mut animator = Animator::new(&device, &library, &desc)?;
     for i in 0..n {
         let (x, z) = ((i % SIDE) as f32 * SPACING - 60.0, -((i / SIDE) as f32) * SPACING);
         let world = Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32 * 2.4), Vec3::new(x, 0.0, z));
-        animator.add_instance(&InstanceDesc {
-            time: (i as f32 * 0.618).fract() * 2.0,
-            world,
-            ..InstanceDesc::new(clips[1])
-        })?;
+        animator
+            .add_instance(&InstanceDesc::new(clips[1]).with_time((i as f32 * 0.618).fract() * 2.0).with_world(world))?;
     }
     animator.set_bounds(skeleton, radius)?;
     animator.set_cull_view(Some(view))?;
@@ -69,7 +64,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let target = OffscreenTarget::new(&device, width, height)?;
     let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-    let renderer = SkinnedRenderer::new(&device, &animator, &mesh, joints, color, depth, 1)?;
+    let renderer = SkinnedRenderer::new(&device, &animator, skeleton, &mesh, color, depth, 1)?;
     renderer.set_camera(&queue, &camera);
     renderer.set_lod_tint(&queue, true);
     let ground = GroundRenderer::new(&device, color, depth, 1, None);
@@ -78,12 +73,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for f in 0..16 {
         animator.prepare(&queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder)?;
         renderer.encode(&mut encoder, &animator);
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
             ground.draw(&mut pass);
-            renderer.draw_visible(&mut pass, &animator);
+            renderer.draw_visible(&mut pass, &animator)?;
         }
         queue.submit([encoder.finish()]);
         if f > 0 {

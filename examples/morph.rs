@@ -39,22 +39,18 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let (device, queue) = headless_device()?;
     let (library, skeleton, clips) = mannequin::library();
-    let joints = library.skeletons()[skeleton.index() as usize].joint_count();
     let mesh = mannequin::mesh(&library.skeletons()[skeleton.index() as usize]);
     let targets = mesh.morph_targets.targets.len();
     // Room for the mesh's weights; four characters idling at the same phase.
-    let desc = AnimatorDesc { max_instances: 4, morph_weights: targets as u32, ..AnimatorDesc::default() };
+    let desc = AnimatorDesc::default().with_max_instances(4).with_morph_weights(targets as u32);
     let mut animator = Animator::new(&device, &library, &desc)?;
     let w = args.weight;
     let weights = [[0.0, 0.0], [w, 0.0], [0.0, w], [w, w]];
     for (k, own) in weights.iter().enumerate() {
         let world = Mat4::from_rotation_translation(Quat::from_rotation_y(0.45), Vec3::new(k as f32 * 0.7, 0.0, 0.0));
-        animator.add_instance(&InstanceDesc {
-            rate: 0.0,
-            world,
-            tint: [200, 190, 176, 255],
-            ..InstanceDesc::new(clips[0])
-        })?;
+        animator.add_instance(
+            &InstanceDesc::new(clips[0]).with_rate(0.0).with_world(world).with_tint([200, 190, 176, 255]),
+        )?;
         animator.set_morph_weights(k, own)?;
     }
 
@@ -63,8 +59,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skeleton,
         &mesh,
-        joints,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -77,10 +73,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     renderer.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-        renderer.draw(&mut pass, 0..4);
+        renderer.draw(&mut pass, &animator, 0..4)?;
     }
     queue.submit([encoder.finish()]);
     wgpu_anim::image::save_png(&args.out, width, height, &target.read_rgba(&device, &queue)?)?;

@@ -7,7 +7,7 @@ use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, mannequin};
 use winit::{application::ApplicationHandler, event::WindowEvent, event_loop::*, window::*};
 
 /// Group 0: camera at 0; palettes, instances, dual quaternions at 1, 2, 4 (rigid: no joint scales); vertices at 0-4.
-pub const SKIN: SkinBinding = SkinBinding { rigid: true, ..SkinBinding::BUILT_IN_DUAL };
+pub const SKIN: SkinBinding = SkinBinding::BUILT_IN_DUAL.with_rigid(true);
 /// Your WGSL, before the skinning module (`wgpu_anim_` names); the built-in renderer's light, to compare.
 const SHADER: &str = "struct Camera { view_proj: mat4x4<f32>, eye: vec4<f32>, light_dir: vec4<f32> }
 @group(0) @binding(0) var<uniform> camera: Camera;
@@ -36,15 +36,15 @@ pub struct Scene {
 impl Scene {
     pub fn new(device: &Device, format: wgpu::TextureFormat, aspect: f32) -> wgpu_anim::Result<Self> {
         let (lib, skeleton, clips) = mannequin::library();
-        let mut animator = Animator::new(device, &lib, &AnimatorDesc { dual_quaternion: true, ..Default::default() })?;
+        let mut animator = Animator::new(device, &lib, &AnimatorDesc::default().with_dual_quaternion(true))?;
         for i in 0..25 {
             let world = glam::Mat4::from_translation([(i % 5) as f32 * 1.5 - 3.0, 0.0, (i / 5) as f32 * -1.5].into());
             let (time, tint) = (i as f32 * 0.3, [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255]);
             let skinning = if i % 5 >= 3 { wgpu_anim::gpu::Skinning::DualQuaternion } else { Default::default() };
-            animator.add_instance(&InstanceDesc { time, world, tint, skinning, ..InstanceDesc::new(clips[i % 3]) })?;
+            let desc = InstanceDesc::new(clips[i % 3]).with_time(time).with_world(world).with_tint(tint);
+            animator.add_instance(&desc.with_skinning(skinning))?;
         }
-        let skeleton = &lib.skeletons()[skeleton.index() as usize];
-        let mesh = MeshBuffers::new(device, &mannequin::mesh(skeleton), skeleton.joint_count())?;
+        let mesh = MeshBuffers::new(device, &lib, skeleton, &mannequin::mesh(&mannequin::skeleton()))?;
         let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
         let pipeline = pollster::block_on(wgpu_anim::gpu::scoped(device, "the shader and pipeline", || {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor { label: None, source });
@@ -81,7 +81,7 @@ impl Scene {
     pub fn frame(&mut self, device: &Device, queue: &Queue, to: [&TextureView; 2], dt: f32) -> wgpu_anim::Result<()> {
         self.animator.prepare(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        self.animator.encode(&mut encoder); // clock, sample, hierarchy and palettes, into your encoder
+        self.animator.encode(&mut encoder)?; // clock, sample, hierarchy and palettes, into your encoder
         let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu::Color { r: 0.55, g: 0.62, b: 0.7, a: 1.0 });
         pass.set_pipeline(&self.pipeline);
         SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32)?;

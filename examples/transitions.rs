@@ -51,7 +51,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (device, queue) = headless_device()?;
     let (library, _, clips) = mannequin::library();
     let knee = mannequin::skeleton().joint_index("thigh_l").ok_or("the mannequin has no left thigh")?;
-    let desc = AnimatorDesc { max_instances: 6, inertialization: true, ..AnimatorDesc::default() };
+    let desc = AnimatorDesc::default().with_max_instances(6).with_inertialization(true);
     let mut animator = Animator::new(&device, &library, &desc)?;
     let (walk, run) = (clips[1], clips[2]);
     // The walk alone, then one instance per transition, then the run alone from the switch.
@@ -64,7 +64,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..5 {
         animator.add_instance(&InstanceDesc::new(walk))?;
     }
-    let run_from = InstanceDesc { time: RUN_FROM, ..InstanceDesc::new(run) };
+    let run_from = InstanceDesc::new(run).with_time(RUN_FROM);
     let run_alone = animator.add_instance(&run_from)?;
     let mut angles = vec![Vec::new(); 6];
     for frame in 0..FRAMES {
@@ -80,7 +80,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         animator.prepare(&queue, if frame == 0 { 0.0 } else { 1.0 / RATE });
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder)?;
         queue.submit([encoder.finish()]);
         let local = animator.read_local_region(&device, &queue, 0)?;
         let seconds = f64::from(frame as f32 / RATE);

@@ -127,7 +127,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     mesh.validate(2)?;
 
     // Room for dual quaternions; each pose twice, linear then dual quaternion.
-    let desc = AnimatorDesc { max_instances: 4, dual_quaternion: true, ..AnimatorDesc::default() };
+    let desc = AnimatorDesc::default().with_max_instances(4).with_dual_quaternion(true);
     let mut animator = Animator::new(&device, &library, &desc)?;
     let poses = [
         (twist, Skinning::Linear),
@@ -138,7 +138,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for (k, (clip, skinning)) in poses.into_iter().enumerate() {
         let tint = if skinning == Skinning::Linear { [214, 160, 140, 255] } else { [140, 180, 214, 255] };
         let world = Mat4::from_translation(Vec3::new(k as f32 * 1.6 + if k >= 2 { 0.6 } else { 0.0 }, 0.0, 0.0));
-        animator.add_instance(&InstanceDesc { rate: 0.0, world, tint, skinning, ..InstanceDesc::new(clip) })?;
+        animator.add_instance(
+            &InstanceDesc::new(clip).with_rate(0.0).with_world(world).with_tint(tint).with_skinning(skinning),
+        )?;
     }
 
     let (width, height) = (1200, 560);
@@ -146,8 +148,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skeleton,
         &mesh,
-        2,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -160,10 +162,10 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     renderer.set_camera(&queue, &camera);
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-        renderer.draw(&mut pass, 0..4);
+        renderer.draw(&mut pass, &animator, 0..4)?;
     }
     queue.submit([encoder.finish()]);
     wgpu_anim::image::save_png(&args.out, width, height, &target.read_rgba(&device, &queue)?)?;

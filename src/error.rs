@@ -34,8 +34,10 @@ impl std::fmt::Display for Channel {
 }
 
 /// Everything that can go wrong in this crate. No public function panics on user input; it returns
-/// one of these instead, and leaves its target unchanged.
+/// one of these instead, and leaves its target unchanged. `#[non_exhaustive]`: each new check may
+/// add a variant, so a `match` on it needs a `_` arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A skeleton failed validation.
     #[error("skeleton '{skeleton}': joint {joint} ('{joint_name}'): {what}")]
@@ -128,6 +130,36 @@ pub enum Error {
         what: String,
         /// What is wrong, naming the binding, entry or buffer.
         reason: String,
+    },
+    /// A mesh asked to draw instances of another skeleton than the one it was uploaded for
+    /// ([`crate::gpu::MeshBuffers::new`]): its vertices name joints of its own skeleton, and
+    /// another's palette would skin them with the wrong joints. "mesh 'fox' is skinned to
+    /// skeleton 'fox' (0) and cannot draw instance 3, of skeleton 'mannequin' (1)"; when the mesh
+    /// was uploaded for another build of the animator's library, each skeleton is named with its
+    /// library ("'fox' (0, library 7)").
+    #[error(
+        "mesh '{mesh}' is skinned to skeleton {skeleton} and cannot draw instance {instance}, of skeleton {instance_skeleton}"
+    )]
+    MeshSkeleton {
+        /// The mesh's name.
+        mesh: String,
+        /// The mesh's skeleton: its name and index in its library.
+        skeleton: String,
+        /// The first instance asked for whose skeleton is another.
+        instance: usize,
+        /// That instance's skeleton, named as `skeleton` is.
+        instance_skeleton: String,
+    },
+    /// An animator's passes encoded, or its characters drawn, before its first
+    /// [`crate::Animator::prepare`]: no instance is on the GPU yet, so nothing would be animated
+    /// or drawn. "Animator::encode: no frame has been prepared yet (call Animator::prepare
+    /// first: it uploads the instances and the frame)".
+    #[error(
+        "{what}: no frame has been prepared yet (call Animator::prepare first: it uploads the instances and the frame)"
+    )]
+    NotPrepared {
+        /// What was called: "Animator::encode", "SkinBinding::draw of instances 0..4".
+        what: String,
     },
     /// An animator could not be rebuilt on a new device ([`crate::Animator::rebuild`]).
     #[error("cannot rebuild the animator: {what}")]

@@ -428,7 +428,7 @@ fn timestamps_of_another_frame_fail_the_check() {
         for _ in 0..4 {
             a.prepare(&queue, bench::DT);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode_timed(&mut encoder, Some(&timer));
+            a.encode_timed(&mut encoder, Some(&timer)).unwrap();
             timer.resolve(&mut encoder);
             let submitted = bench::FrameTime::start();
             queue.submit([encoder.finish()]);

@@ -123,25 +123,8 @@ struct Sim {
 impl Sim {
     fn new(clip: ClipId) -> Self {
         let (device, queue) = common::device();
-        let mut animator = Animator::new(
-            &device,
-            &built_in().0,
-            &AnimatorDesc {
-                max_instances: 1,
-                max_joints: None,
-                page_instances: None,
-                dual_quaternion: false,
-                morph_weights: 0,
-                ground: None,
-                inertialization: false,
-                layers: true,
-                culling: false,
-                lod_interpolation: false,
-                hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-                character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-            },
-        )
-        .unwrap();
+        let mut animator =
+            Animator::new(&device, &built_in().0, &AnimatorDesc::default().with_max_instances(1)).unwrap();
         animator.add_instance(&InstanceDesc::new(clip)).unwrap();
         Self {
             device,
@@ -153,7 +136,7 @@ impl Sim {
     fn step(&mut self, dt: f32) -> Vec<glam::Vec3> {
         self.animator.prepare(&self.queue, dt);
         let mut e = self.device.create_command_encoder(&Default::default());
-        self.animator.encode(&mut e);
+        self.animator.encode(&mut e).unwrap();
         self.queue.submit([e.finish()]);
         let (_, pose) = self.animator.read_back(&self.device, &self.queue).unwrap();
         pose.model
@@ -190,12 +173,7 @@ fn transitions_and_interrupted_transitions_do_not_pop() {
     let mut worst = 0.0f32;
     for frame in 0..120 {
         if frame == 20 {
-            let t = Transition {
-                duration: 0.5,
-                curve: Curve::Smooth,
-                frozen: false,
-                blending: wgpu_anim::gpu::Blending::CrossFade,
-            };
+            let t = Transition::linear(0.5).with_curve(Curve::Smooth);
             sim.animator.play(0, &InstanceDesc::new(run), Some(t)).unwrap();
         }
         if frame == 35 {
@@ -218,14 +196,7 @@ fn transitions_and_interrupted_transitions_do_not_pop() {
     sim.step(0.0);
     let before = sim.step(0.25);
     sim.animator
-        .play(
-            0,
-            &InstanceDesc {
-                time: 0.0,
-                ..InstanceDesc::new(run)
-            },
-            None,
-        )
+        .play(0, &InstanceDesc::new(run).with_time(0.0), None)
         .unwrap();
     let after = sim.step(1.0 / 60.0);
     assert!(
@@ -295,12 +266,7 @@ fn frozen_transitions_stop_the_source_clock_and_smooth_ones_keep_it_running() {
         let mut sim = Sim::new(clips[1]);
         sim.step(0.0);
         sim.step(0.3);
-        let t = Transition {
-            duration: 1.0,
-            curve: Curve::Linear,
-            frozen,
-            blending: wgpu_anim::gpu::Blending::CrossFade,
-        };
+        let t = Transition::linear(1.0).with_frozen(frozen);
         sim.animator.play(0, &InstanceDesc::new(clips[2]), Some(t)).unwrap();
         sim.step(0.1);
         let (a, _) = sim.animator.read_back(&sim.device, &sim.queue).unwrap();

@@ -223,35 +223,22 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
     let mut animator = Animator::new(
         &device,
         lib,
-        &AnimatorDesc {
-            max_instances: requests.len() as u32,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-        },
+        &AnimatorDesc::default().with_max_instances(requests.len() as u32),
     )
     .unwrap();
     for &(clip, t) in requests {
         animator
-            .add_instance(&InstanceDesc {
-                time: t,
-                rate: 0.0,
-                loop_mode: LoopMode::Once,
-                ..InstanceDesc::new(clip)
-            })
+            .add_instance(
+                &InstanceDesc::new(clip)
+                    .with_time(t)
+                    .with_rate(0.0)
+                    .with_loop_mode(LoopMode::Once),
+            )
             .unwrap();
     }
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
     let (_, gpu) = animator.read_back(&device, &queue).unwrap();
     let mut worst = 0.0f32;

@@ -533,35 +533,22 @@ fn gpu_path(compressed: bool) {
         let mut animator = Animator::new(
             &device,
             &lib.library,
-            &AnimatorDesc {
-                max_instances: requests.len() as u32,
-                max_joints: None,
-                page_instances: None,
-                dual_quaternion: false,
-                morph_weights: 0,
-                ground: None,
-                inertialization: false,
-                layers: true,
-                culling: false,
-                lod_interpolation: false,
-                hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-                character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-            },
+            &AnimatorDesc::default().with_max_instances(requests.len() as u32),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         for &(clip, time) in &requests {
             animator
-                .add_instance(&InstanceDesc {
-                    time,
-                    rate: 0.0,
-                    loop_mode: LoopMode::Once,
-                    ..InstanceDesc::new(clip)
-                })
+                .add_instance(
+                    &InstanceDesc::new(clip)
+                        .with_time(time)
+                        .with_rate(0.0)
+                        .with_loop_mode(LoopMode::Once),
+                )
                 .unwrap_or_else(|e| panic!("{e}"));
         }
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         for (k, ((name, _), pose)) in mine.iter().zip(&got).enumerate() {
             let mut g = affine_pose(&imp, s, pose);
@@ -612,24 +599,20 @@ fn gpu_dual_quaternion_skinning_matches_the_f64_reference_on_real_assets() {
         };
         let lib = build(&imp, false);
         let (_, c, t) = target(&imp, &fx);
-        let desc = AnimatorDesc {
-            max_instances: 1,
-            dual_quaternion: true,
-            ..AnimatorDesc::default()
-        };
+        let desc = AnimatorDesc::default().with_max_instances(1).with_dual_quaternion(true);
         let mut animator = Animator::new(&device, &lib.library, &desc).unwrap_or_else(|e| panic!("{e}"));
         animator
-            .add_instance(&InstanceDesc {
-                time: t as f32,
-                rate: 0.0,
-                loop_mode: LoopMode::Once,
-                skinning: Skinning::DualQuaternion,
-                ..InstanceDesc::new(lib.clips[s][c])
-            })
+            .add_instance(
+                &InstanceDesc::new(lib.clips[s][c])
+                    .with_time(t as f32)
+                    .with_rate(0.0)
+                    .with_loop_mode(LoopMode::Once)
+                    .with_skinning(Skinning::DualQuaternion),
+            )
             .unwrap_or_else(|e| panic!("{e}"));
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let vertices = mesh.mesh.gpu_vertices();
         let sk = &imp.skeletons[s];

@@ -27,12 +27,10 @@ fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, culling: b
     Animator::new(
         device,
         lib,
-        &AnimatorDesc {
-            max_instances: COUNT as u32,
-            inertialization: true,
-            culling,
-            ..AnimatorDesc::default()
-        },
+        &AnimatorDesc::default()
+            .with_max_instances(COUNT as u32)
+            .with_inertialization(true)
+            .with_culling(culling),
     )
     .unwrap()
 }
@@ -51,15 +49,16 @@ fn view(f: usize) -> Mat4 {
 fn crowd(device: &wgpu::Device, animators: &mut [&mut Animator], clips: &[wgpu_anim::ClipId]) {
     let mut r = common::rng(3);
     for i in 0..COUNT {
-        let desc = InstanceDesc {
-            time: r.gen_range(0.0..2.0),
-            rate: r.gen_range(0.8..1.2),
-            world: Mat4::from_rotation_translation(
-                Quat::from_rotation_y(r.gen_range(-3.0..3.0)),
-                Vec3::new(r.gen_range(-50.0..50.0), 0.0, r.gen_range(-50.0..50.0)),
-            ),
-            ..InstanceDesc::new(clips[r.gen_range(0..clips.len())])
-        };
+        // In the order the generator gave them before.
+        let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(0.8..1.2));
+        let world = Mat4::from_rotation_translation(
+            Quat::from_rotation_y(r.gen_range(-3.0..3.0)),
+            Vec3::new(r.gen_range(-50.0..50.0), 0.0, r.gen_range(-50.0..50.0)),
+        );
+        let desc = InstanceDesc::new(clips[r.gen_range(0..clips.len())])
+            .with_time(time)
+            .with_rate(rate)
+            .with_world(world);
         for a in animators.iter_mut() {
             a.add_instance(&desc).unwrap();
             if i % 4 != 0 {
@@ -76,10 +75,7 @@ fn crowd(device: &wgpu::Device, animators: &mut [&mut Animator], clips: &[wgpu_a
 fn transitions(r: &mut impl Rng, animators: &mut [&mut Animator], clips: &[wgpu_anim::ClipId]) {
     for _ in 0..12 {
         let i = r.gen_range(0..COUNT);
-        let desc = InstanceDesc {
-            world: Mat4::IDENTITY,
-            ..InstanceDesc::new(clips[r.gen_range(0..clips.len())])
-        };
+        let desc = InstanceDesc::new(clips[r.gen_range(0..clips.len())]).with_world(Mat4::IDENTITY);
         let transition = match r.gen_range(0..4) {
             0 => None,
             1 => Some(Transition::linear(0.3)),
@@ -95,7 +91,7 @@ fn transitions(r: &mut impl Rng, animators: &mut [&mut Animator], clips: &[wgpu_
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -332,7 +328,6 @@ fn a_culled_draw_renders_the_full_picture() {
     let (device, queue) = common::device();
     let m = mannequin::mannequin();
     let (lib, skeleton, clips) = mannequin::library();
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     let radius = lib.mesh_radius(skeleton, &m.mesh).unwrap();
     let joint_radius = lib.skeleton_radius(skeleton).unwrap();
     eprintln!("mannequin: joints within {joint_radius:.2} m of the origin, the mesh within {radius:.2} m");
@@ -352,19 +347,16 @@ fn a_culled_draw_renders_the_full_picture() {
     let mut runs: Vec<(Animator, SkinnedRenderer)> = [true, false]
         .into_iter()
         .map(|culling| {
-            let desc = AnimatorDesc {
-                max_instances: 400,
-                culling,
-                ..Default::default()
-            };
+            let desc = AnimatorDesc::default().with_max_instances(400).with_culling(culling);
             let mut a = Animator::new(&device, &lib, &desc).unwrap();
             for i in 0..400 {
                 let (x, z) = ((i % 20) as f32 * 3.0 - 30.0, (i / 20) as f32 * 3.0 - 30.0);
-                let desc = InstanceDesc {
-                    time: i as f32 * 0.13,
-                    world: Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), Vec3::new(x, 0.0, z)),
-                    ..InstanceDesc::new(clips[i % clips.len()])
-                };
+                let desc = InstanceDesc::new(clips[i % clips.len()])
+                    .with_time(i as f32 * 0.13)
+                    .with_world(Mat4::from_rotation_translation(
+                        Quat::from_rotation_y(i as f32),
+                        Vec3::new(x, 0.0, z),
+                    ));
                 a.add_instance(&desc).unwrap();
             }
             if culling {
@@ -372,7 +364,7 @@ fn a_culled_draw_renders_the_full_picture() {
                 a.set_cull_view(Some(camera.view_proj)).unwrap();
             }
             let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-            let r = SkinnedRenderer::new(&device, &a, &m.mesh, joints, color, depth, 1).unwrap();
+            let r = SkinnedRenderer::new(&device, &a, skeleton, &m.mesh, color, depth, 1).unwrap();
             r.set_camera(&queue, &camera);
             (a, r)
         })
@@ -382,11 +374,11 @@ fn a_culled_draw_renders_the_full_picture() {
     let render = |a: &mut Animator, r: &SkinnedRenderer, dt: f32| {
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         r.encode(&mut encoder, a);
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-            r.draw_visible(&mut pass, a);
+            r.draw_visible(&mut pass, a).unwrap();
         }
         queue.submit([encoder.finish()]);
         target.read_rgba(&device, &queue).unwrap()
@@ -478,10 +470,7 @@ fn bad_culling_input_is_refused() {
     let mut plain = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     let e = plain.set_cull_view(Some(Mat4::IDENTITY)).unwrap_err().to_string();
     assert!(e.contains("AnimatorDesc::culling"), "{e}");
-    let desc = AnimatorDesc {
-        culling: true,
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default().with_culling(true);
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
     let e = a

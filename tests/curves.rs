@@ -60,15 +60,7 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
     let mut r = common::rng(17);
     let mut worst = 0.0f32;
     for fused in [false, true] {
-        let mut a = Animator::new(
-            &device,
-            &lib,
-            &AnimatorDesc {
-                max_instances: 200,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(200)).unwrap();
         a.set_fused(fused).unwrap();
         for _ in 0..200 {
             let mut desc = common::random_state(&mut r, &lib, 0);
@@ -89,7 +81,7 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
             let mut outputs = a.read_outputs_page(&device, &queue, 0).unwrap();
             let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
             let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
             let frame = GpuFrame {
@@ -186,27 +178,21 @@ fn curves_blend_as_the_pose() {
     a.set_layer(
         2,
         0,
-        Some(&Layer {
-            weight: 0.25,
-            ..Layer::clip(LayerMode::Override, on)
-        }),
+        Some(&Layer::clip(LayerMode::Override, on).with_weight(0.25)),
         false,
     )
     .unwrap();
     a.set_layer(
         3,
         0,
-        Some(&Layer {
-            weight: 0.25,
-            ..Layer::clip(LayerMode::AdditiveLocal, on)
-        }),
+        Some(&Layer::clip(LayerMode::AdditiveLocal, on).with_weight(0.25)),
         false,
     )
     .unwrap();
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 0.1);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         a.read_outputs_page(&device, &queue, 0).unwrap()
     };

@@ -18,19 +18,17 @@ const MORPH_TARGETS: usize = 6;
 const SKELETONS: [usize; 3] = [1, 37, 90];
 
 fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: CHARACTERS as u32,
+    let desc = AnimatorDesc::default()
+        .with_max_instances(CHARACTERS as u32)
         // Several pages: the checkpoint and the replay cover each.
-        page_instances: Some(64),
+        .with_page_instances(Some(64))
         // Dual quaternions kept: recomputed on the new device like the palettes.
-        dual_quaternion: true,
+        .with_dual_quaternion(true)
         // Morph weights: the clips drive some, each character holds its own; blended again on
         // the new device.
-        morph_weights: MORPH_TARGETS as u32,
+        .with_morph_weights(MORPH_TARGETS as u32)
         // Inertialized transitions: their kept velocities and decays are checkpointed too.
-        inertialization: true,
-        ..Default::default()
-    };
+        .with_inertialization(true);
     Animator::new(device, library, &desc).unwrap()
 }
 
@@ -46,10 +44,12 @@ fn edit(animator: &mut Animator, frame: usize) {
     if frame == 0 {
         for i in 0..CHARACTERS {
             let skeleton = (i % SKELETONS.len()) as u32;
-            let desc = wgpu_anim::InstanceDesc {
-                time: r.gen_range(0.0..1.0),
-                rate: r.gen_range(0.5..1.5),
-                ..common::random_state(&mut r, &lib, skeleton)
+            let desc = {
+                // The fields drawn before the state, as they were.
+                let (time, rate) = (r.gen_range(0.0..1.0), r.gen_range(0.5..1.5));
+                common::random_state(&mut r, &lib, skeleton)
+                    .with_time(time)
+                    .with_rate(rate)
             };
             animator.add_instance(&desc).unwrap();
         }
@@ -119,7 +119,7 @@ fn dt(frame: usize) -> f32 {
 fn run_frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator, frame: usize) {
     animator.prepare(queue, dt(frame));
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -367,7 +367,7 @@ fn a_rebuilt_crowd_draws_what_it_would_have_drawn() {
     let step = |device: &wgpu::Device, queue: &wgpu::Queue, crowd: &mut Crowd| {
         crowd.update(queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     let picture = |device: &wgpu::Device, queue: &wgpu::Queue, crowd: &Crowd| {
@@ -376,7 +376,7 @@ fn a_rebuilt_crowd_draws_what_it_would_have_drawn() {
         let mut encoder = device.create_command_encoder(&Default::default());
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-            crowd.draw(&mut pass);
+            crowd.draw(&mut pass).unwrap();
         }
         queue.submit([encoder.finish()]);
         target.read_rgba(device, queue).unwrap()

@@ -309,17 +309,12 @@ fn skinning_items(module: &naga::Module) -> Vec<(String, String)> {
 }
 
 /// The module placed where `skinning_items` reads the defines back from the numbers.
-const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding {
-    group: 3,
-    palette: 5,
-    previous: true,
-    dual_quaternion: true,
-    rigid: false,
-    morph: true,
-    visible: true,
-    vat: true,
-    location: 0,
-};
+const SKIN_PLACED: wgpu_anim::gpu::SkinBinding = wgpu_anim::gpu::SkinBinding::new(3, 5)
+    .with_previous(true)
+    .with_dual_quaternion(true)
+    .with_morph(true)
+    .with_visible(true)
+    .with_vat(true);
 
 /// The reference's sections: (heading line, text up to the next heading), for headings of the
 /// form "### `name`" (and what follows the name on the line).
@@ -364,27 +359,12 @@ fn skinning_reference_differences(doc: &str, edit: impl Fn(String) -> String) ->
     };
     // What each gate's define adds: the items missing without it.
     let gates = [
-        (
-            "WGPU_ANIM_PREVIOUS_PALETTE",
-            names(SkinBinding {
-                previous: false,
-                ..SKIN_PLACED
-            }),
-        ),
+        ("WGPU_ANIM_PREVIOUS_PALETTE", names(SKIN_PLACED.with_previous(false))),
         (
             "WGPU_ANIM_DUAL_QUATERNION",
-            names(SkinBinding {
-                dual_quaternion: false,
-                ..SKIN_PLACED
-            }),
+            names(SKIN_PLACED.with_dual_quaternion(false)),
         ),
-        (
-            "WGPU_ANIM_VISIBLE",
-            names(SkinBinding {
-                visible: false,
-                ..SKIN_PLACED
-            }),
-        ),
+        ("WGPU_ANIM_VISIBLE", names(SKIN_PLACED.with_visible(false))),
     ];
     let sections = reference_sections(doc);
     let name_of = |heading: &str| heading.split('`').nth(1).unwrap_or_default().to_owned();

@@ -348,10 +348,7 @@ fn same_dual(a: &DualQuat, b: &DualQuat) -> bool {
 fn the_gpu_writes_and_skins_with_the_dual_quaternions_the_mirror_computes() {
     let (device, queue) = common::device();
     let (lib, ids) = library();
-    let desc = AnimatorDesc {
-        dual_quaternion: true,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_dual_quaternion(true);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
     // Every clip with dual quaternions, then one linear and one blended.
     let mut skinning = Vec::new();
@@ -362,10 +359,7 @@ fn the_gpu_writes_and_skins_with_the_dual_quaternions_the_mirror_computes() {
             _ => Skinning::Blend(0.3),
         };
         animator
-            .add_instance(&InstanceDesc {
-                skinning: s,
-                ..InstanceDesc::new(clip)
-            })
+            .add_instance(&InstanceDesc::new(clip).with_skinning(s))
             .unwrap();
         skinning.push(s);
     }
@@ -374,7 +368,7 @@ fn the_gpu_writes_and_skins_with_the_dual_quaternions_the_mirror_computes() {
         animator.set_fused(fused).unwrap();
         animator.prepare(&queue, 1.0 / 60.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (_, pose) = animator.read_back(&device, &queue).unwrap();
         let lists = animator.read_blend_lists(&device, &queue).unwrap();
@@ -438,10 +432,7 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
     let (lib, ids) = library();
     let mut plain = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     let e = plain
-        .add_instance(&InstanceDesc {
-            skinning: Skinning::DualQuaternion,
-            ..InstanceDesc::new(ids[0])
-        })
+        .add_instance(&InstanceDesc::new(ids[0]).with_skinning(Skinning::DualQuaternion))
         .unwrap_err()
         .to_string();
     assert!(
@@ -454,10 +445,7 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
     assert_eq!(plain.dual_quaternion_amount(0), Some(0.0));
     assert!(plain.page_dual_palette_buffer(0).is_none());
     // No dual palettes to bind or skin with.
-    let binding = wgpu_anim::gpu::SkinBinding {
-        dual_quaternion: true,
-        ..Default::default()
-    };
+    let binding = wgpu_anim::gpu::SkinBinding::default().with_dual_quaternion(true);
     let layout = binding.bind_group_layout(&device).unwrap();
     let e = binding
         .bind_group(&device, &layout, &plain, 0, &[])
@@ -470,10 +458,7 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
         .to_string();
     assert!(e.contains("keeps no dual quaternions"), "{e}");
 
-    let desc = AnimatorDesc {
-        dual_quaternion: true,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_dual_quaternion(true);
     let mut dual = Animator::new(&device, &lib, &desc).unwrap();
     dual.add_instance(&InstanceDesc::new(ids[0])).unwrap();
     for bad in [f32::NAN, -0.1, 1.5, f32::INFINITY] {
@@ -483,11 +468,9 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
     }
     // The arm's library scales a joint: the rigid variant is refused, the two-phase one binds.
     assert!(lib.has_scale());
-    let rigid = wgpu_anim::gpu::SkinBinding {
-        dual_quaternion: true,
-        rigid: true,
-        ..Default::default()
-    };
+    let rigid = wgpu_anim::gpu::SkinBinding::default()
+        .with_dual_quaternion(true)
+        .with_rigid(true);
     assert!(!wgpu_anim::gpu::SkinBinding::default().for_animator(&dual).rigid);
     let layout = rigid.bind_group_layout(&device).unwrap();
     let e = rigid
@@ -495,7 +478,7 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
         .unwrap_err()
         .to_string();
     assert!(e.contains("AnimationLibrary::has_scale"), "{e}");
-    let two_phase = wgpu_anim::gpu::SkinBinding { rigid: false, ..rigid };
+    let two_phase = rigid.with_rigid(false);
     two_phase.bind_group(&device, &layout, &dual, 0, &[]).unwrap();
     let e = dual.set_skinning(3, Skinning::DualQuaternion).unwrap_err().to_string();
     assert!(e.contains("instance 3") && e.contains("does not exist"), "{e}");

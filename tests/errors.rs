@@ -3,30 +3,15 @@
 mod common;
 
 use glam::Mat4;
-use wgpu_anim::{Animator, AnimatorDesc, ClipId, Error, InstanceDesc, LoopMode, SkinnedMesh, mannequin};
+use wgpu_anim::gpu::{CulledDraws, MeshBuffers, OffscreenTarget, SkinBinding};
+use wgpu_anim::{
+    Animator, AnimatorDesc, ClipId, Error, InstanceDesc, LoopMode, SkeletonId, SkinnedMesh, SkinnedRenderer, mannequin,
+};
 
 fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
     let (device, queue) = common::device();
     let (lib, _, _) = mannequin::library();
-    let a = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: max,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-        },
-    )
-    .unwrap();
+    let a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(max)).unwrap();
     (device, queue, a)
 }
 
@@ -41,32 +26,14 @@ fn bad_instances_are_rejected_with_their_index() {
     assert!(matches!(e, Error::ForeignId(_)), "{e:?}");
     assert!(e.to_string().starts_with("clip 1 belongs to another library"), "{e}");
     let cases: Vec<(InstanceDesc, &str)> = vec![
+        (InstanceDesc::new(clips[1]).with_time(f32::NAN), "finite"),
+        (InstanceDesc::new(clips[1]).with_rate(f32::INFINITY), "finite"),
         (
-            InstanceDesc {
-                time: f32::NAN,
-                ..InstanceDesc::new(clips[1])
-            },
-            "finite",
-        ),
-        (
-            InstanceDesc {
-                rate: f32::INFINITY,
-                ..InstanceDesc::new(clips[1])
-            },
-            "finite",
-        ),
-        (
-            InstanceDesc {
-                loop_mode: LoopMode::Repeat(0),
-                ..InstanceDesc::new(clips[1])
-            },
+            InstanceDesc::new(clips[1]).with_loop_mode(LoopMode::Repeat(0)),
             "at least one loop",
         ),
         (
-            InstanceDesc {
-                world: Mat4::from_cols_array(&[0.0; 16]),
-                ..InstanceDesc::new(clips[1])
-            },
+            InstanceDesc::new(clips[1]).with_world(Mat4::from_cols_array(&[0.0; 16])),
             "affine",
         ),
     ];
@@ -101,17 +68,11 @@ fn capacity_limits_are_errors_not_panics() {
     // More joints than a u32 counts, and pages of no instance, are errors before any allocation.
     for (desc, says) in [
         (
-            AnimatorDesc {
-                max_instances: 100_000_000,
-                ..AnimatorDesc::default()
-            },
+            AnimatorDesc::default().with_max_instances(100_000_000),
             "overflow a u32",
         ),
         (
-            AnimatorDesc {
-                page_instances: Some(0),
-                ..AnimatorDesc::default()
-            },
+            AnimatorDesc::default().with_page_instances(Some(0)),
             "at least one instance",
         ),
     ] {
@@ -149,7 +110,7 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
         ..wgpu::Limits::default()
     };
     let (device, _queue) = wgpu_anim::gpu::headless_device_with_limits(limits).unwrap();
-    let (lib, _, _) = mannequin::library();
+    let (lib, skeleton, _) = mannequin::library();
     let e = Animator::new(&device, &lib, &AnimatorDesc::default())
         .err()
         .expect("the clock stage binds 4 storage buffers");
@@ -165,31 +126,15 @@ fn pipelines_the_device_refuses_are_errors_not_panics() {
     let (device, _queue) = wgpu_anim::gpu::headless_device_with_limits(limits).unwrap();
     let a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     let mesh = mannequin::mesh(&mannequin::skeleton());
-    let e = wgpu_anim::SkinnedRenderer::new(
-        &device,
-        &a,
-        &mesh,
-        mannequin::skeleton().joint_count(),
-        wgpu::TextureFormat::Rgba8Unorm,
-        None,
-        1,
-    )
-    .err()
-    .expect("5 vertex attributes on a device that reads 4");
+    let e = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, wgpu::TextureFormat::Rgba8Unorm, None, 1)
+        .err()
+        .expect("5 vertex attributes on a device that reads 4");
     assert!(e.to_string().contains("the renderer of mesh"), "{e}");
 
     // A skinning binding past the device's maximum (and past u32::MAX for its last entry).
-    let binding = wgpu_anim::gpu::SkinBinding {
-        group: 0,
-        palette: u32::MAX - 1,
-        previous: true,
-        dual_quaternion: true,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let binding = wgpu_anim::gpu::SkinBinding::new(0, u32::MAX - 1)
+        .with_previous(true)
+        .with_dual_quaternion(true);
     let e = binding.bind_group_layout(&device).expect_err("binding 4294967294");
     assert!(e.to_string().contains("skinning bind group layout"), "{e}");
 }
@@ -316,4 +261,321 @@ fn a_users_broken_shader_or_pipeline_in_scoped_is_an_error_and_the_device_still_
         0,
         "an error reached the uncaptured-error handler"
     );
+}
+
+/// Two skeletons, `s0` of 3 joints and `s1` of 5, and a clip of each: the same library every
+/// call, each call another build of it (with a tag of its own).
+fn two_skeletons() -> (wgpu_anim::AnimationLibrary, [SkeletonId; 2], [ClipId; 2]) {
+    let mut r = common::rng(7);
+    let mut b = wgpu_anim::LibraryBuilder::new();
+    let mut make = |k: usize, joints: usize| {
+        let s = common::random_skeleton(&mut r, &format!("s{k}"), joints);
+        let clip = common::random_clip(&mut r, &s, &format!("c{k}"));
+        let id = b.add_skeleton(s);
+        (id, b.add_clip(id, &clip).unwrap())
+    };
+    let (s0, c0) = make(0, 3);
+    let (s1, c1) = make(1, 5);
+    (b.build(), [s0, s1], [c0, c1])
+}
+
+/// An animator of `lib` (culling or not) with an instance of each clip of `clips`, in order.
+fn animator_of(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, clips: &[ClipId], culling: bool) -> Animator {
+    let desc = AnimatorDesc::default().with_max_instances(8).with_culling(culling);
+    let mut a = Animator::new(device, lib, &desc).unwrap();
+    for &clip in clips {
+        a.add_instance(&InstanceDesc::new(clip)).unwrap();
+    }
+    a
+}
+
+/// A mesh of `triangles` triangles (1 or 2), every vertex on joint 0.
+fn triangles(name: &str, triangles: u32) -> SkinnedMesh {
+    SkinnedMesh {
+        name: name.to_owned(),
+        positions: vec![glam::Vec3::ZERO, glam::Vec3::X, glam::Vec3::Y, glam::Vec3::ONE],
+        joints: vec![[0; 4]; 4],
+        weights: vec![[1.0, 0.0, 0.0, 0.0]; 4],
+        indices: [[0, 1, 2], [1, 3, 2]]
+            .into_iter()
+            .take(triangles as usize)
+            .flatten()
+            .collect(),
+        ..SkinnedMesh::default()
+    }
+}
+
+/// The WGSL of a user's own pipeline, before the skinning module.
+const SKINNED: &str = "
+@vertex fn vs(v: wgpu_anim_Vertex, @builtin(instance_index) index: u32) -> @builtin(position) vec4<f32> {
+    let s = wgpu_anim_skin(wgpu_anim_PageInstance(index), v.joints, v.weights, v.position, v.normal);
+    return vec4<f32>(0.1 * s.position.xy, 0.5, 1.0);
+}
+@fragment fn fs() -> @location(0) vec4<f32> { return vec4<f32>(1.0); }
+";
+
+/// A user's pipeline skinning with `skin` (at group 1, `layout` its layout), drawing into an
+/// [`OffscreenTarget`]'s pass.
+fn user_render_pipeline(
+    device: &wgpu::Device,
+    skin: &SkinBinding,
+    layout: &wgpu::BindGroupLayout,
+) -> wgpu::RenderPipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("user skinned"),
+        source: wgpu::ShaderSource::Wgsl(format!("{SKINNED}\n{}", skin.wgsl()).into()),
+    });
+    let camera = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: None,
+        entries: &[],
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("user skinned"),
+        bind_group_layouts: &[Some(&camera), Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("user skinned"),
+        layout: Some(&pipeline_layout),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs"),
+            compilation_options: Default::default(),
+            buffers: &[Some(wgpu_anim::SkinVertex::LAYOUT)],
+        },
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(OffscreenTarget::COLOR_FORMAT.into())],
+        }),
+        primitive: Default::default(),
+        depth_stencil: Some(wgpu_anim::gpu::depth_state(OffscreenTarget::DEPTH_FORMAT)),
+        multisample: Default::default(),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// Records `draw` in a render pass of `target` with `pipeline` set, and submits it in an error
+/// scope: what `draw` returns, and whether the device took the commands.
+fn record_draw(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    pipeline: &wgpu::RenderPipeline,
+    draw: impl FnOnce(&mut wgpu::RenderPass<'_>) -> wgpu_anim::Result<()>,
+) -> (wgpu_anim::Result<()>, wgpu_anim::Result<()>) {
+    let target = OffscreenTarget::new(device, 8, 8).unwrap();
+    let mut encoder = device.create_command_encoder(&Default::default());
+    let drawn = {
+        let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
+        pass.set_pipeline(pipeline);
+        draw(&mut pass)
+    };
+    let taken = pollster::block_on(wgpu_anim::gpu::scoped(device, "the draw", || {
+        queue.submit([encoder.finish()]);
+    }));
+    (drawn, taken)
+}
+
+#[test]
+fn encoding_or_drawing_before_the_first_prepare_is_an_error() {
+    let (device, queue) = common::device();
+    let (lib, skeletons, clips) = two_skeletons();
+    let mut a = animator_of(&device, &lib, &[clips[0], clips[0]], false);
+    let mesh = MeshBuffers::new(&device, &lib, skeletons[0], &triangles("tri", 1)).unwrap();
+    let skin = SkinBinding::default();
+    let layout = skin.bind_group_layout(&device).unwrap();
+    let pipeline = user_render_pipeline(&device, &skin, &layout);
+    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let renderer = SkinnedRenderer::new(
+        &device,
+        &a,
+        skeletons[0],
+        &triangles("tri", 1),
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+    )
+    .unwrap();
+    let not_prepared = |e: Error, what: &str| {
+        assert!(matches!(&e, Error::NotPrepared { what: w } if w == what), "{e:?}");
+        assert!(e.to_string().contains("call Animator::prepare first"), "{e}");
+    };
+
+    // Before the first prepare: nothing is on the GPU, and every call says so.
+    let mut encoder = device.create_command_encoder(&Default::default());
+    not_prepared(a.encode(&mut encoder).unwrap_err(), "Animator::encode");
+    not_prepared(
+        a.encode_stage(&mut encoder, wgpu_anim::shaders::Stage::Clock)
+            .unwrap_err(),
+        "Animator::encode_stage of the clock pass",
+    );
+    let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| {
+        skin.draw(pass, &groups, &a, &mesh, 0..2)
+    });
+    not_prepared(drawn.unwrap_err(), "SkinBinding::draw of instances 0..2");
+    taken.expect("nothing was recorded");
+    let (drawn, _) = record_draw(&device, &queue, &pipeline, |pass| renderer.draw(pass, &a, 0..2));
+    not_prepared(drawn.unwrap_err(), "SkinnedRenderer::draw of instances 0..2");
+    let (drawn, _) = record_draw(&device, &queue, &pipeline, |pass| renderer.draw_visible(pass, &a));
+    not_prepared(drawn.unwrap_err(), "SkinnedRenderer::draw_visible");
+
+    // Prepared: the same calls record, and the device takes what they recorded.
+    a.prepare(&queue, 0.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    a.encode(&mut encoder).unwrap();
+    a.encode_stage(&mut encoder, wgpu_anim::shaders::Stage::Clock).unwrap();
+    queue.submit([encoder.finish()]);
+    let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| {
+        skin.draw(pass, &groups, &a, &mesh, 0..2)
+    });
+    drawn.unwrap();
+    taken.unwrap();
+    let renderer_pipeline = &pipeline; // set first, replaced by the renderer's own
+    let (drawn, taken) = record_draw(&device, &queue, renderer_pipeline, |pass| {
+        renderer.draw(pass, &a, 0..2)?;
+        renderer.draw_visible(pass, &a)
+    });
+    drawn.unwrap();
+    taken.unwrap();
+}
+
+#[test]
+fn a_mesh_draws_only_the_instances_of_its_skeleton() {
+    let (device, queue) = common::device();
+    let (lib, skeletons, clips) = two_skeletons();
+    // Instances 0, 1 and 3 of `s0`, 2 of `s1`.
+    let mut a = animator_of(&device, &lib, &[clips[0], clips[0], clips[1], clips[0]], false);
+    a.prepare(&queue, 0.0);
+    let meshes = skeletons.map(|s| MeshBuffers::new(&device, &lib, s, &triangles("tri", 1)).unwrap());
+    assert_eq!(meshes.each_ref().map(MeshBuffers::skeleton), skeletons);
+    let skin = SkinBinding::default();
+    let layout = skin.bind_group_layout(&device).unwrap();
+    let pipeline = user_render_pipeline(&device, &skin, &layout);
+    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let draw = |a: &Animator, mesh: &MeshBuffers, instances: std::ops::Range<u32>| {
+        let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| {
+            skin.draw(pass, &groups, a, mesh, instances)
+        });
+        taken.expect("the device takes what was recorded");
+        drawn
+    };
+    // Each mesh draws its skeleton's instances, up to the last instance there is.
+    for (mesh, instances) in [(0, 0..2), (0, 3..4), (0, 3..100), (1, 2..3), (0, 2..2)] {
+        draw(&a, &meshes[mesh], instances.clone()).unwrap_or_else(|e| panic!("{instances:?}: {e}"));
+    }
+    // Another skeleton's instances: refused, naming the mesh, both skeletons and the first of them.
+    let e = draw(&a, &meshes[0], 0..4).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "mesh 'tri' is skinned to skeleton 's0' (0) and cannot draw instance 2, of skeleton 's1' (1)"
+    );
+    assert!(
+        matches!(&e, Error::MeshSkeleton { instance: 2, skeleton, instance_skeleton, .. }
+            if skeleton == "'s0' (0)" && instance_skeleton == "'s1' (1)"),
+        "{e:?}"
+    );
+    let e = draw(&a, &meshes[1], 1..4).unwrap_err();
+    assert!(matches!(e, Error::MeshSkeleton { instance: 1, .. }), "{e:?}");
+
+    // The built-in renderer refuses them too.
+    let renderer = SkinnedRenderer::new(
+        &device,
+        &a,
+        skeletons[1],
+        &triangles("tri", 1),
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+    )
+    .unwrap();
+    let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| renderer.draw(pass, &a, 2..3));
+    drawn.unwrap();
+    taken.unwrap();
+    let (drawn, _) = record_draw(&device, &queue, &pipeline, |pass| renderer.draw(pass, &a, 0..4));
+    assert!(
+        matches!(drawn, Err(Error::MeshSkeleton { instance: 0, .. })),
+        "{drawn:?}"
+    );
+    let (drawn, _) = record_draw(&device, &queue, &pipeline, |pass| renderer.draw_visible(pass, &a));
+    assert!(
+        matches!(drawn, Err(Error::MeshSkeleton { instance: 0, .. })),
+        "{drawn:?}"
+    );
+
+    // A mesh of another build of the same library draws the same skeleton's instances; one of
+    // another library's skeleton draws none, each skeleton named with its library.
+    let (again, again_skeletons, _) = two_skeletons();
+    let rebuilt = MeshBuffers::new(&device, &again, again_skeletons[1], &triangles("tri", 1)).unwrap();
+    draw(&a, &rebuilt, 2..3).unwrap();
+    let e = draw(&a, &rebuilt, 0..3).unwrap_err();
+    let (ours, theirs) = (again.tag(), lib.tag());
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "mesh 'tri' is skinned to skeleton 's1' (1, {ours}) and cannot draw instance 0, of skeleton 's0' (0, {theirs})"
+        )
+    );
+    let (other, other_skeleton, _) = mannequin::library();
+    let mesh = MeshBuffers::new(&device, &other, other_skeleton, &triangles("tri", 1)).unwrap();
+    let e = draw(&a, &mesh, 3..4).unwrap_err();
+    assert!(matches!(e, Error::MeshSkeleton { instance: 3, .. }), "{e:?}");
+    // A skeleton id of another library than the one given: refused before any upload.
+    let e = MeshBuffers::new(&device, &lib, other_skeleton, &triangles("tri", 1))
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::ForeignId(_)), "{e:?}");
+
+    // Without the other skeleton's instance, the mesh draws them all.
+    a.truncate(2);
+    a.prepare(&queue, 0.0);
+    draw(&a, &meshes[0], 0..4).unwrap();
+}
+
+#[test]
+fn a_culled_draw_of_a_mesh_of_another_skeleton_is_an_error() {
+    let (device, queue) = common::device();
+    let (lib, skeletons, clips) = two_skeletons();
+    let mut a = animator_of(&device, &lib, &[clips[0], clips[1]], true);
+    let skin = SkinBinding::default().for_animator(&a);
+    assert!(skin.visible);
+    let layout = skin.bind_group_layout(&device).unwrap();
+    let pipeline = user_render_pipeline(&device, &skin, &layout);
+    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let mesh = MeshBuffers::new(&device, &lib, skeletons[0], &triangles("tri", 1)).unwrap();
+    let draws = CulledDraws::new(&device, &a, &mesh).unwrap();
+    let draw = |a: &Animator, mesh: &MeshBuffers, draws: &CulledDraws| {
+        let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| {
+            skin.draw_visible(pass, &groups, a, mesh, draws)
+        });
+        taken.expect("the device takes what was recorded");
+        drawn
+    };
+    let e = draw(&a, &mesh, &draws).unwrap_err();
+    assert!(
+        matches!(&e, Error::NotPrepared { what } if what == "SkinBinding::draw_visible"),
+        "{e:?}"
+    );
+    a.prepare(&queue, 0.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    a.encode(&mut encoder).unwrap();
+    draws.encode(&mut encoder, &a);
+    queue.submit([encoder.finish()]);
+    // Every instance of the animator is drawn: the one of `s1` is refused.
+    let e = draw(&a, &mesh, &draws).unwrap_err();
+    assert!(
+        matches!(&e, Error::MeshSkeleton { instance: 1, instance_skeleton, .. } if instance_skeleton == "'s1' (1)"),
+        "{e:?}"
+    );
+    // Draws made for a mesh of another index count.
+    let two = MeshBuffers::new(&device, &lib, skeletons[0], &triangles("two", 2)).unwrap();
+    let e = draw(&a, &mesh, &CulledDraws::new(&device, &a, &two).unwrap()).unwrap_err();
+    assert!(
+        matches!(&e, Error::Binding { .. }) && e.to_string().contains("a mesh of 6 indices, and mesh 'tri' has 3"),
+        "{e}"
+    );
+    a.truncate(1);
+    a.prepare(&queue, 0.0);
+    draw(&a, &mesh, &draws).unwrap();
 }

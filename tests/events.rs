@@ -40,7 +40,7 @@ fn frame_against_mirror(
     a.prepare(queue, dt);
     let (mut clocks, _) = a.read_back(device, queue).unwrap();
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
     let (gpu, overflow) = a.read_events(device, queue).unwrap();
     assert_eq!(overflow, 0, "the log is large enough for the test");
@@ -106,15 +106,7 @@ fn gpu_events_equal_the_mirror_for_random_crowds() {
     let mut total = 0usize;
     let mut tree_only_one_side = 0usize;
     for fused in [false, true] {
-        let mut a = Animator::new(
-            &device,
-            &lib,
-            &AnimatorDesc {
-                max_instances: 300,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(300)).unwrap();
         a.set_fused(fused).unwrap();
         a.watch_events(&device, 1 << 16).unwrap();
         for _ in 0..300 {
@@ -133,11 +125,9 @@ fn gpu_events_equal_the_mirror_for_random_crowds() {
                 let skeleton = a.instances()[i].skeleton;
                 let mut desc = common::random_state(&mut r, &lib, skeleton);
                 desc.rate = r.gen_range(-2.0..2.0);
-                let frozen = Transition {
-                    curve: wgpu_anim::gpu::Curve::Smooth,
-                    frozen: true,
-                    ..Transition::linear(0.5)
-                };
+                let frozen = Transition::linear(0.5)
+                    .with_curve(wgpu_anim::gpu::Curve::Smooth)
+                    .with_frozen(true);
                 let t = [None, Some(Transition::linear(0.2)), Some(frozen)][r.gen_range(0..3)];
                 a.play(i, &desc, t).unwrap();
             }
@@ -213,15 +203,7 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
     let lib = clip_library(&durations, &fractions);
     let mut r = common::rng(11);
     const N: usize = 256;
-    let mut a = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: N as u32,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(N as u32)).unwrap();
     a.watch_events(&device, 1 << 14).unwrap();
     let mut plays = Vec::new();
     for _ in 0..N {
@@ -229,16 +211,16 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
         let rate = r.gen_range(0.3..4.0) * if r.gen_bool(0.5) { -1.0 } else { 1.0 };
         let loops = [None, Some(1), Some(3)][r.gen_range(0..3)];
         let start = r.gen_range(0.0..durations[clip]);
-        a.add_instance(&InstanceDesc {
-            rate,
-            time: start,
-            loop_mode: match loops {
-                None => LoopMode::Forever,
-                Some(1) => LoopMode::Once,
-                Some(n) => LoopMode::Repeat(n),
-            },
-            ..InstanceDesc::new(lib.clip_at(clip as u32).unwrap())
-        })
+        a.add_instance(
+            &InstanceDesc::new(lib.clip_at(clip as u32).unwrap())
+                .with_rate(rate)
+                .with_time(start)
+                .with_loop_mode(match loops {
+                    None => LoopMode::Forever,
+                    Some(1) => LoopMode::Once,
+                    Some(n) => LoopMode::Repeat(n),
+                }),
+        )
         .unwrap();
         plays.push((clip, rate, loops, start));
     }
@@ -254,7 +236,7 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
     for (f, &dt) in dts.iter().enumerate() {
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (records, overflow) = a.read_events(&device, &queue).unwrap();
         assert_eq!(overflow, 0);
@@ -306,15 +288,7 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
 fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<u32> {
     use wgpu_anim::shaders::{Resource, Stage};
     let lib = clip_library(&[1.0], &[0.0]);
-    let mut a = Animator::new(
-        device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: 1,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut a = Animator::new(device, &lib, &AnimatorDesc::default().with_max_instances(1)).unwrap();
     a.watch_events(device, 64).unwrap();
     a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
     let entries = Stage::Clock.layout_entries();
@@ -444,15 +418,7 @@ fn a_double_fire_at_a_loop_wrap_is_caught() {
 fn a_full_log_counts_its_overflow_and_writes_nothing_past_its_end() {
     let (device, queue) = common::device();
     let lib = clip_library(&[1.0], &[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
-    let mut a = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: 4,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(4)).unwrap();
     let e = a.watch_events(&device, u32::MAX).unwrap_err().to_string();
     assert!(
         e.contains("event log") && e.contains("allows"),
@@ -470,7 +436,7 @@ fn a_full_log_counts_its_overflow_and_writes_nothing_past_its_end() {
     let run = |a: &mut Animator, dt: f32| {
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         a.read_events(&device, &queue).unwrap()
     };

@@ -29,20 +29,10 @@ fn crowd_walking(
     let mut a = Animator::new(
         device,
         lib,
-        &AnimatorDesc {
-            max_instances: n as u32,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: walk,
-            character_threads: threads,
-        },
+        &AnimatorDesc::default()
+            .with_max_instances(n as u32)
+            .with_hierarchy_walk(walk)
+            .with_character_threads(threads),
     )
     .unwrap();
     assert!(a.fused_available(), "lavapipe offers the limits the fused path needs");
@@ -50,10 +40,10 @@ fn crowd_walking(
     let mut r = rng(31);
     for _ in 0..n {
         let skeleton = r.gen_range(0..2);
-        let desc = wgpu_anim::InstanceDesc {
-            time: r.gen_range(0.0..2.0),
-            rate: r.gen_range(-1.5..1.5),
-            ..random_state(&mut r, lib, skeleton)
+        let desc = {
+            // The fields drawn before the state, as they were.
+            let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(-1.5..1.5));
+            random_state(&mut r, lib, skeleton).with_time(time).with_rate(rate)
         };
         a.add_instance(&desc).unwrap();
     }
@@ -64,7 +54,7 @@ fn crowd_walking(
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -176,15 +166,17 @@ fn fused_matches_staged_frame_by_frame() {
 
 #[test]
 fn fused_is_refused_where_it_cannot_run() {
-    let (device, _queue) = common::device();
+    let (device, queue) = common::device();
     // A skeleton beyond the fused path's 128 joints keeps the staged path only.
     let (lib, _) = common::random_library_of(2, &[1, 130]);
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     assert!(!a.fused_available());
     assert!(a.set_fused(true).unwrap_err().to_string().contains("128 joints"));
     assert_eq!(a.dispatches_per_page(), 4);
-    // Nor can the fused pass be recorded alone; the staged passes can, the skinning pass never.
+    // Nor can the fused pass be recorded alone; the staged passes can (once a frame is
+    // prepared), the skinning pass never.
     use wgpu_anim::shaders::Stage;
+    a.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
     assert!(a.encode_stage(&mut encoder, Stage::Fused).is_err());
     assert!(a.encode_stage(&mut encoder, Stage::Skin).is_err());

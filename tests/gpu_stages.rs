@@ -45,20 +45,9 @@ fn run_frames_on(
     let mut animator = Animator::new(
         &device,
         lib,
-        &AnimatorDesc {
-            max_instances: instances as u32,
-            max_joints: clips.map(|_| instances as u32),
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-        },
+        &AnimatorDesc::default()
+            .with_max_instances(instances as u32)
+            .with_max_joints(clips.map(|_| instances as u32)),
     )
     .unwrap();
     let mut r = rng(seed ^ 0x5eed);
@@ -71,12 +60,10 @@ fn run_frames_on(
             1 => LoopMode::Repeat(r.gen_range(1..4)),
             _ => LoopMode::Forever,
         };
-        let desc = InstanceDesc {
-            time: r.gen_range(-1.0..6.0),
-            rate: r.gen_range(-2.0..2.0),
-            loop_mode,
-            ..InstanceDesc::new(clip)
-        };
+        let desc = InstanceDesc::new(clip)
+            .with_time(r.gen_range(-1.0..6.0))
+            .with_rate(r.gen_range(-2.0..2.0))
+            .with_loop_mode(loop_mode);
         // Half the instances play a blend tree of their clip's skeleton with random parameters,
         // some outside the blend spaces.
         let desc = if r.gen_bool(0.5) {
@@ -89,10 +76,7 @@ fn run_frames_on(
                 r.gen_range(-0.5..1.5),
                 r.gen_range(-0.5..1.5),
             ];
-            InstanceDesc {
-                time: r.gen_range(0.0..1.0),
-                ..InstanceDesc::tree(tree, params)
-            }
+            InstanceDesc::tree(tree, params).with_time(r.gen_range(0.0..1.0))
         } else {
             desc
         };
@@ -110,23 +94,20 @@ fn run_frames_on(
                     continue;
                 }
                 let inst = *animator.instance(i).unwrap();
-                let transition = Transition {
-                    duration: r.gen_range(0.1..1.0),
-                    curve: if r.gen_bool(0.5) { Curve::Smooth } else { Curve::Linear },
-                    frozen: r.gen_bool(0.3),
-                    blending: wgpu_anim::gpu::Blending::CrossFade,
-                };
-                let desc = InstanceDesc {
-                    time: r.gen_range(0.0..1.0),
-                    rate: r.gen_range(-1.5..1.5),
-                    ..random_state(&mut r, lib, inst.skeleton)
+                let transition = Transition::linear(r.gen_range(0.1..1.0))
+                    .with_curve(if r.gen_bool(0.5) { Curve::Smooth } else { Curve::Linear })
+                    .with_frozen(r.gen_bool(0.3));
+                let desc = {
+                    // The fields drawn before the state, as they were.
+                    let (time, rate) = (r.gen_range(0.0..1.0), r.gen_range(-1.5..1.5));
+                    random_state(&mut r, lib, inst.skeleton).with_time(time).with_rate(rate)
                 };
                 animator.play(i, &desc, Some(transition)).unwrap();
             }
         }
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     }
     let frame = GpuFrame {
@@ -373,7 +354,7 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
     let dt = 0.016;
     run.animator.prepare(&run.queue, dt);
     let mut encoder = run.device.create_command_encoder(&Default::default());
-    run.animator.encode(&mut encoder);
+    run.animator.encode(&mut encoder).unwrap();
     run.queue.submit([encoder.finish()]);
     run.frame.dt = dt;
 
@@ -407,16 +388,17 @@ fn clock_stage_matches_its_cpu_mirror() {
     let mut r = rng(12);
     for i in (0..3000).step_by(7) {
         let inst = *run.animator.instance(i).unwrap();
-        let desc = InstanceDesc {
-            time: r.gen_range(0.0..1.0),
-            ..random_state(&mut r, run.animator.library(), inst.skeleton)
+        let desc = {
+            // The fields drawn before the state, as they were.
+            let time = r.gen_range(0.0..1.0);
+            random_state(&mut r, run.animator.library(), inst.skeleton).with_time(time)
         };
         run.animator.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
     }
     let dt = 0.21;
     run.animator.prepare(&run.queue, dt);
     let mut encoder = run.device.create_command_encoder(&Default::default());
-    run.animator.encode(&mut encoder);
+    run.animator.encode(&mut encoder).unwrap();
     run.queue.submit([encoder.finish()]);
     let (after, _) = run.animator.read_back(&run.device, &run.queue).unwrap();
     let gpu_lists = run.animator.read_blend_lists(&run.device, &run.queue).unwrap();
@@ -588,25 +570,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     let (device, queue) = device();
     let (lib, _) = random_library(41);
     let n = 600;
-    let mut animator = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: n,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-        },
-    )
-    .unwrap();
+    let mut animator = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(n)).unwrap();
     let mut r = rng(42);
     let mut expected_total = Vec::new();
     for i in 0..n {
@@ -628,16 +592,13 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
         } else {
             1.0
         });
-        let desc = InstanceDesc {
-            time: r.gen_range(0.0..1.0),
-            ..InstanceDesc::tree(tree, params)
-        };
+        let desc = InstanceDesc::tree(tree, params).with_time(r.gen_range(0.0..1.0));
         animator.add_instance(&desc).unwrap();
     }
     let step = |animator: &mut Animator, dt: f32| {
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     step(&mut animator, 0.0);
@@ -712,29 +673,19 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
     // path gives the same palettes; the pages' palettes are not mixed up.
     let (device, queue) = device();
     let (lib, _) = common::random_library_of(51, &[1, 37]);
-    let desc = AnimatorDesc {
-        max_instances: 2000,
-        max_joints: None,
-        page_instances: Some(700),
-        dual_quaternion: false,
-        morph_weights: 0,
-        ground: None,
-        inertialization: false,
-        layers: true,
-        culling: false,
-        lod_interpolation: false,
-        hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-        character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(2000)
+        .with_page_instances(Some(700));
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
     assert_eq!(staged.page_count(), 3);
     let mut r = rng(52);
     for _ in 0..2000 {
         let skeleton = r.gen_range(0..2);
-        let desc = InstanceDesc {
-            time: r.gen_range(0.0..2.0),
-            ..random_state(&mut r, &lib, skeleton)
+        let desc = {
+            // The fields drawn before the state, as they were.
+            let time = r.gen_range(0.0..2.0);
+            random_state(&mut r, &lib, skeleton).with_time(time)
         };
         staged.add_instance(&desc).unwrap();
         fused.add_instance(&desc).unwrap();
@@ -746,7 +697,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         for a in [&mut staged, &mut fused] {
             a.prepare(&queue, dt);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
         }
     }
@@ -808,7 +759,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         }
         staged.prepare(&queue, if round == 0 { 0.05 } else { 0.0 });
         let mut encoder = device.create_command_encoder(&Default::default());
-        staged.encode(&mut encoder);
+        staged.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     }
     assert_ne!(staged.page_max_joints(2), staged.page_max_joints(0));
@@ -843,20 +794,9 @@ fn an_edit_uploads_only_the_instances_it_changed() {
     let mut a = Animator::new(
         &device,
         &lib,
-        &AnimatorDesc {
-            max_instances: 10_000,
-            max_joints: Some(10_000),
-            page_instances: None,
-            dual_quaternion: false,
-            morph_weights: 0,
-            ground: None,
-            inertialization: false,
-            layers: true,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-        },
+        &AnimatorDesc::default()
+            .with_max_instances(10_000)
+            .with_max_joints(Some(10_000)),
     )
     .unwrap();
     for _ in 0..10_000 {
@@ -890,15 +830,7 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
     let (device, queue) = device();
     let (lib, _) = random_library(31);
     let n = 600;
-    let mut a = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: n,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(n)).unwrap();
     let rates = [1.0, -1.0, 1e-40, 3.7e4, -2.9e5, 1e30, 0.999_999_9, -1.5];
     let mut r = rng(32);
     for i in 0..n as usize {
@@ -908,12 +840,10 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
             _ => LoopMode::Forever,
         };
         let state = random_state(&mut r, &lib, lib.clips()[i % lib.clips().len()].skeleton);
-        let desc = InstanceDesc {
-            rate: rates[i % rates.len()],
-            time: r.gen_range(-50.0..50.0),
-            loop_mode,
-            ..state
-        };
+        let desc = state
+            .with_rate(rates[i % rates.len()])
+            .with_time(r.gen_range(-50.0..50.0))
+            .with_loop_mode(loop_mode);
         a.add_instance(&desc).unwrap();
     }
     let mut frame = GpuFrame {
@@ -926,7 +856,7 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
     // A first frame uploads the starting clocks; the comparison starts from what it left.
     a.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
     for (f, dt) in [1.0 / 60.0, 1e3, -0.37, 1e-30, 3.7, 1.0 / 144.0]
         .into_iter()
@@ -938,18 +868,23 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
             // reverse clip past its end steps from its end, a forward one before 0 from 0.
             for i in (f..n as usize).step_by(3) {
                 let skeleton = a.instance(i).unwrap().skeleton;
-                let desc = InstanceDesc {
-                    rate: rates[(i + f) % rates.len()],
-                    time: r.gen_range(-50.0..50.0),
-                    loop_mode: [LoopMode::Once, LoopMode::Repeat(r.gen_range(1..5))][i % 2],
-                    ..random_state(&mut r, a.library(), skeleton)
+                let desc = {
+                    let (rate, time, loop_mode) = (
+                        rates[(i + f) % rates.len()],
+                        r.gen_range(-50.0..50.0),
+                        [LoopMode::Once, LoopMode::Repeat(r.gen_range(1..5))][i % 2],
+                    );
+                    random_state(&mut r, a.library(), skeleton)
+                        .with_rate(rate)
+                        .with_time(time)
+                        .with_loop_mode(loop_mode)
                 };
                 a.play(i, &desc, None).unwrap();
             }
         }
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (after, _) = a.read_back(&device, &queue).unwrap();
         let mut expected = before.clone();

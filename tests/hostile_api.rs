@@ -82,21 +82,24 @@ fn desc(r: &mut Rng, libs: Libs<'_>, clips: usize, trees: usize) -> InstanceDesc
         1 => glam::Mat4::from_translation(glam::Vec3::new(r.extreme(), 0.0, r.extreme())),
         _ => glam::Mat4::IDENTITY,
     };
-    InstanceDesc {
-        clip: r.id(libs, clips, AnimationLibrary::clip_at),
-        tree: (r.below(2) == 0).then(|| r.id(libs, trees, |l, k| l.blend().tree_at(k))),
-        params: [r.value(0.5), r.value(1.0), r.value(0.0), r.value(0.0)],
-        time: r.value(0.3),
-        rate: r.value(1.0),
-        loop_mode,
-        world,
-        tint: [255; 4],
-        skinning: match r.below(3) {
-            0 => wgpu_anim::gpu::Skinning::Linear,
-            1 => wgpu_anim::gpu::Skinning::DualQuaternion,
-            _ => wgpu_anim::gpu::Skinning::Blend(r.value(0.5)),
-        },
-    }
+    let clip = r.id(libs, clips, AnimationLibrary::clip_at);
+    let tree = (r.below(2) == 0).then(|| r.id(libs, trees, |l, k| l.blend().tree_at(k)));
+    let params = [r.value(0.5), r.value(1.0), r.value(0.0), r.value(0.0)];
+    let (time, rate) = (r.value(0.3), r.value(1.0));
+    let skinning = match r.below(3) {
+        0 => wgpu_anim::gpu::Skinning::Linear,
+        1 => wgpu_anim::gpu::Skinning::DualQuaternion,
+        _ => wgpu_anim::gpu::Skinning::Blend(r.value(0.5)),
+    };
+    InstanceDesc::new(clip)
+        .with_tree(tree)
+        .with_params(params)
+        .with_time(time)
+        .with_rate(rate)
+        .with_loop_mode(loop_mode)
+        .with_world(world)
+        .with_tint([255; 4])
+        .with_skinning(skinning)
 }
 
 fn layer(r: &mut Rng, libs: Libs<'_>, clips: usize, trees: usize, masks: usize) -> Layer {
@@ -107,15 +110,12 @@ fn layer(r: &mut Rng, libs: Libs<'_>, clips: usize, trees: usize, masks: usize) 
     } else {
         Layer::tree(mode, r.id(libs, trees, |l, k| l.blend().tree_at(k)))
     };
-    Layer {
-        weight: r.value(1.0),
-        mask: (r.below(2) == 0).then(|| r.id(libs, masks, AnimationLibrary::mask_at)),
-        start: r.value(0.0),
-        rate: r.value(1.0),
-        once: r.below(2) == 0,
-        time_parameter: (r.below(4) == 0).then(|| r.index(4)),
-        ..base
-    }
+    base.with_weight(r.value(1.0))
+        .with_mask((r.below(2) == 0).then(|| r.id(libs, masks, AnimationLibrary::mask_at)))
+        .with_start(r.value(0.0))
+        .with_rate(r.value(1.0))
+        .with_once(r.below(2) == 0)
+        .with_time_parameter((r.below(4) == 0).then(|| r.index(4)))
 }
 
 #[test]
@@ -129,12 +129,10 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
         library.blend().trees.len(),
         library.masks().len(),
     );
-    let desc_ = AnimatorDesc {
-        max_instances: 4096,
-        page_instances: Some(1000),
-        dual_quaternion: true,
-        ..AnimatorDesc::default()
-    };
+    let desc_ = AnimatorDesc::default()
+        .with_max_instances(4096)
+        .with_page_instances(Some(1000))
+        .with_dual_quaternion(true);
     let mut a = Animator::new(&device, &library, &desc_).unwrap();
     assert!(a.page_count() >= 5);
     let mut r = Rng(0x0dd_ba11);
@@ -176,12 +174,9 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
             match r.below(8) {
                 0 => {
                     let d = desc(&mut r, libs, clips, trees);
-                    let t = Transition {
-                        duration: r.value(0.3),
-                        curve: if r.below(2) == 0 { Curve::Linear } else { Curve::Smooth },
-                        frozen: r.below(2) == 0,
-                        blending: wgpu_anim::gpu::Blending::CrossFade,
-                    };
+                    let t = Transition::linear(r.value(0.3))
+                        .with_curve(if r.below(2) == 0 { Curve::Linear } else { Curve::Smooth })
+                        .with_frozen(r.below(2) == 0);
                     count(a.play(i, &d, (r.below(3) > 0).then_some(t)));
                 }
                 1 => {
@@ -203,7 +198,7 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
         a.set_fused(f % 2 == 1 && a.fused_available()).unwrap();
         a.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         for page in 0..a.pages_in_use() {
             let (_, pose) = a.read_back_page(&device, &queue, page).unwrap();

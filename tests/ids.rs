@@ -151,10 +151,7 @@ fn the_controller_refuses_ids_of_another_library_and_changes_nothing() {
         theirs,
         mine,
     );
-    let masked = Layer {
-        mask: Some(other.mask),
-        ..Layer::clip(LayerMode::Override, this.wave)
-    };
+    let masked = Layer::clip(LayerMode::Override, this.wave).with_mask(Some(other.mask));
     assert_foreign(
         c.set_layer(0, 0, Some(&masked), false),
         IdKind::Mask,
@@ -172,10 +169,7 @@ fn the_controller_refuses_ids_of_another_library_and_changes_nothing() {
     c.play(0, &InstanceDesc::new(this.wave), Some(Transition::linear(0.3)))
         .unwrap();
     c.play(0, &InstanceDesc::tree(this.tree, [0.0; 4]), None).unwrap();
-    let layer = Layer {
-        mask: Some(this.mask),
-        ..Layer::clip(LayerMode::Override, this.wave)
-    };
+    let layer = Layer::clip(LayerMode::Override, this.wave).with_mask(Some(this.mask));
     c.set_layer(0, 0, Some(&layer), false).unwrap();
     c.set_layer(0, 1, Some(&Layer::tree(LayerMode::Override, this.tree)), false)
         .unwrap();

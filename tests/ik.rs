@@ -115,11 +115,10 @@ fn library() -> (AnimationLibrary, Vec<Skeleton>, Vec<wgpu_anim::Clip>) {
 
 /// One of skeleton `skeleton`'s three clips at a random time and rate.
 fn state(r: &mut SmallRng, lib: &AnimationLibrary, skeleton: u32) -> InstanceDesc {
-    InstanceDesc {
-        time: r.gen_range(0.0..2.0),
-        rate: r.gen_range(0.5..1.5),
-        ..InstanceDesc::new(lib.clip_at(skeleton * 3 + r.gen_range(0..3)).unwrap())
-    }
+    let clip = lib.clip_at(skeleton * 3 + r.gen_range(0..3)).unwrap();
+    InstanceDesc::new(clip)
+        .with_time(r.gen_range(0.0..2.0))
+        .with_rate(r.gen_range(0.5..1.5))
 }
 
 fn world(r: &mut SmallRng) -> Mat4 {
@@ -147,19 +146,15 @@ fn goal(r: &mut SmallRng, k: usize) -> Option<IkGoal> {
 
 /// `n` characters with random clips, worlds and goals on their chains.
 fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: n as u32,
-        page_instances: Some(40),
-        ground: Some(GROUND),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(n as u32)
+        .with_page_instances(Some(40))
+        .with_ground(Some(GROUND));
     let mut a = Animator::new(device, lib, &desc).unwrap();
     let mut r = common::rng(12);
     for i in 0..n {
-        let desc = InstanceDesc {
-            world: world(&mut r),
-            ..state(&mut r, lib, (i % 2) as u32)
-        };
+        let at = world(&mut r); // drawn before the state, as it was
+        let desc = state(&mut r, lib, (i % 2) as u32).with_world(at);
         a.add_instance(&desc).unwrap();
         for k in 0..3 {
             a.set_ik_goal(i, k, goal(&mut r, k)).unwrap();
@@ -173,7 +168,7 @@ fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -423,10 +418,7 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
     ];
     let (device, queue) = common::device();
     let n = parents.len() * targets.len() * 3;
-    let desc = AnimatorDesc {
-        max_instances: n as u32,
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default().with_max_instances(n as u32);
     for fused in [false, true] {
         let mut a = Animator::new(&device, &lib, &desc).unwrap();
         a.set_fused(fused).unwrap();
@@ -527,11 +519,9 @@ fn feet_follow_the_ground_over_a_walk() {
     let relief = wgpu_anim::scene::RELIEF;
     let height = wgpu_anim::scene::relief_height;
     let n = 24;
-    let desc = AnimatorDesc {
-        max_instances: n as u32,
-        ground: Some(relief),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(n as u32)
+        .with_ground(Some(relief));
     let feet = [
         skeleton.joint_index("foot_l").unwrap(),
         skeleton.joint_index("foot_r").unwrap(),
@@ -547,11 +537,11 @@ fn feet_follow_the_ground_over_a_walk() {
             let y = if i % 2 == 0 { height(Vec2::new(x, z)) } else { 0.0 };
             let world =
                 Mat4::from_rotation_translation(Quat::from_rotation_y(r.gen_range(-3.0..3.0)), Vec3::new(x, y, z));
-            a.add_instance(&InstanceDesc {
-                world,
-                time: r.gen_range(0.0..1.0),
-                ..InstanceDesc::new(walk)
-            })
+            a.add_instance(
+                &InstanceDesc::new(walk)
+                    .with_world(world)
+                    .with_time(r.gen_range(0.0..1.0)),
+            )
             .unwrap();
             if ik {
                 for chain in [leg_l, leg_r] {
@@ -632,19 +622,15 @@ fn ground_goals_on_random_rigs_match_the_mirror() {
     let (device, queue) = common::device();
     let (lib, _, _) = library();
     let n = 40;
-    let desc = AnimatorDesc {
-        max_instances: n as u32,
-        ground: Some(GROUND),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(n as u32)
+        .with_ground(Some(GROUND));
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     let mut r = common::rng(5);
     for i in 0..n {
-        a.add_instance(&InstanceDesc {
-            world: world(&mut r),
-            ..state(&mut r, &lib, (i % 2) as u32)
-        })
-        .unwrap();
+        let at = world(&mut r); // drawn before the state, as it was
+        a.add_instance(&state(&mut r, &lib, (i % 2) as u32).with_world(at))
+            .unwrap();
         for k in 0..2 {
             a.set_ik_goal(
                 i,
@@ -774,10 +760,7 @@ fn bad_chains_and_goals_are_refused_with_what_is_wrong() {
     // A ground function that returns NaN or infinity plants nothing: the pose stays finite.
     for bad in ["zero / zero", "1.0 / zero", "sqrt(-1.0 - p.x * p.x)"] {
         let source = format!("fn ground_height(p: vec2<f32>) -> f32 {{ let zero = p.x - p.x; return {bad} + zero; }}");
-        let desc = AnimatorDesc {
-            ground: Some(Box::leak(source.into_boxed_str())),
-            ..Default::default()
-        };
+        let desc = AnimatorDesc::default().with_ground(Some(Box::leak(source.into_boxed_str())));
         let mut b = Animator::new(&device, &lib, &desc).unwrap();
         let mut r = common::rng(2);
         for i in 0..4 {
@@ -804,10 +787,7 @@ fn bad_chains_and_goals_are_refused_with_what_is_wrong() {
         );
     }
     // A ground that does not compose is refused when the animator is made.
-    let desc = AnimatorDesc {
-        ground: Some("fn ground_height(p: vec2<f32>) -> f32 { return q; }"),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default().with_ground(Some("fn ground_height(p: vec2<f32>) -> f32 { return q; }"));
     let e = Animator::new(&device, &lib, &desc).err().unwrap().to_string();
     assert!(e.contains("AnimatorDesc::ground"), "{e}");
 }

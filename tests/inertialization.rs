@@ -29,11 +29,9 @@ fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, n: usize, 
     Animator::new(
         device,
         lib,
-        &AnimatorDesc {
-            max_instances: n as u32,
-            inertialization,
-            ..AnimatorDesc::default()
-        },
+        &AnimatorDesc::default()
+            .with_max_instances(n as u32)
+            .with_inertialization(inertialization),
     )
     .unwrap()
 }
@@ -41,7 +39,7 @@ fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, n: usize, 
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -51,12 +49,9 @@ fn random_transition(r: &mut impl Rng) -> Transition {
     match r.gen_range(0..3) {
         0 => Transition::linear(duration),
         1 => Transition::inertialize(duration),
-        _ => Transition {
-            blending: Blending::DeadBlend {
-                halflife: r.gen_range(0.0..0.3),
-            },
-            ..Transition::linear(duration)
-        },
+        _ => Transition::linear(duration).with_blending(Blending::DeadBlend {
+            halflife: r.gen_range(0.0..0.3),
+        }),
     }
 }
 
@@ -111,20 +106,18 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
     let (device, queue) = common::device();
     let (lib, _) = common::random_library(21);
     let n = 600;
-    let desc = AnimatorDesc {
-        max_instances: n as u32,
-        inertialization: true,
-        layers,
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(n as u32)
+        .with_inertialization(true)
+        .with_layers(layers);
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     let mut r = rng(22);
     for _ in 0..n {
         let skeleton = r.gen_range(0..lib.gpu_skeletons().len() as u32);
-        let desc = InstanceDesc {
-            time: r.gen_range(0.0..2.0),
-            rate: r.gen_range(-1.5..1.5),
-            ..random_state(&mut r, &lib, skeleton)
+        let desc = {
+            // The fields drawn before the state, as they were.
+            let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(-1.5..1.5));
+            random_state(&mut r, &lib, skeleton).with_time(time).with_rate(rate)
         };
         a.add_instance(&desc).unwrap();
     }
@@ -346,12 +339,10 @@ fn fused_matches_staged_through_inertialized_transitions() {
     let (lib, _) = common::random_library_of(8, &[1, 40]);
     let n = 800;
     let make = |fused: bool, character_threads: CharacterThreads| {
-        let desc = AnimatorDesc {
-            max_instances: n as u32,
-            inertialization: true,
-            character_threads,
-            ..AnimatorDesc::default()
-        };
+        let desc = AnimatorDesc::default()
+            .with_max_instances(n as u32)
+            .with_inertialization(true)
+            .with_character_threads(character_threads);
         let mut a = Animator::new(&device, &lib, &desc).unwrap();
         a.set_fused(fused).unwrap();
         let mut r = rng(41);
@@ -557,11 +548,7 @@ fn play_transition_at(transition: Transition, frames: usize, at: usize, rate: f3
     let m = mannequin_raw();
     let (device, queue) = common::device();
     let mut a = animator(&device, &m.lib, 1, true);
-    a.add_instance(&InstanceDesc {
-        time: 0.3,
-        ..InstanceDesc::new(m.ids[1])
-    })
-    .unwrap();
+    a.add_instance(&InstanceDesc::new(m.ids[1]).with_time(0.3)).unwrap();
     let mut out = Vec::new();
     for f in 0..frames {
         if f == at {
@@ -650,10 +637,7 @@ fn transitions_on_the_gpu_match_the_f64_reference_and_do_not_jump() {
     for transition in [
         Transition::inertialize(0.4),
         Transition::dead_blend(0.4),
-        Transition {
-            blending: Blending::DeadBlend { halflife: 0.0 },
-            ..Transition::linear(0.3)
-        },
+        Transition::linear(0.3).with_blending(Blending::DeadBlend { halflife: 0.0 }),
     ] {
         let gpu = play_transition(transition, frames, at);
         let want = reference_transition(transition, frames, at, true);
@@ -924,14 +908,8 @@ fn bad_inertialized_transitions_are_refused() {
         Transition::inertialize(f32::NAN),
         Transition::inertialize(-1.0),
         Transition::dead_blend(f32::INFINITY),
-        Transition {
-            blending: Blending::DeadBlend { halflife: f32::NAN },
-            ..Transition::linear(0.3)
-        },
-        Transition {
-            blending: Blending::DeadBlend { halflife: -0.1 },
-            ..Transition::linear(0.3)
-        },
+        Transition::linear(0.3).with_blending(Blending::DeadBlend { halflife: f32::NAN }),
+        Transition::linear(0.3).with_blending(Blending::DeadBlend { halflife: -0.1 }),
     ] {
         let e = a.play(0, &InstanceDesc::new(m.ids[2]), Some(t)).unwrap_err();
         assert!(e.to_string().contains("instance 0"), "{e}");
@@ -951,12 +929,10 @@ fn morph_weights_mix_in_from_those_shown() {
     // (blended as the pose, then mixed in from the kept ones), and with no jump at the switch.
     let (lib, _, clips) = mannequin::library_breathing_in(ClipFormat::Raw);
     let (device, queue) = common::device();
-    let desc = AnimatorDesc {
-        max_instances: 2,
-        morph_weights: 2,
-        inertialization: true,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(2)
+        .with_morph_weights(2)
+        .with_inertialization(true);
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     for k in 0..2 {
         a.add_instance(&InstanceDesc::new(clips[1])).unwrap();

@@ -387,7 +387,7 @@ fn layer_frame(
     a.prepare(queue, 0.1);
     if run {
         let mut e = device.create_command_encoder(&Default::default());
-        a.encode(&mut e);
+        a.encode(&mut e).unwrap();
         queue.submit([e.finish()]);
     }
     a.read_back(device, queue).unwrap().0
@@ -411,9 +411,9 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
         layer_frame(&device, &queue, &mut a, true);
     }
     // Instance 0 restarts layer 0 in a frame the GPU never runs, then layer 1 in the next.
-    a.set_layer(0, 0, Some(&Layer { start: 0.05, ..layer }), true).unwrap();
+    a.set_layer(0, 0, Some(&layer.with_start(0.05)), true).unwrap();
     let before = layer_frame(&device, &queue, &mut a, false);
-    a.set_layer(0, 1, Some(&Layer { start: 0.2, ..layer }), true).unwrap();
+    a.set_layer(0, 1, Some(&layer.with_start(0.2)), true).unwrap();
     let after = layer_frame(&device, &queue, &mut a, true);
     let close = |x: f32, y: f32| (x - y).abs() < 1e-5;
     assert!(
@@ -447,17 +447,14 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
     }
     // Another mask makes another definition; the same layer again does not.
     let mask = lib.mask_id(layer_assets::RIGHT_ARM).expect("the built-in arm mask");
-    let masked = Layer {
-        mask: Some(mask),
-        ..layer
-    };
+    let masked = layer.with_mask(Some(mask));
     for i in 0..2 {
         a.set_layer(i, 2, Some(&masked), false).unwrap();
     }
     assert_eq!(a.layer_defs().len(), 2);
     // A new state for the instance switches its layers off; one switched on again restarts.
     a.set_instance(0, &wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
-    a.set_layer(0, 0, Some(&Layer { start: 0.25, ..layer }), false).unwrap();
+    a.set_layer(0, 0, Some(&layer.with_start(0.25)), false).unwrap();
     let again = layer_frame(&device, &queue, &mut a, true);
     assert!(close(again[0].layer_time[0].to_f32(), 0.35), "{:?}", again[0]);
 }
@@ -485,10 +482,10 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
             [None, Some(0), Some(1), Some(2), Some(3)]
                 .into_iter()
                 .flat_map(move |time_parameter| {
-                    [false, true].map(|once| Layer {
-                        once,
-                        time_parameter,
-                        ..Layer::clip(mode, clip)
+                    [false, true].map(|once| {
+                        Layer::clip(mode, clip)
+                            .with_once(once)
+                            .with_time_parameter(time_parameter)
                     })
                 })
         })
@@ -524,17 +521,15 @@ fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layer
     let (lib, _) = common::random_library_of(12, &[1, 40]);
     let n = 300;
     let make = |layers: bool, fused: bool| {
-        let desc = AnimatorDesc {
-            max_instances: n as u32,
-            layers,
-            inertialization: layers,
+        let desc = AnimatorDesc::default()
+            .with_max_instances(n as u32)
+            .with_layers(layers)
+            .with_inertialization(layers)
             // The palette's features too: dual quaternions kept, culling with update-rate
             // LOD interpolating (no view: every character seen, at rate 1).
-            dual_quaternion: layers,
-            culling: layers,
-            lod_interpolation: layers,
-            ..AnimatorDesc::default()
-        };
+            .with_dual_quaternion(layers)
+            .with_culling(layers)
+            .with_lod_interpolation(layers);
         random_crowd(&device, &lib, &desc, fused, 41)
     };
     for fused in [false, true] {
@@ -590,12 +585,10 @@ fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
     let (lib, _) = common::random_library_of(13, &[1, 40]);
     let n = 200;
     let make = |layers: bool, fused: bool| {
-        let desc = AnimatorDesc {
-            max_instances: n as u32,
-            layers,
-            inertialization: true,
-            ..AnimatorDesc::default()
-        };
+        let desc = AnimatorDesc::default()
+            .with_max_instances(n as u32)
+            .with_layers(layers)
+            .with_inertialization(true);
         random_crowd(&device, &lib, &desc, fused, 43)
     };
     for fused in [false, true] {
@@ -657,10 +650,12 @@ fn random_crowd(
     let mut r = common::rng(seed);
     for _ in 0..desc.max_instances {
         let skeleton = r.gen_range(0..2);
-        let state = wgpu_anim::InstanceDesc {
-            time: r.gen_range(0.0..2.0),
-            rate: r.gen_range(-1.5..1.5),
-            ..common::random_state(&mut r, lib, skeleton)
+        let state = {
+            // The fields drawn before the state, as they were.
+            let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(-1.5..1.5));
+            common::random_state(&mut r, lib, skeleton)
+                .with_time(time)
+                .with_rate(rate)
         };
         a.add_instance(&state).unwrap();
     }
@@ -679,7 +674,7 @@ fn frame_of_each(
         .map(|a| {
             a.prepare(queue, dt);
             let mut e = device.create_command_encoder(&Default::default());
-            a.encode(&mut e);
+            a.encode(&mut e).unwrap();
             queue.submit([e.finish()]);
             a.read_back(device, queue).unwrap()
         })

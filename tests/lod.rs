@@ -16,18 +16,16 @@ use wgpu_anim::shaders::Resource;
 use wgpu_anim::{Affine, Animator, AnimatorDesc, InstanceDesc, mannequin};
 
 fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, n: usize, culling: bool) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: n as u32,
-        culling,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(n as u32)
+        .with_culling(culling);
     Animator::new(device, lib, &desc).unwrap()
 }
 
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) {
     a.prepare(queue, 1.0 / 30.0);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -77,11 +75,11 @@ fn own_rates_stagger_evaluation_and_hold_the_pose_between() {
         for a in [&mut lod, &mut full] {
             a.set_fused(fused).unwrap();
             for i in 0..N {
-                a.add_instance(&InstanceDesc {
-                    time: i as f32 * 0.07,
-                    world: Mat4::from_translation(Vec3::new((i % 20) as f32, 0.0, (i / 20) as f32)),
-                    ..InstanceDesc::new(clips[i % clips.len()])
-                })
+                a.add_instance(
+                    &InstanceDesc::new(clips[i % clips.len()])
+                        .with_time(i as f32 * 0.07)
+                        .with_world(Mat4::from_translation(Vec3::new((i % 20) as f32, 0.0, (i / 20) as f32))),
+                )
                 .unwrap();
             }
         }
@@ -156,10 +154,10 @@ fn projected_size_picks_the_rate() {
     const N: usize = 200;
     let mut a = animator(&device, &lib, N, true);
     for i in 0..N {
-        a.add_instance(&InstanceDesc {
-            world: Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), Vec3::new(0.0, 0.0, -(i as f32))),
-            ..InstanceDesc::new(clips[1])
-        })
+        a.add_instance(&InstanceDesc::new(clips[1]).with_world(Mat4::from_rotation_translation(
+            Quat::from_rotation_y(i as f32),
+            Vec3::new(0.0, 0.0, -(i as f32)),
+        )))
         .unwrap();
     }
     let radius = a.instances()[0].bound_radius;
@@ -237,11 +235,15 @@ fn a_character_coming_into_view_is_evaluated_at_once() {
     for a in [&mut lod, &mut full] {
         for i in 0..N {
             let angle = i as f32 / N as f32 * std::f32::consts::TAU;
-            a.add_instance(&InstanceDesc {
-                time: i as f32 * 0.1,
-                world: Mat4::from_translation(Vec3::new(30.0 * angle.cos(), 0.0, 30.0 * angle.sin())),
-                ..InstanceDesc::new(clips[1])
-            })
+            a.add_instance(
+                &InstanceDesc::new(clips[1])
+                    .with_time(i as f32 * 0.1)
+                    .with_world(Mat4::from_translation(Vec3::new(
+                        30.0 * angle.cos(),
+                        0.0,
+                        30.0 * angle.sin(),
+                    ))),
+            )
             .unwrap();
         }
     }
@@ -363,22 +365,17 @@ fn interpolation_draws_between_the_last_two_evaluations() {
     let (lib, _, clips) = mannequin::library();
     const N: usize = 200;
     for fused in [false, true] {
-        let desc = AnimatorDesc {
-            max_instances: N as u32,
-            culling: true,
-            lod_interpolation: true,
-            ..AnimatorDesc::default()
-        };
+        let desc = AnimatorDesc::default()
+            .with_max_instances(N as u32)
+            .with_culling(true)
+            .with_lod_interpolation(true);
         let mut lod = Animator::new(&device, &lib, &desc).unwrap();
         let mut full = animator(&device, &lib, N, false);
         for a in [&mut lod, &mut full] {
             a.set_fused(fused).unwrap();
             for i in 0..N {
-                a.add_instance(&InstanceDesc {
-                    time: i as f32 * 0.07,
-                    ..InstanceDesc::new(clips[1 + i % 2])
-                })
-                .unwrap();
+                a.add_instance(&InstanceDesc::new(clips[1 + i % 2]).with_time(i as f32 * 0.07))
+                    .unwrap();
             }
         }
         for i in 0..N {
@@ -453,7 +450,6 @@ fn the_lod_tint_shows_each_rate() {
     let (device, queue) = common::device();
     let (lib, skeleton, clips) = mannequin::library();
     let mesh = mannequin::mesh(&lib.skeletons()[skeleton.index() as usize]);
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     // The built-in renderer's colours of rates 1, 2, 4 and 8 (shaders/skin.wgsl `tint_of`).
     const TINTS: [[u8; 4]; 4] = [
         [80, 170, 240, 255],
@@ -481,12 +477,12 @@ fn the_lod_tint_shows_each_rate() {
         let mut a = animator(&device, &lib, SIDE * SIDE, true);
         for i in 0..SIDE * SIDE {
             let at = Vec3::new((i % SIDE) as f32 * 1.2 - 3.0, 0.0, -((i / SIDE) as f32) * 1.2);
-            a.add_instance(&InstanceDesc {
-                time: i as f32 * 0.1,
-                world: Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), at),
-                tint: tints.map_or([255; 4], |t| t[i % 4]),
-                ..InstanceDesc::new(clips[1])
-            })
+            a.add_instance(
+                &InstanceDesc::new(clips[1])
+                    .with_time(i as f32 * 0.1)
+                    .with_world(Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), at))
+                    .with_tint(tints.map_or([255; 4], |t| t[i % 4])),
+            )
             .unwrap();
             a.set_update_rate(i, Some(UPDATE_RATES[i % 4])).unwrap();
         }
@@ -494,7 +490,7 @@ fn the_lod_tint_shows_each_rate() {
         for _ in 0..3 {
             step(&device, &queue, &mut a);
         }
-        let renderer = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, color, depth, 1).unwrap();
+        let renderer = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, color, depth, 1).unwrap();
         renderer.set_camera(&queue, &camera);
         (a, renderer)
     });
@@ -504,7 +500,7 @@ fn the_lod_tint_shows_each_rate() {
         renderer.encode(&mut encoder, a);
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-            renderer.draw_visible(&mut pass, a);
+            renderer.draw_visible(&mut pass, a).unwrap();
         }
         queue.submit([encoder.finish()]);
         target.read_rgba(&device, &queue).unwrap()

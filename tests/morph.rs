@@ -61,11 +61,9 @@ fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
     let targets = random_targets(&mesh, TARGETS, 7);
     let set = targets.build(mesh.positions.len()).unwrap();
     let gpu_targets = GpuMorphTargets::new(&device, &set).unwrap();
-    let desc = AnimatorDesc {
-        dual_quaternion: true,
-        morph_weights: TARGETS as u32,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_dual_quaternion(true)
+        .with_morph_weights(TARGETS as u32);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
     let mut r = common::rng(3);
     // Instance 0: a few targets up to the last one; 1: none; 2: dual quaternions and weights,
@@ -81,11 +79,11 @@ fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
     .enumerate()
     {
         animator
-            .add_instance(&InstanceDesc {
-                time: 0.1 * i as f32,
-                skinning,
-                ..InstanceDesc::new(clips[1 + i % 2])
-            })
+            .add_instance(
+                &InstanceDesc::new(clips[1 + i % 2])
+                    .with_time(0.1 * i as f32)
+                    .with_skinning(skinning),
+            )
             .unwrap();
         if i != 1 {
             let mut w = vec![0.0f32; TARGETS];
@@ -103,7 +101,7 @@ fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
     assert_eq!(animator.instances()[3].morph_count, 0);
     animator.prepare(&queue, 1.0 / 60.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
     let vertices = mesh.gpu_vertices();
@@ -215,10 +213,7 @@ fn bad_weights_and_missing_room_are_errors_naming_the_instance() {
     plain.add_instance(&InstanceDesc::new(clips[0])).unwrap();
     let e = plain.set_morph_weights(0, &[1.0]).unwrap_err().to_string();
     assert!(e.contains("instance 0") && e.contains("morph_weights"), "{e}");
-    let desc = AnimatorDesc {
-        morph_weights: 4,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_morph_weights(4);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
     animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
     let c = &mut *animator;
@@ -243,10 +238,7 @@ fn bad_weights_and_missing_room_are_errors_naming_the_instance() {
     assert_eq!(c.morph_weights(0), Some(&[0.0, 0.5, 0.0, 0.0][..]));
     assert_eq!(animator.instances()[0].morph_count, 2);
     // A morphing bind group needs the mesh's targets, and an animator with room for weights.
-    let binding = SkinBinding {
-        morph: true,
-        ..SkinBinding::default()
-    };
+    let binding = SkinBinding::default().with_morph(true);
     let layout = binding.bind_group_layout(&device).unwrap();
     let e = binding
         .bind_group(&device, &layout, &animator, 0, &[])
@@ -292,10 +284,7 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
     let (lib, clip_id) = (built.library, built.clips[m.skeleton][0]);
     let (device, queue) = common::device();
     let gpu_targets = GpuMorphTargets::new(&device, &set).unwrap();
-    let desc = AnimatorDesc {
-        morph_weights: 2,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_morph_weights(2);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
     let extent = {
         let (lo, hi) = m.mesh.bounds();
@@ -311,11 +300,7 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
         let t = case["time"].as_f64().unwrap() as f32;
         animator.truncate(0);
         animator
-            .add_instance(&InstanceDesc {
-                time: t,
-                rate: 0.0,
-                ..InstanceDesc::new(clip_id)
-            })
+            .add_instance(&InstanceDesc::new(clip_id).with_time(t).with_rate(0.0))
             .unwrap();
         // The weights come from the clip, on the GPU: the instance sets none of its own.
         let w64: Vec<f64> = clip
@@ -325,7 +310,7 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
             .collect();
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let (_, pose) = animator.read_back(&device, &queue).unwrap();
         let gpu = skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &vertices).unwrap();
@@ -410,16 +395,10 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     let (walk, smile, blink) = (ids[1], ids[ids.len() - 2], ids[ids.len() - 1]);
     assert!(lib.has_morph_weights());
     assert_eq!(lib.morph_targets(0), 4);
-    let desc = AnimatorDesc {
-        morph_weights: 6,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_morph_weights(6);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
     assert!(animator.morph_weights_driven());
-    let at = |clip, time: f32| InstanceDesc {
-        time,
-        ..InstanceDesc::new(clip)
-    };
+    let at = |clip, time: f32| InstanceDesc::new(clip).with_time(time);
     // 0: smile alone, own weights filling the targets it does not drive (1, 3, 5).
     // 1: a cross-fade from smile to blink, half way.
     // 2: walk (no weight tracks) with blink as an override layer at 0.5.
@@ -439,25 +418,19 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
         .set_layer(
             2,
             0,
-            Some(&Layer {
-                weight: 0.5,
-                ..Layer::clip(LayerMode::Override, blink)
-            }),
+            Some(&Layer::clip(LayerMode::Override, blink).with_weight(0.5)),
             true,
         )
         .unwrap();
     animator
         .set_layer(3, 0, Some(&Layer::clip(LayerMode::AdditiveLocal, blink)), true)
         .unwrap();
-    let masked = Layer {
-        mask: Some(mask),
-        ..Layer::clip(LayerMode::Override, blink)
-    };
+    let masked = Layer::clip(LayerMode::Override, blink).with_mask(Some(mask));
     animator.set_layer(5, 0, Some(&masked), true).unwrap();
     let frame = |animator: &mut Animator, dt: f32| {
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     animator
@@ -558,10 +531,7 @@ fn a_skinned_morphed_file_matches_three_js_at_every_time() {
     let built = imported.build_library().unwrap();
     let (device, queue) = common::device();
     let gpu_targets = GpuMorphTargets::new(&device, &set).unwrap();
-    let desc = AnimatorDesc {
-        morph_weights: 3,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_morph_weights(3);
     let mut animator = Animator::new(&device, &built.library, &desc).unwrap();
     let extent = {
         let (lo, hi) = m.mesh.bounds();
@@ -576,16 +546,16 @@ fn a_skinned_morphed_file_matches_three_js_at_every_time() {
         let k = clips.iter().position(|c| c.clip.name == name).unwrap();
         animator.truncate(0);
         animator
-            .add_instance(&InstanceDesc {
-                time,
-                rate: 0.0,
-                ..InstanceDesc::new(built.clips[m.skeleton][k])
-            })
+            .add_instance(
+                &InstanceDesc::new(built.clips[m.skeleton][k])
+                    .with_time(time)
+                    .with_rate(0.0),
+            )
             .unwrap();
         animator.set_morph_weights(0, &targets.default_weights).unwrap();
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        animator.encode(&mut encoder);
+        animator.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let gpu = skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &vertices).unwrap();
         let want = case["positions"].as_array().unwrap();
@@ -614,10 +584,7 @@ fn a_skinned_morphed_file_matches_three_js_at_every_time() {
 fn limits_keyless_tracks_and_reused_places() {
     let (device, queue) = common::device();
     let (lib, _, clips) = mannequin::library();
-    let too_much = AnimatorDesc {
-        morph_weights: wgpu_anim::layout::MAX_MORPH_TARGETS + 1,
-        ..AnimatorDesc::default()
-    };
+    let too_much = AnimatorDesc::default().with_morph_weights(wgpu_anim::layout::MAX_MORPH_TARGETS + 1);
     let e = Animator::new(&device, &lib, &too_much)
         .err()
         .expect("refused")
@@ -634,10 +601,7 @@ fn limits_keyless_tracks_and_reused_places() {
     assert!(!keyless.has_morph_weights());
     assert_eq!(keyless.morph_targets(0), 0);
 
-    let desc = AnimatorDesc {
-        morph_weights: 2,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_morph_weights(2);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
     animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
     animator.set_morph_weights(0, &[0.5, 0.25]).unwrap();
@@ -670,11 +634,9 @@ fn morph_weights_and_dual_palettes_take_no_binding_of_their_own() {
     let (driving, driving_clips, _) = driving_library();
     for (lib, clip, morph) in [(&plain, plain_clips[1], false), (&driving, driving_clips[0], true)] {
         for dual_quaternion in [false, true] {
-            let desc = AnimatorDesc {
-                max_instances: 4,
-                dual_quaternion,
-                ..AnimatorDesc::default()
-            };
+            let desc = AnimatorDesc::default()
+                .with_max_instances(4)
+                .with_dual_quaternion(dual_quaternion);
             let mut a = Animator::new(&device, lib, &desc).unwrap();
             a.set_fused(true).unwrap();
             let what = format!("morph {morph}, dual quaternions {dual_quaternion}");
@@ -706,7 +668,7 @@ fn morph_weights_and_dual_palettes_take_no_binding_of_their_own() {
                 a.set_fused(fused).unwrap();
                 a.prepare(&queue, 1.0 / 60.0);
                 let mut encoder = device.create_command_encoder(&Default::default());
-                a.encode(&mut encoder);
+                a.encode(&mut encoder).unwrap();
                 queue.submit([encoder.finish()]);
                 device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
             }

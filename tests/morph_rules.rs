@@ -245,23 +245,21 @@ fn the_gpu_staged_and_fused_matches_three_js_and_the_mirror() {
         let room = set.target_count();
         let gpu_targets = GpuMorphTargets::new(&device, &set).unwrap();
         let vertices = m.mesh.gpu_vertices();
-        let desc = AnimatorDesc {
-            max_instances: cases.len() as u32,
-            morph_weights: room as u32,
-            ..AnimatorDesc::default()
-        };
+        let desc = AnimatorDesc::default()
+            .with_max_instances(cases.len() as u32)
+            .with_morph_weights(room as u32);
         let mut animator = Animator::new(&device, &lib.library, &desc).unwrap();
         let mut mirror = Vec::new();
         for (i, case) in cases.iter().enumerate() {
             let (s, c) = clip_of(&imp, &case.animation);
             let clip = lib.clips[s][c];
             animator
-                .add_instance(&InstanceDesc {
-                    time: case.time as f32,
-                    rate: 0.0,
-                    loop_mode: LoopMode::Once,
-                    ..InstanceDesc::new(clip)
-                })
+                .add_instance(
+                    &InstanceDesc::new(clip)
+                        .with_time(case.time as f32)
+                        .with_rate(0.0)
+                        .with_loop_mode(LoopMode::Once),
+                )
                 .unwrap();
             animator.set_morph_weights(i, &set.default_weights()).unwrap();
             let w = cpu::morph_weights_at(&lib.library, clip, case.time as f32, &set.default_weights()).unwrap();
@@ -273,7 +271,7 @@ fn the_gpu_staged_and_fused_matches_three_js_and_the_mirror() {
             animator.set_fused(fused).unwrap();
             animator.prepare(&queue, 0.0);
             let mut encoder = device.create_command_encoder(&Default::default());
-            animator.encode(&mut encoder);
+            animator.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
             // The weights in use come first in the page's morph-weight buffer.
             let weights: Vec<f32> = animator

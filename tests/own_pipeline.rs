@@ -182,11 +182,11 @@ fn crowd(device: &wgpu::Device) -> (Animator, [Mat4; 3]) {
     ];
     for (k, world) in worlds.iter().enumerate() {
         animator
-            .add_instance(&InstanceDesc {
-                time: 0.3 * k as f32,
-                world: *world,
-                ..InstanceDesc::new(clips[k % clips.len()])
-            })
+            .add_instance(
+                &InstanceDesc::new(clips[k % clips.len()])
+                    .with_time(0.3 * k as f32)
+                    .with_world(*world),
+            )
             .unwrap();
     }
     (animator, worlds)
@@ -196,19 +196,16 @@ fn crowd(device: &wgpu::Device) -> (Animator, [Mat4; 3]) {
 /// dual-quaternion skinning, one each.
 fn mixed_crowd(device: &wgpu::Device) -> (Animator, [Skinning; 3]) {
     let (lib, _, clips) = mannequin::library();
-    let desc = AnimatorDesc {
-        dual_quaternion: true,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default().with_dual_quaternion(true);
     let mut animator = Animator::new(device, &lib, &desc).unwrap();
     let skinning = [Skinning::Linear, Skinning::DualQuaternion, Skinning::Blend(0.4)];
     for (k, skinning) in skinning.into_iter().enumerate() {
         animator
-            .add_instance(&InstanceDesc {
-                time: 0.3 * k as f32,
-                skinning,
-                ..InstanceDesc::new(clips[1])
-            })
+            .add_instance(
+                &InstanceDesc::new(clips[1])
+                    .with_time(0.3 * k as f32)
+                    .with_skinning(skinning),
+            )
             .unwrap();
     }
     (animator, skinning)
@@ -217,7 +214,7 @@ fn mixed_crowd(device: &wgpu::Device) -> (Animator, [Skinning; 3]) {
 fn frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator, dt: f32) {
     animator.prepare(queue, dt);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -229,17 +226,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
         frame(&device, &queue, &mut animator, dt);
     }
     let vertices = mesh_vertices();
-    let binding = SkinBinding {
-        group: 0,
-        palette: 0,
-        previous: false,
-        dual_quaternion: false,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let binding = SkinBinding::new(0, 0);
     let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
 
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
@@ -302,15 +289,8 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
     // an ulp, so the mirror's two-phase skinning stands for both).
     assert!(!animator.library().has_scale());
     for rigid in [false, true] {
-        let binding = SkinBinding {
-            dual_quaternion: true,
-            rigid,
-            ..SkinBinding::BUILT_IN
-        };
-        assert_eq!(
-            SkinBinding::BUILT_IN.for_animator(&animator),
-            SkinBinding { rigid: true, ..binding }
-        );
+        let binding = SkinBinding::BUILT_IN.with_dual_quaternion(true).with_rigid(rigid);
+        assert_eq!(SkinBinding::BUILT_IN.for_animator(&animator), binding.with_rigid(true));
         let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
         let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
         let mut unlike_linear = [0; 3];
@@ -366,27 +346,13 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
 fn previous_positions_are_the_positions_of_the_frame_before() {
     let (device, queue) = common::device();
     let (animator, _) = crowd(&device);
-    let binding = SkinBinding {
-        group: 0,
-        palette: 0,
-        previous: true,
-        dual_quaternion: false,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let binding = SkinBinding::new(0, 0).with_previous(true);
     check_previous_positions(&device, &queue, animator, binding);
     // Linear, dual-quaternion and blended characters, two-phase and rigid: last frame's dual
     // quaternions are kept too, and the previous positions skin as each character skins.
     for rigid in [false, true] {
         let (animator, _) = mixed_crowd(&device);
-        let binding = SkinBinding {
-            dual_quaternion: true,
-            rigid,
-            ..binding
-        };
+        let binding = binding.with_dual_quaternion(true).with_rigid(rigid);
         check_previous_positions(&device, &queue, animator, binding);
     }
 }
@@ -457,17 +423,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     use wgpu_anim::Error;
     let (device, queue) = common::device();
     let (animator, _) = crowd(&device);
-    let skin = SkinBinding {
-        group: 0,
-        palette: 1,
-        previous: false,
-        dual_quaternion: false,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    let skin = SkinBinding::new(0, 1);
     let layout = |entries: &[wgpu::BindGroupLayoutEntry]| {
         device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: None, entries })
     };
@@ -497,7 +453,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     };
     let empty = layout(&[]);
     refused(skin.bind_groups(&device, &empty, &animator, &[]), "an empty layout");
-    let elsewhere = layout(&SkinBinding { palette: 4, ..skin }.layout_entries());
+    let elsewhere = layout(&skin.with_palette(4).layout_entries());
     refused(
         skin.bind_groups(&device, &elsewhere, &animator, &[]),
         "the entries at other bindings",
@@ -510,7 +466,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         "no entry for the layout's camera",
     );
     let ours = skin.bind_group_layout(&device).unwrap();
-    let previous = SkinBinding { previous: true, ..skin };
+    let previous = skin.with_previous(true);
     let three = previous.bind_group_layout(&device).unwrap();
     let mut kept = crowd(&device).0;
     kept.keep_previous_palettes(&device, true).unwrap();
@@ -530,7 +486,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
         matches!(e, Error::Binding { .. }) && e.to_string().contains("no page 9"),
         "{e}"
     );
-    let far = SkinBinding { palette: 5000, ..skin };
+    let far = skin.with_palette(5000);
     mistaken(
         far.bind_groups(&device, &ours, &animator, &[]),
         "binding 5000",
@@ -577,9 +533,9 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     let groups = skin.bind_groups(&device, &ours, &animator, &[]).unwrap();
     let two = [groups[0].clone(), groups[0].clone()];
     let mesh = {
-        let (lib, skeleton, _) = mannequin::library();
-        let skeleton = &lib.skeletons()[skeleton.index() as usize];
-        wgpu_anim::gpu::MeshBuffers::new(&device, &mannequin::mesh(skeleton), skeleton.joint_count()).unwrap()
+        let lib = animator.library();
+        let skeleton = lib.skeleton_at(0).unwrap();
+        wgpu_anim::gpu::MeshBuffers::new(&device, lib, skeleton, &mannequin::mesh(&lib.skeletons()[0])).unwrap()
     };
     let target = wgpu_anim::gpu::OffscreenTarget::new(&device, 8, 8).unwrap();
     let mut encoder = device.create_command_encoder(&Default::default());

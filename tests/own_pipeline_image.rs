@@ -73,14 +73,14 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     let own = target.read_rgba(&device, &queue).unwrap();
 
     // The same palette drawn by the built-in renderer.
-    let (library, skeleton, _) = wgpu_anim::mannequin::library();
-    let skeleton = &library.skeletons()[skeleton.index() as usize];
-    let mesh = wgpu_anim::mannequin::mesh(skeleton);
+    let library = scene.animator.library();
+    let skeleton = library.skeleton_at(0).unwrap();
+    let mesh = wgpu_anim::mannequin::mesh(&library.skeletons()[0]);
     let renderer = SkinnedRenderer::new(
         &device,
         &scene.animator,
+        skeleton,
         &mesh,
-        skeleton.joint_count(),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -88,7 +88,9 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     .unwrap();
     renderer.set_camera(&queue, &example::camera(aspect));
     let n = scene.animator.instance_count() as u32;
-    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, 0..n));
+    let built_in = picture(&device, &queue, |pass| {
+        renderer.draw(pass, &scene.animator, 0..n).unwrap()
+    });
 
     let characters = built_in
         .chunks_exact(4)
@@ -195,11 +197,9 @@ fn the_example_pipeline_draws_every_page() {
     let scene = example::Scene::new(&device, OffscreenTarget::COLOR_FORMAT, aspect).unwrap();
     // The same 25 characters in pages of 7: four pages, the last one partly used.
     let (library, skeleton, _) = wgpu_anim::mannequin::library();
-    let desc = AnimatorDesc {
-        page_instances: Some(7),
-        dual_quaternion: true,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_page_instances(Some(7))
+        .with_dual_quaternion(true);
     let mut animator = Animator::new(&device, &library, &desc).unwrap();
     for inst in scene.animator.instances() {
         // The scene's library is another build of the same assets: its clip by index here.
@@ -213,16 +213,15 @@ fn the_example_pipeline_draws_every_page() {
     assert!(animator.pages_in_use() >= 4, "{} pages", animator.pages_in_use());
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 
-    let skeleton = &library.skeletons()[skeleton.index() as usize];
-    let mesh = wgpu_anim::mannequin::mesh(skeleton);
+    let mesh = wgpu_anim::mannequin::mesh(&library.skeletons()[skeleton.index() as usize]);
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skeleton,
         &mesh,
-        skeleton.joint_count(),
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -230,7 +229,7 @@ fn the_example_pipeline_draws_every_page() {
     .unwrap();
     renderer.set_camera(&queue, &example::camera(aspect));
     let n = animator.instance_count() as u32;
-    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, 0..n));
+    let built_in = picture(&device, &queue, |pass| renderer.draw(pass, &animator, 0..n).unwrap());
     let camera = wgpu::BindGroupEntry {
         binding: 0,
         resource: scene.camera.as_entire_binding(),

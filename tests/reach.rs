@@ -143,10 +143,7 @@ fn additive_layers_that_would_compound_past_reach_are_refused_and_change_nothing
     let lib = Arc::new(b.build());
     let mut c = Controller::new(lib.clone(), 1, &[(1, 64)]).unwrap();
     c.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
-    let layer = Layer {
-        weight: 1.0,
-        ..Layer::clip(LayerMode::AdditiveLocal, big)
-    };
+    let layer = Layer::clip(LayerMode::AdditiveLocal, big).with_weight(1.0);
     c.set_layer(0, 0, Some(&layer), false).unwrap();
     let before = *c.instance(0).unwrap();
     let e = c.set_layer(0, 1, Some(&layer), false).unwrap_err().to_string();
@@ -157,10 +154,7 @@ fn additive_layers_that_would_compound_past_reach_are_refused_and_change_nothing
         "the refused layer changed the instance"
     );
     // An override layer of the same clip blends convexly: accepted.
-    let over = Layer {
-        weight: 1.0,
-        ..Layer::clip(LayerMode::Override, big)
-    };
+    let over = Layer::clip(LayerMode::Override, big).with_weight(1.0);
     c.set_layer(0, 1, Some(&over), false).unwrap();
 }
 
@@ -175,10 +169,7 @@ fn world_matrices_and_mesh_positions_beyond_reach_are_refused() {
     let mut c = Controller::new(lib.clone(), 2, &[(2, 64)]).unwrap();
     let far = Mat4::from_translation(Vec3::new(2.0 * MAX_REACH as f32, 0.0, 0.0));
     let e = c
-        .add_instance(&InstanceDesc {
-            world: far,
-            ..InstanceDesc::new(lib.clip_at(0).unwrap())
-        })
+        .add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap()).with_world(far))
         .unwrap_err()
         .to_string();
     assert!(e.contains("world matrix"), "{e}");
@@ -268,39 +259,27 @@ fn extreme_rates_times_parameters_and_weights_still_give_poses_within_reach() {
         .into_iter()
         .enumerate()
     {
-        c.add_instance(&InstanceDesc {
-            rate,
-            time,
-            ..InstanceDesc::new(clips[k % clips.len()])
-        })
+        c.add_instance(
+            &InstanceDesc::new(clips[k % clips.len()])
+                .with_rate(rate)
+                .with_time(time),
+        )
         .unwrap();
     }
     // A blend tree driven by parameters far outside its blend space.
     let tree = lib.blend().tree_at(0).unwrap();
-    let desc = InstanceDesc {
-        tree: Some(tree),
-        params: [huge, -huge, huge, -huge],
-        rate: huge,
-        ..InstanceDesc::new(clips[0])
-    };
+    let desc = InstanceDesc::new(clips[0])
+        .with_tree(Some(tree))
+        .with_params([huge, -huge, huge, -huge])
+        .with_rate(huge);
     c.add_instance(&desc).unwrap();
     // Layers at an absurd weight (clamped to 1) and rate.
-    let layer = Layer {
-        weight: huge,
-        rate: huge,
-        ..Layer::clip(LayerMode::AdditiveLocal, clips[1])
-    };
+    let layer = Layer::clip(LayerMode::AdditiveLocal, clips[1])
+        .with_weight(huge)
+        .with_rate(huge);
     c.set_layer(0, 0, Some(&layer), false).unwrap();
-    c.set_layer(
-        0,
-        1,
-        Some(&Layer {
-            mode: LayerMode::Override,
-            ..layer
-        }),
-        false,
-    )
-    .unwrap();
+    c.set_layer(0, 1, Some(&layer.with_mode(LayerMode::Override)), false)
+        .unwrap();
     let n = c.instance_count();
     let (mut clocks, mut lists) = (vec![GpuClock::default(); n], vec![BlendList::default(); n]);
     let mut instances = c.instances().to_vec();

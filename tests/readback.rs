@@ -14,18 +14,16 @@ const CHARACTERS: usize = 120;
 /// different phases, cross-fading now and then.
 fn crowd(device: &wgpu::Device) -> Animator {
     let (lib, _, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
-    let desc = AnimatorDesc {
-        max_instances: CHARACTERS as u32,
-        page_instances: Some(50),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(CHARACTERS as u32)
+        .with_page_instances(Some(50));
     let mut a = Animator::new(device, &lib, &desc).unwrap();
     for i in 0..CHARACTERS {
-        a.add_instance(&InstanceDesc {
-            time: i as f32 * 0.037,
-            world: glam::Mat4::from_translation(glam::Vec3::new(i as f32, 0.0, 0.0)),
-            ..InstanceDesc::new(clips[i % clips.len()])
-        })
+        a.add_instance(
+            &InstanceDesc::new(clips[i % clips.len()])
+                .with_time(i as f32 * 0.037)
+                .with_world(glam::Mat4::from_translation(glam::Vec3::new(i as f32, 0.0, 0.0))),
+        )
         .unwrap();
     }
     a
@@ -43,7 +41,7 @@ fn frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, f: usize)
     }
     a.prepare(queue, 1.0 / 30.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -223,21 +221,10 @@ fn prepare_never_waits_for_the_gpu() {
     let (device, queue) = common::device();
     let (lib, _, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
     const N: usize = 6000;
-    let mut a = Animator::new(
-        &device,
-        &lib,
-        &AnimatorDesc {
-            max_instances: N as u32,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(N as u32)).unwrap();
     for i in 0..N {
-        a.add_instance(&InstanceDesc {
-            time: i as f32 * 0.013,
-            ..InstanceDesc::new(clips[i % 6])
-        })
-        .unwrap();
+        a.add_instance(&InstanceDesc::new(clips[i % 6]).with_time(i as f32 * 0.013))
+            .unwrap();
     }
     a.watch_events(&device, 8192).unwrap();
     a.watch_sockets(&device, &[(0, 0), (N - 1, 0)]).unwrap();
@@ -253,7 +240,7 @@ fn prepare_never_waits_for_the_gpu() {
         let was_done = previous.as_ref().is_some_and(|done| done.load(Ordering::Acquire));
         frames.extend(a.take_readbacks().iter().map(|r| r.frame));
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let done = Arc::new(AtomicBool::new(false));
         let flag = done.clone();

@@ -36,19 +36,21 @@ fn scene() -> Scene {
     let mut animator = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     for (k, x) in [-2.5f32, 0.0, 2.5].into_iter().enumerate() {
         animator
-            .add_instance(&InstanceDesc {
-                world: Mat4::from_rotation_translation(Quat::from_rotation_y(0.4 * k as f32), Vec3::new(x, 0.0, 0.0)),
-                tint: [255, 200, 150, 255],
-                ..InstanceDesc::new(clips[k]) // idle, walk, run
-            })
+            .add_instance(
+                &InstanceDesc::new(clips[k]) // idle, walk, run
+                    .with_world(Mat4::from_rotation_translation(
+                        Quat::from_rotation_y(0.4 * k as f32),
+                        Vec3::new(x, 0.0, 0.0),
+                    ))
+                    .with_tint([255, 200, 150, 255]),
+            )
             .unwrap();
     }
-    let joints = lib.skeletons()[skel.index() as usize].joint_count();
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        skel,
         &m.mesh,
-        joints,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -77,10 +79,12 @@ fn scene() -> Scene {
 fn render(s: &mut Scene, dt: f32) -> Vec<u8> {
     s.animator.prepare(&s.queue, dt);
     let mut encoder = s.device.create_command_encoder(&Default::default());
-    s.animator.encode(&mut encoder);
+    s.animator.encode(&mut encoder).unwrap();
     {
         let (mut pass, _views) = s.target.begin_pass(&mut encoder, CLEAR);
-        s.renderer.draw(&mut pass, 0..s.animator.instance_count() as u32);
+        s.renderer
+            .draw(&mut pass, &s.animator, 0..s.animator.instance_count() as u32)
+            .unwrap();
     }
     s.queue.submit([encoder.finish()]);
     s.target.read_rgba(&s.device, &s.queue).unwrap()

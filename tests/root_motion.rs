@@ -50,15 +50,7 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
     let mut r = common::rng(9);
     let mut worst = [0.0f32; 2];
     for fused in [false, true] {
-        let mut a = Animator::new(
-            &device,
-            &lib,
-            &AnimatorDesc {
-                max_instances: 200,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(200)).unwrap();
         a.set_fused(fused).unwrap();
         for i in 0..200 {
             let mut desc = common::random_state(&mut r, &lib, 0);
@@ -78,10 +70,8 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
         for f in 0..24 {
             for _ in 0..10 {
                 let i = r.gen_range(0..a.instance_count());
-                let desc = InstanceDesc {
-                    rate: r.gen_range(-2.0..2.0),
-                    ..InstanceDesc::new(lib.clip_at(r.gen_range(0..clips)).unwrap())
-                };
+                let rate = r.gen_range(-2.0..2.0);
+                let desc = InstanceDesc::new(lib.clip_at(r.gen_range(0..clips)).unwrap()).with_rate(rate);
                 let t = [None, Some(Transition::linear(0.3))][r.gen_range(0..2)];
                 a.play(i, &desc, t).unwrap();
             }
@@ -91,7 +81,7 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
             let before = roots.clone();
             let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
             let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
             let gpu_instances: Vec<wgpu_anim::layout::GpuInstance> =
@@ -176,11 +166,11 @@ fn whole_loops_move_by_the_extracted_total() {
     ];
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     for (k, (rate, _, _)) in plays.iter().enumerate() {
-        a.add_instance(&InstanceDesc {
-            rate: *rate,
-            world: Mat4::from_translation(Vec3::new(k as f32 * 3.0, 0.0, 0.0)),
-            ..InstanceDesc::new(walk)
-        })
+        a.add_instance(
+            &InstanceDesc::new(walk)
+                .with_rate(*rate)
+                .with_world(Mat4::from_translation(Vec3::new(k as f32 * 3.0, 0.0, 0.0))),
+        )
         .unwrap();
         a.set_root_motion(k, true).unwrap();
     }
@@ -192,7 +182,7 @@ fn whole_loops_move_by_the_extracted_total() {
         for &dt in dts {
             a.prepare(&queue, dt);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
         }
     }
@@ -238,7 +228,7 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         a.read_outputs_page(&device, &queue, 0).unwrap()[0].world
     };
@@ -294,11 +284,11 @@ fn planted_foot_speed(device: &wgpu::Device, queue: &wgpu::Queue, root_motion: b
     let mut a = Animator::new(device, &lib, &AnimatorDesc::default()).unwrap();
     a.watch_events(device, 256).unwrap();
     for i in 0..N {
-        a.add_instance(&InstanceDesc {
-            time: i as f32 / N as f32,
-            world: Mat4::from_translation(Vec3::new(i as f32 * 2.0, 0.0, 0.0)),
-            ..InstanceDesc::tree(tree, [params[0], params[1], 0.0, 0.0])
-        })
+        a.add_instance(
+            &InstanceDesc::tree(tree, [params[0], params[1], 0.0, 0.0])
+                .with_time(i as f32 / N as f32)
+                .with_world(Mat4::from_translation(Vec3::new(i as f32 * 2.0, 0.0, 0.0))),
+        )
         .unwrap();
         a.set_root_motion(i, root_motion).unwrap();
     }
@@ -320,7 +310,7 @@ fn planted_foot_speed(device: &wgpu::Device, queue: &wgpu::Queue, root_motion: b
         }
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
         let sockets = a.read_sockets_page(device, queue, 0).unwrap();
         let per: Vec<[Vec3; 2]> = (0..N)
@@ -401,18 +391,16 @@ fn root_motion_keeps_planted_feet_planted() {
 fn watched_outputs_and_a_rebuild_keep_the_gpus_worlds() {
     let (device, queue) = common::device();
     let (lib, _, ids) = mannequin::library_with_root_motion(mannequin::skeleton());
-    let desc = AnimatorDesc {
-        max_instances: 12,
-        page_instances: Some(4),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(12)
+        .with_page_instances(Some(4));
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     for i in 0..10 {
-        a.add_instance(&InstanceDesc {
-            time: i as f32 * 0.1,
-            world: Mat4::from_translation(Vec3::new(i as f32, 0.0, 0.0)),
-            ..InstanceDesc::new(ids[1 + i % 2])
-        })
+        a.add_instance(
+            &InstanceDesc::new(ids[1 + i % 2])
+                .with_time(i as f32 * 0.1)
+                .with_world(Mat4::from_translation(Vec3::new(i as f32, 0.0, 0.0))),
+        )
         .unwrap();
         a.set_root_motion(i, true).unwrap();
     }
@@ -422,7 +410,7 @@ fn watched_outputs_and_a_rebuild_keep_the_gpus_worlds() {
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     };
     let outputs = |a: &Animator| -> Vec<GpuOutput> {

@@ -65,10 +65,10 @@ fn a_crowd_of_foxes_is_drawn() {
     let picture = |crowd: &mut Crowd, dt: f32| {
         crowd.update(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder).unwrap();
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-            crowd.draw(&mut pass);
+            crowd.draw(&mut pass).unwrap();
         }
         queue.submit([encoder.finish()]);
         target.read_rgba(&device, &queue).unwrap()
@@ -124,7 +124,7 @@ fn the_crowd_steps_and_stamps_footprints() {
     for _ in 0..90 {
         crowd.update(&queue, 1.0 / 60.0);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     }
     // About two steps a second for each walking member.
@@ -135,7 +135,7 @@ fn the_crowd_steps_and_stamps_footprints() {
     let mut encoder = device.create_command_encoder(&Default::default());
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-        crowd.draw(&mut pass);
+        crowd.draw(&mut pass).unwrap();
     }
     queue.submit([encoder.finish()]);
     target.read_rgba(&device, &queue).unwrap();
@@ -184,10 +184,10 @@ fn a_culled_crowd_draws_the_picture_of_a_full_one() {
             crowd.set_camera(&queue, &camera);
             crowd.update(&queue, 1.0 / 30.0);
             let mut encoder = device.create_command_encoder(&Default::default());
-            crowd.encode(&mut encoder);
+            crowd.encode(&mut encoder).unwrap();
             {
                 let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-                crowd.draw(&mut pass);
+                crowd.draw(&mut pass).unwrap();
             }
             queue.submit([encoder.finish()]);
             if frame % 10 == 9 {

@@ -787,17 +787,12 @@ fn binding_of(module: &naga::Module, name: &str) -> Option<(u32, u32)> {
 
 #[test]
 fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and_track() {
-    let binding = SkinBinding {
-        group: 2,
-        palette: 5,
-        previous: true,
-        dual_quaternion: true,
-        rigid: false,
-        morph: true,
-        visible: false,
-        vat: true,
-        location: 3,
-    };
+    let binding = SkinBinding::new(2, 5)
+        .with_previous(true)
+        .with_dual_quaternion(true)
+        .with_morph(true)
+        .with_vat(true)
+        .with_location(3);
     // Plain text, appended.
     let user = USER_SHADER
         .replace("SKIN_WITH_TANGENT(", "wgpu_anim_skin_with_tangent(")
@@ -830,23 +825,18 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
     assert_eq!(locations, attributes);
     assert_eq!(locations, [3, 4, 5, 6, 7]);
     // Without `previous` and `dual_quaternion`, neither binding.
-    let plain = SkinBinding {
-        previous: false,
-        dual_quaternion: false,
-        ..binding
-    }
-    .wgsl();
+    let plain = binding.with_previous(false).with_dual_quaternion(false).wgsl();
     let (module, _) = shaders::validate(&plain).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(binding_of(&module, "wgpu_anim_previous_palettes"), None);
     assert_eq!(binding_of(&module, "wgpu_anim_dual_palettes"), None);
     // Rigid dual quaternions (a block nested in the dual-quaternion one): the same bindings,
     // and no stretch read.
-    let rigid = SkinBinding { rigid: true, ..binding }.wgsl();
+    let rigid = binding.with_rigid(true).wgsl();
     let (module, _) = shaders::validate(&rigid).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(binding_of(&module, "wgpu_anim_dual_palettes"), Some((2, 8)));
     let stretch = "a.stretch_diagonal * weights.x";
     assert!(!rigid.contains(stretch) && binding.wgsl().contains(stretch));
-    for (b, defs) in [(binding, 1), (SkinBinding { rigid: true, ..binding }, 2)] {
+    for (b, defs) in [(binding, 1), (binding.with_rigid(true), 2)] {
         let names: Vec<String> = b.shader_defs().into_iter().map(|(n, _)| n).collect();
         assert_eq!(
             names
@@ -901,11 +891,7 @@ fn the_skinning_module_joins_a_user_shader_with_its_own_instance_frame_clock_and
 /// garbage; the same call with `wgpu_anim_PageInstance` validates.
 #[test]
 fn a_skinning_call_with_a_bare_u32_instance_does_not_validate() {
-    let module = SkinBinding {
-        previous: true,
-        ..SkinBinding::default()
-    }
-    .wgsl();
+    let module = SkinBinding::default().with_previous(true).wgsl();
     let shader = |body: &str| {
         format!(
             "{module}\n@vertex fn main(v: wgpu_anim_Vertex, @builtin(instance_index) i: u32) -> @builtin(position) vec4<f32> {{\n{body}\n}}"

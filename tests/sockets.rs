@@ -36,18 +36,18 @@ fn world(r: &mut SmallRng) -> Mat4 {
 
 /// A crowd in pages of 50: random clips and trees, layers on a third, random world matrices.
 fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: n as u32,
-        page_instances: Some(50),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(n as u32)
+        .with_page_instances(Some(50));
     let mut a = Animator::new(device, lib, &desc).unwrap();
     let mut r = common::rng(11);
     for i in 0..n {
-        let desc = InstanceDesc {
-            world: world(&mut r),
-            rate: r.gen_range(0.5..1.5),
-            ..common::random_state(&mut r, lib, (i % 3) as u32)
+        let desc = {
+            // The fields drawn before the state, as they were.
+            let (world, rate) = (world(&mut r), r.gen_range(0.5..1.5));
+            common::random_state(&mut r, lib, (i % 3) as u32)
+                .with_world(world)
+                .with_rate(rate)
         };
         a.add_instance(&desc).unwrap();
     }
@@ -59,7 +59,7 @@ fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 
@@ -167,23 +167,21 @@ fn socket_matrices_follow_the_f64_reference() {
     let (device, queue) = common::device();
     let (lib, skeletons, clips) = library(4);
     let mut r = common::rng(5);
-    let desc = AnimatorDesc {
-        max_instances: 60,
-        page_instances: Some(25),
-        ..Default::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(60)
+        .with_page_instances(Some(25));
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     let mut expected = Vec::new();
     for _ in 0..60 {
         let c = r.gen_range(0..lib.clips().len());
         let time = r.gen_range(0.0..lib.clips()[c].duration);
         let w = world(&mut r);
-        a.add_instance(&InstanceDesc {
-            time,
-            rate: 0.0,
-            world: w,
-            ..InstanceDesc::new(lib.clip_at(c as u32).unwrap())
-        })
+        a.add_instance(
+            &InstanceDesc::new(lib.clip_at(c as u32).unwrap())
+                .with_time(time)
+                .with_rate(0.0)
+                .with_world(w),
+        )
         .unwrap();
         let skeleton = &skeletons[lib.clips()[c].skeleton as usize];
         let model = wgpu_anim::reference::local_to_model(
@@ -257,16 +255,11 @@ fn a_prop_is_drawn_where_its_socket_is() {
     let (device, queue) = common::device();
     let (lib, skeleton, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    a.add_instance(&InstanceDesc {
-        time: 0.3,
-        ..InstanceDesc::new(clips[1])
-    })
-    .unwrap();
+    a.add_instance(&InstanceDesc::new(clips[1]).with_time(0.3)).unwrap();
     step(&device, &queue, &mut a, 0.0);
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     let mesh = mannequin::mannequin().mesh;
     let (format, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-    let body = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, format, depth, 1).unwrap();
+    let body = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, format, depth, 1).unwrap();
     let sword = mannequin::sword();
     let props = PropRenderer::new(&device, &a, &sword, 0, &[0], [0.8, 0.8, 0.8], format, depth, 1).unwrap();
     let camera = Camera::look_at(
@@ -284,7 +277,7 @@ fn a_prop_is_drawn_where_its_socket_is() {
         let mut encoder = device.create_command_encoder(&Default::default());
         {
             let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-            body.draw(&mut pass, 0..1);
+            body.draw(&mut pass, &a, 0..1).unwrap();
             if with_prop {
                 props.draw(&mut pass, &a);
             }

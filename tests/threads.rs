@@ -44,18 +44,13 @@ fn edit(animator: &mut Animator, clips: &[wgpu_anim::ClipId], worker: usize, fra
 }
 
 fn crowd(device: &wgpu::Device, library: &AnimationLibrary, clips: &[wgpu_anim::ClipId]) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: CHARACTERS as u32,
+    let desc = AnimatorDesc::default()
+        .with_max_instances(CHARACTERS as u32)
         // Several pages, so that the jobs' edits land in different buffers.
-        page_instances: Some(100),
-        ..Default::default()
-    };
+        .with_page_instances(Some(100));
     let mut a = Animator::new(device, library, &desc).unwrap();
     for i in 0..CHARACTERS {
-        let desc = InstanceDesc {
-            time: i as f32 * 0.013,
-            ..InstanceDesc::new(clips[i % clips.len()])
-        };
+        let desc = InstanceDesc::new(clips[i % clips.len()]).with_time(i as f32 * 0.013);
         a.add_instance(&desc).unwrap();
     }
     a
@@ -64,7 +59,7 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary, clips: &[wgpu_anim::
 fn frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator) {
     animator.prepare(queue, 1.0 / 30.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).unwrap();
     queue.submit([encoder.finish()]);
 }
 

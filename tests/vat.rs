@@ -26,18 +26,16 @@ use wgpu_anim::{Affine, Animator, AnimatorDesc, InstanceDesc, mannequin};
 const COUNT: usize = 48;
 
 fn animator(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, culling: bool) -> Animator {
-    let desc = AnimatorDesc {
-        max_instances: COUNT as u32,
-        culling,
-        ..AnimatorDesc::default()
-    };
+    let desc = AnimatorDesc::default()
+        .with_max_instances(COUNT as u32)
+        .with_culling(culling);
     Animator::new(device, lib, &desc).unwrap()
 }
 
 fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
     a.prepare(queue, dt);
     let mut e = device.create_command_encoder(&Default::default());
-    a.encode(&mut e);
+    a.encode(&mut e).unwrap();
     queue.submit([e.finish()]);
 }
 
@@ -126,16 +124,14 @@ fn play_and_check(
             Quat::from_rotation_y(i as f32),
             Vec3::new((i % 8) as f32 * 4.0 - 14.0, 0.0, (i / 8) as f32 * 4.0 - 10.0),
         );
-        let desc = InstanceDesc {
-            time: i as f32 * 0.17,
-            rate: 0.8 + 0.05 * (i % 7) as f32,
-            world,
-            ..match tree {
-                // Every eighth plays a blend tree, which no VAT holds.
-                Some(t) if i % 8 == 3 => InstanceDesc::tree(t, [0.5, 0.0, 0.0, 0.0]),
-                _ => InstanceDesc::new(clips[i % clips.len()]),
-            }
-        };
+        let desc = match tree {
+            // Every eighth plays a blend tree, which no VAT holds.
+            Some(t) if i % 8 == 3 => InstanceDesc::tree(t, [0.5, 0.0, 0.0, 0.0]),
+            _ => InstanceDesc::new(clips[i % clips.len()]),
+        }
+        .with_time(i as f32 * 0.17)
+        .with_rate(0.8 + 0.05 * (i % 7) as f32)
+        .with_world(world);
         for a in [&mut culled, &mut full] {
             a.add_instance(&desc).unwrap();
             if i % 3 != 0 {
@@ -319,7 +315,6 @@ fn a_vat_draw_renders_what_skinning_renders() {
     use wgpu_anim::gpu::OffscreenTarget;
     let (device, queue) = common::device();
     let (lib, skeleton, clips, mesh, vat) = baked();
-    let joints = lib.skeletons()[skeleton.index() as usize].joint_count();
     let (w, h) = (256, 160);
     let camera = Camera::look_at(
         Vec3::new(0.0, 1.5, 7.0),
@@ -342,16 +337,18 @@ fn a_vat_draw_renders_what_skinning_renders() {
     ] {
         let mut a = animator(&device, &lib, vat_on);
         for i in 0..12 {
-            let desc = InstanceDesc {
-                time: i as f32 * 0.21,
-                world: Mat4::from_translation(Vec3::new((i % 6) as f32 * 1.6 - 4.0, 0.0, (i / 6) as f32 * -3.0)),
-                tint,
-                ..InstanceDesc::new(clips[i % clips.len()])
-            };
+            let desc = InstanceDesc::new(clips[i % clips.len()])
+                .with_time(i as f32 * 0.21)
+                .with_world(Mat4::from_translation(Vec3::new(
+                    (i % 6) as f32 * 1.6 - 4.0,
+                    0.0,
+                    (i / 6) as f32 * -3.0,
+                )))
+                .with_tint(tint);
             a.add_instance(&desc).unwrap();
         }
         let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
-        let mut r = SkinnedRenderer::new(&device, &a, &mesh, joints, color, depth, 1).unwrap();
+        let mut r = SkinnedRenderer::new(&device, &a, skeleton, &mesh, color, depth, 1).unwrap();
         if vat_on {
             a.set_bounds(skeleton, lib.mesh_radius(skeleton, &mesh).unwrap())
                 .unwrap();
@@ -366,11 +363,11 @@ fn a_vat_draw_renders_what_skinning_renders() {
         for _ in 0..3 {
             a.prepare(&queue, 0.05);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder).unwrap();
             r.encode(&mut encoder, &a);
             {
                 let (mut pass, _views) = target.begin_pass(&mut encoder, wgpu::Color::BLACK);
-                r.draw_visible(&mut pass, &a);
+                r.draw_visible(&mut pass, &a).unwrap();
             }
             queue.submit([encoder.finish()]);
             picture = target.read_rgba(&device, &queue).unwrap();
@@ -454,10 +451,9 @@ fn bad_vat_input_is_refused() {
     // Another mesh's VAT.
     let mut other = vat.clone();
     other.vertex_count -= 1;
-    let joints = lib.skeletons()[0].joint_count();
     let format = wgpu_anim::gpu::OffscreenTarget::COLOR_FORMAT;
     a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
-    let mut r = wgpu_anim::SkinnedRenderer::new(&device, &a, &mesh, joints, format, None, 1).unwrap();
+    let mut r = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, format, None, 1).unwrap();
     let e = r.set_vat(&device, &a, Some(&other)).unwrap_err().to_string();
     assert!(e.contains("vertices"), "{e}");
     // A bake of nothing, or at no rate.

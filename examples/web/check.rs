@@ -64,10 +64,10 @@ async fn crowd(device: &wgpu::Device, queue: &wgpu::Queue, late: f32) -> Result<
         let dt = if step == 0 { STEP + late } else { STEP };
         crowd.update(queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
-        crowd.encode(&mut encoder);
+        crowd.encode(&mut encoder)?;
         if step + 1 == STEPS {
             let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
-            crowd.draw(&mut pass);
+            crowd.draw(&mut pass)?;
         }
         queue.submit([encoder.finish()]);
     }
@@ -89,17 +89,16 @@ async fn fox(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
         .clip_of_animation(FOX_ANIMATION)
         .ok_or_else(|| missing("the fixture's animation"))?;
     let mut animator =
-        Animator::new_async(device, &built.library, &AnimatorDesc { max_instances: 1, ..AnimatorDesc::default() })
-            .await?;
-    animator.add_instance(&InstanceDesc {
-        time: FOX_TIME,
-        rate: 0.0,
-        loop_mode: LoopMode::Once,
-        ..InstanceDesc::new(built.clips[skeleton][clip])
-    })?;
+        Animator::new_async(device, &built.library, &AnimatorDesc::default().with_max_instances(1)).await?;
+    animator.add_instance(
+        &InstanceDesc::new(built.clips[skeleton][clip])
+            .with_time(FOX_TIME)
+            .with_rate(0.0)
+            .with_loop_mode(LoopMode::Once),
+    )?;
     animator.prepare(queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     queue.submit([encoder.finish()]);
     world_matrices(&animator, device, queue).await
 }

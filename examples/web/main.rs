@@ -268,13 +268,13 @@ impl Demo {
         };
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let timed = self.timer.is_some() && self.reading.borrow().is_none() && !self.timer_busy();
-        self.crowd.animator.encode_timed(&mut encoder, self.timer.as_deref().filter(|_| timed));
+        self.crowd.animator.encode_timed(&mut encoder, self.timer.as_deref().filter(|_| timed)).map_err(js)?;
         if let (true, Some(timer)) = (timed, &self.timer) {
             timer.resolve(&mut encoder);
         }
         {
             let mut pass = scene_pass(&mut encoder, &view, &self.depth, GroundRenderer::SKY);
-            self.crowd.draw(&mut pass);
+            self.crowd.draw(&mut pass).map_err(js)?;
         }
         self.queue.submit([encoder.finish()]);
         if let Some(frame) = frame {

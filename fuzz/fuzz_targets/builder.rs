@@ -227,25 +227,26 @@ fn pick<T: Copy>(u: &mut Unstructured, ids: &[T], other: T) -> Result<Option<T>>
 }
 
 fn layer(u: &mut Unstructured, clips: &[wgpu_anim::ClipId], trees: &[BlendTreeId], masks: &[MaskId]) -> Result<Layer> {
-    Ok(Layer {
-        mode: *u.choose(&[LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh])?,
-        weight: float(u)?,
-        clip: if clips.is_empty() || u.ratio(1, 8)? {
-            Some(foreign().clip)
-        } else {
-            Some(*u.choose(clips)?)
-        },
-        tree: if u.ratio(1, 3)? { pick(u, trees, foreign().tree)? } else { None },
-        mask: if u.ratio(1, 3)? { pick(u, masks, foreign().mask)? } else { None },
-        start: float(u)?,
-        rate: float(u)?,
-        once: u.arbitrary()?,
-        time_parameter: if u.ratio(1, 4)? {
+    // The input is read in the order of the fields.
+    let mode = *u.choose(&[LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh])?;
+    let weight = float(u)?;
+    let clip = if clips.is_empty() || u.ratio(1, 8)? {
+        foreign().clip
+    } else {
+        *u.choose(clips)?
+    };
+    Ok(Layer::clip(mode, clip)
+        .with_weight(weight)
+        .with_tree(if u.ratio(1, 3)? { pick(u, trees, foreign().tree)? } else { None })
+        .with_mask(if u.ratio(1, 3)? { pick(u, masks, foreign().mask)? } else { None })
+        .with_start(float(u)?)
+        .with_rate(float(u)?)
+        .with_once(u.arbitrary()?)
+        .with_time_parameter(if u.ratio(1, 4)? {
             Some(u.int_in_range(0..=5)?)
         } else {
             None
-        },
-    })
+        }))
 }
 
 fn run(u: &mut Unstructured) -> Result<()> {
@@ -363,18 +364,16 @@ fn run(u: &mut Unstructured) -> Result<()> {
             [] => foreign().clip,
             _ => *u.choose(&clips)?,
         };
-        let desc = InstanceDesc {
-            tree: if u.ratio(1, 3)? { pick(u, &trees, foreign().tree)? } else { None },
-            params: [float(u)?, float(u)?, float(u)?, float(u)?],
-            time: float(u)?,
-            rate: float(u)?,
-            loop_mode: match u.int_in_range(0..=2)? {
+        let desc = InstanceDesc::new(clip)
+            .with_tree(if u.ratio(1, 3)? { pick(u, &trees, foreign().tree)? } else { None })
+            .with_params([float(u)?, float(u)?, float(u)?, float(u)?])
+            .with_time(float(u)?)
+            .with_rate(float(u)?)
+            .with_loop_mode(match u.int_in_range(0..=2)? {
                 0 => LoopMode::Once,
                 1 => LoopMode::Repeat(u.arbitrary()?),
                 _ => LoopMode::Forever,
-            },
-            ..InstanceDesc::new(clip)
-        };
+            });
         let index = u.int_in_range(0..=9usize)?;
         let _ = match u.int_in_range(0..=6)? {
             0 => controller.add_instance(&desc).map(|_| ()),
@@ -382,11 +381,11 @@ fn run(u: &mut Unstructured) -> Result<()> {
             2 => controller.play(
                 index,
                 &desc,
-                Some(Transition {
-                    duration: float(u)?,
-                    curve: if u.arbitrary()? { Curve::Smooth } else { Curve::Linear },
-                    frozen: u.arbitrary()?,
-                }),
+                Some(
+                    Transition::linear(float(u)?)
+                        .with_curve(if u.arbitrary()? { Curve::Smooth } else { Curve::Linear })
+                        .with_frozen(u.arbitrary()?),
+                ),
             ),
             3 => {
                 let l = layer(u, &clips, &trees, &masks)?;

@@ -70,7 +70,7 @@ pub fn run_encode_sections(device: &wgpu::Device, queue: &wgpu::Queue, counts: &
             super::cost::wgpu_anim_cost_begin();
             a.prepare(queue, super::DT);
             let mut encoder = device.create_command_encoder(&Default::default());
-            a.encode(&mut encoder);
+            a.encode(&mut encoder)?;
             queue.submit([encoder.finish()]);
             super::cost::wgpu_anim_cost_end();
             wait()?;

@@ -7,7 +7,7 @@ use super::*;
 pub fn gpu_frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<()> {
     a.prepare(queue, DT);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode(&mut encoder);
+    a.encode(&mut encoder)?;
     queue.submit([encoder.finish()]);
     device
         .poll(wgpu::PollType::wait_indefinitely())
@@ -33,7 +33,7 @@ pub(super) fn measure_gpu(
         let start = Instant::now();
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode_timed(&mut encoder, timer.as_ref());
+        a.encode_timed(&mut encoder, timer.as_ref())?;
         if let Some(t) = &timer {
             t.resolve(&mut encoder);
         }
@@ -78,7 +78,7 @@ pub(super) fn measure_gpu(
         }
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder)?;
         queue.submit([encoder.finish()]);
         edit_encode.push(start.elapsed().as_secs_f64() * 1e3);
         edit_upload.push(a.uploaded_bytes() as f64);
@@ -134,7 +134,7 @@ pub(super) fn encode_times(
         let start = cpu_time::ThreadTime::now();
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode(&mut encoder);
+        a.encode(&mut encoder)?;
         queue.submit([encoder.finish()]);
         times.push(start.elapsed().as_secs_f64() * 1e3);
     }
@@ -156,7 +156,7 @@ pub(super) fn timed_frame(
 ) -> Result<(Vec<f64>, FrameTime)> {
     a.prepare(queue, DT);
     let mut encoder = device.create_command_encoder(&Default::default());
-    a.encode_timed(&mut encoder, Some(timer));
+    a.encode_timed(&mut encoder, Some(timer))?;
     timer.resolve(&mut encoder);
     let submitted = FrameTime::start();
     queue.submit([encoder.finish()]);
@@ -279,7 +279,7 @@ pub(super) fn readback_frames_timed(
         let start = Instant::now();
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
-        a.encode_timed(&mut encoder, timer.as_ref());
+        a.encode_timed(&mut encoder, timer.as_ref())?;
         if let Some(t) = &timer {
             t.resolve(&mut encoder);
         }

@@ -121,7 +121,7 @@ pub fn compare_morph(
     let skeleton = mannequin::skeleton();
     let mesh = mannequin::mesh(&skeleton);
     let set = mesh.morph_targets.build(mesh.positions.len())?;
-    let measured = alternate_frames(device, queue, &mut crowds, &mesh, skeleton.joint_count(), pairs, warmup)?;
+    let measured = alternate_frames(device, queue, &mut crowds, &mesh, pairs, warmup)?;
     let ratios = measured[0]
         .iter()
         .zip(&measured[1])

@@ -92,7 +92,7 @@ pub fn compare_skinning(
     let (lib, skeleton, _) = mannequin::library();
     let skeleton = &lib.skeletons()[skeleton.index() as usize];
     let mesh = mannequin::mesh(skeleton);
-    let measured = alternate_frames(device, queue, &mut crowds, &mesh, skeleton.joint_count(), pairs, warmup)?;
+    let measured = alternate_frames(device, queue, &mut crowds, &mesh, pairs, warmup)?;
     let ratios = measured[0]
         .iter()
         .zip(&measured[1])
@@ -136,7 +136,8 @@ pub(super) struct Timing {
     pub frame: f64,
 }
 
-/// Animates and draws `crowds` (of `mesh`'s characters, `joints` joints) in alternate frames,
+/// Animates and draws `crowds` (of `mesh`'s characters, the skeleton of each crowd's first
+/// instance) in alternate frames,
 /// each part a submission of its own waited for (see the module docs): `pairs` frames each
 /// after `warmup`, on a grid seen from above.
 pub(super) fn alternate_frames(
@@ -144,7 +145,6 @@ pub(super) fn alternate_frames(
     queue: &wgpu::Queue,
     crowds: &mut [Animator],
     mesh: &crate::SkinnedMesh,
-    joints: usize,
     pairs: u32,
     warmup: u32,
 ) -> Result<Vec<Vec<Timing>>> {
@@ -167,11 +167,18 @@ pub(super) fn alternate_frames(
     );
     let mut renderers = Vec::with_capacity(crowds.len());
     for a in crowds.iter() {
+        let skeleton = a
+            .instances()
+            .first()
+            .and_then(|i| a.library().skeleton_at(i.skeleton))
+            .ok_or_else(|| Error::Limit {
+                what: "a crowd of no characters to draw".to_owned(),
+            })?;
         let r = SkinnedRenderer::new(
             device,
             a,
+            skeleton,
             mesh,
-            joints,
             OffscreenTarget::COLOR_FORMAT,
             Some(OffscreenTarget::DEPTH_FORMAT),
             1,
@@ -202,15 +209,11 @@ pub(super) fn alternate_frames(
             // The animation frame, the palette pass again on its own, then the draw: each a
             // submission of its own, waited for.
             a.prepare(queue, DT);
-            let animation = timed(&mut |e| {
-                a.encode(e);
-                Ok(())
-            })?;
+            let animation = timed(&mut |e| a.encode(e))?;
             let palette = timed(&mut |e| a.encode_stage(e, Stage::Palette))?;
             let draw = timed(&mut |e| {
                 let mut pass = scene_pass(e, &views[0], &views[1], sky);
-                renderers[k].draw(&mut pass, 0..n);
-                Ok(())
+                renderers[k].draw(&mut pass, a, 0..n)
             })?;
             if frame >= warmup {
                 measured[k].push(Timing {

@@ -26,6 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 ///
 /// Per frame: call [`Animator::prepare`] (uploads `dt` and any instance parameters that changed)
 /// then [`Animator::encode`] into your command encoder, then draw with the palette buffer.
+/// Encoding or drawing before the first `prepare` is an error ([`Error::NotPrepared`]): nothing
+/// is on the GPU to animate or draw.
 ///
 /// An animator is a [`Controller`] — every instance's state on the CPU, with no device; its
 /// methods (`add_instance`, `play`, `set_layer`, ...) are the animator's through `Deref` — and
@@ -649,14 +651,21 @@ impl Animator {
     /// chains), palette; or the clock and the fused pass — into `encoder`.
     /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
     /// each page's palettes in use into its previous palettes.
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
-        self.encode_timed(encoder, None);
+    ///
+    /// Errors (nothing recorded): before the first [`Animator::prepare`]
+    /// ([`Error::NotPrepared`]): no instance is on the GPU yet, and the passes would animate
+    /// nothing.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
+        self.encode_timed(encoder, None)
     }
 
     /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
     /// [`Stage::staged`] for the library, the fused pass pass 0) when a timer is given; passes
     /// past the timer's count are not timed.
-    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) {
+    ///
+    /// Errors: as [`Animator::encode`].
+    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) -> Result<()> {
+        self.check_prepared(|| "Animator::encode".to_owned())?;
         self.encodes.fetch_add(1, Ordering::Relaxed);
         if self.previous_copy == PreviousCopy::Before {
             self.copy_previous_palettes(encoder);
@@ -675,6 +684,7 @@ impl Animator {
                 encoder.copy_buffer_to_buffer(page.buffer(c.source), c.offset, buffer, c.dst, c.bytes);
             }
         }
+        Ok(())
     }
 
     /// Copies the palettes in use of every page to its previous palettes (and the dual
@@ -703,7 +713,8 @@ impl Animator {
     /// [`Animator::encode`], as a stage reads what the stage before it wrote.
     ///
     /// Errors: [`Error::Limit`] for [`Stage::Skin`] (the renderer draws it), or for
-    /// [`Stage::Fused`] where the fused pass is not available ([`Animator::fused_available`]).
+    /// [`Stage::Fused`] where the fused pass is not available ([`Animator::fused_available`]);
+    /// before the first [`Animator::prepare`], [`Error::NotPrepared`].
     pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<()> {
         let fused = stage == Stage::Fused;
         if stage == Stage::Skin || (fused && self.fused.is_none()) {
@@ -711,6 +722,7 @@ impl Animator {
                 what: format!("the {} pass cannot be recorded by the animator here", stage.name()),
             });
         }
+        self.check_prepared(|| format!("Animator::encode_stage of the {} pass", stage.name()))?;
         let in_use = self.controller.pages_in_use();
         self.encode_passes(encoder, None, fused, in_use, Some(stage), |page| {
             self.controller.page_range(page).len() as u32
@@ -814,6 +826,14 @@ impl Animator {
             };
             page.bind(device, k, &shared, &self.passes, self.fused.as_ref());
         }
+    }
+
+    /// Errors ([`Error::NotPrepared`], naming `what`) before the first [`Animator::prepare`].
+    pub(crate) fn check_prepared(&self, what: impl FnOnce() -> String) -> Result<()> {
+        if self.frames == 0 {
+            return Err(Error::NotPrepared { what: what() });
+        }
+        Ok(())
     }
 
     /// The number of the frame last prepared (frames count from 1; 0 before the first).

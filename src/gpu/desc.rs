@@ -21,7 +21,12 @@ pub enum LoopMode {
 /// What an instance plays and where it stands. Its ids must be of the animator's library:
 /// [`crate::gpu::Controller::add_instance`], `set_instance` and `play` refuse others with
 /// [`crate::Error::ForeignId`].
+///
+/// `#[non_exhaustive]` (it gains a field with each thing an instance can be given): start from
+/// [`InstanceDesc::new`] or [`InstanceDesc::tree`] and set the rest with the `with_*` methods
+/// (`InstanceDesc::new(walk).with_time(0.5).with_world(at)`), or assign the fields.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct InstanceDesc {
     /// The clip (when `tree` is `None`).
     pub clip: ClipId,
@@ -143,7 +148,11 @@ pub enum Blending {
 
 /// A transition from what an instance shows to a new state: a cross-fade, or an inertialized
 /// transition that evaluates only the new state ([`Blending`]).
+///
+/// `#[non_exhaustive]`: start from [`Transition::linear`], [`Transition::inertialize`] or
+/// [`Transition::dead_blend`] and set the rest with the `with_*` methods.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Transition {
     /// Length in seconds (0 cuts).
     pub duration: f32,
@@ -205,7 +214,11 @@ pub enum LayerMode {
 /// A layer on top of an instance's base state: a clip or a blend tree (of difference clips for
 /// the additive modes), with a weight and an optional mask, all of the animator's library
 /// ([`crate::gpu::Controller::set_layer`] refuses others with [`crate::Error::ForeignId`]).
+///
+/// `#[non_exhaustive]`: start from [`Layer::clip`] or [`Layer::tree`] and set the rest with the
+/// `with_*` methods.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Layer {
     /// How it combines.
     pub mode: LayerMode,
@@ -267,7 +280,13 @@ impl Layer {
 /// palette buffers, each within one storage binding of the device, and a frame records the same
 /// dispatches for every page. A crowd of any size that fits in memory runs, whatever the
 /// device's largest binding.
+///
+/// It gains a field with each feature an animator can keep room for, so it is
+/// `#[non_exhaustive]`: start from [`AnimatorDesc::default`] and set what you need with the
+/// `with_*` methods (`AnimatorDesc::default().with_max_instances(10_000).with_culling(true)`), or
+/// assign the fields.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct AnimatorDesc {
     /// Most instances at once.
     pub max_instances: u32,
@@ -475,6 +494,52 @@ pub enum HierarchyWalk {
     /// (`benches/results/2026-11-27-1030-fused-clock-pass-and-levels.md`).
     OneThread,
 }
+
+builders!(InstanceDesc {
+    with_clip => clip: ClipId,
+    with_tree => tree: Option<BlendTreeId>,
+    with_params => params: [f32; 4],
+    with_time => time: f32,
+    with_rate => rate: f32,
+    with_loop_mode => loop_mode: LoopMode,
+    with_world => world: Mat4,
+    with_tint => tint: [u8; 4],
+    with_skinning => skinning: Skinning,
+});
+
+builders!(Transition {
+    with_duration => duration: f32,
+    with_curve => curve: Curve,
+    with_frozen => frozen: bool,
+    with_blending => blending: Blending,
+});
+
+builders!(Layer {
+    with_mode => mode: LayerMode,
+    with_weight => weight: f32,
+    with_clip => clip: Option<ClipId>,
+    with_tree => tree: Option<BlendTreeId>,
+    with_mask => mask: Option<crate::library::MaskId>,
+    with_start => start: f32,
+    with_rate => rate: f32,
+    with_once => once: bool,
+    with_time_parameter => time_parameter: Option<u32>,
+});
+
+builders!(AnimatorDesc {
+    with_max_instances => max_instances: u32,
+    with_max_joints => max_joints: Option<u32>,
+    with_page_instances => page_instances: Option<u32>,
+    with_dual_quaternion => dual_quaternion: bool,
+    with_morph_weights => morph_weights: u32,
+    with_ground => ground: Option<&'static str>,
+    with_inertialization => inertialization: bool,
+    with_layers => layers: bool,
+    with_culling => culling: bool,
+    with_lod_interpolation => lod_interpolation: bool,
+    with_hierarchy_walk => hierarchy_walk: HierarchyWalk,
+    with_character_threads => character_threads: CharacterThreads,
+});
 
 impl Default for AnimatorDesc {
     fn default() -> Self {

@@ -2,6 +2,24 @@
 //! type here takes your `wgpu::Device` and `wgpu::Queue`. [`headless_device`] is a convenience for
 //! tools and tests that have none.
 
+/// `with_<field>` methods for a `#[non_exhaustive]` struct (which struct expressions outside the
+/// crate cannot build): `$ty { with_x => x: T, .. }` gives `const fn with_x(self, x: T) -> Self`,
+/// the value with `x` set.
+macro_rules! builders {
+    ($ty:ident { $($with:ident => $field:ident: $t:ty),* $(,)? }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("This with [`", stringify!($ty), "::", stringify!($field), "`] set.")]
+                #[must_use]
+                pub const fn $with(mut self, $field: $t) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+
 mod animator;
 mod budget;
 mod controller;

@@ -1,7 +1,7 @@
 //! [`PropRenderer`]: a rigid mesh held in a socket of chosen characters, placed on the GPU by the
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
-use super::renderer::{MeshBuffers, MeshTargets, mesh_pipeline};
+use super::renderer::{MeshTargets, mesh_pipeline};
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
 use crate::layout::Camera;
@@ -16,7 +16,9 @@ use wgpu::util::DeviceExt;
 /// socket matrix is of its last evaluated frame).
 pub struct PropRenderer {
     pipeline: wgpu::RenderPipeline,
-    mesh: MeshBuffers,
+    /// The rigid mesh's vertex and index buffers and its index count (of no skeleton: every
+    /// vertex on the socket's matrix).
+    mesh: (wgpu::Buffer, wgpu::Buffer, u32),
     camera: wgpu::Buffer,
     socket: usize,
     /// Per page of the animator: the bind group of its palette and instance buffers.
@@ -114,7 +116,7 @@ impl PropRenderer {
             ..mesh.clone()
         };
         let pages = holder_pages(animator, socket, holders)?;
-        let buffers = MeshBuffers::new_async(device, &rigid, 1).await?;
+        let buffers = super::renderer::upload(device, &rigid, 1).await?;
         let skin = SkinBinding::BUILT_IN;
         let (pipeline, camera, groups) = super::refusable(
             device,
@@ -267,9 +269,11 @@ impl PropRenderer {
                 continue;
             }
             pass.set_bind_group(SkinBinding::BUILT_IN.group, group, &[]);
-            self.mesh.bind(pass, 0);
+            let (vertices, indices, index_count) = &self.mesh;
+            pass.set_vertex_buffer(0, vertices.slice(..));
+            pass.set_index_buffer(indices.slice(..), wgpu::IndexFormat::Uint32);
             pass.set_vertex_buffer(1, slots.slice(..));
-            pass.draw_indexed(0..self.mesh.index_count, 0, 0..count);
+            pass.draw_indexed(0..*index_count, 0, 0..count);
         }
     }
 }

@@ -272,7 +272,7 @@ pub fn evaluate_poses(
     let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
         label: Some("evaluate_poses"),
     });
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder)?;
     queue.submit([encoder.finish()]);
     let mut poses = Vec::with_capacity(requests.len());
     for page in 0..animator.page_count() {

@@ -4,6 +4,8 @@
 use super::Animator;
 use crate::error::{Error, Result};
 use crate::layout::{Camera, SkinView};
+use crate::id::SkeletonId;
+use crate::library::AnimationLibrary;
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use crate::shaders::{Stage, stage_source_with};
 use wgpu::util::DeviceExt;
@@ -22,7 +24,13 @@ pub fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
 }
 
 /// A skinned mesh on the GPU: its vertices ([`SkinVertex`], drawn with [`SkinVertex::LAYOUT`])
-/// and its `u32` indices, for [`SkinnedRenderer`] and for pipelines of your own.
+/// and its `u32` indices, for [`SkinnedRenderer`] and for pipelines of your own, and the skeleton
+/// it is skinned to: the draws that take it ([`super::SkinBinding::draw`],
+/// [`super::SkinBinding::draw_visible`]) refuse instances of another skeleton
+/// ([`Error::MeshSkeleton`]), whose joints its vertices do not name.
+///
+/// Made by [`MeshBuffers::new`] only (it has private fields): its skeleton is always the one its
+/// vertices were checked against.
 pub struct MeshBuffers {
     /// The vertex buffer (`SkinVertex`, 56 bytes each).
     pub vertices: wgpu::Buffer,
@@ -30,6 +38,12 @@ pub struct MeshBuffers {
     pub indices: wgpu::Buffer,
     /// How many indices.
     pub index_count: u32,
+    /// The mesh's name.
+    name: String,
+    /// The skeleton it is skinned to, the skeleton's name and its joint count.
+    skeleton: SkeletonId,
+    skeleton_name: String,
+    joint_count: usize,
 }
 
 impl MeshBuffers {
@@ -37,47 +51,63 @@ impl MeshBuffers {
     ///
     /// Errors: as [`MeshBuffers::new_async`].
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
-        pollster::block_on(Self::new_async(device, mesh, joint_count))
+    pub fn new(
+        device: &wgpu::Device,
+        library: &AnimationLibrary,
+        skeleton: SkeletonId,
+        mesh: &SkinnedMesh,
+    ) -> Result<Self> {
+        pollster::block_on(Self::new_async(device, library, skeleton, mesh))
     }
 
-    /// Uploads `mesh`, first validated against a skeleton of `joint_count` joints (so that no
-    /// vertex names a joint past the end of its character's palette).
+    /// Uploads `mesh`, skinned to skeleton `skeleton` of `library` and first validated against it
+    /// (so that no vertex names a joint past the end of its character's palette). It keeps the
+    /// skeleton: a draw of instances of another skeleton is an error, not spikes. An animator of
+    /// another build of the library draws it too where that library has the same skeleton at
+    /// the same index (by name and joint count).
     ///
     /// It waits for the device's answer to an error scope around the upload, so it is `async`:
     /// in a browser, `.await` it; natively, [`MeshBuffers::new`] blocks on it (the answer is
     /// there at once).
     ///
-    /// Errors: a mesh that does not fit the skeleton ([`SkinnedMesh::validate`]); buffers the
-    /// device refuses ([`crate::Error::Refused`]).
-    pub async fn new_async(device: &wgpu::Device, mesh: &SkinnedMesh, joint_count: usize) -> Result<Self> {
-        let mut mesh = mesh.clone();
-        mesh.validate(joint_count)?;
-        let init = |label, contents: &[u8], usage| {
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage,
-            })
+    /// Errors: a skeleton of another library ([`Error::ForeignId`]) or one it does not have; a
+    /// mesh that does not fit the skeleton ([`SkinnedMesh::validate`]); buffers the device
+    /// refuses ([`crate::Error::Refused`]).
+    pub async fn new_async(
+        device: &wgpu::Device,
+        library: &AnimationLibrary,
+        skeleton: SkeletonId,
+        mesh: &SkinnedMesh,
+    ) -> Result<Self> {
+        let k = skeleton.check(library.tag())?;
+        let Some(of) = library.skeletons().get(k as usize) else {
+            return Err(Error::Mesh {
+                mesh: mesh.name.clone(),
+                what: format!("skinned to skeleton {k}, which the library does not have"),
+            });
         };
-        super::refusable(
-            device,
-            || format!("the buffers of mesh '{}'", mesh.name),
-            || Self {
-                vertices: init(
-                    "wgpu-anim skinned vertices",
-                    bytemuck::cast_slice(&mesh.gpu_vertices()),
-                    wgpu::BufferUsages::VERTEX,
-                ),
-                indices: init(
-                    "wgpu-anim indices",
-                    bytemuck::cast_slice(&mesh.indices),
-                    wgpu::BufferUsages::INDEX,
-                ),
-                index_count: mesh.indices.len() as u32,
-            },
-        )
-        .await
+        let (vertices, indices, index_count) = upload(device, mesh, of.joint_count()).await?;
+        Ok(Self {
+            vertices,
+            indices,
+            index_count,
+            name: mesh.name.clone(),
+            skeleton,
+            skeleton_name: of.name().to_owned(),
+            joint_count: of.joint_count(),
+        })
+    }
+
+    /// The skeleton it is skinned to.
+    #[must_use]
+    pub fn skeleton(&self) -> SkeletonId {
+        self.skeleton
+    }
+
+    /// The mesh's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Sets the vertex buffer at slot `slot` and the index buffer.
@@ -85,6 +115,85 @@ impl MeshBuffers {
         pass.set_vertex_buffer(slot, self.vertices.slice(..));
         pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
     }
+
+    /// Errors ([`Error::MeshSkeleton`]) when an instance of `animator` in `instances` (those
+    /// past the last are not looked at) is of another skeleton than this mesh's, naming the first.
+    pub(crate) fn check_instances(&self, animator: &Animator, instances: std::ops::Range<usize>) -> Result<()> {
+        let library = animator.library();
+        let k = self.skeleton.index();
+        let foreign = self.skeleton.library() != library.tag();
+        // Another build of the library: its skeleton at the same index, if it is the same.
+        let ours = !foreign
+            || library
+                .skeletons()
+                .get(k as usize)
+                .is_some_and(|s| s.name() == self.skeleton_name && s.joint_count() == self.joint_count);
+        let other = if ours {
+            animator.other_skeleton_in(k, instances)
+        } else {
+            let first = instances.start;
+            (first < animator.instance_count()).then(|| (first, animator.instances()[first].skeleton))
+        };
+        let Some((instance, theirs)) = other else {
+            return Ok(());
+        };
+        let name = library.skeletons().get(theirs as usize).map_or("", |s| s.name());
+        let (skeleton, instance_skeleton) = if foreign {
+            (
+                format!("'{}' ({k}, {})", self.skeleton_name, self.skeleton.library()),
+                format!("'{name}' ({theirs}, {})", library.tag()),
+            )
+        } else {
+            (
+                format!("'{}' ({k})", self.skeleton_name),
+                format!("'{name}' ({theirs})"),
+            )
+        };
+        Err(Error::MeshSkeleton {
+            mesh: self.name.clone(),
+            skeleton,
+            instance,
+            instance_skeleton,
+        })
+    }
+}
+
+/// Uploads `mesh`'s vertices and indices, first validated against a skeleton of `joint_count`
+/// joints: the vertex buffer, the index buffer and the index count.
+pub(crate) async fn upload(
+    device: &wgpu::Device,
+    mesh: &SkinnedMesh,
+    joint_count: usize,
+) -> Result<(wgpu::Buffer, wgpu::Buffer, u32)> {
+    let mut mesh = mesh.clone();
+    mesh.validate(joint_count)?;
+    let init = |label, contents: &[u8], usage| {
+        device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage,
+        })
+    };
+    super::refusable(
+        device,
+        || format!("the buffers of mesh '{}'", mesh.name),
+        || {
+            (
+                init(
+                    "wgpu-anim skinned vertices",
+                    bytemuck::cast_slice(&mesh.gpu_vertices()),
+                    wgpu::BufferUsages::VERTEX,
+                ),
+                init(
+                    "wgpu-anim indices",
+                    bytemuck::cast_slice(&mesh.indices),
+                    wgpu::BufferUsages::INDEX,
+                ),
+                mesh.indices.len() as u32,
+            )
+        },
+    )
+    .await
 }
 
 /// Draws every instance of an [`Animator`] that uses one mesh with one instanced draw per page
@@ -124,8 +233,8 @@ impl SkinnedRenderer {
     pub fn new(
         device: &wgpu::Device,
         animator: &Animator,
+        skeleton: SkeletonId,
         mesh: &SkinnedMesh,
-        joint_count: usize,
         color_format: wgpu::TextureFormat,
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
@@ -133,36 +242,38 @@ impl SkinnedRenderer {
         pollster::block_on(Self::new_async(
             device,
             animator,
+            skeleton,
             mesh,
-            joint_count,
             color_format,
             depth_format,
             sample_count,
         ))
     }
 
-    /// A renderer of `mesh` (validated against a skeleton of `joint_count` joints) drawing into
-    /// `color_format` with an optional depth buffer (`Less` compare) and MSAA `sample_count`.
-    /// When the mesh has morph targets ([`SkinnedMesh::morph_targets`]) and the animator keeps
-    /// room for morph weights ([`super::AnimatorDesc::morph_weights`]), each character's vertices
-    /// are morphed by its weights before they are skinned; without room they are drawn as bound.
+    /// A renderer of `mesh`, skinned to skeleton `skeleton` of `animator`'s library (and
+    /// validated against it, [`MeshBuffers::new`]), drawing into `color_format` with an optional
+    /// depth buffer (`Less` compare) and MSAA `sample_count`. When the mesh has morph targets
+    /// ([`SkinnedMesh::morph_targets`]) and the animator keeps room for morph weights
+    /// ([`super::AnimatorDesc::morph_weights`]), each character's vertices are morphed by its
+    /// weights before they are skinned; without room they are drawn as bound.
     ///
     /// It waits for the device's answer to the error scopes around its buffers, bind groups and
     /// pipeline, so it is `async`: in a browser, `.await` it; natively, [`SkinnedRenderer::new`]
     /// blocks on it (the answer is there at once).
     ///
-    /// Errors: a mesh that does not fit the skeleton; buffers, bind groups or a pipeline the
-    /// device refuses ([`crate::Error::Refused`]).
+    /// Errors: a skeleton of another library or a mesh that does not fit the skeleton (as
+    /// [`MeshBuffers::new_async`]); buffers, bind groups or a pipeline the device refuses
+    /// ([`crate::Error::Refused`]).
     pub async fn new_async(
         device: &wgpu::Device,
         animator: &Animator,
+        skeleton: SkeletonId,
         mesh: &SkinnedMesh,
-        joint_count: usize,
         color_format: wgpu::TextureFormat,
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Self> {
-        let buffers = MeshBuffers::new_async(device, mesh, joint_count).await?;
+        let buffers = MeshBuffers::new_async(device, animator.library(), skeleton, mesh).await?;
         let morph = if animator.morph_room() > 0 && !mesh.morph_targets.targets.is_empty() {
             let set = mesh.morph_targets.build(mesh.positions.len())?;
             Some(super::GpuMorphTargets::new_async(device, &set).await?)
@@ -416,37 +527,53 @@ impl SkinnedRenderer {
         self.culled.is_some()
     }
 
-    /// Draws every instance `animator` (this renderer's) evaluated this frame (which must all
-    /// use this mesh's skeleton): one indirect instanced draw per page, whatever is seen
-    /// ([`SkinnedRenderer::encode`] first). Without culling, every instance
-    /// ([`SkinnedRenderer::draw`]).
-    pub fn draw_visible(&self, pass: &mut wgpu::RenderPass<'_>, animator: &Animator) {
-        match &self.culled {
-            Some((pipeline, draws)) => {
-                pass.set_pipeline(pipeline);
-                let groups = self.pages.iter().map(|(_, g)| g);
-                draws.draw(pass, super::SkinBinding::BUILT_IN.group, groups, &self.mesh);
-                if let Some(v) = &self.vat {
-                    pass.set_pipeline(&v.pipeline);
-                    v.draws
-                        .draw(pass, super::SkinBinding::BUILT_IN.group, &v.groups, &self.mesh);
-                }
-            }
-            None => self.draw(pass, 0..animator.instance_count() as u32),
+    /// Draws every instance `animator` (this renderer's) evaluated this frame: one indirect
+    /// instanced draw per page, whatever is seen ([`SkinnedRenderer::encode`] first). Without
+    /// culling, every instance ([`SkinnedRenderer::draw`]).
+    ///
+    /// Errors (nothing recorded): before the animator's first [`Animator::prepare`]
+    /// ([`Error::NotPrepared`]); an instance of another skeleton than the mesh's
+    /// ([`Error::MeshSkeleton`]: every instance of a culling animator is drawn by its mesh).
+    pub fn draw_visible(&self, pass: &mut wgpu::RenderPass<'_>, animator: &Animator) -> Result<()> {
+        animator.check_prepared(|| "SkinnedRenderer::draw_visible".to_owned())?;
+        let Some((pipeline, draws)) = &self.culled else {
+            return self.draw(pass, animator, 0..animator.instance_count() as u32);
+        };
+        self.mesh.check_instances(animator, 0..animator.instance_count())?;
+        pass.set_pipeline(pipeline);
+        let groups = self.pages.iter().map(|(_, g)| g);
+        draws.draw(pass, super::SkinBinding::BUILT_IN.group, groups, &self.mesh);
+        if let Some(v) = &self.vat {
+            pass.set_pipeline(&v.pipeline);
+            v.draws
+                .draw(pass, super::SkinBinding::BUILT_IN.group, &v.groups, &self.mesh);
         }
+        Ok(())
     }
 
-    /// Draws animator instances `instances` (which must all use this mesh's skeleton): one
-    /// instanced draw per page they span. With culling, those the frame did not evaluate are
-    /// drawn in the last pose they were evaluated in ([`SkinnedRenderer::draw_visible`] draws
-    /// only the evaluated ones).
-    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, instances: std::ops::Range<u32>) {
+    /// Draws `animator`'s (this renderer's) instances `instances`: one instanced draw per page
+    /// they span. With culling, those the frame did not evaluate are drawn in the last pose they
+    /// were evaluated in ([`SkinnedRenderer::draw_visible`] draws only the evaluated ones).
+    ///
+    /// Errors (nothing recorded): before the animator's first [`Animator::prepare`]
+    /// ([`Error::NotPrepared`]); an instance in `instances` of another skeleton than the mesh's
+    /// ([`Error::MeshSkeleton`], naming the first).
+    pub fn draw(
+        &self,
+        pass: &mut wgpu::RenderPass<'_>,
+        animator: &Animator,
+        instances: std::ops::Range<u32>,
+    ) -> Result<()> {
+        animator.check_prepared(|| format!("SkinnedRenderer::draw of instances {instances:?}"))?;
+        self.mesh
+            .check_instances(animator, instances.start as usize..instances.end as usize)?;
         if instances.is_empty() {
-            return;
+            return Ok(());
         }
         pass.set_pipeline(&self.pipeline);
         let pages = self.pages.iter().map(|(range, group)| (range.clone(), group));
         super::skinning::draw_pages(pass, super::SkinBinding::BUILT_IN.group, pages, &self.mesh, instances);
+        Ok(())
     }
 }
 

@@ -37,7 +37,13 @@ use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 /// No method panics on what you pass: a bind group entry, a layout or bind groups that do not
 /// fit are errors ([`Error::Binding`] when checked on the CPU, [`Error::Refused`] when the device
 /// refuses them).
+///
+/// It gains a field with each feature the module learns to bind, so it is `#[non_exhaustive]`:
+/// start from [`SkinBinding::new`], [`SkinBinding::default`], [`SkinBinding::BUILT_IN`] or
+/// [`SkinBinding::for_animator`] and set what you need with the `with_*` methods (`const`, for a
+/// `const` placement: `SkinBinding::BUILT_IN_DUAL.with_rigid(true)`), or assign the fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SkinBinding {
     /// The bind group index.
     pub group: u32,
@@ -83,11 +89,32 @@ pub struct SkinBinding {
 
 impl Default for SkinBinding {
     /// Group 1, bindings 0 and 1 (group 0 is left to the renderer's camera and scene), vertex
-    /// inputs at locations 0–4 ([`crate::SkinVertex::LAYOUT`]).
+    /// inputs at locations 0–4 ([`crate::SkinVertex::LAYOUT`]): `SkinBinding::new(1, 0)`.
     fn default() -> Self {
+        Self::new(1, 0)
+    }
+}
+
+builders!(SkinBinding {
+    with_group => group: u32,
+    with_palette => palette: u32,
+    with_previous => previous: bool,
+    with_dual_quaternion => dual_quaternion: bool,
+    with_rigid => rigid: bool,
+    with_morph => morph: bool,
+    with_visible => visible: bool,
+    with_vat => vat: bool,
+    with_location => location: u32,
+});
+
+impl SkinBinding {
+    /// Bind group `group`, the palette at binding `palette` (the instances at `palette + 1`),
+    /// linear skinning only, nothing else bound, vertex inputs at locations 0–4.
+    #[must_use]
+    pub const fn new(group: u32, palette: u32) -> Self {
         Self {
-            group: 1,
-            palette: 0,
+            group,
+            palette,
             previous: false,
             dual_quaternion: false,
             rigid: false,
@@ -97,23 +124,11 @@ impl Default for SkinBinding {
             location: 0,
         }
     }
-}
 
-impl SkinBinding {
     /// Where the built-in renderer ([`super::SkinnedRenderer`], `shaders/skin.wgsl`) places the
     /// module: group 0 (its camera at binding 0), palettes at 1, instances at 2, vertex inputs
     /// at locations 0–4.
-    pub const BUILT_IN: SkinBinding = SkinBinding {
-        group: 0,
-        palette: 1,
-        previous: false,
-        dual_quaternion: false,
-        rigid: false,
-        morph: false,
-        visible: false,
-        vat: false,
-        location: 0,
-    };
+    pub const BUILT_IN: SkinBinding = SkinBinding::new(0, 1);
 
     /// [`SkinBinding::BUILT_IN`] with the dual quaternions bound (at 4), as the built-in renderer
     /// places the module for an animator that keeps them (and `rigid` where its library has no
@@ -559,10 +574,12 @@ impl SkinBinding {
     /// this group; `instance_index` counts from 0 in each page. It sets `mesh`'s vertex buffer at
     /// slot 0 and its index buffer. Pages past the end of `bind_groups` are not drawn.
     ///
-    /// Errors ([`Error::Binding`], nothing recorded): more bind groups than `animator` has pages
-    /// (bind groups of another animator, or of this one before a rebuild). A bind group whose
-    /// layout is not the pipeline's is reported by wgpu when the encoder finishes, not here:
-    /// render passes check their commands then.
+    /// Errors (nothing recorded): more bind groups than `animator` has pages (bind groups of
+    /// another animator, or of this one before a rebuild; [`Error::Binding`]); before the
+    /// animator's first [`Animator::prepare`] ([`Error::NotPrepared`]); an instance in
+    /// `instances` of another skeleton than `mesh`'s ([`Error::MeshSkeleton`], naming the first).
+    /// A bind group whose layout is not the pipeline's is reported by wgpu when the encoder
+    /// finishes, not here: render passes check their commands then.
     pub fn draw(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -581,6 +598,8 @@ impl SkinBinding {
                 ),
             });
         }
+        animator.check_prepared(|| format!("SkinBinding::draw of instances {instances:?}"))?;
+        mesh.check_instances(animator, instances.start as usize..instances.end as usize)?;
         let pages = bind_groups.iter().enumerate().map(|(page, group)| {
             let r = animator.page_range(page);
             (r.start as u32..r.end as u32, group)
@@ -596,8 +615,11 @@ impl SkinBinding {
     /// `wgpu_anim_visible_instance(instance_index)`. Every instance of the animator must use
     /// `mesh` (a page's list holds all it evaluated): for several meshes, an animator each.
     ///
-    /// Errors ([`Error::Binding`], nothing recorded): `visible` not set; more bind groups than
-    /// `animator` has pages, or `draws` made for another number of pages.
+    /// Errors (nothing recorded): `visible` not set; more bind groups than `animator` has pages,
+    /// or `draws` made for another number of pages or for a mesh of another index count
+    /// ([`Error::Binding`]); before the animator's first [`Animator::prepare`]
+    /// ([`Error::NotPrepared`]); an instance of the animator of another skeleton than `mesh`'s
+    /// ([`Error::MeshSkeleton`], naming the first).
     pub fn draw_visible(
         &self,
         pass: &mut wgpu::RenderPass<'_>,
@@ -623,6 +645,16 @@ impl SkinBinding {
                 animator.page_count()
             )));
         }
+        if draws.index_count != mesh.index_count {
+            return Err(mistake(format!(
+                "the draws were made for a mesh of {} indices, and mesh '{}' has {}",
+                draws.index_count,
+                mesh.name(),
+                mesh.index_count
+            )));
+        }
+        animator.check_prepared(|| "SkinBinding::draw_visible".to_owned())?;
+        mesh.check_instances(animator, 0..animator.instance_count())?;
         draws.draw(pass, self.group, bind_groups, mesh);
         Ok(())
     }
@@ -768,7 +800,12 @@ pub(crate) fn draw_pages<'g>(
 
 /// What a mesh brings to its skinning bind groups ([`SkinBinding::mesh_bind_group`]): its morph
 /// targets (for a placement with `morph`) and its vertex animation texture (with `vat`).
+///
+/// It gains a field with each kind of mesh data the module binds, so it is `#[non_exhaustive]`:
+/// start from [`MeshData::default`] (nothing) and add with [`MeshData::with_morph_targets`] and
+/// [`MeshData::with_vat`].
 #[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
 pub struct MeshData<'a> {
     /// The mesh's morph targets.
     pub morph_targets: Option<&'a super::GpuMorphTargets>,
@@ -778,10 +815,21 @@ pub struct MeshData<'a> {
 
 impl<'a> MeshData<'a> {
     fn morphing(targets: &'a super::GpuMorphTargets) -> Self {
-        Self {
-            morph_targets: Some(targets),
-            vat: None,
-        }
+        Self::default().with_morph_targets(targets)
+    }
+
+    /// This with the mesh's morph targets.
+    #[must_use]
+    pub const fn with_morph_targets(mut self, targets: &'a super::GpuMorphTargets) -> Self {
+        self.morph_targets = Some(targets);
+        self
+    }
+
+    /// This with the mesh's vertex animation texture.
+    #[must_use]
+    pub const fn with_vat(mut self, vat: &'a super::GpuVat) -> Self {
+        self.vat = Some(vat);
+        self
     }
 }
 
@@ -792,6 +840,8 @@ impl<'a> MeshData<'a> {
 pub struct CulledDraws {
     buffer: wgpu::Buffer,
     pages: usize,
+    /// The index count of the mesh the draws were made for.
+    index_count: u32,
     /// Where in a page's visible buffer the instance count is copied from.
     count_offset: u64,
 }
@@ -822,6 +872,7 @@ impl CulledDraws {
         Ok(Self {
             buffer,
             pages,
+            index_count: mesh.index_count,
             count_offset: crate::layout::VISIBLE_COUNT_OFFSET,
         })
     }

@@ -11,8 +11,10 @@ use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuOutput, MAX_SOCKETS};
 use crate::math::Affine;
 use crate::shaders::Resource;
 
-/// What frames computed, read back without waiting.
+/// What frames computed, read back without waiting. `#[non_exhaustive]`: it gains a field with
+/// each thing a frame can be watched for; read its fields.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct FrameReadback {
     /// The frame ([`crate::Animator::frame`] when it was prepared).
     pub frame: u64,

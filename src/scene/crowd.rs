@@ -460,9 +460,13 @@ impl Crowd {
     }
 
     /// Records the animation passes, then what follows them ([`Crowd::encode_after_passes`]).
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
-        self.animator.encode(encoder);
+    ///
+    /// Errors: before the first [`Crowd::update`] ([`Error::NotPrepared`]: it prepares the
+    /// animator's frames).
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
+        self.animator.encode(encoder)?;
         self.encode_after_passes(encoder);
+        Ok(())
     }
 
     /// Records what follows the animator's passes (when those are recorded by hand, with
@@ -476,15 +480,19 @@ impl Crowd {
     }
 
     /// Draws the ground, the footprints on it, every character and the props they hold.
-    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+    ///
+    /// Errors (nothing recorded): before the first [`Crowd::update`] ([`Error::NotPrepared`]).
+    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) -> Result<()> {
+        self.animator.check_prepared(|| "Crowd::draw".to_owned())?;
         self.ground.draw(pass);
         if let Some((_, r)) = &self.footprints {
             r.draw(pass);
         }
-        self.renderer.draw_visible(pass, &self.animator);
+        self.renderer.draw_visible(pass, &self.animator)?;
         if let Some(p) = &self.props {
             p.draw(pass, &self.animator);
         }
+        Ok(())
     }
 
     /// A camera that frames the whole crowd from above and to the side (distances scale with
@@ -521,16 +529,11 @@ async fn skinned_renderer(
     depth_format: Option<wgpu::TextureFormat>,
     sample_count: u32,
 ) -> Result<SkinnedRenderer> {
-    let joints = c
-        .library
-        .skeletons()
-        .get(c.skeleton.index() as usize)
-        .map_or(0, |s| s.joint_count());
     SkinnedRenderer::new_async(
         device,
         animator,
+        c.skeleton,
         &c.mesh,
-        joints,
         color_format,
         depth_format,
         sample_count,

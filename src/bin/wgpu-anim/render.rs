@@ -95,47 +95,36 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
     let mut animator = Animator::new(
         &device,
         &character.library,
-        &AnimatorDesc {
-            max_instances: a.count,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
+        &AnimatorDesc::default()
+            .with_max_instances(a.count)
             // Room for the mesh's morph weights: its default weights, and the clip's tracks.
-            morph_weights: character.mesh.morph_targets.targets.len() as u32,
-            ground: None,
-            inertialization: false,
+            .with_morph_weights(character.mesh.morph_targets.targets.len() as u32)
             // One clip each, no layers.
-            layers: false,
-            culling: false,
-            lod_interpolation: false,
-            hierarchy_walk: wgpu_anim::gpu::HierarchyWalk::Auto,
-            character_threads: wgpu_anim::gpu::CharacterThreads::Auto,
-        },
+            .with_layers(false),
     )
     .map_err(|e| e.to_string())?;
     let defaults = character.mesh.morph_targets.default_weights.clone();
     for (world, time) in &instances {
         let i = animator
-            .add_instance(&InstanceDesc {
-                time: *time,
-                rate: 0.0,
-                loop_mode: LoopMode::Once,
-                world: lift * *world,
-                tint: [225, 170, 120, 255],
-                ..InstanceDesc::new(clip)
-            })
+            .add_instance(
+                &InstanceDesc::new(clip)
+                    .with_time(*time)
+                    .with_rate(0.0)
+                    .with_loop_mode(LoopMode::Once)
+                    .with_world(lift * *world)
+                    .with_tint([225, 170, 120, 255]),
+            )
             .map_err(|e| e.to_string())?;
         if animator.morph_room() > 0 {
             animator.set_morph_weights(i, &defaults).map_err(|e| e.to_string())?;
         }
     }
-    let joints = imp.skeletons[s].skeleton.joint_count();
     let target = OffscreenTarget::new(&device, width, height).map_err(|e| e.to_string())?;
     let renderer = SkinnedRenderer::new(
         &device,
         &animator,
+        character.skeleton,
         &character.mesh,
-        joints,
         OffscreenTarget::COLOR_FORMAT,
         Some(OffscreenTarget::DEPTH_FORMAT),
         1,
@@ -157,13 +146,15 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
     }
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).map_err(|e| e.to_string())?;
     {
         let (mut pass, _views) = target.begin_pass(&mut encoder, GroundRenderer::SKY);
         if let Some(g) = &ground {
             g.draw(&mut pass);
         }
-        renderer.draw(&mut pass, 0..a.count);
+        renderer
+            .draw(&mut pass, &animator, 0..a.count)
+            .map_err(|e| e.to_string())?;
     }
     queue.submit([encoder.finish()]);
     let rgba = target.read_rgba(&device, &queue).map_err(|e| e.to_string())?;

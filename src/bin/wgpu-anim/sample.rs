@@ -163,24 +163,19 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
     let mut animator = Animator::new(
         &device,
         &lib.library,
-        &AnimatorDesc {
-            max_instances: 1,
-            max_joints: None,
-            page_instances: None,
-            dual_quaternion: false,
+        &AnimatorDesc::default()
+            .with_max_instances(1)
             // Room for the mesh's weights and any the skeleton's clips drive.
-            morph_weights: room.max(lib.library.morph_targets(s as u32)),
-            ..AnimatorDesc::default()
-        },
+            .with_morph_weights(room.max(lib.library.morph_targets(s as u32))),
     )
     .map_err(|e| e.to_string())?;
     animator
-        .add_instance(&InstanceDesc {
-            time: t as f32,
-            rate: 0.0,
-            loop_mode: LoopMode::Once,
-            ..InstanceDesc::new(lib.clips[s][c])
-        })
+        .add_instance(
+            &InstanceDesc::new(lib.clips[s][c])
+                .with_time(t as f32)
+                .with_rate(0.0)
+                .with_loop_mode(LoopMode::Once),
+        )
         .map_err(|e| e.to_string())?;
     if let Some(m) = mesh.as_ref().filter(|m| m.targets.is_some()) {
         animator
@@ -189,7 +184,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
     }
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
-    animator.encode(&mut encoder);
+    animator.encode(&mut encoder).map_err(|e| e.to_string())?;
     queue.submit([encoder.finish()]);
     let (_, pose) = animator.read_back(&device, &queue).map_err(|e| e.to_string())?;
     let inst = animator.instances()[0];

@@ -63,6 +63,10 @@ pub struct Controller {
     instances: Vec<GpuInstance>,
     /// Page of each instance.
     page_of: Vec<u32>,
+    /// Runs of consecutive instances of one skeleton: the first instance of each and the
+    /// skeleton (its index in the library), in instance order (an instance keeps its skeleton:
+    /// instances are only added at the end and removed from it).
+    skeleton_runs: Vec<(usize, u32)>,
     transitions: Vec<TransitionTrack>,
     held: Vec<Option<HeldPlay>>,
     held_list: Vec<usize>,
@@ -153,6 +157,7 @@ impl Controller {
                 .collect(),
             instances: Vec::new(),
             page_of: Vec::new(),
+            skeleton_runs: Vec::new(),
             transitions: Vec::new(),
             held: Vec::new(),
             held_list: Vec::new(),

@@ -7,7 +7,9 @@ use crate::gpu::InstanceDesc;
 use crate::layout::{GpuInstance, ROOT_MOTION};
 
 /// A page's capacity and what is in it. Pages fill in order, each to its instance capacity.
+/// `#[non_exhaustive]`: what the controller says of a page, to read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PageState {
     /// Global index of its first instance.
     pub first: usize,
@@ -72,6 +74,9 @@ impl Controller {
         p.len += 1;
         p.joints_used += inst.joint_count;
         self.page_of.push(page as u32);
+        if self.skeleton_runs.last().is_none_or(|&(_, k)| k != inst.skeleton) {
+            self.skeleton_runs.push((index, inst.skeleton));
+        }
         self.dirty_mark.push(false);
         self.instances.push(inst);
         if self.morph_room > 0 {
@@ -110,6 +115,8 @@ impl Controller {
             self.morph_dirty.retain(|&i| i < len);
             self.morph_marked.truncate(len);
             self.page_of.truncate(len);
+            let runs = self.skeleton_runs.partition_point(|&(first, _)| first < len);
+            self.skeleton_runs.truncate(runs);
             self.transitions.truncate(len);
             self.held.truncate(len);
             self.shown_since.truncate(len);
@@ -171,6 +178,26 @@ impl Controller {
     #[must_use]
     pub fn page_max_joints(&self, page: usize) -> u32 {
         self.pages.get(page).map_or(0, |p| p.max_joints)
+    }
+
+    /// The first instance of `range` (up to the last instance there is) whose skeleton is not
+    /// skeleton `k` (its index in the library), and that instance's skeleton; `None` when every
+    /// one is of skeleton `k`. A look-up per run of instances of one skeleton, not per instance.
+    pub(crate) fn other_skeleton_in(&self, k: u32, range: std::ops::Range<usize>) -> Option<(usize, u32)> {
+        let end = range.end.min(self.instances.len());
+        if range.start >= end {
+            return None;
+        }
+        // The run holding `range.start` (the first run starts at instance 0), and those after it.
+        let first = self
+            .skeleton_runs
+            .partition_point(|&(start, _)| start <= range.start)
+            .saturating_sub(1);
+        self.skeleton_runs[first..]
+            .iter()
+            .take_while(|&&(start, _)| start < end)
+            .find(|&&(_, skeleton)| skeleton != k)
+            .map(|&(start, skeleton)| (start.max(range.start), skeleton))
     }
 
     /// Joints in use in page `page`.

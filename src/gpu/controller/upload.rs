@@ -6,8 +6,11 @@ use crate::layout::{
     GpuClock, GpuFrame, GpuInstance, GpuLayerDef, KEEP_VELOCITY, VELOCITY_FROM_LAST_POSE,
 };
 
-/// What one frame writes to the GPU, by page: nothing here needs a device.
+/// What one frame writes to the GPU, by page: nothing here needs a device. `#[non_exhaustive]`:
+/// it gains a field with each kind of data a frame uploads; read its fields (an empty one is
+/// [`FrameUpload::default`]).
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct FrameUpload {
     /// The frame uniform of each page in use (`(page, frame)`).
     pub frames: Vec<(usize, GpuFrame)>,

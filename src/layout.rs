@@ -105,6 +105,9 @@ wgsl_struct! {
     }
 }
 
+// What every page's `prepare` writes (README, the guides and the bench's docs say 208 bytes).
+const _: () = assert!(size_of::<GpuFrame>() == 208);
+
 /// `GpuFrame::flags` bit: the clock stage detects clip events and appends them to the event log.
 pub const FRAME_EVENTS: u32 = 1;
 /// `GpuFrame::flags` bit: the clock stage blends every character's float curves into its

@@ -3,8 +3,8 @@
 
 use super::Animator;
 use crate::error::{Error, Result};
-use crate::layout::{Camera, SkinView};
 use crate::id::SkeletonId;
+use crate::layout::{Camera, SkinView};
 use crate::library::AnimationLibrary;
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use crate::shaders::{Stage, stage_source_with};

@@ -161,6 +161,19 @@ pub enum Error {
         /// What was called: "Animator::encode", "SkinBinding::draw of instances 0..4".
         what: String,
     },
+    /// Instances drawn that were added after the animator's last [`crate::Animator::prepare`]:
+    /// their state is not on the GPU yet, so their draw would show another character's pose or
+    /// none. "SkinBinding::draw of instances 0..12: instances 10..12 were added after the last
+    /// Animator::prepare (it uploads them)".
+    #[error("{what}: instances {prepared}..{end} were added after the last Animator::prepare (it uploads them)")]
+    NotUploaded {
+        /// What was called, with the instances asked for.
+        what: String,
+        /// Instances the last `prepare` uploaded.
+        prepared: usize,
+        /// The end of the instances asked for.
+        end: usize,
+    },
     /// An animator could not be rebuilt on a new device ([`crate::Animator::rebuild`]).
     #[error("cannot rebuild the animator: {what}")]
     Recovery {

@@ -441,6 +441,66 @@ fn encoding_or_drawing_before_the_first_prepare_is_an_error() {
     taken.unwrap();
 }
 
+/// Instances added after the last prepare are not on the GPU: a draw that names them is an
+/// error naming them, the instances prepared still draw, and the next prepare uploads them. An
+/// instance added again at an index truncated away is not on the GPU either.
+#[test]
+fn drawing_instances_added_after_the_last_prepare_is_an_error() {
+    let (device, queue) = common::device();
+    let (lib, skeletons, clips) = two_skeletons();
+    let mut a = animator_of(&device, &lib, &[clips[0], clips[0]], false);
+    let mesh = MeshBuffers::new(&device, &lib, skeletons[0], &triangles("tri", 1)).unwrap();
+    let skin = SkinBinding::default();
+    let layout = skin.bind_group_layout(&device).unwrap();
+    let pipeline = user_render_pipeline(&device, &skin, &layout);
+    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let draw = |a: &wgpu_anim::Animator, instances: std::ops::Range<u32>| {
+        let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| {
+            skin.draw(pass, &groups, a, &mesh, instances.clone())
+        });
+        taken.expect("the device takes what was recorded");
+        drawn
+    };
+    a.prepare(&queue, 0.0);
+    a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+    let e = draw(&a, 0..3).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::NotUploaded {
+                prepared: 2,
+                end: 3,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("instances 2..3 were added after the last Animator::prepare"),
+        "{e}"
+    );
+    // The instances prepared draw; past the animator's instances nothing is named.
+    draw(&a, 0..2).unwrap();
+    a.prepare(&queue, 0.0);
+    draw(&a, 0..3).unwrap();
+    draw(&a, 0..10).unwrap();
+    // Truncated and added again: the new instance 1 is not on the GPU until the next prepare.
+    a.truncate(1);
+    a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+    assert!(matches!(
+        draw(&a, 0..2),
+        Err(Error::NotUploaded {
+            prepared: 1,
+            end: 2,
+            ..
+        })
+    ));
+    draw(&a, 0..1).unwrap();
+    a.prepare(&queue, 0.0);
+    draw(&a, 0..2).unwrap();
+}
+
 #[test]
 fn a_mesh_draws_only_the_instances_of_its_skeleton() {
     let (device, queue) = common::device();

@@ -836,6 +836,23 @@ impl Animator {
         Ok(())
     }
 
+    /// [`Animator::check_prepared`] for a draw of `instances`, and [`Error::NotUploaded`] when
+    /// some of them were added after the last [`Animator::prepare`].
+    pub(crate) fn check_drawable(&self, instances: std::ops::Range<usize>, what: impl Fn() -> String) -> Result<()> {
+        self.check_prepared(&what)?;
+        // Past the animator's instances a draw draws nothing: only those it has count.
+        let end = instances.end.min(self.controller.instance_count());
+        let uploaded = self.controller.uploaded_instances();
+        if end > uploaded && instances.start < end {
+            return Err(Error::NotUploaded {
+                what: what(),
+                prepared: uploaded.max(instances.start),
+                end,
+            });
+        }
+        Ok(())
+    }
+
     /// The number of the frame last prepared (frames count from 1; 0 before the first).
     #[must_use]
     pub fn frame(&self) -> u64 {

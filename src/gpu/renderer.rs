@@ -564,7 +564,9 @@ impl SkinnedRenderer {
         animator: &Animator,
         instances: std::ops::Range<u32>,
     ) -> Result<()> {
-        animator.check_prepared(|| format!("SkinnedRenderer::draw of instances {instances:?}"))?;
+        animator.check_drawable(instances.start as usize..instances.end as usize, || {
+            format!("SkinnedRenderer::draw of instances {instances:?}")
+        })?;
         self.mesh
             .check_instances(animator, instances.start as usize..instances.end as usize)?;
         if instances.is_empty() {

@@ -598,7 +598,9 @@ impl SkinBinding {
                 ),
             });
         }
-        animator.check_prepared(|| format!("SkinBinding::draw of instances {instances:?}"))?;
+        animator.check_drawable(instances.start as usize..instances.end as usize, || {
+            format!("SkinBinding::draw of instances {instances:?}")
+        })?;
         mesh.check_instances(animator, instances.start as usize..instances.end as usize)?;
         let pages = bind_groups.iter().enumerate().map(|(page, group)| {
             let r = animator.page_range(page);

@@ -73,6 +73,9 @@ pub struct Controller {
     /// Per instance: the first frame that showed its current state, continuing from the frame
     /// before it (set when it is added, cut to a state or seeked).
     shown_since: Vec<u64>,
+    /// Instances the last frame begun uploaded: those below it that are still there are on the
+    /// GPU ([`Controller::uploaded_instances`]).
+    uploaded: usize,
     /// Whether the local pose buffer holds, when the next frame begins, the poses the frame
     /// before showed ([`Controller::set_last_poses_kept`]).
     last_poses_kept: bool,
@@ -162,6 +165,7 @@ impl Controller {
             held: Vec::new(),
             held_list: Vec::new(),
             shown_since: Vec::new(),
+            uploaded: 0,
             last_poses_kept: false,
             seconds: 0.0,
             dirty: Vec::new(),
@@ -249,6 +253,14 @@ impl Controller {
     #[must_use]
     pub fn max_instances(&self) -> u32 {
         self.max_instances
+    }
+
+    /// How many of the instances, from the first, the last frame begun
+    /// ([`Controller::begin_frame_into`], what `Animator::prepare` calls) uploaded and are still
+    /// there: a draw of instances past it would show state that is not on the GPU yet.
+    #[must_use]
+    pub fn uploaded_instances(&self) -> usize {
+        self.uploaded.min(self.instances.len())
     }
 
     /// Number of instances.

@@ -93,6 +93,8 @@ impl Controller {
 
     /// Removes every instance from `len` on (the others keep their indices and state).
     pub fn truncate(&mut self, len: usize) {
+        // Instances added again at these indices are not on the GPU until the next frame.
+        self.uploaded = self.uploaded.min(len);
         if len < self.instances.len() {
             for p in &mut self.pages {
                 if p.first + p.len > len {

@@ -84,6 +84,7 @@ impl Controller {
     /// As [`Controller::begin_frame`], into `upload` (emptied first), reusing its room: a frame
     /// that changes nothing then allocates nothing.
     pub fn begin_frame_into(&mut self, dt: f32, upload: &mut FrameUpload) {
+        self.uploaded = self.instances.len();
         upload.clear();
         let dt = if dt.is_finite() { dt } else { 0.0 };
         self.settle_skinning();

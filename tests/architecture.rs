@@ -339,7 +339,12 @@ fn functions(text: &str) -> Vec<(String, usize)> {
         let Some(rest) = after_const.strip_prefix("fn ") else {
             continue;
         };
-        if line.trim_end().ends_with(';') {
+        // No body: a trait's declaration, or a twin's that `blocking!` writes the body of (its
+        // signature, over one line or several, ends with `;` before any `{`).
+        let signature_end = lines[i..]
+            .iter()
+            .find(|l| l.contains('{') || l.trim_end().ends_with(';'));
+        if signature_end.is_none_or(|l| !l.contains('{')) {
             continue;
         }
         let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
@@ -423,6 +428,6 @@ fn long_files_and_functions_are_named_in_the_guide_with_a_reason() {
 
 #[test]
 fn the_function_scan_measures_what_it_should() {
-    let text = "fn a() {\n    x();\n}\n\nimpl T {\n    pub(crate) fn b(&self) {\n        y();\n        z();\n    }\n    fn c();\n}\n";
+    let text = "fn a() {\n    x();\n}\n\nimpl T {\n    pub(crate) fn b(&self) {\n        y();\n        z();\n    }\n    fn c();\n    pub fn d(\n        x: u32,\n    ) -> u32 = Self::d_async;\n}\n";
     assert_eq!(functions(text), vec![("a".to_owned(), 3), ("b".to_owned(), 4)]);
 }

@@ -9,6 +9,7 @@ use super::ring::Ring;
 use super::{AnimatorDesc, CharacterThreads, FrameReadback, GpuLibrary, HierarchyWalk};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::layout::{
     GpuClock, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, MAX_FUSED_JOINTS, MAX_LAYER_DEFS,
     WORKGROUP_SIZE,
@@ -212,21 +213,25 @@ impl Animator {
         Self::with_library_async(device, gpu_library, desc).await
     }
 
-    /// [`Animator::new_async`], blocking until the device answers (native only: a browser cannot
-    /// block).
-    ///
-    /// Errors: as [`Animator::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(device: &wgpu::Device, library: &AnimationLibrary, desc: &AnimatorDesc) -> Result<Self> {
-        pollster::block_on(Self::new_async(device, library, desc))
-    }
+    blocking! {
+        /// [`Animator::new_async`], blocking until the device answers (native only: a browser cannot
+        /// block).
+        ///
+        /// Errors: as [`Animator::new_async`].
+        pub fn new(
+            device: &wgpu::Device,
+            library: &AnimationLibrary,
+            desc: &AnimatorDesc,
+        ) -> Result<Self> = Self::new_async;
 
-    /// [`Animator::with_library_async`], blocking until the device answers (native only).
-    ///
-    /// Errors: as [`Animator::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn with_library(device: &wgpu::Device, gpu_library: Arc<GpuLibrary>, desc: &AnimatorDesc) -> Result<Self> {
-        pollster::block_on(Self::with_library_async(device, gpu_library, desc))
+        /// [`Animator::with_library_async`], blocking until the device answers (native only).
+        ///
+        /// Errors: as [`Animator::new_async`].
+        pub fn with_library(
+            device: &wgpu::Device,
+            gpu_library: Arc<GpuLibrary>,
+            desc: &AnimatorDesc,
+        ) -> Result<Self> = Self::with_library_async;
     }
 
     /// Allocates buffers for `desc`'s capacity on `device`, playing a library already on the GPU.

@@ -4,6 +4,7 @@
 
 use super::animator::Animator;
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::layout::outputs_offset;
 use crate::shaders::Resource;
 
@@ -187,22 +188,21 @@ impl Animator {
         self.pages.get(page).map(|p| p.buffer(resource))
     }
 
-    /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of
-    /// `resource` (for tests and tools): [`Animator::read_page_buffer_async`], blocking (native
-    /// only).
-    ///
-    /// Errors: as [`Animator::read_page_buffer_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn read_page_buffer<T: bytemuck::Pod>(
-        &self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        page: usize,
-        resource: Resource,
-        first: u64,
-        count: u64,
-    ) -> Result<Vec<T>> {
-        pollster::block_on(self.read_page_buffer_async(device, queue, page, resource, first, count))
+    blocking! {
+        /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of
+        /// `resource` (for tests and tools): [`Animator::read_page_buffer_async`], blocking (native
+        /// only).
+        ///
+        /// Errors: as [`Animator::read_page_buffer_async`].
+        pub fn read_page_buffer<T: bytemuck::Pod>(
+            &self,
+            device: &wgpu::Device,
+            queue: &wgpu::Queue,
+            page: usize,
+            resource: Resource,
+            first: u64,
+            count: u64,
+        ) -> Result<Vec<T>> = Self::read_page_buffer_async;
     }
 
     /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of

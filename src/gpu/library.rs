@@ -3,6 +3,7 @@
 //! plays it. One binding for all of a library's data leaves storage slots free in every stage.
 
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::layout::{
     GpuLibraryLayout, GpuTrack, INTERP_PACKED, JOINT_TRACK_OFFSET_BITS, PACKED_JOINT_BIT, joint_track_word,
 };
@@ -206,13 +207,12 @@ impl GpuLibrary {
         }))
     }
 
-    /// [`GpuLibrary::new_async`], blocking until the device answers (native only: a browser
-    /// cannot block).
-    ///
-    /// Errors: as [`GpuLibrary::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(device: &wgpu::Device, library: &AnimationLibrary) -> Result<Arc<Self>> {
-        pollster::block_on(Self::new_async(device, library))
+    blocking! {
+        /// [`GpuLibrary::new_async`], blocking until the device answers (native only: a browser
+        /// cannot block).
+        ///
+        /// Errors: as [`GpuLibrary::new_async`].
+        pub fn new(device: &wgpu::Device, library: &AnimationLibrary) -> Result<Arc<Self>> = Self::new_async;
     }
 
     /// The library as authored data (the CPU mirrors and the animator's validation read it).

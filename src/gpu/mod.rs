@@ -21,6 +21,7 @@ macro_rules! builders {
 }
 
 mod animator;
+pub(crate) mod blocking;
 mod budget;
 mod controller;
 #[cfg(feature = "scene")]

@@ -2,6 +2,7 @@
 //! skinning module's `wgpu_anim_morph`.
 
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::morph::MorphSet;
 use wgpu::util::DeviceExt;
 
@@ -16,12 +17,11 @@ pub struct GpuMorphTargets {
 }
 
 impl GpuMorphTargets {
-    /// [`GpuMorphTargets::new_async`], blocking (native only).
-    ///
-    /// Errors: as [`GpuMorphTargets::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(device: &wgpu::Device, set: &MorphSet) -> Result<Self> {
-        pollster::block_on(Self::new_async(device, set))
+    blocking! {
+        /// [`GpuMorphTargets::new_async`], blocking (native only).
+        ///
+        /// Errors: as [`GpuMorphTargets::new_async`].
+        pub fn new(device: &wgpu::Device, set: &MorphSet) -> Result<Self> = Self::new_async;
     }
 
     /// Uploads `set`.

@@ -4,6 +4,7 @@
 use super::renderer::{MeshTargets, mesh_pipeline};
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::layout::Camera;
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use wgpu::util::DeviceExt;
@@ -58,33 +59,22 @@ const OUTPUTS_BINDING: u32 = 9;
 type Holders = Vec<Option<(wgpu::Buffer, Vec<usize>)>>;
 
 impl PropRenderer {
-    /// [`PropRenderer::new_async`], blocking (native only).
-    ///
-    /// Errors: as [`PropRenderer::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    #[expect(clippy::too_many_arguments, reason = "a renderer's targets and what it draws")]
-    pub fn new(
-        device: &wgpu::Device,
-        animator: &Animator,
-        mesh: &SkinnedMesh,
-        socket: usize,
-        holders: &[usize],
-        color: [f32; 3],
-        color_format: wgpu::TextureFormat,
-        depth_format: Option<wgpu::TextureFormat>,
-        sample_count: u32,
-    ) -> Result<Self> {
-        pollster::block_on(Self::new_async(
-            device,
-            animator,
-            mesh,
-            socket,
-            holders,
-            color,
-            color_format,
-            depth_format,
-            sample_count,
-        ))
+    blocking! {
+        /// [`PropRenderer::new_async`], blocking (native only).
+        ///
+        /// Errors: as [`PropRenderer::new_async`].
+        #[expect(clippy::too_many_arguments, reason = "a renderer's targets and what it draws")]
+        pub fn new(
+            device: &wgpu::Device,
+            animator: &Animator,
+            mesh: &SkinnedMesh,
+            socket: usize,
+            holders: &[usize],
+            color: [f32; 3],
+            color_format: wgpu::TextureFormat,
+            depth_format: Option<wgpu::TextureFormat>,
+            sample_count: u32,
+        ) -> Result<Self> = Self::new_async;
     }
 
     /// A renderer of `mesh` (in the socket's frame; its joints and weights are not used) in

@@ -1,21 +1,21 @@
 //! Reading GPU buffers back to the CPU (tests, tools, benchmarks).
 
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 
-/// Copies `count` elements of `T` starting at element `first` out of `buffer` (which needs
-/// `COPY_SRC`) and waits for them: [`read_buffer_async`], blocking (native only: a browser
-/// cannot block).
-///
-/// Errors: as [`read_buffer_async`].
-#[cfg(not(target_arch = "wasm32"))]
-pub fn read_buffer<T: bytemuck::Pod>(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    buffer: &wgpu::Buffer,
-    first: u64,
-    count: u64,
-) -> Result<Vec<T>> {
-    pollster::block_on(read_buffer_async(device, queue, buffer, first, count))
+blocking! {
+    /// Copies `count` elements of `T` starting at element `first` out of `buffer` (which needs
+    /// `COPY_SRC`) and waits for them: [`read_buffer_async`], blocking (native only: a browser
+    /// cannot block).
+    ///
+    /// Errors: as [`read_buffer_async`].
+    pub fn read_buffer<T: bytemuck::Pod>(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        buffer: &wgpu::Buffer,
+        first: u64,
+        count: u64,
+    ) -> Result<Vec<T>> = read_buffer_async;
 }
 
 /// Copies `count` elements of `T` starting at element `first` out of `buffer` (which needs
@@ -108,14 +108,13 @@ pub(crate) async fn read_at_async<T: bytemuck::Pod>(
     Ok(out)
 }
 
-/// [`read_at_async`], blocking (native only).
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) fn read_at<T: bytemuck::Pod>(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    buffer: &wgpu::Buffer,
-    offset: u64,
-    count: u64,
-) -> Result<Vec<T>> {
-    pollster::block_on(read_at_async(device, queue, buffer, offset, count))
+blocking! {
+    /// [`read_at_async`], blocking (native only).
+    pub(crate) fn read_at<T: bytemuck::Pod>(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        count: u64,
+    ) -> Result<Vec<T>> = read_at_async;
 }

@@ -6,6 +6,7 @@ use super::animator::{Animator, PreviousCopy, event_log_buffer};
 use super::page::check_pages;
 use super::recovery::{Checkpoint, Recovery};
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::shaders::Resource;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -55,25 +56,21 @@ impl Animator {
         self.rebuild_with_library_async(device, queue, library).await
     }
 
-    /// [`Animator::rebuild_async`], blocking until the device answers (native only).
-    ///
-    /// Errors: as [`Animator::rebuild_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn rebuild(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self> {
-        pollster::block_on(self.rebuild_async(device, queue))
-    }
+    blocking! {
+        /// [`Animator::rebuild_async`], blocking until the device answers (native only).
+        ///
+        /// Errors: as [`Animator::rebuild_async`].
+        pub fn rebuild(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self> = Self::rebuild_async;
 
-    /// [`Animator::rebuild_with_library_async`], blocking until the device answers (native only).
-    ///
-    /// Errors: as [`Animator::rebuild_with_library_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn rebuild_with_library(
-        &self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        gpu_library: Arc<GpuLibrary>,
-    ) -> Result<Self> {
-        pollster::block_on(self.rebuild_with_library_async(device, queue, gpu_library))
+        /// [`Animator::rebuild_with_library_async`], blocking until the device answers (native only).
+        ///
+        /// Errors: as [`Animator::rebuild_with_library_async`].
+        pub fn rebuild_with_library(
+            &self,
+            device: &wgpu::Device,
+            queue: &wgpu::Queue,
+            gpu_library: Arc<GpuLibrary>,
+        ) -> Result<Self> = Self::rebuild_with_library_async;
     }
 
     /// A new animator on `device`, playing `gpu_library` (this animator's library, uploaded to

@@ -3,6 +3,7 @@
 
 use super::Animator;
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::id::SkeletonId;
 use crate::layout::{Camera, SkinView};
 use crate::library::AnimationLibrary;
@@ -47,17 +48,16 @@ pub struct MeshBuffers {
 }
 
 impl MeshBuffers {
-    /// [`MeshBuffers::new_async`], blocking (native only).
-    ///
-    /// Errors: as [`MeshBuffers::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(
-        device: &wgpu::Device,
-        library: &AnimationLibrary,
-        skeleton: SkeletonId,
-        mesh: &SkinnedMesh,
-    ) -> Result<Self> {
-        pollster::block_on(Self::new_async(device, library, skeleton, mesh))
+    blocking! {
+        /// [`MeshBuffers::new_async`], blocking (native only).
+        ///
+        /// Errors: as [`MeshBuffers::new_async`].
+        pub fn new(
+            device: &wgpu::Device,
+            library: &AnimationLibrary,
+            skeleton: SkeletonId,
+            mesh: &SkinnedMesh,
+        ) -> Result<Self> = Self::new_async;
     }
 
     /// Uploads `mesh`, skinned to skeleton `skeleton` of `library` and first validated against it
@@ -226,28 +226,19 @@ struct VatDraws {
 }
 
 impl SkinnedRenderer {
-    /// [`SkinnedRenderer::new_async`], blocking (native only).
-    ///
-    /// Errors: as [`SkinnedRenderer::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(
-        device: &wgpu::Device,
-        animator: &Animator,
-        skeleton: SkeletonId,
-        mesh: &SkinnedMesh,
-        color_format: wgpu::TextureFormat,
-        depth_format: Option<wgpu::TextureFormat>,
-        sample_count: u32,
-    ) -> Result<Self> {
-        pollster::block_on(Self::new_async(
-            device,
-            animator,
-            skeleton,
-            mesh,
-            color_format,
-            depth_format,
-            sample_count,
-        ))
+    blocking! {
+        /// [`SkinnedRenderer::new_async`], blocking (native only).
+        ///
+        /// Errors: as [`SkinnedRenderer::new_async`].
+        pub fn new(
+            device: &wgpu::Device,
+            animator: &Animator,
+            skeleton: SkeletonId,
+            mesh: &SkinnedMesh,
+            color_format: wgpu::TextureFormat,
+            depth_format: Option<wgpu::TextureFormat>,
+            sample_count: u32,
+        ) -> Result<Self> = Self::new_async;
     }
 
     /// A renderer of `mesh`, skinned to skeleton `skeleton` of `animator`'s library (and
@@ -417,12 +408,16 @@ impl SkinnedRenderer {
         }
     }
 
-    /// [`SkinnedRenderer::set_vat_async`], blocking (native only).
-    ///
-    /// Errors: as [`SkinnedRenderer::set_vat_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn set_vat(&mut self, device: &wgpu::Device, animator: &Animator, vat: Option<&crate::vat::Vat>) -> Result<()> {
-        pollster::block_on(self.set_vat_async(device, animator, vat))
+    blocking! {
+        /// [`SkinnedRenderer::set_vat_async`], blocking (native only).
+        ///
+        /// Errors: as [`SkinnedRenderer::set_vat_async`].
+        pub fn set_vat(
+            &mut self,
+            device: &wgpu::Device,
+            animator: &Animator,
+            vat: Option<&crate::vat::Vat>,
+        ) -> Result<()> = Self::set_vat_async;
     }
 
     /// From now on [`SkinnedRenderer::draw_visible`] also draws the characters `animator` (a

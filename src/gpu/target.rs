@@ -5,6 +5,7 @@
 //! draws through them.
 
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 
 /// Begins the render pass of a scene: clears `color` to `clear` and `depth` to 1, and stores both.
 /// For a surface texture's view as much as for an [`OffscreenTarget`].
@@ -96,13 +97,12 @@ impl OffscreenTarget {
         (pass, views)
     }
 
-    /// Reads the picture back as tightly packed RGBA8 rows, top row first: [`OffscreenTarget::read_rgba_async`],
-    /// blocking (native only).
-    ///
-    /// Errors: as [`OffscreenTarget::read_rgba_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn read_rgba(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>> {
-        pollster::block_on(self.read_rgba_async(device, queue))
+    blocking! {
+        /// Reads the picture back as tightly packed RGBA8 rows, top row first: [`OffscreenTarget::read_rgba_async`],
+        /// blocking (native only).
+        ///
+        /// Errors: as [`OffscreenTarget::read_rgba_async`].
+        pub fn read_rgba(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<u8>> = Self::read_rgba_async;
     }
 
     /// Reads the picture back as tightly packed RGBA8 rows, top row first, once the GPU has

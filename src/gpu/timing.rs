@@ -1,6 +1,7 @@
 //! GPU timestamps around each pass, where the adapter supports them.
 
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 
 /// A pair of timestamp queries per pass, resolved and read back on request. Create one with
 /// [`PassTimer::new`]; it is `None` when the device lacks `Features::TIMESTAMP_QUERY`.
@@ -58,13 +59,12 @@ impl PassTimer {
         encoder.resolve_query_set(&self.query_set, 0..self.passes * 2, &self.resolve, 0);
     }
 
-    /// Milliseconds each pass took, read back after the work was submitted:
-    /// [`PassTimer::read_ms_async`], blocking (native only).
-    ///
-    /// Errors: as [`PassTimer::read_ms_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn read_ms(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f64>> {
-        pollster::block_on(self.read_ms_async(device, queue))
+    blocking! {
+        /// Milliseconds each pass took, read back after the work was submitted:
+        /// [`PassTimer::read_ms_async`], blocking (native only).
+        ///
+        /// Errors: as [`PassTimer::read_ms_async`].
+        pub fn read_ms(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f64>> = Self::read_ms_async;
     }
 
     /// Milliseconds each pass took, read back after the work was submitted (in a browser,

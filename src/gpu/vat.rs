@@ -2,6 +2,7 @@
 //! module's `wgpu_anim_vat` (with [`super::SkinBinding::vat`]).
 
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::library::AnimationLibrary;
 use crate::vat::Vat;
 use wgpu::util::DeviceExt;
@@ -17,12 +18,11 @@ pub struct GpuVat {
 }
 
 impl GpuVat {
-    /// [`GpuVat::new_async`], blocking (native only).
-    ///
-    /// Errors: as [`GpuVat::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(device: &wgpu::Device, library: &AnimationLibrary, vat: &Vat) -> Result<Self> {
-        pollster::block_on(Self::new_async(device, library, vat))
+    blocking! {
+        /// [`GpuVat::new_async`], blocking (native only).
+        ///
+        /// Errors: as [`GpuVat::new_async`].
+        pub fn new(device: &wgpu::Device, library: &AnimationLibrary, vat: &Vat) -> Result<Self> = Self::new_async;
     }
 
     /// Uploads `vat`, baked from `library` ([`crate::offline::vat::bake_vat`]).

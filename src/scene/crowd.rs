@@ -5,6 +5,7 @@ use super::members::add_members;
 use super::wiring::{footprints, prop_renderer};
 use super::{Crowd, CrowdDesc, SplitMix};
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::gpu::{Animator, AnimatorDesc, Camera, FootprintRenderer, GroundRenderer, PropRenderer, SkinnedRenderer};
 use crate::offline::vat::{VatDesc, bake_vat};
 use glam::Vec3;
@@ -33,26 +34,18 @@ impl Crowd {
         )
     }
 
-    /// [`Crowd::with_character_async`], blocking (native only).
-    ///
-    /// Errors: as [`Crowd::with_character_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn with_character(
-        device: &wgpu::Device,
-        color_format: wgpu::TextureFormat,
-        depth_format: Option<wgpu::TextureFormat>,
-        sample_count: u32,
-        desc: &CrowdDesc,
-        character: Character,
-    ) -> Result<Self> {
-        pollster::block_on(Self::with_character_async(
-            device,
-            color_format,
-            depth_format,
-            sample_count,
-            desc,
-            character,
-        ))
+    blocking! {
+        /// [`Crowd::with_character_async`], blocking (native only).
+        ///
+        /// Errors: as [`Crowd::with_character_async`].
+        pub fn with_character(
+            device: &wgpu::Device,
+            color_format: wgpu::TextureFormat,
+            depth_format: Option<wgpu::TextureFormat>,
+            sample_count: u32,
+            desc: &CrowdDesc,
+            character: Character,
+        ) -> Result<Self> = Self::with_character_async;
     }
 
     /// A crowd of `character` on `device`, drawing into `color_format` with optional depth and
@@ -344,18 +337,17 @@ impl Crowd {
         self.animation_paused
     }
 
-    /// [`Crowd::footprint_renderer_async`], blocking (native only).
-    ///
-    /// Errors: as [`Crowd::footprint_renderer_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn footprint_renderer(
-        &self,
-        device: &wgpu::Device,
-        color_format: wgpu::TextureFormat,
-        depth_format: Option<wgpu::TextureFormat>,
-        sample_count: u32,
-    ) -> Result<Option<FootprintRenderer>> {
-        pollster::block_on(self.footprint_renderer_async(device, color_format, depth_format, sample_count))
+    blocking! {
+        /// [`Crowd::footprint_renderer_async`], blocking (native only).
+        ///
+        /// Errors: as [`Crowd::footprint_renderer_async`].
+        pub fn footprint_renderer(
+            &self,
+            device: &wgpu::Device,
+            color_format: wgpu::TextureFormat,
+            depth_format: Option<wgpu::TextureFormat>,
+            sample_count: u32,
+        ) -> Result<Option<FootprintRenderer>> = Self::footprint_renderer_async;
     }
 
     /// A renderer of the crowd's footprints for another target (a screenshot's, say); `None`

@@ -4,6 +4,7 @@
 //! `shaders/footprint_marks.wgsl`).
 
 use crate::error::{Error, Result};
+use crate::gpu::blocking::blocking;
 use crate::gpu::{Animator, Camera, depth_state};
 use crate::layout::wgsl::wgsl_struct;
 use crate::layout::{MAX_SOCKETS, WgslStruct};
@@ -75,18 +76,17 @@ pub struct Footprints {
 }
 
 impl Footprints {
-    /// [`Footprints::new_async`], blocking (native only).
-    ///
-    /// Errors: as [`Footprints::new_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn new(
-        device: &wgpu::Device,
-        animator: &Animator,
-        events: [u32; 2],
-        sockets: [usize; 2],
-        capacity: u32,
-    ) -> Result<Self> {
-        pollster::block_on(Self::new_async(device, animator, events, sockets, capacity))
+    blocking! {
+        /// [`Footprints::new_async`], blocking (native only).
+        ///
+        /// Errors: as [`Footprints::new_async`].
+        pub fn new(
+            device: &wgpu::Device,
+            animator: &Animator,
+            events: [u32; 2],
+            sockets: [usize; 2],
+            capacity: u32,
+        ) -> Result<Self> = Self::new_async;
     }
 
     /// Footprints of `animator`'s characters for the left and right foot-down events `events`
@@ -241,18 +241,17 @@ impl Footprints {
         }
     }
 
-    /// [`Footprints::renderer_async`], blocking (native only).
-    ///
-    /// Errors: as [`Footprints::renderer_async`].
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn renderer(
-        &self,
-        device: &wgpu::Device,
-        color_format: wgpu::TextureFormat,
-        depth_format: Option<wgpu::TextureFormat>,
-        sample_count: u32,
-    ) -> Result<FootprintRenderer> {
-        pollster::block_on(self.renderer_async(device, color_format, depth_format, sample_count))
+    blocking! {
+        /// [`Footprints::renderer_async`], blocking (native only).
+        ///
+        /// Errors: as [`Footprints::renderer_async`].
+        pub fn renderer(
+            &self,
+            device: &wgpu::Device,
+            color_format: wgpu::TextureFormat,
+            depth_format: Option<wgpu::TextureFormat>,
+            sample_count: u32,
+        ) -> Result<FootprintRenderer> = Self::renderer_async;
     }
 
     /// A renderer of the marks into `color_format` with an optional depth buffer and MSAA

@@ -527,7 +527,8 @@ impl SkinnedRenderer {
     /// culling, every instance ([`SkinnedRenderer::draw`]).
     ///
     /// Errors (nothing recorded): before the animator's first [`Animator::prepare`]
-    /// ([`Error::NotPrepared`]); an instance of another skeleton than the mesh's
+    /// ([`Error::NotPrepared`]); without culling, an instance added after the last `prepare`
+    /// ([`Error::NotUploaded`]); an instance of another skeleton than the mesh's
     /// ([`Error::MeshSkeleton`]: every instance of a culling animator is drawn by its mesh).
     pub fn draw_visible(&self, pass: &mut wgpu::RenderPass<'_>, animator: &Animator) -> Result<()> {
         animator.check_prepared(|| "SkinnedRenderer::draw_visible".to_owned())?;
@@ -551,7 +552,8 @@ impl SkinnedRenderer {
     /// were evaluated in ([`SkinnedRenderer::draw_visible`] draws only the evaluated ones).
     ///
     /// Errors (nothing recorded): before the animator's first [`Animator::prepare`]
-    /// ([`Error::NotPrepared`]); an instance in `instances` of another skeleton than the mesh's
+    /// ([`Error::NotPrepared`]); an instance in `instances` added after the last `prepare`
+    /// ([`Error::NotUploaded`]), or of another skeleton than the mesh's
     /// ([`Error::MeshSkeleton`], naming the first).
     pub fn draw(
         &self,

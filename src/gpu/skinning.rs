@@ -577,7 +577,8 @@ impl SkinBinding {
     /// Errors (nothing recorded): more bind groups than `animator` has pages (bind groups of
     /// another animator, or of this one before a rebuild; [`Error::Binding`]); before the
     /// animator's first [`Animator::prepare`] ([`Error::NotPrepared`]); an instance in
-    /// `instances` of another skeleton than `mesh`'s ([`Error::MeshSkeleton`], naming the first).
+    /// `instances` added after the last `prepare` ([`Error::NotUploaded`]), or of another
+    /// skeleton than `mesh`'s ([`Error::MeshSkeleton`], naming the first).
     /// A bind group whose layout is not the pipeline's is reported by wgpu when the encoder
     /// finishes, not here: render passes check their commands then.
     pub fn draw(

@@ -357,6 +357,19 @@ fn user_render_pipeline(
     })
 }
 
+/// A user's pipeline placing the skinning module as `skin` says, and the bind groups of `a`'s
+/// pages for it.
+fn user_skinning(
+    device: &wgpu::Device,
+    skin: &SkinBinding,
+    a: &wgpu_anim::Animator,
+) -> (wgpu::RenderPipeline, Vec<wgpu::BindGroup>) {
+    let layout = skin.bind_group_layout(device).unwrap();
+    let pipeline = user_render_pipeline(device, skin, &layout);
+    let groups = skin.bind_groups(device, &layout, a, &[]).unwrap();
+    (pipeline, groups)
+}
+
 /// Records `draw` in a render pass of `target` with `pipeline` set, and submits it in an error
 /// scope: what `draw` returns, and whether the device took the commands.
 fn record_draw(
@@ -385,9 +398,7 @@ fn encoding_or_drawing_before_the_first_prepare_is_an_error() {
     let mut a = animator_of(&device, &lib, &[clips[0], clips[0]], false);
     let mesh = MeshBuffers::new(&device, &lib, skeletons[0], &triangles("tri", 1)).unwrap();
     let skin = SkinBinding::default();
-    let layout = skin.bind_group_layout(&device).unwrap();
-    let pipeline = user_render_pipeline(&device, &skin, &layout);
-    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let (pipeline, groups) = user_skinning(&device, &skin, &a);
     let renderer = SkinnedRenderer::new(
         &device,
         &a,
@@ -451,9 +462,7 @@ fn drawing_instances_added_after_the_last_prepare_is_an_error() {
     let mut a = animator_of(&device, &lib, &[clips[0], clips[0]], false);
     let mesh = MeshBuffers::new(&device, &lib, skeletons[0], &triangles("tri", 1)).unwrap();
     let skin = SkinBinding::default();
-    let layout = skin.bind_group_layout(&device).unwrap();
-    let pipeline = user_render_pipeline(&device, &skin, &layout);
-    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let (pipeline, groups) = user_skinning(&device, &skin, &a);
     let draw = |a: &wgpu_anim::Animator, instances: std::ops::Range<u32>| {
         let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| {
             skin.draw(pass, &groups, a, &mesh, instances.clone())
@@ -511,9 +520,7 @@ fn a_mesh_draws_only_the_instances_of_its_skeleton() {
     let meshes = skeletons.map(|s| MeshBuffers::new(&device, &lib, s, &triangles("tri", 1)).unwrap());
     assert_eq!(meshes.each_ref().map(MeshBuffers::skeleton), skeletons);
     let skin = SkinBinding::default();
-    let layout = skin.bind_group_layout(&device).unwrap();
-    let pipeline = user_render_pipeline(&device, &skin, &layout);
-    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let (pipeline, groups) = user_skinning(&device, &skin, &a);
     let draw = |a: &Animator, mesh: &MeshBuffers, instances: std::ops::Range<u32>| {
         let (drawn, taken) = record_draw(&device, &queue, &pipeline, |pass| {
             skin.draw(pass, &groups, a, mesh, instances)
@@ -600,9 +607,7 @@ fn a_culled_draw_of_a_mesh_of_another_skeleton_is_an_error() {
     let mut a = animator_of(&device, &lib, &[clips[0], clips[1]], true);
     let skin = SkinBinding::default().for_animator(&a);
     assert!(skin.visible);
-    let layout = skin.bind_group_layout(&device).unwrap();
-    let pipeline = user_render_pipeline(&device, &skin, &layout);
-    let groups = skin.bind_groups(&device, &layout, &a, &[]).unwrap();
+    let (pipeline, groups) = user_skinning(&device, &skin, &a);
     let mesh = MeshBuffers::new(&device, &lib, skeletons[0], &triangles("tri", 1)).unwrap();
     let draws = CulledDraws::new(&device, &a, &mesh).unwrap();
     let draw = |a: &Animator, mesh: &MeshBuffers, draws: &CulledDraws| {

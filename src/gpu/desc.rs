@@ -297,7 +297,9 @@ pub struct AnimatorDesc {
     pub page_instances: Option<u32>,
     /// Keep a dual-quaternion palette beside the matrices, so that instances may skin with dual
     /// quaternions ([`Skinning`]): 64 more bytes per joint of capacity, written each frame only
-    /// for the joints of instances that use it. Off by default.
+    /// for the joints of instances that use it. They are a section of each page's palette
+    /// buffer, which then holds 112 bytes per joint and bounds the page: without layers a page
+    /// holds 48/112 as many characters (more pages, each a dispatch per pass). Off by default.
     pub dual_quaternion: bool,
     /// Room for this many morph weights per instance (the most targets of any mesh its
     /// characters morph, [`crate::MorphSet::target_count`]), so that instances may morph

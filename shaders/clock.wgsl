@@ -16,7 +16,10 @@
 #import wgpu_anim::math::workgroup_linear
 #import wgpu_anim::culling::mark_evaluation
 #import wgpu_anim::bindings::{frame, instances, layer_defs}
-#import wgpu_anim::state::{load_clock, load_output, store_blend_list, store_clock, store_output}
+#import wgpu_anim::state::{
+    CLOCK_UNIT_LAYERS, CLOCK_UNIT_SOURCE, CLOCK_UNIT_TRANSITION, load_clock_target, load_clock_units, load_output,
+    store_blend_list, store_clock, store_output,
+}
 #import wgpu_anim::library::{blend_child, blend_node, clip_duration}
 #import wgpu_anim::blend_weights::node_child_weights
 #import wgpu_anim::ticks::{
@@ -221,9 +224,18 @@ fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32 {
 // section while a layer is on (see layout::GpuInstance).
 fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let flags = instances[i].flags;
-    var c = load_clock(i);
+    var c = load_clock_target(i);
     let kind = flags & 15u;
     let target_started = instances[i].seq != c.seq;
+    // The clock's other units, only where this frame may change them: the source's and the
+    // transition's when a state starts or a transition runs, the layers' seq and times while
+    // layers are on. Elsewhere they keep their bytes untouched.
+    let layers_on = flags & (LAYER_ON * ((1u << MAX_LAYERS) - 1u));
+    let switched = target_started || kind != SOURCE_NONE;
+    let units = select(0u, CLOCK_UNIT_SOURCE, switched || layers_on != 0u)
+        | select(0u, CLOCK_UNIT_TRANSITION, switched || (layers_on & LAYER_ON) != 0u)
+        | select(0u, CLOCK_UNIT_LAYERS, (layers_on & ~LAYER_ON) != 0u);
+    load_clock_units(i, units, &c);
     let root_motion = (flags & ROOT_MOTION) != 0u;
     var root = RootBlend(vec3<f32>(0.0), vec4<f32>(0.0));
     if (target_started) {
@@ -237,7 +249,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     }
     // Layers (re)started since the last frame have a seq newer than the one the clock saw.
     let seen_layer_seq = c.layer_seq;
-    if ((flags & (LAYER_ON * ((1u << MAX_LAYERS) - 1u))) != 0u) {
+    if (layers_on != 0u) {
         c.layer_seq = instances[i].layer_seq;
     }
     // An inertialized transition evaluates its target alone; the frame before one (unless the
@@ -392,7 +404,7 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             c.layer_time[s - 2u] = ct.time;
         }
     }
-    store_clock(i, c);
+    store_clock(i, c, units);
     // What the character gives back, in a variant of the stage only when the library has it
     // (shaders::Variant): root motion, float curves.
 #ifdef OUTPUTS

@@ -506,21 +506,25 @@ wgsl_struct! {
     /// clock to the source clock and restarts the target at `start_time`.
     ///
     /// The fields come in sections, each a whole number of 32-byte memory sectors, so that a frame
-    /// reads only what it uses: bytes 0–63 every frame; 64–95 while a transition is set; 96–159 when
+    /// reads only what it uses: bytes 0–15 (`flags`, the skeleton and the joint range) by every
+    /// stage, 16–63 by the clock stage every frame; 64–95 while a transition is set; 96–159 when
     /// drawing (world and tint) and, with root motion, by the clock stage (with `world_seq`, at 92);
     /// 160–223 while a layer is on. What a layer plays is shared
     /// between instances ([`GpuLayerDef`]); an instance holds only each layer's weight, rate and
     /// start.
     #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
     pub struct GpuInstance as "Instance" {
-        /// Target clip (when `tree_nodes` is 0).
-        pub clip: u32,
+        /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`], [`TRANSITION_FROZEN`],
+        /// [`KEEP_POSE`], and the [`LAYER_ON`] and [`LAYER_MESH`] bits.
+        pub flags: u32,
         /// Skeleton index.
         pub skeleton: u32,
         /// First entry of this instance's joints in the pose and palette buffers.
         pub joint_offset: u32,
         /// Joints (the skeleton's).
         pub joint_count: u32,
+        /// Target clip (when `tree_nodes` is 0).
+        pub clip: u32,
         /// Playback rate of the target: negative plays backward, 0 pauses.
         pub rate: f32,
         /// `LOOP_*` of the target.
@@ -535,9 +539,6 @@ wgsl_struct! {
         pub tree_offset: u32,
         /// Target blend tree: node count; 0 when the target is `clip`.
         pub tree_nodes: u32,
-        /// `source_kind::*` in bits 0–3, plus [`TRANSITION_SMOOTH`], [`TRANSITION_FROZEN`],
-        /// [`KEEP_POSE`], and the [`LAYER_ON`] and [`LAYER_MESH`] bits.
-        pub flags: u32,
         /// Blend parameters.
         pub params: Vec4,
         /// Source clip (source kind `CLIP`).
@@ -778,6 +779,17 @@ wgsl_struct! {
     }
 }
 const _: () = assert!(std::mem::size_of::<GpuClock>() == 64);
+
+/// A [`GpuClock`]'s 16-byte units beyond the first (the target's time, loops and seq, always
+/// read and written): bit of unit 1, the source's time and loops and the layers' seq, which the
+/// `clock` stage reads and writes while a state starts, a transition runs or a layer is on.
+pub const CLOCK_UNIT_SOURCE: u32 = 1 << 1;
+/// Bit of a [`GpuClock`]'s unit 2, the transition's time and layer 0's: read and written while a
+/// state starts, a transition runs or layer 0 is on.
+pub const CLOCK_UNIT_TRANSITION: u32 = 1 << 2;
+/// Bit of a [`GpuClock`]'s unit 3, the times of layers 1 and 2: read and written while either is
+/// on.
+pub const CLOCK_UNIT_LAYERS: u32 = 1 << 3;
 
 wgsl_struct! {
     /// One weighted clip sample of an instance's blend. WGSL `BlendSample`.

@@ -351,29 +351,25 @@ fn fused_traffic_is_the_palette_the_instance_sections_a_frame_reads_and_the_blen
     };
     let mut inst = wgpu_anim::cpu::clip_instance(&lib, clips[1], 0).unwrap();
     let joints = f64::from(inst.joint_count);
-    // The palette; 64 bytes of instance read by the clock pass and again by the fused one; a
-    // 64-byte clock read and written; the blend list written by the clock and read by the fused
-    // pass: its head and one sample.
+    // The palette; 64 bytes of instance read by the clock pass and its 16-byte header by the
+    // fused one; the clock's target unit (16 bytes) read and written; the blend list written by
+    // the clock and read by the fused pass: its head and one sample. Within the 52-byte aim
+    // (bench::PER_CHARACTER_TARGET) for the mannequin.
     let (plain, list) = traffic(&inst);
     assert_eq!(list, 32.0);
-    assert_eq!(plain, 48.0 + (2.0 * 64.0 + 2.0 * 64.0 + 2.0 * list) / joints);
-    // What the clock as a pass of its own adds (a thread per character, rather than one thread of
-    // the character's workgroup), the list crossing memory and the instance read a second time,
-    // is what takes the fused path past the 52-byte aim (bench::PER_CHARACTER_TARGET).
-    let clock_pass = (2.0 * list + 64.0) / joints;
-    assert!(
-        plain - clock_pass <= bench::PER_CHARACTER_TARGET,
-        "{plain} bytes per joint"
-    );
-    // A transition: its 32-byte section too, and the list its source's sample.
+    assert_eq!(plain, 48.0 + (64.0 + 2.0 * 16.0 + 16.0 + 2.0 * list) / joints);
+    assert!(plain <= bench::PER_CHARACTER_TARGET, "{plain} bytes per joint");
+    // A transition: its 32-byte section too, the clock's source and transition units in and
+    // out, and the list its source's sample.
     inst.flags |= source_kind::CLIP;
     inst.source_clip = clips[2].index();
     inst.transition_duration = 0.5;
     let (with_transition, list) = traffic(&inst);
     assert_eq!(list, 48.0);
-    assert_eq!(with_transition, plain + (32.0 + 2.0 * 16.0) / joints);
-    // Three layers: their 64-byte section (the clock already holds their times), and the list's
-    // layers and samples; their definitions are shared.
+    assert_eq!(with_transition, plain + (32.0 + 2.0 * 2.0 * 16.0 + 2.0 * 16.0) / joints);
+    // Three layers: their 64-byte section, the clock's unit of layers 1 and 2 in and out (the
+    // transition's units hold the rest of their times), and the list's layers and samples; their
+    // definitions are shared.
     for (k, def) in defs.iter().enumerate() {
         inst.layers[k] = GpuLayer {
             def: k as u32,
@@ -383,7 +379,10 @@ fn fused_traffic_is_the_palette_the_instance_sections_a_frame_reads_and_the_blen
         inst.set_layer_flags(k, Some(def));
     }
     let (layered, list) = traffic(&inst);
-    assert_eq!(layered, plain + (32.0 + 64.0 + 2.0 * (list - 32.0)) / joints);
+    assert_eq!(
+        layered,
+        plain + (32.0 + 2.0 * 3.0 * 16.0 + 64.0 + 2.0 * (list - 32.0)) / joints
+    );
     // The frame before an interrupting cross-fade writes the snapshot pose.
     inst.flags |= KEEP_POSE;
     assert_eq!(traffic(&inst).0, layered + 48.0);

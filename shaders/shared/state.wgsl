@@ -13,26 +13,57 @@
 }
 #import wgpu_anim::bindings::{character_state, frame}
 
-fn load_clock(i: u32) -> Clock {
-    let b = 4u * i;
-    let u0 = character_state[b];
-    let u1 = character_state[b + 1u];
-    let u2 = character_state[b + 2u];
-    let u3 = character_state[b + 3u];
-    return Clock(
-        Ticks(u0.x, u0.y), u0.z, u0.w,
-        Ticks(u1.x, u1.y), u1.z, u1.w,
-        Ticks(u2.x, u2.y),
-        array<Ticks, 3>(Ticks(u2.z, u2.w), Ticks(u3.x, u3.y), Ticks(u3.z, u3.w)),
-    );
+// A clock's 16-byte units a character uses this frame (`CLOCK_UNIT_*`): its target's time (unit
+// 0, always); the source's time and the layers' seq (1); the transition's time and layer 0's (2);
+// layers 1 and 2's (3). The clock stage reads and writes only those; the others keep their bytes.
+const CLOCK_UNIT_SOURCE: u32 = 2u;
+const CLOCK_UNIT_TRANSITION: u32 = 4u;
+const CLOCK_UNIT_LAYERS: u32 = 8u;
+
+// Unit 0 of character i's clock: its target's time, loops and seq (the rest zero).
+fn load_clock_target(i: u32) -> Clock {
+    var c: Clock;
+    let u0 = character_state[4u * i];
+    c.time = Ticks(u0.x, u0.y);
+    c.loops = u0.z;
+    c.seq = u0.w;
+    return c;
 }
 
-fn store_clock(i: u32, c: Clock) {
+// Loads into `c` the units of character i's clock in `units` (besides unit 0).
+fn load_clock_units(i: u32, units: u32, c: ptr<function, Clock>) {
+    let b = 4u * i;
+    if ((units & CLOCK_UNIT_SOURCE) != 0u) {
+        let u1 = character_state[b + 1u];
+        (*c).source_time = Ticks(u1.x, u1.y);
+        (*c).source_loops = u1.z;
+        (*c).layer_seq = u1.w;
+    }
+    if ((units & CLOCK_UNIT_TRANSITION) != 0u) {
+        let u2 = character_state[b + 2u];
+        (*c).transition_time = Ticks(u2.x, u2.y);
+        (*c).layer_time[0] = Ticks(u2.z, u2.w);
+    }
+    if ((units & CLOCK_UNIT_LAYERS) != 0u) {
+        let u3 = character_state[b + 3u];
+        (*c).layer_time[1] = Ticks(u3.x, u3.y);
+        (*c).layer_time[2] = Ticks(u3.z, u3.w);
+    }
+}
+
+// Stores unit 0 and the units in `units` of character i's clock.
+fn store_clock(i: u32, c: Clock, units: u32) {
     let b = 4u * i;
     character_state[b] = vec4<u32>(c.time.lo, c.time.hi, c.loops, c.seq);
-    character_state[b + 1u] = vec4<u32>(c.source_time.lo, c.source_time.hi, c.source_loops, c.layer_seq);
-    character_state[b + 2u] = vec4<u32>(c.transition_time.lo, c.transition_time.hi, c.layer_time[0].lo, c.layer_time[0].hi);
-    character_state[b + 3u] = vec4<u32>(c.layer_time[1].lo, c.layer_time[1].hi, c.layer_time[2].lo, c.layer_time[2].hi);
+    if ((units & CLOCK_UNIT_SOURCE) != 0u) {
+        character_state[b + 1u] = vec4<u32>(c.source_time.lo, c.source_time.hi, c.source_loops, c.layer_seq);
+    }
+    if ((units & CLOCK_UNIT_TRANSITION) != 0u) {
+        character_state[b + 2u] = vec4<u32>(c.transition_time.lo, c.transition_time.hi, c.layer_time[0].lo, c.layer_time[0].hi);
+    }
+    if ((units & CLOCK_UNIT_LAYERS) != 0u) {
+        character_state[b + 3u] = vec4<u32>(c.layer_time[1].lo, c.layer_time[1].hi, c.layer_time[2].lo, c.layer_time[2].hi);
+    }
 }
 
 fn load_output(i: u32) -> Output {

@@ -9,10 +9,10 @@
 //! by the joints animated. It is split in two:
 //!
 //! - **per-character** traffic, data that belongs to one character: the sections of its
-//!   [`GpuInstance`] a frame reads (the first 64 bytes, the transition's 32 while one is set, the
-//!   layers' 64 while one is on; the first 64 by each of the four stages on the staged path, by
-//!   the clock and the fused stage on the fused one), its 64-byte [`GpuClock`] (read and written
-//!   by `clock`), its [`BlendList`] (written by `clock`, read by `sample` or the fused stage) —
+//!   [`GpuInstance`] a frame reads (the first 64 bytes by `clock`, the transition's 32 while one
+//!   is set, the layers' 64 while one is on; the 16-byte header by each other stage), the
+//!   16-byte units of its [`GpuClock`] in use (read and written by `clock`: the target's, and the
+//!   source's, the transition's and the layers' while they run), its [`BlendList`] (written by `clock`, read by `sample` or the fused stage) —
 //!   all amortized over its joints — and per joint the [`LocalPose`] written by
 //!   `sample` and read by `local_to_model`, the parent's model matrix read and the model matrix
 //!   written by `local_to_model`, the model matrix read and the palette matrix ([`Affine`])

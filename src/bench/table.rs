@@ -42,8 +42,9 @@ fn ms(v: Option<f64>) -> String {
 /// the clock runs as a pass of its own (a thread per character, where inside the fused
 /// workgroup it kept 63 threads of 64 waiting), the blend list crosses memory between the two
 /// passes, written and read once per character (its head, its layers with a layer on and its
-/// samples in use: 64 bytes for one clip, where the whole list was 640), and both read the
-/// instance's first 64 bytes, which the aim did not allow for.
+/// samples in use: 64 bytes for one clip, where the whole list was 640). The clock reads the
+/// instance's first 64 bytes and the units of its clock in use (16 bytes for one clip, in and
+/// out); the fused pass reads the instance's 16-byte header.
 pub const PER_CHARACTER_TARGET: f64 = 52.0;
 
 /// The rows as a Markdown table. Each row's per-character traffic is shown against

@@ -102,12 +102,17 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         }
         b
     };
-    // The sections of an instance that are read (see `GpuInstance`); the clock is read whole.
+    // The sections of an instance that are read (see `GpuInstance`): its header (flags, skeleton,
+    // joint range) by every stage, the rest of its first section by the clock.
+    let instance_header = sz(std::mem::offset_of!(GpuInstance, clip));
     let instance_base = sz(std::mem::offset_of!(GpuInstance, source_clip));
     let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
     let instance_layers =
         sz(std::mem::offset_of!(GpuInstance, morph_offset)) - sz(std::mem::offset_of!(GpuInstance, layers));
-    let clock = sz(size_of::<GpuClock>());
+    // A clock's 16-byte units (`load_clock_units`, shaders/shared/state.wgsl): the target's
+    // always, the source's and the transition's while a transition runs, layer 0's with the
+    // transition's, layers 1 and 2's.
+    let clock_unit = sz(size_of::<GpuClock>()) / 4;
     for (inst, list) in instances.iter().zip(lists) {
         let j = u64::from(inst.joint_count);
         joints += j;
@@ -115,10 +120,18 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             .filter(|&k| inst.flags & (crate::layout::LAYER_ON << k) != 0)
             .count() as u64;
         // clock: the instance's first section, the transition's while one is set, the layer
-        // section while a layer is on; its clock in and out. Each layer that is on reads its
-        // definition, which the instances playing it share.
-        own += instance_base + 2 * clock;
-        if inst.source_kind() != crate::layout::source_kind::NONE {
+        // section while a layer is on; the units of its clock in use, in and out (on the frame
+        // a state starts, the source's and the transition's too: not counted, a frame in
+        // many). Each layer that is on reads its definition, which the instances playing it
+        // share.
+        let transition = inst.source_kind() != crate::layout::source_kind::NONE;
+        let layer_on = |k: u32| inst.flags & (crate::layout::LAYER_ON << k) != 0;
+        let clock_units = 1
+            + u64::from(transition || layers_on > 0)
+            + u64::from(transition || layer_on(0))
+            + u64::from(layer_on(1) || layer_on(2));
+        own += instance_base + 2 * clock_units * clock_unit;
+        if transition {
             own += instance_transition;
         }
         if layers_on > 0 {
@@ -128,8 +141,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         // The blend list, written by clock and read by sample (or the fused stage): its head,
         // its layers (an animator with layers, which a character with a layer on has) and its
         // first `count` samples (`store_blend_list`, shaders/shared/state.wgsl); sample,
-        // local_to_model and palette read the instance's first section again, the fused stage
-        // once.
+        // local_to_model and palette read the instance's header, the fused stage once.
         let unit = sz(size_of::<crate::layout::BlendSample>());
         let list_layers = if layers_on > 0 {
             u64::from(crate::layout::MAX_LAYERS) * sz(size_of::<crate::layout::LayerApply>())
@@ -137,7 +149,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             0
         };
         let list_bytes = unit + list_layers + u64::from(list.count.min(crate::layout::MAX_BLEND_CLIPS)) * unit;
-        own += 2 * list_bytes + if fused { 1 } else { 3 } * instance_base;
+        own += 2 * list_bytes + if fused { 1 } else { 3 } * instance_header;
         let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
         let parents = &lib.parents()[skel.joint_offset as usize..(skel.joint_offset + skel.joint_count) as usize];
         let with_parent = parents

@@ -30,9 +30,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// Encoding or drawing before the first `prepare` is an error ([`Error::NotPrepared`]): nothing
 /// is on the GPU to animate or draw.
 ///
-/// An animator is a [`Controller`] — every instance's state on the CPU, with no device; its
-/// methods (`add_instance`, `play`, `set_layer`, ...) are the animator's through `Deref` — and
+/// An animator holds a [`Controller`] — every instance's state on the CPU, with no device:
+/// `add_instance`, `play`, `set_layer`, IK goals, ... — reached through
+/// [`Animator::controller_mut`] (and [`Animator::controller`] to read it); the animator itself is
 /// the frame executor: the pages' buffers, the pipelines, the uploads and the passes.
+/// `animator.controller_mut().play(..)` changes a character, the next `prepare` uploads it.
 pub struct Animator {
     pub(super) controller: Controller,
     pub(super) gpu_library: Arc<GpuLibrary>,
@@ -485,10 +487,18 @@ impl Animator {
         &self.gpu_library
     }
 
-    /// Every instance's state on the CPU (also reachable as the animator itself, through `Deref`).
+    /// Every instance's state on the CPU: its instances, clips, layers, IK goals and pages.
     #[must_use]
     pub fn controller(&self) -> &Controller {
         &self.controller
+    }
+
+    /// Every instance's state on the CPU, to change: anything a [`Controller`] offers (add or
+    /// remove instances, play clips, set layers, IK goals, transforms, ...) is safe to change
+    /// through it, and the next [`Animator::prepare`] uploads what changed.
+    #[must_use]
+    pub fn controller_mut(&mut self) -> &mut Controller {
+        &mut self.controller
     }
 
     /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
@@ -918,19 +928,5 @@ impl Animator {
         self.previous_copy = PreviousCopy::After;
         self.previous_prepared = false;
         Ok(())
-    }
-}
-
-impl std::ops::Deref for Animator {
-    type Target = Controller;
-
-    fn deref(&self) -> &Controller {
-        &self.controller
-    }
-}
-
-impl std::ops::DerefMut for Animator {
-    fn deref_mut(&mut self) -> &mut Controller {
-        &mut self.controller
     }
 }

@@ -31,6 +31,7 @@ mod inspect;
 mod library;
 mod morph;
 mod page;
+mod pipeline;
 mod props;
 #[cfg(not(target_arch = "wasm32"))]
 mod read_back;

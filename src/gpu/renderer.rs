@@ -119,7 +119,8 @@ impl MeshBuffers {
     /// Errors ([`Error::MeshSkeleton`]) when an instance of `animator` in `instances` (those
     /// past the last are not looked at) is of another skeleton than this mesh's, naming the first.
     pub(crate) fn check_instances(&self, animator: &Animator, instances: std::ops::Range<usize>) -> Result<()> {
-        let library = animator.controller().library();
+        let controller = animator.controller();
+        let library = controller.library();
         let k = self.skeleton.index();
         let foreign = self.skeleton.library() != library.tag();
         // Another build of the library: its skeleton at the same index, if it is the same.
@@ -129,11 +130,10 @@ impl MeshBuffers {
                 .get(k as usize)
                 .is_some_and(|s| s.name() == self.skeleton_name && s.joint_count() == self.joint_count);
         let other = if ours {
-            animator.controller().other_skeleton_in(k, instances)
+            controller.other_skeleton_in(k, instances)
         } else {
             let first = instances.start;
-            (first < animator.controller().instance_count())
-                .then(|| (first, animator.controller().instances()[first].skeleton))
+            (first < controller.instance_count()).then(|| (first, controller.instances()[first].skeleton))
         };
         let Some((instance, theirs)) = other else {
             return Ok(());

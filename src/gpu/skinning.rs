@@ -640,12 +640,12 @@ impl SkinBinding {
                 "`visible` is not set: the shader draws instances by their index".into(),
             ));
         }
-        if bind_groups.len() > animator.controller().page_count() || draws.pages != animator.controller().page_count() {
+        let pages = animator.controller().page_count();
+        if bind_groups.len() > pages || draws.pages != pages {
             return Err(mistake(format!(
-                "{} bind groups and draws for {} pages, for an animator of {} pages",
+                "{} bind groups and draws for {} pages, for an animator of {pages} pages",
                 bind_groups.len(),
                 draws.pages,
-                animator.controller().page_count()
             )));
         }
         if draws.index_count != mesh.index_count {

@@ -55,7 +55,7 @@ fn frame(c: &mut Criterion) {
                 encoder.finish()
             })
         });
-        let lib = a.library().clone();
+        let lib = a.controller().library().clone();
         let mut one = CpuCrowd::from_gpu(&device, &queue, &a, 1).expect("readback");
         group.bench_with_input(id("cpu_mirror_1_thread"), &n, |b, _| b.iter(|| one.frame(&lib)));
         let mut all = CpuCrowd::from_gpu(&device, &queue, &a, threads).expect("readback");

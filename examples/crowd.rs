@@ -122,7 +122,7 @@ fn skinning(args: Option<&Args>) -> wgpu_anim::gpu::Skinning {
 /// Update-rate LOD (unless `--no-lod`) and `--lod-tint`.
 fn start_options(queue: &wgpu::Queue, crowd: &mut Crowd, args: &Args) -> Result<(), wgpu_anim::Error> {
     if !args.no_lod {
-        crowd.animator.set_update_rates(Some(wgpu_anim::gpu::DEFAULT_UPDATE_RATES))?;
+        crowd.animator.controller_mut().set_update_rates(Some(wgpu_anim::gpu::DEFAULT_UPDATE_RATES))?;
     }
     crowd.set_lod_tint(queue, args.lod_tint);
     Ok(())
@@ -489,8 +489,9 @@ impl App {
                             c.set_moving(g.crowd.is_moving());
                             c.set_animation_paused(g.crowd.is_animation_paused());
                             c.set_lod_tint(&g.queue, g.crowd.lod_tint());
-                            let _ = c.animator.set_update_rates(g.crowd.animator.update_rates());
-                            let _ = c.animator.set_vat_size(g.crowd.animator.vat_size());
+                            let (old, new) = (g.crowd.animator.controller(), c.animator.controller_mut());
+                            let _ = new.set_update_rates(old.update_rates());
+                            let _ = new.set_vat_size(old.vat_size());
                             g.crowd = c;
                         }
                         Err(e) => eprintln!("{e}"),
@@ -520,17 +521,17 @@ impl App {
                 }
             }
             Key::Character(c) if c.as_str().eq_ignore_ascii_case("u") => {
-                let on = g.crowd.animator.update_rates().is_none();
+                let on = g.crowd.animator.controller().update_rates().is_none();
                 let rates = on.then_some(wgpu_anim::gpu::DEFAULT_UPDATE_RATES);
-                match g.crowd.animator.set_update_rates(rates) {
+                match g.crowd.animator.controller_mut().set_update_rates(rates) {
                     Ok(()) => println!("update-rate LOD: {}", if on { "on" } else { "off" }),
                     Err(e) => println!("{e}"),
                 }
             }
             Key::Character(c) if c.as_str().eq_ignore_ascii_case("v") && g.crowd.vat().is_some() => {
-                let on = g.crowd.animator.vat_size().is_none();
+                let on = g.crowd.animator.controller().vat_size().is_none();
                 let size = on.then_some(wgpu_anim::gpu::DEFAULT_VAT_SIZE);
-                match g.crowd.animator.set_vat_size(size) {
+                match g.crowd.animator.controller_mut().set_vat_size(size) {
                     Ok(()) => {
                         println!("vertex animation textures for far characters: {}", if on { "on" } else { "off" })
                     }

@@ -56,9 +56,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (library, skeleton, clips) = mannequin::library_of(skeleton);
     let desc = AnimatorDesc::default().with_max_instances(6).with_ground(Some(BUMPS));
     let mut animator = Animator::new(&device, &library, &desc)?;
+    // The characters' state, on the CPU: the next `prepare` uploads it.
+    let controller = animator.controller_mut();
     // Where the viewer is, for the heads that look.
     let eye = Vec3::new(0.0, 0.55, 11.0);
-    animator.set_look_at(eye)?;
+    controller.set_look_at(eye)?;
     for k in 0..6 {
         let x = -4.1 + k as f32 * 1.35 + if k >= 3 { 0.8 } else { 0.0 };
         let root = Vec2::new(x, 0.0);
@@ -67,7 +69,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             Vec3::new(root.x, bumps(root), root.y),
         );
         let time = args.time + 0.11 * k as f32;
-        let i = animator.add_instance(
+        let i = controller.add_instance(
             &InstanceDesc::new(clips[1])
                 .with_rate(0.0)
                 .with_time(time)
@@ -76,9 +78,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         )?;
         if k >= 3 {
             let planted = IkGoal { target: IkTarget::Ground, weight: 1.0 };
-            animator.set_ik_goal(i, leg_l, Some(planted))?;
-            animator.set_ik_goal(i, leg_r, Some(planted))?;
-            animator.set_ik_goal(i, look, Some(IkGoal { target: IkTarget::LookAt, weight: 1.0 }))?;
+            controller.set_ik_goal(i, leg_l, Some(planted))?;
+            controller.set_ik_goal(i, leg_r, Some(planted))?;
+            controller.set_ik_goal(i, look, Some(IkGoal { target: IkTarget::LookAt, weight: 1.0 }))?;
         }
     }
 

@@ -47,7 +47,7 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
                 Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
                 Vec3::new(col as f32 * 1.4, (rows - 1 - row as u32) as f32 * 2.2, 0.0),
             );
-            animator.add_instance(
+            animator.controller_mut().add_instance(
                 &InstanceDesc::new(clip)
                     .with_time(duration * col as f32 / phases as f32)
                     .with_rate(0.0)

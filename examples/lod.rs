@@ -52,15 +52,16 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let n = SIDE * ROWS;
     let desc = AnimatorDesc::default().with_max_instances(n as u32).with_culling(true).with_lod_interpolation(true);
     let mut animator = Animator::new(&device, &library, &desc)?;
+    let controller = animator.controller_mut();
     for i in 0..n {
         let (x, z) = ((i % SIDE) as f32 * SPACING - 60.0, -((i / SIDE) as f32) * SPACING);
         let world = Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32 * 2.4), Vec3::new(x, 0.0, z));
-        animator
+        controller
             .add_instance(&InstanceDesc::new(clips[1]).with_time((i as f32 * 0.618).fract() * 2.0).with_world(world))?;
     }
-    animator.set_bounds(skeleton, radius)?;
-    animator.set_cull_view(Some(view))?;
-    animator.set_update_rates(Some(thresholds))?;
+    controller.set_bounds(skeleton, radius)?;
+    controller.set_cull_view(Some(view))?;
+    controller.set_update_rates(Some(thresholds))?;
 
     let target = OffscreenTarget::new(&device, width, height)?;
     let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));

@@ -46,12 +46,13 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut animator = Animator::new(&device, &library, &desc)?;
     let w = args.weight;
     let weights = [[0.0, 0.0], [w, 0.0], [0.0, w], [w, w]];
+    let controller = animator.controller_mut();
     for (k, own) in weights.iter().enumerate() {
         let world = Mat4::from_rotation_translation(Quat::from_rotation_y(0.45), Vec3::new(k as f32 * 0.7, 0.0, 0.0));
-        animator.add_instance(
+        controller.add_instance(
             &InstanceDesc::new(clips[0]).with_rate(0.0).with_world(world).with_tint([200, 190, 176, 255]),
         )?;
-        animator.set_morph_weights(k, own)?;
+        controller.set_morph_weights(k, own)?;
     }
 
     let (width, height) = (1200, 520);

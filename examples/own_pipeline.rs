@@ -42,7 +42,7 @@ impl Scene {
             let (time, tint) = (i as f32 * 0.3, [90 + 30 * (i % 5) as u8, 120, 220 - 30 * (i / 5) as u8, 255]);
             let skinning = if i % 5 >= 3 { wgpu_anim::gpu::Skinning::DualQuaternion } else { Default::default() };
             let desc = InstanceDesc::new(clips[i % 3]).with_time(time).with_world(world).with_tint(tint);
-            animator.add_instance(&desc.with_skinning(skinning))?;
+            animator.controller_mut().add_instance(&desc.with_skinning(skinning))?;
         }
         let mesh = MeshBuffers::new(device, &lib, skeleton, &mannequin::mesh(&mannequin::skeleton()))?;
         let source = wgpu::ShaderSource::Wgsl(format!("{SHADER}\n{}", SKIN.wgsl()).into());
@@ -84,7 +84,8 @@ impl Scene {
         self.animator.encode(&mut encoder)?; // clock, sample, hierarchy and palettes, into your encoder
         let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu::Color { r: 0.55, g: 0.62, b: 0.7, a: 1.0 });
         pass.set_pipeline(&self.pipeline);
-        SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..self.animator.instance_count() as u32)?;
+        let all = 0..self.animator.controller().instance_count() as u32;
+        SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, all)?;
         drop(pass);
         queue.submit([encoder.finish()]);
         Ok(())

@@ -62,21 +62,21 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         ("dead blending", Some(Transition::dead_blend(args.duration))),
     ];
     for _ in 0..5 {
-        animator.add_instance(&InstanceDesc::new(walk))?;
+        animator.controller_mut().add_instance(&InstanceDesc::new(walk))?;
     }
     let run_from = InstanceDesc::new(run).with_time(RUN_FROM);
-    let run_alone = animator.add_instance(&run_from)?;
+    let run_alone = animator.controller_mut().add_instance(&run_from)?;
     let mut angles = vec![Vec::new(); 6];
     for frame in 0..FRAMES {
         if frame == SWITCH {
             for (k, (_, t)) in transitions.iter().enumerate() {
-                animator.play(k + 1, &run_from, *t)?;
+                animator.controller_mut().play(k + 1, &run_from, *t)?;
             }
         }
         if frame == SWITCH + 1 {
             // Inertialized transitions start a frame after their call (that frame keeps the
             // walk's velocity); the run alone starts with them.
-            animator.set_time(run_alone, RUN_FROM)?;
+            animator.controller_mut().set_time(run_alone, RUN_FROM)?;
         }
         animator.prepare(&queue, if frame == 0 { 0.0 } else { 1.0 / RATE });
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -85,7 +85,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let local = animator.read_local_region(&device, &queue, 0)?;
         let seconds = f64::from(frame as f32 / RATE);
         for (k, a) in angles.iter_mut().enumerate() {
-            let q = local[animator.instance(k).ok_or("no such instance")?.joint_offset as usize + knee].rotation;
+            let instance = animator.controller().instance(k).ok_or("no such instance")?;
+            let q = local[instance.joint_offset as usize + knee].rotation;
             // The hip swings the thigh about its x axis: the signed angle of that rotation, degrees.
             let angle = 2.0 * q.x.atan2(q.w).to_degrees();
             if k != run_alone || frame > SWITCH {

@@ -138,7 +138,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     for (k, (clip, skinning)) in poses.into_iter().enumerate() {
         let tint = if skinning == Skinning::Linear { [214, 160, 140, 255] } else { [140, 180, 214, 255] };
         let world = Mat4::from_translation(Vec3::new(k as f32 * 1.6 + if k >= 2 { 0.6 } else { 0.0 }, 0.0, 0.0));
-        animator.add_instance(
+        animator.controller_mut().add_instance(
             &InstanceDesc::new(clip).with_rate(0.0).with_world(world).with_tint(tint).with_skinning(skinning),
         )?;
     }

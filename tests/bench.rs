@@ -394,7 +394,7 @@ fn cpu_all_computes_what_cpu_1_computes() {
     for w in Workload::ALL {
         let mut a = bench::crowd(&device, &queue, 37, w, ClipFormat::Compressed).unwrap();
         bench::gpu_frame(&device, &queue, &mut a).unwrap();
-        let lib = a.library().clone();
+        let lib = a.controller().library().clone();
         let mut one = bench::CpuCrowd::from_gpu(&device, &queue, &a, 1).unwrap();
         let mut three = bench::CpuCrowd::from_gpu(&device, &queue, &a, 3).unwrap();
         assert_eq!(three.chunks(), 3);
@@ -403,7 +403,7 @@ fn cpu_all_computes_what_cpu_1_computes() {
             three.frame(&lib);
         }
         assert_eq!(one.palettes(), three.palettes(), "{}", w.name());
-        assert_eq!(one.palettes().len(), a.joint_count() as usize);
+        assert_eq!(one.palettes().len(), a.controller().joint_count() as usize);
     }
 }
 

@@ -125,7 +125,10 @@ impl Sim {
         let (device, queue) = common::device();
         let mut animator =
             Animator::new(&device, &built_in().0, &AnimatorDesc::default().with_max_instances(1)).unwrap();
-        animator.add_instance(&InstanceDesc::new(clip)).unwrap();
+        animator
+            .controller_mut()
+            .add_instance(&InstanceDesc::new(clip))
+            .unwrap();
         Self {
             device,
             queue,
@@ -174,11 +177,15 @@ fn transitions_and_interrupted_transitions_do_not_pop() {
     for frame in 0..120 {
         if frame == 20 {
             let t = Transition::linear(0.5).with_curve(Curve::Smooth);
-            sim.animator.play(0, &InstanceDesc::new(run), Some(t)).unwrap();
+            sim.animator
+                .controller_mut()
+                .play(0, &InstanceDesc::new(run), Some(t))
+                .unwrap();
         }
         if frame == 35 {
             // Interrupts the walk → run cross-fade half-way: blends from the pose shown now.
             sim.animator
+                .controller_mut()
                 .play(0, &InstanceDesc::new(idle), Some(Transition::linear(0.4)))
                 .unwrap();
         }
@@ -196,6 +203,7 @@ fn transitions_and_interrupted_transitions_do_not_pop() {
     sim.step(0.0);
     let before = sim.step(0.25);
     sim.animator
+        .controller_mut()
         .play(0, &InstanceDesc::new(run).with_time(0.0), None)
         .unwrap();
     let after = sim.step(1.0 / 60.0);
@@ -212,18 +220,23 @@ fn an_interrupting_cross_fade_starts_a_frame_later_from_the_pose_that_frame_kept
     let mut sim = Sim::new(walk);
     sim.step(0.0);
     sim.animator
+        .controller_mut()
         .play(0, &InstanceDesc::new(run), Some(Transition::linear(0.5)))
         .unwrap();
     sim.step(0.1);
     // Not running: the first cross-fade starts at once, from the walk clip.
-    assert_eq!(sim.animator.instance(0).unwrap().source_kind(), source_kind::CLIP);
+    assert_eq!(
+        sim.animator.controller().instance(0).unwrap().source_kind(),
+        source_kind::CLIP
+    );
     sim.animator
+        .controller_mut()
         .play(0, &InstanceDesc::new(idle), Some(Transition::linear(0.4)))
         .unwrap();
     // Interrupting: the running cross-fade stays one more frame and keeps its pose; the rate set
     // meanwhile goes to the new state.
-    sim.animator.set_rate(0, 0.5).unwrap();
-    let held = *sim.animator.instance(0).unwrap();
+    sim.animator.controller_mut().set_rate(0, 0.5).unwrap();
+    let held = *sim.animator.controller().instance(0).unwrap();
     assert_eq!(
         (held.clip, held.flags & KEEP_POSE, held.rate),
         (run.index(), KEEP_POSE, 1.0)
@@ -240,7 +253,7 @@ fn an_interrupting_cross_fade_starts_a_frame_later_from_the_pose_that_frame_kept
     );
     // The next frame starts the new cross-fade from that snapshot.
     sim.step(0.1);
-    let started = *sim.animator.instance(0).unwrap();
+    let started = *sim.animator.controller().instance(0).unwrap();
     assert_eq!(
         (
             started.clip,
@@ -267,7 +280,10 @@ fn frozen_transitions_stop_the_source_clock_and_smooth_ones_keep_it_running() {
         sim.step(0.0);
         sim.step(0.3);
         let t = Transition::linear(1.0).with_frozen(frozen);
-        sim.animator.play(0, &InstanceDesc::new(clips[2]), Some(t)).unwrap();
+        sim.animator
+            .controller_mut()
+            .play(0, &InstanceDesc::new(clips[2]), Some(t))
+            .unwrap();
         sim.step(0.1);
         let (a, _) = sim.animator.read_back(&sim.device, &sim.queue).unwrap();
         sim.step(0.1);

@@ -228,6 +228,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
     .unwrap();
     for &(clip, t) in requests {
         animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(clip)
                     .with_time(t)
@@ -242,7 +243,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
     queue.submit([encoder.finish()]);
     let (_, gpu) = animator.read_back(&device, &queue).unwrap();
     let mut worst = 0.0f32;
-    for (inst, &(clip, t)) in animator.instances().iter().zip(requests) {
+    for (inst, &(clip, t)) in animator.controller().instances().iter().zip(requests) {
         let want = cpu::pose_at(lib, clip, t).unwrap();
         for (j, w) in want.local.iter().enumerate() {
             let g = &gpu.local[inst.joint_offset as usize + j];
@@ -260,7 +261,7 @@ fn gpu_matches_the_mirror(lib: &wgpu_anim::AnimationLibrary, requests: &[(ClipId
     // The comparison fails on a wrong pose: the mirror one frame later.
     let (clip, t) = requests[0];
     let later = cpu::pose_at(lib, clip, t + 0.05).unwrap();
-    let g = &gpu.local[animator.instances()[0].joint_offset as usize..];
+    let g = &gpu.local[animator.controller().instances()[0].joint_offset as usize..];
     assert!(
         later.local.iter().zip(g).any(|(w, g)| pose_error(g, w) > 2e-5),
         "a pose 50 ms off must not pass"

@@ -538,6 +538,7 @@ fn gpu_path(compressed: bool) {
         .unwrap_or_else(|e| panic!("{e}"));
         for &(clip, time) in &requests {
             animator
+                .controller_mut()
                 .add_instance(
                     &InstanceDesc::new(clip)
                         .with_time(time)
@@ -553,7 +554,7 @@ fn gpu_path(compressed: bool) {
         for (k, ((name, _), pose)) in mine.iter().zip(&got).enumerate() {
             let mut g = affine_pose(&imp, s, pose);
             if let Some(v) = mesh0(&imp, s) {
-                let offset = animator.instances()[k].joint_offset;
+                let offset = animator.controller().instances()[k].joint_offset;
                 let p = wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, offset, &v)
                     .unwrap_or_else(|e| panic!("{e}"));
                 g.vertices = points(&p);
@@ -602,6 +603,7 @@ fn gpu_dual_quaternion_skinning_matches_the_f64_reference_on_real_assets() {
         let desc = AnimatorDesc::default().with_max_instances(1).with_dual_quaternion(true);
         let mut animator = Animator::new(&device, &lib.library, &desc).unwrap_or_else(|e| panic!("{e}"));
         animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(lib.clips[s][c])
                     .with_time(t as f32)

@@ -60,9 +60,9 @@ fn crowd(device: &wgpu::Device, animators: &mut [&mut Animator], clips: &[wgpu_a
             .with_rate(rate)
             .with_world(world);
         for a in animators.iter_mut() {
-            a.add_instance(&desc).unwrap();
+            a.controller_mut().add_instance(&desc).unwrap();
             if i % 4 != 0 {
-                a.set_root_motion(i, true).unwrap();
+                a.controller_mut().set_root_motion(i, true).unwrap();
             }
         }
     }
@@ -83,7 +83,7 @@ fn transitions(r: &mut impl Rng, animators: &mut [&mut Animator], clips: &[wgpu_
             _ => Some(Transition::dead_blend(0.3)),
         };
         for a in animators.iter_mut() {
-            a.play(i, &desc, transition).unwrap();
+            a.controller_mut().play(i, &desc, transition).unwrap();
         }
     }
 }
@@ -96,7 +96,7 @@ fn step(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, dt: f32) {
 }
 
 fn palettes(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<Affine> {
-    let joints = u64::from(a.page_state(0).unwrap().joints_used);
+    let joints = u64::from(a.controller().page_state(0).unwrap().joints_used);
     a.read_page_buffer(device, queue, 0, Resource::Palettes, 0, joints)
         .unwrap()
 }
@@ -114,7 +114,7 @@ fn unmarked(mut o: GpuOutput) -> GpuOutput {
 
 /// Palettes of a pose no frame computes: what an instance left out keeps.
 fn poison(queue: &wgpu::Queue, a: &Animator) {
-    let joints = a.page_state(0).unwrap().joints_used as usize;
+    let joints = a.controller().page_state(0).unwrap().joints_used as usize;
     let poison = vec![Affine::from_mat4(&Mat4::from_scale(Vec3::splat(-7.0))); joints];
     queue.write_buffer(a.page_palette_buffer(0).unwrap(), 0, bytemuck::cast_slice(&poison));
 }
@@ -124,8 +124,13 @@ fn cull_frame(a: &Animator) -> GpuFrame {
     GpuFrame {
         instance_count: COUNT as u32,
         frame: a.frame() as u32,
-        flags: FRAME_CULL | if a.cull_planes().is_some() { FRAME_CULL_VIEW } else { 0 },
-        cull_planes: a.cull_planes().unwrap_or([glam::Vec4::W; 6]),
+        flags: FRAME_CULL
+            | if a.controller().cull_planes().is_some() {
+                FRAME_CULL_VIEW
+            } else {
+                0
+            },
+        cull_planes: a.controller().cull_planes().unwrap_or([glam::Vec4::W; 6]),
         ..GpuFrame::default()
     }
 }
@@ -176,7 +181,7 @@ fn a_culled_crowd_plays_as_a_full_one() {
         for pair in runs.chunks_mut(2) {
             let [culled, full] = pair else { unreachable!() };
             let path = if culled.is_fused() { "fused" } else { "staged" };
-            culled.set_cull_view(Some(view(f))).unwrap();
+            culled.controller_mut().set_cull_view(Some(view(f))).unwrap();
             let before = palettes(&device, &queue, culled);
             let previous: Vec<u32> = culled
                 .read_outputs_page(&device, &queue, 0)
@@ -263,7 +268,7 @@ fn a_culled_crowd_plays_as_a_full_one() {
             marks_of_path.push(marks);
             // Listed characters: the full run's palettes, bit for bit; the others: untouched.
             let (got, want) = (palettes(&device, &queue, culled), palettes(&device, &queue, full));
-            for (i, inst) in culled.instances().iter().enumerate() {
+            for (i, inst) in culled.controller().instances().iter().enumerate() {
                 let joints = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
                 if list.contains(&(i as u32)) && estimated[i] && !culled.is_fused() {
                     common::compare(
@@ -357,11 +362,11 @@ fn a_culled_draw_renders_the_full_picture() {
                         Quat::from_rotation_y(i as f32),
                         Vec3::new(x, 0.0, z),
                     ));
-                a.add_instance(&desc).unwrap();
+                a.controller_mut().add_instance(&desc).unwrap();
             }
             if culling {
-                a.set_bounds(skeleton, radius).unwrap();
-                a.set_cull_view(Some(camera.view_proj)).unwrap();
+                a.controller_mut().set_bounds(skeleton, radius).unwrap();
+                a.controller_mut().set_cull_view(Some(camera.view_proj)).unwrap();
             }
             let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
             let r = SkinnedRenderer::new(&device, &a, skeleton, &m.mesh, color, depth, 1).unwrap();
@@ -408,7 +413,7 @@ fn a_culled_draw_renders_the_full_picture() {
     assert_eq!(differ, 0, "pixels that differ between the culled and the full picture");
     // The comparison can fail: bounds that do not hold the mesh leave seen parts out.
     let (a, r) = &mut runs[0];
-    a.set_bounds(skeleton, 0.0).unwrap();
+    a.controller_mut().set_bounds(skeleton, 0.0).unwrap();
     let tight = render(a, r, 0.0);
     let differ = tight
         .chunks(4)
@@ -468,28 +473,34 @@ fn bad_culling_input_is_refused() {
     let (device, _queue) = common::device();
     let (lib, skeleton, clips) = mannequin::library();
     let mut plain = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    let e = plain.set_cull_view(Some(Mat4::IDENTITY)).unwrap_err().to_string();
+    let e = plain
+        .controller_mut()
+        .set_cull_view(Some(Mat4::IDENTITY))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("AnimatorDesc::culling"), "{e}");
     let desc = AnimatorDesc::default().with_culling(true);
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
-    a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    a.controller_mut().add_instance(&InstanceDesc::new(clips[0])).unwrap();
     let e = a
+        .controller_mut()
         .set_cull_view(Some(Mat4::from_scale(Vec3::splat(f32::NAN))))
         .unwrap_err()
         .to_string();
     assert!(e.contains("not finite"), "{e}");
-    assert_eq!(a.cull_planes(), None, "nothing changed");
-    let before = a.instances()[0].bound_radius;
+    let controller = a.controller_mut();
+    assert_eq!(controller.cull_planes(), None, "nothing changed");
+    let before = controller.instances()[0].bound_radius;
     for radius in [f32::NAN, -1.0, f32::INFINITY, 1e13] {
-        let e = a.set_bounds(skeleton, radius).unwrap_err().to_string();
+        let e = controller.set_bounds(skeleton, radius).unwrap_err().to_string();
         assert!(e.contains("radius") && e.contains("mannequin"), "{e}");
     }
-    assert_eq!(a.instances()[0].bound_radius, before, "nothing changed");
+    assert_eq!(controller.instances()[0].bound_radius, before, "nothing changed");
     let (_, other_skeleton, _) = mannequin::library();
     assert!(
-        a.set_bounds(other_skeleton, 1.0).is_err(),
+        a.controller_mut().set_bounds(other_skeleton, 1.0).is_err(),
         "a skeleton of another library"
     );
-    a.set_bounds(skeleton, 2.5).unwrap();
-    assert_eq!(a.instances()[0].bound_radius, 2.5);
+    a.controller_mut().set_bounds(skeleton, 2.5).unwrap();
+    assert_eq!(a.controller().instances()[0].bound_radius, 2.5);
 }

@@ -66,15 +66,17 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
             let mut desc = common::random_state(&mut r, &lib, 0);
             desc.rate = r.gen_range(-2.0..2.0);
             desc.time = r.gen_range(0.0..2.0);
-            a.add_instance(&desc).unwrap();
+            a.controller_mut().add_instance(&desc).unwrap();
         }
         common::random_layers(&mut a, &mut r);
         let mut previous: Vec<GpuOutput> = Vec::new();
         for f in 0..20 {
             for _ in 0..10 {
-                let i = r.gen_range(0..a.instance_count());
+                let i = r.gen_range(0..a.controller().instance_count());
                 let desc = common::random_state(&mut r, &lib, 0);
-                a.play(i, &desc, Some(Transition::linear(0.3))).unwrap();
+                a.controller_mut()
+                    .play(i, &desc, Some(Transition::linear(0.3)))
+                    .unwrap();
             }
             let dt = r.gen_range(0.005..0.05);
             a.prepare(&queue, dt);
@@ -86,21 +88,21 @@ fn gpu_curves_equal_the_mirror_for_random_crowds() {
             let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
             let frame = GpuFrame {
                 dt,
-                instance_count: a.instance_count() as u32,
+                instance_count: a.controller().instance_count() as u32,
                 snapshot_offset: a.max_joints(),
                 flags: wgpu_anim::layout::FRAME_CURVES,
                 ..Default::default()
             };
             let mut lists = vec![Default::default(); clocks.len()];
-            let mut instances = a.instances().to_vec();
+            let mut instances = a.controller().instances().to_vec();
             let mut log = EventLog::default();
             let mut page = PageBuffers::new(&frame, &mut instances)
-                .layer_defs(a.layer_defs())
+                .layer_defs(a.controller().layer_defs())
                 .clocks(&mut clocks)
                 .blend_lists(&mut lists)
                 .outputs(&mut outputs)
                 .events(&mut log);
-            wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
+            wgpu_anim::cpu::clock(a.controller().library(), &mut page).unwrap();
             for (i, (g, w)) in gpu.iter().zip(&outputs).enumerate() {
                 for c in 0..MAX_CURVES as usize {
                     let e = (g.curves[c] - w.curves[c]).abs() / (1.0 + w.curves[c].abs());
@@ -171,24 +173,29 @@ fn curves_blend_as_the_pose() {
     let plant = lib.curve_id("plant").unwrap() as usize;
     let ik = lib.curve_id("ik").unwrap() as usize;
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    a.add_instance(&InstanceDesc::tree(tree, [0.3, 0.0, 0.0, 0.0])).unwrap();
-    a.add_instance(&InstanceDesc::new(on)).unwrap();
-    a.add_instance(&InstanceDesc::new(off)).unwrap();
-    a.add_instance(&InstanceDesc::new(off)).unwrap();
-    a.set_layer(
-        2,
-        0,
-        Some(&Layer::clip(LayerMode::Override, on).with_weight(0.25)),
-        false,
-    )
-    .unwrap();
-    a.set_layer(
-        3,
-        0,
-        Some(&Layer::clip(LayerMode::AdditiveLocal, on).with_weight(0.25)),
-        false,
-    )
-    .unwrap();
+    let controller = a.controller_mut();
+    controller
+        .add_instance(&InstanceDesc::tree(tree, [0.3, 0.0, 0.0, 0.0]))
+        .unwrap();
+    controller.add_instance(&InstanceDesc::new(on)).unwrap();
+    controller.add_instance(&InstanceDesc::new(off)).unwrap();
+    controller.add_instance(&InstanceDesc::new(off)).unwrap();
+    controller
+        .set_layer(
+            2,
+            0,
+            Some(&Layer::clip(LayerMode::Override, on).with_weight(0.25)),
+            false,
+        )
+        .unwrap();
+    controller
+        .set_layer(
+            3,
+            0,
+            Some(&Layer::clip(LayerMode::AdditiveLocal, on).with_weight(0.25)),
+            false,
+        )
+        .unwrap();
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 0.1);
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -204,7 +211,8 @@ fn curves_blend_as_the_pose() {
     assert!((o[3].curves[ik] - 0.025).abs() < 1e-6, "{}", o[3].curves[ik]);
     assert_eq!(o[3].curves[plant], 0.25);
     // Cross-fade character 1 to `off` over 0.4 s: `plant` follows the target's weight down.
-    a.play(1, &InstanceDesc::new(off), Some(Transition::linear(0.4)))
+    a.controller_mut()
+        .play(1, &InstanceDesc::new(off), Some(Transition::linear(0.4)))
         .unwrap();
     let o = frame(&mut a);
     assert!((o[1].curves[plant] - 0.75).abs() < 1e-5, "{}", o[1].curves[plant]);

@@ -40,7 +40,7 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary) -> Animator {
 /// Frames 6 to 11 run on the fused path.
 fn edit(animator: &mut Animator, frame: usize) {
     let mut r = common::rng(1000 + frame as u64);
-    let lib = animator.library_arc().clone();
+    let lib = animator.controller().library_arc().clone();
     if frame == 0 {
         for i in 0..CHARACTERS {
             let skeleton = (i % SKELETONS.len()) as u32;
@@ -51,7 +51,7 @@ fn edit(animator: &mut Animator, frame: usize) {
                     .with_time(time)
                     .with_rate(rate)
             };
-            animator.add_instance(&desc).unwrap();
+            animator.controller_mut().add_instance(&desc).unwrap();
         }
         common::random_layers(animator, &mut r);
         // A third skin with dual quaternions, a sixth with a blend.
@@ -61,23 +61,24 @@ fn edit(animator: &mut Animator, frame: usize) {
             } else {
                 Skinning::Blend(0.5)
             };
-            animator.set_skinning(i, skinning).unwrap();
+            animator.controller_mut().set_skinning(i, skinning).unwrap();
         }
     }
     // Some characters' own morph weights change every frame.
-    for i in (frame % 5..animator.instance_count()).step_by(5) {
+    for i in (frame % 5..animator.controller().instance_count()).step_by(5) {
         let weights: Vec<f32> = (0..r.gen_range(0..=MORPH_TARGETS))
             .map(|_| r.gen_range(-1.0..1.0))
             .collect();
-        animator.set_morph_weights(i, &weights).unwrap();
+        animator.controller_mut().set_morph_weights(i, &weights).unwrap();
     }
     if frame == 9 {
-        animator.truncate(CHARACTERS - 20);
+        animator.controller_mut().truncate(CHARACTERS - 20);
     }
     if frame == 10 {
         for i in CHARACTERS - 20..CHARACTERS {
             let skeleton = (i % SKELETONS.len()) as u32;
             animator
+                .controller_mut()
                 .add_instance(&common::random_state(&mut r, &lib, skeleton))
                 .unwrap();
         }
@@ -85,8 +86,8 @@ fn edit(animator: &mut Animator, frame: usize) {
     if animator.fused_available() {
         animator.set_fused((6..12).contains(&frame)).unwrap();
     }
-    for i in 0..animator.instance_count() {
-        let skeleton = animator.instance(i).unwrap().skeleton;
+    for i in 0..animator.controller().instance_count() {
+        let skeleton = animator.controller().instance(i).unwrap().skeleton;
         match r.gen_range(0..24) {
             0..=2 => {
                 let next = common::random_state(&mut r, &lib, skeleton);
@@ -96,14 +97,16 @@ fn edit(animator: &mut Animator, frame: usize) {
                     1 => Transition::inertialize(duration),
                     _ => Transition::dead_blend(duration),
                 };
-                animator.play(i, &next, Some(fade)).unwrap();
+                animator.controller_mut().play(i, &next, Some(fade)).unwrap();
             }
             3 => animator
+                .controller_mut()
                 .play(i, &common::random_state(&mut r, &lib, skeleton), None)
                 .unwrap(),
-            4 => animator.set_time(i, r.gen_range(0.0..1.0)).unwrap(),
-            5 => animator.set_rate(i, r.gen_range(-1.0..2.0)).unwrap(),
+            4 => animator.controller_mut().set_time(i, r.gen_range(0.0..1.0)).unwrap(),
+            5 => animator.controller_mut().set_rate(i, r.gen_range(-1.0..2.0)).unwrap(),
             6 => animator
+                .controller_mut()
                 .set_parameters(i, [r.gen_range(-2.0..2.0), r.gen_range(-2.0..2.0), 0.5, 0.5])
                 .unwrap(),
             _ => {}
@@ -128,7 +131,7 @@ fn run_frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator
 fn state(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator) -> (Vec<GpuClock>, Vec<Vec<u32>>) {
     let mut clocks = Vec::new();
     let mut palettes = Vec::new();
-    for page in 0..animator.pages_in_use() {
+    for page in 0..animator.controller().pages_in_use() {
         let (c, pose) = animator.read_back_page(device, queue, page).unwrap();
         clocks.extend(c);
         palettes.extend(
@@ -147,13 +150,18 @@ fn state(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator) -> (Ve
                 (64 * MORPH_TARGETS) as u64,
             )
             .unwrap();
-        for (k, inst) in animator.page_instances(page).iter().enumerate() {
+        for (k, inst) in animator.controller().page_instances(page).iter().enumerate() {
             let used = &weights[k * MORPH_TARGETS..k * MORPH_TARGETS + inst.morph_count as usize];
             palettes.push(bytemuck::cast_slice::<_, u32>(used).to_vec());
         }
         // The dual quaternions of the characters that skin with them (the others' are not
         // written, and hold whatever their joints held before).
-        for inst in animator.page_instances(page).iter().filter(|i| i.dual_quaternion > 0.0) {
+        for inst in animator
+            .controller()
+            .page_instances(page)
+            .iter()
+            .filter(|i| i.dual_quaternion > 0.0)
+        {
             let joints = &pose.dual[inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize];
             palettes.extend(
                 joints
@@ -214,6 +222,7 @@ fn lose_and_rebuild(interval: u32, lost_after: usize, lost_again_after: Option<u
     edit(&mut lost, lost_after);
     edit(&mut reference, lost_after);
     let snapshots = lost
+        .controller()
         .instances()
         .iter()
         .filter(|i| i.source_kind() == source_kind::SNAPSHOT)
@@ -223,6 +232,7 @@ fn lose_and_rebuild(interval: u32, lost_after: usize, lost_again_after: Option<u
         "the crowd has cross-fades from snapshots when its device is lost"
     );
     let inertial = lost
+        .controller()
         .instances()
         .iter()
         .filter(|i| i.source_kind() == source_kind::OFFSET)
@@ -252,7 +262,7 @@ fn lose_and_rebuild(interval: u32, lost_after: usize, lost_again_after: Option<u
         device_b.destroy();
         rebuilt = rebuilt.rebuild(&device_c, &queue_c).unwrap();
     }
-    assert_eq!(rebuilt.instances(), reference.instances());
+    assert_eq!(rebuilt.controller().instances(), reference.controller().instances());
     let (device, queue) = (&device_c, &queue_c);
     for k in 0..8 {
         if k > 0 {

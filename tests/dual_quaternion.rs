@@ -359,6 +359,7 @@ fn the_gpu_writes_and_skins_with_the_dual_quaternions_the_mirror_computes() {
             _ => Skinning::Blend(0.3),
         };
         animator
+            .controller_mut()
             .add_instance(&InstanceDesc::new(clip).with_skinning(s))
             .unwrap();
         skinning.push(s);
@@ -372,7 +373,7 @@ fn the_gpu_writes_and_skins_with_the_dual_quaternions_the_mirror_computes() {
         queue.submit([encoder.finish()]);
         let (_, pose) = animator.read_back(&device, &queue).unwrap();
         let lists = animator.read_blend_lists(&device, &queue).unwrap();
-        let instances = animator.instances().to_vec();
+        let instances = animator.controller().instances().to_vec();
         let mirror = cpu::evaluate(&lib, &instances, &lists).unwrap();
         for (i, inst) in instances.iter().enumerate() {
             let joints = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
@@ -432,6 +433,7 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
     let (lib, ids) = library();
     let mut plain = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     let e = plain
+        .controller_mut()
         .add_instance(&InstanceDesc::new(ids[0]).with_skinning(Skinning::DualQuaternion))
         .unwrap_err()
         .to_string();
@@ -439,10 +441,14 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
         e.contains("instance 0") && e.contains("AnimatorDesc::dual_quaternion"),
         "{e}"
     );
-    plain.add_instance(&InstanceDesc::new(ids[0])).unwrap();
-    let e = plain.set_skinning(0, Skinning::Blend(0.5)).unwrap_err().to_string();
+    plain.controller_mut().add_instance(&InstanceDesc::new(ids[0])).unwrap();
+    let e = plain
+        .controller_mut()
+        .set_skinning(0, Skinning::Blend(0.5))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("AnimatorDesc::dual_quaternion"), "{e}");
-    assert_eq!(plain.dual_quaternion_amount(0), Some(0.0));
+    assert_eq!(plain.controller().dual_quaternion_amount(0), Some(0.0));
     assert!(plain.page_dual_palette_buffer(0).is_none());
     // No dual palettes to bind or skin with.
     let binding = wgpu_anim::gpu::SkinBinding::default().with_dual_quaternion(true);
@@ -460,11 +466,19 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
 
     let desc = AnimatorDesc::default().with_dual_quaternion(true);
     let mut dual = Animator::new(&device, &lib, &desc).unwrap();
-    dual.add_instance(&InstanceDesc::new(ids[0])).unwrap();
+    dual.controller_mut().add_instance(&InstanceDesc::new(ids[0])).unwrap();
     for bad in [f32::NAN, -0.1, 1.5, f32::INFINITY] {
-        let e = dual.set_skinning(0, Skinning::Blend(bad)).unwrap_err().to_string();
+        let e = dual
+            .controller_mut()
+            .set_skinning(0, Skinning::Blend(bad))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("instance 0") && e.contains("[0, 1]"), "{bad}: {e}");
-        assert_eq!(dual.dual_quaternion_amount(0), Some(0.0), "nothing changes");
+        assert_eq!(
+            dual.controller().dual_quaternion_amount(0),
+            Some(0.0),
+            "nothing changes"
+        );
     }
     // The arm's library scales a joint: the rigid variant is refused, the two-phase one binds.
     assert!(lib.has_scale());
@@ -480,12 +494,17 @@ fn dual_quaternions_need_an_animator_that_keeps_them_and_amounts_within_zero_and
     assert!(e.contains("AnimationLibrary::has_scale"), "{e}");
     let two_phase = rigid.with_rigid(false);
     two_phase.bind_group(&device, &layout, &dual, 0, &[]).unwrap();
-    let e = dual.set_skinning(3, Skinning::DualQuaternion).unwrap_err().to_string();
+    let e = dual
+        .controller_mut()
+        .set_skinning(3, Skinning::DualQuaternion)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("instance 3") && e.contains("does not exist"), "{e}");
-    dual.set_skinning(0, Skinning::Blend(0.25)).unwrap();
-    assert_eq!(dual.dual_quaternion_amount(0), Some(0.25));
-    dual.set_skinning(0, Skinning::DualQuaternion).unwrap();
-    assert_eq!(dual.dual_quaternion_amount(0), Some(1.0));
+    let controller = dual.controller_mut();
+    controller.set_skinning(0, Skinning::Blend(0.25)).unwrap();
+    assert_eq!(controller.dual_quaternion_amount(0), Some(0.25));
+    controller.set_skinning(0, Skinning::DualQuaternion).unwrap();
+    assert_eq!(controller.dual_quaternion_amount(0), Some(1.0));
 }
 
 #[test]

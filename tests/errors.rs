@@ -18,11 +18,11 @@ fn animator(max: u32) -> (wgpu::Device, wgpu::Queue, Animator) {
 #[test]
 fn bad_instances_are_rejected_with_their_index() {
     let (_d, _q, mut a) = animator(4);
-    let clips: Vec<ClipId> = (0..2).map(|k| a.library().clip_at(k).unwrap()).collect();
-    a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    let clips: Vec<ClipId> = (0..2).map(|k| a.controller().library().clip_at(k).unwrap()).collect();
+    a.controller_mut().add_instance(&InstanceDesc::new(clips[0])).unwrap();
     // A clip of another library: refused, naming it.
     let other = mannequin::library().2[1];
-    let e = a.add_instance(&InstanceDesc::new(other)).unwrap_err();
+    let e = a.controller_mut().add_instance(&InstanceDesc::new(other)).unwrap_err();
     assert!(matches!(e, Error::ForeignId(_)), "{e:?}");
     assert!(e.to_string().starts_with("clip 1 belongs to another library"), "{e}");
     let cases: Vec<(InstanceDesc, &str)> = vec![
@@ -37,29 +37,32 @@ fn bad_instances_are_rejected_with_their_index() {
             "affine",
         ),
     ];
+    let controller = a.controller_mut();
     for (desc, expect) in cases {
-        let e = a.add_instance(&desc).unwrap_err();
+        let e = controller.add_instance(&desc).unwrap_err();
         assert!(matches!(e, Error::Instance { instance: 1, .. }), "{e:?}");
         assert!(e.to_string().contains(expect), "{e}");
     }
-    assert_eq!(a.instance_count(), 1, "nothing was added");
+    assert_eq!(controller.instance_count(), 1, "nothing was added");
     assert!(
-        a.set_instance(7, &InstanceDesc::new(clips[0]))
+        controller
+            .set_instance(7, &InstanceDesc::new(clips[0]))
             .unwrap_err()
             .to_string()
             .contains("instance 7")
     );
-    assert!(a.set_time(0, f32::NAN).is_err());
-    assert!(a.set_world(3, Mat4::IDENTITY).is_err());
+    assert!(controller.set_time(0, f32::NAN).is_err());
+    assert!(controller.set_world(3, Mat4::IDENTITY).is_err());
 }
 
 #[test]
 fn capacity_limits_are_errors_not_panics() {
     let (device, _q, mut a) = animator(2);
-    let clip = a.library().clip_at(0).unwrap();
-    a.add_instance(&InstanceDesc::new(clip)).unwrap();
-    a.add_instance(&InstanceDesc::new(clip)).unwrap();
-    let e = a.add_instance(&InstanceDesc::new(clip)).unwrap_err();
+    let controller = a.controller_mut();
+    let clip = controller.library().clip_at(0).unwrap();
+    controller.add_instance(&InstanceDesc::new(clip)).unwrap();
+    controller.add_instance(&InstanceDesc::new(clip)).unwrap();
+    let e = controller.add_instance(&InstanceDesc::new(clip)).unwrap_err();
     assert!(
         matches!(e, Error::Limit { .. }) && e.to_string().contains("at most 2"),
         "{e}"
@@ -284,7 +287,7 @@ fn animator_of(device: &wgpu::Device, lib: &wgpu_anim::AnimationLibrary, clips: 
     let desc = AnimatorDesc::default().with_max_instances(8).with_culling(culling);
     let mut a = Animator::new(device, lib, &desc).unwrap();
     for &clip in clips {
-        a.add_instance(&InstanceDesc::new(clip)).unwrap();
+        a.controller_mut().add_instance(&InstanceDesc::new(clip)).unwrap();
     }
     a
 }
@@ -471,7 +474,9 @@ fn drawing_instances_added_after_the_last_prepare_is_an_error() {
         drawn
     };
     a.prepare(&queue, 0.0);
-    a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+    a.controller_mut()
+        .add_instance(&wgpu_anim::InstanceDesc::new(clips[0]))
+        .unwrap();
     let e = draw(&a, 0..3).unwrap_err();
     assert!(
         matches!(
@@ -495,8 +500,10 @@ fn drawing_instances_added_after_the_last_prepare_is_an_error() {
     draw(&a, 0..3).unwrap();
     draw(&a, 0..10).unwrap();
     // Truncated and added again: the new instance 1 is not on the GPU until the next prepare.
-    a.truncate(1);
-    a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+    a.controller_mut().truncate(1);
+    a.controller_mut()
+        .add_instance(&wgpu_anim::InstanceDesc::new(clips[0]))
+        .unwrap();
     assert!(matches!(
         draw(&a, 0..2),
         Err(Error::NotUploaded {
@@ -595,7 +602,7 @@ fn a_mesh_draws_only_the_instances_of_its_skeleton() {
     assert!(matches!(e, Error::ForeignId(_)), "{e:?}");
 
     // Without the other skeleton's instance, the mesh draws them all.
-    a.truncate(2);
+    a.controller_mut().truncate(2);
     a.prepare(&queue, 0.0);
     draw(&a, &meshes[0], 0..4).unwrap();
 }
@@ -640,7 +647,7 @@ fn a_culled_draw_of_a_mesh_of_another_skeleton_is_an_error() {
         matches!(&e, Error::Binding { .. }) && e.to_string().contains("a mesh of 6 indices, and mesh 'tri' has 3"),
         "{e}"
     );
-    a.truncate(1);
+    a.controller_mut().truncate(1);
     a.prepare(&queue, 0.0);
     draw(&a, &mesh, &draws).unwrap();
 }

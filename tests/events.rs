@@ -46,12 +46,12 @@ fn frame_against_mirror(
     assert_eq!(overflow, 0, "the log is large enough for the test");
     let frame = GpuFrame {
         dt,
-        instance_count: a.instance_count() as u32,
+        instance_count: a.controller().instance_count() as u32,
         snapshot_offset: a.max_joints(),
         first_instance: 0,
         frame: a.frame() as u32,
         flags: FRAME_EVENTS,
-        output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
+        output_base: (wgpu_anim::layout::outputs_offset(a.controller().page_capacity(0)) / 16) as u32,
         morph_api_base: 0,
         look_at: glam::Vec4::ZERO,
         cull_planes: [glam::Vec4::W; 6],
@@ -59,8 +59,8 @@ fn frame_against_mirror(
         view_w: glam::Vec4::W,
         key_base: 0,
         vat_size: 0.0,
-        blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.page_capacity(0)) / 16) as u32,
-        morph_base: (wgpu_anim::layout::morph_weights_offset(a.page_capacity(0)) / 4) as u32,
+        blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.controller().page_capacity(0)) / 16) as u32,
+        morph_base: (wgpu_anim::layout::morph_weights_offset(a.controller().page_capacity(0)) / 4) as u32,
         dual_base: 0,
         _pad_b: 0,
         _pad_c: 0,
@@ -69,26 +69,26 @@ fn frame_against_mirror(
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
     let mut roots = vec![bytemuck::Zeroable::zeroed(); clocks.len()];
-    let mut instances = a.instances().to_vec();
+    let mut instances = a.controller().instances().to_vec();
     let mut page = PageBuffers::new(&frame, &mut instances)
-        .layer_defs(a.layer_defs())
+        .layer_defs(a.controller().layer_defs())
         .clocks(&mut clocks)
         .blend_lists(&mut lists)
         .outputs(&mut roots)
         .events(&mut log);
-    wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
+    wgpu_anim::cpu::clock(a.controller().library(), &mut page).unwrap();
     (sorted(gpu), sorted(log.records))
 }
 
 /// Whether instance `i` plays a blend tree in any state (its phase then advances by an f32
 /// division whose rounding may differ between GPU and CPU).
 fn plays_tree(a: &Animator, i: usize) -> bool {
-    let inst = a.instances()[i];
+    let inst = a.controller().instances()[i];
     inst.tree_nodes > 0
         || inst.source_kind() == wgpu_anim::layout::source_kind::TREE
         || (0..3).any(|k| {
             inst.flags & (wgpu_anim::layout::LAYER_ON << k) != 0
-                && a.layer_defs()[inst.layers[k].def as usize].tree_nodes > 0
+                && a.controller().layer_defs()[inst.layers[k].def as usize].tree_nodes > 0
         })
 }
 
@@ -115,21 +115,21 @@ fn gpu_events_equal_the_mirror_for_random_crowds() {
             desc.rate = [1.0, -1.0, 0.5, -2.3, 3.1, 0.0][r.gen_range(0..6)];
             desc.time = r.gen_range(0.0..2.0);
             desc.loop_mode = [LoopMode::Forever, LoopMode::Once, LoopMode::Repeat(2)][r.gen_range(0..3)];
-            a.add_instance(&desc).unwrap();
+            a.controller_mut().add_instance(&desc).unwrap();
         }
         common::random_layers(&mut a, &mut r);
         for f in 0..30 {
             // Now and then a cross-fade, a new state, a frame longer than several loops.
             for _ in 0..20 {
-                let i = r.gen_range(0..a.instance_count());
-                let skeleton = a.instances()[i].skeleton;
+                let i = r.gen_range(0..a.controller().instance_count());
+                let skeleton = a.controller().instances()[i].skeleton;
                 let mut desc = common::random_state(&mut r, &lib, skeleton);
                 desc.rate = r.gen_range(-2.0..2.0);
                 let frozen = Transition::linear(0.5)
                     .with_curve(wgpu_anim::gpu::Curve::Smooth)
                     .with_frozen(true);
                 let t = [None, Some(Transition::linear(0.2)), Some(frozen)][r.gen_range(0..3)];
-                a.play(i, &desc, t).unwrap();
+                a.controller_mut().play(i, &desc, t).unwrap();
             }
             let dt = if f % 9 == 8 { 7.3 } else { r.gen_range(0.0..0.08) };
             let (gpu, cpu) = frame_against_mirror(&device, &queue, &mut a, dt);
@@ -211,17 +211,18 @@ fn every_crossing_fires_exactly_once_against_the_f64_reference() {
         let rate = r.gen_range(0.3..4.0) * if r.gen_bool(0.5) { -1.0 } else { 1.0 };
         let loops = [None, Some(1), Some(3)][r.gen_range(0..3)];
         let start = r.gen_range(0.0..durations[clip]);
-        a.add_instance(
-            &InstanceDesc::new(lib.clip_at(clip as u32).unwrap())
-                .with_rate(rate)
-                .with_time(start)
-                .with_loop_mode(match loops {
-                    None => LoopMode::Forever,
-                    Some(1) => LoopMode::Once,
-                    Some(n) => LoopMode::Repeat(n),
-                }),
-        )
-        .unwrap();
+        a.controller_mut()
+            .add_instance(
+                &InstanceDesc::new(lib.clip_at(clip as u32).unwrap())
+                    .with_rate(rate)
+                    .with_time(start)
+                    .with_loop_mode(match loops {
+                        None => LoopMode::Forever,
+                        Some(1) => LoopMode::Once,
+                        Some(n) => LoopMode::Repeat(n),
+                    }),
+            )
+            .unwrap();
         plays.push((clip, rate, loops, start));
     }
     let dts: Vec<f32> = (0..60)
@@ -290,7 +291,9 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
     let lib = clip_library(&[1.0], &[0.0]);
     let mut a = Animator::new(device, &lib, &AnimatorDesc::default().with_max_instances(1)).unwrap();
     a.watch_events(device, 64).unwrap();
-    a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
+    a.controller_mut()
+        .add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap()))
+        .unwrap();
     let entries = Stage::Clock.layout_entries();
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: None,
@@ -352,7 +355,7 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             first_instance: 0,
             frame: f,
             flags: FRAME_EVENTS,
-            output_base: (wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / 16) as u32,
+            output_base: (wgpu_anim::layout::outputs_offset(a.controller().page_capacity(0)) / 16) as u32,
             morph_api_base: 0,
             look_at: glam::Vec4::ZERO,
             cull_planes: [glam::Vec4::W; 6],
@@ -360,8 +363,8 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             view_w: glam::Vec4::W,
             key_base: 0,
             vat_size: 0.0,
-            blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.page_capacity(0)) / 16) as u32,
-            morph_base: (wgpu_anim::layout::morph_weights_offset(a.page_capacity(0)) / 4) as u32,
+            blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.controller().page_capacity(0)) / 16) as u32,
+            morph_base: (wgpu_anim::layout::morph_weights_offset(a.controller().page_capacity(0)) / 4) as u32,
             dual_base: 0,
             _pad_b: 0,
             _pad_c: 0,
@@ -431,7 +434,9 @@ fn a_full_log_counts_its_overflow_and_writes_nothing_past_its_end() {
         "exactly the log, so a write past it would fault"
     );
     for _ in 0..4 {
-        a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
+        a.controller_mut()
+            .add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap()))
+            .unwrap();
     }
     let run = |a: &mut Animator, dt: f32| {
         a.prepare(&queue, dt);

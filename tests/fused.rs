@@ -45,7 +45,7 @@ fn crowd_walking(
             let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(-1.5..1.5));
             random_state(&mut r, lib, skeleton).with_time(time).with_rate(rate)
         };
-        a.add_instance(&desc).unwrap();
+        a.controller_mut().add_instance(&desc).unwrap();
     }
     common::random_layers(&mut a, &mut r);
     a
@@ -104,21 +104,26 @@ fn fused_matches_staged_frame_by_frame() {
             // The same cross-fades on both (frame 3 interrupts some of frame 2's: snapshots).
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
-                    let skel = staged.instance(i).unwrap().skeleton;
+                    let skel = staged.controller().instance(i).unwrap().skeleton;
                     let desc = random_state(&mut r, &lib, skel);
                     let t = Transition::linear(r.gen_range(0.2..0.8));
-                    staged.play(i, &desc, Some(t)).unwrap();
-                    staged_narrow.play(i, &desc, Some(t)).unwrap();
-                    staged_one.play(i, &desc, Some(t)).unwrap();
+                    staged.controller_mut().play(i, &desc, Some(t)).unwrap();
+                    staged_narrow.controller_mut().play(i, &desc, Some(t)).unwrap();
+                    staged_one.controller_mut().play(i, &desc, Some(t)).unwrap();
                     for fused in &mut walks {
-                        fused.play(i, &desc, Some(t)).unwrap();
+                        fused.controller_mut().play(i, &desc, Some(t)).unwrap();
                     }
                 }
             }
         }
         step(&device, &queue, &mut staged, dt);
         let (sc, sp) = staged.read_back(&device, &queue).unwrap();
-        let keeping = staged.instances().iter().filter(|i| i.flags & KEEP_POSE != 0).count();
+        let keeping = staged
+            .controller()
+            .instances()
+            .iter()
+            .filter(|i| i.flags & KEEP_POSE != 0)
+            .count();
         kept += keeping;
         let snapshots = staged.read_snapshots(&device, &queue).unwrap();
         // The staged passes with a SIMD group or a thread per character: the same results, bit
@@ -201,9 +206,10 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
         if f >= 2 {
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
-                    let skel = a.instance(i).unwrap().skeleton;
+                    let skel = a.controller().instance(i).unwrap().skeleton;
                     let desc = random_state(&mut r, &lib, skel);
-                    a.play(i, &desc, Some(Transition::linear(r.gen_range(0.2..0.8))))
+                    a.controller_mut()
+                        .play(i, &desc, Some(Transition::linear(r.gen_range(0.2..0.8))))
                         .unwrap();
                 }
             }
@@ -216,7 +222,12 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     let mut history = vec![wgpu_anim::layout::LocalPose::default(); 2 * max];
     let snapshots = a.read_snapshots(&device, &queue).unwrap();
     history[..snapshots.len()].copy_from_slice(&snapshots);
-    let keeping = a.instances().iter().filter(|i| i.flags & KEEP_POSE != 0).count();
+    let keeping = a
+        .controller()
+        .instances()
+        .iter()
+        .filter(|i| i.flags & KEEP_POSE != 0)
+        .count();
     let dt = 0.016;
     step(&device, &queue, &mut a, dt);
     let (gpu_clocks, gpu) = a.read_back(&device, &queue).unwrap();
@@ -227,16 +238,16 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
         ..Default::default()
     };
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
-    let mut instances = a.instances().to_vec();
+    let mut instances = a.controller().instances().to_vec();
     let mut lists = vec![wgpu_anim::layout::BlendList::default(); n];
     let mut page = PageBuffers::new(&frame, &mut instances)
-        .layer_defs(a.layer_defs())
+        .layer_defs(a.controller().layer_defs())
         .clocks(&mut clocks)
         .blend_lists(&mut lists)
         .pose_history(&mut history)
         .palettes(&mut palettes);
-    wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
-    wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
+    wgpu_anim::cpu::clock(a.controller().library(), &mut page).unwrap();
+    wgpu_anim::cpu::fused(a.controller().library(), &mut page).unwrap();
     for (i, (g, c)) in gpu_clocks.iter().zip(&clocks).enumerate() {
         common::assert_clock(&a, frame.dt, i, g, c);
     }
@@ -246,7 +257,7 @@ fn the_fused_mirror_matches_the_fused_gpu_path() {
     compare("snapshot", &kept, &history[..kept.len()], 2e-5, pose_error).unwrap();
     let mut worst = 0.0f32;
     let mut far = 0;
-    for inst in a.instances() {
+    for inst in a.controller().instances() {
         let depths = lib.skeletons()[inst.skeleton as usize].depths();
         for (j, depth) in depths.iter().enumerate() {
             let k = inst.joint_offset as usize + j;
@@ -291,7 +302,7 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
     let dt = 0.016;
     step(&device, &queue, &mut a, dt);
     let gpu = a.read_sockets_page(&device, &queue, 0).unwrap();
-    assert_eq!(a.pages_in_use(), 1);
+    assert_eq!(a.controller().pages_in_use(), 1);
     let frame = wgpu_anim::layout::GpuFrame {
         dt,
         instance_count: n as u32,
@@ -301,19 +312,19 @@ fn the_fused_mirror_writes_the_sockets_the_fused_gpu_path_writes() {
     let slots = MAX_SOCKETS as usize;
     let mut palettes = vec![wgpu_anim::Affine::IDENTITY; max + n * slots];
     palettes[max..].fill(bytemuck::Zeroable::zeroed());
-    let mut instances = a.instances().to_vec();
+    let mut instances = a.controller().instances().to_vec();
     let mut lists = vec![wgpu_anim::layout::BlendList::default(); n];
     let mut page = PageBuffers::new(&frame, &mut instances)
-        .layer_defs(a.layer_defs())
+        .layer_defs(a.controller().layer_defs())
         .clocks(&mut clocks)
         .blend_lists(&mut lists)
         .pose_history(&mut history)
         .palettes(&mut palettes);
-    wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
-    wgpu_anim::cpu::fused(a.library(), &mut page).unwrap();
+    wgpu_anim::cpu::clock(a.controller().library(), &mut page).unwrap();
+    wgpu_anim::cpu::fused(a.controller().library(), &mut page).unwrap();
     let want = &palettes[max..];
     let mut checked = 0;
-    for (i, inst) in a.instances().iter().enumerate() {
+    for (i, inst) in a.controller().instances().iter().enumerate() {
         let skeleton = &lib.skeletons()[inst.skeleton as usize];
         let depths = skeleton.depths();
         for (s, socket) in skeleton.sockets().iter().enumerate() {

@@ -80,7 +80,7 @@ fn run_frames_on(
         } else {
             desc
         };
-        animator.add_instance(&desc).unwrap();
+        animator.controller_mut().add_instance(&desc).unwrap();
     }
     // Layers on about a third of the instances: every mode, with and without masks, clips (some
     // sampled at a parameter) and trees.
@@ -93,7 +93,7 @@ fn run_frames_on(
                 if r.gen_range(0..3) != 0 {
                     continue;
                 }
-                let inst = *animator.instance(i).unwrap();
+                let inst = *animator.controller().instance(i).unwrap();
                 let transition = Transition::linear(r.gen_range(0.1..1.0))
                     .with_curve(if r.gen_bool(0.5) { Curve::Smooth } else { Curve::Linear })
                     .with_frozen(r.gen_bool(0.3));
@@ -102,7 +102,7 @@ fn run_frames_on(
                     let (time, rate) = (r.gen_range(0.0..1.0), r.gen_range(-1.5..1.5));
                     random_state(&mut r, lib, inst.skeleton).with_time(time).with_rate(rate)
                 };
-                animator.play(i, &desc, Some(transition)).unwrap();
+                animator.controller_mut().play(i, &desc, Some(transition)).unwrap();
             }
         }
         animator.prepare(&queue, dt);
@@ -127,8 +127,8 @@ fn run_frames_on(
 #[test]
 fn every_stage_matches_its_cpu_mirror_for_thousands_of_instances() {
     let run = run_frames(3000, 7, &[0.0, 0.37, 0.016, 0.05]);
-    let lib = run.animator.library();
-    let insts = run.animator.instances();
+    let lib = run.animator.controller().library();
+    let insts = run.animator.controller().instances();
     let (clocks, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
 
     // sample: the GPU's blend lists and snapshots in, local poses out.
@@ -237,11 +237,11 @@ fn sample_matches_its_mirror_where_clips_key_their_tracks_at_one_set_of_times() 
 
 fn compare_sample(run: &Run, gpu: &[LocalPose], cpu_local: &[LocalPose]) -> f32 {
     let a = &run.animator;
-    let lib = a.library();
+    let lib = a.controller().library();
     let lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
     let mut worst = 0.0f32;
     let mut ambiguous = 0;
-    for (i, inst) in a.instances().iter().enumerate() {
+    for (i, inst) in a.controller().instances().iter().enumerate() {
         let l = &lists[i];
         for j in 0..inst.joint_count {
             let slot = (inst.joint_offset + j) as usize;
@@ -298,7 +298,8 @@ fn history_of(run: &Run, snapshots: &[LocalPose]) -> Vec<LocalPose> {
 fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
     let a = &run.animator;
     assert!(
-        a.instances()
+        a.controller()
+            .instances()
             .iter()
             .all(|i| i.flags & wgpu_anim::layout::KEEP_POSE == 0)
     );
@@ -306,13 +307,13 @@ fn cpu_sample_from_gpu(run: &Run) -> Vec<LocalPose> {
     let snapshots = a.read_snapshots(&run.device, &run.queue).unwrap();
     let mut history = history_of(run, &snapshots);
     let mut local = vec![LocalPose::default(); 2 * a.max_joints() as usize];
-    let (mut insts, mut lists) = (a.instances().to_vec(), lists);
+    let (mut insts, mut lists) = (a.controller().instances().to_vec(), lists);
     let mut page = PageBuffers::new(&run.frame, &mut insts)
         .blend_lists(&mut lists)
         .local_poses(&mut local)
         .pose_history(&mut history);
-    cpu::sample(a.library(), &mut page).unwrap();
-    local.truncate(a.joint_count() as usize);
+    cpu::sample(a.controller().library(), &mut page).unwrap();
+    local.truncate(a.controller().joint_count() as usize);
     local
 }
 
@@ -339,12 +340,16 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
     let mut run = run_frames(3000, 13, &[0.0, 0.05, 0.05]);
     let mut r = rng(14);
     for i in (0..3000).step_by(2) {
-        let inst = *run.animator.instance(i).unwrap();
-        let desc = random_state(&mut r, run.animator.library(), inst.skeleton);
-        run.animator.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
+        let inst = *run.animator.controller().instance(i).unwrap();
+        let desc = random_state(&mut r, run.animator.controller().library(), inst.skeleton);
+        run.animator
+            .controller_mut()
+            .play(i, &desc, Some(Transition::linear(0.5)))
+            .unwrap();
     }
     let keeping = run
         .animator
+        .controller()
         .instances()
         .iter()
         .filter(|i| i.flags & wgpu_anim::layout::KEEP_POSE != 0)
@@ -360,16 +365,16 @@ fn poses_kept_for_interrupting_cross_fades_match_the_cpu_mirror() {
 
     // The mirror of sample on the GPU's blend lists and the snapshots from before the frame.
     let a = &run.animator;
-    let joints = a.joint_count() as usize;
+    let joints = a.controller().joint_count() as usize;
     let mut lists = a.read_blend_lists(&run.device, &run.queue).unwrap();
     let mut local = vec![LocalPose::default(); 2 * a.max_joints() as usize];
     let mut history = history_of(&run, &before);
-    let mut insts = a.instances().to_vec();
+    let mut insts = a.controller().instances().to_vec();
     let mut page = PageBuffers::new(&run.frame, &mut insts)
         .blend_lists(&mut lists)
         .local_poses(&mut local)
         .pose_history(&mut history);
-    cpu::sample(a.library(), &mut page).unwrap();
+    cpu::sample(a.controller().library(), &mut page).unwrap();
     let gpu = gpu_local_regions(&run);
     compare_sample(&run, &gpu[..joints], &local[..joints]);
     let snapshots = &a.read_snapshots(&run.device, &run.queue).unwrap()[..joints];
@@ -387,13 +392,16 @@ fn clock_stage_matches_its_cpu_mirror() {
     let (before, _) = run.animator.read_back(&run.device, &run.queue).unwrap();
     let mut r = rng(12);
     for i in (0..3000).step_by(7) {
-        let inst = *run.animator.instance(i).unwrap();
+        let inst = *run.animator.controller().instance(i).unwrap();
         let desc = {
             // The fields drawn before the state, as they were.
             let time = r.gen_range(0.0..1.0);
-            random_state(&mut r, run.animator.library(), inst.skeleton).with_time(time)
+            random_state(&mut r, run.animator.controller().library(), inst.skeleton).with_time(time)
         };
-        run.animator.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
+        run.animator
+            .controller_mut()
+            .play(i, &desc, Some(Transition::linear(0.5)))
+            .unwrap();
     }
     let dt = 0.21;
     run.animator.prepare(&run.queue, dt);
@@ -405,10 +413,10 @@ fn clock_stage_matches_its_cpu_mirror() {
     let mut expected = before.clone();
     let mut lists = vec![BlendList::default(); expected.len()];
     run.frame.dt = dt;
-    let lib = run.animator.library();
-    let mut insts = run.animator.instances().to_vec();
+    let lib = run.animator.controller().library();
+    let mut insts = run.animator.controller().instances().to_vec();
     let mut page = PageBuffers::new(&run.frame, &mut insts)
-        .layer_defs(run.animator.layer_defs())
+        .layer_defs(run.animator.controller().layer_defs())
         .clocks(&mut expected)
         .blend_lists(&mut lists);
     cpu::clock(lib, &mut page).unwrap();
@@ -434,8 +442,8 @@ fn clock_stage_matches_its_cpu_mirror() {
 #[test]
 fn the_comparison_fails_on_a_deliberately_altered_buffer() {
     let run = run_frames(500, 3, &[0.0, 0.25]);
-    let lib = run.animator.library();
-    let insts = run.animator.instances();
+    let lib = run.animator.controller().library();
+    let insts = run.animator.controller().instances();
     let (_, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
     cpu_palette(lib, &run.frame, insts, &gpu.model, &mut palette);
@@ -487,8 +495,8 @@ fn gpu_matches_the_f64_reference_end_to_end() {
 fn more_instances_than_one_dispatch_dimension_holds() {
     // 70,000 single-joint instances: the per-instance-workgroup passes need a 2D dispatch.
     let run = run_frames_with(70_000, 5, &[0.1], Some(3));
-    let lib = run.animator.library();
-    let insts = run.animator.instances();
+    let lib = run.animator.controller().library();
+    let insts = run.animator.controller().instances();
     let (clocks, gpu) = run.animator.read_back(&run.device, &run.queue).unwrap();
     let mut palette = vec![wgpu_anim::Affine::IDENTITY; gpu.palette.len()];
     let _ = clocks;
@@ -593,7 +601,7 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
             1.0
         });
         let desc = InstanceDesc::tree(tree, params).with_time(r.gen_range(0.0..1.0));
-        animator.add_instance(&desc).unwrap();
+        animator.controller_mut().add_instance(&desc).unwrap();
     }
     let step = |animator: &mut Animator, dt: f32| {
         animator.prepare(&queue, dt);
@@ -617,12 +625,12 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     let (after, gpu) = animator.read_back(&device, &queue).unwrap();
     let mut clocks = before;
     let mut lists = vec![BlendList::default(); n as usize];
-    let mut insts = animator.instances().to_vec();
+    let mut insts = animator.controller().instances().to_vec();
     let mut page = PageBuffers::new(&frame, &mut insts)
-        .layer_defs(animator.layer_defs())
+        .layer_defs(animator.controller().layer_defs())
         .clocks(&mut clocks)
         .blend_lists(&mut lists);
-    cpu::clock(animator.library(), &mut page).unwrap();
+    cpu::clock(animator.controller().library(), &mut page).unwrap();
     let close = |a: f32, b: f32| (a - b).abs() <= 1e-5 * (1.0 + b.abs());
     for (i, (g, w)) in gpu_lists.iter().zip(&lists).enumerate() {
         assert_eq!(g.count, wgpu_anim::layout::MAX_BLEND_CLIPS, "instance {i}: GPU list");
@@ -652,7 +660,10 @@ fn trees_of_sixteen_weighted_leaves_match_the_cpu_mirror() {
     };
     let local = cpu_sample_from_gpu(&run);
     compare_sample(&run, &gpu.local, &local);
-    let (lib, insts) = (run.animator.library(), run.animator.instances());
+    let (lib, insts) = (
+        run.animator.controller().library(),
+        run.animator.controller().instances(),
+    );
     let mut model = vec![wgpu_anim::Affine::IDENTITY; gpu.model.len()];
     let mut regions = gpu_local_regions(&run);
     let mut insts_rw = insts.to_vec();
@@ -678,7 +689,7 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         .with_page_instances(Some(700));
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
     let mut fused = Animator::with_library(&device, staged.gpu_library().clone(), &desc).unwrap();
-    assert_eq!(staged.page_count(), 3);
+    assert_eq!(staged.controller().page_count(), 3);
     let mut r = rng(52);
     for _ in 0..2000 {
         let skeleton = r.gen_range(0..2);
@@ -687,10 +698,13 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
             let time = r.gen_range(0.0..2.0);
             random_state(&mut r, &lib, skeleton).with_time(time)
         };
-        staged.add_instance(&desc).unwrap();
-        fused.add_instance(&desc).unwrap();
+        staged.controller_mut().add_instance(&desc).unwrap();
+        fused.controller_mut().add_instance(&desc).unwrap();
     }
-    assert_eq!((staged.page_range(1), staged.page_of(1400)), (700..1400, Some((2, 0))));
+    assert_eq!(
+        (staged.controller().page_range(1), staged.controller().page_of(1400)),
+        (700..1400, Some((2, 0)))
+    );
     fused.set_fused(true).unwrap();
     assert_eq!((staged.dispatches_per_frame(), fused.dispatches_per_frame()), (12, 6));
     for dt in [0.0, 0.1] {
@@ -702,11 +716,11 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
         }
     }
     for page in 0..3 {
-        let insts = staged.page_instances(page);
+        let insts = staged.controller().page_instances(page);
         let frame = GpuFrame {
             dt: 0.1,
             instance_count: insts.len() as u32,
-            snapshot_offset: staged.page_max_joints(page),
+            snapshot_offset: staged.controller().page_max_joints(page),
             ..Default::default()
         };
         let (_, gpu) = staged.read_back_page(&device, &queue, page).unwrap();
@@ -753,18 +767,25 @@ fn a_crowd_in_several_pages_matches_the_cpu_mirror_page_by_page() {
     // as its snapshot.
     for round in 0..2 {
         for i in 0..2000 {
-            let inst = *staged.instance(i).unwrap();
+            let inst = *staged.controller().instance(i).unwrap();
             let desc = random_state(&mut r, &lib, inst.skeleton);
-            staged.play(i, &desc, Some(Transition::linear(0.5))).unwrap();
+            staged
+                .controller_mut()
+                .play(i, &desc, Some(Transition::linear(0.5)))
+                .unwrap();
         }
         staged.prepare(&queue, if round == 0 { 0.05 } else { 0.0 });
         let mut encoder = device.create_command_encoder(&Default::default());
         staged.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
     }
-    assert_ne!(staged.page_max_joints(2), staged.page_max_joints(0));
+    assert_ne!(
+        staged.controller().page_max_joints(2),
+        staged.controller().page_max_joints(0)
+    );
     for page in 0..3 {
         let kept: Vec<_> = staged
+            .controller()
             .page_instances(page)
             .iter()
             .filter(|i| i.flags & wgpu_anim::layout::KEEP_POSE != 0)
@@ -800,7 +821,9 @@ fn an_edit_uploads_only_the_instances_it_changed() {
     )
     .unwrap();
     for _ in 0..10_000 {
-        a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
+        a.controller_mut()
+            .add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap()))
+            .unwrap();
     }
     a.prepare(&queue, 0.0);
     let frame = size_of::<GpuFrame>() as u64;
@@ -810,9 +833,10 @@ fn an_edit_uploads_only_the_instances_it_changed() {
         frame,
         "an ordinary frame uploads the frame uniform only"
     );
-    a.set_rate(3, 2.0).unwrap();
-    a.set_rate(9_000, 2.0).unwrap();
-    a.set_rate(9_001, 2.0).unwrap();
+    let controller = a.controller_mut();
+    controller.set_rate(3, 2.0).unwrap();
+    controller.set_rate(9_000, 2.0).unwrap();
+    controller.set_rate(9_001, 2.0).unwrap();
     a.prepare(&queue, 0.1);
     let instance = size_of::<wgpu_anim::layout::GpuInstance>() as u64;
     assert_eq!(
@@ -844,7 +868,7 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
             .with_rate(rates[i % rates.len()])
             .with_time(r.gen_range(-50.0..50.0))
             .with_loop_mode(loop_mode);
-        a.add_instance(&desc).unwrap();
+        a.controller_mut().add_instance(&desc).unwrap();
     }
     let mut frame = GpuFrame {
         dt: 0.0,
@@ -867,19 +891,19 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
             // States started in the compared frame, most outside the loops they play: a
             // reverse clip past its end steps from its end, a forward one before 0 from 0.
             for i in (f..n as usize).step_by(3) {
-                let skeleton = a.instance(i).unwrap().skeleton;
+                let skeleton = a.controller().instance(i).unwrap().skeleton;
                 let desc = {
                     let (rate, time, loop_mode) = (
                         rates[(i + f) % rates.len()],
                         r.gen_range(-50.0..50.0),
                         [LoopMode::Once, LoopMode::Repeat(r.gen_range(1..5))][i % 2],
                     );
-                    random_state(&mut r, a.library(), skeleton)
+                    random_state(&mut r, a.controller().library(), skeleton)
                         .with_rate(rate)
                         .with_time(time)
                         .with_loop_mode(loop_mode)
                 };
-                a.play(i, &desc, None).unwrap();
+                a.controller_mut().play(i, &desc, None).unwrap();
             }
         }
         a.prepare(&queue, dt);
@@ -890,12 +914,12 @@ fn clocks_match_the_mirror_bit_for_bit_at_extremes() {
         let mut expected = before.clone();
         let mut lists = vec![BlendList::default(); n as usize];
         frame.dt = dt;
-        let mut insts = a.instances().to_vec();
+        let mut insts = a.controller().instances().to_vec();
         let mut page = PageBuffers::new(&frame, &mut insts)
-            .layer_defs(a.layer_defs())
+            .layer_defs(a.controller().layer_defs())
             .clocks(&mut expected)
             .blend_lists(&mut lists);
-        cpu::clock(a.library(), &mut page).unwrap();
+        cpu::clock(a.controller().library(), &mut page).unwrap();
         for (i, (g, w)) in after.iter().zip(&expected).enumerate() {
             assert_clock(&a, dt, i, g, w);
         }

@@ -134,7 +134,7 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
         .with_page_instances(Some(1000))
         .with_dual_quaternion(true);
     let mut a = Animator::new(&device, &library, &desc_).unwrap();
-    assert!(a.page_count() >= 5);
+    assert!(a.controller().page_count() >= 5);
     let mut r = Rng(0x0dd_ba11);
     let (mut ok, mut refused) = (0u32, 0u32);
     let mut dual_skinned = 0usize;
@@ -142,12 +142,14 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
         Ok(()) => ok += 1,
         Err(_) => refused += 1,
     };
-    while a.instance_count() < 4096 {
+    while a.controller().instance_count() < 4096 {
         let d = desc(&mut r, libs, clips, trees);
-        let added = a.add_instance(&d).map(|_| ());
+        let added = a.controller_mut().add_instance(&d).map(|_| ());
         if added.is_err() {
             // Keep the crowd full: a plain instance instead.
-            a.add_instance(&InstanceDesc::new(library.clip_at(0).unwrap())).unwrap();
+            a.controller_mut()
+                .add_instance(&InstanceDesc::new(library.clip_at(0).unwrap()))
+                .unwrap();
         }
         count(added);
     }
@@ -177,21 +179,27 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
                     let t = Transition::linear(r.value(0.3))
                         .with_curve(if r.below(2) == 0 { Curve::Linear } else { Curve::Smooth })
                         .with_frozen(r.below(2) == 0);
-                    count(a.play(i, &d, (r.below(3) > 0).then_some(t)));
+                    count(a.controller_mut().play(i, &d, (r.below(3) > 0).then_some(t)));
                 }
                 1 => {
                     let slot = r.below(5);
                     let l = layer(&mut r, libs, clips, trees, masks);
-                    count(a.set_layer(i, slot, (r.below(4) > 0).then_some(&l), r.below(2) == 0));
+                    count(
+                        a.controller_mut()
+                            .set_layer(i, slot, (r.below(4) > 0).then_some(&l), r.below(2) == 0),
+                    );
                 }
-                2 => count(a.set_layer_weight(i, r.below(4), r.value(0.5))),
-                3 => count(a.set_parameters(i, [r.value(0.2), r.value(1.5), r.value(0.0), r.value(-0.3)])),
-                4 => count(a.set_rate(i, r.value(1.5))),
-                5 => count(a.set_time(i, r.value(2.0))),
-                6 => count(a.set_instance(i, &desc(&mut r, libs, clips, trees))),
+                2 => count(a.controller_mut().set_layer_weight(i, r.below(4), r.value(0.5))),
+                3 => count(
+                    a.controller_mut()
+                        .set_parameters(i, [r.value(0.2), r.value(1.5), r.value(0.0), r.value(-0.3)]),
+                ),
+                4 => count(a.controller_mut().set_rate(i, r.value(1.5))),
+                5 => count(a.controller_mut().set_time(i, r.value(2.0))),
+                6 => count(a.controller_mut().set_instance(i, &desc(&mut r, libs, clips, trees))),
                 _ => {
                     let world = glam::Mat4::from_translation(glam::Vec3::splat(r.value(1.0)));
-                    count(a.set_world(i, world));
+                    count(a.controller_mut().set_world(i, world));
                 }
             }
         }
@@ -200,24 +208,29 @@ fn extreme_values_through_the_api_leave_every_palette_finite() {
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
-        for page in 0..a.pages_in_use() {
+        for page in 0..a.controller().pages_in_use() {
             let (_, pose) = a.read_back_page(&device, &queue, page).unwrap();
             let bad = pose
                 .palette
                 .iter()
                 .position(|m| !(m.x.is_finite() && m.y.is_finite() && m.z.is_finite()));
             if let Some(j) = bad {
-                let instance = a.page_instances(page).iter().position(|inst| {
+                let instance = a.controller().page_instances(page).iter().position(|inst| {
                     j as u32 >= inst.joint_offset && (j as u32) < inst.joint_offset + inst.joint_count
                 });
                 panic!(
                     "frame {f} (dt {dt}), page {page}: palette entry {j} is {:?}; instance {instance:?} of the page: {:?}",
                     pose.palette[j],
-                    instance.map(|k| a.page_instances(page)[k])
+                    instance.map(|k| a.controller().page_instances(page)[k])
                 );
             }
             // The dual quaternions of the instances that skin with them, finite too.
-            for inst in a.page_instances(page).iter().filter(|i| i.dual_quaternion > 0.0) {
+            for inst in a
+                .controller()
+                .page_instances(page)
+                .iter()
+                .filter(|i| i.dual_quaternion > 0.0)
+            {
                 dual_skinned += 1;
                 let joints = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
                 let bad = pose.dual[joints].iter().position(|d| {

@@ -311,16 +311,17 @@ fn the_animator_and_gpu_tools_refuse_ids_of_another_library() {
     let other = built_in();
     let (mine, theirs) = (this.lib.tag(), other.lib.tag());
     let mut a = Animator::new(&device, &this.lib, &Default::default()).unwrap();
+    let controller = a.controller_mut();
     assert_foreign(
-        a.add_instance(&InstanceDesc::new(other.walk)),
+        controller.add_instance(&InstanceDesc::new(other.walk)),
         IdKind::Clip,
         1,
         theirs,
         mine,
     );
-    a.add_instance(&InstanceDesc::new(this.walk)).unwrap();
+    controller.add_instance(&InstanceDesc::new(this.walk)).unwrap();
     assert_foreign(
-        a.play(0, &InstanceDesc::new(other.wave), Some(Transition::linear(0.2))),
+        controller.play(0, &InstanceDesc::new(other.wave), Some(Transition::linear(0.2))),
         IdKind::Clip,
         other.wave.index(),
         theirs,

@@ -155,12 +155,12 @@ fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -
     for i in 0..n {
         let at = world(&mut r); // drawn before the state, as it was
         let desc = state(&mut r, lib, (i % 2) as u32).with_world(at);
-        a.add_instance(&desc).unwrap();
+        a.controller_mut().add_instance(&desc).unwrap();
         for k in 0..3 {
-            a.set_ik_goal(i, k, goal(&mut r, k)).unwrap();
+            a.controller_mut().set_ik_goal(i, k, goal(&mut r, k)).unwrap();
         }
     }
-    a.set_look_at(Vec3::new(1.0, 2.0, -3.0)).unwrap();
+    a.controller_mut().set_look_at(Vec3::new(1.0, 2.0, -3.0)).unwrap();
     a.set_fused(fused).unwrap();
     a
 }
@@ -178,19 +178,19 @@ fn relative(got: &Affine, want: &Affine) -> f32 {
 
 /// Page `page`'s model poses in use.
 fn models(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator, page: usize) -> Vec<Affine> {
-    let joints = u64::from(a.page_joint_count(page));
+    let joints = u64::from(a.controller().page_joint_count(page));
     a.read_page_buffer(device, queue, page, Resource::ModelPoses, 0, joints)
         .unwrap()
 }
 
 /// The mirror's `ik` stage on page `page`'s model poses `pre`.
 fn mirror_ik(a: &Animator, page: usize, pre: &[Affine]) -> Vec<Affine> {
-    let instances = a.page_instances(page);
-    let capacity = a.page_max_joints(page);
+    let instances = a.controller().page_instances(page);
+    let capacity = a.controller().page_max_joints(page);
     let frame = GpuFrame {
         instance_count: instances.len() as u32,
         snapshot_offset: capacity,
-        look_at: a.look_at().extend(0.0),
+        look_at: a.controller().look_at().extend(0.0),
         ..Default::default()
     };
     let mut model = pre.to_vec();
@@ -198,7 +198,7 @@ fn mirror_ik(a: &Animator, page: usize, pre: &[Affine]) -> Vec<Affine> {
     let mut page_buffers = cpu::PageBuffers::new(&frame, &mut insts)
         .model_poses(&mut model)
         .ground(&ground);
-    cpu::ik(a.library(), &mut page_buffers).unwrap();
+    cpu::ik(a.controller().library(), &mut page_buffers).unwrap();
     model
 }
 
@@ -221,7 +221,9 @@ fn the_ik_stage_on_the_gpu_matches_the_mirror() {
             a.encode_stage(&mut encoder, stage).unwrap();
         }
         queue.submit([encoder.finish()]);
-        let pre: Vec<Vec<Affine>> = (0..a.pages_in_use()).map(|p| models(&device, &queue, &a, p)).collect();
+        let pre: Vec<Vec<Affine>> = (0..a.controller().pages_in_use())
+            .map(|p| models(&device, &queue, &a, p))
+            .collect();
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode_stage(&mut encoder, Stage::Ik).unwrap();
         queue.submit([encoder.finish()]);
@@ -257,7 +259,7 @@ fn the_fused_path_and_the_f64_reference_agree_with_the_staged_path() {
         step(&device, &queue, &mut fused, dt);
     }
     let mut worst_ref = 0.0f64;
-    let pages = staged.pages_in_use();
+    let pages = staged.controller().pages_in_use();
     let mut posed = Vec::new();
     for page in 0..pages {
         let (_, sp) = staged.read_back_page(&device, &queue, page).unwrap();
@@ -272,14 +274,14 @@ fn the_fused_path_and_the_f64_reference_agree_with_the_staged_path() {
     queue.submit([encoder.finish()]);
     for (page, sp) in posed.iter().enumerate() {
         let pre = models(&device, &queue, &staged, page);
-        for inst in staged.page_instances(page) {
+        for inst in staged.controller().page_instances(page) {
             let s = &skeletons[inst.skeleton as usize];
             let o = inst.joint_offset as usize;
             let mut model: Vec<DMat4> = pre[o..o + s.joint_count()]
                 .iter()
                 .map(|m| m.to_mat4().as_dmat4())
                 .collect();
-            reference_ik(s, inst, staged.look_at(), &mut model);
+            reference_ik(s, inst, staged.controller().look_at(), &mut model);
             for (j, m) in model.iter().enumerate() {
                 let got = sp.model[o + j].to_mat4().as_dmat4();
                 let scale = 1.0 + m.abs().to_cols_array().iter().fold(0.0f64, |a, b| a.max(*b));
@@ -428,18 +430,20 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
             for &(t, reach) in &targets {
                 for weight in [1.0, 0.5, 0.0] {
                     let i = a
+                        .controller_mut()
                         .add_instance(&InstanceDesc::new(lib.clip_at(k as u32).unwrap()))
                         .unwrap();
                     let target = parent.transform_point3(t);
-                    a.set_ik_goal(
-                        i,
-                        0,
-                        Some(IkGoal {
-                            target: IkTarget::Model(target),
-                            weight,
-                        }),
-                    )
-                    .unwrap();
+                    a.controller_mut()
+                        .set_ik_goal(
+                            i,
+                            0,
+                            Some(IkGoal {
+                                target: IkTarget::Model(target),
+                                weight,
+                            }),
+                        )
+                        .unwrap();
                     cases.push((i, k, target, reach, weight));
                 }
             }
@@ -447,7 +451,8 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
         step(&device, &queue, &mut a, 0.0);
         let (_, pose) = a.read_back(&device, &queue).unwrap();
         // Which chains reached their targets: the outputs, after the clocks in the state buffer.
-        let first_output = wgpu_anim::layout::outputs_offset(a.page_capacity(0)) / size_of::<GpuOutput>() as u64;
+        let first_output =
+            wgpu_anim::layout::outputs_offset(a.controller().page_capacity(0)) / size_of::<GpuOutput>() as u64;
         let outputs: Vec<GpuOutput> = a
             .read_page_buffer(
                 &device,
@@ -464,7 +469,7 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
                 u32::from(reach && weight == 1.0),
                 "fused {fused}, parent {k}, target {target}, weight {weight}: reached"
             );
-            let o = a.instances()[i].joint_offset as usize;
+            let o = a.controller().instances()[i].joint_offset as usize;
             for m in &pose.palette[o..o + 4] {
                 assert!(
                     m.x.is_finite() && m.y.is_finite() && m.z.is_finite(),
@@ -488,7 +493,7 @@ fn ozz_chains_under_scaled_and_mirrored_parents_reach_on_the_gpu() {
         // A goal taken away: the chain no longer counts as reached.
         let (first, ..) = cases[0];
         assert_eq!(outputs[first].ik_reached, 1);
-        a.set_ik_goal(first, 0, None).unwrap();
+        a.controller_mut().set_ik_goal(first, 0, None).unwrap();
         step(&device, &queue, &mut a, 0.0);
         let after: Vec<GpuOutput> = a
             .read_page_buffer(&device, &queue, 0, Resource::CharacterState, first_output, 1)
@@ -537,19 +542,20 @@ fn feet_follow_the_ground_over_a_walk() {
             let y = if i % 2 == 0 { height(Vec2::new(x, z)) } else { 0.0 };
             let world =
                 Mat4::from_rotation_translation(Quat::from_rotation_y(r.gen_range(-3.0..3.0)), Vec3::new(x, y, z));
-            a.add_instance(
-                &InstanceDesc::new(walk)
-                    .with_world(world)
-                    .with_time(r.gen_range(0.0..1.0)),
-            )
-            .unwrap();
+            a.controller_mut()
+                .add_instance(
+                    &InstanceDesc::new(walk)
+                        .with_world(world)
+                        .with_time(r.gen_range(0.0..1.0)),
+                )
+                .unwrap();
             if ik {
                 for chain in [leg_l, leg_r] {
                     let goal = IkGoal {
                         target: IkTarget::Ground,
                         weight: 1.0,
                     };
-                    a.set_ik_goal(i, chain, Some(goal)).unwrap();
+                    a.controller_mut().set_ik_goal(i, chain, Some(goal)).unwrap();
                 }
             }
         }
@@ -558,7 +564,7 @@ fn feet_follow_the_ground_over_a_walk() {
         for _ in 0..40 {
             step(&device, &queue, &mut a, 1.0 / 30.0);
             let (_, pose) = a.read_back(&device, &queue).unwrap();
-            for inst in a.instances() {
+            for inst in a.controller().instances() {
                 let world = inst.world.to_mat4();
                 for &f in &feet {
                     let foot = world * pose.model[inst.joint_offset as usize + f].to_mat4();
@@ -629,18 +635,20 @@ fn ground_goals_on_random_rigs_match_the_mirror() {
     let mut r = common::rng(5);
     for i in 0..n {
         let at = world(&mut r); // drawn before the state, as it was
-        a.add_instance(&state(&mut r, &lib, (i % 2) as u32).with_world(at))
+        a.controller_mut()
+            .add_instance(&state(&mut r, &lib, (i % 2) as u32).with_world(at))
             .unwrap();
         for k in 0..2 {
-            a.set_ik_goal(
-                i,
-                k,
-                Some(IkGoal {
-                    target: IkTarget::Ground,
-                    weight: 1.0,
-                }),
-            )
-            .unwrap();
+            a.controller_mut()
+                .set_ik_goal(
+                    i,
+                    k,
+                    Some(IkGoal {
+                        target: IkTarget::Ground,
+                        weight: 1.0,
+                    }),
+                )
+                .unwrap();
         }
     }
     a.prepare(&queue, 0.1);
@@ -713,7 +721,7 @@ fn bad_chains_and_goals_are_refused_with_what_is_wrong() {
     let (device, queue) = common::device();
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     let mut r = common::rng(1);
-    a.add_instance(&state(&mut r, &lib, 0)).unwrap();
+    a.controller_mut().add_instance(&state(&mut r, &lib, 0)).unwrap();
     let nan = IkGoal {
         target: IkTarget::Model(Vec3::new(f32::NAN, 0.0, 0.0)),
         weight: 1.0,
@@ -747,16 +755,17 @@ fn bad_chains_and_goals_are_refused_with_what_is_wrong() {
         (0, 3, ok, "does not exist"),
         (1, 0, ok, "does not exist"),
     ];
+    let controller = a.controller_mut();
     for (i, k, g, what) in cases {
-        let e = a.set_ik_goal(i, k, Some(g)).unwrap_err().to_string();
+        let e = controller.set_ik_goal(i, k, Some(g)).unwrap_err().to_string();
         assert!(e.contains(what) && e.contains(&format!("instance {i}")), "{e}");
-        assert_eq!(a.ik_goal(0, k), None, "nothing set");
+        assert_eq!(controller.ik_goal(0, k), None, "nothing set");
     }
-    assert!(a.set_look_at(Vec3::new(0.0, f32::NAN, 0.0)).is_err());
-    a.set_ik_goal(0, 0, Some(ok)).unwrap();
-    assert_eq!(a.ik_goal(0, 0), Some(ok));
-    a.set_ik_goal(0, 0, None).unwrap();
-    assert_eq!(a.ik_goal(0, 0), None);
+    assert!(controller.set_look_at(Vec3::new(0.0, f32::NAN, 0.0)).is_err());
+    controller.set_ik_goal(0, 0, Some(ok)).unwrap();
+    assert_eq!(controller.ik_goal(0, 0), Some(ok));
+    controller.set_ik_goal(0, 0, None).unwrap();
+    assert_eq!(controller.ik_goal(0, 0), None);
     // A ground function that returns NaN or infinity plants nothing: the pose stays finite.
     for bad in ["zero / zero", "1.0 / zero", "sqrt(-1.0 - p.x * p.x)"] {
         let source = format!("fn ground_height(p: vec2<f32>) -> f32 {{ let zero = p.x - p.x; return {bad} + zero; }}");
@@ -764,17 +773,18 @@ fn bad_chains_and_goals_are_refused_with_what_is_wrong() {
         let mut b = Animator::new(&device, &lib, &desc).unwrap();
         let mut r = common::rng(2);
         for i in 0..4 {
-            b.add_instance(&state(&mut r, &lib, 0)).unwrap();
+            b.controller_mut().add_instance(&state(&mut r, &lib, 0)).unwrap();
             for k in 0..2 {
-                b.set_ik_goal(
-                    i,
-                    k,
-                    Some(IkGoal {
-                        target: IkTarget::Ground,
-                        weight: 1.0,
-                    }),
-                )
-                .unwrap();
+                b.controller_mut()
+                    .set_ik_goal(
+                        i,
+                        k,
+                        Some(IkGoal {
+                            target: IkTarget::Ground,
+                            weight: 1.0,
+                        }),
+                    )
+                    .unwrap();
             }
         }
         step(&device, &queue, &mut b, 0.1);

@@ -119,7 +119,7 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
             let (time, rate) = (r.gen_range(0.0..2.0), r.gen_range(-1.5..1.5));
             random_state(&mut r, &lib, skeleton).with_time(time).with_rate(rate)
         };
-        a.add_instance(&desc).unwrap();
+        a.controller_mut().add_instance(&desc).unwrap();
     }
     if layers {
         common::random_layers(&mut a, &mut r);
@@ -136,12 +136,16 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
         if f % 2 == 1 {
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
-                    let skel = a.instance(i).unwrap().skeleton;
+                    let skel = a.controller().instance(i).unwrap().skeleton;
                     if r.gen_range(0..3) == 0 {
-                        a.play(i, &random_state(&mut r, &lib, skel), None).unwrap();
+                        a.controller_mut()
+                            .play(i, &random_state(&mut r, &lib, skel), None)
+                            .unwrap();
                     }
                     let desc = random_state(&mut r, &lib, skel);
-                    a.play(i, &desc, Some(random_transition(&mut r))).unwrap();
+                    a.controller_mut()
+                        .play(i, &desc, Some(random_transition(&mut r)))
+                        .unwrap();
                 }
             }
         }
@@ -165,13 +169,13 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
             ..Default::default()
         };
         let (mut local, mut history) = (before.local.clone(), before.history.clone());
-        let mut insts = a.instances().to_vec();
+        let mut insts = a.controller().instances().to_vec();
         let mut page = PageBuffers::new(&frame, &mut insts)
             .blend_lists(&mut lists)
             .local_poses(&mut local)
             .pose_history(&mut history);
-        cpu::sample(a.library(), &mut page).unwrap();
-        let (max, joints) = (a.max_joints() as usize, a.joint_count() as usize);
+        cpu::sample(a.controller().library(), &mut page).unwrap();
+        let (max, joints) = (a.max_joints() as usize, a.controller().joint_count() as usize);
         let at = |k: usize| k * max..k * max + joints;
         if std::env::var("DEBUG_INERTIA").is_ok() && f == 2 {
             for k in [884usize, 906] {
@@ -192,6 +196,7 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
             if std::env::var("DEBUG_INERTIA").is_ok() {
                 for &k in off.iter().take(3) {
                     let i = a
+                        .controller()
                         .instances()
                         .iter()
                         .position(|x| x.joint_offset as usize <= k && k < (x.joint_offset + x.joint_count) as usize)
@@ -202,7 +207,7 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
                         got[k],
                         want[k],
                         lists[i].inertia,
-                        a.instances()[i].flags
+                        a.controller().instances()[i].flags
                     );
                 }
             }
@@ -226,12 +231,12 @@ fn inertialized_frames_match_the_mirror(layers: bool) {
         // kept poses as they are, velocities times dt.
         let duration: Vec<Option<f32>> = (0..joints)
             .map(|k| {
-                let i = a
-                    .instances()
-                    .iter()
-                    .position(|x| (x.joint_offset as usize..(x.joint_offset + x.joint_count) as usize).contains(&k))?;
+                let i =
+                    a.controller().instances().iter().position(|x| {
+                        (x.joint_offset as usize..(x.joint_offset + x.joint_count) as usize).contains(&k)
+                    })?;
                 (lists[i].inertia & wgpu_anim::layout::inertia::OFFSET != 0)
-                    .then(|| a.instances()[i].transition_duration)
+                    .then(|| a.controller().instances()[i].transition_duration)
             })
             .collect();
         let kept = |snapshots: &[LocalPose], velocities: &[LocalPose]| -> Vec<LocalPose> {
@@ -296,12 +301,14 @@ fn the_mirror_comparison_fails_without_the_inertialization() {
     let mut a = animator(&device, &lib, n, true);
     let mut r = rng(24);
     for _ in 0..n {
-        a.add_instance(&random_state(&mut r, &lib, 0)).unwrap();
+        a.controller_mut().add_instance(&random_state(&mut r, &lib, 0)).unwrap();
     }
     step(&device, &queue, &mut a, 0.0);
     for i in 0..n {
         let desc = random_state(&mut r, &lib, 0);
-        a.play(i, &desc, Some(Transition::inertialize(0.5))).unwrap();
+        a.controller_mut()
+            .play(i, &desc, Some(Transition::inertialize(0.5)))
+            .unwrap();
     }
     for _ in 0..3 {
         step(&device, &queue, &mut a, 0.05);
@@ -320,12 +327,12 @@ fn the_mirror_comparison_fails_without_the_inertialization() {
         snapshot_offset: a.max_joints(),
         ..Default::default()
     };
-    let (mut local, mut history, mut insts) = (before.local, before.history, a.instances().to_vec());
+    let (mut local, mut history, mut insts) = (before.local, before.history, a.controller().instances().to_vec());
     let mut page = PageBuffers::new(&frame, &mut insts)
         .blend_lists(&mut lists)
         .local_poses(&mut local)
         .pose_history(&mut history);
-    cpu::sample(a.library(), &mut page).unwrap();
+    cpu::sample(a.controller().library(), &mut page).unwrap();
     assert!(compare("pose", &gpu, &local[..gpu.len()], 2e-5, pose_error).is_err());
 }
 
@@ -348,7 +355,9 @@ fn fused_matches_staged_through_inertialized_transitions() {
         let mut r = rng(41);
         for _ in 0..n {
             let skeleton = r.gen_range(0..2);
-            a.add_instance(&random_state(&mut r, &lib, skeleton)).unwrap();
+            a.controller_mut()
+                .add_instance(&random_state(&mut r, &lib, skeleton))
+                .unwrap();
         }
         common::random_layers(&mut a, &mut r);
         a
@@ -377,11 +386,11 @@ fn fused_matches_staged_through_inertialized_transitions() {
         if f % 2 == 1 {
             for i in 0..n {
                 if r.gen_range(0..3) == 0 {
-                    let skel = animators[0].instance(i).unwrap().skeleton;
+                    let skel = animators[0].controller().instance(i).unwrap().skeleton;
                     let desc = random_state(&mut r, &lib, skel);
                     let t = random_transition(&mut r);
                     for a in &mut animators {
-                        a.play(i, &desc, Some(t)).unwrap();
+                        a.controller_mut().play(i, &desc, Some(t)).unwrap();
                     }
                 }
             }
@@ -406,6 +415,7 @@ fn fused_matches_staged_through_inertialized_transitions() {
         // Joint slots of the characters compared.
         let mut compared = vec![true; animators[0].max_joints() as usize];
         for (i, inst) in animators[0]
+            .controller()
             .instances()
             .iter()
             .enumerate()
@@ -548,11 +558,15 @@ fn play_transition_at(transition: Transition, frames: usize, at: usize, rate: f3
     let m = mannequin_raw();
     let (device, queue) = common::device();
     let mut a = animator(&device, &m.lib, 1, true);
-    a.add_instance(&InstanceDesc::new(m.ids[1]).with_time(0.3)).unwrap();
+    a.controller_mut()
+        .add_instance(&InstanceDesc::new(m.ids[1]).with_time(0.3))
+        .unwrap();
     let mut out = Vec::new();
     for f in 0..frames {
         if f == at {
-            a.play(0, &InstanceDesc::new(m.ids[2]), Some(transition)).unwrap();
+            a.controller_mut()
+                .play(0, &InstanceDesc::new(m.ids[2]), Some(transition))
+                .unwrap();
         }
         step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / rate });
         out.push(a.read_local_region(&device, &queue, 0).unwrap());
@@ -733,7 +747,7 @@ fn interrupted_transitions_stay_continuous() {
     let m = mannequin_raw();
     let (device, queue) = common::device();
     let mut a = animator(&device, &m.lib, 1, true);
-    a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+    a.controller_mut().add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
     let plays = [
         (10, 2, Transition::inertialize(0.5)),
         (18, 0, Transition::inertialize(0.4)),
@@ -745,7 +759,9 @@ fn interrupted_transitions_stay_continuous() {
     for f in 0..70 {
         for &(at, clip, t) in &plays {
             if f == at {
-                a.play(0, &InstanceDesc::new(m.ids[clip]), Some(t)).unwrap();
+                a.controller_mut()
+                    .play(0, &InstanceDesc::new(m.ids[clip]), Some(t))
+                    .unwrap();
             }
         }
         step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / 60.0 });
@@ -891,19 +907,22 @@ fn bad_inertialized_transitions_are_refused() {
     let (device, _) = common::device();
     // No room kept: refused, nothing changes.
     let mut a = animator(&device, &m.lib, 1, false);
-    a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
-    let before = *a.instance(0).unwrap();
+    a.controller_mut().add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+    let before = *a.controller().instance(0).unwrap();
     let e = a
+        .controller_mut()
         .play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3)))
         .unwrap_err();
     assert!(e.to_string().contains("AnimatorDesc::inertialization"), "{e}");
-    assert_eq!(*a.instance(0).unwrap(), before);
+    assert_eq!(*a.controller().instance(0).unwrap(), before);
     // A cross-fade still works there.
-    a.play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::linear(0.3)))
+    a.controller_mut()
+        .play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::linear(0.3)))
         .unwrap();
     // Durations and half-lives that are not finite or negative.
     let mut a = animator(&device, &m.lib, 1, true);
-    a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+    let controller = a.controller_mut();
+    controller.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
     for t in [
         Transition::inertialize(f32::NAN),
         Transition::inertialize(-1.0),
@@ -911,15 +930,16 @@ fn bad_inertialized_transitions_are_refused() {
         Transition::linear(0.3).with_blending(Blending::DeadBlend { halflife: f32::NAN }),
         Transition::linear(0.3).with_blending(Blending::DeadBlend { halflife: -0.1 }),
     ] {
-        let e = a.play(0, &InstanceDesc::new(m.ids[2]), Some(t)).unwrap_err();
+        let e = controller.play(0, &InstanceDesc::new(m.ids[2]), Some(t)).unwrap_err();
         assert!(e.to_string().contains("instance 0"), "{e}");
-        assert_eq!(a.instance(0).unwrap().flags & KEEP_VELOCITY, 0);
+        assert_eq!(controller.instance(0).unwrap().flags & KEEP_VELOCITY, 0);
     }
     // A good one holds the instance a frame that keeps its velocity, then starts.
-    a.play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3)))
+    controller
+        .play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3)))
         .unwrap();
-    assert_ne!(a.instance(0).unwrap().flags & KEEP_VELOCITY, 0);
-    assert_eq!(a.instance(0).unwrap().source_kind(), source_kind::NONE);
+    assert_ne!(controller.instance(0).unwrap().flags & KEEP_VELOCITY, 0);
+    assert_eq!(controller.instance(0).unwrap().source_kind(), source_kind::NONE);
 }
 
 #[test]
@@ -935,8 +955,8 @@ fn morph_weights_mix_in_from_those_shown() {
         .with_inertialization(true);
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     for k in 0..2 {
-        a.add_instance(&InstanceDesc::new(clips[1])).unwrap();
-        a.set_morph_weights(k, &[0.0, 0.6]).unwrap();
+        a.controller_mut().add_instance(&InstanceDesc::new(clips[1])).unwrap();
+        a.controller_mut().set_morph_weights(k, &[0.0, 0.6]).unwrap();
     }
     let read = |a: &Animator, part: usize| -> Vec<f32> {
         let all: Vec<f32> = a
@@ -949,7 +969,7 @@ fn morph_weights_mix_in_from_those_shown() {
                 3 * 2 * 2,
             )
             .unwrap();
-        let base = part * a.page_capacity(0) as usize * 2;
+        let base = part * a.controller().page_capacity(0) as usize * 2;
         all[base..base + 4].to_vec()
     };
     let (at, duration) = (10, 0.4);
@@ -957,14 +977,15 @@ fn morph_weights_mix_in_from_those_shown() {
     for f in 0..40 {
         if f == at {
             // Instance 0 inertializes, instance 1 cuts.
-            a.play(0, &InstanceDesc::new(clips[2]), Some(Transition::inertialize(duration)))
+            a.controller_mut()
+                .play(0, &InstanceDesc::new(clips[2]), Some(Transition::inertialize(duration)))
                 .unwrap();
-            a.play(1, &InstanceDesc::new(clips[2]), None).unwrap();
+            a.controller_mut().play(1, &InstanceDesc::new(clips[2]), None).unwrap();
         }
         step(&device, &queue, &mut a, if f == 0 { 0.0 } else { 1.0 / 60.0 });
         let (weights, kept) = (read(&a, 0), read(&a, 2));
         let lists = a.read_blend_lists(&device, &queue).unwrap();
-        let own = a.morph_weights(0).unwrap();
+        let own = a.controller().morph_weights(0).unwrap();
         let blended = cpu::blend_morph_weights(&lib, &lists[0], &own[..2], &kept[..2]);
         for t in 0..2 {
             let want =
@@ -1073,12 +1094,14 @@ fn a_frame_too_short_to_measure_a_velocity_gives_none_not_a_nan() {
     let (device, queue) = common::device();
     let mut a = animator(&device, &m.lib, 2, true);
     for _ in 0..2 {
-        a.add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
+        a.controller_mut().add_instance(&InstanceDesc::new(m.ids[1])).unwrap();
     }
     step(&device, &queue, &mut a, 1.0 / 60.0);
-    a.play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3)))
+    a.controller_mut()
+        .play(0, &InstanceDesc::new(m.ids[2]), Some(Transition::inertialize(0.3)))
         .unwrap();
-    a.play(1, &InstanceDesc::new(m.ids[2]), Some(Transition::dead_blend(0.3)))
+    a.controller_mut()
+        .play(1, &InstanceDesc::new(m.ids[2]), Some(Transition::dead_blend(0.3)))
         .unwrap();
     for dt in [1e-40, 1e-40, 1.0 / 60.0, 1.0 / 60.0] {
         step(&device, &queue, &mut a, dt);

@@ -346,12 +346,15 @@ fn bad_layer_input_is_rejected() {
     let (device, _queue) = common::device();
     let (lib, _, clips) = mannequin::library();
     let mut a = wgpu_anim::Animator::new(&device, &lib, &Default::default()).unwrap();
-    a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+    a.controller_mut()
+        .add_instance(&wgpu_anim::InstanceDesc::new(clips[0]))
+        .unwrap();
     use wgpu_anim::gpu::{Layer, LayerMode};
     let mut layer = Layer::clip(LayerMode::Override, clips[1]);
     layer.weight = f32::NAN;
     assert!(
-        a.set_layer(0, 0, Some(&layer), false)
+        a.controller_mut()
+            .set_layer(0, 0, Some(&layer), false)
             .unwrap_err()
             .to_string()
             .contains("finite")
@@ -360,21 +363,24 @@ fn bad_layer_input_is_rejected() {
     // A mask of another library (the same asset, built again).
     layer.mask = mannequin::library().0.mask_id(layer_assets::RIGHT_ARM);
     assert!(
-        a.set_layer(0, 0, Some(&layer), false)
+        a.controller_mut()
+            .set_layer(0, 0, Some(&layer), false)
             .unwrap_err()
             .to_string()
             .contains("belongs to another library")
     );
     layer.mask = None;
+    let controller = a.controller_mut();
     assert!(
-        a.set_layer(0, 3, Some(&layer), false)
+        controller
+            .set_layer(0, 3, Some(&layer), false)
             .unwrap_err()
             .to_string()
             .contains("slot 3")
     );
-    assert!(a.set_layer_weight(0, 0, f32::INFINITY).is_err());
-    assert_eq!(a.instance(0).unwrap().flags & LAYER_ON, 0, "nothing changed");
-    assert!(a.layer_defs().is_empty(), "no layer definition added");
+    assert!(controller.set_layer_weight(0, 0, f32::INFINITY).is_err());
+    assert_eq!(controller.instance(0).unwrap().flags & LAYER_ON, 0, "nothing changed");
+    assert!(controller.layer_defs().is_empty(), "no layer definition added");
 }
 
 /// Runs one frame on the GPU (or only prepares it, when `run` is false) and reads the clocks.
@@ -401,19 +407,29 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
     let mut a = wgpu_anim::Animator::new(&device, &lib, &Default::default()).unwrap();
     let layer = Layer::clip(LayerMode::AdditiveLocal, clips[1]);
     for i in 0..2 {
-        a.add_instance(&wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
+        a.controller_mut()
+            .add_instance(&wgpu_anim::InstanceDesc::new(clips[0]))
+            .unwrap();
         for slot in 0..2 {
-            a.set_layer(i, slot, Some(&layer), false).unwrap();
+            a.controller_mut().set_layer(i, slot, Some(&layer), false).unwrap();
         }
     }
-    assert_eq!(a.layer_defs().len(), 1, "four uses of one layer share its definition");
+    assert_eq!(
+        a.controller().layer_defs().len(),
+        1,
+        "four uses of one layer share its definition"
+    );
     for _ in 0..3 {
         layer_frame(&device, &queue, &mut a, true);
     }
     // Instance 0 restarts layer 0 in a frame the GPU never runs, then layer 1 in the next.
-    a.set_layer(0, 0, Some(&layer.with_start(0.05)), true).unwrap();
+    a.controller_mut()
+        .set_layer(0, 0, Some(&layer.with_start(0.05)), true)
+        .unwrap();
     let before = layer_frame(&device, &queue, &mut a, false);
-    a.set_layer(0, 1, Some(&layer.with_start(0.2)), true).unwrap();
+    a.controller_mut()
+        .set_layer(0, 1, Some(&layer.with_start(0.2)), true)
+        .unwrap();
     let after = layer_frame(&device, &queue, &mut a, true);
     let close = |x: f32, y: f32| (x - y).abs() < 1e-5;
     assert!(
@@ -435,9 +451,9 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
     };
     let mut clocks = before.clone();
     let mut lists = vec![BlendList::default(); 2];
-    let mut instances = a.instances().to_vec();
+    let mut instances = a.controller().instances().to_vec();
     let mut page = cpu::PageBuffers::new(&frame, &mut instances)
-        .layer_defs(a.layer_defs())
+        .layer_defs(a.controller().layer_defs())
         .clocks(&mut clocks)
         .blend_lists(&mut lists);
     cpu::clock(&lib, &mut page).unwrap();
@@ -448,13 +464,18 @@ fn layers_restart_on_the_gpu_even_after_a_frame_the_gpu_did_not_run() {
     // Another mask makes another definition; the same layer again does not.
     let mask = lib.mask_id(layer_assets::RIGHT_ARM).expect("the built-in arm mask");
     let masked = layer.with_mask(Some(mask));
+    let controller = a.controller_mut();
     for i in 0..2 {
-        a.set_layer(i, 2, Some(&masked), false).unwrap();
+        controller.set_layer(i, 2, Some(&masked), false).unwrap();
     }
-    assert_eq!(a.layer_defs().len(), 2);
+    assert_eq!(controller.layer_defs().len(), 2);
     // A new state for the instance switches its layers off; one switched on again restarts.
-    a.set_instance(0, &wgpu_anim::InstanceDesc::new(clips[0])).unwrap();
-    a.set_layer(0, 0, Some(&layer.with_start(0.25)), false).unwrap();
+    controller
+        .set_instance(0, &wgpu_anim::InstanceDesc::new(clips[0]))
+        .unwrap();
+    controller
+        .set_layer(0, 0, Some(&layer.with_start(0.25)), false)
+        .unwrap();
     let again = layer_frame(&device, &queue, &mut a, true);
     assert!(close(again[0].layer_time[0].to_f32(), 0.35), "{:?}", again[0]);
 }
@@ -475,7 +496,9 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
     let (lib, ids) = library_with(&clips);
     let (device, _queue) = common::device();
     let mut a = wgpu_anim::Animator::new(&device, &lib, &Default::default()).unwrap();
-    a.add_instance(&wgpu_anim::InstanceDesc::new(ids[0])).unwrap();
+    a.controller_mut()
+        .add_instance(&wgpu_anim::InstanceDesc::new(ids[0]))
+        .unwrap();
     let modes = [LayerMode::Override, LayerMode::AdditiveLocal, LayerMode::AdditiveMesh];
     let mut layers = ids.iter().flat_map(|&clip| {
         modes.into_iter().flat_map(move |mode| {
@@ -491,10 +514,13 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
         })
     });
     for _ in 0..MAX_LAYER_DEFS {
-        a.set_layer(0, 0, Some(&layers.next().unwrap()), false).unwrap();
+        a.controller_mut()
+            .set_layer(0, 0, Some(&layers.next().unwrap()), false)
+            .unwrap();
     }
-    let held = *a.instance(0).unwrap();
+    let held = *a.controller().instance(0).unwrap();
     let e = a
+        .controller_mut()
         .set_layer(0, 0, Some(&layers.next().unwrap()), false)
         .unwrap_err()
         .to_string();
@@ -502,8 +528,8 @@ fn too_many_layer_definitions_is_an_error_that_changes_nothing() {
         e.contains("instance 0") && e.contains("layer 0") && e.contains("1024 layer definitions"),
         "{e}"
     );
-    assert_eq!(*a.instance(0).unwrap(), held, "the instance is unchanged");
-    assert_eq!(a.layer_defs().len(), MAX_LAYER_DEFS as usize);
+    assert_eq!(*a.controller().instance(0).unwrap(), held, "the instance is unchanged");
+    assert_eq!(a.controller().layer_defs().len(), MAX_LAYER_DEFS as usize);
 }
 
 /// An animator made without layers, inertialized transitions, dual quaternions and update-rate
@@ -540,11 +566,11 @@ fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layer
             if f == 2 || f == 3 {
                 for i in 0..n {
                     if r.gen_range(0..3) == 0 {
-                        let skel = with.instance(i).unwrap().skeleton;
+                        let skel = with.controller().instance(i).unwrap().skeleton;
                         let desc = common::random_state(&mut r, &lib, skel);
                         let t = Transition::linear(r.gen_range(0.2..0.8));
-                        with.play(i, &desc, Some(t)).unwrap();
-                        without.play(i, &desc, Some(t)).unwrap();
+                        with.controller_mut().play(i, &desc, Some(t)).unwrap();
+                        without.controller_mut().play(i, &desc, Some(t)).unwrap();
                     }
                 }
             }
@@ -554,20 +580,29 @@ fn an_animator_without_layers_computes_what_one_with_them_does_and_refuses_layer
             common::compare("palette", &op.palette, &wp.palette, 1e-6, common::affine_error)
                 .unwrap_or_else(|e| panic!("fused {fused}, frame {f}: {e}"));
         }
-        let skel = without.instance(0).unwrap().skeleton;
+        let skel = without.controller().instance(0).unwrap().skeleton;
         let layer = match common::random_state(&mut r, &lib, skel) {
             wgpu_anim::InstanceDesc { tree: Some(t), .. } => Layer::tree(LayerMode::Override, t),
             d => Layer::clip(LayerMode::Override, d.clip),
         };
-        assert!(with.set_layer(0, 1, Some(&layer), false).is_ok());
-        let refused = without.set_layer(0, 1, Some(&layer), false).unwrap_err().to_string();
+        assert!(with.controller_mut().set_layer(0, 1, Some(&layer), false).is_ok());
+        let refused = without
+            .controller_mut()
+            .set_layer(0, 1, Some(&layer), false)
+            .unwrap_err()
+            .to_string();
         assert!(
             refused.contains("instance 0") && refused.contains("AnimatorDesc::layers"),
             "{refused}"
         );
-        without.set_layer(0, 1, None, false).unwrap();
+        without.controller_mut().set_layer(0, 1, None, false).unwrap();
         let desc = common::random_state(&mut r, &lib, skel);
-        assert!(without.play(0, &desc, Some(Transition::inertialize(0.3))).is_err());
+        assert!(
+            without
+                .controller_mut()
+                .play(0, &desc, Some(Transition::inertialize(0.3)))
+                .is_err()
+        );
     }
 }
 
@@ -603,7 +638,7 @@ fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
             if (1..=4).contains(&f) {
                 for i in 0..n {
                     if r.gen_range(0..3) == 0 {
-                        let skel = with.instance(i).unwrap().skeleton;
+                        let skel = with.controller().instance(i).unwrap().skeleton;
                         let desc = common::random_state(&mut r, &lib, skel);
                         let duration = r.gen_range(0.1..0.5);
                         let t = match r.gen_range(0..3) {
@@ -611,8 +646,8 @@ fn without_layers_the_local_poses_keep_no_deltas_and_inertialize_the_same() {
                             1 => Transition::dead_blend(duration),
                             _ => Transition::linear(duration),
                         };
-                        with.play(i, &desc, Some(t)).unwrap();
-                        without.play(i, &desc, Some(t)).unwrap();
+                        with.controller_mut().play(i, &desc, Some(t)).unwrap();
+                        without.controller_mut().play(i, &desc, Some(t)).unwrap();
                     }
                 }
             }
@@ -657,7 +692,7 @@ fn random_crowd(
                 .with_time(time)
                 .with_rate(rate)
         };
-        a.add_instance(&state).unwrap();
+        a.controller_mut().add_instance(&state).unwrap();
     }
     a
 }

@@ -38,25 +38,25 @@ fn marks(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<u32> {
 }
 
 fn palettes(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<Affine> {
-    let joints = u64::from(a.page_state(0).unwrap().joints_used);
+    let joints = u64::from(a.controller().page_state(0).unwrap().joints_used);
     a.read_page_buffer(device, queue, 0, Resource::Palettes, 0, joints)
         .unwrap()
 }
 
 /// Instance `i`'s joints in the palettes.
 fn joints(a: &Animator, i: usize) -> std::ops::Range<usize> {
-    let inst = &a.instances()[i];
+    let inst = &a.controller().instances()[i];
     inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize
 }
 
 /// The frame `a`'s stages saw last, as far as the marks read it.
 fn lod_frame(a: &Animator, n: usize) -> GpuFrame {
-    let view = a.cull_planes().is_some();
+    let view = a.controller().cull_planes().is_some();
     GpuFrame {
         instance_count: n as u32,
         frame: a.frame() as u32,
         flags: FRAME_CULL | if view { FRAME_CULL_VIEW } else { 0 },
-        cull_planes: a.cull_planes().unwrap_or([Vec4::W; 6]),
+        cull_planes: a.controller().cull_planes().unwrap_or([Vec4::W; 6]),
         ..GpuFrame::default()
     }
 }
@@ -75,16 +75,19 @@ fn own_rates_stagger_evaluation_and_hold_the_pose_between() {
         for a in [&mut lod, &mut full] {
             a.set_fused(fused).unwrap();
             for i in 0..N {
-                a.add_instance(
-                    &InstanceDesc::new(clips[i % clips.len()])
-                        .with_time(i as f32 * 0.07)
-                        .with_world(Mat4::from_translation(Vec3::new((i % 20) as f32, 0.0, (i / 20) as f32))),
-                )
-                .unwrap();
+                a.controller_mut()
+                    .add_instance(
+                        &InstanceDesc::new(clips[i % clips.len()])
+                            .with_time(i as f32 * 0.07)
+                            .with_world(Mat4::from_translation(Vec3::new((i % 20) as f32, 0.0, (i / 20) as f32))),
+                    )
+                    .unwrap();
             }
         }
         for i in 0..N {
-            lod.set_update_rate(i, Some(UPDATE_RATES[i % 4])).unwrap();
+            lod.controller_mut()
+                .set_update_rate(i, Some(UPDATE_RATES[i % 4]))
+                .unwrap();
         }
         let mut counts = Vec::new();
         let mut evaluations = vec![0u32; N];
@@ -97,7 +100,7 @@ fn own_rates_stagger_evaluation_and_hold_the_pose_between() {
             let frame = lod_frame(&lod, N);
             let (after, want) = (palettes(&device, &queue, &lod), palettes(&device, &queue, &full));
             for i in 0..N {
-                let inst: &GpuInstance = &lod.instances()[i];
+                let inst: &GpuInstance = &lod.controller().instances()[i];
                 assert_eq!(
                     got[i],
                     cpu::cull::marks(&frame, inst, i as u32, &Default::default(), previous[i]),
@@ -154,13 +157,14 @@ fn projected_size_picks_the_rate() {
     const N: usize = 200;
     let mut a = animator(&device, &lib, N, true);
     for i in 0..N {
-        a.add_instance(&InstanceDesc::new(clips[1]).with_world(Mat4::from_rotation_translation(
-            Quat::from_rotation_y(i as f32),
-            Vec3::new(0.0, 0.0, -(i as f32)),
-        )))
-        .unwrap();
+        a.controller_mut()
+            .add_instance(&InstanceDesc::new(clips[1]).with_world(Mat4::from_rotation_translation(
+                Quat::from_rotation_y(i as f32),
+                Vec3::new(0.0, 0.0, -(i as f32)),
+            )))
+            .unwrap();
     }
-    let radius = a.instances()[0].bound_radius;
+    let radius = a.controller().instances()[0].bound_radius;
     assert_eq!(radius, lib.skeleton_radius(skeleton).unwrap());
     let camera = Camera::look_at(
         Vec3::new(0.0, 1.5, 5.0),
@@ -170,9 +174,9 @@ fn projected_size_picks_the_rate() {
         0.1,
         400.0,
     );
-    a.set_cull_view(Some(camera.view_proj)).unwrap();
+    a.controller_mut().set_cull_view(Some(camera.view_proj)).unwrap();
     let thresholds = [0.3, 0.12, 0.05];
-    a.set_update_rates(Some(thresholds)).unwrap();
+    a.controller_mut().set_update_rates(Some(thresholds)).unwrap();
     let lod = Vec4::new(
         thresholds[0],
         thresholds[1],
@@ -191,7 +195,7 @@ fn projected_size_picks_the_rate() {
         };
         let mut last_rate = 1;
         for i in 0..N {
-            let inst = &a.instances()[i];
+            let inst = &a.controller().instances()[i];
             assert_eq!(
                 got[i],
                 cpu::cull::marks(&frame, inst, i as u32, &Default::default(), previous[i]),
@@ -215,9 +219,9 @@ fn projected_size_picks_the_rate() {
     };
     let differ = (0..N)
         .filter(|&i| {
-            cpu::cull::update_rate(&frame, &a.instances()[i]) != {
+            cpu::cull::update_rate(&frame, &a.controller().instances()[i]) != {
                 let right = GpuFrame { lod, ..frame };
-                cpu::cull::update_rate(&right, &a.instances()[i])
+                cpu::cull::update_rate(&right, &a.controller().instances()[i])
             }
         })
         .count();
@@ -235,26 +239,21 @@ fn a_character_coming_into_view_is_evaluated_at_once() {
     for a in [&mut lod, &mut full] {
         for i in 0..N {
             let angle = i as f32 / N as f32 * std::f32::consts::TAU;
-            a.add_instance(
-                &InstanceDesc::new(clips[1])
-                    .with_time(i as f32 * 0.1)
-                    .with_world(Mat4::from_translation(Vec3::new(
-                        30.0 * angle.cos(),
-                        0.0,
-                        30.0 * angle.sin(),
-                    ))),
-            )
-            .unwrap();
+            a.controller_mut()
+                .add_instance(&InstanceDesc::new(clips[1]).with_time(i as f32 * 0.1).with_world(
+                    Mat4::from_translation(Vec3::new(30.0 * angle.cos(), 0.0, 30.0 * angle.sin())),
+                ))
+                .unwrap();
         }
     }
     for i in 0..N {
-        lod.set_update_rate(i, Some(8)).unwrap();
+        lod.controller_mut().set_update_rate(i, Some(8)).unwrap();
     }
     let mut entered = 0;
     for f in 0..40 {
         let angle = f as f32 * 0.05;
         let camera = Camera::look_at(Vec3::Y, Vec3::new(angle.cos(), 1.0, angle.sin()), 0.5, 1.0, 0.1, 100.0);
-        lod.set_cull_view(Some(camera.view_proj)).unwrap();
+        lod.controller_mut().set_cull_view(Some(camera.view_proj)).unwrap();
         let previous = marks(&device, &queue, &lod);
         step(&device, &queue, &mut lod);
         step(&device, &queue, &mut full);
@@ -277,7 +276,13 @@ fn a_character_coming_into_view_is_evaluated_at_once() {
         }
         let planes = frustum_planes(camera.view_proj);
         let drawn = (0..N)
-            .filter(|&i| cpu::cull::sphere_in_view(&lod.instances()[i].world, lod.instances()[i].bound_radius, &planes))
+            .filter(|&i| {
+                cpu::cull::sphere_in_view(
+                    &lod.controller().instances()[i].world,
+                    lod.controller().instances()[i].bound_radius,
+                    &planes,
+                )
+            })
             .count();
         assert_eq!(drawn, got.iter().filter(|m| *m & MARK_DRAWN != 0).count(), "frame {f}");
     }
@@ -293,12 +298,12 @@ fn a_budget_sets_the_rates() {
     let (device, _queue) = common::device();
     let (lib, _, clips) = mannequin::library();
     let mut a = animator(&device, &lib, 4, true);
-    a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    a.controller_mut().add_instance(&InstanceDesc::new(clips[0])).unwrap();
     let mut budget = LodBudget::new(2.0, DEFAULT_UPDATE_RATES).unwrap();
     for _ in 0..10 {
         budget.apply(&mut a, &[3.0, 2.0, 1.0]).unwrap();
     }
-    let set = a.update_rates().unwrap();
+    let set = a.controller().update_rates().unwrap();
     assert_eq!(set, budget.thresholds());
     assert!(set[0] > 4.0 * DEFAULT_UPDATE_RATES[0], "{set:?}");
     let mut plain = animator(&device, &lib, 4, false);
@@ -311,9 +316,13 @@ fn bad_update_rates_are_refused() {
     let (device, _queue) = common::device();
     let (lib, _, clips) = mannequin::library();
     let mut plain = animator(&device, &lib, 4, false);
-    plain.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    plain
+        .controller_mut()
+        .add_instance(&InstanceDesc::new(clips[0]))
+        .unwrap();
     assert!(
         plain
+            .controller_mut()
             .set_update_rates(Some([0.2, 0.1, 0.05]))
             .unwrap_err()
             .to_string()
@@ -321,36 +330,44 @@ fn bad_update_rates_are_refused() {
     );
     assert!(
         plain
+            .controller_mut()
             .set_update_rate(0, Some(2))
             .unwrap_err()
             .to_string()
             .contains("AnimatorDesc::culling")
     );
     let mut a = animator(&device, &lib, 4, true);
-    a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    let controller = a.controller_mut();
+    controller.add_instance(&InstanceDesc::new(clips[0])).unwrap();
     for t in [
         [0.1, 0.2, 0.05],
         [f32::NAN, 0.1, 0.0],
         [0.2, 0.1, -0.1],
         [f32::INFINITY, 0.1, 0.0],
     ] {
-        let e = a.set_update_rates(Some(t)).unwrap_err().to_string();
+        let e = controller.set_update_rates(Some(t)).unwrap_err().to_string();
         assert!(e.contains("decreasing order"), "{e}");
     }
-    assert_eq!(a.update_rates(), None, "nothing changed");
+    assert_eq!(controller.update_rates(), None, "nothing changed");
     for rate in [0, 3, 16] {
-        let e = a.set_update_rate(0, Some(rate)).unwrap_err().to_string();
+        let e = a
+            .controller_mut()
+            .set_update_rate(0, Some(rate))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("1, 2, 4 or 8") && e.contains("instance 0"), "{e}");
     }
+    let controller = a.controller_mut();
     assert!(
-        a.set_update_rate(7, Some(2))
+        controller
+            .set_update_rate(7, Some(2))
             .unwrap_err()
             .to_string()
             .contains("does not exist")
     );
-    assert_eq!(a.instances()[0].update_rate, 0, "nothing changed");
-    a.set_update_rate(0, Some(4)).unwrap();
-    assert_eq!(a.instances()[0].update_rate, 4);
+    assert_eq!(controller.instances()[0].update_rate, 0, "nothing changed");
+    controller.set_update_rate(0, Some(4)).unwrap();
+    assert_eq!(controller.instances()[0].update_rate, 4);
 }
 
 /// With `AnimatorDesc::lod_interpolation`, every character at its own rate: an evaluated one
@@ -374,20 +391,22 @@ fn interpolation_draws_between_the_last_two_evaluations() {
         for a in [&mut lod, &mut full] {
             a.set_fused(fused).unwrap();
             for i in 0..N {
-                a.add_instance(&InstanceDesc::new(clips[1 + i % 2]).with_time(i as f32 * 0.07))
+                a.controller_mut()
+                    .add_instance(&InstanceDesc::new(clips[1 + i % 2]).with_time(i as f32 * 0.07))
                     .unwrap();
             }
         }
+        let controller = lod.controller_mut();
         for i in 0..N {
-            lod.set_update_rate(i, Some(UPDATE_RATES[i % 4])).unwrap();
+            controller.set_update_rate(i, Some(UPDATE_RATES[i % 4])).unwrap();
         }
-        let joints_used = u64::from(lod.page_state(0).unwrap().joints_used);
+        let joints_used = u64::from(controller.page_state(0).unwrap().joints_used);
         let sockets = if lib.has_sockets() {
-            lod.page_capacity(0) * wgpu_anim::layout::MAX_SOCKETS
+            controller.page_capacity(0) * wgpu_anim::layout::MAX_SOCKETS
         } else {
             0
         };
-        let key_base = u64::from(lod.page_max_joints(0) + sockets);
+        let key_base = u64::from(controller.page_max_joints(0) + sockets);
         let keys = |a: &Animator| -> Vec<Affine> {
             a.read_page_buffer(&device, &queue, 0, Resource::Palettes, key_base, 2 * joints_used)
                 .unwrap()
@@ -405,7 +424,7 @@ fn interpolation_draws_between_the_last_two_evaluations() {
             );
             let frame = lod_frame(&lod, N);
             for i in 0..N {
-                let inst = &lod.instances()[i];
+                let inst = &lod.controller().instances()[i];
                 let fresh = got[i] & wgpu_anim::layout::MARK_ENTERED != 0 || UPDATE_RATES[i % 4] == 1;
                 for j in joints(&lod, i) {
                     let (older, newer) = (&after[2 * j], &after[2 * j + 1]);
@@ -477,16 +496,19 @@ fn the_lod_tint_shows_each_rate() {
         let mut a = animator(&device, &lib, SIDE * SIDE, true);
         for i in 0..SIDE * SIDE {
             let at = Vec3::new((i % SIDE) as f32 * 1.2 - 3.0, 0.0, -((i / SIDE) as f32) * 1.2);
-            a.add_instance(
-                &InstanceDesc::new(clips[1])
-                    .with_time(i as f32 * 0.1)
-                    .with_world(Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), at))
-                    .with_tint(tints.map_or([255; 4], |t| t[i % 4])),
-            )
-            .unwrap();
-            a.set_update_rate(i, Some(UPDATE_RATES[i % 4])).unwrap();
+            a.controller_mut()
+                .add_instance(
+                    &InstanceDesc::new(clips[1])
+                        .with_time(i as f32 * 0.1)
+                        .with_world(Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), at))
+                        .with_tint(tints.map_or([255; 4], |t| t[i % 4])),
+                )
+                .unwrap();
+            a.controller_mut()
+                .set_update_rate(i, Some(UPDATE_RATES[i % 4]))
+                .unwrap();
         }
-        a.set_cull_view(Some(camera.view_proj)).unwrap();
+        a.controller_mut().set_cull_view(Some(camera.view_proj)).unwrap();
         for _ in 0..3 {
             step(&device, &queue, &mut a);
         }

@@ -79,6 +79,7 @@ fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
     .enumerate()
     {
         animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(clips[1 + i % 2])
                     .with_time(0.1 * i as f32)
@@ -91,14 +92,14 @@ fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
                 w[r.gen_range(0..TARGETS)] = r.gen_range(-0.5..1.5);
             }
             w[TARGETS - 1] = 0.75;
-            animator.set_morph_weights(i, &w).unwrap();
+            animator.controller_mut().set_morph_weights(i, &w).unwrap();
             weights[i] = w;
         }
     }
-    animator.set_morph_weights(3, &[0.0; 4]).unwrap();
+    animator.controller_mut().set_morph_weights(3, &[0.0; 4]).unwrap();
     weights[3].clear();
-    assert_eq!(animator.instances()[0].morph_count, TARGETS as u32);
-    assert_eq!(animator.instances()[3].morph_count, 0);
+    assert_eq!(animator.controller().instances()[0].morph_count, TARGETS as u32);
+    assert_eq!(animator.controller().instances()[3].morph_count, 0);
     animator.prepare(&queue, 1.0 / 60.0);
     let mut encoder = device.create_command_encoder(&Default::default());
     animator.encode(&mut encoder).unwrap();
@@ -110,7 +111,7 @@ fn the_gpu_morphs_then_skins_as_the_mirror_and_the_f64_reference_do() {
         (hi - lo).max_element()
     };
     let mut checked = 0;
-    for (i, inst) in animator.instances().to_vec().iter().enumerate() {
+    for (i, inst) in animator.controller().instances().to_vec().iter().enumerate() {
         let in_use = &weights[i][..inst.morph_count as usize];
         let gpu = skin_on_gpu_morphed(&device, &queue, &animator, i, &gpu_targets, &vertices).unwrap();
         let amount = inst.dual_quaternion;
@@ -210,13 +211,23 @@ fn bad_weights_and_missing_room_are_errors_naming_the_instance() {
     let (device, _queue) = common::device();
     let (lib, _, clips) = mannequin::library();
     let mut plain = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    plain.add_instance(&InstanceDesc::new(clips[0])).unwrap();
-    let e = plain.set_morph_weights(0, &[1.0]).unwrap_err().to_string();
+    plain
+        .controller_mut()
+        .add_instance(&InstanceDesc::new(clips[0]))
+        .unwrap();
+    let e = plain
+        .controller_mut()
+        .set_morph_weights(0, &[1.0])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("instance 0") && e.contains("morph_weights"), "{e}");
     let desc = AnimatorDesc::default().with_morph_weights(4);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
-    animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
-    let c = &mut *animator;
+    animator
+        .controller_mut()
+        .add_instance(&InstanceDesc::new(clips[0]))
+        .unwrap();
+    let c = animator.controller_mut();
     assert!(
         c.set_morph_weights(0, &[0.0; 5])
             .unwrap_err()
@@ -236,7 +247,7 @@ fn bad_weights_and_missing_room_are_errors_naming_the_instance() {
     assert_eq!(c.morph_weights(0), Some(&[0.0; 4][..]));
     c.set_morph_weights(0, &[0.0, 0.5]).unwrap();
     assert_eq!(c.morph_weights(0), Some(&[0.0, 0.5, 0.0, 0.0][..]));
-    assert_eq!(animator.instances()[0].morph_count, 2);
+    assert_eq!(animator.controller().instances()[0].morph_count, 2);
     // A morphing bind group needs the mesh's targets, and an animator with room for weights.
     let binding = SkinBinding::default().with_morph(true);
     let layout = binding.bind_group_layout(&device).unwrap();
@@ -298,8 +309,9 @@ fn animated_morph_cube_morphs_on_the_gpu_as_its_animation_says() {
     assert_eq!(cases.len(), 5);
     for case in cases {
         let t = case["time"].as_f64().unwrap() as f32;
-        animator.truncate(0);
+        animator.controller_mut().truncate(0);
         animator
+            .controller_mut()
             .add_instance(&InstanceDesc::new(clip_id).with_time(t).with_rate(0.0))
             .unwrap();
         // The weights come from the clip, on the GPU: the instance sets none of its own.
@@ -397,7 +409,7 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     assert_eq!(lib.morph_targets(0), 4);
     let desc = AnimatorDesc::default().with_morph_weights(6);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
-    assert!(animator.morph_weights_driven());
+    assert!(animator.controller().morph_weights_driven());
     let at = |clip, time: f32| InstanceDesc::new(clip).with_time(time);
     // 0: smile alone, own weights filling the targets it does not drive (1, 3, 5).
     // 1: a cross-fade from smile to blink, half way.
@@ -408,13 +420,21 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     // 6: a cross-fade from smile to blink, interrupted by one to walk: the new one blends from
     // the weights shown when it was interrupted (kept as the instance's snapshot).
     for (i, clip) in [smile, smile, walk, smile, walk, walk, smile].into_iter().enumerate() {
-        animator.add_instance(&at(clip, 0.1 * i as f32)).unwrap();
-        animator.set_morph_weights(i, &[0.3, 0.4, 0.5, 0.7, 0.0, 0.8]).unwrap();
+        animator
+            .controller_mut()
+            .add_instance(&at(clip, 0.1 * i as f32))
+            .unwrap();
+        animator
+            .controller_mut()
+            .set_morph_weights(i, &[0.3, 0.4, 0.5, 0.7, 0.0, 0.8])
+            .unwrap();
     }
     animator
+        .controller_mut()
         .play(1, &at(blink, 0.2), Some(Transition::linear(0.2)))
         .unwrap();
     animator
+        .controller_mut()
         .set_layer(
             2,
             0,
@@ -423,10 +443,11 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
         )
         .unwrap();
     animator
+        .controller_mut()
         .set_layer(3, 0, Some(&Layer::clip(LayerMode::AdditiveLocal, blink)), true)
         .unwrap();
     let masked = Layer::clip(LayerMode::Override, blink).with_mask(Some(mask));
-    animator.set_layer(5, 0, Some(&masked), true).unwrap();
+    animator.controller_mut().set_layer(5, 0, Some(&masked), true).unwrap();
     let frame = |animator: &mut Animator, dt: f32| {
         animator.prepare(&queue, dt);
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -434,11 +455,12 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
         queue.submit([encoder.finish()]);
     };
     animator
+        .controller_mut()
         .play(6, &at(blink, 0.0), Some(Transition::linear(1.0)))
         .unwrap();
     let room = 6usize;
     let read = |animator: &Animator, part: usize| -> Vec<f32> {
-        let base = part * animator.page_capacity(0) as usize * room;
+        let base = part * animator.controller().page_capacity(0) as usize * room;
         let all: Vec<f32> = animator
             .read_page_buffer(
                 &device,
@@ -454,7 +476,10 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     frame(&mut animator, 0.1);
     // The interruption: the next frame shows the running cross-fade and keeps what it shows; the
     // one after blends from that.
-    animator.play(6, &at(walk, 0.0), Some(Transition::linear(1.0))).unwrap();
+    animator
+        .controller_mut()
+        .play(6, &at(walk, 0.0), Some(Transition::linear(1.0)))
+        .unwrap();
     frame(&mut animator, 0.0);
     let shown = read(&animator, 0);
     frame(&mut animator, 0.0);
@@ -468,9 +493,9 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
     assert!(lists[1].count >= 2, "the cross-fade blends two clips");
     assert_eq!(lists[6].samples[0].clip, wgpu_anim::layout::SNAPSHOT_CLIP);
     let mut mirror = Vec::new();
-    for (i, inst) in animator.instances().iter().enumerate() {
+    for (i, inst) in animator.controller().instances().iter().enumerate() {
         assert_eq!(inst.morph_count, 6);
-        let own = &animator.morph_weights(i).unwrap()[..inst.morph_count as usize];
+        let own = &animator.controller().morph_weights(i).unwrap()[..inst.morph_count as usize];
         let kept = &snapshots[i * room..i * room + inst.morph_count as usize];
         mirror.push(cpu::blend_morph_weights(&lib, &lists[i], own, kept));
     }
@@ -544,15 +569,19 @@ fn a_skinned_morphed_file_matches_three_js_at_every_time() {
         let name = case["animation"].as_str().unwrap();
         let time = case["time"].as_f64().unwrap() as f32;
         let k = clips.iter().position(|c| c.clip.name == name).unwrap();
-        animator.truncate(0);
+        animator.controller_mut().truncate(0);
         animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(built.clips[m.skeleton][k])
                     .with_time(time)
                     .with_rate(0.0),
             )
             .unwrap();
-        animator.set_morph_weights(0, &targets.default_weights).unwrap();
+        animator
+            .controller_mut()
+            .set_morph_weights(0, &targets.default_weights)
+            .unwrap();
         animator.prepare(&queue, 0.0);
         let mut encoder = device.create_command_encoder(&Default::default());
         animator.encode(&mut encoder).unwrap();
@@ -603,12 +632,18 @@ fn limits_keyless_tracks_and_reused_places() {
 
     let desc = AnimatorDesc::default().with_morph_weights(2);
     let mut animator = Animator::new(&device, &lib, &desc).unwrap();
-    animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
-    animator.set_morph_weights(0, &[0.5, 0.25]).unwrap();
+    animator
+        .controller_mut()
+        .add_instance(&InstanceDesc::new(clips[0]))
+        .unwrap();
+    animator.controller_mut().set_morph_weights(0, &[0.5, 0.25]).unwrap();
     animator.prepare(&queue, 0.0);
-    animator.truncate(0);
-    animator.add_instance(&InstanceDesc::new(clips[0])).unwrap();
-    assert_eq!(animator.morph_weights(0), Some(&[0.0, 0.0][..]));
+    animator.controller_mut().truncate(0);
+    animator
+        .controller_mut()
+        .add_instance(&InstanceDesc::new(clips[0]))
+        .unwrap();
+    assert_eq!(animator.controller().morph_weights(0), Some(&[0.0, 0.0][..]));
     animator.prepare(&queue, 0.0);
     let gpu: Vec<f32> = animator
         .read_page_buffer(&device, &queue, 0, wgpu_anim::shaders::Resource::MorphWeights, 0, 2)
@@ -663,7 +698,7 @@ fn morph_weights_and_dual_palettes_take_no_binding_of_their_own() {
                 threads == CharacterThreads::One,
                 "{what}"
             );
-            a.add_instance(&InstanceDesc::new(clip)).unwrap();
+            a.controller_mut().add_instance(&InstanceDesc::new(clip)).unwrap();
             for fused in [true, false] {
                 a.set_fused(fused).unwrap();
                 a.prepare(&queue, 1.0 / 60.0);

@@ -254,6 +254,7 @@ fn the_gpu_staged_and_fused_matches_three_js_and_the_mirror() {
             let (s, c) = clip_of(&imp, &case.animation);
             let clip = lib.clips[s][c];
             animator
+                .controller_mut()
                 .add_instance(
                     &InstanceDesc::new(clip)
                         .with_time(case.time as f32)
@@ -261,7 +262,10 @@ fn the_gpu_staged_and_fused_matches_three_js_and_the_mirror() {
                         .with_loop_mode(LoopMode::Once),
                 )
                 .unwrap();
-            animator.set_morph_weights(i, &set.default_weights()).unwrap();
+            animator
+                .controller_mut()
+                .set_morph_weights(i, &set.default_weights())
+                .unwrap();
             let w = cpu::morph_weights_at(&lib.library, clip, case.time as f32, &set.default_weights()).unwrap();
             let pose = cpu::pose_at(&lib.library, clip, case.time as f32).unwrap();
             let skinned = cpu::skin_morphed(&pose.palette, &[], 0, 0.0, set.words(), &w, &vertices).unwrap();

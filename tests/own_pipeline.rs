@@ -106,7 +106,7 @@ fn run_probe(
         contents: bytemuck::cast_slice(&[n, 0, 0, 0]),
         usage: wgpu::BufferUsages::UNIFORM,
     });
-    let instances = animator.instance_count() as u32;
+    let instances = animator.controller().instance_count() as u32;
     let out_len = u64::from(n) * u64::from(instances) * outputs;
     let out = device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
@@ -182,6 +182,7 @@ fn crowd(device: &wgpu::Device) -> (Animator, [Mat4; 3]) {
     ];
     for (k, world) in worlds.iter().enumerate() {
         animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(clips[k % clips.len()])
                     .with_time(0.3 * k as f32)
@@ -201,6 +202,7 @@ fn mixed_crowd(device: &wgpu::Device) -> (Animator, [Skinning; 3]) {
     let skinning = [Skinning::Linear, Skinning::DualQuaternion, Skinning::Blend(0.4)];
     for (k, skinning) in skinning.into_iter().enumerate() {
         animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(clips[1])
                     .with_time(0.3 * k as f32)
@@ -232,7 +234,7 @@ fn the_skinning_module_skins_what_the_cpu_mirror_skins() {
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
     let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
     let (mut moved, mut off_by_one) = (0, 0);
-    for (i, inst) in animator.instances().iter().enumerate() {
+    for (i, inst) in animator.controller().instances().iter().enumerate() {
         for (v, vertex) in vertices.iter().enumerate() {
             let cpu_point = cpu::skin_vertex(&pose.palette, inst.joint_offset, vertex).unwrap();
             let k = (i * vertices.len() + v) * 6;
@@ -287,16 +289,16 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
     let (_, pose) = animator.read_back(&device, &queue).unwrap();
     // Two-phase, and rigid (the mannequin has no scale: its stretches are the identity to within
     // an ulp, so the mirror's two-phase skinning stands for both).
-    assert!(!animator.library().has_scale());
+    assert!(!animator.controller().library().has_scale());
     for rigid in [false, true] {
         let binding = SkinBinding::BUILT_IN.with_dual_quaternion(true).with_rigid(rigid);
         assert_eq!(SkinBinding::BUILT_IN.for_animator(&animator), binding.with_rigid(true));
         let gpu = run_probe(&device, &queue, &animator, binding, PROBE, 6);
         let close = |a: Vec4, b: Vec4| (a - b).abs().max_element() <= 1e-5 * (1.0 + b.abs().max_element());
         let mut unlike_linear = [0; 3];
-        for (i, inst) in animator.instances().iter().enumerate() {
+        for (i, inst) in animator.controller().instances().iter().enumerate() {
             let amount = skinning[i].dual_amount().unwrap();
-            assert_eq!(animator.dual_quaternion_amount(i), Some(amount));
+            assert_eq!(animator.controller().dual_quaternion_amount(i), Some(amount));
             for (v, vertex) in vertices.iter().enumerate() {
                 let expected = cpu::skin_blended(
                     &pose.palette,
@@ -333,7 +335,7 @@ fn the_skinning_module_skins_each_instance_as_its_skinning_says() {
         );
         // Linear instances have no dual quaternions written; the others do.
         let written = |i: usize| {
-            let inst = animator.instances()[i];
+            let inst = animator.controller().instances()[i];
             pose.dual[inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize]
                 .iter()
                 .all(|d| d.real.length() > 0.999)
@@ -366,7 +368,7 @@ fn check_previous_positions(device: &wgpu::Device, queue: &wgpu::Queue, mut anim
     animator.keep_previous_palettes(device, true).unwrap();
     assert_eq!(
         animator.page_previous_dual_palette_buffer(0).is_some(),
-        animator.dual_quaternion()
+        animator.controller().dual_quaternion()
     );
     // The first frame kept: no motion, the previous positions are this frame's.
     frame(device, queue, &mut animator, 0.0);
@@ -381,11 +383,14 @@ fn check_previous_positions(device: &wgpu::Device, queue: &wgpu::Queue, mut anim
     // Every later frame: the previous positions are the positions of the frame before.
     let mut before = first;
     for (k, dt) in [0.1, 0.05, 0.2].into_iter().enumerate() {
-        if k == 1 && animator.dual_quaternion() {
+        if k == 1 && animator.controller().dual_quaternion() {
             // Switched: the first linear instance to dual quaternions, the dual-quaternion one
             // to linear. This frame's previous positions still skin as the frame before.
-            animator.set_skinning(0, Skinning::DualQuaternion).unwrap();
-            animator.set_skinning(1, Skinning::Linear).unwrap();
+            animator
+                .controller_mut()
+                .set_skinning(0, Skinning::DualQuaternion)
+                .unwrap();
+            animator.controller_mut().set_skinning(1, Skinning::Linear).unwrap();
         }
         frame(device, queue, &mut animator, dt);
         let now = run_probe(device, queue, &animator, binding, MOTION_PROBE, 2);
@@ -533,7 +538,7 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     let groups = skin.bind_groups(&device, &ours, &animator, &[]).unwrap();
     let two = [groups[0].clone(), groups[0].clone()];
     let mesh = {
-        let lib = animator.library();
+        let lib = animator.controller().library();
         let skeleton = lib.skeleton_at(0).unwrap();
         wgpu_anim::gpu::MeshBuffers::new(&device, lib, skeleton, &mannequin::mesh(&lib.skeletons()[0])).unwrap()
     };
@@ -555,9 +560,9 @@ fn wrong_layouts_entries_and_bind_groups_are_errors_not_panics() {
     let groups = skin
         .bind_groups(&device, &with_camera, &animator, &[entry(0, &camera, 0, 64)])
         .unwrap();
-    assert_eq!(groups.len(), animator.page_count());
+    assert_eq!(groups.len(), animator.controller().page_count());
     assert_eq!(
         previous.bind_groups(&device, &three, &kept, &[]).unwrap().len(),
-        kept.page_count()
+        kept.controller().page_count()
     );
 }

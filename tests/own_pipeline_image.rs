@@ -64,7 +64,11 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     let (device, queue) = common::device();
     let aspect = W as f32 / H as f32;
     let mut scene = example::Scene::new(&device, OffscreenTarget::COLOR_FORMAT, aspect).unwrap();
-    assert_eq!(scene.animator.page_count(), 1, "the example's crowd fits one page");
+    assert_eq!(
+        scene.animator.controller().page_count(),
+        1,
+        "the example's crowd fits one page"
+    );
 
     // The example's own frame: animate to 1.5 s and draw with its pipeline.
     let target = OffscreenTarget::new(&device, W, H).unwrap();
@@ -73,7 +77,7 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     let own = target.read_rgba(&device, &queue).unwrap();
 
     // The same palette drawn by the built-in renderer.
-    let library = scene.animator.library();
+    let library = scene.animator.controller().library();
     let skeleton = library.skeleton_at(0).unwrap();
     let mesh = wgpu_anim::mannequin::mesh(&library.skeletons()[0]);
     let renderer = SkinnedRenderer::new(
@@ -87,7 +91,7 @@ fn the_example_pipeline_draws_what_the_built_in_renderer_draws() {
     )
     .unwrap();
     renderer.set_camera(&queue, &example::camera(aspect));
-    let n = scene.animator.instance_count() as u32;
+    let n = scene.animator.controller().instance_count() as u32;
     let built_in = picture(&device, &queue, |pass| {
         renderer.draw(pass, &scene.animator, 0..n).unwrap()
     });
@@ -201,16 +205,20 @@ fn the_example_pipeline_draws_every_page() {
         .with_page_instances(Some(7))
         .with_dual_quaternion(true);
     let mut animator = Animator::new(&device, &library, &desc).unwrap();
-    for inst in scene.animator.instances() {
+    for inst in scene.animator.controller().instances() {
         // The scene's library is another build of the same assets: its clip by index here.
         let mut d = InstanceDesc::new(library.clip_at(inst.clip).unwrap());
         d.world = inst.world.to_mat4();
         d.tint = inst.tint.to_le_bytes();
         d.time = inst.start_time;
         d.skinning = wgpu_anim::gpu::Skinning::Blend(inst.dual_quaternion);
-        animator.add_instance(&d).unwrap();
+        animator.controller_mut().add_instance(&d).unwrap();
     }
-    assert!(animator.pages_in_use() >= 4, "{} pages", animator.pages_in_use());
+    assert!(
+        animator.controller().pages_in_use() >= 4,
+        "{} pages",
+        animator.controller().pages_in_use()
+    );
     animator.prepare(&queue, 0.0);
     let mut encoder = device.create_command_encoder(&Default::default());
     animator.encode(&mut encoder).unwrap();
@@ -228,7 +236,7 @@ fn the_example_pipeline_draws_every_page() {
     )
     .unwrap();
     renderer.set_camera(&queue, &example::camera(aspect));
-    let n = animator.instance_count() as u32;
+    let n = animator.controller().instance_count() as u32;
     let built_in = picture(&device, &queue, |pass| renderer.draw(pass, &animator, 0..n).unwrap());
     let camera = wgpu::BindGroupEntry {
         binding: 0,
@@ -253,7 +261,7 @@ fn the_example_pipeline_draws_every_page() {
         example::SKIN
             .draw(
                 pass,
-                &groups[..animator.pages_in_use() - 1],
+                &groups[..animator.controller().pages_in_use() - 1],
                 &animator,
                 &scene.mesh,
                 0..n,

@@ -19,12 +19,13 @@ fn crowd(device: &wgpu::Device) -> Animator {
         .with_page_instances(Some(50));
     let mut a = Animator::new(device, &lib, &desc).unwrap();
     for i in 0..CHARACTERS {
-        a.add_instance(
-            &InstanceDesc::new(clips[i % clips.len()])
-                .with_time(i as f32 * 0.037)
-                .with_world(glam::Mat4::from_translation(glam::Vec3::new(i as f32, 0.0, 0.0))),
-        )
-        .unwrap();
+        a.controller_mut()
+            .add_instance(
+                &InstanceDesc::new(clips[i % clips.len()])
+                    .with_time(i as f32 * 0.037)
+                    .with_world(glam::Mat4::from_translation(glam::Vec3::new(i as f32, 0.0, 0.0))),
+            )
+            .unwrap();
     }
     a
 }
@@ -34,9 +35,10 @@ const WATCHED: [usize; 6] = [3, 4, 5, 117, 60, 0];
 
 fn frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, f: usize) {
     if f % 7 == 3 {
-        let clip = a.library().clips().len() as u32 - 1;
-        let clip = a.library().clip_at(clip % 6).unwrap();
-        a.play(f % CHARACTERS, &InstanceDesc::new(clip), Some(Transition::linear(0.3)))
+        let clip = a.controller().library().clips().len() as u32 - 1;
+        let clip = a.controller().library().clip_at(clip % 6).unwrap();
+        a.controller_mut()
+            .play(f % CHARACTERS, &InstanceDesc::new(clip), Some(Transition::linear(0.3)))
             .unwrap();
     }
     a.prepare(queue, 1.0 / 30.0);
@@ -47,14 +49,14 @@ fn frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator, f: usize)
 
 /// The watched sockets of the frame just run, read waiting for the GPU.
 fn waiting_read(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<Affine> {
-    let pages: Vec<Vec<Affine>> = (0..a.pages_in_use())
+    let pages: Vec<Vec<Affine>> = (0..a.controller().pages_in_use())
         .map(|p| a.read_sockets_page(device, queue, p).unwrap())
         .collect();
     WATCHED
         .iter()
         .map(|&i| {
             let (page, element) = a.socket_slot(i, 0).unwrap();
-            pages[page][(element - u64::from(a.page_max_joints(page))) as usize]
+            pages[page][(element - u64::from(a.controller().page_max_joints(page))) as usize]
         })
         .collect()
 }
@@ -223,7 +225,8 @@ fn prepare_never_waits_for_the_gpu() {
     const N: usize = 6000;
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(N as u32)).unwrap();
     for i in 0..N {
-        a.add_instance(&InstanceDesc::new(clips[i % 6]).with_time(i as f32 * 0.013))
+        a.controller_mut()
+            .add_instance(&InstanceDesc::new(clips[i % 6]).with_time(i as f32 * 0.013))
             .unwrap();
     }
     a.watch_events(&device, 8192).unwrap();
@@ -270,18 +273,18 @@ fn page_buffers_are_read_back_by_their_resource() {
         let per_page = resource.scope() == Scope::Page;
         assert_eq!(a.page_buffer(1, resource).is_some(), per_page, "{resource:?}");
     }
-    let n = a.page_range(1).len() as u64;
+    let n = a.controller().page_range(1).len() as u64;
     let instances: Vec<GpuInstance> = a
         .read_page_buffer(&device, &queue, 1, Resource::Instances, 0, n)
         .unwrap();
-    assert_eq!(instances, a.page_instances(1), "the instances uploaded");
+    assert_eq!(instances, a.controller().page_instances(1), "the instances uploaded");
     let clocks: Vec<GpuClock> = a
         .read_page_buffer(&device, &queue, 1, Resource::CharacterState, 0, n)
         .unwrap();
     let (expected, _) = a.read_back_page(&device, &queue, 1).unwrap();
     assert_eq!(clocks, expected, "the clocks section starts the character state");
-    let capacity = u64::from(a.page_capacity(1));
-    assert!(outputs_offset(a.page_capacity(1)) >= capacity * size_of::<GpuClock>() as u64);
+    let capacity = u64::from(a.controller().page_capacity(1));
+    assert!(outputs_offset(a.controller().page_capacity(1)) >= capacity * size_of::<GpuClock>() as u64);
     let e = a
         .read_page_buffer::<GpuInstance>(&device, &queue, 1, Resource::Heap, 0, 1)
         .unwrap_err();

@@ -36,6 +36,7 @@ fn scene() -> Scene {
     let mut animator = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     for (k, x) in [-2.5f32, 0.0, 2.5].into_iter().enumerate() {
         animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(clips[k]) // idle, walk, run
                     .with_world(Mat4::from_rotation_translation(
@@ -83,7 +84,11 @@ fn render(s: &mut Scene, dt: f32) -> Vec<u8> {
     {
         let (mut pass, _views) = s.target.begin_pass(&mut encoder, CLEAR);
         s.renderer
-            .draw(&mut pass, &s.animator, 0..s.animator.instance_count() as u32)
+            .draw(
+                &mut pass,
+                &s.animator,
+                0..s.animator.controller().instance_count() as u32,
+            )
             .unwrap();
     }
     s.queue.submit([encoder.finish()]);
@@ -93,11 +98,17 @@ fn render(s: &mut Scene, dt: f32) -> Vec<u8> {
 /// Screen boxes `(x0, y0, x1, y1)` in pixels of every instance, from the CPU mirror.
 fn screen_boxes(s: &Scene) -> Vec<[f32; 4]> {
     let lists = s.animator.read_blend_lists(&s.device, &s.queue).unwrap();
-    let pose = cpu::evaluate(s.animator.library(), s.animator.instances(), &lists).unwrap();
+    let pose = cpu::evaluate(
+        s.animator.controller().library(),
+        s.animator.controller().instances(),
+        &lists,
+    )
+    .unwrap();
     let mut mesh = mannequin::mannequin().mesh;
     mesh.validate(mannequin::skeleton().joint_count()).unwrap();
     let verts = mesh.gpu_vertices();
     s.animator
+        .controller()
         .instances()
         .iter()
         .map(|inst| {
@@ -171,6 +182,7 @@ fn the_box_check_fails_for_a_character_drawn_in_the_wrong_place() {
     // Move the middle character one metre up: its pixels leave the boxes computed for the
     // original place, which the check above would catch.
     s.animator
+        .controller_mut()
         .set_world(1, Mat4::from_translation(Vec3::new(0.0, 1.0, 0.0)))
         .unwrap();
     let img = render(&mut s, 0.0);

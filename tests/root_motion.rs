@@ -60,20 +60,20 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
                 Quat::from_rotation_y(r.gen_range(-3.0..3.0)),
                 Vec3::new(r.gen_range(-50.0..50.0), 0.0, r.gen_range(-50.0..50.0)),
             );
-            a.add_instance(&desc).unwrap();
+            a.controller_mut().add_instance(&desc).unwrap();
             // Most move by root motion; some stand where the CPU puts them.
             if i % 7 != 3 {
-                a.set_root_motion(i, true).unwrap();
+                a.controller_mut().set_root_motion(i, true).unwrap();
             }
         }
         common::random_layers(&mut a, &mut r);
         for f in 0..24 {
             for _ in 0..10 {
-                let i = r.gen_range(0..a.instance_count());
+                let i = r.gen_range(0..a.controller().instance_count());
                 let rate = r.gen_range(-2.0..2.0);
                 let desc = InstanceDesc::new(lib.clip_at(r.gen_range(0..clips)).unwrap()).with_rate(rate);
                 let t = [None, Some(Transition::linear(0.3))][r.gen_range(0..2)];
-                a.play(i, &desc, t).unwrap();
+                a.controller_mut().play(i, &desc, t).unwrap();
             }
             let dt = if f % 8 == 7 { 3.1 } else { r.gen_range(0.0..0.05) };
             a.prepare(&queue, dt);
@@ -84,30 +84,35 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
             a.encode(&mut encoder).unwrap();
             queue.submit([encoder.finish()]);
             let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
-            let gpu_instances: Vec<wgpu_anim::layout::GpuInstance> =
-                wgpu_anim::gpu::read_buffer(&device, &queue, a.instance_buffer(), 0, a.instance_count() as u64)
-                    .unwrap();
+            let gpu_instances: Vec<wgpu_anim::layout::GpuInstance> = wgpu_anim::gpu::read_buffer(
+                &device,
+                &queue,
+                a.instance_buffer(),
+                0,
+                a.controller().instance_count() as u64,
+            )
+            .unwrap();
             let frame = GpuFrame {
                 dt,
-                instance_count: a.instance_count() as u32,
+                instance_count: a.controller().instance_count() as u32,
                 snapshot_offset: a.max_joints(),
                 ..Default::default()
             };
-            let mut instances = a.instances().to_vec();
+            let mut instances = a.controller().instances().to_vec();
             let mut lists = vec![Default::default(); instances.len()];
             let mut log = EventLog::default();
             let mut page = PageBuffers::new(&frame, &mut instances)
-                .layer_defs(a.layer_defs())
+                .layer_defs(a.controller().layer_defs())
                 .clocks(&mut clocks)
                 .blend_lists(&mut lists)
                 .outputs(&mut roots)
                 .events(&mut log);
-            wgpu_anim::cpu::clock(a.library(), &mut page).unwrap();
+            wgpu_anim::cpu::clock(a.controller().library(), &mut page).unwrap();
             for i in 0..instances.len() {
-                if !a.root_motion(i) {
+                if !a.controller().root_motion(i) {
                     assert_eq!(
                         gpu_instances[i].world,
-                        a.instances()[i].world,
+                        a.controller().instances()[i].world,
                         "character {i} stays put"
                     );
                     continue;
@@ -124,12 +129,12 @@ fn gpu_root_motion_equals_the_mirror_for_random_crowds() {
                 let tolerance = if long { 5e-4 } else { 2e-5 };
                 assert!(e < tolerance, "frame {f} (fused {fused}) character {i}: {g:?} vs {w:?}");
                 assert_eq!(gpu_instances[i].world, g.world, "the instance carries the root's world");
-                assert_eq!(g.world_seq, a.instances()[i].world_seq);
+                assert_eq!(g.world_seq, a.controller().instances()[i].world_seq);
             }
             // The comparison sees a frame's motion: the roots before the frame differ from both.
             if f > 0 && dt > 0.01 {
                 let moved = (0..instances.len())
-                    .filter(|&i| a.root_motion(i) && world_error(&gpu[i].world, &before[i].world) > 2e-5)
+                    .filter(|&i| a.controller().root_motion(i) && world_error(&gpu[i].world, &before[i].world) > 2e-5)
                     .count();
                 assert!(moved > instances.len() / 5, "frame {f}: only {moved} moved");
             }
@@ -166,18 +171,21 @@ fn whole_loops_move_by_the_extracted_total() {
     ];
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
     for (k, (rate, _, _)) in plays.iter().enumerate() {
-        a.add_instance(
-            &InstanceDesc::new(walk)
-                .with_rate(*rate)
-                .with_world(Mat4::from_translation(Vec3::new(k as f32 * 3.0, 0.0, 0.0))),
-        )
-        .unwrap();
-        a.set_root_motion(k, true).unwrap();
+        a.controller_mut()
+            .add_instance(
+                &InstanceDesc::new(walk)
+                    .with_rate(*rate)
+                    .with_world(Mat4::from_translation(Vec3::new(k as f32 * 3.0, 0.0, 0.0))),
+            )
+            .unwrap();
+        a.controller_mut().set_root_motion(k, true).unwrap();
     }
     // Every character plays its frames; the others pause meanwhile.
     for (k, (rate, dts, _)) in plays.iter().enumerate() {
         for (j, _) in plays.iter().enumerate() {
-            a.set_rate(j, if j == k { *rate } else { 0.0 }).unwrap();
+            a.controller_mut()
+                .set_rate(j, if j == k { *rate } else { 0.0 })
+                .unwrap();
         }
         for &dt in dts {
             a.prepare(&queue, dt);
@@ -223,8 +231,8 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
     let (device, queue) = common::device();
     let (lib, _, ids) = mannequin::library_with_root_motion(mannequin::skeleton());
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    a.add_instance(&InstanceDesc::new(ids[1])).unwrap();
-    a.set_root_motion(0, true).unwrap();
+    a.controller_mut().add_instance(&InstanceDesc::new(ids[1])).unwrap();
+    a.controller_mut().set_root_motion(0, true).unwrap();
     let frame = |a: &mut Animator| {
         a.prepare(&queue, 1.0 / 30.0);
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -235,9 +243,10 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
     let z = |w: &Affine| w.z.w;
     let mut last = frame(&mut a);
     for f in 0..20 {
-        a.set_rate(0, 1.0).unwrap(); // an upload of the instance every frame
+        a.controller_mut().set_rate(0, 1.0).unwrap(); // an upload of the instance every frame
         if f == 10 {
-            a.play(0, &InstanceDesc::new(ids[2]), Some(Transition::linear(0.2)))
+            a.controller_mut()
+                .play(0, &InstanceDesc::new(ids[2]), Some(Transition::linear(0.2)))
                 .unwrap();
         }
         let w = frame(&mut a);
@@ -250,7 +259,8 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
         last = w;
     }
     assert!(z(&last) > 1.0, "{}", z(&last));
-    a.set_world(0, Mat4::from_translation(Vec3::new(100.0, 0.0, -5.0)))
+    a.controller_mut()
+        .set_world(0, Mat4::from_translation(Vec3::new(100.0, 0.0, -5.0)))
         .unwrap();
     let w = frame(&mut a);
     assert!(
@@ -259,7 +269,7 @@ fn the_world_lives_on_the_gpu_and_set_world_teleports() {
     );
     let w2 = frame(&mut a);
     assert!(w2.z.w > w.z.w, "and on from there");
-    a.set_root_motion(0, false).unwrap();
+    a.controller_mut().set_root_motion(0, false).unwrap();
     frame(&mut a);
     let gpu: Vec<wgpu_anim::layout::GpuInstance> =
         wgpu_anim::gpu::read_buffer(&device, &queue, a.instance_buffer(), 0, 1).unwrap();
@@ -284,13 +294,14 @@ fn planted_foot_speed(device: &wgpu::Device, queue: &wgpu::Queue, root_motion: b
     let mut a = Animator::new(device, &lib, &AnimatorDesc::default()).unwrap();
     a.watch_events(device, 256).unwrap();
     for i in 0..N {
-        a.add_instance(
-            &InstanceDesc::tree(tree, [params[0], params[1], 0.0, 0.0])
-                .with_time(i as f32 / N as f32)
-                .with_world(Mat4::from_translation(Vec3::new(i as f32 * 2.0, 0.0, 0.0))),
-        )
-        .unwrap();
-        a.set_root_motion(i, root_motion).unwrap();
+        a.controller_mut()
+            .add_instance(
+                &InstanceDesc::tree(tree, [params[0], params[1], 0.0, 0.0])
+                    .with_time(i as f32 / N as f32)
+                    .with_world(Mat4::from_translation(Vec3::new(i as f32 * 2.0, 0.0, 0.0))),
+            )
+            .unwrap();
+        a.controller_mut().set_root_motion(i, root_motion).unwrap();
     }
     let frames = 180;
     // soles[frame][character][side], and the foot-down frames of each character and side.
@@ -305,7 +316,7 @@ fn planted_foot_speed(device: &wgpu::Device, queue: &wgpu::Queue, root_motion: b
                     0.0,
                     params[1] * DT * (f + 1) as f32,
                 );
-                a.set_world(i, Mat4::from_translation(p)).unwrap();
+                a.controller_mut().set_world(i, Mat4::from_translation(p)).unwrap();
             }
         }
         a.prepare(queue, DT);
@@ -396,13 +407,14 @@ fn watched_outputs_and_a_rebuild_keep_the_gpus_worlds() {
         .with_page_instances(Some(4));
     let mut a = Animator::new(&device, &lib, &desc).unwrap();
     for i in 0..10 {
-        a.add_instance(
-            &InstanceDesc::new(ids[1 + i % 2])
-                .with_time(i as f32 * 0.1)
-                .with_world(Mat4::from_translation(Vec3::new(i as f32, 0.0, 0.0))),
-        )
-        .unwrap();
-        a.set_root_motion(i, true).unwrap();
+        a.controller_mut()
+            .add_instance(
+                &InstanceDesc::new(ids[1 + i % 2])
+                    .with_time(i as f32 * 0.1)
+                    .with_world(Mat4::from_translation(Vec3::new(i as f32, 0.0, 0.0))),
+            )
+            .unwrap();
+        a.controller_mut().set_root_motion(i, true).unwrap();
     }
     let watched = [7, 1, 2, 3, 9, 0];
     a.watch_outputs(&device, &watched).unwrap();

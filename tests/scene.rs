@@ -120,7 +120,7 @@ fn the_crowd_steps_and_stamps_footprints() {
     )
     .unwrap();
     assert!(crowd.character.root_motion && crowd.character.footprints.is_some());
-    assert!(crowd.animator.root_motion(0));
+    assert!(crowd.animator.controller().root_motion(0));
     for _ in 0..90 {
         crowd.update(&queue, 1.0 / 60.0);
         let mut encoder = device.create_command_encoder(&Default::default());

@@ -49,7 +49,7 @@ fn crowd(device: &wgpu::Device, lib: &AnimationLibrary, n: usize, fused: bool) -
                 .with_world(world)
                 .with_rate(rate)
         };
-        a.add_instance(&desc).unwrap();
+        a.controller_mut().add_instance(&desc).unwrap();
     }
     common::random_layers(&mut a, &mut r);
     a.set_fused(fused).unwrap();
@@ -109,12 +109,12 @@ fn socket_matrices_on_the_gpu_match_the_mirror() {
         step(&device, &queue, &mut fused, dt);
     }
     let mut checked = 0;
-    for page in 0..staged.pages_in_use() {
+    for page in 0..staged.controller().pages_in_use() {
         let (_, pose) = staged.read_back_page(&device, &queue, page).unwrap();
         let gpu = staged.read_sockets_page(&device, &queue, page).unwrap();
-        let instances = staged.page_instances(page);
+        let instances = staged.controller().page_instances(page);
         assert_eq!(gpu.len(), instances.len() * MAX_SOCKETS as usize);
-        let capacity = staged.page_max_joints(page);
+        let capacity = staged.controller().page_max_joints(page);
         let frame = GpuFrame {
             dt: 0.0,
             instance_count: instances.len() as u32,
@@ -176,13 +176,14 @@ fn socket_matrices_follow_the_f64_reference() {
         let c = r.gen_range(0..lib.clips().len());
         let time = r.gen_range(0.0..lib.clips()[c].duration);
         let w = world(&mut r);
-        a.add_instance(
-            &InstanceDesc::new(lib.clip_at(c as u32).unwrap())
-                .with_time(time)
-                .with_rate(0.0)
-                .with_world(w),
-        )
-        .unwrap();
+        a.controller_mut()
+            .add_instance(
+                &InstanceDesc::new(lib.clip_at(c as u32).unwrap())
+                    .with_time(time)
+                    .with_rate(0.0)
+                    .with_world(w),
+            )
+            .unwrap();
         let skeleton = &skeletons[lib.clips()[c].skeleton as usize];
         let model = wgpu_anim::reference::local_to_model(
             skeleton,
@@ -201,15 +202,15 @@ fn socket_matrices_follow_the_f64_reference() {
         expected.push(sockets);
     }
     step(&device, &queue, &mut a, 0.0);
-    let pages: Vec<Vec<Affine>> = (0..a.pages_in_use())
+    let pages: Vec<Vec<Affine>> = (0..a.controller().pages_in_use())
         .map(|p| a.read_sockets_page(&device, &queue, p).unwrap())
         .collect();
     let mut worst = 0.0f32;
     for (i, sockets) in expected.iter().enumerate() {
-        let (page, first) = a.page_of(i).unwrap();
+        let (page, first) = a.controller().page_of(i).unwrap();
         for (s, (want, tolerance)) in sockets.iter().enumerate() {
             let (p, element) = a.socket_slot(i, s).unwrap();
-            let slot = (element - u64::from(a.page_max_joints(p))) as usize;
+            let slot = (element - u64::from(a.controller().page_max_joints(p))) as usize;
             assert_eq!((p, slot), (page, first * MAX_SOCKETS as usize + s));
             let got = pages[p][slot];
             let e = common::affine_error(&got, &Affine::from_mat4(&want.as_mat4()));
@@ -232,7 +233,9 @@ fn without_sockets_nothing_is_kept() {
     let (lib, _) = common::random_library_of(3, &[5]);
     assert!(!lib.has_sockets());
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    a.add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap())).unwrap();
+    a.controller_mut()
+        .add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap()))
+        .unwrap();
     step(&device, &queue, &mut a, 0.1);
     assert!(a.read_sockets_page(&device, &queue, 0).unwrap().is_empty());
     assert_eq!(a.socket_slot(0, 0), None);
@@ -255,7 +258,9 @@ fn a_prop_is_drawn_where_its_socket_is() {
     let (device, queue) = common::device();
     let (lib, skeleton, clips) = mannequin::library_of(mannequin::skeleton_with_grip());
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default()).unwrap();
-    a.add_instance(&InstanceDesc::new(clips[1]).with_time(0.3)).unwrap();
+    a.controller_mut()
+        .add_instance(&InstanceDesc::new(clips[1]).with_time(0.3))
+        .unwrap();
     step(&device, &queue, &mut a, 0.0);
     let mesh = mannequin::mannequin().mesh;
     let (format, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
@@ -296,8 +301,8 @@ fn a_prop_is_drawn_where_its_socket_is() {
     assert!(n > 30, "the sword covers {n} pixels");
     // Where the socket matrix puts the blade's middle (0, 0.52, 0), on screen.
     let (page, element) = a.socket_slot(0, 0).unwrap();
-    let m =
-        a.read_sockets_page(&device, &queue, page).unwrap()[(element - u64::from(a.page_max_joints(page))) as usize];
+    let m = a.read_sockets_page(&device, &queue, page).unwrap()
+        [(element - u64::from(a.controller().page_max_joints(page))) as usize];
     let blade = m.transform_point3(Vec3::new(0.0, 0.52, 0.0));
     let clip = camera.view_proj * blade.extend(1.0);
     let ndc = clip.truncate() / clip.w;

@@ -32,11 +32,17 @@ fn edit(animator: &mut Animator, clips: &[wgpu_anim::ClipId], worker: usize, fra
     for i in (worker..CHARACTERS).step_by(WORKERS) {
         let k = i + frame * 7;
         match k % 5 {
-            0 => animator.set_rate(i, 0.5 + (k % 11) as f32 * 0.1).unwrap(),
-            1 => animator.set_time(i, (k % 13) as f32 * 0.07).unwrap(),
+            0 => animator
+                .controller_mut()
+                .set_rate(i, 0.5 + (k % 11) as f32 * 0.1)
+                .unwrap(),
+            1 => animator.controller_mut().set_time(i, (k % 13) as f32 * 0.07).unwrap(),
             2 => {
                 let next = InstanceDesc::new(clips[k % clips.len()]);
-                animator.play(i, &next, Some(Transition::linear(0.2))).unwrap();
+                animator
+                    .controller_mut()
+                    .play(i, &next, Some(Transition::linear(0.2)))
+                    .unwrap();
             }
             _ => {}
         }
@@ -51,7 +57,7 @@ fn crowd(device: &wgpu::Device, library: &AnimationLibrary, clips: &[wgpu_anim::
     let mut a = Animator::new(device, library, &desc).unwrap();
     for i in 0..CHARACTERS {
         let desc = InstanceDesc::new(clips[i % clips.len()]).with_time(i as f32 * 0.013);
-        a.add_instance(&desc).unwrap();
+        a.controller_mut().add_instance(&desc).unwrap();
     }
     a
 }
@@ -64,7 +70,7 @@ fn frame(device: &wgpu::Device, queue: &wgpu::Queue, animator: &mut Animator) {
 }
 
 fn palettes(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator) -> Vec<wgpu_anim::Affine> {
-    (0..animator.pages_in_use())
+    (0..animator.controller().pages_in_use())
         .flat_map(|p| animator.read_back_page(device, queue, p).unwrap().1.palette)
         .collect()
 }
@@ -133,7 +139,7 @@ fn an_animator_moves_between_threads() {
     let gpu = GpuLibrary::new(&device, &library).unwrap();
     let make = || {
         let mut a = Animator::with_library(&device, gpu.clone(), &AnimatorDesc::default()).unwrap();
-        a.add_instance(&InstanceDesc::new(clips[1])).unwrap();
+        a.controller_mut().add_instance(&InstanceDesc::new(clips[1])).unwrap();
         a
     };
     let (mut here, there) = (make(), make());

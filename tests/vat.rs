@@ -133,27 +133,30 @@ fn play_and_check(
         .with_rate(0.8 + 0.05 * (i % 7) as f32)
         .with_world(world);
         for a in [&mut culled, &mut full] {
-            a.add_instance(&desc).unwrap();
+            a.controller_mut().add_instance(&desc).unwrap();
             if i % 3 != 0 {
-                a.set_root_motion(i, true).unwrap();
+                a.controller_mut().set_root_motion(i, true).unwrap();
             }
         }
     }
-    culled.set_cull_view(Some(view())).unwrap();
-    culled.set_vat(skeleton, Some(vat)).unwrap();
+    culled.controller_mut().set_cull_view(Some(view())).unwrap();
+    culled.controller_mut().set_vat(skeleton, Some(vat)).unwrap();
     let vertices = mesh.gpu_vertices();
     let (mut vat_frames, mut switched_off, mut switched_on, mut compared) = (0, 0, 0, 0);
     let mut previous = vec![0u32; COUNT];
     for f in 0..30 {
         // VAT for everyone small enough from the start, for no one on frames 10 to 19.
         culled
+            .controller_mut()
             .set_vat_size(Some(if (10..20).contains(&f) { 0.0 } else { 1e6 }))
             .unwrap();
         if f == 4 {
             for a in [&mut culled, &mut full] {
                 for i in (0..COUNT).step_by(5).filter(|i| i % 8 != 3) {
                     let desc = InstanceDesc::new(clips[(i + 1) % clips.len()]);
-                    a.play(i, &desc, Some(Transition::linear(0.2))).unwrap();
+                    a.controller_mut()
+                        .play(i, &desc, Some(Transition::linear(0.2)))
+                        .unwrap();
                 }
             }
         }
@@ -239,7 +242,7 @@ fn play_and_check(
                 0,
                 Resource::Palettes,
                 0,
-                u64::from(full.page_state(0).unwrap().joints_used),
+                u64::from(full.controller().page_state(0).unwrap().joints_used),
             )
             .unwrap();
         let palettes: Vec<Affine> = culled
@@ -281,7 +284,7 @@ fn play_and_check(
                 p < 1e-5 && n < 1e-4,
                 "fused {fused}, frame {f}, {i}: GPU playback {p} m, {n} from the mirror's"
             );
-            let joint_offset = full.instances()[i].joint_offset;
+            let joint_offset = full.controller().instances()[i].joint_offset;
             let skinned = skin_on_gpu(&device, &queue, &full, joint_offset, &vertices).unwrap();
             let (p, _) = distance(&played, &skinned);
             assert!(
@@ -345,16 +348,18 @@ fn a_vat_draw_renders_what_skinning_renders() {
                     (i / 6) as f32 * -3.0,
                 )))
                 .with_tint(tint);
-            a.add_instance(&desc).unwrap();
+            a.controller_mut().add_instance(&desc).unwrap();
         }
         let (color, depth) = (OffscreenTarget::COLOR_FORMAT, Some(OffscreenTarget::DEPTH_FORMAT));
         let mut r = SkinnedRenderer::new(&device, &a, skeleton, &mesh, color, depth, 1).unwrap();
         if vat_on {
-            a.set_bounds(skeleton, lib.mesh_radius(skeleton, &mesh).unwrap())
+            let controller = a.controller_mut();
+            controller
+                .set_bounds(skeleton, lib.mesh_radius(skeleton, &mesh).unwrap())
                 .unwrap();
-            a.set_cull_view(Some(camera.view_proj)).unwrap();
-            a.set_vat(skeleton, Some(&vat)).unwrap();
-            a.set_vat_size(Some(1e6)).unwrap();
+            controller.set_cull_view(Some(camera.view_proj)).unwrap();
+            controller.set_vat(skeleton, Some(&vat)).unwrap();
+            controller.set_vat_size(Some(1e6)).unwrap();
             r.set_vat(&device, &a, Some(&vat)).unwrap();
         }
         r.set_camera(&queue, &camera);
@@ -417,17 +422,21 @@ fn bad_vat_input_is_refused() {
     let (device, _queue) = common::device();
     let (lib, skeleton, clips, mesh, vat) = baked();
     let mut plain = animator(&device, &lib, false);
-    let e = plain.set_vat_size(Some(0.01)).unwrap_err().to_string();
+    let e = plain.controller_mut().set_vat_size(Some(0.01)).unwrap_err().to_string();
     assert!(e.contains("does not cull"), "{e}");
     let mut a = animator(&device, &lib, true);
     for size in [-1.0, f32::NAN, f32::INFINITY] {
-        let e = a.set_vat_size(Some(size)).unwrap_err().to_string();
+        let e = a.controller_mut().set_vat_size(Some(size)).unwrap_err().to_string();
         assert!(e.contains("set_vat_size"), "{e}");
     }
     // A VAT whose clip is not the library's.
     let mut renamed = vat.clone();
     renamed.clips[0].name = "not a clip".into();
-    let e = a.set_vat(skeleton, Some(&renamed)).unwrap_err().to_string();
+    let e = a
+        .controller_mut()
+        .set_vat(skeleton, Some(&renamed))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a clip"), "{e}");
     let e = GpuVat::new(&device, &lib, &renamed).unwrap_err().to_string();
     assert!(e.contains("not a clip"), "{e}");
@@ -452,7 +461,7 @@ fn bad_vat_input_is_refused() {
     let mut other = vat.clone();
     other.vertex_count -= 1;
     let format = wgpu_anim::gpu::OffscreenTarget::COLOR_FORMAT;
-    a.add_instance(&InstanceDesc::new(clips[0])).unwrap();
+    a.controller_mut().add_instance(&InstanceDesc::new(clips[0])).unwrap();
     let mut r = wgpu_anim::SkinnedRenderer::new(&device, &a, skeleton, &mesh, format, None, 1).unwrap();
     let e = r.set_vat(&device, &a, Some(&other)).unwrap_err().to_string();
     assert!(e.contains("vertices"), "{e}");

@@ -90,7 +90,7 @@ async fn fox(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
         .ok_or_else(|| missing("the fixture's animation"))?;
     let mut animator =
         Animator::new_async(device, &built.library, &AnimatorDesc::default().with_max_instances(1)).await?;
-    animator.add_instance(
+    animator.controller_mut().add_instance(
         &InstanceDesc::new(built.clips[skeleton][clip])
             .with_time(FOX_TIME)
             .with_rate(0.0)
@@ -107,8 +107,8 @@ async fn fox(device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
 /// poses the GPU wrote, placed by the instance's world transform.
 async fn world_matrices(animator: &Animator, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<f32>> {
     let mut out = Vec::new();
-    for page in 0..animator.page_count() {
-        let instances = animator.page_instances(page);
+    for page in 0..animator.controller().page_count() {
+        let instances = animator.controller().page_instances(page);
         let Some(end) = instances.iter().map(|i| i.joint_offset + i.joint_count).max() else {
             continue;
         };

@@ -105,8 +105,13 @@ pub fn run_sections(
     for _ in 0..WARM_UP_FRAMES {
         gpu_frame(device, queue, &mut a)?;
     }
-    let joint_samples: u64 = (0..a.pages_in_use())
-        .flat_map(|p| a.page_instances(p).iter().map(|i| u64::from(i.joint_count)))
+    let joint_samples: u64 = (0..a.controller().pages_in_use())
+        .flat_map(|p| {
+            a.controller()
+                .page_instances(p)
+                .iter()
+                .map(|i| u64::from(i.joint_count))
+        })
         .sum();
     let section = |name: String| Section {
         name,
@@ -128,7 +133,7 @@ pub fn run_sections(
             sections.push(section(name));
         })?;
     }
-    let lib = a.library().clone();
+    let lib = a.controller().library().clone();
     let mut mirror = super::CpuCrowd::from_gpu(device, queue, &a, 1)?;
     for stage in Stage::COMPUTE {
         wgpu_anim_cost_begin();

@@ -3,6 +3,7 @@
 //! whatever the size.
 
 use super::*;
+use crate::gpu::Controller;
 
 /// A crowd of `n` mannequins for `workload`, its clips in `format`, each character at its own
 /// clip or velocity, phase and rate; the first `k` characters of any crowd of one workload are the
@@ -168,12 +169,13 @@ pub(crate) fn crowd_with(
                 ..InstanceDesc::tree(tree, [velocity.x, velocity.y, 2.0 * v - 1.0, u - 0.5])
             },
         };
-        let index = a.add_instance(&desc)?;
+        let controller = a.controller_mut();
+        let index = controller.add_instance(&desc)?;
         if morph {
-            a.set_morph_weights(index, &[0.0, 0.5 + 0.5 * v])?;
+            controller.set_morph_weights(index, &[0.0, 0.5 + 0.5 * v])?;
         }
         if workload == Workload::Layered {
-            add_layers(&mut a, &lib, index, u)?;
+            add_layers(controller, &lib, index, u)?;
         }
         if let Some([leg_l, leg_r, look]) = chains {
             use crate::ik::{IkGoal, IkTarget};
@@ -181,21 +183,21 @@ pub(crate) fn crowd_with(
                 target: IkTarget::Ground,
                 weight: 1.0,
             };
-            a.set_ik_goal(index, leg_l, Some(planted))?;
-            a.set_ik_goal(index, leg_r, Some(planted))?;
+            controller.set_ik_goal(index, leg_l, Some(planted))?;
+            controller.set_ik_goal(index, leg_r, Some(planted))?;
             let looking = IkGoal {
                 target: IkTarget::LookAt,
                 weight: 1.0,
             };
-            a.set_ik_goal(index, look, Some(looking))?;
+            controller.set_ik_goal(index, look, Some(looking))?;
         }
         if matches!(workload, Workload::Locomotion2d | Workload::Layered) && i % 4 == 0 {
             // A long cross-fade from the locomotion blend to idle, running throughout the bench.
-            a.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6)))?;
+            controller.play(i as usize, &InstanceDesc::new(clips[0]), Some(Transition::linear(1e6)))?;
         }
     }
     if chains.is_some() {
-        a.set_look_at(glam::Vec3::new(0.0, 1.6, 4.0))?;
+        a.controller_mut().set_look_at(glam::Vec3::new(0.0, 1.6, 4.0))?;
     }
     a.prepare(queue, 0.0);
     Ok(a)
@@ -203,14 +205,14 @@ pub(crate) fn crowd_with(
 
 /// The layered workload's layers on instance `index`: the arm held forward (override, right-arm
 /// mask), a looping flinch (local additive) and the aim offset (mesh-space additive).
-fn add_layers(a: &mut Animator, lib: &AnimationLibrary, index: usize, phase: f32) -> Result<()> {
+fn add_layers(controller: &mut Controller, lib: &AnimationLibrary, index: usize, phase: f32) -> Result<()> {
     use crate::gpu::{Layer, LayerMode};
     use crate::mannequin::layer_assets;
     let missing = |what: &str| Error::Limit {
         what: format!("the built-in library has no {what}"),
     };
     let skeleton = lib
-        .skeleton_at(a.instance(index).map_or(0, |i| i.skeleton))
+        .skeleton_at(controller.instance(index).map_or(0, |i| i.skeleton))
         .ok_or_else(|| missing("skeleton"))?;
     let clip = |name: &str| lib.clip_id(skeleton, name).map_err(|_| missing(name));
     let arm = Layer {
@@ -229,7 +231,7 @@ fn add_layers(a: &mut Animator, lib: &AnimationLibrary, index: usize, phase: f32
         .blend()
         .tree_id(layer_assets::AIM_OFFSET)
         .ok_or_else(|| missing("aim offset"))?;
-    a.set_layer(index, 0, Some(&arm), false)?;
-    a.set_layer(index, 1, Some(&flinch), false)?;
-    a.set_layer(index, 2, Some(&Layer::tree(LayerMode::AdditiveMesh, aim)), false)
+    controller.set_layer(index, 0, Some(&arm), false)?;
+    controller.set_layer(index, 1, Some(&flinch), false)?;
+    controller.set_layer(index, 2, Some(&Layer::tree(LayerMode::AdditiveMesh, aim)), false)
 }

@@ -109,21 +109,22 @@ pub(super) fn field(
             (i % per_row) as f32 * SPACING - half,
             (i / per_row) as f32 * SPACING - half,
         );
-        a.add_instance(&InstanceDesc {
+        a.controller_mut().add_instance(&InstanceDesc {
             time: (i as f32 * 0.618).fract() * 2.0,
             world: Mat4::from_rotation_translation(Quat::from_rotation_y(i as f32), Vec3::new(x, 0.0, z)),
             ..InstanceDesc::new(clips[1])
         })?;
     }
     if view.is_some() {
-        a.set_bounds(skeleton, lib.mesh_radius(skeleton, &m.mesh)?)?;
-        a.set_cull_view(view)?;
+        let controller = a.controller_mut();
+        controller.set_bounds(skeleton, lib.mesh_radius(skeleton, &m.mesh)?)?;
+        controller.set_cull_view(view)?;
         if lod {
-            a.set_update_rates(Some(crate::gpu::DEFAULT_UPDATE_RATES))?;
+            controller.set_update_rates(Some(crate::gpu::DEFAULT_UPDATE_RATES))?;
         }
         if let Some(vat) = vat {
-            a.set_vat(skeleton, Some(vat))?;
-            a.set_vat_size(Some(VAT_SIZE))?;
+            controller.set_vat(skeleton, Some(vat))?;
+            controller.set_vat_size(Some(VAT_SIZE))?;
         }
     }
     Ok(a)
@@ -207,7 +208,7 @@ pub fn compare_culling(
     let all_encode_ms = encode_ms(device, queue, &mut crowds[0])?;
     let culled_encode_ms = encode_ms(device, queue, &mut crowds[1])?;
     let heads = |a: &Animator| {
-        (0..a.pages_in_use())
+        (0..a.controller().pages_in_use())
             .map(|page| a.read_visible_head(device, queue, page))
             .collect::<Result<Vec<_>>>()
     };

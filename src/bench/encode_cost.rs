@@ -77,7 +77,7 @@ pub fn run_encode_sections(device: &wgpu::Device, queue: &wgpu::Queue, counts: &
             sections.push(EncodeSection {
                 path: if fused { "fused" } else { "staged" }.into(),
                 characters: n,
-                pages: a.pages_in_use() as u32,
+                pages: a.controller().pages_in_use() as u32,
                 dispatches: a.dispatches_per_frame(),
             });
         }

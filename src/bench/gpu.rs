@@ -65,7 +65,7 @@ pub(super) fn measure_gpu(
     // Frame 0 is not timed: the first submit after other frames was seen to take 2 ms on lavapipe
     // against 0.04 ms for the ones after it, a one-off no steady frame pays.
     encode.extend(encode_times(device, queue, a, encode_frames + 1)?.into_iter().skip(1));
-    let n = a.instance_count();
+    let n = a.controller().instance_count();
     let edits = n.div_ceil(100);
     let mut rng = crate::scene::SplitMix(0x5eed_0001);
     let (mut edit_encode, mut edit_upload) = (Vec::new(), Vec::new());
@@ -73,8 +73,8 @@ pub(super) fn measure_gpu(
         let start = cpu_time::ThreadTime::now();
         for _ in 0..edits {
             let i = (rng.next() % n as u64) as usize;
-            let rate = a.instance(i).map_or(1.0, |inst| inst.rate);
-            a.set_rate(i, rate)?;
+            let rate = a.controller().instance(i).map_or(1.0, |inst| inst.rate);
+            a.controller_mut().set_rate(i, rate)?;
         }
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -108,7 +108,7 @@ pub(super) fn measure_gpu(
         frame_ms: median(frame),
         encode_ms: median(encode),
         dispatches: a.dispatches_per_frame(),
-        pages: a.pages_in_use() as u32,
+        pages: a.controller().pages_in_use() as u32,
         upload_bytes: median(upload) as u64,
         edit_upload_bytes: median(edit_upload) as u64,
         edit_encode_ms: median(edit_encode),
@@ -269,7 +269,7 @@ pub(super) fn readback_frames_timed(
     a: &mut Animator,
     frames: u32,
 ) -> Result<(Option<f64>, f64, Vec<FrameTime>)> {
-    let n = a.instance_count();
+    let n = a.controller().instance_count();
     a.watch_events(device, (n as u32 / 2).max(4096))?;
     let watched: Vec<usize> = (0..n.min(READBACK_ROOTS)).collect();
     a.watch_outputs(device, &watched)?;

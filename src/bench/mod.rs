@@ -587,7 +587,7 @@ impl CpuCrowd {
         // Every page read back and laid end to end, joint offsets rebased to the whole crowd.
         let (mut clocks, mut lists, mut snapshots, mut instances) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut pose = cpu::Pose::default();
-        for page in 0..animator.pages_in_use() {
+        for page in 0..animator.controller().pages_in_use() {
             let base = pose.local.len() as u32;
             let (c, p) = animator.read_back_page(device, queue, page)?;
             clocks.extend(c);
@@ -596,13 +596,13 @@ impl CpuCrowd {
             pose.palette.extend(p.palette);
             lists.extend(animator.read_blend_lists_page(device, queue, page)?);
             snapshots.extend(animator.read_local_region_page(device, queue, page, 1)?);
-            instances.extend(animator.page_instances(page).iter().map(|i| GpuInstance {
+            instances.extend(animator.controller().page_instances(page).iter().map(|i| GpuInstance {
                 joint_offset: i.joint_offset + base,
                 ..*i
             }));
         }
         let n = instances.len();
-        let socket_slots = if animator.library().has_sockets() {
+        let socket_slots = if animator.controller().library().has_sockets() {
             crate::layout::MAX_SOCKETS as usize
         } else {
             0
@@ -629,7 +629,7 @@ impl CpuCrowd {
                     snapshot_offset: end - first,
                     ..Default::default()
                 },
-                layer_defs: animator.layer_defs().to_vec(),
+                layer_defs: animator.controller().layer_defs().to_vec(),
                 instances: rebased,
                 clocks: clocks[range.clone()].to_vec(),
                 lists: lists[range].to_vec(),

@@ -215,7 +215,7 @@ fn time_morph_pass(
     )?;
     // One bind group per chunk of each page's characters.
     let mut chunks = Vec::new();
-    for page in 0..animator.pages_in_use() {
+    for page in 0..animator.controller().pages_in_use() {
         let (Some(instances), Some(weights)) = (
             animator.page_instance_buffer(page),
             animator.page_morph_weight_buffer(page),
@@ -225,7 +225,7 @@ fn time_morph_pass(
                 reason: format!("page {page} keeps no morph weights"),
             });
         };
-        let count = animator.page_range(page).len() as u32;
+        let count = animator.controller().page_range(page).len() as u32;
         for first in (0..count).step_by(per_chunk as usize) {
             let n = per_chunk.min(count - first);
             let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {

@@ -66,11 +66,11 @@ pub(super) fn measure_rows(
         let mut reference = crowd(device, queue, TRAFFIC_SAMPLE, workload, format)?;
         gpu_frame(device, queue, &mut reference)?;
         let lists = reference.read_blend_lists(device, queue)?;
-        let lib = reference.library().clone();
+        let lib = reference.controller().library().clone();
         let traffic_by_path: Vec<Traffic> = config
             .paths
             .iter()
-            .map(|&p| traffic(&lib, reference.instances(), &lists, p))
+            .map(|&p| traffic(&lib, reference.controller().instances(), &lists, p))
             .collect();
         drop(reference);
         for &n in &config.counts {
@@ -142,7 +142,7 @@ impl Shared<'_> {
         lib: &AnimationLibrary,
     ) -> Result<std::result::Result<Row, String>> {
         let (device, queue, config) = (self.device, self.queue, self.config);
-        let n = a.instance_count() as u32;
+        let n = a.controller().instance_count() as u32;
         let mut row = Row {
             workload: workload.name().into(),
             clip_format: format.name().into(),
@@ -153,7 +153,9 @@ impl Shared<'_> {
                 "-".into()
             },
             characters: n,
-            joints: (0..a.page_count()).map(|p| a.page_joint_count(p)).sum(),
+            joints: (0..a.controller().page_count())
+                .map(|p| a.controller().page_joint_count(p))
+                .sum(),
             pass_ms: None,
             gpu_ms: None,
             frame_ms: 0.0,

@@ -102,7 +102,11 @@ pub fn compare_skinning(
     let (affine, dual) = (size_of::<Affine>() as u32, size_of::<DualQuat>() as u32);
     // The vertex shader reads a whole `DualQuat` per influence, or its rigid half (real and dual,
     // 32 bytes) where the library has no scale.
-    let read = if crowds[1].library().has_scale() { dual } else { 2 * 16 };
+    let read = if crowds[1].controller().library().has_scale() {
+        dual
+    } else {
+        2 * 16
+    };
     let mut check = Check::default();
     for (k, way) in ["linear", "dual-quaternion"].into_iter().enumerate() {
         check.positive(&format!("the {way} palette pass, ms"), column(k, |m| m.palette));
@@ -148,10 +152,10 @@ pub(super) fn alternate_frames(
     pairs: u32,
     warmup: u32,
 ) -> Result<Vec<Vec<Timing>>> {
-    let n = crowds.first().map_or(0, |a| a.instance_count() as u32);
+    let n = crowds.first().map_or(0, |a| a.controller().instance_count() as u32);
     for a in crowds.iter_mut() {
         for i in 0..n {
-            a.set_world(i as usize, grid(i, n))?;
+            a.controller_mut().set_world(i as usize, grid(i, n))?;
         }
     }
     let target = OffscreenTarget::new(device, WIDTH, HEIGHT)?;
@@ -168,9 +172,10 @@ pub(super) fn alternate_frames(
     let mut renderers = Vec::with_capacity(crowds.len());
     for a in crowds.iter() {
         let skeleton = a
+            .controller()
             .instances()
             .first()
-            .and_then(|i| a.library().skeleton_at(i.skeleton))
+            .and_then(|i| a.controller().library().skeleton_at(i.skeleton))
             .ok_or_else(|| Error::Limit {
                 what: "a crowd of no characters to draw".to_owned(),
             })?;

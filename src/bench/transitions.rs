@@ -109,11 +109,11 @@ impl MirrorPage {
             &[1]
         })?;
         let lists = a.read_blend_lists_page(device, queue, 0)?;
-        let instances = a.page_instances(0).to_vec();
+        let instances = a.controller().page_instances(0).to_vec();
         let frame = crate::layout::GpuFrame {
             dt: DT,
             instance_count: instances.len() as u32,
-            snapshot_offset: a.page_max_joints(0),
+            snapshot_offset: a.controller().page_max_joints(0),
             flags: a.frame_uniform(0).map_or(0, |f| f.flags),
             ..Default::default()
         };
@@ -137,7 +137,7 @@ impl MirrorPage {
             .local_poses(&mut local)
             .pose_history(&mut history);
         let end = start();
-        crate::cpu::sample::kernel(a.library(), &mut page);
+        crate::cpu::sample::kernel(a.controller().library(), &mut page);
         end()
     }
 }
@@ -173,7 +173,7 @@ fn crowd(device: &wgpu::Device, n: u32) -> Result<(Animator, Vec<InstanceDesc>)>
         },
     )?;
     for i in 0..n {
-        a.add_instance(&state(i))?;
+        a.controller_mut().add_instance(&state(i))?;
     }
     Ok((a, (0..7).map(|k| state(n + 101 * k)).collect()))
 }
@@ -211,7 +211,7 @@ fn start_transitions(
         let slot = i / 4;
         if (frame + slot).is_multiple_of(PERIOD) {
             let next = &states[(slot + frame / PERIOD) as usize % states.len()];
-            a.play(i as usize, next, transition)?;
+            a.controller_mut().play(i as usize, next, transition)?;
         }
     }
     Ok(())
@@ -260,7 +260,7 @@ pub fn compare_transitions(
     for (k, (a, _)) in crowds.iter().enumerate() {
         mirror_sample_ms[k] = time_mirror_sample(device, queue, a)?;
     }
-    let on_page = crowds[0].0.page_instances(0).len() as u32;
+    let on_page = crowds[0].0.controller().page_instances(0).len() as u32;
     let [mq, mc, mi] = mirror_sample_ms;
     let mirror_us = [share(mq, mc, on_page) * 1e3, share(mq, mi, on_page) * 1e3];
     let mut check = Check::default();
@@ -432,7 +432,7 @@ pub fn run_transition_sections(
             super::cost::wgpu_anim_cost_begin();
             || super::cost::wgpu_anim_cost_end()
         });
-        on_page = a.page_instances(0).len() as u32;
+        on_page = a.controller().page_instances(0).len() as u32;
     }
     Ok(TransitionSections {
         characters: n,

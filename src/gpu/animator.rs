@@ -4,6 +4,7 @@
 
 use super::controller::{Controller, FrameUpload};
 use super::page::{Page, Shared, StagePipeline, page_layout};
+use super::pipeline::{THREAD_PER_CHARACTER, stage_pipeline};
 use super::recovery::{CheckpointCopy, Recovery};
 use super::ring::Ring;
 use super::{AnimatorDesc, CharacterThreads, FrameReadback, GpuLibrary, HierarchyWalk};
@@ -17,7 +18,7 @@ use crate::layout::{
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
 use crate::shaders::PageOptions;
-use crate::shaders::{Resource, Stage, library_defs, stage_variant};
+use crate::shaders::{Resource, Stage};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -30,9 +31,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// Encoding or drawing before the first `prepare` is an error ([`Error::NotPrepared`]): nothing
 /// is on the GPU to animate or draw.
 ///
-/// An animator is a [`Controller`] — every instance's state on the CPU, with no device; its
-/// methods (`add_instance`, `play`, `set_layer`, ...) are the animator's through `Deref` — and
+/// An animator holds a [`Controller`] — every instance's state on the CPU, with no device:
+/// `add_instance`, `play`, `set_layer`, IK goals, ... — reached through
+/// [`Animator::controller_mut`] (and [`Animator::controller`] to read it); the animator itself is
 /// the frame executor: the pages' buffers, the pipelines, the uploads and the passes.
+/// `animator.controller_mut().play(..)` changes a character, the next `prepare` uploads it.
 pub struct Animator {
     pub(super) controller: Controller,
     pub(super) gpu_library: Arc<GpuLibrary>,
@@ -127,75 +130,6 @@ pub(super) fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Bu
         "wgpu-anim event log",
         (size_of::<GpuEventLogHead>() + capacity.max(1) as usize * size_of::<GpuEventRecord>()) as u64,
     )
-}
-
-/// The define of [`CharacterThreads::One`]'s shaders.
-const THREAD_PER_CHARACTER: &str = "THREAD_PER_CHARACTER";
-
-/// The pipeline of `stage` for `gpu_library` (its shader variant, [`library_defs`]): a stage the
-/// device refuses (beyond its limits) is an error naming the stage.
-async fn stage_pipeline(
-    device: &wgpu::Device,
-    gpu_library: &GpuLibrary,
-    stage: Stage,
-    ground: Option<&str>,
-    extra_defs: &[crate::shaders::ShaderDef],
-) -> Result<StagePipeline> {
-    // The variant the library needs (shaders::library_defs), with `extra_defs`; a ground that
-    // does not compose is the caller's error, found before the device is asked.
-    let mut defs = library_defs(gpu_library.library());
-    defs.extend_from_slice(extra_defs);
-    let one_thread_each = defs.iter().any(|(name, _)| *name == THREAD_PER_CHARACTER);
-    let per_character = matches!(stage, Stage::Sample | Stage::Ik | Stage::Palette | Stage::Fused);
-    let characters_per_workgroup = if one_thread_each && per_character {
-        CharacterThreads::One.characters_per_workgroup()
-    } else {
-        1
-    };
-    let variant = stage_variant(stage, &defs, ground).map_err(|e| Error::Limit {
-        what: format!(
-            "the {} stage does not compose with AnimatorDesc::ground: {e}",
-            stage.name()
-        ),
-    })?;
-    super::refusable(
-        device,
-        || format!("the {} pipeline", stage.name()),
-        || {
-            // What this variant uses, no more: a binding it never reads costs every dispatch.
-            let entries = crate::shaders::layout_entries_of(&variant.bindings);
-            let label = format!("wgpu-anim {}", stage.name());
-            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(&label),
-                entries: &entries,
-            });
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&label),
-                source: wgpu::ShaderSource::Wgsl(variant.source.clone().into()),
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(&label),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(&label),
-                layout: Some(&pipeline_layout),
-                module: &module,
-                entry_point: Some(stage.name()),
-                compilation_options: Default::default(),
-                cache: None,
-            });
-            StagePipeline {
-                stage,
-                bindings: variant.bindings.clone(),
-                layout,
-                pipeline,
-                characters_per_workgroup,
-            }
-        },
-    )
-    .await
 }
 
 impl Animator {
@@ -485,10 +419,18 @@ impl Animator {
         &self.gpu_library
     }
 
-    /// Every instance's state on the CPU (also reachable as the animator itself, through `Deref`).
+    /// Every instance's state on the CPU: its instances, clips, layers, IK goals and pages.
     #[must_use]
     pub fn controller(&self) -> &Controller {
         &self.controller
+    }
+
+    /// Every instance's state on the CPU, to change: anything a [`Controller`] offers (add or
+    /// remove instances, play clips, set layers, IK goals, transforms, ...) is safe to change
+    /// through it, and the next [`Animator::prepare`] uploads what changed.
+    #[must_use]
+    pub fn controller_mut(&mut self) -> &mut Controller {
+        &mut self.controller
     }
 
     /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
@@ -918,19 +860,5 @@ impl Animator {
         self.previous_copy = PreviousCopy::After;
         self.previous_prepared = false;
         Ok(())
-    }
-}
-
-impl std::ops::Deref for Animator {
-    type Target = Controller;
-
-    fn deref(&self) -> &Controller {
-        &self.controller
-    }
-}
-
-impl std::ops::DerefMut for Animator {
-    fn deref_mut(&mut self) -> &mut Controller {
-        &mut self.controller
     }
 }

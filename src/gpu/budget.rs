@@ -106,7 +106,7 @@ impl LodBudget {
     /// Errors: as [`crate::gpu::Controller::set_update_rates`] (an animator that does not cull).
     pub fn apply(&mut self, animator: &mut Animator, pass_ms: &[f64]) -> Result<()> {
         let thresholds = self.update(pass_ms.iter().sum());
-        animator.set_update_rates(Some(thresholds))
+        animator.controller_mut().set_update_rates(Some(thresholds))
     }
 }
 

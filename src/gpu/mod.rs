@@ -24,6 +24,7 @@ mod animator;
 pub(crate) mod blocking;
 mod budget;
 mod controller;
+mod culled_draws;
 #[cfg(feature = "scene")]
 mod demo;
 mod desc;
@@ -31,6 +32,7 @@ mod inspect;
 mod library;
 mod morph;
 mod page;
+mod pipeline;
 mod props;
 #[cfg(not(target_arch = "wasm32"))]
 mod read_back;
@@ -49,6 +51,7 @@ pub use crate::layout::Camera;
 pub use animator::Animator;
 pub use budget::LodBudget;
 pub use controller::{Controller, DEFAULT_UPDATE_RATES, DEFAULT_VAT_SIZE, FrameUpload, PageState};
+pub use culled_draws::CulledDraws;
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};
 pub use desc::{
@@ -70,7 +73,7 @@ pub use readback::read_buffer;
 pub use readback::read_buffer_async;
 pub use renderer::{MeshBuffers, SkinnedRenderer, depth_state};
 pub use ring::READBACK_SLOTS;
-pub use skinning::{CulledDraws, MeshData, SkinBinding};
+pub use skinning::{MeshData, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
 pub use vat::GpuVat;

@@ -151,7 +151,7 @@ impl PropRenderer {
                         color[0],
                         color[1],
                         color[2],
-                        f32::from(u8::from(animator.culling())),
+                        f32::from(u8::from(animator.controller().culling())),
                     ]),
                     usage: wgpu::BufferUsages::UNIFORM,
                 });
@@ -165,7 +165,7 @@ impl PropRenderer {
                         resource: tint.as_entire_binding(),
                     },
                 ];
-                let groups = (0..animator.page_count())
+                let groups = (0..animator.controller().page_count())
                     .map(|page| {
                         let outputs = animator.page_outputs(page).ok_or_else(|| Error::Limit {
                             what: format!("the animator has no page {page}"),
@@ -251,7 +251,7 @@ impl PropRenderer {
     /// it after the animator's passes of the frame.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>, animator: &Animator) {
         pass.set_pipeline(&self.pipeline);
-        let alive = animator.instance_count();
+        let alive = animator.controller().instance_count();
         for (group, page) in self.groups.iter().zip(&self.holders) {
             let Some((slots, holders)) = page else { continue };
             let count = holders.partition_point(|&h| h < alive) as u32;
@@ -276,7 +276,7 @@ fn holder_pages(animator: &Animator, socket: usize, holders: &[usize]) -> Result
     let mut holders = holders.to_vec();
     holders.sort_unstable();
     holders.dedup();
-    let mut pages: Vec<(Vec<u32>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); animator.page_count()];
+    let mut pages: Vec<(Vec<u32>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); animator.controller().page_count()];
     for &h in &holders {
         let (page, slot) = animator.socket_slot(h, socket).ok_or_else(|| Error::Instance {
             instance: h,
@@ -285,7 +285,7 @@ fn holder_pages(animator: &Animator, socket: usize, holders: &[usize]) -> Result
         // A palette buffer fits one storage binding, whose size is a u32; so does a page.
         pages[page]
             .0
-            .extend([slot as u32, (h - animator.page_range(page).start) as u32]);
+            .extend([slot as u32, (h - animator.controller().page_range(page).start) as u32]);
         pages[page].1.push(h);
     }
     Ok(pages)

@@ -261,7 +261,7 @@ pub fn evaluate_poses(
         },
     )?;
     for &(clip, time) in requests {
-        animator.add_instance(&InstanceDesc {
+        animator.controller_mut().add_instance(&InstanceDesc {
             time,
             rate: 0.0,
             loop_mode: LoopMode::Once,
@@ -275,22 +275,29 @@ pub fn evaluate_poses(
     animator.encode(&mut encoder)?;
     queue.submit([encoder.finish()]);
     let mut poses = Vec::with_capacity(requests.len());
-    for page in 0..animator.page_count() {
-        if animator.page_range(page).is_empty() {
+    for page in 0..animator.controller().page_count() {
+        if animator.controller().page_range(page).is_empty() {
             break;
         }
         let (_, all) = animator.read_back_page(device, queue, page)?;
         let slots = MAX_SOCKETS as usize;
-        poses.extend(animator.page_instances(page).iter().enumerate().map(|(k, inst)| {
-            let r = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
-            Pose {
-                local: all.local[r.clone()].to_vec(),
-                model: all.model[r.clone()].to_vec(),
-                palette: all.palette[r.clone()].to_vec(),
-                sockets: all.sockets.get(k * slots..(k + 1) * slots).unwrap_or_default().to_vec(),
-                dual: all.dual.get(r).unwrap_or_default().to_vec(),
-            }
-        }));
+        poses.extend(
+            animator
+                .controller()
+                .page_instances(page)
+                .iter()
+                .enumerate()
+                .map(|(k, inst)| {
+                    let r = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
+                    Pose {
+                        local: all.local[r.clone()].to_vec(),
+                        model: all.model[r.clone()].to_vec(),
+                        palette: all.palette[r.clone()].to_vec(),
+                        sockets: all.sockets.get(k * slots..(k + 1) * slots).unwrap_or_default().to_vec(),
+                        dual: all.dual.get(r).unwrap_or_default().to_vec(),
+                    }
+                }),
+        );
     }
     Ok(poses)
 }
@@ -353,7 +360,7 @@ pub fn skin_on_gpu_morphed(
         )
     };
     let inst = match animator.controller().page_of(instance) {
-        Some((0, _)) => animator.instances()[instance],
+        Some((0, _)) => animator.controller().instances()[instance],
         _ => {
             return Err(Error::Binding {
                 what: what(),

@@ -119,7 +119,8 @@ impl MeshBuffers {
     /// Errors ([`Error::MeshSkeleton`]) when an instance of `animator` in `instances` (those
     /// past the last are not looked at) is of another skeleton than this mesh's, naming the first.
     pub(crate) fn check_instances(&self, animator: &Animator, instances: std::ops::Range<usize>) -> Result<()> {
-        let library = animator.library();
+        let controller = animator.controller();
+        let library = controller.library();
         let k = self.skeleton.index();
         let foreign = self.skeleton.library() != library.tag();
         // Another build of the library: its skeleton at the same index, if it is the same.
@@ -129,10 +130,10 @@ impl MeshBuffers {
                 .get(k as usize)
                 .is_some_and(|s| s.name() == self.skeleton_name && s.joint_count() == self.joint_count);
         let other = if ours {
-            animator.other_skeleton_in(k, instances)
+            controller.other_skeleton_in(k, instances)
         } else {
             let first = instances.start;
-            (first < animator.instance_count()).then(|| (first, animator.instances()[first].skeleton))
+            (first < controller.instance_count()).then(|| (first, controller.instances()[first].skeleton))
         };
         let Some((instance, theirs)) = other else {
             return Ok(());
@@ -264,8 +265,8 @@ impl SkinnedRenderer {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Result<Self> {
-        let buffers = MeshBuffers::new_async(device, animator.library(), skeleton, mesh).await?;
-        let morph = if animator.morph_room() > 0 && !mesh.morph_targets.targets.is_empty() {
+        let buffers = MeshBuffers::new_async(device, animator.controller().library(), skeleton, mesh).await?;
+        let morph = if animator.controller().morph_room() > 0 && !mesh.morph_targets.targets.is_empty() {
             let set = mesh.morph_targets.build(mesh.positions.len())?;
             Some(super::GpuMorphTargets::new_async(device, &set).await?)
         } else {
@@ -308,7 +309,7 @@ impl SkinnedRenderer {
                     .into_iter()
                     .enumerate()
                     .map(|(page, bind_group)| {
-                        let range = start..start + animator.page_capacity(page);
+                        let range = start..start + animator.controller().page_capacity(page);
                         start = range.end;
                         (range, bind_group)
                     })
@@ -440,7 +441,7 @@ impl SkinnedRenderer {
             self.vat = None;
             return Ok(());
         };
-        if !animator.culling() {
+        if !animator.controller().culling() {
             return Err(Error::Binding {
                 what: format!("the VAT draws of mesh '{}'", self.mesh_name),
                 reason: "the animator does not cull (AnimatorDesc::culling)".into(),
@@ -455,7 +456,7 @@ impl SkinnedRenderer {
                 ),
             });
         }
-        let gpu = super::GpuVat::new_async(device, animator.library(), vat).await?;
+        let gpu = super::GpuVat::new_async(device, animator.controller().library(), vat).await?;
         let skin = super::SkinBinding {
             vat: true,
             ..built_in_binding(animator)
@@ -533,9 +534,10 @@ impl SkinnedRenderer {
     pub fn draw_visible(&self, pass: &mut wgpu::RenderPass<'_>, animator: &Animator) -> Result<()> {
         animator.check_prepared(|| "SkinnedRenderer::draw_visible".to_owned())?;
         let Some((pipeline, draws)) = &self.culled else {
-            return self.draw(pass, animator, 0..animator.instance_count() as u32);
+            return self.draw(pass, animator, 0..animator.controller().instance_count() as u32);
         };
-        self.mesh.check_instances(animator, 0..animator.instance_count())?;
+        self.mesh
+            .check_instances(animator, 0..animator.controller().instance_count())?;
         pass.set_pipeline(pipeline);
         let groups = self.pages.iter().map(|(_, g)| g);
         draws.draw(pass, super::SkinBinding::BUILT_IN.group, groups, &self.mesh);

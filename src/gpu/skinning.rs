@@ -2,6 +2,7 @@
 //! bind group layout, a bind group per page and a WGSL module — at a group and bindings you choose.
 
 use super::Animator;
+use super::culled_draws::CulledDraws;
 use crate::error::{Error, Result};
 use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 
@@ -19,7 +20,7 @@ use crate::shaders::{SKIN_PLACEMENT_DEFS, SKINNING_MODULE, ShaderDef};
 ///
 /// - The palette is an array of 3×4 row-major affine matrices (`math::Affine`: rows `x`, `y`, `z`,
 ///   48 bytes each); instance `i` of a page has its joints at `joint_offset` (the WGSL module's
-///   `wgpu_anim_instances[i].joint_offset`, also `animator.instances()[i].joint_offset`).
+///   `wgpu_anim_instances[i].joint_offset`, also `animator.controller().instances()[i].joint_offset`).
 /// - The instances are the page's `layout::GpuInstance`s, 320 bytes each; drawing reads the
 ///   palette offset, the world transform and the tint.
 /// - The WGSL module ([`SkinBinding::wgsl`], or [`SKINNING_MODULE`] with naga_oil and
@@ -144,11 +145,11 @@ impl SkinBinding {
     /// ([`super::AnimatorDesc::culling`]); `previous` as it is.
     #[must_use]
     pub fn for_animator(self, animator: &Animator) -> Self {
-        let dual_quaternion = animator.dual_quaternion();
+        let dual_quaternion = animator.controller().dual_quaternion();
         Self {
             dual_quaternion,
-            rigid: dual_quaternion && !animator.library().has_scale(),
-            visible: animator.culling(),
+            rigid: dual_quaternion && !animator.controller().library().has_scale(),
+            visible: animator.controller().culling(),
             ..self
         }
     }
@@ -304,7 +305,7 @@ impl SkinBinding {
         mesh: MeshData<'_>,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<Vec<wgpu::BindGroup>> {
-        (0..animator.page_count())
+        (0..animator.controller().page_count())
             .map(|page| self.mesh_bind_group(device, layout, animator, page, mesh, extra))
             .collect()
     }
@@ -345,7 +346,7 @@ impl SkinBinding {
             )
         };
         let mistake = |reason: String| Error::Binding { what: what(), reason };
-        let pages = animator.page_count();
+        let pages = animator.controller().page_count();
         let (Some(palette), Some(instances)) =
             (animator.page_palette_buffer(page), animator.page_instance_buffer(page))
         else {
@@ -371,7 +372,7 @@ impl SkinBinding {
             }
             kept => kept.filter(|_| self.dual_quaternion),
         };
-        if self.dual_quaternion && self.rigid && animator.library().has_scale() {
+        if self.dual_quaternion && self.rigid && animator.controller().library().has_scale() {
             return Err(mistake(
                 "`rigid` is set and the animator's library scales or shears a joint \
                  (AnimationLibrary::has_scale): dual quaternions need their stretch phase"
@@ -396,7 +397,7 @@ impl SkinBinding {
             }
             (true, Some(t), Some(w)) => Some((w, t)),
         };
-        if self.visible && !animator.culling() {
+        if self.visible && !animator.controller().culling() {
             return Err(mistake(
                 "`visible` is set and the animator does not cull (AnimatorDesc::culling)".to_owned(),
             ));
@@ -563,7 +564,7 @@ impl SkinBinding {
         animator: &Animator,
         extra: &[wgpu::BindGroupEntry<'_>],
     ) -> Result<Vec<wgpu::BindGroup>> {
-        (0..animator.page_count())
+        (0..animator.controller().page_count())
             .map(|page| self.bind_group(device, layout, animator, page, extra))
             .collect()
     }
@@ -589,13 +590,13 @@ impl SkinBinding {
         mesh: &super::MeshBuffers,
         instances: std::ops::Range<u32>,
     ) -> Result<()> {
-        if bind_groups.len() > animator.page_count() {
+        if bind_groups.len() > animator.controller().page_count() {
             return Err(Error::Binding {
                 what: format!("the skinned draw of instances {instances:?} (group {})", self.group),
                 reason: format!(
                     "{} bind groups for an animator of {} pages",
                     bind_groups.len(),
-                    animator.page_count()
+                    animator.controller().page_count()
                 ),
             });
         }
@@ -604,7 +605,7 @@ impl SkinBinding {
         })?;
         mesh.check_instances(animator, instances.start as usize..instances.end as usize)?;
         let pages = bind_groups.iter().enumerate().map(|(page, group)| {
-            let r = animator.page_range(page);
+            let r = animator.controller().page_range(page);
             (r.start as u32..r.end as u32, group)
         });
         draw_pages(pass, self.group, pages, mesh, instances);
@@ -640,12 +641,12 @@ impl SkinBinding {
                 "`visible` is not set: the shader draws instances by their index".into(),
             ));
         }
-        if bind_groups.len() > animator.page_count() || draws.pages != animator.page_count() {
+        let pages = animator.controller().page_count();
+        if bind_groups.len() > pages || draws.pages != pages {
             return Err(mistake(format!(
-                "{} bind groups and draws for {} pages, for an animator of {} pages",
+                "{} bind groups and draws for {} pages, for an animator of {pages} pages",
                 bind_groups.len(),
                 draws.pages,
-                animator.page_count()
             )));
         }
         if draws.index_count != mesh.index_count {
@@ -657,7 +658,7 @@ impl SkinBinding {
             )));
         }
         animator.check_prepared(|| "SkinBinding::draw_visible".to_owned())?;
-        mesh.check_instances(animator, 0..animator.instance_count())?;
+        mesh.check_instances(animator, 0..animator.controller().instance_count())?;
         draws.draw(pass, self.group, bind_groups, mesh);
         Ok(())
     }
@@ -833,94 +834,5 @@ impl<'a> MeshData<'a> {
     pub const fn with_vat(mut self, vat: &'a super::GpuVat) -> Self {
         self.vat = Some(vat);
         self
-    }
-}
-
-/// The indirect draw arguments of one mesh for an animator that culls
-/// ([`super::AnimatorDesc::culling`]): per page, `mesh`'s index count and the number of instances
-/// the frame evaluated, which [`CulledDraws::encode`] copies from the page's list on the GPU.
-/// The CPU records the same commands whatever is seen.
-pub struct CulledDraws {
-    buffer: wgpu::Buffer,
-    pages: usize,
-    /// The index count of the mesh the draws were made for.
-    index_count: u32,
-    /// Where in a page's visible buffer the instance count is copied from.
-    count_offset: u64,
-}
-
-/// Bytes of one `draw_indexed_indirect` argument set.
-const DRAW_ARGS: u64 = 20;
-
-impl CulledDraws {
-    /// The draws of `mesh` for every page of `animator`.
-    ///
-    /// Errors ([`Error::Binding`]): an animator that does not cull.
-    pub fn new(device: &wgpu::Device, animator: &Animator, mesh: &super::MeshBuffers) -> Result<Self> {
-        use wgpu::util::DeviceExt;
-        if !animator.culling() {
-            return Err(Error::Binding {
-                what: "culled draws".into(),
-                reason: "the animator does not cull (AnimatorDesc::culling)".into(),
-            });
-        }
-        let pages = animator.page_count();
-        // index count, instance count (copied each frame), first index, base vertex, first instance.
-        let args: Vec<u32> = (0..pages).flat_map(|_| [mesh.index_count, 0, 0, 0, 0]).collect();
-        let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("wgpu-anim culled draws"),
-            contents: bytemuck::cast_slice(&args),
-            usage: wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::COPY_DST,
-        });
-        Ok(Self {
-            buffer,
-            pages,
-            index_count: mesh.index_count,
-            count_offset: crate::layout::VISIBLE_COUNT_OFFSET,
-        })
-    }
-
-    /// The draws of `mesh` played by its VAT for every page of `animator`: each page's count of
-    /// instances the frame draws with their VAT ([`crate::layout::MARK_VAT`]), for a shader that
-    /// draws `wgpu_anim_vat_instance(instance_index)`.
-    ///
-    /// Errors ([`Error::Binding`]): an animator that does not cull.
-    pub fn for_vat(device: &wgpu::Device, animator: &Animator, mesh: &super::MeshBuffers) -> Result<Self> {
-        Ok(Self {
-            count_offset: crate::layout::VISIBLE_VAT_COUNT_OFFSET,
-            ..Self::new(device, animator, mesh)?
-        })
-    }
-
-    /// Records the copy of each page's count of evaluated instances into its draw: after
-    /// [`Animator::encode`] (whose cull pass counts them), before the render pass that draws.
-    /// Four bytes per page, whatever is seen; a page not in use draws nothing.
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder, animator: &Animator) {
-        let in_use = animator.pages_in_use();
-        for page in 0..self.pages.min(animator.page_count()) {
-            let to = page as u64 * DRAW_ARGS + 4;
-            match animator.page_visible_buffer(page) {
-                Some(list) if page < in_use => {
-                    encoder.copy_buffer_to_buffer(list, self.count_offset, &self.buffer, to, 4);
-                }
-                // A page not in use has no list this frame: nothing to draw.
-                _ => encoder.clear_buffer(&self.buffer, to, Some(4)),
-            }
-        }
-    }
-
-    /// One indirect instanced draw of `mesh` per page of `bind_groups` (set at `group`).
-    pub(crate) fn draw<'g>(
-        &self,
-        pass: &mut wgpu::RenderPass<'_>,
-        group: u32,
-        bind_groups: impl IntoIterator<Item = &'g wgpu::BindGroup>,
-        mesh: &super::MeshBuffers,
-    ) {
-        mesh.bind(pass, 0);
-        for (page, bind_group) in bind_groups.into_iter().enumerate().take(self.pages) {
-            pass.set_bind_group(group, bind_group, &[]);
-            pass.draw_indexed_indirect(&self.buffer, page as u64 * DRAW_ARGS);
-        }
     }
 }

@@ -6,7 +6,9 @@ use super::wiring::{footprints, prop_renderer};
 use super::{Crowd, CrowdDesc, SplitMix};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
-use crate::gpu::{Animator, AnimatorDesc, Camera, FootprintRenderer, GroundRenderer, PropRenderer, SkinnedRenderer};
+use crate::gpu::{
+    Animator, AnimatorDesc, Camera, Controller, FootprintRenderer, GroundRenderer, PropRenderer, SkinnedRenderer,
+};
 use crate::offline::vat::{VatDesc, bake_vat};
 use glam::Vec3;
 
@@ -89,13 +91,14 @@ impl Crowd {
         )
         .await?;
         if desc.culling {
-            animator.set_bounds(c.skeleton, bound_radius(c)?)?;
+            animator.controller_mut().set_bounds(c.skeleton, bound_radius(c)?)?;
         }
         let mut renderer = skinned_renderer(device, &animator, c, color_format, depth_format, sample_count).await?;
         let vat = if desc.culling && desc.vat {
             let baked = bake_vat(&c.library, c.skeleton, &c.mesh, &VatDesc::default(), |_, _, _| {})?;
-            animator.set_vat(c.skeleton, Some(&baked))?;
-            animator.set_vat_size(Some(crate::gpu::DEFAULT_VAT_SIZE))?;
+            let controller = animator.controller_mut();
+            controller.set_vat(c.skeleton, Some(&baked))?;
+            controller.set_vat_size(Some(crate::gpu::DEFAULT_VAT_SIZE))?;
             renderer.set_vat_async(device, &animator, Some(&baked)).await?;
             Some(std::sync::Arc::new(baked))
         } else {
@@ -108,15 +111,16 @@ impl Crowd {
             sample_count,
             c.ik.map(|_| super::RELIEF),
         );
-        let (agents, half_extent) = add_members(&mut animator, c, desc)?;
+        let controller = animator.controller_mut();
+        let (agents, half_extent) = add_members(controller, c, desc)?;
         if let Some(ik) = c.ik {
-            set_ik_goals(&mut animator, ik)?;
+            set_ik_goals(controller, ik)?;
             // Where the target starts (the crowd moves it with itself).
-            animator.set_look_at(Vec3::Y * 1.6)?;
+            controller.set_look_at(Vec3::Y * 1.6)?;
         }
         if desc.skinning != crate::gpu::Skinning::Linear {
-            for i in 0..animator.instance_count() {
-                animator.set_skinning(i, desc.skinning)?;
+            for i in 0..controller.instance_count() {
+                controller.set_skinning(i, desc.skinning)?;
             }
         }
         if c.root_motion && desc.moving {
@@ -264,11 +268,11 @@ impl Crowd {
     /// Errors: a read-back that fails.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn cull_counts(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Option<super::CullCounts>> {
-        if !self.animator.culling() {
+        if !self.animator.controller().culling() {
             return Ok(None);
         }
         let mut n = super::CullCounts::default();
-        for page in 0..self.animator.pages_in_use() {
+        for page in 0..self.animator.controller().pages_in_use() {
             let head = self.animator.read_visible_head(device, queue, page)?;
             n.drawn += head.drawn_count as usize;
             n.evaluated += head.count as usize;
@@ -299,7 +303,7 @@ impl Crowd {
     /// Removes characters from `count` on.
     pub fn truncate(&mut self, count: usize) {
         self.agents.truncate(count);
-        self.animator.truncate(count);
+        self.animator.controller_mut().truncate(count);
     }
 
     /// Whether members move across the field (`true`) or animate in place, frozen where they
@@ -311,9 +315,12 @@ impl Crowd {
             for (i, a) in self.agents.iter().enumerate() {
                 if !moving {
                     // Frozen where it was last read back (root motion off, the world is the CPU's).
-                    let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
+                    let _ = self
+                        .animator
+                        .controller_mut()
+                        .set_world(i, self.character.world(a.position, a.heading));
                 }
-                let _ = self.animator.set_root_motion(i, moving);
+                let _ = self.animator.controller_mut().set_root_motion(i, moving);
             }
         }
         self.moving = moving;
@@ -535,7 +542,7 @@ async fn skinned_renderer(
 
 /// Every member's feet planted on the relief (the pelvis lowered to the lower foot), and every
 /// other member's head turned toward the circling target, over half of the way.
-fn set_ik_goals(animator: &mut Animator, ik: super::CharacterIk) -> Result<()> {
+fn set_ik_goals(controller: &mut Controller, ik: super::CharacterIk) -> Result<()> {
     use crate::ik::{IkGoal, IkTarget};
     let planted = IkGoal {
         target: IkTarget::Ground,
@@ -545,12 +552,12 @@ fn set_ik_goals(animator: &mut Animator, ik: super::CharacterIk) -> Result<()> {
         target: IkTarget::LookAt,
         weight: 0.6,
     };
-    for i in 0..animator.instance_count() {
+    for i in 0..controller.instance_count() {
         for leg in ik.legs {
-            animator.set_ik_goal(i, leg, Some(planted))?;
+            controller.set_ik_goal(i, leg, Some(planted))?;
         }
         if i % 2 == 0 {
-            animator.set_ik_goal(i, ik.look, Some(looking))?;
+            controller.set_ik_goal(i, ik.look, Some(looking))?;
         }
     }
     Ok(())

@@ -21,15 +21,17 @@ impl Crowd {
             // The target everyone aiming follows: a point circling the field at head height.
             let angle = self.clock * 0.3;
             self.target = Vec3::new(angle.cos(), 0.0, angle.sin()) * self.half_extent * 0.6 + Vec3::Y * 1.6;
+            // What the crowd decides goes to its characters' state on the CPU.
+            let controller = self.animator.controller_mut();
             // The heads that look follow it too (finite by construction).
-            let _ = self.animator.set_look_at(self.target);
+            let _ = controller.set_look_at(self.target);
             let e = self.half_extent;
             for (i, a) in self.agents.iter_mut().enumerate() {
                 if let Some(w) = &mut a.wander {
                     let turn = w.turn;
-                    wander(&mut self.animator, &self.character, &mut self.rng, i, w, dt);
+                    wander(controller, &self.character, &mut self.rng, i, w, dt);
                     layers(
-                        &mut self.animator,
+                        controller,
                         &self.character,
                         &mut self.rng,
                         i,
@@ -41,7 +43,7 @@ impl Crowd {
                     );
                     if root_motion {
                         if w.turn != turn {
-                            let _ = self.animator.set_root_turn(i, w.turn);
+                            let _ = controller.set_root_turn(i, w.turn);
                         }
                     } else {
                         a.heading += w.turn * dt;
@@ -56,7 +58,7 @@ impl Crowd {
                     if wrapped.distance_squared(a.position) > 1e-6 && a.teleported_at == 0 {
                         a.position = wrapped;
                         a.teleported_at = frame;
-                        let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
+                        let _ = controller.set_world(i, self.character.world(a.position, a.heading));
                     }
                     continue;
                 }
@@ -66,13 +68,13 @@ impl Crowd {
                 a.position += a.velocity * dt;
                 a.position = (a.position + Vec2::splat(e)).rem_euclid(Vec2::splat(2.0 * e)) - Vec2::splat(e);
                 // A world matrix built here is always finite and affine.
-                let _ = self.animator.set_world(i, self.character.world(a.position, a.heading));
+                let _ = controller.set_world(i, self.character.world(a.position, a.heading));
             }
         }
         let dt = if self.animation_paused { 0.0 } else { dt };
-        if self.animator.culling() {
+        if self.animator.controller().culling() {
             // The last camera set (finite: a camera's matrix).
-            let _ = self.animator.set_cull_view(self.cull_view.get());
+            let _ = self.animator.controller_mut().set_cull_view(self.cull_view.get());
         }
         self.animator.prepare(queue, dt);
         self.seconds += dt;

@@ -6,7 +6,7 @@ use super::character::{Character, LayerAssets};
 use super::rng::SplitMix;
 use super::wander::{AIM_SLOT, ARM_SLOT, Agent, Role, Wander, random_course};
 use crate::error::Result;
-use crate::gpu::{Animator, InstanceDesc, Layer, LayerMode};
+use crate::gpu::{Controller, InstanceDesc, Layer, LayerMode};
 use glam::{Quat, Vec2, Vec3};
 
 fn tint(r: &mut SplitMix) -> [u8; 4] {
@@ -35,10 +35,10 @@ struct Start {
     heading: f32,
 }
 
-/// `desc.count` members of `c` laid out on a jittered grid, each added to `animator`: wandering
+/// `desc.count` members of `c` laid out on a jittered grid, each added to `controller`: wandering
 /// ones when `c` has a locomotion tree and the crowd moves, else each playing one clip. Returns
 /// them and half the side of the square field they occupy.
-pub(super) fn add_members(animator: &mut Animator, c: &Character, desc: &CrowdDesc) -> Result<(Vec<Agent>, f32)> {
+pub(super) fn add_members(controller: &mut Controller, c: &Character, desc: &CrowdDesc) -> Result<(Vec<Agent>, f32)> {
     let spacing = desc.spacing * c.relative_footprint;
     let side = (desc.count as f32).sqrt().ceil().max(1.0);
     let half_extent = side * spacing * 0.5;
@@ -54,11 +54,11 @@ pub(super) fn add_members(animator: &mut Animator, c: &Character, desc: &CrowdDe
         let heading = r.range(-std::f32::consts::PI, std::f32::consts::PI);
         let start = Start { position, heading };
         let agent = if let (Some(tree), true) = (c.locomotion, desc.moving) {
-            add_wanderer(animator, c, &mut r, tree, start)?
+            add_wanderer(controller, c, &mut r, tree, start)?
         } else {
-            add_player(animator, c, &mut r, start, k, rate, desc.moving)?
+            add_player(controller, c, &mut r, start, k, rate, desc.moving)?
         };
-        set_own_weights(animator, c, desc.seed, animator.instance_count() - 1)?;
+        set_own_weights(controller, c, desc.seed, controller.instance_count() - 1)?;
         agents.push(agent);
     }
     Ok((agents, half_extent))
@@ -69,8 +69,8 @@ pub(super) fn add_members(animator: &mut Animator, c: &Character, desc: &CrowdDe
 /// ([`crate::mannequin::PUFF`]) two in five members hold it at a weight of their own (the clips
 /// drive its breathing). Drawn from a generator of its own, so the rest of the crowd is laid out
 /// as without.
-fn set_own_weights(animator: &mut Animator, c: &Character, seed: u64, index: usize) -> Result<()> {
-    if animator.morph_room() == 0 {
+fn set_own_weights(controller: &mut Controller, c: &Character, seed: u64, index: usize) -> Result<()> {
+    if controller.morph_room() == 0 {
         return Ok(());
     }
     let targets = &c.mesh.morph_targets;
@@ -80,12 +80,12 @@ fn set_own_weights(animator: &mut Animator, c: &Character, seed: u64, index: usi
         let mut r = SplitMix(seed ^ (index as u64).wrapping_mul(0xA24B_AED4_963E_E407));
         weights[puff] = if r.unit() < 0.4 { r.range(0.5, 1.0) } else { 0.0 };
     }
-    animator.set_morph_weights(index, &weights)
+    controller.set_morph_weights(index, &weights)
 }
 
 /// A wandering member: starts on a random course at a random phase, in a role with its layers.
 fn add_wanderer(
-    animator: &mut Animator,
+    controller: &mut Controller,
     c: &Character,
     r: &mut SplitMix,
     tree: crate::blend::BlendTreeId,
@@ -117,27 +117,33 @@ fn add_wanderer(
         }),
         teleported_at: 0,
     };
-    let index = animator.add_instance(&InstanceDesc {
+    let index = controller.add_instance(&InstanceDesc {
         time: r.unit(),
         world: c.world(agent.position, agent.heading),
         tint: tint(r),
         ..InstanceDesc::tree(tree, [target.x, target.y, 0.0, 0.0])
     })?;
     if c.root_motion {
-        animator.set_root_motion(index, true)?;
+        controller.set_root_motion(index, true)?;
         if let Some(w) = &agent.wander {
-            animator.set_root_turn(index, w.turn)?;
+            controller.set_root_turn(index, w.turn)?;
         }
     }
     if let Some(l) = &c.layers {
-        set_role_layers(animator, l, r, index, role)?;
+        set_role_layers(controller, l, r, index, role)?;
     }
     Ok(agent)
 }
 
 /// The layers of instance `index`'s role: a waving or aiming arm (masked override), and an aim
 /// offset for aiming.
-fn set_role_layers(animator: &mut Animator, l: &LayerAssets, r: &mut SplitMix, index: usize, role: Role) -> Result<()> {
+fn set_role_layers(
+    controller: &mut Controller,
+    l: &LayerAssets,
+    r: &mut SplitMix,
+    index: usize,
+    role: Role,
+) -> Result<()> {
     let arm = match role {
         Role::Waving => Some((l.wave, r.unit())),
         Role::Aiming => Some((l.aim_pose, 0.0)),
@@ -149,10 +155,10 @@ fn set_role_layers(animator: &mut Animator, l: &LayerAssets, r: &mut SplitMix, i
             start,
             ..Layer::clip(LayerMode::Override, clip)
         };
-        animator.set_layer(index, ARM_SLOT, Some(&layer), false)?;
+        controller.set_layer(index, ARM_SLOT, Some(&layer), false)?;
     }
     if role == Role::Aiming {
-        animator.set_layer(
+        controller.set_layer(
             index,
             AIM_SLOT,
             Some(&Layer::tree(LayerMode::AdditiveMesh, l.aim_offset)),
@@ -165,7 +171,7 @@ fn set_role_layers(animator: &mut Animator, l: &LayerAssets, r: &mut SplitMix, i
 /// A member playing clip `k` of `c` at `rate` from a random phase: moving at the clip's velocity
 /// when the crowd moves (by root motion, when the character has it), else in place.
 fn add_player(
-    animator: &mut Animator,
+    controller: &mut Controller,
     c: &Character,
     r: &mut SplitMix,
     start: Start,
@@ -188,7 +194,7 @@ fn add_player(
         wander: None,
         teleported_at: 0,
     };
-    let index = animator.add_instance(&InstanceDesc {
+    let index = controller.add_instance(&InstanceDesc {
         time: r.unit() * duration,
         rate,
         world: c.world(agent.position, agent.heading),
@@ -196,7 +202,7 @@ fn add_player(
         ..InstanceDesc::new(clip)
     })?;
     if c.root_motion && moving {
-        animator.set_root_motion(index, true)?;
+        controller.set_root_motion(index, true)?;
     }
     Ok(agent)
 }

@@ -3,7 +3,7 @@
 
 use super::character::Character;
 use super::rng::SplitMix;
-use crate::gpu::{Animator, InstanceDesc, Layer, LayerMode, Transition};
+use crate::gpu::{Controller, InstanceDesc, Layer, LayerMode, Transition};
 use glam::{Quat, Vec2, Vec3};
 
 #[derive(Clone, Copy)]
@@ -76,7 +76,7 @@ pub(super) fn random_course(r: &mut SplitMix) -> Vec2 {
 
 /// One wandering member's frame: decisions (a new course, a turn, stopping or starting with an
 /// inertialized transition), and its blend parameters easing towards its course.
-pub(super) fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i: usize, w: &mut Wander, dt: f32) {
+pub(super) fn wander(controller: &mut Controller, c: &Character, r: &mut SplitMix, i: usize, w: &mut Wander, dt: f32) {
     let Some(tree) = c.locomotion else { return };
     w.timer -= dt;
     if w.timer <= 0.0 {
@@ -89,7 +89,7 @@ pub(super) fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i
             w.target = random_course(r);
             w.velocity = w.target * 0.5;
             let desc = InstanceDesc::tree(tree, [w.velocity.x, w.velocity.y, 0.0, 0.0]);
-            let _ = animator.play(i, &InstanceDesc { time: r.unit(), ..desc }, Some(smooth));
+            let _ = controller.play(i, &InstanceDesc { time: r.unit(), ..desc }, Some(smooth));
         } else if r.unit() < 0.15 {
             // Stop: to idle, as a state of its own.
             w.stopped = true;
@@ -98,7 +98,7 @@ pub(super) fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i
                 time: r.unit() * 2.0,
                 ..InstanceDesc::new(c.clips[0])
             };
-            let _ = animator.play(i, &idle, Some(smooth));
+            let _ = controller.play(i, &idle, Some(smooth));
         } else {
             w.target = random_course(r);
             w.turn = if r.unit() < 0.5 { r.range(-0.5, 0.5) } else { 0.0 };
@@ -112,8 +112,8 @@ pub(super) fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i
     let next = w.velocity + (w.target - w.velocity) * (EASE * dt).min(1.0);
     if next.distance_squared(w.velocity) > 1e-8 {
         w.velocity = next;
-        let aim = animator.instance(i).map_or(glam::Vec4::ZERO, |inst| inst.params);
-        let _ = animator.set_parameters(i, [next.x, next.y, aim.z, aim.w]);
+        let aim = controller.instance(i).map_or(glam::Vec4::ZERO, |inst| inst.params);
+        let _ = controller.set_parameters(i, [next.x, next.y, aim.z, aim.w]);
     }
 }
 
@@ -121,7 +121,7 @@ pub(super) fn wander(animator: &mut Animator, c: &Character, r: &mut SplitMix, i
 /// for aiming members the aim offset's parameters from the target's direction in character space.
 #[expect(clippy::too_many_arguments, reason = "one call site, every argument distinct")]
 pub(super) fn layers(
-    animator: &mut Animator,
+    controller: &mut Controller,
     c: &Character,
     r: &mut SplitMix,
     i: usize,
@@ -137,7 +137,7 @@ pub(super) fn layers(
         if w.flinching {
             w.flinching = false;
             w.flinch = r.range(4.0, 25.0);
-            let _ = animator.set_layer(i, FLINCH_SLOT, None, false);
+            let _ = controller.set_layer(i, FLINCH_SLOT, None, false);
         } else {
             w.flinching = true;
             w.flinch = c.library.clip_duration(l.flinch).unwrap_or(0.6);
@@ -146,7 +146,7 @@ pub(super) fn layers(
                 weight: r.range(0.6, 1.0),
                 ..Layer::clip(LayerMode::AdditiveLocal, l.flinch)
             };
-            let _ = animator.set_layer(i, FLINCH_SLOT, Some(&flinch), true);
+            let _ = controller.set_layer(i, FLINCH_SLOT, Some(&flinch), true);
         }
     }
     if w.role == Role::Aiming {
@@ -162,6 +162,6 @@ pub(super) fn layers(
             (yaw / 35f32.to_radians()).clamp(-1.0, 1.0),
             (pitch / 25f32.to_radians()).clamp(-1.0, 1.0),
         ];
-        let _ = animator.set_parameters(i, params);
+        let _ = controller.set_parameters(i, params);
     }
 }

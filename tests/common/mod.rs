@@ -561,12 +561,12 @@ pub fn random_state(r: &mut SmallRng, lib: &AnimationLibrary, skeleton: u32) -> 
 /// the animator's instances.
 pub fn random_layers(animator: &mut wgpu_anim::Animator, r: &mut SmallRng) {
     use wgpu_anim::gpu::{Layer, LayerMode};
-    let lib = animator.library_arc().clone();
-    for i in 0..animator.instance_count() {
+    let lib = animator.controller().library_arc().clone();
+    for i in 0..animator.controller().instance_count() {
         if r.gen_range(0..3) != 0 {
             continue;
         }
-        let skel = animator.instance(i).unwrap().skeleton;
+        let skel = animator.controller().instance(i).unwrap().skeleton;
         for slot in 0..3 {
             if r.gen_bool(0.4) {
                 continue;
@@ -583,7 +583,7 @@ pub fn random_layers(animator: &mut wgpu_anim::Animator, r: &mut SmallRng) {
             if layer.tree.is_none() && r.gen_bool(0.3) {
                 layer.time_parameter = Some(r.gen_range(2..4));
             }
-            match animator.set_layer(i, slot, Some(&layer), false) {
+            match animator.controller_mut().set_layer(i, slot, Some(&layer), false) {
                 Ok(()) => {}
                 // A random clip played as an additive layer on a deep random skeleton may
                 // compound past `reach::MAX_REACH` (the bound takes every key at its largest
@@ -608,10 +608,10 @@ pub fn assert_clock(
     w: &wgpu_anim::layout::GpuClock,
 ) {
     use wgpu_anim::layout::{TICK_BITS, source_kind};
-    let inst = animator.instances()[i];
+    let inst = animator.controller().instances()[i];
     let layer_tree = |k: usize| {
         inst.flags & (wgpu_anim::layout::LAYER_ON << k) != 0
-            && animator.layer_defs()[inst.layers[k].def as usize].tree_nodes > 0
+            && animator.controller().layer_defs()[inst.layers[k].def as usize].tree_nodes > 0
     };
     let trees = [
         inst.tree_nodes > 0,
@@ -628,6 +628,7 @@ pub fn assert_clock(
         inst.layers[2].rate,
     ];
     let shortest = animator
+        .controller()
         .library()
         .clips()
         .iter()

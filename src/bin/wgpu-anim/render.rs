@@ -106,6 +106,7 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
     let defaults = character.mesh.morph_targets.default_weights.clone();
     for (world, time) in &instances {
         let i = animator
+            .controller_mut()
             .add_instance(
                 &InstanceDesc::new(clip)
                     .with_time(*time)
@@ -115,8 +116,11 @@ pub(crate) fn render(a: &RenderArgs) -> Result<(), String> {
                     .with_tint([225, 170, 120, 255]),
             )
             .map_err(|e| e.to_string())?;
-        if animator.morph_room() > 0 {
-            animator.set_morph_weights(i, &defaults).map_err(|e| e.to_string())?;
+        if animator.controller().morph_room() > 0 {
+            animator
+                .controller_mut()
+                .set_morph_weights(i, &defaults)
+                .map_err(|e| e.to_string())?;
         }
     }
     let target = OffscreenTarget::new(&device, width, height).map_err(|e| e.to_string())?;

@@ -170,6 +170,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
     )
     .map_err(|e| e.to_string())?;
     animator
+        .controller_mut()
         .add_instance(
             &InstanceDesc::new(lib.clips[s][c])
                 .with_time(t as f32)
@@ -179,6 +180,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
         .map_err(|e| e.to_string())?;
     if let Some(m) = mesh.as_ref().filter(|m| m.targets.is_some()) {
         animator
+            .controller_mut()
             .set_morph_weights(0, &m.own_weights)
             .map_err(|e| e.to_string())?;
     }
@@ -187,7 +189,7 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
     animator.encode(&mut encoder).map_err(|e| e.to_string())?;
     queue.submit([encoder.finish()]);
     let (_, pose) = animator.read_back(&device, &queue).map_err(|e| e.to_string())?;
-    let inst = animator.instances()[0];
+    let inst = animator.controller().instances()[0];
     let range = inst.joint_offset as usize..(inst.joint_offset + inst.joint_count) as usize;
     let (model, palette) = match (pose.model.get(range.clone()), pose.palette.get(range)) {
         (Some(m), Some(p)) => (to_dmat(m), to_dmat(p)),

@@ -145,7 +145,7 @@ impl Footprints {
                     usage: wgpu::BufferUsages::STORAGE,
                 });
                 let layout = pipeline.get_bind_group_layout(0);
-                let pages = (0..animator.page_count())
+                let pages = (0..animator.controller().page_count())
                     .map(|page| {
                         let params = device.create_buffer(&wgpu::BufferDescriptor {
                             label: Some("wgpu-anim footprint params"),
@@ -208,17 +208,17 @@ impl Footprints {
     /// characters and socket matrices are. Call it after [`Animator::prepare`].
     pub fn update(&self, queue: &wgpu::Queue, animator: &Animator, time: f32) {
         for (page, (params, _)) in self.pages.iter().enumerate() {
-            let range = animator.page_range(page);
+            let range = animator.controller().page_range(page);
             let p = Params {
                 time,
                 first: range.start as u32,
                 count: range.len() as u32,
-                socket_base: animator.page_max_joints(page),
+                socket_base: animator.controller().page_max_joints(page),
                 event_l: self.events[0],
                 event_r: self.events[1],
                 socket_l: self.sockets[0],
                 socket_r: self.sockets[1],
-                culling: u32::from(animator.culling()),
+                culling: u32::from(animator.controller().culling()),
                 _pad_a: 0,
                 _pad_b: 0,
                 _pad_c: 0,
@@ -235,7 +235,7 @@ impl Footprints {
             timestamp_writes: None,
         });
         pass.set_pipeline(&self.pipeline);
-        for (_, group) in self.pages.iter().take(animator.pages_in_use()) {
+        for (_, group) in self.pages.iter().take(animator.controller().pages_in_use()) {
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(self.event_capacity.div_ceil(64), 1, 1);
         }

@@ -32,7 +32,6 @@ mod library;
 mod morph;
 mod page;
 mod props;
-#[cfg(not(target_arch = "wasm32"))]
 mod read_back;
 mod readback;
 mod rebuild;
@@ -59,16 +58,14 @@ pub use library::{GpuLibrary, LibraryHeap};
 pub use morph::GpuMorphTargets;
 pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
-pub use read_back::evaluate_poses;
-#[cfg(not(target_arch = "wasm32"))]
-pub use read_back::{play_vat_on_gpu, skin_on_gpu, skin_on_gpu_blended, skin_on_gpu_morphed};
-#[cfg(not(target_arch = "wasm32"))]
 pub(crate) use readback::read_at;
 pub(crate) use readback::read_at_async;
 #[cfg(not(target_arch = "wasm32"))]
 pub use readback::read_buffer;
 pub use readback::read_buffer_async;
 pub use renderer::{MeshBuffers, SkinnedRenderer, depth_state};
+#[cfg(all(feature = "testing", not(target_arch = "wasm32")))]
+pub(crate) use renderer::{built_in_binding, built_in_skin_source};
 pub use ring::READBACK_SLOTS;
 pub use skinning::{CulledDraws, MeshData, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};

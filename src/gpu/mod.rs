@@ -33,16 +33,13 @@ mod morph;
 mod page;
 mod props;
 mod read_back;
-mod readback;
 mod rebuild;
 mod recovery;
 mod renderer;
-mod ring;
 mod skinning;
 mod target;
 mod timing;
 mod vat;
-mod watch;
 
 pub use crate::layout::Camera;
 pub use animator::Animator;
@@ -58,20 +55,15 @@ pub use library::{GpuLibrary, LibraryHeap};
 pub use morph::GpuMorphTargets;
 pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use readback::read_at;
-pub(crate) use readback::read_at_async;
-#[cfg(not(target_arch = "wasm32"))]
-pub use readback::read_buffer;
-pub use readback::read_buffer_async;
+pub use read_back::read_buffer;
+pub use read_back::{FrameReadback, READBACK_SLOTS, read_buffer_async};
 pub use renderer::{MeshBuffers, SkinnedRenderer, depth_state};
 #[cfg(all(feature = "testing", not(target_arch = "wasm32")))]
 pub(crate) use renderer::{built_in_binding, built_in_skin_source};
-pub use ring::READBACK_SLOTS;
 pub use skinning::{CulledDraws, MeshData, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
 pub use vat::GpuVat;
-pub use watch::FrameReadback;
 
 use crate::error::{Error, Result};
 

@@ -1,12 +1,12 @@
 //! Every stage's output read back for tests and tools, waiting for the GPU (native only: a
 //! browser cannot block; there [`Animator::read_page_buffer_async`] reads any page buffer).
 
+use super::{read_at, read_buffer};
 use crate::cpu::Pose;
 use crate::error::{Error, Result};
 use crate::gpu::animator::Animator;
 use crate::gpu::controller::PageState;
 use crate::gpu::page::Page;
-use crate::gpu::{read_at, read_buffer};
 use crate::layout::{BlendList, GpuClock, GpuOutput, GpuVisibleHead, LocalPose, MAX_SOCKETS, outputs_offset};
 use crate::math::Affine;
 use crate::shaders::Resource;

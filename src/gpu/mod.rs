@@ -1,6 +1,11 @@
 //! The GPU runtime. The library never creates a device of its own inside your renderer: every
 //! type here takes your `wgpu::Device` and `wgpu::Queue`. [`headless_device`] is a convenience for
 //! tools and tests that have none.
+//!
+//! Data come back to the CPU one of two ways: without waiting, through the watches and
+//! [`Animator::take_readbacks`] (a ring of mapped copies, a frame or more late, for a running
+//! app), or at once, mapping a copy and waiting for it, with [`read_buffer_async`] (natively also
+//! the blocking `read_buffer`) and the animator's `read_*` methods (for tools and tests).
 
 /// `with_<field>` methods for a `#[non_exhaustive]` struct (which struct expressions outside the
 /// crate cannot build): `$ty { with_x => x: T, .. }` gives `const fn with_x(self, x: T) -> Self`,

@@ -87,6 +87,8 @@ pub mod reference;
 pub mod scene;
 pub mod shaders;
 pub mod skeleton;
+#[cfg(all(feature = "testing", not(target_arch = "wasm32")))]
+pub mod testing;
 pub mod vat;
 
 pub use clip::{Clip, ClipEvent, FloatCurve, Interpolation, JointTrack, Track};

@@ -438,7 +438,7 @@ fn any_time(compressed: bool, gpu: Option<&(wgpu::Device, wgpu::Queue)>) {
         let poses = match gpu {
             Some((device, queue)) => {
                 let requests: Vec<_> = times.iter().map(|&t| (clip, t as f32)).collect();
-                wgpu_anim::gpu::evaluate_poses(device, queue, &lib.library, &requests)
+                wgpu_anim::testing::evaluate_poses(device, queue, &lib.library, &requests)
                     .unwrap_or_else(|e| panic!("{}: {e}", fx.asset))
             }
             None => times
@@ -526,7 +526,7 @@ fn gpu_path(compressed: bool) {
                 (lib.clips[s][c], t as f32)
             })
             .collect();
-        let got = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib.library, &requests)
+        let got = wgpu_anim::testing::evaluate_poses(&device, &queue, &lib.library, &requests)
             .unwrap_or_else(|e| panic!("{asset}: {e}"));
         assert_eq!(got.len(), requests.len());
         let s = imp.primary_skeleton().expect("skeleton");
@@ -555,7 +555,7 @@ fn gpu_path(compressed: bool) {
             let mut g = affine_pose(&imp, s, pose);
             if let Some(v) = mesh0(&imp, s) {
                 let offset = animator.controller().instances()[k].joint_offset;
-                let p = wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, offset, &v)
+                let p = wgpu_anim::testing::skin_on_gpu(&device, &queue, &animator, offset, &v)
                     .unwrap_or_else(|e| panic!("{e}"));
                 g.vertices = points(&p);
             }
@@ -584,7 +584,8 @@ fn gpu_path(compressed: bool) {
 /// poses is farther from the reference than that somewhere (the check can fail).
 #[test]
 fn gpu_dual_quaternion_skinning_matches_the_f64_reference_on_real_assets() {
-    use wgpu_anim::gpu::{Skinning, skin_on_gpu_blended};
+    use wgpu_anim::gpu::Skinning;
+    use wgpu_anim::testing::skin_on_gpu_blended;
     use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode};
     let (device, queue) =
         wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap_or_else(|e| panic!("{e}"));

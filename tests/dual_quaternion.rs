@@ -10,10 +10,11 @@ mod common;
 
 use glam::{DMat4, Quat, Vec3, Vec4};
 use std::f32::consts::{FRAC_PI_2, PI};
-use wgpu_anim::gpu::{Skinning, skin_on_gpu_blended};
+use wgpu_anim::gpu::Skinning;
 use wgpu_anim::layout::BlendList;
 use wgpu_anim::math::{Affine, DualQuat};
 use wgpu_anim::mesh::{SkinVertex, SkinnedMesh};
+use wgpu_anim::testing::skin_on_gpu_blended;
 use wgpu_anim::{
     AnimationLibrary, Animator, AnimatorDesc, Clip, ClipId, InstanceDesc, JointTrack, LibraryBuilder, Skeleton, Track,
     Transform, cpu, reference,

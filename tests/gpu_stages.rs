@@ -475,7 +475,7 @@ fn gpu_matches_the_f64_reference_end_to_end() {
             (lib.clip_at(c as u32).unwrap(), r.gen_range(0.0..clips[c].duration))
         })
         .collect();
-    let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
+    let poses = wgpu_anim::testing::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
     let mut worst = 0.0f64;
     for ((clip, t), pose) in requests.iter().zip(&poses) {
         let skel = &lib.skeletons()[lib.clips()[clip.index() as usize].skeleton as usize];
@@ -535,7 +535,7 @@ fn skeletons_beyond_a_thousand_joints_run_on_the_gpu() {
     let requests: Vec<(ClipId, f32)> = (0..3)
         .map(|c| (lib.clip_at(c).unwrap(), 0.37 * (c + 1) as f32))
         .collect();
-    let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
+    let poses = wgpu_anim::testing::evaluate_poses(&device, &queue, &lib, &requests).unwrap();
     let depths = skel.depths();
     assert_eq!(*depths.iter().max().unwrap(), 10);
     for ((clip, t), pose) in requests.iter().zip(&poses) {

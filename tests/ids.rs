@@ -328,13 +328,13 @@ fn the_animator_and_gpu_tools_refuse_ids_of_another_library() {
         mine,
     );
     assert_foreign(
-        wgpu_anim::gpu::evaluate_poses(&device, &queue, &this.lib, &[(this.walk, 0.1), (other.walk, 0.1)]),
+        wgpu_anim::testing::evaluate_poses(&device, &queue, &this.lib, &[(this.walk, 0.1), (other.walk, 0.1)]),
         IdKind::Clip,
         1,
         theirs,
         mine,
     );
-    let poses = wgpu_anim::gpu::evaluate_poses(&device, &queue, &this.lib, &[(this.walk, 0.1)]).unwrap();
+    let poses = wgpu_anim::testing::evaluate_poses(&device, &queue, &this.lib, &[(this.walk, 0.1)]).unwrap();
     assert_eq!(poses.len(), 1);
 }
 

@@ -9,7 +9,8 @@ mod common;
 
 use glam::{DMat4, Vec3, Vec4};
 use rand::Rng;
-use wgpu_anim::gpu::{GpuMorphTargets, SkinBinding, Skinning, skin_on_gpu, skin_on_gpu_morphed};
+use wgpu_anim::gpu::{GpuMorphTargets, SkinBinding, Skinning};
+use wgpu_anim::testing::{skin_on_gpu, skin_on_gpu_morphed};
 use wgpu_anim::{
     Animator, AnimatorDesc, InstanceDesc, MorphDelta, MorphTarget, MorphTargets, SkinnedMesh, cpu, mannequin, reference,
 };

@@ -16,9 +16,10 @@ mod common;
 
 use glam::DVec3;
 use std::path::{Path, PathBuf};
-use wgpu_anim::gpu::{GpuMorphTargets, skin_on_gpu_morphed};
+use wgpu_anim::gpu::GpuMorphTargets;
 use wgpu_anim::offline::gltf_import::{self, Imported};
 use wgpu_anim::shaders::Resource;
+use wgpu_anim::testing::skin_on_gpu_morphed;
 use wgpu_anim::{Animator, AnimatorDesc, InstanceDesc, LoopMode, cpu, reference};
 
 const FILES: [&str; 3] = ["rules_tube.glb", "rules_tube_node_weights.glb", "rules_sphere.glb"];

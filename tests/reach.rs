@@ -394,7 +394,7 @@ fn a_cubic_rotation_through_zero_takes_its_keys_interpolation_on_the_gpu_and_the
     let rotation = cpu.local[0].rotation;
     assert!((rotation - glam::Vec4::W).length() < 1e-6, "{rotation}");
     let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).unwrap();
-    let gpu = wgpu_anim::gpu::evaluate_poses(&device, &queue, &lib, &[(clip, 0.5)]).unwrap();
+    let gpu = wgpu_anim::testing::evaluate_poses(&device, &queue, &lib, &[(clip, 0.5)]).unwrap();
     assert_eq!(gpu[0].beyond_reach(), None);
     assert!(
         (gpu[0].local[0].rotation - rotation).length() < 1e-6,

@@ -16,10 +16,11 @@ mod common;
 
 use glam::{Mat4, Quat, Vec3};
 use wgpu_anim::cpu::{self, SkinnedPoint};
-use wgpu_anim::gpu::{Camera, GpuVat, Transition, play_vat_on_gpu, skin_on_gpu};
+use wgpu_anim::gpu::{Camera, GpuVat, Transition};
 use wgpu_anim::layout::{GpuFrame, GpuInstance, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, MARK_VAT};
 use wgpu_anim::offline::vat::{VatDesc, bake_vat};
 use wgpu_anim::shaders::Resource;
+use wgpu_anim::testing::{play_vat_on_gpu, skin_on_gpu};
 use wgpu_anim::vat::Vat;
 use wgpu_anim::{Affine, Animator, AnimatorDesc, InstanceDesc, mannequin};
 

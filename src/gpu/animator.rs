@@ -5,8 +5,8 @@
 use super::controller::{Controller, FrameUpload};
 use super::page::{Page, Shared, StagePipeline, page_layout};
 use super::pipeline::{THREAD_PER_CHARACTER, stage_pipeline};
+use super::read_back::ring::Ring;
 use super::recovery::{CheckpointCopy, Recovery};
-use super::ring::Ring;
 use super::{AnimatorDesc, CharacterThreads, FrameReadback, GpuLibrary, HierarchyWalk};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};

@@ -1,10 +1,7 @@
-//! What an animator holds, for a renderer or a pass of your own (its buffers, by page) and for
-//! tests and tools (any page buffer read back; the blocking read-backs of every stage are in
-//! `read_back.rs`).
+//! What an animator holds, for a renderer or a pass of your own: its buffers, by page (reading
+//! them back is `read_back/`'s).
 
 use super::animator::Animator;
-use crate::error::{Error, Result};
-use crate::gpu::blocking::blocking;
 use crate::layout::outputs_offset;
 use crate::shaders::Resource;
 
@@ -186,54 +183,5 @@ impl Animator {
             return None;
         }
         self.pages.get(page).map(|p| p.buffer(resource))
-    }
-
-    blocking! {
-        /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of
-        /// `resource` (for tests and tools): [`Animator::read_page_buffer_async`], blocking (native
-        /// only).
-        ///
-        /// Errors: as [`Animator::read_page_buffer_async`].
-        pub fn read_page_buffer<T: bytemuck::Pod>(
-            &self,
-            device: &wgpu::Device,
-            queue: &wgpu::Queue,
-            page: usize,
-            resource: Resource,
-            first: u64,
-            count: u64,
-        ) -> Result<Vec<T>> = Self::read_page_buffer_async;
-    }
-
-    /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of
-    /// `resource` once the GPU has written them (in a browser, `.await` it).
-    ///
-    /// Errors: a page that does not exist, a resource that is not per page, a range past the
-    /// buffer's end or not 4-byte aligned, or a failed mapping.
-    pub async fn read_page_buffer_async<T: bytemuck::Pod>(
-        &self,
-        device: &wgpu::Device,
-        queue: &wgpu::Queue,
-        page: usize,
-        resource: Resource,
-        first: u64,
-        count: u64,
-    ) -> Result<Vec<T>> {
-        let buffer = self.page_buffer(page, resource).ok_or_else(|| Error::Limit {
-            what: format!(
-                "page {page} has no buffer of {} ({} pages; per-page resources only)",
-                resource.name(),
-                self.pages.len()
-            ),
-        })?;
-        // A section's elements count from where it starts in its home's buffer.
-        let (start, _) = self.pages[page].place(resource);
-        let offset = first
-            .checked_mul(size_of::<T>() as u64)
-            .and_then(|b| b.checked_add(start));
-        let offset = offset.ok_or_else(|| Error::Limit {
-            what: format!("a read of {count} elements from element {first} overflows a byte count"),
-        })?;
-        super::read_at_async(device, queue, buffer, offset, count).await
     }
 }

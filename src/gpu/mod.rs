@@ -1,6 +1,11 @@
 //! The GPU runtime. The library never creates a device of its own inside your renderer: every
 //! type here takes your `wgpu::Device` and `wgpu::Queue`. [`headless_device`] is a convenience for
 //! tools and tests that have none.
+//!
+//! Data come back to the CPU one of two ways: without waiting, through the watches and
+//! [`Animator::take_readbacks`] (a ring of mapped copies, a frame or more late, for a running
+//! app), or at once, mapping a copy and waiting for it, with [`read_buffer_async`] (natively also
+//! the blocking `read_buffer`) and the animator's `read_*` methods (for tools and tests).
 
 /// `with_<field>` methods for a `#[non_exhaustive]` struct (which struct expressions outside the
 /// crate cannot build): `$ty { with_x => x: T, .. }` gives `const fn with_x(self, x: T) -> Self`,
@@ -34,18 +39,14 @@ mod morph;
 mod page;
 mod pipeline;
 mod props;
-#[cfg(not(target_arch = "wasm32"))]
 mod read_back;
-mod readback;
 mod rebuild;
 mod recovery;
 mod renderer;
-mod ring;
 mod skinning;
 mod target;
 mod timing;
 mod vat;
-mod watch;
 
 pub use crate::layout::Camera;
 pub use animator::Animator;
@@ -62,22 +63,15 @@ pub use library::{GpuLibrary, LibraryHeap};
 pub use morph::GpuMorphTargets;
 pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
-pub use read_back::evaluate_poses;
-#[cfg(not(target_arch = "wasm32"))]
-pub use read_back::{play_vat_on_gpu, skin_on_gpu, skin_on_gpu_blended, skin_on_gpu_morphed};
-#[cfg(not(target_arch = "wasm32"))]
-pub(crate) use readback::read_at;
-pub(crate) use readback::read_at_async;
-#[cfg(not(target_arch = "wasm32"))]
-pub use readback::read_buffer;
-pub use readback::read_buffer_async;
+pub use read_back::read_buffer;
+pub use read_back::{FrameReadback, READBACK_SLOTS, read_buffer_async};
 pub use renderer::{MeshBuffers, SkinnedRenderer, depth_state};
-pub use ring::READBACK_SLOTS;
+#[cfg(all(feature = "testing", not(target_arch = "wasm32")))]
+pub(crate) use renderer::{built_in_binding, built_in_skin_source};
 pub use skinning::{MeshData, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
 pub use vat::GpuVat;
-pub use watch::FrameReadback;
 
 use crate::error::{Error, Result};
 

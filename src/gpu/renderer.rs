@@ -598,13 +598,13 @@ fn camera_entry() -> wgpu::BindGroupLayoutEntry {
 
 /// Where the built-in renderer places the skinning module for `animator`: with its dual
 /// quaternions when it keeps them, rigid where its library has no scale.
-pub(super) fn built_in_binding(animator: &Animator) -> super::SkinBinding {
+pub(crate) fn built_in_binding(animator: &Animator) -> super::SkinBinding {
     super::SkinBinding::BUILT_IN.for_animator(animator)
 }
 
 /// The built-in renderer's shader (`shaders/skin.wgsl`), the skinning module placed by `skin`
 /// ([`super::SkinBinding::BUILT_IN`] or [`super::SkinBinding::BUILT_IN_DUAL`]).
-pub(super) fn built_in_skin_source(skin: super::SkinBinding) -> Result<String> {
+pub(crate) fn built_in_skin_source(skin: super::SkinBinding) -> Result<String> {
     stage_source_with(Stage::Skin, &skin.stage_defs()).map_err(|reason| Error::Refused {
         what: "the built-in skinning shader".to_owned(),
         reason,

@@ -205,9 +205,9 @@ fn gpu_pose(imp: &Imported, s: usize, c: usize, t: f64, source: &ClipSource) -> 
                     .map_err(|e| e.to_string())?;
                 morph_weights = to_f64(&w);
                 let gpu_targets = GpuMorphTargets::new(&device, set).map_err(|e| e.to_string())?;
-                wgpu_anim::gpu::skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &m.vertices)
+                wgpu_anim::testing::skin_on_gpu_morphed(&device, &queue, &animator, 0, &gpu_targets, &m.vertices)
             }
-            None => wgpu_anim::gpu::skin_on_gpu(&device, &queue, &animator, inst.joint_offset, &m.vertices),
+            None => wgpu_anim::testing::skin_on_gpu(&device, &queue, &animator, inst.joint_offset, &m.vertices),
         };
         vertices = Some(to_points(&skinned.map_err(|e| e.to_string())?));
     }

@@ -11,7 +11,7 @@
 //! A slot holds the parts of a [`RingLayout`], end to end: each part the bytes of one resource
 //! of the binding table that may be read back ([`Resource::read_back`]), copied from wherever
 //! its copies say. Which parts there are and what their bytes mean is the watches' business
-//! (`gpu/watch.rs`), which give the ring the function that decodes a slot.
+//! (`watch.rs`), which give the ring the function that decodes a slot.
 
 use crate::shaders::Resource;
 use std::collections::VecDeque;
@@ -40,7 +40,7 @@ struct Slot {
 /// part's resource (the animator's own buffer, whatever `page`, for a resource that is not per
 /// page) to byte `dst` of the part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct RingCopy {
+pub(in crate::gpu) struct RingCopy {
     pub page: usize,
     pub src: u64,
     pub dst: u64,
@@ -49,7 +49,7 @@ pub(super) struct RingCopy {
 
 /// A part of a slot: what one watch reads back every frame from one resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct RingPart {
+pub(in crate::gpu) struct RingPart {
     /// The resource its copies read, one that may be read back ([`Resource::read_back`]).
     pub resource: Resource,
     /// Its bytes in a slot (a multiple of 4, as copies need).
@@ -77,7 +77,7 @@ impl RingPart {
 
 /// What a frame copies into its slot: its parts end to end, at most one per resource.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct RingLayout {
+pub(in crate::gpu) struct RingLayout {
     parts: Vec<RingPart>,
 }
 
@@ -130,11 +130,11 @@ impl RingLayout {
 }
 
 /// What decodes a slot's data: the layout it was copied by, its frame, its bytes.
-pub(super) type Decode<T> = fn(&RingLayout, u64, &[u8]) -> T;
+pub(in crate::gpu) type Decode<T> = fn(&RingLayout, u64, &[u8]) -> T;
 
 /// The readback ring of one animator, handing on what it reads as `T`.
 #[derive(Debug)]
-pub(super) struct Ring<T> {
+pub(in crate::gpu) struct Ring<T> {
     device: wgpu::Device,
     slots: Vec<Slot>,
     /// What every frame copies.
@@ -194,7 +194,7 @@ impl<T> Ring<T> {
                 state.store(MAPPING, Ordering::Release);
                 // On a lost device the buffer is invalid: an error of this scope, not a panic of
                 // the uncaptured-error handler.
-                let refused = super::scope_caught(&self.device, || {
+                let refused = crate::gpu::scope_caught(&self.device, || {
                     slot.buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
                         state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
                     });

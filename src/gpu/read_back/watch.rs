@@ -4,9 +4,9 @@
 //! [`Resource::Palettes`], the outputs section of [`Resource::CharacterState`], the event log
 //! [`Resource::Events`]), and [`decode`] makes a [`FrameReadback`] of a slot's parts.
 
-use super::animator::{Animator, event_log_buffer};
 use super::ring::{Ring, RingCopy, RingLayout, RingPart};
 use crate::error::{Error, Result};
+use crate::gpu::animator::{Animator, event_log_buffer};
 use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuOutput, MAX_SOCKETS};
 use crate::math::Affine;
 use crate::shaders::Resource;
@@ -96,7 +96,7 @@ impl Animator {
     /// and the IK stage's reached chains —
     /// through the same ring and with the same latency as [`Animator::watch_sockets`]
     /// ([`FrameReadback::outputs`](super::FrameReadback)). The GPU writes a character's root
-    /// motion only while it has root motion on ([`Controller::set_root_motion`](super::Controller::set_root_motion)), and curves
+    /// motion only while it has root motion on ([`Controller::set_root_motion`](crate::gpu::Controller::set_root_motion)), and curves
     /// when the library has any. An empty list stops. Watch again after adding or removing
     /// characters.
     ///
@@ -156,7 +156,7 @@ impl Animator {
         }
         let part = RingPart::whole(EVENTS, bytes);
         let ring = make_ring(device, self.ring_layout().with(part))?;
-        let log = super::refusable_now(
+        let log = crate::gpu::refusable_now(
             device,
             || "the event log".to_owned(),
             || event_log_buffer(device, capacity),
@@ -232,7 +232,7 @@ impl Animator {
     }
 
     /// Records the copies of this frame into its slot of the ring, if it has one.
-    pub(super) fn copy_to_ring(&self, encoder: &mut wgpu::CommandEncoder) {
+    pub(in crate::gpu) fn copy_to_ring(&self, encoder: &mut wgpu::CommandEncoder) {
         let Some(ring) = &self.ring else { return };
         let Some(slot) = ring.current_buffer() else { return };
         for (at, part) in ring.layout.placed() {
@@ -253,7 +253,7 @@ fn make_ring(device: &wgpu::Device, layout: RingLayout) -> Result<Option<Ring<Fr
     if layout.is_empty() {
         return Ok(None);
     }
-    super::refusable_now(
+    crate::gpu::refusable_now(
         device,
         || "the readback ring".to_owned(),
         || Some(Ring::new(device, layout, decode)),

@@ -1,7 +1,7 @@
 // Stage 4: skinning matrices K[j] = model[j] * inverse_bind[j] as 3x4 affine matrices, all
 // instances' palettes in one buffer, each instance at its joint_offset (and, for an instance
 // that skins with dual quaternions on a page that keeps them, K[j] as a dual quaternion and a
-// stretch in the dual palettes, the same buffer's section from `frame.dual_base`, at the same
+// stretch in the dual palettes, the same buffer's section from `dual_palettes_base()`, at the same
 // offset); after them (from the
 // frame's joint capacity, `frame.snapshot_offset`) each instance's MAX_SOCKETS socket matrices
 // world * model[joint] * offset, when its skeleton has sockets. One workgroup per instance, its
@@ -17,7 +17,7 @@
 #import wgpu_anim::culling::{
     drawn_count, drawn_instance, evaluated_count, evaluated_instance, held_fraction, marks_of, update_rate,
 }
-#import wgpu_anim::bindings::{frame, instances, model_poses, palettes}
+#import wgpu_anim::bindings::{dual_palettes_base, frame, instances, model_poses, palettes}
 #import wgpu_anim::library::{inverse_bind, skeleton_info, socket_at}
 
 // Whether the frame keeps dual quaternions (FRAME_DUAL_QUATERNION) and interpolates update-rate
@@ -42,7 +42,7 @@ fn frame_interpolates() -> bool {
 
 // The palette buffer holds 16-byte units (Rust: shaders::Resource::Palettes): palette slot `s`
 // (an `Affine`) at unit 3 s, joint `j`'s dual quaternion (a `DualQuat`) at unit
-// `frame.dual_base + 4 j`.
+// `dual_palettes_base() + 4 j`.
 fn load_palette(s: u32) -> Affine {
     let b = 3u * s;
     return Affine(palettes[b], palettes[b + 1u], palettes[b + 2u]);
@@ -56,7 +56,7 @@ fn store_palette(s: u32, m: Affine) {
 }
 
 fn store_dual_palette(j: u32, q: DualQuat) {
-    let b = frame.dual_base + 4u * j;
+    let b = dual_palettes_base() + 4u * j;
     palettes[b] = q.real;
     palettes[b + 1u] = q.dual;
     palettes[b + 2u] = q.stretch_diagonal;

@@ -20,7 +20,7 @@ pub use view::{Camera, SkinView};
 pub use wgsl::{Generated, WgslStruct, WgslType};
 
 use crate::math::Affine;
-use glam::Vec4;
+use glam::{UVec4, Vec4};
 
 /// Workgroup size of every per-instance compute stage (`clock`, `local_to_model`), and the number
 /// of threads per instance of the per-joint stages (`sample`, `ik`, `palette`, fused) with
@@ -87,26 +87,20 @@ wgsl_struct! {
         /// With [`FRAME_VAT`]: below this projected size (as [`GpuFrame::lod`]'s) a character that
         /// may be is drawn with its VAT.
         pub vat_size: f32,
-        /// Where the blend lists start in the page's character state, in 16-byte units
-        /// ([`blend_lists_offset`] of the page's instance capacity, divided by 16).
-        pub blend_list_base: u32,
-        /// Where the morph weights start in the page's character state, in `f32`s
-        /// ([`morph_weights_offset`] of the page's instance capacity, divided by 4).
-        pub morph_base: u32,
-        /// Where the dual quaternions start in the page's palettes, in 16-byte units
-        /// ([`dual_palettes_offset`], divided by 16).
-        pub dual_base: u32,
         /// Padding (scalars, not an array: a uniform's arrays take 16 bytes per element).
         pub _pad_b: u32,
         /// Padding.
         pub _pad_c: u32,
-        /// Padding.
-        pub _pad_d: u32,
+        /// Where each section of a page buffer starts in its home's buffer, in 16-byte units, at
+        /// the section's slot ([`crate::shaders::Resource::section_bases`],
+        /// [`crate::shaders::Resource::section_slot`]; WGSL `<name>_base()` in
+        /// `wgpu_anim::bindings`): the blend lists, the dual quaternions, the morph weights.
+        pub sections: [UVec4; 2],
     }
 }
 
-// What every page's `prepare` writes (README, the guides and the bench's docs say 208 bytes).
-const _: () = assert!(size_of::<GpuFrame>() == 208);
+// What every page's `prepare` writes (README, the guides and the bench's docs say 224 bytes).
+const _: () = assert!(size_of::<GpuFrame>() == 224);
 
 /// `GpuFrame::flags` bit: the clock stage detects clip events and appends them to the event log.
 pub const FRAME_EVENTS: u32 = 1;

@@ -118,7 +118,7 @@ pub const STATE: &str = include_str!("../shaders/shared/state.wgsl");
 
 mod resources;
 
-pub use resources::{PageOptions, Resource, Scope, Section, Sections, Survival};
+pub use resources::{MAX_SECTIONS, PageOptions, Resource, Scope, Section, Sections, Survival};
 
 /// How a stage accesses a resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -369,6 +369,19 @@ pub fn bindings_wgsl(stage: Stage) -> String {
             resource.name(),
             resource.wgsl_type()
         ));
+    }
+    // Each section's base, from the frame (`Resource::section_bases`).
+    for resource in Resource::ALL {
+        if let Some(slot) = resource.section_slot() {
+            out.push_str(&format!(
+                "// Where the {name} start in the {home} buffer, in 16-byte units.\n\
+                 fn {name}_base() -> u32 {{ return frame.sections[{}u][{}u]; }}\n",
+                slot / 4,
+                slot % 4,
+                name = resource.name(),
+                home = resource.home().name(),
+            ));
+        }
     }
     out
 }
@@ -772,6 +785,56 @@ mod tests {
             Resource::CharacterState.page_bytes(10, 0, options),
             Some(morph.0 + morph.1)
         );
+    }
+
+    /// A section's place follows from the table: each from a 256-byte boundary after its home's
+    /// own data and the sections before it, its base in the frame at its slot; a section that
+    /// holds a value per instance lies where the capacity alone says, whatever the options.
+    #[test]
+    fn sections_are_placed_by_the_table_and_carried_by_the_frame() {
+        let all = PageOptions {
+            sockets: true,
+            dual_quaternion: true,
+            morph_weights: 5,
+            inertialization: true,
+            layers: true,
+            culling: true,
+            lod_interpolation: true,
+        };
+        let mut slots = Vec::new();
+        for options in [PageOptions::NONE, all] {
+            for (instances, joints) in [(1, 1), (10, 530), (1000, 53_000)] {
+                let bases = Resource::section_bases(instances, joints, options);
+                for home in Resource::ALL.into_iter().filter(|r| !r.is_section()) {
+                    let Some(mut end) = home.data_bytes(instances, joints, options) else {
+                        continue;
+                    };
+                    for &section in home.sections() {
+                        assert_eq!(section.home(), home);
+                        let (offset, bytes) = section.place(instances, joints, options).unwrap();
+                        assert_eq!(offset, end.next_multiple_of(256), "{section:?}");
+                        end = offset + bytes;
+                        let slot = section.section_slot().unwrap();
+                        slots.push(slot);
+                        assert_eq!(u64::from(bases[slot / 4][slot % 4]) * 16, offset, "{section:?}");
+                        if !section.instance_sections(instances).is_empty() {
+                            let none = section.place(instances, joints, PageOptions::NONE).unwrap();
+                            assert_eq!(none.0, offset, "{section:?} moves with the options");
+                        }
+                    }
+                    assert_eq!(home.page_bytes(instances, joints, options), Some(end), "{home:?}");
+                }
+            }
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots, (0..slots.len()).collect::<Vec<_>>(), "one slot per section");
+        assert!(slots.len() <= super::MAX_SECTIONS);
+        // Every stage's WGSL names each section's base.
+        let wgsl = super::bindings_wgsl(super::Stage::Clock);
+        for r in Resource::ALL.into_iter().filter(|r| r.is_section()) {
+            assert!(wgsl.contains(&format!("fn {}_base() -> u32", r.name())), "{r:?}");
+        }
     }
 
     /// What a checkpoint needs of a resource is in the table: the sections of every checkpointed

@@ -59,12 +59,13 @@ fn frame_against_mirror(
         view_w: glam::Vec4::W,
         key_base: 0,
         vat_size: 0.0,
-        blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.controller().page_capacity(0)) / 16) as u32,
-        morph_base: (wgpu_anim::layout::morph_weights_offset(a.controller().page_capacity(0)) / 4) as u32,
-        dual_base: 0,
         _pad_b: 0,
         _pad_c: 0,
-        _pad_d: 0,
+        sections: wgpu_anim::shaders::Resource::section_bases(
+            a.controller().page_capacity(0),
+            a.controller().page_max_joints(0),
+            a.controller().page_options(),
+        ),
     };
     let mut log = EventLog::new(a.event_capacity() as usize);
     let mut lists = vec![Default::default(); clocks.len()];
@@ -363,12 +364,13 @@ fn wrap_frames(device: &wgpu::Device, queue: &wgpu::Queue, source: &str) -> Vec<
             view_w: glam::Vec4::W,
             key_base: 0,
             vat_size: 0.0,
-            blend_list_base: (wgpu_anim::layout::blend_lists_offset(a.controller().page_capacity(0)) / 16) as u32,
-            morph_base: (wgpu_anim::layout::morph_weights_offset(a.controller().page_capacity(0)) / 4) as u32,
-            dual_base: 0,
             _pad_b: 0,
             _pad_c: 0,
-            _pad_d: 0,
+            sections: wgpu_anim::shaders::Resource::section_bases(
+                a.controller().page_capacity(0),
+                a.controller().page_max_joints(0),
+                a.controller().page_options(),
+            ),
         };
         queue.write_buffer(&frame_buffer, 0, bytemuck::bytes_of(&frame));
         let mut encoder = device.create_command_encoder(&Default::default());

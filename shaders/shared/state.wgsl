@@ -2,7 +2,8 @@
 // shaders::Resource::CharacterState and the resources whose home it is, layout::sections): the
 // clocks (`Clock`, 4 units of 16 bytes each) from unit 0, the outputs (`Output`, 8 units each)
 // from `frame.output_base`, the blend lists (`BlendList`, 20 units each) from
-// `frame.blend_list_base`, the morph weights (`f32`) from `frame.morph_base`. One binding for
+// `blend_lists_base()`, the morph weights (`f32`) from `morph_weights_base()` (the sections'
+// bases, generated in `wgpu_anim::bindings` from shaders::Resource::sections). One binding for
 // all leaves storage slots free in every stage. The CPU mirror takes the sections as slices
 // (`clocks`, `outputs`, blend lists, morph weights): the same bytes.
 
@@ -11,7 +12,7 @@
 #import wgpu_anim::types::{
     Affine, BlendList, BlendSample, Clock, LayerApply, MAX_BLEND_CLIPS, MAX_CURVES, MAX_LAYERS, Output, Ticks,
 }
-#import wgpu_anim::bindings::{character_state, frame}
+#import wgpu_anim::bindings::{blend_lists_base, character_state, frame, morph_weights_base}
 
 // A clock's 16-byte units a character uses this frame (`CLOCK_UNIT_*`): its target's time (unit
 // 0, always); the source's time and the layers' seq (1); the transition's time and layer 0's (2);
@@ -112,7 +113,7 @@ const_assert BLEND_LIST_UNITS == 1u + MAX_LAYERS + MAX_BLEND_CLIPS;
 
 // Unit `u` of character i's blend list.
 fn blend_list_unit(i: u32, u: u32) -> vec4<u32> {
-    return character_state[frame.blend_list_base + BLEND_LIST_UNITS * i + u];
+    return character_state[blend_lists_base() + BLEND_LIST_UNITS * i + u];
 }
 
 fn blend_list_layer(i: u32, k: u32) -> LayerApply {
@@ -131,7 +132,7 @@ fn blend_list_sample(i: u32, k: u32) -> BlendSample {
 // reads them as zero, as the CPU mirror writes them).
 fn store_blend_list(i: u32, value: BlendList) {
     var list = value;
-    let b = frame.blend_list_base + BLEND_LIST_UNITS * i;
+    let b = blend_lists_base() + BLEND_LIST_UNITS * i;
     character_state[b] = vec4<u32>(list.count, list.mesh_additive, list.inertia, bitcast<u32>(list.inertia_time));
 #ifndef NO_LAYERS
     for (var k = 0u; k < MAX_LAYERS; k++) {
@@ -148,11 +149,11 @@ fn store_blend_list(i: u32, value: BlendList) {
 // Morph weight `w` of the page (its drawn weights from 0, the instances' own from
 // `frame.morph_api_base`, the snapshots from twice that).
 fn load_morph_weight(w: u32) -> f32 {
-    let k = frame.morph_base + w;
+    let k = 4u * morph_weights_base() + w;
     return bitcast<f32>(character_state[k >> 2u][k & 3u]);
 }
 
 fn store_morph_weight(w: u32, value: f32) {
-    let k = frame.morph_base + w;
+    let k = 4u * morph_weights_base() + w;
     character_state[k >> 2u][k & 3u] = bitcast<u32>(value);
 }

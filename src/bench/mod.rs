@@ -28,7 +28,7 @@
 //!   again, then one key value for a step or a single key, two for linear, four for cubic spline),
 //!   the rest pose when a blend's weight falls short, the joint's parent index and inverse bind.
 //!
-//! The 208-byte frame uniform each stage reads is left out (it does not scale with the crowd).
+//! The 224-byte frame uniform each stage reads is left out (it does not scale with the crowd).
 //! The counts are taken on the workload's first [`TRAFFIC_SAMPLE`] characters after one frame (its
 //! blend lists give the clips and times sampled), so they are the same for every crowd size. The
 //! CPU mirror reads and writes the same buffers as the staged path, so its rows carry the same

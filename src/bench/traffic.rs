@@ -81,6 +81,33 @@ fn packed_bytes(packed: &[u32], track: &GpuTrack, t: f32) -> u64 {
     4 * u64::from(words)
 }
 
+/// The 16-byte units of its clock the clock stage reads and writes in a frame of `inst`
+/// (`load_clock_units`, shaders/shared/state.wgsl): the target's always, the source's and the
+/// transition's while a transition runs, layer 0's with the transition's, layers 1 and 2's. On
+/// the frame a state starts, the source's and the transition's too: not counted, a frame in
+/// many.
+fn clock_units(inst: &GpuInstance) -> u64 {
+    let transition = inst.source_kind() != crate::layout::source_kind::NONE;
+    let layer_on = |k: u32| inst.flags & (crate::layout::LAYER_ON << k) != 0;
+    let layers_on = (0..crate::layout::MAX_LAYERS).any(layer_on);
+    1 + u64::from(transition || layers_on)
+        + u64::from(transition || layer_on(0))
+        + u64::from(layer_on(1) || layer_on(2))
+}
+
+/// The bytes the clock reads of the `nodes` blend nodes from `offset`: each node, its children
+/// and its triangles.
+fn tree_bytes(lib: &AnimationLibrary, offset: u32, nodes: u32) -> u64 {
+    let mut b = 0;
+    for k in 0..nodes {
+        let node = &lib.blend().nodes[(offset + k) as usize];
+        b += size_of::<GpuBlendNode>() as u64
+            + u64::from(node.child_count) * size_of::<GpuBlendChild>() as u64
+            + u64::from(node.triangle_count) * 16;
+    }
+    b
+}
+
 /// Bytes per joint of one frame of `instances`, whose blend lists for the frame are `lists`, on
 /// `path` (see the module docs for what is counted).
 #[must_use]
@@ -92,16 +119,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
     let clip_times = lib.clips_share_key_times();
     let sz = |n: usize| n as u64;
     let (mut own, mut shared, mut joints) = (0u64, 0u64, 0u64);
-    let tree_bytes = |offset: u32, nodes: u32| -> u64 {
-        let mut b = 0;
-        for k in 0..nodes {
-            let node = &lib.blend().nodes[(offset + k) as usize];
-            b += sz(size_of::<GpuBlendNode>())
-                + u64::from(node.child_count) * sz(size_of::<GpuBlendChild>())
-                + u64::from(node.triangle_count) * 16;
-        }
-        b
-    };
+    let tree_bytes = |offset: u32, nodes: u32| tree_bytes(lib, offset, nodes);
     // The sections of an instance that are read (see `GpuInstance`): its header (flags, skeleton,
     // joint range) by every stage, the rest of its first section by the clock.
     let instance_header = sz(std::mem::offset_of!(GpuInstance, clip));
@@ -109,9 +127,7 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
     let instance_transition = sz(std::mem::offset_of!(GpuInstance, world)) - instance_base;
     let instance_layers =
         sz(std::mem::offset_of!(GpuInstance, morph_offset)) - sz(std::mem::offset_of!(GpuInstance, layers));
-    // A clock's 16-byte units (`load_clock_units`, shaders/shared/state.wgsl): the target's
-    // always, the source's and the transition's while a transition runs, layer 0's with the
-    // transition's, layers 1 and 2's.
+    // A clock's 16-byte units ([`clock_units`]).
     let clock_unit = sz(size_of::<GpuClock>()) / 4;
     for (inst, list) in instances.iter().zip(lists) {
         let j = u64::from(inst.joint_count);
@@ -120,17 +136,10 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
             .filter(|&k| inst.flags & (crate::layout::LAYER_ON << k) != 0)
             .count() as u64;
         // clock: the instance's first section, the transition's while one is set, the layer
-        // section while a layer is on; the units of its clock in use, in and out (on the frame
-        // a state starts, the source's and the transition's too: not counted, a frame in
-        // many). Each layer that is on reads its definition, which the instances playing it
-        // share.
+        // section while a layer is on; the units of its clock in use, in and out. Each layer
+        // that is on reads its definition, which the instances playing it share.
         let transition = inst.source_kind() != crate::layout::source_kind::NONE;
-        let layer_on = |k: u32| inst.flags & (crate::layout::LAYER_ON << k) != 0;
-        let clock_units = 1
-            + u64::from(transition || layers_on > 0)
-            + u64::from(transition || layer_on(0))
-            + u64::from(layer_on(1) || layer_on(2));
-        own += instance_base + 2 * clock_units * clock_unit;
+        own += instance_base + 2 * clock_units(inst) * clock_unit;
         if transition {
             own += instance_transition;
         }

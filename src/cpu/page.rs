@@ -1,8 +1,10 @@
 //! The buffers of one page, as the CPU mirror's stages take them.
 
 use super::EventLog;
+use crate::error::{Error, Result};
 use crate::layout::{BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, LocalPose};
 use crate::math::{Affine, DualQuat};
+use crate::shaders::Resource;
 
 /// The buffers of one page as the GPU binds them: one field per resource of the binding table
 /// ([`crate::shaders::Resource`], [`crate::shaders::Stage::bindings`]) but the library's (the
@@ -100,6 +102,11 @@ pub struct PageBuffers<'a> {
     /// interpolates ([`FRAME_LOD_INTERPOLATE`](crate::layout::FRAME_LOD_INTERPOLATE)), the
     /// marks read from `outputs`.
     pub drawn: Option<&'a [u32]>,
+    /// Sections of the page's buffers given by their resource rather than by a field of their
+    /// own ([`PageBuffers::section`]), each laid out as the GPU lays it out
+    /// ([`Resource::place`]): what a stage's mirror of data added to the binding table reads
+    /// and writes ([`PageBuffers::section_mut`]), with no field to add here.
+    pub sections: Vec<(Resource, &'a mut [u8])>,
 }
 
 impl std::fmt::Debug for PageBuffers<'_> {
@@ -120,6 +127,14 @@ impl std::fmt::Debug for PageBuffers<'_> {
             .field("ground", &self.ground.is_some())
             .field("visible", &self.visible.map(<[u32]>::len))
             .field("drawn", &self.drawn.map(<[u32]>::len))
+            .field(
+                "sections",
+                &self
+                    .sections
+                    .iter()
+                    .map(|(r, b)| (r.name(), b.len()))
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -145,7 +160,40 @@ impl<'a> PageBuffers<'a> {
             ground: None,
             visible: None,
             drawn: None,
+            sections: Vec::new(),
         }
+    }
+
+    /// With `values` as the section of `resource` (one of the binding table's, by its
+    /// [`Resource::name`]), replacing any given before.
+    #[must_use]
+    pub fn section<T: bytemuck::Pod>(mut self, resource: Resource, values: &'a mut [T]) -> Self {
+        self.sections.retain(|(r, _)| *r != resource);
+        self.sections.push((resource, bytemuck::cast_slice_mut(values)));
+        self
+    }
+
+    /// The section of `resource` as `T`s, to read and write.
+    ///
+    /// Errors ([`Error::Limit`], as the stages' checks of their other buffers): it was not
+    /// given, or its bytes are not a whole number of `T`s.
+    pub fn section_mut<T: bytemuck::Pod>(&mut self, resource: Resource) -> Result<&mut [T]> {
+        let Some((_, bytes)) = self.sections.iter_mut().find(|(r, _)| *r == resource) else {
+            return Err(Error::Limit {
+                what: format!(
+                    "the page has no {} section (PageBuffers::section gives one)",
+                    resource.name()
+                ),
+            });
+        };
+        let len = bytes.len();
+        bytemuck::try_cast_slice_mut(bytes).map_err(|_| Error::Limit {
+            what: format!(
+                "the page's {} section holds {len} bytes, not a whole number of {}-byte values",
+                resource.name(),
+                size_of::<T>()
+            ),
+        })
     }
 
     /// With this list of the instances drawn (culling).
@@ -245,5 +293,31 @@ impl<'a> PageBuffers<'a> {
             outputs: Some(outputs),
             ..self
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A section given by its resource comes back as the values given, to read and write; one
+    /// not given, or read as values that do not divide its bytes, is an error naming it.
+    #[test]
+    fn a_section_is_found_by_its_resource() {
+        let frame = GpuFrame::default();
+        let mut lists = vec![BlendList::default(); 3];
+        lists[1].count = 2;
+        let mut page = PageBuffers::new(&frame, &mut []).section(Resource::BlendLists, &mut lists);
+        let got = page.section_mut::<BlendList>(Resource::BlendLists).unwrap();
+        assert_eq!((got.len(), got[1].count), (3, 2));
+        got[2].count = 5;
+        let words = page.section_mut::<u32>(Resource::BlendLists).unwrap();
+        assert_eq!(words.len(), 3 * size_of::<BlendList>() / 4);
+        let missing = page.section_mut::<f32>(Resource::MorphWeights).unwrap_err();
+        assert!(missing.to_string().contains("morph_weights"), "{missing}");
+        let odd = page.section_mut::<[u8; 7]>(Resource::BlendLists).unwrap_err();
+        assert!(odd.to_string().contains("blend_lists"), "{odd}");
+        drop(page);
+        assert_eq!(lists[2].count, 5);
     }
 }

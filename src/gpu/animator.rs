@@ -540,11 +540,11 @@ impl Animator {
                 bytemuck::cast_slice(clocks),
             );
         }
-        for (page, first, weights) in &upload.morph_weights {
+        for write in &upload.sections {
             queue.write_buffer(
-                self.pages[*page].buffer(Resource::MorphWeights),
-                self.controller.own_morph_offset(*page, *first),
-                bytemuck::cast_slice(weights),
+                self.pages[write.page].buffer(write.resource),
+                write.offset,
+                bytemuck::cast_slice(&write.words),
             );
         }
         // The frame uniforms go up with the gaps between their slots.

@@ -51,7 +51,7 @@ mod vat;
 pub use crate::layout::Camera;
 pub use animator::Animator;
 pub use budget::LodBudget;
-pub use controller::{Controller, DEFAULT_UPDATE_RATES, DEFAULT_VAT_SIZE, FrameUpload, PageState};
+pub use controller::{Controller, DEFAULT_UPDATE_RATES, DEFAULT_VAT_SIZE, FrameUpload, PageState, SectionWrite};
 pub use culled_draws::CulledDraws;
 #[cfg(feature = "scene")]
 pub use demo::{FootprintRenderer, Footprints, GroundRenderer};

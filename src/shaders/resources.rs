@@ -22,9 +22,8 @@ pub enum Resource {
     /// in 16-byte units) its `Output` (128 B: root motion, float curves).
     CharacterState,
     /// Per instance: `BlendList` (320 B), a section of the page's [`Resource::CharacterState`]
-    /// buffer from [`crate::layout::blend_lists_offset`] (`Frame::blend_list_base` in 16-byte
-    /// units), which the clock stage writes and the sample stage reads through
-    /// `shaders/shared/state.wgsl`.
+    /// buffer after its outputs ([`Resource::sections`]; WGSL `blend_lists_base()`), which the clock
+    /// stage writes and the sample stage reads through `shaders/shared/state.wgsl`.
     BlendLists,
     /// Per joint: `LocalPose`, the current poses the sample stage writes and the local_to_model
     /// stage reads, then (with [`PageOptions::layers`]) as many mesh-space additive deltas
@@ -39,8 +38,8 @@ pub enum Resource {
     /// Per joint: `DualQuat` skinning dual quaternions ([`crate::math::DualQuat`]), written for
     /// the instances that skin with them when the animator keeps them
     /// ([`crate::gpu::AnimatorDesc::dual_quaternion`]). A section of the page's
-    /// [`Resource::Palettes`] buffer, after the palettes, socket matrices and key palettes, from
-    /// a 256-byte boundary (`Frame::dual_base` in 16-byte units).
+    /// [`Resource::Palettes`] buffer, after the palettes, socket matrices and key palettes
+    /// ([`Resource::sections`]; WGSL `dual_palettes_base()`).
     DualPalettes,
     /// Per instance: its morph weights (`array<f32>`, [`crate::gpu::AnimatorDesc::morph_weights`]
     /// each, from `Instance::morph_offset`), which the skinning module's `wgpu_anim_morph` reads
@@ -50,8 +49,8 @@ pub enum Resource {
     /// the CPU writes the first part; with them (shader define `MORPH`) the CPU writes the
     /// second and the sample stage (and the fused one) blends the first from it, the clips'
     /// tracks and the snapshot, and writes the snapshot on a frame that keeps the pose. A section
-    /// of the page's [`Resource::CharacterState`] buffer, after the blend lists, from a 256-byte
-    /// boundary (`Frame::morph_base` in `f32`s).
+    /// of the page's [`Resource::CharacterState`] buffer, after the blend lists
+    /// ([`Resource::sections`]; WGSL `morph_weights_base()`).
     MorphWeights,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
@@ -69,6 +68,21 @@ pub enum Resource {
     /// and the fused stage, which keeps the current pose in workgroup memory, binds only this.
     PoseHistory,
 }
+
+/// The most sections ([`Resource::is_section`]) the frame carries bases for
+/// ([`Resource::section_bases`]).
+pub const MAX_SECTIONS: usize = 8;
+const _: () = {
+    let mut sections = 0;
+    let mut k = 0;
+    while k < Resource::ALL.len() {
+        if Resource::ALL[k].is_section() {
+            sections += 1;
+        }
+        k += 1;
+    }
+    assert!(sections <= MAX_SECTIONS, "more sections than GpuFrame::sections holds");
+};
 
 impl Resource {
     /// Every resource, by binding number.
@@ -96,17 +110,40 @@ impl Resource {
         Self::ALL.iter().position(|&r| r == self).unwrap_or(0) as u32
     }
 
+    /// The sections its page buffer holds after its own data, in buffer order, each from a
+    /// 256-byte boundary ([`crate::layout::SECTION_ALIGNMENT`]): the blend lists and the morph
+    /// weights in the character state, the dual quaternions in the palettes. A section has no
+    /// binding of its own, so that every stage leaves [`crate::shaders::STORAGE_SLOTS_SPARE`]
+    /// slots free: stages bind its home ([`Resource::home`]) and find it from the frame
+    /// ([`Resource::section_bases`]). Listing a resource here is all it takes to make it a
+    /// section: its place, its home's size, its frame base and its WGSL accessor
+    /// (`<name>_base()`, in `wgpu_anim::bindings`) follow.
+    #[must_use]
+    pub const fn sections(self) -> &'static [Resource] {
+        match self {
+            Resource::CharacterState => &[Resource::BlendLists, Resource::MorphWeights],
+            Resource::Palettes => &[Resource::DualPalettes],
+            _ => &[],
+        }
+    }
+
     /// The resource whose buffer holds it: itself, or, for a section of another page buffer
-    /// (the blend lists and morph weights in the character state, the dual quaternions in the
-    /// palettes), that buffer's resource. Stages bind the home; a section has no binding of its
-    /// own, so that every stage leaves [`crate::shaders::STORAGE_SLOTS_SPARE`] slots free.
+    /// ([`Resource::sections`]), that buffer's resource.
     #[must_use]
     pub const fn home(self) -> Resource {
-        match self {
-            Resource::BlendLists | Resource::MorphWeights => Resource::CharacterState,
-            Resource::DualPalettes => Resource::Palettes,
-            r => r,
+        let mut k = 0;
+        while k < Self::ALL.len() {
+            let sections = Self::ALL[k].sections();
+            let mut s = 0;
+            while s < sections.len() {
+                if sections[s] as u8 == self as u8 {
+                    return Self::ALL[k];
+                }
+                s += 1;
+            }
+            k += 1;
         }
+        self
     }
 
     /// Whether it is a section of another resource's buffer ([`Resource::home`]).
@@ -115,35 +152,87 @@ impl Resource {
         self as u8 != self.home() as u8
     }
 
+    /// Its slot among the sections (every [`Resource::is_section`] resource, in
+    /// [`Resource::ALL`]'s order), where the frame carries its base ([`Resource::section_bases`],
+    /// `GpuFrame::sections`); `None` for a resource that is not a section.
+    #[must_use]
+    pub const fn section_slot(self) -> Option<usize> {
+        let mut slot = 0;
+        let mut k = 0;
+        while k < Self::ALL.len() {
+            if Self::ALL[k] as u8 == self as u8 {
+                return if self.is_section() { Some(slot) } else { None };
+            }
+            if Self::ALL[k].is_section() {
+                slot += 1;
+            }
+            k += 1;
+        }
+        None
+    }
+
+    /// Where every section starts in its home's page buffer, in 16-byte units, at its
+    /// [`Resource::section_slot`] (the `GpuFrame::sections` of a page of `instances` instances
+    /// and `joints` joints); the slots of no section are 0.
+    #[must_use]
+    pub const fn section_bases(instances: u32, joints: u32, options: PageOptions) -> [glam::UVec4; 2] {
+        let mut bases = [0u32; MAX_SECTIONS];
+        let mut k = 0;
+        while k < Self::ALL.len() {
+            if let (Some(slot), Some((offset, _))) = (
+                Self::ALL[k].section_slot(),
+                Self::ALL[k].place(instances, joints, options),
+            ) {
+                bases[slot] = (offset / 16) as u32;
+            }
+            k += 1;
+        }
+        [
+            glam::UVec4::new(bases[0], bases[1], bases[2], bases[3]),
+            glam::UVec4::new(bases[4], bases[5], bases[6], bases[7]),
+        ]
+    }
+
     /// Where it lies in its home's page buffer ([`Resource::home`]) for a page of `instances`
     /// instances and `joints` joints: its first byte and its bytes (0 and the whole buffer for a
     /// resource that is its own home). `None` for a resource that is not per page.
     #[must_use]
     pub const fn place(self, instances: u32, joints: u32, options: PageOptions) -> Option<(u64, u64)> {
-        use crate::layout::{blend_lists_offset, dual_palettes_offset, morph_weights_offset};
-        let (i, j) = (instances as u64, joints as u64);
-        Some(match self {
-            Resource::BlendLists => (
-                blend_lists_offset(instances),
-                i * size_of::<crate::layout::BlendList>() as u64,
-            ),
-            Resource::MorphWeights => (
-                morph_weights_offset(instances),
-                3 * i * options.morph_weights as u64 * 4,
-            ),
-            Resource::DualPalettes => (
-                dual_palettes_offset(instances, joints, options.sockets, options.lod_interpolation),
-                if options.dual_quaternion {
-                    j * size_of::<crate::math::DualQuat>() as u64
-                } else {
-                    0
-                },
-            ),
-            r => match r.page_bytes(instances, joints, options) {
-                Some(bytes) => (0, bytes),
-                None => return None,
-            },
-        })
+        let home = self.home();
+        if home as u8 == self as u8 {
+            return match self.page_bytes(instances, joints, options) {
+                Some(bytes) => Some((0, bytes)),
+                None => None,
+            };
+        }
+        let Some(mut offset) = home.data_bytes(instances, joints, options) else {
+            return None;
+        };
+        let sections = home.sections();
+        let mut s = 0;
+        while s < sections.len() {
+            offset = offset.next_multiple_of(crate::layout::SECTION_ALIGNMENT);
+            let Some(bytes) = sections[s].data_bytes(instances, joints, options) else {
+                return None;
+            };
+            if sections[s] as u8 == self as u8 {
+                return Some((offset, bytes));
+            }
+            offset += bytes;
+            s += 1;
+        }
+        None
+    }
+
+    /// Where a section that holds a value per instance starts in a page of `capacity`
+    /// instances: its [`Resource::place`], which does not depend on the [`PageOptions`] (the
+    /// sections before it in its home are per instance too; a unit test checks it), so that
+    /// [`Resource::instance_sections`] and the checkpoints know it from the capacity alone.
+    const fn offset_of_instance_section(self, capacity: u32) -> u64 {
+        match self.place(capacity, 0, PageOptions::NONE) {
+            Some((offset, _)) => offset,
+            None => 0,
+        }
     }
 
     /// The WGSL variable's name.
@@ -258,8 +347,8 @@ impl Resource {
     /// - [`Resource::CharacterState`]: two, every `Clock` (64 B) from byte 0, then every
     ///   `Output` (128 B) from [`crate::layout::outputs_offset`] (the clocks' end rounded up to
     ///   256 B);
-    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from
-    ///   [`crate::layout::blend_lists_offset`] in the character state's buffer (its home);
+    /// - [`Resource::BlendLists`]: one, every `BlendList` (320 B) from its place in the
+    ///   character state's buffer (its home, [`Resource::place`]);
     /// - [`Resource::Visible`]: three, the `u32` page indices of the evaluated instances from
     ///   [`crate::layout::VISIBLE_LIST_OFFSET`], after the head, then those of the drawn ones
     ///   (the VAT list shares their room, from its end backwards), then every instance's marks
@@ -282,7 +371,7 @@ impl Resource {
                 },
             ),
             Resource::BlendLists => Sections::one(Section {
-                offset: crate::layout::blend_lists_offset(capacity),
+                offset: Resource::BlendLists.offset_of_instance_section(capacity),
                 stride: size_of::<BlendList>() as u64,
             }),
             Resource::Visible => Sections::three(
@@ -352,7 +441,8 @@ impl Resource {
     pub const fn instance_snapshot_section(self, capacity: u32, morph_weights: u32) -> Option<Section> {
         match self {
             Resource::MorphWeights => Some(Section {
-                offset: crate::layout::morph_weights_offset(capacity) + 2 * capacity as u64 * morph_weights as u64 * 4,
+                offset: Resource::MorphWeights.offset_of_instance_section(capacity)
+                    + 2 * capacity as u64 * morph_weights as u64 * 4,
                 stride: morph_weights as u64 * 4,
             }),
             _ => None,
@@ -360,20 +450,43 @@ impl Resource {
     }
 
     /// Bytes of a page's buffer for `instances` instances and `joints` joints (and what
-    /// `options` add); `None` for a resource that is not per page or is a section of another's
-    /// buffer ([`Resource::place`] says where it lies there).
+    /// `options` add): its own data ([`Resource::data_bytes`]) then its sections
+    /// ([`Resource::sections`]), each from a 256-byte boundary. `None` for a resource that is
+    /// not per page or is a section of another's buffer ([`Resource::place`] says where it lies
+    /// there).
+    #[must_use]
+    pub const fn page_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
+        if self.is_section() {
+            return None;
+        }
+        let Some(mut end) = self.data_bytes(instances, joints, options) else {
+            return None;
+        };
+        let sections = self.sections();
+        let mut s = 0;
+        while s < sections.len() {
+            let Some(bytes) = sections[s].data_bytes(instances, joints, options) else {
+                return None;
+            };
+            end = end.next_multiple_of(crate::layout::SECTION_ALIGNMENT) + bytes;
+            s += 1;
+        }
+        Some(end)
+    }
+
+    /// Bytes of its own data in a page of `instances` instances and `joints` joints: a section's
+    /// in its home, a page buffer's before its sections. `None` for a resource that is not per
+    /// page.
     ///
     /// - the instances: `Instance` (320 B) each; the visible lists: their head (64 B), then 4 B
     ///   each, 4 B each and 4 B each ([`Resource::instance_sections`]);
     /// - the character state: `Clock` (64 B) each, then from [`crate::layout::outputs_offset`]
-    ///   `Output` (128 B) each, then from [`crate::layout::blend_lists_offset`] the blend lists
-    ///   (`BlendList`, 320 B each), then from [`crate::layout::morph_weights_offset`] three times
-    ///   [`PageOptions::morph_weights`] `f32`s each: the weights the vertex stage reads, then
-    ///   from `GpuFrame::morph_api_base` the instances' own (which the CPU writes there when the
-    ///   library's clips drive weights, for the sample stage to blend; else straight into the
-    ///   first part), then the snapshots ([`Resource::instance_snapshot_section`]); each section
-    ///   from a 256-byte boundary, WebGPU's default storage offset alignment, so that a renderer
-    ///   can bind one alone;
+    ///   `Output` (128 B) each; its sections: the blend lists (`BlendList`, 320 B each), then
+    ///   three times [`PageOptions::morph_weights`] `f32`s each: the weights the vertex stage
+    ///   reads, then from `GpuFrame::morph_api_base` the instances' own (which the CPU writes
+    ///   there when the library's clips drive weights, for the sample stage to blend; else
+    ///   straight into the first part), then the snapshots
+    ///   ([`Resource::instance_snapshot_section`]);
     /// - per joint: a `LocalPose` (the current pose), with [`PageOptions::layers`] a second
     ///   (the mesh-space additive delta); in the pose history a `LocalPose` (the snapshot an
     ///   interrupted cross-fade starts from), with [`PageOptions::inertialization`] a second
@@ -381,30 +494,34 @@ impl Resource {
     ///   an `Affine` model matrix;
     /// - the palettes: an `Affine` palette matrix per joint; with sockets,
     ///   [`crate::layout::MAX_SOCKETS`] socket matrices per instance; with LOD interpolation two
-    ///   key palettes per joint; then from [`crate::layout::dual_palettes_offset`], with dual
-    ///   quaternions, a `DualQuat` (64 B) per joint.
+    ///   key palettes per joint; its section, with dual quaternions, a `DualQuat` (64 B) per
+    ///   joint.
     #[must_use]
-    pub const fn page_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
-        use crate::layout::{LocalPose, morph_weights_offset};
+    pub const fn data_bytes(self, instances: u32, joints: u32, options: PageOptions) -> Option<u64> {
+        use crate::layout::{BlendList, GpuOutput, LocalPose, MAX_SOCKETS, outputs_offset};
+        use crate::math::{Affine, DualQuat};
         let (i, j) = (instances as u64, joints as u64);
         Some(match self {
             Resource::Instances | Resource::Visible => self.instance_sections(instances).end(instances),
-            Resource::CharacterState => morph_weights_offset(instances) + 3 * i * options.morph_weights as u64 * 4,
+            Resource::CharacterState => outputs_offset(instances) + i * size_of::<GpuOutput>() as u64,
+            Resource::BlendLists => i * size_of::<BlendList>() as u64,
+            Resource::MorphWeights => 3 * i * options.morph_weights as u64 * 4,
             Resource::LocalPoses => j * (1 + options.layers as u64) * size_of::<LocalPose>() as u64,
             Resource::PoseHistory => j * (1 + options.inertialization as u64) * size_of::<LocalPose>() as u64,
-            Resource::ModelPoses => j * size_of::<crate::math::Affine>() as u64,
-            Resource::Palettes => match Resource::DualPalettes.place(instances, joints, options) {
-                Some((offset, bytes)) => offset + bytes,
-                None => 0,
-            },
-            Resource::BlendLists
-            | Resource::MorphWeights
-            | Resource::DualPalettes
-            | Resource::Frame
-            | Resource::Library
-            | Resource::LayerDefs
-            | Resource::Heap
-            | Resource::Events => {
+            Resource::ModelPoses => j * size_of::<Affine>() as u64,
+            Resource::Palettes => {
+                let sockets = if options.sockets { i * MAX_SOCKETS as u64 } else { 0 };
+                let keys = if options.lod_interpolation { 2 * j } else { 0 };
+                (j + sockets + keys) * size_of::<Affine>() as u64
+            }
+            Resource::DualPalettes => {
+                if options.dual_quaternion {
+                    j * size_of::<DualQuat>() as u64
+                } else {
+                    0
+                }
+            }
+            Resource::Frame | Resource::Library | Resource::LayerDefs | Resource::Heap | Resource::Events => {
                 return None;
             }
         })
@@ -547,6 +664,19 @@ impl Sections {
         }
         self.list[self.len - 1].at(instances as u64)
     }
+}
+
+impl PageOptions {
+    /// No option: what a page of instances and joints alone holds.
+    pub const NONE: PageOptions = PageOptions {
+        sockets: false,
+        dual_quaternion: false,
+        morph_weights: 0,
+        inertialization: false,
+        layers: false,
+        culling: false,
+        lod_interpolation: false,
+    };
 }
 
 impl IntoIterator for Sections {

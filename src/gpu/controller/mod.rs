@@ -20,7 +20,7 @@ pub use vat::DEFAULT_VAT_SIZE;
 pub(crate) use vat::check_vat;
 
 pub use pages::PageState;
-pub use upload::FrameUpload;
+pub use upload::{FrameUpload, SectionWrite};
 
 use crate::error::{Error, Result};
 use crate::layout::{

@@ -100,7 +100,7 @@ impl Controller {
     }
 
     /// Where instance `first` of page `page`'s own morph weights go in the page's buffer of
-    /// them (its character state, from [`crate::layout::morph_weights_offset`]), in bytes:
+    /// them (its character state, at [`crate::shaders::Resource::MorphWeights`]' place), in bytes:
     /// after `GpuFrame::morph_api_base` when the sample stage blends them
     /// ([`Controller::morph_weights_driven`]), else where the vertex stage reads them.
     #[must_use]
@@ -112,7 +112,10 @@ impl Controller {
         } else {
             0
         };
-        crate::layout::morph_weights_offset(capacity) + (base + first as u64 * room) * 4
+        let (weights, _) = crate::shaders::Resource::MorphWeights
+            .place(capacity, self.page_max_joints(page), self.page_options())
+            .unwrap_or_default();
+        weights + (base + first as u64 * room) * 4
     }
 
     /// Marks instance `index`'s morph weights for the next frame's upload (once).
@@ -126,22 +129,24 @@ impl Controller {
         }
     }
 
-    /// The morph weights changed since the last frame, in runs of consecutive instances per
-    /// page: `(page, first index in the page, weights)`.
-    pub(super) fn take_morph_upload(&mut self) -> Vec<(usize, usize, Vec<f32>)> {
+    /// The morph weights changed since the last frame, as writes into their section of runs of
+    /// consecutive instances per page.
+    pub(super) fn take_morph_upload(&mut self, writes: &mut Vec<super::SectionWrite>) {
         let mut dirty = std::mem::take(&mut self.morph_dirty);
         for &i in &dirty {
             self.morph_marked[i] = false;
         }
         dirty.sort_unstable();
         let room = self.morph_room as usize;
-        super::upload::runs(&dirty, &self.page_of)
-            .into_iter()
-            .map(|run| {
-                let page = self.page_of[run.start] as usize;
-                let weights = self.morph_weights[run.start * room..run.end * room].to_vec();
-                (page, run.start - self.pages[page].first, weights)
-            })
-            .collect()
+        for run in super::upload::runs(&dirty, &self.page_of) {
+            let page = self.page_of[run.start] as usize;
+            let weights = &self.morph_weights[run.start * room..run.end * room];
+            writes.push(super::SectionWrite {
+                page,
+                resource: crate::shaders::Resource::MorphWeights,
+                offset: self.own_morph_offset(page, run.start - self.pages[page].first),
+                words: weights.iter().map(|w| w.to_bits()).collect(),
+            });
+        }
     }
 }

@@ -26,6 +26,21 @@ pub struct PageState {
 }
 
 impl Controller {
+    /// What the animator's pages hold beyond their instances and joints: what sizes their
+    /// buffers and places their sections ([`crate::shaders::Resource::place`]).
+    #[must_use]
+    pub fn page_options(&self) -> crate::shaders::PageOptions {
+        crate::shaders::PageOptions {
+            sockets: self.library().has_sockets(),
+            dual_quaternion: self.dual_quaternion(),
+            morph_weights: self.morph_room(),
+            inertialization: self.inertialization(),
+            culling: self.culling(),
+            lod_interpolation: self.lod_interpolation(),
+            layers: self.layers(),
+        }
+    }
+
     /// Page `page`'s capacity and fill.
     #[must_use]
     pub fn page_state(&self, page: usize) -> Option<&PageState> {

@@ -21,10 +21,27 @@ pub struct FrameUpload {
     pub instances: Vec<(usize, usize, Vec<GpuInstance>)>,
     /// Clocks to overwrite (seeks, new instances): `(page, first index in the page, clocks)`.
     pub clocks: Vec<(usize, usize, Vec<GpuClock>)>,
-    /// Changed morph weights: `(page, first index in the page, weights)`, the weights of one
-    /// run of consecutive instances each, [`crate::gpu::AnimatorDesc::morph_weights`] per
-    /// instance.
-    pub morph_weights: Vec<(usize, usize, Vec<f32>)>,
+    /// Writes into sections of the pages' buffers ([`crate::shaders::Resource::sections`]), one
+    /// run each: the changed morph weights of consecutive instances
+    /// ([`crate::gpu::Controller::set_morph_weights`]), and whatever else the controller keeps
+    /// in a section.
+    pub sections: Vec<SectionWrite>,
+}
+
+/// One write into a section of a page's buffer ([`FrameUpload::sections`]): the words of a run
+/// of instances, where the section's data for them lies in the buffer of its home
+/// ([`crate::shaders::Resource::home`]). `#[non_exhaustive]`: read its fields.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SectionWrite {
+    /// The page.
+    pub page: usize,
+    /// The section written.
+    pub resource: crate::shaders::Resource,
+    /// The first byte written in the page's buffer of the section's home.
+    pub offset: u64,
+    /// What is written, in 4-byte words.
+    pub words: Vec<u32>,
 }
 
 impl FrameUpload {
@@ -34,7 +51,7 @@ impl FrameUpload {
         self.layer_defs = None;
         self.instances.clear();
         self.clocks.clear();
-        self.morph_weights.clear();
+        self.sections.clear();
     }
 
     /// Bytes the upload writes.
@@ -55,8 +72,8 @@ impl FrameUpload {
             .iter()
             .map(|(_, _, v)| v.len() * size_of::<GpuClock>())
             .sum();
-        let morph: usize = self.morph_weights.iter().map(|(_, _, w)| w.len() * 4).sum();
-        (frames + defs + instances + clocks + morph) as u64
+        let sections: usize = self.sections.iter().map(|w| w.words.len() * 4).sum();
+        (frames + defs + instances + clocks + sections) as u64
     }
 }
 
@@ -160,17 +177,9 @@ impl Controller {
                         0
                     },
                 vat_size: self.vat_size.unwrap_or(0.0),
-                blend_list_base: (crate::layout::blend_lists_offset(p.max_instances) / 16) as u32,
-                morph_base: (crate::layout::morph_weights_offset(p.max_instances) / 4) as u32,
-                dual_base: (crate::layout::dual_palettes_offset(
-                    p.max_instances,
-                    p.max_joints,
-                    self.library.has_sockets(),
-                    self.lod_interpolation,
-                ) / 16) as u32,
                 _pad_b: 0,
                 _pad_c: 0,
-                _pad_d: 0,
+                sections: crate::shaders::Resource::section_bases(p.max_instances, p.max_joints, self.page_options()),
             };
             upload.frames.push((k, frame));
         }
@@ -211,7 +220,7 @@ impl Controller {
             upload.clocks.push((page, run.start - self.pages[page].first, clocks));
             k += run.len();
         }
-        upload.morph_weights = self.take_morph_upload();
+        self.take_morph_upload(&mut upload.sections);
     }
 }
 

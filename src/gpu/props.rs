@@ -2,6 +2,7 @@
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
 use super::renderer::{MeshTargets, mesh_pipeline};
+use super::wgpu_util::{storage_entry, uniform_buffer, uniform_entry};
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
@@ -112,38 +113,18 @@ impl PropRenderer {
             device,
             || format!("the prop renderer of mesh '{}'", mesh.name),
             || -> Result<_> {
-                let uniform = |binding: u32, size: u64| wgpu::BindGroupLayoutEntry {
-                    binding,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: wgpu::BufferSize::new(size),
-                    },
-                    count: None,
-                };
-                let mut entries = vec![uniform(0, size_of::<Camera>() as u64), uniform(COLOR_BINDING, 16)];
-                entries.push(wgpu::BindGroupLayoutEntry {
-                    binding: OUTPUTS_BINDING,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only: true },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                });
+                let uniform = |binding, size| uniform_entry(binding, wgpu::ShaderStages::VERTEX_FRAGMENT, size);
+                let mut entries = vec![
+                    uniform(0, size_of::<Camera>() as u64),
+                    uniform(COLOR_BINDING, 16),
+                    storage_entry(OUTPUTS_BINDING, wgpu::ShaderStages::VERTEX, true, 0),
+                ];
                 entries.extend(skin.layout_entries());
                 let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("wgpu-anim props"),
                     entries: &entries,
                 });
-                let camera = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("wgpu-anim prop camera"),
-                    size: size_of::<Camera>() as u64,
-                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
+                let camera = uniform_buffer(device, "wgpu-anim prop camera", size_of::<Camera>() as u64);
                 let tint = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("wgpu-anim prop color"),
                     // `w`: 1 when the animator culls (a holder not evaluated is not drawn).

@@ -2,6 +2,7 @@
 //! with the prop renderer.
 
 use super::Animator;
+use super::wgpu_util::{uniform_buffer, uniform_entry};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
 use crate::id::SkeletonId;
@@ -282,12 +283,7 @@ impl SkinnedRenderer {
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
             || -> Result<Self> {
-                let camera = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("wgpu-anim camera"),
-                    size: CAMERA_BYTES,
-                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
+                let camera = uniform_buffer(device, "wgpu-anim camera", CAMERA_BYTES);
                 // The palette and the instances as a renderer of the user's own binds them.
                 let mut entries = vec![camera_entry()];
                 entries.extend(skin.layout_entries());
@@ -584,16 +580,7 @@ const CAMERA_BYTES: u64 = size_of::<SkinView>() as u64;
 
 /// The camera's layout entry (binding 0) in the built-in renderer's group.
 fn camera_entry() -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: wgpu::BufferSize::new(CAMERA_BYTES),
-        },
-        count: None,
-    }
+    uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT, CAMERA_BYTES)
 }
 
 /// Where the built-in renderer places the skinning module for `animator`: with its dual

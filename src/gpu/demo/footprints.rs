@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
+use crate::gpu::wgpu_util::uniform_buffer;
 use crate::gpu::{Animator, Camera, depth_state};
 use crate::layout::wgsl::wgsl_struct;
 use crate::layout::{MAX_SOCKETS, WgslStruct};
@@ -147,12 +148,7 @@ impl Footprints {
                 let layout = pipeline.get_bind_group_layout(0);
                 let pages = (0..animator.controller().page_count())
                     .map(|page| {
-                        let params = device.create_buffer(&wgpu::BufferDescriptor {
-                            label: Some("wgpu-anim footprint params"),
-                            size: size_of::<Params>() as u64,
-                            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                            mapped_at_creation: false,
-                        });
+                        let params = uniform_buffer(device, "wgpu-anim footprint params", size_of::<Params>() as u64);
                         let palettes = animator.page_palette_buffer(page).expect("a page of the animator");
                         let outputs = animator.page_outputs(page).expect("a page of the animator");
                         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -304,16 +300,8 @@ impl FootprintRenderer {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Self {
-        let uniform = |label: &str, size: u64| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
-        let camera = uniform("wgpu-anim footprint camera", size_of::<Camera>() as u64);
-        let now = uniform("wgpu-anim footprint time", 16);
+        let camera = uniform_buffer(device, "wgpu-anim footprint camera", size_of::<Camera>() as u64);
+        let now = uniform_buffer(device, "wgpu-anim footprint time", 16);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-anim footprint marks"),
             source: wgpu::ShaderSource::Wgsl(

@@ -1,5 +1,6 @@
 //! [`GroundRenderer`]: the ground plane the built-in scenes stand on (`shaders/ground.wgsl`).
 
+use crate::gpu::wgpu_util::uniform_buffer;
 use crate::gpu::{Camera, depth_state};
 
 /// The ground of the built-in scenes, flat at y = 0 or following a relief (the function an
@@ -36,12 +37,7 @@ impl GroundRenderer {
         relief: Option<&str>,
     ) -> Self {
         let grid = if relief.is_some() { RELIEF_GRID } else { 1 };
-        let camera = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim ground camera"),
-            size: size_of::<Camera>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let camera = uniform_buffer(device, "wgpu-anim ground camera", size_of::<Camera>() as u64);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("wgpu-anim ground"),
             source: wgpu::ShaderSource::Wgsl(crate::shaders::ground_source(relief).into()),

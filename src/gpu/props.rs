@@ -1,8 +1,7 @@
 //! [`PropRenderer`]: a rigid mesh held in a socket of chosen characters, placed on the GPU by the
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
-use super::renderer::{MeshTargets, mesh_pipeline};
-use super::wgpu_util::{storage_entry, uniform_buffer, uniform_entry};
+use super::wgpu_util::{MeshTargets, mesh_pipeline, storage_entry, uniform_buffer, uniform_entry};
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;

@@ -1,8 +1,7 @@
-//! A ready instanced skinned renderer for users who have none, and the pipeline pieces it shares
-//! with the prop renderer.
+//! A ready instanced skinned renderer for users who have none.
 
 use super::Animator;
-use super::wgpu_util::{uniform_buffer, uniform_entry};
+use super::wgpu_util::{MeshTargets, mesh_pipeline, uniform_buffer, uniform_entry};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
 use crate::id::SkeletonId;
@@ -11,19 +10,6 @@ use crate::library::AnimationLibrary;
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use crate::shaders::{Stage, stage_source_with};
 use wgpu::util::DeviceExt;
-
-/// Depth testing of the built-in pipelines (write, pass when nearer), for a pipeline of yours that
-/// draws into the same depth buffer.
-#[must_use]
-pub fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
-    wgpu::DepthStencilState {
-        format,
-        depth_write_enabled: Some(true),
-        depth_compare: Some(wgpu::CompareFunction::Less),
-        stencil: Default::default(),
-        bias: Default::default(),
-    }
-}
 
 /// A skinned mesh on the GPU: its vertices ([`SkinVertex`], drawn with [`SkinVertex::LAYOUT`])
 /// and its `u32` indices, for [`SkinnedRenderer`] and for pipelines of your own, and the skeleton
@@ -595,53 +581,5 @@ pub(crate) fn built_in_skin_source(skin: super::SkinBinding) -> Result<String> {
     stage_source_with(Stage::Skin, &skin.stage_defs()).map_err(|reason| Error::Refused {
         what: "the built-in skinning shader".to_owned(),
         reason,
-    })
-}
-
-/// Where a mesh pipeline draws: the color format, an optional depth format, the MSAA count.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MeshTargets {
-    pub color_format: wgpu::TextureFormat,
-    pub depth_format: Option<wgpu::TextureFormat>,
-    pub sample_count: u32,
-}
-
-/// A render pipeline of triangle lists from `module`'s vertex entry point `vertex` and
-/// `fs_main`, back faces culled, with [`depth_state`] when there is depth: the built-in
-/// renderers' pipelines.
-pub(crate) fn mesh_pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    (module, vertex): (&wgpu::ShaderModule, &str),
-    layout: &wgpu::PipelineLayout,
-    buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
-    targets: MeshTargets,
-) -> wgpu::RenderPipeline {
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(label),
-        layout: Some(layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some(vertex),
-            compilation_options: Default::default(),
-            buffers,
-        },
-        fragment: Some(wgpu::FragmentState {
-            module,
-            entry_point: Some("fs_main"),
-            compilation_options: Default::default(),
-            targets: &[Some(targets.color_format.into())],
-        }),
-        primitive: wgpu::PrimitiveState {
-            cull_mode: Some(wgpu::Face::Back),
-            ..Default::default()
-        },
-        depth_stencil: targets.depth_format.map(depth_state),
-        multisample: wgpu::MultisampleState {
-            count: targets.sample_count,
-            ..Default::default()
-        },
-        multiview_mask: None,
-        cache: None,
     })
 }

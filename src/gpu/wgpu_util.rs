@@ -1,5 +1,6 @@
 //! The wgpu descriptors the crate builds again and again, built in one place: bind group layout
-//! entries of buffers, the uniform buffers the queue writes, and the render pipelines of meshes.
+//! entries of buffers, the uniform buffers the queue writes, and the render pipelines of meshes
+//! (the skinned and prop renderers', the ground's, the footprints').
 
 /// The layout entry of a buffer at `binding` seen by `visibility`, of type `ty`, without dynamic
 /// offset, at least `min_size` bytes (0: any size).
@@ -49,4 +50,120 @@ pub(crate) fn uniform_buffer(device: &wgpu::Device, label: &str, size: u64) -> w
         usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     })
+}
+
+/// Depth testing of the built-in pipelines (write, pass when nearer), for a pipeline of yours that
+/// draws into the same depth buffer.
+#[must_use]
+pub fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
+    wgpu::DepthStencilState {
+        format,
+        depth_write_enabled: Some(true),
+        depth_compare: Some(wgpu::CompareFunction::Less),
+        stencil: Default::default(),
+        bias: Default::default(),
+    }
+}
+
+/// Where a mesh pipeline draws: the color format, an optional depth format, the MSAA count.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MeshTargets {
+    /// The colour target's format.
+    pub color_format: wgpu::TextureFormat,
+    /// The depth buffer's format, if there is one.
+    pub depth_format: Option<wgpu::TextureFormat>,
+    /// The MSAA sample count.
+    pub sample_count: u32,
+}
+
+/// What differs between the crate's render pipelines of triangle lists ([`MeshPipeline::build`]).
+pub(crate) struct MeshPipeline<'a> {
+    /// The pipeline's label.
+    pub label: &'a str,
+    /// Its layout; `None` derives one from the shader.
+    pub layout: Option<&'a wgpu::PipelineLayout>,
+    /// The shader module.
+    pub module: &'a wgpu::ShaderModule,
+    /// The module's vertex and fragment entry points.
+    pub entry_points: [&'a str; 2],
+    /// Pipeline-overridable constants, given to both stages.
+    pub constants: &'a [(&'a str, f64)],
+    /// The vertex buffers' layouts.
+    pub buffers: &'a [Option<wgpu::VertexBufferLayout<'a>>],
+    /// How the colour blends into the target (`None`: it replaces it).
+    pub blend: Option<wgpu::BlendState>,
+    /// Whether it writes depth; it tests it as [`depth_state`] does when there is depth.
+    pub depth_write: bool,
+    /// The faces not drawn.
+    pub cull_mode: Option<wgpu::Face>,
+}
+
+impl MeshPipeline<'_> {
+    /// The pipeline, drawing into `targets` (all colour channels written).
+    pub(crate) fn build(&self, device: &wgpu::Device, targets: MeshTargets) -> wgpu::RenderPipeline {
+        let [vertex, fragment] = self.entry_points;
+        let compilation_options = || wgpu::PipelineCompilationOptions {
+            constants: self.constants,
+            ..Default::default()
+        };
+        device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some(self.label),
+            layout: self.layout,
+            vertex: wgpu::VertexState {
+                module: self.module,
+                entry_point: Some(vertex),
+                compilation_options: compilation_options(),
+                buffers: self.buffers,
+            },
+            fragment: Some(wgpu::FragmentState {
+                module: self.module,
+                entry_point: Some(fragment),
+                compilation_options: compilation_options(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: targets.color_format,
+                    blend: self.blend,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            primitive: wgpu::PrimitiveState {
+                cull_mode: self.cull_mode,
+                ..Default::default()
+            },
+            depth_stencil: targets.depth_format.map(|format| wgpu::DepthStencilState {
+                depth_write_enabled: Some(self.depth_write),
+                ..depth_state(format)
+            }),
+            multisample: wgpu::MultisampleState {
+                count: targets.sample_count,
+                ..Default::default()
+            },
+            multiview_mask: None,
+            cache: None,
+        })
+    }
+}
+
+/// A render pipeline of triangle lists from `module`'s vertex entry point `vertex` and
+/// `fs_main`, back faces culled, opaque, with [`depth_state`] when there is depth: the built-in
+/// renderers' pipelines.
+pub(crate) fn mesh_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    (module, vertex): (&wgpu::ShaderModule, &str),
+    layout: &wgpu::PipelineLayout,
+    buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
+    targets: MeshTargets,
+) -> wgpu::RenderPipeline {
+    MeshPipeline {
+        label,
+        layout: Some(layout),
+        module,
+        entry_points: [vertex, "fs_main"],
+        constants: &[],
+        buffers,
+        blend: None,
+        depth_write: true,
+        cull_mode: Some(wgpu::Face::Back),
+    }
+    .build(device, targets)
 }

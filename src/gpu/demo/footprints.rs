@@ -5,8 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
-use crate::gpu::wgpu_util::uniform_buffer;
-use crate::gpu::{Animator, Camera, depth_state};
+use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer};
+use crate::gpu::{Animator, Camera};
 use crate::layout::wgsl::wgsl_struct;
 use crate::layout::{MAX_SOCKETS, WgslStruct};
 use wgpu::util::DeviceExt;
@@ -308,38 +308,26 @@ impl FootprintRenderer {
                 crate::shaders::with_camera(include_str!("../../../shaders/footprint_marks.wgsl")).into(),
             ),
         });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("wgpu-anim footprint marks"),
+        let pipeline = MeshPipeline {
+            label: "wgpu-anim footprint marks",
             layout: None,
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_mark"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_mark"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: color_format,
-                    blend: Some(wgpu::BlendState::ALPHA_BLENDING),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            primitive: Default::default(),
+            module: &module,
+            entry_points: ["vs_mark", "fs_mark"],
+            constants: &[],
+            buffers: &[],
+            blend: Some(wgpu::BlendState::ALPHA_BLENDING),
             // Tested against the depth of what stands on the marks, not written.
-            depth_stencil: depth_format.map(|f| wgpu::DepthStencilState {
-                depth_write_enabled: Some(false),
-                ..depth_state(f)
-            }),
-            multisample: wgpu::MultisampleState {
-                count: sample_count,
-                ..Default::default()
+            depth_write: false,
+            cull_mode: None,
+        }
+        .build(
+            device,
+            MeshTargets {
+                color_format,
+                depth_format,
+                sample_count,
             },
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-anim footprint marks"),
             layout: &pipeline.get_bind_group_layout(0),

@@ -1,7 +1,7 @@
 //! [`GroundRenderer`]: the ground plane the built-in scenes stand on (`shaders/ground.wgsl`).
 
-use crate::gpu::wgpu_util::uniform_buffer;
-use crate::gpu::{Camera, depth_state};
+use crate::gpu::Camera;
+use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer};
 
 /// The ground of the built-in scenes, flat at y = 0 or following a relief (the function an
 /// animator's IK ground goals stand on), with a checkerboard that fades into the sky colour
@@ -42,36 +42,25 @@ impl GroundRenderer {
             label: Some("wgpu-anim ground"),
             source: wgpu::ShaderSource::Wgsl(crate::shaders::ground_source(relief).into()),
         });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("wgpu-anim ground"),
+        let pipeline = MeshPipeline {
+            label: "wgpu-anim ground",
             layout: None,
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_ground"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("GRID", f64::from(grid))],
-                    ..Default::default()
-                },
-                buffers: &[],
+            module: &module,
+            entry_points: ["vs_ground", "fs_ground"],
+            constants: &[("GRID", f64::from(grid))],
+            buffers: &[],
+            blend: None,
+            depth_write: true,
+            cull_mode: None,
+        }
+        .build(
+            device,
+            MeshTargets {
+                color_format,
+                depth_format,
+                sample_count,
             },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_ground"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("GRID", f64::from(grid))],
-                    ..Default::default()
-                },
-                targets: &[Some(color_format.into())],
-            }),
-            primitive: Default::default(),
-            depth_stencil: depth_format.map(depth_state),
-            multisample: wgpu::MultisampleState {
-                count: sample_count,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
-        });
+        );
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-anim ground"),
             layout: &pipeline.get_bind_group_layout(0),

@@ -47,7 +47,7 @@ mod skinning;
 mod target;
 mod timing;
 mod vat;
-mod wgpu_util;
+pub(crate) mod wgpu_util;
 
 pub use crate::layout::Camera;
 pub use animator::Animator;

@@ -4,7 +4,7 @@
 
 /// The layout entry of a buffer at `binding` seen by `visibility`, of type `ty`, without dynamic
 /// offset, at least `min_size` bytes (0: any size).
-fn buffer_entry(
+pub(crate) fn buffer_entry(
     binding: u32,
     visibility: wgpu::ShaderStages,
     ty: wgpu::BufferBindingType,

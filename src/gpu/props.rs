@@ -178,11 +178,7 @@ impl PropRenderer {
                     (&module, "vs_main"),
                     &pipeline_layout,
                     &[Some(SkinVertex::LAYOUT), Some(SLOT_LAYOUT)],
-                    MeshTargets {
-                        color_format,
-                        depth_format,
-                        sample_count,
-                    },
+                    MeshTargets::new(color_format, depth_format, sample_count),
                 );
                 Ok((pipeline, camera, groups))
             },

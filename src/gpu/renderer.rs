@@ -305,11 +305,7 @@ impl SkinnedRenderer {
                     bind_group_layouts: &[Some(&layout)],
                     immediate_size: 0,
                 });
-                let targets = MeshTargets {
-                    color_format,
-                    depth_format,
-                    sample_count,
-                };
+                let targets = MeshTargets::new(color_format, depth_format, sample_count);
                 let pipeline = |entry| {
                     let label = format!("wgpu-anim skinned {entry}");
                     mesh_pipeline(

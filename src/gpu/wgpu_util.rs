@@ -76,6 +76,21 @@ pub(crate) struct MeshTargets {
     pub sample_count: u32,
 }
 
+impl MeshTargets {
+    /// Drawing into `color_format`, with depth in `depth_format` if any, `sample_count` samples.
+    pub(crate) const fn new(
+        color_format: wgpu::TextureFormat,
+        depth_format: Option<wgpu::TextureFormat>,
+        sample_count: u32,
+    ) -> Self {
+        Self {
+            color_format,
+            depth_format,
+            sample_count,
+        }
+    }
+}
+
 /// What differs between the crate's render pipelines of triangle lists ([`MeshPipeline::build`]).
 pub(crate) struct MeshPipeline<'a> {
     /// The pipeline's label.
@@ -98,7 +113,23 @@ pub(crate) struct MeshPipeline<'a> {
     pub cull_mode: Option<wgpu::Face>,
 }
 
-impl MeshPipeline<'_> {
+impl<'a> MeshPipeline<'a> {
+    /// The pipeline `label` of `module`'s `entry_points` (vertex, fragment) in the layout the
+    /// shader implies: no vertex buffers or constants, opaque, depth written, no face culled.
+    pub(crate) fn new(label: &'a str, module: &'a wgpu::ShaderModule, entry_points: [&'a str; 2]) -> Self {
+        Self {
+            label,
+            layout: None,
+            module,
+            entry_points,
+            constants: &[],
+            buffers: &[],
+            blend: None,
+            depth_write: true,
+            cull_mode: None,
+        }
+    }
+
     /// The pipeline, drawing into `targets` (all colour channels written).
     pub(crate) fn build(&self, device: &wgpu::Device, targets: MeshTargets) -> wgpu::RenderPipeline {
         let [vertex, fragment] = self.entry_points;
@@ -155,15 +186,10 @@ pub(crate) fn mesh_pipeline(
     targets: MeshTargets,
 ) -> wgpu::RenderPipeline {
     MeshPipeline {
-        label,
         layout: Some(layout),
-        module,
-        entry_points: [vertex, "fs_main"],
-        constants: &[],
         buffers,
-        blend: None,
-        depth_write: true,
         cull_mode: Some(wgpu::Face::Back),
+        ..MeshPipeline::new(label, module, [vertex, "fs_main"])
     }
     .build(device, targets)
 }

@@ -309,25 +309,12 @@ impl FootprintRenderer {
             ),
         });
         let pipeline = MeshPipeline {
-            label: "wgpu-anim footprint marks",
-            layout: None,
-            module: &module,
-            entry_points: ["vs_mark", "fs_mark"],
-            constants: &[],
-            buffers: &[],
             blend: Some(wgpu::BlendState::ALPHA_BLENDING),
             // Tested against the depth of what stands on the marks, not written.
             depth_write: false,
-            cull_mode: None,
+            ..MeshPipeline::new("wgpu-anim footprint marks", &module, ["vs_mark", "fs_mark"])
         }
-        .build(
-            device,
-            MeshTargets {
-                color_format,
-                depth_format,
-                sample_count,
-            },
-        );
+        .build(device, MeshTargets::new(color_format, depth_format, sample_count));
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-anim footprint marks"),
             layout: &pipeline.get_bind_group_layout(0),

@@ -43,24 +43,10 @@ impl GroundRenderer {
             source: wgpu::ShaderSource::Wgsl(crate::shaders::ground_source(relief).into()),
         });
         let pipeline = MeshPipeline {
-            label: "wgpu-anim ground",
-            layout: None,
-            module: &module,
-            entry_points: ["vs_ground", "fs_ground"],
             constants: &[("GRID", f64::from(grid))],
-            buffers: &[],
-            blend: None,
-            depth_write: true,
-            cull_mode: None,
+            ..MeshPipeline::new("wgpu-anim ground", &module, ["vs_ground", "fs_ground"])
         }
-        .build(
-            device,
-            MeshTargets {
-                color_format,
-                depth_format,
-                sample_count,
-            },
-        );
+        .build(device, MeshTargets::new(color_format, depth_format, sample_count));
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-anim ground"),
             layout: &pipeline.get_bind_group_layout(0),

@@ -7,6 +7,7 @@
 
 use crate::cpu::{Pose, SkinnedPoint};
 use crate::error::{Error, Result};
+use crate::gpu::wgpu_util::wgsl_module;
 use crate::gpu::{
     self, Animator, AnimatorDesc, InstanceDesc, LoopMode, built_in_skin_source, read_buffer, split_dispatch,
 };
@@ -220,10 +221,7 @@ fn skin_job(
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("wgpu-anim skin"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = wgsl_module(device, "wgpu-anim skin", &source);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("wgpu-anim skin"),
                 layout: None,
@@ -355,10 +353,7 @@ pub fn play_vat_on_gpu(
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("wgpu-anim vat"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = wgsl_module(device, "wgpu-anim vat", &source);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("wgpu-anim vat"),
                 layout: None,

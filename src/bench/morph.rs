@@ -16,6 +16,7 @@
 use super::skinning::{Timing, alternate_frames};
 use super::{Check, CrowdOptions, Workload, crowd_with, median};
 use crate::error::{Error, Result};
+use crate::gpu::wgpu_util::wgsl_module;
 use crate::gpu::{GpuMorphTargets, SkinBinding, Skinning};
 use crate::offline::compress::ClipFormat;
 use crate::{Animator, SkinnedMesh, mannequin};
@@ -187,10 +188,7 @@ fn time_morph_pass(
         device,
         || "the morph pass the bench compares".to_owned(),
         || {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("wgpu-anim bench morph pass"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = wgsl_module(device, "wgpu-anim bench morph pass", &source);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("wgpu-anim bench morph pass"),
                 layout: None,

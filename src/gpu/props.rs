@@ -1,7 +1,9 @@
 //! [`PropRenderer`]: a rigid mesh held in a socket of chosen characters, placed on the GPU by the
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
-use super::wgpu_util::{MeshTargets, mesh_pipeline, storage_entry, uniform_buffer, uniform_entry};
+use super::wgpu_util::{
+    MeshTargets, mesh_pipeline, pipeline_layout, storage_entry, uniform_buffer, uniform_entry, wgsl_module,
+};
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
@@ -163,15 +165,8 @@ impl PropRenderer {
                     include_str!("../../shaders/prop.wgsl"),
                     skin.wgsl()
                 ));
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim prop"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("wgpu-anim props"),
-                    bind_group_layouts: &[Some(&layout)],
-                    immediate_size: 0,
-                });
+                let module = wgsl_module(device, "wgpu-anim prop", &source);
+                let pipeline_layout = pipeline_layout(device, "wgpu-anim props", &layout);
                 let pipeline = mesh_pipeline(
                     device,
                     "wgpu-anim props",

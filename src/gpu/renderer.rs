@@ -1,7 +1,7 @@
 //! A ready instanced skinned renderer for users who have none.
 
 use super::Animator;
-use super::wgpu_util::{MeshTargets, mesh_pipeline, uniform_buffer, uniform_entry};
+use super::wgpu_util::{MeshTargets, mesh_pipeline, pipeline_layout, uniform_buffer, uniform_entry, wgsl_module};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
 use crate::id::SkeletonId;
@@ -296,15 +296,8 @@ impl SkinnedRenderer {
                         (range, bind_group)
                     })
                     .collect();
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim skin"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("wgpu-anim render"),
-                    bind_group_layouts: &[Some(&layout)],
-                    immediate_size: 0,
-                });
+                let module = wgsl_module(device, "wgpu-anim skin", &source);
+                let pipeline_layout = pipeline_layout(device, "wgpu-anim render", &layout);
                 let targets = MeshTargets::new(color_format, depth_format, sample_count);
                 let pipeline = |entry| {
                     let label = format!("wgpu-anim skinned {entry}");
@@ -459,15 +452,8 @@ impl SkinnedRenderer {
                     vat: Some(&gpu),
                 };
                 let groups = skin.mesh_bind_groups(device, &layout, animator, mesh, &[camera])?;
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim VAT"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("wgpu-anim VAT render"),
-                    bind_group_layouts: &[Some(&layout)],
-                    immediate_size: 0,
-                });
+                let module = wgsl_module(device, "wgpu-anim VAT", &source);
+                let pipeline_layout = pipeline_layout(device, "wgpu-anim VAT render", &layout);
                 let pipeline = mesh_pipeline(
                     device,
                     "wgpu-anim VAT vs_vat",

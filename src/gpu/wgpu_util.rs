@@ -193,3 +193,24 @@ pub(crate) fn mesh_pipeline(
     }
     .build(device, targets)
 }
+
+/// The shader module `label` of WGSL `source`.
+pub(crate) fn wgsl_module(device: &wgpu::Device, label: &str, source: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
+
+/// The pipeline layout `label` of the one bind group layout `group` (group 0), with no immediates.
+pub(crate) fn pipeline_layout(
+    device: &wgpu::Device,
+    label: &str,
+    group: &wgpu::BindGroupLayout,
+) -> wgpu::PipelineLayout {
+    device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(group)],
+        immediate_size: 0,
+    })
+}

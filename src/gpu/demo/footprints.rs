@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
-use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer};
+use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer, wgsl_module};
 use crate::gpu::{Animator, Camera};
 use crate::layout::wgsl::wgsl_struct;
 use crate::layout::{MAX_SOCKETS, WgslStruct};
@@ -123,10 +123,7 @@ impl Footprints {
                 // The event record and the socket count are the stages' own (shared types).
                 let source = crate::shaders::compose_with_shared(&footprints_source(), "footprints")
                     .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim footprints"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
+                let module = wgsl_module(device, "wgpu-anim footprints", &source);
                 let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some("wgpu-anim footprints"),
                     layout: None,
@@ -302,12 +299,11 @@ impl FootprintRenderer {
     ) -> Self {
         let camera = uniform_buffer(device, "wgpu-anim footprint camera", size_of::<Camera>() as u64);
         let now = uniform_buffer(device, "wgpu-anim footprint time", 16);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("wgpu-anim footprint marks"),
-            source: wgpu::ShaderSource::Wgsl(
-                crate::shaders::with_camera(include_str!("../../../shaders/footprint_marks.wgsl")).into(),
-            ),
-        });
+        let module = wgsl_module(
+            device,
+            "wgpu-anim footprint marks",
+            &crate::shaders::with_camera(include_str!("../../../shaders/footprint_marks.wgsl")),
+        );
         let pipeline = MeshPipeline {
             blend: Some(wgpu::BlendState::ALPHA_BLENDING),
             // Tested against the depth of what stands on the marks, not written.

@@ -1,7 +1,7 @@
 //! [`GroundRenderer`]: the ground plane the built-in scenes stand on (`shaders/ground.wgsl`).
 
 use crate::gpu::Camera;
-use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer};
+use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer, wgsl_module};
 
 /// The ground of the built-in scenes, flat at y = 0 or following a relief (the function an
 /// animator's IK ground goals stand on), with a checkerboard that fades into the sky colour
@@ -38,10 +38,7 @@ impl GroundRenderer {
     ) -> Self {
         let grid = if relief.is_some() { RELIEF_GRID } else { 1 };
         let camera = uniform_buffer(device, "wgpu-anim ground camera", size_of::<Camera>() as u64);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("wgpu-anim ground"),
-            source: wgpu::ShaderSource::Wgsl(crate::shaders::ground_source(relief).into()),
-        });
+        let module = wgsl_module(device, "wgpu-anim ground", &crate::shaders::ground_source(relief));
         let pipeline = MeshPipeline {
             constants: &[("GRID", f64::from(grid))],
             ..MeshPipeline::new("wgpu-anim ground", &module, ["vs_ground", "fs_ground"])

@@ -2,7 +2,8 @@
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
 use super::wgpu_util::{
-    MeshTargets, mesh_pipeline, pipeline_layout, storage_entry, uniform_buffer, uniform_entry, wgsl_module,
+    MeshTargets, mesh_pipeline, pipeline_layout, storage_entry, uniform_buffer, uniform_buffer_init, uniform_entry,
+    wgsl_module,
 };
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
@@ -126,17 +127,14 @@ impl PropRenderer {
                     entries: &entries,
                 });
                 let camera = uniform_buffer(device, "wgpu-anim prop camera", size_of::<Camera>() as u64);
-                let tint = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("wgpu-anim prop color"),
-                    // `w`: 1 when the animator culls (a holder not evaluated is not drawn).
-                    contents: bytemuck::cast_slice(&[
-                        color[0],
-                        color[1],
-                        color[2],
-                        f32::from(u8::from(animator.controller().culling())),
-                    ]),
-                    usage: wgpu::BufferUsages::UNIFORM,
-                });
+                // `w`: 1 when the animator culls (a holder not evaluated is not drawn).
+                let tint = [
+                    color[0],
+                    color[1],
+                    color[2],
+                    f32::from(u8::from(animator.controller().culling())),
+                ];
+                let tint = uniform_buffer_init(device, "wgpu-anim prop color", bytemuck::cast_slice(&tint));
                 let extra = [
                     wgpu::BindGroupEntry {
                         binding: 0,

@@ -52,6 +52,18 @@ pub(crate) fn uniform_buffer(device: &wgpu::Device, label: &str, size: u64) -> w
     })
 }
 
+/// A uniform buffer holding `contents`, which the queue does not write (`UNIFORM` alone).
+pub(crate) fn uniform_buffer_init(device: &wgpu::Device, label: &str, contents: &[u8]) -> wgpu::Buffer {
+    wgpu::util::DeviceExt::create_buffer_init(
+        device,
+        &wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage: wgpu::BufferUsages::UNIFORM,
+        },
+    )
+}
+
 /// Depth testing of the built-in pipelines (write, pass when nearer), for a pipeline of yours that
 /// draws into the same depth buffer.
 #[must_use]

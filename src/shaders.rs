@@ -312,19 +312,14 @@ impl Stage {
 pub fn layout_entries_of(bindings: &[(Resource, Access)]) -> Vec<wgpu::BindGroupLayoutEntry> {
     bindings
         .iter()
-        .map(|&(resource, access)| wgpu::BindGroupLayoutEntry {
-            binding: resource.binding(),
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: match access {
-                    Access::Uniform => wgpu::BufferBindingType::Uniform,
-                    Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
-                    Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
-                },
-                has_dynamic_offset: false,
-                min_binding_size: wgpu::BufferSize::new(resource.min_binding_size()),
-            },
-            count: None,
+        .map(|&(resource, access)| {
+            let ty = match access {
+                Access::Uniform => wgpu::BufferBindingType::Uniform,
+                Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                Access::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+            };
+            let min_size = resource.min_binding_size();
+            crate::gpu::wgpu_util::buffer_entry(resource.binding(), wgpu::ShaderStages::COMPUTE, ty, min_size)
         })
         .collect()
 }

@@ -7,6 +7,7 @@
 
 use crate::cpu::{Pose, SkinnedPoint};
 use crate::error::{Error, Result};
+use crate::gpu::wgpu_util::{uniform_buffer_init, wgsl_module};
 use crate::gpu::{
     self, Animator, AnimatorDesc, InstanceDesc, LoopMode, built_in_skin_source, read_buffer, split_dispatch,
 };
@@ -204,11 +205,7 @@ fn skin_job(
         || format!("the skinning pass of {count} vertices"),
         || {
             let job: [u32; 4] = [joint_offset, count, dual_amount.max(0.0).to_bits(), instance];
-            let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("skin job"),
-                contents: bytemuck::cast_slice(&job),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+            let job = uniform_buffer_init(device, "skin job", bytemuck::cast_slice(&job));
             let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("skin input"),
                 contents: bytemuck::cast_slice(vertices),
@@ -220,10 +217,7 @@ fn skin_job(
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("wgpu-anim skin"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = wgsl_module(device, "wgpu-anim skin", &source);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("wgpu-anim skin"),
                 layout: None,
@@ -344,21 +338,14 @@ pub fn play_vat_on_gpu(
         device,
         || format!("the VAT pass of {count} vertices"),
         || {
-            let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("vat job"),
-                contents: bytemuck::cast_slice(&[0, count, 0, instance as u32]),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+            let job = uniform_buffer_init(device, "vat job", bytemuck::cast_slice(&[0, count, 0, instance as u32]));
             let output = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("vat output"),
                 size: u64::from(count) * size_of::<SkinnedPoint>() as u64,
                 usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("wgpu-anim vat"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = wgsl_module(device, "wgpu-anim vat", &source);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("wgpu-anim vat"),
                 layout: None,

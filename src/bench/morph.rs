@@ -16,6 +16,7 @@
 use super::skinning::{Timing, alternate_frames};
 use super::{Check, CrowdOptions, Workload, crowd_with, median};
 use crate::error::{Error, Result};
+use crate::gpu::wgpu_util::{uniform_buffer_init, wgsl_module};
 use crate::gpu::{GpuMorphTargets, SkinBinding, Skinning};
 use crate::offline::compress::ClipFormat;
 use crate::{Animator, SkinnedMesh, mannequin};
@@ -187,10 +188,7 @@ fn time_morph_pass(
         device,
         || "the morph pass the bench compares".to_owned(),
         || {
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("wgpu-anim bench morph pass"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
+            let module = wgsl_module(device, "wgpu-anim bench morph pass", &source);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some("wgpu-anim bench morph pass"),
                 layout: None,
@@ -228,11 +226,7 @@ fn time_morph_pass(
         let count = animator.controller().page_range(page).len() as u32;
         for first in (0..count).step_by(per_chunk as usize) {
             let n = per_chunk.min(count - first);
-            let job = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("morph job"),
-                contents: bytemuck::cast_slice(&[vertices, first, n, 0]),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+            let job = uniform_buffer_init(device, "morph job", bytemuck::cast_slice(&[vertices, first, n, 0]));
             let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("wgpu-anim bench morph pass"),
                 layout: &pipeline.get_bind_group_layout(0),

@@ -251,12 +251,8 @@ impl Animator {
             .max()
             .unwrap_or(0);
         // A uniform: 32 KiB, within WebGPU's 64 KiB default, and no storage slot taken.
-        let layer_def_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim layer definitions"),
-            size: u64::from(MAX_LAYER_DEFS) * size_of::<GpuLayerDef>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let layer_defs_size = u64::from(MAX_LAYER_DEFS) * size_of::<GpuLayerDef>() as u64;
+        let layer_def_buffer = super::wgpu_util::uniform_buffer(device, "wgpu-anim layer definitions", layer_defs_size);
         let stages = Stage::staged(gpu_library.library().has_ik(), options.culling);
         // The code of features no character of this animator can use is left out.
         let mut defs: Vec<crate::shaders::ShaderDef> = Vec::new();
@@ -313,12 +309,8 @@ impl Animator {
         let frame_size = size_of::<GpuFrame>() as u64;
         let frame_stride = frame_size.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
         let event_log = event_log_buffer(device, 0);
-        let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim frames"),
-            size: frame_stride * layout.len() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let frame_buffer =
+            super::wgpu_util::uniform_buffer(device, "wgpu-anim frames", frame_stride * layout.len() as u64);
         let options = PageOptions {
             sockets: gpu_library.library().has_sockets(),
             ..options

@@ -183,11 +183,8 @@ impl GpuLibrary {
             device,
             || format!("the library's heap ({bytes} bytes)"),
             || {
-                let layout_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("wgpu-anim library layout"),
-                    contents: bytemuck::bytes_of(&packed.layout),
-                    usage: wgpu::BufferUsages::UNIFORM,
-                });
+                let layout = bytemuck::bytes_of(&packed.layout);
+                let layout_buffer = super::wgpu_util::uniform_buffer_init(device, "wgpu-anim library layout", layout);
                 let heap = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some("wgpu-anim library heap"),
                     contents: bytemuck::cast_slice(&packed.heap),

@@ -47,6 +47,7 @@ mod skinning;
 mod target;
 mod timing;
 mod vat;
+pub(crate) mod wgpu_util;
 
 pub use crate::layout::Camera;
 pub use animator::Animator;
@@ -65,13 +66,14 @@ pub use props::PropRenderer;
 #[cfg(not(target_arch = "wasm32"))]
 pub use read_back::read_buffer;
 pub use read_back::{FrameReadback, READBACK_SLOTS, read_buffer_async};
-pub use renderer::{MeshBuffers, SkinnedRenderer, depth_state};
+pub use renderer::{MeshBuffers, SkinnedRenderer};
 #[cfg(all(feature = "testing", not(target_arch = "wasm32")))]
 pub(crate) use renderer::{built_in_binding, built_in_skin_source};
 pub use skinning::{MeshData, SkinBinding};
 pub use target::{OffscreenTarget, depth_view, scene_pass};
 pub use timing::PassTimer;
 pub use vat::GpuVat;
+pub use wgpu_util::depth_state;
 
 use crate::error::{Error, Result};
 

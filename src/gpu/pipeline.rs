@@ -2,6 +2,7 @@
 //! needs, refused by the device as an error naming the stage.
 
 use super::page::StagePipeline;
+use super::wgpu_util::{pipeline_layout, wgsl_module};
 use super::{CharacterThreads, GpuLibrary};
 use crate::error::{Error, Result};
 use crate::shaders::{Stage, library_defs, stage_variant};
@@ -46,15 +47,8 @@ pub(super) async fn stage_pipeline(
                 label: Some(&label),
                 entries: &entries,
             });
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&label),
-                source: wgpu::ShaderSource::Wgsl(variant.source.clone().into()),
-            });
-            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(&label),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
+            let module = wgsl_module(device, &label, &variant.source);
+            let pipeline_layout = pipeline_layout(device, &label, &layout);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(&label),
                 layout: Some(&pipeline_layout),

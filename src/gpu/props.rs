@@ -1,7 +1,10 @@
 //! [`PropRenderer`]: a rigid mesh held in a socket of chosen characters, placed on the GPU by the
 //! socket matrices the palette pass writes (`shaders/prop.wgsl`).
 
-use super::renderer::{MeshTargets, mesh_pipeline};
+use super::wgpu_util::{
+    MeshTargets, mesh_pipeline, pipeline_layout, storage_entry, uniform_buffer, uniform_buffer_init, uniform_entry,
+    wgsl_module,
+};
 use super::{Animator, SkinBinding};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
@@ -112,49 +115,26 @@ impl PropRenderer {
             device,
             || format!("the prop renderer of mesh '{}'", mesh.name),
             || -> Result<_> {
-                let uniform = |binding: u32, size: u64| wgpu::BindGroupLayoutEntry {
-                    binding,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: wgpu::BufferSize::new(size),
-                    },
-                    count: None,
-                };
-                let mut entries = vec![uniform(0, size_of::<Camera>() as u64), uniform(COLOR_BINDING, 16)];
-                entries.push(wgpu::BindGroupLayoutEntry {
-                    binding: OUTPUTS_BINDING,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only: true },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                });
+                let uniform = |binding, size| uniform_entry(binding, wgpu::ShaderStages::VERTEX_FRAGMENT, size);
+                let mut entries = vec![
+                    uniform(0, size_of::<Camera>() as u64),
+                    uniform(COLOR_BINDING, 16),
+                    storage_entry(OUTPUTS_BINDING, wgpu::ShaderStages::VERTEX, true, 0),
+                ];
                 entries.extend(skin.layout_entries());
                 let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("wgpu-anim props"),
                     entries: &entries,
                 });
-                let camera = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("wgpu-anim prop camera"),
-                    size: size_of::<Camera>() as u64,
-                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
-                let tint = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("wgpu-anim prop color"),
-                    // `w`: 1 when the animator culls (a holder not evaluated is not drawn).
-                    contents: bytemuck::cast_slice(&[
-                        color[0],
-                        color[1],
-                        color[2],
-                        f32::from(u8::from(animator.controller().culling())),
-                    ]),
-                    usage: wgpu::BufferUsages::UNIFORM,
-                });
+                let camera = uniform_buffer(device, "wgpu-anim prop camera", size_of::<Camera>() as u64);
+                // `w`: 1 when the animator culls (a holder not evaluated is not drawn).
+                let tint = [
+                    color[0],
+                    color[1],
+                    color[2],
+                    f32::from(u8::from(animator.controller().culling())),
+                ];
+                let tint = uniform_buffer_init(device, "wgpu-anim prop color", bytemuck::cast_slice(&tint));
                 let extra = [
                     wgpu::BindGroupEntry {
                         binding: 0,
@@ -183,26 +163,15 @@ impl PropRenderer {
                     include_str!("../../shaders/prop.wgsl"),
                     skin.wgsl()
                 ));
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim prop"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("wgpu-anim props"),
-                    bind_group_layouts: &[Some(&layout)],
-                    immediate_size: 0,
-                });
+                let module = wgsl_module(device, "wgpu-anim prop", &source);
+                let pipeline_layout = pipeline_layout(device, "wgpu-anim props", &layout);
                 let pipeline = mesh_pipeline(
                     device,
                     "wgpu-anim props",
                     (&module, "vs_main"),
                     &pipeline_layout,
                     &[Some(SkinVertex::LAYOUT), Some(SLOT_LAYOUT)],
-                    MeshTargets {
-                        color_format,
-                        depth_format,
-                        sample_count,
-                    },
+                    MeshTargets::new(color_format, depth_format, sample_count),
                 );
                 Ok((pipeline, camera, groups))
             },

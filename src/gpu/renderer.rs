@@ -1,7 +1,7 @@
-//! A ready instanced skinned renderer for users who have none, and the pipeline pieces it shares
-//! with the prop renderer.
+//! A ready instanced skinned renderer for users who have none.
 
 use super::Animator;
+use super::wgpu_util::{MeshTargets, mesh_pipeline, pipeline_layout, uniform_buffer, uniform_entry, wgsl_module};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
 use crate::id::SkeletonId;
@@ -10,19 +10,6 @@ use crate::library::AnimationLibrary;
 use crate::mesh::{SkinVertex, SkinnedMesh};
 use crate::shaders::{Stage, stage_source_with};
 use wgpu::util::DeviceExt;
-
-/// Depth testing of the built-in pipelines (write, pass when nearer), for a pipeline of yours that
-/// draws into the same depth buffer.
-#[must_use]
-pub fn depth_state(format: wgpu::TextureFormat) -> wgpu::DepthStencilState {
-    wgpu::DepthStencilState {
-        format,
-        depth_write_enabled: Some(true),
-        depth_compare: Some(wgpu::CompareFunction::Less),
-        stencil: Default::default(),
-        bias: Default::default(),
-    }
-}
 
 /// A skinned mesh on the GPU: its vertices ([`SkinVertex`], drawn with [`SkinVertex::LAYOUT`])
 /// and its `u32` indices, for [`SkinnedRenderer`] and for pipelines of your own, and the skeleton
@@ -282,12 +269,7 @@ impl SkinnedRenderer {
             device,
             || format!("the renderer of mesh '{}'", mesh.name),
             || -> Result<Self> {
-                let camera = device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("wgpu-anim camera"),
-                    size: CAMERA_BYTES,
-                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
+                let camera = uniform_buffer(device, "wgpu-anim camera", CAMERA_BYTES);
                 // The palette and the instances as a renderer of the user's own binds them.
                 let mut entries = vec![camera_entry()];
                 entries.extend(skin.layout_entries());
@@ -314,20 +296,9 @@ impl SkinnedRenderer {
                         (range, bind_group)
                     })
                     .collect();
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim skin"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("wgpu-anim render"),
-                    bind_group_layouts: &[Some(&layout)],
-                    immediate_size: 0,
-                });
-                let targets = MeshTargets {
-                    color_format,
-                    depth_format,
-                    sample_count,
-                };
+                let module = wgsl_module(device, "wgpu-anim skin", &source);
+                let pipeline_layout = pipeline_layout(device, "wgpu-anim render", &layout);
+                let targets = MeshTargets::new(color_format, depth_format, sample_count);
                 let pipeline = |entry| {
                     let label = format!("wgpu-anim skinned {entry}");
                     mesh_pipeline(
@@ -481,15 +452,8 @@ impl SkinnedRenderer {
                     vat: Some(&gpu),
                 };
                 let groups = skin.mesh_bind_groups(device, &layout, animator, mesh, &[camera])?;
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim VAT"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
-                let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some("wgpu-anim VAT render"),
-                    bind_group_layouts: &[Some(&layout)],
-                    immediate_size: 0,
-                });
+                let module = wgsl_module(device, "wgpu-anim VAT", &source);
+                let pipeline_layout = pipeline_layout(device, "wgpu-anim VAT render", &layout);
                 let pipeline = mesh_pipeline(
                     device,
                     "wgpu-anim VAT vs_vat",
@@ -584,16 +548,7 @@ const CAMERA_BYTES: u64 = size_of::<SkinView>() as u64;
 
 /// The camera's layout entry (binding 0) in the built-in renderer's group.
 fn camera_entry() -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding: 0,
-        visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: wgpu::BufferSize::new(CAMERA_BYTES),
-        },
-        count: None,
-    }
+    uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT, CAMERA_BYTES)
 }
 
 /// Where the built-in renderer places the skinning module for `animator`: with its dual
@@ -608,53 +563,5 @@ pub(crate) fn built_in_skin_source(skin: super::SkinBinding) -> Result<String> {
     stage_source_with(Stage::Skin, &skin.stage_defs()).map_err(|reason| Error::Refused {
         what: "the built-in skinning shader".to_owned(),
         reason,
-    })
-}
-
-/// Where a mesh pipeline draws: the color format, an optional depth format, the MSAA count.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MeshTargets {
-    pub color_format: wgpu::TextureFormat,
-    pub depth_format: Option<wgpu::TextureFormat>,
-    pub sample_count: u32,
-}
-
-/// A render pipeline of triangle lists from `module`'s vertex entry point `vertex` and
-/// `fs_main`, back faces culled, with [`depth_state`] when there is depth: the built-in
-/// renderers' pipelines.
-pub(crate) fn mesh_pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    (module, vertex): (&wgpu::ShaderModule, &str),
-    layout: &wgpu::PipelineLayout,
-    buffers: &[Option<wgpu::VertexBufferLayout<'_>>],
-    targets: MeshTargets,
-) -> wgpu::RenderPipeline {
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(label),
-        layout: Some(layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some(vertex),
-            compilation_options: Default::default(),
-            buffers,
-        },
-        fragment: Some(wgpu::FragmentState {
-            module,
-            entry_point: Some("fs_main"),
-            compilation_options: Default::default(),
-            targets: &[Some(targets.color_format.into())],
-        }),
-        primitive: wgpu::PrimitiveState {
-            cull_mode: Some(wgpu::Face::Back),
-            ..Default::default()
-        },
-        depth_stencil: targets.depth_format.map(depth_state),
-        multisample: wgpu::MultisampleState {
-            count: targets.sample_count,
-            ..Default::default()
-        },
-        multiview_mask: None,
-        cache: None,
     })
 }

@@ -216,16 +216,7 @@ impl SkinBinding {
     /// your own or use alone ([`SkinBinding::bind_group_layout`]).
     #[must_use]
     pub fn layout_entries(&self) -> Vec<wgpu::BindGroupLayoutEntry> {
-        let storage = |binding| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::VERTEX,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only: true },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
+        let storage = |binding| super::wgpu_util::storage_entry(binding, wgpu::ShaderStages::VERTEX, true, 0);
         self.bindings().into_iter().map(storage).collect()
     }
 

@@ -5,7 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
-use crate::gpu::{Animator, Camera, depth_state};
+use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer, wgsl_module};
+use crate::gpu::{Animator, Camera};
 use crate::layout::wgsl::wgsl_struct;
 use crate::layout::{MAX_SOCKETS, WgslStruct};
 use wgpu::util::DeviceExt;
@@ -122,10 +123,7 @@ impl Footprints {
                 // The event record and the socket count are the stages' own (shared types).
                 let source = crate::shaders::compose_with_shared(&footprints_source(), "footprints")
                     .unwrap_or_else(|e| panic!("the crate's shaders compose: {e}"));
-                let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some("wgpu-anim footprints"),
-                    source: wgpu::ShaderSource::Wgsl(source.into()),
-                });
+                let module = wgsl_module(device, "wgpu-anim footprints", &source);
                 let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some("wgpu-anim footprints"),
                     layout: None,
@@ -147,12 +145,7 @@ impl Footprints {
                 let layout = pipeline.get_bind_group_layout(0);
                 let pages = (0..animator.controller().page_count())
                     .map(|page| {
-                        let params = device.create_buffer(&wgpu::BufferDescriptor {
-                            label: Some("wgpu-anim footprint params"),
-                            size: size_of::<Params>() as u64,
-                            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                            mapped_at_creation: false,
-                        });
+                        let params = uniform_buffer(device, "wgpu-anim footprint params", size_of::<Params>() as u64);
                         let palettes = animator.page_palette_buffer(page).expect("a page of the animator");
                         let outputs = animator.page_outputs(page).expect("a page of the animator");
                         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -304,54 +297,20 @@ impl FootprintRenderer {
         depth_format: Option<wgpu::TextureFormat>,
         sample_count: u32,
     ) -> Self {
-        let uniform = |label: &str, size: u64| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
-        let camera = uniform("wgpu-anim footprint camera", size_of::<Camera>() as u64);
-        let now = uniform("wgpu-anim footprint time", 16);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("wgpu-anim footprint marks"),
-            source: wgpu::ShaderSource::Wgsl(
-                crate::shaders::with_camera(include_str!("../../../shaders/footprint_marks.wgsl")).into(),
-            ),
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("wgpu-anim footprint marks"),
-            layout: None,
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_mark"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_mark"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: color_format,
-                    blend: Some(wgpu::BlendState::ALPHA_BLENDING),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            primitive: Default::default(),
+        let camera = uniform_buffer(device, "wgpu-anim footprint camera", size_of::<Camera>() as u64);
+        let now = uniform_buffer(device, "wgpu-anim footprint time", 16);
+        let module = wgsl_module(
+            device,
+            "wgpu-anim footprint marks",
+            &crate::shaders::with_camera(include_str!("../../../shaders/footprint_marks.wgsl")),
+        );
+        let pipeline = MeshPipeline {
+            blend: Some(wgpu::BlendState::ALPHA_BLENDING),
             // Tested against the depth of what stands on the marks, not written.
-            depth_stencil: depth_format.map(|f| wgpu::DepthStencilState {
-                depth_write_enabled: Some(false),
-                ..depth_state(f)
-            }),
-            multisample: wgpu::MultisampleState {
-                count: sample_count,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
-        });
+            depth_write: false,
+            ..MeshPipeline::new("wgpu-anim footprint marks", &module, ["vs_mark", "fs_mark"])
+        }
+        .build(device, MeshTargets::new(color_format, depth_format, sample_count));
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-anim footprint marks"),
             layout: &pipeline.get_bind_group_layout(0),

@@ -1,6 +1,7 @@
 //! [`GroundRenderer`]: the ground plane the built-in scenes stand on (`shaders/ground.wgsl`).
 
-use crate::gpu::{Camera, depth_state};
+use crate::gpu::Camera;
+use crate::gpu::wgpu_util::{MeshPipeline, MeshTargets, uniform_buffer, wgsl_module};
 
 /// The ground of the built-in scenes, flat at y = 0 or following a relief (the function an
 /// animator's IK ground goals stand on), with a checkerboard that fades into the sky colour
@@ -36,46 +37,13 @@ impl GroundRenderer {
         relief: Option<&str>,
     ) -> Self {
         let grid = if relief.is_some() { RELIEF_GRID } else { 1 };
-        let camera = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("wgpu-anim ground camera"),
-            size: size_of::<Camera>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("wgpu-anim ground"),
-            source: wgpu::ShaderSource::Wgsl(crate::shaders::ground_source(relief).into()),
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("wgpu-anim ground"),
-            layout: None,
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_ground"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("GRID", f64::from(grid))],
-                    ..Default::default()
-                },
-                buffers: &[],
-            },
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_ground"),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("GRID", f64::from(grid))],
-                    ..Default::default()
-                },
-                targets: &[Some(color_format.into())],
-            }),
-            primitive: Default::default(),
-            depth_stencil: depth_format.map(depth_state),
-            multisample: wgpu::MultisampleState {
-                count: sample_count,
-                ..Default::default()
-            },
-            multiview_mask: None,
-            cache: None,
-        });
+        let camera = uniform_buffer(device, "wgpu-anim ground camera", size_of::<Camera>() as u64);
+        let module = wgsl_module(device, "wgpu-anim ground", &crate::shaders::ground_source(relief));
+        let pipeline = MeshPipeline {
+            constants: &[("GRID", f64::from(grid))],
+            ..MeshPipeline::new("wgpu-anim ground", &module, ["vs_ground", "fs_ground"])
+        }
+        .build(device, MeshTargets::new(color_format, depth_format, sample_count));
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("wgpu-anim ground"),
             layout: &pipeline.get_bind_group_layout(0),

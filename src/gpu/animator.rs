@@ -5,9 +5,9 @@
 use super::controller::{Controller, FrameUpload};
 use super::page::{Page, Shared, StagePipeline, page_layout};
 use super::pipeline::{THREAD_PER_CHARACTER, stage_pipeline};
-use super::read_back::ring::Ring;
-use super::recovery::{CheckpointCopy, Recovery};
-use super::{AnimatorDesc, CharacterThreads, FrameReadback, GpuLibrary, HierarchyWalk};
+use super::read_back::Watches;
+use super::recovery::RecoveryState;
+use super::{AnimatorDesc, CharacterThreads, GpuLibrary, HierarchyWalk};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
@@ -16,11 +16,14 @@ use crate::layout::{
     WORKGROUP_SIZE,
 };
 use crate::library::AnimationLibrary;
-use crate::math::Affine;
 use crate::shaders::PageOptions;
 use crate::shaders::{Resource, Stage};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+mod previous;
+
+use previous::PreviousCopy;
 
 /// The GPU side of a crowd: the clip library uploaded once, every instance's parameters, clock,
 /// local pose, model pose and palette in storage buffers, and the compute passes of a frame (four,
@@ -37,64 +40,47 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// the frame executor: the pages' buffers, the pipelines, the uploads and the passes.
 /// `animator.controller_mut().play(..)` changes a character, the next `prepare` uploads it.
 pub struct Animator {
-    pub(super) controller: Controller,
-    pub(super) gpu_library: Arc<GpuLibrary>,
-    pub(super) max_workgroups: u32,
-    pub(super) layer_def_buffer: wgpu::Buffer,
+    controller: Controller,
+    gpu_library: Arc<GpuLibrary>,
+    max_workgroups: u32,
+    layer_def_buffer: wgpu::Buffer,
     /// Every page's frame uniform, page `k`'s at `k * frame_stride`: one write per frame.
-    pub(super) frame_buffer: wgpu::Buffer,
-    pub(super) frame_stride: u64,
+    frame_buffer: wgpu::Buffer,
+    frame_stride: u64,
     /// The bytes of `frame_buffer`, kept between frames so that a frame allocates nothing.
-    pub(super) frame_bytes: Vec<u8>,
-    /// The event log every page's clock (or fused) pass appends to ([`Animator::watch_events`]).
-    pub(super) event_log: wgpu::Buffer,
+    frame_bytes: Vec<u8>,
     /// The IK stage's ground function ([`AnimatorDesc::ground`]), kept for a rebuild.
-    pub(super) ground: Option<&'static str>,
+    ground: Option<&'static str>,
     /// The fused pass's walk as asked for ([`AnimatorDesc::hierarchy_walk`]), kept for a
     /// rebuild, and as chosen on this device (never `Auto`).
-    pub(super) walk: (HierarchyWalk, HierarchyWalk),
+    walk: (HierarchyWalk, HierarchyWalk),
     /// The threads per character as asked for ([`AnimatorDesc::character_threads`]), kept for a
     /// rebuild, and as chosen on this device (never `Auto`).
-    pub(super) threads: (CharacterThreads, CharacterThreads),
-    /// Records the event log holds; 0 when events are not watched.
-    pub(super) event_capacity: u32,
-    pub(super) pages: Vec<Page>,
-    pub(super) passes: Vec<StagePipeline>,
-    pub(super) fused: Option<StagePipeline>,
-    pub(super) use_fused: bool,
+    threads: (CharacterThreads, CharacterThreads),
+    pages: Vec<Page>,
+    passes: Vec<StagePipeline>,
+    fused: Option<StagePipeline>,
+    use_fused: bool,
     /// Whether the passes recorded since the last prepare leave in the local pose buffer the
     /// poses the next frame may take inertialized transitions' velocities from: the last one
     /// that touched it was the staged `sample` pass (the fused pass keeps no local pose).
-    pub(super) poses_left: AtomicBool,
-    pub(super) uploaded: u64,
+    poses_left: AtomicBool,
+    uploaded: u64,
     /// Where this frame copies the palettes to the previous palettes, when they are kept.
-    pub(super) previous_copy: PreviousCopy,
+    previous_copy: PreviousCopy,
     /// Whether a frame has been prepared since previous palettes began to be kept.
-    pub(super) previous_prepared: bool,
+    previous_prepared: bool,
     /// Frames prepared.
-    pub(super) frames: u64,
+    frames: u64,
     /// Times the passes were encoded since the last prepare.
-    pub(super) encodes: AtomicU32,
+    encodes: AtomicU32,
     /// What is kept to rebuild on a new device ([`Animator::set_recovery`]).
-    pub(super) recovery: Option<Recovery>,
-    /// The copies this frame records for a checkpoint.
-    pub(super) checkpoint_copies: Vec<CheckpointCopy>,
+    recovery: RecoveryState,
     /// The last frame's upload, emptied, whose room the next frame reuses (when no recovery
     /// log keeps it).
     spare_upload: FrameUpload,
-    /// Watched sockets read back every frame ([`Animator::watch_sockets`]).
-    pub(super) ring: Option<Ring<FrameReadback>>,
-}
-
-/// When a frame copies each page's palettes into its previous palettes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PreviousCopy {
-    /// Previous palettes are not kept.
-    Off,
-    /// Before the passes: the previous palettes are last frame's.
-    Before,
-    /// After the passes, on the first frame that keeps them: this frame's (no motion yet).
-    After,
+    /// What is read back every frame ([`Animator::watch_sockets`], [`Animator::watch_events`]).
+    watches: Watches,
 }
 
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays, culling's
@@ -312,7 +298,7 @@ impl Animator {
         // offset, so that a frame writes it once however many pages there are.
         let frame_size = size_of::<GpuFrame>() as u64;
         let frame_stride = frame_size.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
-        let event_log = event_log_buffer(device, 0);
+        let watches = Watches::new(device);
         let frame_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgpu-anim frames"),
             size: frame_stride * layout.len() as u64,
@@ -333,7 +319,7 @@ impl Animator {
                 library: &gpu_library,
                 frame: frame_slot(&frame_buffer, frame_stride, k),
                 layer_defs: &layer_def_buffer,
-                event_log: &event_log,
+                event_log: watches.event_log(),
             };
             page.bind(device, k, &shared, &passes, fused.as_ref());
         }
@@ -360,11 +346,9 @@ impl Animator {
             frame_bytes: vec![0; frame_buffer.size() as usize],
             frame_buffer,
             frame_stride,
-            event_log,
             ground,
             walk: (walk, hierarchy_walk),
             threads: (threads, character_threads),
-            event_capacity: 0,
             pages,
             passes,
             fused,
@@ -375,10 +359,9 @@ impl Animator {
             previous_prepared: false,
             frames: 0,
             encodes: AtomicU32::new(0),
-            recovery: None,
-            checkpoint_copies: Vec::new(),
+            recovery: RecoveryState::default(),
             spare_upload: FrameUpload::default(),
-            ring: None,
+            watches,
         })
     }
 
@@ -433,6 +416,12 @@ impl Animator {
         &mut self.controller
     }
 
+    /// The layer definition uniform ([`Controller::layer_defs`](super::Controller::layer_defs), room for [`MAX_LAYER_DEFS`](crate::layout::MAX_LAYER_DEFS)).
+    #[must_use]
+    pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
+        &self.layer_def_buffer
+    }
+
     /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
     /// layer definitions).
     #[must_use]
@@ -483,17 +472,12 @@ impl Animator {
         }
         self.uploaded = self.write_upload(queue, &upload);
         self.frames += 1;
-        if let Some(ring) = &mut self.ring {
-            ring.begin_frame(self.frames, encodes > 0);
-        }
-        match &mut self.recovery {
-            Some(recovery) => {
-                let pages = &self.controller;
-                self.checkpoint_copies = recovery.next_frame(encodes, upload, self.use_fused, pages, |page| {
-                    pages.page_max_joints(page)
-                });
-            }
-            None => self.spare_upload = upload,
+        self.watches.begin_frame(self.frames, encodes > 0);
+        if let Some(upload) = self
+            .recovery
+            .next_frame(encodes, upload, self.use_fused, &self.controller)
+        {
+            self.spare_upload = upload;
         }
     }
 
@@ -624,34 +608,9 @@ impl Animator {
         if self.previous_copy == PreviousCopy::After {
             self.copy_previous_palettes(encoder);
         }
-        self.copy_to_ring(encoder);
-        if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
-            for c in &self.checkpoint_copies {
-                let page = &self.pages[c.page];
-                encoder.copy_buffer_to_buffer(page.buffer(c.source), c.offset, buffer, c.dst, c.bytes);
-            }
-        }
+        self.watches.copy_to_ring(encoder, &self.pages);
+        self.recovery.copy_checkpoint(encoder, &self.pages);
         Ok(())
-    }
-
-    /// Copies the palettes in use of every page to its previous palettes (and the dual
-    /// quaternions to the previous ones, when kept).
-    pub(super) fn copy_previous_palettes(&self, encoder: &mut wgpu::CommandEncoder) {
-        for (k, page) in self.pages.iter().enumerate().take(self.controller.pages_in_use()) {
-            let joints = self.controller.page_state(k).map_or(0, |p| u64::from(p.joints_used));
-            if joints == 0 {
-                continue;
-            }
-            if let Some(previous) = &page.previous_palette {
-                let bytes = joints * size_of::<Affine>() as u64;
-                encoder.copy_buffer_to_buffer(page.buffer(Resource::Palettes), 0, previous, 0, bytes);
-            }
-            if let Some(previous) = &page.previous_dual {
-                let bytes = joints * size_of::<crate::math::DualQuat>() as u64;
-                let (dual_offset, _) = page.place(Resource::DualPalettes);
-                encoder.copy_buffer_to_buffer(page.buffer(Resource::DualPalettes), dual_offset, previous, 0, bytes);
-            }
-        }
     }
 
     /// Records one stage's pass alone over every page in use: [`Stage::Clock`], [`Stage::Sample`],
@@ -688,10 +647,10 @@ impl Animator {
         only: Option<Stage>,
         count: impl Fn(usize) -> u32,
     ) {
-        if self.event_capacity > 0 && in_use > 0 {
+        if self.watches.event_capacity() > 0 && in_use > 0 {
             // This frame's log starts empty: its count and overflow (records past the count
             // are never read).
-            encoder.clear_buffer(&self.event_log, 0, Some(size_of::<GpuEventLogHead>() as u64));
+            encoder.clear_buffer(self.watches.event_log(), 0, Some(size_of::<GpuEventLogHead>() as u64));
         }
         let fused = self.fused.as_ref().filter(|_| fused);
         // The frame's passes, each with the index of its bind groups in the pages: the staged
@@ -769,7 +728,7 @@ impl Animator {
                 library: &self.gpu_library,
                 frame: frame_slot(&self.frame_buffer, self.frame_stride, k),
                 layer_defs: &self.layer_def_buffer,
-                event_log: &self.event_log,
+                event_log: self.watches.event_log(),
             };
             page.bind(device, k, &shared, &self.passes, self.fused.as_ref());
         }
@@ -805,60 +764,60 @@ impl Animator {
     pub fn frame(&self) -> u64 {
         self.frames
     }
-    /// Keeps (or stops keeping) each page's previous-frame palettes, for motion vectors: a
-    /// buffer per page beside the palettes ([`Animator::page_previous_palette_buffer`]) that every
-    /// frame's [`Animator::encode`] fills with the palettes before its passes overwrite them (a
-    /// copy of the joints in use). On the first frame after this call it holds that frame's own
-    /// palettes (no motion); an instance added since the last frame has no previous pose, and
-    /// its previous palettes are whatever its joints held. With dual quaternions kept
-    /// ([`super::AnimatorDesc::dual_quaternion`]), last frame's dual quaternions are kept the same
-    /// way ([`Animator::page_previous_dual_palette_buffer`]); an instance that skins with them
-    /// since this frame only has whatever its joints' previous dual quaternions held. Off by
-    /// default: no buffer, no copy.
-    ///
-    /// Errors: buffers the device refuses ([`Error::Refused`]); then nothing changes.
-    pub fn keep_previous_palettes(&mut self, device: &wgpu::Device, keep: bool) -> Result<()> {
-        if !keep {
-            for page in &mut self.pages {
-                page.previous_palette = None;
-                page.previous_dual = None;
-            }
-            self.previous_copy = PreviousCopy::Off;
-            return Ok(());
-        }
-        if self.previous_copy != PreviousCopy::Off {
-            return Ok(());
-        }
-        let dual = self.controller.dual_quaternion();
-        let buffers = super::refusable_now(
-            device,
-            || "the previous palettes".to_owned(),
-            || {
-                let copy = |k: usize, page: &Page, resource: Resource| {
-                    device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some(&format!("wgpu-anim page {k} previous {}", resource.name())),
-                        // A section's bytes (the dual quaternions'), or the whole buffer.
-                        size: page.place(resource).1.max(size_of::<crate::math::DualQuat>() as u64),
-                        usage: page.buffer(resource).usage(),
-                        mapped_at_creation: false,
-                    })
-                };
-                self.pages
-                    .iter()
-                    .enumerate()
-                    .map(|(k, page)| {
-                        let previous_dual = dual.then(|| copy(k, page, Resource::DualPalettes));
-                        (copy(k, page, Resource::Palettes), previous_dual)
-                    })
-                    .collect::<Vec<_>>()
-            },
-        )?;
-        for (page, (palette, dual)) in self.pages.iter_mut().zip(buffers) {
-            page.previous_palette = Some(palette);
-            page.previous_dual = dual;
-        }
-        self.previous_copy = PreviousCopy::After;
-        self.previous_prepared = false;
-        Ok(())
+}
+
+// What the `impl Animator` blocks of other files of `gpu` read and change: each group of state
+// through its owner's methods (the watches in `read_back/watch.rs`, recovery in `recovery.rs`).
+impl Animator {
+    /// The pages, in order.
+    pub(super) fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    /// What is read back every frame.
+    pub(super) fn watches(&self) -> &Watches {
+        &self.watches
+    }
+
+    /// What is read back every frame, to change.
+    pub(super) fn watches_mut(&mut self) -> &mut Watches {
+        &mut self.watches
+    }
+
+    /// What is kept to rebuild on a new device.
+    pub(super) fn recovery_state(&self) -> &RecoveryState {
+        &self.recovery
+    }
+
+    /// What is kept to rebuild on a new device, to change.
+    pub(super) fn recovery_state_mut(&mut self) -> &mut RecoveryState {
+        &mut self.recovery
+    }
+
+    /// The ground function, walk and threads per character as asked for, as
+    /// [`Animator::with_pages`] takes them (a rebuild asks for the same).
+    pub(super) fn asked(&self) -> (Option<&'static str>, (HierarchyWalk, CharacterThreads)) {
+        (self.ground, (self.walk.0, self.threads.0))
+    }
+
+    /// Times the passes were encoded since the last prepare.
+    pub(super) fn encodes_since_prepare(&self) -> u32 {
+        self.encodes.load(Ordering::Relaxed)
+    }
+
+    /// Continues from where `old` was after a rebuild replayed its frames here: its controller,
+    /// its path (if this device has it), where its poses are, its frame count and its last
+    /// frame's encodes.
+    pub(super) fn continue_from(&mut self, old: &Animator) {
+        self.controller = old.controller.clone();
+        self.use_fused = old.use_fused && self.fused.is_some();
+        // The replay left the last frame's poses where this animator's frame did (a checkpoint
+        // keeps the poses of its frame: Survival::PosesCheckpointed).
+        self.poses_left
+            .store(old.poses_left.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.frames = old.frames;
+        // The last frame's encodes, which its log entry takes at the next prepare.
+        self.encodes
+            .store(old.encodes.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }

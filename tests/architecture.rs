@@ -1,9 +1,10 @@
 //! The crate's shape, checked: no import cycle among src/ modules, the runtime half never
-//! importing the offline half (`src/offline/`), and no file or function growing past the sizes
+//! importing the offline half (`src/offline/`), no arrow between the runtime and the f64 reference
+//! (`src/reference*`) either way, and no file or function growing past the sizes
 //! the architecture guide allows without being named there.
 //!
 //! Imports are read from the text (`crate::…` and `super::…` paths, comments and `#[cfg(test)]`
-//! modules left out), one module per file, as the compiler would resolve them; `tests` below
+//! modules, inline or in a `tests.rs` of their own, left out), one module per file, as the compiler would resolve them; `tests` below
 //! shows that the reader finds a cycle and a runtime import of the offline half when there is one.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,7 +19,9 @@ fn modules() -> BTreeMap<String, String> {
                 if !path.ends_with("bin") {
                     walk(&path, out);
                 }
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("tests.rs") {
+                // A `tests.rs` is a `#[cfg(test)] mod tests;` of its folder's module: tests, not
+                // imports.
                 let rel = path.strip_prefix("src").expect("under src");
                 let mut parts: Vec<String> = rel
                     .with_extension("")

@@ -118,6 +118,7 @@ pub(super) fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Bu
     )
 }
 
+// Creating an animator: on a device, for a library (uploaded, or shared with another animator).
 impl Animator {
     /// Uploads `library` and allocates buffers for `desc`'s capacity on `device`. To share one
     /// upload of a library between animators, use [`Animator::with_library_async`].
@@ -364,44 +365,10 @@ impl Animator {
             watches,
         })
     }
+}
 
-    /// How many threads work on each character in the passes that run a workgroup per character
-    /// ([`AnimatorDesc::character_threads`], with [`CharacterThreads::Auto`] decided).
-    #[must_use]
-    pub fn character_threads(&self) -> CharacterThreads {
-        self.threads.1
-    }
-
-    /// How many threads work on each character in the fused pass: the animator's
-    /// ([`Animator::character_threads`]), in every variant (each fits WebGPU's default storage
-    /// buffers per stage with two to spare, [`crate::shaders::STORAGE_SLOTS_SPARE`]). `None`
-    /// without a fused pass ([`Animator::fused_available`]).
-    #[must_use]
-    pub fn fused_character_threads(&self) -> Option<CharacterThreads> {
-        self.fused.as_ref().map(|_| self.threads.1)
-    }
-
-    /// How the fused pass walks each character's hierarchy on this device
-    /// ([`AnimatorDesc::hierarchy_walk`], with [`HierarchyWalk::Auto`] decided).
-    #[must_use]
-    pub fn hierarchy_walk(&self) -> HierarchyWalk {
-        self.walk.1
-    }
-
-    /// Whether this animator can run the fused path (the clock, then the rest in one dispatch):
-    /// skeletons of at most [`MAX_FUSED_JOINTS`] joints (its bindings and workgroup memory fit
-    /// WebGPU's defaults).
-    #[must_use]
-    pub fn fused_available(&self) -> bool {
-        self.fused.is_some()
-    }
-
-    /// The library on the GPU (to share with another animator, [`Animator::with_library`]).
-    #[must_use]
-    pub fn gpu_library(&self) -> &Arc<GpuLibrary> {
-        &self.gpu_library
-    }
-
+// Every instance's state on the CPU (the controller), and the library on the GPU.
+impl Animator {
     /// Every instance's state on the CPU: its instances, clips, layers, IK goals and pages.
     #[must_use]
     pub fn controller(&self) -> &Controller {
@@ -416,42 +383,15 @@ impl Animator {
         &mut self.controller
     }
 
-    /// The layer definition uniform ([`Controller::layer_defs`](super::Controller::layer_defs), room for [`MAX_LAYER_DEFS`](crate::layout::MAX_LAYER_DEFS)).
+    /// The library on the GPU (to share with another animator, [`Animator::with_library`]).
     #[must_use]
-    pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
-        &self.layer_def_buffer
+    pub fn gpu_library(&self) -> &Arc<GpuLibrary> {
+        &self.gpu_library
     }
+}
 
-    /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
-    /// layer definitions).
-    #[must_use]
-    pub fn uploaded_bytes(&self) -> u64 {
-        self.uploaded
-    }
-
-    /// Chooses the fused path (two dispatches per page: the clock, then the other stages in one,
-    /// the pose kept in workgroup memory; model matrices and local poses not written, only the
-    /// pose history) or the staged one (a dispatch per stage, every stage's buffer written). Errors
-    /// when the fused path is not available here.
-    pub fn set_fused(&mut self, fused: bool) -> Result<()> {
-        if fused && self.fused.is_none() {
-            return Err(Error::Limit {
-                what: format!(
-                    "the fused path needs {FUSED_WORKGROUP_BYTES} bytes of workgroup memory and skeletons of at \
-                     most {MAX_FUSED_JOINTS} joints"
-                ),
-            });
-        }
-        self.use_fused = fused;
-        Ok(())
-    }
-
-    /// Whether the fused path is in use.
-    #[must_use]
-    pub fn is_fused(&self) -> bool {
-        self.use_fused
-    }
-
+// Per frame: `prepare` uploads what changed, `encode` records the passes.
+impl Animator {
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
     /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
     /// makes one write: the frame uniforms of the pages in use (192 bytes each, in slots of the
@@ -479,6 +419,54 @@ impl Animator {
         {
             self.spare_upload = upload;
         }
+    }
+
+    /// Records the frame's passes — clock, sample, local_to_model, ik (when the library has IK
+    /// chains), palette; or the clock and the fused pass — into `encoder`.
+    /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
+    /// each page's palettes in use into its previous palettes.
+    ///
+    /// Errors (nothing recorded): before the first [`Animator::prepare`]
+    /// ([`Error::NotPrepared`]): no instance is on the GPU yet, and the passes would animate
+    /// nothing.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
+        self.encode_timed(encoder, None)
+    }
+
+    /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
+    /// [`Stage::staged`] for the library, the fused pass pass 0) when a timer is given; passes
+    /// past the timer's count are not timed.
+    ///
+    /// Errors: as [`Animator::encode`].
+    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) -> Result<()> {
+        self.check_prepared(|| "Animator::encode".to_owned())?;
+        self.encodes.fetch_add(1, Ordering::Relaxed);
+        if self.previous_copy == PreviousCopy::Before {
+            self.copy_previous_palettes(encoder);
+        }
+        let in_use = self.controller.pages_in_use();
+        self.encode_passes(encoder, timer, self.use_fused, in_use, None, |page| {
+            self.controller.page_range(page).len() as u32
+        });
+        if self.previous_copy == PreviousCopy::After {
+            self.copy_previous_palettes(encoder);
+        }
+        self.watches.copy_to_ring(encoder, &self.pages);
+        self.recovery.copy_checkpoint(encoder, &self.pages);
+        Ok(())
+    }
+
+    /// The number of the frame last prepared (frames count from 1; 0 before the first).
+    #[must_use]
+    pub fn frame(&self) -> u64 {
+        self.frames
+    }
+
+    /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
+    /// layer definitions).
+    #[must_use]
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.uploaded
     }
 
     /// The frame uniform the last [`Animator::prepare`] wrote for page `page` (what its stages
@@ -534,106 +522,6 @@ impl Animator {
         // The frame uniforms go up with the gaps between their slots.
         let frames_counted = (upload.frames.len() * size_of::<GpuFrame>()) as u64;
         upload.bytes() - frames_counted + frame_end as u64
-    }
-
-    /// Dispatches per frame and page: one per stage (two on the fused path; with culling, one
-    /// more for the cull pass), whatever the number of instances.
-    #[must_use]
-    pub fn dispatches_per_page(&self) -> u32 {
-        self.passes().len() as u32
-    }
-
-    /// What the animator's pipeline of `stage` binds: the entries of [`Stage::bindings`] its
-    /// shader variant uses ([`crate::shaders::StageVariant::bindings`]), so that a feature the
-    /// animator leaves out (dual quaternions, morph targets) costs no binding; `None` for a stage
-    /// it has no pipeline of.
-    #[must_use]
-    pub fn stage_bindings(&self, stage: Stage) -> Option<&[(Resource, crate::shaders::Access)]> {
-        self.passes
-            .iter()
-            .chain(&self.fused)
-            .find(|p| p.stage == stage)
-            .map(|p| p.bindings.as_slice())
-    }
-
-    /// The passes a frame records, in order: [`Stage::staged`] for the library, or on the fused
-    /// path [`Stage::Clock`] and [`Stage::Fused`], followed by [`Stage::Cull`] with culling (pass
-    /// `k` of [`Animator::encode_timed`]'s timer).
-    #[must_use]
-    pub fn passes(&self) -> Vec<Stage> {
-        let staged = self.passes.iter().map(|p| p.stage);
-        if self.use_fused {
-            [Stage::Clock, Stage::Fused]
-                .into_iter()
-                .chain(staged.filter(|&s| s == Stage::Cull))
-                .collect()
-        } else {
-            staged.collect()
-        }
-    }
-
-    /// Dispatches per frame: [`Animator::dispatches_per_page`] for every page in use.
-    #[must_use]
-    pub fn dispatches_per_frame(&self) -> u32 {
-        self.dispatches_per_page() * self.controller.pages_in_use() as u32
-    }
-
-    /// Records the frame's passes — clock, sample, local_to_model, ik (when the library has IK
-    /// chains), palette; or the clock and the fused pass — into `encoder`.
-    /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
-    /// each page's palettes in use into its previous palettes.
-    ///
-    /// Errors (nothing recorded): before the first [`Animator::prepare`]
-    /// ([`Error::NotPrepared`]): no instance is on the GPU yet, and the passes would animate
-    /// nothing.
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
-        self.encode_timed(encoder, None)
-    }
-
-    /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
-    /// [`Stage::staged`] for the library, the fused pass pass 0) when a timer is given; passes
-    /// past the timer's count are not timed.
-    ///
-    /// Errors: as [`Animator::encode`].
-    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) -> Result<()> {
-        self.check_prepared(|| "Animator::encode".to_owned())?;
-        self.encodes.fetch_add(1, Ordering::Relaxed);
-        if self.previous_copy == PreviousCopy::Before {
-            self.copy_previous_palettes(encoder);
-        }
-        let in_use = self.controller.pages_in_use();
-        self.encode_passes(encoder, timer, self.use_fused, in_use, None, |page| {
-            self.controller.page_range(page).len() as u32
-        });
-        if self.previous_copy == PreviousCopy::After {
-            self.copy_previous_palettes(encoder);
-        }
-        self.watches.copy_to_ring(encoder, &self.pages);
-        self.recovery.copy_checkpoint(encoder, &self.pages);
-        Ok(())
-    }
-
-    /// Records one stage's pass alone over every page in use: [`Stage::Clock`], [`Stage::Sample`],
-    /// [`Stage::LocalToModel`], [`Stage::Ik`] (when the library has IK chains; else nothing),
-    /// [`Stage::Palette`], or [`Stage::Fused`] where the device has the fused pass. For profiling a pass on its own (`wgpu-anim cost` repeats each one): a frame is
-    /// [`Animator::encode`], as a stage reads what the stage before it wrote.
-    ///
-    /// Errors: [`Error::Limit`] for [`Stage::Skin`] (the renderer draws it), or for
-    /// [`Stage::Fused`] where the fused pass is not available ([`Animator::fused_available`]);
-    /// before the first [`Animator::prepare`], [`Error::NotPrepared`].
-    pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<()> {
-        let fused = stage == Stage::Fused;
-        if stage == Stage::Skin || (fused && self.fused.is_none()) {
-            return Err(Error::Limit {
-                what: format!("the {} pass cannot be recorded by the animator here", stage.name()),
-            });
-        }
-        self.check_prepared(|| format!("Animator::encode_stage of the {} pass", stage.name()))?;
-        let in_use = self.controller.pages_in_use();
-        self.encode_passes(encoder, None, fused, in_use, Some(stage), |page| {
-            self.controller.page_range(page).len() as u32
-        });
-        Ok(())
     }
 
     /// Records the passes of a frame of `in_use` pages, page `k` with `count(k)` instances, on
@@ -758,11 +646,137 @@ impl Animator {
         }
         Ok(())
     }
+}
 
-    /// The number of the frame last prepared (frames count from 1; 0 before the first).
+// The path a frame takes on this device (fused or staged, threads, walk) and its passes, for
+// choosing and profiling.
+impl Animator {
+    /// Chooses the fused path (two dispatches per page: the clock, then the other stages in one,
+    /// the pose kept in workgroup memory; model matrices and local poses not written, only the
+    /// pose history) or the staged one (a dispatch per stage, every stage's buffer written). Errors
+    /// when the fused path is not available here.
+    pub fn set_fused(&mut self, fused: bool) -> Result<()> {
+        if fused && self.fused.is_none() {
+            return Err(Error::Limit {
+                what: format!(
+                    "the fused path needs {FUSED_WORKGROUP_BYTES} bytes of workgroup memory and skeletons of at \
+                     most {MAX_FUSED_JOINTS} joints"
+                ),
+            });
+        }
+        self.use_fused = fused;
+        Ok(())
+    }
+
+    /// Whether the fused path is in use.
     #[must_use]
-    pub fn frame(&self) -> u64 {
-        self.frames
+    pub fn is_fused(&self) -> bool {
+        self.use_fused
+    }
+
+    /// Whether this animator can run the fused path (the clock, then the rest in one dispatch):
+    /// skeletons of at most [`MAX_FUSED_JOINTS`] joints (its bindings and workgroup memory fit
+    /// WebGPU's defaults).
+    #[must_use]
+    pub fn fused_available(&self) -> bool {
+        self.fused.is_some()
+    }
+
+    /// How many threads work on each character in the passes that run a workgroup per character
+    /// ([`AnimatorDesc::character_threads`], with [`CharacterThreads::Auto`] decided).
+    #[must_use]
+    pub fn character_threads(&self) -> CharacterThreads {
+        self.threads.1
+    }
+
+    /// How many threads work on each character in the fused pass: the animator's
+    /// ([`Animator::character_threads`]), in every variant (each fits WebGPU's default storage
+    /// buffers per stage with two to spare, [`crate::shaders::STORAGE_SLOTS_SPARE`]). `None`
+    /// without a fused pass ([`Animator::fused_available`]).
+    #[must_use]
+    pub fn fused_character_threads(&self) -> Option<CharacterThreads> {
+        self.fused.as_ref().map(|_| self.threads.1)
+    }
+
+    /// How the fused pass walks each character's hierarchy on this device
+    /// ([`AnimatorDesc::hierarchy_walk`], with [`HierarchyWalk::Auto`] decided).
+    #[must_use]
+    pub fn hierarchy_walk(&self) -> HierarchyWalk {
+        self.walk.1
+    }
+
+    /// The passes a frame records, in order: [`Stage::staged`] for the library, or on the fused
+    /// path [`Stage::Clock`] and [`Stage::Fused`], followed by [`Stage::Cull`] with culling (pass
+    /// `k` of [`Animator::encode_timed`]'s timer).
+    #[must_use]
+    pub fn passes(&self) -> Vec<Stage> {
+        let staged = self.passes.iter().map(|p| p.stage);
+        if self.use_fused {
+            [Stage::Clock, Stage::Fused]
+                .into_iter()
+                .chain(staged.filter(|&s| s == Stage::Cull))
+                .collect()
+        } else {
+            staged.collect()
+        }
+    }
+
+    /// Dispatches per frame and page: one per stage (two on the fused path; with culling, one
+    /// more for the cull pass), whatever the number of instances.
+    #[must_use]
+    pub fn dispatches_per_page(&self) -> u32 {
+        self.passes().len() as u32
+    }
+
+    /// Dispatches per frame: [`Animator::dispatches_per_page`] for every page in use.
+    #[must_use]
+    pub fn dispatches_per_frame(&self) -> u32 {
+        self.dispatches_per_page() * self.controller.pages_in_use() as u32
+    }
+
+    /// What the animator's pipeline of `stage` binds: the entries of [`Stage::bindings`] its
+    /// shader variant uses ([`crate::shaders::StageVariant::bindings`]), so that a feature the
+    /// animator leaves out (dual quaternions, morph targets) costs no binding; `None` for a stage
+    /// it has no pipeline of.
+    #[must_use]
+    pub fn stage_bindings(&self, stage: Stage) -> Option<&[(Resource, crate::shaders::Access)]> {
+        self.passes
+            .iter()
+            .chain(&self.fused)
+            .find(|p| p.stage == stage)
+            .map(|p| p.bindings.as_slice())
+    }
+
+    /// Records one stage's pass alone over every page in use: [`Stage::Clock`], [`Stage::Sample`],
+    /// [`Stage::LocalToModel`], [`Stage::Ik`] (when the library has IK chains; else nothing),
+    /// [`Stage::Palette`], or [`Stage::Fused`] where the device has the fused pass. For profiling a pass on its own (`wgpu-anim cost` repeats each one): a frame is
+    /// [`Animator::encode`], as a stage reads what the stage before it wrote.
+    ///
+    /// Errors: [`Error::Limit`] for [`Stage::Skin`] (the renderer draws it), or for
+    /// [`Stage::Fused`] where the fused pass is not available ([`Animator::fused_available`]);
+    /// before the first [`Animator::prepare`], [`Error::NotPrepared`].
+    pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<()> {
+        let fused = stage == Stage::Fused;
+        if stage == Stage::Skin || (fused && self.fused.is_none()) {
+            return Err(Error::Limit {
+                what: format!("the {} pass cannot be recorded by the animator here", stage.name()),
+            });
+        }
+        self.check_prepared(|| format!("Animator::encode_stage of the {} pass", stage.name()))?;
+        let in_use = self.controller.pages_in_use();
+        self.encode_passes(encoder, None, fused, in_use, Some(stage), |page| {
+            self.controller.page_range(page).len() as u32
+        });
+        Ok(())
+    }
+}
+
+// Buffers a renderer or a pass of its own binds (the pages' buffers: `inspect.rs`).
+impl Animator {
+    /// The layer definition uniform ([`Controller::layer_defs`](super::Controller::layer_defs), room for [`MAX_LAYER_DEFS`](crate::layout::MAX_LAYER_DEFS)).
+    #[must_use]
+    pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
+        &self.layer_def_buffer
     }
 }
 

@@ -5,6 +5,8 @@ use super::animator::Animator;
 use crate::layout::outputs_offset;
 use crate::shaders::Resource;
 
+// Buffers a renderer or a pass of its own binds: each page's palettes, poses, instances and
+// character state.
 impl Animator {
     /// The palette buffer of the first page (every instance's, when the animator has one page):
     /// 3×4 skinning matrices (`Affine`, 48 bytes), instance `i`'s joints at

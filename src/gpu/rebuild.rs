@@ -10,6 +10,7 @@ use crate::gpu::blocking::blocking;
 use crate::shaders::Resource;
 use std::sync::Arc;
 
+// When the device is lost: recovery, and the rebuild on a new device.
 impl Animator {
     /// Keeps what [`Animator::rebuild`] needs to rebuild this animator on a new device when
     /// `device` is lost, checkpointing every `interval` frames (`None` stops it). Off by default.

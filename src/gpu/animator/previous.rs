@@ -18,6 +18,7 @@ pub(super) enum PreviousCopy {
     After,
 }
 
+// Previous palettes, for motion vectors.
 impl Animator {
     /// Keeps (or stops keeping) each page's previous-frame palettes, for motion vectors: a
     /// buffer per page beside the palettes ([`Animator::page_previous_palette_buffer`]) that every

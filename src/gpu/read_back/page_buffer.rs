@@ -6,6 +6,7 @@ use crate::gpu::animator::Animator;
 use crate::gpu::blocking::blocking;
 use crate::shaders::Resource;
 
+// Reading back on request (tests and tools; awaited in a browser): any page buffer.
 impl Animator {
     blocking! {
         /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of

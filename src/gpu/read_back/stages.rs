@@ -11,6 +11,7 @@ use crate::layout::{BlendList, GpuClock, GpuOutput, GpuVisibleHead, LocalPose, M
 use crate::math::Affine;
 use crate::shaders::Resource;
 
+// Reading back, waiting (tests and tools): every stage's output.
 impl Animator {
     /// Reads back page `page`'s outputs, one [`GpuOutput`] per instance in use (root motion only
     /// for instances with it on, curves when the library has any, reached IK chains when it has

@@ -120,6 +120,7 @@ impl Watches {
     }
 }
 
+// Reading back without waiting: watches of sockets, outputs and events, through the ring.
 impl Animator {
     /// Where instance `index`'s socket `socket` (of its skeleton's [`crate::Skeleton::sockets`])
     /// is written each frame: `(page, element)`, the element an `Affine` (3×4 rows, 48 bytes) of

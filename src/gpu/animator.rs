@@ -773,6 +773,63 @@ impl Animator {
 
 // Buffers a renderer or a pass of its own binds (the pages' buffers: `inspect.rs`).
 impl Animator {
+    /// Keeps (or stops keeping) each page's previous-frame palettes, for motion vectors: a
+    /// buffer per page beside the palettes ([`Animator::page_previous_palette_buffer`]) that every
+    /// frame's [`Animator::encode`] fills with the palettes before its passes overwrite them (a
+    /// copy of the joints in use). On the first frame after this call it holds that frame's own
+    /// palettes (no motion); an instance added since the last frame has no previous pose, and
+    /// its previous palettes are whatever its joints held. With dual quaternions kept
+    /// ([`super::AnimatorDesc::dual_quaternion`]), last frame's dual quaternions are kept the same
+    /// way ([`Animator::page_previous_dual_palette_buffer`]); an instance that skins with them
+    /// since this frame only has whatever its joints' previous dual quaternions held. Off by
+    /// default: no buffer, no copy.
+    ///
+    /// Errors: buffers the device refuses ([`Error::Refused`]); then nothing changes.
+    pub fn keep_previous_palettes(&mut self, device: &wgpu::Device, keep: bool) -> Result<()> {
+        if !keep {
+            for page in &mut self.pages {
+                page.previous_palette = None;
+                page.previous_dual = None;
+            }
+            self.previous_copy = PreviousCopy::Off;
+            return Ok(());
+        }
+        if self.previous_copy != PreviousCopy::Off {
+            return Ok(());
+        }
+        let dual = self.controller.dual_quaternion();
+        let buffers = super::refusable_now(
+            device,
+            || "the previous palettes".to_owned(),
+            || {
+                let copy = |k: usize, page: &Page, resource: Resource| {
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(&format!("wgpu-anim page {k} previous {}", resource.name())),
+                        // A section's bytes (the dual quaternions'), or the whole buffer.
+                        size: page.place(resource).1.max(size_of::<crate::math::DualQuat>() as u64),
+                        usage: page.buffer(resource).usage(),
+                        mapped_at_creation: false,
+                    })
+                };
+                self.pages
+                    .iter()
+                    .enumerate()
+                    .map(|(k, page)| {
+                        let previous_dual = dual.then(|| copy(k, page, Resource::DualPalettes));
+                        (copy(k, page, Resource::Palettes), previous_dual)
+                    })
+                    .collect::<Vec<_>>()
+            },
+        )?;
+        for (page, (palette, dual)) in self.pages.iter_mut().zip(buffers) {
+            page.previous_palette = Some(palette);
+            page.previous_dual = dual;
+        }
+        self.previous_copy = PreviousCopy::After;
+        self.previous_prepared = false;
+        Ok(())
+    }
+
     /// The layer definition uniform ([`Controller::layer_defs`](super::Controller::layer_defs), room for [`MAX_LAYER_DEFS`](crate::layout::MAX_LAYER_DEFS)).
     #[must_use]
     pub fn layer_def_buffer(&self) -> &wgpu::Buffer {

@@ -1,9 +1,10 @@
 //! The crate's shape, checked: no import cycle among src/ modules, the runtime half never
-//! importing the offline half (`src/offline/`), and no file or function growing past the sizes
+//! importing the offline half (`src/offline/`), no arrow between the runtime and the f64 reference
+//! (`src/reference*`) either way, and no file or function growing past the sizes
 //! the architecture guide allows without being named there.
 //!
 //! Imports are read from the text (`crate::…` and `super::…` paths, comments and `#[cfg(test)]`
-//! modules left out), one module per file, as the compiler would resolve them; `tests` below
+//! modules, inline or in a `tests.rs` of their own, left out), one module per file, as the compiler would resolve them; `tests` below
 //! shows that the reader finds a cycle and a runtime import of the offline half when there is one.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,7 +19,9 @@ fn modules() -> BTreeMap<String, String> {
                 if !path.ends_with("bin") {
                     walk(&path, out);
                 }
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("tests.rs") {
+                // A `tests.rs` is a `#[cfg(test)] mod tests;` of its folder's module: tests, not
+                // imports.
                 let rel = path.strip_prefix("src").expect("under src");
                 let mut parts: Vec<String> = rel
                     .with_extension("")
@@ -265,6 +268,34 @@ fn runtime_imports_of_offline(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<(St
     out
 }
 
+/// Whether module `m` is the f64 reference (the oracle the runtime is checked against).
+fn is_reference(m: &str) -> bool {
+    m == "reference" || m.starts_with("reference::")
+}
+
+/// Whether module `m` is checked by the reference: the CPU mirrors, the codec's decode and the GPU.
+fn is_checked_by_reference(m: &str) -> bool {
+    let top = m.split("::").next().unwrap_or("");
+    ["cpu", "codec", "gpu"].contains(&top)
+}
+
+/// Arrows that make the reference depend on the runtime or the runtime on the reference:
+/// `(from, to)` where a runtime module (neither the offline half, the assets and tools, the test
+/// harnesses nor the reference) imports the reference, or the reference imports a module it
+/// checks.
+fn reference_arrows(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (from, to) in g {
+        let runtime = !is_offline(from) && !is_asset_or_tool(from) && !is_reference(from) && from != "testing";
+        for t in to {
+            if (runtime && is_reference(t)) || (is_reference(from) && is_checked_by_reference(t)) {
+                out.push((from.clone(), t.clone()));
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn no_import_cycle_among_src_modules() {
     let g = graph(&modules());
@@ -295,6 +326,51 @@ fn the_runtime_never_imports_the_offline_half() {
     assert!(
         bad.is_empty(),
         "runtime modules importing the offline half: {bad:?} (move what they need out of `offline`)"
+    );
+}
+
+#[test]
+fn the_reference_and_the_runtime_depend_on_neither_other() {
+    let g = graph(&modules());
+    assert!(g.contains_key("reference") && g.contains_key("codec") && g.contains_key("offline::decompress"));
+    let bad = reference_arrows(&g);
+    assert!(
+        bad.is_empty(),
+        "the runtime importing the f64 reference, or the reference importing what it checks: {bad:?} \
+         (an f64 path the offline half or the tests need lives in `offline` or `reference`)"
+    );
+}
+
+#[test]
+fn the_reader_finds_an_arrow_between_the_reference_and_the_runtime() {
+    let mut mods = BTreeMap::new();
+    for m in ["codec", "cpu", "gpu", "math", "offline", "reference", "reference::ik"] {
+        mods.insert(m.to_owned(), String::new());
+    }
+    mods.insert(
+        "codec::decompress".to_owned(),
+        "use crate::reference::{ClipSampler, TransformF64};".to_owned(),
+    );
+    mods.insert(
+        "gpu::x".to_owned(),
+        "// crate::reference::sample\n#[cfg(test)]\nmod tests { use crate::reference; }".to_owned(),
+    );
+    mods.insert(
+        "reference::inertia".to_owned(),
+        "use crate::cpu::inertia; use super::ik;".to_owned(),
+    );
+    mods.insert(
+        "offline::decompress".to_owned(),
+        "use crate::{codec, reference};".to_owned(),
+    );
+    mods.insert("cpu::inertia".to_owned(), "use crate::math;".to_owned());
+    let g = graph(&mods);
+    assert_eq!(
+        reference_arrows(&g),
+        vec![
+            ("codec::decompress".to_owned(), "reference".to_owned()),
+            ("reference::inertia".to_owned(), "cpu::inertia".to_owned()),
+        ]
     );
 }
 

@@ -1,6 +1,7 @@
 //! The packed form of a compressed clip's animated tracks: one block of 32-bit words per clip
 //! (the *blob*), read in place by the GPU (`sample_packed` in `shaders/shared/library.wgsl`), by
-//! its CPU mirror (`cpu::sample::sample_packed`) and by the f64 decoder here.
+//! its CPU mirror (`cpu::sample::sample_packed`) and by the f64 decoder
+//! ([`crate::offline::decompress`]).
 //!
 //! ```text
 //! word 0   frame count F (≥ 2)              word 4  segment count ⌈F / S⌉
@@ -304,20 +305,6 @@ impl<'a> Blob<'a> {
         }
         (v, dropped)
     }
-
-    /// Track `k` at clip time `t` in f64: translation or scale (xyz), or a rotation (slerp of the
-    /// two frames around `t`, as a raw track's).
-    #[must_use]
-    pub fn sample_f64(&self, k: u32, t: f64, rotation: bool) -> (DVec3, DQuat) {
-        let (f0, u) = frame_at(self.header.frame_count, f64::from(self.header.rate), t);
-        let (a, da) = self.frame_f64(k, f0);
-        let (b, db) = self.frame_f64(k, f0 + 1);
-        if rotation {
-            let (qa, qb) = (rotation_from_stored(a, da), rotation_from_stored(b, db));
-            return (DVec3::ZERO, slerp(qa, qb, u));
-        }
-        (a.lerp(b, u), DQuat::IDENTITY)
-    }
 }
 
 /// The frame at or before `t` (at most `frame_count − 2`) and the fraction to the next.
@@ -393,13 +380,6 @@ pub fn stored_of_rotation(q: DQuat, dropped: u32) -> DVec3 {
         }
     }
     DVec3::from_array(v)
-}
-
-/// Slerp along the shorter arc, exact, as the f64 reference samples a raw track (the GPU's
-/// `fast_slerp` is within 3e-7 rad of it).
-#[must_use]
-pub fn slerp(a: DQuat, b: DQuat, u: f64) -> DQuat {
-    DQuat::from_vec4(crate::reference::slerp(a.into(), b.into(), u).normalize())
 }
 
 /// Writes blobs.

@@ -1,18 +1,17 @@
 //! Compressed clips, the runtime half: the asset form of a compressed clip ([`CompressedClip`]),
 //! its blob's format and the GPU's decode ([`format`](mod@format)), the checks a blob passes before it is
-//! played and an f64 decoder ([`decompress`]), and what a compression reports ([`ClipReport`]).
-//! The compressor is the offline half's ([`crate::offline::compress`]); nothing here imports it,
-//! as ACL's decompression knows nothing of its compression.
+//! played ([`decompress`]), and what a compression reports ([`ClipReport`]).
+//! The compressor and the f64 decoder that measures it are the offline half's
+//! ([`crate::offline::compress`], [`crate::offline::decompress`]); nothing here imports them, as
+//! ACL's decompression knows nothing of its compression, nor the f64 reference.
 
 pub mod decompress;
 pub mod format;
 
-pub use decompress::{Decoder, check_blob};
+pub use decompress::check_blob;
 
 use crate::clip::Clip;
 use crate::error::Channel;
-use crate::reference::TransformF64;
-use crate::skeleton::Skeleton;
 
 /// A joint channel stored in a compressed clip's blob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,17 +34,6 @@ pub struct CompressedClip {
     pub packed: Vec<PackedChannel>,
     /// The packed tracks ([`format`](mod@format)); empty when no track is packed.
     pub blob: Vec<u32>,
-}
-
-impl CompressedClip {
-    /// The local pose of every joint at clip time `t` (clamped to the clip), decoded in f64: the
-    /// raw tracks sampled as [`crate::reference::sample`] does, the packed ones from the blob.
-    ///
-    /// Errors: a malformed blob or packed channels ([`check_blob`]; a clip from [`compress`](crate::offline::compress::compress) or
-    /// [`read`](crate::offline::compressed_file::read) never has one), or a packed joint `skeleton` lacks.
-    pub fn sample_f64(&self, skeleton: &Skeleton, t: f64) -> std::result::Result<Vec<TransformF64>, String> {
-        Ok(Decoder::new(skeleton, self)?.sample(t))
-    }
 }
 
 /// What compressing a clip gave: sizes, accuracy and time.

@@ -5,9 +5,9 @@
 use super::controller::{Controller, FrameUpload};
 use super::page::{Page, Shared, StagePipeline, page_layout};
 use super::pipeline::{THREAD_PER_CHARACTER, stage_pipeline};
-use super::read_back::ring::Ring;
-use super::recovery::{CheckpointCopy, Recovery};
-use super::{AnimatorDesc, CharacterThreads, FrameReadback, GpuLibrary, HierarchyWalk};
+use super::read_back::Watches;
+use super::recovery::RecoveryState;
+use super::{AnimatorDesc, CharacterThreads, GpuLibrary, HierarchyWalk};
 use super::{PassTimer, split_dispatch};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
@@ -16,11 +16,14 @@ use crate::layout::{
     WORKGROUP_SIZE,
 };
 use crate::library::AnimationLibrary;
-use crate::math::Affine;
 use crate::shaders::PageOptions;
 use crate::shaders::{Resource, Stage};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+mod previous;
+
+use previous::PreviousCopy;
 
 /// The GPU side of a crowd: the clip library uploaded once, every instance's parameters, clock,
 /// local pose, model pose and palette in storage buffers, and the compute passes of a frame (four,
@@ -37,64 +40,47 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 /// the frame executor: the pages' buffers, the pipelines, the uploads and the passes.
 /// `animator.controller_mut().play(..)` changes a character, the next `prepare` uploads it.
 pub struct Animator {
-    pub(super) controller: Controller,
-    pub(super) gpu_library: Arc<GpuLibrary>,
-    pub(super) max_workgroups: u32,
-    pub(super) layer_def_buffer: wgpu::Buffer,
+    controller: Controller,
+    gpu_library: Arc<GpuLibrary>,
+    max_workgroups: u32,
+    layer_def_buffer: wgpu::Buffer,
     /// Every page's frame uniform, page `k`'s at `k * frame_stride`: one write per frame.
-    pub(super) frame_buffer: wgpu::Buffer,
-    pub(super) frame_stride: u64,
+    frame_buffer: wgpu::Buffer,
+    frame_stride: u64,
     /// The bytes of `frame_buffer`, kept between frames so that a frame allocates nothing.
-    pub(super) frame_bytes: Vec<u8>,
-    /// The event log every page's clock (or fused) pass appends to ([`Animator::watch_events`]).
-    pub(super) event_log: wgpu::Buffer,
+    frame_bytes: Vec<u8>,
     /// The IK stage's ground function ([`AnimatorDesc::ground`]), kept for a rebuild.
-    pub(super) ground: Option<&'static str>,
+    ground: Option<&'static str>,
     /// The fused pass's walk as asked for ([`AnimatorDesc::hierarchy_walk`]), kept for a
     /// rebuild, and as chosen on this device (never `Auto`).
-    pub(super) walk: (HierarchyWalk, HierarchyWalk),
+    walk: (HierarchyWalk, HierarchyWalk),
     /// The threads per character as asked for ([`AnimatorDesc::character_threads`]), kept for a
     /// rebuild, and as chosen on this device (never `Auto`).
-    pub(super) threads: (CharacterThreads, CharacterThreads),
-    /// Records the event log holds; 0 when events are not watched.
-    pub(super) event_capacity: u32,
-    pub(super) pages: Vec<Page>,
-    pub(super) passes: Vec<StagePipeline>,
-    pub(super) fused: Option<StagePipeline>,
-    pub(super) use_fused: bool,
+    threads: (CharacterThreads, CharacterThreads),
+    pages: Vec<Page>,
+    passes: Vec<StagePipeline>,
+    fused: Option<StagePipeline>,
+    use_fused: bool,
     /// Whether the passes recorded since the last prepare leave in the local pose buffer the
     /// poses the next frame may take inertialized transitions' velocities from: the last one
     /// that touched it was the staged `sample` pass (the fused pass keeps no local pose).
-    pub(super) poses_left: AtomicBool,
-    pub(super) uploaded: u64,
+    poses_left: AtomicBool,
+    uploaded: u64,
     /// Where this frame copies the palettes to the previous palettes, when they are kept.
-    pub(super) previous_copy: PreviousCopy,
+    previous_copy: PreviousCopy,
     /// Whether a frame has been prepared since previous palettes began to be kept.
-    pub(super) previous_prepared: bool,
+    previous_prepared: bool,
     /// Frames prepared.
-    pub(super) frames: u64,
+    frames: u64,
     /// Times the passes were encoded since the last prepare.
-    pub(super) encodes: AtomicU32,
+    encodes: AtomicU32,
     /// What is kept to rebuild on a new device ([`Animator::set_recovery`]).
-    pub(super) recovery: Option<Recovery>,
-    /// The copies this frame records for a checkpoint.
-    pub(super) checkpoint_copies: Vec<CheckpointCopy>,
+    recovery: RecoveryState,
     /// The last frame's upload, emptied, whose room the next frame reuses (when no recovery
     /// log keeps it).
     spare_upload: FrameUpload,
-    /// Watched sockets read back every frame ([`Animator::watch_sockets`]).
-    pub(super) ring: Option<Ring<FrameReadback>>,
-}
-
-/// When a frame copies each page's palettes into its previous palettes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum PreviousCopy {
-    /// Previous palettes are not kept.
-    Off,
-    /// Before the passes: the previous palettes are last frame's.
-    Before,
-    /// After the passes, on the first frame that keeps them: this frame's (no motion yet).
-    After,
+    /// What is read back every frame ([`Animator::watch_sockets`], [`Animator::watch_events`]).
+    watches: Watches,
 }
 
 /// Workgroup memory the fused path uses: 128 local poses (48 B), three vec4 arrays, culling's
@@ -132,6 +118,7 @@ pub(super) fn event_log_buffer(device: &wgpu::Device, capacity: u32) -> wgpu::Bu
     )
 }
 
+// Creating an animator: on a device, for a library (uploaded, or shared with another animator).
 impl Animator {
     /// Uploads `library` and allocates buffers for `desc`'s capacity on `device`. To share one
     /// upload of a library between animators, use [`Animator::with_library_async`].
@@ -308,7 +295,7 @@ impl Animator {
         // offset, so that a frame writes it once however many pages there are.
         let frame_size = size_of::<GpuFrame>() as u64;
         let frame_stride = frame_size.next_multiple_of(u64::from(limits.min_uniform_buffer_offset_alignment));
-        let event_log = event_log_buffer(device, 0);
+        let watches = Watches::new(device);
         let frame_buffer =
             super::wgpu_util::uniform_buffer(device, "wgpu-anim frames", frame_stride * layout.len() as u64);
         let options = PageOptions {
@@ -325,7 +312,7 @@ impl Animator {
                 library: &gpu_library,
                 frame: frame_slot(&frame_buffer, frame_stride, k),
                 layer_defs: &layer_def_buffer,
-                event_log: &event_log,
+                event_log: watches.event_log(),
             };
             page.bind(device, k, &shared, &passes, fused.as_ref());
         }
@@ -352,11 +339,9 @@ impl Animator {
             frame_bytes: vec![0; frame_buffer.size() as usize],
             frame_buffer,
             frame_stride,
-            event_log,
             ground,
             walk: (walk, hierarchy_walk),
             threads: (threads, character_threads),
-            event_capacity: 0,
             pages,
             passes,
             fused,
@@ -367,50 +352,15 @@ impl Animator {
             previous_prepared: false,
             frames: 0,
             encodes: AtomicU32::new(0),
-            recovery: None,
-            checkpoint_copies: Vec::new(),
+            recovery: RecoveryState::default(),
             spare_upload: FrameUpload::default(),
-            ring: None,
+            watches,
         })
     }
+}
 
-    /// How many threads work on each character in the passes that run a workgroup per character
-    /// ([`AnimatorDesc::character_threads`], with [`CharacterThreads::Auto`] decided).
-    #[must_use]
-    pub fn character_threads(&self) -> CharacterThreads {
-        self.threads.1
-    }
-
-    /// How many threads work on each character in the fused pass: the animator's
-    /// ([`Animator::character_threads`]), in every variant (each fits WebGPU's default storage
-    /// buffers per stage with two to spare, [`crate::shaders::STORAGE_SLOTS_SPARE`]). `None`
-    /// without a fused pass ([`Animator::fused_available`]).
-    #[must_use]
-    pub fn fused_character_threads(&self) -> Option<CharacterThreads> {
-        self.fused.as_ref().map(|_| self.threads.1)
-    }
-
-    /// How the fused pass walks each character's hierarchy on this device
-    /// ([`AnimatorDesc::hierarchy_walk`], with [`HierarchyWalk::Auto`] decided).
-    #[must_use]
-    pub fn hierarchy_walk(&self) -> HierarchyWalk {
-        self.walk.1
-    }
-
-    /// Whether this animator can run the fused path (the clock, then the rest in one dispatch):
-    /// skeletons of at most [`MAX_FUSED_JOINTS`] joints (its bindings and workgroup memory fit
-    /// WebGPU's defaults).
-    #[must_use]
-    pub fn fused_available(&self) -> bool {
-        self.fused.is_some()
-    }
-
-    /// The library on the GPU (to share with another animator, [`Animator::with_library`]).
-    #[must_use]
-    pub fn gpu_library(&self) -> &Arc<GpuLibrary> {
-        &self.gpu_library
-    }
-
+// Every instance's state on the CPU (the controller), and the library on the GPU.
+impl Animator {
     /// Every instance's state on the CPU: its instances, clips, layers, IK goals and pages.
     #[must_use]
     pub fn controller(&self) -> &Controller {
@@ -425,36 +375,15 @@ impl Animator {
         &mut self.controller
     }
 
-    /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
-    /// layer definitions).
+    /// The library on the GPU (to share with another animator, [`Animator::with_library`]).
     #[must_use]
-    pub fn uploaded_bytes(&self) -> u64 {
-        self.uploaded
+    pub fn gpu_library(&self) -> &Arc<GpuLibrary> {
+        &self.gpu_library
     }
+}
 
-    /// Chooses the fused path (two dispatches per page: the clock, then the other stages in one,
-    /// the pose kept in workgroup memory; model matrices and local poses not written, only the
-    /// pose history) or the staged one (a dispatch per stage, every stage's buffer written). Errors
-    /// when the fused path is not available here.
-    pub fn set_fused(&mut self, fused: bool) -> Result<()> {
-        if fused && self.fused.is_none() {
-            return Err(Error::Limit {
-                what: format!(
-                    "the fused path needs {FUSED_WORKGROUP_BYTES} bytes of workgroup memory and skeletons of at \
-                     most {MAX_FUSED_JOINTS} joints"
-                ),
-            });
-        }
-        self.use_fused = fused;
-        Ok(())
-    }
-
-    /// Whether the fused path is in use.
-    #[must_use]
-    pub fn is_fused(&self) -> bool {
-        self.use_fused
-    }
-
+// Per frame: `prepare` uploads what changed, `encode` records the passes.
+impl Animator {
     /// Uploads this frame's `dt` and whatever instance data and layer definitions changed since
     /// the last call ([`Controller::begin_frame`]). An ordinary frame, with no instance changed,
     /// makes one write: the frame uniforms of the pages in use (192 bytes each, in slots of the
@@ -475,18 +404,61 @@ impl Animator {
         }
         self.uploaded = self.write_upload(queue, &upload);
         self.frames += 1;
-        if let Some(ring) = &mut self.ring {
-            ring.begin_frame(self.frames, encodes > 0);
+        self.watches.begin_frame(self.frames, encodes > 0);
+        if let Some(upload) = self
+            .recovery
+            .next_frame(encodes, upload, self.use_fused, &self.controller)
+        {
+            self.spare_upload = upload;
         }
-        match &mut self.recovery {
-            Some(recovery) => {
-                let pages = &self.controller;
-                self.checkpoint_copies = recovery.next_frame(encodes, upload, self.use_fused, pages, |page| {
-                    pages.page_max_joints(page)
-                });
-            }
-            None => self.spare_upload = upload,
+    }
+
+    /// Records the frame's passes — clock, sample, local_to_model, ik (when the library has IK
+    /// chains), palette; or the clock and the fused pass — into `encoder`.
+    /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
+    /// each page's palettes in use into its previous palettes.
+    ///
+    /// Errors (nothing recorded): before the first [`Animator::prepare`]
+    /// ([`Error::NotPrepared`]): no instance is on the GPU yet, and the passes would animate
+    /// nothing.
+    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
+        self.encode_timed(encoder, None)
+    }
+
+    /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
+    /// [`Stage::staged`] for the library, the fused pass pass 0) when a timer is given; passes
+    /// past the timer's count are not timed.
+    ///
+    /// Errors: as [`Animator::encode`].
+    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) -> Result<()> {
+        self.check_prepared(|| "Animator::encode".to_owned())?;
+        self.encodes.fetch_add(1, Ordering::Relaxed);
+        if self.previous_copy == PreviousCopy::Before {
+            self.copy_previous_palettes(encoder);
         }
+        let in_use = self.controller.pages_in_use();
+        self.encode_passes(encoder, timer, self.use_fused, in_use, None, |page| {
+            self.controller.page_range(page).len() as u32
+        });
+        if self.previous_copy == PreviousCopy::After {
+            self.copy_previous_palettes(encoder);
+        }
+        self.watches.copy_to_ring(encoder, &self.pages);
+        self.recovery.copy_checkpoint(encoder, &self.pages);
+        Ok(())
+    }
+
+    /// The number of the frame last prepared (frames count from 1; 0 before the first).
+    #[must_use]
+    pub fn frame(&self) -> u64 {
+        self.frames
+    }
+
+    /// Bytes the last [`Animator::prepare`] wrote to the GPU (frame uniforms, instances, clocks,
+    /// layer definitions).
+    #[must_use]
+    pub fn uploaded_bytes(&self) -> u64 {
+        self.uploaded
     }
 
     /// The frame uniform the last [`Animator::prepare`] wrote for page `page` (what its stages
@@ -544,131 +516,6 @@ impl Animator {
         upload.bytes() - frames_counted + frame_end as u64
     }
 
-    /// Dispatches per frame and page: one per stage (two on the fused path; with culling, one
-    /// more for the cull pass), whatever the number of instances.
-    #[must_use]
-    pub fn dispatches_per_page(&self) -> u32 {
-        self.passes().len() as u32
-    }
-
-    /// What the animator's pipeline of `stage` binds: the entries of [`Stage::bindings`] its
-    /// shader variant uses ([`crate::shaders::StageVariant::bindings`]), so that a feature the
-    /// animator leaves out (dual quaternions, morph targets) costs no binding; `None` for a stage
-    /// it has no pipeline of.
-    #[must_use]
-    pub fn stage_bindings(&self, stage: Stage) -> Option<&[(Resource, crate::shaders::Access)]> {
-        self.passes
-            .iter()
-            .chain(&self.fused)
-            .find(|p| p.stage == stage)
-            .map(|p| p.bindings.as_slice())
-    }
-
-    /// The passes a frame records, in order: [`Stage::staged`] for the library, or on the fused
-    /// path [`Stage::Clock`] and [`Stage::Fused`], followed by [`Stage::Cull`] with culling (pass
-    /// `k` of [`Animator::encode_timed`]'s timer).
-    #[must_use]
-    pub fn passes(&self) -> Vec<Stage> {
-        let staged = self.passes.iter().map(|p| p.stage);
-        if self.use_fused {
-            [Stage::Clock, Stage::Fused]
-                .into_iter()
-                .chain(staged.filter(|&s| s == Stage::Cull))
-                .collect()
-        } else {
-            staged.collect()
-        }
-    }
-
-    /// Dispatches per frame: [`Animator::dispatches_per_page`] for every page in use.
-    #[must_use]
-    pub fn dispatches_per_frame(&self) -> u32 {
-        self.dispatches_per_page() * self.controller.pages_in_use() as u32
-    }
-
-    /// Records the frame's passes — clock, sample, local_to_model, ik (when the library has IK
-    /// chains), palette; or the clock and the fused pass — into `encoder`.
-    /// With previous palettes kept ([`Animator::keep_previous_palettes`]), also the copy of
-    /// each page's palettes in use into its previous palettes.
-    ///
-    /// Errors (nothing recorded): before the first [`Animator::prepare`]
-    /// ([`Error::NotPrepared`]): no instance is on the GPU yet, and the passes would animate
-    /// nothing.
-    pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) -> Result<()> {
-        self.encode_timed(encoder, None)
-    }
-
-    /// As [`Animator::encode`], writing timestamps around each pass (pass `k` is stage `k` of
-    /// [`Stage::staged`] for the library, the fused pass pass 0) when a timer is given; passes
-    /// past the timer's count are not timed.
-    ///
-    /// Errors: as [`Animator::encode`].
-    pub fn encode_timed(&self, encoder: &mut wgpu::CommandEncoder, timer: Option<&PassTimer>) -> Result<()> {
-        self.check_prepared(|| "Animator::encode".to_owned())?;
-        self.encodes.fetch_add(1, Ordering::Relaxed);
-        if self.previous_copy == PreviousCopy::Before {
-            self.copy_previous_palettes(encoder);
-        }
-        let in_use = self.controller.pages_in_use();
-        self.encode_passes(encoder, timer, self.use_fused, in_use, None, |page| {
-            self.controller.page_range(page).len() as u32
-        });
-        if self.previous_copy == PreviousCopy::After {
-            self.copy_previous_palettes(encoder);
-        }
-        self.copy_to_ring(encoder);
-        if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
-            for c in &self.checkpoint_copies {
-                let page = &self.pages[c.page];
-                encoder.copy_buffer_to_buffer(page.buffer(c.source), c.offset, buffer, c.dst, c.bytes);
-            }
-        }
-        Ok(())
-    }
-
-    /// Copies the palettes in use of every page to its previous palettes (and the dual
-    /// quaternions to the previous ones, when kept).
-    pub(super) fn copy_previous_palettes(&self, encoder: &mut wgpu::CommandEncoder) {
-        for (k, page) in self.pages.iter().enumerate().take(self.controller.pages_in_use()) {
-            let joints = self.controller.page_state(k).map_or(0, |p| u64::from(p.joints_used));
-            if joints == 0 {
-                continue;
-            }
-            if let Some(previous) = &page.previous_palette {
-                let bytes = joints * size_of::<Affine>() as u64;
-                encoder.copy_buffer_to_buffer(page.buffer(Resource::Palettes), 0, previous, 0, bytes);
-            }
-            if let Some(previous) = &page.previous_dual {
-                let bytes = joints * size_of::<crate::math::DualQuat>() as u64;
-                let (dual_offset, _) = page.place(Resource::DualPalettes);
-                encoder.copy_buffer_to_buffer(page.buffer(Resource::DualPalettes), dual_offset, previous, 0, bytes);
-            }
-        }
-    }
-
-    /// Records one stage's pass alone over every page in use: [`Stage::Clock`], [`Stage::Sample`],
-    /// [`Stage::LocalToModel`], [`Stage::Ik`] (when the library has IK chains; else nothing),
-    /// [`Stage::Palette`], or [`Stage::Fused`] where the device has the fused pass. For profiling a pass on its own (`wgpu-anim cost` repeats each one): a frame is
-    /// [`Animator::encode`], as a stage reads what the stage before it wrote.
-    ///
-    /// Errors: [`Error::Limit`] for [`Stage::Skin`] (the renderer draws it), or for
-    /// [`Stage::Fused`] where the fused pass is not available ([`Animator::fused_available`]);
-    /// before the first [`Animator::prepare`], [`Error::NotPrepared`].
-    pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<()> {
-        let fused = stage == Stage::Fused;
-        if stage == Stage::Skin || (fused && self.fused.is_none()) {
-            return Err(Error::Limit {
-                what: format!("the {} pass cannot be recorded by the animator here", stage.name()),
-            });
-        }
-        self.check_prepared(|| format!("Animator::encode_stage of the {} pass", stage.name()))?;
-        let in_use = self.controller.pages_in_use();
-        self.encode_passes(encoder, None, fused, in_use, Some(stage), |page| {
-            self.controller.page_range(page).len() as u32
-        });
-        Ok(())
-    }
-
     /// Records the passes of a frame of `in_use` pages, page `k` with `count(k)` instances, on
     /// the fused path if `fused` (and it is available); with `only`, that stage's pass alone.
     pub(super) fn encode_passes(
@@ -680,10 +527,10 @@ impl Animator {
         only: Option<Stage>,
         count: impl Fn(usize) -> u32,
     ) {
-        if self.event_capacity > 0 && in_use > 0 {
+        if self.watches.event_capacity() > 0 && in_use > 0 {
             // This frame's log starts empty: its count and overflow (records past the count
             // are never read).
-            encoder.clear_buffer(&self.event_log, 0, Some(size_of::<GpuEventLogHead>() as u64));
+            encoder.clear_buffer(self.watches.event_log(), 0, Some(size_of::<GpuEventLogHead>() as u64));
         }
         let fused = self.fused.as_ref().filter(|_| fused);
         // The frame's passes, each with the index of its bind groups in the pages: the staged
@@ -761,7 +608,7 @@ impl Animator {
                 library: &self.gpu_library,
                 frame: frame_slot(&self.frame_buffer, self.frame_stride, k),
                 layer_defs: &self.layer_def_buffer,
-                event_log: &self.event_log,
+                event_log: self.watches.event_log(),
             };
             page.bind(device, k, &shared, &self.passes, self.fused.as_ref());
         }
@@ -791,12 +638,133 @@ impl Animator {
         }
         Ok(())
     }
+}
 
-    /// The number of the frame last prepared (frames count from 1; 0 before the first).
-    #[must_use]
-    pub fn frame(&self) -> u64 {
-        self.frames
+// The path a frame takes on this device (fused or staged, threads, walk) and its passes, for
+// choosing and profiling.
+impl Animator {
+    /// Chooses the fused path (two dispatches per page: the clock, then the other stages in one,
+    /// the pose kept in workgroup memory; model matrices and local poses not written, only the
+    /// pose history) or the staged one (a dispatch per stage, every stage's buffer written). Errors
+    /// when the fused path is not available here.
+    pub fn set_fused(&mut self, fused: bool) -> Result<()> {
+        if fused && self.fused.is_none() {
+            return Err(Error::Limit {
+                what: format!(
+                    "the fused path needs {FUSED_WORKGROUP_BYTES} bytes of workgroup memory and skeletons of at \
+                     most {MAX_FUSED_JOINTS} joints"
+                ),
+            });
+        }
+        self.use_fused = fused;
+        Ok(())
     }
+
+    /// Whether the fused path is in use.
+    #[must_use]
+    pub fn is_fused(&self) -> bool {
+        self.use_fused
+    }
+
+    /// Whether this animator can run the fused path (the clock, then the rest in one dispatch):
+    /// skeletons of at most [`MAX_FUSED_JOINTS`] joints (its bindings and workgroup memory fit
+    /// WebGPU's defaults).
+    #[must_use]
+    pub fn fused_available(&self) -> bool {
+        self.fused.is_some()
+    }
+
+    /// How many threads work on each character in the passes that run a workgroup per character
+    /// ([`AnimatorDesc::character_threads`], with [`CharacterThreads::Auto`] decided).
+    #[must_use]
+    pub fn character_threads(&self) -> CharacterThreads {
+        self.threads.1
+    }
+
+    /// How many threads work on each character in the fused pass: the animator's
+    /// ([`Animator::character_threads`]), in every variant (each fits WebGPU's default storage
+    /// buffers per stage with two to spare, [`crate::shaders::STORAGE_SLOTS_SPARE`]). `None`
+    /// without a fused pass ([`Animator::fused_available`]).
+    #[must_use]
+    pub fn fused_character_threads(&self) -> Option<CharacterThreads> {
+        self.fused.as_ref().map(|_| self.threads.1)
+    }
+
+    /// How the fused pass walks each character's hierarchy on this device
+    /// ([`AnimatorDesc::hierarchy_walk`], with [`HierarchyWalk::Auto`] decided).
+    #[must_use]
+    pub fn hierarchy_walk(&self) -> HierarchyWalk {
+        self.walk.1
+    }
+
+    /// The passes a frame records, in order: [`Stage::staged`] for the library, or on the fused
+    /// path [`Stage::Clock`] and [`Stage::Fused`], followed by [`Stage::Cull`] with culling (pass
+    /// `k` of [`Animator::encode_timed`]'s timer).
+    #[must_use]
+    pub fn passes(&self) -> Vec<Stage> {
+        let staged = self.passes.iter().map(|p| p.stage);
+        if self.use_fused {
+            [Stage::Clock, Stage::Fused]
+                .into_iter()
+                .chain(staged.filter(|&s| s == Stage::Cull))
+                .collect()
+        } else {
+            staged.collect()
+        }
+    }
+
+    /// Dispatches per frame and page: one per stage (two on the fused path; with culling, one
+    /// more for the cull pass), whatever the number of instances.
+    #[must_use]
+    pub fn dispatches_per_page(&self) -> u32 {
+        self.passes().len() as u32
+    }
+
+    /// Dispatches per frame: [`Animator::dispatches_per_page`] for every page in use.
+    #[must_use]
+    pub fn dispatches_per_frame(&self) -> u32 {
+        self.dispatches_per_page() * self.controller.pages_in_use() as u32
+    }
+
+    /// What the animator's pipeline of `stage` binds: the entries of [`Stage::bindings`] its
+    /// shader variant uses ([`crate::shaders::StageVariant::bindings`]), so that a feature the
+    /// animator leaves out (dual quaternions, morph targets) costs no binding; `None` for a stage
+    /// it has no pipeline of.
+    #[must_use]
+    pub fn stage_bindings(&self, stage: Stage) -> Option<&[(Resource, crate::shaders::Access)]> {
+        self.passes
+            .iter()
+            .chain(&self.fused)
+            .find(|p| p.stage == stage)
+            .map(|p| p.bindings.as_slice())
+    }
+
+    /// Records one stage's pass alone over every page in use: [`Stage::Clock`], [`Stage::Sample`],
+    /// [`Stage::LocalToModel`], [`Stage::Ik`] (when the library has IK chains; else nothing),
+    /// [`Stage::Palette`], or [`Stage::Fused`] where the device has the fused pass. For profiling a pass on its own (`wgpu-anim cost` repeats each one): a frame is
+    /// [`Animator::encode`], as a stage reads what the stage before it wrote.
+    ///
+    /// Errors: [`Error::Limit`] for [`Stage::Skin`] (the renderer draws it), or for
+    /// [`Stage::Fused`] where the fused pass is not available ([`Animator::fused_available`]);
+    /// before the first [`Animator::prepare`], [`Error::NotPrepared`].
+    pub fn encode_stage(&self, encoder: &mut wgpu::CommandEncoder, stage: Stage) -> Result<()> {
+        let fused = stage == Stage::Fused;
+        if stage == Stage::Skin || (fused && self.fused.is_none()) {
+            return Err(Error::Limit {
+                what: format!("the {} pass cannot be recorded by the animator here", stage.name()),
+            });
+        }
+        self.check_prepared(|| format!("Animator::encode_stage of the {} pass", stage.name()))?;
+        let in_use = self.controller.pages_in_use();
+        self.encode_passes(encoder, None, fused, in_use, Some(stage), |page| {
+            self.controller.page_range(page).len() as u32
+        });
+        Ok(())
+    }
+}
+
+// Buffers a renderer or a pass of its own binds (the pages' buffers: `inspect.rs`).
+impl Animator {
     /// Keeps (or stops keeping) each page's previous-frame palettes, for motion vectors: a
     /// buffer per page beside the palettes ([`Animator::page_previous_palette_buffer`]) that every
     /// frame's [`Animator::encode`] fills with the palettes before its passes overwrite them (a
@@ -852,5 +820,67 @@ impl Animator {
         self.previous_copy = PreviousCopy::After;
         self.previous_prepared = false;
         Ok(())
+    }
+
+    /// The layer definition uniform ([`Controller::layer_defs`](super::Controller::layer_defs), room for [`MAX_LAYER_DEFS`](crate::layout::MAX_LAYER_DEFS)).
+    #[must_use]
+    pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
+        &self.layer_def_buffer
+    }
+}
+
+// What the `impl Animator` blocks of other files of `gpu` read and change: each group of state
+// through its owner's methods (the watches in `read_back/watch.rs`, recovery in `recovery.rs`).
+impl Animator {
+    /// The pages, in order.
+    pub(super) fn pages(&self) -> &[Page] {
+        &self.pages
+    }
+
+    /// What is read back every frame.
+    pub(super) fn watches(&self) -> &Watches {
+        &self.watches
+    }
+
+    /// What is read back every frame, to change.
+    pub(super) fn watches_mut(&mut self) -> &mut Watches {
+        &mut self.watches
+    }
+
+    /// What is kept to rebuild on a new device.
+    pub(super) fn recovery_state(&self) -> &RecoveryState {
+        &self.recovery
+    }
+
+    /// What is kept to rebuild on a new device, to change.
+    pub(super) fn recovery_state_mut(&mut self) -> &mut RecoveryState {
+        &mut self.recovery
+    }
+
+    /// The ground function, walk and threads per character as asked for, as
+    /// [`Animator::with_pages`] takes them (a rebuild asks for the same).
+    pub(super) fn asked(&self) -> (Option<&'static str>, (HierarchyWalk, CharacterThreads)) {
+        (self.ground, (self.walk.0, self.threads.0))
+    }
+
+    /// Times the passes were encoded since the last prepare.
+    pub(super) fn encodes_since_prepare(&self) -> u32 {
+        self.encodes.load(Ordering::Relaxed)
+    }
+
+    /// Continues from where `old` was after a rebuild replayed its frames here: its controller,
+    /// its path (if this device has it), where its poses are, its frame count and its last
+    /// frame's encodes.
+    pub(super) fn continue_from(&mut self, old: &Animator) {
+        self.controller = old.controller.clone();
+        self.use_fused = old.use_fused && self.fused.is_some();
+        // The replay left the last frame's poses where this animator's frame did (a checkpoint
+        // keeps the poses of its frame: Survival::PosesCheckpointed).
+        self.poses_left
+            .store(old.poses_left.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.frames = old.frames;
+        // The last frame's encodes, which its log entry takes at the next prepare.
+        self.encodes
+            .store(old.encodes.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 }

@@ -5,6 +5,8 @@ use super::animator::Animator;
 use crate::layout::outputs_offset;
 use crate::shaders::Resource;
 
+// Buffers a renderer or a pass of its own binds: each page's palettes, poses, instances and
+// character state.
 impl Animator {
     /// The palette buffer of the first page (every instance's, when the animator has one page):
     /// 3×4 skinning matrices (`Affine`, 48 bytes), instance `i`'s joints at
@@ -12,21 +14,21 @@ impl Animator {
     /// pages, see [`Animator::page_palette_buffer`].
     #[must_use]
     pub fn palette_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::Palettes)
+        self.pages()[0].buffer(Resource::Palettes)
     }
 
     /// The palette buffer of page `page` (its instances' `joint_offset`s index it; with sockets,
     /// [`Animator::socket_slot`] says where each socket matrix is).
     #[must_use]
     pub fn page_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
-        self.pages.get(page).map(|p| p.buffer(Resource::Palettes))
+        self.pages().get(page).map(|p| p.buffer(Resource::Palettes))
     }
 
     /// Page `page`'s previous-frame palettes (laid out as its palettes), when they are kept
     /// ([`Animator::keep_previous_palettes`]).
     #[must_use]
     pub fn page_previous_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
-        self.pages.get(page).and_then(|p| p.previous_palette.as_ref())
+        self.pages().get(page).and_then(|p| p.previous_palette.as_ref())
     }
 
     /// Page `page`'s dual quaternions (`math::DualQuat` per joint, instance `i`'s joints from
@@ -37,9 +39,9 @@ impl Animator {
     /// of 256 bytes, WebGPU's default storage offset alignment).
     #[must_use]
     pub fn page_dual_palette_buffer(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
-        self.pages
+        self.pages()
             .get(page)
-            .filter(|_| self.controller.dual_quaternion())
+            .filter(|_| self.controller().dual_quaternion())
             .map(|p| p.binding(Resource::DualPalettes))
     }
 
@@ -51,9 +53,9 @@ impl Animator {
     /// 256 bytes).
     #[must_use]
     pub fn page_morph_weight_buffer(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
-        self.pages
+        self.pages()
             .get(page)
-            .filter(|_| self.controller.morph_room() > 0)
+            .filter(|_| self.controller().morph_room() > 0)
             .map(|p| {
                 let mut binding = p.binding(Resource::MorphWeights);
                 // The weights drawn: the first of the section's three parts.
@@ -71,9 +73,9 @@ impl Animator {
     /// `INDIRECT` buffer.
     #[must_use]
     pub fn page_visible_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
-        self.pages
+        self.pages()
             .get(page)
-            .filter(|_| self.controller.culling())
+            .filter(|_| self.controller().culling())
             .map(|p| p.buffer(Resource::Visible))
     }
 
@@ -81,19 +83,19 @@ impl Animator {
     /// both previous palettes and dual quaternions are kept.
     #[must_use]
     pub fn page_previous_dual_palette_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
-        self.pages.get(page).and_then(|p| p.previous_dual.as_ref())
+        self.pages().get(page).and_then(|p| p.previous_dual.as_ref())
     }
 
     /// The instance buffer of the first page (`GpuInstance` per instance).
     #[must_use]
     pub fn instance_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::Instances)
+        self.pages()[0].buffer(Resource::Instances)
     }
 
     /// The instance buffer of page `page` (instance `page_range(page).start + k` at `k`).
     #[must_use]
     pub fn page_instance_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
-        self.pages.get(page).map(|p| p.buffer(Resource::Instances))
+        self.pages().get(page).map(|p| p.buffer(Resource::Instances))
     }
 
     /// The character state buffer of the first page, written by `clock` (and `fused`): its
@@ -101,7 +103,7 @@ impl Animator {
     /// [`Animator::page_outputs`]. The same buffer as [`Animator::output_buffer`].
     #[must_use]
     pub fn clock_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::CharacterState)
+        self.pages()[0].buffer(Resource::CharacterState)
     }
 
     /// The character state buffer of the first page, whose outputs (`GpuOutput` per instance:
@@ -109,13 +111,13 @@ impl Animator {
     /// foot-plant flag): bind [`Animator::page_outputs`], the outputs section alone.
     #[must_use]
     pub fn output_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::CharacterState)
+        self.pages()[0].buffer(Resource::CharacterState)
     }
 
     /// The character state buffer of page `page` (see [`Animator::page_outputs`]).
     #[must_use]
     pub fn page_output_buffer(&self, page: usize) -> Option<&wgpu::Buffer> {
-        self.pages.get(page).map(|p| p.buffer(Resource::CharacterState))
+        self.pages().get(page).map(|p| p.buffer(Resource::CharacterState))
     }
 
     /// Page `page`'s outputs as a binding: `array<GpuOutput>`, instance
@@ -123,8 +125,8 @@ impl Animator {
     /// `min_storage_buffer_offset_alignment`) in the page's character state buffer.
     #[must_use]
     pub fn page_outputs(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
-        let buffer = self.pages.get(page)?.buffer(Resource::CharacterState);
-        let capacity = self.controller.page_capacity(page);
+        let buffer = self.pages().get(page)?.buffer(Resource::CharacterState);
+        let capacity = self.controller().page_capacity(page);
         let offset = outputs_offset(capacity);
         let bytes = u64::from(capacity) * size_of::<crate::layout::GpuOutput>() as u64;
         Some(wgpu::BufferBinding {
@@ -139,13 +141,7 @@ impl Animator {
     /// ([`crate::shaders::Resource::BlendLists`]).
     #[must_use]
     pub fn blend_list_buffer(&self) -> wgpu::BufferBinding<'_> {
-        self.pages[0].binding(Resource::BlendLists)
-    }
-
-    /// The layer definition uniform ([`Controller::layer_defs`](super::Controller::layer_defs), room for [`MAX_LAYER_DEFS`](crate::layout::MAX_LAYER_DEFS)).
-    #[must_use]
-    pub fn layer_def_buffer(&self) -> &wgpu::Buffer {
-        &self.layer_def_buffer
+        self.pages()[0].binding(Resource::BlendLists)
     }
 
     /// Joint capacity of the first page: its local pose buffer holds this many current poses
@@ -153,7 +149,7 @@ impl Animator {
     /// with inertialization, as many velocities).
     #[must_use]
     pub fn max_joints(&self) -> u32 {
-        self.controller.page_max_joints(0)
+        self.controller().page_max_joints(0)
     }
 
     /// Local poses of the first page (`LocalPose` per joint), written by `sample`; with layers,
@@ -162,14 +158,14 @@ impl Animator {
     /// and leaves each joint's model matrix there (its rows in a `LocalPose`'s three slots).
     #[must_use]
     pub fn local_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::LocalPoses)
+        self.pages()[0].buffer(Resource::LocalPoses)
     }
 
     /// Model-space matrices of the first page (`Affine` per joint), written by `local_to_model`
     /// (not by the fused path).
     #[must_use]
     pub fn model_buffer(&self) -> &wgpu::Buffer {
-        self.pages[0].buffer(Resource::ModelPoses)
+        self.pages()[0].buffer(Resource::ModelPoses)
     }
 
     /// Page `page`'s buffer of `resource`, any per-page resource of the binding table
@@ -182,6 +178,6 @@ impl Animator {
         if resource.scope() != crate::shaders::Scope::Page {
             return None;
         }
-        self.pages.get(page).map(|p| p.buffer(resource))
+        self.pages().get(page).map(|p| p.buffer(resource))
     }
 }

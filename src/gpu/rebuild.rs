@@ -2,15 +2,15 @@
 //! frame carries over, and the frames since replayed.
 
 use super::GpuLibrary;
-use super::animator::{Animator, PreviousCopy, event_log_buffer};
+use super::animator::Animator;
 use super::page::check_pages;
 use super::recovery::{Checkpoint, Recovery};
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
 use crate::shaders::Resource;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
+// When the device is lost: recovery, and the rebuild on a new device.
 impl Animator {
     /// Keeps what [`Animator::rebuild`] needs to rebuild this animator on a new device when
     /// `device` is lost, checkpointing every `interval` frames (`None` stops it). Off by default.
@@ -35,15 +35,16 @@ impl Animator {
     /// checkpoint is back (a few frames later). Submit each frame's encoder before the next
     /// `prepare` (as any frame loop does): the readback is mapped then.
     pub fn set_recovery(&mut self, device: &wgpu::Device, interval: Option<std::num::NonZeroU32>) {
-        self.recovery = interval.map(|n| Recovery::new(device, n.get(), self.frames));
-        self.checkpoint_copies.clear();
+        let frame = self.frame();
+        self.recovery_state_mut()
+            .set(interval.map(|n| Recovery::new(device, n.get(), frame)));
     }
 
     /// Frames a rebuild would replay now (those since the newest checkpoint back from the GPU),
     /// or `None` when it cannot rebuild: recovery is off, or no checkpoint is back yet.
     #[must_use]
     pub fn recovery_frames(&self) -> Option<usize> {
-        let r = self.recovery.as_ref()?;
+        let r = self.recovery_state().recovery()?;
         r.base.as_ref().map(|_| r.log.len())
     }
 
@@ -52,7 +53,7 @@ impl Animator {
     ///
     /// Errors: as [`Animator::rebuild_with_library_async`], and a library the device refuses.
     pub async fn rebuild_async(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Self> {
-        let library = GpuLibrary::new_async(device, self.controller.library()).await?;
+        let library = GpuLibrary::new_async(device, self.controller().library()).await?;
         self.rebuild_with_library_async(device, queue, library).await
     }
 
@@ -94,52 +95,53 @@ impl Animator {
     ) -> Result<Self> {
         let fail = |what: &str| Error::Recovery { what: what.to_owned() };
         let recovery = self
-            .recovery
-            .as_ref()
+            .recovery_state()
+            .recovery()
             .ok_or_else(|| fail("recovery is off (Animator::set_recovery)"))?;
         let base = recovery
             .base
             .as_ref()
             .ok_or_else(|| fail("no checkpoint is back from the GPU yet"))?;
-        if !Arc::ptr_eq(gpu_library.library_arc(), self.controller.library_arc())
-            && super::LibraryHeap::new(gpu_library.library()) != super::LibraryHeap::new(self.controller.library())
+        if !Arc::ptr_eq(gpu_library.library_arc(), self.controller().library_arc())
+            && super::LibraryHeap::new(gpu_library.library()) != super::LibraryHeap::new(self.controller().library())
         {
             return Err(fail("the library given is not this animator's"));
         }
-        let layout: Vec<(u32, u32)> = (0..self.controller.page_count())
-            .map(|k| (self.controller.page_capacity(k), self.controller.page_max_joints(k)))
+        let layout: Vec<(u32, u32)> = (0..self.controller().page_count())
+            .map(|k| (self.controller().page_capacity(k), self.controller().page_max_joints(k)))
             .collect();
         let options = crate::shaders::PageOptions {
-            sockets: self.controller.library().has_sockets(),
-            dual_quaternion: self.controller.dual_quaternion(),
-            morph_weights: self.controller.morph_room(),
-            inertialization: self.controller.inertialization(),
-            culling: self.controller.culling(),
-            lod_interpolation: self.controller.lod_interpolation(),
-            layers: self.controller.layers(),
+            sockets: self.controller().library().has_sockets(),
+            dual_quaternion: self.controller().dual_quaternion(),
+            morph_weights: self.controller().morph_room(),
+            inertialization: self.controller().inertialization(),
+            culling: self.controller().culling(),
+            lod_interpolation: self.controller().lod_interpolation(),
+            layers: self.controller().layers(),
         };
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
-        let max_instances = self.controller.max_instances();
+        let max_instances = self.controller().max_instances();
+        let (ground, walk_threads) = self.asked();
         let mut next = Self::with_pages(
             device,
             gpu_library,
             max_instances,
             &layout,
             options,
-            (self.ground, (self.walk.0, self.threads.0), self.controller.layers()),
+            (ground, walk_threads, self.controller().layers()),
         )
         .await?;
         // The checkpoint: every layer definition (those of later frames too: none is read before
         // its frame), the instances of its frame, the clocks and snapshots after it.
-        let defs = self.controller.layer_defs();
-        queue.write_buffer(&next.layer_def_buffer, 0, bytemuck::cast_slice(defs));
+        let defs = self.controller().layer_defs();
+        queue.write_buffer(next.layer_def_buffer(), 0, bytemuck::cast_slice(defs));
         next.restore(queue, base);
         // Every frame since, as it ran.
         let last = recovery.log.len().saturating_sub(1);
         for (k, frame) in recovery.log.iter().enumerate() {
             next.write_upload(queue, &frame.upload);
             let encodes = if k == last {
-                self.encodes.load(Ordering::Relaxed)
+                self.encodes_since_prepare()
             } else {
                 frame.encodes
             };
@@ -159,28 +161,12 @@ impl Animator {
             }
             queue.submit([encoder.finish()]);
         }
-        next.controller = self.controller.clone();
-        next.use_fused = self.use_fused && next.fused.is_some();
-        // The replay left the last frame's poses where this animator's frame did (a checkpoint
-        // keeps the poses of its frame: Survival::PosesCheckpointed).
-        next.poses_left
-            .store(self.poses_left.load(Ordering::Relaxed), Ordering::Relaxed);
-        next.frames = self.frames;
-        // The last frame's encodes, which its log entry takes at the next prepare.
-        next.encodes
-            .store(self.encodes.load(Ordering::Relaxed), Ordering::Relaxed);
-        next.recovery = Some(recovery.moved_to(device));
-        next.ring = self.ring.as_ref().map(|r| r.moved_to(device));
-        if self.event_capacity > 0 {
-            next.event_log = super::refusable_now(
-                device,
-                || "the event log".to_owned(),
-                || event_log_buffer(device, self.event_capacity),
-            )?;
-            next.event_capacity = self.event_capacity;
+        next.continue_from(self);
+        next.recovery_state_mut().set(Some(recovery.moved_to(device)));
+        if next.watches_mut().take_over(device, self.watches())? {
             next.bind_pages(device);
         }
-        if self.previous_copy != PreviousCopy::Off {
+        if self.keeps_previous_palettes() {
             next.keep_previous_palettes(device, true)?;
         }
         Ok(next)
@@ -192,18 +178,18 @@ impl Animator {
     /// had been drawn: the palettes a held character would keep were on the lost device, so the
     /// first frame evaluates everyone in view.
     fn restore(&self, queue: &wgpu::Queue, base: &Checkpoint) {
-        for (page, instances) in base.instances.iter().enumerate().take(self.pages.len()) {
+        for (page, instances) in base.instances.iter().enumerate().take(self.pages().len()) {
             queue.write_buffer(
-                self.pages[page].buffer(Resource::Instances),
+                self.pages()[page].buffer(Resource::Instances),
                 0,
                 bytemuck::cast_slice(instances),
             );
         }
         for part in &base.parts {
-            if let Some(page) = self.pages.get(part.page) {
+            if let Some(page) = self.pages().get(part.page) {
                 let mut bytes = std::borrow::Cow::Borrowed(&part.bytes[..]);
                 if part.resource == Resource::CharacterState {
-                    let outputs = crate::layout::outputs_offset(self.controller.page_capacity(part.page));
+                    let outputs = crate::layout::outputs_offset(self.controller().page_capacity(part.page));
                     forget_drawn(bytes.to_mut(), part.offset, outputs);
                 }
                 queue.write_buffer(page.buffer(part.resource), part.offset, &bytes);

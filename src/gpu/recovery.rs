@@ -26,6 +26,7 @@
 //! frame: on the same kind of device, bit for bit.
 
 use super::controller::{Controller, FrameUpload};
+use super::page::Page;
 use crate::layout::{GpuInstance, KEEP_POSE, source_kind};
 use crate::shaders::{Resource, Survival};
 use std::collections::VecDeque;
@@ -349,6 +350,60 @@ impl Recovery {
             .as_ref()
             .filter(|p| !p.map_requested && p.frame == self.frame)
             .map(|p| &p.buffer)
+    }
+}
+
+/// What an animator keeps to rebuild on a new device: its recovery state while recovery is on
+/// ([`Animator::set_recovery`](super::Animator::set_recovery)), and the copies this frame
+/// records for a checkpoint. The animator owns one; only this module changes it.
+#[derive(Debug, Default)]
+pub(super) struct RecoveryState {
+    /// What is kept to rebuild on a new device.
+    recovery: Option<Recovery>,
+    /// The copies this frame records for a checkpoint.
+    checkpoint_copies: Vec<CheckpointCopy>,
+}
+
+impl RecoveryState {
+    /// Starts (`Some`) or stops (`None`) recovery; this frame records no checkpoint.
+    pub(super) fn set(&mut self, recovery: Option<Recovery>) {
+        self.recovery = recovery;
+        self.checkpoint_copies.clear();
+    }
+
+    /// The recovery state, while recovery is on.
+    pub(super) fn recovery(&self) -> Option<&Recovery> {
+        self.recovery.as_ref()
+    }
+
+    /// Logs the frame that uploads `upload` ([`Recovery::next_frame`]) and plans its checkpoint
+    /// copies, while recovery is on; otherwise gives `upload` back (its room is reused).
+    pub(super) fn next_frame(
+        &mut self,
+        encodes: u32,
+        upload: FrameUpload,
+        fused: bool,
+        controller: &Controller,
+    ) -> Option<FrameUpload> {
+        match &mut self.recovery {
+            Some(recovery) => {
+                let pages = controller;
+                self.checkpoint_copies =
+                    recovery.next_frame(encodes, upload, fused, pages, |page| pages.page_max_joints(page));
+                None
+            }
+            None => Some(upload),
+        }
+    }
+
+    /// Records this frame's checkpoint copies from `pages`, if it takes a checkpoint.
+    pub(super) fn copy_checkpoint(&self, encoder: &mut wgpu::CommandEncoder, pages: &[Page]) {
+        if let Some(buffer) = self.recovery.as_ref().and_then(Recovery::checkpoint_buffer) {
+            for c in &self.checkpoint_copies {
+                let page = &pages[c.page];
+                encoder.copy_buffer_to_buffer(page.buffer(c.source), c.offset, buffer, c.dst, c.bytes);
+            }
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 //!   it into an [`AnimationLibrary`](crate::AnimationLibrary).
 //! - [`compress`]: the clip compressor (its blob decodes on the GPU: [`crate::codec`]).
 //! - [`compressed_file`]: compressed clips in a file of their own.
+//! - [`decompress`]: a compressed clip decoded in f64, the accuracy oracle of the GPU's decode.
 //! - [`key_reduction`]: the keys a clip's interpolation reproduces within a tolerance, removed.
 //! - [`root_motion`]: root motion extracted from a clip.
 //! - [`layers`]: difference clips for additive layers, and masks.
@@ -16,6 +17,7 @@
 pub mod builder;
 pub mod compress;
 pub mod compressed_file;
+pub mod decompress;
 #[cfg(feature = "gltf")]
 pub mod gltf_import;
 pub mod key_reduction;

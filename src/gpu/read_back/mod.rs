@@ -39,3 +39,4 @@ pub use buffer::read_buffer;
 pub use buffer::read_buffer_async;
 pub use ring::READBACK_SLOTS;
 pub use watch::FrameReadback;
+pub(super) use watch::Watches;

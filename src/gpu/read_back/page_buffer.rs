@@ -6,6 +6,7 @@ use crate::gpu::animator::Animator;
 use crate::gpu::blocking::blocking;
 use crate::shaders::Resource;
 
+// Reading back on request (tests and tools; awaited in a browser): any page buffer.
 impl Animator {
     blocking! {
         /// Reads back `count` elements of type `T` from element `first` of page `page`'s buffer of
@@ -42,11 +43,11 @@ impl Animator {
             what: format!(
                 "page {page} has no buffer of {} ({} pages; per-page resources only)",
                 resource.name(),
-                self.pages.len()
+                self.pages().len()
             ),
         })?;
         // A section's elements count from where it starts in its home's buffer.
-        let (start, _) = self.pages[page].place(resource);
+        let (start, _) = self.pages()[page].place(resource);
         let offset = first
             .checked_mul(size_of::<T>() as u64)
             .and_then(|b| b.checked_add(start));

@@ -11,6 +11,7 @@ use crate::layout::{BlendList, GpuClock, GpuOutput, GpuVisibleHead, LocalPose, M
 use crate::math::Affine;
 use crate::shaders::Resource;
 
+// Reading back, waiting (tests and tools): every stage's output.
 impl Animator {
     /// Reads back page `page`'s outputs, one [`GpuOutput`] per instance in use (root motion only
     /// for instances with it on, curves when the library has any, reached IK chains when it has
@@ -35,7 +36,7 @@ impl Animator {
     /// Errors: a page that does not exist, or an animator that does not cull.
     pub fn read_visible_head(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<GpuVisibleHead> {
         let (p, _) = self.page(page)?;
-        if !self.controller.culling() {
+        if !self.controller().culling() {
             return Err(Error::Limit {
                 what: "read_visible_head: the animator does not cull (AnimatorDesc::culling)".into(),
             });
@@ -57,7 +58,7 @@ impl Animator {
         page: usize,
     ) -> Result<(GpuVisibleHead, crate::cpu::cull::Lists)> {
         let (p, state) = self.page(page)?;
-        if !self.controller.culling() {
+        if !self.controller().culling() {
             return Err(Error::Limit {
                 what: "read_visible_page: the animator does not cull (AnimatorDesc::culling)".into(),
             });
@@ -98,7 +99,7 @@ impl Animator {
     /// tools; waits for the GPU.
     pub fn read_sockets_page(&self, device: &wgpu::Device, queue: &wgpu::Queue, page: usize) -> Result<Vec<Affine>> {
         let (p, state) = self.page(page)?;
-        if !self.controller.library().has_sockets() {
+        if !self.controller().library().has_sockets() {
             return Ok(Vec::new());
         }
         read_buffer(
@@ -134,7 +135,7 @@ impl Animator {
                 model: read_buffer(device, queue, p.buffer(Resource::ModelPoses), 0, j)?,
                 palette: read_buffer(device, queue, p.buffer(Resource::Palettes), 0, j)?,
                 sockets: self.read_sockets_page(device, queue, page)?,
-                dual: if self.controller.dual_quaternion() {
+                dual: if self.controller().dual_quaternion() {
                     read_at(
                         device,
                         queue,
@@ -150,10 +151,10 @@ impl Animator {
     }
 
     fn page(&self, page: usize) -> Result<(&Page, &PageState)> {
-        match (self.pages.get(page), self.controller.page_state(page)) {
+        match (self.pages().get(page), self.controller().page_state(page)) {
             (Some(p), Some(state)) => Ok((p, state)),
             _ => Err(Error::Limit {
-                what: format!("page {page} does not exist ({} pages)", self.pages.len()),
+                what: format!("page {page} does not exist ({} pages)", self.pages().len()),
             }),
         }
     }
@@ -204,8 +205,8 @@ impl Animator {
         let (resource, section) = match region {
             0 => (Resource::LocalPoses, 0),
             1 => (Resource::PoseHistory, 0),
-            2 if self.controller.layers() => (Resource::LocalPoses, 1),
-            3 if self.controller.inertialization() => (Resource::PoseHistory, 1),
+            2 if self.controller().layers() => (Resource::LocalPoses, 1),
+            3 if self.controller().inertialization() => (Resource::PoseHistory, 1),
             _ => {
                 return Err(Error::Limit {
                     what: format!(

@@ -7,6 +7,7 @@
 use super::ring::{Ring, RingCopy, RingLayout, RingPart};
 use crate::error::{Error, Result};
 use crate::gpu::animator::{Animator, event_log_buffer};
+use crate::gpu::page::Page;
 use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuOutput, MAX_SOCKETS};
 use crate::math::Affine;
 use crate::shaders::Resource;
@@ -39,6 +40,87 @@ const EVENTS: Resource = Resource::Events;
 // The binding table says each may be read back.
 const _: () = assert!(SOCKETS.read_back() && OUTPUTS.read_back() && EVENTS.read_back());
 
+/// What an animator watches: the ring its watches read back through and the event log its
+/// clock (or fused) passes append to. The animator owns one; only this module changes it.
+pub(in crate::gpu) struct Watches {
+    /// The event log every page's clock (or fused) pass appends to ([`Animator::watch_events`]).
+    event_log: wgpu::Buffer,
+    /// Records the event log holds; 0 when events are not watched.
+    event_capacity: u32,
+    /// Watched sockets read back every frame ([`Animator::watch_sockets`]).
+    ring: Option<Ring<FrameReadback>>,
+}
+
+impl Watches {
+    /// Nothing watched: an event log of no record, no ring.
+    pub(in crate::gpu) fn new(device: &wgpu::Device) -> Self {
+        Self {
+            event_log: event_log_buffer(device, 0),
+            event_capacity: 0,
+            ring: None,
+        }
+    }
+
+    /// The event log (of [`Watches::event_capacity`] records).
+    pub(in crate::gpu) fn event_log(&self) -> &wgpu::Buffer {
+        &self.event_log
+    }
+
+    /// Records the event log holds; 0 when events are not watched.
+    pub(in crate::gpu) fn event_capacity(&self) -> u32 {
+        self.event_capacity
+    }
+
+    /// Starts frame `frame` in the ring, if there is one (`encoded`: whether the last frame's
+    /// passes were encoded).
+    pub(in crate::gpu) fn begin_frame(&mut self, frame: u64, encoded: bool) {
+        if let Some(ring) = &mut self.ring {
+            ring.begin_frame(frame, encoded);
+        }
+    }
+
+    /// Takes over `old`'s watches on `device`, a rebuild's: its ring moved there and, when
+    /// events are watched, an event log of its capacity. Returns whether the event log changed
+    /// (the pages bind it again).
+    ///
+    /// Errors: an event log the device refuses.
+    pub(in crate::gpu) fn take_over(&mut self, device: &wgpu::Device, old: &Watches) -> Result<bool> {
+        self.ring = old.ring.as_ref().map(|r| r.moved_to(device));
+        if old.event_capacity > 0 {
+            self.event_log = crate::gpu::refusable_now(
+                device,
+                || "the event log".to_owned(),
+                || event_log_buffer(device, old.event_capacity),
+            )?;
+            self.event_capacity = old.event_capacity;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// What the ring copies now (nothing when nothing is watched).
+    fn ring_layout(&self) -> RingLayout {
+        self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
+    }
+
+    /// Records the copies of this frame, from `pages`, into its slot of the ring, if it has one.
+    pub(in crate::gpu) fn copy_to_ring(&self, encoder: &mut wgpu::CommandEncoder, pages: &[Page]) {
+        let Some(ring) = &self.ring else { return };
+        let Some(slot) = ring.current_buffer() else { return };
+        for (at, part) in ring.layout.placed() {
+            for c in &part.copies {
+                let source = match part.resource {
+                    // The animator's one log, shared by its pages.
+                    Resource::Events => &self.event_log,
+                    per_page => pages[c.page].buffer(per_page),
+                };
+                encoder.copy_buffer_to_buffer(source, c.src, slot, at + c.dst, c.bytes);
+            }
+        }
+    }
+}
+
+// Reading back without waiting: watches of sockets, outputs and events, through the ring.
 impl Animator {
     /// Where instance `index`'s socket `socket` (of its skeleton's [`crate::Skeleton::sockets`])
     /// is written each frame: `(page, element)`, the element an `Affine` (3×4 rows, 48 bytes) of
@@ -48,13 +130,13 @@ impl Animator {
     /// `None` for an instance or socket that does not exist.
     #[must_use]
     pub fn socket_slot(&self, index: usize, socket: usize) -> Option<(usize, u64)> {
-        let inst = self.controller.instance(index)?;
-        let sockets = self.controller.library().gpu_skeletons()[inst.skeleton as usize].socket_count;
+        let inst = self.controller().instance(index)?;
+        let sockets = self.controller().library().gpu_skeletons()[inst.skeleton as usize].socket_count;
         if socket >= sockets as usize {
             return None;
         }
-        let (page, k) = self.controller.page_of(index)?;
-        let first = u64::from(self.controller.page_max_joints(page));
+        let (page, k) = self.controller().page_of(index)?;
+        let first = u64::from(self.controller().page_max_joints(page));
         Some((page, first + k as u64 * u64::from(MAX_SOCKETS) + socket as u64))
     }
 
@@ -87,7 +169,7 @@ impl Animator {
             bytes: sockets.len() as u64 * matrix,
             copies,
         };
-        self.ring = make_ring(device, self.ring_layout().with(part))?;
+        self.watches_mut().ring = make_ring(device, self.watches().ring_layout().with(part))?;
         Ok(())
     }
 
@@ -105,12 +187,12 @@ impl Animator {
         let output = size_of::<GpuOutput>() as u64;
         let mut copies: Vec<RingCopy> = Vec::new();
         for (k, &index) in characters.iter().enumerate() {
-            let (page, element) = self.controller.page_of(index).ok_or_else(|| Error::Instance {
+            let (page, element) = self.controller().page_of(index).ok_or_else(|| Error::Instance {
                 instance: index,
                 what: "does not exist: its root cannot be watched".into(),
             })?;
             // The character state's second section: the outputs.
-            let sections = OUTPUTS.instance_sections(self.controller.page_capacity(page));
+            let sections = OUTPUTS.instance_sections(self.controller().page_capacity(page));
             let outputs = sections.as_slice()[1];
             debug_assert_eq!(outputs.stride, output);
             push_copy(&mut copies, page, outputs.at(element as u64), k as u64 * output, output);
@@ -120,7 +202,7 @@ impl Animator {
             bytes: characters.len() as u64 * output,
             copies,
         };
-        self.ring = make_ring(device, self.ring_layout().with(part))?;
+        self.watches_mut().ring = make_ring(device, self.watches().ring_layout().with(part))?;
         Ok(())
     }
 
@@ -155,16 +237,17 @@ impl Animator {
             });
         }
         let part = RingPart::whole(EVENTS, bytes);
-        let ring = make_ring(device, self.ring_layout().with(part))?;
+        let ring = make_ring(device, self.watches().ring_layout().with(part))?;
         let log = crate::gpu::refusable_now(
             device,
             || "the event log".to_owned(),
             || event_log_buffer(device, capacity),
         )?;
-        self.ring = ring;
-        self.event_log = log;
-        self.event_capacity = capacity;
-        self.controller.set_detect_events(capacity > 0);
+        let watches = self.watches_mut();
+        watches.ring = ring;
+        watches.event_log = log;
+        watches.event_capacity = capacity;
+        self.controller_mut().set_detect_events(capacity > 0);
         self.bind_pages(device);
         Ok(())
     }
@@ -176,7 +259,7 @@ impl Animator {
     /// particles where feet land, say). Usage: STORAGE | COPY_SRC | COPY_DST.
     #[must_use]
     pub fn event_log_buffer(&self) -> &wgpu::Buffer {
-        &self.event_log
+        &self.watches().event_log
     }
 
     /// Reads back the events the last frame fired and the count of those that did not fit.
@@ -184,14 +267,16 @@ impl Animator {
     /// waiting).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn read_events(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<(Vec<GpuEventRecord>, u32)> {
-        if self.event_capacity == 0 {
+        let watches = self.watches();
+        if watches.event_capacity == 0 {
             return Ok((Vec::new(), 0));
         }
-        let head: Vec<GpuEventLogHead> = super::read_buffer(device, queue, &self.event_log, 0, 1)?;
+        let head: Vec<GpuEventLogHead> = super::read_buffer(device, queue, &watches.event_log, 0, 1)?;
         let head = head[0];
-        let kept = head.count.min(self.event_capacity);
+        let kept = head.count.min(watches.event_capacity);
         // The records follow the 16-byte head: read as 16-byte units, two per record.
-        let units: Vec<GpuEventLogHead> = super::read_buffer(device, queue, &self.event_log, 1, 2 * u64::from(kept))?;
+        let units: Vec<GpuEventLogHead> =
+            super::read_buffer(device, queue, &watches.event_log, 1, 2 * u64::from(kept))?;
         let records = bytemuck::cast_slice::<GpuEventLogHead, GpuEventRecord>(&units).to_vec();
         Ok((records, head.overflow))
     }
@@ -199,13 +284,13 @@ impl Animator {
     /// The event log's capacity in records per frame (0: events not watched).
     #[must_use]
     pub fn event_capacity(&self) -> u32 {
-        self.event_capacity
+        self.watches().event_capacity
     }
 
     /// The frames read back since the last call ([`Animator::watch_sockets`]), oldest first,
     /// each once.
     pub fn take_readbacks(&mut self) -> Vec<FrameReadback> {
-        self.ring.as_mut().map(Ring::take).unwrap_or_default()
+        self.watches_mut().ring.as_mut().map(Ring::take).unwrap_or_default()
     }
 
     /// Waits for the GPU to finish the frames submitted and reads back those it copied (for
@@ -213,7 +298,7 @@ impl Animator {
     /// whatever the GPU's pace, and accepts waiting when the GPU is more than `k` frames behind.
     /// The ring itself never waits.
     pub fn wait_readbacks(&mut self) {
-        if let Some(ring) = &mut self.ring {
+        if let Some(ring) = &mut self.watches_mut().ring {
             ring.wait();
         }
     }
@@ -223,28 +308,7 @@ impl Animator {
     /// instead of waiting.
     #[must_use]
     pub fn readback_skipped(&self) -> u64 {
-        self.ring.as_ref().map_or(0, |r| r.skipped)
-    }
-
-    /// What the ring copies now (nothing when nothing is watched).
-    fn ring_layout(&self) -> RingLayout {
-        self.ring.as_ref().map(|r| r.layout.clone()).unwrap_or_default()
-    }
-
-    /// Records the copies of this frame into its slot of the ring, if it has one.
-    pub(in crate::gpu) fn copy_to_ring(&self, encoder: &mut wgpu::CommandEncoder) {
-        let Some(ring) = &self.ring else { return };
-        let Some(slot) = ring.current_buffer() else { return };
-        for (at, part) in ring.layout.placed() {
-            for c in &part.copies {
-                let source = match part.resource {
-                    // The animator's one log, shared by its pages.
-                    Resource::Events => &self.event_log,
-                    per_page => self.pages[c.page].buffer(per_page),
-                };
-                encoder.copy_buffer_to_buffer(source, c.src, slot, at + c.dst, c.bytes);
-            }
-        }
+        self.watches().ring.as_ref().map_or(0, |r| r.skipped)
     }
 }
 

@@ -39,16 +39,15 @@ use context::*;
 use segment::*;
 
 use crate::clip::{Clip, JointTrack, Track};
-use crate::codec::decompress::apply_packed;
 use crate::codec::format;
 use crate::codec::gpu_bytes;
 use crate::codec::{ClipReport, CompressedClip, PackedChannel};
 use crate::error::{Channel, Error, Result};
+use crate::offline::decompress::{apply_packed, slerp};
 use crate::reference::{ClipSampler, TransformF64};
 use crate::skeleton::Skeleton;
 use format::{
-    Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, rotation_from_stored, segment_range_f64, slerp,
-    stored_of_rotation,
+    Blob, MAX_WIDTH, RANGE_STEPS, SegmentTrack, Writer, rotation_from_stored, segment_range_f64, stored_of_rotation,
 };
 use glam::{DAffine3, DQuat, DVec3};
 // `std::time::Instant` on native; `performance.now()` in a browser, where std has no clock.

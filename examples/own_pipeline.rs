@@ -70,9 +70,8 @@ impl Scene {
                 cache: None,
             })
         }))?; // in an error scope: a mistake in your WGSL or pipeline is an Err (wgpu's message), not a panic
-        let (c, usage) = (camera(aspect), BufferUsages::UNIFORM | BufferUsages::COPY_DST);
-        let cam =
-            device.create_buffer_init(&BufferInitDescriptor { label: None, contents: bytemuck::bytes_of(&c), usage });
+        let (c, usage, label) = (camera(aspect), BufferUsages::UNIFORM | BufferUsages::COPY_DST, None);
+        let cam = device.create_buffer_init(&BufferInitDescriptor { label, contents: bytemuck::bytes_of(&c), usage });
         let camera_entry = wgpu::BindGroupEntry { binding: 0, resource: cam.as_entire_binding() };
         let groups = SKIN.bind_groups(device, &pipeline.get_bind_group_layout(0), &animator, &[camera_entry])?;
         Ok(Self { animator, mesh, pipeline, camera: cam, groups })
@@ -84,8 +83,8 @@ impl Scene {
         self.animator.encode(&mut encoder)?; // clock, sample, hierarchy and palettes, into your encoder
         let mut pass = scene_pass(&mut encoder, to[0], to[1], wgpu::Color { r: 0.55, g: 0.62, b: 0.7, a: 1.0 });
         pass.set_pipeline(&self.pipeline);
-        let all = 0..self.animator.controller().instance_count() as u32;
-        SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, all)?;
+        let n = self.animator.controller().instance_count() as u32;
+        SKIN.draw(&mut pass, &self.groups, &self.animator, &self.mesh, 0..n)?;
         drop(pass);
         queue.submit([encoder.finish()]);
         Ok(())

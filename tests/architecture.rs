@@ -248,17 +248,11 @@ fn is_asset_or_tool(m: &str) -> bool {
     ["", "mannequin", "scene", "bench", "image", "guide"].contains(&top)
 }
 
-/// Whether module `m` is a module's unit tests in a file of their own (`#[cfg(test)] mod
-/// tests;`), which build their fixtures with the offline half.
-fn is_unit_tests(m: &str) -> bool {
-    m == "tests" || m.ends_with("::tests")
-}
-
 /// Runtime modules that import a module of the offline half: `(runtime, offline)`.
 fn runtime_imports_of_offline(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (from, to) in g {
-        if is_offline(from) || is_asset_or_tool(from) || is_unit_tests(from) {
+        if is_offline(from) || is_asset_or_tool(from) {
             continue;
         }
         for t in to.iter().filter(|t| is_offline(t)) {

@@ -110,15 +110,7 @@ impl Animator {
         let layout: Vec<(u32, u32)> = (0..self.controller().page_count())
             .map(|k| (self.controller().page_capacity(k), self.controller().page_max_joints(k)))
             .collect();
-        let options = crate::shaders::PageOptions {
-            sockets: self.controller().library().has_sockets(),
-            dual_quaternion: self.controller().dual_quaternion(),
-            morph_weights: self.controller().morph_room(),
-            inertialization: self.controller().inertialization(),
-            culling: self.controller().culling(),
-            lod_interpolation: self.controller().lod_interpolation(),
-            layers: self.controller().layers(),
-        };
+        let options = self.controller().page_options();
         check_pages(&device.limits(), &layout, options).map_err(|what| fail(&what))?;
         let max_instances = self.controller().max_instances();
         let (ground, walk_threads) = self.asked();

@@ -61,6 +61,7 @@ pub mod encode_cost;
 mod gpu;
 mod morph;
 mod paths;
+mod plan;
 pub mod plot;
 mod progress;
 mod rows;
@@ -768,7 +769,7 @@ pub fn run(
 ) -> Result<Report> {
     check_config(config)?;
     let date = utc_date(std::time::SystemTime::now());
-    let mut progress = Progress::new(plan_weight(device, config), progress);
+    let mut progress = Progress::new(plan::plan_weight(device, config), progress);
     let (rows, notes) = rows::measure_rows(device, queue, config, &date, &mut progress)?;
     // The tables that time compute passes with timestamps before those that draw: after a render
     // pass, lavapipe writes a compute pass's timestamps late (see `check`).
@@ -794,28 +795,6 @@ pub fn run(
         date,
         frames: config.frames,
     })
-}
-
-/// The weight of every step `config` asks of `device`, for the estimate of the time left
-/// ([`progress`]).
-fn plan_weight(device: &wgpu::Device, config: &Config) -> f64 {
-    use progress::{Kind, weight};
-    let ways = threads_to_run(device, config).len() as f64;
-    let (frames, sets) = (
-        config.frames,
-        (config.workloads.len() * config.clip_formats.len()) as f64,
-    );
-    let extra =
-        |kind: Kind, frames: u32| -> f64 { config.extra_counts().iter().map(|&n| weight(kind, n, frames)).sum() };
-    rows::weigh(config, ways as usize)
-        + 2.0 * sets * ways * extra(Kind::Paired, frames)
-        + extra(Kind::Transitions, frames + 30)
-        + config
-            .view_counts
-            .iter()
-            .map(|&n| weight(Kind::Culling, n, frames.min(10)))
-            .sum::<f64>()
-        + 2.0 * extra(Kind::Drawn, frames)
 }
 
 /// The comparisons of crowds animated and drawn in alternate frames that `config` asks for:

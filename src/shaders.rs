@@ -116,9 +116,11 @@ pub const CURVES: &str = include_str!("../shaders/shared/curves.wgsl");
 /// ([`Resource::CharacterState`]). Needs [`TYPES`] and the generated `wgpu_anim::bindings`.
 pub const STATE: &str = include_str!("../shaders/shared/state.wgsl");
 
+mod entry;
 mod resources;
 
-pub use resources::{MAX_SECTIONS, PageOptions, Resource, Scope, Section, Sections, Survival};
+pub use entry::{Entry, PageOptions, Scope, Section, Sections, Survival};
+pub use resources::{MAX_SECTIONS, Resource};
 
 /// How a stage accesses a resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,75 +219,30 @@ impl Stage {
         }
     }
 
-    /// The resources an animation stage binds and how: the one declaration from which both its
+    /// The resources an animation stage binds and how, in binding order: what the resources'
+    /// entries say of the stage ([`Entry::stages`], [`Resource::entry`]), from which both its
     /// WGSL variables ([`bindings_wgsl`]) and its bind group layout (in the animator) are made.
     /// Read-only wherever the stage only reads; `tests/shaders.rs` checks this against what each
     /// entry point uses. Every stage fits WebGPU's default limits ([`STORAGE_SLOTS_SPARE`] say
     /// how many slots stay free). `Skin` binds its own resources (`SkinnedRenderer`): empty here.
     #[must_use]
     pub const fn bindings(self) -> &'static [(Resource, Access)] {
-        use Access::*;
-        use Resource::*;
+        const CLOCK: [(Resource, Access); binding_count(Stage::Clock)] = bindings_of(Stage::Clock);
+        const CULL: [(Resource, Access); binding_count(Stage::Cull)] = bindings_of(Stage::Cull);
+        const SAMPLE: [(Resource, Access); binding_count(Stage::Sample)] = bindings_of(Stage::Sample);
+        const LOCAL_TO_MODEL: [(Resource, Access); binding_count(Stage::LocalToModel)] =
+            bindings_of(Stage::LocalToModel);
+        const IK: [(Resource, Access); binding_count(Stage::Ik)] = bindings_of(Stage::Ik);
+        const PALETTE: [(Resource, Access); binding_count(Stage::Palette)] = bindings_of(Stage::Palette);
+        const FUSED: [(Resource, Access); binding_count(Stage::Fused)] = bindings_of(Stage::Fused);
         match self {
-            Stage::Clock => &[
-                (Frame, Uniform),
-                (Library, Uniform),
-                (LayerDefs, Uniform),
-                (Heap, Read),
-                (Instances, ReadWrite),
-                (CharacterState, ReadWrite),
-                (Events, ReadWrite),
-            ],
-            Stage::Cull => &[(Frame, Uniform), (CharacterState, Read), (Visible, ReadWrite)],
-            Stage::Sample => &[
-                (Frame, Uniform),
-                (Library, Uniform),
-                (Heap, Read),
-                (Instances, Read),
-                (CharacterState, ReadWrite),
-                (LocalPoses, ReadWrite),
-                (Visible, Read),
-                (PoseHistory, ReadWrite),
-            ],
-            Stage::LocalToModel => &[
-                (Frame, Uniform),
-                (Library, Uniform),
-                (Heap, Read),
-                (Instances, Read),
-                (LocalPoses, ReadWrite),
-                (ModelPoses, ReadWrite),
-                (Visible, Read),
-            ],
-            Stage::Ik => &[
-                (Frame, Uniform),
-                (Library, Uniform),
-                (Heap, Read),
-                (Instances, Read),
-                (CharacterState, ReadWrite),
-                (ModelPoses, ReadWrite),
-                (Visible, Read),
-            ],
-            Stage::Palette => &[
-                (Frame, Uniform),
-                (Library, Uniform),
-                (Heap, Read),
-                (Instances, Read),
-                (CharacterState, Read),
-                (ModelPoses, Read),
-                (Palettes, ReadWrite),
-                (Visible, Read),
-            ],
-            Stage::Fused => &[
-                (Frame, Uniform),
-                (Library, Uniform),
-                (Heap, Read),
-                (Instances, Read),
-                (CharacterState, ReadWrite),
-                (Palettes, ReadWrite),
-                (PoseHistory, ReadWrite),
-                // Only with THREAD_PER_CHARACTER (gpu::CharacterThreads::One).
-                (LocalPoses, ReadWrite),
-            ],
+            Stage::Clock => &CLOCK,
+            Stage::Cull => &CULL,
+            Stage::Sample => &SAMPLE,
+            Stage::LocalToModel => &LOCAL_TO_MODEL,
+            Stage::Ik => &IK,
+            Stage::Palette => &PALETTE,
+            Stage::Fused => &FUSED,
             Stage::Skin => &[],
         }
     }
@@ -322,6 +279,44 @@ pub fn layout_entries_of(bindings: &[(Resource, Access)]) -> Vec<wgpu::BindGroup
             crate::gpu::wgpu_util::buffer_entry(resource.binding(), wgpu::ShaderStages::COMPUTE, ty, min_size)
         })
         .collect()
+}
+
+/// How many resources `stage` binds: the entries that name it ([`Entry::stages`]).
+const fn binding_count(stage: Stage) -> usize {
+    let mut n = 0;
+    let mut k = 0;
+    while k < Resource::ALL.len() {
+        let stages = Resource::ALL[k].entry().stages;
+        let mut s = 0;
+        while s < stages.len() {
+            if stages[s].0 as u8 == stage as u8 {
+                n += 1;
+            }
+            s += 1;
+        }
+        k += 1;
+    }
+    n
+}
+
+/// The resources `stage` binds and how, in binding order ([`Stage::bindings`]).
+const fn bindings_of<const N: usize>(stage: Stage) -> [(Resource, Access); N] {
+    let mut out = [(Resource::Frame, Access::Uniform); N];
+    let mut n = 0;
+    let mut k = 0;
+    while k < Resource::ALL.len() {
+        let stages = Resource::ALL[k].entry().stages;
+        let mut s = 0;
+        while s < stages.len() {
+            if stages[s].0 as u8 == stage as u8 {
+                out[n] = (Resource::ALL[k], stages[s].1);
+                n += 1;
+            }
+            s += 1;
+        }
+        k += 1;
+    }
+    out
 }
 
 /// Storage-buffer slots every animation stage leaves free under WebGPU's default limit of 8 per

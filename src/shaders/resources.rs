@@ -1,6 +1,8 @@
 //! The animation passes' resources: every buffer a stage binds, where it lives, how big a
 //! page's is, and what of it survives a lost device (the binding table, [`Resource::ALL`]).
 
+use super::{Entry, PageOptions, Scope, Section, Sections, Survival};
+
 /// A resource of the animation passes. Every stage that uses it binds it at the same binding
 /// number (group 0) under the same name; [`Stage::bindings`](super::Stage::bindings) says which stages use it and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +106,211 @@ impl Resource {
         Resource::PoseHistory,
     ];
 
+    /// Its entry in the binding table: every fact of it that is not a size.
+    #[must_use]
+    pub const fn entry(self) -> Entry {
+        use super::Access::{Read, ReadWrite, Uniform};
+        use super::Stage::{Clock, Cull, Fused, Ik, LocalToModel, Palette, Sample};
+        use crate::layout::{
+            BlendList, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuLibraryLayout,
+            LocalPose, MAX_LAYER_DEFS, VISIBLE_LIST_OFFSET,
+        };
+        use crate::math::{Affine, DualQuat};
+        use wgpu::BufferUsages;
+        // What most entries share: a storage buffer per page, recomputed every frame.
+        let page = Entry {
+            name: "",
+            wgsl_type: "",
+            min_binding_size: 0,
+            uniform: false,
+            scope: Scope::Page,
+            stages: &[],
+            sections: &[],
+            extra_usage: BufferUsages::empty(),
+            read_back: false,
+            survival: Survival::Recomputed,
+        };
+        let from_cpu = Entry {
+            survival: Survival::FromCpu,
+            ..page
+        };
+        match self {
+            Resource::Frame => Entry {
+                name: "frame",
+                stages: &[
+                    (Clock, Uniform),
+                    (Cull, Uniform),
+                    (Sample, Uniform),
+                    (LocalToModel, Uniform),
+                    (Ik, Uniform),
+                    (Palette, Uniform),
+                    (Fused, Uniform),
+                ],
+                wgsl_type: "Frame",
+                min_binding_size: size_of::<GpuFrame>() as u64,
+                uniform: true,
+                scope: Scope::Frame,
+                ..from_cpu
+            },
+            Resource::Library => Entry {
+                name: "library",
+                stages: &[
+                    (Clock, Uniform),
+                    (Sample, Uniform),
+                    (LocalToModel, Uniform),
+                    (Ik, Uniform),
+                    (Palette, Uniform),
+                    (Fused, Uniform),
+                ],
+                wgsl_type: "LibraryLayout",
+                min_binding_size: size_of::<GpuLibraryLayout>() as u64,
+                uniform: true,
+                scope: Scope::Library,
+                ..from_cpu
+            },
+            Resource::LayerDefs => Entry {
+                name: "layer_defs",
+                stages: &[(Clock, Uniform)],
+                wgsl_type: "array<LayerDef, MAX_LAYER_DEFS>",
+                min_binding_size: (MAX_LAYER_DEFS as usize * size_of::<GpuLayerDef>()) as u64,
+                uniform: true,
+                scope: Scope::Animator,
+                ..from_cpu
+            },
+            Resource::Heap => Entry {
+                name: "heap",
+                stages: &[
+                    (Clock, Read),
+                    (Sample, Read),
+                    (LocalToModel, Read),
+                    (Ik, Read),
+                    (Palette, Read),
+                    (Fused, Read),
+                ],
+                wgsl_type: "array<vec4<u32>>",
+                min_binding_size: 16,
+                scope: Scope::Library,
+                ..from_cpu
+            },
+            Resource::Instances => Entry {
+                name: "instances",
+                stages: &[
+                    (Clock, ReadWrite),
+                    (Sample, Read),
+                    (LocalToModel, Read),
+                    (Ik, Read),
+                    (Palette, Read),
+                    (Fused, Read),
+                ],
+                wgsl_type: "array<Instance>",
+                min_binding_size: size_of::<GpuInstance>() as u64,
+                ..from_cpu
+            },
+            Resource::CharacterState => Entry {
+                name: "character_state",
+                stages: &[
+                    (Clock, ReadWrite),
+                    (Cull, Read),
+                    (Sample, ReadWrite),
+                    (Ik, ReadWrite),
+                    (Palette, Read),
+                    (Fused, ReadWrite),
+                ],
+                wgsl_type: "array<vec4<u32>>",
+                min_binding_size: 16,
+                sections: &[Resource::BlendLists, Resource::MorphWeights],
+                read_back: true,
+                survival: Survival::Checkpointed,
+                ..page
+            },
+            Resource::BlendLists => Entry {
+                name: "blend_lists",
+                wgsl_type: "array<BlendList>",
+                min_binding_size: size_of::<BlendList>() as u64,
+                ..page
+            },
+            // The fused stage binds the local poses only with THREAD_PER_CHARACTER
+            // (gpu::CharacterThreads::One), each thread keeping its character's pose there.
+            Resource::LocalPoses => Entry {
+                name: "local_poses",
+                stages: &[(Sample, ReadWrite), (LocalToModel, ReadWrite), (Fused, ReadWrite)],
+                wgsl_type: "array<LocalPose>",
+                min_binding_size: size_of::<LocalPose>() as u64,
+                survival: Survival::PosesCheckpointed,
+                ..page
+            },
+            Resource::ModelPoses => Entry {
+                name: "model_poses",
+                stages: &[(LocalToModel, ReadWrite), (Ik, ReadWrite), (Palette, Read)],
+                wgsl_type: "array<Affine>",
+                min_binding_size: size_of::<Affine>() as u64,
+                ..page
+            },
+            // Affine palettes, then the dual quaternions' section: 16-byte units
+            // (`load_palette`, `store_palette`, `store_dual_palette` in `shaders/palette.wgsl`);
+            // also a vertex buffer, for a renderer that reads them as instance attributes.
+            Resource::Palettes => Entry {
+                name: "palettes",
+                stages: &[(Palette, ReadWrite), (Fused, ReadWrite)],
+                wgsl_type: "array<vec4<f32>>",
+                min_binding_size: 16,
+                sections: &[Resource::DualPalettes],
+                extra_usage: BufferUsages::VERTEX,
+                read_back: true,
+                ..page
+            },
+            Resource::Events => Entry {
+                name: "event_log",
+                stages: &[(Clock, ReadWrite)],
+                wgsl_type: "EventLog",
+                min_binding_size: (size_of::<GpuEventLogHead>() + size_of::<GpuEventRecord>()) as u64,
+                scope: Scope::Animator,
+                read_back: true,
+                ..page
+            },
+            Resource::DualPalettes => Entry {
+                name: "dual_palettes",
+                wgsl_type: "array<DualQuat>",
+                min_binding_size: size_of::<DualQuat>() as u64,
+                ..page
+            },
+            // The morph weights' snapshots are checkpointed, and so are the instances' own
+            // weights (where the CPU writes them: `Controller::own_morph_offset`, which the
+            // checkpoint copies beside the snapshots); the weights drawn are recomputed.
+            Resource::MorphWeights => Entry {
+                name: "morph_weights",
+                wgsl_type: "array<f32>",
+                min_binding_size: 4,
+                survival: Survival::SnapshotsCheckpointed,
+                ..page
+            },
+            // The head and one index, the struct's size rounded to its 16-byte alignment; the
+            // indirect dispatches' arguments.
+            Resource::Visible => Entry {
+                name: "visible",
+                stages: &[
+                    (Cull, ReadWrite),
+                    (Sample, Read),
+                    (LocalToModel, Read),
+                    (Ik, Read),
+                    (Palette, Read),
+                ],
+                wgsl_type: "Visible",
+                min_binding_size: (VISIBLE_LIST_OFFSET + 4).next_multiple_of(16),
+                extra_usage: BufferUsages::INDIRECT,
+                ..page
+            },
+            Resource::PoseHistory => Entry {
+                name: "pose_history",
+                stages: &[(Sample, ReadWrite), (Fused, ReadWrite)],
+                wgsl_type: "array<LocalPose>",
+                min_binding_size: size_of::<LocalPose>() as u64,
+                survival: Survival::SnapshotsCheckpointed,
+                ..page
+            },
+        }
+    }
+
     /// Binding number in group 0.
     #[must_use]
     pub fn binding(self) -> u32 {
@@ -120,11 +327,7 @@ impl Resource {
     /// (`<name>_base()`, in `wgpu_anim::bindings`) follow.
     #[must_use]
     pub const fn sections(self) -> &'static [Resource] {
-        match self {
-            Resource::CharacterState => &[Resource::BlendLists, Resource::MorphWeights],
-            Resource::Palettes => &[Resource::DualPalettes],
-            _ => &[],
-        }
+        self.entry().sections
     }
 
     /// The resource whose buffer holds it: itself, or, for a section of another page buffer
@@ -238,23 +441,7 @@ impl Resource {
     /// The WGSL variable's name.
     #[must_use]
     pub const fn name(self) -> &'static str {
-        match self {
-            Resource::Frame => "frame",
-            Resource::Library => "library",
-            Resource::LayerDefs => "layer_defs",
-            Resource::Heap => "heap",
-            Resource::Instances => "instances",
-            Resource::CharacterState => "character_state",
-            Resource::BlendLists => "blend_lists",
-            Resource::LocalPoses => "local_poses",
-            Resource::PoseHistory => "pose_history",
-            Resource::ModelPoses => "model_poses",
-            Resource::Palettes => "palettes",
-            Resource::DualPalettes => "dual_palettes",
-            Resource::MorphWeights => "morph_weights",
-            Resource::Events => "event_log",
-            Resource::Visible => "visible",
-        }
+        self.entry().name
     }
 
     /// The WGSL variable's type; for a section ([`Resource::is_section`]), the type a binding of
@@ -262,24 +449,7 @@ impl Resource {
     /// quaternions).
     #[must_use]
     pub const fn wgsl_type(self) -> &'static str {
-        match self {
-            Resource::Frame => "Frame",
-            Resource::Library => "LibraryLayout",
-            Resource::LayerDefs => "array<LayerDef, MAX_LAYER_DEFS>",
-            Resource::Heap => "array<vec4<u32>>",
-            Resource::Instances => "array<Instance>",
-            Resource::CharacterState => "array<vec4<u32>>",
-            Resource::BlendLists => "array<BlendList>",
-            Resource::LocalPoses | Resource::PoseHistory => "array<LocalPose>",
-            Resource::ModelPoses => "array<Affine>",
-            // Affine palettes, then the dual quaternions' section: 16-byte units
-            // (`load_palette`, `store_palette`, `store_dual_palette` in `shaders/palette.wgsl`).
-            Resource::Palettes => "array<vec4<f32>>",
-            Resource::DualPalettes => "array<DualQuat>",
-            Resource::MorphWeights => "array<f32>",
-            Resource::Events => "EventLog",
-            Resource::Visible => "Visible",
-        }
+        self.entry().wgsl_type
     }
 
     /// The least bytes a binding of it holds: its WGSL type's size, with one element of a
@@ -289,32 +459,13 @@ impl Resource {
     /// layout of [`Resource::wgsl_type`].
     #[must_use]
     pub const fn min_binding_size(self) -> u64 {
-        use crate::layout::{
-            BlendList, GpuEventLogHead, GpuEventRecord, GpuFrame, GpuInstance, GpuLayerDef, GpuLibraryLayout,
-            LocalPose, MAX_LAYER_DEFS, VISIBLE_LIST_OFFSET,
-        };
-        let bytes = match self {
-            Resource::Frame => size_of::<GpuFrame>(),
-            Resource::Library => size_of::<GpuLibraryLayout>(),
-            Resource::LayerDefs => MAX_LAYER_DEFS as usize * size_of::<GpuLayerDef>(),
-            Resource::Heap | Resource::CharacterState | Resource::Palettes => 16,
-            Resource::Instances => size_of::<GpuInstance>(),
-            Resource::BlendLists => size_of::<BlendList>(),
-            Resource::LocalPoses | Resource::PoseHistory => size_of::<LocalPose>(),
-            Resource::ModelPoses => size_of::<crate::math::Affine>(),
-            Resource::DualPalettes => size_of::<crate::math::DualQuat>(),
-            Resource::MorphWeights => 4,
-            Resource::Events => size_of::<GpuEventLogHead>() + size_of::<GpuEventRecord>(),
-            // The head and one index, the struct's size rounded to its 16-byte alignment.
-            Resource::Visible => (VISIBLE_LIST_OFFSET as usize + 4).next_multiple_of(16),
-        };
-        bytes as u64
+        self.entry().min_binding_size
     }
 
     /// Whether it is a uniform buffer (else a storage buffer).
     #[must_use]
     pub const fn is_uniform(self) -> bool {
-        matches!(self, Resource::Frame | Resource::Library | Resource::LayerDefs)
+        self.entry().uniform
     }
 
     /// Where its buffer lives: what the animator binds for it ([`crate::gpu::Animator`] makes
@@ -322,21 +473,7 @@ impl Resource {
     /// [`Resource::page_bytes`], and binds each stage's entries by it).
     #[must_use]
     pub const fn scope(self) -> Scope {
-        match self {
-            Resource::Frame => Scope::Frame,
-            Resource::Library | Resource::Heap => Scope::Library,
-            Resource::LayerDefs | Resource::Events => Scope::Animator,
-            Resource::Instances
-            | Resource::CharacterState
-            | Resource::BlendLists
-            | Resource::LocalPoses
-            | Resource::PoseHistory
-            | Resource::ModelPoses
-            | Resource::Palettes
-            | Resource::DualPalettes
-            | Resource::MorphWeights
-            | Resource::Visible => Scope::Page,
-        }
+        self.entry().scope
     }
 
     /// The per-instance sections of its page buffer in a page of `capacity` instances, in buffer
@@ -531,220 +668,19 @@ impl Resource {
     /// are also a vertex buffer (for a renderer that reads them as instance attributes).
     #[must_use]
     pub const fn extra_usage(self) -> wgpu::BufferUsages {
-        match self {
-            Resource::Palettes => wgpu::BufferUsages::VERTEX,
-            Resource::Visible => wgpu::BufferUsages::INDIRECT,
-            _ => wgpu::BufferUsages::empty(),
-        }
+        self.entry().extra_usage
     }
 
     /// Whether the animator reads it back every frame while watched, through its ring
     /// ([`crate::gpu::Animator::watch_sockets`], `watch_outputs`, `watch_events`).
     #[must_use]
     pub const fn read_back(self) -> bool {
-        matches!(self, Resource::Palettes | Resource::CharacterState | Resource::Events)
+        self.entry().read_back
     }
 
     /// What of it a new device gets when the old one is lost ([`crate::gpu::Animator::rebuild`]).
     #[must_use]
     pub const fn on_device_loss(self) -> Survival {
-        match self {
-            Resource::Frame | Resource::Library | Resource::Heap | Resource::LayerDefs | Resource::Instances => {
-                Survival::FromCpu
-            }
-            Resource::CharacterState => Survival::Checkpointed,
-            // The morph weights' snapshots are checkpointed, and so are the instances' own
-            // weights (where the CPU writes them: `Controller::own_morph_offset`, which the
-            // checkpoint copies beside the snapshots); the weights drawn are recomputed.
-            Resource::PoseHistory | Resource::MorphWeights => Survival::SnapshotsCheckpointed,
-            Resource::LocalPoses => Survival::PosesCheckpointed,
-            Resource::BlendLists
-            | Resource::ModelPoses
-            | Resource::Palettes
-            | Resource::DualPalettes
-            | Resource::Events
-            | Resource::Visible => Survival::Recomputed,
-        }
+        self.entry().survival
     }
-}
-
-/// A section of a per-page buffer: one value per instance (or per joint), end to end from
-/// `offset` ([`Resource::instance_sections`], [`Resource::snapshot_section`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Section {
-    /// Where the value of instance (or joint) 0 starts in the page's buffer, in bytes.
-    pub offset: u64,
-    /// Bytes per instance (or joint).
-    pub stride: u64,
-}
-
-impl Section {
-    /// A section from byte 0 with `stride` bytes per value.
-    const fn from_start(stride: usize) -> Self {
-        Self {
-            offset: 0,
-            stride: stride as u64,
-        }
-    }
-
-    /// Where the value of instance (or joint) `index` starts in the page's buffer, in bytes.
-    #[must_use]
-    pub const fn at(self, index: u64) -> u64 {
-        self.offset + index * self.stride
-    }
-
-    /// Bytes of `count` values.
-    #[must_use]
-    pub const fn bytes(self, count: u64) -> u64 {
-        count * self.stride
-    }
-}
-
-/// The per-instance sections of a resource's page buffer, in buffer order
-/// ([`Resource::instance_sections`]): at most [`Sections::MAX`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Sections {
-    list: [Section; Sections::MAX],
-    len: usize,
-}
-
-impl Sections {
-    /// The most sections a resource has (the visible lists' evaluated, drawn and marks).
-    pub const MAX: usize = 3;
-    /// No section: a resource that is not per instance.
-    pub const NONE: Sections = Sections {
-        list: [Section { offset: 0, stride: 0 }; Sections::MAX],
-        len: 0,
-    };
-
-    const fn one(a: Section) -> Self {
-        Self {
-            list: [a, Section { offset: 0, stride: 0 }, Section { offset: 0, stride: 0 }],
-            len: 1,
-        }
-    }
-
-    const fn two(a: Section, b: Section) -> Self {
-        Self {
-            list: [a, b, Section { offset: 0, stride: 0 }],
-            len: 2,
-        }
-    }
-
-    const fn three(a: Section, b: Section, c: Section) -> Self {
-        Self {
-            list: [a, b, c],
-            len: 3,
-        }
-    }
-
-    /// The sections, in buffer order.
-    #[must_use]
-    pub fn as_slice(&self) -> &[Section] {
-        &self.list[..self.len]
-    }
-
-    /// How many sections there are.
-    #[must_use]
-    pub const fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether there are none (the resource is not per instance).
-    #[must_use]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Where the last section ends with `instances` instances, in bytes (0 with no section).
-    #[must_use]
-    pub const fn end(&self, instances: u32) -> u64 {
-        if self.len == 0 {
-            return 0;
-        }
-        self.list[self.len - 1].at(instances as u64)
-    }
-}
-
-impl PageOptions {
-    /// No option: what a page of instances and joints alone holds.
-    pub const NONE: PageOptions = PageOptions {
-        sockets: false,
-        dual_quaternion: false,
-        morph_weights: 0,
-        inertialization: false,
-        layers: false,
-        culling: false,
-        lod_interpolation: false,
-    };
-}
-
-impl IntoIterator for Sections {
-    type Item = Section;
-    type IntoIter = std::iter::Take<std::array::IntoIter<Section, { Sections::MAX }>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.list.into_iter().take(self.len)
-    }
-}
-
-/// What a page's buffers hold beyond its instances and joints: what [`Resource::page_bytes`]
-/// sizes by besides them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PageOptions {
-    /// The library has sockets: the palettes hold [`crate::layout::MAX_SOCKETS`] socket matrices
-    /// per instance after the joints.
-    pub sockets: bool,
-    /// The animator keeps dual quaternions ([`crate::gpu::AnimatorDesc::dual_quaternion`]): one
-    /// `DualQuat` per joint.
-    pub dual_quaternion: bool,
-    /// Morph weights per instance ([`crate::gpu::AnimatorDesc::morph_weights`]).
-    pub morph_weights: u32,
-    /// Instances may inertialize transitions ([`crate::gpu::AnimatorDesc::inertialization`]): a
-    /// second `LocalPose` per joint in the pose history, the velocity.
-    pub inertialization: bool,
-    /// Instances may play layers ([`crate::gpu::AnimatorDesc::layers`]): a second `LocalPose` per
-    /// joint in the local poses, the mesh-space additive delta.
-    pub layers: bool,
-    /// The animator culls ([`crate::gpu::AnimatorDesc::culling`]): the frame runs the cull
-    /// stage and the later stages over its list ([`Resource::Visible`], which every page has).
-    pub culling: bool,
-    /// Update-rate LOD interpolates ([`crate::gpu::AnimatorDesc::lod_interpolation`]): the
-    /// palettes hold two key palettes per joint after the socket matrices.
-    pub lod_interpolation: bool,
-}
-
-/// Where a [`Resource`]'s buffer lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scope {
-    /// The page's slot of the animator's frame uniform buffer.
-    Frame,
-    /// The library's ([`crate::gpu::GpuLibrary`]), shared by every animator that plays it.
-    Library,
-    /// The animator's, one for all its pages.
-    Animator,
-    /// One buffer per page, of [`Resource::page_bytes`].
-    Page,
-}
-
-/// What of a [`Resource`] a rebuilt animator gets on a new device ([`Resource::on_device_loss`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Survival {
-    /// Written again from what the CPU holds (the library, the instances, the layer
-    /// definitions, the frame).
-    FromCpu,
-    /// Copied back at every checkpoint, written to the new device, and the frames since
-    /// replayed.
-    Checkpointed,
-    /// Only its snapshot region (the poses, or the morph weights, interrupted cross-fades start
-    /// from) is checkpointed ([`Resource::snapshot_section`],
-    /// [`Resource::instance_snapshot_section`]).
-    SnapshotsCheckpointed,
-    /// With [`PageOptions::inertialization`], its first section, the poses the frame showed
-    /// ([`Resource::LocalPoses`], a `LocalPose` per joint from byte 0), is checkpointed for every
-    /// instance in use: the next frame may take an inertialized transition's velocity from them
-    /// ([`crate::layout::VELOCITY_FROM_LAST_POSE`]). The rest is recomputed.
-    PosesCheckpointed,
-    /// Written anew every frame from the rest: nothing to keep.
-    Recomputed,
 }

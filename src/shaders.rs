@@ -281,27 +281,10 @@ pub fn layout_entries_of(bindings: &[(Resource, Access)]) -> Vec<wgpu::BindGroup
         .collect()
 }
 
-/// How many resources `stage` binds: the entries that name it ([`Entry::stages`]).
-const fn binding_count(stage: Stage) -> usize {
-    let mut n = 0;
-    let mut k = 0;
-    while k < Resource::ALL.len() {
-        let stages = Resource::ALL[k].entry().stages;
-        let mut s = 0;
-        while s < stages.len() {
-            if stages[s].0 as u8 == stage as u8 {
-                n += 1;
-            }
-            s += 1;
-        }
-        k += 1;
-    }
-    n
-}
-
-/// The resources `stage` binds and how, in binding order ([`Stage::bindings`]).
-const fn bindings_of<const N: usize>(stage: Stage) -> [(Resource, Access); N] {
-    let mut out = [(Resource::Frame, Access::Uniform); N];
+/// The resources `stage` binds and how, in binding order (the entries that name it,
+/// [`Entry::stages`]), at the start of an array as long as the table, and how many.
+const fn stage_bindings(stage: Stage) -> ([(Resource, Access); Resource::ALL.len()], usize) {
+    let mut out = [(Resource::Frame, Access::Uniform); Resource::ALL.len()];
     let mut n = 0;
     let mut k = 0;
     while k < Resource::ALL.len() {
@@ -314,6 +297,23 @@ const fn bindings_of<const N: usize>(stage: Stage) -> [(Resource, Access); N] {
             }
             s += 1;
         }
+        k += 1;
+    }
+    (out, n)
+}
+
+/// How many resources `stage` binds.
+const fn binding_count(stage: Stage) -> usize {
+    stage_bindings(stage).1
+}
+
+/// The `N` resources `stage` binds and how, in binding order ([`Stage::bindings`]).
+const fn bindings_of<const N: usize>(stage: Stage) -> [(Resource, Access); N] {
+    let all = stage_bindings(stage).0;
+    let mut out = [(Resource::Frame, Access::Uniform); N];
+    let mut k = 0;
+    while k < N {
+        out[k] = all[k];
         k += 1;
     }
     out

@@ -137,6 +137,8 @@ impl Resource {
         match self {
             Resource::Frame => Entry {
                 name: "frame",
+                wgsl_type: "Frame",
+                min_binding_size: size_of::<GpuFrame>() as u64,
                 stages: &[
                     (Clock, Uniform),
                     (Cull, Uniform),
@@ -146,14 +148,14 @@ impl Resource {
                     (Palette, Uniform),
                     (Fused, Uniform),
                 ],
-                wgsl_type: "Frame",
-                min_binding_size: size_of::<GpuFrame>() as u64,
                 uniform: true,
                 scope: Scope::Frame,
                 ..from_cpu
             },
             Resource::Library => Entry {
                 name: "library",
+                wgsl_type: "LibraryLayout",
+                min_binding_size: size_of::<GpuLibraryLayout>() as u64,
                 stages: &[
                     (Clock, Uniform),
                     (Sample, Uniform),
@@ -162,23 +164,23 @@ impl Resource {
                     (Palette, Uniform),
                     (Fused, Uniform),
                 ],
-                wgsl_type: "LibraryLayout",
-                min_binding_size: size_of::<GpuLibraryLayout>() as u64,
                 uniform: true,
                 scope: Scope::Library,
                 ..from_cpu
             },
             Resource::LayerDefs => Entry {
                 name: "layer_defs",
-                stages: &[(Clock, Uniform)],
                 wgsl_type: "array<LayerDef, MAX_LAYER_DEFS>",
                 min_binding_size: (MAX_LAYER_DEFS as usize * size_of::<GpuLayerDef>()) as u64,
+                stages: &[(Clock, Uniform)],
                 uniform: true,
                 scope: Scope::Animator,
                 ..from_cpu
             },
             Resource::Heap => Entry {
                 name: "heap",
+                wgsl_type: "array<vec4<u32>>",
+                min_binding_size: 16,
                 stages: &[
                     (Clock, Read),
                     (Sample, Read),
@@ -187,13 +189,13 @@ impl Resource {
                     (Palette, Read),
                     (Fused, Read),
                 ],
-                wgsl_type: "array<vec4<u32>>",
-                min_binding_size: 16,
                 scope: Scope::Library,
                 ..from_cpu
             },
             Resource::Instances => Entry {
                 name: "instances",
+                wgsl_type: "array<Instance>",
+                min_binding_size: size_of::<GpuInstance>() as u64,
                 stages: &[
                     (Clock, ReadWrite),
                     (Sample, Read),
@@ -202,12 +204,12 @@ impl Resource {
                     (Palette, Read),
                     (Fused, Read),
                 ],
-                wgsl_type: "array<Instance>",
-                min_binding_size: size_of::<GpuInstance>() as u64,
                 ..from_cpu
             },
             Resource::CharacterState => Entry {
                 name: "character_state",
+                wgsl_type: "array<vec4<u32>>",
+                min_binding_size: 16,
                 stages: &[
                     (Clock, ReadWrite),
                     (Cull, Read),
@@ -216,8 +218,6 @@ impl Resource {
                     (Palette, Read),
                     (Fused, ReadWrite),
                 ],
-                wgsl_type: "array<vec4<u32>>",
-                min_binding_size: 16,
                 sections: &[Resource::BlendLists, Resource::MorphWeights],
                 read_back: true,
                 survival: Survival::Checkpointed,
@@ -233,17 +233,17 @@ impl Resource {
             // (gpu::CharacterThreads::One), each thread keeping its character's pose there.
             Resource::LocalPoses => Entry {
                 name: "local_poses",
-                stages: &[(Sample, ReadWrite), (LocalToModel, ReadWrite), (Fused, ReadWrite)],
                 wgsl_type: "array<LocalPose>",
                 min_binding_size: size_of::<LocalPose>() as u64,
+                stages: &[(Sample, ReadWrite), (LocalToModel, ReadWrite), (Fused, ReadWrite)],
                 survival: Survival::PosesCheckpointed,
                 ..page
             },
             Resource::ModelPoses => Entry {
                 name: "model_poses",
-                stages: &[(LocalToModel, ReadWrite), (Ik, ReadWrite), (Palette, Read)],
                 wgsl_type: "array<Affine>",
                 min_binding_size: size_of::<Affine>() as u64,
+                stages: &[(LocalToModel, ReadWrite), (Ik, ReadWrite), (Palette, Read)],
                 ..page
             },
             // Affine palettes, then the dual quaternions' section: 16-byte units
@@ -251,9 +251,9 @@ impl Resource {
             // also a vertex buffer, for a renderer that reads them as instance attributes.
             Resource::Palettes => Entry {
                 name: "palettes",
-                stages: &[(Palette, ReadWrite), (Fused, ReadWrite)],
                 wgsl_type: "array<vec4<f32>>",
                 min_binding_size: 16,
+                stages: &[(Palette, ReadWrite), (Fused, ReadWrite)],
                 sections: &[Resource::DualPalettes],
                 extra_usage: BufferUsages::VERTEX,
                 read_back: true,
@@ -261,9 +261,9 @@ impl Resource {
             },
             Resource::Events => Entry {
                 name: "event_log",
-                stages: &[(Clock, ReadWrite)],
                 wgsl_type: "EventLog",
                 min_binding_size: (size_of::<GpuEventLogHead>() + size_of::<GpuEventRecord>()) as u64,
+                stages: &[(Clock, ReadWrite)],
                 scope: Scope::Animator,
                 read_back: true,
                 ..page
@@ -288,6 +288,8 @@ impl Resource {
             // indirect dispatches' arguments.
             Resource::Visible => Entry {
                 name: "visible",
+                wgsl_type: "Visible",
+                min_binding_size: (VISIBLE_LIST_OFFSET + 4).next_multiple_of(16),
                 stages: &[
                     (Cull, ReadWrite),
                     (Sample, Read),
@@ -295,16 +297,14 @@ impl Resource {
                     (Ik, Read),
                     (Palette, Read),
                 ],
-                wgsl_type: "Visible",
-                min_binding_size: (VISIBLE_LIST_OFFSET + 4).next_multiple_of(16),
                 extra_usage: BufferUsages::INDIRECT,
                 ..page
             },
             Resource::PoseHistory => Entry {
                 name: "pose_history",
-                stages: &[(Sample, ReadWrite), (Fused, ReadWrite)],
                 wgsl_type: "array<LocalPose>",
                 min_binding_size: size_of::<LocalPose>() as u64,
+                stages: &[(Sample, ReadWrite), (Fused, ReadWrite)],
                 survival: Survival::SnapshotsCheckpointed,
                 ..page
             },

@@ -531,7 +531,73 @@ fn clips_drive_morph_weights_on_the_gpu_as_the_mirror_blends_them() {
         }
         // The comparison fails on the wrong buffer: instance 0's weights against instance 3's.
         assert!(mirror[3].iter().zip(&gpu[..room]).any(|(w, g)| (g - w).abs() > 1e-3));
+        // The stage's mirror over the page's buffers (the weights' section given by its
+        // resource) writes the same weights: the section read back, the weights drawn cleared,
+        // then `cpu::sample` or `cpu::fused` over the frame's blend lists.
+        let mirrored = mirror_stage(&device, &queue, &animator, &lib, fused);
+        for (i, g) in gpu.iter().enumerate().take(7 * room) {
+            let w = mirrored[i];
+            assert!(
+                (g - w).abs() <= 1e-5 * (1.0 + w.abs()),
+                "fused {fused}, instance {}, target {}: GPU {g}, the stage's mirror {w}",
+                i / room,
+                i % room
+            );
+        }
     }
+}
+
+/// The weights drawn (the first part of the morph weights' section) after the `sample` stage's
+/// mirror (or the `fused` stage's) runs over page 0's buffers as the GPU left them, the weights
+/// drawn cleared first.
+fn mirror_stage(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    animator: &Animator,
+    lib: &wgpu_anim::AnimationLibrary,
+    fused: bool,
+) -> Vec<f32> {
+    use wgpu_anim::shaders::Resource;
+    let frame = animator.frame_uniform(0).unwrap();
+    let drawn = frame.morph_api_base as usize;
+    let mut weights: Vec<f32> = animator
+        .read_page_buffer(device, queue, 0, Resource::MorphWeights, 0, 3 * drawn as u64)
+        .unwrap();
+    weights[..drawn].fill(0.0);
+    let mut instances = animator.controller().instances().to_vec();
+    let mut lists = animator.read_blend_lists(device, queue).unwrap();
+    let joints = frame.snapshot_offset as usize;
+    let (mut local, mut history) = (
+        vec![wgpu_anim::layout::LocalPose::default(); 2 * joints],
+        vec![wgpu_anim::layout::LocalPose::default(); 2 * joints],
+    );
+    let mut palettes = vec![wgpu_anim::Affine::IDENTITY; joints];
+    let mut page = cpu::PageBuffers::new(&frame, &mut instances)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local)
+        .pose_history(&mut history)
+        .palettes(&mut palettes)
+        .section(Resource::MorphWeights, &mut weights);
+    if fused {
+        cpu::fused(lib, &mut page).unwrap();
+    } else {
+        cpu::sample(lib, &mut page).unwrap();
+    }
+    drop(page);
+    // A section too short for the last instance's kept weights is an error naming it.
+    let cut = 2 * drawn + instances[6].morph_offset as usize + 3;
+    let mut short = weights[..cut].to_vec();
+    let mut page = cpu::PageBuffers::new(&frame, &mut instances)
+        .blend_lists(&mut lists)
+        .local_poses(&mut local)
+        .pose_history(&mut history)
+        .palettes(&mut palettes)
+        .section(Resource::MorphWeights, &mut short);
+    let run = if fused { cpu::fused } else { cpu::sample };
+    let err = run(lib, &mut page).unwrap_err().to_string();
+    assert!(err.contains("instance 6") && err.contains("morph weights"), "{err}");
+    weights.truncate(drawn);
+    weights
 }
 
 /// A skinned and morphed cylinder made for this test (`tests/fixtures/morph/make.mjs`): three

@@ -167,7 +167,8 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     super::checks::dual_room(frame, instances, page.dual_palettes.len())?;
     socket_room(lib, frame, instances, page.palettes.len(), |inst| {
         inst.joint_count.min(MAX_FUSED_JOINTS)
-    })
+    })?;
+    super::morph::check_morph_section(lib, frame, instances, &page.sections)
 }
 
 /// Mirror of the `fused` stage, which runs after the [`clock`](crate::cpu::clock()): per
@@ -176,7 +177,9 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
 /// as `shaders/fused.wgsl` does (its walk with one thread, `HierarchyWalk::OneThread`, computes
 /// the same matrices). Binds the page's frame, instances, blend lists, pose history
 /// (snapshots and velocities), palettes (written) and, with culling
-/// ([`FRAME_CULL`]), the outputs the clock wrote its marks to. Joints past [`MAX_FUSED_JOINTS`]
+/// ([`FRAME_CULL`]), the outputs the clock wrote its marks to; with a library whose clips drive
+/// morph weights and the page's weights given, each instance's weights in use, as
+/// [`sample`](crate::cpu::sample()). Joints past [`MAX_FUSED_JOINTS`]
 /// are not animated (the animator uses the staged path for larger skeletons).
 ///
 /// Errors (nothing written): as [`sample`](crate::cpu::sample()) and
@@ -222,6 +225,11 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         let keyed = KeyedList::new(lib, &list);
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(lib, frame, inst, &keyed, lid, joint_count, &mut wg);
+        }
+        if lib.has_morph_weights()
+            && let Some(weights) = super::morph::morph_section(&mut page.sections)
+        {
+            super::morph::sample_morph_weights(lib, frame, inst, &list, weights);
         }
         // local_to_model: a level of the hierarchy at a time, threads over its joints.
         propagate_levels(lib, inst, joint_count, &mut wg);

@@ -6,9 +6,11 @@ use crate::layout::{BlendList, GpuClock, GpuFrame, GpuInstance, GpuLayerDef, Gpu
 use crate::math::{Affine, DualQuat};
 use crate::shaders::Resource;
 
-/// The buffers of one page as the GPU binds them: one field per resource of the binding table
+/// The buffers of one page as the GPU binds them: a field per resource of the binding table
 /// ([`crate::shaders::Resource`], [`crate::shaders::Stage::bindings`]) but the library's (the
-/// stages take the [`AnimationLibrary`](crate::AnimationLibrary) beside it). Each stage
+/// stages take the [`AnimationLibrary`](crate::AnimationLibrary) beside it), and the sections
+/// given by their resource ([`PageBuffers::section`]: the morph weights, and any section added
+/// to the table). Each stage
 /// ([`clock`](super::clock()), [`sample`](super::sample()), [`local_to_model`](super::local_to_model()),
 /// [`palette`](super::palette()), [`fused`](super::fused())) takes `&mut PageBuffers`, checks the fields it
 /// binds and reads and writes only those; the others may be empty.

@@ -755,7 +755,8 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         page.pose_history.len(),
         u64::from(inertial),
         end,
-    )
+    )?;
+    super::morph::check_morph_section(lib, frame, &page.instances[..n], &page.sections)
 }
 
 /// Stage `sample`: each of the frame's instances' joints, sampled, blended and layered from its
@@ -763,7 +764,9 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
 /// `frame.snapshot_offset` current poses, then (for mesh-space additive layers) as many
 /// mesh-space deltas, and the pose history, which holds as many snapshots, then (for
 /// inertialized transitions) as many velocities (a second region only as far as the instances'
-/// joints reach). WGSL `sample`.
+/// joints reach). With a library whose clips drive morph weights and the page's weights given
+/// ([`PageBuffers::section`] of [`crate::shaders::Resource::MorphWeights`]), each instance's
+/// weights in use too. WGSL `sample`.
 ///
 /// Errors (nothing written): buffers too short for the frame; an instance whose skeleton does not
 /// exist, whose joints lie beyond the frame's capacity, or whose blend list names a clip that does
@@ -784,11 +787,18 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
         local: &mut *page.local_poses,
         history: &mut *page.pose_history,
     };
+    let mut morph = lib
+        .has_morph_weights()
+        .then(|| super::morph::morph_section(&mut page.sections))
+        .flatten();
     for i in evaluated {
         let inst = &page.instances[i];
         let keyed = KeyedList::new(lib, &page.blend_lists[i]);
         for lid in 0..WORKGROUP_SIZE {
             sample_joints(lib, frame, inst, &keyed, lid, inst.joint_count, &mut store);
+        }
+        if let Some(weights) = morph.as_deref_mut() {
+            super::morph::sample_morph_weights(lib, frame, inst, keyed.list, weights);
         }
     }
 }

@@ -198,8 +198,7 @@ pub fn blend_morph_weights(
 /// The page's morph weights, when given by their resource ([`super::PageBuffers::section`] of
 /// [`Resource::MorphWeights`]): the section as `f32`s.
 pub(crate) fn morph_section<'s>(sections: &'s mut [(Resource, &mut [u8])]) -> Option<&'s mut [f32]> {
-    let (_, bytes) = sections.iter_mut().find(|(r, _)| *r == Resource::MorphWeights)?;
-    bytemuck::try_cast_slice_mut(&mut **bytes).ok()
+    super::page::find_section(sections, Resource::MorphWeights)?.ok()
 }
 
 /// The checks of the morph weights' step of `sample` and `fused` ([`sample_morph_weights`]):

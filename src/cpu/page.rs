@@ -180,22 +180,12 @@ impl<'a> PageBuffers<'a> {
     /// Errors ([`Error::Limit`], as the stages' checks of their other buffers): it was not
     /// given, or its bytes are not a whole number of `T`s.
     pub fn section_mut<T: bytemuck::Pod>(&mut self, resource: Resource) -> Result<&mut [T]> {
-        let Some((_, bytes)) = self.sections.iter_mut().find(|(r, _)| *r == resource) else {
-            return Err(Error::Limit {
-                what: format!(
-                    "the page has no {} section (PageBuffers::section gives one)",
-                    resource.name()
-                ),
-            });
-        };
-        let len = bytes.len();
-        bytemuck::try_cast_slice_mut(bytes).map_err(|_| Error::Limit {
+        find_section(&mut self.sections, resource).ok_or_else(|| Error::Limit {
             what: format!(
-                "the page's {} section holds {len} bytes, not a whole number of {}-byte values",
-                resource.name(),
-                size_of::<T>()
+                "the page has no {} section (PageBuffers::section gives one)",
+                resource.name()
             ),
-        })
+        })?
     }
 
     /// With this list of the instances drawn (culling).
@@ -296,6 +286,23 @@ impl<'a> PageBuffers<'a> {
             ..self
         }
     }
+}
+
+/// The section of `resource` among `sections` as `T`s: `None` when it is not there, an error
+/// when its bytes are not a whole number of `T`s.
+pub(crate) fn find_section<'s, T: bytemuck::Pod>(
+    sections: &'s mut [(Resource, &mut [u8])],
+    resource: Resource,
+) -> Option<Result<&'s mut [T]>> {
+    let (_, bytes) = sections.iter_mut().find(|(r, _)| *r == resource)?;
+    let len = bytes.len();
+    Some(bytemuck::try_cast_slice_mut(bytes).map_err(|_| Error::Limit {
+        what: format!(
+            "the page's {} section holds {len} bytes, not a whole number of {}-byte values",
+            resource.name(),
+            size_of::<T>()
+        ),
+    }))
 }
 
 #[cfg(test)]

@@ -395,7 +395,7 @@ fn the_reader_finds_a_cycle_and_a_runtime_import_of_the_offline_half() {
 
 /// Most lines of a src/ file, and of a function, before it must be named in the architecture
 /// guide's list of long items with a reason.
-const MAX_FILE_LINES: usize = 1_000;
+const MAX_FILE_LINES: usize = 900;
 const MAX_FN_LINES: usize = 150;
 
 /// Every `fn` of `text` with its length in lines (from its `fn` line to the closing brace at

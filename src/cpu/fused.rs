@@ -168,7 +168,7 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     socket_room(lib, frame, instances, page.palettes.len(), |inst| {
         inst.joint_count.min(MAX_FUSED_JOINTS)
     })?;
-    super::morph::check_morph_section(lib, frame, instances, &page.sections)
+    super::sample::morph_weights::check_morph_section(lib, frame, instances, &page.sections)
 }
 
 /// Mirror of the `fused` stage, which runs after the [`clock`](crate::cpu::clock()): per
@@ -227,9 +227,9 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
             sample_joints(lib, frame, inst, &keyed, lid, joint_count, &mut wg);
         }
         if lib.has_morph_weights()
-            && let Some(weights) = super::morph::morph_section(&mut page.sections)
+            && let Some(weights) = super::sample::morph_weights::morph_section(&mut page.sections)
         {
-            super::morph::sample_morph_weights(lib, frame, inst, &list, weights);
+            super::sample::morph_weights::sample_morph_weights(lib, frame, inst, &list, weights);
         }
         // local_to_model: a level of the hierarchy at a time, threads over its joints.
         propagate_levels(lib, inst, joint_count, &mut wg);

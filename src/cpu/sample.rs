@@ -756,7 +756,7 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
         u64::from(inertial),
         end,
     )?;
-    super::morph::check_morph_section(lib, frame, &page.instances[..n], &page.sections)
+    morph_weights::check_morph_section(lib, frame, &page.instances[..n], &page.sections)
 }
 
 /// Stage `sample`: each of the frame's instances' joints, sampled, blended and layered from its
@@ -789,7 +789,7 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     };
     let mut morph = lib
         .has_morph_weights()
-        .then(|| super::morph::morph_section(&mut page.sections))
+        .then(|| morph_weights::morph_section(&mut page.sections))
         .flatten();
     for i in evaluated {
         let inst = &page.instances[i];
@@ -798,11 +798,12 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
             sample_joints(lib, frame, inst, &keyed, lid, inst.joint_count, &mut store);
         }
         if let Some(weights) = morph.as_deref_mut() {
-            super::morph::sample_morph_weights(lib, frame, inst, keyed.list, weights);
+            morph_weights::sample_morph_weights(lib, frame, inst, keyed.list, weights);
         }
     }
 }
 
 pub(crate) mod checked;
+pub(crate) mod morph_weights;
 mod packed;
 pub(crate) use packed::sample_packed;

@@ -103,6 +103,17 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A state machine was refused when added to a library: `at` names the transition (its index
+    /// and states), state or parameter, `what` what is wrong.
+    #[error("state machine '{machine}', {at}: {what}")]
+    Machine {
+        /// The machine's name.
+        machine: String,
+        /// Where: `transition 3 (idle -> walk)`, `state 'run'`, `parameter 'speed'`.
+        at: String,
+        /// What is wrong.
+        what: String,
+    },
     /// A capacity or device limit would be exceeded.
     #[error("limit exceeded: {what}")]
     Limit {

@@ -61,6 +61,8 @@ pub enum IdKind {
     BlendTree,
     /// [`MaskId`].
     Mask,
+    /// [`MachineId`].
+    Machine,
 }
 
 impl std::fmt::Display for IdKind {
@@ -70,6 +72,7 @@ impl std::fmt::Display for IdKind {
             IdKind::Clip => "clip",
             IdKind::BlendTree => "blend tree",
             IdKind::Mask => "mask",
+            IdKind::Machine => "state machine",
         })
     }
 }
@@ -178,6 +181,12 @@ library_id!(
     /// A mask (per-joint layer weights) of an [`crate::AnimationLibrary`].
     MaskId,
     IdKind::Mask
+);
+
+library_id!(
+    /// A state machine of an [`crate::AnimationLibrary`] ([`crate::machine`]).
+    MachineId,
+    IdKind::Machine
 );
 
 #[cfg(test)]

@@ -9,12 +9,14 @@ mod culling;
 pub(crate) mod wgsl;
 mod blend_tree;
 mod ik;
+mod machine;
 mod sections;
 mod view;
 
 pub use blend_tree::*;
 pub use culling::*;
 pub use ik::*;
+pub use machine::*;
 pub use sections::*;
 pub use view::{Camera, SkinView};
 pub use wgsl::{Generated, WgslStruct, WgslType};
@@ -368,6 +370,11 @@ pub fn generated() -> Vec<Generated> {
         Generated::of::<GpuOutput>(),
         Generated::of::<Camera>(),
         Generated::of::<SkinView>(),
+        Generated::of::<GpuMachine>(),
+        Generated::of::<GpuMachineStateDef>(),
+        Generated::of::<GpuMachineTransition>(),
+        Generated::of::<GpuMachineCondition>(),
+        Generated::of::<GpuMachineState>(),
     ]
 }
 

@@ -81,6 +81,8 @@ pub struct AnimationLibrary {
     pub(crate) values: Vec<Vec4>,
     /// Blend trees over these clips.
     pub(crate) blend: crate::blend::BlendLibrary,
+    /// State machines over these clips and trees.
+    pub(crate) machines: crate::machine::MachineLibrary,
     /// Masks, by [`MaskId`].
     pub(crate) masks: Vec<MaskInfo>,
     /// Mask names, by [`MaskId`].
@@ -128,6 +130,7 @@ impl Default for AnimationLibrary {
             times: Vec::new(),
             values: Vec::new(),
             blend: crate::blend::BlendLibrary::with_tag(tag),
+            machines: crate::machine::MachineLibrary::with_tag(tag),
             masks: Vec::new(),
             mask_names: Vec::new(),
             events: Vec::new(),
@@ -316,6 +319,7 @@ impl AnimationLibrary {
     pub(crate) fn retag(&mut self) {
         self.tag = LibraryTag::new();
         self.blend.set_tag(self.tag);
+        self.machines.set_tag(self.tag);
     }
 
     /// The id of skeleton `index`, if it has one (for tools and tests; the builder's
@@ -472,6 +476,12 @@ impl AnimationLibrary {
     #[must_use]
     pub fn blend(&self) -> &crate::blend::BlendLibrary {
         &self.blend
+    }
+
+    /// State machines over these clips and trees ([`crate::machine`]).
+    #[must_use]
+    pub fn machines(&self) -> &crate::machine::MachineLibrary {
+        &self.machines
     }
 
     /// Masks, by [`MaskId`].

@@ -45,6 +45,7 @@ pub(crate) mod ik_solve;
 pub mod inertia;
 pub(crate) mod local_to_model;
 pub(crate) mod looping;
+pub mod machine;
 pub(crate) mod morph;
 mod page;
 pub(crate) mod palette;

@@ -115,8 +115,13 @@ impl InstanceDesc {
     }
 }
 
-/// The shape of a cross-fade's weight over time.
+/// The shape of a cross-fade's weight over time (in JSON `"linear"` or `"smooth"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(
+    feature = "json",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Curve {
     /// β = u.
     #[default]

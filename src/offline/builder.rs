@@ -394,6 +394,27 @@ impl LibraryBuilder {
         self.lib.blend.add_tree(&catalog, tree)
     }
 
+    /// Validates state machine `machine` over `skeleton`'s clips and this library's blend trees
+    /// (add them first) and adds it ([`crate::machine`]). On error nothing is added.
+    ///
+    /// Errors: a skeleton of another builder or library ([`Error::ForeignId`]); what the
+    /// state-machine reference refuses, and what cannot be bound (an unknown clip, tree, state or
+    /// parameter, a duplicate name, too many parameters), as [`Error::Machine`] naming the machine
+    /// and the transition, state or parameter.
+    pub fn add_state_machine(
+        &mut self,
+        skeleton: SkeletonId,
+        machine: &crate::machine::StateMachine,
+    ) -> Result<crate::machine::MachineId> {
+        let s = skeleton.check(self.lib.tag)?;
+        let catalog = crate::machine::MotionCatalog {
+            clips: &self.lib.clips,
+            clip_names: &self.lib.clip_names,
+            trees: &self.lib.blend,
+        };
+        self.lib.machines.add(&catalog, s, machine)
+    }
+
     /// Adds a mask: one weight in [0, 1] per joint of `skeleton` (see [`super::layers`] for helpers
     /// that build one from a joint and a blend depth, or from a list of joints).
     ///

@@ -43,6 +43,7 @@ mod cost;
 mod inspect;
 mod render;
 mod sample;
+mod simulate;
 mod time_sampling;
 mod vat;
 
@@ -143,6 +144,43 @@ enum Command {
     /// nanoseconds per joint-sample (the median frame's time over characters × joints), the work
     /// ozz-animation's SamplingJob does, and the largest difference between the two paths.
     TimeSampling(TimeSamplingArgs),
+    /// Runs a state machine over a script and prints what every character's machine did.
+    ///
+    /// MACHINE is a state machine's JSON file; its clips come from --library (a glTF file's first
+    /// skeleton; the built-in mannequin without it) plus any --clip. The script (JSON: dt, frames,
+    /// characters, and per frame and character the parameters to set) runs at its fixed dt. Per
+    /// frame and character it prints the state playing (a running transition's source), its
+    /// normalized time, the transition running (index, source, destination, weight) and the
+    /// frame's events. --cpu runs the CPU mirror of the rules; without it the GPU's clock pass
+    /// runs them.
+    Simulate(SimulateArgs),
+}
+
+/// `wgpu-anim simulate`'s arguments.
+#[derive(Args)]
+struct SimulateArgs {
+    /// The state machine (JSON).
+    #[arg(value_name = "MACHINE")]
+    machine: PathBuf,
+    /// The script (JSON: {"dt", "frames", "characters", "events": [{"frame", "character",
+    /// "set": {name: value}, "reset"}]}).
+    #[arg(long, value_name = "SCRIPT")]
+    script: PathBuf,
+    /// The clips: a glTF file (.gltf or .glb) whose first skeleton the machine animates
+    /// [default: the built-in mannequin].
+    #[arg(long, value_name = "FILE")]
+    library: Option<PathBuf>,
+    /// A clip of the rest pose, NAME=SECONDS long, added to the library (repeatable): a state
+    /// whose motion only needs a length.
+    #[arg(long = "clip", value_name = "NAME=SECONDS")]
+    clips: Vec<String>,
+    /// Run the CPU mirror of the rules instead of the GPU.
+    #[arg(long)]
+    cpu: bool,
+    /// Print JSON: an array of frames, each `{"frame", "characters": [{"character", "state",
+    /// "time", "transition", "events"}]}`; else one line per frame and character.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `wgpu-anim time-sampling`'s arguments.
@@ -524,6 +562,7 @@ fn main() -> ExitCode {
         Command::Compress(a) => compress::compress(&a),
         Command::BakeVat(a) => vat::bake(&a),
         Command::TimeSampling(a) => time_sampling::time(&a),
+        Command::Simulate(a) => simulate::simulate(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

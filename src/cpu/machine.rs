@@ -1,0 +1,289 @@
+//! The state-machine rules of one frame of one character, as the project's state-machine
+//! reference fixes them: advance the clocks, end a transition that reached its duration, choose
+//! at most one transition, fire it, consume its triggers, emit events. Integer arithmetic on the
+//! clocks (normalized time in [`MACHINE_LOOP_TICKS`] per loop, never wrapped), so that exact hits
+//! are decided alike wherever the rules run.
+#![expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
+)]
+
+use super::clock::tree_leaves;
+use super::ticks::{ratio_ticks, ticks_from_f32};
+use crate::layout::{
+    GpuMachine, GpuMachineCondition, GpuMachineState, GpuMachineStateDef, GpuMachineTransition, MACHINE_LOOP_TICKS,
+    MACHINE_NONE, MACHINE_STATE_LOOPS, MAX_MACHINE_PARAMETERS, TICK_LIMIT, Ticks, machine_condition as op,
+    machine_event, machine_transition as tr,
+};
+use crate::library::AnimationLibrary;
+use glam::Vec4;
+
+/// A character's parameter slots.
+pub type Slots = [u32; MAX_MACHINE_PARAMETERS as usize];
+
+/// One event of a character's machine this frame: `kind` is `machine_event::*`, `index` the
+/// state (entered, exited) or the transition (started, ended).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MachineEvent {
+    /// `machine_event::*`.
+    pub kind: u32,
+    /// The state or transition it names (relative to its machine).
+    pub index: u32,
+}
+
+/// The blend parameters a state's tree reads: its bound float slots, 0 where unbound.
+#[must_use]
+pub fn tree_parameters(def: &GpuMachineStateDef, params: &Slots) -> Vec4 {
+    let read = |p: u32| {
+        if p < MAX_MACHINE_PARAMETERS {
+            f32::from_bits(params[p as usize])
+        } else {
+            0.0
+        }
+    };
+    Vec4::new(
+        read(def.tree_parameters.x),
+        read(def.tree_parameters.y),
+        read(def.tree_parameters.z),
+        read(def.tree_parameters.w),
+    )
+}
+
+/// A state's motion length in seconds this frame: its clip's duration, or its tree's children's
+/// durations weighted by this frame's weights (0 when no weight is above 0). WGSL
+/// `machine_state_length`.
+#[must_use]
+pub fn state_length(lib: &AnimationLibrary, def: &GpuMachineStateDef, params: &Slots) -> f32 {
+    if def.tree_nodes == 0 {
+        return lib.clips()[def.clip as usize].duration;
+    }
+    let leaves = tree_leaves(lib, def.tree_offset, def.tree_nodes, tree_parameters(def, params));
+    let (mut total, mut synced) = (0.0f32, 0.0f32);
+    for m in 0..leaves.count as usize {
+        total += leaves.weights[m];
+        synced += leaves.weights[m] * lib.clips()[leaves.clips[m] as usize].duration;
+    }
+    if total > 0.0 { synced / total } else { 0.0 }
+}
+
+/// A state's rate this frame: its speed times its speed parameter.
+#[must_use]
+pub fn state_rate(def: &GpuMachineStateDef, params: &Slots) -> f32 {
+    if def.speed_parameter < MAX_MACHINE_PARAMETERS {
+        def.speed * f32::from_bits(params[def.speed_parameter as usize])
+    } else {
+        def.speed
+    }
+}
+
+/// A state's normalized clock advanced by `dt`: by `rate · dt / length` loops, rounded once to a
+/// tick, saturated; a state that does not loop clamps to [0, 1]. WGSL `advance_machine_clock`.
+#[must_use]
+pub fn advance_clock(time: i64, rate: f32, dt: f32, length: f32, looping: bool) -> i64 {
+    let t = time
+        .saturating_add(ratio_ticks(rate, dt, length))
+        .clamp(-TICK_LIMIT, TICK_LIMIT);
+    if looping { t } else { t.clamp(0, MACHINE_LOOP_TICKS) }
+}
+
+/// Whether a clock that went from `t0` to `t1` this frame crossed an exit point of exit time `e`:
+/// forward, a point of `(t0, t1]`, the points being `e, e + 1, …` for `e < 1` and `e` alone for
+/// `e >= 1`; backward, the same on the mirrored clock `1 − t`. A zero advance crosses nothing.
+/// WGSL `exit_crossed`.
+#[must_use]
+pub fn exit_crossed(t0: i64, t1: i64, e: f32) -> bool {
+    if t0 == t1 {
+        return false;
+    }
+    let (a, b) = if t1 > t0 {
+        (t0, t1)
+    } else {
+        (MACHINE_LOOP_TICKS - t0, MACHINE_LOOP_TICKS - t1)
+    };
+    let e = ticks_from_f32(e);
+    // The first point after `a`: `e` itself, or `e` plus the whole loops past it, plus one.
+    let p = if e >= MACHINE_LOOP_TICKS || a < e {
+        e
+    } else {
+        e + (((a - e) >> crate::layout::TICK_BITS) + 1) * MACHINE_LOOP_TICKS
+    };
+    a < p && p <= b
+}
+
+/// Whether every condition of `t` holds for `params`. WGSL `conditions_hold`.
+#[must_use]
+pub fn conditions_hold(conditions: &[GpuMachineCondition], t: &GpuMachineTransition, params: &Slots) -> bool {
+    let list = &conditions[t.condition_offset as usize..][..t.condition_count as usize];
+    list.iter().all(|c| {
+        let slot = params[(c.parameter % MAX_MACHINE_PARAMETERS) as usize];
+        let (f, cf) = (f32::from_bits(slot), f32::from_bits(c.value));
+        let (i, ci) = (slot as i32, c.value as i32);
+        match c.op {
+            op::FLOAT_GREATER => f > cf,
+            op::FLOAT_LESS => f < cf,
+            op::INT_GREATER => i > ci,
+            op::INT_LESS => i < ci,
+            op::INT_EQUAL => i == ci,
+            op::INT_NOT_EQUAL => i != ci,
+            op::TRUE | op::TRIGGER => slot != 0,
+            op::FALSE => slot == 0,
+            _ => false,
+        }
+    })
+}
+
+/// Where a candidate list's exit conditions read their clock: the state playing (or a running
+/// transition's source) or the running destination.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Current,
+    Destination,
+}
+
+/// One frame of one character's machine: `ms` and its parameter slots `params` (triggers
+/// consumed) are updated, and the frame's events pushed to `events` in the order they happen.
+/// A character without a machine (`ms.machine` is [`MACHINE_NONE`]) is left as it is. WGSL
+/// `machine_step`.
+pub fn machine_step(
+    lib: &AnimationLibrary,
+    ms: &mut GpuMachineState,
+    params: &mut Slots,
+    dt: f32,
+    events: &mut Vec<MachineEvent>,
+) {
+    let machines = lib.machines();
+    if ms.machine as usize >= machines.machines.len() {
+        return;
+    }
+    let m: GpuMachine = machines.machines[ms.machine as usize];
+    let state = |s: u32| machines.states[(m.state_offset + s.min(m.state_count - 1)) as usize];
+    let transition = |k: u32| machines.transitions[(m.transition_offset + k) as usize];
+    let advance = |s: u32, t: Ticks| {
+        let def = state(s);
+        let length = state_length(lib, &def, params);
+        advance_clock(
+            t.get(),
+            state_rate(&def, params),
+            dt,
+            length,
+            def.flags & MACHINE_STATE_LOOPS != 0,
+        )
+    };
+    let mut push = |kind: u32, index: u32| events.push(MachineEvent { kind, index });
+
+    // 1. Advance the clocks; a transition whose progress reaches its duration ends.
+    let mut current = (ms.time.get(), advance(ms.current, ms.time));
+    let mut destination = (0, 0);
+    if ms.transition != MACHINE_NONE {
+        destination = (ms.destination_time.get(), advance(ms.destination, ms.destination_time));
+        let progress = ms
+            .progress
+            .get()
+            .saturating_add(ticks_from_f32(dt))
+            .clamp(0, TICK_LIMIT);
+        ms.progress = Ticks::new(progress);
+        ms.destination_time = Ticks::new(destination.1);
+        if progress >= ticks_from_f32(ms.duration) {
+            push(machine_event::STATE_ENTERED, ms.destination);
+            push(machine_event::TRANSITION_ENDED, ms.transition);
+            ms.current = ms.destination;
+            current = destination;
+            end_transition(ms);
+        }
+    }
+    ms.time = Ticks::new(current.1);
+
+    // 2. The candidates, in priority order: the Any transitions, then a state's.
+    let running = ms.transition;
+    let (list_state, list_slot) = if running == MACHINE_NONE {
+        (ms.current, Slot::Current)
+    } else {
+        match (transition(running).flags >> tr::INTERRUPT_SHIFT) & 3 {
+            tr::INTERRUPT_SOURCE => (ms.current, Slot::Current),
+            tr::INTERRUPT_DESTINATION => (ms.destination, Slot::Destination),
+            _ => return,
+        }
+    };
+    let own = state(list_state);
+    let any = (m.any_offset..m.any_offset + m.any_count).map(|c| (c, true));
+    let owned = (own.candidate_offset..own.candidate_offset + own.candidate_count).map(|c| (c, false));
+    for (c, is_any) in any.chain(owned) {
+        let k = machines.candidates[c as usize];
+        if k == running {
+            continue;
+        }
+        let t = transition(k);
+        // The state the transition leaves, and the clock its exit condition reads.
+        let (source, slot) = if !is_any {
+            (list_state, list_slot)
+        } else if running == MACHINE_NONE {
+            (ms.current, Slot::Current)
+        } else {
+            (ms.destination, Slot::Destination)
+        };
+        if is_any && t.to == source && t.flags & tr::TO_SELF == 0 {
+            continue;
+        }
+        let clock = if slot == Slot::Current { current } else { destination };
+        if !conditions_hold(&machines.conditions, &t, params)
+            || (t.flags & tr::HAS_EXIT != 0 && !exit_crossed(clock.0, clock.1, t.exit_time))
+        {
+            continue;
+        }
+        // 4. Fire: the source keeps its clock, the destination starts at the offset.
+        let def = state(source);
+        let seconds = if t.flags & tr::FIXED_DURATION != 0 {
+            t.duration
+        } else {
+            t.duration * state_length(lib, &def, params)
+        };
+        let conditions = &machines.conditions[t.condition_offset as usize..][..t.condition_count as usize];
+        for cond in conditions.iter().filter(|cond| cond.op == op::TRIGGER) {
+            params[(cond.parameter % MAX_MACHINE_PARAMETERS) as usize] = 0;
+        }
+        push(machine_event::STATE_EXITED, source);
+        push(machine_event::TRANSITION_STARTED, k);
+        ms.current = source;
+        ms.time = Ticks::new(clock.1);
+        ms.destination = t.to;
+        ms.destination_time = Ticks::new(ticks_from_f32(t.offset));
+        ms.transition = k;
+        ms.progress = Ticks::new(0);
+        ms.duration = seconds;
+        ms.fired = ms.fired.wrapping_add(1);
+        if ticks_from_f32(seconds) <= 0 {
+            push(machine_event::STATE_ENTERED, t.to);
+            push(machine_event::TRANSITION_ENDED, k);
+            ms.current = t.to;
+            ms.time = ms.destination_time;
+            end_transition(ms);
+        }
+        return;
+    }
+}
+
+/// No transition runs any more.
+fn end_transition(ms: &mut GpuMachineState) {
+    ms.destination = MACHINE_NONE;
+    ms.transition = MACHINE_NONE;
+    ms.destination_time = Ticks::new(0);
+    ms.progress = Ticks::new(0);
+    ms.duration = 0.0;
+}
+
+/// A running transition's weight: `min(1, progress / duration)`, 1 for a duration of 0 (the
+/// printed weight; a curve shapes only the pose).
+#[must_use]
+pub fn transition_weight(ms: &GpuMachineState) -> f32 {
+    let seconds = ms.progress.to_f32();
+    if !(ms.duration > 0.0) {
+        return 1.0;
+    }
+    (seconds / ms.duration).min(1.0)
+}
+
+/// A normalized clock in loops.
+#[must_use]
+pub fn loops_of(t: Ticks) -> f64 {
+    t.get() as f64 / MACHINE_LOOP_TICKS as f64
+}

@@ -33,11 +33,12 @@
 //!         Transition::new("wave", "idle").exit_time(1.0),
 //!     ],
 //! };
-//! let (mannequin, skeleton, _) = wgpu_anim::mannequin::library();
+//! let skeleton = wgpu_anim::mannequin::skeleton();
+//! let clips = wgpu_anim::mannequin::clips(&skeleton);
 //! let mut builder = wgpu_anim::LibraryBuilder::new();
-//! let skeleton = builder.add_skeleton(mannequin.skeletons()[0].clone());
-//! for clip in wgpu_anim::mannequin::clips(&mannequin.skeletons()[0]) {
-//!     builder.add_clip(skeleton, &clip)?;
+//! let skeleton = builder.add_skeleton(skeleton);
+//! for clip in &clips {
+//!     builder.add_clip(skeleton, clip)?;
 //! }
 //! let id = builder.add_state_machine(skeleton, &machine)?;
 //! let library = builder.build();

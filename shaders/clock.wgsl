@@ -7,10 +7,9 @@
 
 #import wgpu_anim::types::{
     BlendList, BlendSample, FRAME_CULL, FRAME_CURVES, FRAME_EVENTS, INERTIA_DEAD_BLEND, INERTIA_OFFSET,
-    INERTIA_LAST_POSE, INERTIA_PREVIOUS, INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_VELOCITY, VELOCITY_FROM_LAST_POSE, LAYER_ADDITIVE_MESH,
-    LAYER_ON, LayerApply, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES,
-    NODE_CLIP, PREVIOUS_TAG, ROOT_MOTION, SNAPSHOT_CLIP, SOURCE_NONE, SOURCE_OFFSET,
-    SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN,
+    INERTIA_KEEP_POSE, INERTIA_LAST_POSE, INERTIA_PREVIOUS, INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, KEEP_VELOCITY,
+    VELOCITY_FROM_LAST_POSE, LAYER_ADDITIVE_MESH, LAYER_ON, LayerApply, MACHINE, MAX_BLEND_CLIPS, MAX_LAYERS, PREVIOUS_TAG, ROOT_MOTION,
+    SNAPSHOT_CLIP, SOURCE_CLIP, SOURCE_NONE, SOURCE_OFFSET, SOURCE_SNAPSHOT, SOURCE_TREE, TICK_BITS, TRANSITION_DEAD_BLEND, TRANSITION_FROZEN,
     TRANSITION_SMOOTH, Ticks, WORKGROUP_SIZE,
 }
 #import wgpu_anim::math::workgroup_linear
@@ -20,8 +19,9 @@
     CLOCK_UNIT_LAYERS, CLOCK_UNIT_SOURCE, CLOCK_UNIT_TRANSITION, load_clock_target, load_clock_units, load_output,
     store_blend_list, store_clock, store_output,
 }
-#import wgpu_anim::library::{blend_child, blend_node, clip_duration}
-#import wgpu_anim::blend_weights::node_child_weights
+#import wgpu_anim::library::clip_duration
+#import wgpu_anim::blend_weights::tree_leaves
+#import wgpu_anim::machine::{Playback, machine_playback, machine_step}
 #import wgpu_anim::ticks::{
     i64_add, i64_clamp, period_ticks, ratio_ticks, tick_limit, ticks_from_f32, ticks_get, ticks_of,
     ticks_to_f32, u64_shl,
@@ -65,64 +65,6 @@ fn add_sample(list: ptr<function, BlendList>, clip: u32, time: f32, weight: f32,
     }
     (*list).samples[m] = BlendSample(clip, time, weight, layer);
     (*list).count = n + 1u;
-}
-
-// The clips at the leaves of a blend tree and their weights for parameters `params`: node weights
-// flow from the root (weight 1) down, nodes being in topological order.
-struct Leaves {
-    count: u32,
-    clips: array<u32, MAX_BLEND_CLIPS>,
-    weights: array<f32, MAX_BLEND_CLIPS>,
-}
-
-fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
-    var node_weight: array<f32, MAX_TREE_NODES>;
-    node_weight[0] = 1.0;
-    var leaves: Leaves;
-    for (var k = 0u; k < min(count, MAX_TREE_NODES); k++) {
-        let w = node_weight[k];
-        if (!(w > 0.0)) {
-            continue;
-        }
-        let node = blend_node(offset + k);
-        if (node.kind == NODE_CLIP) {
-            // Keep the heaviest MAX_BLEND_CLIPS leaves (a clip reached twice merges).
-            var slot = leaves.count;
-            for (var m = 0u; m < leaves.count; m++) {
-                if (leaves.clips[m] == node.clip) {
-                    slot = m;
-                }
-            }
-            if (slot < leaves.count) {
-                leaves.weights[slot] += w;
-            } else if (leaves.count < MAX_BLEND_CLIPS) {
-                leaves.clips[slot] = node.clip;
-                leaves.weights[slot] = w;
-                leaves.count += 1u;
-            } else {
-                var lightest = 0u;
-                for (var m = 1u; m < MAX_BLEND_CLIPS; m++) {
-                    if (leaves.weights[m] < leaves.weights[lightest]) {
-                        lightest = m;
-                    }
-                }
-                if (leaves.weights[lightest] < w) {
-                    leaves.clips[lightest] = node.clip;
-                    leaves.weights[lightest] = w;
-                }
-            }
-            continue;
-        }
-        let cw = node_child_weights(node, params);
-        for (var c = 0u; c < min(node.child_count, MAX_BLEND_CHILDREN); c++) {
-            let child = blend_child(node.child_offset + c).node;
-            // Children come after their parent; anything else is ignored, never looped on.
-            if (child > k && child < count) {
-                node_weight[child] += w * cw[c];
-            }
-        }
-    }
-    return leaves;
 }
 
 // Advances one state — a clip, or a blend tree with phase-synchronized children — and adds its
@@ -219,14 +161,50 @@ fn transition_weight(elapsed: f32, duration: f32, smooth_curve: bool) -> f32 {
     return u;
 }
 
+// What instance `i` plays by its own fields (Rust: cpu::clock::Playback::of_instance).
+fn instance_playback(i: u32, flags: u32) -> Playback {
+    var p: Playback;
+    p.flags = flags;
+    p.seq = instances[i].seq;
+    p.start_time = instances[i].start_time;
+    p.transition_duration = instances[i].transition_duration;
+    p.params = instances[i].params;
+    p.source_params = p.params;
+    p.clip = instances[i].clip;
+    p.tree_offset = instances[i].tree_offset;
+    p.tree_nodes = instances[i].tree_nodes;
+    p.rate = instances[i].rate;
+    p.loop_mode = instances[i].loop_mode;
+    p.loop_count = instances[i].loop_count;
+    let kind = flags & 15u;
+    if (kind == SOURCE_CLIP || kind == SOURCE_TREE) {
+        p.source_clip = instances[i].source_clip;
+        p.source_tree_offset = instances[i].source_tree_offset;
+        p.source_tree_nodes = instances[i].source_tree_nodes;
+        p.source_rate = instances[i].source_rate;
+        p.source_loop_mode = instances[i].source_loop_mode;
+        p.source_loop_count = instances[i].source_loop_count;
+    }
+    p.start_still = false;
+    return p;
+}
+
 // Instance `i`'s frame: advances its clock and writes its blend list. The instance is read
 // section by section: its first 64 bytes, the transition's 32 while one is set, and the layer
-// section while a layer is on (see layout::GpuInstance).
+// section while a layer is on (see layout::GpuInstance). A character with a state machine
+// (MACHINE) plays what the machine's rules decide this frame instead of its own fields.
 fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
-    let flags = instances[i].flags;
+    let instance_flags = instances[i].flags;
+    var p: Playback;
+    if ((instance_flags & MACHINE) != 0u) {
+        p = machine_playback(i, machine_step(i, dt), instance_flags);
+    } else {
+        p = instance_playback(i, instance_flags);
+    }
+    let flags = p.flags;
     var c = load_clock_target(i);
     let kind = flags & 15u;
-    let target_started = instances[i].seq != c.seq;
+    let target_started = p.seq != c.seq;
     // The clock's other units, only where this frame may change them: the source's and the
     // transition's when a state starts or a transition runs, the layers' seq and times while
     // layers are on. Elsewhere they keep their bytes untouched.
@@ -243,9 +221,9 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         c.source_time = c.time;
         c.source_loops = c.loops;
         c.transition_time = Ticks(0u, 0u);
-        c.time = ticks_of(ticks_from_f32(instances[i].start_time));
+        c.time = ticks_of(ticks_from_f32(p.start_time));
         c.loops = 0u;
-        c.seq = instances[i].seq;
+        c.seq = p.seq;
     }
     // Layers (re)started since the last frame have a seq newer than the one the clock saw.
     let seen_layer_seq = c.layer_seq;
@@ -265,7 +243,8 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         | select(0u, INERTIA_SWITCH, switching)
         | select(0u, INERTIA_VELOCITY, keep_velocity)
         | select(0u, INERTIA_PREVIOUS, previous)
-        | select(0u, INERTIA_LAST_POSE, last_pose);
+        | select(0u, INERTIA_LAST_POSE, last_pose)
+        | select(0u, INERTIA_KEEP_POSE, (flags & KEEP_POSE) != 0u);
     var beta = 1.0;
     var beta_previous = 1.0;
     if (kind != SOURCE_NONE) {
@@ -276,18 +255,10 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
         (*list).inertia_time = seconds;
         if (!inertial) {
             let smooth_curve = (flags & TRANSITION_SMOOTH) != 0u;
-            beta = transition_weight(seconds, instances[i].transition_duration, smooth_curve);
-            beta_previous = transition_weight(seconds - dt, instances[i].transition_duration, smooth_curve);
+            beta = transition_weight(seconds, p.transition_duration, smooth_curve);
+            beta_previous = transition_weight(seconds - dt, p.transition_duration, smooth_curve);
         }
     }
-    let params = instances[i].params;
-    // The target's fields, read once.
-    let target_clip = instances[i].clip;
-    let target_tree_offset = instances[i].tree_offset;
-    let target_tree_nodes = instances[i].tree_nodes;
-    let target_rate = instances[i].rate;
-    let target_loop_mode = instances[i].loop_mode;
-    let target_loop_count = instances[i].loop_count;
     // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all,
     // so the blend-tree evaluator is compiled once. Without layers (NO_LAYERS,
     // shaders/sample.wgsl), the target and the source.
@@ -297,15 +268,17 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let states = 2u + MAX_LAYERS;
 #endif
     for (var s = 0u; s < states; s++) {
-        var clip = target_clip;
-        var tree_offset = target_tree_offset;
-        var tree_nodes = target_tree_nodes;
-        var rate = target_rate;
-        var loop_mode = target_loop_mode;
-        var loop_count = target_loop_count;
+        var clip = p.clip;
+        var tree_offset = p.tree_offset;
+        var tree_nodes = p.tree_nodes;
+        var rate = p.rate;
+        var loop_mode = p.loop_mode;
+        var loop_count = p.loop_count;
+        var params = p.params;
         var time = c.time;
         var loops = c.loops;
-        var state_dt = dt;
+        // A machine's target that starts this frame is where its clock put it.
+        var state_dt = select(dt, 0.0, target_started && p.start_still);
         var scale = beta;
         var scale_previous = beta_previous;
         var layer_id = 0u;
@@ -330,20 +303,19 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             if (kind == SOURCE_NONE || inertial || !(beta < 1.0 || (previous && beta_previous < 1.0))) {
                 continue;
             }
-            clip = instances[i].source_clip;
-            tree_offset = instances[i].source_tree_offset;
+            clip = p.source_clip;
+            tree_offset = p.source_tree_offset;
             tree_nodes = 0u;
             if (kind == SOURCE_TREE) {
-                tree_nodes = instances[i].source_tree_nodes;
+                tree_nodes = p.source_tree_nodes;
             }
-            rate = instances[i].source_rate;
-            loop_mode = instances[i].source_loop_mode;
-            loop_count = instances[i].source_loop_count;
+            rate = p.source_rate;
+            loop_mode = p.source_loop_mode;
+            loop_count = p.source_loop_count;
+            params = p.source_params;
             time = c.source_time;
             loops = c.source_loops;
-            if ((flags & TRANSITION_FROZEN) != 0u) {
-                state_dt = 0.0;
-            }
+            state_dt = select(dt, 0.0, (flags & TRANSITION_FROZEN) != 0u);
             scale = 1.0 - beta;
             scale_previous = 1.0 - beta_previous;
         } else if (s >= 2u) {
@@ -353,6 +325,12 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             }
             let layer = instances[i].layers[k];
             let def = layer_defs[layer.def];
+            // Layers read the instance's own parameters (a machine's trees read the machine's).
+            if ((instance_flags & MACHINE) != 0u) {
+                params = instances[i].params;
+            } else {
+                params = p.params;
+            }
             events.started = 0u;
             if (bitcast<i32>(layer.seq - seen_layer_seq) > 0) {
                 c.layer_time[k] = ticks_of(ticks_from_f32(layer.start_time));

@@ -16,7 +16,7 @@
 
 #import wgpu_anim::types::{
     BlendSample, ClipInfo, INERTIA_DEAD_BLEND, INERTIA_LAST_POSE, INERTIA_OFFSET, INERTIA_PREVIOUS, INTERP_PACKED,
-    INERTIA_SWITCH, INERTIA_VELOCITY, KEEP_POSE, PREVIOUS_TAG,
+    INERTIA_KEEP_POSE, INERTIA_SWITCH, INERTIA_VELOCITY, PREVIOUS_TAG,
     LAYER_ADDITIVE_LOCAL, LAYER_OFF, LAYER_OVERRIDE, LayerApply, LocalPose, MAX_BLEND_CLIPS,
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, Track,
 }
@@ -619,7 +619,7 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
 #endif
     let joint_offset = instances[i].joint_offset;
     let skel = skeleton_info(instances[i].skeleton);
-    let keep_pose = (instances[i].flags & KEEP_POSE) != 0u;
+    let keep_pose = (list_inertia(i) & INERTIA_KEEP_POSE) != 0u;
 #ifdef NO_LAYERS
     let mesh_additive = false;
 #else

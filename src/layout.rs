@@ -285,6 +285,19 @@ wgsl_struct! {
         /// blob, its frame count, and its track count and segment shift where [`packed_track_ref`]
         /// holds them, from bit 10); zeros after the first for a clip without a packed track.
         pub clip_joint_tracks: u32,
+        /// Headers: first unit of the state machines ([`GpuMachine`], two units each).
+        pub machines: u32,
+        /// Headers: first unit of the machines' states ([`GpuMachineStateDef`], three units each).
+        pub machine_states: u32,
+        /// Headers: first unit of the machines' transitions ([`GpuMachineTransition`], two units
+        /// each).
+        pub machine_transitions: u32,
+        /// Headers: first unit of the transitions' conditions ([`GpuMachineCondition`], a unit
+        /// each).
+        pub machine_conditions: u32,
+        /// Headers: first unit of the candidate lists (transition indices, 32-bit words, four per
+        /// unit).
+        pub machine_candidates: u32,
     }
 }
 
@@ -482,6 +495,10 @@ pub mod inertia {
     /// frame before ([`super::VELOCITY_FROM_LAST_POSE`]), with no samples at the previous
     /// frame's times.
     pub const LAST_POSE: u32 = 32;
+    /// The sample stage also writes this frame's local pose as the character's snapshot: the
+    /// instance's [`super::KEEP_POSE`], or a state machine's transition that fired this frame
+    /// and blends from the pose shown.
+    pub const KEEP_POSE: u32 = 64;
     /// `BlendSample::layer` of a sample at the previous frame's time: its layer plus this.
     pub const PREVIOUS_TAG: u32 = 4;
 }

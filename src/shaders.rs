@@ -111,6 +111,11 @@ pub const ROOT_MOTION: &str = include_str!("../shaders/shared/root_motion.wgsl")
 /// [`crate::cpu::blend_curves`]. Needs [`TYPES`] and [`LIBRARY`]. (Not the `CURVES` define: the
 /// clock stage reaches it only under that define.)
 pub const CURVES: &str = include_str!("../shaders/shared/curves.wgsl");
+/// The clock stage's state machines (`shaders/shared/machine.wgsl`; Rust mirror
+/// [`crate::cpu::machine`]): the rules of one frame of a character's machine and what it plays.
+/// Needs [`TYPES`], the generated `wgpu_anim::bindings`, [`LIBRARY`], [`BLEND_WEIGHTS`],
+/// [`TICKS`] and [`EVENTS`].
+pub const MACHINE: &str = include_str!("../shaders/shared/machine.wgsl");
 /// The per-character state's sections (`shaders/shared/state.wgsl`): `load_clock`,
 /// `store_clock`, `load_output`, `store_output` over the one `character_state` binding
 /// ([`Resource::CharacterState`]). Needs [`TYPES`] and the generated `wgpu_anim::bindings`.
@@ -409,6 +414,7 @@ fn modules(stage: Stage, ground: Option<&str>) -> Vec<(&'static str, std::borrow
         ("wgpu_anim::events", plain(EVENTS)),
         ("wgpu_anim::root_motion", plain(ROOT_MOTION)),
         ("wgpu_anim::curves", plain(CURVES)),
+        ("wgpu_anim::machine", plain(MACHINE)),
         ("wgpu_anim::inertia", plain(INERTIA)),
         ("wgpu_anim::culling", plain(CULLING)),
         ("wgpu_anim::clock", plain(Stage::Clock.file())),

@@ -375,3 +375,86 @@ pub fn play_vat_on_gpu(
     )?;
     run_vertex_pass(device, queue, &pipeline, &bind_group, &output, count)
 }
+
+/// Runs `script` on the GPU ([`crate::machine::simulate`]): an animator of the script's
+/// characters, each following machine `machine` from its entry state, the script's parameters set
+/// through the controller before each frame, one frame of `dt`, and each character's machine
+/// and events read back (waiting for the GPU) into the report the CPU mirror's run gives
+/// ([`crate::machine::simulate::simulate_cpu`]). On a device of WebGPU's default limits; `desc`
+/// says the rest (its `max_instances` is the script's count; inertialization is on).
+///
+/// Errors: the script's (as [`crate::machine::simulate::script_writes`]); no clip of the
+/// machine's skeleton; what the animator or the device refuses.
+pub fn simulate_gpu(
+    library: &AnimationLibrary,
+    machine: crate::machine::MachineId,
+    script: &crate::machine::simulate::Script,
+    desc: &AnimatorDesc,
+) -> Result<Vec<crate::machine::simulate::FrameReport>> {
+    use crate::cpu::machine::MachineEvent;
+    use crate::layout::MACHINE_EVENT_CLIP;
+    use crate::machine::simulate::{FrameReport, report, script_writes};
+    script_writes(library, machine, script)?;
+    let (device, queue) = gpu::headless_device_with_limits(wgpu::Limits::default())?;
+    let n = script.characters;
+    let skeleton = library.machines().skeletons[machine.check(library.tag())? as usize];
+    let clip = (0..library.clips().len() as u32)
+        .find(|&c| library.clips()[c as usize].skeleton == skeleton)
+        .and_then(|c| library.clip_at(c))
+        .ok_or_else(|| Error::Limit {
+            what: "the machine's skeleton has no clip".into(),
+        })?;
+    let desc = AnimatorDesc {
+        max_instances: n.max(1),
+        inertialization: true,
+        ..*desc
+    };
+    let mut a = Animator::new(&device, library, &desc)?;
+    // Room for the most a frame of the rules appends per character (six events), and clip events.
+    a.watch_events(&device, 16 * n.max(1))?;
+    for c in 0..n as usize {
+        a.controller_mut().add_instance(&InstanceDesc::new(clip))?;
+        a.controller_mut().set_machine(c, Some(machine))?;
+    }
+    let mut out = Vec::with_capacity(script.frames as usize);
+    for f in 0..script.frames {
+        for e in script.events.iter().filter(|e| e.frame == f) {
+            let c = e.character as usize;
+            if e.reset {
+                a.controller_mut().reset_machine(c)?;
+            }
+            for (name, &value) in &e.set {
+                a.controller_mut().set_parameter(c, name, value)?;
+            }
+        }
+        a.prepare(&queue, script.dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder)?;
+        queue.submit([encoder.finish()]);
+        let (records, overflow) = a.read_events(&device, &queue)?;
+        if overflow > 0 {
+            return Err(Error::Limit {
+                what: format!("frame {f}: {overflow} events did not fit the log"),
+            });
+        }
+        let mut states = Vec::with_capacity(n as usize);
+        for page in 0..a.controller().pages_in_use() {
+            states.extend(a.read_machines_page(&device, &queue, page)?.0);
+        }
+        let mut characters = Vec::with_capacity(n as usize);
+        for (c, ms) in states.iter().enumerate().take(n as usize) {
+            // One thread appends a character's records, in the order the rules emit them.
+            let events: Vec<MachineEvent> = records
+                .iter()
+                .filter(|r| r.clip == MACHINE_EVENT_CLIP && r.character == c as u32)
+                .map(|r| MachineEvent {
+                    kind: r.event,
+                    index: r.state,
+                })
+                .collect();
+            characters.push(report(library, machine, c as u32, ms, &events)?);
+        }
+        out.push(FrameReport { frame: f, characters });
+    }
+    Ok(out)
+}

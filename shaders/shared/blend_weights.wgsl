@@ -4,10 +4,10 @@
 #define_import_path wgpu_anim::blend_weights
 
 #import wgpu_anim::types::{
-    BlendNode, MAX_BLEND_CHILDREN, NODE_BILINEAR, NODE_BLEND_1D, NODE_DELAUNAY, NODE_DIRECT,
+    BlendNode, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_TREE_NODES, NODE_CLIP, NODE_BILINEAR, NODE_BLEND_1D, NODE_DELAUNAY, NODE_DIRECT,
     NODE_FREEFORM_CARTESIAN, NODE_FREEFORM_DIRECTIONAL, NODE_SIMPLE_DIRECTIONAL, NODE_TRIANGLE,
 }
-#import wgpu_anim::library::{blend_child, blend_triangle}
+#import wgpu_anim::library::{blend_child, blend_node, blend_triangle}
 
 // Rust: blend::BLEND_PARAM_LIMIT and the private constants next to it.
 const BLEND_PARAM_LIMIT: f32 = 1.0e6;
@@ -436,4 +436,62 @@ fn node_child_weights(node: BlendNode, params: vec4<f32>) -> array<f32, 16> {
         return blend_weights_freeform_directional(node, n, p);
     }
     return w;
+}
+
+// The clips at the leaves of a blend tree and their weights for parameters `params`: node weights
+// flow from the root (weight 1) down, nodes being in topological order. Rust: cpu::tree_leaves.
+struct Leaves {
+    count: u32,
+    clips: array<u32, MAX_BLEND_CLIPS>,
+    weights: array<f32, MAX_BLEND_CLIPS>,
+}
+
+fn tree_leaves(offset: u32, count: u32, params: vec4<f32>) -> Leaves {
+    var node_weight: array<f32, MAX_TREE_NODES>;
+    node_weight[0] = 1.0;
+    var leaves: Leaves;
+    for (var k = 0u; k < min(count, MAX_TREE_NODES); k++) {
+        let w = node_weight[k];
+        if (!(w > 0.0)) {
+            continue;
+        }
+        let node = blend_node(offset + k);
+        if (node.kind == NODE_CLIP) {
+            // Keep the heaviest MAX_BLEND_CLIPS leaves (a clip reached twice merges).
+            var slot = leaves.count;
+            for (var m = 0u; m < leaves.count; m++) {
+                if (leaves.clips[m] == node.clip) {
+                    slot = m;
+                }
+            }
+            if (slot < leaves.count) {
+                leaves.weights[slot] += w;
+            } else if (leaves.count < MAX_BLEND_CLIPS) {
+                leaves.clips[slot] = node.clip;
+                leaves.weights[slot] = w;
+                leaves.count += 1u;
+            } else {
+                var lightest = 0u;
+                for (var m = 1u; m < MAX_BLEND_CLIPS; m++) {
+                    if (leaves.weights[m] < leaves.weights[lightest]) {
+                        lightest = m;
+                    }
+                }
+                if (leaves.weights[lightest] < w) {
+                    leaves.clips[lightest] = node.clip;
+                    leaves.weights[lightest] = w;
+                }
+            }
+            continue;
+        }
+        let cw = node_child_weights(node, params);
+        for (var c = 0u; c < min(node.child_count, MAX_BLEND_CHILDREN); c++) {
+            let child = blend_child(node.child_offset + c).node;
+            // Children come after their parent; anything else is ignored, never looped on.
+            if (child > k && child < count) {
+                node_weight[child] += w * cw[c];
+            }
+        }
+    }
+    return leaves;
 }

@@ -9,7 +9,7 @@
 #define_import_path wgpu_anim::culling
 
 #import wgpu_anim::types::{
-    Affine, BlendSample, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, INERTIA_SWITCH, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN,
+    Affine, BlendSample, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, INERTIA_KEEP_POSE, INERTIA_SWITCH, INERTIA_VELOCITY, MARK_DRAWN,
     MARK_ENTERED, MARK_EVALUATE, MARK_RATE_SHIFT, MARK_VAT,
 }
 #import wgpu_anim::bindings::{character_state, frame, instances, visible}
@@ -84,7 +84,7 @@ fn plays_vat(i: u32, inertia: u32, count: u32, first: BlendSample, seen: bool) -
     if ((frame.flags & FRAME_VAT) == 0u || !seen || vat == 0u || count != 1u || inertia != 0u) {
         return false;
     }
-    return first.clip == vat - 1u && first.layer == 0u && !keeps_state(i, inertia)
+    return first.clip == vat - 1u && first.layer == 0u && !keeps_state(inertia)
         && projected_size(instances[i].world, instances[i].bound_radius) < frame.vat_size;
 }
 
@@ -92,8 +92,8 @@ fn plays_vat(i: u32, inertia: u32, count: u32, first: BlendSample, seen: bool) -
 // whatever the view: the pose (and velocity) an interrupting transition starts from, or the
 // first frame of an offset decay, which sets the decay up (`inertia` the blend list's bits).
 // Rust: cpu::cull::keeps_state.
-fn keeps_state(i: u32, inertia: u32) -> bool {
-    return (instances[i].flags & (KEEP_POSE | KEEP_VELOCITY)) != 0u || (inertia & INERTIA_SWITCH) != 0u;
+fn keeps_state(inertia: u32) -> bool {
+    return (inertia & (INERTIA_KEEP_POSE | INERTIA_VELOCITY | INERTIA_SWITCH)) != 0u;
 }
 
 // The frame within every 8 on which a character of global index `index` is due: the top three
@@ -129,7 +129,7 @@ fn mark_evaluation(i: u32, inertia: u32, count: u32, first: BlendSample) -> bool
     let rate = update_rate(i, world, radius);
     let due = ((frame.frame + phase(frame.first_instance + i)) & (rate - 1u)) == 0u;
     let entered = drawn && !was_drawn;
-    let evaluate = keeps_state(i, inertia) || (drawn && (due || entered));
+    let evaluate = keeps_state(inertia) || (drawn && (due || entered));
     character_state[b].z = select(0u, MARK_EVALUATE, evaluate)
         | select(0u, MARK_DRAWN | (countTrailingZeros(rate) << MARK_RATE_SHIFT), drawn)
         | select(0u, MARK_ENTERED, entered);

@@ -155,6 +155,38 @@ const LAYER_ON: u32 = 256u;
 const LAYER_MESH: u32 = 4096u;
 const SNAPSHOT_CLIP: u32 = 0xffffffffu;
 
+// State machines. Rust: layout::MACHINE, MACHINE_PLAYBACK_KEEPS, MAX_MACHINE_PARAMETERS,
+// MACHINE_NONE, MACHINE_STATE_LOOPS, MACHINE_FROM_POSE, MACHINE_EVENT_CLIP, machine_event,
+// machine_transition, machine_condition.
+const MACHINE: u32 = 524288u;
+const MACHINE_PLAYBACK_KEEPS: u32 = 0xd77c0u;
+const MAX_MACHINE_PARAMETERS: u32 = 16u;
+const MACHINE_NONE: u32 = 0xffffffffu;
+const MACHINE_STATE_LOOPS: u32 = 1u;
+const MACHINE_FROM_POSE: u32 = 1u;
+const MACHINE_EVENT_CLIP: u32 = 0xfffffffeu;
+const MACHINE_EVENT_STATE_ENTERED: u32 = 0u;
+const MACHINE_EVENT_TRANSITION_ENDED: u32 = 1u;
+const MACHINE_EVENT_STATE_EXITED: u32 = 2u;
+const MACHINE_EVENT_TRANSITION_STARTED: u32 = 3u;
+const MACHINE_TRANSITION_HAS_EXIT: u32 = 1u;
+const MACHINE_TRANSITION_FIXED_DURATION: u32 = 2u;
+const MACHINE_TRANSITION_TO_SELF: u32 = 4u;
+const MACHINE_TRANSITION_INERTIALIZE: u32 = 8u;
+const MACHINE_TRANSITION_SMOOTH: u32 = 16u;
+const MACHINE_TRANSITION_INTERRUPT_SHIFT: u32 = 5u;
+const MACHINE_TRANSITION_INTERRUPT_SOURCE: u32 = 1u;
+const MACHINE_TRANSITION_INTERRUPT_DESTINATION: u32 = 2u;
+const MACHINE_CONDITION_FLOAT_GREATER: u32 = 0u;
+const MACHINE_CONDITION_FLOAT_LESS: u32 = 1u;
+const MACHINE_CONDITION_INT_GREATER: u32 = 2u;
+const MACHINE_CONDITION_INT_LESS: u32 = 3u;
+const MACHINE_CONDITION_INT_EQUAL: u32 = 4u;
+const MACHINE_CONDITION_INT_NOT_EQUAL: u32 = 5u;
+const MACHINE_CONDITION_TRUE: u32 = 6u;
+const MACHINE_CONDITION_FALSE: u32 = 7u;
+const MACHINE_CONDITION_TRIGGER: u32 = 8u;
+
 // Fractional bits of a clock's fixed-point time: a tick is 2^-40 s, or 2^-40 of a tree's cycle.
 const TICK_BITS: u32 = 40u;
 // High word of the largest clock time, 2^61 ticks.
@@ -168,6 +200,7 @@ const INERTIA_SWITCH: u32 = 4u;
 const INERTIA_VELOCITY: u32 = 8u;
 const INERTIA_PREVIOUS: u32 = 16u;
 const INERTIA_LAST_POSE: u32 = 32u;
+const INERTIA_KEEP_POSE: u32 = 64u;
 const PREVIOUS_TAG: u32 = 4u;
 
 // Blend trees. Rust: layout::MAX_* and layout::node_kind.

@@ -2,7 +2,8 @@
 //! operations in the same order): the weights of a blend node's children for given parameters.
 
 use crate::blend::BlendLibrary;
-use crate::layout::{GpuBlendNode, MAX_BLEND_CHILDREN, node_kind};
+use crate::layout::{GpuBlendNode, MAX_BLEND_CHILDREN, MAX_BLEND_CLIPS, MAX_TREE_NODES, node_kind};
+use crate::library::AnimationLibrary;
 use glam::{Vec2, Vec3, Vec4};
 
 /// Parameters are clamped to ±this before use, so that no product overflows. WGSL
@@ -455,6 +456,72 @@ pub(crate) fn node_child_weights(lib: &BlendLibrary, node: &GpuBlendNode, params
 }
 
 /// The checked form of [`node_child_weights`], public as `cpu::node_child_weights`.
+/// Leaves of a blend tree with their weights. WGSL `Leaves`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Leaves {
+    /// Entries in use.
+    pub count: u32,
+    /// Clip of each leaf.
+    pub clips: [u32; MAX_BLEND_CLIPS as usize],
+    /// Weight of each leaf.
+    pub weights: [f32; MAX_BLEND_CLIPS as usize],
+}
+
+/// The clips at the leaves of the tree whose nodes start at `offset`, with their weights for
+/// `params`. WGSL `tree_leaves` (`shaders/shared/blend_weights.wgsl`).
+#[must_use]
+#[expect(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
+)]
+pub(crate) fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4) -> Leaves {
+    let mut node_weight = [0.0f32; MAX_TREE_NODES as usize];
+    node_weight[0] = 1.0;
+    let mut leaves = Leaves::default();
+    for k in 0..count.min(MAX_TREE_NODES) {
+        let w = node_weight[k as usize];
+        if !(w > 0.0) {
+            continue;
+        }
+        let node = &lib.blend().nodes[(offset + k) as usize];
+        if node.kind == node_kind::CLIP {
+            let mut slot = leaves.count;
+            for m in 0..leaves.count {
+                if leaves.clips[m as usize] == node.clip {
+                    slot = m;
+                }
+            }
+            if slot < leaves.count {
+                leaves.weights[slot as usize] += w;
+            } else if leaves.count < MAX_BLEND_CLIPS {
+                leaves.clips[slot as usize] = node.clip;
+                leaves.weights[slot as usize] = w;
+                leaves.count += 1;
+            } else {
+                let mut lightest = 0;
+                for m in 1..MAX_BLEND_CLIPS as usize {
+                    if leaves.weights[m] < leaves.weights[lightest] {
+                        lightest = m;
+                    }
+                }
+                if leaves.weights[lightest] < w {
+                    leaves.clips[lightest] = node.clip;
+                    leaves.weights[lightest] = w;
+                }
+            }
+            continue;
+        }
+        let cw = node_child_weights(lib.blend(), node, params);
+        for c in 0..node.child_count.min(MAX_BLEND_CHILDREN) {
+            let child = lib.blend().children[(node.child_offset + c) as usize].node;
+            if child > k && child < count {
+                node_weight[child as usize] += w * cw[c as usize];
+            }
+        }
+    }
+    leaves
+}
+
 pub(crate) mod checked {
     use crate::blend::BlendLibrary;
     use crate::error::{Error, Result};

@@ -235,3 +235,61 @@ pub(crate) fn targets(lib: &AnimationLibrary, layer_defs: &[GpuLayerDef], i: usi
     }
     Ok(())
 }
+
+/// The machines of the first `n` instances of `page` that have one ([`crate::layout::MACHINE`]):
+/// the page's machine sections hold them, and each names a machine of `lib` and states and a
+/// transition of it.
+pub(crate) fn machines(lib: &AnimationLibrary, page: &crate::cpu::PageBuffers<'_>, n: usize) -> Result<()> {
+    use crate::layout::{GpuMachineState, MACHINE, MACHINE_NONE, MAX_MACHINE_PARAMETERS};
+    use crate::shaders::Resource;
+    let with_machine: Vec<usize> = (0..n).filter(|&i| page.instances[i].flags & MACHINE != 0).collect();
+    if with_machine.is_empty() {
+        return Ok(());
+    }
+    let section = |r: Resource| {
+        page.sections
+            .iter()
+            .find(|(s, _)| *s == r)
+            .map_or(&[][..], |(_, b)| &**b)
+    };
+    let states_bytes = section(Resource::MachineStates);
+    let states = states_bytes.len() / size_of::<GpuMachineState>();
+    let slots = section(Resource::MachineParameters).len() / (4 * MAX_MACHINE_PARAMETERS as usize);
+    for &i in &with_machine {
+        if i >= states || i >= slots {
+            return Err(Error::Instance {
+                instance: i,
+                what: format!(
+                    "has a state machine, but the page's machine sections hold {states} states and {slots} \
+                     parameter sets (PageBuffers::section gives them)"
+                ),
+            });
+        }
+        let record = &states_bytes[i * size_of::<GpuMachineState>()..][..size_of::<GpuMachineState>()];
+        let ms: GpuMachineState = bytemuck::pod_read_unaligned(record);
+        let machines = lib.machines();
+        let Some(m) = machines.machines.get(ms.machine as usize) else {
+            return Err(Error::Instance {
+                instance: i,
+                what: format!(
+                    "machine {} does not exist ({} in the library)",
+                    ms.machine,
+                    machines.machines.len()
+                ),
+            });
+        };
+        let running = ms.transition != MACHINE_NONE;
+        if ms.current >= m.state_count
+            || (running && (ms.destination >= m.state_count || ms.transition >= m.transition_count))
+        {
+            return Err(Error::Instance {
+                instance: i,
+                what: format!(
+                    "its machine names state {} (or destination {}, transition {}) beyond machine {}'s",
+                    ms.current, ms.destination, ms.transition, ms.machine
+                ),
+            });
+        }
+    }
+    Ok(())
+}

@@ -11,16 +11,17 @@ use super::checks::{instance_count, targets};
 use super::curves::blend_curves;
 use super::events::{EventLog, EventSource, fire_events};
 use super::looping::{ClipTime, advance_clip_time, frame_start_time};
+use super::machine::{MachineEvent, Playback, Slots, machine_playback, machine_step};
 use super::root_motion::{RootBlend, add_root, move_root};
 use super::ticks::{period_ticks, ratio_ticks, ticks_from_f32};
-use crate::cpu::blend_weights::node_child_weights;
+use crate::cpu::blend_weights::tree_leaves;
 use crate::error::Result;
 use crate::layout::{
     BlendList, BlendSample, CLOCK_UNIT_LAYERS, CLOCK_UNIT_SOURCE, CLOCK_UNIT_TRANSITION, FRAME_CURVES, FRAME_EVENTS,
-    GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuOutput, KEEP_VELOCITY, LAYER_ON, LayerApply, MAX_BLEND_CHILDREN,
-    MAX_BLEND_CLIPS, MAX_LAYERS, MAX_TREE_NODES, ROOT_MOTION, SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT,
+    GpuClock, GpuFrame, GpuInstance, GpuLayerDef, GpuMachineState, GpuOutput, KEEP_POSE, KEEP_VELOCITY, LAYER_ON,
+    LayerApply, MACHINE, MAX_BLEND_CLIPS, MAX_LAYERS, ROOT_MOTION, SNAPSHOT_CLIP, TICK_BITS, TICK_LIMIT,
     TRANSITION_DEAD_BLEND, TRANSITION_FROZEN, TRANSITION_SMOOTH, Ticks, VELOCITY_FROM_LAST_POSE, inertia, layer_mode,
-    node_kind, source_kind,
+    source_kind,
 };
 use crate::library::AnimationLibrary;
 use crate::math::Affine;
@@ -64,68 +65,6 @@ pub fn add_sample(list: &mut BlendList, clip: u32, time: f32, weight: f32, layer
         layer,
     };
     list.count = n as u32 + 1;
-}
-
-/// Leaves of a blend tree with their weights. WGSL `Leaves`.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Leaves {
-    /// Entries in use.
-    pub count: u32,
-    /// Clip of each leaf.
-    pub clips: [u32; MAX_BLEND_CLIPS as usize],
-    /// Weight of each leaf.
-    pub weights: [f32; MAX_BLEND_CLIPS as usize],
-}
-
-/// The clips at the leaves of the tree whose nodes start at `offset`, with their weights for
-/// `params`. WGSL `tree_leaves`.
-#[must_use]
-pub(crate) fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4) -> Leaves {
-    let mut node_weight = [0.0f32; MAX_TREE_NODES as usize];
-    node_weight[0] = 1.0;
-    let mut leaves = Leaves::default();
-    for k in 0..count.min(MAX_TREE_NODES) {
-        let w = node_weight[k as usize];
-        if !(w > 0.0) {
-            continue;
-        }
-        let node = &lib.blend().nodes[(offset + k) as usize];
-        if node.kind == node_kind::CLIP {
-            let mut slot = leaves.count;
-            for m in 0..leaves.count {
-                if leaves.clips[m as usize] == node.clip {
-                    slot = m;
-                }
-            }
-            if slot < leaves.count {
-                leaves.weights[slot as usize] += w;
-            } else if leaves.count < MAX_BLEND_CLIPS {
-                leaves.clips[slot as usize] = node.clip;
-                leaves.weights[slot as usize] = w;
-                leaves.count += 1;
-            } else {
-                let mut lightest = 0;
-                for m in 1..MAX_BLEND_CLIPS as usize {
-                    if leaves.weights[m] < leaves.weights[lightest] {
-                        lightest = m;
-                    }
-                }
-                if leaves.weights[lightest] < w {
-                    leaves.clips[lightest] = node.clip;
-                    leaves.weights[lightest] = w;
-                }
-            }
-            continue;
-        }
-        let cw = node_child_weights(lib.blend(), node, params);
-        for c in 0..node.child_count.min(MAX_BLEND_CHILDREN) {
-            let child = lib.blend().children[(node.child_offset + c) as usize].node;
-            if child > k && child < count {
-                node_weight[child as usize] += w * cw[c as usize];
-            }
-        }
-    }
-    leaves
 }
 
 /// Advances one state (a clip, or a phase-synchronized blend tree) from local time `time` in loop
@@ -287,38 +226,40 @@ pub(crate) fn advance_instance(
     lib: &AnimationLibrary,
     layer_defs: &[GpuLayerDef],
     inst: &GpuInstance,
+    p: &Playback,
     clock_in: &GpuClock,
     dt: f32,
     list: &mut BlendList,
     mut events: Option<(&GpuFrame, u32, &mut EventLog)>,
     root_out: Option<(&mut GpuOutput, &mut Affine)>,
 ) -> GpuClock {
-    let kind = inst.source_kind();
-    let target_started = inst.seq != clock_in.seq;
-    let units = clock_units(inst, target_started);
+    let flags = p.flags;
+    let kind = flags & 15;
+    let target_started = p.seq != clock_in.seq;
+    let units = clock_units(flags, target_started);
     let mut c = load_clock_units(clock_in, units);
-    let root_motion = inst.flags & ROOT_MOTION != 0;
+    let root_motion = flags & ROOT_MOTION != 0;
     let mut root = RootBlend::default();
     if target_started {
         c.source_time = c.time;
         c.source_loops = c.loops;
         c.transition_time = Ticks::default();
-        c.time = Ticks::from_f32(inst.start_time);
+        c.time = Ticks::from_f32(p.start_time);
         c.loops = 0;
-        c.seq = inst.seq;
+        c.seq = p.seq;
     }
     // Layers (re)started since the last frame have a seq newer than the one the clock saw.
     let seen_layer_seq = c.layer_seq;
-    if inst.flags & LAYERS_ON != 0 {
+    if flags & LAYERS_ON != 0 {
         c.layer_seq = inst.layer_seq;
     }
     // An inertialized transition evaluates its target alone; the frame before one (unless the
     // pose the frame before showed stands for it: VELOCITY_FROM_LAST_POSE), and its first frame
     // when it decays an offset, also sample where each state stood a frame ago.
     let inertial = kind == source_kind::OFFSET;
-    let dead_blend = inst.flags & TRANSITION_DEAD_BLEND != 0;
-    let keep_velocity = inst.flags & KEEP_VELOCITY != 0;
-    let last_pose = keep_velocity && inst.flags & VELOCITY_FROM_LAST_POSE != 0;
+    let dead_blend = flags & TRANSITION_DEAD_BLEND != 0;
+    let keep_velocity = flags & KEEP_VELOCITY != 0;
+    let last_pose = keep_velocity && flags & VELOCITY_FROM_LAST_POSE != 0;
     let switching = inertial && target_started && !dead_blend;
     let previous = (keep_velocity && !last_pose) || switching;
     list.inertia = if inertial {
@@ -332,7 +273,8 @@ pub(crate) fn advance_instance(
     } | if switching { inertia::SWITCH } else { 0 }
         | if keep_velocity { inertia::VELOCITY } else { 0 }
         | if previous { inertia::PREVIOUS } else { 0 }
-        | if last_pose { inertia::LAST_POSE } else { 0 };
+        | if last_pose { inertia::LAST_POSE } else { 0 }
+        | if flags & KEEP_POSE != 0 { inertia::KEEP_POSE } else { 0 };
     let mut beta = 1.0;
     let mut beta_previous = 1.0;
     if kind != source_kind::NONE {
@@ -343,21 +285,23 @@ pub(crate) fn advance_instance(
         let seconds = c.transition_time.to_f32();
         list.inertia_time = seconds;
         if !inertial {
-            let smooth = (inst.flags & TRANSITION_SMOOTH) != 0;
-            beta = transition_weight(seconds, inst.transition_duration, smooth);
-            beta_previous = transition_weight(seconds - dt, inst.transition_duration, smooth);
+            let smooth = (flags & TRANSITION_SMOOTH) != 0;
+            beta = transition_weight(seconds, p.transition_duration, smooth);
+            beta_previous = transition_weight(seconds - dt, p.transition_duration, smooth);
         }
     }
     // s = 0: the target, 1: the source, 2 and on: the layers — one call of play_state for all.
     for s in 0..2 + MAX_LAYERS {
-        let mut clip = inst.clip;
-        let mut tree_offset = inst.tree_offset;
-        let mut tree_nodes = inst.tree_nodes;
-        let mut rate = inst.rate;
-        let mut loop_mode = inst.loop_mode;
-        let mut loop_count = inst.loop_count;
+        let mut clip = p.clip;
+        let mut tree_offset = p.tree_offset;
+        let mut tree_nodes = p.tree_nodes;
+        let mut rate = p.rate;
+        let mut loop_mode = p.loop_mode;
+        let mut loop_count = p.loop_count;
+        let mut params = p.params;
         let mut time = c.time;
         let mut loops = c.loops;
+        // A machine's target that starts this frame is where its clock put it.
         let mut state_dt = dt;
         let mut scale = beta;
         let mut scale_previous = beta_previous;
@@ -370,6 +314,9 @@ pub(crate) fn advance_instance(
             root: root_motion && s < 2,
             frame: events.as_ref().map_or(0, |(f, _, _)| f.frame),
         };
+        if s == 0 && target_started && p.start_still {
+            state_dt = 0.0;
+        }
         if s == 1 {
             source.started = false;
             if kind == source_kind::SNAPSHOT {
@@ -387,29 +334,34 @@ pub(crate) fn advance_instance(
             if kind == source_kind::NONE || inertial || !(beta < 1.0 || (previous && beta_previous < 1.0)) {
                 continue;
             }
-            clip = inst.source_clip;
-            tree_offset = inst.source_tree_offset;
+            clip = p.source_clip;
+            tree_offset = p.source_tree_offset;
             tree_nodes = 0;
             if kind == source_kind::TREE {
-                tree_nodes = inst.source_tree_nodes;
+                tree_nodes = p.source_tree_nodes;
             }
-            rate = inst.source_rate;
-            loop_mode = inst.source_loop_mode;
-            loop_count = inst.source_loop_count;
+            rate = p.source_rate;
+            loop_mode = p.source_loop_mode;
+            loop_count = p.source_loop_count;
+            params = p.source_params;
             time = c.source_time;
             loops = c.source_loops;
-            if (inst.flags & TRANSITION_FROZEN) != 0 {
-                state_dt = 0.0;
-            }
+            state_dt = if flags & TRANSITION_FROZEN != 0 { 0.0 } else { dt };
             scale = 1.0 - beta;
             scale_previous = 1.0 - beta_previous;
         } else if s >= 2 {
             let k = (s - 2) as usize;
-            if inst.flags & (LAYER_ON << k) == 0 {
+            if flags & (LAYER_ON << k) == 0 {
                 continue;
             }
             let layer = &inst.layers[k];
             let def = &layer_defs[layer.def as usize];
+            // Layers read the instance's own parameters (a machine's trees read the machine's).
+            params = if inst.flags & MACHINE != 0 {
+                inst.params
+            } else {
+                p.params
+            };
             source.started = false;
             if (layer.seq.wrapping_sub(seen_layer_seq) as i32) > 0 {
                 c.layer_time[k] = Ticks::from_f32(layer.start_time);
@@ -431,7 +383,7 @@ pub(crate) fn advance_instance(
                 list.mesh_additive = 1;
             }
             if def.tree_nodes == 0 && def.time_parameter < 4 {
-                let t = inst.params[def.time_parameter as usize].clamp(0.0, lib.clips()[def.clip as usize].duration);
+                let t = params[def.time_parameter as usize].clamp(0.0, lib.clips()[def.clip as usize].duration);
                 c.layer_time[k] = Ticks::from_f32(t);
                 add_sample(list, def.clip, t, 1.0, k as u32 + 1);
                 if previous {
@@ -462,7 +414,7 @@ pub(crate) fn advance_instance(
             clip,
             tree_offset,
             tree_nodes,
-            inst.params,
+            params,
             rate,
             loop_mode,
             loop_count,
@@ -498,14 +450,44 @@ pub(crate) fn advance_instance(
     store_clock(clock_in, &c, units)
 }
 
+/// What instance `inst` plays by its own fields. WGSL `instance_playback`.
+#[must_use]
+pub(crate) fn instance_playback(inst: &GpuInstance) -> Playback {
+    let kind = inst.source_kind();
+    let mut p = Playback {
+        flags: inst.flags,
+        seq: inst.seq,
+        start_time: inst.start_time,
+        transition_duration: inst.transition_duration,
+        params: inst.params,
+        source_params: inst.params,
+        clip: inst.clip,
+        tree_offset: inst.tree_offset,
+        tree_nodes: inst.tree_nodes,
+        rate: inst.rate,
+        loop_mode: inst.loop_mode,
+        loop_count: inst.loop_count,
+        ..Playback::default()
+    };
+    if kind == source_kind::CLIP || kind == source_kind::TREE {
+        p.source_clip = inst.source_clip;
+        p.source_tree_offset = inst.source_tree_offset;
+        p.source_tree_nodes = inst.source_tree_nodes;
+        p.source_rate = inst.source_rate;
+        p.source_loop_mode = inst.source_loop_mode;
+        p.source_loop_count = inst.source_loop_count;
+    }
+    p
+}
+
 /// The [`LAYER_ON`] bits of every layer.
 const LAYERS_ON: u32 = LAYER_ON * ((1 << MAX_LAYERS) - 1);
 
-/// The units of its clock (`CLOCK_UNIT_*`) beside the target's that a frame of `inst` reads and
-/// writes: where the frame may change them. WGSL: in `advance_instance`.
-fn clock_units(inst: &GpuInstance, target_started: bool) -> u32 {
-    let layers_on = inst.flags & LAYERS_ON;
-    let switched = target_started || inst.source_kind() != source_kind::NONE;
+/// The units of its clock (`CLOCK_UNIT_*`) beside the target's that a frame of a character
+/// playing with `flags` reads and writes: where the frame may change them. WGSL: in `advance_instance`.
+fn clock_units(flags: u32, target_started: bool) -> u32 {
+    let layers_on = flags & LAYERS_ON;
+    let switched = target_started || flags & 15 != source_kind::NONE;
     let mut units = 0;
     if switched || layers_on != 0 {
         units |= CLOCK_UNIT_SOURCE;
@@ -562,7 +544,7 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     for (i, inst) in page.instances[..n].iter().enumerate() {
         targets(lib, page.layer_defs, i, inst)?;
     }
-    Ok(())
+    super::checks::machines(lib, page, n)
 }
 
 /// Stage `clock`: advances each of the frame's instances' clocks by `frame.dt` and writes its
@@ -591,14 +573,36 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     let frame = page.frame;
     let mut no_log = EventLog::default();
     let log = page.events.as_deref_mut().unwrap_or(&mut no_log);
+    let (mut machine_states, mut machine_parameters) = machine_sections(&mut page.sections);
+    let mut machine_events = Vec::new();
     for i in 0..frame.instance_count as usize {
         let mut list = BlendList::default();
         let mut world = page.instances[i].world;
         let inst = page.instances[i];
+        // A character with a machine plays what its rules decide (checked: its sections hold it).
+        let p = match (&mut machine_states, &mut machine_parameters) {
+            (Some(states), Some(params)) if inst.flags & MACHINE != 0 => {
+                machine_events.clear();
+                let mf = machine_step(lib, &mut states[i], &mut params[i], frame.dt, &mut machine_events);
+                if frame.flags & FRAME_EVENTS != 0 {
+                    for e in &machine_events {
+                        log.append(machine_record(frame, i as u32, e));
+                    }
+                }
+                let p = machine_playback(lib, &mf, &params[i], inst.flags);
+                // The sample stage reads the transition's length from the instance.
+                if p.flags & 15 != source_kind::NONE {
+                    page.instances[i].transition_duration = p.transition_duration;
+                }
+                p
+            }
+            _ => instance_playback(&inst),
+        };
         page.clocks[i] = advance_instance(
             lib,
             page.layer_defs,
             &inst,
+            &p,
             &page.clocks[i],
             frame.dt,
             &mut list,
@@ -618,11 +622,41 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
     }
 }
 
+/// The page's machine states and parameter slots, when it has them.
+fn machine_sections<'s>(
+    sections: &'s mut [(crate::shaders::Resource, &mut [u8])],
+) -> (Option<&'s mut [GpuMachineState]>, Option<&'s mut [Slots]>) {
+    use crate::shaders::Resource;
+    let (mut states, mut params) = (None, None);
+    for (resource, bytes) in sections.iter_mut() {
+        match resource {
+            Resource::MachineStates => states = bytemuck::try_cast_slice_mut(bytes).ok(),
+            Resource::MachineParameters => params = bytemuck::try_cast_slice_mut(bytes).ok(),
+            _ => {}
+        }
+    }
+    (states, params)
+}
+
+/// A machine's event as the event log records it. WGSL `machine_event`.
+fn machine_record(frame: &GpuFrame, i: u32, e: &MachineEvent) -> crate::layout::GpuEventRecord {
+    crate::layout::GpuEventRecord {
+        character: frame.first_instance.wrapping_add(i),
+        event: e.kind,
+        clip: crate::layout::MACHINE_EVENT_CLIP,
+        weight: 1.0,
+        frame: frame.frame,
+        crossings: 1,
+        state: e.index,
+        _pad: 0,
+    }
+}
+
 /// The checked forms of the clock stage's functions, public as `cpu::advance_instance` and
 /// `cpu::tree_leaves`.
 pub(crate) mod checked {
+    use crate::cpu::blend_weights::Leaves;
     use crate::cpu::checks::{state, targets};
-    use crate::cpu::clock::Leaves;
     use crate::error::Result;
     use crate::layout::{BlendList, GpuClock, GpuInstance, GpuLayerDef};
     use crate::library::AnimationLibrary;
@@ -641,8 +675,9 @@ pub(crate) mod checked {
         list: &mut BlendList,
     ) -> Result<GpuClock> {
         targets(lib, layer_defs, 0, inst)?;
+        let p = crate::cpu::clock::instance_playback(inst);
         Ok(crate::cpu::clock::advance_instance(
-            lib, layer_defs, inst, clock_in, dt, list, None, None,
+            lib, layer_defs, inst, &p, clock_in, dt, list, None, None,
         ))
     }
 
@@ -653,7 +688,7 @@ pub(crate) mod checked {
     /// Errors: nodes beyond the library's.
     pub fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, params: Vec4) -> Result<Leaves> {
         state(lib, 0, "", 0, offset, count.max(1))?;
-        Ok(crate::cpu::clock::tree_leaves(lib, offset, count, params))
+        Ok(crate::cpu::blend_weights::tree_leaves(lib, offset, count, params))
     }
 }
 

@@ -4,8 +4,8 @@
 
 use crate::layout::{
     BlendList, CULL_MAX_WORKGROUPS, FRAME_CULL, FRAME_CULL_VIEW, FRAME_VAT, GpuFrame, GpuInstance, GpuOutput,
-    GpuVisibleHead, KEEP_POSE, KEEP_VELOCITY, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, MARK_RATE_SHIFT, MARK_VAT,
-    WORKGROUP_SIZE, inertia::SWITCH as INERTIA_SWITCH,
+    GpuVisibleHead, MARK_DRAWN, MARK_ENTERED, MARK_EVALUATE, MARK_RATE_SHIFT, MARK_VAT, WORKGROUP_SIZE, inertia,
+    inertia::SWITCH as INERTIA_SWITCH,
 };
 use crate::math::Affine;
 use glam::{Vec3, Vec4};
@@ -83,7 +83,7 @@ pub fn plays_vat(frame: &GpuFrame, inst: &GpuInstance, list: &BlendList, drawn: 
         && list.inertia == 0
         && s.clip == inst.vat - 1
         && s.layer == 0
-        && !keeps_state(inst, list.inertia)
+        && !keeps_state(list.inertia)
         && projected_size(frame, inst) < frame.vat_size
 }
 
@@ -91,8 +91,8 @@ pub fn plays_vat(frame: &GpuFrame, inst: &GpuInstance, list: &BlendList, drawn: 
 /// interrupting transition starts from, or the first frame of an offset decay, `inertia` being
 /// its blend list's bits), so that it is evaluated whatever the view. WGSL `keeps_state`.
 #[must_use]
-pub fn keeps_state(inst: &GpuInstance, inertia: u32) -> bool {
-    inst.flags & (KEEP_POSE | KEEP_VELOCITY) != 0 || inertia & INERTIA_SWITCH != 0
+pub fn keeps_state(inertia: u32) -> bool {
+    inertia & (inertia::KEEP_POSE | inertia::VELOCITY | INERTIA_SWITCH) != 0
 }
 
 /// The frame within every 8 on which the character of global index `index` is due: the top three
@@ -122,7 +122,7 @@ pub fn marks(frame: &GpuFrame, inst: &GpuInstance, i: u32, list: &BlendList, pre
     let rate = update_rate(frame, inst);
     let due = frame.frame.wrapping_add(phase(frame.first_instance.wrapping_add(i))) & (rate - 1) == 0;
     let entered = drawn && previous & MARK_DRAWN == 0;
-    let evaluate = keeps_state(inst, list.inertia) || (drawn && (due || entered));
+    let evaluate = keeps_state(list.inertia) || (drawn && (due || entered));
     (if evaluate { MARK_EVALUATE } else { 0 })
         | (if drawn {
             MARK_DRAWN | rate.trailing_zeros() << MARK_RATE_SHIFT

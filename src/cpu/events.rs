@@ -72,7 +72,7 @@ impl EventLog {
     }
 
     /// WGSL `append_event`.
-    fn append(&mut self, record: GpuEventRecord) {
+    pub(crate) fn append(&mut self, record: GpuEventRecord) {
         if self.records.len() < self.capacity {
             self.records.push(record);
         } else {

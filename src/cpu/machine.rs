@@ -8,12 +8,13 @@
     reason = "`!(x > 0.0)` also rejects NaN, exactly as the shader does"
 )]
 
-use super::clock::tree_leaves;
+use super::blend_weights::tree_leaves;
 use super::ticks::{ratio_ticks, ticks_from_f32};
 use crate::layout::{
-    GpuMachine, GpuMachineCondition, GpuMachineState, GpuMachineStateDef, GpuMachineTransition, MACHINE_LOOP_TICKS,
-    MACHINE_NONE, MACHINE_STATE_LOOPS, MAX_MACHINE_PARAMETERS, TICK_LIMIT, Ticks, machine_condition as op,
-    machine_event, machine_transition as tr,
+    GpuMachine, GpuMachineCondition, GpuMachineState, GpuMachineStateDef, GpuMachineTransition, KEEP_POSE,
+    KEEP_VELOCITY, LOOP_FOREVER, LOOP_ONCE, MACHINE_FROM_POSE, MACHINE_LOOP_TICKS, MACHINE_NONE,
+    MACHINE_PLAYBACK_KEEPS, MACHINE_STATE_LOOPS, MAX_MACHINE_PARAMETERS, TICK_LIMIT, TRANSITION_SMOOTH, Ticks,
+    machine_condition as op, machine_event, machine_transition as tr, source_kind,
 };
 use crate::library::AnimationLibrary;
 use glam::Vec4;
@@ -140,6 +141,20 @@ enum Slot {
     Destination,
 }
 
+/// What a frame of the rules leaves for the clock: the machine after step 1 (what plays this
+/// frame), after step 4, and the transition fired, if any. WGSL `MachineFrame`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MachineFrame {
+    /// The machine after step 1.
+    pub shown: GpuMachineState,
+    /// The machine after the frame.
+    pub after: GpuMachineState,
+    /// Whether a transition fired.
+    pub fired: bool,
+    /// The transition fired ([`MACHINE_NONE`] for none).
+    pub transition: u32,
+}
+
 /// One frame of one character's machine: `ms` and its parameter slots `params` (triggers
 /// consumed) are updated, and the frame's events pushed to `events` in the order they happen.
 /// A character without a machine (`ms.machine` is [`MACHINE_NONE`]) is left as it is. WGSL
@@ -150,10 +165,16 @@ pub fn machine_step(
     params: &mut Slots,
     dt: f32,
     events: &mut Vec<MachineEvent>,
-) {
+) -> MachineFrame {
     let machines = lib.machines();
+    let mut out = MachineFrame {
+        shown: *ms,
+        after: *ms,
+        fired: false,
+        transition: MACHINE_NONE,
+    };
     if ms.machine as usize >= machines.machines.len() {
-        return;
+        return out;
     }
     let m: GpuMachine = machines.machines[ms.machine as usize];
     let state = |s: u32| machines.states[(m.state_offset + s.min(m.state_count - 1)) as usize];
@@ -192,6 +213,8 @@ pub fn machine_step(
         }
     }
     ms.time = Ticks::new(current.1);
+    out.shown = *ms;
+    out.after = *ms;
 
     // 2. The candidates, in priority order: the Any transitions, then a state's.
     let running = ms.transition;
@@ -201,7 +224,7 @@ pub fn machine_step(
         match (transition(running).flags >> tr::INTERRUPT_SHIFT) & 3 {
             tr::INTERRUPT_SOURCE => (ms.current, Slot::Current),
             tr::INTERRUPT_DESTINATION => (ms.destination, Slot::Destination),
-            _ => return,
+            _ => return out,
         }
     };
     let own = state(list_state);
@@ -221,7 +244,7 @@ pub fn machine_step(
         } else {
             (ms.destination, Slot::Destination)
         };
-        if is_any && t.to == source && t.flags & tr::TO_SELF == 0 {
+        if is_any && t.destination == source && t.flags & tr::TO_SELF == 0 {
             continue;
         }
         let clock = if slot == Slot::Current { current } else { destination };
@@ -245,21 +268,30 @@ pub fn machine_step(
         push(machine_event::TRANSITION_STARTED, k);
         ms.current = source;
         ms.time = Ticks::new(clock.1);
-        ms.destination = t.to;
+        ms.destination = t.destination;
         ms.destination_time = Ticks::new(ticks_from_f32(t.offset));
         ms.transition = k;
         ms.progress = Ticks::new(0);
         ms.duration = seconds;
         ms.fired = ms.fired.wrapping_add(1);
+        if running == MACHINE_NONE {
+            ms.flags &= !MACHINE_FROM_POSE;
+        } else {
+            ms.flags |= MACHINE_FROM_POSE;
+        }
         if ticks_from_f32(seconds) <= 0 {
-            push(machine_event::STATE_ENTERED, t.to);
+            push(machine_event::STATE_ENTERED, t.destination);
             push(machine_event::TRANSITION_ENDED, k);
-            ms.current = t.to;
+            ms.current = t.destination;
             ms.time = ms.destination_time;
             end_transition(ms);
         }
-        return;
+        out.after = *ms;
+        out.fired = true;
+        out.transition = k;
+        return out;
     }
+    out
 }
 
 /// No transition runs any more.
@@ -269,6 +301,7 @@ fn end_transition(ms: &mut GpuMachineState) {
     ms.destination_time = Ticks::new(0);
     ms.progress = Ticks::new(0);
     ms.duration = 0.0;
+    ms.flags &= !MACHINE_FROM_POSE;
 }
 
 /// A running transition's weight: `min(1, progress / duration)`, 1 for a duration of 0 (the
@@ -286,4 +319,114 @@ pub fn transition_weight(ms: &GpuMachineState) -> f32 {
 #[must_use]
 pub fn loops_of(t: Ticks) -> f64 {
     t.get() as f64 / MACHINE_LOOP_TICKS as f64
+}
+
+/// What a character plays this frame: its target and, while a transition runs, its source and
+/// the transition (kind and bits as `GpuInstance::flags` has them), from the instance's own
+/// fields ([`crate::cpu::clock`]'s `instance_playback`) or from its machine
+/// ([`machine_playback`]). A target that starts this frame with `start_still` is sampled where
+/// it starts (a machine's clock already advanced it). WGSL `Playback`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[expect(missing_docs, reason = "the fields of GpuInstance of the same names")]
+pub struct Playback {
+    pub flags: u32,
+    pub seq: u32,
+    pub start_time: f32,
+    pub transition_duration: f32,
+    pub params: Vec4,
+    pub source_params: Vec4,
+    pub clip: u32,
+    pub tree_offset: u32,
+    pub tree_nodes: u32,
+    pub rate: f32,
+    pub loop_mode: u32,
+    pub loop_count: u32,
+    pub source_clip: u32,
+    pub source_tree_offset: u32,
+    pub source_tree_nodes: u32,
+    pub source_rate: f32,
+    pub source_loop_mode: u32,
+    pub source_loop_count: u32,
+    pub start_still: bool,
+}
+
+/// What a character's machine plays this frame, `mf` being its frame of the rules, `params` its
+/// parameter slots and `flags` its instance's: the machine as step 1 left it, so that a
+/// transition fired this frame shows from the next (its destination at weight 0 now, its pose
+/// the one shown), except one of duration 0, which cuts to its destination at its offset now.
+/// The frame a transition fires keeps what it blends from: the pose (interrupting another) and
+/// its velocity (inertialized). WGSL `machine_playback`.
+#[must_use]
+pub fn machine_playback(lib: &AnimationLibrary, mf: &MachineFrame, params: &Slots, flags: u32) -> Playback {
+    let machines = lib.machines();
+    let m = machines.machines[mf.shown.machine as usize];
+    let last = m.state_count.max(1) - 1;
+    let state = |s: u32| machines.states[(m.state_offset + s.min(last)) as usize];
+    let transition = |k: u32| machines.transitions[(m.transition_offset + k) as usize];
+    let loop_mode = |def: &GpuMachineStateDef| {
+        if def.flags & MACHINE_STATE_LOOPS != 0 {
+            LOOP_FOREVER
+        } else {
+            LOOP_ONCE
+        }
+    };
+    let cut = mf.fired && mf.after.transition == MACHINE_NONE;
+    let shown = if cut { mf.after } else { mf.shown };
+    let running = shown.transition != MACHINE_NONE;
+    let target = state(if running { shown.destination } else { shown.current });
+    let mut start = (if running { shown.destination_time } else { shown.time }).to_f32();
+    if target.tree_nodes == 0 {
+        start *= lib.clips()[target.clip as usize].duration;
+    }
+    let mut p = Playback {
+        flags: flags & MACHINE_PLAYBACK_KEEPS,
+        seq: shown.fired,
+        start_time: start,
+        params: tree_parameters(&target, params),
+        clip: target.clip,
+        tree_offset: target.tree_offset,
+        tree_nodes: target.tree_nodes,
+        rate: state_rate(&target, params),
+        loop_mode: loop_mode(&target),
+        loop_count: 1,
+        start_still: true,
+        ..Playback::default()
+    };
+    p.source_params = p.params;
+    if running {
+        let t = transition(shown.transition);
+        let smooth = if t.flags & tr::SMOOTH != 0 {
+            TRANSITION_SMOOTH
+        } else {
+            0
+        };
+        p.transition_duration = shown.duration;
+        if t.flags & tr::INERTIALIZE != 0 {
+            p.flags |= source_kind::OFFSET;
+        } else if shown.flags & MACHINE_FROM_POSE != 0 {
+            p.flags |= source_kind::SNAPSHOT | smooth;
+        } else {
+            let source = state(shown.current);
+            p.flags |= if source.tree_nodes > 0 {
+                source_kind::TREE
+            } else {
+                source_kind::CLIP
+            } | smooth;
+            p.source_clip = source.clip;
+            p.source_tree_offset = source.tree_offset;
+            p.source_tree_nodes = source.tree_nodes;
+            p.source_rate = state_rate(&source, params);
+            p.source_loop_mode = loop_mode(&source);
+            p.source_loop_count = 1;
+            p.source_params = tree_parameters(&source, params);
+        }
+    }
+    if mf.fired && !cut {
+        if transition(mf.transition).flags & tr::INERTIALIZE != 0 {
+            p.flags |= KEEP_POSE | KEEP_VELOCITY;
+        } else if mf.after.flags & MACHINE_FROM_POSE != 0 {
+            p.flags |= KEEP_POSE;
+        }
+    }
+    p
 }

@@ -11,8 +11,8 @@ use super::inertia::{Decay, PoseDelta, dead_blend, pose_add, pose_advance, pose_
 use crate::clip::Interpolation;
 use crate::error::Result;
 use crate::layout::{
-    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, INTERP_PACKED, KEEP_POSE, LocalPose,
-    MAX_BLEND_CLIPS, MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, inertia, layer_mode,
+    BlendList, GpuClip, GpuFrame, GpuInstance, GpuSkeleton, GpuTrack, INTERP_PACKED, LocalPose, MAX_BLEND_CLIPS,
+    MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, WORKGROUP_SIZE, inertia, layer_mode,
 };
 use crate::library::AnimationLibrary;
 use crate::math::{CUBIC_ROTATION_MIN_LENGTH2, fast_slerp, hermite_basis};
@@ -626,8 +626,8 @@ pub(crate) fn sample_joints(
     store: &mut impl SampleStore,
 ) {
     let skel = &lib.gpu_skeletons()[inst.skeleton as usize];
-    let keep_pose = inst.flags & KEEP_POSE != 0;
     let list = keyed.list;
+    let keep_pose = list.inertia & inertia::KEEP_POSE != 0;
     let mesh_additive = list.mesh_additive != 0;
     let bits = list.inertia;
     let passes = if bits & inertia::PREVIOUS != 0 { 2 } else { 1 };

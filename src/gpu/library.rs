@@ -107,6 +107,7 @@ impl LibraryHeap {
     pub fn new(library: &AnimationLibrary) -> Self {
         let mut heap = Vec::new();
         let blend = library.blend();
+        let machines = library.machines();
         let h = &mut heap;
         let layout = GpuLibraryLayout {
             clips: section(h, library.clips()),
@@ -127,6 +128,11 @@ impl LibraryHeap {
             clip_key_tracks: words(h, library.clip_key_tracks()),
             joint_tracks: 0,
             clip_joint_tracks: 0,
+            machines: section(h, &machines.machines),
+            machine_states: section(h, &machines.states),
+            machine_transitions: section(h, &machines.transitions),
+            machine_conditions: section(h, &machines.conditions),
+            machine_candidates: words(h, &machines.candidates),
         };
         let (joint_tracks, clip_joint_tracks) = joint_track_units(library);
         let layout = GpuLibraryLayout {

@@ -119,10 +119,10 @@ wgsl_struct! {
     /// A transition of a machine. WGSL `MachineTransition`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
     pub struct GpuMachineTransition as "MachineTransition" {
-        /// The source state, or [`MACHINE_NONE`] for `Any`.
-        pub from: u32,
-        /// The destination state.
-        pub to: u32,
+        /// The state it leaves, or [`MACHINE_NONE`] for `Any`.
+        pub source: u32,
+        /// The state it goes to.
+        pub destination: u32,
         /// Its first condition in the library's condition array.
         pub condition_offset: u32,
         /// Its conditions (all must hold).
@@ -150,9 +150,11 @@ wgsl_struct! {
         pub op: u32,
         /// The constant's bits: an `f32` for a float comparison, an `i32` for an int one.
         pub value: u32,
+        /// Padding to a 16-byte unit of the library heap.
+        pub _pad: u32,
     }
 }
-const _: () = assert!(std::mem::size_of::<GpuMachineCondition>() == 12);
+const _: () = assert!(std::mem::size_of::<GpuMachineCondition>() == 16);
 
 wgsl_struct! {
     /// A character's machine as it runs: the state playing, the transition running and the two
@@ -176,11 +178,41 @@ wgsl_struct! {
         pub progress: Ticks,
         /// The running transition's length in seconds, fixed when it fired.
         pub duration: f32,
-        /// Transitions fired since the machine was set (modulo 2³²).
+        /// Transitions fired since the machine was set (modulo 2³²): the clock stage starts what
+        /// a transition plays when it differs from the clock's `seq`.
         pub fired: u32,
+        /// [`MACHINE_FROM_POSE`].
+        pub flags: u32,
+        /// Padding to four 16-byte units.
+        pub _pad: [u32; 3],
     }
 }
-const _: () = assert!(std::mem::size_of::<GpuMachineState>() == 48);
+const _: () = assert!(std::mem::size_of::<GpuMachineState>() == 64);
+
+/// `GpuMachineState::flags` bit: the running transition interrupted another, so it blends from
+/// the pose shown on the frame it fired (kept as a snapshot), not from its source state.
+pub const MACHINE_FROM_POSE: u32 = 1;
+
+/// `GpuInstance::flags` bit: the character plays what its state machine decides (its page's
+/// machine states section), not the instance's own clip, tree and transition.
+pub const MACHINE: u32 = 1 << 19;
+
+/// The `GpuInstance::flags` bits a character with a state machine keeps from its instance: root
+/// motion, its layers, [`MACHINE`], and what a frame keeps for a transition the CPU holds back
+/// to start from the pose shown ([`crate::gpu::Controller::play`] taking it off its machine);
+/// the machine decides the rest (the transition's kind and curve, what its own transitions
+/// keep).
+pub const MACHINE_PLAYBACK_KEEPS: u32 = super::ROOT_MOTION
+    | super::KEEP_POSE
+    | super::KEEP_VELOCITY
+    | super::VELOCITY_FROM_LAST_POSE
+    | (super::LAYER_ON * ((1 << super::MAX_LAYERS) - 1))
+    | (super::LAYER_MESH * ((1 << super::MAX_LAYERS) - 1))
+    | MACHINE;
+
+/// `GpuEventRecord::clip` of a state machine's event: `event` is its kind
+/// (`machine_event::*`) and `state` the state or transition it names.
+pub const MACHINE_EVENT_CLIP: u32 = 0xffff_fffe;
 
 impl GpuMachineState {
     /// A character of `machine` just set or reset: in `entry` at normalized time 0, no

@@ -402,8 +402,8 @@ impl<'a> Packer<'a> {
             flags |= if on { bit } else { 0 };
         }
         let packed = GpuMachineTransition {
-            from,
-            to,
+            source: from,
+            destination: to,
             condition_offset,
             condition_count: conditions.len() as u32,
             exit_time: t.exit_time.unwrap_or(0.0),
@@ -457,7 +457,12 @@ impl<'a> Packer<'a> {
         if !c.value.is_finite() {
             return Err(fail(format!("constant {} is not finite", c.value)));
         }
-        Ok(GpuMachineCondition { parameter, op, value })
+        Ok(GpuMachineCondition {
+            parameter,
+            op,
+            value,
+            _pad: 0,
+        })
     }
 
     /// The machine packed, its states, transitions and candidates after those `lib` holds.
@@ -483,12 +488,12 @@ impl<'a> Packer<'a> {
         // Candidate lists: the Any transitions, then each state's, in authored order.
         let base = lib.candidates.len() as u32;
         let mut candidates: Vec<u32> = (0..transitions.len() as u32)
-            .filter(|&k| transitions[k as usize].from == MACHINE_NONE)
+            .filter(|&k| transitions[k as usize].source == MACHINE_NONE)
             .collect();
         let any_count = candidates.len() as u32;
         for (s, def) in states.iter_mut().enumerate() {
             def.candidate_offset = base + candidates.len() as u32;
-            candidates.extend((0..transitions.len() as u32).filter(|&k| transitions[k as usize].from == s as u32));
+            candidates.extend((0..transitions.len() as u32).filter(|&k| transitions[k as usize].source == s as u32));
             def.candidate_count = base + candidates.len() as u32 - def.candidate_offset;
         }
         let header = GpuMachine {

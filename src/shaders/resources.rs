@@ -56,6 +56,19 @@ pub enum Resource {
     MorphWeights,
     /// The event log (`EventLog`): an atomic count and the records the clock stage appends.
     Events,
+    /// Per instance: its state machine as it runs (`MachineState`, 64 B: the state playing, the
+    /// transition running, the two slots' normalized clocks; [`crate::layout::GpuMachineState`]),
+    /// which the CPU writes when it sets or resets a machine and the clock stage (for characters
+    /// with [`crate::layout::MACHINE`]) reads and writes every frame. A section of the page's
+    /// [`Resource::CharacterState`] buffer after the blend lists (WGSL `machine_states_base()`).
+    MachineStates,
+    /// Per instance: its state machine's parameter slots (`array<u32, 16>` each, 64 B: an `f32`,
+    /// an `i32` or 0/1 by the parameter's kind), which the CPU writes slot by slot
+    /// ([`crate::gpu::Controller::set_parameter`]), a user's compute pass may write before the
+    /// clock pass, and the clock stage reads (and clears the triggers a transition consumes). A
+    /// section of the page's [`Resource::CharacterState`] buffer after the machine states (WGSL
+    /// `machine_parameters_base()`).
+    MachineParameters,
     /// Per instance: with culling ([`crate::gpu::AnimatorDesc::culling`]), the page's list of
     /// the characters evaluated this frame (`Visible`: a [`crate::layout::GpuVisibleHead`] —
     /// the indirect dispatch arguments and the count — then a `u32` page index each), which the
@@ -88,7 +101,7 @@ const _: () = {
 
 impl Resource {
     /// Every resource, by binding number.
-    pub const ALL: [Resource; 15] = [
+    pub const ALL: [Resource; 17] = [
         Resource::Frame,
         Resource::Library,
         Resource::LayerDefs,
@@ -104,6 +117,8 @@ impl Resource {
         Resource::MorphWeights,
         Resource::Visible,
         Resource::PoseHistory,
+        Resource::MachineStates,
+        Resource::MachineParameters,
     ];
 
     /// Its entry in the binding table: every fact of it that is not a size.
@@ -218,7 +233,12 @@ impl Resource {
                     (Palette, Read),
                     (Fused, ReadWrite),
                 ],
-                sections: &[Resource::BlendLists, Resource::MorphWeights],
+                sections: &[
+                    Resource::BlendLists,
+                    Resource::MachineStates,
+                    Resource::MachineParameters,
+                    Resource::MorphWeights,
+                ],
                 read_back: true,
                 survival: Survival::Checkpointed,
                 ..page
@@ -227,6 +247,20 @@ impl Resource {
                 name: "blend_lists",
                 wgsl_type: "array<BlendList>",
                 min_binding_size: size_of::<BlendList>() as u64,
+                ..page
+            },
+            Resource::MachineStates => Entry {
+                name: "machine_states",
+                wgsl_type: "array<MachineState>",
+                min_binding_size: size_of::<crate::layout::GpuMachineState>() as u64,
+                survival: Survival::Checkpointed,
+                ..page
+            },
+            Resource::MachineParameters => Entry {
+                name: "machine_parameters",
+                wgsl_type: "array<array<u32, MAX_MACHINE_PARAMETERS>>",
+                min_binding_size: crate::layout::MAX_MACHINE_PARAMETERS as u64 * 4,
+                survival: Survival::Checkpointed,
                 ..page
             },
             // The fused stage binds the local poses only with THREAD_PER_CHARACTER
@@ -511,6 +545,14 @@ impl Resource {
                 offset: Resource::BlendLists.offset_of_instance_section(capacity),
                 stride: size_of::<BlendList>() as u64,
             }),
+            Resource::MachineStates => Sections::one(Section {
+                offset: Resource::MachineStates.offset_of_instance_section(capacity),
+                stride: size_of::<crate::layout::GpuMachineState>() as u64,
+            }),
+            Resource::MachineParameters => Sections::one(Section {
+                offset: Resource::MachineParameters.offset_of_instance_section(capacity),
+                stride: crate::layout::MAX_MACHINE_PARAMETERS as u64 * 4,
+            }),
             Resource::Visible => Sections::three(
                 Section {
                     offset: crate::layout::VISIBLE_LIST_OFFSET,
@@ -642,6 +684,8 @@ impl Resource {
             Resource::Instances | Resource::Visible => self.instance_sections(instances).end(instances),
             Resource::CharacterState => outputs_offset(instances) + i * size_of::<GpuOutput>() as u64,
             Resource::BlendLists => i * size_of::<BlendList>() as u64,
+            Resource::MachineStates => i * size_of::<crate::layout::GpuMachineState>() as u64,
+            Resource::MachineParameters => i * crate::layout::MAX_MACHINE_PARAMETERS as u64 * 4,
             Resource::MorphWeights => 3 * i * options.morph_weights as u64 * 4,
             Resource::LocalPoses => j * (1 + options.layers as u64) * size_of::<LocalPose>() as u64,
             Resource::PoseHistory => j * (1 + options.inertialization as u64) * size_of::<LocalPose>() as u64,

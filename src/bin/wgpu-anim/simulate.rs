@@ -13,7 +13,8 @@ pub(crate) fn simulate(a: &SimulateArgs) -> Result<(), String> {
     let frames = if a.cpu {
         simulate_cpu(&lib, id, &script).map_err(|e| e.to_string())?
     } else {
-        return Err("the GPU's state machines are not built yet: run with --cpu".into());
+        let desc = wgpu_anim::AnimatorDesc::default();
+        wgpu_anim::testing::simulate_gpu(&lib, id, &script, &desc).map_err(|e| e.to_string())?
     };
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&frames).map_err(|e| e.to_string())?);

@@ -75,7 +75,7 @@ pub(crate) fn sample_morph_weights(
     let snapshot = 2 * api + base;
     let kept = weights[snapshot..snapshot + n].to_vec();
     let blended = crate::cpu::blend_morph_weights(lib, list, &weights[api + base..api + base + n], &kept);
-    let keep_pose = inst.flags & crate::layout::KEEP_POSE != 0;
+    let keep_pose = list.inertia & crate::layout::inertia::KEEP_POSE != 0;
     for t in 0..n {
         let w = crate::cpu::inertia::inertia_morph_weight(
             list.inertia,

@@ -8,6 +8,7 @@ pub use cull::DEFAULT_UPDATE_RATES;
 mod ik;
 mod instance;
 mod layers;
+mod machine;
 mod morph;
 mod motion;
 mod pages;
@@ -70,6 +71,10 @@ pub struct Controller {
     transitions: Vec<TransitionTrack>,
     held: Vec<Option<HeldPlay>>,
     held_list: Vec<usize>,
+    /// Per instance: the state machine it follows ([`Controller::set_machine`]).
+    machines: Vec<Option<crate::machine::MachineId>>,
+    /// Changes to machines since the last frame, in order (uploaded as section writes).
+    machine_edits: Vec<(usize, machine::MachineEdit)>,
     /// Per instance: the first frame that showed its current state, continuing from the frame
     /// before it (set when it is added, cut to a state or seeked).
     shown_since: Vec<u64>,
@@ -164,6 +169,8 @@ impl Controller {
             transitions: Vec::new(),
             held: Vec::new(),
             held_list: Vec::new(),
+            machines: Vec::new(),
+            machine_edits: Vec::new(),
             shown_since: Vec::new(),
             uploaded: 0,
             last_poses_kept: false,

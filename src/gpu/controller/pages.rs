@@ -100,6 +100,7 @@ impl Controller {
         }
         self.transitions.push(TransitionTrack::default());
         self.held.push(None);
+        self.machines.push(None);
         self.shown_since.push(self.frames + 1);
         self.clock_writes.push((index, clock));
         self.mark_dirty(index);
@@ -136,6 +137,8 @@ impl Controller {
             self.skeleton_runs.truncate(runs);
             self.transitions.truncate(len);
             self.held.truncate(len);
+            self.machines.truncate(len);
+            self.machine_edits.retain(|(i, _)| *i < len);
             self.shown_since.truncate(len);
             self.held_list.retain(|&i| i < len);
             self.clock_writes.retain(|(i, _)| *i < len);

@@ -37,6 +37,7 @@ impl Controller {
         inst.layer_seq = old.layer_seq;
         (inst.ik, inst.ik_goals) = (old.ik, old.ik_goals);
         self.held[index] = None;
+        self.machines[index] = None;
         self.break_continuity(index);
         self.instances[index] = inst;
         self.transitions[index] = TransitionTrack::default();
@@ -88,7 +89,9 @@ impl Controller {
             self.check_transition(index, &t)?;
         }
         let mut inst = old;
-        inst.flags &= !(KEEP_POSE | KEEP_VELOCITY | VELOCITY_FROM_LAST_POSE);
+        // Off its state machine, if it had one.
+        inst.flags &= !(KEEP_POSE | KEEP_VELOCITY | VELOCITY_FROM_LAST_POSE | crate::layout::MACHINE);
+        self.machines[index] = None;
         inst.clip = new.clip;
         inst.tree_offset = new.tree_offset;
         inst.tree_nodes = new.tree_nodes;
@@ -99,8 +102,10 @@ impl Controller {
         inst.start_time = new.start_time;
         inst.seq = old.seq.wrapping_add(1);
         let track = self.transitions[index];
-        let running = old.source_kind() != source_kind::NONE
-            && (self.held[index].is_some() || self.seconds - track.started_at < f64::from(track.duration));
+        // What a state machine shows is known on the GPU only: blend from the pose shown.
+        let running = old.flags & crate::layout::MACHINE != 0
+            || old.source_kind() != source_kind::NONE
+                && (self.held[index].is_some() || self.seconds - track.started_at < f64::from(track.duration));
         inst.flags &= !TRANSITION_BITS;
         let inertial = transition.is_some_and(|t| t.blending != Blending::CrossFade);
         match transition {

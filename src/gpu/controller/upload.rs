@@ -221,6 +221,7 @@ impl Controller {
             k += run.len();
         }
         self.take_morph_upload(&mut upload.sections);
+        self.take_machine_upload(&mut upload.sections);
     }
 }
 

@@ -7,7 +7,9 @@ use crate::error::{Error, Result};
 use crate::gpu::animator::Animator;
 use crate::gpu::controller::PageState;
 use crate::gpu::page::Page;
-use crate::layout::{BlendList, GpuClock, GpuOutput, GpuVisibleHead, LocalPose, MAX_SOCKETS, outputs_offset};
+use crate::layout::{
+    BlendList, GpuClock, GpuMachineState, GpuOutput, GpuVisibleHead, LocalPose, MAX_SOCKETS, outputs_offset,
+};
 use crate::math::Affine;
 use crate::shaders::Resource;
 
@@ -177,6 +179,26 @@ impl Animator {
             list.samples[count..].fill(Default::default());
         }
         Ok(lists)
+    }
+
+    /// Reads back page `page`'s state machines ([`crate::machine`]), one per instance in use (as
+    /// the CPU last wrote it, or the clock stage advanced it: meaningful for the instances with a
+    /// machine), and their parameter slots (triggers consumed). For tests and tools; waits for
+    /// the GPU.
+    pub fn read_machines_page(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        page: usize,
+    ) -> Result<(Vec<GpuMachineState>, Vec<crate::cpu::machine::Slots>)> {
+        let (p, state) = self.page(page)?;
+        let (states, _) = p.place(Resource::MachineStates);
+        let (params, _) = p.place(Resource::MachineParameters);
+        let buffer = p.buffer(Resource::CharacterState);
+        Ok((
+            read_at(device, queue, buffer, states, state.len as u64)?,
+            read_at(device, queue, buffer, params, state.len as u64)?,
+        ))
     }
 
     /// Reads back the blend lists of the first page.

@@ -1,5 +1,6 @@
-//! State machines against the project's state-machine reference: `wgpu-anim simulate --cpu` run
-//! on small machines and scripts, every expected frame, state, time, weight and event derived by
+//! State machines against the project's state-machine reference: `wgpu-anim simulate` run on
+//! small machines and scripts, on the CPU mirror of the rules and on the GPU (which must print
+//! the same), every expected frame, state, time, weight and event derived by
 //! hand from the reference's rules (dyadic `dt` and clip lengths, so every hit is exact); and the
 //! refusals of `LibraryBuilder::add_state_machine`.
 //!
@@ -100,39 +101,85 @@ struct Run {
 }
 
 /// Writes `machine` and `script` into a fresh folder, runs `wgpu-anim simulate MACHINE --script
-/// SCRIPT --cpu --json` with rest-pose clips `clips` (`NAME=SECONDS`) and parses what it prints.
+/// SCRIPT --cpu --json` with rest-pose clips `clips` (`NAME=SECONDS`) and parses what it prints;
+/// runs it on the GPU too (without `--cpu`) and checks that both print the same states,
+/// transitions and events, and times within 1e-6 ([`agree`]).
 fn simulate(test: &str, machine: &Value, script: &Value, clips: &[&str]) -> Run {
     let dir = temp_dir(test);
     let (m, s) = (dir.join("machine.json"), dir.join("script.json"));
     std::fs::write(&m, serde_json::to_string_pretty(machine).unwrap()).unwrap();
     std::fs::write(&s, serde_json::to_string_pretty(script).unwrap()).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_wgpu-anim"));
-    command
-        .arg("simulate")
-        .arg(&m)
-        .arg("--script")
-        .arg(&s)
-        .args(["--cpu", "--json"]);
-    for clip in clips {
-        command.args(["--clip", clip]);
-    }
-    let out = command.output().expect("the wgpu-anim binary runs");
-    assert!(
-        out.status.success(),
-        "{test}: simulate failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let frames: Vec<Value> = serde_json::from_slice(&out.stdout).expect("simulate prints JSON");
+    let run = |cpu: bool| -> Vec<Value> {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_wgpu-anim"));
+        command.arg("simulate").arg(&m).arg("--script").arg(&s).arg("--json");
+        if cpu {
+            command.arg("--cpu");
+        }
+        for clip in clips {
+            command.args(["--clip", clip]);
+        }
+        let out = command.output().expect("the wgpu-anim binary runs");
+        assert!(
+            out.status.success(),
+            "{test} ({}): simulate failed: {}",
+            if cpu { "cpu" } else { "gpu" },
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("simulate prints JSON")
+    };
+    let frames = run(true);
+    let gpu = run(false);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(
         frames.len() as u64,
         script["frames"].as_u64().unwrap(),
         "{test}: frame count"
     );
+    if let Err(e) = agree(&frames, &gpu) {
+        panic!("{test}: the GPU and the CPU mirror differ: {e}");
+    }
     Run {
         test: test.into(),
         frames,
     }
+}
+
+/// Whether two runs printed the same states, transitions (index, source, destination) and
+/// events, and times and weights within 1e-6; else where they first differ.
+fn agree(a: &[Value], b: &[Value]) -> Result<(), String> {
+    if a.len() != b.len() {
+        return Err(format!("{} frames against {}", a.len(), b.len()));
+    }
+    let close = |x: &Value, y: &Value| match (x.as_f64(), y.as_f64()) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-6,
+        _ => x == y,
+    };
+    for (fa, fb) in a.iter().zip(b) {
+        let f = &fa["frame"];
+        let (ca, cb) = (
+            fa["characters"].as_array().unwrap(),
+            fb["characters"].as_array().unwrap(),
+        );
+        if ca.len() != cb.len() {
+            return Err(format!("frame {f}: {} characters against {}", ca.len(), cb.len()));
+        }
+        for (x, y) in ca.iter().zip(cb) {
+            let c = &x["character"];
+            let (tx, ty) = (&x["transition"], &y["transition"]);
+            let same = x["state"] == y["state"]
+                && x["events"] == y["events"]
+                && close(&x["time"], &y["time"])
+                && tx.is_null() == ty.is_null()
+                && (tx.is_null()
+                    || ["index", "source", "destination"].iter().all(|k| tx[k] == ty[k])
+                        && close(&tx["weight"], &ty["weight"])
+                        && close(&tx["destination_time"], &ty["destination_time"]));
+            if !same {
+                return Err(format!("frame {f}, character {c}: {x} against {y}"));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Run {

@@ -261,7 +261,17 @@ fn a_state_started_outside_its_loops_steps_from_its_clamped_start() {
                 seq: inst.seq.wrapping_sub(1),
                 ..Default::default()
             };
-            advance_instance(&lib, &[], &inst, &clock, dt, &mut BlendList::default(), None, None)
+            advance_instance(
+                &lib,
+                &[],
+                &inst,
+                &instance_playback(&inst),
+                &clock,
+                dt,
+                &mut BlendList::default(),
+                None,
+                None,
+            )
         };
         let (got, want) = (play(start), play(clamped));
         let case = format!("tree {tree:?}, rate {rate}, mode {mode} x {count}, from {start}");
@@ -295,15 +305,21 @@ fn a_frame_reads_and_writes_only_the_clock_units_it_may_change() {
     inst.seq = 1;
     // A clip playing on: the target's unit alone; a new state: the source's and the
     // transition's too (the running clock moves to the source).
-    assert_eq!(clock_units(&inst, false), 0);
-    assert_eq!(clock_units(&inst, true), CLOCK_UNIT_SOURCE | CLOCK_UNIT_TRANSITION);
+    assert_eq!(clock_units(inst.flags, false), 0);
+    assert_eq!(clock_units(inst.flags, true), CLOCK_UNIT_SOURCE | CLOCK_UNIT_TRANSITION);
     inst.flags = source_kind::CLIP;
-    assert_eq!(clock_units(&inst, false), CLOCK_UNIT_SOURCE | CLOCK_UNIT_TRANSITION);
+    assert_eq!(
+        clock_units(inst.flags, false),
+        CLOCK_UNIT_SOURCE | CLOCK_UNIT_TRANSITION
+    );
     // Layers: their seq (the source's unit) and their times.
     inst.flags = LAYER_ON;
-    assert_eq!(clock_units(&inst, false), CLOCK_UNIT_SOURCE | CLOCK_UNIT_TRANSITION);
+    assert_eq!(
+        clock_units(inst.flags, false),
+        CLOCK_UNIT_SOURCE | CLOCK_UNIT_TRANSITION
+    );
     inst.flags = LAYER_ON << 2;
-    assert_eq!(clock_units(&inst, false), CLOCK_UNIT_SOURCE | CLOCK_UNIT_LAYERS);
+    assert_eq!(clock_units(inst.flags, false), CLOCK_UNIT_SOURCE | CLOCK_UNIT_LAYERS);
 
     // A unit outside `units` is neither read (zero in what the frame starts from) nor written
     // (its old bytes stay), whatever the frame computed for it.

@@ -376,12 +376,47 @@ pub fn play_vat_on_gpu(
     run_vertex_pass(device, queue, &pipeline, &bind_group, &output, count)
 }
 
+/// How [`simulate_gpu`] runs its animator.
+#[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
+pub struct GpuSimulation {
+    /// The animator (its `max_instances` is the script's count; inertialization is on).
+    pub desc: AnimatorDesc,
+    /// The fused path (where the device has it), else the staged one.
+    pub fused: bool,
+    /// Every character evaluated every this many frames (update-rate LOD: the animator culls).
+    pub update_rate: Option<u32>,
+}
+
+impl GpuSimulation {
+    /// With `desc`.
+    #[must_use]
+    pub fn with_desc(mut self, desc: AnimatorDesc) -> Self {
+        self.desc = desc;
+        self
+    }
+
+    /// On the fused path or the staged one.
+    #[must_use]
+    pub fn with_fused(mut self, fused: bool) -> Self {
+        self.fused = fused;
+        self
+    }
+
+    /// Every character evaluated every `frames` frames (1, 2, 4 or 8).
+    #[must_use]
+    pub fn with_update_rate(mut self, frames: u32) -> Self {
+        self.update_rate = Some(frames);
+        self
+    }
+}
+
 /// Runs `script` on the GPU ([`crate::machine::simulate`]): an animator of the script's
 /// characters, each following machine `machine` from its entry state, the script's parameters set
 /// through the controller before each frame, one frame of `dt`, and each character's machine
 /// and events read back (waiting for the GPU) into the report the CPU mirror's run gives
-/// ([`crate::machine::simulate::simulate_cpu`]). On a device of WebGPU's default limits; `desc`
-/// says the rest (its `max_instances` is the script's count; inertialization is on).
+/// ([`crate::machine::simulate::simulate_cpu`]). On a device of WebGPU's default limits, run as
+/// `how` says.
 ///
 /// Errors: the script's (as [`crate::machine::simulate::script_writes`]); no clip of the
 /// machine's skeleton; what the animator or the device refuses.
@@ -389,7 +424,7 @@ pub fn simulate_gpu(
     library: &AnimationLibrary,
     machine: crate::machine::MachineId,
     script: &crate::machine::simulate::Script,
-    desc: &AnimatorDesc,
+    how: &GpuSimulation,
 ) -> Result<Vec<crate::machine::simulate::FrameReport>> {
     use crate::cpu::machine::MachineEvent;
     use crate::layout::MACHINE_EVENT_CLIP;
@@ -407,14 +442,19 @@ pub fn simulate_gpu(
     let desc = AnimatorDesc {
         max_instances: n.max(1),
         inertialization: true,
-        ..*desc
+        culling: how.desc.culling || how.update_rate.is_some(),
+        ..how.desc
     };
     let mut a = Animator::new(&device, library, &desc)?;
+    a.set_fused(how.fused)?;
     // Room for the most a frame of the rules appends per character (six events), and clip events.
     a.watch_events(&device, 16 * n.max(1))?;
     for c in 0..n as usize {
         a.controller_mut().add_instance(&InstanceDesc::new(clip))?;
         a.controller_mut().set_machine(c, Some(machine))?;
+        if let Some(rate) = how.update_rate {
+            a.controller_mut().set_update_rate(c, Some(rate))?;
+        }
     }
     let mut out = Vec::with_capacity(script.frames as usize);
     for f in 0..script.frames {

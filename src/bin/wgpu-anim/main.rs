@@ -147,7 +147,8 @@ enum Command {
     /// Runs a state machine over a script and prints what every character's machine did.
     ///
     /// MACHINE is a state machine's JSON file; its clips come from --library (a glTF file's first
-    /// skeleton; the built-in mannequin without it) plus any --clip. The script (JSON: dt, frames,
+    /// skeleton; without it the built-in mannequin's clips and its "locomotion" blend space, whose
+    /// parameters are the velocity's x and z) plus any --clip. The script (JSON: dt, frames,
     /// characters, and per frame and character the parameters to set) runs at its fixed dt. Per
     /// frame and character it prints the state playing (a running transition's source), its
     /// normalized time, the transition running (index, source, destination, weight) and the

@@ -13,8 +13,8 @@ pub(crate) fn simulate(a: &SimulateArgs) -> Result<(), String> {
     let frames = if a.cpu {
         simulate_cpu(&lib, id, &script).map_err(|e| e.to_string())?
     } else {
-        let desc = wgpu_anim::AnimatorDesc::default();
-        wgpu_anim::testing::simulate_gpu(&lib, id, &script, &desc).map_err(|e| e.to_string())?
+        let how = wgpu_anim::testing::GpuSimulation::default();
+        wgpu_anim::testing::simulate_gpu(&lib, id, &script, &how).map_err(|e| e.to_string())?
     };
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&frames).map_err(|e| e.to_string())?);
@@ -25,7 +25,8 @@ pub(crate) fn simulate(a: &SimulateArgs) -> Result<(), String> {
 }
 
 /// The library the machine's states play: the glTF file's first skeleton and its clips (or the
-/// mannequin and its), the rest-pose clips of `--clip`, and the machine.
+/// mannequin and its, with its locomotion blend space), the rest-pose clips of `--clip`, and the
+/// machine.
 fn library(a: &SimulateArgs, machine: &StateMachine) -> Result<(AnimationLibrary, MachineId), String> {
     let mut b = LibraryBuilder::new();
     let (skeleton, clips) = match &a.library {
@@ -52,8 +53,14 @@ fn library(a: &SimulateArgs, machine: &StateMachine) -> Result<(AnimationLibrary
         extra.push(rest_clip(name, seconds));
     }
     let s = b.add_skeleton(skeleton);
+    let mut ids = Vec::new();
     for clip in clips.iter().chain(&extra) {
-        b.add_clip(s, clip).map_err(|e| e.to_string())?;
+        ids.push(b.add_clip(s, clip).map_err(|e| e.to_string())?);
+    }
+    if a.library.is_none() {
+        // The mannequin's locomotion blend space, for states that play a tree.
+        b.add_blend_tree(&wgpu_anim::mannequin::locomotion_tree(&ids))
+            .map_err(|e| e.to_string())?;
     }
     let id = b
         .add_state_machine(s, machine)

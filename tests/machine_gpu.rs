@@ -395,3 +395,164 @@ fn the_clock_stage_plays_what_its_mirror_plays() {
         "kept {kept}, snapshots {snapshots}, inertialized {inertial}"
     );
 }
+
+/// What a state machine's crowd shows after a frame, as bits: each character's machine and
+/// parameter slots, clock and palette.
+fn crowd_state(device: &wgpu::Device, queue: &wgpu::Queue, a: &Animator) -> Vec<u32> {
+    let (states, slots) = a.read_machines_page(device, queue, 0).unwrap();
+    let (clocks, pose) = a.read_back(device, queue).unwrap();
+    let mut bits: Vec<u32> = bytemuck::cast_slice(&states).to_vec();
+    bits.extend_from_slice(bytemuck::cast_slice(&slots));
+    bits.extend_from_slice(bytemuck::cast_slice(&clocks));
+    bits.extend_from_slice(bytemuck::cast_slice(&pose.palette));
+    bits
+}
+
+/// A crowd following machines, its device lost mid-script: the rebuilt animator (its newest
+/// checkpoint, then the frames since replayed) continues bit for bit as one that never lost its
+/// device, machines, parameters (triggers consumed on the GPU included), clocks and palettes.
+#[test]
+fn machines_survive_a_lost_device() {
+    let (lib, id) = library();
+    let n = 32;
+    let script = random_script(5, n, 40);
+    let make = |device: &wgpu::Device| {
+        let desc = AnimatorDesc::default().with_max_instances(n).with_inertialization(true);
+        let mut a = Animator::new(device, &lib, &desc).unwrap();
+        let clip = lib.clip_at(0).unwrap();
+        for c in 0..n as usize {
+            a.controller_mut().add_instance(&InstanceDesc::new(clip)).unwrap();
+            a.controller_mut().set_machine(c, Some(id)).unwrap();
+        }
+        a
+    };
+    let edit = |a: &mut Animator, f: u32| {
+        for e in script.events.iter().filter(|e| e.frame == f) {
+            if e.reset {
+                a.controller_mut().reset_machine(e.character as usize).unwrap();
+            }
+            for (name, &value) in &e.set {
+                a.controller_mut()
+                    .set_parameter(e.character as usize, name, value)
+                    .unwrap();
+            }
+        }
+    };
+    let run = |device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator| {
+        a.prepare(queue, script.dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder).unwrap();
+        queue.submit([encoder.finish()]);
+    };
+    let (device_a, queue_a) = common::device();
+    let (device_b, queue_b) = common::device();
+    let mut lost = make(&device_a);
+    lost.set_recovery(&device_a, std::num::NonZeroU32::new(4));
+    let mut reference = make(&device_b);
+    let lost_after = 23;
+    for f in 0..lost_after {
+        edit(&mut lost, f);
+        run(&device_a, &queue_a, &mut lost);
+        edit(&mut reference, f);
+        run(&device_b, &queue_b, &mut reference);
+    }
+    edit(&mut lost, lost_after);
+    edit(&mut reference, lost_after);
+    device_a.destroy();
+    let mut rebuilt = lost.rebuild(&device_b, &queue_b).unwrap();
+    drop(lost);
+    let mut transitions = 0;
+    for f in lost_after..lost_after + 8 {
+        if f > lost_after {
+            edit(&mut rebuilt, f);
+            edit(&mut reference, f);
+        }
+        run(&device_b, &queue_b, &mut rebuilt);
+        run(&device_b, &queue_b, &mut reference);
+        let (got, want) = (
+            crowd_state(&device_b, &queue_b, &rebuilt),
+            crowd_state(&device_b, &queue_b, &reference),
+        );
+        assert!(got == want, "frame {f}: the rebuilt crowd differs");
+        let (states, _) = reference.read_machines_page(&device_b, &queue_b, 0).unwrap();
+        transitions += states.iter().filter(|s| s.running().is_some()).count();
+    }
+    assert!(transitions > 0, "transitions ran across the rebuild");
+}
+
+/// What the animator reads back without waiting: every watched character's machine each frame
+/// and its machine's events exactly once, as the CPU mirror's run of the same script.
+#[test]
+fn machines_and_their_events_come_back_without_waiting() {
+    let (lib, id) = library();
+    let (device, queue) = common::device();
+    let n = 24;
+    let script = random_script(6, n, 300);
+    let cpu_run = simulate_cpu(&lib, id, &script).unwrap();
+    let desc = AnimatorDesc::default().with_max_instances(n).with_inertialization(true);
+    let mut a = Animator::new(&device, &lib, &desc).unwrap();
+    let clip = lib.clip_at(0).unwrap();
+    for c in 0..n as usize {
+        a.controller_mut().add_instance(&InstanceDesc::new(clip)).unwrap();
+        a.controller_mut().set_machine(c, Some(id)).unwrap();
+    }
+    a.watch_events(&device, 16 * n).unwrap();
+    let everyone: Vec<usize> = (0..n as usize).collect();
+    a.watch_machines(&device, &everyone).unwrap();
+    let mut got = Vec::new();
+    for f in 0..script.frames {
+        for e in script.events.iter().filter(|e| e.frame == f) {
+            if e.reset {
+                a.controller_mut().reset_machine(e.character as usize).unwrap();
+            }
+            for (name, &value) in &e.set {
+                a.controller_mut()
+                    .set_parameter(e.character as usize, name, value)
+                    .unwrap();
+            }
+        }
+        a.prepare(&queue, script.dt);
+        let mut encoder = device.create_command_encoder(&Default::default());
+        a.encode(&mut encoder).unwrap();
+        queue.submit([encoder.finish()]);
+        got.extend(a.take_readbacks());
+    }
+    a.wait_readbacks();
+    got.extend(a.take_readbacks());
+    assert!(got.len() as u32 + a.readback_skipped() as u32 >= script.frames - 1);
+    let names = lib.machines().state_names(id).unwrap();
+    let mut events = 0;
+    for r in &got {
+        // Frames count from 1; the script's from 0.
+        let want = &cpu_run[r.frame as usize - 1];
+        for (c, ms) in r.machines.iter().enumerate() {
+            let w = &want.characters[c];
+            assert_eq!(
+                names[ms.playing().unwrap() as usize],
+                w.state,
+                "frame {}, character {c}",
+                r.frame
+            );
+            assert!(
+                (ms.normalized_time() - w.time).abs() <= 1e-6,
+                "frame {}, character {c}",
+                r.frame
+            );
+            assert_eq!(ms.running().map(|t| t.0), w.transition.as_ref().map(|t| t.index));
+            let mine: Vec<String> = r
+                .machine_events
+                .iter()
+                .filter(|(ch, _)| *ch == c as u32)
+                .map(|(_, e)| wgpu_anim::layout::machine_event::NAMES[e.kind as usize].to_owned())
+                .collect();
+            let theirs: Vec<String> = w.events.iter().map(|e| e.kind.clone()).collect();
+            assert_eq!(mine, theirs, "frame {}, character {c}: events", r.frame);
+            events += mine.len();
+        }
+        assert!(
+            r.events.iter().all(|e| e.clip != MACHINE_EVENT_CLIP),
+            "clip events apart"
+        );
+    }
+    assert!(events > 50, "{events} machine events read back");
+}

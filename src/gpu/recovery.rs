@@ -430,8 +430,9 @@ fn surviving(survival: Survival) -> impl Iterator<Item = Resource> {
 
 /// What of page `page` holds snapshots a later frame may read — `unit(k, instance)` of its
 /// instance `k`: its joints, or the instance itself — in runs `(first, end)` of consecutive
-/// instances: those that keep their pose this frame, and those whose transition still running
-/// reads it (a cross-fade from a snapshot, an inertialized transition's offset).
+/// instances: those that keep their pose this frame, those whose transition still running
+/// reads it (a cross-fade from a snapshot, an inertialized transition's offset), and those that
+/// follow a state machine.
 fn snapshot_runs(
     controller: &Controller,
     page: usize,
@@ -443,7 +444,8 @@ fn snapshot_runs(
     let mut open = false;
     for (k, inst) in controller.page_instances(page).iter().enumerate() {
         let kind = inst.source_kind();
-        let live = inst.flags & KEEP_POSE != 0
+        // A state machine's transitions are decided on the GPU: any may hold a snapshot.
+        let live = inst.flags & (KEEP_POSE | crate::layout::MACHINE) != 0
             || ((kind == source_kind::SNAPSHOT || kind == source_kind::OFFSET)
                 && controller.transition_running(first + k));
         let span = unit(k as u32, inst);

@@ -215,6 +215,34 @@ pub const MACHINE_PLAYBACK_KEEPS: u32 = super::ROOT_MOTION
 pub const MACHINE_EVENT_CLIP: u32 = 0xffff_fffe;
 
 impl GpuMachineState {
+    /// The state playing (while a transition runs, its source), relative to its machine; `None`
+    /// without a machine.
+    #[must_use]
+    pub fn playing(&self) -> Option<u32> {
+        (self.machine != MACHINE_NONE).then_some(self.current)
+    }
+
+    /// The playing state's normalized time: loops since it started at 0, not wrapped.
+    #[must_use]
+    pub fn normalized_time(&self) -> f64 {
+        self.time.get() as f64 / MACHINE_LOOP_TICKS as f64
+    }
+
+    /// The transition running: its index, its destination and its weight
+    /// (`min(1, progress / duration)`).
+    #[must_use]
+    pub fn running(&self) -> Option<(u32, u32, f32)> {
+        if self.machine == MACHINE_NONE || self.transition == MACHINE_NONE {
+            return None;
+        }
+        let weight = if self.duration > 0.0 {
+            (self.progress.to_f32() / self.duration).min(1.0)
+        } else {
+            1.0
+        };
+        Some((self.transition, self.destination, weight))
+    }
+
     /// A character of `machine` just set or reset: in `entry` at normalized time 0, no
     /// transition.
     #[must_use]

@@ -253,6 +253,7 @@ impl Resource {
                 name: "machine_states",
                 wgsl_type: "array<MachineState>",
                 min_binding_size: size_of::<crate::layout::GpuMachineState>() as u64,
+                read_back: true,
                 survival: Survival::Checkpointed,
                 ..page
             },

@@ -8,7 +8,7 @@ use super::ring::{Ring, RingCopy, RingLayout, RingPart};
 use crate::error::{Error, Result};
 use crate::gpu::animator::{Animator, event_log_buffer};
 use crate::gpu::page::Page;
-use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuOutput, MAX_SOCKETS};
+use crate::layout::{GpuEventLogHead, GpuEventRecord, GpuMachineState, GpuOutput, MACHINE_EVENT_CLIP, MAX_SOCKETS};
 use crate::math::Affine;
 use crate::shaders::Resource;
 
@@ -26,19 +26,29 @@ pub struct FrameReadback {
     /// displacement) and float curves — in the order given to
     /// [`crate::Animator::watch_outputs`].
     pub outputs: Vec<GpuOutput>,
-    /// The events the frame fired ([`crate::Animator::watch_events`]), in the order the GPU
+    /// The clip events the frame fired ([`crate::Animator::watch_events`]), in the order the GPU
     /// appended them (any order within a frame).
     pub events: Vec<GpuEventRecord>,
     /// Events the frame fired that did not fit the log (counted, not kept).
     pub events_overflow: u32,
+    /// The state machines' events the frame emitted (the same log, [`crate::Animator::watch_events`]):
+    /// the character (its animator index) and the event, each character's in the order its
+    /// machine emitted them ([`crate::machine`]: `state_entered`, `transition_ended`,
+    /// `state_exited`, `transition_started`), exactly once each.
+    pub machine_events: Vec<(u32, crate::cpu::machine::MachineEvent)>,
+    /// The watched characters' state machines after the frame ([`crate::Animator::watch_machines`]),
+    /// in the order given: the state playing, its normalized time, the transition running
+    /// ([`GpuMachineState::playing`] and its neighbours say them).
+    pub machines: Vec<GpuMachineState>,
 }
 
-/// The resource each watch reads: sockets, outputs, events.
+/// The resource each watch reads: sockets, outputs, events, machines.
 const SOCKETS: Resource = Resource::Palettes;
 const OUTPUTS: Resource = Resource::CharacterState;
 const EVENTS: Resource = Resource::Events;
+const MACHINES: Resource = Resource::MachineStates;
 // The binding table says each may be read back.
-const _: () = assert!(SOCKETS.read_back() && OUTPUTS.read_back() && EVENTS.read_back());
+const _: () = assert!(SOCKETS.read_back() && OUTPUTS.read_back() && EVENTS.read_back() && MACHINES.read_back());
 
 /// What an animator watches: the ring its watches read back through and the event log its
 /// clock (or fused) passes append to. The animator owns one; only this module changes it.
@@ -287,6 +297,35 @@ impl Animator {
         self.watches().event_capacity
     }
 
+    /// Reads back the state machines of `characters` ([`crate::machine`]: the state playing, its
+    /// normalized time, the transition running) with every frame, through the same ring and with
+    /// the same latency as [`Animator::watch_sockets`] ([`FrameReadback::machines`]); 64 bytes
+    /// each. What a machine emits (`state_entered` and the like) comes with the events
+    /// ([`Animator::watch_events`], [`FrameReadback::machine_events`]). An empty list stops.
+    /// Watch again after adding or removing characters.
+    ///
+    /// Errors (nothing changes): a character that does not exist, buffers the device refuses.
+    pub fn watch_machines(&mut self, device: &wgpu::Device, characters: &[usize]) -> Result<()> {
+        let record = size_of::<GpuMachineState>() as u64;
+        let mut copies: Vec<RingCopy> = Vec::new();
+        for (k, &index) in characters.iter().enumerate() {
+            let (page, element) = self.controller().page_of(index).ok_or_else(|| Error::Instance {
+                instance: index,
+                what: "does not exist: its machine cannot be watched".into(),
+            })?;
+            let sections = MACHINES.instance_sections(self.controller().page_capacity(page));
+            let states = sections.as_slice()[0];
+            push_copy(&mut copies, page, states.at(element as u64), k as u64 * record, record);
+        }
+        let part = RingPart {
+            resource: MACHINES,
+            bytes: characters.len() as u64 * record,
+            copies,
+        };
+        self.watches_mut().ring = make_ring(device, self.watches().ring_layout().with(part))?;
+        Ok(())
+    }
+
     /// The frames read back since the last call ([`Animator::watch_sockets`]), oldest first,
     /// each once.
     pub fn take_readbacks(&mut self) -> Vec<FrameReadback> {
@@ -336,12 +375,26 @@ fn decode(layout: &RingLayout, frame: u64, slot: &[u8]) -> FrameReadback {
         let kept = (head.count as usize).min(records.len() / size_of::<GpuEventRecord>());
         (read_all(&records[..kept * size_of::<GpuEventRecord>()]), head.overflow)
     };
+    let (machine, clip): (Vec<GpuEventRecord>, Vec<GpuEventRecord>) = events
+        .into_iter()
+        .partition(|r: &GpuEventRecord| r.clip == MACHINE_EVENT_CLIP);
     FrameReadback {
         frame,
         sockets: read_all(layout.part(SOCKETS, slot)),
         outputs: read_all(layout.part(OUTPUTS, slot)),
-        events,
+        events: clip,
         events_overflow,
+        machine_events: machine
+            .iter()
+            .map(|r| {
+                let event = crate::cpu::machine::MachineEvent {
+                    kind: r.event,
+                    index: r.state,
+                };
+                (r.character, event)
+            })
+            .collect(),
+        machines: read_all(layout.part(MACHINES, slot)),
     }
 }
 

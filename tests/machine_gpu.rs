@@ -556,3 +556,72 @@ fn machines_and_their_events_come_back_without_waiting() {
     }
     assert!(events > 50, "{events} machine events read back");
 }
+
+/// A compute pass of the user's own writes a parameter slot before the animator's passes: the
+/// clock pass of the same frame decides on it, as on a slot the controller set.
+#[test]
+fn a_users_pass_sets_parameters_the_same_frame_decides_on() {
+    let (lib, id) = library();
+    let (device, queue) = common::device();
+    let n = 8u32;
+    // A machine with inertialized transitions needs the room for them.
+    let plain = AnimatorDesc::default().with_max_instances(n);
+    let mut a = Animator::new(&device, &lib, &plain).unwrap();
+    a.controller_mut()
+        .add_instance(&InstanceDesc::new(lib.clip_at(0).unwrap()))
+        .unwrap();
+    let refused = a.controller_mut().set_machine(0, Some(id)).unwrap_err().to_string();
+    assert!(refused.contains("inertialization"), "{refused}");
+    let desc = plain.with_inertialization(true);
+    let mut a = Animator::new(&device, &lib, &desc).unwrap();
+    let clip = lib.clip_at(0).unwrap();
+    for c in 0..n as usize {
+        a.controller_mut().add_instance(&InstanceDesc::new(clip)).unwrap();
+        a.controller_mut().set_machine(c, Some(id)).unwrap();
+    }
+    // `vz` above 0.5 takes idle to loco (transition 2), for the even characters only.
+    let (slot, _) = lib.machines().parameter(id, "vz").unwrap();
+    let source = format!(
+        "@group(0) @binding(0) var<storage, read_write> machine_parameters: array<array<u32, 16>>;
+         @compute @workgroup_size(8)
+         fn main(@builtin(global_invocation_id) id: vec3<u32>) {{
+             if (id.x % 2u == 0u) {{ machine_parameters[id.x][{slot}] = bitcast<u32>(1.0); }}
+         }}"
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(a.page_machine_parameter_buffer(0).unwrap()),
+        }],
+    });
+    a.prepare(&queue, 1.0 / 32.0);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+    a.encode(&mut encoder).unwrap();
+    queue.submit([encoder.finish()]);
+    let (states, slots) = a.read_machines_page(&device, &queue, 0).unwrap();
+    for c in 0..n as usize {
+        let moved = c % 2 == 0;
+        assert_eq!(states[c].running().map(|t| t.0), moved.then_some(2), "character {c}");
+        assert_eq!(f32::from_bits(slots[c][slot]), if moved { 1.0 } else { 0.0 });
+    }
+}

@@ -64,6 +64,39 @@ impl Animator {
             })
     }
 
+    /// Page `page`'s state machine parameter slots ([`crate::machine`]): 16 32-bit slots per
+    /// instance, instance `i` of the page at `i · 16`, each an `f32`, an `i32` or 0/1 by its
+    /// parameter's kind (slot `k` is parameter `k` of the instance's machine:
+    /// [`crate::machine::MachineLibrary::parameter`]). A compute pass of your own may write them
+    /// before the animator's passes (GPU crowd logic: steering, perception): encode it first in
+    /// the frame's encoder, or submit it first. Declare it as
+    ///
+    /// ```wgsl
+    /// @group(0) @binding(0) var<storage, read_write> machine_parameters: array<array<u32, 16>>;
+    /// // A float parameter: machine_parameters[i][k] = bitcast<u32>(value);
+    /// ```
+    ///
+    /// Writes of the controller ([`super::Controller::set_parameter`]) land when the frame is
+    /// prepared, before any pass of it: a pass that writes a slot wins over them. The clock pass
+    /// clears the triggers the transitions it fires consume. A section of the page's character
+    /// state ([`crate::shaders::Resource::MachineParameters`]): bind it as given (its offset is a
+    /// multiple of 256 bytes). `None` for a page that does not exist.
+    #[must_use]
+    pub fn page_machine_parameter_buffer(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
+        self.pages().get(page).map(|p| p.binding(Resource::MachineParameters))
+    }
+
+    /// Page `page`'s state machines as they run ([`crate::layout::GpuMachineState`], 64 bytes
+    /// per instance, WGSL `MachineState` of the `wgpu_anim::types` module): what a pass of your
+    /// own may read after the animator's passes (the state playing, its normalized time, the
+    /// transition running). Write it only through the controller. A section of the page's
+    /// character state ([`crate::shaders::Resource::MachineStates`]). `None` for a page that does
+    /// not exist.
+    #[must_use]
+    pub fn page_machine_state_buffer(&self, page: usize) -> Option<wgpu::BufferBinding<'_>> {
+        self.pages().get(page).map(|p| p.binding(Resource::MachineStates))
+    }
+
     /// Page `page`'s list of the instances the frame evaluated, when the animator culls
     /// ([`super::AnimatorDesc::culling`]): a [`crate::layout::GpuVisibleHead`] (the later stages'
     /// indirect dispatch arguments and the count, at

@@ -1,9 +1,9 @@
 //! Animation state machines: parameters, states, transitions with conditions and exit times,
 //! `Any` transitions, decided per character every frame.
 //!
-//! A [`StateMachine`] is authored in code or loaded from JSON ([`StateMachine::from_json`], with
-//! the `json` feature; the schema is these types' fields, in snake case, and
-//! `assets/locomotion.machine.json` is an example). [`crate::LibraryBuilder::add_state_machine`]
+//! A [`StateMachine`] is authored in code or loaded from JSON (`StateMachine::from_json` and
+//! `load`, with the `json` feature; the schema is these types' fields, in snake case: the
+//! [state machines guide](crate::guide::state_machines) has it in full). [`crate::LibraryBuilder::add_state_machine`]
 //! validates it against the library's clips and blend trees and packs it into the arrays the GPU
 //! reads ([`MachineLibrary`]); everything the reference refuses is refused there, with an error
 //! naming the machine and the transition ([`crate::Error::Machine`]), and nothing is added.

@@ -455,7 +455,6 @@ pub(crate) fn node_child_weights(lib: &BlendLibrary, node: &GpuBlendNode, params
     w
 }
 
-/// The checked form of [`node_child_weights`], public as `cpu::node_child_weights`.
 /// Leaves of a blend tree with their weights. WGSL `Leaves`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Leaves {
@@ -522,6 +521,7 @@ pub(crate) fn tree_leaves(lib: &AnimationLibrary, offset: u32, count: u32, param
     leaves
 }
 
+/// The checked form of [`node_child_weights`], public as `cpu::node_child_weights`.
 pub(crate) mod checked {
     use crate::blend::BlendLibrary;
     use crate::error::{Error, Result};

@@ -1,4 +1,4 @@
-//! The guide: how to embed the library, how a frame flows, testing, compression, performance, and
+//! The guide: how to embed the library, how a frame flows, state machines, testing, compression, performance, and
 //! the crowd demo and the tools. Each page is a Markdown file beside this one (`src/guide/`),
 //! readable on its own too; dated benchmark runs are in `benches/results/`.
 
@@ -7,6 +7,9 @@ pub mod embedding {}
 
 #[doc = include_str!("architecture.md")]
 pub mod architecture {}
+
+#[doc = include_str!("state_machines.md")]
+pub mod state_machines {}
 
 #[doc = include_str!("testing.md")]
 pub mod testing {}

@@ -204,6 +204,10 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let flags = p.flags;
     var c = load_clock_target(i);
     let kind = flags & 15u;
+    // The sample stage reads a transition's length from the instance: a machine's, written here.
+    if ((instance_flags & MACHINE) != 0u && kind != SOURCE_NONE) {
+        instances[i].transition_duration = p.transition_duration;
+    }
     let target_started = p.seq != c.seq;
     // The clock's other units, only where this frame may change them: the source's and the
     // transition's when a state starts or a transition runs, the layers' seq and times while

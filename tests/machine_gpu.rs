@@ -332,6 +332,10 @@ fn the_clock_stage_plays_what_its_mirror_plays() {
         // What the clock pass starts from: the buffers once the frame's uploads are in.
         let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
         let (mut states, mut slots) = a.read_machines_page(&device, &queue, 0).unwrap();
+        // The instances as the GPU holds them: the clock writes a machine's transition length.
+        let mut instances: Vec<wgpu_anim::layout::GpuInstance> = a
+            .read_page_buffer(&device, &queue, 0, Resource::Instances, 0, u64::from(n))
+            .unwrap();
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
@@ -340,7 +344,9 @@ fn the_clock_stage_plays_what_its_mirror_plays() {
         let (gpu_states, gpu_slots) = a.read_machines_page(&device, &queue, 0).unwrap();
         let (gpu_events, _) = a.read_events(&device, &queue).unwrap();
         let frame = a.frame_uniform(0).unwrap();
-        let mut instances = a.controller().instances().to_vec();
+        let gpu_instances: Vec<wgpu_anim::layout::GpuInstance> = a
+            .read_page_buffer(&device, &queue, 0, Resource::Instances, 0, u64::from(n))
+            .unwrap();
         let mut lists = vec![Default::default(); n as usize];
         let mut log = EventLog::new(a.event_capacity() as usize);
         let mut page = PageBuffers::new(&frame, &mut instances)
@@ -352,6 +358,7 @@ fn the_clock_stage_plays_what_its_mirror_plays() {
             .section(Resource::MachineParameters, &mut slots);
         cpu::clock(&lib, &mut page).unwrap();
         drop(page);
+        assert_eq!(gpu_instances, instances, "frame {f}: instances");
         assert_eq!(gpu_states, states, "frame {f}: machines");
         assert_eq!(gpu_slots, slots, "frame {f}: parameter slots");
         assert_eq!(gpu_clocks, clocks, "frame {f}: clocks");

@@ -196,18 +196,24 @@ fn instance_playback(i: u32, flags: u32) -> Playback {
 fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     let instance_flags = instances[i].flags;
     var p: Playback;
+#ifdef MACHINES
     if ((instance_flags & MACHINE) != 0u) {
         p = machine_playback(i, machine_step(i, dt), instance_flags);
     } else {
         p = instance_playback(i, instance_flags);
     }
+#else
+    p = instance_playback(i, instance_flags);
+#endif
     let flags = p.flags;
     var c = load_clock_target(i);
     let kind = flags & 15u;
+#ifdef MACHINES
     // The sample stage reads a transition's length from the instance: a machine's, written here.
     if ((instance_flags & MACHINE) != 0u && kind != SOURCE_NONE) {
         instances[i].transition_duration = p.transition_duration;
     }
+#endif
     let target_started = p.seq != c.seq;
     // The clock's other units, only where this frame may change them: the source's and the
     // transition's when a state starts or a transition runs, the layers' seq and times while
@@ -330,11 +336,12 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
             let layer = instances[i].layers[k];
             let def = layer_defs[layer.def];
             // Layers read the instance's own parameters (a machine's trees read the machine's).
+            params = p.params;
+#ifdef MACHINES
             if ((instance_flags & MACHINE) != 0u) {
                 params = instances[i].params;
-            } else {
-                params = p.params;
             }
+#endif
             events.started = 0u;
             if (bitcast<i32>(layer.seq - seen_layer_seq) > 0) {
                 c.layer_time[k] = ticks_of(ticks_from_f32(layer.start_time));

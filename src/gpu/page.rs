@@ -279,24 +279,33 @@ pub(super) fn check_pages(
 mod tests {
     use super::*;
 
-    /// As many instances per page as the character state allows (a clock, an output and a blend
-    /// list each: 64 + 128 + 320 bytes, its sections' starts on 256-byte boundaries, which
-    /// 128 MiB over 512 bytes meets exactly), joints for that many of the largest skeleton.
+    /// As many instances per page as the character state allows (a clock, an output, a blend
+    /// list, a state machine and its parameters each: 64 + 128 + 320 + 64 + 64 bytes, its
+    /// sections' starts on 256-byte boundaries, which take the room of one character of the
+    /// 128 MiB over 640 bytes), joints for that many of the largest skeleton.
     #[test]
     fn pages_hold_as_many_instances_as_their_largest_buffer_allows() {
         let limits = wgpu::Limits::default();
         let cap = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-        let by_state = (cap / 512) as u32;
+        let by_state = (cap / 640) as u32 - 1;
+        let state = |n| {
+            Resource::CharacterState
+                .page_bytes(n, 1, PageOptions::default())
+                .unwrap()
+        };
+        assert!(state(by_state) <= cap && state(by_state + 1) > cap);
+        // Pages of `by_state` instances, then the rest.
+        let full = |total: u32| {
+            let mut pages = vec![by_state; (total / by_state) as usize];
+            pages.push(total % by_state);
+            pages
+        };
         // One-joint characters: the character state bounds the page.
         let pages = page_layout(&limits, 500_000, None, 500_000, false, 1, PageOptions::default()).unwrap();
-        let rest = 500_000 - by_state;
-        assert_eq!(pages, vec![(by_state, by_state), (rest, rest)]);
+        assert_eq!(pages, full(500_000).iter().map(|&n| (n, n)).collect::<Vec<_>>());
         // A joint budget: instances alone bound the pages.
         let pages = page_layout(&limits, 1_000_000, None, 1_000_000, true, 1, PageOptions::default()).unwrap();
-        assert_eq!(
-            pages.iter().map(|p| p.0).collect::<Vec<_>>(),
-            vec![by_state, by_state, by_state, 1_000_000 - 3 * by_state]
-        );
+        assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), full(1_000_000));
         // Sixty-joint characters with sockets and layers: the local poses (the pose and the
         // mesh-space delta, 96 B per joint) bound the page; without layers the palettes (48 B
         // per joint and the socket matrices, 48 B each) do, the pose history beside them

@@ -241,7 +241,7 @@ fn a_crowd_follows_its_state_machine_and_waves_on_the_trigger() {
     )
     .unwrap();
     crowd.set_camera(&queue, &crowd.overview_camera(1.0));
-    let mut run = |crowd: &mut Crowd, frames: u32| {
+    let run = |crowd: &mut Crowd, frames: u32| {
         for _ in 0..frames {
             crowd.update(&queue, 1.0 / 30.0);
             let mut encoder = device.create_command_encoder(&Default::default());

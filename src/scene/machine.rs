@@ -22,8 +22,8 @@ impl Character {
     /// machine `machine` ([`Character::machine`]): its library holds the crowd's clips, its
     /// locomotion tree and layer assets, the one-shot [`WAVE_ONCE`] clip, and `machine`, which
     /// may play any of them. A crowd of it sets the machine's float parameters
-    /// [`MACHINE_SPEED`](super::MACHINE_SPEED) and [`MACHINE_DIRECTION`](super::MACHINE_DIRECTION) (when it has them) as it steers each member,
-    /// and [`Crowd::trigger`] sets its triggers.
+    /// [`MACHINE_SPEED`](super::MACHINE_SPEED) and [`MACHINE_DIRECTION`](super::MACHINE_DIRECTION)
+    /// (when it has them) as it steers each member, and [`Crowd::trigger`] sets its triggers.
     ///
     /// Errors: a machine the library refuses ([`crate::LibraryBuilder::add_state_machine`]).
     pub fn mannequin_with_machine(

@@ -6,11 +6,23 @@
 //! compressed (`wgpu_anim::offline::compress`) and decoded by the sample pass; `--raw-clips` plays the raw
 //! keys.
 //!
+//! What each mannequin plays is decided on the GPU by a state machine, `assets/crowd.machine.json`
+//! (built into the demo; `--machine PATH` reads another, `--no-machine` lets the crowd blend its
+//! locomotion tree and cross-fade to idle and back itself, with a share of the crowd waving all
+//! the time): idle, walk, run, walk_backward, strafe_left and strafe_right by the speed and
+//! direction the wander logic steers each member at (float parameters `speed`, m/s, and
+//! `direction`, degrees from straight ahead, positive to the left), and a one-shot `wave` on
+//! trigger `wave` from any state, back to idle once played (exit time 1). W sets the trigger on a
+//! random tenth of the crowd (`--wave-at N` presses it at frame N; with `--headless`, at a third
+//! of the frames unless given). The window title shows how many characters each state holds,
+//! read back from the GPU without waiting; `--headless` prints them at the end.
+//!
 //! ```text
 //! cargo run --release --example crowd -- [--model PATH] [--raw-clips] [--count N] [--frames N --screenshot PATH] [--headless]
+//!     [--machine PATH | --no-machine] [--wave-at N]
 //! ```
 //!
-//! Mouse: drag to orbit, wheel to zoom. Keys: Space pauses everything, P pauses or resumes the
+//! Mouse: drag to orbit, wheel to zoom. Keys: W makes a random tenth of the crowd wave, Space pauses everything, P pauses or resumes the
 //! animation only (characters keep moving, the camera still orbits), L toggles the characters'
 //! movement (walking across the field, or animating in place), +/- change the time scale,
 //! Up/Down add or remove 10 % of the characters, R resets the camera, K loses the GPU device (the
@@ -48,6 +60,7 @@ const KEY_HELP: &str = "\
 crowd demo controls:
   drag         orbit the camera
   wheel        zoom
+  W            a random tenth of the crowd waves (the machine's trigger `wave`)
   Space        pause / resume everything
   P            pause / resume the animation only (characters keep moving)
   L            characters move across the field / animate in place
@@ -108,6 +121,36 @@ struct Args {
     /// 4 or 8 frames].
     #[arg(long)]
     no_lod: bool,
+    /// The mannequins' state machine, a JSON file [default: assets/crowd.machine.json, built in].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_machine")]
+    machine: Option<PathBuf>,
+    /// No state machine: the crowd chooses what each mannequin plays itself.
+    #[arg(long)]
+    no_machine: bool,
+    /// Press W (a random tenth of the crowd waves) at frame N [default with --headless: a third
+    /// of the frames].
+    #[arg(long, value_name = "N")]
+    wave_at: Option<u32>,
+}
+
+/// The mannequins' state machine (`--machine` replaces it).
+const CROWD_MACHINE: &str = include_str!("../assets/crowd.machine.json");
+
+/// The machine of `--machine`, or the built-in one.
+fn machine(args: &Args) -> Result<wgpu_anim::machine::StateMachine, wgpu_anim::Error> {
+    match &args.machine {
+        Some(path) => wgpu_anim::machine::StateMachine::load(path),
+        None => wgpu_anim::machine::StateMachine::from_json(CROWD_MACHINE),
+    }
+}
+
+/// W: the machine's trigger `wave` on a random tenth of the crowd.
+fn wave(crowd: &mut Crowd) {
+    match crowd.trigger("wave", 0.1) {
+        Ok(0) => println!("W: no character follows a state machine (--no-machine, or --model)"),
+        Ok(n) => println!("W: {n} characters wave"),
+        Err(e) => println!("W: {e}"),
+    }
 }
 
 /// How the crowd is skinned: dual quaternions with `--dual-quaternion`.
@@ -186,7 +229,8 @@ fn character(args: &Args) -> Result<Character, wgpu_anim::Error> {
     let format = if args.raw_clips { ClipFormat::Raw } else { ClipFormat::Compressed };
     match &args.model {
         Some(path) => Character::from_gltf_in(path, format),
-        None => Ok(Character::mannequin_in(format)),
+        None if args.no_machine => Ok(Character::mannequin_in(format)),
+        None => Character::mannequin_with_machine(format, &machine(args)?),
     }
 }
 
@@ -365,7 +409,11 @@ impl App {
             }
         }
         let lose_at = self.args.as_ref().and_then(|a| a.lose_device_at);
+        let wave_at = self.args.as_ref().and_then(|a| a.wave_at);
         let Some(g) = self.gpu.as_mut() else { return };
+        if wave_at == Some(self.frames_done) {
+            wave(&mut g.crowd);
+        }
         if lose_at == Some(self.frames_done) && !g.lost.load(Ordering::Acquire) {
             println!("--lose-device-at {}: destroying the device", self.frames_done);
             g.device.destroy();
@@ -427,6 +475,9 @@ impl App {
             if !g.crowd.is_moving() {
                 state += " (in place)";
             }
+            if let Some(n) = g.crowd.machine_counts() {
+                state += &format!(" — {n}");
+            }
             let seen = match g.crowd.cull_counts(&g.device, &g.queue) {
                 Ok(Some(n)) => format!(" ({} seen skinned, {} evaluated, {} by VAT)", n.drawn, n.evaluated, n.vat),
                 _ => String::new(),
@@ -461,6 +512,7 @@ impl App {
         let Some(g) = self.gpu.as_mut() else { return };
         match key {
             Key::Named(NamedKey::Escape) => event_loop.exit(),
+            Key::Character(c) if c.as_str().eq_ignore_ascii_case("w") => wave(&mut g.crowd),
             Key::Named(NamedKey::Space) => self.paused = !self.paused,
             Key::Named(NamedKey::ArrowDown) => {
                 let n = g.crowd.count() * 9 / 10;
@@ -701,8 +753,12 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     start_options(&queue, &mut crowd, args)?;
     let orbit = Orbit::new(&crowd);
     let frames = args.frames.unwrap_or(120);
+    let wave_at = args.wave_at.unwrap_or(frames / 3);
     let started = Instant::now();
     for frame in 0..frames {
+        if frame == wave_at {
+            wave(&mut crowd);
+        }
         if args.lose_device_at == Some(frame) {
             println!("--lose-device-at {frame}: destroying the device");
             device.destroy();
@@ -736,6 +792,9 @@ fn run_headless(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         crowd.character.name,
         started.elapsed().as_secs_f64() * 1e3
     );
+    if let Some(n) = crowd.machine_counts() {
+        println!("state machine, frame {}: {n}", n.frame);
+    }
     if let Some(path) = &args.screenshot {
         screenshot(&device, &queue, &crowd, &orbit, width, height, path)?;
         println!("saved {}", path.display());

@@ -1523,12 +1523,29 @@ pub fn crowd_library_in(skeleton: Skeleton, format: ClipFormat) -> (AnimationLib
     build_library_with(skeleton, true, true, format)
 }
 
+/// As [`crowd_library_in`], not yet built: for a library that adds its own assets (a state
+/// machine, clips of its own) to the crowd's.
+#[must_use]
+pub fn crowd_library_builder_in(skeleton: Skeleton, format: ClipFormat) -> (LibraryBuilder, SkeletonId, Vec<ClipId>) {
+    library_builder_with(skeleton, true, true, format)
+}
+
 fn build_library_with(
     skeleton: Skeleton,
     root_motion: bool,
     breathing: bool,
     format: ClipFormat,
 ) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    let (builder, id, ids) = library_builder_with(skeleton, root_motion, breathing, format);
+    (builder.build(), id, ids)
+}
+
+fn library_builder_with(
+    skeleton: Skeleton,
+    root_motion: bool,
+    breathing: bool,
+    format: ClipFormat,
+) -> (LibraryBuilder, SkeletonId, Vec<ClipId>) {
     let mut clips = if root_motion {
         clips_with_root_motion(&skeleton)
     } else {
@@ -1559,7 +1576,7 @@ fn build_library_with(
         .add_blend_tree(&locomotion_tree(&ids))
         .expect("the built-in locomotion tree is valid");
     add_layer_assets(&mut builder, id);
-    (builder.build(), id, ids)
+    (builder, id, ids)
 }
 
 /// Names of the built-in layer assets in [`library`] (clips, a blend tree and masks).

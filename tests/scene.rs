@@ -215,3 +215,56 @@ fn a_culled_crowd_draws_the_picture_of_a_full_one() {
         }
     }
 }
+
+/// The crowd demo's crowd: mannequins following the machine of `assets/crowd.machine.json` go
+/// from idle into their gaits by the speed and direction the crowd steers them at, every member
+/// counted in one state from what is read back without waiting; a trigger sets a tenth of them
+/// waving, and they all wave.
+#[test]
+fn a_crowd_follows_its_state_machine_and_waves_on_the_trigger() {
+    use wgpu_anim::machine::StateMachine;
+    use wgpu_anim::offline::compress::ClipFormat;
+    let machine = StateMachine::from_json(include_str!("../assets/crowd.machine.json")).unwrap();
+    let character = Character::mannequin_with_machine(ClipFormat::Compressed, &machine).unwrap();
+    assert!(character.machine.is_some());
+    let (device, queue) = common::device();
+    let mut crowd = Crowd::with_character(
+        &device,
+        OffscreenTarget::COLOR_FORMAT,
+        Some(OffscreenTarget::DEPTH_FORMAT),
+        1,
+        &CrowdDesc {
+            count: 60,
+            ..Default::default()
+        },
+        character,
+    )
+    .unwrap();
+    crowd.set_camera(&queue, &crowd.overview_camera(1.0));
+    let run = |crowd: &mut Crowd, frames: u32| {
+        for _ in 0..frames {
+            crowd.update(&queue, 1.0 / 30.0);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            crowd.encode(&mut encoder).unwrap();
+            queue.submit([encoder.finish()]);
+        }
+        crowd.machine_counts().cloned().expect("the machines read back")
+    };
+    let counts = run(&mut crowd, 20);
+    eprintln!("frame {}: {counts}", counts.frame);
+    let n = |name: &str| counts.states.iter().find(|(s, _)| s == name).map_or(0, |s| s.1);
+    assert_eq!(
+        counts.states.iter().map(|s| s.1).sum::<usize>(),
+        60,
+        "every member in one state"
+    );
+    assert!(n("walk") + n("run") > 10, "members walk and run: {counts}");
+    assert_eq!(n("wave"), 0);
+    let waving = crowd.trigger("wave", 0.1).unwrap();
+    assert!((3..=8).contains(&waving), "{waving} triggered");
+    assert!(crowd.trigger("no_such_trigger", 0.1).is_err());
+    let counts = run(&mut crowd, 20);
+    eprintln!("frame {}: {counts}", counts.frame);
+    let wave = counts.states.iter().find(|(s, _)| s == "wave").map_or(0, |s| s.1);
+    assert_eq!(wave, waving, "every member triggered waves: {counts}");
+}

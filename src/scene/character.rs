@@ -68,6 +68,13 @@ pub struct Character {
     /// The character's IK chains, when it has them: the crowd then stands on [`super::RELIEF`],
     /// its feet planted with ground goals, and looks at the circling target.
     pub ik: Option<CharacterIk>,
+    /// A state machine of [`Character::library`] that wandering members follow
+    /// ([`Character::mannequin_with_machine`]): the GPU then decides what each plays from the
+    /// float parameters [`MACHINE_SPEED`](super::MACHINE_SPEED) and
+    /// [`MACHINE_DIRECTION`](super::MACHINE_DIRECTION) the crowd sets from where it steers the
+    /// member, instead of the crowd blending its locomotion tree and cross-fading to idle and
+    /// back itself.
+    pub machine: Option<crate::machine::MachineId>,
 }
 
 /// A character's IK chains ([`crate::Skeleton::add_ik_chain`]): its legs, planted on the ground,
@@ -125,6 +132,16 @@ impl Character {
     /// As [`Character::mannequin`], its clips in `format`.
     #[must_use]
     pub fn mannequin_in(format: crate::offline::compress::ClipFormat) -> Self {
+        Self::mannequin_with(format, |_, _| Ok(None)).expect("the built-in mannequin builds")
+    }
+
+    /// The mannequin of [`Character::mannequin_in`], its library holding assets of its own too:
+    /// `extra` adds them to the library's builder (the crowd's skeleton given) and returns the
+    /// state machine members follow, if any ([`Character::machine`]).
+    pub(super) fn mannequin_with(
+        format: crate::offline::compress::ClipFormat,
+        extra: impl FnOnce(&mut crate::LibraryBuilder, SkeletonId) -> crate::Result<Option<crate::machine::MachineId>>,
+    ) -> crate::Result<Self> {
         let m = mannequin::mannequin();
         // The mannequin with a grip in the right hand, where some members hold a sword, and
         // sockets at its soles, where footprints are stamped when its feet land.
@@ -135,7 +152,9 @@ impl Character {
             .ok()
             .map(|[l, r, look]| CharacterIk { legs: [l, r], look });
         // The gaits with root motion: members step as fast as they move; and they breathe.
-        let (library, skeleton, clips) = mannequin::crowd_library_in(with_sockets, format);
+        let (mut builder, skeleton, clips) = mannequin::crowd_library_builder_in(with_sockets, format);
+        let machine = extra(&mut builder, skeleton)?;
+        let library = builder.build();
         let footprints = match (
             soles,
             library.event_id(mannequin::FOOT_DOWN_L),
@@ -167,7 +186,7 @@ impl Character {
                 right_arm: library.mask_id(mannequin::layer_assets::RIGHT_ARM)?,
             })
         })();
-        Self {
+        Ok(Self {
             name: "mannequin".into(),
             library,
             skeleton,
@@ -192,7 +211,8 @@ impl Character {
             footprints,
             root_motion: true,
             ik,
-        }
+            machine,
+        })
     }
 
     /// Bounding box, model units, of the mesh skinned by `clip` at `time` seconds (clamped to the

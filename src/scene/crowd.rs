@@ -152,7 +152,7 @@ impl Crowd {
         } else {
             None
         };
-        Ok(Self {
+        Self {
             animator,
             character,
             renderer,
@@ -173,7 +173,9 @@ impl Crowd {
             cull_view: std::cell::Cell::new(None),
             vat,
             lod_tint: false,
-        })
+            machine_counts: None,
+        }
+        .watching_machines(device)
     }
 
     /// The same crowd on another device (after its device was lost, say), drawing into
@@ -244,6 +246,7 @@ impl Crowd {
             cull_view: self.cull_view.clone(),
             vat: self.vat.clone(),
             lod_tint: self.lod_tint,
+            machine_counts: self.machine_counts.clone(),
         })
     }
 

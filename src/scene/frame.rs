@@ -102,6 +102,7 @@ impl Crowd {
             got.extend(self.animator.take_readbacks());
         }
         let events = got.iter().map(|r| r.events.len()).sum();
+        self.count_states(&got);
         if !watching {
             return events;
         }

@@ -116,6 +116,7 @@ impl Character {
             footprints: None,
             root_motion: false,
             ik: None,
+            machine: None,
         };
         let (lo, hi) = c.posed_bounds(c.clips[0], 0.0)?;
         let size = hi - lo;

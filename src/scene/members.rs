@@ -93,11 +93,12 @@ fn add_wanderer(
 ) -> Result<Agent> {
     let Start { position, heading } = start;
     let target = random_course(r);
-    // A share of the crowd waves (15 %) or aims at the moving target (15 %); everyone
-    // may flinch now and then.
+    // A share of the crowd waves (15 %; when following a machine, only when it says so) or aims
+    // at the moving target (15 %); everyone may flinch now and then.
     let pick = r.unit();
     let role = match (c.layers, pick) {
-        (Some(_), p) if p < 0.15 => Role::Waving,
+        (Some(_), p) if p < 0.15 && c.machine.is_none() => Role::Waving,
+        (Some(_), p) if p < 0.15 => Role::Plain,
         (Some(_), p) if p < 0.30 => Role::Aiming,
         _ => Role::Plain,
     };
@@ -114,6 +115,7 @@ fn add_wanderer(
             role,
             flinch: r.range(1.0, 20.0),
             flinching: false,
+            sent: None,
         }),
         teleported_at: 0,
     };
@@ -123,6 +125,10 @@ fn add_wanderer(
         tint: tint(r),
         ..InstanceDesc::tree(tree, [target.x, target.y, 0.0, 0.0])
     })?;
+    if c.machine.is_some() {
+        // What it plays is the machine's from the next frame on.
+        controller.set_machine(index, c.machine)?;
+    }
     if c.root_motion {
         controller.set_root_motion(index, true)?;
         if let Some(w) = &agent.wander {

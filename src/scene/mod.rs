@@ -2,7 +2,11 @@
 //! clip at its own phase and rate. The default character is the built-in mannequin, whose walkers
 //! and runners move across the field at the speed their gait was authored for; a character
 //! imported from glTF ([`Character::from_gltf`]) animates in place, since nothing in a file says
-//! how fast its clips travel. The headless example, the crowd demo, the render test and the
+//! how fast its clips travel. Members of a character with a state machine
+//! ([`Character::mannequin_with_machine`], the crowd demo's) play what their machine decides on
+//! the GPU from the speed and direction they are steered at; [`Crowd::trigger`] sets a trigger
+//! on a random share of them and [`Crowd::machine_counts`] says how many each state holds. The
+//! headless example, the crowd demo, the render test and the
 //! benchmarks share it; it is also a compact example of driving [`Animator`] and
 //! [`SkinnedRenderer`].
 
@@ -11,6 +15,7 @@ mod crowd;
 mod frame;
 #[cfg(feature = "gltf")]
 mod gltf;
+mod machine;
 mod members;
 mod rng;
 mod wander;
@@ -19,7 +24,9 @@ mod wiring;
 pub use character::{
     Character, CharacterIk, FootprintSpec, HeldProp, LayerAssets, REFERENCE_FOOTPRINT, REFERENCE_HEIGHT,
 };
+pub use machine::{MachineCounts, WAVE_ONCE};
 pub(crate) use rng::SplitMix;
+pub use wander::{MACHINE_DIRECTION, MACHINE_SPEED};
 
 use crate::gpu::{Animator, FootprintRenderer, Footprints, GroundRenderer, PropRenderer, SkinnedRenderer};
 use glam::Vec3;
@@ -153,4 +160,6 @@ pub struct Crowd {
     vat: Option<std::sync::Arc<crate::vat::Vat>>,
     /// Whether members are tinted by their update rate ([`Crowd::set_lod_tint`]).
     lod_tint: bool,
+    /// How many members each state of the character's machine held in the last frame read back.
+    machine_counts: Option<MachineCounts>,
 }

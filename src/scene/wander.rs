@@ -1,9 +1,11 @@
 //! The members' behaviour: where they stand and go, wandering members' decisions (courses, turns,
-//! stops and starts), and their layers (waving, aiming, flinching).
+//! stops and starts) and, for members that follow a state machine, the parameters it decides
+//! by; and their layers (waving, aiming, flinching).
 
 use super::character::Character;
 use super::rng::SplitMix;
 use crate::gpu::{Controller, InstanceDesc, Layer, LayerMode, Transition};
+use crate::machine::Value;
 use glam::{Quat, Vec2, Vec3};
 
 #[derive(Clone, Copy)]
@@ -33,6 +35,8 @@ pub(super) struct Wander {
     /// Seconds until the next flinch (or until the current one ends).
     pub(super) flinch: f32,
     pub(super) flinching: bool,
+    /// Following a state machine: the speed and direction last sent to it.
+    pub(super) sent: Option<(f32, f32)>,
 }
 
 /// Layer roles in a crowd of the built-in character.
@@ -57,6 +61,20 @@ const EASE: f32 = 2.5;
 /// Length of the inertialized transitions when a wandering member stops or starts, seconds.
 const STOP_START_FADE: f32 = 0.5;
 
+/// The float parameter a crowd sets to the speed a member is steered at, m/s.
+pub const MACHINE_SPEED: &str = "speed";
+
+/// The float parameter a crowd sets to the direction a member is steered in, degrees from
+/// straight ahead, positive to its left: 0 walking forward, 90 strafing left, -90 right, ±180
+/// backing up. Left as it was while the member stands still.
+pub const MACHINE_DIRECTION: &str = "direction";
+
+/// Below this speed (m/s) a member's direction means nothing and is not sent.
+const STILL: f32 = 0.05;
+/// Changes smaller than these are not sent (the parameters ease every frame).
+const SPEED_STEP: f32 = 0.02;
+const DIRECTION_STEP: f32 = 1.0;
+
 /// A random course in character space (m/s): walk, run, strafe, back up, or a diagonal.
 pub(super) fn random_course(r: &mut SplitMix) -> Vec2 {
     let pick = r.unit();
@@ -75,7 +93,9 @@ pub(super) fn random_course(r: &mut SplitMix) -> Vec2 {
 }
 
 /// One wandering member's frame: decisions (a new course, a turn, stopping or starting with an
-/// inertialized transition), and its blend parameters easing towards its course.
+/// inertialized transition), and its blend parameters easing towards its course. A member that
+/// follows a state machine ([`Character::machine`]) only gets the machine's parameters from the
+/// velocity it eases to: the machine decides what it plays.
 pub(super) fn wander(controller: &mut Controller, c: &Character, r: &mut SplitMix, i: usize, w: &mut Wander, dt: f32) {
     let Some(tree) = c.locomotion else { return };
     w.timer -= dt;
@@ -83,7 +103,16 @@ pub(super) fn wander(controller: &mut Controller, c: &Character, r: &mut SplitMi
         w.timer = r.range(2.0, 6.0);
         // Only the new state is evaluated; what was shown decays into it.
         let smooth = Transition::inertialize(STOP_START_FADE);
-        if w.stopped {
+        if c.machine.is_some() {
+            // Stops and starts too: the machine goes to idle and back by speed.
+            if w.stopped || r.unit() < 0.15 {
+                w.stopped = !w.stopped;
+                w.target = if w.stopped { Vec2::ZERO } else { random_course(r) };
+            } else {
+                w.target = random_course(r);
+                w.turn = if r.unit() < 0.5 { r.range(-0.5, 0.5) } else { 0.0 };
+            }
+        } else if w.stopped {
             // Start again: from idle into the locomotion blend.
             w.stopped = false;
             w.target = random_course(r);
@@ -107,13 +136,18 @@ pub(super) fn wander(controller: &mut Controller, c: &Character, r: &mut SplitMi
     if w.stopped {
         w.velocity *= (1.0 - EASE * 2.0 * dt).max(0.0);
         w.turn = 0.0;
-        return;
+    } else {
+        let next = w.velocity + (w.target - w.velocity) * (EASE * dt).min(1.0);
+        if next.distance_squared(w.velocity) > 1e-8 {
+            w.velocity = next;
+            if c.machine.is_none() {
+                let aim = controller.instance(i).map_or(glam::Vec4::ZERO, |inst| inst.params);
+                let _ = controller.set_parameters(i, [next.x, next.y, aim.z, aim.w]);
+            }
+        }
     }
-    let next = w.velocity + (w.target - w.velocity) * (EASE * dt).min(1.0);
-    if next.distance_squared(w.velocity) > 1e-8 {
-        w.velocity = next;
-        let aim = controller.instance(i).map_or(glam::Vec4::ZERO, |inst| inst.params);
-        let _ = controller.set_parameters(i, [next.x, next.y, aim.z, aim.w]);
+    if c.machine.is_some() {
+        steer(controller, i, w);
     }
 }
 
@@ -164,4 +198,25 @@ pub(super) fn layers(
         ];
         let _ = controller.set_parameters(i, params);
     }
+}
+
+/// Member `i`'s machine parameters from the velocity it is steered at (character space, m/s):
+/// [`MACHINE_SPEED`] and [`MACHINE_DIRECTION`], each sent only when it moved by more than a step
+/// since it was last sent (only the changed slots are uploaded).
+pub(super) fn steer(controller: &mut Controller, i: usize, w: &mut Wander) {
+    let speed = w.velocity.length();
+    let (mut sent_speed, mut sent_direction) = w.sent.unwrap_or((f32::INFINITY, f32::INFINITY));
+    // A parameter the machine lacks is left alone.
+    if (speed - sent_speed).abs() > SPEED_STEP {
+        let _ = controller.set_parameter(i, MACHINE_SPEED, Value::Float(speed));
+        sent_speed = speed;
+    }
+    if speed > STILL {
+        let direction = w.velocity.x.atan2(w.velocity.y).to_degrees();
+        if (direction - sent_direction).abs() > DIRECTION_STEP {
+            let _ = controller.set_parameter(i, MACHINE_DIRECTION, Value::Float(direction));
+            sent_direction = direction;
+        }
+    }
+    w.sent = Some((sent_speed, sent_direction));
 }

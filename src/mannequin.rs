@@ -1529,6 +1529,22 @@ fn build_library_with(
     breathing: bool,
     format: ClipFormat,
 ) -> (AnimationLibrary, SkeletonId, Vec<ClipId>) {
+    let (builder, id, ids) = builder_with(skeleton, root_motion, breathing, format);
+    (builder.build(), id, ids)
+}
+
+/// The builder of [`library_in`], not built yet: for a library that adds its own assets (the
+/// bench's state machine) to the mannequin's.
+pub(crate) fn builder_in(format: ClipFormat) -> (LibraryBuilder, SkeletonId, Vec<ClipId>) {
+    builder_with(skeleton(), false, false, format)
+}
+
+fn builder_with(
+    skeleton: Skeleton,
+    root_motion: bool,
+    breathing: bool,
+    format: ClipFormat,
+) -> (LibraryBuilder, SkeletonId, Vec<ClipId>) {
     let mut clips = if root_motion {
         clips_with_root_motion(&skeleton)
     } else {
@@ -1559,7 +1575,7 @@ fn build_library_with(
         .add_blend_tree(&locomotion_tree(&ids))
         .expect("the built-in locomotion tree is valid");
     add_layer_assets(&mut builder, id);
-    (builder.build(), id, ids)
+    (builder, id, ids)
 }
 
 /// Names of the built-in layer assets in [`library`] (clips, a blend tree and masks).

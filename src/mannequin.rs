@@ -1540,6 +1540,12 @@ fn build_library_with(
     (builder.build(), id, ids)
 }
 
+/// The builder of [`library_in`], not built yet: for a library that adds its own assets (the
+/// bench's state machine) to the mannequin's.
+pub(crate) fn builder_in(format: ClipFormat) -> (LibraryBuilder, SkeletonId, Vec<ClipId>) {
+    library_builder_with(skeleton(), false, false, format)
+}
+
 fn library_builder_with(
     skeleton: Skeleton,
     root_motion: bool,

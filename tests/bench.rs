@@ -189,15 +189,28 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
                     assert_eq!(r.dispatches, Some(expected));
                     assert_eq!(r.pages, Some(1));
                     assert!(r.cpu_encode_ms.is_some() && r.edit_encode_ms.is_some());
-                    // An ordinary frame uploads the page's 32-byte frame uniform; editing 1 % of
-                    // the characters adds their instances (256 bytes each), nothing between them.
+                    // An ordinary frame uploads the page's frame uniform, and with the
+                    // state-machine workload the two float parameter slots (4 bytes each) of the
+                    // tenth of the crowd whose parameters change; editing 1 % of the characters
+                    // adds their instances (256 bytes each), nothing between them.
                     let instance = size_of::<wgpu_anim::layout::GpuInstance>() as u64;
-                    let frame = size_of::<wgpu_anim::layout::GpuFrame>() as u64;
+                    let mut frame = size_of::<wgpu_anim::layout::GpuFrame>() as u64;
+                    if w == Workload::StateMachine {
+                        let n = u64::from(r.characters);
+                        let changed = r.upload_bytes.unwrap_or(0).saturating_sub(frame) / 8;
+                        assert!(
+                            (n / 10..=n.div_ceil(10)).contains(&changed),
+                            "{n} characters, {:?} bytes uploaded",
+                            r.upload_bytes
+                        );
+                        frame += 8 * changed;
+                    }
                     let edits = u64::from(r.characters).div_ceil(100);
                     assert_eq!(r.upload_bytes, Some(frame));
                     assert!(
                         r.edit_upload_bytes
-                            .is_some_and(|b| b > frame && b <= frame + edits * instance),
+                            .is_some_and(|b| b > frame - 8 * u64::from(w == Workload::StateMachine)
+                                && b <= frame + 8 + edits * instance),
                         "{:?}",
                         r.edit_upload_bytes
                     );
@@ -405,6 +418,54 @@ fn cpu_all_computes_what_cpu_1_computes() {
         assert_eq!(one.palettes(), three.palettes(), "{}", w.name());
         assert_eq!(one.palettes().len(), a.controller().joint_count() as usize);
     }
+}
+
+/// The state-machine crowd, settled and changing its parameters every frame, plays what the
+/// single-clip crowd plays: character `i` in the state of clip `i % 6`, no transition running,
+/// one clip in its blend list, the single-clip character's.
+#[test]
+fn the_state_machine_crowd_plays_the_single_clip_crowds_clips() {
+    use wgpu_anim::layout::MACHINE_NONE;
+    let (device, queue) = wgpu_anim::gpu::headless_device_with_limits(wgpu::Limits::default()).expect("a wgpu adapter");
+    let n = 60;
+    let mut machines = bench::crowd(&device, &queue, n, Workload::StateMachine, ClipFormat::Raw).expect("a crowd");
+    let mut single = bench::crowd(&device, &queue, n, Workload::SingleClip, ClipFormat::Raw).expect("a crowd");
+    for _ in 0..3 {
+        bench::gpu_frame(&device, &queue, &mut machines).unwrap();
+        bench::gpu_frame(&device, &queue, &mut single).unwrap();
+    }
+    let (states, slots) = machines.read_machines_page(&device, &queue, 0).unwrap();
+    let lists = machines.read_blend_lists(&device, &queue).unwrap();
+    let single_lists = single.read_blend_lists(&device, &queue).unwrap();
+    let names = wgpu_anim::mannequin::CLIP_NAMES;
+    let id = machines.controller().machine(0).expect("a machine");
+    let state_names = machines
+        .controller()
+        .library()
+        .machines()
+        .state_names(id)
+        .unwrap()
+        .to_vec();
+    let mut changed = 0;
+    for i in 0..n as usize {
+        assert_eq!(
+            state_names[states[i].current as usize],
+            names[i % names.len()],
+            "character {i}"
+        );
+        assert_eq!(states[i].transition, MACHINE_NONE, "character {i}");
+        assert_eq!(lists[i].count, 1, "character {i}");
+        assert_eq!(
+            lists[i].samples[0].clip, single_lists[i].samples[0].clip,
+            "character {i}"
+        );
+        // A direction moved off the whole degrees the crowd set: changed by a frame.
+        changed += usize::from(f32::from_bits(slots[i][1]).fract() != 0.0);
+    }
+    assert!(
+        changed > 0 && changed < n as usize,
+        "{changed} of {n} characters' parameters changed"
+    );
 }
 
 /// Timestamps read for another frame than the one measured: the check's answer is known. The

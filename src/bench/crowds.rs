@@ -7,7 +7,8 @@ use crate::gpu::Controller;
 
 /// A crowd of `n` mannequins for `workload`, its clips in `format`, each character at its own
 /// clip or velocity, phase and rate; the first `k` characters of any crowd of one workload are the
-/// same. Uploaded (`prepare` called with `dt` 0), no frame run yet.
+/// same. Uploaded (`prepare` called with `dt` 0), no frame run yet, except for the
+/// `state-machine` workload's, which has played [`machine::SETTLE_FRAMES`] frames.
 ///
 /// Errors: the animator's limits (capacity, buffer sizes).
 pub fn crowd(
@@ -113,15 +114,21 @@ pub(crate) fn crowd_with(
         threads,
     }: CrowdOptions,
 ) -> Result<Animator> {
-    let (lib, _, clips, chains) = if morph {
-        let (lib, id, clips) = mannequin::library_breathing_in(format);
-        (lib, id, clips, None)
+    let (mut state_machine, mut chains) = (None, None);
+    let (lib, clips) = if morph {
+        let (lib, _, clips) = mannequin::library_breathing_in(format);
+        (lib, clips)
     } else if workload == Workload::Ik {
-        let (lib, id, clips, chains) = mannequin::library_with_ik_in(format)?;
-        (lib, id, clips, Some(chains))
+        let (lib, _, clips, c) = mannequin::library_with_ik_in(format)?;
+        chains = Some(c);
+        (lib, clips)
+    } else if workload == Workload::StateMachine {
+        let (lib, id, clips) = machine::library_in(format)?;
+        state_machine = Some(id);
+        (lib, clips)
     } else {
-        let (lib, id, clips) = mannequin::library_in(format);
-        (lib, id, clips, None)
+        let (lib, _, clips) = mannequin::library_in(format);
+        (lib, clips)
     };
     let mut a = Animator::new(
         device,
@@ -151,7 +158,7 @@ pub(crate) fn crowd_with(
         let (u, v) = ((i as f32 * 0.618).fract(), (i as f32 * 0.377).fract());
         let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * v * 3.5;
         let desc = match workload {
-            Workload::SingleClip | Workload::Morph | Workload::Ik => InstanceDesc {
+            Workload::SingleClip | Workload::Morph | Workload::Ik | Workload::StateMachine => InstanceDesc {
                 skinning,
                 time: u * 3.0,
                 rate: 0.8 + v * 0.4,
@@ -177,6 +184,9 @@ pub(crate) fn crowd_with(
         if workload == Workload::Layered {
             add_layers(controller, &lib, index, u)?;
         }
+        if let Some(id) = state_machine {
+            machine::follow(controller, index, id, i as usize % clips.len())?;
+        }
         if let Some([leg_l, leg_r, look]) = chains {
             use crate::ik::{IkGoal, IkTarget};
             let planted = IkGoal {
@@ -200,6 +210,13 @@ pub(crate) fn crowd_with(
         a.controller_mut().set_look_at(glam::Vec3::new(0.0, 1.6, 4.0))?;
     }
     a.prepare(queue, 0.0);
+    if state_machine.is_some() {
+        // Out of the entry state into the state each character's parameters decide, without
+        // the per-frame changes.
+        for _ in 0..machine::SETTLE_FRAMES {
+            gpu::plain_frame(device, queue, &mut a)?;
+        }
+    }
     Ok(a)
 }
 

@@ -3,8 +3,15 @@
 
 use super::*;
 
-/// One GPU frame: prepare, encode, submit, wait.
+/// One GPU frame: the workload's changes ([`machine::change_parameters`]), prepare, encode,
+/// submit, wait.
 pub fn gpu_frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<()> {
+    machine::change_parameters(a)?;
+    plain_frame(device, queue, a)
+}
+
+/// One GPU frame without the workload's changes: prepare, encode, submit, wait.
+pub(super) fn plain_frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -> Result<()> {
     a.prepare(queue, DT);
     let mut encoder = device.create_command_encoder(&Default::default());
     a.encode(&mut encoder)?;
@@ -19,7 +26,8 @@ pub fn gpu_frame(device: &wgpu::Device, queue: &wgpu::Queue, a: &mut Animator) -
 /// [`ENCODE_MIN_FRAMES`] to [`ENCODE_FRAMES`] frames for the CPU encode time (after one untimed
 /// frame), then `frames` frames each after editing 1 %
 /// of the characters at random (their rate set again, which changes nothing on screen but
-/// uploads the instance) for the upload figures.
+/// uploads the instance) for the upload figures. Every frame makes the workload's changes
+/// first ([`machine::change_parameters`]), timed with the CPU encode.
 pub(super) fn measure_gpu(
     device: &wgpu::Device,
     queue: &wgpu::Queue,
@@ -31,6 +39,7 @@ pub(super) fn measure_gpu(
     let mut timed = Vec::new();
     for _ in 0..frames {
         let start = Instant::now();
+        machine::change_parameters(a)?;
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode_timed(&mut encoder, timer.as_ref())?;
@@ -76,6 +85,7 @@ pub(super) fn measure_gpu(
             let rate = a.controller().instance(i).map_or(1.0, |inst| inst.rate);
             a.controller_mut().set_rate(i, rate)?;
         }
+        machine::change_parameters(a)?;
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder)?;
@@ -132,6 +142,7 @@ pub(super) fn encode_times(
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
         let start = cpu_time::ThreadTime::now();
+        machine::change_parameters(a)?;
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder)?;
@@ -154,6 +165,7 @@ pub(super) fn timed_frame(
     a: &mut Animator,
     timer: &PassTimer,
 ) -> Result<(Vec<f64>, FrameTime)> {
+    machine::change_parameters(a)?;
     a.prepare(queue, DT);
     let mut encoder = device.create_command_encoder(&Default::default());
     a.encode_timed(&mut encoder, Some(timer))?;
@@ -277,6 +289,7 @@ pub(super) fn readback_frames_timed(
     let (mut timed, mut frame) = (Vec::new(), Vec::new());
     for k in 0..=frames {
         let start = Instant::now();
+        machine::change_parameters(a)?;
         a.prepare(queue, DT);
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode_timed(&mut encoder, timer.as_ref())?;

@@ -17,7 +17,9 @@
 //!   `sample` and read by `local_to_model`, the parent's model matrix read and the model matrix
 //!   written by `local_to_model`, the model matrix read and the palette matrix ([`Affine`])
 //!   written by `palette` (the fused path writes only the palette), plus the snapshot written and
-//!   read around interrupted cross-fades, when a crowd has them;
+//!   read around interrupted cross-fades, when a crowd has them, and for a character that
+//!   follows a state machine its 64-byte machine state read and written and its 64 bytes of
+//!   parameter slots read by `clock`;
 //! - **shared** traffic, library data read by many characters and so cached on a GPU: clip
 //!   headers ([`GpuClip`], by `clock` and `sample`), the layer definitions of the layers that are
 //!   on ([`GpuLayerDef`], by `clock`), skeleton headers ([`GpuSkeleton`], by the
@@ -26,7 +28,9 @@
 //!   clip the three [`GpuTrack`] headers and the key times and values `sample_track` reads at the
 //!   sample's time (first and last key times, each binary-search step, the bracketing times
 //!   again, then one key value for a step or a single key, two for linear, four for cubic spline),
-//!   the rest pose when a blend's weight falls short, the joint's parent index and inverse bind.
+//!   the rest pose when a blend's weight falls short, the joint's parent index and inverse bind,
+//!   and a state machine's header, the state playing and its candidate transitions with their
+//!   conditions (an upper bound: the rules stop at a condition that fails).
 //!
 //! The 224-byte frame uniform each stage reads is left out (it does not scale with the crowd).
 //! The counts are taken on the workload's first [`TRAFFIC_SAMPLE`] characters after one frame (its
@@ -59,6 +63,7 @@ mod crowds;
 mod culling;
 pub mod encode_cost;
 mod gpu;
+pub mod machine;
 mod morph;
 mod paths;
 mod plan;
@@ -82,7 +87,7 @@ pub use paths::{PathComparison, compare_paths, paths_table};
 pub use sampling::{SamplingConfig, SamplingTimes, time_sampling};
 pub use skinning::{SkinningComparison, compare_skinning, skinning_table};
 pub use table::{PER_CHARACTER_TARGET, formats_table, markdown_report, markdown_table};
-pub use traffic::{Traffic, traffic};
+pub use traffic::{Traffic, traffic, traffic_with_machines};
 pub use transitions::{
     COUNTED_FRAMES, TransitionComparison, TransitionCost, TransitionSections, compare_transitions,
     run_transition_sections, transition_cost, transition_cost_table, transitions_table,
@@ -151,20 +156,33 @@ pub enum Workload {
     /// has no IK (the bench notes it); the CPU paths evaluate the pose only, and the traffic
     /// columns leave the chains out.
     Ik,
+    /// Every character follows the bench's locomotion state machine
+    /// ([`machine::locomotion_machine`]: 6 states, 12 transitions of 2 or 3 conditions),
+    /// decided on the GPU in the clock pass, its parameters set so that its state plays the clip
+    /// [`Workload::SingleClip`] gives the character, and a tenth of the crowd's `speed` and
+    /// `direction` changed every frame within their state's band
+    /// ([`machine::change_parameters`]). Its baseline is `single-clip`: what it adds is the
+    /// machine's (the clock's rules, 192 bytes of machine state and parameters per character,
+    /// the parameter uploads), and the goal is at most 10 % more for the whole animation frame.
+    /// The crowd plays [`machine::SETTLE_FRAMES`] frames when made, so that the frames measured
+    /// play the states, not the cross-fades into them from the entry state.
+    StateMachine,
 }
 
 impl Workload {
     /// Every workload.
-    pub const ALL: [Workload; 6] = [
+    pub const ALL: [Workload; 7] = [
         Workload::SingleClip,
         Workload::SingleClipRandom,
         Workload::Locomotion2d,
         Workload::Layered,
         Workload::Morph,
         Workload::Ik,
+        Workload::StateMachine,
     ];
 
-    /// `single-clip`, `single-clip-random`, `locomotion-2d`, `layered`, `morph` or `ik`.
+    /// `single-clip`, `single-clip-random`, `locomotion-2d`, `layered`, `morph`, `ik` or
+    /// `state-machine`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -174,6 +192,7 @@ impl Workload {
             Workload::Layered => "layered",
             Workload::Morph => "morph",
             Workload::Ik => "ik",
+            Workload::StateMachine => "state-machine",
         }
     }
 
@@ -570,6 +589,9 @@ pub struct CpuChunk {
     history: Vec<LocalPose>,
     model: Vec<Affine>,
     palette: Vec<Affine>,
+    /// The characters' state machines and parameter slots, empty when none follows one.
+    machine_states: Vec<crate::layout::GpuMachineState>,
+    machine_parameters: Vec<cpu::machine::Slots>,
 }
 
 /// The CPU mirror's state for a whole crowd, split into contiguous chunks of characters (one per
@@ -587,6 +609,7 @@ impl CpuCrowd {
     pub fn from_gpu(device: &wgpu::Device, queue: &wgpu::Queue, animator: &Animator, chunks: usize) -> Result<Self> {
         // Every page read back and laid end to end, joint offsets rebased to the whole crowd.
         let (mut clocks, mut lists, mut snapshots, mut instances) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut machine_states, mut machine_parameters) = (Vec::new(), Vec::new());
         let mut pose = cpu::Pose::default();
         for page in 0..animator.controller().pages_in_use() {
             let base = pose.local.len() as u32;
@@ -601,6 +624,22 @@ impl CpuCrowd {
                 joint_offset: i.joint_offset + base,
                 ..*i
             }));
+            if animator
+                .controller()
+                .page_instances(page)
+                .iter()
+                .any(machine::follows_machine)
+            {
+                let (states, slots) = animator.read_machines_page(device, queue, page)?;
+                machine_states.resize(instances.len() - states.len(), Default::default());
+                machine_parameters.resize(instances.len() - slots.len(), Default::default());
+                machine_states.extend(states);
+                machine_parameters.extend(slots);
+            }
+        }
+        if !machine_states.is_empty() {
+            machine_states.resize(instances.len(), Default::default());
+            machine_parameters.resize(instances.len(), Default::default());
         }
         let n = instances.len();
         let socket_slots = if animator.controller().library().has_sockets() {
@@ -633,7 +672,7 @@ impl CpuCrowd {
                 layer_defs: animator.controller().layer_defs().to_vec(),
                 instances: rebased,
                 clocks: clocks[range.clone()].to_vec(),
-                lists: lists[range].to_vec(),
+                lists: lists[range.clone()].to_vec(),
                 // The current poses and room for mesh-space deltas; the snapshots.
                 local: [
                     &pose.local[joints.clone()],
@@ -648,6 +687,10 @@ impl CpuCrowd {
                     &vec![bytemuck::Zeroable::zeroed(); socket_slots * sub.len()][..],
                 ]
                 .concat(),
+                machine_states: machine_states.get(range.clone()).map_or_else(Vec::new, <[_]>::to_vec),
+                machine_parameters: machine_parameters
+                    .get(range.clone())
+                    .map_or_else(Vec::new, <[_]>::to_vec),
             });
         }
         Ok(Self { chunks: out })
@@ -707,6 +750,11 @@ impl CpuChunk {
             .pose_history(&mut s.history)
             .model_poses(&mut s.model)
             .palettes(&mut s.palette);
+        if !s.machine_states.is_empty() {
+            page = page
+                .section(crate::shaders::Resource::MachineStates, &mut s.machine_states)
+                .section(crate::shaders::Resource::MachineParameters, &mut s.machine_parameters);
+        }
         match stage {
             Stage::Clock => cpu::clock::kernel(lib, &mut page),
             Stage::Sample => cpu::sample::kernel(lib, &mut page),

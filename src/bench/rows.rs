@@ -66,11 +66,12 @@ pub(super) fn measure_rows(
         let mut reference = crowd(device, queue, TRAFFIC_SAMPLE, workload, format)?;
         gpu_frame(device, queue, &mut reference)?;
         let lists = reference.read_blend_lists(device, queue)?;
+        let (machines, _) = reference.read_machines_page(device, queue, 0)?;
         let lib = reference.controller().library().clone();
         let traffic_by_path: Vec<Traffic> = config
             .paths
             .iter()
-            .map(|&p| traffic(&lib, reference.controller().instances(), &lists, p))
+            .map(|&p| traffic_with_machines(&lib, reference.controller().instances(), &lists, &machines, p))
             .collect();
         drop(reference);
         for &n in &config.counts {

@@ -109,9 +109,28 @@ fn tree_bytes(lib: &AnimationLibrary, offset: u32, nodes: u32) -> u64 {
 }
 
 /// Bytes per joint of one frame of `instances`, whose blend lists for the frame are `lists`, on
-/// `path` (see the module docs for what is counted).
+/// `path` (see the module docs for what is counted): [`traffic_with_machines`] without the
+/// machines' states, so that a character with a machine counts its own machine bytes but not
+/// the library's.
 #[must_use]
 pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[BlendList], path: PathKind) -> Traffic {
+    traffic_with_machines(lib, instances, lists, &[], path)
+}
+
+/// As [`traffic`], `machines` the instances' state machines as the frame found them (as
+/// [`Animator::read_machines_page`] reads them; empty or short: the library's machine bytes of
+/// the instances past its end are not counted). A character with a machine adds the 64 bytes of
+/// its machine state and the 64 of its parameter slots the clock reads and the state it writes
+/// back, and, shared, the machine's header, state and candidate transitions with their
+/// conditions (an upper bound: the rules stop at a condition that fails).
+#[must_use]
+pub fn traffic_with_machines(
+    lib: &AnimationLibrary,
+    instances: &[GpuInstance],
+    lists: &[BlendList],
+    machines: &[crate::layout::GpuMachineState],
+    path: PathKind,
+) -> Traffic {
     // The staged GPU path and the CPU mirror move the same buffers; the fused path keeps the pose
     // in workgroup memory.
     let fused = path == PathKind::GpuFused;
@@ -129,9 +148,16 @@ pub fn traffic(lib: &AnimationLibrary, instances: &[GpuInstance], lists: &[Blend
         sz(std::mem::offset_of!(GpuInstance, morph_offset)) - sz(std::mem::offset_of!(GpuInstance, layers));
     // A clock's 16-byte units ([`clock_units`]).
     let clock_unit = sz(size_of::<GpuClock>()) / 4;
-    for (inst, list) in instances.iter().zip(lists) {
+    for (k, (inst, list)) in instances.iter().zip(lists).enumerate() {
         let j = u64::from(inst.joint_count);
         joints += j;
+        // clock: a machine's state in and out and its parameter slots; its library records.
+        if machine::follows_machine(inst) {
+            own += machine::MACHINE_OWN_BYTES;
+            if let Some(state) = machines.get(k) {
+                shared += machine::machine_shared_bytes(lib, state);
+            }
+        }
         let layers_on = (0..crate::layout::MAX_LAYERS)
             .filter(|&k| inst.flags & (crate::layout::LAYER_ON << k) != 0)
             .count() as u64;

@@ -21,7 +21,7 @@
 }
 #import wgpu_anim::library::clip_duration
 #import wgpu_anim::blend_weights::tree_leaves
-#import wgpu_anim::machine::{Playback, machine_playback, machine_step}
+#import wgpu_anim::machine::{Playback, load_parameters, machine_playback, machine_step}
 #import wgpu_anim::ticks::{
     i64_add, i64_clamp, period_ticks, ratio_ticks, tick_limit, ticks_from_f32, ticks_get, ticks_of,
     ticks_to_f32, u64_shl,
@@ -198,7 +198,8 @@ fn advance_instance(i: u32, dt: f32, list: ptr<function, BlendList>) {
     var p: Playback;
 #ifdef MACHINES
     if ((instance_flags & MACHINE) != 0u) {
-        p = machine_playback(i, machine_step(i, dt), instance_flags);
+        let params = load_parameters(i);
+        p = machine_playback(machine_step(i, dt, params), params, instance_flags);
     } else {
         p = instance_playback(i, instance_flags);
     }

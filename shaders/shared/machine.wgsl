@@ -215,12 +215,6 @@ fn end_transition(ms: ptr<function, MachineState>) {
     (*ms).flags &= ~MACHINE_FROM_POSE;
 }
 
-// A clock's value before and after this frame's advance.
-struct ClockStep {
-    before: vec2<u32>,
-    after: vec2<u32>,
-}
-
 // What a frame of the rules leaves for the clock: the machine after step 1 (what plays this
 // frame), and whether steps 2–4 fired a transition (`fired`), of which kind.
 struct MachineFrame {
@@ -230,42 +224,53 @@ struct MachineFrame {
     transition: u32,
 }
 
-// Steps 1 to 4 of one frame of character i's machine (rules: cpu::machine::machine_step, the
-// same in the same order); stores the machine and any consumed trigger, and appends the events.
-fn machine_step(i: u32, dt: f32) -> MachineFrame {
+// Steps 1 to 4 of one frame of character i's machine, `params` its parameter slots (rules:
+// cpu::machine::machine_step, the same in the same order); stores the machine and any consumed
+// trigger, and appends the events. Each state's length is evaluated once, at one call site (a
+// blend tree's evaluator is compiled once), and a transition fires at one place after the
+// candidates' loop.
+fn machine_step(i: u32, dt: f32, params: array<u32, MAX_MACHINE_PARAMETERS>) -> MachineFrame {
     var ms = load_machine(i);
-    let params = load_parameters(i);
     let m = machine_at(ms.machine);
     let last = max(m.state_count, 1u) - 1u;
-    // 1. Advance the clocks; a transition whose progress reaches its duration ends.
-    let cur_def = machine_state_def(m.state_offset + min(ms.current, last));
-    var current = ClockStep(ticks_get(ms.time), advance_machine_clock(ticks_get(ms.time), machine_state_rate(cur_def, params), dt, machine_state_length(cur_def, params), (cur_def.flags & MACHINE_STATE_LOOPS) != 0u));
-    var destination = ClockStep(vec2<u32>(0u, 0u), vec2<u32>(0u, 0u));
-    if (ms.transition != MACHINE_NONE) {
-        let dst_def = machine_state_def(m.state_offset + min(ms.destination, last));
-        destination = ClockStep(ticks_get(ms.destination_time), advance_machine_clock(ticks_get(ms.destination_time), machine_state_rate(dst_def, params), dt, machine_state_length(dst_def, params), (dst_def.flags & MACHINE_STATE_LOOPS) != 0u));
+    // 1. Advance the clocks of slot 0 (the state playing, or the transition's source) and slot
+    // 1 (its destination); a transition whose progress reaches its duration ends.
+    let was_running = ms.transition != MACHINE_NONE;
+    var before: array<vec2<u32>, 2>;
+    var after: array<vec2<u32>, 2>;
+    var lengths: array<f32, 2>;
+    for (var s = 0u; s < select(1u, 2u, was_running); s++) {
+        let def = machine_state_def(m.state_offset + min(select(ms.current, ms.destination, s == 1u), last));
+        let t = select(ticks_get(ms.time), ticks_get(ms.destination_time), s == 1u);
+        lengths[s] = machine_state_length(def, params);
+        before[s] = t;
+        after[s] = advance_machine_clock(t, machine_state_rate(def, params), dt, lengths[s], (def.flags & MACHINE_STATE_LOOPS) != 0u);
+    }
+    if (was_running) {
         let progress = i64_clamp(i64_add(ticks_get(ms.progress), ticks_from_f32(dt)), vec2<u32>(0u, 0u), tick_limit());
         ms.progress = ticks_of(progress);
-        ms.destination_time = ticks_of(destination.after);
+        ms.destination_time = ticks_of(after[1]);
         if (!i64_less(progress, ticks_from_f32(ms.duration))) {
             machine_event(i, MACHINE_EVENT_STATE_ENTERED, ms.destination);
             machine_event(i, MACHINE_EVENT_TRANSITION_ENDED, ms.transition);
             ms.current = ms.destination;
-            current = destination;
+            before[0] = before[1];
+            after[0] = after[1];
+            lengths[0] = lengths[1];
             end_transition(&ms);
         }
     }
-    ms.time = ticks_of(current.after);
+    ms.time = ticks_of(after[0]);
     var out = MachineFrame(ms, ms, false, MACHINE_NONE);
     // 2. The candidates, in priority order: the Any transitions, then a state's.
     let running = ms.transition;
     var list_state = ms.current;
-    var list_destination = false;
+    var list_slot = 0u;
     if (running != MACHINE_NONE) {
         let interruption = (machine_transition(m.transition_offset + running).flags >> MACHINE_TRANSITION_INTERRUPT_SHIFT) & 3u;
         if (interruption == MACHINE_TRANSITION_INTERRUPT_DESTINATION) {
             list_state = ms.destination;
-            list_destination = true;
+            list_slot = 1u;
         } else if (interruption != MACHINE_TRANSITION_INTERRUPT_SOURCE) {
             store_machine(i, ms);
             return out;
@@ -273,68 +278,70 @@ fn machine_step(i: u32, dt: f32) -> MachineFrame {
     }
     let own = machine_state_def(m.state_offset + min(list_state, last));
     let count = m.any_count + own.candidate_count;
+    var chosen = MACHINE_NONE;
+    var source = list_state;
+    var slot = list_slot;
     for (var n = 0u; n < count; n++) {
         let is_any = n < m.any_count;
-        var c = m.any_offset + n;
-        if (!is_any) {
-            c = own.candidate_offset + n - m.any_count;
-        }
-        let k = machine_candidate(c);
+        let k = machine_candidate(select(own.candidate_offset + n - m.any_count, m.any_offset + n, is_any));
         if (k == running) {
             continue;
         }
         let t = machine_transition(m.transition_offset + k);
-        // The state the transition leaves, and the clock its exit condition reads.
-        var source = list_state;
-        var on_destination = list_destination;
+        // The state the transition leaves, and the slot whose clock its exit condition reads.
+        var from_state = list_state;
+        var from_slot = list_slot;
         if (is_any) {
-            on_destination = running != MACHINE_NONE;
-            source = select(ms.current, ms.destination, on_destination);
-        }
-        if (is_any && t.destination == source && (t.flags & MACHINE_TRANSITION_TO_SELF) == 0u) {
-            continue;
-        }
-        var clock = current;
-        if (on_destination) {
-            clock = destination;
-        }
-        if (!conditions_hold(t, params) || ((t.flags & MACHINE_TRANSITION_HAS_EXIT) != 0u && !exit_crossed(clock.before, clock.after, t.exit_time))) {
-            continue;
-        }
-        // 4. Fire: the source keeps its clock, the destination starts at the offset.
-        var seconds = t.duration;
-        if ((t.flags & MACHINE_TRANSITION_FIXED_DURATION) == 0u) {
-            seconds = t.duration * machine_state_length(machine_state_def(m.state_offset + min(source, last)), params);
-        }
-        for (var q = 0u; q < t.condition_count; q++) {
-            let cond = machine_condition(t.condition_offset + q);
-            if (cond.op == MACHINE_CONDITION_TRIGGER) {
-                clear_parameter(i, cond.parameter % MAX_MACHINE_PARAMETERS);
+            from_slot = select(0u, 1u, running != MACHINE_NONE);
+            from_state = select(ms.current, ms.destination, from_slot == 1u);
+            if (t.destination == from_state && (t.flags & MACHINE_TRANSITION_TO_SELF) == 0u) {
+                continue;
             }
         }
-        machine_event(i, MACHINE_EVENT_STATE_EXITED, source);
-        machine_event(i, MACHINE_EVENT_TRANSITION_STARTED, k);
-        ms.current = source;
-        ms.time = ticks_of(clock.after);
-        ms.destination = t.destination;
-        ms.destination_time = ticks_of(ticks_from_f32(t.offset));
-        ms.transition = k;
-        ms.progress = Ticks(0u, 0u);
-        ms.duration = seconds;
-        ms.fired += 1u;
-        ms.flags = select(ms.flags & ~MACHINE_FROM_POSE, ms.flags | MACHINE_FROM_POSE, running != MACHINE_NONE);
-        if (!i64_less(vec2<u32>(0u, 0u), ticks_from_f32(seconds))) {
-            machine_event(i, MACHINE_EVENT_STATE_ENTERED, t.destination);
-            machine_event(i, MACHINE_EVENT_TRANSITION_ENDED, k);
-            ms.current = t.destination;
-            ms.time = ms.destination_time;
-            end_transition(&ms);
+        if (conditions_hold(t, params) && ((t.flags & MACHINE_TRANSITION_HAS_EXIT) == 0u || exit_crossed(before[from_slot], after[from_slot], t.exit_time))) {
+            chosen = k;
+            source = from_state;
+            slot = from_slot;
+            break;
         }
-        out.after = ms;
-        out.fired = true;
-        out.transition = k;
-        break;
     }
+    if (chosen == MACHINE_NONE) {
+        store_machine(i, ms);
+        return out;
+    }
+    // 4. Fire: the source keeps its clock, the destination starts at the offset.
+    let t = machine_transition(m.transition_offset + chosen);
+    var seconds = t.duration;
+    if ((t.flags & MACHINE_TRANSITION_FIXED_DURATION) == 0u) {
+        seconds = t.duration * lengths[slot];
+    }
+    for (var q = 0u; q < t.condition_count; q++) {
+        let cond = machine_condition(t.condition_offset + q);
+        if (cond.op == MACHINE_CONDITION_TRIGGER) {
+            clear_parameter(i, cond.parameter % MAX_MACHINE_PARAMETERS);
+        }
+    }
+    machine_event(i, MACHINE_EVENT_STATE_EXITED, source);
+    machine_event(i, MACHINE_EVENT_TRANSITION_STARTED, chosen);
+    ms.current = source;
+    ms.time = ticks_of(after[slot]);
+    ms.destination = t.destination;
+    ms.destination_time = ticks_of(ticks_from_f32(t.offset));
+    ms.transition = chosen;
+    ms.progress = Ticks(0u, 0u);
+    ms.duration = seconds;
+    ms.fired += 1u;
+    ms.flags = select(ms.flags & ~MACHINE_FROM_POSE, ms.flags | MACHINE_FROM_POSE, running != MACHINE_NONE);
+    if (!i64_less(vec2<u32>(0u, 0u), ticks_from_f32(seconds))) {
+        machine_event(i, MACHINE_EVENT_STATE_ENTERED, t.destination);
+        machine_event(i, MACHINE_EVENT_TRANSITION_ENDED, chosen);
+        ms.current = t.destination;
+        ms.time = ms.destination_time;
+        end_transition(&ms);
+    }
+    out.after = ms;
+    out.fired = true;
+    out.transition = chosen;
     store_machine(i, ms);
     return out;
 }
@@ -366,15 +373,15 @@ struct Playback {
     start_still: bool,
 }
 
-// What character i's machine plays this frame (Rust: cpu::machine::machine_playback): the
+// What a character's machine plays this frame, `params` its parameter slots (Rust:
+// cpu::machine::machine_playback): the
 // machine as step 1 left it, so that a transition fired this frame shows from the next (its
 // destination at weight 0 now, its pose the one shown), except one of duration 0, which cuts to
 // its destination at its offset now. The frame a transition fires keeps what it blends from:
 // the pose (interrupting another) and its velocity (inertialized). `flags` are the instance's.
-fn machine_playback(i: u32, mf: MachineFrame, flags: u32) -> Playback {
+fn machine_playback(mf: MachineFrame, params: array<u32, MAX_MACHINE_PARAMETERS>, flags: u32) -> Playback {
     let m = machine_at(mf.shown.machine);
     let last = max(m.state_count, 1u) - 1u;
-    let params = load_parameters(i);
     let cut = mf.fired && mf.after.transition == MACHINE_NONE;
     var shown = mf.shown;
     if (cut) {

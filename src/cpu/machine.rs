@@ -133,14 +133,6 @@ pub fn conditions_hold(conditions: &[GpuMachineCondition], t: &GpuMachineTransit
     })
 }
 
-/// Where a candidate list's exit conditions read their clock: the state playing (or a running
-/// transition's source) or the running destination.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    Current,
-    Destination,
-}
-
 /// What a frame of the rules leaves for the clock: the machine after step 1 (what plays this
 /// frame), after step 4, and the transition fired, if any. WGSL `MachineFrame`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -157,8 +149,10 @@ pub struct MachineFrame {
 
 /// One frame of one character's machine: `ms` and its parameter slots `params` (triggers
 /// consumed) are updated, and the frame's events pushed to `events` in the order they happen.
-/// A character without a machine (`ms.machine` is [`MACHINE_NONE`]) is left as it is. WGSL
-/// `machine_step`.
+/// A character without a machine (`ms.machine` is [`MACHINE_NONE`]) is left as it is. Each
+/// state's length is evaluated once (slot 0: the state playing or the transition's source; slot
+/// 1: its destination) and a transition fires at one place after the candidates, as the shader
+/// does. WGSL `machine_step`.
 pub fn machine_step(
     lib: &AnimationLibrary,
     ms: &mut GpuMachineState,
@@ -177,120 +171,112 @@ pub fn machine_step(
         return out;
     }
     let m: GpuMachine = machines.machines[ms.machine as usize];
-    let state = |s: u32| machines.states[(m.state_offset + s.min(m.state_count - 1)) as usize];
+    let last = m.state_count.max(1) - 1;
+    let state = |s: u32| machines.states[(m.state_offset + s.min(last)) as usize];
     let transition = |k: u32| machines.transitions[(m.transition_offset + k) as usize];
-    let advance = |s: u32, t: Ticks| {
-        let def = state(s);
-        let length = state_length(lib, &def, params);
-        advance_clock(
-            t.get(),
-            state_rate(&def, params),
-            dt,
-            length,
-            def.flags & MACHINE_STATE_LOOPS != 0,
-        )
-    };
     let mut push = |kind: u32, index: u32| events.push(MachineEvent { kind, index });
 
-    // 1. Advance the clocks; a transition whose progress reaches its duration ends.
-    let mut current = (ms.time.get(), advance(ms.current, ms.time));
-    let mut destination = (0, 0);
-    if ms.transition != MACHINE_NONE {
-        destination = (ms.destination_time.get(), advance(ms.destination, ms.destination_time));
-        let progress = ms
-            .progress
-            .get()
-            .saturating_add(ticks_from_f32(dt))
-            .clamp(0, TICK_LIMIT);
+    // 1. Advance the clocks of the two slots; a transition whose progress reaches its duration
+    // ends.
+    let was_running = ms.transition != MACHINE_NONE;
+    let (mut before, mut after, mut lengths) = ([0i64; 2], [0i64; 2], [0f32; 2]);
+    for s in 0..if was_running { 2 } else { 1 } {
+        let def = state(if s == 1 { ms.destination } else { ms.current });
+        let t = if s == 1 { ms.destination_time } else { ms.time }.get();
+        lengths[s] = state_length(lib, &def, params);
+        before[s] = t;
+        after[s] = advance_clock(t, state_rate(&def, params), dt, lengths[s], def.flags & MACHINE_STATE_LOOPS != 0);
+    }
+    if was_running {
+        let progress = ms.progress.get().saturating_add(ticks_from_f32(dt)).clamp(0, TICK_LIMIT);
         ms.progress = Ticks::new(progress);
-        ms.destination_time = Ticks::new(destination.1);
+        ms.destination_time = Ticks::new(after[1]);
         if progress >= ticks_from_f32(ms.duration) {
             push(machine_event::STATE_ENTERED, ms.destination);
             push(machine_event::TRANSITION_ENDED, ms.transition);
             ms.current = ms.destination;
-            current = destination;
+            (before[0], after[0], lengths[0]) = (before[1], after[1], lengths[1]);
             end_transition(ms);
         }
     }
-    ms.time = Ticks::new(current.1);
+    ms.time = Ticks::new(after[0]);
     out.shown = *ms;
     out.after = *ms;
 
     // 2. The candidates, in priority order: the Any transitions, then a state's.
     let running = ms.transition;
     let (list_state, list_slot) = if running == MACHINE_NONE {
-        (ms.current, Slot::Current)
+        (ms.current, 0)
     } else {
         match (transition(running).flags >> tr::INTERRUPT_SHIFT) & 3 {
-            tr::INTERRUPT_SOURCE => (ms.current, Slot::Current),
-            tr::INTERRUPT_DESTINATION => (ms.destination, Slot::Destination),
+            tr::INTERRUPT_SOURCE => (ms.current, 0),
+            tr::INTERRUPT_DESTINATION => (ms.destination, 1),
             _ => return out,
         }
     };
     let own = state(list_state);
     let any = (m.any_offset..m.any_offset + m.any_count).map(|c| (c, true));
     let owned = (own.candidate_offset..own.candidate_offset + own.candidate_count).map(|c| (c, false));
-    for (c, is_any) in any.chain(owned) {
+    let chosen = any.chain(owned).find_map(|(c, is_any)| {
         let k = machines.candidates[c as usize];
         if k == running {
-            continue;
+            return None;
         }
         let t = transition(k);
-        // The state the transition leaves, and the clock its exit condition reads.
+        // The state the transition leaves, and the slot whose clock its exit condition reads.
         let (source, slot) = if !is_any {
             (list_state, list_slot)
         } else if running == MACHINE_NONE {
-            (ms.current, Slot::Current)
+            (ms.current, 0)
         } else {
-            (ms.destination, Slot::Destination)
+            (ms.destination, 1)
         };
         if is_any && t.destination == source && t.flags & tr::TO_SELF == 0 {
-            continue;
+            return None;
         }
-        let clock = if slot == Slot::Current { current } else { destination };
-        if !conditions_hold(&machines.conditions, &t, params)
-            || (t.flags & tr::HAS_EXIT != 0 && !exit_crossed(clock.0, clock.1, t.exit_time))
-        {
-            continue;
-        }
-        // 4. Fire: the source keeps its clock, the destination starts at the offset.
-        let def = state(source);
-        let seconds = if t.flags & tr::FIXED_DURATION != 0 {
-            t.duration
-        } else {
-            t.duration * state_length(lib, &def, params)
-        };
-        let conditions = &machines.conditions[t.condition_offset as usize..][..t.condition_count as usize];
-        for cond in conditions.iter().filter(|cond| cond.op == op::TRIGGER) {
-            params[(cond.parameter % MAX_MACHINE_PARAMETERS) as usize] = 0;
-        }
-        push(machine_event::STATE_EXITED, source);
-        push(machine_event::TRANSITION_STARTED, k);
-        ms.current = source;
-        ms.time = Ticks::new(clock.1);
-        ms.destination = t.destination;
-        ms.destination_time = Ticks::new(ticks_from_f32(t.offset));
-        ms.transition = k;
-        ms.progress = Ticks::new(0);
-        ms.duration = seconds;
-        ms.fired = ms.fired.wrapping_add(1);
-        if running == MACHINE_NONE {
-            ms.flags &= !MACHINE_FROM_POSE;
-        } else {
-            ms.flags |= MACHINE_FROM_POSE;
-        }
-        if ticks_from_f32(seconds) <= 0 {
-            push(machine_event::STATE_ENTERED, t.destination);
-            push(machine_event::TRANSITION_ENDED, k);
-            ms.current = t.destination;
-            ms.time = ms.destination_time;
-            end_transition(ms);
-        }
-        out.after = *ms;
-        out.fired = true;
-        out.transition = k;
+        let exit = t.flags & tr::HAS_EXIT == 0 || exit_crossed(before[slot], after[slot], t.exit_time);
+        (conditions_hold(&machines.conditions, &t, params) && exit).then_some((k, source, slot))
+    });
+    let Some((k, source, slot)) = chosen else {
         return out;
+    };
+
+    // 4. Fire: the source keeps its clock, the destination starts at the offset.
+    let t = transition(k);
+    let seconds = if t.flags & tr::FIXED_DURATION != 0 {
+        t.duration
+    } else {
+        t.duration * lengths[slot]
+    };
+    let conditions = &machines.conditions[t.condition_offset as usize..][..t.condition_count as usize];
+    for cond in conditions.iter().filter(|cond| cond.op == op::TRIGGER) {
+        params[(cond.parameter % MAX_MACHINE_PARAMETERS) as usize] = 0;
     }
+    push(machine_event::STATE_EXITED, source);
+    push(machine_event::TRANSITION_STARTED, k);
+    ms.current = source;
+    ms.time = Ticks::new(after[slot]);
+    ms.destination = t.destination;
+    ms.destination_time = Ticks::new(ticks_from_f32(t.offset));
+    ms.transition = k;
+    ms.progress = Ticks::new(0);
+    ms.duration = seconds;
+    ms.fired = ms.fired.wrapping_add(1);
+    if running == MACHINE_NONE {
+        ms.flags &= !MACHINE_FROM_POSE;
+    } else {
+        ms.flags |= MACHINE_FROM_POSE;
+    }
+    if ticks_from_f32(seconds) <= 0 {
+        push(machine_event::STATE_ENTERED, t.destination);
+        push(machine_event::TRANSITION_ENDED, k);
+        ms.current = t.destination;
+        ms.time = ms.destination_time;
+        end_transition(ms);
+    }
+    out.after = *ms;
+    out.fired = true;
+    out.transition = k;
     out
 }
 

@@ -207,7 +207,7 @@ pub fn traffic_with_machines(
                 own += j * 3 * pose + with_parent * pose;
             }
         }
-        if inst.flags & crate::layout::KEEP_POSE != 0 {
+        if list.inertia & crate::layout::inertia::KEEP_POSE != 0 {
             // The frame before an interrupting cross-fade writes its pose as the snapshot.
             own += j * pose;
         }
@@ -240,35 +240,7 @@ pub fn traffic_with_machines(
                 own += j * pose;
                 continue;
             }
-            // Clip header read by clock and by sample (with CLIP_TIMES, also for its keys).
-            shared += if clip_times { 3 } else { 2 } * sz(size_of::<GpuClip>());
-            let clip = &lib.clips()[e.clip as usize];
-            // With CLIP_TIMES, the sample's key times, searched once: their track's header and
-            // the search.
-            let times = if clip_times {
-                sample_times(lib, e.clip as usize)
-            } else {
-                None
-            };
-            if let Some((_, n)) = times {
-                shared += sz(size_of::<GpuTrack>()) + span_bytes(n);
-            }
-            // A joint's track headers: with CLIP_TIMES in a library without compressed clips,
-            // its three in one unit (`joint_tracks`, found from the clip's word once per
-            // character); else each channel's own.
-            let headers = if clip_times && !lib.has_compressed_clips() {
-                shared += 4;
-                16
-            } else {
-                3 * sz(size_of::<GpuTrack>())
-            };
-            for jj in 0..clip.joint_count.min(inst.joint_count) {
-                shared += headers;
-                for c in 0..3 {
-                    let track = &lib.tracks()[(clip.track_offset + 3 * jj + c) as usize];
-                    shared += key_bytes(lib, track, e.time, times);
-                }
-            }
+            shared += sample_bytes(lib, inst, e, clip_times);
         }
         if total < MIN_BLEND_WEIGHT {
             shared += j * 3 * 16;
@@ -279,4 +251,38 @@ pub fn traffic_with_machines(
         per_character: own as f64 / joints,
         shared: shared as f64 / joints,
     }
+}
+
+/// The library bytes sampling `e` reads for `inst` (shared by the characters that play the clip):
+/// the clip's header, read by clock and by sample (with CLIP_TIMES, also for its keys); with
+/// CLIP_TIMES its key times, searched once; each joint's track headers and the keys around the
+/// sample's time.
+fn sample_bytes(lib: &AnimationLibrary, inst: &GpuInstance, e: &crate::layout::BlendSample, clip_times: bool) -> u64 {
+    let mut shared = if clip_times { 3 } else { 2 } * size_of::<GpuClip>() as u64;
+    let clip = &lib.clips()[e.clip as usize];
+    let times = if clip_times {
+        sample_times(lib, e.clip as usize)
+    } else {
+        None
+    };
+    if let Some((_, n)) = times {
+        shared += size_of::<GpuTrack>() as u64 + span_bytes(n);
+    }
+    // A joint's track headers: with CLIP_TIMES in a library without compressed clips, its three
+    // in one unit (`joint_tracks`, found from the clip's word once per character); else each
+    // channel's own.
+    let headers = if clip_times && !lib.has_compressed_clips() {
+        shared += 4;
+        16
+    } else {
+        3 * size_of::<GpuTrack>() as u64
+    };
+    for jj in 0..clip.joint_count.min(inst.joint_count) {
+        shared += headers;
+        for c in 0..3 {
+            let track = &lib.tracks()[(clip.track_offset + 3 * jj + c) as usize];
+            shared += key_bytes(lib, track, e.time, times);
+        }
+    }
+    shared
 }

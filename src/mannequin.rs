@@ -1542,6 +1542,7 @@ fn build_library_with(
 
 /// The builder of [`library_in`], not built yet: for a library that adds its own assets (the
 /// bench's state machine) to the mannequin's.
+#[cfg(feature = "tools")]
 pub(crate) fn builder_in(format: ClipFormat) -> (LibraryBuilder, SkeletonId, Vec<ClipId>) {
     library_builder_with(skeleton(), false, false, format)
 }

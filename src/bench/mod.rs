@@ -78,8 +78,8 @@ mod traffic;
 mod transitions;
 
 pub use check::{CPU_WAIT_SHARE, Check, FrameStart, FrameTime, ROW_FACTOR, SLACK_MS, WAIT_SLACK, is_cpu_adapter};
-pub(crate) use crowds::{CrowdOptions, crowd_with};
 pub use cpu_crowd::{CpuChunk, CpuCrowd};
+pub(crate) use crowds::{CrowdOptions, crowd_with};
 pub use crowds::{PairedSet, crowd, crowd_skinned, crowd_threads, threads_to_run};
 pub use culling::{CullingComparison, VAT_SIZE, VIEW_SHARE, compare_culling, culling_table, view_of};
 use gpu::measure_gpu;

@@ -185,10 +185,20 @@ pub fn machine_step(
         let t = if s == 1 { ms.destination_time } else { ms.time }.get();
         lengths[s] = state_length(lib, &def, params);
         before[s] = t;
-        after[s] = advance_clock(t, state_rate(&def, params), dt, lengths[s], def.flags & MACHINE_STATE_LOOPS != 0);
+        after[s] = advance_clock(
+            t,
+            state_rate(&def, params),
+            dt,
+            lengths[s],
+            def.flags & MACHINE_STATE_LOOPS != 0,
+        );
     }
     if was_running {
-        let progress = ms.progress.get().saturating_add(ticks_from_f32(dt)).clamp(0, TICK_LIMIT);
+        let progress = ms
+            .progress
+            .get()
+            .saturating_add(ticks_from_f32(dt))
+            .clamp(0, TICK_LIMIT);
         ms.progress = Ticks::new(progress);
         ms.destination_time = Ticks::new(after[1]);
         if progress >= ticks_from_f32(ms.duration) {

@@ -135,6 +135,23 @@ pub struct Clip {
     pub morph_weights: Vec<Track<f32>>,
 }
 
+impl Clip {
+    /// A clip of `duration` seconds that holds the rest pose (no tracks), looping: a state whose
+    /// motion only needs a length, as scripted state-machine runs use.
+    #[must_use]
+    pub fn rest_pose(name: &str, duration: f32) -> Self {
+        Self {
+            name: name.into(),
+            duration,
+            looping: true,
+            tracks: Vec::new(),
+            events: Vec::new(),
+            curves: Vec::new(),
+            morph_weights: Vec::new(),
+        }
+    }
+}
+
 /// A named scalar over a clip's time (a meta channel, Game Engine Architecture §11.4): a
 /// foot-plant flag, an IK weight, a blend-shape weight. Every frame the GPU samples it where the
 /// clip plays and blends it with the clip's weight, as the joints are, into the character's

@@ -23,19 +23,6 @@ use wgpu_anim::shaders::Resource;
 use wgpu_anim::testing::{GpuSimulation, simulate_gpu};
 use wgpu_anim::{AnimationLibrary, Clip, LibraryBuilder};
 
-/// A clip of `seconds` holding the rest pose.
-fn rest_clip(name: &str, seconds: f32) -> Clip {
-    Clip {
-        name: name.into(),
-        duration: seconds,
-        looping: true,
-        tracks: Vec::new(),
-        events: Vec::new(),
-        curves: Vec::new(),
-        morph_weights: Vec::new(),
-    }
-}
-
 /// A machine with every kind of condition, exit time (below 1, above 1, at a non-looping end),
 /// interruption source, `Any` transitions (one `to_self`), triggers, a blend tree state with a
 /// speed parameter, reversed and non-looping states, fixed and normalized durations, offsets,
@@ -126,7 +113,7 @@ fn library() -> (AnimationLibrary, MachineId) {
     let s = b.add_skeleton(skeleton);
     let mut ids: Vec<_> = clips.iter().map(|c| b.add_clip(s, c).unwrap()).collect();
     for (name, seconds) in [("half", 0.5), ("one", 1.0), ("two", 2.0)] {
-        ids.push(b.add_clip(s, &rest_clip(name, seconds)).unwrap());
+        ids.push(b.add_clip(s, &Clip::rest_pose(name, seconds)).unwrap());
     }
     let (one, two) = (ids[ids.len() - 2], ids[ids.len() - 1]);
     b.add_blend_tree(&BlendTree {

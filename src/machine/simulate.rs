@@ -113,6 +113,9 @@ pub struct FrameReport {
 /// slots written (slot, bits).
 pub type SlotWrites = (u32, bool, Vec<(usize, u32)>);
 
+/// The most characters a script runs (the frames' reports hold every one of them).
+pub const MAX_SCRIPT_CHARACTERS: u32 = 1 << 16;
+
 /// The script's changes as slot writes, per frame, each checked against the machine.
 ///
 /// # Errors
@@ -123,6 +126,14 @@ pub fn script_writes(lib: &AnimationLibrary, machine: MachineId, script: &Script
     if !(script.dt.is_finite() && script.dt >= 0.0) {
         return Err(Error::Limit {
             what: format!("script dt {} must be finite and not negative", script.dt),
+        });
+    }
+    if script.characters > MAX_SCRIPT_CHARACTERS {
+        return Err(Error::Limit {
+            what: format!(
+                "the script has {} characters; a script runs at most {MAX_SCRIPT_CHARACTERS}",
+                script.characters
+            ),
         });
     }
     let mut frames = vec![Vec::new(); script.frames as usize];

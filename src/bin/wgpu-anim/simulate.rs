@@ -50,7 +50,7 @@ fn library(a: &SimulateArgs, machine: &StateMachine) -> Result<(AnimationLibrary
             .split_once('=')
             .and_then(|(n, s)| Some((n.trim(), s.trim().parse::<f32>().ok()?)))
             .ok_or_else(|| format!("--clip '{spec}' is not NAME=SECONDS"))?;
-        extra.push(rest_clip(name, seconds));
+        extra.push(Clip::rest_pose(name, seconds));
     }
     let s = b.add_skeleton(skeleton);
     let mut ids = Vec::new();
@@ -66,19 +66,6 @@ fn library(a: &SimulateArgs, machine: &StateMachine) -> Result<(AnimationLibrary
         .add_state_machine(s, machine)
         .map_err(|e| format!("{}: {e}", a.machine.display()))?;
     Ok((b.build(), id))
-}
-
-/// A clip of `seconds` that holds the rest pose.
-fn rest_clip(name: &str, seconds: f32) -> Clip {
-    Clip {
-        name: name.into(),
-        duration: seconds,
-        looping: true,
-        tracks: Vec::new(),
-        events: Vec::new(),
-        curves: Vec::new(),
-        morph_weights: Vec::new(),
-    }
 }
 
 /// One line per frame and character: `frame character state time [transition] [events]`.

@@ -177,7 +177,8 @@ impl Controller {
     /// The machine edits since the last frame, as writes into the pages' machine sections.
     pub(super) fn take_machine_upload(&mut self, writes: &mut Vec<super::SectionWrite>) {
         let machines = self.library.machines();
-        for (index, edit) in std::mem::take(&mut self.machine_edits) {
+        let mut edits = std::mem::take(&mut self.machine_edits);
+        for &(index, edit) in &edits {
             let Some(id) = self.machines.get(index).copied().flatten() else {
                 continue;
             };
@@ -209,13 +210,30 @@ impl Controller {
                         words: defaults.to_vec(),
                     });
                 }
-                MachineEdit::Slot(slot, bits) => writes.push(super::SectionWrite {
-                    page,
-                    resource: Resource::MachineParameters,
-                    offset: params + u64::from(slot) * 4,
-                    words: vec![bits],
-                }),
+                MachineEdit::Slot(slot, bits) => {
+                    let offset = params + u64::from(slot) * 4;
+                    // A slot right after the last one written (a character's parameters set in
+                    // order) extends that write.
+                    match writes.last_mut() {
+                        Some(w)
+                            if w.page == page
+                                && w.resource == Resource::MachineParameters
+                                && w.offset + 4 * w.words.len() as u64 == offset =>
+                        {
+                            w.words.push(bits);
+                        }
+                        _ => writes.push(super::SectionWrite {
+                            page,
+                            resource: Resource::MachineParameters,
+                            offset,
+                            words: vec![bits],
+                        }),
+                    }
+                }
             }
         }
+        // The list's room is kept for the next frame's edits.
+        edits.clear();
+        self.machine_edits = edits;
     }
 }

@@ -114,6 +114,17 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A retargeting setup was refused ([`crate::offline::retarget`]): `what` names the joints of
+    /// the bone map or rest override at fault.
+    #[error("retargeting '{from}' onto '{to}': {what}")]
+    Retarget {
+        /// The source skeleton's name.
+        from: String,
+        /// The target skeleton's name.
+        to: String,
+        /// What is wrong.
+        what: String,
+    },
     /// A capacity or device limit would be exceeded.
     #[error("limit exceeded: {what}")]
     Limit {

@@ -11,6 +11,7 @@
 //! - [`key_reduction`]: the keys a clip's interpolation reproduces within a tolerance, removed.
 //! - [`root_motion`]: root motion extracted from a clip.
 //! - [`layers`]: difference clips for additive layers, and masks.
+//! - [`retarget`]: one skeleton's clips as clips of another (bone maps, the hip-height ratio).
 //! - [`vat`]: vertex animation textures baked from a mesh's clips.
 //! - `gltf_import` (feature `gltf`): glTF 2.0 characters.
 
@@ -22,6 +23,7 @@ pub mod decompress;
 pub mod gltf_import;
 pub mod key_reduction;
 pub mod layers;
+pub mod retarget;
 pub mod root_motion;
 pub mod vat;
 

@@ -1,0 +1,421 @@
+//! Offline retargeting against the project's retargeting reference: its checks (identity exact,
+//! S → T → S, bone directions, the hips' height) on the CMU take and the mannequin, onto a
+//! generated variant of the mannequin with other proportions, Mixamo's joint names and a T-pose
+//! rest; and a refusal, naming the joints, for each map the rules forbid.
+
+use glam::{DMat4, DQuat, DVec3, Quat, Vec3};
+use std::path::Path;
+use wgpu_anim::offline::gltf_import;
+use wgpu_anim::offline::retarget::{BoneMap, RetargetOptions, Retargeter};
+use wgpu_anim::reference::{self, ClipSampler};
+use wgpu_anim::{Clip, Error, Skeleton, mannequin};
+
+/// The angle between two rotations, in radians (exact near 0, unlike an arc cosine).
+fn angle(a: DQuat, b: DQuat) -> f64 {
+    let d = a.inverse() * b;
+    2.0 * d.xyz().length().atan2(d.w.abs())
+}
+
+fn rotation_of(m: &DMat4) -> DQuat {
+    m.to_scale_rotation_translation().1
+}
+
+/// Model matrices of `skeleton` playing `clip` at `t`.
+fn model(skeleton: &Skeleton, clip: &Clip, t: f32) -> Vec<DMat4> {
+    reference::local_to_model(skeleton, &reference::sample(skeleton, clip, f64::from(t)))
+}
+
+/// Every key time of a clip's tracks.
+fn key_times(clip: &Clip) -> Vec<f32> {
+    let mut t: Vec<f32> = clip
+        .tracks
+        .iter()
+        .flat_map(|k| k.rotation.iter().flat_map(|r| r.times.iter().copied()))
+        .collect();
+    t.sort_by(f32::total_cmp);
+    t.dedup();
+    t
+}
+
+fn cmu() -> (Skeleton, Clip, Vec<usize>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/cmu/cmu_01_03.glb");
+    let imported = gltf_import::load(&path).expect("the CMU take imports");
+    let s = imported.skeletons.into_iter().next().expect("one skeleton");
+    let clip = s.clips.into_iter().next().expect("one clip").clip;
+    (s.skeleton, clip, s.skin_joints)
+}
+
+fn walk(skeleton: &Skeleton) -> Clip {
+    mannequin::clips(skeleton)
+        .into_iter()
+        .find(|c| c.name == "walk")
+        .expect("the mannequin walks")
+}
+
+/// The mannequin's joints renamed to Mixamo's (the humanoid slots; others `mixamorig:x_NAME`),
+/// legs `legs` times as long, arms 0.9, the rest of the body 1.05, and upper arms raised
+/// `raise` radians in the rest (a T-pose for about 0.6).
+fn variant(legs: f32, raise: f32) -> Skeleton {
+    let m = mannequin::skeleton();
+    let mixamo = [
+        ("pelvis", "Hips"),
+        ("spine_01", "Spine"),
+        ("spine_02", "Spine1"),
+        ("spine_03", "Spine2"),
+        ("neck", "Neck"),
+        ("head", "Head"),
+        ("clavicle_l", "LeftShoulder"),
+        ("upperarm_l", "LeftArm"),
+        ("lowerarm_l", "LeftForeArm"),
+        ("hand_l", "LeftHand"),
+        ("clavicle_r", "RightShoulder"),
+        ("upperarm_r", "RightArm"),
+        ("lowerarm_r", "RightForeArm"),
+        ("hand_r", "RightHand"),
+        ("thigh_l", "LeftUpLeg"),
+        ("calf_l", "LeftLeg"),
+        ("foot_l", "LeftFoot"),
+        ("ball_l", "LeftToeBase"),
+        ("thigh_r", "RightUpLeg"),
+        ("calf_r", "RightLeg"),
+        ("foot_r", "RightFoot"),
+        ("ball_r", "RightToeBase"),
+    ];
+    let in_leg = |j: usize| {
+        ["thigh_l", "thigh_r"]
+            .iter()
+            .any(|n| m.is_descendant(j, m.joint_index(n).unwrap()))
+    };
+    let in_arm = |j: usize| {
+        ["upperarm_l", "upperarm_r"]
+            .iter()
+            .any(|n| m.is_descendant(j, m.joint_index(n).unwrap()))
+    };
+    let joints = (0..m.joint_count())
+        .map(|j| {
+            let name = &m.joint_names()[j];
+            let renamed = mixamo
+                .iter()
+                .find(|(a, _)| a == name)
+                .map_or_else(|| format!("mixamorig:x_{name}"), |(_, b)| format!("mixamorig:{b}"));
+            let mut rest = m.rest_pose()[j];
+            let k = if in_leg(j) && !name.starts_with("thigh") {
+                legs
+            } else if in_arm(j) && !name.starts_with("upperarm") {
+                0.9
+            } else {
+                1.05
+            };
+            rest.translation *= k;
+            if name == "upperarm_l" {
+                rest.rotation = Quat::from_rotation_z(raise);
+            } else if name == "upperarm_r" {
+                rest.rotation = Quat::from_rotation_z(-raise);
+            }
+            (renamed, m.parents()[j].map(|p| p as usize), rest)
+        })
+        .collect();
+    Skeleton::from_rest_pose("mannequin variant", joints).expect("the variant is a skeleton")
+}
+
+#[test]
+fn identity_retarget_is_the_clip_itself() {
+    let (s, clip, _) = cmu();
+    let map = BoneMap::by_name(&s, &s);
+    assert_eq!(map.len(), s.joint_count());
+    let r = Retargeter::new(&s, &s, &map, &RetargetOptions::default()).unwrap();
+    assert_eq!(r.retarget_root(), (0, 0));
+    assert!((r.height_ratio() - 1.0).abs() < 1e-12);
+    let out = r.retarget(&clip).unwrap();
+    assert_eq!(
+        (out.duration, out.looping, out.events.len()),
+        (clip.duration, clip.looping, clip.events.len())
+    );
+    let (a, b) = (ClipSampler::new(&s, &clip), ClipSampler::new(&s, &out));
+    let (mut worst_rotation, mut worst_translation) = (0.0f64, 0.0f64);
+    for t in key_times(&clip) {
+        let (x, y) = (a.sample(f64::from(t)), b.sample(f64::from(t)));
+        for j in 0..s.joint_count() {
+            worst_rotation = worst_rotation.max(angle(x[j].rotation, y[j].rotation));
+            let size = x[j].translation.length().max(1e-3);
+            worst_translation = worst_translation.max((x[j].translation - y[j].translation).length() / size);
+        }
+    }
+    assert!(worst_rotation <= 1e-6, "{worst_rotation} rad");
+    assert!(worst_translation <= 1e-5, "{worst_translation} of the size");
+}
+
+#[test]
+fn source_to_target_and_back_keeps_the_model_rotations() {
+    let s = mannequin::skeleton();
+    let t = variant(1.3, 0.6);
+    let clip = walk(&s);
+    let there = Retargeter::new(&s, &t, &BoneMap::humanoid(&s, &t).unwrap(), &RetargetOptions::default()).unwrap();
+    let back = Retargeter::new(&t, &s, &BoneMap::humanoid(&t, &s).unwrap(), &RetargetOptions::default()).unwrap();
+    assert_eq!(t.joint_names()[there.retarget_root().0], "mixamorig:Hips");
+    let round = back.retarget(&there.retarget(&clip).unwrap()).unwrap();
+    let mut worst = 0.0f64;
+    let mut mapped = 0;
+    for time in key_times(&clip) {
+        let (a, b) = (model(&s, &clip, time), model(&s, &round, time));
+        mapped = 0;
+        for j in (0..s.joint_count()).filter(|&j| back.source_of(j).is_some()) {
+            worst = worst.max(angle(rotation_of(&a[j]), rotation_of(&b[j])));
+            mapped += 1;
+        }
+    }
+    assert_eq!(mapped, 22, "the humanoid slots");
+    assert!(worst <= 1e-4, "{worst} rad");
+}
+
+#[test]
+fn the_hips_stand_at_the_targets_proportional_height() {
+    let (cmu_skeleton, cmu_clip, skinned) = cmu();
+    let long = variant(1.3, 0.0);
+    let cases = [
+        (mannequin::skeleton(), long.clone(), walk(&mannequin::skeleton()), None),
+        (
+            cmu_skeleton.clone(),
+            mannequin::skeleton(),
+            cmu_clip.clone(),
+            Some(skinned.clone()),
+        ),
+        (cmu_skeleton, long, cmu_clip, Some(skinned)),
+    ];
+    for (s, t, clip, skinned) in cases {
+        let mut options = RetargetOptions::default();
+        if let Some(joints) = skinned {
+            options = options.with_source_skinned(joints);
+        }
+        let r = Retargeter::new(&s, &t, &BoneMap::humanoid(&s, &t).unwrap(), &options).unwrap();
+        let (root, source_root) = r.retarget_root();
+        let out = r.retarget(&clip).unwrap();
+        let h_t = {
+            let rest = reference::local_to_model(&t, &reference::sample(&t, &Clip::rest_pose("rest", 1.0), 0.0));
+            let lowest = rest.iter().map(|m| m.w_axis.y).fold(f64::INFINITY, f64::min);
+            rest[root].w_axis.y - lowest
+        };
+        let mut worst = 0.0f64;
+        for time in key_times(&clip) {
+            let want = model(&s, &clip, time)[source_root].w_axis.y * r.height_ratio();
+            let got = model(&t, &out, time)[root].w_axis.y;
+            worst = worst.max((want - got).abs());
+        }
+        assert!(
+            worst <= 1e-4 * h_t,
+            "{} onto {}: {worst} m of {h_t}",
+            s.name(),
+            t.name()
+        );
+    }
+}
+
+#[test]
+fn bones_with_matching_rests_point_the_same_way() {
+    // Longer legs, the same rest directions: each mapped bone to its one mapped child points as
+    // the source's does at every key.
+    let s = mannequin::skeleton();
+    let t = variant(1.4, 0.0);
+    let clip = walk(&s);
+    let r = Retargeter::new(&s, &t, &BoneMap::humanoid(&s, &t).unwrap(), &RetargetOptions::default()).unwrap();
+    let out = r.retarget(&clip).unwrap();
+    let bones = [
+        ("thigh_l", "calf_l"),
+        ("calf_r", "foot_r"),
+        ("upperarm_l", "lowerarm_l"),
+        ("spine_03", "neck"),
+    ];
+    let mut worst = 0.0f64;
+    for time in key_times(&clip) {
+        let (a, b) = (model(&s, &clip, time), model(&t, &out, time));
+        for (from, to) in bones {
+            let (sf, st) = (s.joint_index(from).unwrap(), s.joint_index(to).unwrap());
+            let (tf, tt) = (
+                (0..t.joint_count()).find(|&j| r.source_of(j) == Some(sf)).unwrap(),
+                (0..t.joint_count()).find(|&j| r.source_of(j) == Some(st)).unwrap(),
+            );
+            let direction = |m: &[DMat4], x: usize, y: usize| (m[y].w_axis - m[x].w_axis).truncate().normalize();
+            let (u, v): (DVec3, DVec3) = (direction(&a, sf, st), direction(&b, tf, tt));
+            worst = worst.max(u.angle_between(v));
+        }
+    }
+    assert!(worst <= 1e-3, "{worst} rad");
+}
+
+#[test]
+fn cmu_takes_play_on_the_mannequin() {
+    let (s, clip, skinned) = cmu();
+    let t = mannequin::skeleton();
+    let map = BoneMap::humanoid(&s, &t).unwrap();
+    assert_eq!(map.source_of("pelvis"), Some("Hips"));
+    assert_eq!(map.source_of("spine_01"), Some("LowerBack"));
+    assert_eq!(map.source_of("ball_r"), Some("RightToeBase"));
+    let r = Retargeter::new(&s, &t, &map, &RetargetOptions::default().with_source_skinned(skinned)).unwrap();
+    let out = r.retarget(&clip).unwrap();
+    // Each mapped joint turns from its rest as its source does, in model space (step 1).
+    let mut worst = 0.0f64;
+    let rest_s = model(&s, &Clip::rest_pose("rest", 1.0), 0.0);
+    let rest_t = model(&t, &Clip::rest_pose("rest", 1.0), 0.0);
+    for time in key_times(&clip).into_iter().step_by(7) {
+        let (a, b) = (model(&s, &clip, time), model(&t, &out, time));
+        for j in 0..t.joint_count() {
+            if let Some(k) = r.source_of(j) {
+                let turn_s = rotation_of(&a[k]) * rotation_of(&rest_s[k]).inverse();
+                let turn_t = rotation_of(&b[j]) * rotation_of(&rest_t[j]).inverse();
+                worst = worst.max(angle(turn_s, turn_t));
+            }
+        }
+    }
+    assert!(worst <= 1e-5, "{worst} rad");
+}
+
+#[test]
+fn a_rest_override_turns_the_reference_pose() {
+    // The variant's arms are raised 0.6 rad in its rest; overriding its rest with the
+    // mannequin's A-pose makes the retargeted arms hang as the source's again.
+    let s = mannequin::skeleton();
+    let t = variant(1.0, 0.6);
+    let clip = walk(&s);
+    let map = BoneMap::humanoid(&s, &t).unwrap();
+    let plain = Retargeter::new(&s, &t, &map, &RetargetOptions::default()).unwrap();
+    let options = RetargetOptions::default()
+        .with_target_rest("mixamorig:LeftArm", Quat::IDENTITY)
+        .with_target_rest("mixamorig:RightArm", Quat::IDENTITY);
+    let fixed = Retargeter::new(&s, &t, &map, &options).unwrap();
+    let (sf, st) = (
+        s.joint_index("upperarm_l").unwrap(),
+        s.joint_index("lowerarm_l").unwrap(),
+    );
+    let (tf, tt) = (
+        t.joint_index("mixamorig:LeftArm").unwrap(),
+        t.joint_index("mixamorig:LeftForeArm").unwrap(),
+    );
+    let direction = |m: &[DMat4], x: usize, y: usize| (m[y].w_axis - m[x].w_axis).truncate().normalize();
+    let time = clip.duration * 0.3;
+    let a = model(&s, &clip, time);
+    let off = model(&t, &plain.retarget(&clip).unwrap(), time);
+    let on = model(&t, &fixed.retarget(&clip).unwrap(), time);
+    let want = direction(&a, sf, st);
+    assert!(direction(&off, tf, tt).angle_between(want) > 0.5);
+    assert!(direction(&on, tf, tt).angle_between(want) < 1e-3);
+}
+
+fn refusal(map: &BoneMap, options: &RetargetOptions) -> String {
+    let (s, t) = (mannequin::skeleton(), variant(1.2, 0.0));
+    match Retargeter::new(&s, &t, map, options) {
+        Err(e @ Error::Retarget { .. }) => e.to_string(),
+        other => panic!("not refused: {other:?}"),
+    }
+}
+
+#[test]
+fn maps_that_break_the_rules_are_refused_naming_the_joints() {
+    let (s, t) = (mannequin::skeleton(), variant(1.2, 0.0));
+    let good = BoneMap::humanoid(&s, &t).unwrap();
+    let none = RetargetOptions::default();
+    let cases: Vec<(BoneMap, RetargetOptions, &[&str])> = vec![
+        (
+            good.clone().set("mixamorig:Tail", "pelvis").clone(),
+            none.clone(),
+            &["mixamorig:Tail", "does not have"],
+        ),
+        (
+            good.clone().set("mixamorig:Hips", "tail").clone(),
+            none.clone(),
+            &["'tail'", "mixamorig:Hips"],
+        ),
+        (
+            good.clone().set("mixamorig:LeftLeg", "calf_r").clone(),
+            none.clone(),
+            &["mixamorig:LeftLeg", "mixamorig:RightLeg", "calf_r"],
+        ),
+        (
+            good.clone()
+                .set("mixamorig:LeftLeg", "thigh_r")
+                .remove("mixamorig:RightUpLeg")
+                .clone(),
+            none.clone(),
+            &["crosses", "mixamorig:LeftLeg", "thigh_r", "thigh_l"],
+        ),
+        (
+            good.clone().remove("mixamorig:Hips").clone(),
+            none.clone(),
+            &["two retarget roots", "mixamorig:Spine", "mixamorig:LeftUpLeg"],
+        ),
+        (BoneMap::new(), none.clone(), &["maps no joint"]),
+        (
+            good.clone(),
+            none.clone().with_target_rest("nope", Quat::IDENTITY),
+            &["'nope'"],
+        ),
+        (
+            good.clone(),
+            none.clone()
+                .with_source_rest("upperarm_l", Quat::from_xyzw(0.0, 0.0, 0.0, 2.0)),
+            &["upperarm_l", "unit quaternion"],
+        ),
+        (good, none.with_target_skinned(vec![999]), &["999"]),
+    ];
+    for (map, options, words) in cases {
+        let message = refusal(&map, &options);
+        for w in words {
+            assert!(message.contains(w), "'{message}' lacks '{w}'");
+        }
+    }
+}
+
+#[test]
+fn the_humanoid_profile_needs_a_known_skeleton() {
+    let odd = Skeleton::from_rest_pose(
+        "odd",
+        vec![
+            ("a".into(), None, Default::default()),
+            ("b".into(), Some(0), Default::default()),
+        ],
+    )
+    .unwrap();
+    let e = BoneMap::humanoid(&mannequin::skeleton(), &odd).unwrap_err().to_string();
+    assert!(e.contains("'odd'") && e.contains("entry by entry"), "{e}");
+}
+
+#[test]
+fn a_json_map_file_overrides_entries_or_is_refused_by_name() {
+    let (s, t) = (mannequin::skeleton(), variant(1.2, 0.0));
+    let mut map = BoneMap::humanoid(&s, &t).unwrap();
+    map.apply_json(
+        "map.json",
+        r#"{"mixamorig:x_index_01_l": "index_01_l", "mixamorig:Head": null}"#,
+    )
+    .unwrap();
+    assert_eq!(map.source_of("mixamorig:x_index_01_l"), Some("index_01_l"));
+    assert_eq!(map.source_of("mixamorig:Head"), None);
+    Retargeter::new(&s, &t, &map, &RetargetOptions::default()).unwrap();
+    let before = map.clone();
+    let e = map.apply_json("broken.json", r#"["Hips"]"#).unwrap_err().to_string();
+    assert!(e.starts_with("broken.json: "), "{e}");
+    assert_eq!(map, before);
+}
+
+#[test]
+fn the_comparisons_see_a_wrong_clip() {
+    // The checks above would fail on a retarget that dropped a joint or kept the hips unscaled.
+    let s = mannequin::skeleton();
+    let t = variant(1.3, 0.0);
+    let clip = walk(&s);
+    let r = Retargeter::new(&s, &t, &BoneMap::humanoid(&s, &t).unwrap(), &RetargetOptions::default()).unwrap();
+    let mut out = r.retarget(&clip).unwrap();
+    let (root, source_root) = r.retarget_root();
+    let time = clip.duration * 0.5;
+    let right = model(&t, &out, time)[root].w_axis.y;
+    let hips = out.tracks.iter_mut().find(|k| k.joint == "mixamorig:Hips").unwrap();
+    for v in &mut hips.translation.as_mut().unwrap().values {
+        *v /= r.height_ratio() as f32;
+    }
+    let wrong = model(&t, &out, time)[root].w_axis.y;
+    let want = model(&s, &clip, time)[source_root].w_axis.y * r.height_ratio();
+    assert!(
+        (right - want).abs() < 1e-5 && (wrong - want).abs() > 1e-2,
+        "{right} {wrong} {want}"
+    );
+    let _ = Vec3::ZERO;
+}

@@ -292,6 +292,20 @@ fn model_rotations(skeleton: &Skeleton, local: &[TransformF64]) -> Vec<DQuat> {
     model
 }
 
+/// Step 2's constants of one mapped target joint ([`Retargeter::joint_constants`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointRetarget {
+    /// The source joint that drives it.
+    pub source: usize,
+    /// The source joint of its nearest mapped ancestor (`None` for the retarget root: the
+    /// source's locals from its top joint down).
+    pub chain_from: Option<usize>,
+    /// `Rm_T(parent, rest)⁻¹ ⊗ Rm_S(chain_from, rest)`.
+    pub a: Quat,
+    /// `Rm_S(source, rest)⁻¹ ⊗ Rm_T(joint, rest)`.
+    pub b: Quat,
+}
+
 /// A bone map checked against a source and a target skeleton, with both rests prepared: turns
 /// the source's poses and clips into the target's (the reference's steps 1 and 3).
 #[derive(Clone, Debug)]
@@ -411,6 +425,61 @@ impl Retargeter {
         let parent = self.target.parents()[self.root].map_or(DMat4::IDENTITY, |p| self.target_rest.model[p as usize]);
         pose[self.root].translation = parent.inverse().transform_point3(position);
         pose
+    }
+
+    /// Step 2's constants, one per target joint (`None` unmapped): a mapped joint's local
+    /// rotation at any time is `a ⊗ L ⊗ b`, `L` the source's local rotations multiplied from the
+    /// child of [`JointRetarget::chain_from`] down to [`JointRetarget::source`]. What a run-time
+    /// retarget needs of a skeleton pair: two quaternion products per joint, no baked clip.
+    #[must_use]
+    pub fn joint_constants(&self) -> Vec<Option<JointRetarget>> {
+        (0..self.map.len())
+            .map(|j| {
+                let s = self.map[j]?;
+                let mut ancestor = self.target.parents()[j].map(|p| p as usize);
+                while let Some(a) = ancestor {
+                    if self.map[a].is_some() {
+                        break;
+                    }
+                    ancestor = self.target.parents()[a].map(|p| p as usize);
+                }
+                let chain_from = ancestor.and_then(|a| self.map[a]);
+                let above = chain_from.map_or(DQuat::IDENTITY, |p| self.source_rest.model_rotation[p]);
+                let parent =
+                    self.target.parents()[j].map_or(DQuat::IDENTITY, |p| self.target_rest.model_rotation[p as usize]);
+                let a = parent.inverse() * above;
+                let b = self.source_rest.model_rotation[s].inverse() * self.target_rest.model_rotation[j];
+                Some(JointRetarget {
+                    source: s,
+                    chain_from,
+                    a: a.normalize().as_quat(),
+                    b: b.normalize().as_quat(),
+                })
+            })
+            .collect()
+    }
+
+    /// The target's local rotations by step 2 (f32, as a run-time retarget computes them) for
+    /// the source's local rotations `source`: `a ⊗ L ⊗ b` for mapped joints, the (overridden)
+    /// rest for the others. Agrees with [`Self::target_pose`]'s rotations within 1e-5 rad.
+    #[must_use]
+    pub fn target_rotations(&self, constants: &[Option<JointRetarget>], source: &[Quat]) -> Vec<Quat> {
+        constants
+            .iter()
+            .enumerate()
+            .map(|(j, c)| match c {
+                None => self.target_rest.local[j].rotation.as_quat(),
+                Some(c) => {
+                    let mut chain = Quat::IDENTITY;
+                    let mut k = Some(c.source);
+                    while let Some(x) = k.filter(|&x| Some(x) != c.chain_from) {
+                        chain = source.get(x).copied().unwrap_or(Quat::IDENTITY) * chain;
+                        k = self.source.parents()[x].map(|p| p as usize);
+                    }
+                    (c.a * chain * c.b).normalize()
+                }
+            })
+            .collect()
     }
 
     /// `clip`, a clip of the source skeleton, as a clip of the target: a rotation track for each

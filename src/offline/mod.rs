@@ -14,11 +14,14 @@
 //! - [`retarget`]: one skeleton's clips as clips of another (bone maps, the hip-height ratio).
 //! - [`vat`]: vertex animation textures baked from a mesh's clips.
 //! - `gltf_import` (feature `gltf`): glTF 2.0 characters.
+//! - `gltf_export` (feature `gltf`): a skeleton, its meshes and clips written as `.glb`.
 
 pub mod builder;
 pub mod compress;
 pub mod compressed_file;
 pub mod decompress;
+#[cfg(feature = "gltf")]
+pub mod gltf_export;
 #[cfg(feature = "gltf")]
 pub mod gltf_import;
 pub mod key_reduction;

@@ -601,3 +601,46 @@ fn time_sampling_reports_both_paths_and_refuses_bad_input() {
         assert_one_line_error(args, says);
     }
 }
+
+#[test]
+fn retarget_writes_the_target_with_the_sources_clips_and_refuses_a_bad_map() {
+    let dir = temp_dir("retarget");
+    let out = dir.join("cmu_on_mannequin.glb");
+    let o = wgpu_anim(&[
+        "retarget",
+        "assets/cmu/cmu_01_03.glb",
+        "--to",
+        "mannequin",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains("retarget root pelvis <- Hips") && stdout.contains("clip 'Motion'"),
+        "{stdout}"
+    );
+    let back = wgpu_anim::offline::gltf_import::load(&out).expect("the output imports");
+    assert_eq!(
+        back.skeletons[0].skeleton.joint_count(),
+        wgpu_anim::mannequin::skeleton().joint_count()
+    );
+    assert_eq!(back.skeletons[0].clips.len(), 1);
+    assert_eq!(back.meshes.len(), 1);
+    let map = dir.join("map.json");
+    std::fs::write(&map, r#"{"LeftArm": "upperarm_r"}"#).unwrap();
+    let args = [
+        "retarget",
+        "mannequin",
+        "--to",
+        "assets/cmu/cmu_01_03.glb",
+        "--map",
+        map.to_str().unwrap(),
+        "--out",
+    ];
+    let target = dir.join("x.glb");
+    let mut all: Vec<&str> = args.to_vec();
+    all.push(target.to_str().unwrap());
+    assert_one_line_error(&all, "'LeftArm' and 'RightArm' both map to source joint 'upperarm_r'");
+    assert!(!target.exists());
+}

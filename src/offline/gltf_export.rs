@@ -76,7 +76,7 @@ impl Blob {
     fn view_accessor(&mut self, raw: &[u8], component: u32, kind: &str, count: usize, target: Option<u32>) -> Value {
         let offset = self.bytes.len();
         self.bytes.extend_from_slice(raw);
-        while self.bytes.len() % 4 != 0 {
+        while !self.bytes.len().is_multiple_of(4) {
             self.bytes.push(0);
         }
         let mut view = json!({ "buffer": 0, "byteOffset": offset, "byteLength": raw.len() });
@@ -284,10 +284,10 @@ fn animation_json(blob: &mut Blob, skeleton: &Skeleton, clip: &Clip) -> Value {
 /// A GLB container: the JSON chunk padded with spaces, the binary chunk with zeros.
 fn glb(doc: &Value, mut bin: Vec<u8>) -> Vec<u8> {
     let mut text = doc.to_string().into_bytes();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let total = 12 + 8 + text.len() + if bin.is_empty() { 0 } else { 8 + bin.len() };

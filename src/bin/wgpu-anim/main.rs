@@ -42,6 +42,7 @@ mod compress;
 mod cost;
 mod inspect;
 mod render;
+mod retarget;
 mod sample;
 mod simulate;
 mod time_sampling;
@@ -157,6 +158,34 @@ enum Command {
     /// frame's events. --cpu runs the CPU mirror of the rules; without it the GPU's clock pass
     /// runs them.
     Simulate(SimulateArgs),
+    /// Plays every clip of one character on another and writes the other with them as .glb.
+    ///
+    /// SOURCE and --to are glTF files (their first skeleton, its skinned meshes and clips) or
+    /// `mannequin`, the built-in one. The bone map is the humanoid profile (the usual names of
+    /// Mixamo, the CMU takes and the mannequin), or with --by-name every joint whose name both
+    /// have; --map applies a JSON file over it ({"target joint": "source joint" or null}). The
+    /// retarget root's position is scaled by the ratio of the two hip heights.
+    Retarget(RetargetArgs),
+}
+
+/// `wgpu-anim retarget`'s arguments.
+#[derive(Args)]
+struct RetargetArgs {
+    /// The character whose clips play: a glTF file, or `mannequin`.
+    #[arg(value_name = "SOURCE")]
+    source: PathBuf,
+    /// The character that plays them: a glTF file, or `mannequin`.
+    #[arg(long, value_name = "TARGET")]
+    to: PathBuf,
+    /// A JSON bone map applied over the profile's: {"target joint": "source joint" or null}.
+    #[arg(long, value_name = "MAP.json")]
+    map: Option<PathBuf>,
+    /// Map joints by equal names instead of the humanoid profile.
+    #[arg(long)]
+    by_name: bool,
+    /// The .glb to write: the target's skeleton and meshes with the retargeted clips.
+    #[arg(long, value_name = "OUT.glb")]
+    out: PathBuf,
 }
 
 /// `wgpu-anim simulate`'s arguments.
@@ -566,6 +595,7 @@ fn main() -> ExitCode {
         Command::BakeVat(a) => vat::bake(&a),
         Command::TimeSampling(a) => time_sampling::time(&a),
         Command::Simulate(a) => simulate::simulate(&a),
+        Command::Retarget(a) => retarget::retarget(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

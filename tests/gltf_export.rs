@@ -142,8 +142,14 @@ fn a_mesh_of_another_skeleton_is_refused() {
     let skeleton = mannequin::skeleton();
     let mut mesh = mannequin::mesh(&skeleton);
     mesh.joints[0][0] = 999;
+    mesh.weights[0] = [1.0, 0.0, 0.0, 0.0];
+    let e = gltf_export::to_glb(&skeleton, std::slice::from_ref(&mesh), &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("999") && e.contains(&mesh.name), "{e}");
+    mesh.positions.pop();
     let e = gltf_export::to_glb(&skeleton, &[mesh], &[]).unwrap_err().to_string();
-    assert!(e.contains("999") && e.contains("mannequin"), "{e}");
+    assert!(e.contains("mesh '"), "{e}");
     let mut clip = Clip::rest_pose("broken", 1.0);
     clip.duration = f32::NAN;
     assert!(gltf_export::to_glb(&skeleton, &[], &[clip]).is_err());

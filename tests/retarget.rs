@@ -460,3 +460,32 @@ fn the_constant_form_agrees_with_model_space() {
         assert!(worst <= 1e-5, "{} onto {}: {worst} rad", s.name(), t.name());
     }
 }
+
+#[test]
+fn a_retargeted_take_compresses_and_builds_into_a_library() {
+    use wgpu_anim::offline::compress::{self, CompressionSettings};
+    let (s, clip, skinned) = cmu();
+    let t = mannequin::skeleton();
+    let options = RetargetOptions::default().with_source_skinned(skinned);
+    let r = Retargeter::new(&s, &t, &BoneMap::humanoid(&s, &t).unwrap(), &options).unwrap();
+    let out = r.retarget(&clip).unwrap();
+    let settings = CompressionSettings::default();
+    let (compressed, report) = compress::compress(&t, &out, &settings).unwrap();
+    eprintln!(
+        "{} B raw, {} B compressed, worst {:.4} cm",
+        report.raw_bytes, report.compressed_bytes, report.max_error_cm
+    );
+    assert!(report.compressed_bytes * 4 < report.raw_bytes);
+    assert!(
+        report.max_error_cm <= settings.threshold_cm * 1.001,
+        "{} cm",
+        report.max_error_cm
+    );
+    let mut builder = wgpu_anim::LibraryBuilder::new();
+    let skeleton = builder.add_skeleton(t.clone());
+    let mut raw = out.clone();
+    raw.name = format!("{} (raw)", out.name);
+    builder.add_clip(skeleton, &raw).unwrap();
+    builder.add_compressed_clip(skeleton, &compressed).unwrap();
+    assert_eq!(builder.build().clips().len(), 2);
+}

@@ -103,22 +103,33 @@ fn interpolation_name(i: Interpolation) -> &'static str {
 /// Writes `skeleton`, `meshes` (each bound to `skeleton`: its joint indices are the skeleton's)
 /// and `clips` (of `skeleton`) as a GLB file's bytes.
 ///
+/// Meshes are written as [`SkinnedMesh::validate`] leaves them (weights normalized, missing
+/// normals and uvs filled in).
+///
 /// # Errors
-/// [`Error::Skeleton`], [`Error::Clip`], [`Error::Track`] or [`Error::Mesh`] when a clip or a
-/// mesh does not validate against `skeleton` (nothing is written for it).
+/// [`Error::Clip`], [`Error::Track`] or [`Error::Mesh`] when a clip or a mesh does not validate
+/// against `skeleton`; nothing is written.
 pub fn to_glb(skeleton: &Skeleton, meshes: &[SkinnedMesh], clips: &[Clip]) -> Result<Vec<u8>> {
     for clip in clips {
         clip.validate(skeleton)?;
     }
     let joints = skeleton.joint_count();
+    let mut checked = Vec::with_capacity(meshes.len());
     for mesh in meshes {
-        if let Some(bad) = mesh.joints.iter().flatten().find(|&&j| usize::from(j) >= joints) {
-            return Err(Error::Mesh {
-                mesh: mesh.name.clone(),
-                what: format!("names joint {bad}, but skeleton '{}' has {joints}", skeleton.name()),
-            });
+        // Lengths, indices, weights, morph targets: as a library checks them. A joint of weight
+        // 0 may name anything there; glTF's skin may not, so it is written as joint 0.
+        let mut m = mesh.clone();
+        m.validate(joints)?;
+        for (js, ws) in m.joints.iter_mut().zip(&m.weights) {
+            for (j, &w) in js.iter_mut().zip(ws) {
+                if w == 0.0 {
+                    *j = 0;
+                }
+            }
         }
+        checked.push(m);
     }
+    let meshes = checked.as_slice();
     let mut blob = Blob::default();
     let mut nodes: Vec<Value> = Vec::new();
     let mut top: Vec<usize> = Vec::new();

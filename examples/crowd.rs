@@ -84,6 +84,11 @@ struct Args {
     /// A crowd of the character of a glTF file [default: the built-in mannequin].
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
+    /// With --model: play the built-in mannequin's clips, retargeted onto the model by the
+    /// humanoid profile (`offline::retarget`: Mixamo's, the CMU takes' or the mannequin's joint
+    /// names), instead of the model's own.
+    #[arg(long, requires = "model")]
+    mannequin_clips: bool,
     /// Play the clips as raw keys [default: compressed with the default settings, decoded on
     /// the GPU].
     #[arg(long)]
@@ -228,10 +233,45 @@ fn character_count(args: &Args, adapter: &wgpu::AdapterInfo) -> u32 {
 fn character(args: &Args) -> Result<Character, wgpu_anim::Error> {
     let format = if args.raw_clips { ClipFormat::Raw } else { ClipFormat::Compressed };
     match &args.model {
+        Some(path) if args.mannequin_clips => mannequin_clips_on(path, format),
         Some(path) => Character::from_gltf_in(path, format),
         None if args.no_machine => Ok(Character::mannequin_in(format)),
         None => Character::mannequin_with_machine(format, &machine(args)?),
     }
+}
+
+/// The character of the glTF file `path` playing the mannequin's clips, retargeted onto its
+/// skeleton (the humanoid profile's bone map, the hips scaled by the ratio of the hip heights).
+fn mannequin_clips_on(path: &std::path::Path, format: ClipFormat) -> Result<Character, wgpu_anim::Error> {
+    use wgpu_anim::offline::gltf_import::{self, ClipSource, ImportedClip};
+    use wgpu_anim::offline::retarget::{BoneMap, RetargetOptions, Retargeter};
+    let mut imported = gltf_import::load(path)?;
+    let s = Character::skeleton_of(&imported)?;
+    let target = &imported.skeletons[s];
+    let source = wgpu_anim::mannequin::skeleton();
+    let map = BoneMap::humanoid(&source, &target.skeleton)?;
+    let mut options = RetargetOptions::default();
+    if !target.skin_joints.is_empty() {
+        options = options.with_target_skinned(target.skin_joints.clone());
+    }
+    let r = Retargeter::new(&source, &target.skeleton, &map, &options)?;
+    let clips = wgpu_anim::mannequin::clips(&source)
+        .iter()
+        .map(|c| Ok(ImportedClip { animation: 0, clip: r.retarget(c)? }))
+        .collect::<Result<Vec<_>, wgpu_anim::Error>>()?;
+    println!(
+        "{} mannequin clips retargeted onto '{}' ({} joints mapped, hip-height ratio {:.3})",
+        clips.len(),
+        target.skeleton.name(),
+        map.len(),
+        r.height_ratio()
+    );
+    imported.skeletons[s].clips = clips;
+    let clip_source = match format.settings() {
+        Some(settings) => ClipSource::Compress(settings),
+        None => ClipSource::Raw,
+    };
+    Character::from_imported_with(&imported, s, &clip_source)
 }
 
 /// The most passes a frame records: clock, cull, sample, local_to_model, ik and palette.

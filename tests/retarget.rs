@@ -489,3 +489,25 @@ fn a_retargeted_take_compresses_and_builds_into_a_library() {
     builder.add_compressed_clip(skeleton, &compressed).unwrap();
     assert_eq!(builder.build().clips().len(), 2);
 }
+
+#[test]
+fn short_or_foreign_inputs_give_a_pose_not_a_panic() {
+    let s = mannequin::skeleton();
+    let t = variant(1.2, 0.0);
+    let r = Retargeter::new(&s, &t, &BoneMap::humanoid(&s, &t).unwrap(), &RetargetOptions::default()).unwrap();
+    // Too few source joints: the rest stands for the missing ones.
+    let rest = reference::sample(&s, &Clip::rest_pose("rest", 1.0), 0.0);
+    let full = r.target_pose(&rest);
+    let short = r.target_pose(&rest[..3]);
+    assert_eq!(short.len(), t.joint_count());
+    for (a, b) in full.iter().zip(&short) {
+        assert!(angle(a.rotation, b.rotation) < 1e-9);
+    }
+    // Constants of another pair, naming joints this source lacks.
+    let mut constants = r.joint_constants();
+    constants.push(constants[1]);
+    if let Some(c) = constants[1].as_mut() {
+        c.source = 10_000;
+    }
+    assert_eq!(r.target_rotations(&constants, &[]).len(), constants.len());
+}

@@ -399,13 +399,18 @@ impl Retargeter {
     }
 
     /// The target's local pose for the source's local pose `source` (one entry per source
-    /// joint): mapped joints turn in model space as their source joints turn from their rest,
-    /// unmapped ones keep their (overridden) rest, every translation is the target's rest except
-    /// the retarget root's, the source root's model-space position times [`Self::height_ratio`].
+    /// joint; joints past its end hold the source's rest): mapped joints turn in model space as
+    /// their source joints turn from their rest, unmapped ones keep their (overridden) rest,
+    /// every translation is the target's rest except the retarget root's, the source root's
+    /// model-space position times [`Self::height_ratio`].
     #[must_use]
     pub fn target_pose(&self, source: &[TransformF64]) -> Vec<TransformF64> {
-        let source_rotation = model_rotations(&self.source, source);
-        let source_model = reference::local_to_model(&self.source, source);
+        let rest = self.source.rest_pose();
+        let source: Vec<TransformF64> = (0..self.source.joint_count())
+            .map(|j| source.get(j).copied().unwrap_or_else(|| to_f64(&rest[j])))
+            .collect();
+        let source_rotation = model_rotations(&self.source, &source);
+        let source_model = reference::local_to_model(&self.source, &source);
         let mut pose = self.target_rest.local.clone();
         let mut model: Vec<DQuat> = Vec::with_capacity(pose.len());
         for (j, local) in pose.iter_mut().enumerate() {
@@ -468,13 +473,17 @@ impl Retargeter {
             .iter()
             .enumerate()
             .map(|(j, c)| match c {
-                None => self.target_rest.local[j].rotation.as_quat(),
+                None => self
+                    .target_rest
+                    .local
+                    .get(j)
+                    .map_or(Quat::IDENTITY, |l| l.rotation.as_quat()),
                 Some(c) => {
                     let mut chain = Quat::IDENTITY;
                     let mut k = Some(c.source);
                     while let Some(x) = k.filter(|&x| Some(x) != c.chain_from) {
                         chain = source.get(x).copied().unwrap_or(Quat::IDENTITY) * chain;
-                        k = self.source.parents()[x].map(|p| p as usize);
+                        k = self.source.parents().get(x).copied().flatten().map(|p| p as usize);
                     }
                     (c.a * chain * c.b).normalize()
                 }

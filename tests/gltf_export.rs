@@ -150,6 +150,11 @@ fn a_mesh_of_another_skeleton_is_refused() {
     mesh.positions.pop();
     let e = gltf_export::to_glb(&skeleton, &[mesh], &[]).unwrap_err().to_string();
     assert!(e.contains("mesh '"), "{e}");
+    // A clip of no tracks is still an animation of its length.
+    let (glb, back) = round_trip(&skeleton, &[], &[Clip::rest_pose("still", 1.5)]);
+    validate("still.glb", &glb);
+    let still = &back.skeletons[0].clips[0].clip;
+    assert_eq!((still.name.as_str(), still.duration), ("still", 1.5));
     let mut clip = Clip::rest_pose("broken", 1.0);
     clip.duration = f32::NAN;
     assert!(gltf_export::to_glb(&skeleton, &[], &[clip]).is_err());

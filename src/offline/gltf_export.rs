@@ -7,8 +7,10 @@
 //! - Each mesh is a node of its own at the scene's top, skinned by that skin: positions,
 //!   normals and uvs where the mesh has them, `JOINTS_0` and `WEIGHTS_0`, 32-bit indices, and its
 //!   morph targets (position and normal deltas, names in `extras.targetNames`, default weights).
-//! - Each clip is an animation: a sampler and a channel per track, its interpolation kept.
-//!   Morph weight tracks are not written yet (glTF keys all of a mesh's weights together).
+//! - Each clip is an animation: a sampler and a channel per track, its interpolation kept (a
+//!   clip without tracks, the first joint's rest held over its length). Morph weight tracks are
+//!   not written yet (glTF keys all of a mesh's weights together); events and float curves have
+//!   no place in glTF and are not written.
 //!
 //! ```
 //! use wgpu_anim::mannequin;
@@ -273,6 +275,7 @@ fn animation_json(blob: &mut Blob, skeleton: &Skeleton, clip: &Clip) -> Value {
         samplers.push(json!({ "input": input, "output": output, "interpolation": interpolation_name(interpolation) }));
         channels.push(json!({ "sampler": samplers.len() - 1, "target": { "node": node, "path": path } }));
     };
+    let mut written = false;
     for track in &clip.tracks {
         let Some(node) = skeleton.joint_index(&track.joint) else {
             continue;
@@ -280,14 +283,32 @@ fn animation_json(blob: &mut Blob, skeleton: &Skeleton, clip: &Clip) -> Value {
         let vec3 = |t: &Track<Vec3>| flat3(&t.values);
         if let Some(t) = track.translation.as_ref().filter(|t| !t.times.is_empty()) {
             add(blob, node, "translation", t.interpolation, &t.times, vec3(t), 3);
+            written = true;
         }
         if let Some(t) = track.rotation.as_ref().filter(|t| !t.times.is_empty()) {
             let values = t.values.iter().flat_map(|q: &Quat| q.to_array()).collect();
             add(blob, node, "rotation", t.interpolation, &t.times, values, 4);
+            written = true;
         }
         if let Some(t) = track.scale.as_ref().filter(|t| !t.times.is_empty()) {
             add(blob, node, "scale", t.interpolation, &t.times, vec3(t), 3);
+            written = true;
         }
+    }
+    if !written {
+        // glTF has no animation without a channel: a clip of no tracks (the rest pose) keeps its
+        // name and length as the first joint's rest rotation, held from 0 to its end.
+        let rotation = skeleton
+            .rest_pose()
+            .first()
+            .map_or(Quat::IDENTITY, |r| r.rotation.normalize());
+        let times: Vec<f32> = if clip.duration > 0.0 {
+            vec![0.0, clip.duration]
+        } else {
+            vec![0.0]
+        };
+        let values = times.iter().flat_map(|_| rotation.to_array()).collect();
+        add(blob, 0, "rotation", Interpolation::Step, &times, values, 4);
     }
     json!({ "name": clip.name, "samplers": samplers, "channels": channels })
 }

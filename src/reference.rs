@@ -25,6 +25,16 @@ pub struct TransformF64 {
 }
 
 impl TransformF64 {
+    /// `t` in f64, its rotation normalized.
+    #[must_use]
+    pub fn from_transform(t: &crate::math::Transform) -> Self {
+        Self {
+            translation: t.translation.as_dvec3(),
+            rotation: t.rotation.as_dquat().normalize(),
+            scale: t.scale.as_dvec3(),
+        }
+    }
+
     /// `parent_from_joint`.
     #[must_use]
     pub fn to_mat4(&self) -> DMat4 {
@@ -166,15 +176,7 @@ impl<'a> ClipSampler<'a> {
     /// Prepares `clip` for `skeleton`.
     #[must_use]
     pub fn new(skeleton: &Skeleton, clip: &'a Clip) -> Self {
-        let rest = skeleton
-            .rest_pose()
-            .iter()
-            .map(|r| TransformF64 {
-                translation: r.translation.as_dvec3(),
-                rotation: r.rotation.as_dquat().normalize(),
-                scale: r.scale.as_dvec3(),
-            })
-            .collect();
+        let rest = skeleton.rest_pose().iter().map(TransformF64::from_transform).collect();
         let mut channels = Vec::new();
         let vec3 = |joint, channel, t: &'a Track<Vec3>| PreparedChannel {
             joint,

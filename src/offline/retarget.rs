@@ -238,7 +238,7 @@ struct Rest {
 
 impl Rest {
     fn new(skeleton: &Skeleton, overrides: &[(String, Quat)], fail: &dyn Fn(String) -> Error) -> Result<Self> {
-        let mut local: Vec<TransformF64> = skeleton.rest_pose().iter().map(to_f64).collect();
+        let mut local: Vec<TransformF64> = skeleton.rest_pose().iter().map(TransformF64::from_transform).collect();
         for (joint, rotation) in overrides {
             let j = skeleton.joint_index(joint).ok_or_else(|| {
                 fail(format!(
@@ -271,14 +271,6 @@ impl Rest {
             None => (0..self.model.len()).map(y).fold(f64::INFINITY, f64::min),
         };
         y(j) - lowest
-    }
-}
-
-fn to_f64(t: &crate::math::Transform) -> TransformF64 {
-    TransformF64 {
-        translation: t.translation.as_dvec3(),
-        rotation: t.rotation.as_dquat().normalize(),
-        scale: t.scale.as_dvec3(),
     }
 }
 
@@ -407,7 +399,12 @@ impl Retargeter {
     pub fn target_pose(&self, source: &[TransformF64]) -> Vec<TransformF64> {
         let rest = self.source.rest_pose();
         let source: Vec<TransformF64> = (0..self.source.joint_count())
-            .map(|j| source.get(j).copied().unwrap_or_else(|| to_f64(&rest[j])))
+            .map(|j| {
+                source
+                    .get(j)
+                    .copied()
+                    .unwrap_or_else(|| TransformF64::from_transform(&rest[j]))
+            })
             .collect();
         let source_rotation = model_rotations(&self.source, &source);
         let source_model = reference::local_to_model(&self.source, &source);

@@ -307,11 +307,7 @@ impl Context<'_> {
                     .collect();
                 // Stripped: at the rest pose, or at the middle of its range.
                 let r = &rest[j];
-                let rest_value = TransformF64 {
-                    translation: r.translation.as_dvec3(),
-                    rotation: r.rotation.as_dquat().normalize(),
-                    scale: r.scale.as_dvec3(),
-                };
+                let rest_value = TransformF64::from_transform(r);
                 let (lo, hi) = bounds(&values);
                 if self.strip(&mut plan, &mut model, j, c, rest_value, (lo + hi) * 0.5) {
                     continue;

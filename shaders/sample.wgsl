@@ -21,6 +21,11 @@
     MAX_LAYERS, MIN_BLEND_WEIGHT, NO_MASK, SNAPSHOT_CLIP, SkeletonInfo, Track,
 }
 #import wgpu_anim::math::{CHARACTER_THREADS, JOINT_STRIDE, first_joint, quat_mul, workgroup_character}
+#ifdef RETARGET
+#import wgpu_anim::math::quat_rotate
+#import wgpu_anim::library::{joint_parent, retarget_head, retarget_unit}
+#import wgpu_anim::types::{RETARGET_ROOT, RETARGET_UNMAPPED}
+#endif
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{frame, instances, local_poses, pose_history}
 #import wgpu_anim::state::{blend_list_layer, blend_list_sample, blend_list_unit}
@@ -438,6 +443,112 @@ fn apply_layer(pose_in: LayeredPose, sum: LayerSum, k: u32, mode: u32, b: f32, s
     return LayeredPose(pose, delta);
 }
 
+// Joint `j` of clip `clip` at `time` (`keys`: the sample's, with CLIP_TIMES): read by the
+// clip's joint tracks as the library holds them (sample_joint, or sample_packed_joint for a
+// library of packed clips only).
+fn clip_joint(clip: u32, j: u32, time: f32, keys: SampleKeys) -> LocalPose {
+#ifdef PACKED_ONLY
+#ifndef CLIP_TIMES
+    return sample_packed_joint(clip_packed_joints(clip), j, time);
+#else
+    return sample_joint(clip_track_offset(clip), j, time, keys);
+#endif
+#else
+    return sample_joint(clip_track_offset(clip), j, time, keys);
+#endif
+}
+
+#ifdef RETARGET
+// The joint being sampled of a character played through a retarget (Rust:
+// layout::GpuRetargetJoint), set for each joint by retarget_joint_at: its two constant
+// rotations `a` and `b`, its source joint and where its chain stops (`source`, `stop`), whether
+// it is the retarget root (then `root_*`, the rows of what takes the source root's model-space
+// position to its local translation), its rest pose, and the source's first entry in the parents.
+struct RetargetJoint {
+    a: vec4<f32>,
+    b: vec4<f32>,
+    source: u32,
+    stop: u32,
+    root: bool,
+    parents: u32,
+    rest: LocalPose,
+    root_x: vec4<f32>,
+    root_y: vec4<f32>,
+    root_z: vec4<f32>,
+}
+
+// Whether this character is played through a retarget, and its joint's constants (private: set
+// once per joint, read by every sample of it).
+var<private> retargeting: bool;
+var<private> retarget_joint: RetargetJoint;
+
+// Sets joint `j`'s constants for a character of skeleton `skel` whose retarget head is `head`
+// (retarget_head; x = 0: it plays its own skeleton's clips). Rust: cpu::sample::retarget.
+fn retarget_joint_at(head: vec4<u32>, skel: SkeletonInfo, j: u32) {
+    retargeting = head.x != 0u;
+    if (!retargeting) {
+        return;
+    }
+    let table = head.x - 1u;
+    let k = table + 3u + 3u * j;
+    let w = retarget_unit(k + 2u);
+    var r: RetargetJoint;
+    r.a = bitcast<vec4<f32>>(retarget_unit(k));
+    r.b = bitcast<vec4<f32>>(retarget_unit(k + 1u));
+    r.source = w.x;
+    r.stop = w.y;
+    r.root = (w.z & RETARGET_ROOT) != 0u;
+    r.parents = head.y;
+    r.rest = rest_pose(skel, j);
+    if (r.root) {
+        r.root_x = bitcast<vec4<f32>>(retarget_unit(table));
+        r.root_y = bitcast<vec4<f32>>(retarget_unit(table + 1u));
+        r.root_z = bitcast<vec4<f32>>(retarget_unit(table + 2u));
+    }
+    retarget_joint = r;
+}
+#endif
+
+// Joint `j` of a character playing clip `clip` at `time`: the clip's joint `j`; for a character
+// played through a retarget (RETARGET, retarget_joint), the reference's step 2 on the clip's
+// source joints: the local rotations of its chain, from its source joint up to where the chain
+// stops, multiplied (L) and turned by the joint's constants (a ⊗ L ⊗ b), its rest translation and
+// scale, and for the retarget root the chain's position (the source root's in model space)
+// through root_from_source; an unmapped joint keeps its rest with rotation `a`. One call site of
+// the sampler, in the chain's loop. CPU mirror: cpu::sample::retarget::played_joint.
+fn played_joint(clip: u32, j: u32, time: f32, keys: SampleKeys) -> LocalPose {
+#ifdef RETARGET
+    let r = retarget_joint;
+    if (retargeting && r.source == RETARGET_UNMAPPED) {
+        return LocalPose(r.rest.translation, r.a, r.rest.scale);
+    }
+    var k = select(j, r.source, retargeting);
+    var q = vec4<f32>(0.0, 0.0, 0.0, 1.0);
+    var position = vec3<f32>(0.0);
+    loop {
+        let s = clip_joint(clip, k, time, keys);
+        if (!retargeting) {
+            return s;
+        }
+        position = s.translation.xyz + quat_rotate(s.rotation, s.scale.xyz * position);
+        q = quat_mul(s.rotation, q);
+        let parent = joint_parent(r.parents + k);
+        if (parent < 0 || u32(parent) == r.stop) {
+            break;
+        }
+        k = u32(parent);
+    }
+    var translation = r.rest.translation;
+    if (r.root) {
+        let p = vec4<f32>(position, 1.0);
+        translation = vec4<f32>(dot(r.root_x, p), dot(r.root_y, p), dot(r.root_z, p), 0.0);
+    }
+    return LocalPose(translation, normalize(quat_mul(quat_mul(r.a, q), r.b)), r.rest.scale);
+#else
+    return clip_joint(clip, j, time, keys);
+#endif
+}
+
 // The base and three layers: one sum each, named (see LayerWeights).
 const_assert MAX_LAYERS == 3u;
 
@@ -475,13 +586,9 @@ fn layered_joint(i: u32, heads: LayerHeads, skel: SkeletonInfo, j: u32, snapshot
             p = pose_history[snapshot_slot];
         } else {
 #ifdef CLIP_TIMES
-            p = sample_joint(clip_track_offset(e.clip), j, e.time, kept.keys);
+            p = played_joint(e.clip, j, e.time, kept.keys);
 #else
-#ifdef PACKED_ONLY
-            p = sample_packed_joint(clip_packed_joints(e.clip), j, e.time);
-#else
-            p = sample_joint(clip_track_offset(e.clip), j, e.time, SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0), 0u));
-#endif
+            p = played_joint(e.clip, j, e.time, SampleKeys(vec2<u32>(0u), KeySpan(0u, 0u, 0.0, 0.0), 0u));
 #endif
         }
         if (k == 0u) {
@@ -635,8 +742,14 @@ fn sample_joints(i: u32, lid: u32, joint_count: u32) {
     // What every joint reads of the blend list, read once: a GPU that runs a thread per lane
     // (lavapipe) pays for each load in the joints' loop once per joint.
     let heads = layer_heads(i);
+#ifdef RETARGET
+    let retarget = retarget_head(instances[i].skeleton);
+#endif
     for (var j = first_joint(lid); j < joint_count; j += JOINT_STRIDE) {
         let snapshot_slot = joint_offset + j;
+#ifdef RETARGET
+        retarget_joint_at(retarget, skel, j);
+#endif
         // One call site of layered_joint, so the sampler is compiled once.
         var lp: LayeredPose;
         var previous: LocalPose;

@@ -11,6 +11,7 @@ mod blend_tree;
 mod events;
 mod ik;
 mod machine;
+mod retarget;
 mod sections;
 mod view;
 
@@ -19,6 +20,7 @@ pub use culling::*;
 pub use events::*;
 pub use ik::*;
 pub use machine::*;
+pub use retarget::*;
 pub use sections::*;
 pub use view::{Camera, SkinView};
 pub use wgsl::{Generated, WgslStruct, WgslType};
@@ -244,6 +246,14 @@ wgsl_struct! {
         /// Headers: first unit of the candidate lists (transition indices, 32-bit words, four per
         /// unit).
         pub machine_candidates: u32,
+        /// Headers: a unit per skeleton: 1 + the first unit of its retarget table in
+        /// `retarget_joints` (0 for a skeleton that plays its own clips), the source skeleton's
+        /// first entry in the parents, its retarget root, and `h_T / h_S` (f32 bits)
+        /// ([`GpuRetarget`]).
+        pub retargets: u32,
+        /// Payload: the retarget tables, each `root_from_source` (three units) then three units
+        /// per joint ([`GpuRetargetJoint`]).
+        pub retarget_joints: u32,
     }
 }
 

@@ -109,6 +109,9 @@ pub struct AnimationLibrary {
     pub(crate) clip_key_tracks: Vec<u32>,
     /// The report of every clip the builder compressed.
     pub(crate) reports: Vec<(ClipId, crate::codec::ClipReport)>,
+    /// Per skeleton: its retarget table when it plays another skeleton's clips
+    /// ([`crate::LibraryBuilder::add_retargeted_skeleton`]).
+    pub(crate) retargets: Vec<Option<crate::layout::GpuRetarget>>,
 }
 
 /// An empty library with a new tag.
@@ -143,6 +146,7 @@ impl Default for AnimationLibrary {
             clip_extents: Vec::new(),
             clip_key_tracks: Vec::new(),
             reports: Vec::new(),
+            retargets: Vec::new(),
         }
     }
 }
@@ -409,6 +413,34 @@ impl AnimationLibrary {
     #[must_use]
     pub fn gpu_ik_chains(&self) -> &[crate::layout::GpuIkChain] {
         &self.ik_chains
+    }
+
+    /// Skeleton `skeleton`'s retarget table, when it plays the clips of another skeleton
+    /// ([`crate::LibraryBuilder::add_retargeted_skeleton`]); `None` for a skeleton that plays its
+    /// own, or one that does not exist.
+    #[must_use]
+    pub fn retarget(&self, skeleton: SkeletonId) -> Option<&crate::layout::GpuRetarget> {
+        let k = skeleton.check(self.tag).ok()?;
+        self.retarget_at(k)
+    }
+
+    /// [`AnimationLibrary::retarget`] by skeleton index.
+    pub(crate) fn retarget_at(&self, skeleton: u32) -> Option<&crate::layout::GpuRetarget> {
+        self.retargets.get(skeleton as usize)?.as_ref()
+    }
+
+    /// Whether a skeleton plays another's clips (animators then compile the sample stage with
+    /// run-time retargeting).
+    #[must_use]
+    pub fn has_retargets(&self) -> bool {
+        self.retargets.iter().any(Option::is_some)
+    }
+
+    /// Whether a character of skeleton `character` may play a clip of skeleton `clip`: its own,
+    /// or the one it is retargeted from.
+    #[must_use]
+    pub(crate) fn plays_on(&self, clip: u32, character: u32) -> bool {
+        clip == character || self.retarget_at(character).is_some_and(|r| r.source == clip)
     }
 
     /// Whether any skeleton has an IK chain (animators then run the IK stage).

@@ -123,7 +123,7 @@ pub(crate) fn pose_extent(translation: Vec4, scale: Vec4) -> Extent {
 
 /// The spectral norm bound (Frobenius norm) of `m`'s linear part and the length of its
 /// translation.
-fn matrix_reach(m: &Mat4) -> (f64, f64) {
+pub(crate) fn matrix_reach(m: &Mat4) -> (f64, f64) {
     let m = m.as_dmat4();
     let linear = DMat3::from_mat4(m);
     let frobenius =

@@ -578,8 +578,9 @@ pub fn stage_variant(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> 
 /// single keys, the clips' joint tracks are all packed, `CUBIC_KEYS` when a track (joint,
 /// root motion or curve) has cubic-spline keys, and `CLIP_TIMES` when each clip keys its raw joint
 /// tracks at one set of times (the sample stage searches them once per character and sample,
-/// `AnimationLibrary::clips_share_key_times`), and `MACHINES` when it has state machines (the clock
-/// stage runs them for the characters that follow one). Without them the stages carry no code for what the
+/// `AnimationLibrary::clips_share_key_times`), `MACHINES` when it has state machines (the clock
+/// stage runs them for the characters that follow one), and `RETARGET` when a skeleton plays
+/// another's clips (the sample stage retargets them, and the clock scales their root motion). Without them the stages carry no code for what the
 /// library cannot use: on lavapipe, which runs both sides of every branch, that code, never run,
 /// made the clock stage 50 % slower.
 #[must_use]
@@ -620,6 +621,9 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     if !library.machines().machines.is_empty() {
         defs.push(("MACHINES", Bool(true)));
     }
+    if library.has_retargets() {
+        defs.push(("RETARGET", Bool(true)));
+    }
     defs
 }
 
@@ -633,6 +637,7 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
     ("MORPH", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("IK", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("MACHINES", naga_oil::compose::ShaderDefValue::Bool(true)),
+    ("RETARGET", naga_oil::compose::ShaderDefValue::Bool(true)),
 ];
 
 /// The complete WGSL of an animation compute stage (no defines): [`stage_source_with`] with

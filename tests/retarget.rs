@@ -10,6 +10,9 @@ use wgpu_anim::offline::retarget::{BoneMap, RetargetOptions, Retargeter};
 use wgpu_anim::reference::{self, ClipSampler};
 use wgpu_anim::{Clip, Error, Skeleton, mannequin};
 
+mod common;
+use common::mannequin_variant as variant;
+
 /// The angle between two rotations, in radians (exact near 0, unlike an arc cosine).
 fn angle(a: DQuat, b: DQuat) -> f64 {
     let d = a.inverse() * b;
@@ -50,72 +53,6 @@ fn walk(skeleton: &Skeleton) -> Clip {
         .into_iter()
         .find(|c| c.name == "walk")
         .expect("the mannequin walks")
-}
-
-/// The mannequin's joints renamed to Mixamo's (the humanoid slots; others `mixamorig:x_NAME`),
-/// legs `legs` times as long, arms 0.9, the rest of the body 1.05, and upper arms raised
-/// `raise` radians in the rest (a T-pose for about 0.6).
-fn variant(legs: f32, raise: f32) -> Skeleton {
-    let m = mannequin::skeleton();
-    let mixamo = [
-        ("pelvis", "Hips"),
-        ("spine_01", "Spine"),
-        ("spine_02", "Spine1"),
-        ("spine_03", "Spine2"),
-        ("neck", "Neck"),
-        ("head", "Head"),
-        ("clavicle_l", "LeftShoulder"),
-        ("upperarm_l", "LeftArm"),
-        ("lowerarm_l", "LeftForeArm"),
-        ("hand_l", "LeftHand"),
-        ("clavicle_r", "RightShoulder"),
-        ("upperarm_r", "RightArm"),
-        ("lowerarm_r", "RightForeArm"),
-        ("hand_r", "RightHand"),
-        ("thigh_l", "LeftUpLeg"),
-        ("calf_l", "LeftLeg"),
-        ("foot_l", "LeftFoot"),
-        ("ball_l", "LeftToeBase"),
-        ("thigh_r", "RightUpLeg"),
-        ("calf_r", "RightLeg"),
-        ("foot_r", "RightFoot"),
-        ("ball_r", "RightToeBase"),
-    ];
-    let in_leg = |j: usize| {
-        ["thigh_l", "thigh_r"]
-            .iter()
-            .any(|n| m.is_descendant(j, m.joint_index(n).unwrap()))
-    };
-    let in_arm = |j: usize| {
-        ["upperarm_l", "upperarm_r"]
-            .iter()
-            .any(|n| m.is_descendant(j, m.joint_index(n).unwrap()))
-    };
-    let joints = (0..m.joint_count())
-        .map(|j| {
-            let name = &m.joint_names()[j];
-            let renamed = mixamo
-                .iter()
-                .find(|(a, _)| a == name)
-                .map_or_else(|| format!("mixamorig:x_{name}"), |(_, b)| format!("mixamorig:{b}"));
-            let mut rest = m.rest_pose()[j];
-            let k = if in_leg(j) && !name.starts_with("thigh") {
-                legs
-            } else if in_arm(j) && !name.starts_with("upperarm") {
-                0.9
-            } else {
-                1.05
-            };
-            rest.translation *= k;
-            if name == "upperarm_l" {
-                rest.rotation = Quat::from_rotation_z(raise);
-            } else if name == "upperarm_r" {
-                rest.rotation = Quat::from_rotation_z(-raise);
-            }
-            (renamed, m.parents()[j].map(|p| p as usize), rest)
-        })
-        .collect();
-    Skeleton::from_rest_pose("mannequin variant", joints).expect("the variant is a skeleton")
 }
 
 #[test]

@@ -703,6 +703,8 @@ fn rust_constants() -> Vec<(&'static str, Value)> {
         ("CLIP_CURVE_SHIFT", U32(layout::CLIP_CURVE_SHIFT)),
         ("CLIP_MORPH_SHIFT", U32(layout::CLIP_MORPH_SHIFT)),
         ("NO_ROOT_MOTION", U32(layout::NO_ROOT_MOTION)),
+        ("RETARGET_UNMAPPED", U32(layout::RETARGET_UNMAPPED)),
+        ("RETARGET_ROOT", U32(layout::RETARGET_ROOT)),
         ("ROOT_MOTION", U32(layout::ROOT_MOTION)),
         ("TICK_LIMIT_HI", U32(layout::TICK_LIMIT_HI)),
         ("BLEND_PARAM_LIMIT", F32(blend_weights::BLEND_PARAM_LIMIT)),

@@ -87,6 +87,19 @@ fn clip_key_track(c: u32) -> u32 {
     return heap[library.clip_key_tracks + c / 4u][c % 4u];
 }
 
+// Skeleton `s`'s retarget head (Rust: gpu::library::retarget_units): 1 + the first unit of its
+// table (0: it plays its own clips), its source's first entry in the parents, its retarget root
+// and h_T / h_S (f32 bits).
+fn retarget_head(s: u32) -> vec4<u32> {
+    return heap[library.retargets + s];
+}
+
+// Unit `k` of the retarget tables: a table's root_from_source rows, then three units per joint
+// (layout::GpuRetargetJoint).
+fn retarget_unit(k: u32) -> vec4<u32> {
+    return heap[library.retarget_joints + k];
+}
+
 // Clip `c`'s first unit of joint track words (Rust: GpuLibraryLayout::clip_joint_tracks).
 fn clip_joint_tracks(c: u32) -> u32 {
     return heap[library.clip_joint_tracks + c / 4u][c % 4u];

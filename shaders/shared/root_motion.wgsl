@@ -7,6 +7,9 @@
 #import wgpu_anim::math::{affine_from_sqt, affine_mul, quat_conjugate, quat_mul, quat_rotate}
 #import wgpu_anim::bindings::instances
 #import wgpu_anim::library::{clip_info, sample_track, track_at}
+#ifdef RETARGET
+#import wgpu_anim::library::retarget_head
+#endif
 
 // A rigid displacement: rotation q (a unit quaternion), then translation t. Rust:
 // cpu::root_motion::Rigid.
@@ -96,8 +99,16 @@ fn add_root(blend: ptr<function, RootBlend>, clip: u32, t0: f32, loops0: u32, t1
 // Moves character `i`'s world transform by the frame's blended displacement `blend`, then by its
 // turn (`root_turn` for `dt`), and writes it to its instance, where the renderer and the socket
 // matrices read it. A `world_seq` the GPU has not seen means the CPU set the world (a teleport, or
-// root motion just turned on): taken first.
-fn move_root(i: u32, r: ptr<function, Output>, blend: RootBlend, dt: f32) {
+// root motion just turned on): taken first. A character played through a retarget (RETARGET)
+// moves by the displacement times its height ratio.
+fn move_root(i: u32, r: ptr<function, Output>, blend_in: RootBlend, dt: f32) {
+    var blend = blend_in;
+#ifdef RETARGET
+    let head = retarget_head(instances[i].skeleton);
+    if (head.x != 0u) {
+        blend.t *= bitcast<f32>(head.w);
+    }
+#endif
     if ((*r).world_seq != instances[i].world_seq) {
         (*r).world = instances[i].world;
         (*r).world_seq = instances[i].world_seq;

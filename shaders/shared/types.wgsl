@@ -221,6 +221,10 @@ const LAYER_ADDITIVE_LOCAL: u32 = 2u;
 const LAYER_ADDITIVE_MESH: u32 = 3u;
 const NO_MASK: u32 = 0xffffffffu;
 const NO_TIME_PARAMETER: u32 = 0xffffffffu;
+// A retarget joint's source joint when none drives it, and the retarget root's flag. Rust:
+// layout::RETARGET_UNMAPPED, RETARGET_ROOT.
+const RETARGET_UNMAPPED: u32 = 0xffffffffu;
+const RETARGET_ROOT: u32 = 1u;
 const NODE_CLIP: u32 = 0u;
 const NODE_BLEND_1D: u32 = 1u;
 const NODE_BILINEAR: u32 = 2u;

@@ -441,7 +441,8 @@ pub(crate) fn advance_instance(
     let curves = events.as_ref().is_some_and(|(f, _, _)| f.flags & FRAME_CURVES != 0);
     if let Some((out, world)) = root_out {
         if root_motion {
-            *world = move_root(out, inst, &root, dt);
+            let ratio = lib.retarget_at(inst.skeleton).map_or(1.0, |r| r.ratio);
+            *world = move_root(out, inst, &root, ratio, dt);
         }
         if curves {
             out.curves = blend_curves(lib, list);

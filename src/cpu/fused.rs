@@ -148,7 +148,7 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     let instances = &page.instances[..n];
     for (i, (inst, list)) in instances.iter().zip(&*page.blend_lists).enumerate() {
         joints(lib, frame, i, inst)?;
-        super::sample::check_list(lib, i, inst.joint_count.min(MAX_FUSED_JOINTS), list)?;
+        super::sample::check_list(lib, i, inst.skeleton, inst.joint_count.min(MAX_FUSED_JOINTS), list)?;
     }
     let end = joint_end(instances);
     // An inertialized transition, or the frame before one, keeps each joint's velocity after

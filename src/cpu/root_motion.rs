@@ -126,8 +126,9 @@ pub(crate) fn add_root(
 
 /// Moves a character's root by the frame's blended displacement, then by its turn for `dt`: the
 /// world taken from the instance's when its `world_seq` is new, then moved; returns the new world.
-/// WGSL `move_root`.
-pub(crate) fn move_root(r: &mut GpuOutput, inst: &GpuInstance, blend: &RootBlend, dt: f32) -> Affine {
+/// A character played through a retarget moves by the displacement times its height ratio,
+/// `ratio` (1 for one that plays its own clips). WGSL `move_root`.
+pub(crate) fn move_root(r: &mut GpuOutput, inst: &GpuInstance, blend: &RootBlend, ratio: f32, dt: f32) -> Affine {
     if r.world_seq != inst.world_seq {
         r.world = inst.world;
         r.world_seq = inst.world_seq;
@@ -136,8 +137,9 @@ pub(crate) fn move_root(r: &mut GpuOutput, inst: &GpuInstance, blend: &RootBlend
     let q = if len > 0.0 { blend.q / len } else { Vec4::W };
     let half_turn = 0.5 * inst.root_turn * dt;
     let q = super::sample::quat_mul(q, Vec4::new(0.0, half_turn.sin(), 0.0, half_turn.cos()));
-    r.world = r.world.mul(&Affine::from_sqt(blend.t, Quat::from_vec4(q), Vec3::ONE));
-    r.delta_translation = blend.t.extend(0.0);
+    let t = blend.t * ratio;
+    r.world = r.world.mul(&Affine::from_sqt(t, Quat::from_vec4(q), Vec3::ONE));
+    r.delta_translation = t.extend(0.0);
     r.delta_rotation = q;
     r.world
 }

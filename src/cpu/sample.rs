@@ -426,8 +426,10 @@ fn apply_layer(
 /// Joint `j` of an instance: the base blend, then each layer in order; returns the local pose
 /// and the mesh-space rotation delta for `local_to_model`. `tag` 0: now;
 /// [`inertia::PREVIOUS_TAG`]: at the previous frame's times and layer weights. Each sample of the
-/// list is sampled once, into its layer's sums. WGSL `layered_joint`.
+/// list is sampled once, into its layer's sums; with `retarget` (a character played through a
+/// retarget), through it ([`retarget::played_joint`]). WGSL `layered_joint`.
 #[must_use]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn layered_joint(
     lib: &AnimationLibrary,
     keyed: &KeyedList<'_>,
@@ -436,6 +438,7 @@ pub(crate) fn layered_joint(
     snapshot_slot: u32,
     history: &[LocalPose],
     tag: u32,
+    retarget: Option<&RetargetJoint>,
 ) -> (LocalPose, Vec4) {
     let (list, keys) = (keyed.list, &keyed.keys);
     let (modes, weights) = (keyed.heads.modes, layer_weights(lib, &keyed.heads, j, tag));
@@ -452,7 +455,7 @@ pub(crate) fn layered_joint(
         let p = if e.clip == SNAPSHOT_CLIP {
             history[snapshot_slot as usize]
         } else {
-            sample_joint(lib, &lib.clips()[e.clip as usize], j, e.time, keys)
+            played_joint(lib, &lib.clips()[e.clip as usize], j, e.time, keys, retarget)
         };
         sums[k].add(&p, e.weight);
     }
@@ -634,7 +637,9 @@ pub(crate) fn sample_joints(
     let mut j = lid;
     while j < joint_count {
         let snapshot_slot = inst.joint_offset + j;
-        let (mut pose, delta) = layered_joint(lib, keyed, skel, j, snapshot_slot, store.history(), 0);
+        let retarget = retarget::retarget_joint_at(lib, inst.skeleton, skel, j);
+        let rt = retarget.as_ref();
+        let (mut pose, delta) = layered_joint(lib, keyed, skel, j, snapshot_slot, store.history(), 0, rt);
         let previous = if passes == 2 {
             layered_joint(
                 lib,
@@ -644,6 +649,7 @@ pub(crate) fn sample_joints(
                 snapshot_slot,
                 store.history(),
                 inertia::PREVIOUS_TAG,
+                rt,
             )
             .0
         } else {
@@ -676,7 +682,14 @@ pub(crate) fn sample_joints(
 /// What `sample` follows from instance `i`'s blend list: each sample's clip (with the instance's
 /// joints; a snapshot reads the snapshot region, which the buffer check covers), and the mask of
 /// each layer that is on (one of the library's masks, over at least the instance's joints).
-pub(crate) fn check_list(lib: &AnimationLibrary, i: usize, joint_count: u32, list: &BlendList) -> Result<()> {
+pub(crate) fn check_list(
+    lib: &AnimationLibrary,
+    i: usize,
+    skeleton: u32,
+    joint_count: u32,
+    list: &BlendList,
+) -> Result<()> {
+    let retarget = lib.retarget_at(skeleton);
     for (k, e) in list.samples[..list.count.min(MAX_BLEND_CLIPS) as usize]
         .iter()
         .enumerate()
@@ -685,7 +698,17 @@ pub(crate) fn check_list(lib: &AnimationLibrary, i: usize, joint_count: u32, lis
             continue;
         }
         let c = clip(lib, i, &format!("blend list sample {k}: "), e.clip)?;
-        if c.joint_count < joint_count {
+        if let Some(r) = retarget {
+            if c.skeleton != r.source {
+                return Err(instance_error(
+                    i,
+                    format!(
+                        "blend list sample {k}: clip {} animates skeleton {}, and skeleton {skeleton} plays skeleton {}'s clips through a retarget",
+                        e.clip, c.skeleton, r.source
+                    ),
+                ));
+            }
+        } else if c.joint_count < joint_count {
             return Err(instance_error(
                 i,
                 format!(
@@ -735,7 +758,7 @@ fn check(lib: &AnimationLibrary, page: &PageBuffers<'_>) -> Result<()> {
     )?;
     for (i, (inst, l)) in page.instances[..n].iter().zip(&*page.blend_lists).enumerate() {
         joints(lib, frame, i, inst)?;
-        check_list(lib, i, inst.joint_count, l)?;
+        check_list(lib, i, inst.skeleton, inst.joint_count, l)?;
     }
     // The current poses, and the mesh-space deltas after them where a list applies such a
     // layer; the snapshots, and the velocities after them under an inertialized transition.
@@ -806,4 +829,6 @@ pub(crate) fn kernel(lib: &AnimationLibrary, page: &mut PageBuffers<'_>) {
 pub(crate) mod checked;
 pub(crate) mod morph_weights;
 mod packed;
+pub(crate) mod retarget;
 pub(crate) use packed::sample_packed;
+use retarget::{RetargetJoint, played_joint};

@@ -3,7 +3,7 @@
 //! skinned ([`Skinning`]) and the animator's capacity ([`AnimatorDesc`]).
 
 use crate::blend::BlendTreeId;
-use crate::library::ClipId;
+use crate::library::{ClipId, SkeletonId};
 use glam::Mat4;
 
 /// How an instance's clock treats the clip's end (Game Engine Architecture §11.4.2).
@@ -48,6 +48,12 @@ pub struct InstanceDesc {
     /// of the two; anything but [`Skinning::Linear`] needs an animator made with
     /// [`AnimatorDesc::dual_quaternion`].
     pub skinning: Skinning,
+    /// The skeleton that plays it: `None` for the clip's (or tree's) own; a skeleton added with
+    /// [`crate::LibraryBuilder::add_retargeted_skeleton`] from the clip's skeleton plays it
+    /// retargeted on the GPU (its proportions, the clip's motion). [`crate::gpu::Controller::play`]
+    /// and `set_instance` with `None` keep an instance's retargeted skeleton when it can play the
+    /// new state.
+    pub skeleton: Option<SkeletonId>,
 }
 
 /// How an instance's vertices are skinned (its skinning shader reads it per instance; change it
@@ -98,6 +104,7 @@ impl InstanceDesc {
             world: Mat4::IDENTITY,
             tint: [200, 200, 200, 255],
             skinning: Skinning::Linear,
+            skeleton: None,
         }
     }
 }
@@ -512,6 +519,7 @@ builders!(InstanceDesc {
     with_world => world: Mat4,
     with_tint => tint: [u8; 4],
     with_skinning => skinning: Skinning,
+    with_skeleton => skeleton: Option<SkeletonId>,
 });
 
 builders!(Transition {

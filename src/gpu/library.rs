@@ -100,6 +100,31 @@ fn packed_joint_word(track: &GpuTrack) -> Option<u32> {
     (track.key_count <= 1 && value < PACKED_JOINT_BIT).then_some(value)
 }
 
+/// Per skeleton, the unit of its retarget head, and the retarget tables
+/// (`GpuLibraryLayout::retargets`, `retarget_joints`; WGSL `retarget_head`, `retarget_joint`):
+/// a skeleton that plays its own clips has an head of zeros; one played through a retarget, 1 +
+/// its table's first unit, its source's first entry in the parents, its retarget root and the
+/// height ratio; its table holds `root_from_source` (three units), then each joint's constants.
+fn retarget_units(library: &AnimationLibrary) -> (Vec<Unit>, Vec<Unit>) {
+    let mut heads = Vec::new();
+    let mut tables: Vec<Unit> = Vec::new();
+    for k in 0..library.gpu_skeletons().len() {
+        let Some(r) = library.retarget_at(k as u32) else {
+            heads.push([0; 4]);
+            continue;
+        };
+        let root = r
+            .joints
+            .iter()
+            .position(|e| e.flags & crate::layout::RETARGET_ROOT != 0)
+            .unwrap_or(0);
+        heads.push([tables.len() as u32 + 1, r.source_joints, root as u32, r.ratio.to_bits()]);
+        tables.extend_from_slice(bytemuck::cast_slice(std::slice::from_ref(&r.root_from_source)));
+        tables.extend_from_slice(bytemuck::cast_slice(&r.joints));
+    }
+    (heads, tables)
+}
+
 impl LibraryHeap {
     /// Packs `library` (the WGSL accessors in `shaders/shared/library.wgsl` read it back): the
     /// small records first, so that a frame's lookups stay together, then the bulk data.
@@ -133,11 +158,16 @@ impl LibraryHeap {
             machine_transitions: section(h, &machines.transitions),
             machine_conditions: section(h, &machines.conditions),
             machine_candidates: words(h, &machines.candidates),
+            retargets: 0,
+            retarget_joints: 0,
         };
         let (joint_tracks, clip_joint_tracks) = joint_track_units(library);
+        let (retarget_heads, retarget_tables) = retarget_units(library);
         let layout = GpuLibraryLayout {
             joint_tracks: section(h, &joint_tracks),
             clip_joint_tracks: words(h, &clip_joint_tracks),
+            retargets: section(h, &retarget_heads),
+            retarget_joints: section(h, &retarget_tables),
             ..layout
         };
         // A binding may not be empty.

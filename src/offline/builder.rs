@@ -100,6 +100,7 @@ impl LibraryBuilder {
             .extend(skeleton.inverse_binds().iter().map(Affine::from_mat4));
         lib.skeleton_extents.push(skeleton.rest_extents());
         lib.skeleton_morph_targets.push(0);
+        lib.retargets.push(None);
         lib.has_scale |= skeleton.rest_pose().iter().any(|r| scales(r.scale))
             || skeleton
                 .inverse_binds()
@@ -201,6 +202,14 @@ impl LibraryBuilder {
             what,
         };
         let skel = self.skeleton_for(skeleton, &clip.name)?;
+        if let Some(r) = self.lib.retarget_at(skeleton.index()) {
+            return Err(cerr(format!(
+                "skeleton '{}' plays the clips of skeleton '{}' through a retarget and has none of its own: add the clip to '{}'",
+                skel.name(),
+                self.lib.skeletons[r.source as usize].name(),
+                self.lib.skeletons[r.source as usize].name()
+            )));
+        }
         if self.lib.find_clip(skeleton.index(), &clip.name).is_some() {
             return Err(cerr(format!(
                 "skeleton '{}' already has a clip of that name",
@@ -219,6 +228,9 @@ impl LibraryBuilder {
             clip: clip.name.clone(),
             what: format!("joint '{}': {what}", skel.joint_names()[j]),
         })?;
+        let retargeted = self
+            .retargeted_from(skeleton.index(), &skeleton_extents)
+            .map_err(cerr)?;
         let new_names = curves
             .iter()
             .filter(|(name, _)| !self.lib.curve_names.contains(name))
@@ -260,26 +272,15 @@ impl LibraryBuilder {
             event_count: events.len() as u32,
             root_track: NO_ROOT_MOTION,
         });
-        for e in events {
-            let name = match lib.event_names.iter().position(|n| *n == e.name) {
-                Some(k) => k,
-                None => {
-                    lib.event_names.push(e.name.clone());
-                    lib.event_names.len() - 1
-                }
-            };
-            lib.events.push(GpuEvent {
-                time: e.time,
-                name: name as u32,
-                threshold: e.threshold,
-                _pad: 0,
-            });
-        }
+        push_events(lib, events);
         lib.clip_names.push(clip.name.clone());
         lib.clip_extents.push(extents);
         lib.has_scale |= clip.tracks.iter().filter_map(|t| t.scale.as_ref()).any(track_scales)
             || compressed.is_some_and(|c| c.packed.iter().any(|p| p.channel == Channel::Scale));
         lib.skeleton_extents[skeleton.index() as usize] = skeleton_extents;
+        for (k, extents) in retargeted {
+            lib.skeleton_extents[k] = extents;
+        }
         let driven = &mut lib.skeleton_morph_targets[skeleton.index() as usize];
         *driven = (*driven).max(morph.len() as u32);
         let mut time_arrays: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -491,6 +492,25 @@ impl LibraryBuilder {
     pub fn build(mut self) -> AnimationLibrary {
         self.lib.clip_key_tracks = self.lib.find_clip_key_tracks();
         self.lib
+    }
+}
+
+/// Appends a clip's `events` (sorted by time) to the library's, each name once in its names.
+fn push_events(lib: &mut AnimationLibrary, events: Vec<crate::clip::ClipEvent>) {
+    for e in events {
+        let name = match lib.event_names.iter().position(|n| *n == e.name) {
+            Some(k) => k,
+            None => {
+                lib.event_names.push(e.name.clone());
+                lib.event_names.len() - 1
+            }
+        };
+        lib.events.push(GpuEvent {
+            time: e.time,
+            name: name as u32,
+            threshold: e.threshold,
+            _pad: 0,
+        });
     }
 }
 
@@ -748,5 +768,6 @@ fn fused_levels(skeleton: &Skeleton) -> Vec<u32> {
     levels
 }
 
+mod retarget;
 #[cfg(test)]
 mod tests;

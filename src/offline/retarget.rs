@@ -39,9 +39,11 @@
 
 use crate::clip::{Clip, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
+use crate::layout::{GpuRetarget, GpuRetargetJoint, RETARGET_ROOT, RETARGET_TOP, RETARGET_UNMAPPED};
+use crate::math::Affine;
 use crate::reference::{self, ClipSampler, TransformF64};
 use crate::skeleton::Skeleton;
-use glam::{DMat4, DQuat, DVec3, Quat};
+use glam::{DMat4, DQuat, DVec3, Quat, Vec4};
 use std::collections::BTreeMap;
 
 mod humanoid;
@@ -459,6 +461,46 @@ impl Retargeter {
                 })
             })
             .collect()
+    }
+
+    /// The run-time form of this retarget as the library heap holds it
+    /// ([`crate::LibraryBuilder::add_retargeted_skeleton`]): [`Self::joint_constants`] per
+    /// target joint (an unmapped one's rest rotation after any override in `a`), and what takes
+    /// the source root's model-space position to the retarget root's local translation.
+    /// `source` and `source_joints` name the source skeleton in the library.
+    pub(crate) fn gpu_table(&self, source: u32, source_joints: u32) -> GpuRetarget {
+        let joints = self
+            .joint_constants()
+            .into_iter()
+            .enumerate()
+            .map(|(j, c)| match c {
+                Some(c) => GpuRetargetJoint {
+                    a: Vec4::from(c.a),
+                    b: Vec4::from(c.b),
+                    source: c.source as u32,
+                    stop: c.chain_from.map_or(RETARGET_TOP, |s| s as u32),
+                    flags: if j == self.root { RETARGET_ROOT } else { 0 },
+                    _pad: 0,
+                },
+                None => GpuRetargetJoint {
+                    a: Vec4::from(self.target_rest.local[j].rotation.as_quat()),
+                    b: Vec4::W,
+                    source: RETARGET_UNMAPPED,
+                    stop: RETARGET_TOP,
+                    flags: 0,
+                    _pad: 0,
+                },
+            })
+            .collect();
+        let parent = self.target.parents()[self.root].map_or(DMat4::IDENTITY, |p| self.target_rest.model[p as usize]);
+        let root_from_source = parent.inverse() * DMat4::from_scale(DVec3::splat(self.ratio));
+        GpuRetarget {
+            source,
+            source_joints,
+            ratio: self.ratio as f32,
+            root_from_source: Affine::from_mat4(&root_from_source.as_mat4()),
+            joints,
+        }
     }
 
     /// The target's local rotations by step 2 (f32, as a run-time retarget computes them) for

@@ -8,8 +8,8 @@ use crate::layout::{BlendList, GpuClip, GpuSkeleton, LocalPose, MAX_BLEND_CLIPS,
 use crate::library::AnimationLibrary;
 use glam::Vec4;
 
-/// Joint `j` of an instance of skeleton `skel` (one of the library's): the base blend, then each
-/// layer in order; returns the local pose and the mesh-space rotation delta for
+/// Joint `j` of an instance of skeleton `skel` (one of the library's; one played through a
+/// retarget, retargeted): the base blend, then each layer in order; returns the local pose and the mesh-space rotation delta for
 /// `local_to_model`. Snapshot samples read `history[snapshot_slot]` (the pose history's
 /// snapshots). WGSL `layered_joint`.
 ///
@@ -24,16 +24,17 @@ pub fn layered_joint(
     snapshot_slot: u32,
     history: &[LocalPose],
 ) -> Result<(LocalPose, Vec4)> {
-    if !lib.gpu_skeletons().contains(skel) {
+    let Some(skeleton) = lib.gpu_skeletons().iter().position(|s| s == skel) else {
         return Err(instance_error(0, "the skeleton is not one of the library's".into()));
-    }
+    };
+    let skeleton = skeleton as u32;
     if j >= skel.joint_count {
         return Err(instance_error(
             0,
             format!("joint {j} does not exist (the skeleton has {})", skel.joint_count),
         ));
     }
-    check_list(lib, 0, j + 1, l)?;
+    check_list(lib, 0, skeleton, j + 1, l)?;
     let snapshots = l.samples[..l.count.min(MAX_BLEND_CLIPS) as usize]
         .iter()
         .any(|e| e.clip == SNAPSHOT_CLIP);
@@ -54,6 +55,7 @@ pub fn layered_joint(
         snapshot_slot,
         history,
         0,
+        super::retarget::retarget_joint_at(lib, skeleton, skel, j).as_ref(),
     ))
 }
 

@@ -116,12 +116,41 @@ impl Controller {
         self.instances.get(index).map(|i| i.dual_quaternion)
     }
 
-    /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes).
+    /// Target fields of `desc`: (clip, skeleton, joint count, tree offset, tree nodes). The
+    /// skeleton is the one that plays it ([`InstanceDesc::skeleton`]; with `None`, instance
+    /// `index`'s own when it is retargeted from the state's skeleton, else the state's).
     pub(super) fn target(&self, index: usize, desc: &InstanceDesc) -> Result<(u32, u32, u32, u32, u32)> {
-        match desc.tree {
-            Some(tree) => self.tree_target(index, tree),
-            None => self.clip_target(index, desc.clip),
+        let (clip, skeleton, joints, tree_offset, tree_nodes) = match desc.tree {
+            Some(tree) => self.tree_target(index, tree)?,
+            None => self.clip_target(index, desc.clip)?,
+        };
+        let on = match desc.skeleton {
+            Some(s) => s.check(self.library.tag())?,
+            None => self
+                .instances
+                .get(index)
+                .map(|i| i.skeleton)
+                .filter(|&k| self.library.plays_on(skeleton, k))
+                .unwrap_or(skeleton),
+        };
+        if on == skeleton {
+            return Ok((clip, skeleton, joints, tree_offset, tree_nodes));
         }
+        let names = self.library.skeletons();
+        let name = |k: u32| names.get(k as usize).map_or("?", |s| s.name());
+        if !self.library.plays_on(skeleton, on) {
+            return Err(Error::Instance {
+                instance: index,
+                what: format!(
+                    "skeleton {on} '{}' cannot play skeleton {skeleton} '{}''s clips: add it with \
+                     LibraryBuilder::add_retargeted_skeleton from that skeleton",
+                    name(on),
+                    name(skeleton)
+                ),
+            });
+        }
+        let joints = self.library.gpu_skeletons()[on as usize].joint_count;
+        Ok((clip, on, joints, tree_offset, tree_nodes))
     }
 
     /// Target fields of blend tree `tree`, as [`Controller::target`]'s.

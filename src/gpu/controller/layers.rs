@@ -47,9 +47,16 @@ impl Controller {
             (None, Some(clip)) => self.clip_target(index, clip)?,
             (None, None) => return Err(err(format!("layer {slot} plays neither a clip nor a blend tree"))),
         };
-        if skeleton != inst.skeleton {
+        if !self.library.plays_on(skeleton, inst.skeleton) {
             return Err(err(format!(
                 "layer {slot} animates skeleton {skeleton}, but the instance has skeleton {}",
+                inst.skeleton
+            )));
+        }
+        if skeleton != inst.skeleton && layer.mode != LayerMode::Override {
+            return Err(err(format!(
+                "layer {slot}: an additive layer of skeleton {skeleton}'s clips on a character retargeted onto skeleton {} \
+                 (its difference poses are of the source's bones): play it as an override layer, or retarget the clips offline",
                 inst.skeleton
             )));
         }

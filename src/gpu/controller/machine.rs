@@ -49,7 +49,7 @@ impl Controller {
         let machines = self.library.machines();
         let m = id.check(self.library.tag())?;
         let name = &machines.names[m as usize];
-        if machines.skeletons[m as usize] != inst.skeleton {
+        if !self.library.plays_on(machines.skeletons[m as usize], inst.skeleton) {
             return Err(Error::Instance {
                 instance: index,
                 what: format!("state machine '{name}' animates another skeleton than the instance's"),

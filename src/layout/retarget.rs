@@ -1,0 +1,59 @@
+//! What run-time retargeting puts on the GPU: per skeleton played through a retarget, its
+//! [`GpuRetarget`] head, and per joint a [`GpuRetargetJoint`] (the reference's step 2 constants),
+//! as the library heap holds them.
+
+use crate::math::Affine;
+use glam::Vec4;
+
+/// `GpuRetargetJoint::source` of a target joint no source joint drives: it keeps its rest, with
+/// the rotation `a` holds.
+pub const RETARGET_UNMAPPED: u32 = u32::MAX;
+
+/// `GpuRetargetJoint::stop` of the retarget root: its chain runs to the source's top joint.
+pub const RETARGET_TOP: u32 = u32::MAX;
+
+/// `GpuRetargetJoint::flags` bit: the retarget root, whose translation is the source root's
+/// model-space position through [`GpuRetarget::root_from_source`].
+pub const RETARGET_ROOT: u32 = 1;
+
+/// Joint `j`'s constants of a skeleton played through a retarget. Its local rotation at any time
+/// is `a ⊗ L ⊗ b`, `L` the product of the source clip's local rotations from `source` up to
+/// (not including) `stop`; its translation and scale are its rest's, except the retarget root's
+/// translation. An unmapped joint (`source` [`RETARGET_UNMAPPED`]) keeps its rest with rotation
+/// `a` (its rest rotation after any override). 48 bytes, three heap units.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuRetargetJoint {
+    /// `Rm_T(parent, rest)⁻¹ ⊗ Rm_S(stop, rest)` (xyzw); an unmapped joint's local rotation.
+    pub a: Vec4,
+    /// `Rm_S(source, rest)⁻¹ ⊗ Rm_T(joint, rest)` (xyzw).
+    pub b: Vec4,
+    /// The source joint that drives it, or [`RETARGET_UNMAPPED`].
+    pub source: u32,
+    /// The source joint of its nearest mapped ancestor, where its chain stops, or
+    /// [`RETARGET_TOP`].
+    pub stop: u32,
+    /// [`RETARGET_ROOT`] for the retarget root.
+    pub flags: u32,
+    /// Zero.
+    pub _pad: u32,
+}
+
+/// A skeleton played through a retarget, as the sample and clock stages read it: its table's
+/// head in the heap (one unit per skeleton in the `retargets` section), then its table in the
+/// `retarget_joints` section: [`GpuRetarget::root_from_source`] (three units) and a
+/// [`GpuRetargetJoint`] per joint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuRetarget {
+    /// The skeleton whose clips it plays.
+    pub source: u32,
+    /// The source's first entry in the library's parents (its `GpuSkeleton::joint_offset`).
+    pub source_joints: u32,
+    /// `h_T / h_S`: scales the retarget root's position and the clips' root motion.
+    pub ratio: f32,
+    /// From the source root's model-space position to the target root's local translation:
+    /// `Rm_T(parent_T(root), rest)⁻¹ · (h_T / h_S)`.
+    pub root_from_source: Affine,
+    /// Per target joint.
+    pub joints: Vec<GpuRetargetJoint>,
+}

@@ -1,7 +1,9 @@
 //! One walk played by three characters of different proportions: the mannequin, a long-legged
-//! one and a short one, the walk retargeted offline onto each (`offline::retarget`), seen from
-//! the side at a few phases. Prints how high each character's lower ankle stands above its rest
-//! height over the whole clip: the feet stay on the ground.
+//! one and a short one, the two others retargeted from the mannequin on the GPU
+//! (`LibraryBuilder::add_retargeted_skeleton`: one clip, no baked copy), seen from the side at a
+//! few phases. Prints how high each character's lower ankle stands above its rest height over
+//! the whole clip (retargeted offline, which the GPU's form agrees with): the feet stay on the
+//! ground.
 //!
 //! ```text
 //! cargo run --release --example retarget -- [--phases N] [--out PATH]
@@ -103,26 +105,34 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
         ("long legs", proportions("long legs", 1.35, 1.0)?),
         ("short", proportions("short", 0.7, 0.8)?),
     ];
+    // One library: the mannequin and its walk, and the two others retargeted from it, which
+    // play the same walk on the GPU (no copy of the clip). The offline retarget only checks
+    // the feet.
     let mut builder = LibraryBuilder::new();
+    let mannequin = builder.add_skeleton(source.skeleton.clone());
+    let walk_id = builder.add_clip(mannequin, walk)?;
     let mut cast = Vec::new();
-    for (name, skeleton) in &characters {
+    for (row, (name, skeleton)) in characters.iter().enumerate() {
         let map = BoneMap::humanoid(&source.skeleton, skeleton)?;
-        let r = Retargeter::new(&source.skeleton, skeleton, &map, &RetargetOptions::default())?;
-        let clip = r.retarget(walk)?;
+        let options = RetargetOptions::default();
+        let r = Retargeter::new(&source.skeleton, skeleton, &map, &options)?;
         println!(
             "{name}: hip-height ratio {:.3}; lower ankle at least {:+.4} m from its rest height",
             r.height_ratio(),
-            lowest_ankle(skeleton, &clip)
+            lowest_ankle(skeleton, &r.retarget(walk)?)
         );
-        let id = builder.add_skeleton(skeleton.clone());
-        let clip_id = builder.add_clip(id, &clip)?;
-        cast.push((id, clip_id, fitted_mesh(&source.mesh, &source.skeleton, skeleton)));
+        let id = if row == 0 {
+            mannequin
+        } else {
+            builder.add_retargeted_skeleton(skeleton.clone(), mannequin, &map, &options)?
+        };
+        cast.push((id, fitted_mesh(&source.mesh, &source.skeleton, skeleton)));
     }
     let library = builder.build();
     let (device, queue) = headless_device()?;
     let count = characters.len() as u32 * phases;
     let mut animator = Animator::new(&device, &library, &AnimatorDesc::default().with_max_instances(count))?;
-    for (row, (_, clip, _)) in cast.iter().enumerate() {
+    for (row, (skeleton, _)) in cast.iter().enumerate() {
         for col in 0..phases {
             // Facing +x, side by side in rows from the top, standing on y = 0 of their row.
             let world = Mat4::from_rotation_translation(
@@ -130,7 +140,8 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
                 Vec3::new(col as f32 * 1.6, (cast.len() - 1 - row) as f32 * 2.4, 0.0),
             );
             animator.controller_mut().add_instance(
-                &InstanceDesc::new(*clip)
+                &InstanceDesc::new(walk_id)
+                    .with_skeleton(Some(*skeleton))
                     .with_time(walk.duration * col as f32 / phases as f32)
                     .with_rate(0.0)
                     .with_loop_mode(LoopMode::Forever)
@@ -142,7 +153,7 @@ fn run(phases: u32, out: &std::path::Path) -> Result<(), Box<dyn std::error::Err
     let (width, height) = (240 * phases, 260 * cast.len() as u32);
     let target = OffscreenTarget::new(&device, width, height)?;
     let mut renderers = Vec::new();
-    for (id, _, mesh) in &cast {
+    for (id, mesh) in &cast {
         let format = OffscreenTarget::COLOR_FORMAT;
         renderers.push(SkinnedRenderer::new(
             &device,

@@ -17,6 +17,9 @@ use std::path::Path;
 use wgpu_anim::cpu::{self, PageBuffers};
 use wgpu_anim::gpu::{Layer, LayerMode, Transition};
 use wgpu_anim::layout::{GpuFrame, LocalPose};
+use wgpu_anim::machine::{
+    Condition, MachineId, Motion, Parameter, State, StateMachine, Transition as MachineTransition, Value,
+};
 use wgpu_anim::mannequin;
 use wgpu_anim::offline::compress::ClipFormat;
 use wgpu_anim::offline::gltf_import;
@@ -211,11 +214,23 @@ fn a_motion_capture_take_plays_on_the_mannequin_at_run_time() {
     }
 }
 
-/// The crowd's library (compressed gaits with root motion, breathing) with two characters of
-/// other proportions retargeted from the mannequin.
-fn crowd() -> (AnimationLibrary, SkeletonId, Vec<SkeletonId>, Vec<ClipId>, Vec<f64>) {
+/// The crowd's library (compressed gaits with root motion, breathing, the locomotion tree), a
+/// state machine of the mannequin (idle, then walk once `moving`), and two characters of other
+/// proportions retargeted from the mannequin.
+fn crowd() -> (AnimationLibrary, MachineId, Vec<SkeletonId>, Vec<ClipId>, Vec<f64>) {
     let m = mannequin::skeleton();
     let (mut b, s, clips) = mannequin::crowd_library_builder_in(m.clone(), ClipFormat::Compressed);
+    let machine = StateMachine {
+        name: "go".into(),
+        parameters: vec![Parameter::bool("moving", false)],
+        states: vec![
+            State::new("idle", Motion::clip("idle")),
+            State::new("walk", Motion::clip("walk")),
+        ],
+        entry: "idle".into(),
+        transitions: vec![MachineTransition::new("idle", "walk").when(Condition::is_true("moving"))],
+    };
+    let machine = b.add_state_machine(s, &machine).unwrap();
     let mut targets = Vec::new();
     let mut ratios = Vec::new();
     for t in [mannequin_variant(1.35, 0.6), mannequin_variant(0.8, 0.0)] {
@@ -224,16 +239,17 @@ fn crowd() -> (AnimationLibrary, SkeletonId, Vec<SkeletonId>, Vec<ClipId>, Vec<f
         ratios.push(Retargeter::new(&m, &t, &map, &options).unwrap().height_ratio());
         targets.push(b.add_retargeted_skeleton(t, s, &map, &options).unwrap());
     }
-    (b.build(), s, targets, clips, ratios)
+    (b.build(), machine, targets, clips, ratios)
 }
 
 #[test]
 fn one_crowd_mixes_proportions_staged_fused_and_culled() {
-    // 90 characters, a third each the mannequin and the two others, on random gaits, times and
-    // rates, most with root motion, then cross-fades: the staged sample stage against its mirror,
+    // 90 characters, a third each the mannequin and the two others, on random gaits or the
+    // locomotion blend space, times and rates, most with root motion, then cross-fades: the staged sample stage against its mirror,
     // the fused and the culled paths' palettes against the staged ones.
     let (device, queue) = device();
-    let (lib, _, targets, clips, ratios) = crowd();
+    let (lib, machine, targets, clips, ratios) = crowd();
+    let tree = lib.blend().tree_id(mannequin::LOCOMOTION).unwrap();
     let count = 90;
     let desc = AnimatorDesc::default().with_max_instances(count);
     let mut staged = Animator::new(&device, &lib, &desc).unwrap();
@@ -243,8 +259,15 @@ fn one_crowd_mixes_proportions_staged_fused_and_culled() {
     let mut r = rng(7);
     for i in 0..count as usize {
         let skeleton = [None, Some(targets[0]), Some(targets[1])][i % 3];
-        let desc = InstanceDesc::new(clips[r.gen_range(0..clips.len())])
-            .with_time(r.gen_range(0.0..2.0))
+        let state = if i % 6 < 3 {
+            InstanceDesc::new(clips[r.gen_range(0..clips.len())])
+        } else {
+            // The locomotion blend space, at a random velocity.
+            let v = [r.gen_range(-2.0..2.0), r.gen_range(-2.0..3.0), 0.0, 0.0];
+            InstanceDesc::tree(tree, v)
+        };
+        let desc = state
+            .with_time(r.gen_range(0.0..1.0))
             .with_rate(r.gen_range(0.5..1.5))
             .with_world(Mat4::from_translation(Vec3::new(i as f32, 0.0, 0.0)))
             .with_skeleton(skeleton);
@@ -254,6 +277,12 @@ fn one_crowd_mixes_proportions_staged_fused_and_culled() {
         }
     }
     culled.controller_mut().set_update_rate(4, Some(2)).unwrap();
+    // A few follow the mannequin's state machine, retargeted ones among them.
+    for i in [10, 11, 12] {
+        for a in [&mut staged, &mut fused, &mut culled] {
+            a.controller_mut().set_machine(i, Some(machine)).unwrap();
+        }
+    }
     let run = |animators: &mut [&mut Animator], dt: f32| {
         for a in animators.iter_mut() {
             a.prepare(&queue, dt);
@@ -264,7 +293,14 @@ fn one_crowd_mixes_proportions_staged_fused_and_culled() {
     };
     run(&mut [&mut staged, &mut fused, &mut culled], 0.0);
     run(&mut [&mut staged, &mut fused, &mut culled], 0.1);
-    for i in (0..count as usize).step_by(4) {
+    for i in [10, 11, 12] {
+        for a in [&mut staged, &mut fused, &mut culled] {
+            a.controller_mut()
+                .set_parameter(i, "moving", Value::Bool(true))
+                .unwrap();
+        }
+    }
+    for i in (0..count as usize).step_by(4).filter(|i| !(10..=12).contains(i)) {
         // `None`: a retargeted character keeps its skeleton.
         let desc = InstanceDesc::new(clips[r.gen_range(0..clips.len())]);
         for a in [&mut staged, &mut fused, &mut culled] {

@@ -114,13 +114,17 @@ pub(crate) fn crowd_with(
         threads,
     }: CrowdOptions,
 ) -> Result<Animator> {
-    let (mut state_machine, mut chains) = (None, None);
+    let (mut state_machine, mut chains, mut retargeted) = (None, None, None);
     let (lib, clips) = if morph {
         let (lib, _, clips) = mannequin::library_breathing_in(format);
         (lib, clips)
     } else if workload == Workload::Ik {
         let (lib, _, clips, c) = mannequin::library_with_ik_in(format)?;
         chains = Some(c);
+        (lib, clips)
+    } else if workload == Workload::Retarget {
+        let (lib, clips, target) = super::retarget::library_in(format)?;
+        retargeted = Some(target);
         (lib, clips)
     } else if workload == Workload::StateMachine {
         let (lib, id, clips) = machine::library_in(format)?;
@@ -158,12 +162,15 @@ pub(crate) fn crowd_with(
         let (u, v) = ((i as f32 * 0.618).fract(), (i as f32 * 0.377).fract());
         let velocity = glam::Vec2::from_angle(u * std::f32::consts::TAU) * v * 3.5;
         let desc = match workload {
-            Workload::SingleClip | Workload::Morph | Workload::Ik | Workload::StateMachine => InstanceDesc {
-                skinning,
-                time: u * 3.0,
-                rate: 0.8 + v * 0.4,
-                ..InstanceDesc::new(clip)
-            },
+            Workload::SingleClip | Workload::Morph | Workload::Ik | Workload::StateMachine | Workload::Retarget => {
+                InstanceDesc {
+                    skinning,
+                    time: u * 3.0,
+                    rate: 0.8 + v * 0.4,
+                    skeleton: retargeted,
+                    ..InstanceDesc::new(clip)
+                }
+            }
             Workload::SingleClipRandom => InstanceDesc {
                 skinning,
                 time: u * 3.0,

@@ -70,6 +70,7 @@ mod paths;
 mod plan;
 pub mod plot;
 mod progress;
+pub mod retarget;
 mod rows;
 pub mod sampling;
 mod skinning;
@@ -169,11 +170,18 @@ pub enum Workload {
     /// The crowd plays [`machine::SETTLE_FRAMES`] frames when made, so that the frames measured
     /// play the states, not the cross-fades into them from the entry state.
     StateMachine,
+    /// As [`Workload::SingleClip`], every character a mannequin with longer legs
+    /// ([`retarget::long_legged`]) playing the mannequin's clips through a run-time retarget
+    /// ([`crate::LibraryBuilder::add_retargeted_skeleton`]): the sample pass samples the
+    /// source's joints and turns each by its two constant rotations. Its baseline is
+    /// `single-clip`; the goal is at most 5 % more instructions per joint-sample in the sample
+    /// pass.
+    Retarget,
 }
 
 impl Workload {
     /// Every workload.
-    pub const ALL: [Workload; 7] = [
+    pub const ALL: [Workload; 8] = [
         Workload::SingleClip,
         Workload::SingleClipRandom,
         Workload::Locomotion2d,
@@ -181,10 +189,11 @@ impl Workload {
         Workload::Morph,
         Workload::Ik,
         Workload::StateMachine,
+        Workload::Retarget,
     ];
 
-    /// `single-clip`, `single-clip-random`, `locomotion-2d`, `layered`, `morph`, `ik` or
-    /// `state-machine`.
+    /// `single-clip`, `single-clip-random`, `locomotion-2d`, `layered`, `morph`, `ik`,
+    /// `state-machine` or `retarget`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -195,6 +204,7 @@ impl Workload {
             Workload::Morph => "morph",
             Workload::Ik => "ik",
             Workload::StateMachine => "state-machine",
+            Workload::Retarget => "retarget",
         }
     }
 

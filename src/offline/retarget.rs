@@ -9,6 +9,10 @@
 //!   their rests (after any [`RetargetOptions`] rest override).
 //! - [`Retargeter::retarget`] turns a clip of the source into a clip of the target, with its
 //!   events and curves.
+//! - At run time, [`LibraryBuilder::add_retargeted_skeleton`](crate::LibraryBuilder::add_retargeted_skeleton)
+//!   adds the target to a library with the same map and options: a character of it plays the
+//!   source's clips through [`Retargeter::joint_constants`] in the sample stage, with no copy of
+//!   a clip (`InstanceDesc::with_skeleton`).
 //!
 //! ```
 //! use wgpu_anim::mannequin;
@@ -34,6 +38,14 @@
 //! let walk = mannequin::clips(&source).into_iter().find(|c| c.name == "walk").unwrap();
 //! let long_walk = retargeter.retarget(&walk)?;
 //! assert_eq!(long_walk.duration, walk.duration);
+//!
+//! // Or at run time: the target plays the source's clips on the GPU.
+//! let mut builder = wgpu_anim::LibraryBuilder::new();
+//! let mannequin = builder.add_skeleton(source.clone());
+//! let walk_id = builder.add_clip(mannequin, &walk)?;
+//! let long_legs = builder.add_retargeted_skeleton(target, mannequin, &map, &RetargetOptions::default())?;
+//! let desc = wgpu_anim::InstanceDesc::new(walk_id).with_skeleton(Some(long_legs));
+//! # let _ = (builder.build(), desc);
 //! # Ok::<(), wgpu_anim::Error>(())
 //! ```
 

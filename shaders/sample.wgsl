@@ -461,17 +461,19 @@ fn clip_joint(clip: u32, j: u32, time: f32, keys: SampleKeys) -> LocalPose {
 #ifdef RETARGET
 // The joint being sampled of a character played through a retarget (Rust:
 // layout::GpuRetargetJoint), set for each joint by retarget_joint_at: its two constant
-// rotations `a` and `b`, its source joint and where its chain stops (`source`, `stop`), whether
-// it is the retarget root (then `root_*`, the rows of what takes the source root's model-space
-// position to its local translation), its rest pose, and the source's first entry in the parents.
+// rotations `a` and `b`, its source joint and how many source joints its chain multiplies
+// (`source`, `links`), whether it is the retarget root (then `root_*`, the rows of what takes
+// the source root's model-space position to its local translation), its rest translation and
+// scale, and the source's first entry in the parents.
 struct RetargetJoint {
     a: vec4<f32>,
     b: vec4<f32>,
     source: u32,
-    stop: u32,
+    links: u32,
     root: bool,
     parents: u32,
-    rest: LocalPose,
+    translation: vec4<f32>,
+    scale: vec4<f32>,
     root_x: vec4<f32>,
     root_y: vec4<f32>,
     root_z: vec4<f32>,
@@ -496,10 +498,12 @@ fn retarget_joint_at(head: vec4<u32>, skel: SkeletonInfo, j: u32) {
     r.a = bitcast<vec4<f32>>(retarget_unit(k));
     r.b = bitcast<vec4<f32>>(retarget_unit(k + 1u));
     r.source = w.x;
-    r.stop = w.y;
+    r.links = w.y;
     r.root = (w.z & RETARGET_ROOT) != 0u;
     r.parents = head.y;
-    r.rest = rest_pose(skel, j);
+    let rest = skel.rest_offset + 3u * j;
+    r.translation = value_at(rest);
+    r.scale = value_at(rest + 2u);
     if (r.root) {
         r.root_x = bitcast<vec4<f32>>(retarget_unit(table));
         r.root_y = bitcast<vec4<f32>>(retarget_unit(table + 1u));
@@ -511,39 +515,46 @@ fn retarget_joint_at(head: vec4<u32>, skel: SkeletonInfo, j: u32) {
 
 // Joint `j` of a character playing clip `clip` at `time`: the clip's joint `j`; for a character
 // played through a retarget (RETARGET, retarget_joint), the reference's step 2 on the clip's
-// source joints: the local rotations of its chain, from its source joint up to where the chain
-// stops, multiplied (L) and turned by the joint's constants (a ⊗ L ⊗ b), its rest translation and
-// scale, and for the retarget root the chain's position (the source root's in model space)
-// through root_from_source; an unmapped joint keeps its rest with rotation `a`. One call site of
-// the sampler, in the chain's loop. CPU mirror: cpu::sample::retarget::played_joint.
+// source joints: the local rotations of its chain's `links` joints, from its source joint up its
+// parents, multiplied (L) and turned by the joint's constants (a ⊗ L ⊗ b, not normalized again:
+// the blend normalizes), its rest translation and scale, and for the retarget root the chain's
+// position (the source root's in model space) through root_from_source; an unmapped joint keeps
+// its rest with rotation `a`. One call site of the sampler, in the chain's loop; what only the
+// root or a longer chain needs is behind a branch every character's joint `j` takes alike. CPU
+// mirror: cpu::sample::retarget::played_joint.
 fn played_joint(clip: u32, j: u32, time: f32, keys: SampleKeys) -> LocalPose {
 #ifdef RETARGET
     let r = retarget_joint;
     if (retargeting && r.source == RETARGET_UNMAPPED) {
-        return LocalPose(r.rest.translation, r.a, r.rest.scale);
+        return LocalPose(r.translation, r.a, r.scale);
     }
     var k = select(j, r.source, retargeting);
+    let links = select(1u, r.links, retargeting);
     var q = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     var position = vec3<f32>(0.0);
-    loop {
+    for (var n = 0u; n < links; n++) {
+        if (n > 0u) {
+            k = u32(max(joint_parent(r.parents + k), 0));
+        }
         let s = clip_joint(clip, k, time, keys);
         if (!retargeting) {
             return s;
         }
-        position = s.translation.xyz + quat_rotate(s.rotation, s.scale.xyz * position);
-        q = quat_mul(s.rotation, q);
-        let parent = joint_parent(r.parents + k);
-        if (parent < 0 || u32(parent) == r.stop) {
-            break;
+        if (r.root) {
+            position = s.translation.xyz + quat_rotate(s.rotation, s.scale.xyz * position);
         }
-        k = u32(parent);
+        if (n == 0u) {
+            q = s.rotation;
+        } else {
+            q = quat_mul(s.rotation, q);
+        }
     }
-    var translation = r.rest.translation;
+    var translation = r.translation;
     if (r.root) {
         let p = vec4<f32>(position, 1.0);
         translation = vec4<f32>(dot(r.root_x, p), dot(r.root_y, p), dot(r.root_z, p), 0.0);
     }
-    return LocalPose(translation, normalize(quat_mul(quat_mul(r.a, q), r.b)), r.rest.scale);
+    return LocalPose(translation, quat_mul(quat_mul(r.a, q), r.b), r.scale);
 #else
     return clip_joint(clip, j, time, keys);
 #endif

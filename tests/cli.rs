@@ -611,13 +611,16 @@ fn retarget_writes_the_target_with_the_sources_clips_and_refuses_a_bad_map() {
         "assets/cmu/cmu_01_03.glb",
         "--to",
         "mannequin",
+        "--feet",
         "--out",
         out.to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
-        stdout.contains("retarget root pelvis <- Hips") && stdout.contains("clip 'Motion'"),
+        stdout.contains("retarget root pelvis <- Hips")
+            && stdout.contains("foot goals on foot_l and foot_r")
+            && stdout.contains("clip 'Motion'"),
         "{stdout}"
     );
     let back = wgpu_anim::offline::gltf_import::load(&out).expect("the output imports");

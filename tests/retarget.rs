@@ -6,7 +6,7 @@
 use glam::{DMat4, DQuat, DVec3, Quat, Vec3};
 use std::path::Path;
 use wgpu_anim::offline::gltf_import;
-use wgpu_anim::offline::retarget::{BoneMap, RetargetOptions, Retargeter};
+use wgpu_anim::offline::retarget::{BoneMap, RetargetOptions, Retargeter, humanoid_feet};
 use wgpu_anim::reference::{self, ClipSampler};
 use wgpu_anim::{Clip, Error, Skeleton, mannequin};
 
@@ -447,4 +447,68 @@ fn short_or_foreign_inputs_give_a_pose_not_a_panic() {
         c.source = 10_000;
     }
     assert_eq!(r.target_rotations(&constants, &[]).len(), constants.len());
+}
+
+#[test]
+fn foot_goals_keep_planted_feet_planted() {
+    // The mannequin's walk moving at its speed (root motion kept on its root joint) onto a
+    // long-legged and a short character, feet on goals (the reference's step 4): where a source
+    // foot is planted (it moves under 1 % of the walking speed between two keys), the target's
+    // moves under 1 % of the target's walking speed. Without goals the short one's feet slide.
+    let m = mannequin::skeleton();
+    let walk = mannequin::clips_with_root_motion(&m)
+        .into_iter()
+        .find(|c| c.name == "walk")
+        .unwrap();
+    let times = key_times(&walk);
+    let source_feet = [m.joint_index("foot_l").unwrap(), m.joint_index("foot_r").unwrap()];
+    let position = |s: &Skeleton, clip: &Clip, t: f32, j: usize| model(s, clip, t)[j].w_axis.truncate();
+    let speed_s = {
+        let root = m.joint_index("root").unwrap();
+        (position(&m, &walk, walk.duration, root) - position(&m, &walk, 0.0, root)).length() / f64::from(walk.duration)
+    };
+    assert!(speed_s > 0.5, "the walk moves: {speed_s} m/s");
+    for legs in [1.35, 0.7] {
+        let t = variant(legs, 0.0);
+        let feet = humanoid_feet(&t).unwrap();
+        let target_feet = [t.joint_index(&feet[0]).unwrap(), t.joint_index(&feet[1]).unwrap()];
+        let map = BoneMap::humanoid(&m, &t).unwrap();
+        // The hip heights above the feet (the root joint at the origin carries no mesh).
+        let body = |s: &Skeleton| (1..s.joint_count()).collect::<Vec<_>>();
+        let options = RetargetOptions::default()
+            .with_source_skinned(body(&m))
+            .with_target_skinned(body(&t));
+        let mut worst = [0.0f64; 2];
+        let mut planted = 0;
+        for (k, options) in [options.clone(), options.with_goal(&feet[0]).with_goal(&feet[1])]
+            .into_iter()
+            .enumerate()
+        {
+            let r = Retargeter::new(&m, &t, &map, &options).unwrap();
+            let clip = r.retarget(&walk).unwrap();
+            let speed_t = speed_s * r.height_ratio();
+            for pair in times.windows(2) {
+                let dt = f64::from(pair[1] - pair[0]);
+                for (&fs, &ft) in source_feet.iter().zip(&target_feet) {
+                    let vs = (position(&m, &walk, pair[1], fs) - position(&m, &walk, pair[0], fs)).length() / dt;
+                    if vs >= 0.01 * speed_s {
+                        continue;
+                    }
+                    planted += 1;
+                    let vt = (position(&t, &clip, pair[1], ft) - position(&t, &clip, pair[0], ft)).length() / dt;
+                    worst[k] = worst[k].max(vt / speed_t);
+                }
+            }
+        }
+        assert!(planted > 4, "legs {legs}: {planted} planted spans");
+        assert!(
+            worst[1] < 0.01,
+            "legs {legs}: a planted foot moves {:.4} of the walking speed with goals",
+            worst[1]
+        );
+        println!(
+            "legs {legs}: planted feet move {:.4} of the walking speed without goals, {:.6} with",
+            worst[0], worst[1]
+        );
+    }
 }

@@ -32,7 +32,7 @@ pub fn long_legged(legs: f32) -> Result<Skeleton> {
 }
 
 /// The mannequin's library in `format` (as `single-clip` plays it) and the long-legged
-/// mannequin retargeted from it by name: the library, its clips and the retargeted skeleton.
+/// mannequin retargeted from it by the humanoid profile: the library, its clips and the retargeted skeleton.
 ///
 /// # Errors
 /// None in practice: the built-in assets are valid.
@@ -40,7 +40,7 @@ pub fn library_in(format: ClipFormat) -> Result<(AnimationLibrary, Vec<ClipId>, 
     let (mut builder, source, clips) = mannequin::builder_in(format);
     let m = mannequin::skeleton();
     let target = long_legged(LEGS)?;
-    let map = BoneMap::by_name(&m, &target);
+    let map = BoneMap::humanoid(&m, &target)?;
     let id = builder.add_retargeted_skeleton(target, source, &map, &RetargetOptions::default())?;
     Ok((builder.build(), clips, id))
 }

@@ -9,30 +9,28 @@ use glam::Vec4;
 /// the rotation `a` holds.
 pub const RETARGET_UNMAPPED: u32 = u32::MAX;
 
-/// `GpuRetargetJoint::stop` of the retarget root: its chain runs to the source's top joint.
-pub const RETARGET_TOP: u32 = u32::MAX;
-
 /// `GpuRetargetJoint::flags` bit: the retarget root, whose translation is the source root's
 /// model-space position through [`GpuRetarget::root_from_source`].
 pub const RETARGET_ROOT: u32 = 1;
 
 /// Joint `j`'s constants of a skeleton played through a retarget. Its local rotation at any time
-/// is `a ⊗ L ⊗ b`, `L` the product of the source clip's local rotations from `source` up to
-/// (not including) `stop`; its translation and scale are its rest's, except the retarget root's
-/// translation. An unmapped joint (`source` [`RETARGET_UNMAPPED`]) keeps its rest with rotation
+/// is `a ⊗ L ⊗ b`, `L` the product of the source clip's local rotations of `links` joints, from
+/// `source` up its parents (to the child of its nearest mapped ancestor's source joint, or for
+/// the retarget root to the source's top joint); its translation and scale are its rest's,
+/// except the retarget root's translation. An unmapped joint (`source` [`RETARGET_UNMAPPED`]) keeps its rest with rotation
 /// `a` (its rest rotation after any override). 48 bytes, three heap units.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuRetargetJoint {
-    /// `Rm_T(parent, rest)⁻¹ ⊗ Rm_S(stop, rest)` (xyzw); an unmapped joint's local rotation.
+    /// `Rm_T(parent, rest)⁻¹ ⊗ Rm_S(P, rest)` (xyzw, `P` the source joint above its chain);
+    /// an unmapped joint's local rotation.
     pub a: Vec4,
     /// `Rm_S(source, rest)⁻¹ ⊗ Rm_T(joint, rest)` (xyzw).
     pub b: Vec4,
     /// The source joint that drives it, or [`RETARGET_UNMAPPED`].
     pub source: u32,
-    /// The source joint of its nearest mapped ancestor, where its chain stops, or
-    /// [`RETARGET_TOP`].
-    pub stop: u32,
+    /// How many source joints its chain multiplies (at least 1; 0 unmapped).
+    pub links: u32,
     /// [`RETARGET_ROOT`] for the retarget root.
     pub flags: u32,
     /// Zero.

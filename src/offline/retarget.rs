@@ -51,14 +51,16 @@
 
 use crate::clip::{Clip, Interpolation, JointTrack, Track};
 use crate::error::{Error, Result};
-use crate::layout::{GpuRetarget, GpuRetargetJoint, RETARGET_ROOT, RETARGET_TOP, RETARGET_UNMAPPED};
+use crate::layout::{GpuRetarget, GpuRetargetJoint, RETARGET_ROOT, RETARGET_UNMAPPED};
 use crate::math::Affine;
 use crate::reference::{self, ClipSampler, TransformF64};
 use crate::skeleton::Skeleton;
 use glam::{DMat4, DQuat, DVec3, Quat, Vec4};
 use std::collections::BTreeMap;
 
+mod goals;
 mod humanoid;
+pub use goals::{humanoid_feet, humanoid_hands};
 pub use humanoid::SLOTS as HUMANOID_SLOTS;
 
 /// Which source joint drives each target joint, by name. At most one source joint per target
@@ -199,6 +201,11 @@ pub struct RetargetOptions {
     pub source_skinned: Option<Vec<usize>>,
     /// The target joints a skin binds; `None`: every joint.
     pub target_skinned: Option<Vec<usize>>,
+    /// Target joints moved to where their source joints are, relative to the retarget root and
+    /// scaled by `h_T / h_S`, by the two-bone IK (the reference's step 4): feet
+    /// ([`humanoid_feet`]) so that planted feet stay planted, or hands. Each is the end of a
+    /// two-bone chain (its parent and grandparent turn). Offline only.
+    pub goals: Vec<String>,
 }
 
 impl RetargetOptions {
@@ -213,6 +220,13 @@ impl RetargetOptions {
     #[must_use]
     pub fn with_target_rest(mut self, joint: &str, rotation: Quat) -> Self {
         self.target_rest.push((joint.to_owned(), rotation));
+        self
+    }
+
+    /// Adds a goal on target joint `end` ([`RetargetOptions::goals`]).
+    #[must_use]
+    pub fn with_goal(mut self, end: &str) -> Self {
+        self.goals.push(end.to_owned());
         self
     }
 
@@ -324,10 +338,13 @@ pub struct Retargeter {
     root: usize,
     source_rest: Rest,
     target_rest: Rest,
-    /// Target joints whose rest rotation an override changed (they get a track of their own).
+    /// Target joints whose rest rotation an override changed, and the goals' chains (they get a
+    /// track of their own).
     target_overridden: Vec<usize>,
     /// `h_T / h_S`.
     ratio: f64,
+    /// Step 4's goals.
+    goals: Vec<goals::Goal>,
 }
 
 impl Retargeter {
@@ -372,6 +389,12 @@ impl Retargeter {
             .iter()
             .filter_map(|(name, _)| target.joint_index(name))
             .collect();
+        let goals = options
+            .goals
+            .iter()
+            .map(|end| goals::Goal::new(target, &by_target, end, &fail))
+            .collect::<Result<Vec<_>>>()?;
+        target_overridden.extend(goals.iter().flat_map(|g| g.joints()));
         target_overridden.sort_unstable();
         target_overridden.dedup();
         Ok(Self {
@@ -383,6 +406,7 @@ impl Retargeter {
             target_rest,
             target_overridden,
             ratio: h_t / h_s,
+            goals,
         })
     }
 
@@ -408,7 +432,8 @@ impl Retargeter {
     /// joint; joints past its end hold the source's rest): mapped joints turn in model space as
     /// their source joints turn from their rest, unmapped ones keep their (overridden) rest,
     /// every translation is the target's rest except the retarget root's, the source root's
-    /// model-space position times [`Self::height_ratio`].
+    /// model-space position times [`Self::height_ratio`]; then each of the options' goals moves
+    /// its chain's end after its source joint ([`RetargetOptions::goals`]).
     #[must_use]
     pub fn target_pose(&self, source: &[TransformF64]) -> Vec<TransformF64> {
         let rest = self.source.rest_pose();
@@ -440,6 +465,15 @@ impl Retargeter {
         let position: DVec3 = source_model[source_root].w_axis.truncate() * self.ratio;
         let parent = self.target.parents()[self.root].map_or(DMat4::IDENTITY, |p| self.target_rest.model[p as usize]);
         pose[self.root].translation = parent.inverse().transform_point3(position);
+        goals::solve(
+            &self.target,
+            &self.target_rest.model,
+            &self.goals,
+            &mut pose,
+            &source_model,
+            (self.root, source_root),
+            self.ratio,
+        );
         pose
     }
 
@@ -490,7 +524,7 @@ impl Retargeter {
                     a: Vec4::from(c.a),
                     b: Vec4::from(c.b),
                     source: c.source as u32,
-                    stop: c.chain_from.map_or(RETARGET_TOP, |s| s as u32),
+                    links: self.links(c.source, c.chain_from),
                     flags: if j == self.root { RETARGET_ROOT } else { 0 },
                     _pad: 0,
                 },
@@ -498,7 +532,7 @@ impl Retargeter {
                     a: Vec4::from(self.target_rest.local[j].rotation.as_quat()),
                     b: Vec4::W,
                     source: RETARGET_UNMAPPED,
-                    stop: RETARGET_TOP,
+                    links: 0,
                     flags: 0,
                     _pad: 0,
                 },
@@ -513,6 +547,18 @@ impl Retargeter {
             root_from_source: Affine::from_mat4(&root_from_source.as_mat4()),
             joints,
         }
+    }
+
+    /// How many source joints a chain multiplies, from `source` up to the child of `chain_from`
+    /// (to the top for `None`).
+    fn links(&self, source: usize, chain_from: Option<usize>) -> u32 {
+        let mut links = 0;
+        let mut k = Some(source);
+        while let Some(x) = k.filter(|&x| Some(x) != chain_from) {
+            links += 1;
+            k = self.source.parents()[x].map(|p| p as usize);
+        }
+        links
     }
 
     /// The target's local rotations by step 2 (f32, as a run-time retarget computes them) for

@@ -183,6 +183,10 @@ struct RetargetArgs {
     /// Map joints by equal names instead of the humanoid profile.
     #[arg(long)]
     by_name: bool,
+    /// Foot goals: each foot of the target (by the humanoid profile) moved after its source
+    /// foot by the two-bone IK, so that planted feet stay planted.
+    #[arg(long)]
+    feet: bool,
     /// The .glb to write: the target's skeleton and meshes with the retargeted clips.
     #[arg(long, value_name = "OUT.glb")]
     out: PathBuf,

@@ -2,7 +2,7 @@
 
 use crate::RetargetArgs;
 use std::path::Path;
-use wgpu_anim::offline::retarget::{BoneMap, RetargetOptions, Retargeter};
+use wgpu_anim::offline::retarget::{BoneMap, RetargetOptions, Retargeter, humanoid_feet};
 use wgpu_anim::offline::{gltf_export, gltf_import};
 use wgpu_anim::{Clip, Skeleton, SkinnedMesh};
 
@@ -63,6 +63,18 @@ pub(crate) fn retarget(a: &RetargetArgs) -> Result<(), String> {
     let mut options = RetargetOptions::default();
     options.source_skinned = source.skinned.clone();
     options.target_skinned = target.skinned.clone();
+    if a.feet {
+        let feet = humanoid_feet(&target.skeleton).ok_or_else(|| {
+            format!(
+                "--feet: '{}' has no feet the humanoid profile knows (Mixamo, CMU or mannequin names)",
+                target.skeleton.name()
+            )
+        })?;
+        for foot in &feet {
+            options = options.with_goal(foot);
+        }
+        outln!("foot goals on {} and {}", feet[0], feet[1]);
+    }
     let r = Retargeter::new(&source.skeleton, &target.skeleton, &map, &options).map_err(|e| e.to_string())?;
     let (root, source_root) = r.retarget_root();
     outln!(

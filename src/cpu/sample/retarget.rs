@@ -14,7 +14,7 @@ pub(crate) struct RetargetJoint {
     a: Vec4,
     b: Vec4,
     source: u32,
-    stop: u32,
+    links: u32,
     /// The retarget root's `root_from_source`.
     root: Option<Affine>,
     /// The source's first entry in the library's parents.
@@ -36,7 +36,7 @@ pub(crate) fn retarget_joint_at(
         a: e.a,
         b: e.b,
         source: e.source,
-        stop: e.stop,
+        links: e.links,
         root: (e.flags & RETARGET_ROOT != 0).then_some(r.root_from_source),
         parents: r.source_joints,
         rest: rest_pose(lib, skel, j),
@@ -45,8 +45,9 @@ pub(crate) fn retarget_joint_at(
 
 /// Joint `j` of a character playing `clip` at time `t` (`keys`: the sample's): the clip's joint
 /// `j`, or with `retarget`, the chain of its source joints sampled, multiplied and turned by its
-/// constants (`a ⊗ L ⊗ b`), with its rest translation and scale, the retarget root's translation
-/// the chain's position through `root_from_source`, an unmapped joint its rest with rotation `a`.
+/// constants (`a ⊗ L ⊗ b`, not normalized again: the blend normalizes), with its rest translation
+/// and scale, the retarget root's translation the chain's position through `root_from_source`, an
+/// unmapped joint its rest with rotation `a`.
 /// WGSL `played_joint`.
 pub(crate) fn played_joint(
     lib: &AnimationLibrary,
@@ -68,15 +69,16 @@ pub(crate) fn played_joint(
     let mut k = r.source;
     let mut q = Vec4::W;
     let mut position = Vec3::ZERO;
-    loop {
-        let s = sample_joint(lib, clip, k, t, keys);
-        position = s.translation.truncate() + quat_rotate(s.rotation, s.scale.truncate() * position);
-        q = quat_mul(s.rotation, q);
-        let parent = lib.parents().get((r.parents + k) as usize).copied().unwrap_or(-1);
-        if parent < 0 || parent as u32 == r.stop {
-            break;
+    for n in 0..r.links {
+        if n > 0 {
+            let parent = lib.parents().get((r.parents + k) as usize).copied().unwrap_or(0);
+            k = parent.max(0) as u32;
         }
-        k = parent as u32;
+        let s = sample_joint(lib, clip, k, t, keys);
+        if r.root.is_some() {
+            position = s.translation.truncate() + quat_rotate(s.rotation, s.scale.truncate() * position);
+        }
+        q = if n == 0 { s.rotation } else { quat_mul(s.rotation, q) };
     }
     let translation = match &r.root {
         Some(m) => m.transform_point3(position).extend(0.0),
@@ -84,7 +86,7 @@ pub(crate) fn played_joint(
     };
     LocalPose {
         translation,
-        rotation: quat_mul(quat_mul(r.a, q), r.b).normalize(),
+        rotation: quat_mul(quat_mul(r.a, q), r.b),
         scale: r.rest.scale,
     }
 }

@@ -29,7 +29,8 @@ impl LibraryBuilder {
     ///
     /// # Errors
     /// [`Error::ForeignId`] for a skeleton of another library; [`Error::Retarget`] when `source`
-    /// is itself retargeted, or what [`Retargeter::new`] refuses; an error naming the joint when
+    /// is itself retargeted, for options with goals (offline only), or what [`Retargeter::new`]
+    /// refuses; an error naming the joint when
     /// a pose of the source's clips would place `target`'s retarget root out of reach. On error
     /// nothing is added.
     pub fn add_retargeted_skeleton(
@@ -46,6 +47,14 @@ impl LibraryBuilder {
                 from: source_skeleton.name().to_string(),
                 to: target.name().to_string(),
                 what: "the source plays another skeleton's clips itself: retarget from that skeleton".into(),
+            });
+        }
+        if !options.goals.is_empty() {
+            return Err(Error::Retarget {
+                from: source_skeleton.name().to_string(),
+                to: target.name().to_string(),
+                what: "foot and hand goals run offline (Retargeter::retarget); at run time give the character IK goals"
+                    .into(),
             });
         }
         let retargeter = Retargeter::new(source_skeleton, &target, map, options)?;

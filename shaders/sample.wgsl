@@ -533,28 +533,17 @@ fn played_joint(clip: u32, j: u32, time: f32, keys: SampleKeys) -> LocalPose {
     var q = vec4<f32>(0.0, 0.0, 0.0, 1.0);
     var position = vec3<f32>(0.0);
     for (var n = 0u; n < links; n++) {
-        if (n > 0u) {
-            k = u32(max(joint_parent(r.parents + k), 0));
-        }
         let s = clip_joint(clip, k, time, keys);
         if (!retargeting) {
             return s;
         }
-        if (r.root) {
-            position = s.translation.xyz + quat_rotate(s.rotation, s.scale.xyz * position);
-        }
-        if (n == 0u) {
-            q = s.rotation;
-        } else {
-            q = quat_mul(s.rotation, q);
-        }
+        position = s.translation.xyz + quat_rotate(s.rotation, s.scale.xyz * position);
+        q = quat_mul(s.rotation, q);
+        k = u32(max(joint_parent(r.parents + k), 0));
     }
-    var translation = r.translation;
-    if (r.root) {
-        let p = vec4<f32>(position, 1.0);
-        translation = vec4<f32>(dot(r.root_x, p), dot(r.root_y, p), dot(r.root_z, p), 0.0);
-    }
-    return LocalPose(translation, quat_mul(quat_mul(r.a, q), r.b), r.scale);
+    let p = vec4<f32>(position, 1.0);
+    let moved = vec4<f32>(dot(r.root_x, p), dot(r.root_y, p), dot(r.root_z, p), 0.0);
+    return LocalPose(select(r.translation, moved, r.root), quat_mul(quat_mul(r.a, q), r.b), r.scale);
 #else
     return clip_joint(clip, j, time, keys);
 #endif

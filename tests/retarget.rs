@@ -512,3 +512,57 @@ fn foot_goals_keep_planted_feet_planted() {
         );
     }
 }
+
+fn knight() -> (Skeleton, Vec<usize>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/knight/knight.glb");
+    let imported = gltf_import::load(&path).expect("the knight imports");
+    let s = imported.skeletons.into_iter().next().expect("one skeleton");
+    (s.skeleton, s.skin_joints)
+}
+
+#[test]
+fn a_second_real_humanoid_plays_the_mannequins_clips() {
+    // The Animated Knight (a game control rig of 50 joints whose nodes hold a pose, not its bind
+    // pose: stood in its bind pose's rotations) plays the mannequin's walk by the humanoid
+    // profile: its hips stand at its proportional height, steps 1 and 2 agree, and it is
+    // upright (its head above its hips, its feet below) at every key.
+    let m = mannequin::skeleton();
+    let (k, skinned) = knight();
+    let map = BoneMap::humanoid(&m, &k).unwrap();
+    assert_eq!(map.source_of("body_ctrl"), Some("pelvis"));
+    assert_eq!(map.len(), 20, "no shoulders");
+    let options = RetargetOptions::default()
+        .with_target_skinned(skinned.clone())
+        .with_target_bind_rest();
+    let r = Retargeter::new(&m, &k, &map, &options).unwrap();
+    let (root, source_root) = r.retarget_root();
+    assert_eq!(k.joint_names()[root], "body_ctrl");
+    let walk = walk(&m);
+    let out = r.retarget(&walk).unwrap();
+    let constants = r.joint_constants();
+    let sampler = ClipSampler::new(&m, &walk);
+    let (head, foot) = (k.joint_index("skull").unwrap(), k.joint_index("foot_l").unwrap());
+    let h_t = {
+        let rest = reference::local_to_model(&k, &reference::sample(&k, &Clip::rest_pose("rest", 1.0), 0.0));
+        let lowest = skinned.iter().map(|&j| rest[j].w_axis.y).fold(f64::INFINITY, f64::min);
+        rest[root].w_axis.y - lowest
+    };
+    let (mut height, mut steps) = (0.0f64, 0.0f64);
+    for time in key_times(&walk) {
+        let want = model(&m, &walk, time)[source_root].w_axis.y * r.height_ratio();
+        let pose = model(&k, &out, time);
+        height = height.max((want - pose[root].w_axis.y).abs());
+        assert!(
+            pose[head].w_axis.y > pose[root].w_axis.y && pose[foot].w_axis.y < pose[root].w_axis.y,
+            "at {time}: upright"
+        );
+        let local = sampler.sample(f64::from(time));
+        let exact = r.target_pose(&local);
+        let quats: Vec<Quat> = local.iter().map(|l| l.rotation.as_quat()).collect();
+        for (e, f) in exact.iter().zip(r.target_rotations(&constants, &quats)) {
+            steps = steps.max(angle(e.rotation, f.as_dquat()));
+        }
+    }
+    assert!(height <= 1e-4 * h_t, "hips {height} of {h_t}");
+    assert!(steps <= 1e-5, "steps 1 and 2: {steps} rad");
+}

@@ -201,6 +201,13 @@ pub struct RetargetOptions {
     pub source_skinned: Option<Vec<usize>>,
     /// The target joints a skin binds; `None`: every joint.
     pub target_skinned: Option<Vec<usize>>,
+    /// Stand the source in the rotations of its skin's bind pose rather than its joints' rest
+    /// (for a file whose nodes hold a pose, not the bind pose): joints a skin binds
+    /// (`source_skinned`, every joint without it) under another such joint turn as the inverse
+    /// binds place them; `source_rest` overrides apply after.
+    pub source_bind_rest: bool,
+    /// As `source_bind_rest`, for the target.
+    pub target_bind_rest: bool,
     /// Target joints moved to where their source joints are, relative to the retarget root and
     /// scaled by `h_T / h_S`, by the two-bone IK (the reference's step 4): feet
     /// ([`humanoid_feet`]) so that planted feet stay planted, or hands. Each is the end of a
@@ -220,6 +227,20 @@ impl RetargetOptions {
     #[must_use]
     pub fn with_target_rest(mut self, joint: &str, rotation: Quat) -> Self {
         self.target_rest.push((joint.to_owned(), rotation));
+        self
+    }
+
+    /// Stands the source in its bind pose's rotations ([`RetargetOptions::source_bind_rest`]).
+    #[must_use]
+    pub fn with_source_bind_rest(mut self) -> Self {
+        self.source_bind_rest = true;
+        self
+    }
+
+    /// Stands the target in its bind pose's rotations ([`RetargetOptions::target_bind_rest`]).
+    #[must_use]
+    pub fn with_target_bind_rest(mut self) -> Self {
+        self.target_bind_rest = true;
         self
     }
 
@@ -265,8 +286,21 @@ struct Rest {
 }
 
 impl Rest {
-    fn new(skeleton: &Skeleton, overrides: &[(String, Quat)], fail: &dyn Fn(String) -> Error) -> Result<Self> {
+    /// The rest of `skeleton`: its joints' rest, with the rotations of its bind pose where
+    /// `bind` names the joints a skin binds (a joint of them under another of them turns as the
+    /// inverse binds place it), then `overrides`.
+    fn new(
+        skeleton: &Skeleton,
+        bind: Option<&[usize]>,
+        overrides: &[(String, Quat)],
+        fail: &dyn Fn(String) -> Error,
+    ) -> Result<Self> {
         let mut local: Vec<TransformF64> = skeleton.rest_pose().iter().map(TransformF64::from_transform).collect();
+        if let Some(skinned) = bind {
+            for (j, rotation) in bind_rotations(skeleton, skinned) {
+                local[j].rotation = rotation;
+            }
+        }
         for (joint, rotation) in overrides {
             let j = skeleton.joint_index(joint).ok_or_else(|| {
                 fail(format!(
@@ -300,6 +334,32 @@ impl Rest {
         };
         y(j) - lowest
     }
+}
+
+/// The local rotations of `skeleton`'s bind pose for each joint of `skinned` whose parent is
+/// also in it: the rotation of `bind(parent)⁻¹ · bind(joint)`, `bind` the inverse of a joint's
+/// inverse bind matrix (in the mesh's space, which the quotient cancels). Joints whose inverse
+/// bind has no inverse are left out.
+fn bind_rotations(skeleton: &Skeleton, skinned: &[usize]) -> Vec<(usize, DQuat)> {
+    let binds = skeleton.inverse_binds();
+    let is_skinned = |j: usize| skinned.contains(&j);
+    let bind = |j: usize| {
+        let inverse = binds.get(j)?.as_dmat4();
+        let det = inverse.determinant();
+        (det.is_finite() && det != 0.0).then(|| inverse.inverse())
+    };
+    skinned
+        .iter()
+        .filter_map(|&j| {
+            let p = skeleton.parents().get(j).copied().flatten()? as usize;
+            if !is_skinned(p) {
+                return None;
+            }
+            let relative = bind(p)?.inverse() * bind(j)?;
+            let rotation = relative.to_scale_rotation_translation().1.normalize();
+            rotation.is_finite().then_some((j, rotation))
+        })
+        .collect()
 }
 
 /// Every joint's model-space rotation from its local pose (parents come first).
@@ -361,8 +421,13 @@ impl Retargeter {
     pub fn new(source: &Skeleton, target: &Skeleton, map: &BoneMap, options: &RetargetOptions) -> Result<Self> {
         let fail = |what: String| retarget_error(source, target, what);
         let (by_target, root) = check_map(source, target, map, &fail)?;
-        let source_rest = Rest::new(source, &options.source_rest, &fail)?;
-        let target_rest = Rest::new(target, &options.target_rest, &fail)?;
+        let bind = |on: bool, skinned: &Option<Vec<usize>>, skeleton: &Skeleton| {
+            on.then(|| skinned.clone().unwrap_or_else(|| (0..skeleton.joint_count()).collect()))
+        };
+        let source_bind = bind(options.source_bind_rest, &options.source_skinned, source);
+        let target_bind = bind(options.target_bind_rest, &options.target_skinned, target);
+        let source_rest = Rest::new(source, source_bind.as_deref(), &options.source_rest, &fail)?;
+        let target_rest = Rest::new(target, target_bind.as_deref(), &options.target_rest, &fail)?;
         for (skeleton, skinned) in [(source, &options.source_skinned), (target, &options.target_skinned)] {
             if let Some(&bad) = skinned.iter().flatten().find(|&&k| k >= skeleton.joint_count()) {
                 return Err(fail(format!(
@@ -395,6 +460,9 @@ impl Retargeter {
             .map(|end| goals::Goal::new(target, &by_target, end, &fail))
             .collect::<Result<Vec<_>>>()?;
         target_overridden.extend(goals.iter().flat_map(|g| g.joints()));
+        if let Some(skinned) = &target_bind {
+            target_overridden.extend(bind_rotations(target, skinned).into_iter().map(|(j, _)| j));
+        }
         target_overridden.sort_unstable();
         target_overridden.dedup();
         Ok(Self {

@@ -183,6 +183,10 @@ struct RetargetArgs {
     /// Map joints by equal names instead of the humanoid profile.
     #[arg(long)]
     by_name: bool,
+    /// Stand both characters in their skins' bind poses rather than their nodes' rest (for files
+    /// whose nodes hold a pose).
+    #[arg(long)]
+    bind_rest: bool,
     /// Foot goals: each foot of the target (by the humanoid profile) moved after its source
     /// foot by the two-bone IK, so that planted feet stay planted.
     #[arg(long)]

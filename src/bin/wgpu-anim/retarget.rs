@@ -63,6 +63,9 @@ pub(crate) fn retarget(a: &RetargetArgs) -> Result<(), String> {
     let mut options = RetargetOptions::default();
     options.source_skinned = source.skinned.clone();
     options.target_skinned = target.skinned.clone();
+    if a.bind_rest {
+        options = options.with_source_bind_rest().with_target_bind_rest();
+    }
     if a.feet {
         let feet = humanoid_feet(&target.skeleton).ok_or_else(|| {
             format!(

@@ -1,5 +1,6 @@
 //! The humanoid profile: the usual joint names of Mixamo (`mixamorig:` and its numbered
-//! variants), the CMU motion-capture takes and the built-in mannequin, each put on one list of
+//! variants), the CMU motion-capture takes, the built-in mannequin and a game control rig (the
+//! Animated Knight's), each put on one list of
 //! humanoid slots, so that [`BoneMap::humanoid`](super::BoneMap::humanoid) maps any two of them.
 
 use crate::skeleton::Skeleton;
@@ -39,7 +40,7 @@ struct Convention {
 }
 
 /// Tried in order: the CMU takes also have a `Hips`, so they come before Mixamo.
-const CONVENTIONS: [Convention; 3] = [
+const CONVENTIONS: [Convention; 4] = [
     Convention {
         name: "CMU motion capture",
         marker: "LowerBack",
@@ -122,6 +123,37 @@ const CONVENTIONS: [Convention; 3] = [
             "calf_r",
             "foot_r",
             "ball_r",
+        ],
+    },
+    // A game rig of control bones (the Animated Knight of `assets/knight`): its pelvis and its
+    // spine hang side by side from `body_ctrl`, and its arms from `torso_ctrl`, so the hips slot
+    // is `body_ctrl`, the one joint above all the others (the pelvis keeps its rest under it).
+    Convention {
+        name: "a control rig (body_ctrl, torso_ctrl)",
+        marker: "torso_ctrl",
+        names: [
+            "body_ctrl",
+            "spine_1",
+            "spine_2",
+            "spine_3",
+            "neck",
+            "skull",
+            "",
+            "upper_arm_l",
+            "lower_arm_l",
+            "palm_l",
+            "",
+            "upper_arm_r",
+            "lower_arm_r",
+            "palm_r",
+            "thigh_l",
+            "shin_l",
+            "foot_l",
+            "toes_l",
+            "thigh_r",
+            "shin_r",
+            "foot_r",
+            "toes_r",
         ],
     },
 ];

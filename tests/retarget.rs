@@ -11,13 +11,7 @@ use wgpu_anim::reference::{self, ClipSampler};
 use wgpu_anim::{Clip, Error, Skeleton, mannequin};
 
 mod common;
-use common::mannequin_variant as variant;
-
-/// The angle between two rotations, in radians (exact near 0, unlike an arc cosine).
-fn angle(a: DQuat, b: DQuat) -> f64 {
-    let d = a.inverse() * b;
-    2.0 * d.xyz().length().atan2(d.w.abs())
-}
+use common::{key_times, mannequin_variant as variant, quat_angle as angle};
 
 fn rotation_of(m: &DMat4) -> DQuat {
     m.to_scale_rotation_translation().1
@@ -26,18 +20,6 @@ fn rotation_of(m: &DMat4) -> DQuat {
 /// Model matrices of `skeleton` playing `clip` at `t`.
 fn model(skeleton: &Skeleton, clip: &Clip, t: f32) -> Vec<DMat4> {
     reference::local_to_model(skeleton, &reference::sample(skeleton, clip, f64::from(t)))
-}
-
-/// Every key time of a clip's tracks.
-fn key_times(clip: &Clip) -> Vec<f32> {
-    let mut t: Vec<f32> = clip
-        .tracks
-        .iter()
-        .flat_map(|k| k.rotation.iter().flat_map(|r| r.times.iter().copied()))
-        .collect();
-    t.sort_by(f32::total_cmp);
-    t.dedup();
-    t
 }
 
 fn cmu() -> (Skeleton, Clip, Vec<usize>) {

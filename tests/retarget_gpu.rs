@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{affine_error, compare, device, mannequin_variant, pose_error, rng};
+use common::{affine_error, compare, device, key_times, mannequin_variant, pose_error, quat_angle as angle, rng};
 use glam::{DQuat, DVec3, Mat4, Vec3};
 use rand::Rng;
 use std::path::Path;
@@ -29,24 +29,6 @@ use wgpu_anim::{
     AnimationLibrary, Animator, AnimatorDesc, Clip, ClipId, InstanceDesc, LibraryBuilder, LoopMode, Skeleton,
     SkeletonId,
 };
-
-/// The angle between two rotations, in radians.
-fn angle(a: DQuat, b: DQuat) -> f64 {
-    let d = a.inverse() * b;
-    2.0 * d.xyz().length().atan2(d.w.abs())
-}
-
-/// Every key time of a clip's rotation tracks.
-fn key_times(clip: &Clip) -> Vec<f32> {
-    let mut t: Vec<f32> = clip
-        .tracks
-        .iter()
-        .flat_map(|k| k.rotation.iter().flat_map(|r| r.times.iter().copied()))
-        .collect();
-    t.sort_by(f32::total_cmp);
-    t.dedup();
-    t
-}
 
 /// A library of `source` and its raw `clips`, and `targets` retargeted from it by the humanoid
 /// profile: the library, its clips, the targets' ids and their offline retargeters.
@@ -207,20 +189,9 @@ fn a_motion_capture_take_plays_on_the_mannequin_at_run_time() {
     let source = s.skeleton;
     let m = mannequin::skeleton();
     let (lib, ids, retargets) = library(&source, std::slice::from_ref(&clip), &[m]);
-    let sampler = ClipSampler::new(&source, &clip);
     let times = key_times(&clip);
-    let (target, offline) = &retargets[0];
     let picked: Vec<f32> = times.iter().step_by(times.len() / 12).copied().collect();
-    let requests: Vec<_> = picked.iter().map(|&t| (ids[0], Some(*target), t)).collect();
-    let (gpu, mirror) = frame_poses(&lib, &requests);
-    for ((g, c), &time) in gpu.iter().zip(&mirror).zip(&picked) {
-        compare("sample", g, c, 2e-5, pose_error).unwrap();
-        let exact = offline.target_pose(&sampler.sample(f64::from(time)));
-        for (what, pose) in [("GPU", g), ("mirror", c)] {
-            let (r, t) = offline_error(pose, &exact);
-            assert!(r <= 1e-5 && t <= 1e-5, "{what} at {time}: {r:e} rad, {t:e} translation");
-        }
-    }
+    assert_agrees_at(&lib, &source, &clip, ids[0], &retargets[0], &picked);
 }
 
 #[test]
@@ -236,12 +207,23 @@ fn a_second_real_humanoid_plays_the_walk_on_the_gpu() {
     let m = mannequin::skeleton();
     let walk: Vec<Clip> = mannequin::clips(&m).into_iter().filter(|c| c.name == "walk").collect();
     let (lib, ids, retargets) = library_with(&m, &walk, &[(knight.skeleton, options)]);
-    let (target, offline) = &retargets[0];
-    let sampler = ClipSampler::new(&m, &walk[0]);
-    let times = key_times(&walk[0]);
-    let requests: Vec<_> = times.iter().map(|&t| (ids[0], Some(*target), t)).collect();
-    let (gpu, mirror) = frame_poses(&lib, &requests);
-    for ((g, c), &time) in gpu.iter().zip(&mirror).zip(&times) {
+    assert_agrees_at(&lib, &m, &walk[0], ids[0], &retargets[0], &key_times(&walk[0]));
+}
+
+/// Characters of a retargeted skeleton holding clip `id` (`clip`, of `source`) at `times`: the
+/// GPU against the mirror, both against the offline retarget.
+fn assert_agrees_at(
+    lib: &AnimationLibrary,
+    source: &Skeleton,
+    clip: &Clip,
+    id: ClipId,
+    (target, offline): &(SkeletonId, Retargeter),
+    times: &[f32],
+) {
+    let sampler = ClipSampler::new(source, clip);
+    let requests: Vec<_> = times.iter().map(|&t| (id, Some(*target), t)).collect();
+    let (gpu, mirror) = frame_poses(lib, &requests);
+    for ((g, c), &time) in gpu.iter().zip(&mirror).zip(times) {
         compare("sample", g, c, 2e-5, pose_error).unwrap();
         let exact = offline.target_pose(&sampler.sample(f64::from(time)));
         for (what, pose) in [("GPU", g), ("mirror", c)] {

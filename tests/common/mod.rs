@@ -728,3 +728,21 @@ pub fn mannequin_variant(legs: f32, raise: f32) -> Skeleton {
         .collect();
     Skeleton::from_rest_pose("mannequin variant", joints).expect("the variant is a skeleton")
 }
+
+/// The angle between two rotations, in radians (exact near 0, unlike an arc cosine).
+pub fn quat_angle(a: glam::DQuat, b: glam::DQuat) -> f64 {
+    let d = a.inverse() * b;
+    2.0 * d.xyz().length().atan2(d.w.abs())
+}
+
+/// Every key time of a clip's rotation tracks, sorted, once each.
+pub fn key_times(clip: &Clip) -> Vec<f32> {
+    let mut t: Vec<f32> = clip
+        .tracks
+        .iter()
+        .flat_map(|k| k.rotation.iter().flat_map(|r| r.times.iter().copied()))
+        .collect();
+    t.sort_by(f32::total_cmp);
+    t.dedup();
+    t
+}

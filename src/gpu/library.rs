@@ -101,13 +101,18 @@ fn packed_joint_word(track: &GpuTrack) -> Option<u32> {
 }
 
 /// Per skeleton, the unit of its retarget head, and the retarget tables
-/// (`GpuLibraryLayout::retargets`, `retarget_joints`; WGSL `retarget_head`, `retarget_joint`):
-/// a skeleton that plays its own clips has an head of zeros; one played through a retarget, 1 +
+/// (`GpuLibraryLayout::retargets`, `retarget_joints`; WGSL `retarget_head`, `retarget_unit`),
+/// none for a library without a retargeted skeleton: a skeleton that plays its own clips has a
+/// head of zeros; one played through a retarget, 1 +
 /// its table's first unit, its source's first entry in the parents, its retarget root and the
 /// height ratio; its table holds `root_from_source` (three units), then each joint's constants.
 fn retarget_units(library: &AnimationLibrary) -> (Vec<Unit>, Vec<Unit>) {
     let mut heads = Vec::new();
     let mut tables: Vec<Unit> = Vec::new();
+    if !library.has_retargets() {
+        // Read only by the `RETARGET` variants.
+        return (heads, tables);
+    }
     for k in 0..library.gpu_skeletons().len() {
         let Some(r) = library.retarget_at(k as u32) else {
             heads.push([0; 4]);

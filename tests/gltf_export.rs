@@ -54,7 +54,10 @@ fn the_mannequin_comes_back_the_same() {
     let skeleton = mannequin::skeleton();
     let mesh = mannequin::mesh(&skeleton);
     assert!(!mesh.morph_targets.targets.is_empty());
-    let clips = mannequin::clips(&skeleton);
+    // The gaits breathe: a morph-weight track each, on the mesh's first target.
+    let mut clips = mannequin::clips(&skeleton);
+    mannequin::add_breathing(&mut clips);
+    assert!(clips.iter().all(|c| !c.morph_weights.is_empty()));
     let (glb, back) = round_trip(&skeleton, std::slice::from_ref(&mesh), &clips);
     validate("mannequin.glb", &glb);
     assert_eq!(back.skeletons.len(), 1);
@@ -118,6 +121,21 @@ fn the_mannequin_comes_back_the_same() {
             "{}: {rotation} rad, {other}",
             clip.name
         );
+    }
+    // The morph weights (a target the clip does not drive at its default weight), at the
+    // breathing track's keys and between.
+    let targets = mt.targets.len();
+    for (c, clip) in clips.iter().enumerate() {
+        let keys = &clip.morph_weights[0].times;
+        let between = keys.windows(2).map(|w| 0.5 * (w[0] + w[1]));
+        for t in keys.iter().copied().chain(between) {
+            let want = reference::morph_weights(clip, &mt.default_weights, targets, f64::from(t));
+            let got = back.morph_weights_at(0, c, f64::from(t));
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-6, "{} at {t}: {g} against {w}", clip.name);
+            }
+        }
     }
 }
 

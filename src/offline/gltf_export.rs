@@ -8,9 +8,12 @@
 //!   normals and uvs where the mesh has them, `JOINTS_0` and `WEIGHTS_0`, 32-bit indices, and its
 //!   morph targets (position and normal deltas, names in `extras.targetNames`, default weights).
 //! - Each clip is an animation: a sampler and a channel per track, its interpolation kept (a
-//!   clip without tracks, the first joint's rest held over its length). Morph weight tracks are
-//!   not written yet (glTF keys all of a mesh's weights together); events and float curves have
-//!   no place in glTF and are not written.
+//!   clip without tracks, the first joint's rest held over its length), and its morph-weight
+//!   tracks as a `weights` channel on each mesh node with at least as many targets (glTF keys a
+//!   mesh's weights together: at every driven track's keys, exact where the tracks share linear
+//!   or step keys, else each span cut in four and keyed linearly; a target the clip does not
+//!   drive holds the mesh's default weight). Events and float curves have no place in glTF and
+//!   are not written.
 //!
 //! ```
 //! use wgpu_anim::mannequin;
@@ -168,7 +171,10 @@ pub fn to_glb(skeleton: &Skeleton, meshes: &[SkinnedMesh], clips: &[Clip]) -> Re
         nodes.push(json!({ "name": mesh.name, "mesh": m, "skin": 0 }));
         top.push(nodes.len() - 1);
     }
-    let animations: Vec<Value> = clips.iter().map(|c| animation_json(&mut blob, skeleton, c)).collect();
+    let animations: Vec<Value> = clips
+        .iter()
+        .map(|c| animation_json(&mut blob, skeleton, meshes, c))
+        .collect();
     let mut doc = json!({
         "asset": { "version": "2.0", "generator": concat!("wgpu-anim ", env!("CARGO_PKG_VERSION")) },
         "scene": 0,
@@ -259,7 +265,9 @@ fn mesh_json(blob: &mut Blob, mesh: &SkinnedMesh) -> Value {
     out
 }
 
-fn animation_json(blob: &mut Blob, skeleton: &Skeleton, clip: &Clip) -> Value {
+/// Clip `clip` as an animation: its joint tracks on the joints' nodes (0 to the joint count) and
+/// its morph weights on the nodes of `meshes` (which follow the joints').
+fn animation_json(blob: &mut Blob, skeleton: &Skeleton, meshes: &[SkinnedMesh], clip: &Clip) -> Value {
     let mut samplers = Vec::new();
     let mut channels = Vec::new();
     let mut add = |blob: &mut Blob,
@@ -270,7 +278,11 @@ fn animation_json(blob: &mut Blob, skeleton: &Skeleton, clip: &Clip) -> Value {
                    values: Vec<f32>,
                    width: usize| {
         let input = blob.accessor(times, "SCALAR", 1, None, true);
-        let kind = if width == 4 { "VEC4" } else { "VEC3" };
+        let kind = match width {
+            4 => "VEC4",
+            3 => "VEC3",
+            _ => "SCALAR",
+        };
         let output = blob.accessor(&values, kind, width, None, false);
         samplers.push(json!({ "input": input, "output": output, "interpolation": interpolation_name(interpolation) }));
         channels.push(json!({ "sampler": samplers.len() - 1, "target": { "node": node, "path": path } }));
@@ -292,6 +304,23 @@ fn animation_json(blob: &mut Blob, skeleton: &Skeleton, clip: &Clip) -> Value {
         }
         if let Some(t) = track.scale.as_ref().filter(|t| !t.times.is_empty()) {
             add(blob, node, "scale", t.interpolation, &t.times, vec3(t), 3);
+            written = true;
+        }
+    }
+    for (m, mesh) in meshes.iter().enumerate() {
+        let targets = &mesh.morph_targets;
+        if let Some((interpolation, times, values)) =
+            morph::weights_keys(clip, targets.targets.len(), &targets.default_weights)
+        {
+            add(
+                blob,
+                skeleton.joint_count() + m,
+                "weights",
+                interpolation,
+                &times,
+                values,
+                1,
+            );
             written = true;
         }
     }
@@ -337,3 +366,5 @@ fn glb(doc: &Value, mut bin: Vec<u8>) -> Vec<u8> {
     }
     out
 }
+
+mod morph;

@@ -87,7 +87,8 @@ enum Command {
     /// For each workload (single-clip: one clip each; locomotion-2d: the 2D locomotion blend space,
     /// a quarter of the crowd mid-cross-fade; layered: that plus a masked override, a local and a
     /// mesh-space additive layer; state-machine: single-clip's clips played by a locomotion state
-    /// machine decided on the GPU, a tenth of the crowd's parameters changed every frame) and
+    /// machine decided on the GPU, a tenth of the crowd's parameters changed every frame;
+    /// retarget: single-clip on a long-legged mannequin retargeted on the GPU) and
     /// character count, on each path: gpu-fused (the GPU, two
     /// dispatches, the pose in workgroup memory; where the device allows it), gpu-staged (the GPU,
     /// four dispatches; per-pass times from timestamp queries when the adapter has them), cpu-1
@@ -386,7 +387,7 @@ struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = positive::<u32>)]
     frames: Option<u32>,
     /// Workloads, comma-separated.
-    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered,morph,ik,state-machine")]
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_workload, default_value = "single-clip,single-clip-random,locomotion-2d,layered,morph,ik,state-machine,retarget")]
     workloads: Vec<Workload>,
     /// Paths, comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',', value_parser = parse_path, default_value = "gpu-fused,gpu-staged,cpu-1,cpu-all")]

@@ -14,7 +14,7 @@ use common::{affine_error, compare, device, key_times, mannequin_variant, pose_e
 use glam::{DQuat, DVec3, Mat4, Vec3};
 use rand::Rng;
 use std::path::Path;
-use wgpu_anim::cpu::{self, PageBuffers};
+use wgpu_anim::cpu::{self, EventLog, PageBuffers};
 use wgpu_anim::gpu::{Layer, LayerMode, Transition};
 use wgpu_anim::layout::{GpuFrame, LocalPose};
 use wgpu_anim::machine::{
@@ -362,7 +362,7 @@ fn one_crowd_mixes_proportions_staged_fused_and_culled() {
 #[test]
 fn root_motion_scales_by_the_height_ratio() {
     // The same gait from the same time on the mannequin and on each other character: each moves
-    // h_T / h_S as far.
+    // h_T / h_S as far, and the clock stage's mirror moves each the same way frame by frame.
     let (device, queue) = device();
     let (lib, _, targets, clips, ratios) = crowd();
     let mut a = Animator::new(&device, &lib, &AnimatorDesc::default().with_max_instances(3)).unwrap();
@@ -375,9 +375,34 @@ fn root_motion_scales_by_the_height_ratio() {
     }
     for dt in [0.0, 0.1, 0.1, 0.1, 0.1] {
         a.prepare(&queue, dt);
+        // The clock stage's mirror, from the same state, moves each root as the GPU does.
+        let mut roots = a.read_outputs_page(&device, &queue, 0).unwrap();
+        let (mut clocks, _) = a.read_back(&device, &queue).unwrap();
         let mut encoder = device.create_command_encoder(&Default::default());
         a.encode(&mut encoder).unwrap();
         queue.submit([encoder.finish()]);
+        let gpu = a.read_outputs_page(&device, &queue, 0).unwrap();
+        let frame = GpuFrame {
+            dt,
+            instance_count: 3,
+            snapshot_offset: a.max_joints(),
+            ..Default::default()
+        };
+        let mut instances = a.controller().instances().to_vec();
+        let mut lists = vec![Default::default(); instances.len()];
+        let mut log = EventLog::default();
+        let mut page = PageBuffers::new(&frame, &mut instances)
+            .layer_defs(a.controller().layer_defs())
+            .clocks(&mut clocks)
+            .blend_lists(&mut lists)
+            .outputs(&mut roots)
+            .events(&mut log);
+        cpu::clock(&lib, &mut page).unwrap();
+        for (i, (g, w)) in gpu.iter().zip(&roots).enumerate() {
+            let scale = 1.0 + w.world.x.w.abs().max(w.world.y.w.abs()).max(w.world.z.w.abs());
+            let e = g.world.max_abs_diff(&w.world) / scale;
+            assert!(e < 2e-5, "character {i}: world off the mirror's by {e:e}");
+        }
     }
     let outputs = a.read_outputs_page(&device, &queue, 0).unwrap();
     let moved = |i: usize| Vec3::new(outputs[i].world.x.w, outputs[i].world.y.w, outputs[i].world.z.w);

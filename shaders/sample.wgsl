@@ -459,13 +459,14 @@ fn clip_joint(clip: u32, j: u32, time: f32, keys: SampleKeys) -> LocalPose {
 }
 
 #ifdef RETARGET
-// The joint being sampled of a character played through a retarget (Rust:
-// layout::GpuRetargetJoint), set for each joint by retarget_joint_at: its two constant
+// The joint being sampled of a character played through a retarget, its constants read from
+// the heap (Rust: layout::GpuRetargetJoint; mirror: cpu::sample::retarget::RetargetedJoint),
+// set for each joint by retarget_joint_at: its two constant
 // rotations `a` and `b`, its source joint and how many source joints its chain multiplies
 // (`source`, `links`), whether it is the retarget root (then `root_*`, the rows of what takes
 // the source root's model-space position to its local translation), its rest translation and
 // scale, and the source's first entry in the parents.
-struct RetargetJoint {
+struct RetargetedJoint {
     a: vec4<f32>,
     b: vec4<f32>,
     source: u32,
@@ -482,7 +483,7 @@ struct RetargetJoint {
 // Whether this character is played through a retarget, and its joint's constants (private: set
 // once per joint, read by every sample of it).
 var<private> retargeting: bool;
-var<private> retarget_joint: RetargetJoint;
+var<private> retarget_joint: RetargetedJoint;
 
 // Sets joint `j`'s constants for a character of skeleton `skel` whose retarget head is `head`
 // (retarget_head; x = 0: it plays its own skeleton's clips). Rust: cpu::sample::retarget.
@@ -494,7 +495,7 @@ fn retarget_joint_at(head: vec4<u32>, skel: SkeletonInfo, j: u32) {
     let table = head.x - 1u;
     let k = table + 3u + 3u * j;
     let w = retarget_unit(k + 2u);
-    var r: RetargetJoint;
+    var r: RetargetedJoint;
     r.a = bitcast<vec4<f32>>(retarget_unit(k));
     r.b = bitcast<vec4<f32>>(retarget_unit(k + 1u));
     r.source = w.x;

@@ -438,7 +438,7 @@ pub(crate) fn layered_joint(
     snapshot_slot: u32,
     history: &[LocalPose],
     tag: u32,
-    retarget: Option<&RetargetJoint>,
+    retarget: Option<&RetargetedJoint>,
 ) -> (LocalPose, Vec4) {
     let (list, keys) = (keyed.list, &keyed.keys);
     let (modes, weights) = (keyed.heads.modes, layer_weights(lib, &keyed.heads, j, tag));
@@ -831,4 +831,4 @@ pub(crate) mod morph_weights;
 mod packed;
 pub(crate) mod retarget;
 pub(crate) use packed::sample_packed;
-use retarget::{RetargetJoint, played_joint};
+use retarget::{RetargetedJoint, played_joint};

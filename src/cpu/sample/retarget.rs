@@ -8,9 +8,9 @@ use crate::library::AnimationLibrary;
 use crate::math::{Affine, quat_mul, quat_rotate};
 use glam::{Vec3, Vec4};
 
-/// One joint's constants of a character played through a retarget (WGSL `RetargetJoint`).
+/// One joint's constants of a character played through a retarget (WGSL `RetargetedJoint`).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct RetargetJoint {
+pub(crate) struct RetargetedJoint {
     a: Vec4,
     b: Vec4,
     source: u32,
@@ -29,10 +29,10 @@ pub(crate) fn retarget_joint_at(
     skeleton: u32,
     skel: &GpuSkeleton,
     j: u32,
-) -> Option<RetargetJoint> {
+) -> Option<RetargetedJoint> {
     let r = lib.retarget_at(skeleton)?;
     let e = r.joints.get(j as usize)?;
-    Some(RetargetJoint {
+    Some(RetargetedJoint {
         a: e.a,
         b: e.b,
         source: e.source,
@@ -55,7 +55,7 @@ pub(crate) fn played_joint(
     j: u32,
     t: f32,
     keys: &SampleKeys,
-    retarget: Option<&RetargetJoint>,
+    retarget: Option<&RetargetedJoint>,
 ) -> LocalPose {
     let Some(r) = retarget else {
         return sample_joint(lib, clip, j, t, keys);

@@ -85,8 +85,8 @@ struct Args {
     #[arg(long, value_name = "PATH")]
     model: Option<PathBuf>,
     /// With --model: play the built-in mannequin's clips, retargeted onto the model by the
-    /// humanoid profile (`offline::retarget`: Mixamo's, the CMU takes' or the mannequin's joint
-    /// names), instead of the model's own.
+    /// humanoid profile (`offline::retarget`: Mixamo's, the CMU takes', the mannequin's or a
+    /// control rig's joint names) and stood in its skin's bind pose, instead of the model's own.
     #[arg(long, requires = "model")]
     mannequin_clips: bool,
     /// Play the clips as raw keys [default: compressed with the default settings, decoded on
@@ -252,7 +252,9 @@ fn mannequin_clips_on(path: &std::path::Path, format: ClipFormat) -> Result<Char
     let map = BoneMap::humanoid(&source, &target.skeleton)?;
     let mut options = RetargetOptions::default();
     if !target.skin_joints.is_empty() {
-        options = options.with_target_skinned(target.skin_joints.clone());
+        // Stood in the pose its mesh was bound in: a file's nodes may hold another pose (the
+        // knight's do).
+        options = options.with_target_skinned(target.skin_joints.clone()).with_target_bind_rest();
     }
     let r = Retargeter::new(&source, &target.skeleton, &map, &options)?;
     let clips = wgpu_anim::mannequin::clips(&source)

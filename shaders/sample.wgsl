@@ -24,7 +24,9 @@
 #ifdef RETARGET
 #import wgpu_anim::math::quat_rotate
 #import wgpu_anim::library::{joint_parent, retarget_head, retarget_unit}
-#import wgpu_anim::types::{RETARGET_ROOT, RETARGET_UNMAPPED}
+#import wgpu_anim::types::{
+    RETARGET_UNMAPPED, RETARGET_WORD_LINKS_SHIFT, RETARGET_WORD_ROOT, RETARGET_WORD_SCALED, RETARGET_WORD_SOURCE,
+}
 #endif
 #import wgpu_anim::culling::{evaluated_count, evaluated_instance}
 #import wgpu_anim::bindings::{frame, instances, local_poses, pose_history}
@@ -465,7 +467,8 @@ fn clip_joint(clip: u32, j: u32, time: f32, keys: SampleKeys) -> LocalPose {
 // rotations `a` and `b`, its source joint and how many source joints its chain multiplies
 // (`source`, `links`), whether it is the retarget root (then `root_*`, the rows of what takes
 // the source root's model-space position to its local translation), its rest translation and
-// scale, and the source's first entry in the parents.
+// scale (the translation and a word of the rest in the constants' third unit; the scale read
+// only where it is not 1), and the source's first entry in the parents.
 struct RetargetedJoint {
     a: vec4<f32>,
     b: vec4<f32>,
@@ -498,13 +501,16 @@ fn retarget_joint_at(head: vec4<u32>, skel: SkeletonInfo, j: u32) {
     var r: RetargetedJoint;
     r.a = bitcast<vec4<f32>>(retarget_unit(k));
     r.b = bitcast<vec4<f32>>(retarget_unit(k + 1u));
-    r.source = w.x;
-    r.links = w.y;
-    r.root = (w.z & RETARGET_ROOT) != 0u;
+    let source = w.w & RETARGET_WORD_SOURCE;
+    r.source = select(source, RETARGET_UNMAPPED, source == RETARGET_WORD_SOURCE);
+    r.links = (w.w >> RETARGET_WORD_LINKS_SHIFT) & 0xffu;
+    r.root = (w.w & RETARGET_WORD_ROOT) != 0u;
     r.parents = head.y;
-    let rest = skel.rest_offset + 3u * j;
-    r.translation = value_at(rest);
-    r.scale = value_at(rest + 2u);
+    r.translation = vec4<f32>(bitcast<vec3<f32>>(w.xyz), 0.0);
+    r.scale = vec4<f32>(1.0, 1.0, 1.0, 0.0);
+    if ((w.w & RETARGET_WORD_SCALED) != 0u) {
+        r.scale = value_at(skel.rest_offset + 3u * j + 2u);
+    }
     if (r.root) {
         r.root_x = bitcast<vec4<f32>>(retarget_unit(table));
         r.root_y = bitcast<vec4<f32>>(retarget_unit(table + 1u));

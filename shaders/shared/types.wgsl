@@ -225,6 +225,11 @@ const NO_TIME_PARAMETER: u32 = 0xffffffffu;
 // layout::RETARGET_UNMAPPED, RETARGET_ROOT.
 const RETARGET_UNMAPPED: u32 = 0xffffffffu;
 const RETARGET_ROOT: u32 = 1u;
+// How the heap packs a retarget joint's word. Rust: layout::RETARGET_WORD_*.
+const RETARGET_WORD_SOURCE: u32 = 0xffffu;
+const RETARGET_WORD_LINKS_SHIFT: u32 = 16u;
+const RETARGET_WORD_ROOT: u32 = 0x1000000u;
+const RETARGET_WORD_SCALED: u32 = 0x2000000u;
 const NODE_CLIP: u32 = 0u;
 const NODE_BLEND_1D: u32 = 1u;
 const NODE_BILINEAR: u32 = 2u;

@@ -5,7 +5,8 @@
 use crate::error::{Error, Result};
 use crate::gpu::blocking::blocking;
 use crate::layout::{
-    GpuLibraryLayout, GpuTrack, INTERP_PACKED, JOINT_TRACK_OFFSET_BITS, PACKED_JOINT_BIT, joint_track_word,
+    GpuLibraryLayout, GpuTrack, INTERP_PACKED, JOINT_TRACK_OFFSET_BITS, PACKED_JOINT_BIT, RETARGET_ROOT,
+    RETARGET_WORD_LINKS_SHIFT, RETARGET_WORD_ROOT, RETARGET_WORD_SCALED, RETARGET_WORD_SOURCE, joint_track_word,
 };
 use crate::library::AnimationLibrary;
 use std::sync::Arc;
@@ -105,7 +106,8 @@ fn packed_joint_word(track: &GpuTrack) -> Option<u32> {
 /// none for a library without a retargeted skeleton: a skeleton that plays its own clips has a
 /// head of zeros; one played through a retarget, 1 +
 /// its table's first unit, its source's first entry in the parents, its retarget root and the
-/// height ratio; its table holds `root_from_source` (three units), then each joint's constants.
+/// height ratio; its table holds `root_from_source` (three units), then each joint's `a`, `b`,
+/// and its rest translation with its word ([`RETARGET_WORD_SOURCE`]).
 fn retarget_units(library: &AnimationLibrary) -> (Vec<Unit>, Vec<Unit>) {
     let mut heads = Vec::new();
     let mut tables: Vec<Unit> = Vec::new();
@@ -118,14 +120,24 @@ fn retarget_units(library: &AnimationLibrary) -> (Vec<Unit>, Vec<Unit>) {
             heads.push([0; 4]);
             continue;
         };
-        let root = r
-            .joints
-            .iter()
-            .position(|e| e.flags & crate::layout::RETARGET_ROOT != 0)
-            .unwrap_or(0);
+        let root = r.joints.iter().position(|e| e.flags & RETARGET_ROOT != 0).unwrap_or(0);
         heads.push([tables.len() as u32 + 1, r.source_joints, root as u32, r.ratio.to_bits()]);
         tables.extend_from_slice(bytemuck::cast_slice(std::slice::from_ref(&r.root_from_source)));
-        tables.extend_from_slice(bytemuck::cast_slice(&r.joints));
+        let rest = library.gpu_skeletons()[k].rest_offset as usize;
+        for (j, e) in r.joints.iter().enumerate() {
+            let [t, _, scale] = [0, 1, 2].map(|c| library.values()[rest + 3 * j + c]);
+            let source = e.source.min(RETARGET_WORD_SOURCE);
+            let mut word = source | (e.links.min(255) << RETARGET_WORD_LINKS_SHIFT);
+            if e.flags & RETARGET_ROOT != 0 {
+                word |= RETARGET_WORD_ROOT;
+            }
+            if scale.truncate() != glam::Vec3::ONE {
+                word |= RETARGET_WORD_SCALED;
+            }
+            tables.push(bytemuck::cast(e.a));
+            tables.push(bytemuck::cast(e.b));
+            tables.push([t.x.to_bits(), t.y.to_bits(), t.z.to_bits(), word]);
+        }
     }
     (heads, tables)
 }

@@ -9,6 +9,17 @@ use glam::Vec4;
 /// the rotation `a` holds.
 pub const RETARGET_UNMAPPED: u32 = u32::MAX;
 
+/// How the heap packs a joint's source, chain length and flags into one word, beside its rest
+/// translation (`gpu::library`'s `retarget_units`; WGSL `retarget_joint_at`): the source joint
+/// in the bits of this mask (all set: unmapped)...
+pub const RETARGET_WORD_SOURCE: u32 = 0xffff;
+/// ... the chain length from this bit (8 bits)...
+pub const RETARGET_WORD_LINKS_SHIFT: u32 = 16;
+/// ... this bit for the retarget root...
+pub const RETARGET_WORD_ROOT: u32 = 1 << 24;
+/// ... and this one when the joint's rest scale is not 1 (the stage then reads it).
+pub const RETARGET_WORD_SCALED: u32 = 1 << 25;
+
 /// `GpuRetargetJoint::flags` bit: the retarget root, whose translation is the source root's
 /// model-space position through [`GpuRetarget::root_from_source`].
 pub const RETARGET_ROOT: u32 = 1;
@@ -39,8 +50,9 @@ pub struct GpuRetargetJoint {
 
 /// A skeleton played through a retarget, as the sample and clock stages read it: its table's
 /// head in the heap (one unit per skeleton in the `retargets` section), then its table in the
-/// `retarget_joints` section: [`GpuRetarget::root_from_source`] (three units) and a
-/// [`GpuRetargetJoint`] per joint.
+/// `retarget_joints` section: [`GpuRetarget::root_from_source`] (three units) and three units
+/// per joint: `a`, `b`, and its rest translation with a word packing its source, chain length
+/// and flags ([`RETARGET_WORD_SOURCE`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuRetarget {
     /// The skeleton whose clips it plays.

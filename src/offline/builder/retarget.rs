@@ -59,6 +59,24 @@ impl LibraryBuilder {
         }
         let retargeter = Retargeter::new(source_skeleton, &target, map, options)?;
         let table = retargeter.gpu_table(s, self.lib.gpu_skeletons[s as usize].joint_offset);
+        // What the heap's word of a joint holds (layout::RETARGET_WORD_SOURCE).
+        let fits = |e: &crate::layout::GpuRetargetJoint| {
+            e.source == crate::layout::RETARGET_UNMAPPED
+                || (e.source < crate::layout::RETARGET_WORD_SOURCE && e.links <= 255)
+        };
+        if let Some(j) = table.joints.iter().position(|e| !fits(e)) {
+            return Err(Error::Retarget {
+                from: source_skeleton.name().to_string(),
+                to: target.name().to_string(),
+                what: format!(
+                    "joint '{}' is driven through {} source joints, or by source joint {}: the run-time form holds at most 255 and joints below {}",
+                    target.joint_names()[j],
+                    table.joints[j].links,
+                    table.joints[j].source,
+                    crate::layout::RETARGET_WORD_SOURCE
+                ),
+            });
+        }
         let extents = retargeted_extents(&target, &table, source_skeleton, &self.lib.skeleton_extents[s as usize])
             .map_err(|(j, what)| Error::Skeleton {
                 skeleton: target.name().to_string(),

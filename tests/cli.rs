@@ -437,6 +437,17 @@ fn compress_reports_writes_a_file_sample_reads_and_refuses_a_bad_setting() {
     );
     assert!(compressed > 0.0 && compressed < raw, "{clip}");
     assert!(clip["max_error_cm"].as_f64().unwrap() <= 0.01 + 1e-9, "{clip}");
+    let mean = clip["mean_error_cm"].as_f64().unwrap();
+    assert!(mean > 0.0 && mean <= clip["p99_error_cm"].as_f64().unwrap(), "{clip}");
+    // The blob's parts add up to less than the clip's bytes (which add its raw keys and records).
+    let parts = &clip["blob_bytes"];
+    let blob: f64 = ["clip", "records", "bitstream"]
+        .iter()
+        .map(|k| parts[k].as_f64().unwrap())
+        .sum();
+    assert!(parts["records"].as_f64().unwrap() > 0.0 && blob < compressed, "{clip}");
+    // No ACL figure is on file for the Fox.
+    assert!(clip["acl"].is_null(), "{clip}");
 
     // The file plays through the GPU.
     let o = wgpu_anim(&[

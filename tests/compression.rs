@@ -400,6 +400,7 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
     let shell = settings.shell_cm / settings.unit_cm;
     let rate = report.sample_rate;
     let mut worst = (0.0f64, 0usize, 0.0f64);
+    let (mut sum, mut count) = (0.0f64, 0usize);
     // The rotation error: the longest row of the 3×3 difference, and the largest element of the
     // difference times any of a few rotations (such as inverse bind matrices), which it bounds.
     let mut worst_row: f64 = 0.0;
@@ -443,6 +444,8 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
                     }
                 }
                 let e = shell_error(g, w, shell) * settings.unit_cm;
+                sum += e;
+                count += 1;
                 if e > worst.0 {
                     worst = (e, j, t);
                 }
@@ -461,6 +464,16 @@ fn reported_max_error_matches_an_independent_f64_measurement() {
         report.max_error_time
     );
     assert_eq!(skeleton.joint_names()[j], report.max_error_joint);
+    let mean = sum / count as f64;
+    assert!(
+        (mean - report.mean_error_cm).abs() <= 2e-6 && mean < report.p99_error_cm,
+        "mean error measured {mean} cm, reported {} cm",
+        report.mean_error_cm
+    );
+    // The blob's parts are its size.
+    let b = report.blob_bytes;
+    assert_eq!(b.clip + b.records + b.bitstream, 4 * c.blob.len());
+    assert_eq!(b.tracks as usize, c.packed.len());
     assert!(
         (worst_row - report.max_rotation_error).abs() <= 2e-6,
         "rotation error measured {worst_row}, reported {}",

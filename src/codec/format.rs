@@ -75,6 +75,30 @@ pub struct Header {
     pub bits_words: u32,
 }
 
+/// Where a blob's bytes go: the part of its size that is per clip, per segment and per frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlobBytes {
+    /// The header and the tracks' clip ranges.
+    pub clip: usize,
+    /// The segment records: each segment's first bit and row size, and per track its column,
+    /// widths, dropped component and segment range.
+    pub records: usize,
+    /// The quantized frames.
+    pub bitstream: usize,
+    /// Segments.
+    pub segments: u32,
+    /// Tracks.
+    pub tracks: u32,
+}
+
+impl BlobBytes {
+    /// Record bytes per track per segment, the segment's own two words shared among its tracks.
+    #[must_use]
+    pub fn per_track_segment(&self) -> f64 {
+        self.records as f64 / (f64::from(self.segments) * f64::from(self.tracks)).max(1.0)
+    }
+}
+
 /// A blob whose every offset, width and range has been checked against its length, so that no
 /// decode reads outside it.
 #[derive(Clone, Copy, Debug)]
@@ -214,6 +238,20 @@ impl<'a> Blob<'a> {
     #[must_use]
     pub fn header(&self) -> Header {
         self.header
+    }
+
+    /// Where the blob's bytes go.
+    #[must_use]
+    pub fn bytes(&self) -> BlobBytes {
+        let h = self.header;
+        let clip = HEADER_WORDS + 6 * h.tracks as usize;
+        BlobBytes {
+            clip: 4 * clip,
+            records: 4 * (h.bits_offset as usize - clip),
+            bitstream: 4 * h.bits_words as usize,
+            segments: h.segment_count,
+            tracks: h.tracks,
+        }
     }
 
     /// The words.

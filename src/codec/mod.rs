@@ -55,14 +55,20 @@ pub struct ClipReport {
     pub samples: u32,
     /// Frames per second.
     pub sample_rate: f64,
+    /// Frames per segment.
+    pub segment_frames: u32,
     /// Raw size as ACL counts it: 40 bytes per joint per sample.
     pub raw_bytes: usize,
     /// Bytes the clip takes on the GPU: its header, track records, raw keys and blob.
     pub compressed_bytes: usize,
+    /// Where the blob's bytes go ([`format::BlobBytes`]; all 0 when no track is packed).
+    pub blob_bytes: format::BlobBytes,
     /// Largest error, cm, over every joint at every frame and a quarter of the way between frames ([`BETWEEN`](crate::offline::compress::BETWEEN)).
     pub max_error_cm: f64,
     /// 99th percentile of those errors, cm.
     pub p99_error_cm: f64,
+    /// Mean of those errors, cm.
+    pub mean_error_cm: f64,
     /// The joint of the largest error.
     pub max_error_joint: String,
     /// The clip time of the largest error, seconds.

@@ -60,12 +60,26 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
                     "raw_tracks": r.raw_tracks,
                     "samples": r.samples,
                     "sample_rate": r.sample_rate,
+                    "segment_frames": r.segment_frames,
                     "raw_bytes": r.raw_bytes,
                     "compressed_bytes": r.compressed_bytes,
                     "ratio": r.ratio(),
                     "bytes_per_joint_sample": r.bytes_per_joint_sample(),
                     "max_error_cm": r.max_error_cm,
                     "p99_error_cm": r.p99_error_cm,
+                    "mean_error_cm": r.mean_error_cm,
+                    "blob_bytes": {
+                        "clip": r.blob_bytes.clip,
+                        "records": r.blob_bytes.records,
+                        "bitstream": r.blob_bytes.bitstream,
+                        "segments": r.blob_bytes.segments,
+                        "tracks": r.blob_bytes.tracks,
+                    },
+                    "acl": acl_figure(&a.file, r).map(|f| json!({
+                        "bytes": f.bytes,
+                        "max_error_cm": f.max_error_cm,
+                        "ratio_to_acl": r.compressed_bytes as f64 / f.bytes as f64,
+                    })),
                     "max_error_joint": r.max_error_joint,
                     "max_error_time": r.max_error_time,
                     "max_rotation_error": r.max_rotation_error,
@@ -88,27 +102,42 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
         return Ok(());
     }
     outln!(
-        "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}, skin tolerance {}, segments of {} frames",
+        "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}, skin tolerance {}, segments of {}",
         a.threshold,
         a.shell,
         a.unit_cm,
         a.rotation_tolerance,
         a.skin_tolerance,
-        a.segment_frames
+        a.segment_frames.map_or_else(
+            || format!("{:?} frames, the smaller kept", compress::AUTO_SEGMENT_FRAMES),
+            |s| format!("{s} frames")
+        )
     );
     outln!();
     outln!(
-        "| clip | joints | animated tracks | samples | raw bytes | compressed bytes | ratio | B/joint-sample | max error cm (joint, s) | p99 cm | time s |"
+        "| clip | joints | animated tracks | samples | raw bytes | compressed bytes | ratio | B/joint-sample | max error cm (joint, s) | p99 cm | mean cm | time s | ACL 2.1 bytes | ÷ ACL | ACL max cm |"
     );
-    outln!("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|");
+    outln!("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|");
     for r in &reports {
+        let acl = acl_figure(&a.file, r).map_or_else(
+            || "– | – | –".to_owned(),
+            |f| {
+                format!(
+                    "{} | {:.3} | {:.4}",
+                    f.bytes,
+                    r.compressed_bytes as f64 / f.bytes as f64,
+                    f.max_error_cm
+                )
+            },
+        );
         outln!(
-            "| {} | {} | {} | {} ({} Hz) | {} | {} | {:.1}:1 | {:.2} | {:.4} ({}, {:.3}) | {:.4} | {:.2} |",
+            "| {} | {} | {} | {} ({} Hz, segments of {}) | {} | {} | {:.1}:1 | {:.2} | {:.4} ({}, {:.3}) | {:.4} | {:.4} | {:.2} | {acl} |",
             r.clip,
             r.joints,
             r.animated_tracks,
             r.samples,
             r.sample_rate.round(),
+            r.segment_frames,
             r.raw_bytes,
             r.compressed_bytes,
             r.ratio(),
@@ -117,7 +146,29 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
             r.max_error_joint,
             r.max_error_time,
             r.p99_error_cm,
+            r.mean_error_cm,
             r.seconds
+        );
+    }
+    outln!();
+    for r in &reports {
+        let b = r.blob_bytes;
+        if b.segments == 0 {
+            continue;
+        }
+        let components = 3.0 * f64::from(b.tracks) * f64::from(r.samples);
+        outln!(
+            "{}: blob {} B: clip ranges {} B, segment records {} B ({} segments × {} tracks, {:.2} B per track per segment), bitstream {} B ({:.2} bits per component per frame); raw keys and track records {} B",
+            r.clip,
+            b.clip + b.records + b.bitstream,
+            b.clip,
+            b.records,
+            b.segments,
+            b.tracks,
+            b.per_track_segment(),
+            b.bitstream,
+            8.0 * b.bitstream as f64 / components,
+            r.compressed_bytes - (b.clip + b.records + b.bitstream)
         );
     }
     for r in &reports {
@@ -126,4 +177,56 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// ACL 2.1's size and accuracy on a take, with its defaults (error threshold 0.01 cm on a 3 cm
+/// shell, segments of about 16 frames), as published with the compressed-clips issue and recorded
+/// in `benches/results/2026-11-25-2-compress-cmu-vs-acl.md`.
+struct AclFigure {
+    /// The file's name without its extension.
+    take: &'static str,
+    /// Frames sampled.
+    samples: u32,
+    bytes: usize,
+    max_error_cm: f64,
+}
+
+const ACL_FIGURES: [AclFigure; 2] = [
+    AclFigure {
+        take: "cmu_01_03",
+        samples: 4511,
+        bytes: 447_545,
+        max_error_cm: 0.0136,
+    },
+    AclFigure {
+        take: "cmu_01_03",
+        samples: 1128,
+        bytes: 125_811,
+        max_error_cm: 0.0145,
+    },
+];
+
+/// ACL's figure for this file's take at this report's frame count, when one is on file.
+fn acl_figure(file: &std::path::Path, r: &wgpu_anim::codec::ClipReport) -> Option<&'static AclFigure> {
+    acl_figure_of(file, r.samples)
+}
+
+fn acl_figure_of(file: &std::path::Path, samples: u32) -> Option<&'static AclFigure> {
+    let stem = file.file_stem()?.to_str()?;
+    ACL_FIGURES.iter().find(|f| f.take == stem && f.samples == samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn acl_figures_are_found_by_take_and_frame_count() {
+        let at = |file: &str, samples| acl_figure_of(Path::new(file), samples).map(|f| f.bytes);
+        assert_eq!(at("assets/cmu/cmu_01_03.glb", 4511), Some(447_545));
+        assert_eq!(at("cmu_01_03.glb", 1128), Some(125_811));
+        assert_eq!(at("assets/cmu/cmu_01_03.glb", 2256), None);
+        assert_eq!(at("assets/cmu/cmu_02_01.glb", 4511), None);
+    }
 }

@@ -298,9 +298,10 @@ struct CompressArgs {
     /// Centimetres per file unit: 100 for glTF's metres, 5.6444 for the CMU takes.
     #[arg(long, value_name = "CM", default_value_t = 100.0, value_parser = positive_f64)]
     unit_cm: f64,
-    /// Frames per segment, a power of two (ACL's default is about 16).
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = parse_count)]
-    segment_frames: u32,
+    /// Frames per segment, a power of two (ACL's default is about 16) [default: 16 and 32,
+    /// the smaller result kept, clip by clip].
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    segment_frames: Option<u32>,
     /// Resample every clip to this many frames per second first (the raw clip the errors are
     /// measured against is then the resampled one) [default: the clip's own key rate].
     #[arg(long, value_name = "HZ", value_parser = positive_f64)]

@@ -9,6 +9,8 @@ pub(super) struct Context<'a> {
     pub(super) skeleton: &'a Skeleton,
     pub(super) clip: &'a Clip,
     pub(super) settings: CompressionSettings,
+    /// Frames per segment (the settings' or one of [`AUTO_SEGMENT_FRAMES`]).
+    pub(super) segment_frames: u32,
     pub(super) n: usize,
     pub(super) frames: u32,
     pub(super) rate: f64,
@@ -167,6 +169,7 @@ impl Context<'_> {
         skeleton: &'a Skeleton,
         clip: &'a Clip,
         settings: &CompressionSettings,
+        segment_frames: u32,
         frames: u32,
         rate: f64,
     ) -> Context<'a> {
@@ -213,6 +216,7 @@ impl Context<'_> {
             skeleton,
             clip,
             settings: *settings,
+            segment_frames,
             n,
             frames,
             rate,
@@ -413,7 +417,7 @@ impl Context<'_> {
             let rotations: Vec<DQuat> = (0..self.frames as usize)
                 .map(|f| plan.base[f * n + j].rotation)
                 .collect();
-            let s_frames = self.settings.segment_frames as usize;
+            let s_frames = self.segment_frames as usize;
             let dropped: Vec<u32> = rotations.chunks(s_frames).map(dropped_component).collect();
             let values: Vec<DVec3> = rotations
                 .iter()
@@ -429,7 +433,7 @@ impl Context<'_> {
         } else {
             (
                 values,
-                vec![3; (self.frames as usize).div_ceil(self.settings.segment_frames as usize)],
+                vec![3; (self.frames as usize).div_ceil(self.segment_frames as usize)],
                 lo,
                 hi,
             )
@@ -452,7 +456,7 @@ impl Context<'_> {
             let errors = self.measure(plan, None);
             return Ok((Vec::new(), errors));
         }
-        let s_frames = self.settings.segment_frames as usize;
+        let s_frames = self.segment_frames as usize;
         let segment_count = (self.frames as usize).div_ceil(s_frames);
         let mut widths: Vec<Vec<[u32; 3]>> = Vec::with_capacity(segment_count);
         let mut values: Vec<Vec<Vec<DVec3>>> = Vec::with_capacity(segment_count);
@@ -511,11 +515,11 @@ impl Context<'_> {
 
     /// The blob of these widths and stored values (per segment, per packed track, per row).
     pub(super) fn write(&self, plan: &Plan, widths: &[Vec<[u32; 3]>], values: &[Vec<Vec<DVec3>>]) -> Vec<u32> {
-        let s_frames = self.settings.segment_frames as usize;
+        let s_frames = self.segment_frames as usize;
         let writer = Writer {
             frame_count: self.frames,
             rate: self.rate as f32,
-            segment_frames: self.settings.segment_frames,
+            segment_frames: self.segment_frames,
             ranges: plan
                 .packed
                 .iter()
@@ -672,6 +676,8 @@ impl Context<'_> {
             .copied()
             .unwrap_or(0.0);
         let unit = self.settings.unit_cm;
+        let mean = errors.all.iter().sum::<f64>() / errors.all.len().max(1) as f64;
+        let blob_bytes = Blob::parse(&compressed.blob).map_or_else(|_| format::BlobBytes::default(), |b| b.bytes());
         ClipReport {
             clip: self.clip.name.clone(),
             joints: self.n,
@@ -685,10 +691,13 @@ impl Context<'_> {
                 .collect(),
             samples: self.frames,
             sample_rate: self.rate,
+            segment_frames: self.segment_frames,
             raw_bytes: 40 * self.n * self.frames as usize,
             compressed_bytes: gpu_bytes(self.n, compressed),
+            blob_bytes,
             max_error_cm: errors.max * unit,
             p99_error_cm: p99 * unit,
+            mean_error_cm: mean * unit,
             max_error_joint: names[errors.max_joint].clone(),
             max_error_time: errors.max_time,
             max_rotation_error: errors.max_rotation,

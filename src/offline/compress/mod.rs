@@ -62,6 +62,10 @@ pub const BETWEEN: f64 = 0.25;
 /// allocation measured, and the blob's check raises widths by whole chains where it ends over.
 const ALLOCATION_TARGET: f64 = 0.95;
 
+/// The segment lengths a clip is compressed with when its settings name none
+/// ([`CompressionSettings::segment_frames`]): the smaller result is kept.
+pub const AUTO_SEGMENT_FRAMES: [u32; 2] = [16, 32];
+
 /// Most frames of a compressed clip.
 pub const MAX_FRAMES: u32 = 1 << 24;
 
@@ -132,8 +136,12 @@ pub struct CompressionSettings {
     /// origin, as far from the joint as the joint is from the origin in the bind pose: a point
     /// the shell does not see, moved by the joint's rotation error times that distance.
     pub skin_tolerance: f64,
-    /// Frames per segment (16), a power of two (the decoder finds a frame's segment by a shift).
-    pub segment_frames: u32,
+    /// Frames per segment, a power of two (the decoder finds a frame's segment by a shift);
+    /// `None` (the default): each of [`AUTO_SEGMENT_FRAMES`], keeping the smaller clip. Shorter
+    /// segments narrow each track's range, so its frames take fewer bits; each segment adds a
+    /// record per track (10 bytes). On a 120 Hz motion-capture take, 32 frames come out 2.3 %
+    /// smaller than 16 and 8 frames 12 % larger.
+    pub segment_frames: Option<u32>,
     /// Frames per second to sample at; `None`: the clip's own key rate (the rate of its closest
     /// keys, rounded to a whole number of hertz, at most 240).
     pub sample_rate: Option<f64>,
@@ -147,7 +155,7 @@ impl Default for CompressionSettings {
             unit_cm: 100.0,
             rotation_tolerance: 9e-5,
             skin_tolerance: 1e-4,
-            segment_frames: 16,
+            segment_frames: None,
             sample_rate: None,
         }
     }
@@ -181,10 +189,11 @@ impl CompressionSettings {
                 return Err(format!("{name} {v} must be finite and not negative"));
             }
         }
-        if !(self.segment_frames.is_power_of_two() && self.segment_frames <= format::MAX_SEGMENT_FRAMES) {
+        if let Some(s) = self.segment_frames
+            && !(s.is_power_of_two() && s <= format::MAX_SEGMENT_FRAMES)
+        {
             return Err(format!(
-                "{} frames per segment (a power of two, 1 to {})",
-                self.segment_frames,
+                "{s} frames per segment (a power of two, 1 to {})",
                 format::MAX_SEGMENT_FRAMES
             ));
         }
@@ -260,9 +269,30 @@ pub fn compress(
             }
         }
     };
+    let segment_lengths = match settings.segment_frames {
+        Some(s) => vec![s],
+        None => AUTO_SEGMENT_FRAMES.to_vec(),
+    };
+    let candidates: Vec<(f64, u32)> = rates
+        .iter()
+        .flat_map(|&r| segment_lengths.iter().map(move |&s| (r, s)))
+        .collect();
+    let run =
+        |&(rate, segment_frames): &(f64, u32)| compress_at(skeleton, clip, settings, segment_frames, rate, started);
+    // Each candidate on a thread of its own where there are threads (not in a browser).
+    #[cfg(not(target_arch = "wasm32"))]
+    let outs: Vec<Result<(CompressedClip, ClipReport)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = candidates.iter().map(|c| scope.spawn(move || run(c))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    #[cfg(target_arch = "wasm32")]
+    let outs: Vec<Result<(CompressedClip, ClipReport)>> = candidates.iter().map(run).collect();
     let mut best: Option<(CompressedClip, ClipReport)> = None;
-    for rate in rates {
-        let out = compress_at(skeleton, clip, settings, rate, started)?;
+    for out in outs {
+        let out = out?;
         if best
             .as_ref()
             .is_none_or(|b| out.1.compressed_bytes < b.1.compressed_bytes)
@@ -371,6 +401,7 @@ fn compress_at(
     skeleton: &Skeleton,
     clip: &Clip,
     settings: &CompressionSettings,
+    segment_frames: u32,
     rate: f64,
     started: Instant,
 ) -> Result<(CompressedClip, ClipReport)> {
@@ -379,7 +410,7 @@ fn compress_at(
         what,
     };
     let (frames, rate_f32) = frame_grid(clip, rate).map_err(cerr)?;
-    let ctx = Context::new(skeleton, clip, settings, frames, f64::from(rate_f32));
+    let ctx = Context::new(skeleton, clip, settings, segment_frames, frames, f64::from(rate_f32));
     let mut plan = ctx.plan_channels();
     let (blob, errors) = loop {
         match ctx.allocate(&plan) {

@@ -65,7 +65,7 @@ impl<'c, 'a> Segment<'c, 'a> {
     /// again at its widths before its children read it.
     pub(super) fn compensate(&mut self, plan: &Plan, widths: &[[u32; 3]], root: Option<usize>) {
         let n = self.ctx.n;
-        let s = self.first / self.ctx.settings.segment_frames as usize;
+        let s = self.first / self.ctx.segment_frames as usize;
         for (k, t) in plan.packed.iter().enumerate() {
             let j = t.joint as usize;
             if t.channel != Channel::Rotation || root.is_some_and(|a| a == j || !self.ctx.subtree[a].contains(&j)) {
@@ -119,7 +119,7 @@ impl<'c, 'a> Segment<'c, 'a> {
         let v = self.decoded(k, r, widths);
         match t.channel {
             Channel::Rotation => {
-                let s = self.first / self.ctx.settings.segment_frames as usize;
+                let s = self.first / self.ctx.segment_frames as usize;
                 p.rotation = rotation_from_stored(v, t.dropped[s]);
             }
             c => set(&mut p, c, v),

@@ -59,8 +59,10 @@ pub const BETWEEN: f64 = 0.25;
 
 /// The error a segment's widths are chosen for, as a fraction of the bounds: compensation and
 /// the interpolation between frames move the decoded clip a little from what the segment's
-/// allocation measured, and the blob's check raises widths by whole chains where it ends over.
-const ALLOCATION_TARGET: f64 = 0.95;
+/// allocation measured, and the blob's check raises widths by whole chains where it ends over
+/// (so the bounds hold in the end whatever this is). Closer to 1 raises more chains but leaves
+/// fewer bits unused: on the CMU take 0.99 is 0.6 % smaller and 20 % faster than 0.95.
+const ALLOCATION_TARGET: f64 = 0.99;
 
 /// The segment lengths a clip is compressed with when its settings name none
 /// ([`CompressionSettings::segment_frames`]): the smaller result is kept.

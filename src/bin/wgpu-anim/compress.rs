@@ -48,59 +48,70 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
         eprintln!("wrote {}", out.display());
     }
     if a.json {
-        let rows: Vec<Value> = reports
-            .iter()
-            .map(|r| {
-                json!({
-                    "clip": r.clip,
-                    "joints": r.joints,
-                    "animated_tracks": r.animated_tracks,
-                    "packed_tracks": r.packed_tracks,
-                    "constant_tracks": r.constant_tracks,
-                    "raw_tracks": r.raw_tracks,
-                    "samples": r.samples,
-                    "sample_rate": r.sample_rate,
-                    "segment_frames": r.segment_frames,
-                    "raw_bytes": r.raw_bytes,
-                    "compressed_bytes": r.compressed_bytes,
-                    "ratio": r.ratio(),
-                    "bytes_per_joint_sample": r.bytes_per_joint_sample(),
-                    "max_error_cm": r.max_error_cm,
-                    "p99_error_cm": r.p99_error_cm,
-                    "mean_error_cm": r.mean_error_cm,
-                    "blob_bytes": {
-                        "clip": r.blob_bytes.clip,
-                        "records": r.blob_bytes.records,
-                        "bitstream": r.blob_bytes.bitstream,
-                        "segments": r.blob_bytes.segments,
-                        "tracks": r.blob_bytes.tracks,
-                    },
-                    "acl": acl_figure(&a.file, r).map(|f| json!({
-                        "bytes": f.bytes,
-                        "max_error_cm": f.max_error_cm,
-                        "ratio_to_acl": r.compressed_bytes as f64 / f.bytes as f64,
-                    })),
-                    "max_error_joint": r.max_error_joint,
-                    "max_error_time": r.max_error_time,
-                    "max_rotation_error": r.max_rotation_error,
-                    "max_skin_error": r.max_skin_error,
-                    "seconds": r.seconds,
-                })
-            })
-            .collect();
-        let doc = json!({
-            "file": file,
-            "threshold_cm": a.threshold,
-            "shell_cm": a.shell,
-            "unit_cm": a.unit_cm,
-            "rotation_tolerance": a.rotation_tolerance,
-            "skin_tolerance": a.skin_tolerance,
-            "segment_frames": a.segment_frames,
-            "clips": rows,
-        });
-        outln!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
-        return Ok(());
+        return print_json(a, &file, &reports);
     }
+    print_table(a, &file, &reports)
+}
+
+/// The reports as JSON.
+fn print_json(a: &CompressArgs, file: &str, reports: &[wgpu_anim::codec::ClipReport]) -> Result<(), String> {
+    let rows: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            json!({
+                "clip": r.clip,
+                "joints": r.joints,
+                "animated_tracks": r.animated_tracks,
+                "packed_tracks": r.packed_tracks,
+                "constant_tracks": r.constant_tracks,
+                "raw_tracks": r.raw_tracks,
+                "samples": r.samples,
+                "sample_rate": r.sample_rate,
+                "segment_frames": r.segment_frames,
+                "raw_bytes": r.raw_bytes,
+                "compressed_bytes": r.compressed_bytes,
+                "ratio": r.ratio(),
+                "bytes_per_joint_sample": r.bytes_per_joint_sample(),
+                "max_error_cm": r.max_error_cm,
+                "p99_error_cm": r.p99_error_cm,
+                "mean_error_cm": r.mean_error_cm,
+                "blob_bytes": {
+                    "clip": r.blob_bytes.clip,
+                    "records": r.blob_bytes.records,
+                    "bitstream": r.blob_bytes.bitstream,
+                    "segments": r.blob_bytes.segments,
+                    "tracks": r.blob_bytes.tracks,
+                },
+                "acl": acl_figure(&a.file, r).map(|f| json!({
+                    "bytes": f.bytes,
+                    "max_error_cm": f.max_error_cm,
+                    "ratio_to_acl": r.compressed_bytes as f64 / f.bytes as f64,
+                })),
+                "max_error_joint": r.max_error_joint,
+                "max_error_time": r.max_error_time,
+                "max_rotation_error": r.max_rotation_error,
+                "max_skin_error": r.max_skin_error,
+                "seconds": r.seconds,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "file": file,
+        "threshold_cm": a.threshold,
+        "shell_cm": a.shell,
+        "unit_cm": a.unit_cm,
+        "rotation_tolerance": a.rotation_tolerance,
+        "skin_tolerance": a.skin_tolerance,
+        "segment_frames": a.segment_frames,
+        "clips": rows,
+    });
+    outln!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
+    return Ok(());
+}
+
+/// The reports as a table, the blob's bytes and the tracks kept raw.
+fn print_table(a: &CompressArgs, file: &str, reports: &[wgpu_anim::codec::ClipReport]) -> Result<(), String> {
+    use wgpu_anim::offline::compress;
     outln!(
         "{file}: threshold {} cm on a {} cm shell, {} cm per unit, rotation tolerance {}, skin tolerance {}, segments of {}",
         a.threshold,
@@ -118,7 +129,7 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
         "| clip | joints | animated tracks | samples | raw bytes | compressed bytes | ratio | B/joint-sample | max error cm (joint, s) | p99 cm | mean cm | time s | ACL 2.1 bytes | ÷ ACL | ACL max cm |"
     );
     outln!("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|");
-    for r in &reports {
+    for r in reports {
         let acl = acl_figure(&a.file, r).map_or_else(
             || "– | – | –".to_owned(),
             |f| {
@@ -151,7 +162,7 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
         );
     }
     outln!();
-    for r in &reports {
+    for r in reports {
         let b = r.blob_bytes;
         if b.segments == 0 {
             continue;
@@ -171,7 +182,7 @@ pub(crate) fn compress(a: &CompressArgs) -> Result<(), String> {
             r.compressed_bytes - (b.clip + b.records + b.bitstream)
         );
     }
-    for r in &reports {
+    for r in reports {
         for t in &r.raw_tracks {
             outln!("{}: kept raw: {t}", r.clip);
         }

@@ -275,31 +275,29 @@ pub fn compress(
         Some(s) => vec![s],
         None => AUTO_SEGMENT_FRAMES.to_vec(),
     };
-    let candidates: Vec<(f64, u32)> = rates
-        .iter()
-        .flat_map(|&r| segment_lengths.iter().map(move |&s| (r, s)))
-        .collect();
-    let run =
-        |&(rate, segment_frames): &(f64, u32)| compress_at(skeleton, clip, settings, segment_frames, rate, started);
-    // Each candidate on a thread of its own where there are threads (not in a browser).
-    #[cfg(not(target_arch = "wasm32"))]
-    let outs: Vec<Result<(CompressedClip, ClipReport)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = candidates.iter().map(|c| scope.spawn(move || run(c))).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    });
-    #[cfg(target_arch = "wasm32")]
-    let outs: Vec<Result<(CompressedClip, ClipReport)>> = candidates.iter().map(run).collect();
+    // Each segment length on a thread of its own where there are threads (not in a browser);
+    // the rates one after another, so that at most one raw clip sampled per length is held.
     let mut best: Option<(CompressedClip, ClipReport)> = None;
-    for out in outs {
-        let out = out?;
-        if best
-            .as_ref()
-            .is_none_or(|b| out.1.compressed_bytes < b.1.compressed_bytes)
-        {
-            best = Some(out);
+    for rate in rates {
+        let run = |&segment_frames: &u32| compress_at(skeleton, clip, settings, segment_frames, rate, started);
+        #[cfg(not(target_arch = "wasm32"))]
+        let outs: Vec<Result<(CompressedClip, ClipReport)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = segment_lengths.iter().map(|s| scope.spawn(move || run(s))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
+        });
+        #[cfg(target_arch = "wasm32")]
+        let outs: Vec<Result<(CompressedClip, ClipReport)>> = segment_lengths.iter().map(run).collect();
+        for out in outs {
+            let out = out?;
+            if best
+                .as_ref()
+                .is_none_or(|b| out.1.compressed_bytes < b.1.compressed_bytes)
+            {
+                best = Some(out);
+            }
         }
     }
     let (compressed, mut report) = best.expect("at least one rate");

@@ -106,7 +106,7 @@ fn print_json(a: &CompressArgs, file: &str, reports: &[wgpu_anim::codec::ClipRep
         "clips": rows,
     });
     outln!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
-    return Ok(());
+    Ok(())
 }
 
 /// The reports as a table, the blob's bytes and the tracks kept raw.

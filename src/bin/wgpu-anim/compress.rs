@@ -82,7 +82,7 @@ fn print_json(a: &CompressArgs, file: &str, reports: &[wgpu_anim::codec::ClipRep
                     "segments": r.blob_bytes.segments,
                     "tracks": r.blob_bytes.tracks,
                 },
-                "acl": acl_figure(&a.file, r).map(|f| json!({
+                "acl": acl_figure(a, r).map(|f| json!({
                     "bytes": f.bytes,
                     "max_error_cm": f.max_error_cm,
                     "ratio_to_acl": r.compressed_bytes as f64 / f.bytes as f64,
@@ -130,7 +130,7 @@ fn print_table(a: &CompressArgs, file: &str, reports: &[wgpu_anim::codec::ClipRe
     );
     outln!("|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|");
     for r in reports {
-        let acl = acl_figure(&a.file, r).map_or_else(
+        let acl = acl_figure(a, r).map_or_else(
             || "– | – | –".to_owned(),
             |f| {
                 format!(
@@ -217,11 +217,14 @@ const ACL_FIGURES: [AclFigure; 2] = [
     },
 ];
 
-/// ACL's figure for this file's take at this report's frame count, when one is on file.
-fn acl_figure(file: &std::path::Path, r: &wgpu_anim::codec::ClipReport) -> Option<&'static AclFigure> {
-    acl_figure_of(file, r.samples)
+/// ACL's figure for this run's take at this report's frame count, when one is on file and the
+/// run measures as ACL's did: the same threshold and shell (ACL's defaults, which are ours).
+fn acl_figure(a: &CompressArgs, r: &wgpu_anim::codec::ClipReport) -> Option<&'static AclFigure> {
+    let as_acl = (a.threshold - 0.01).abs() < 1e-12 && (a.shell - 3.0).abs() < 1e-12;
+    as_acl.then(|| acl_figure_of(&a.file, r.samples)).flatten()
 }
 
+/// ACL's figure for this file's take at this many frames, when one is on file.
 fn acl_figure_of(file: &std::path::Path, samples: u32) -> Option<&'static AclFigure> {
     let stem = file.file_stem()?.to_str()?;
     ACL_FIGURES.iter().find(|f| f.take == stem && f.samples == samples)

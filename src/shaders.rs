@@ -651,8 +651,9 @@ pub fn stage_source(stage: Stage) -> Result<String, String> {
 }
 
 /// A shader of your own (a pass beside the animator's, as the scene's `gpu::Footprints`) that imports the
-/// crate's shared types and math (`#import wgpu_anim::types::{EventRecord, MAX_SOCKETS}`),
-/// composed and written back as plain WGSL, so that its structs are the stages' own.
+/// crate's shared types, math and clock tick arithmetic (`#import wgpu_anim::types::{EventRecord,
+/// MAX_SOCKETS}`, `#import wgpu_anim::ticks::ratio_ticks`), composed and written back as plain
+/// WGSL, so that its structs are the stages' own.
 ///
 /// Errors: a source that does not compose or validate (the message says where).
 pub fn compose_with_shared(source: &str, file: &str) -> Result<String, String> {
@@ -661,6 +662,7 @@ pub fn compose_with_shared(source: &str, file: &str) -> Result<String, String> {
     for (name, module) in [
         ("wgpu_anim::types", types_source()),
         ("wgpu_anim::math", MATH.to_owned()),
+        ("wgpu_anim::ticks", TICKS.to_owned()),
     ] {
         let added = composer.add_composable_module(ComposableModuleDescriptor {
             source: &module,

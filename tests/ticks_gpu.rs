@@ -7,7 +7,6 @@
 mod common;
 
 use common::{device, rng};
-use naga_oil::compose::{ComposableModuleDescriptor, Composer, NagaModuleDescriptor, ShaderLanguage, ShaderType};
 use rand::Rng;
 use wgpu::util::DeviceExt;
 use wgpu_anim::{cpu, shaders};
@@ -29,38 +28,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 
 /// `ratio_ticks(rate, dt, per)` of each triple, on the GPU, as i64.
 fn gpu_ratio_ticks(device: &wgpu::Device, queue: &wgpu::Queue, triples: &[[f32; 3]]) -> Vec<i64> {
-    let mut composer = Composer::default();
-    for (name, source) in [
-        ("wgpu_anim::types", shaders::types_source()),
-        ("wgpu_anim::ticks", shaders::TICKS.to_owned()),
-    ] {
-        let added = composer.add_composable_module(ComposableModuleDescriptor {
-            source: &source,
-            file_path: name,
-            language: ShaderLanguage::Wgsl,
-            as_name: Some(name.to_owned()),
-            ..Default::default()
-        });
-        if let Err(e) = added {
-            panic!("{name}: {}", e.emit_to_string(&composer));
-        }
-    }
-    let module = composer
-        .make_naga_module(NagaModuleDescriptor {
-            source: HARNESS,
-            file_path: "ticks_harness",
-            shader_type: ShaderType::Wgsl,
-            ..Default::default()
-        })
-        .unwrap_or_else(|e| panic!("{}", e.emit_to_string(&composer)));
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
-    )
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{e:?}"));
-    let wgsl = naga::back::wgsl::write_string(&module, &info, naga::back::wgsl::WriterFlags::empty())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let wgsl = shaders::compose_with_shared(HARNESS, "ticks_harness").unwrap_or_else(|e| panic!("{e}"));
     let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some("ticks harness"),
         source: wgpu::ShaderSource::Wgsl(wgsl.into()),

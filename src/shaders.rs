@@ -579,7 +579,8 @@ pub fn stage_variant(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> 
 /// root motion or curve) has cubic-spline keys, and `CLIP_TIMES` when each clip keys its raw joint
 /// tracks at one set of times (the sample stage searches them once per character and sample,
 /// `AnimationLibrary::clips_share_key_times`), `MACHINES` when it has state machines (the clock
-/// stage runs them for the characters that follow one), and `RETARGET` when a skeleton plays
+/// stage runs them for the characters that follow one), `MACHINE_TREES` when a machine's state
+/// plays a blend tree (the rules evaluate it for the state's length), and `RETARGET` when a skeleton plays
 /// another's clips (the sample stage retargets them, and the clock scales their root motion). Without them the stages carry no code for what the
 /// library cannot use: on lavapipe, which runs both sides of every branch, that code, never run,
 /// made the clock stage 50 % slower.
@@ -621,6 +622,9 @@ pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     if !library.machines().machines.is_empty() {
         defs.push(("MACHINES", Bool(true)));
     }
+    if library.machines().states.iter().any(|s| s.tree_nodes != 0) {
+        defs.push(("MACHINE_TREES", Bool(true)));
+    }
     if library.has_retargets() {
         defs.push(("RETARGET", Bool(true)));
     }
@@ -637,6 +641,7 @@ pub const ALL_FEATURES: &[ShaderDef] = &[
     ("MORPH", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("IK", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("MACHINES", naga_oil::compose::ShaderDefValue::Bool(true)),
+    ("MACHINE_TREES", naga_oil::compose::ShaderDefValue::Bool(true)),
     ("RETARGET", naga_oil::compose::ShaderDefValue::Bool(true)),
 ];
 

@@ -28,6 +28,11 @@ use wgpu_anim::{AnimationLibrary, Clip, LibraryBuilder};
 /// speed parameter, reversed and non-looping states, fixed and normalized durations, offsets,
 /// linear and smooth cross-fades and inertialization.
 fn machine() -> StateMachine {
+    machine_with(Motion::tree("stride", &["vx"]))
+}
+
+/// [`machine`] with `loco` for the state `loco` plays.
+fn machine_with(loco: Motion) -> StateMachine {
     let crossfade = |curve| Blending::CrossFade { curve };
     StateMachine {
         name: "everything".into(),
@@ -42,7 +47,7 @@ fn machine() -> StateMachine {
         ],
         states: vec![
             State::new("idle", Motion::clip("idle")),
-            State::new("loco", Motion::tree("stride", &["vx"])).speed_parameter("speed"),
+            State::new("loco", loco).speed_parameter("speed"),
             State::new("a", Motion::clip("one")),
             State::new("b", Motion::clip("half")).looping(false),
             State::new("rev", Motion::clip("two")).speed(-1.0),
@@ -107,6 +112,11 @@ fn machine() -> StateMachine {
 /// The mannequin's clips, rest clips of 0.5, 1 and 2 s, a 1D blend space between the last two
 /// (so that its length, 1 + `vx` seconds for `vx` in [0, 1], is exact), and [`machine`].
 fn library() -> (AnimationLibrary, MachineId) {
+    library_with(&machine())
+}
+
+/// [`library`] with `machine` instead of [`machine`].
+fn library_with(machine: &StateMachine) -> (AnimationLibrary, MachineId) {
     let skeleton = wgpu_anim::mannequin::skeleton();
     let clips = wgpu_anim::mannequin::clips(&skeleton);
     let mut b = LibraryBuilder::new();
@@ -129,7 +139,7 @@ fn library() -> (AnimationLibrary, MachineId) {
         root: 0,
     })
     .unwrap();
-    let id = b.add_state_machine(s, &machine()).unwrap();
+    let id = b.add_state_machine(s, machine).unwrap();
     (b.build(), id)
 }
 
@@ -251,6 +261,28 @@ fn long_random_scripts_decide_alike_on_the_gpu_and_the_mirror() {
         .expect("character 0 has events");
     wrong[f].characters[0].events.pop();
     assert!(first_difference(&cpu, &wrong).is_some(), "a missing event is caught");
+}
+
+/// A library whose machines play clips only runs the clock's variant without the blend-tree
+/// evaluator in the rules (`MACHINE_TREES` off): it decides as the mirror too.
+#[test]
+fn a_machine_of_clips_only_decides_alike() {
+    let (lib, id) = library_with(&machine_with(Motion::clip("two")));
+    let defs = wgpu_anim::shaders::library_defs(&lib);
+    assert!(defs.iter().any(|d| d.0 == "MACHINES") && !defs.iter().any(|d| d.0 == "MACHINE_TREES"));
+    let (with_tree, _) = library();
+    assert!(
+        wgpu_anim::shaders::library_defs(&with_tree)
+            .iter()
+            .any(|d| d.0 == "MACHINE_TREES")
+    );
+    agree(
+        &lib,
+        id,
+        &random_script(4, 40, 800),
+        &GpuSimulation::default(),
+        "clips only",
+    );
 }
 
 #[test]

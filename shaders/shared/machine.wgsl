@@ -112,22 +112,26 @@ fn tree_parameters(def: MachineStateDef, params: array<u32, MAX_MACHINE_PARAMETE
     );
 }
 
-// Rust: cpu::machine::state_length.
+// Rust: cpu::machine::state_length. The blend-tree evaluator is here only in the variant of a
+// library whose machines play a blend tree (MACHINE_TREES, shaders::library_defs): a SIMD adapter
+// that runs both sides of a branch (lavapipe) would otherwise run it for every clip state too.
 fn machine_state_length(def: MachineStateDef, params: array<u32, MAX_MACHINE_PARAMETERS>) -> f32 {
-    if (def.tree_nodes == 0u) {
-        return clip_duration(def.clip);
+#ifdef MACHINE_TREES
+    if (def.tree_nodes != 0u) {
+        let leaves = tree_leaves(def.tree_offset, def.tree_nodes, tree_parameters(def, params));
+        var total = 0.0;
+        var synced = 0.0;
+        for (var m = 0u; m < leaves.count; m++) {
+            total += leaves.weights[m];
+            synced += leaves.weights[m] * clip_duration(leaves.clips[m]);
+        }
+        if (total > 0.0) {
+            return synced / total;
+        }
+        return 0.0;
     }
-    let leaves = tree_leaves(def.tree_offset, def.tree_nodes, tree_parameters(def, params));
-    var total = 0.0;
-    var synced = 0.0;
-    for (var m = 0u; m < leaves.count; m++) {
-        total += leaves.weights[m];
-        synced += leaves.weights[m] * clip_duration(leaves.clips[m]);
-    }
-    if (total > 0.0) {
-        return synced / total;
-    }
-    return 0.0;
+#endif
+    return clip_duration(def.clip);
 }
 
 // Rust: cpu::machine::state_rate.
@@ -171,7 +175,8 @@ fn exit_crossed(t0: vec2<u32>, t1: vec2<u32>, exit_time: f32) -> bool {
 
 // Rust: cpu::machine::conditions_hold.
 fn conditions_hold(t: MachineTransition, params: array<u32, MAX_MACHINE_PARAMETERS>) -> bool {
-    for (var k = 0u; k < t.condition_count; k++) {
+    var k = 0u;
+    while (k < t.condition_count) {
         let c = machine_condition(t.condition_offset + k);
         let slot = params[c.parameter % MAX_MACHINE_PARAMETERS];
         let f = bitcast<f32>(slot);
@@ -192,6 +197,10 @@ fn conditions_hold(t: MachineTransition, params: array<u32, MAX_MACHINE_PARAMETE
         }
         if (!holds) {
             return false;
+        }
+        k++;
+        if (k >= t.condition_count) {
+            break;
         }
     }
     return true;
@@ -239,12 +248,19 @@ fn machine_step(i: u32, dt: f32, params: array<u32, MAX_MACHINE_PARAMETERS>) -> 
     var before: array<vec2<u32>, 2>;
     var after: array<vec2<u32>, 2>;
     var lengths: array<f32, 2>;
-    for (var s = 0u; s < select(1u, 2u, was_running); s++) {
+    // The loops here test at their end: a SIMD adapter that runs both sides of a branch
+    // (lavapipe) runs a `for` loop's body once more, masked, to find every lane done.
+    var s = 0u;
+    loop {
         let def = machine_state_def(m.state_offset + min(select(ms.current, ms.destination, s == 1u), last));
         let t = select(ticks_get(ms.time), ticks_get(ms.destination_time), s == 1u);
         lengths[s] = machine_state_length(def, params);
         before[s] = t;
         after[s] = advance_machine_clock(t, machine_state_rate(def, params), dt, lengths[s], (def.flags & MACHINE_STATE_LOOPS) != 0u);
+        s++;
+        if (s >= select(1u, 2u, was_running)) {
+            break;
+        }
     }
     if (was_running) {
         let progress = i64_clamp(i64_add(ticks_get(ms.progress), ticks_from_f32(dt)), vec2<u32>(0u, 0u), tick_limit());
@@ -281,12 +297,10 @@ fn machine_step(i: u32, dt: f32, params: array<u32, MAX_MACHINE_PARAMETERS>) -> 
     var chosen = MACHINE_NONE;
     var source = list_state;
     var slot = list_slot;
-    for (var n = 0u; n < count; n++) {
+    var n = 0u;
+    while (n < count) {
         let is_any = n < m.any_count;
         let k = machine_candidate(select(own.candidate_offset + n - m.any_count, m.any_offset + n, is_any));
-        if (k == running) {
-            continue;
-        }
         let t = machine_transition(m.transition_offset + k);
         // The state the transition leaves, and the slot whose clock its exit condition reads.
         var from_state = list_state;
@@ -294,14 +308,18 @@ fn machine_step(i: u32, dt: f32, params: array<u32, MAX_MACHINE_PARAMETERS>) -> 
         if (is_any) {
             from_slot = select(0u, 1u, running != MACHINE_NONE);
             from_state = select(ms.current, ms.destination, from_slot == 1u);
-            if (t.destination == from_state && (t.flags & MACHINE_TRANSITION_TO_SELF) == 0u) {
-                continue;
-            }
         }
-        if (conditions_hold(t, params) && ((t.flags & MACHINE_TRANSITION_HAS_EXIT) == 0u || exit_crossed(before[from_slot], after[from_slot], t.exit_time))) {
+        // The running transition, and an Any transition to the state it leaves unless `to_self`,
+        // are skipped.
+        let skipped = k == running || (is_any && t.destination == from_state && (t.flags & MACHINE_TRANSITION_TO_SELF) == 0u);
+        if (!skipped && conditions_hold(t, params) && ((t.flags & MACHINE_TRANSITION_HAS_EXIT) == 0u || exit_crossed(before[from_slot], after[from_slot], t.exit_time))) {
             chosen = k;
             source = from_state;
             slot = from_slot;
+            break;
+        }
+        n++;
+        if (n >= count) {
             break;
         }
     }

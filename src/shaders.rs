@@ -575,15 +575,14 @@ pub fn stage_variant(stage: Stage, defs: &[ShaderDef], ground: Option<&str>) -> 
 /// stage's function, which writes each character's `ik_reached` output word whatever the
 /// defines), `OUTPUTS` when either of the first two (the clock and fused stages write the rest of
 /// the characters' outputs), `COMPRESSED` when a clip is compressed, `PACKED_ONLY` when, beside
-/// single keys, the clips' joint tracks are all packed, `CUBIC_KEYS` when a track (joint,
-/// root motion or curve) has cubic-spline keys, and `CLIP_TIMES` when each clip keys its raw joint
-/// tracks at one set of times (the sample stage searches them once per character and sample,
+/// single keys, the clips' joint tracks are all packed, `CUBIC_KEYS` when a track (joint, root
+/// motion or curve) has cubic-spline keys, `CLIP_TIMES` when each clip keys its raw joint tracks
+/// at one set of times (the sample stage searches them once per character and sample,
 /// `AnimationLibrary::clips_share_key_times`), `MACHINES` when it has state machines (the clock
-/// stage runs them for the characters that follow one), `MACHINE_TREES` when a machine's state
-/// plays a blend tree (the rules evaluate it for the state's length), and `RETARGET` when a skeleton plays
-/// another's clips (the sample stage retargets them, and the clock scales their root motion). Without them the stages carry no code for what the
-/// library cannot use: on lavapipe, which runs both sides of every branch, that code, never run,
-/// made the clock stage 50 % slower.
+/// runs them), `MACHINE_TREES` when a machine's state plays a blend tree (for its length),
+/// `RETARGET` when a skeleton plays another's clips (the sample stage retargets them, the clock
+/// scales their root motion). Without them the stages carry no code the library cannot use: on
+/// lavapipe, which runs both sides of every branch, that code, never run, made the clock 50 % slower.
 #[must_use]
 pub fn library_defs(library: &crate::AnimationLibrary) -> Vec<ShaderDef> {
     use naga_oil::compose::ShaderDefValue::Bool;

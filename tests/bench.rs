@@ -39,11 +39,12 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         report.rows.len()
             + report.formats.len()
             + report.paths.len()
+            + report.machines.len()
             + report.skinning.len()
             + report.morph.len()
             + report.transitions.len()
             + report.culling.len(),
-        "one progress line per configuration and per format, path, skinning, morph, transition and culling comparison"
+        "one progress line per configuration and per format, path, machine, skinning, morph, transition and culling comparison"
     );
     assert!(
         lines[1].contains("left]"),
@@ -114,6 +115,20 @@ fn tiny_bench_rows_are_consistent_and_round_trip() {
         assert_eq!(
             bench::paths_table(&report.paths).lines().count(),
             2 + report.paths.len()
+        );
+        // The state-machine crowd against single-clip in alternate frames, on each GPU path, clip
+        // format and count.
+        assert_eq!(
+            report.machines.len(),
+            gpu_paths * ClipFormat::ALL.len() * extra.len() * ways.len()
+        );
+        for c in &report.machines {
+            assert_eq!((c.characters, c.pairs), (extra[0], config.frames));
+            assert!(c.single_clip_ms > 0.0 && c.machine_ms > 0.0 && c.ratio > 0.0, "{c:?}");
+        }
+        assert_eq!(
+            bench::machines_table(&report.machines).lines().count(),
+            2 + report.machines.len()
         );
         // Cross-fades against inertialized transitions at each count.
         assert_eq!(report.transitions.len(), extra.len());

@@ -49,7 +49,9 @@
 //! crowds run in turn, frame by frame, so a slow spell falls on both, and the ratio is the median
 //! of each pair's. The same way it compares linear and dual-quaternion skinning of one crowd,
 //! animated and drawn ([`SkinningComparison`]), and, where it has both GPU paths, the fused path
-//! against the staged one on one crowd, switched every frame ([`PathComparison`]). These paired
+//! against the staged one on one crowd, switched every frame ([`PathComparison`]); with the
+//! `state-machine` workload, that crowd against `single-clip`'s on each GPU path
+//! ([`MachineComparison`]). These paired
 //! tables, the skinning, morph and transition tables run at the smallest count unless
 //! [`Config::extras_at_every_count`].
 //!
@@ -65,6 +67,7 @@ mod culling;
 pub mod encode_cost;
 mod gpu;
 pub mod machine;
+mod machines;
 mod morph;
 mod paths;
 mod plan;
@@ -85,6 +88,7 @@ pub use crowds::{PairedSet, crowd, crowd_skinned, crowd_threads, threads_to_run}
 pub use culling::{CullingComparison, VAT_SIZE, VIEW_SHARE, compare_culling, culling_table, view_of};
 use gpu::measure_gpu;
 pub use gpu::{READBACK_ROOTS, compare_formats, gpu_frame, readback_frames};
+pub use machines::{MachineComparison, compare_machine, machines_table};
 pub use morph::{MorphComparison, compare_morph, morph_table};
 pub use paths::{PathComparison, compare_paths, paths_table};
 pub use sampling::{SamplingConfig, SamplingTimes, time_sampling};
@@ -472,6 +476,11 @@ pub struct Report {
     /// The fused against the staged path in alternate frames, per workload, clip format and count
     /// (empty unless the run has both GPU paths, on a device with timestamp queries).
     pub paths: Vec<PathComparison>,
+    /// The `state-machine` against the `single-clip` crowd in alternate frames, per clip format,
+    /// count, GPU path and way of running a character (empty unless the run has the
+    /// `state-machine` workload and a GPU path, on a device with timestamp queries).
+    #[serde(default)]
+    pub machines: Vec<MachineComparison>,
     /// Linear against dual-quaternion skinning, per count (empty unless [`Config::skinning`] and
     /// the staged GPU path).
     pub skinning: Vec<SkinningComparison>,
@@ -518,6 +527,7 @@ impl Report {
         of("rows", &self.rows, |r| &r.check)
             .chain(of("formats", &self.formats, |c| &c.check))
             .chain(of("paths", &self.paths, |c| &c.check))
+            .chain(of("machines", &self.machines, |c| &c.check))
             .chain(of("skinning", &self.skinning, |c| &c.check))
             .chain(of("morph", &self.morph, |c| &c.check))
             .chain(of("transitions", &self.transitions, |c| &c.check))
@@ -647,6 +657,7 @@ pub fn run(
     let mut formats = gpu::compare_all_formats(device, queue, config, &mut progress)?;
     let mut paths = paths::compare_all_paths(device, queue, config, &mut progress)?;
     check::against_rows(&rows, &mut formats, &mut paths);
+    let machines = machines::compare_all_machines(device, queue, config, &mut progress)?;
     let transitions = transitions::compare_all_transitions(device, queue, config, &mut progress)?;
     let culling = culling::compare_all_culling(device, queue, config, &mut progress)?;
     let (skinning, morph) = compare_drawn(device, queue, config, &mut progress)?;
@@ -654,6 +665,7 @@ pub fn run(
     Ok(Report {
         formats,
         paths,
+        machines,
         transitions,
         culling,
         rows,

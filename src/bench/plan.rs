@@ -2,7 +2,7 @@
 //! ([`super::progress`]): each table weighed only when the run makes it.
 
 use super::progress::{Kind, weight};
-use super::{ClipFormat, Config, PathKind, rows, threads_to_run};
+use super::{ClipFormat, Config, PathKind, machines, rows, threads_to_run};
 
 /// The weight of every step `config` asks of `device`, for the estimate of the time left
 /// ([`super::progress`]).
@@ -12,7 +12,7 @@ pub(super) fn plan_weight(device: &wgpu::Device, config: &Config) -> f64 {
     let extra =
         |kind: Kind, frames: u32| -> f64 { config.extra_counts().iter().map(|&n| weight(kind, n, frames)).sum() };
     // Each table weighed only when the run makes it (the conditions of `compare_all_formats`,
-    // `compare_all_paths`, `compare_all_transitions` and `compare_each`).
+    // `compare_all_paths`, `compare_all_machines`, `compare_all_transitions` and `compare_each`).
     let staged = config.paths.contains(&PathKind::GpuStaged);
     let fused = config.paths.contains(&PathKind::GpuFused);
     let timestamps = device.features().contains(wgpu::Features::TIMESTAMP_QUERY);
@@ -29,6 +29,7 @@ pub(super) fn plan_weight(device: &wgpu::Device, config: &Config) -> f64 {
     } else {
         0.0
     };
+    let machines_tables = (machines::machine_paths(device, config).len() * config.clip_formats.len()) as f64 * ways;
     let transitions = if config.transitions && staged {
         extra(Kind::Transitions, frames + 30)
     } else {
@@ -40,7 +41,7 @@ pub(super) fn plan_weight(device: &wgpu::Device, config: &Config) -> f64 {
         0.0
     };
     rows::weigh(config, ways as usize)
-        + (formats_tables + paths_tables) * extra(Kind::Paired, frames)
+        + (formats_tables + paths_tables + machines_tables) * extra(Kind::Paired, frames)
         + transitions
         + config
             .view_counts

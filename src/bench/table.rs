@@ -116,7 +116,7 @@ pub fn markdown_report(report: &Report) -> String {
         report.date
     );
     s += &markdown_table(&report.rows);
-    let sections: [(&str, String); 6] = [
+    let sections: [(&str, String); 7] = [
         (
             "The sample pass, raw and compressed clips in alternate frames:",
             formats_table(&report.formats),
@@ -124,6 +124,10 @@ pub fn markdown_report(report: &Report) -> String {
         (
             "The fused and the staged path on one crowd in alternate frames:",
             paths_table(&report.paths),
+        ),
+        (
+            "The state-machine and the single-clip crowd in alternate frames (the machine's cost for the whole frame; goal: at most 1.1):",
+            machines_table(&report.machines),
         ),
         (
             "Linear (LBS) and dual-quaternion (DQS) skinning of one single-clip crowd, animated and drawn in alternate frames:",
